@@ -1,0 +1,1 @@
+"""envglot migrate (filled in by the batch-migration work)."""

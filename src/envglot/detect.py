@@ -1,0 +1,114 @@
+"""Dialect detection, by a documented precedence of shape rules (``docs/python-api.md``)."""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .errors import DetectError
+
+__all__ = ["detect_bytes", "MCP"]
+
+MCP = "mcp"
+"""Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
+
+
+_NONE = Raw(b"")
+
+
+class _Probe(Struct):
+    schema_id: Raw = _NONE
+    success: Raw = _NONE
+    data: Raw = _NONE
+    error: Raw = _NONE
+    meta: Raw = _NONE
+    error_type: Raw = _NONE
+    value: Raw = _NONE
+    message: Raw = _NONE
+    instruction: Raw = _NONE
+    disposition: Raw = _NONE
+    arguments: Raw = _NONE
+    additional_agent_instructions: Raw = _NONE
+    exception_type: Raw = _NONE
+    error_data: Raw = _NONE
+    content: Raw = _NONE
+    structuredContent: Raw = _NONE  # noqa: N815
+    isError: Raw = _NONE  # noqa: N815
+
+
+class _Meta(Struct):
+    version: Raw = _NONE
+    tool_version: Raw = _NONE
+    elapsed_ms: Raw = _NONE
+
+
+class _CGData(Struct):
+    requestId: Raw = _NONE  # noqa: N815
+    generatedAt: Raw = _NONE  # noqa: N815
+
+
+class _Err(Struct):
+    code: Raw = _NONE
+
+
+_PROBE = msgspec.json.Decoder(_Probe)
+_META = msgspec.json.Decoder(_Meta)
+_CG = msgspec.json.Decoder(_CGData)
+_ERR = msgspec.json.Decoder(_Err)
+_KEYS = msgspec.json.Decoder(dict[str, Raw])
+_TRUE, _FALSE, _NULL = Raw(b"true"), Raw(b"false"), Raw(b"null")
+_RESULT_ONLY = ("error_type", "value", "message", "instruction", "disposition", "arguments",
+                "additional_agent_instructions", "exception_type", "error_data")
+
+
+def _is_obj(r: Raw | None) -> bool:
+    return r is not None and r is not _NONE and memoryview(r)[:1] == b"{"
+
+
+def detect_bytes(buf: bytes | memoryview | str) -> str:
+    """Name the dialect of one JSON document (or ``"mcp"`` for a CallToolResult wrapper).
+
+    Precedence: dotbot (``schema_id``) > response-v2 (``meta.version``) > MCP wrapper
+    (``content``/``structuredContent``/``isError``) > code-graph (``data.requestId`` +
+    ``data.generatedAt``) > errorcode (``error.code`` object, or ``meta.tool_version``/
+    ``elapsed_ms``) > result (a Result-only key, or ``{"success": ...}`` alone) >
+    legacy-v1 interim (``{success, data, error}``) > errorcode (``{success, data[, meta]}``)
+    > legacy-v1 flat dict (any other object).
+    """
+    try:
+        p = _PROBE.decode(buf)
+    except msgspec.DecodeError as exc:
+        raise DetectError(f"invalid JSON: {exc}", path="$") from None
+    except msgspec.ValidationError:
+        raise DetectError("a response envelope must be a JSON object", path="$") from None
+    if p.schema_id is not _NONE and bytes(p.schema_id).startswith(b'"dotbot-mcp-response@'):
+        return "dotbot"
+    meta = _META.decode(p.meta) if _is_obj(p.meta) else None
+    if meta is not None and meta.version == Raw(b'"response-v2"'):
+        return "response-v2"
+    if p.success is _NONE and p.data is _NONE and (p.content is not _NONE or p.structuredContent is not _NONE):
+        return MCP
+    success = (p.success == _TRUE or p.success == _FALSE)
+    if success and _is_obj(p.data):
+        cg = _CG.decode(p.data)  # type: ignore[arg-type]
+        if cg.requestId is not _NONE and cg.generatedAt is not _NONE:
+            return "code-graph"
+    if success and (
+        (_is_obj(p.error) and _ERR.decode(p.error).code is not _NONE)  # type: ignore[arg-type]
+        or (meta is not None and (meta.tool_version is not _NONE or meta.elapsed_ms is not _NONE))
+    ):
+        return "errorcode"
+    if success and p.data is _NONE and p.meta is _NONE:
+        if any(getattr(p, k) is not _NONE for k in _RESULT_ONLY):
+            return "result"
+        if p.error is _NONE:
+            return "result"
+    if success:
+        keys = _KEYS.decode(buf).keys()
+        if keys == {"success", "data", "error"} and _is_obj(p.data) and (
+            p.error == _NULL or (p.error is not _NONE and memoryview(p.error)[:1] == b'"')
+        ):
+            return "legacy-v1"
+        if p.data is not _NONE and p.error is _NONE and keys <= {"success", "data", "meta", "_envglot"}:
+            return "errorcode"
+    return "legacy-v1"

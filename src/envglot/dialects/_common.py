@@ -1,0 +1,162 @@
+"""Helpers shared by the dialect modules (no dialect-specific knowledge here)."""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+import msgspec
+from msgspec import Raw
+
+from ..canonical import Extra
+from ..errors import ParseError
+
+__all__ = ["ABSENT", "opt", "raw_or_absent", "WireDecoder", "raw_is_object", "RAW_EMPTY_OBJECT", "RAW_NULL", "wrap_payload", "unwrap_payload"]
+
+ABSENT = Raw(b"")
+"""Default of optional Raw wire fields (``Raw | None`` cannot be decoded by msgspec); omitted on encode."""
+RAW_EMPTY_OBJECT = Raw(b"{}")
+RAW_NULL = Raw(b"null")
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
+_RAW_LIST = msgspec.json.Decoder(list[Raw])
+_ENC = msgspec.json.Encoder()
+_Tree = dict[str, Any]  # key -> subtree (dict), ("[]", subtree) for lists of objects, or None
+
+
+def raw_is_object(raw: Raw) -> bool:
+    """True if ``raw`` holds a JSON object."""
+    return memoryview(raw)[:1] == b"{"
+
+
+def wrap_payload(raw: Raw) -> Raw:
+    """``{"value": raw}`` for a dialect whose payload must be an object."""
+    return Raw(b'{"value":' + bytes(raw) + b"}")
+
+
+def unwrap_payload(raw: Raw) -> Raw | None:
+    """The wrapped value if ``raw`` is exactly ``{"value": <non-object>}``, else ``None``."""
+    mv = memoryview(raw)
+    if mv[:9] != b'{"value":' and not bytes(mv[:12]).replace(b" ", b"").startswith(b'{"value":'):
+        return None
+    d = _RAW_DICT.decode(raw)
+    if len(d) != 1 or "value" not in d:
+        return None
+    inner = d["value"]
+    return None if raw_is_object(inner) else inner
+
+
+def _struct_of(tp: Any) -> Any:
+    """The Struct type inside ``tp`` (through Optional, unions, UnsetType), if any."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        for a in typing.get_args(tp):
+            s = _struct_of(a)
+            if s is not None:
+                return s
+        return None
+    if origin is list or origin is tuple:
+        args = typing.get_args(tp)
+        s = _struct_of(args[0]) if args else None
+        return ("[]", s) if s is not None else None
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        return tp
+    return None
+
+
+def known_tree(tp: type[msgspec.Struct]) -> _Tree:
+    """Wire names of ``tp`` (recursively through nested Structs) as a dict tree."""
+    tree: _Tree = {}
+    hints = typing.get_type_hints(tp)
+    for f in msgspec.structs.fields(tp):
+        sub = _struct_of(hints[f.name])
+        if isinstance(sub, tuple):
+            tree[f.encode_name] = ("[]", known_tree(sub[1]))
+        elif sub is not None:
+            tree[f.encode_name] = known_tree(sub)
+        else:
+            tree[f.encode_name] = None
+    return tree
+
+
+class WireDecoder:
+    """Decode a dialect's wire Struct (strict, fast) and collect unknown fields on a slow path.
+
+    The wire Structs forbid unknown fields, so a clean document decodes in one pass;
+    a document with extra keys is decoded as a tree of ``Raw`` to set them aside as
+    :class:`Extra` values (and the residue key, if any) before the strict decode.
+    """
+
+    __slots__ = ("dialect", "_dec", "_tree", "_residue")
+
+    def __init__(self, tp: type[msgspec.Struct], dialect: str, residue_path: str) -> None:
+        self.dialect = dialect
+        self._dec = msgspec.json.Decoder(tp)
+        self._tree = known_tree(tp)
+        self._residue = residue_path
+
+    def decode(self, buf: bytes | memoryview | str) -> tuple[Any, tuple[Extra, ...], Raw | None]:
+        """Returns ``(wire, extras, residue)``; raises :class:`ParseError` with the JSON path."""
+        try:
+            return self._dec.decode(buf), (), None
+        except msgspec.ValidationError as exc:
+            msg = str(exc)
+            if "unknown field" not in msg:
+                raise _parse_error(msg, self.dialect) from None
+        except msgspec.DecodeError as exc:
+            raise ParseError(f"invalid JSON: {exc}", path="$", dialect=self.dialect) from None
+        extras: list[Extra] = []
+        residue: list[Raw] = []
+        top = _RAW_DICT.decode(buf)
+        cleaned = self._strip(top, self._tree, "$", extras, residue)
+        try:
+            wire = self._dec.decode(_ENC.encode(cleaned))
+        except msgspec.ValidationError as exc:
+            raise _parse_error(str(exc), self.dialect) from None
+        return wire, tuple(extras), residue[0] if residue else None
+
+    def _strip(
+        self, obj: dict[str, Raw], tree: _Tree, path: str, extras: list[Extra], residue: list[Raw]
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, val in obj.items():
+            p = f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
+            if key not in tree:
+                if p == self._residue:
+                    residue.append(val)
+                else:
+                    extras.append(Extra(dialect=self.dialect, path=p, value=val))
+                continue
+            sub = tree[key]
+            if isinstance(sub, dict) and raw_is_object(val):
+                out[key] = self._strip(_RAW_DICT.decode(val), sub, p, extras, residue)
+            elif isinstance(sub, tuple) and memoryview(val)[:1] == b"[":
+                items: list[Any] = []
+                for i, item in enumerate(_RAW_LIST.decode(val)):
+                    if raw_is_object(item):
+                        items.append(self._strip(_RAW_DICT.decode(item), sub[1], f"{p}[{i}]", extras, residue))
+                    else:
+                        items.append(item)
+                out[key] = items
+            else:
+                out[key] = val
+        return out
+
+
+def _parse_error(msg: str, dialect: str) -> ParseError:
+    path = "$"
+    i = msg.rfind(" - at `")
+    if i >= 0:
+        path = msg[i + 7 : -1]
+        msg = msg[:i]
+    return ParseError(f"not a valid {dialect} envelope: {msg}", path=path, dialect=dialect)
+
+
+def opt(raw: Raw) -> Raw | None:
+    """``None`` for an absent optional Raw wire field."""
+    return None if raw is ABSENT else raw
+
+
+def raw_or_absent(raw: Raw | None) -> Raw:
+    """The wire value for an optional canonical Raw."""
+    return ABSENT if raw is None else raw

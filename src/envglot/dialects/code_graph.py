@@ -1,0 +1,243 @@
+"""code-graph (Ouroboros AI Code Graph): camelCase ``{success, data{tool, version, requestId, ...}}``."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .. import canonical as c
+from ..context import Context, read_problem, report_losses, write_code
+from ..diagnostics import Kind
+from ..errors import ParseError
+from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, raw_is_object
+
+__all__ = ["NAME", "DESCRIPTION", "Envelope", "Data", "Meta", "Workspace", "Suggestion", "Page", "read", "write", "approx_tokens"]
+
+NAME = "code-graph"
+DESCRIPTION = "Code Graph envelope: success/data{tool,version,requestId,generatedAt,workspace,result,meta}"
+VERSION = "1.0"
+
+
+class _Wire(Struct, forbid_unknown_fields=True, omit_defaults=True, rename="camel"):
+    pass
+
+
+class Workspace(_Wire):
+    root: str
+    repo_name: str
+    rev: str | None = None
+
+
+class Suggestion(_Wire):
+    tool: str
+    args: Raw
+    reason: str | None = None
+
+
+class Page(_Wire):
+    has_more: bool
+    cursor: str | None = None
+    total: int | None = None
+
+
+class Meta(_Wire):
+    approx_tokens: int
+    truncated: bool
+    limits: Raw
+    next_query_suggestion: list[Suggestion] | None = None
+    page: Page | None = None
+
+
+class Data(_Wire):
+    tool: str
+    version: str
+    request_id: str
+    generated_at: str
+    workspace: Workspace
+    result: Raw
+    meta: Meta
+
+
+class Envelope(_Wire):
+    """The code-graph envelope; an error is ``data.result.error{code, message, details?}``."""
+
+    success: bool
+    data: Data
+
+
+_DEC = WireDecoder(Envelope, NAME, "$._envglot")
+_ENC = msgspec.json.Encoder()
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
+_STR = msgspec.json.Decoder(str)
+_TOKENS_AT = b'"meta":{"approxTokens":0'
+
+
+def approx_tokens(compact: bytes) -> int:
+    """``Math.ceil(JSON.stringify(envelope).length / 4)``: UTF-16 length of the compact JSON."""
+    n = len(compact) if compact.isascii() else len(compact.decode("utf-8").encode("utf-16-le")) // 2
+    return math.ceil(n / 4)
+
+
+def _str_field(d: dict[str, Raw], key: str, path: str, required: bool) -> str | None:
+    raw = d.pop(key, None)
+    if raw is None:
+        if required:
+            raise ParseError(f"missing required field {key!r}", path=path.rsplit(".", 1)[0], dialect=NAME)
+        return None
+    try:
+        return _STR.decode(raw)
+    except msgspec.ValidationError:
+        raise ParseError("expected a string", path=path, dialect=NAME) from None
+
+
+def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
+    """Read a code-graph envelope into the canonical model."""
+    w, extras, residue = _DEC.decode(buf)
+    d = w.data
+    m = d.meta
+    dmap = ctx.mappings[NAME]
+    payload: Raw | None = d.result
+    problems: tuple[c.Problem, ...] = ()
+    if not w.success:
+        if not raw_is_object(d.result):
+            raise ParseError("an error result must be an object with an `error` member", path="$.data.result", dialect=NAME)
+        res = _RAW_DICT.decode(d.result)
+        err_raw = res.pop("error", None)
+        if err_raw is None or not raw_is_object(err_raw):
+            raise ParseError("missing error object", path="$.data.result.error", dialect=NAME)
+        err = _RAW_DICT.decode(err_raw)
+        code = _str_field(err, "code", "$.data.result.error.code", True)
+        message = _str_field(err, "message", "$.data.result.error.message", True)
+        details = err.pop("details", None)
+        problems = (
+            read_problem(
+                dmap,
+                code,
+                ctx,
+                "$.data.result.error.code",
+                message=message or "",
+                details=details,
+                extra=Raw(_ENC.encode(err)) if err else None,
+            ),
+        )
+        payload = Raw(_ENC.encode(res)) if res else None
+    steps = tuple(
+        c.NextStep(kind="query", tool=s.tool, args=s.args, reason=s.reason) for s in (m.next_query_suggestion or ())
+    )
+    pg = m.page
+    ws = d.workspace
+    return c.Envelope(
+        ok=w.success,
+        payload=payload,
+        problems=problems,
+        tool=d.tool,
+        request_id=d.request_id,
+        timestamp=d.generated_at,
+        workspace=c.Workspace(root=ws.root, repo_name=ws.repo_name, rev=ws.rev),
+        token_estimate=m.approx_tokens,
+        fidelity=c.Fidelity(truncated=m.truncated),
+        limits=m.limits,
+        next_steps=steps,
+        pagination=None if pg is None else c.Pagination(cursor=pg.cursor, has_more=pg.has_more, total=pg.total),
+        extras=extras if d.version == VERSION else extras + (c.Extra(dialect=NAME, path="$.data.version", value=Raw(_ENC.encode(d.version))),),
+        residue=residue,
+    )
+
+
+def _synth(ctx: Context, field: str, rule: str, what: str) -> str:
+    value = ctx.synth.get(field, rule)
+    how = "from the caller" if field in ctx.synth else "by rule"
+    ctx.report.add(Kind.SYNTHESIZED, ctx.mappings[NAME].path(field) or f"$.{field}", f"code-graph requires {what}; wrote {value!r} ({how})", NAME)
+    return str(value)
+
+
+def _request_id(env: c.Envelope) -> str:
+    """Reproducible 8-char base-36 id: a hash of the tool, outcome, payload and first error."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update((env.tool or "").encode())
+    h.update(b"1" if env.ok else b"0")
+    if env.payload is not None:
+        h.update(bytes(env.payload))
+    if env.problems:
+        h.update((env.problems[0].code or "").encode() + env.problems[0].message.encode())
+    n = int.from_bytes(h.digest(), "big")
+    out = ""
+    for _ in range(8):
+        n, r = divmod(n, 36)
+        out += "0123456789abcdefghijklmnopqrstuvwxyz"[r]
+    return out
+
+
+def write(env: c.Envelope, ctx: Context) -> bytes:
+    """Write the canonical envelope as code-graph (``version`` "1.0", ``approxTokens`` recomputed)."""
+    dmap = ctx.mappings[NAME]
+    report_losses(env, dmap, ctx)
+    payload = env.payload
+    if env.ok:
+        result = payload if payload is not None else RAW_NULL
+    else:
+        if env.problems:
+            p = env.problems[0]
+        else:
+            ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
+            p = c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "failed")
+        err: dict[str, Raw] = _RAW_DICT.decode(p.extra) if p.extra is not None else {}
+        err["code"] = Raw(_ENC.encode(write_code(p, dmap, ctx, 0)))
+        err["message"] = Raw(_ENC.encode(p.message or env.summary or ""))
+        if p.details is not None:
+            err["details"] = p.details
+        res: dict[str, Raw] = {}
+        if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
+            if raw_is_object(payload):
+                res = {k: v for k, v in _RAW_DICT.decode(payload).items() if k != "error"}
+            else:
+                ctx.dropped("payload", NAME, what="a non-object payload of a failure")
+        res["error"] = Raw(_ENC.encode(err))
+        result = Raw(_ENC.encode(res))
+    fid = env.fidelity
+    truncated = False
+    if fid is not None:
+        truncated = fid.truncated if fid.truncated is not None else fid.level not in (None, "full")
+    ws = env.workspace
+    if ws is None or ws.root is None or ws.repo_name is None:
+        root = ws.root if ws is not None and ws.root is not None else _synth(ctx, "workspace.root", "", "workspace.root")
+        repo = (
+            ws.repo_name
+            if ws is not None and ws.repo_name is not None
+            else _synth(ctx, "workspace.repo_name", root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1], "workspace.repoName")
+        )
+        workspace = Workspace(root=root, repo_name=repo, rev=ws.rev if ws is not None else None)
+    else:
+        workspace = Workspace(root=ws.root, repo_name=ws.repo_name, rev=ws.rev)
+    pg = env.pagination
+    suggestions = [Suggestion(tool=s.tool or "", args=s.args if s.args is not None else RAW_EMPTY_OBJECT, reason=s.reason) for s in env.next_steps]
+    data = Data(
+        tool=env.tool if env.tool is not None else _synth(ctx, "tool", "unknown", "a tool name"),
+        version=VERSION,
+        request_id=env.request_id if env.request_id is not None else _synth(ctx, "request_id", _request_id(env), "a requestId"),
+        generated_at=env.timestamp if env.timestamp is not None else _synth(ctx, "timestamp", "1970-01-01T00:00:00.000Z", "generatedAt"),
+        workspace=workspace,
+        result=result,
+        meta=Meta(
+            approx_tokens=0,
+            truncated=truncated,
+            limits=env.limits if env.limits is not None else RAW_EMPTY_OBJECT,
+            next_query_suggestion=suggestions or None,
+            page=None if pg is None else Page(has_more=bool(pg.has_more), cursor=pg.cursor, total=pg.total),
+        ),
+    )
+    out = msgspec.json.format(_ENC.encode(Envelope(success=env.ok, data=data)), indent=-1)
+    tokens = approx_tokens(out)
+    if env.token_estimate is not None and env.token_estimate != tokens:
+        ctx.report.add(
+            Kind.VALUE_COERCED,
+            ctx.path("token_estimate"),
+            f"approxTokens recomputed as {tokens} (the source said {env.token_estimate})",
+            NAME,
+        )
+    i = out.rfind(_TOKENS_AT)
+    j = i + len(_TOKENS_AT) - 1
+    return out[:j] + str(tokens).encode() + out[j + 1 :]

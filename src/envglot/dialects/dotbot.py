@@ -1,0 +1,202 @@
+"""dotbot-mcp-response@1: ``schema_id``/``status``/``summary``/``data``/``errors[]``/``warnings[]``/``audit``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .. import canonical as c
+from ..context import Context, read_problem, report_losses, write_code
+from ..diagnostics import Kind
+from ..errors import ParseError
+from ._common import ABSENT, RAW_EMPTY_OBJECT, opt, raw_or_absent, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, raw_is_object, unwrap_payload, wrap_payload
+
+__all__ = ["NAME", "DESCRIPTION", "SCHEMA_ID", "Envelope", "Issue", "Audit", "Intent", "Action", "read", "write"]
+
+NAME = "dotbot"
+DESCRIPTION = "dotbot-mcp-response@1: status/summary/data/errors[]/warnings[]/audit/intent/actions"
+SCHEMA_ID = "dotbot-mcp-response@1"
+
+
+class _Wire(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class Issue(_Wire):
+    """An entry of ``errors`` (or an object entry of ``warnings``)."""
+
+    code: str
+    message: str
+    path: str | None = None
+    details: Raw = ABSENT
+
+
+class Audit(_Wire):
+    timestamp: str
+    duration_ms: int | float
+    source: str
+    host: str | None = None
+    correlation_id: str | None = None
+    write_to: str | None = None
+
+
+class Intent(_Wire):
+    recommended_next: str | None = None
+    reason: str | None = None
+    parameters: Raw = ABSENT
+
+
+class Action(_Wire):
+    id: str | None = None
+    type: str | None = None
+    label: str | None = None
+    reason: str | None = None
+    tool: str | None = None
+    parameters: Raw = ABSENT
+
+
+class Envelope(_Wire):
+    """The dotbot envelope. Real tools put plain strings in ``warnings``; both forms are accepted."""
+
+    schema_id: str
+    tool: str
+    version: str
+    status: Literal["ok", "warning", "error"]
+    summary: str
+    data: Raw
+    warnings: list[str | Issue]
+    errors: list[Issue]
+    audit: Audit
+    intent: Intent | None = None
+    actions: list[Action] | None = None
+
+
+_DEC = WireDecoder(Envelope, NAME, "$._envglot")
+_ENC = msgspec.json.Encoder()
+
+
+def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
+    """Read a dotbot envelope into the canonical model."""
+    w, extras, residue = _DEC.decode(buf)
+    if w.schema_id != SCHEMA_ID:
+        raise ParseError(f"schema_id must be {SCHEMA_ID!r}, got {w.schema_id!r}", path="$.schema_id", dialect=NAME)
+    if not raw_is_object(w.data):
+        raise ParseError("data must be an object", path="$.data", dialect=NAME)
+    dmap = ctx.mappings[NAME]
+    computed = "error" if w.errors else "warning" if w.warnings else "ok"
+    if computed != w.status:
+        ctx.report.add(
+            Kind.STATUS_MISMATCH,
+            "$.status",
+            f"status {w.status!r} disagrees with errors/warnings (computed {computed!r}); status wins",
+            NAME,
+        )
+    payload: Raw = w.data
+    inner = unwrap_payload(payload)
+    if inner is not None:
+        payload = inner
+        ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
+    problems = tuple(
+        read_problem(dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details))
+        for i, e in enumerate(w.errors)
+    )
+    warnings = tuple(
+        c.Notice(message=x) if isinstance(x, str) else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
+        for x in w.warnings
+    )
+    steps: list[c.NextStep] = []
+    if w.intent is not None:
+        it = w.intent
+        steps.append(c.NextStep(kind="intent", tool=it.recommended_next, reason=it.reason, args=opt(it.parameters)))
+    for a in w.actions or ():
+        steps.append(
+            c.NextStep(kind="action", tool=a.tool, args=opt(a.parameters), reason=a.reason, id=a.id, type=a.type, label=a.label)
+        )
+    au = w.audit
+    return c.Envelope(
+        ok=w.status != "error",
+        payload=payload,
+        summary=w.summary,
+        problems=problems,
+        warnings=warnings,
+        tool=w.tool,
+        tool_version=w.version,
+        request_id=au.correlation_id,
+        timestamp=au.timestamp,
+        duration_ms=au.duration_ms,
+        source=au.source,
+        host=au.host,
+        write_to=au.write_to,
+        next_steps=tuple(steps),
+        extras=extras,
+        residue=residue,
+    )
+
+
+def _synth(ctx: Context, field: str, rule: object, what: str) -> object:
+    value = ctx.synth.get(field, rule)
+    how = "from the caller" if field in ctx.synth else "by rule"
+    ctx.report.add(Kind.SYNTHESIZED, ctx.mappings[NAME].path(field) or f"$.{field}", f"dotbot requires {what}; wrote {value!r} ({how})", NAME)
+    return value
+
+
+def write(env: c.Envelope, ctx: Context) -> bytes:
+    """Write the canonical envelope as dotbot (status computed, compact)."""
+    dmap = ctx.mappings[NAME]
+    report_losses(env, dmap, ctx)
+    payload = env.payload
+    if payload is None or payload == RAW_NULL:
+        payload = RAW_EMPTY_OBJECT
+    elif not raw_is_object(payload):
+        ctx.report.add(Kind.PAYLOAD_WRAPPED, ctx.path("payload"), 'non-object payload wrapped as {"value": ...}', NAME)
+        payload = wrap_payload(payload)
+    problems = env.problems
+    if not env.ok and not problems:
+        ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
+        problems = (c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "failed"),)
+    elif env.ok and problems:
+        ctx.report.add(Kind.STATUS_MISMATCH, ctx.path("ok"), "a success carrying errors becomes status 'error' in dotbot", NAME)
+    errors = [
+        Issue(code=write_code(p, dmap, ctx, i), message=p.message, path=p.path, details=raw_or_absent(p.details))
+        for i, p in enumerate(problems)
+    ]
+    warnings: list[str | Issue] = [
+        w.message if w.code is None and w.path is None and w.context is None
+        else Issue(code=w.code or "WARNING", message=w.message, path=w.path, details=raw_or_absent(w.context))
+        for w in env.warnings
+    ]
+    intent = None
+    actions: list[Action] = []
+    for st in env.next_steps:
+        if st.kind == "intent" and intent is None:
+            intent = Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(st.args))
+        else:
+            actions.append(Action(id=st.id, type=st.type, label=st.label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(st.args)))
+    summary = env.summary
+    if summary is None:
+        summary = problems[0].message if problems else "Completed."
+        ctx.report.add(Kind.SYNTHESIZED, ctx.path("summary"), f"dotbot requires a summary; wrote {summary!r}", NAME)
+    audit = Audit(
+        timestamp=env.timestamp if env.timestamp is not None else _synth(ctx, "timestamp", "1970-01-01T00:00:00Z", "audit.timestamp"),  # type: ignore[arg-type]
+        duration_ms=env.duration_ms if env.duration_ms is not None else _synth(ctx, "duration_ms", 0, "audit.duration_ms"),  # type: ignore[arg-type]
+        source=env.source if env.source is not None else _synth(ctx, "source", "unknown", "audit.source"),  # type: ignore[arg-type]
+        host=env.host,
+        correlation_id=env.request_id,
+        write_to=env.write_to,
+    )
+    out = Envelope(
+        schema_id=SCHEMA_ID,
+        tool=env.tool if env.tool is not None else _synth(ctx, "tool", "unknown", "a tool name"),  # type: ignore[arg-type]
+        version=env.tool_version if env.tool_version is not None else _synth(ctx, "tool_version", "0.0.0", "a tool version"),  # type: ignore[arg-type]
+        status="error" if errors else "warning" if warnings else "ok",
+        summary=summary,
+        data=payload,
+        warnings=warnings,
+        errors=errors,
+        audit=audit,
+        intent=intent,
+        actions=actions or None,
+    )
+    return _ENC.encode(out)

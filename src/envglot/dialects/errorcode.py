@@ -1,0 +1,176 @@
+"""errorcode (TuitBot Session 05 contract): typed ErrorCode enum, ``retryable`` derived from the code."""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .. import canonical as c
+from ..context import Context, read_problem, report_losses, write_code
+from ..diagnostics import Kind
+from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder
+
+__all__ = ["NAME", "DESCRIPTION", "Envelope", "ToolError", "ToolMeta", "MetaPagination", "read", "write"]
+
+NAME = "errorcode"
+DESCRIPTION = "Session 05 contract: success/data/error{code,message,retryable}/meta{tool_version,elapsed_ms}"
+TOOL_VERSION = "1.0"
+
+
+class _Wire(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class ToolError(_Wire):
+    code: str
+    message: str
+    retryable: bool
+    rate_limit_reset: str | None = None
+    retry_after_ms: int | None = None
+    policy_decision: str | None = None
+
+
+class MetaPagination(_Wire):
+    next_token: str | None = None
+    result_count: int | None = None
+    has_more: bool | None = None
+
+
+class ToolMeta(_Wire):
+    tool_version: str
+    elapsed_ms: int
+    mode: str | None = None
+    approval_mode: bool | None = None
+    pagination: MetaPagination | None = None
+    correlation_id: str | None = None
+
+
+class Envelope(_Wire):
+    """The errorcode envelope: ``error`` omitted on success, ``meta`` omitted when not attached."""
+
+    success: bool
+    data: Raw
+    error: ToolError | None = None
+    meta: ToolMeta | None = None
+
+
+_DEC = WireDecoder(Envelope, NAME, "$._envglot")
+_ENC = msgspec.json.Encoder()
+
+
+def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
+    """Read an errorcode envelope into the canonical model."""
+    w, extras, residue = _DEC.decode(buf)
+    dmap = ctx.mappings[NAME]
+    payload: Raw | None = w.data
+    problems: tuple[c.Problem, ...] = ()
+    if not w.success:
+        if w.data == RAW_NULL:
+            payload = None
+        e = w.error
+        if e is not None:
+            row = dmap.codes.get(e.code)
+            if row is not None and row.retryable is not None and row.retryable != e.retryable:
+                ctx.report.add(
+                    Kind.STATUS_MISMATCH,
+                    "$.error.retryable",
+                    f"retryable={str(e.retryable).lower()} contradicts the code {e.code!r}; kept as stated",
+                    NAME,
+                )
+            problems = (
+                read_problem(
+                    dmap,
+                    e.code,
+                    ctx,
+                    "$.error.code",
+                    retryable=e.retryable,
+                    message=e.message,
+                    rate_limit_reset=e.rate_limit_reset,
+                    retry_after_ms=e.retry_after_ms,
+                    policy_decision=e.policy_decision,
+                ),
+            )
+    m = w.meta
+    if m is None:
+        return c.Envelope(ok=w.success, payload=payload, problems=problems, extras=extras, residue=residue)
+    if m.tool_version != TOOL_VERSION:
+        extras += (c.Extra(dialect=NAME, path="$.meta.tool_version", value=Raw(_ENC.encode(m.tool_version))),)
+    pg = m.pagination
+    return c.Envelope(
+        ok=w.success,
+        payload=payload,
+        problems=problems,
+        duration_ms=m.elapsed_ms,
+        mode=m.mode,
+        approval_mode=m.approval_mode,
+        request_id=m.correlation_id,
+        pagination=None
+        if pg is None
+        else c.Pagination(cursor=pg.next_token, has_more=pg.has_more, page_size=pg.result_count),
+        extras=extras,
+        residue=residue,
+    )
+
+
+def write(env: c.Envelope, ctx: Context) -> bytes:
+    """Write the canonical envelope as errorcode (``retryable`` derived from the code)."""
+    dmap = ctx.mappings[NAME]
+    report_losses(env, dmap, ctx)
+    error = None
+    payload = env.payload
+    if env.ok:
+        data = payload if payload is not None else RAW_NULL
+    else:
+        data = payload if payload is not None and payload != RAW_EMPTY_OBJECT else RAW_NULL
+        if env.problems:
+            p = env.problems[0]
+        else:
+            ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
+            p = c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "failed")
+        code = write_code(p, dmap, ctx, 0)
+        row = dmap.codes[code]
+        retryable = bool(row.retryable)
+        if p.retryable is not None and p.retryable != retryable:
+            ctx.report.add(
+                Kind.RETRYABLE_CHANGED,
+                ctx.path("problem.retryable", 0),
+                f"errorcode derives retryable={str(retryable).lower()} from {code!r}; "
+                f"the source said {str(p.retryable).lower()}",
+                NAME,
+            )
+        message = p.message or env.summary or ""
+        error = ToolError(
+            code=code,
+            message=message,
+            retryable=retryable,
+            rate_limit_reset=p.rate_limit_reset,
+            retry_after_ms=p.retry_after_ms,
+            policy_decision=p.policy_decision,
+        )
+    meta = None
+    pg = env.pagination
+    if (
+        env.duration_ms is not None
+        or env.mode is not None
+        or env.approval_mode is not None
+        or env.request_id is not None
+        or pg is not None
+    ):
+        elapsed = env.duration_ms
+        if elapsed is None:
+            elapsed = 0
+            ctx.report.add(Kind.SYNTHESIZED, ctx.path("duration_ms"), "errorcode meta requires elapsed_ms; wrote 0", NAME)
+        elif not isinstance(elapsed, int):
+            ctx.report.add(Kind.VALUE_COERCED, ctx.path("duration_ms"), f"elapsed_ms is an integer; {elapsed} rounded", NAME)
+            elapsed = round(elapsed)
+        meta = ToolMeta(
+            tool_version=TOOL_VERSION,
+            elapsed_ms=elapsed,
+            mode=env.mode,
+            approval_mode=env.approval_mode,
+            correlation_id=env.request_id,
+            pagination=None
+            if pg is None
+            else MetaPagination(next_token=pg.cursor, result_count=pg.page_size, has_more=pg.has_more),
+        )
+    return _ENC.encode(Envelope(success=env.ok, data=data, error=error, meta=meta))

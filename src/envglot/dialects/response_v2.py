@@ -1,0 +1,302 @@
+"""response-v2 (foundry-mcp): ``{success, data, error, meta{version: "response-v2", ...}}``."""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .. import canonical as c
+from ..context import Context, read_problem, report_losses, write_code
+from ..diagnostics import Kind
+from ..errors import ParseError
+from ..mappings import v2_type_for
+from ._common import ABSENT, opt, raw_or_absent, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, raw_is_object, unwrap_payload, wrap_payload
+
+__all__ = ["NAME", "DESCRIPTION", "Envelope", "Meta", "WarningDetail", "Pagination", "read", "write"]
+
+NAME = "response-v2"
+DESCRIPTION = "foundry-mcp response-v2: success/data/error/meta{version}"
+VERSION = "response-v2"
+
+
+class _Wire(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class WarningDetail(_Wire):
+    message: str
+    code: str | None = None
+    severity: str | None = None
+    context: Raw = ABSENT
+
+
+class Pagination(_Wire):
+    cursor: str | None = None
+    has_more: bool | None = None
+    page_size: int | None = None
+    total_count: int | None = None
+    offset: int | None = None
+    limit: int | None = None
+
+
+class Meta(_Wire):
+    version: str
+    request_id: str | None = None
+    warnings: list[str] | None = None
+    warning_details: list[WarningDetail] | None = None
+    pagination: Pagination | None = None
+    rate_limit: Raw = ABSENT
+    telemetry: Raw = ABSENT
+    content_fidelity: str | None = None
+    content_fidelity_schema_version: str | None = None
+    dropped_content_ids: Raw = ABSENT
+    content_archive_hashes: Raw = ABSENT
+
+
+class Envelope(_Wire):
+    """The response-v2 envelope. ``error`` is null iff ``success``; ``data`` is always an object."""
+
+    success: bool
+    data: Raw
+    error: str | None
+    meta: Meta
+
+
+_DEC = WireDecoder(Envelope, NAME, "$.meta._envglot")
+_ENC = msgspec.json.Encoder()
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
+_STR = msgspec.json.Decoder(str)
+_NUM = msgspec.json.Decoder(int | float)
+_ERROR_KEYS = ("error_code", "error_type", "remediation", "details", "retry_after_seconds")
+
+
+def _opt_str(d: dict[str, Raw], key: str, path: str) -> str | None:
+    raw = d.pop(key, None)
+    if raw is None or raw == RAW_NULL:
+        return None
+    try:
+        return _STR.decode(raw)
+    except msgspec.ValidationError:
+        raise ParseError(f"expected a string at {path}", path=path, dialect=NAME) from None
+
+
+def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
+    """Read a response-v2 document into the canonical model."""
+    w, extras, residue = _DEC.decode(buf)
+    m = w.meta
+    if m.version != VERSION:
+        raise ParseError(f"meta.version must be {VERSION!r}, got {m.version!r}", path="$.meta.version", dialect=NAME)
+    if not raw_is_object(w.data):
+        raise ParseError("data must be an object", path="$.data", dialect=NAME)
+    dmap = ctx.mappings[NAME]
+    payload: Raw | None = w.data
+    problems: tuple[c.Problem, ...] = ()
+    if w.success:
+        if w.error is not None:
+            raise ParseError("error must be null when success is true", path="$.error", dialect=NAME)
+        inner = unwrap_payload(w.data)
+        if inner is not None:
+            payload = inner
+            ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
+    else:
+        if not w.error:
+            raise ParseError("error must be a non-empty string when success is false", path="$.error", dialect=NAME)
+        d = _RAW_DICT.decode(w.data)
+        code = _opt_str(d, "error_code", "$.data.error_code")
+        etype = _opt_str(d, "error_type", "$.data.error_type")
+        remediation = _opt_str(d, "remediation", "$.data.remediation")
+        details = d.pop("details", None)
+        ras = d.pop("retry_after_seconds", None)
+        retry_ms = None
+        if ras is not None and ras != RAW_NULL:
+            try:
+                retry_ms = round(_NUM.decode(ras) * 1000)
+            except msgspec.ValidationError:
+                raise ParseError("expected a number", path="$.data.retry_after_seconds", dialect=NAME) from None
+        payload = Raw(_ENC.encode(d)) if d else RAW_EMPTY_OBJECT
+        trow = dmap.types.get(etype) if etype is not None else None
+        if etype is not None and trow is None:
+            ctx.report.add(
+                Kind.CODE_UNKNOWN, "$.data.error_type", f"response-v2 error_type {etype!r} is not in the tables", NAME
+            )
+        fields = dict(
+            message=w.error,
+            type=etype,
+            remediation=remediation,
+            details=details,
+            retry_after_ms=retry_ms,
+        )
+        if code is not None and code in dmap.codes:
+            p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+            if p.retryable is None and trow is not None:
+                p = msgspec.structs.replace(p, retryable=trow.retryable)
+        elif trow is not None:
+            if code is not None:
+                ctx.report.add(
+                    Kind.CODE_UNKNOWN,
+                    "$.data.error_code",
+                    f"response-v2 code {code!r} is not in the tables; read by its error_type {etype!r} as {trow.category!r}",
+                    NAME,
+                )
+            p = c.Problem(category=trow.category, code=code, domain=NAME, retryable=trow.retryable, **fields)  # type: ignore[arg-type]
+        else:
+            p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+        problems = (p,)
+    warnings: tuple[c.Notice, ...] = ()
+    if m.warning_details:
+        warnings = tuple(
+            c.Notice(message=wd.message, code=wd.code, severity=wd.severity, context=opt(wd.context))
+            for wd in m.warning_details
+        )
+        detailed = {wd.message for wd in m.warning_details}
+        warnings += tuple(c.Notice(message=s) for s in (m.warnings or ()) if s not in detailed)
+    elif m.warnings:
+        warnings = tuple(c.Notice(message=s) for s in m.warnings)
+    duration = None
+    telemetry = opt(m.telemetry)
+    if telemetry is not None and raw_is_object(telemetry):
+        t = _RAW_DICT.decode(telemetry)
+        dur = t.pop("duration_ms", None)
+        if dur is not None:
+            try:
+                duration = _NUM.decode(dur)
+            except msgspec.ValidationError:
+                raise ParseError("expected a number", path="$.meta.telemetry.duration_ms", dialect=NAME) from None
+            telemetry = Raw(_ENC.encode(t)) if t else None
+    pg = m.pagination
+    fidelity = None
+    if (
+        m.content_fidelity is not None
+        or m.content_fidelity_schema_version is not None
+        or m.dropped_content_ids is not ABSENT
+        or m.content_archive_hashes is not ABSENT
+    ):
+        fidelity = c.Fidelity(
+            level=m.content_fidelity,
+            schema_version=m.content_fidelity_schema_version,
+            dropped_ids=opt(m.dropped_content_ids),
+            archive_hashes=opt(m.content_archive_hashes),
+        )
+    return c.Envelope(
+        ok=w.success,
+        payload=payload,
+        problems=problems,
+        warnings=warnings,
+        request_id=m.request_id,
+        duration_ms=duration,
+        telemetry=telemetry,
+        rate_limit=opt(m.rate_limit),
+        pagination=None
+        if pg is None
+        else c.Pagination(
+            cursor=pg.cursor,
+            has_more=pg.has_more,
+            total=pg.total_count,
+            page_size=pg.page_size,
+            offset=pg.offset,
+            limit=pg.limit,
+        ),
+        fidelity=fidelity,
+        extras=extras,
+        residue=residue,
+    )
+
+
+def write(env: c.Envelope, ctx: Context) -> bytes:
+    """Write the canonical envelope as response-v2 (compact, ``meta.version`` first)."""
+    dmap = ctx.mappings[NAME]
+    report_losses(env, dmap, ctx)
+    payload = env.payload
+    if payload is None or payload == RAW_NULL:
+        if payload is not None and env.ok:
+            ctx.report.add(Kind.VALUE_COERCED, ctx.path("payload"), "null payload written as data: {}", NAME)
+        payload = RAW_EMPTY_OBJECT
+    elif not raw_is_object(payload):
+        ctx.report.add(Kind.PAYLOAD_WRAPPED, ctx.path("payload"), 'non-object payload wrapped as {"value": ...}', NAME)
+        payload = wrap_payload(payload)
+    error: str | None = None
+    if not env.ok:
+        p = env.problems[0] if env.problems else _missing_problem(env, ctx)
+        code = write_code(p, dmap, ctx, 0)
+        crow = dmap.codes.get(code)
+        if p.domain == NAME and p.type is not None and (p.code == code):
+            etype = p.type
+        elif crow is not None and crow.type is not None:
+            etype = crow.type
+        else:
+            etype = v2_type_for(ctx.mappings, p.category, p.origin, p.upstream, p.aspect, p.partial)
+        trow = dmap.types.get(etype)
+        implied = trow.retryable if trow is not None else None
+        if p.retryable is not None and implied is not None and implied != p.retryable:
+            ctx.report.add(
+                Kind.RETRYABLE_CHANGED,
+                ctx.path("problem.retryable", 0),
+                f"response-v2 error_type {etype!r} implies retryable={str(implied).lower()}, "
+                f"the source said {str(p.retryable).lower()}",
+                NAME,
+            )
+        d = _RAW_DICT.decode(payload) if payload != RAW_EMPTY_OBJECT else {}
+        for k in _ERROR_KEYS:
+            if k in d:
+                ctx.report.add(
+                    Kind.VALUE_COERCED, ctx.path("payload") + "." + k, f"payload key {k!r} replaced by the error field", NAME
+                )
+                del d[k]
+        d["error_code"] = Raw(_ENC.encode(code))
+        d["error_type"] = Raw(_ENC.encode(etype))
+        if p.remediation is not None:
+            d["remediation"] = Raw(_ENC.encode(p.remediation))
+        if p.details is not None:
+            d["details"] = p.details
+        if p.retry_after_ms is not None:
+            secs = p.retry_after_ms / 1000
+            d["retry_after_seconds"] = Raw(_ENC.encode(int(secs) if secs == int(secs) else secs))
+        payload = Raw(_ENC.encode(d))
+        error = p.message or env.summary
+        if not error:
+            error = f"{code} ({p.category})"
+            ctx.report.add(Kind.SYNTHESIZED, ctx.path("problem.message", 0), f"error message synthesized as {error!r}", NAME)
+    warnings = None
+    details = None
+    if env.warnings:
+        warnings = [w.message for w in env.warnings]
+        if any(w.code is not None or w.severity is not None or w.context is not None for w in env.warnings):
+            details = [
+                WarningDetail(message=w.message, code=w.code, severity=w.severity, context=raw_or_absent(w.context))
+                for w in env.warnings
+            ]
+    telemetry = env.telemetry
+    if env.duration_ms is not None:
+        t = _RAW_DICT.decode(telemetry) if telemetry is not None else {}
+        t = {"duration_ms": Raw(_ENC.encode(env.duration_ms)), **{k: v for k, v in t.items() if k != "duration_ms"}}
+        telemetry = Raw(_ENC.encode(t))
+    pg = env.pagination
+    fid = env.fidelity
+    meta = Meta(
+        version=VERSION,
+        request_id=env.request_id,
+        warnings=warnings,
+        warning_details=details,
+        pagination=None
+        if pg is None
+        else Pagination(
+            cursor=pg.cursor,
+            has_more=pg.has_more,
+            page_size=pg.page_size,
+            total_count=pg.total,
+            offset=pg.offset,
+            limit=pg.limit,
+        ),
+        rate_limit=raw_or_absent(env.rate_limit),
+        telemetry=raw_or_absent(telemetry),
+        content_fidelity=fid.level if fid else None,
+        content_fidelity_schema_version=fid.schema_version if fid else None,
+        dropped_content_ids=raw_or_absent(fid.dropped_ids if fid else None),
+        content_archive_hashes=raw_or_absent(fid.archive_hashes if fid else None),
+    )
+    return _ENC.encode(Envelope(success=env.ok, data=payload, error=error, meta=meta))
+
+
+def _missing_problem(env: c.Envelope, ctx: Context) -> c.Problem:
+    ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
+    return c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "")

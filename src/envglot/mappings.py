@@ -1,0 +1,459 @@
+"""Mapping tables: load the TOML files of ``mappings/``, validate them, compile lookups.
+
+The tables are data (see ``docs/mappings.md``); this module only reads, checks and
+indexes them. :func:`default_mappings` is built once per process; overlays make a new
+:class:`Mappings` that shares nothing mutable with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+from msgspec import Struct
+
+from .errors import MappingError
+
+__all__ = [
+    "Category",
+    "CodeRow",
+    "WriteRow",
+    "TypeRow",
+    "DialectTable",
+    "DialectMap",
+    "Mappings",
+    "default_mappings",
+    "load_mappings",
+    "mappings_dir",
+    "check_overlay",
+    "DIALECT_FILES",
+]
+
+DIALECT_FILES: tuple[str, ...] = (
+    "dotbot",
+    "result",
+    "errorcode",
+    "code-graph",
+    "response-v2",
+    "legacy-v1",
+)
+HINTS = ("origin", "upstream", "aspect")
+
+
+class _Table(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class Category(_Table):
+    grpc: int
+    http: int
+    retryable: bool
+    title: str
+    meaning: str
+
+
+class CanonicalTable(_Table):
+    unknown_category: str
+    categories: dict[str, Category]
+
+
+class CodeRow(_Table):
+    """How one native code reads into the canonical model."""
+
+    category: str
+    retryable: bool | None = None
+    origin: str | None = None
+    upstream: str | None = None
+    aspect: str | None = None
+    partial: bool = False
+    http: int | None = None
+    type: str | None = None
+    ext: bool = False
+    note: str | None = None
+
+
+class WriteRow(_Table):
+    """A writer choice: for this category (and hints, if given) emit ``code``."""
+
+    category: str
+    code: str
+    origin: str | None = None
+    upstream: str | None = None
+    aspect: str | None = None
+    partial: bool | None = None
+    note: str | None = None
+
+    @property
+    def conditions(self) -> int:
+        return sum(getattr(self, h) is not None for h in (*HINTS, "partial"))
+
+
+class TypeRow(_Table):
+    """A category word of the dialect (response-v2 ``error_type``)."""
+
+    category: str
+    retryable: bool | None = None
+    http: int | None = None
+    ext: bool = False
+    note: str | None = None
+
+
+class Shape(_Table):
+    payload: Literal["object", "any"] = "any"
+    max_problems: int = 1
+    residue: str = "$._envglot"
+    writable: bool = True
+
+
+class Defaults(_Table):
+    category: str = "internal"
+
+
+class DialectTable(_Table):
+    """One ``mappings/<dialect>.toml`` file (or an overlay for it)."""
+
+    dialect: str
+    description: str = ""
+    shape: Shape | None = None
+    fields: dict[str, str] = {}
+    codes: dict[str, CodeRow] = {}
+    write: list[WriteRow] = []
+    types: dict[str, TypeRow] = {}
+    defaults: Defaults | None = None
+
+
+class ErrorTypeRow(_Table):
+    """One row of ``error-types.toml``: a category's word in each dialect that has one."""
+
+    category: str
+    response_v2: str | None = msgspec.field(default=None, name="response-v2")
+    result: str | None = None
+    origin: str | None = None
+    upstream: str | None = None
+    aspect: str | None = None
+    partial: bool | None = None
+    note: str | None = None
+
+
+class ErrorTypesTable(_Table):
+    row: list[ErrorTypeRow] = []
+
+
+class OverlayFile(_Table):
+    """A user overlay: rows for one dialect, or error-type rows, or both."""
+
+    dialect: str | None = None
+    codes: dict[str, CodeRow] = {}
+    write: list[WriteRow] = []
+    types: dict[str, TypeRow] = {}
+    row: list[ErrorTypeRow] = []
+
+
+def mappings_dir() -> Path:
+    """The folder holding the bundled tables (inside the wheel, or the repo's ``mappings/``)."""
+    env = os.environ.get("ENVGLOT_MAPPINGS_DIR")
+    if env:
+        return Path(env)
+    bundled = resources.files("envglot") / "mappings"
+    if bundled.is_dir():
+        return Path(str(bundled))
+    repo = Path(__file__).resolve().parents[2] / "mappings"
+    if repo.is_dir():
+        return repo
+    raise MappingError("envglot cannot find its mapping tables (no envglot/mappings in the package)")
+
+
+def _decode(path: Path, typ: type) -> object:
+    try:
+        return msgspec.toml.decode(path.read_bytes(), type=typ)
+    except OSError as exc:
+        raise MappingError(f"{path}: cannot read mapping table: {exc.strerror}") from None
+    except msgspec.ValidationError as exc:
+        raise MappingError(f"{path}: {exc}", path=_path_of(str(exc))) from None
+    except msgspec.DecodeError as exc:
+        raise MappingError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _path_of(msg: str) -> str | None:
+    i = msg.rfind("at `")
+    return msg[i + 4 : msg.rfind("`")] if i >= 0 else None
+
+
+class DialectMap:
+    """Compiled lookups for one dialect: code -> row, category -> writer choices."""
+
+    __slots__ = (
+        "name",
+        "description",
+        "shape",
+        "fields",
+        "carried",
+        "codes",
+        "write",
+        "types",
+        "default_category",
+        "_choice_cache",
+    )
+
+    def __init__(
+        self, table: DialectTable, write: Sequence[WriteRow], types: dict[str, TypeRow]
+    ) -> None:
+        self.name = table.dialect
+        self.description = table.description
+        self.shape = table.shape or Shape()
+        self.fields = dict(table.fields)
+        self.carried = frozenset(self.fields)
+        self.codes = dict(table.codes)
+        self.types = dict(types)
+        self.default_category = table.defaults.category if table.defaults else None
+        by_cat: dict[str, list[WriteRow]] = {}
+        for row in write:
+            by_cat.setdefault(row.category, []).append(row)
+        # stable sort: most specific first, table order among equals
+        self.write = {c: tuple(sorted(rows, key=lambda r: -r.conditions)) for c, rows in by_cat.items()}
+        self._choice_cache: dict[tuple[object, ...], str] = {}
+
+    def path(self, field: str, index: int | None = None) -> str | None:
+        """The wire path of a canonical field in this dialect, with ``[]`` filled by ``index``."""
+        p = self.fields.get(field)
+        if p is not None and index is not None:
+            p = p.replace("[]", f"[{index}]", 1)
+        return p
+
+    def choose(
+        self,
+        category: str,
+        code: str | None = None,
+        domain: str | None = None,
+        origin: str | None = None,
+        upstream: str | None = None,
+        aspect: str | None = None,
+        partial: bool = False,
+    ) -> str:
+        """The native code a writer of this dialect emits for a canonical problem."""
+        key = (category, code, domain, origin, upstream, aspect, partial)
+        hit = self._choice_cache.get(key)
+        if hit is not None:
+            return hit
+        choice = None
+        if code is not None:
+            row = self.codes.get(code)
+            if row is not None and (domain == self.name or row.category == category):
+                choice = code
+        if choice is None:
+            for w in self.write.get(category, ()):
+                if (
+                    (w.origin is None or w.origin == origin)
+                    and (w.upstream is None or w.upstream == upstream)
+                    and (w.aspect is None or w.aspect == aspect)
+                    and (w.partial is None or w.partial == partial)
+                ):
+                    choice = w.code
+                    break
+        if choice is None:  # validated away for bundled tables; overlays are checked too
+            raise MappingError(f"{self.name}: no writer choice for category {category!r}")
+        if len(self._choice_cache) < 4096:
+            self._choice_cache[key] = choice
+        return choice
+
+
+class Mappings:
+    """All tables, validated and compiled. Build with :func:`load_mappings`."""
+
+    def __init__(
+        self,
+        canonical: CanonicalTable,
+        dialects: dict[str, DialectMap],
+        error_types: list[ErrorTypeRow],
+        sources: tuple[str, ...],
+    ) -> None:
+        self.categories = canonical.categories
+        self.unknown_category = canonical.unknown_category
+        self.dialects = dialects
+        self.error_types = error_types
+        self.sources = sources
+
+    def __getitem__(self, dialect: str) -> DialectMap:
+        return self.dialects[dialect]
+
+    def default_retryable(self, category: str) -> bool:
+        return self.categories[category].retryable
+
+    def http(self, category: str) -> int:
+        return self.categories[category].http
+
+
+def _error_type_rows(rows: list[ErrorTypeRow], column: str) -> list[WriteRow]:
+    out = []
+    for r in rows:
+        code = r.response_v2 if column == "response-v2" else r.result
+        if code is not None:
+            out.append(
+                WriteRow(
+                    category=r.category,
+                    code=code,
+                    origin=r.origin,
+                    upstream=r.upstream,
+                    aspect=r.aspect,
+                    partial=r.partial,
+                    note=r.note,
+                )
+            )
+    return out
+
+
+def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | None = None) -> Mappings:
+    """Load, merge and validate the bundled tables plus ``overlays`` (later files win)."""
+    root = base or mappings_dir()
+    canonical = _decode(root / "canonical.toml", CanonicalTable)
+    assert isinstance(canonical, CanonicalTable)
+    tables: dict[str, DialectTable] = {}
+    files: dict[str, str] = {}
+    for name in DIALECT_FILES:
+        path = root / f"{name}.toml"
+        t = _decode(path, DialectTable)
+        assert isinstance(t, DialectTable)
+        if t.dialect != name:
+            raise MappingError(f"{path}: dialect = {t.dialect!r}, expected {name!r}")
+        tables[name] = t
+        files[name] = str(path)
+    et_path = root / "error-types.toml"
+    et = _decode(et_path, ErrorTypesTable)
+    assert isinstance(et, ErrorTypesTable)
+    error_rows = list(et.row)
+    write_extra: dict[str, list[WriteRow]] = {n: [] for n in DIALECT_FILES}
+    sources = [str(root)]
+    for ov_path in overlays:
+        p = Path(ov_path)
+        ov = _decode(p, OverlayFile)
+        assert isinstance(ov, OverlayFile)
+        sources.append(str(p))
+        if ov.dialect is not None:
+            if ov.dialect not in tables:
+                raise MappingError(
+                    f"{p}: dialect = {ov.dialect!r} is not one of {', '.join(DIALECT_FILES)}",
+                    path="$.dialect",
+                )
+            base_t = tables[ov.dialect]
+            tables[ov.dialect] = msgspec.structs.replace(
+                base_t,
+                codes={**base_t.codes, **ov.codes},
+                types={**base_t.types, **ov.types},
+            )
+            write_extra[ov.dialect] = list(ov.write) + write_extra[ov.dialect]
+            files[ov.dialect] = str(p)
+        elif ov.codes or ov.write or ov.types:
+            raise MappingError(f"{p}: codes, write and types rows need `dialect = ...`", path="$")
+        error_rows = list(ov.row) + error_rows
+    v2_types = tables["response-v2"].types
+    dialects: dict[str, DialectMap] = {}
+    for name, t in tables.items():
+        write = write_extra[name] + list(t.write)
+        if name == "result":
+            write = write_extra[name] + _error_type_rows(error_rows, "result")
+        dialects[name] = DialectMap(t, write, t.types)
+    dialects["response-v2"].types = dict(v2_types)
+    m = Mappings(canonical, dialects, error_rows, tuple(sources))
+    _validate(m, files, str(et_path))
+    return m
+
+
+def _validate(m: Mappings, files: dict[str, str], et_file: str) -> None:
+    cats = m.categories
+    if m.unknown_category not in cats:
+        raise MappingError(f"canonical.toml: unknown_category {m.unknown_category!r} is not a category")
+
+    def need_cat(cat: str, where: str) -> None:
+        if cat not in cats:
+            raise MappingError(f"{where}: category {cat!r} is not one of the canonical categories")
+
+    for name, d in m.dialects.items():
+        f = files[name]
+        for code, row in d.codes.items():
+            need_cat(row.category, f"{f}: [codes.{code}]")
+            if row.type is not None and row.type not in m.dialects["response-v2"].types:
+                raise MappingError(f"{f}: [codes.{code}] type {row.type!r} is not a response-v2 error_type")
+        for tname, trow in d.types.items():
+            need_cat(trow.category, f"{f}: [types.{tname}]")
+        if d.default_category is not None:
+            need_cat(d.default_category, f"{f}: [defaults]")
+        for cat, rows in d.write.items():
+            need_cat(cat, f"{f}: [[write]] category")
+            for r in rows:
+                if name == "result":
+                    continue  # result's words are open: any error_type is valid
+                if r.code not in d.codes:
+                    raise MappingError(
+                        f"{f}: [[write]] row for {cat!r} names code {r.code!r}, which has no [codes.{r.code}] row"
+                    )
+        if d.shape.writable:
+            missing = [c for c in cats if not any(r.conditions == 0 for r in d.write.get(c, ()))]
+            if missing:
+                where = et_file if name == "result" else f
+                raise MappingError(
+                    f"{where}: dialect {name!r} has no unconditional writer choice for "
+                    f"categor{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)}"
+                )
+    v2_types = m.dialects["response-v2"].types
+    for i, r in enumerate(m.error_types):
+        need_cat(r.category, f"{et_file}: [[row]] #{i + 1}")
+        if r.response_v2 is not None and r.response_v2 not in v2_types:
+            raise MappingError(
+                f"{et_file}: [[row]] #{i + 1} names response-v2 error_type {r.response_v2!r}, "
+                "which has no [types] row in response-v2.toml"
+            )
+    v2_rows = _error_type_rows(m.error_types, "response-v2")
+    for c in cats:
+        if not any(r.category == c and r.conditions == 0 for r in v2_rows):
+            raise MappingError(f"{et_file}: no unconditional response-v2 error_type for category {c!r}")
+    # duplicate keys cannot survive TOML decoding (the TOML parser rejects them)
+
+
+def v2_type_for(m: Mappings, category: str, origin: str | None, upstream: str | None, aspect: str | None, partial: bool) -> str:
+    """The response-v2 ``error_type`` for a canonical category (from ``error-types.toml``)."""
+    for r in m.error_types:
+        if (
+            r.response_v2 is not None
+            and r.category == category
+            and (r.origin is None or r.origin == origin)
+            and (r.upstream is None or r.upstream == upstream)
+            and (r.aspect is None or r.aspect == aspect)
+            and (r.partial is None or r.partial == partial)
+        ):
+            return r.response_v2
+    raise MappingError(f"error-types.toml: no response-v2 error_type for {category!r}")
+
+
+@functools.cache
+def default_mappings() -> Mappings:
+    """The bundled tables, loaded and compiled once per process."""
+    return load_mappings()
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_overlays(paths: tuple[str, ...], stamps: tuple[float, ...]) -> Mappings:
+    return load_mappings(paths)
+
+
+def mappings_for(overlays: Sequence[str | os.PathLike[str]] | None) -> Mappings:
+    """The bundled tables plus ``overlays`` (cached by path and modification time)."""
+    if not overlays:
+        return default_mappings()
+    paths = tuple(str(p) for p in overlays)
+    stamps = []
+    for p in paths:
+        try:
+            stamps.append(os.stat(p).st_mtime)
+        except OSError as exc:
+            raise MappingError(f"{p}: cannot read mapping overlay: {exc.strerror}") from None
+    return _cached_overlays(paths, tuple(stamps))
+
+
+def check_overlay(path: str | os.PathLike[str]) -> Mappings:
+    """Validate one overlay file against the bundled tables; raises :class:`MappingError`."""
+    return load_mappings([path])
