@@ -20,18 +20,18 @@ from msgspec import Struct
 from .errors import MappingError
 
 __all__ = [
+    "DIALECT_FILES",
     "Category",
     "CodeRow",
-    "WriteRow",
-    "TypeRow",
-    "DialectTable",
     "DialectMap",
+    "DialectTable",
     "Mappings",
+    "TypeRow",
+    "WriteRow",
+    "check_overlay",
     "default_mappings",
     "load_mappings",
     "mappings_dir",
-    "check_overlay",
-    "DIALECT_FILES",
 ]
 
 DIALECT_FILES: tuple[str, ...] = (
@@ -98,6 +98,9 @@ class TypeRow(_Table):
 
     category: str
     retryable: bool | None = None
+    origin: str | None = None
+    upstream: str | None = None
+    aspect: str | None = None
     http: int | None = None
     ext: bool = False
     note: str | None = None
@@ -108,6 +111,8 @@ class Shape(_Table):
     max_problems: int = 1
     residue: str = "$._envglot"
     writable: bool = True
+    closed: bool = False
+    """The code vocabulary is a closed enum: overlays may not add codes."""
 
 
 class Defaults(_Table):
@@ -128,7 +133,7 @@ class DialectTable(_Table):
 
 
 class ErrorTypeRow(_Table):
-    """One row of ``error-types.toml``: a category's word in each dialect that has one."""
+    """One row of ``error-types.toml`` (or an overlay): a category's word in each dialect that has one."""
 
     category: str
     response_v2: str | None = msgspec.field(default=None, name="response-v2")
@@ -168,15 +173,35 @@ def mappings_dir() -> Path:
     raise MappingError("envglot cannot find its mapping tables (no envglot/mappings in the package)")
 
 
+_ROW_TYPES: dict[str, type] = {"codes": CodeRow, "types": TypeRow}
+
+
 def _decode(path: Path, typ: type) -> object:
     try:
-        return msgspec.toml.decode(path.read_bytes(), type=typ)
+        buf = path.read_bytes()
     except OSError as exc:
         raise MappingError(f"{path}: cannot read mapping table: {exc.strerror}") from None
+    try:
+        return msgspec.toml.decode(buf, type=typ)
     except msgspec.ValidationError as exc:
-        raise MappingError(f"{path}: {exc}", path=_path_of(str(exc))) from None
+        raise MappingError(f"{path}: {_locate(buf, exc)}", path=_path_of(str(exc))) from None
     except msgspec.DecodeError as exc:
         raise MappingError(f"{path}: not valid TOML: {exc}") from None
+
+
+def _locate(buf: bytes, exc: msgspec.ValidationError) -> str:
+    """The validation message, naming the ``[codes.X]``/``[types.X]`` row at fault."""
+    msg = str(exc)
+    for section, row_type in _ROW_TYPES.items():
+        if f"$.{section}[...]" not in msg:
+            continue
+        rows = msgspec.toml.decode(buf).get(section, {})
+        for key, row in rows.items():
+            try:
+                msgspec.convert(row, row_type)
+            except msgspec.ValidationError as row_exc:
+                return f"[{section}.{key}]: {row_exc}"
+    return msg
 
 
 def _path_of(msg: str) -> str | None:
@@ -188,16 +213,16 @@ class DialectMap:
     """Compiled lookups for one dialect: code -> row, category -> writer choices."""
 
     __slots__ = (
-        "name",
-        "description",
-        "shape",
-        "fields",
+        "_choice_cache",
         "carried",
         "codes",
-        "write",
-        "types",
         "default_category",
-        "_choice_cache",
+        "description",
+        "fields",
+        "name",
+        "shape",
+        "types",
+        "write",
     )
 
     def __init__(
@@ -277,6 +302,8 @@ class Mappings:
         self.dialects = dialects
         self.error_types = error_types
         self.sources = sources
+        specificity = lambda r: -sum(getattr(r, h) is not None for h in (*HINTS, "partial"))  # noqa: E731
+        self.error_types_by_specificity = sorted(error_types, key=specificity)
 
     def __getitem__(self, dialect: str) -> DialectMap:
         return self.dialects[dialect]
@@ -326,6 +353,7 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
     et = _decode(et_path, ErrorTypesTable)
     assert isinstance(et, ErrorTypesTable)
     error_rows = list(et.row)
+    row_files = [(str(et_path), i + 1) for i in range(len(error_rows))]
     write_extra: dict[str, list[WriteRow]] = {n: [] for n in DIALECT_FILES}
     sources = [str(root)]
     for ov_path in overlays:
@@ -340,6 +368,14 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
                     path="$.dialect",
                 )
             base_t = tables[ov.dialect]
+            shape = base_t.shape or Shape()
+            added = sorted(set(ov.codes) - set(base_t.codes))
+            if shape.closed and added:
+                raise MappingError(
+                    f"{p}: {ov.dialect} codes are a closed enum; [codes.{added[0]}] is not one of them "
+                    "(an overlay may change how existing codes map, not add codes)",
+                    path=f"$.codes.{added[0]}",
+                )
             tables[ov.dialect] = msgspec.structs.replace(
                 base_t,
                 codes={**base_t.codes, **ov.codes},
@@ -350,6 +386,7 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
         elif ov.codes or ov.write or ov.types:
             raise MappingError(f"{p}: codes, write and types rows need `dialect = ...`", path="$")
         error_rows = list(ov.row) + error_rows
+        row_files = [(str(p), i + 1) for i in range(len(ov.row))] + row_files
     v2_types = tables["response-v2"].types
     dialects: dict[str, DialectMap] = {}
     for name, t in tables.items():
@@ -359,11 +396,11 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
         dialects[name] = DialectMap(t, write, t.types)
     dialects["response-v2"].types = dict(v2_types)
     m = Mappings(canonical, dialects, error_rows, tuple(sources))
-    _validate(m, files, str(et_path))
+    _validate(m, files, str(et_path), row_files)
     return m
 
 
-def _validate(m: Mappings, files: dict[str, str], et_file: str) -> None:
+def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[tuple[str, int]]) -> None:
     cats = m.categories
     if m.unknown_category not in cats:
         raise MappingError(f"canonical.toml: unknown_category {m.unknown_category!r} is not a category")
@@ -400,11 +437,11 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str) -> None:
                     f"categor{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)}"
                 )
     v2_types = m.dialects["response-v2"].types
-    for i, r in enumerate(m.error_types):
-        need_cat(r.category, f"{et_file}: [[row]] #{i + 1}")
+    for r, (f, n) in zip(m.error_types, row_files, strict=True):
+        need_cat(r.category, f"{f}: [[row]] #{n}")
         if r.response_v2 is not None and r.response_v2 not in v2_types:
             raise MappingError(
-                f"{et_file}: [[row]] #{i + 1} names response-v2 error_type {r.response_v2!r}, "
+                f"{f}: [[row]] #{n} names response-v2 error_type {r.response_v2!r}, "
                 "which has no [types] row in response-v2.toml"
             )
     v2_rows = _error_type_rows(m.error_types, "response-v2")
@@ -414,9 +451,14 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str) -> None:
     # duplicate keys cannot survive TOML decoding (the TOML parser rejects them)
 
 
-def v2_type_for(m: Mappings, category: str, origin: str | None, upstream: str | None, aspect: str | None, partial: bool) -> str:
-    """The response-v2 ``error_type`` for a canonical category (from ``error-types.toml``)."""
-    for r in m.error_types:
+def v2_type_for(
+    m: Mappings, category: str, origin: str | None, upstream: str | None, aspect: str | None, partial: bool
+) -> str:
+    """The response-v2 ``error_type`` for a canonical category (from ``error-types.toml``).
+
+    Like :meth:`DialectMap.choose`: the most specific matching row wins, file order among equals.
+    """
+    for r in m.error_types_by_specificity:
         if (
             r.response_v2 is not None
             and r.category == category

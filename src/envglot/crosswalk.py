@@ -1,0 +1,222 @@
+"""Code look-ups over the mapping tables: what a native code means, and what it becomes.
+
+Pure functions over a :class:`~envglot.mappings.Mappings`; the CLI formats their output.
+A code's equivalent in another dialect is what that dialect's writer would emit for it
+after reading: ``m[dst].choose(row.category, code=code, domain=src, <row hints>)``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import msgspec
+import tomli_w
+
+from .errors import UnknownDialectError, UnsupportedError
+from .mappings import CodeRow, Mappings
+
+__all__ = ["crosswalk", "describe_code", "equivalent", "hints_of", "overlay_template", "writable"]
+
+_HINTS = ("origin", "upstream", "aspect")
+
+
+def writable(m: Mappings) -> list[str]:
+    """Dialects that have a writer, in table order."""
+    return [name for name, d in m.dialects.items() if d.shape.writable]
+
+
+def hints_of(row: CodeRow) -> dict[str, Any]:
+    """The hints a reader sets from a code row (only those that are set)."""
+    out: dict[str, Any] = {h: getattr(row, h) for h in _HINTS if getattr(row, h) is not None}
+    if row.partial:
+        out["partial"] = True
+    return out
+
+
+def _dialect(name: str, m: Mappings) -> None:
+    if name not in m.dialects:
+        raise UnknownDialectError(name, list(m.dialects))
+
+
+def equivalent(src: str, code: str, dst: str, m: Mappings) -> str:
+    """The code the ``dst`` writer emits for native ``code`` of ``src`` (read through the hub).
+
+    Raises :class:`KeyError` if ``code`` is not a native code of ``src``, and
+    :class:`~envglot.errors.UnsupportedError` if ``dst`` has no writer.
+    """
+    _dialect(src, m)
+    _dialect(dst, m)
+    if not m[dst].shape.writable:
+        raise UnsupportedError(f"{dst} is a read-only dialect: it has no writer", dialect=dst)
+    row = m[src].codes[code]
+    return m[dst].choose(
+        row.category,
+        code=code,
+        domain=src,
+        origin=row.origin,
+        upstream=row.upstream,
+        aspect=row.aspect,
+        partial=row.partial,
+    )
+
+
+def describe_code(code: str, m: Mappings, dialect: str | None = None) -> list[dict[str, Any]]:
+    """Every dialect where ``code`` is a native code (or only ``dialect``), with its reading.
+
+    Each entry: dialect, code, category, http, grpc, retryable (the row's value, else the
+    category default), retryable_source ("code" or "category"), hints, type, ext, note,
+    and ``equivalents``: the code each other writable dialect emits for it.
+    """
+    if dialect is not None:
+        _dialect(dialect, m)
+    names = [dialect] if dialect is not None else list(m.dialects)
+    out: list[dict[str, Any]] = []
+    for name in names:
+        row = m[name].codes.get(code)
+        if row is None:
+            continue
+        cat = m.categories[row.category]
+        out.append(
+            {
+                "dialect": name,
+                "code": code,
+                "category": row.category,
+                "http": row.http if row.http is not None else cat.http,
+                "grpc": cat.grpc,
+                "retryable": row.retryable if row.retryable is not None else cat.retryable,
+                "retryable_source": "code" if row.retryable is not None else "category",
+                "hints": hints_of(row),
+                "type": row.type,
+                "ext": row.ext,
+                "note": row.note,
+                "equivalents": {dst: equivalent(name, code, dst, m) for dst in writable(m) if dst != name},
+            }
+        )
+    return out
+
+
+def crosswalk(src: str, dst: str, m: Mappings) -> list[dict[str, Any]]:
+    """Every native code of ``src`` with the code the ``dst`` writer emits for it.
+
+    Each entry: code, category, target, target_category (None when the target code has no
+    reading row in ``dst``), same_category (reading the target back keeps the category),
+    ext (the source code is an extension code), note.
+    """
+    _dialect(src, m)
+    _dialect(dst, m)
+    out: list[dict[str, Any]] = []
+    for code, row in m[src].codes.items():
+        target = equivalent(src, code, dst, m)
+        trow = m[dst].codes.get(target)
+        tcat = trow.category if trow is not None else None
+        out.append(
+            {
+                "code": code,
+                "category": row.category,
+                "target": target,
+                "target_category": tcat,
+                "same_category": tcat == row.category,
+                "ext": row.ext,
+                "note": row.note,
+            }
+        )
+    return out
+
+
+_HEADER = """\
+# envglot mapping overlay for the {dialect!r} dialect.
+# Later overlays win over earlier ones and over the bundled tables (mappings/{dialect}.toml).
+# Check it with envglot.mappings.check_overlay(path); errors name the file and the row.
+#
+# Keys of a [codes.<NATIVE>] row (how a native code reads into the canonical model):
+#   category   required; one of:
+{categories}
+#   retryable  true/false; omit to use the category default
+#   origin     hint: input | state | config | policy | upstream | server | io | protocol
+#   upstream   hint: the failing upstream system (x, llm, db, ...)
+#   aspect     hint: finer sub-kind shared across dialects; in use:
+{aspects}
+#   partial    true when side effects happened before the failure
+#   http       HTTP status when it differs from the category default
+#   type       response-v2 only: the error_type the code belongs to
+#   ext        true when the code is outside the dialect's documented catalogue
+#   note       free text
+# Keys of a [[write]] row (a writer choice: for this category, and hints if given, emit code):
+#   category, code (must have a [codes.<code>] row), origin, upstream, aspect, partial, note
+#   Rows with more conditions win; among equals, overlay rows come before bundled rows.
+"""
+
+_CLOSED = """\
+# {dialect} is a closed vocabulary: override existing codes only, never add new ones.
+"""
+
+_ROW_HINT = """\
+# error-types.toml rows can be overlaid too (the result and response-v2 category words):
+# [[row]]
+# category = "failed_precondition"
+# aspect = "example_aspect"
+# response-v2 = "conflict"     # must be a [types] row of response-v2.toml
+# result = "failed_precondition"
+"""
+
+
+def _wrapped(words: list[str]) -> str:
+    return "\n".join(textwrap.wrap(", ".join(words), 88, initial_indent="#     ", subsequent_indent="#     "))
+
+
+def _aspects(m: Mappings) -> list[str]:
+    return sorted({r.aspect for d in m.dialects.values() for r in d.codes.values() if r.aspect})
+
+
+def overlay_template(dialect: str, m: Mappings) -> str:
+    """A commented starter overlay for ``dialect`` that :func:`check_overlay` accepts as is.
+
+    The example code row adds a code (or, for the closed errorcode enum, restates an
+    existing row unchanged); the example write row only applies under a made-up aspect,
+    so loading the template unchanged changes no existing choice.
+    """
+    _dialect(dialect, m)
+    d = m[dialect]
+    closed = dialect == "errorcode"
+    code_row: dict[str, Any]
+    if closed:
+        code = next(iter(d.codes))
+        code_row = msgspec.to_builtins(d.codes[code])
+        code_row["note"] = "example: restates the bundled row; change category or hints here"
+    else:
+        code = "example_not_ready" if dialect == "result" else "EXAMPLE_NOT_READY"
+        code_row = {
+            "category": "failed_precondition",
+            "origin": "state",
+            "aspect": "example_aspect",
+            "ext": True,
+            "note": "example: a code your server emits that the bundled table lacks",
+        }
+        if dialect == "response-v2":
+            code_row["type"] = "conflict"
+    write_row = {
+        "category": code_row["category"],
+        "aspect": "example_aspect",
+        "code": code,
+        "note": "example: emit this code when a problem carries aspect=example_aspect",
+    }
+    parts = [
+        _HEADER.format(
+            dialect=dialect,
+            categories=_wrapped(list(m.categories)),
+            aspects=_wrapped(_aspects(m)),
+        ),
+        tomli_w.dumps({"dialect": dialect}),
+    ]
+    if closed:
+        parts.append(_CLOSED.format(dialect=dialect))
+    parts += [
+        "# Example code row.",
+        tomli_w.dumps({"codes": {code: code_row}}),
+    ]
+    if d.shape.writable:
+        parts += ["# Example writer choice.", tomli_w.dumps({"write": [write_row]})]
+    if dialect in ("result", "response-v2"):
+        parts.append(_ROW_HINT)
+    return "\n".join(parts).rstrip("\n") + "\n"
