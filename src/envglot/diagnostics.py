@@ -80,7 +80,8 @@ class Report:
     """Collects diagnostics of one conversion and applies the ``unsupported`` level.
 
     ``ignore`` keeps them silently, ``warn`` also logs them on the ``envglot``
-    logger when the report is finished (unless ``quiet``), ``raise`` raises
+    logger when the report is finished (lossy ones at WARNING, notes at INFO; unless
+    ``quiet``), ``raise`` raises
     :class:`UnsupportedError` at the end if any lossy diagnostic was collected.
     """
 
@@ -121,4 +122,4 @@ class Report:
             )
         if self.level == "warn" and not self.quiet:
             for d in self.diagnostics:
-                _log.warning("%s", d)
+                _log.log(logging.WARNING if d.lossy else logging.INFO, "%s", d)

@@ -138,7 +138,16 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
                     f"response-v2 code {code!r} is not in the tables; read by its error_type {etype!r} as {trow.category!r}",
                     NAME,
                 )
-            p = c.Problem(category=trow.category, code=code, domain=NAME, retryable=trow.retryable, **fields)  # type: ignore[arg-type]
+            p = c.Problem(
+                category=trow.category,
+                code=code,
+                domain=NAME,
+                retryable=trow.retryable,
+                origin=trow.origin,
+                upstream=trow.upstream,
+                aspect=trow.aspect,
+                **fields,  # type: ignore[arg-type]
+            )
         else:
             p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
         problems = (p,)
