@@ -15,6 +15,7 @@ from .errors import (
     UnsupportedError,
 )
 from .mappings import load_mappings
+from .pyresult import Result
 
 __version__ = "0.1.0"
 
@@ -31,6 +32,7 @@ __all__ = [
     "ParseError",
     "Problem",
     "Report",
+    "Result",
     "UnknownDialectError",
     "UnsupportedError",
     "__version__",

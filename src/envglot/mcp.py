@@ -1,0 +1,507 @@
+"""MCP adapters: envelopes in and out of ``CallToolResult``, and a decorator for tool functions.
+
+No hard dependency on the ``mcp`` package: :func:`unwrap`, :func:`unwrap_envelope`,
+:func:`wrap` and :func:`output_schema` work on wire dicts and JSON, and read SDK
+objects by attribute (``mcp`` 1.x camelCase and 2.x snake_case alike); only
+:func:`call_tool_result` and ``emits(output="sdk")`` import ``mcp`` (lazily;
+``pip install 'envglot[mcp]'``). See ``docs/adapters.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, ParamSpec, cast
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .api import MappingsArg, Style, _mappings, _to_bytes, convert, read, write
+from .canonical import Envelope, Problem
+from .detect import MCP, detect_bytes
+from .diagnostics import Kind, Report
+from .dialects import DIALECTS, WRITABLE, get_dialect
+from .errors import DetectError, EnvglotError, ParseError
+from .pyresult import Result, encode_value
+from .schema import json_schema
+from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
+
+__all__ = [
+    "Output",
+    "call_tool_result",
+    "emits",
+    "output_schema",
+    "unwrap",
+    "unwrap_envelope",
+    "wrap",
+]
+
+P = ParamSpec("P")
+Output = Literal["sdk", "wire", "envelope"]
+_log = logging.getLogger("envglot.mcp")
+_ANY = msgspec.json.Decoder()
+_ENC = msgspec.json.Encoder()
+_PROBE = msgspec.json.Decoder(CallToolResultProbe)
+_STRUCT_DIALECT = {mod.__name__: name for name, mod in DIALECTS.items()}
+"""Module of a dialect's wire Structs -> dialect name."""
+_LEGACY = "legacy-v1"
+_OUTPUTS = ("sdk", "wire", "envelope")
+
+
+class _Outcome(Struct):
+    """The outcome flag of every writable dialect (dotbot ``status``, the others ``success``)."""
+
+    success: bool | None = None
+    status: str | None = None
+
+
+_OUTCOME = msgspec.json.Decoder(_Outcome)
+
+
+def _is_error(doc: bytes) -> bool:
+    """``isError`` for a document of a writable dialect (conventions §1.3 rule 3)."""
+    o = _OUTCOME.decode(doc)
+    return o.status == "error" if o.status is not None else o.success is False
+
+
+# ---- reading a CallToolResult -------------------------------------------------------
+
+
+def _attr(obj: object, *names: str) -> Any:
+    """The first of ``names`` that ``obj`` has and that is not ``None``."""
+    for name in names:
+        value = getattr(obj, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def _looks_like_result(obj: object) -> bool:
+    """An object with the attributes of a CallToolResult (SDK 1.x or 2.x, or another framework's)."""
+    return hasattr(obj, "content") and any(
+        hasattr(obj, a) for a in ("structured_content", "structuredContent", "is_error", "isError")
+    )
+
+
+def _wire(result: object) -> bytes:
+    """A CallToolResult as wire JSON bytes: from bytes, str, a wire dict or an object with its attributes.
+
+    Objects are read by attribute, camelCase (``mcp`` 1.x) or snake_case (``mcp`` 2.x), and
+    only what unwrapping uses is kept: each content block's type and text, the structured
+    content and the error flag.
+    """
+    if not _looks_like_result(result):
+        return _to_bytes(result)  # type: ignore[arg-type]
+    blocks = [
+        {"type": b.get("type"), "text": b.get("text")}
+        if isinstance(b, dict)
+        else {"type": getattr(b, "type", None), "text": getattr(b, "text", None)}
+        for b in _attr(result, "content") or ()
+    ]
+    wire: dict[str, Any] = {"content": blocks}
+    structured = _attr(result, "structured_content", "structuredContent")
+    if structured is not None:
+        wire["structuredContent"] = structured
+    is_error = _attr(result, "is_error", "isError")
+    if is_error is not None:
+        wire["isError"] = bool(is_error)
+    return _ENC.encode(wire)
+
+
+def _synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
+    """The canonical envelope of a CallToolResult that carries none (conventions §1.3, unwrap step 4)."""
+    try:
+        probe = _PROBE.decode(buf)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise ParseError(f"not an MCP CallToolResult: {exc}", path="$") from None
+    if probe.content is None and bytes(probe.structuredContent) == b"":
+        raise ParseError("not an MCP CallToolResult: no content", path="$.content")
+    texts: list[str] = []
+    for i, block in enumerate(probe.content or ()):
+        if block.type == "text" and block.text is not None:
+            texts.append(block.text)
+        else:
+            report.add(
+                Kind.FIELD_DROPPED, f"$.content[{i}]", f"a {block.type} content block has no place in an envelope"
+            )
+    text = "\n".join(texts)
+    ok = not probe.isError
+    sc = bytes(probe.structuredContent)
+    payload = Raw(sc) if sc not in (b"", b"null") else (encode_value({"text": text}) if ok else None)
+    report.add(
+        Kind.SYNTHESIZED,
+        "$.content",
+        f"this CallToolResult carries no envelope; synthesized a {'success' if ok else 'failure'} from its "
+        + ("structured content" if sc not in (b"", b"null") else "text"),
+    )
+    if ok:
+        return Envelope(ok=True, payload=payload)
+    return Envelope(ok=False, payload=payload, problems=(Problem(category=m_unknown, message=text),))
+
+
+def unwrap_envelope(
+    result: object,
+    from_: str | None = None,
+    *,
+    mappings: MappingsArg = None,
+    report: Report | None = None,
+) -> Envelope:
+    """The canonical envelope carried by a ``CallToolResult``.
+
+    ``result`` is a wire dict, its JSON (bytes or str), or an SDK ``CallToolResult``.
+    The envelope is taken from ``structuredContent`` (an object), else from the first
+    text block; its dialect is detected unless ``from_`` says it. An ``isError`` that
+    contradicts the envelope gives a ``status_mismatch`` diagnostic (the envelope wins).
+    A result with no envelope (plain text, non-object structured content) becomes a
+    synthesized one: success = ``not isError``; a success's payload is the structured
+    content, else ``{"text": <text blocks joined by newlines>}``; a failure's problem has
+    the fallback category and the text as message; a ``synthesized`` diagnostic says so.
+
+    Raises:
+        ParseError: ``result`` is not a CallToolResult, or its envelope is invalid.
+    """
+    m = _mappings(mappings)
+    rep = report if report is not None else Report("ignore")
+    buf = _wire(result)
+    try:
+        inner, is_error = unwrap_bytes(buf)
+    except ParseError:
+        return _synthesize(buf, m.unknown_category, rep)
+    env = read(inner, from_, mappings=m, report=rep)
+    if is_error is not None and is_error == env.ok:
+        rep.add(
+            Kind.STATUS_MISMATCH,
+            "$.isError",
+            f"MCP isError={str(is_error).lower()} but the envelope says {'success' if env.ok else 'failure'}; "
+            "the envelope wins",
+        )
+    return env
+
+
+def unwrap(
+    result: object,
+    to: str | None = None,
+    *,
+    unsupported: str = "warn",
+    mappings: MappingsArg = None,
+    style: Style = "compact",
+    context: dict[str, Any] | None = None,
+    report: Report | None = None,
+) -> bytes:
+    """The envelope carried by a ``CallToolResult``, as JSON bytes.
+
+    Without ``to`` the envelope comes out as it travelled (no conversion); a result
+    carrying no envelope then raises :class:`ParseError`. With ``to`` it is converted to
+    that dialect (source detected, options as :func:`envglot.convert`), and a result
+    carrying no envelope is synthesized first as :func:`unwrap_envelope` describes.
+
+    Raises:
+        ParseError: not a CallToolResult, an invalid envelope, or no envelope and no ``to``.
+        UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
+    """
+    buf = _wire(result)
+    if to is None:
+        return unwrap_bytes(buf)[0]
+    rep = report if report is not None else Report(unsupported)
+    rep.level = unsupported
+    try:
+        unwrap_bytes(buf)
+    except ParseError:
+        env = _synthesize(buf, _mappings(mappings).unknown_category, rep)
+        return write(env, to, mappings=mappings, unsupported=unsupported, style=style, context=context, report=rep)
+    out: bytes = convert(
+        buf, to=to, unsupported=unsupported, mappings=mappings, style=style, context=context, report=rep
+    )
+    return out
+
+
+# ---- writing a CallToolResult -------------------------------------------------------
+
+
+def _render(
+    envelope: object,
+    dialect: str | None,
+    from_: str | None,
+    unsupported: str,
+    mappings: MappingsArg,
+    context: dict[str, Any] | None,
+    report: Report | None,
+) -> tuple[bytes, bool]:
+    """``(document, is_error)``: ``envelope`` written as ``dialect`` (as it is when ``None``)."""
+    opts: dict[str, Any] = {"unsupported": unsupported, "mappings": mappings, "context": context, "report": report}
+    if isinstance(envelope, Result):
+        return envelope.to(dialect or "result", **opts), not envelope.success
+    if isinstance(envelope, Envelope):
+        if dialect is None:
+            raise EnvglotError("a canonical Envelope has no dialect of its own: pass dialect=")
+        return write(envelope, dialect, **opts), not envelope.ok
+    if isinstance(envelope, Struct):
+        from_ = _STRUCT_DIALECT.get(type(envelope).__module__)
+        if from_ is None:
+            raise EnvglotError(f"{type(envelope).__name__} is not the wire Struct of a dialect")
+        buf = _ENC.encode(envelope)
+    elif isinstance(envelope, bytes | str | dict) or _looks_like_result(envelope):
+        buf = _wire(envelope)
+    else:
+        raise EnvglotError(f"cannot wrap a {type(envelope).__name__}: expected bytes, str, dict, Struct or Result")
+    name = from_ if from_ is not None else detect_bytes(buf)
+    if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting)
+        buf = unwrap(buf, dialect, **opts)
+        if dialect is not None:
+            return buf, _is_error(buf)
+        name = None
+    if dialect is None:
+        return buf, not read(buf, name, mappings=mappings).ok
+    out: bytes = convert(buf, to=dialect, from_=name, **opts)
+    return out, _is_error(out)
+
+
+def wrap(
+    envelope: object,
+    dialect: str | None = None,
+    *,
+    from_: str | None = None,
+    result_type: bool = False,
+    unsupported: str = "warn",
+    mappings: MappingsArg = None,
+    context: dict[str, Any] | None = None,
+    report: Report | None = None,
+) -> dict[str, Any]:
+    """A ``CallToolResult`` wire dict carrying ``envelope`` (conventions §1.3).
+
+    The envelope goes in ``structuredContent`` and, as compact JSON, in ``content[0]``;
+    ``isError`` mirrors failure (dotbot ``status == "error"``, elsewhere
+    ``success == false``). ``result_type=True`` adds ``"resultType": "complete"``
+    (MCP 2026-07-28).
+
+    Args:
+        envelope: a document of any dialect (bytes, str, dict), a dialect's wire
+            Struct, a canonical :class:`~envglot.canonical.Envelope`, a :class:`Result`,
+            or a CallToolResult (wire dict, JSON or SDK object) whose envelope is
+            carried over, as :func:`unwrap` gives it.
+        dialect: the dialect to carry; ``None`` keeps a document as it is (a Result is
+            then written as ``result``; a canonical Envelope needs a dialect).
+        from_: the document's dialect when it should not be detected.
+        unsupported, mappings, context, report: as :func:`envglot.convert`.
+    """
+    doc, is_error = _render(envelope, dialect, from_, unsupported, mappings, context, report)
+    wire: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error, result_type))
+    return wire
+
+
+@functools.cache
+def _sdk_type() -> Any:
+    """``mcp.types.CallToolResult``, imported on first use."""
+    try:
+        from mcp.types import CallToolResult
+    except ImportError as exc:
+        raise ImportError("SDK objects need the mcp package: pip install 'envglot[mcp]'") from exc
+    return CallToolResult
+
+
+def call_tool_result(envelope: object, dialect: str | None = None, **options: Any) -> Any:
+    """:func:`wrap` as an SDK ``mcp.types.CallToolResult`` (``mcp`` 1.x or 2.x; needs ``envglot[mcp]``)."""
+    return _sdk_type().model_validate(wrap(envelope, dialect, **options))
+
+
+# ---- the output schema --------------------------------------------------------------
+
+
+def output_schema(dialect: str) -> dict[str, Any]:
+    """A self-contained JSON Schema of ``dialect``'s envelope for a tool's ``outputSchema``.
+
+    Root ``"type": "object"``, every ``$ref`` inlined (``envglot.schema.json_schema``
+    with ``inline=True``); a fresh dict on every call.
+    """
+    return json_schema(dialect, inline=True)
+
+
+@functools.cache
+def _schema_model(dialect: str) -> Any:
+    """A pydantic model that accepts any object and publishes ``output_schema(dialect)``.
+
+    Used as ``Annotated[CallToolResult, model]`` so FastMCP / MCPServer advertise the
+    envelope schema; it validates nothing itself (the envelope came from a writer).
+    """
+    from pydantic import BaseModel, ConfigDict
+
+    schema = output_schema(dialect)
+
+    class EnvelopeSchema(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+        @classmethod
+        def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+            return output_schema(dialect)
+
+    EnvelopeSchema.__name__ = EnvelopeSchema.__qualname__ = str(schema.get("title", "Envelope"))
+    return EnvelopeSchema
+
+
+# ---- the decorator ------------------------------------------------------------------
+
+
+def _exception_envelope(exc: BaseException) -> Envelope:
+    """The error envelope of an uncaught exception: category internal, type and message kept."""
+    text = str(exc)
+    return Envelope(
+        ok=False,
+        problems=(
+            Problem(
+                category="internal",
+                message=text or type(exc).__name__,
+                origin="server",
+                exception_type=type(exc).__name__,
+                exception_message=text,
+            ),
+        ),
+    )
+
+
+def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
+    """What a tool returned, as ``(something _render takes, its dialect)``; plain payloads become envelopes."""
+    if isinstance(ret, Result | Envelope) or _looks_like_result(ret):
+        return ret, None
+    if isinstance(ret, Struct) and type(ret).__module__ in _STRUCT_DIALECT:
+        return ret, None
+    if isinstance(ret, bytes | bytearray):
+        ret = bytes(ret).decode()
+    if isinstance(ret, str | dict):
+        if from_ is not None:
+            return ret, from_
+        if isinstance(ret, dict) or ret.lstrip().startswith("{"):
+            buf = _to_bytes(ret)
+            try:
+                name = detect_bytes(buf)
+            except DetectError:  # text that only looks like JSON: a plain string payload
+                name = None
+            if name == _LEGACY:  # legacy-v1's fallback matches any object: a plain payload
+                return Envelope(ok=True, payload=Raw(buf)), None
+            if name is not None:
+                return buf, name
+    return Envelope(ok=True, payload=None if ret is None else encode_value(ret)), None
+
+
+def emits(
+    dialect: str,
+    *,
+    output: Output = "sdk",
+    from_: str | None = None,
+    tool: str | None = None,
+    unsupported: str = "warn",
+    mappings: MappingsArg = None,
+    context: dict[str, Any] | None = None,
+    result_type: bool = False,
+    schema: bool = True,
+    timing: bool = True,
+) -> Callable[[Callable[P, Any]], Callable[P, Any]]:
+    """Decorate a tool function (sync or async) so that it answers in ``dialect``.
+
+    The function may return an :class:`envglot.Result`, an envelope of any dialect
+    (dict, JSON bytes/str, wire Struct), a canonical Envelope, an MCP CallToolResult,
+    or a plain payload (anything else: a success envelope carrying it; a dict or JSON
+    text that :func:`envglot.detect` reads as legacy-v1 counts as a payload unless
+    ``from_`` names the dialect). An uncaught ``Exception`` becomes an error envelope
+    (category ``internal``, ``exception_type``/``exception_message`` kept) and is logged
+    on the ``envglot.mcp`` logger; so does a failure to convert what was returned.
+
+    Args:
+        dialect: the dialect every answer is written in.
+        output: ``"sdk"`` (default) returns an ``mcp.types.CallToolResult`` with
+            ``isError`` set, what FastMCP / MCPServer pass through unchanged; ``"wire"``
+            returns its wire dict; ``"envelope"`` returns the envelope dict alone.
+        from_: the dialect of returned documents (skips detection).
+        tool: tool name for dialects that require one (default: the function's name);
+            a ``"tool"`` in ``context`` wins.
+        unsupported, mappings, context: as :func:`envglot.convert`. An exception's error
+            envelope is written with at most ``"warn"``, so it always reaches the client.
+        result_type: add ``"resultType": "complete"`` (MCP 2026-07-28).
+        timing: offer the call's start (``timestamp``, UTC ISO-8601 with milliseconds)
+            and measured ``duration_ms`` as context values, for dialects that require
+            them (dotbot ``audit``, code-graph ``generatedAt``); ``context`` wins.
+        schema: with ``output="sdk"``, annotate the return type as
+            ``Annotated[CallToolResult, <envelope schema>]`` so the server advertises
+            :func:`output_schema` as the tool's ``outputSchema``.
+
+    The wrapper keeps the function's name, docstring and parameters (the input schema
+    is derived from them); only the return annotation changes.
+    """
+    target = get_dialect(dialect).NAME
+    if target not in WRITABLE:
+        raise EnvglotError(f"{target} is a read-only source dialect; write one of {', '.join(WRITABLE)}")
+    if output not in _OUTPUTS:
+        raise EnvglotError(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
+    Report(unsupported)  # validates the level
+    m = _mappings(mappings)
+    sdk = _sdk_type() if output == "sdk" else None
+    fallback_level = "warn" if unsupported == "raise" else unsupported
+
+    def decorate(fn: Callable[P, Any]) -> Callable[P, Any]:
+        name = tool or getattr(fn, "__name__", "tool")
+        base = {"tool": name, **(context or {})}
+
+        def answer(started: float, clock: float, ret: object = None, exc: Exception | None = None) -> Any:
+            synth = base
+            if timing:
+                stamp = datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds")
+                taken = round((time.perf_counter() - clock) * 1000)
+                synth = {"timestamp": stamp.replace("+00:00", "Z"), "duration_ms": taken, **base}
+            if exc is None:
+                try:
+                    thing, src = _classify(ret, from_)
+                    doc, is_error = _render(thing, target, src, unsupported, m, synth, None)
+                except Exception as conv_exc:
+                    exc = conv_exc
+            if exc is not None:
+                _log.warning("tool %s failed; answering with an error envelope", name, exc_info=exc)
+                doc, is_error = _render(_exception_envelope(exc), target, None, fallback_level, m, synth, None)
+            if output == "envelope":
+                return _ANY.decode(doc)
+            wire = _ANY.decode(wrap_bytes(doc, is_error, result_type))
+            return wire if sdk is None else sdk.model_validate(wire)
+
+        wrapper: Callable[..., Any]
+        if inspect.iscoroutinefunction(fn):
+            afn = cast(Callable[..., Awaitable[Any]], fn)
+
+            @functools.wraps(fn)
+            async def wrapper(*args: Any, **kwargs: Any) -> Any:
+                started, clock = time.time(), time.perf_counter()
+                try:
+                    ret = await afn(*args, **kwargs)
+                except Exception as exc:
+                    return answer(started, clock, exc=exc)
+                return answer(started, clock, ret)
+
+        else:
+
+            @functools.wraps(fn)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                started, clock = time.time(), time.perf_counter()
+                try:
+                    ret = fn(*args, **kwargs)
+                except Exception as exc:
+                    return answer(started, clock, exc=exc)
+                return answer(started, clock, ret)
+
+        try:
+            sig = inspect.signature(fn, eval_str=True)
+        except NameError:  # a forward reference not yet defined: keep the annotations as written
+            sig = inspect.signature(fn)
+        if sdk is not None:
+            returns: Any = Annotated[sdk, _schema_model(target)] if schema else sdk
+        else:
+            returns = dict[str, Any]
+        sig = sig.replace(return_annotation=returns)
+        wrapper.__signature__ = sig  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {
+            **{p.name: p.annotation for p in sig.parameters.values() if p.annotation is not p.empty},
+            "return": returns,
+        }
+        return cast(Callable[P, Any], wrapper)
+
+    return decorate
