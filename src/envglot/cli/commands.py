@@ -1,1 +1,11 @@
-"""convert, detect, validate, schema, dialects, codes, mappings (filled in by the CLI work)."""
+"""Registers the commands on ``main``: convert, detect, validate, dialects, schema, codes, mappings.
+
+Each lives in its own module; shared helpers (inputs, outputs, diagnostics, exit status)
+are in :mod:`envglot.cli.common`.
+"""
+
+from __future__ import annotations
+
+from . import convert_cmd, detect_cmd, info_cmd, mappings_cmd, validate_cmd
+
+__all__ = ["convert_cmd", "detect_cmd", "info_cmd", "mappings_cmd", "validate_cmd"]

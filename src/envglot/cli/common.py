@@ -1,0 +1,566 @@
+"""Helpers shared by the CLI commands: dialect options, inputs (JSON or JSON Lines), atomic
+outputs, diagnostics on stderr and in ``--log`` files, and the run's exit status.
+
+Everything here is usable by any command (``migrate`` included): nothing is specific to
+one command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any, BinaryIO, NamedTuple, NoReturn
+
+import click
+import msgspec
+
+from ..canonical import Envelope
+from ..diagnostics import Diagnostic
+from ..dialects import NAMES, WRITABLE, get_dialect
+from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
+from ..mappings import Mappings, mappings_for
+from . import exits
+
+__all__ = [
+    "STDIN_NAME",
+    "AtomicWriter",
+    "DialectType",
+    "LogWriter",
+    "Record",
+    "RunStatus",
+    "Stderr",
+    "context_keys",
+    "die",
+    "echo",
+    "error_kind",
+    "is_jsonl_name",
+    "load_mappings",
+    "mappings_option",
+    "open_input",
+    "open_output",
+    "outcome_ok",
+    "output_failed",
+    "parse_context",
+    "read_records",
+    "try_open",
+    "writer_for",
+]
+
+STDIN_NAME = "<stdin>"
+"""How standard input is named in messages and ``--log`` records."""
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_ANY = msgspec.json.Decoder()
+_ENC = msgspec.json.Encoder()
+
+
+def die(message: str, code: int, where: str | None = None) -> NoReturn:
+    """Print ``[WHERE: ]error: MESSAGE`` on stderr and exit with ``code``."""
+    click.echo(f"{where}: error: {message}" if where else f"error: {message}", err=True)
+    sys.exit(code)
+
+
+# --- options -----------------------------------------------------------------------------
+
+
+class DialectType(click.ParamType):
+    """A dialect name (aliases accepted, normalized); unknown names are usage errors with a did-you-mean.
+
+    Args:
+        writable: only dialects with a writer (for ``--to``).
+        auto: also accept ``auto`` (returned as ``None``: detect per document).
+    """
+
+    name = "dialect"
+
+    def __init__(self, *, writable: bool = False, auto: bool = False) -> None:
+        self.writable = writable
+        self.auto = auto
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str | None:
+        if value is None:
+            return None
+        if self.auto and value == "auto":
+            return None
+        try:
+            name: str = get_dialect(str(value)).NAME
+        except UnknownDialectError as exc:
+            self.fail(str(exc), param, ctx)
+        if self.writable and name not in WRITABLE:
+            self.fail(f"{name} is a read-only source dialect; write one of {', '.join(WRITABLE)}", param, ctx)
+        return name
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        names = WRITABLE if self.writable else NAMES
+        return [CompletionItem(n) for n in (*names, *(("auto",) if self.auto else ())) if n.startswith(incomplete)]
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "DIALECT"
+
+
+def mappings_option(f: Any) -> Any:
+    """The repeatable ``--mappings FILE`` option (overlay tables, later files win)."""
+    return click.option(
+        "--mappings",
+        "mappings",
+        multiple=True,
+        metavar="FILE",
+        help="Mapping overlay TOML (repeatable; later files win). See `envglot mappings init`.",
+    )(f)
+
+
+def load_mappings(paths: Sequence[str]) -> Mappings:
+    """The bundled tables plus overlays; exits 66 if an overlay is unreadable, 65 if invalid."""
+    for p in paths:
+        try:
+            with open(p, "rb"):
+                pass
+        except OSError as exc:
+            die(f"cannot read mapping overlay: {exc.strerror}", exits.EX_NOINPUT, p)
+    try:
+        return mappings_for(list(paths))
+    except MappingError as exc:
+        die(str(exc), exits.EX_DATAERR)
+
+
+def context_keys() -> tuple[str, ...]:
+    """Names accepted by ``--context``: canonical envelope fields and ``workspace.*``."""
+    nested = ("workspace", "pagination", "fidelity")
+    out: list[str] = []
+    for f in msgspec.structs.fields(Envelope):
+        if f.name in ("ok", "payload", "problems", "warnings", "next_steps", "extras", "residue"):
+            continue
+        if f.name in nested:
+            sub = msgspec.structs.fields(_nested_type(f.name))
+            out += [f"{f.name}.{s.name}" for s in sub if s.name != "extra"]
+        else:
+            out.append(f.name)
+    return tuple(out)
+
+
+def _nested_type(name: str) -> Any:
+    from .. import canonical
+
+    return {"workspace": canonical.Workspace, "pagination": canonical.Pagination, "fidelity": canonical.Fidelity}[name]
+
+
+def parse_context(items: Sequence[str]) -> dict[str, Any] | None:
+    """``KEY=VALUE`` (a string) and ``KEY:=JSON`` (any JSON value) pairs as a context dict.
+
+    Raises:
+        click.BadParameter: malformed pair, unknown key or invalid JSON.
+    """
+    if not items:
+        return None
+    known = context_keys()
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE or KEY:=JSON", param_hint="'--context'")
+        parsed: Any = value
+        if key.endswith(":"):
+            key = key[:-1]
+            try:
+                parsed = _ANY.decode(value)
+            except msgspec.DecodeError as exc:
+                raise click.BadParameter(f"{key}:= needs a JSON value: {exc}", param_hint="'--context'") from None
+        if key not in known:
+            import difflib
+
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
+            raise click.BadParameter(f"unknown context key {key!r}{hint}", param_hint="'--context'")
+        out[key] = parsed
+    return out
+
+
+# --- inputs ------------------------------------------------------------------------------
+
+
+class Record(NamedTuple):
+    """One JSON document of an input: the whole file, or one line of a JSON Lines file."""
+
+    data: bytes
+    line: int | None
+    """1-based line number for JSON Lines input, ``None`` for a whole-file document."""
+
+
+def is_jsonl_name(name: str) -> bool:
+    """True for ``*.jsonl`` / ``*.ndjson`` file names."""
+    return name.lower().endswith(JSONL_SUFFIXES)
+
+
+def try_open(path: str) -> tuple[str, BinaryIO] | None:
+    """``(display name, binary stream)`` for ``path`` or ``-`` (stdin); prints the error and
+    returns ``None`` if the file cannot be opened (the caller counts it: exit 66)."""
+    if path == "-":
+        return STDIN_NAME, sys.stdin.buffer
+    try:
+        return path, open(path, "rb")
+    except OSError as exc:
+        click.echo(f"{path}: error: cannot read input: {exc.strerror}", err=True)
+        return None
+
+
+@contextlib.contextmanager
+def open_input(path: str) -> Iterator[tuple[str, BinaryIO]]:
+    """``(display name, binary stream)`` for ``path`` or ``-`` (stdin); exits 66 if unreadable."""
+    opened = try_open(path)
+    if opened is None:
+        sys.exit(exits.EX_NOINPUT)
+    name, f = opened
+    try:
+        yield name, f
+    finally:
+        if f is not sys.stdin.buffer:
+            f.close()
+
+
+def _parses(line: bytes) -> bool:
+    try:
+        _ANY.decode(line)
+    except msgspec.DecodeError:
+        return False
+    return True
+
+
+def read_records(stream: BinaryIO, name: str, jsonl: bool | None = None) -> tuple[bool, Iterator[Record]]:
+    """Split an input into documents: ``(is_jsonl, records)``.
+
+    The input is JSON Lines when ``jsonl`` is true, when ``name`` ends in ``.jsonl`` or
+    ``.ndjson``, or when its first non-blank line is a complete JSON value on its own and
+    at least one more non-blank line follows (a pretty-printed document's first line,
+    ``{``, never parses alone). JSON Lines are streamed line by line (blank lines are
+    skipped, line numbers count every physical line); anything else is one document.
+    """
+    if jsonl is None and is_jsonl_name(name):
+        jsonl = True
+    if jsonl:
+        return True, _lines(iter(stream), 0)
+    head: list[bytes] = []
+    it = iter(stream)
+    first = None
+    for raw in it:
+        head.append(raw)
+        if raw.strip():
+            first = raw
+            break
+    if first is not None and jsonl is None and _parses(first):
+        for raw in it:
+            head.append(raw)
+            if raw.strip():
+                return True, _chain_lines(head, it)
+    rest = stream.read()
+    return False, iter((Record(b"".join(head) + rest, None),))
+
+
+def _chain_lines(head: list[bytes], it: Iterator[bytes]) -> Iterator[Record]:
+    yield from _lines(iter(head), 0)
+    yield from _lines(it, len(head))
+
+
+def _lines(it: Iterable[bytes], start: int) -> Iterator[Record]:
+    n = start
+    for raw in it:
+        n += 1
+        data = raw.rstrip(b"\r\n")
+        if data.strip():
+            yield Record(data, n)
+
+
+# --- outputs -----------------------------------------------------------------------------
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class AtomicWriter:
+    """Write ``path`` atomically: a temporary file in the same directory, renamed on :meth:`commit`.
+
+    Only for regular files (use :func:`writer_for`, which picks it when it fits).
+
+    :meth:`abort` removes the temporary file and leaves any existing ``path`` untouched.
+    An existing file's permission bits are kept; a new file gets ``0o666 & ~umask``.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.fchmod(fd, mode)
+        self._f: IO[bytes] | None = os.fdopen(fd, "wb")
+
+    def write(self, data: bytes) -> None:
+        assert self._f is not None
+        self._f.write(data)
+
+    def flush(self) -> None:
+        if self._f is not None:
+            self._f.flush()
+
+    def commit(self) -> None:
+        """Flush, close and rename into place."""
+        if self._f is None:
+            return
+        f, self._f = self._f, None
+        try:
+            f.close()
+            os.replace(self._tmp, self.path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(self._tmp)
+            raise
+
+    def abort(self) -> None:
+        """Drop everything written; ``path`` stays as it was."""
+        if self._f is None:
+            return
+        f, self._f = self._f, None
+        with contextlib.suppress(OSError):
+            f.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self._tmp)
+
+
+class _Stdout:
+    """stdout with the :class:`AtomicWriter` interface."""
+
+    def __init__(self) -> None:
+        self._f = sys.stdout.buffer
+
+    def write(self, data: bytes) -> None:
+        self._f.write(data)
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def commit(self) -> None:
+        self._f.flush()
+
+    def abort(self) -> None:
+        with contextlib.suppress(OSError):
+            self._f.flush()
+
+
+class _Direct:
+    """A device or pipe (``/dev/null``, a FIFO), written in place: it cannot be replaced atomically."""
+
+    def __init__(self, path: str) -> None:
+        self._f: IO[bytes] | None = open(path, "wb")
+
+    def write(self, data: bytes) -> None:
+        assert self._f is not None
+        self._f.write(data)
+
+    def flush(self) -> None:
+        if self._f is not None:
+            self._f.flush()
+
+    def commit(self) -> None:
+        if self._f is not None:
+            f, self._f = self._f, None
+            f.close()
+
+    def abort(self) -> None:
+        with contextlib.suppress(OSError):
+            self.commit()
+
+
+Output = AtomicWriter | _Direct | _Stdout
+
+
+def writer_for(path: str) -> AtomicWriter | _Direct:
+    """An atomic writer for a regular (or new) file, through symlinks; a direct one for anything else.
+
+    Raises:
+        OSError: the file cannot be created.
+    """
+    real = os.path.realpath(path)
+    try:
+        regular = stat.S_ISREG(os.stat(real).st_mode)
+    except FileNotFoundError:
+        regular = True
+    return AtomicWriter(real) if regular else _Direct(path)
+
+
+def open_output(path: str | None) -> Output:
+    """An output for ``path`` (``None`` or ``-``: stdout); exits 74 if it cannot be created."""
+    if path is None or path == "-":
+        return _Stdout()
+    try:
+        return writer_for(path)
+    except OSError as exc:
+        die(f"cannot write output: {exc.strerror}", exits.EX_IOERR, path)
+
+
+def output_failed(path: str | None, exc: OSError) -> NoReturn:
+    """Exit 74 after a write error on ``path`` (stdout when ``None``)."""
+    if isinstance(exc, BrokenPipeError):
+        # the reader went away (e.g. `| head`): say nothing more on a dead pipe
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(exits.EX_IOERR)
+    die(f"cannot write output: {exc.strerror}", exits.EX_IOERR, path or "<stdout>")
+
+
+def echo(line: str) -> None:
+    """Print one line on stdout; a closed pipe or full disk ends the run with exit 74."""
+    try:
+        click.echo(line)
+    except OSError as exc:
+        output_failed(None, exc)
+
+
+# --- diagnostics -------------------------------------------------------------------------
+
+
+def _where(name: str, line: int | None) -> str:
+    return f"{name}:{line}: " if line is not None else f"{name}: "
+
+
+def error_kind(exc: EnvglotError) -> str:
+    """The ``kind`` of an error record in ``--log``: the exception class in snake_case."""
+    import re
+
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
+
+
+class LogWriter:
+    """``--log FILE``: one JSON object per line for every diagnostic and error of the run.
+
+    Fields: ``file``, ``line`` (JSON Lines input, else null), ``kind`` (a diagnostic kind,
+    or ``parse_error``/``detect_error``/``unsupported_error``/... for errors), ``path``,
+    ``message``, ``dialect`` and ``lossy``. Written atomically when the run ends.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self._out = writer_for(path)
+        except OSError as exc:
+            die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, path)
+
+    def record(
+        self, name: str, line: int | None, kind: str, path: str | None, message: str, dialect: str | None, lossy: bool
+    ) -> None:
+        rec = {
+            "file": name,
+            "line": line,
+            "kind": kind,
+            "path": path,
+            "message": message,
+            "dialect": dialect,
+            "lossy": lossy,
+        }
+        try:
+            self._out.write(_ENC.encode(rec) + b"\n")
+        except OSError as exc:
+            die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
+
+    def close(self) -> None:
+        try:
+            self._out.commit()
+        except OSError as exc:
+            die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
+
+
+class Stderr:
+    """Human-readable messages on stderr, mirrored into ``--log`` when given.
+
+    Lossy diagnostics print as ``warning: $.path: message`` (unless ``quiet``), notes
+    (non-lossy diagnostics) as ``note: ...`` only when ``verbose``; JSON Lines input
+    prefixes ``FILE:LINE:``. Errors print as ``FILE[:LINE]: error: message (at $.path)``.
+    """
+
+    __slots__ = ("log", "quiet", "verbose")
+
+    def __init__(self, *, verbose: bool = False, quiet: bool = False, log: LogWriter | None = None) -> None:
+        self.verbose = verbose
+        self.quiet = quiet
+        self.log = log
+
+    def diagnostics(self, name: str, line: int | None, diags: Iterable[Diagnostic]) -> None:
+        prefix = _where(name, line) if line is not None else ""
+        for d in diags:
+            if self.log is not None:
+                self.log.record(name, line, str(d.kind), d.path, d.message, d.dialect, d.lossy)
+            if d.lossy and not self.quiet:
+                click.echo(f"{prefix}warning: {d.path}: {d.message}", err=True)
+            elif not d.lossy and self.verbose:
+                click.echo(f"{prefix}note: {d.path}: {d.message}", err=True)
+
+    def note(self, name: str, line: int | None, message: str) -> None:
+        """A remark shown only with ``-v`` (not logged)."""
+        if self.verbose:
+            prefix = _where(name, line) if line is not None else ""
+            click.echo(f"{prefix}note: {message}", err=True)
+
+    def refused(self, name: str, line: int | None, exc: UnsupportedError, why: str) -> None:
+        """A document refused for loss: its lossy diagnostics as warnings, then one error line."""
+        diags: list[Diagnostic] = [d for d in exc.diagnostics if isinstance(d, Diagnostic)]
+        quiet, self.quiet = self.quiet, False
+        try:
+            self.diagnostics(name, line, diags)
+        finally:
+            self.quiet = quiet
+        exc.located(source=name, line=line)
+        if self.log is not None:
+            self.log.record(name, line, error_kind(exc), exc.path, exc.message, exc.dialect, True)
+        n = len(diags)
+        click.echo(f"{_where(name, line)}error: {why}: {n} lossy diagnostic{'' if n == 1 else 's'}", err=True)
+
+    def error(self, name: str, line: int | None, exc: EnvglotError) -> None:
+        exc.located(source=name, line=line)
+        if self.log is not None:
+            self.log.record(name, line, error_kind(exc), exc.path, exc.message, exc.dialect, False)
+        message = exc.message
+        if exc.path and exc.path not in message:
+            message += f" (at {exc.path})"
+        click.echo(f"{_where(name, line)}error: {message}", err=True)
+
+
+class RunStatus:
+    """What happened in a run, and the exit code it earns (74 > 66 > 65 > 1 > 0).
+
+    Attributes:
+        records: documents read.
+        bad: records that are not valid input (exit 65).
+        failed: records refused or failing a check (exit 1): lossy with ``--unsupported
+            raise``, validation failures.
+        lossy: records whose conversion lost information (exit 1 with ``--fail-if-lossy``).
+        missing: inputs that could not be read (exit 66).
+    """
+
+    __slots__ = ("bad", "failed", "lossy", "missing", "records")
+
+    def __init__(self) -> None:
+        self.records = self.bad = self.failed = self.lossy = self.missing = 0
+
+    def exit_code(self, fail_if_lossy: bool = False) -> int:
+        if self.missing:
+            return exits.EX_NOINPUT
+        if self.bad:
+            return exits.EX_DATAERR
+        if self.failed or (fail_if_lossy and self.lossy):
+            return exits.EX_FAILED
+        return exits.EX_OK
+
+
+def outcome_ok(envelope: bytes, dialect: str, mappings: Mappings) -> bool:
+    """The success flag of an envelope of ``dialect`` (read through its reader)."""
+    from ..api import read
+
+    return read(envelope, dialect, mappings=mappings).ok

@@ -1,0 +1,199 @@
+"""``envglot convert``: one document or a JSON Lines stream, from any dialect to any writable one."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import msgspec
+
+from ..api import Converter
+from ..errors import EnvglotError, UnsupportedError
+from ..transport import wrap_bytes
+from . import exits, main
+from .common import (
+    DialectType,
+    LogWriter,
+    RunStatus,
+    Stderr,
+    die,
+    load_mappings,
+    mappings_option,
+    open_input,
+    open_output,
+    outcome_ok,
+    output_failed,
+    parse_context,
+    read_records,
+)
+
+__all__ = ["convert"]
+
+_EPILOG = """\b
+Exit codes:
+  0   converted (warnings allowed)
+  1   lossy with --fail-if-lossy, or a lossy document refused by --unsupported raise
+  2   usage error (unknown dialect, bad option)
+  65  invalid input: not JSON, not an envelope, breaks its dialect's contract
+  66  the input file is missing or unreadable
+  74  the output (or --log) cannot be written
+"""
+
+
+@main.command(epilog=_EPILOG, short_help="Convert envelopes (JSON or JSON Lines) to another dialect.")
+@click.argument("file", default="-", metavar="[FILE|-]")
+@click.option("-t", "--to", "--write", "to", required=True, type=DialectType(writable=True), help="Target dialect.")
+@click.option(
+    "-f",
+    "--from",
+    "--read",
+    "from_",
+    type=DialectType(auto=True),
+    help="Source dialect (default: auto, detected per document).",
+)
+@click.option("-o", "--output", metavar="FILE", help="Write here (atomically) instead of stdout.")
+@click.option(
+    "--unsupported",
+    type=click.Choice(["ignore", "warn", "raise"]),
+    default="warn",
+    show_default=True,
+    help="Lossy conversions: ignore silently, warn on stderr, or refuse the document.",
+)
+@click.option(
+    "--preserve", is_flag=True, help="Carry what the target cannot say as a residue (round trips restore it)."
+)
+@click.option("--fail-if-lossy", is_flag=True, help="Exit 1 if anything was lost (the output is still written).")
+@click.option("--pretty", "style", flag_value="pretty", help="Indented output (2 spaces).")
+@click.option("--compact", "style", flag_value="compact", help="One-line output (the default).")
+@click.option("--native", "style", flag_value="native", help="Print as the target's real emitter does.")
+@mappings_option
+@click.option("--log", "log_path", metavar="FILE", help="Write every diagnostic and error as JSON lines to FILE.")
+@click.option("--jsonl", is_flag=True, default=None, help="Treat the input as JSON Lines (one document per line).")
+@click.option(
+    "--wrap",
+    type=click.Choice(["mcp"]),
+    help="Wrap each output envelope in an MCP CallToolResult (isError mirrors its failure).",
+)
+@click.option(
+    "--context",
+    "context",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Value for a field the target requires but the source lacks (KEY:=JSON for non-strings). Repeatable.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Also show notes (synthesized values, unwrapping, ...).")
+def convert(
+    file: str,
+    to: str,
+    from_: str | None,
+    output: str | None,
+    unsupported: str,
+    preserve: bool,
+    fail_if_lossy: bool,
+    style: str | None,
+    mappings: tuple[str, ...],
+    log_path: str | None,
+    jsonl: bool | None,
+    wrap: str | None,
+    context: tuple[str, ...],
+    verbose: bool,
+) -> None:
+    """Convert an envelope (or JSON Lines of envelopes) to dialect DIALECT.
+
+    Reads FILE (or stdin when FILE is - or missing) and writes stdout unless -o is
+    given. The source dialect is detected per document unless -f is given; an MCP
+    CallToolResult is unwrapped first. Lossy conversions print `warning:` lines on
+    stderr with the JSON path in the source document.
+
+    JSON Lines (FILE ends in .jsonl/.ndjson, --jsonl, or the first non-blank line is a
+    whole JSON document and more lines follow) are streamed: each good line is converted
+    in order, a bad line is reported as FILE:LINE and the run ends with exit 65.
+
+    \b
+    Examples:
+      envglot convert examples/dotbot/structure-ok.json -t response-v2
+      cat reply.json | envglot convert -t errorcode --pretty
+      envglot convert log.jsonl -f errorcode -t response-v2 -o out.jsonl --log diag.jsonl
+      envglot convert reply.json -t code-graph --context workspace.root=/src/app
+      envglot convert reply.json -t response-v2 --unsupported raise
+      envglot convert reply.json -t errorcode --wrap mcp
+    """
+    ctx_values = parse_context(context)
+    m = load_mappings(mappings)
+    log = LogWriter(log_path) if log_path else None
+    err = Stderr(verbose=verbose, quiet=unsupported == "ignore", log=log)
+    status = RunStatus()
+    try:
+        with open_input(file) as (name, stream):
+            try:
+                is_jsonl, records = read_records(stream, name, jsonl)
+            except OSError as exc:
+                die(f"cannot read input: {exc.strerror}", exits.EX_NOINPUT, name)
+            if is_jsonl and style not in (None, "compact"):
+                err.note(name, None, f"JSON Lines output is one compact document per line; --{style} ignored")
+            conv = Converter(
+                to,
+                from_,
+                preserve=preserve,
+                unsupported="raise" if unsupported == "raise" else "ignore",
+                mappings=m,
+                style="compact" if is_jsonl or style is None else style,  # type: ignore[arg-type]
+                context=ctx_values,
+            )
+            out = open_output(output)
+            try:
+                for rec in records:
+                    status.records += 1
+                    line = rec.line if is_jsonl else None
+                    try:
+                        result = conv.conversion(rec.data)
+                        if verbose and result.unwrapped:
+                            err.note(
+                                name, line, f"unwrapped an MCP CallToolResult; read the envelope as {result.source}"
+                            )
+                        elif verbose and from_ is None:
+                            err.note(name, line, f"detected {result.source}")
+                        body = result.output
+                        if wrap == "mcp":
+                            body = wrap_bytes(body, not outcome_ok(body, result.target, m))
+                            if style == "pretty" and not is_jsonl:
+                                body = msgspec.json.format(body, indent=2)
+                    except UnsupportedError as exc:
+                        status.failed += 1
+                        err.refused(name, line, exc, "lossy conversion refused (--unsupported raise)")
+                        continue
+                    except EnvglotError as exc:
+                        status.bad += 1
+                        err.error(name, line, exc)
+                        continue
+                    err.diagnostics(name, line, result.diagnostics)
+                    if result.lossy:
+                        status.lossy += 1
+                    try:
+                        out.write(body + b"\n")
+                    except OSError as exc:
+                        out.abort()
+                        output_failed(output, exc)
+            except OSError as exc:
+                out.abort()
+                die(f"cannot read input: {exc.strerror}", exits.EX_NOINPUT, name)
+            except BaseException:
+                out.abort()
+                raise
+            skipped = status.bad + status.failed
+            if skipped and is_jsonl:
+                click.echo(f"{name}: {skipped} of {status.records} records not converted", err=True)
+            try:
+                if is_jsonl or status.records > skipped:
+                    out.commit()
+                else:
+                    out.abort()
+            except OSError as exc:
+                output_failed(output, exc)
+    finally:
+        if log is not None:
+            log.close()
+    code = status.exit_code(fail_if_lossy)
+    if code == exits.EX_FAILED and fail_if_lossy and status.lossy:
+        click.echo(f"error: {status.lossy} lossy document(s) (--fail-if-lossy)", err=True)
+    sys.exit(code)

@@ -1,0 +1,154 @@
+"""JSON Schema (2020-12) of each dialect's wire envelope, generated with ``msgspec.json.schema``.
+
+``json_schema(dialect)`` describes the dialect module's ``Envelope`` Struct with its
+components under ``$defs``; ``json_schema(dialect, inline=True)`` resolves every
+``$ref`` so the result is one self-contained object schema, usable as an MCP tool's
+``outputSchema`` (root ``"type": "object"``, no ``$ref``, no ``$defs``).
+
+legacy-v1 has no single wire Struct (its tools returned free-form dicts), so its schema
+is built from :class:`LegacyV1Envelope`: the keys the dialect reader interprets, every
+one optional, other keys allowed.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import operator
+import types
+import typing
+from typing import Any
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .dialects import get_dialect
+from .dialects.legacy_v1 import InterimMeta
+from .errors import EnvglotError
+
+__all__ = ["SCHEMA_DIALECT", "LegacyV1Envelope", "inline_refs", "json_schema"]
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+"""The ``$schema`` every generated schema declares (MCP's default dialect)."""
+
+
+class LegacyInterimData(Struct):
+    """``data`` of the interim envelope: the payload plus the reserved ``_meta``/``_warnings`` keys."""
+
+    meta: InterimMeta | None = msgspec.field(default=None, name="_meta")
+    warnings: list[str] | None = msgspec.field(default=None, name="_warnings")
+
+
+class LegacyV1Envelope(Struct):
+    """A legacy foundry-mcp response: a flat per-tool dict, or the interim ``{success, data, error}``."""
+
+    success: bool | None = None
+    found: bool | None = None
+    error: str | None = None
+    schema_version: str | None = None
+    data: LegacyInterimData | None = None
+
+
+def _absent() -> Raw:
+    return Raw(b"")
+
+
+def _shadow_type(tp: Any, cache: dict[type, type]) -> Any:
+    """``tp`` with every Struct class replaced by its schema-safe shadow."""
+    if isinstance(tp, type) and issubclass(tp, Struct):
+        return _shadow_struct(tp, cache)
+    origin = typing.get_origin(tp)
+    if origin is None:
+        return tp
+    args = typing.get_args(tp)
+    if origin is typing.Literal:
+        return tp
+    new = tuple(_shadow_type(a, cache) for a in args)
+    if new == args:
+        return tp
+    if origin is types.UnionType or origin is typing.Union:
+        return functools.reduce(operator.or_, new)
+    return origin[new if len(new) > 1 else new[0]]
+
+
+def _shadow_struct(cls: type[Struct], cache: dict[type, type]) -> type:
+    """A copy of ``cls`` whose ``Raw`` defaults become factories (``msgspec`` cannot encode a Raw default).
+
+    Name, docstring, wire names and ``forbid_unknown_fields`` are kept, so the generated
+    schema is the one of ``cls``; the placeholder default is simply not shown.
+    """
+    hit = cache.get(cls)
+    if hit is not None:
+        return hit
+    hints = typing.get_type_hints(cls)
+    info = cls.__struct_config__
+    specs: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    rename: dict[str, str] = {}
+    for f in msgspec.structs.fields(cls):
+        ftype = _shadow_type(hints[f.name], cache)
+        rename[f.name] = f.encode_name
+        if f.default is msgspec.NODEFAULT and f.default_factory is msgspec.NODEFAULT:
+            specs.append((f.name, ftype))
+        elif isinstance(f.default, Raw):
+            specs.append((f.name, ftype, msgspec.field(default_factory=_absent)))
+        elif f.default is not msgspec.NODEFAULT:
+            specs.append((f.name, ftype, f.default))
+        else:
+            specs.append((f.name, ftype, msgspec.field(default_factory=f.default_factory)))
+    shadow = msgspec.defstruct(
+        cls.__name__,
+        specs,
+        namespace={"__doc__": cls.__doc__},
+        rename=rename,
+        forbid_unknown_fields=info.forbid_unknown_fields,
+        kw_only=True,
+    )
+    cache[cls] = shadow
+    return shadow
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Resolve every local ``$ref`` (``#/$defs/Name``) into a copy of its definition.
+
+    Raises:
+        EnvglotError: a definition refers to itself (directly or not), which cannot be inlined.
+    """
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref[len("#/$defs/") :]
+                if name in seen:
+                    raise EnvglotError(f"schema component {name!r} is recursive and cannot be inlined")
+                target = resolve(copy.deepcopy(defs[name]), (*seen, name))
+                rest = {k: resolve(v, seen) for k, v in node.items() if k not in ("$ref", "$defs")}
+                return {**target, **rest}
+            return {k: resolve(v, seen) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [resolve(v, seen) for v in node]
+        return node
+
+    out = resolve(schema, ())
+    assert isinstance(out, dict)
+    return out
+
+
+def json_schema(dialect: str, inline: bool = False) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of ``dialect``'s wire envelope.
+
+    Args:
+        dialect: a dialect name (or alias) as ``envglot dialects`` lists them.
+        inline: resolve every ``$ref`` into one self-contained schema whose root is
+            ``{"type": "object", ...}`` (what an MCP ``outputSchema`` must be).
+
+    Raises:
+        UnknownDialectError: ``dialect`` is not a dialect name.
+    """
+    mod = get_dialect(dialect)
+    envelope: type[Struct] = getattr(mod, "Envelope", LegacyV1Envelope)
+    schema = msgspec.json.schema(_shadow_struct(envelope, {}))
+    if inline:
+        schema = inline_refs(schema)
+    return {"$schema": SCHEMA_DIALECT, **schema}

@@ -1,0 +1,112 @@
+"""envglot.schema: JSON Schemas of the wire envelopes, with $defs or fully inlined (MCP outputSchema)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+
+from envglot.dialects import NAMES, get_dialect
+from envglot.errors import EnvglotError, UnknownDialectError
+from envglot.schema import SCHEMA_DIALECT, LegacyV1Envelope, inline_refs, json_schema
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["$ref"]] if "$ref" in node else []
+        return own + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
+
+
+def _wire_struct(dialect: str) -> type[msgspec.Struct]:
+    return getattr(get_dialect(dialect), "Envelope", LegacyV1Envelope)
+
+
+@pytest.mark.parametrize("dialect", NAMES)
+def test_inline_schema_is_a_self_contained_object_schema(dialect: str) -> None:
+    s = json_schema(dialect, inline=True)
+    assert s["$schema"] == SCHEMA_DIALECT
+    assert s["type"] == "object"
+    assert "$defs" not in s
+    assert _refs(s) == []
+    msgspec.json.encode(s)  # plain JSON all the way down
+
+
+@pytest.mark.parametrize("dialect", NAMES)
+def test_schema_with_defs_refers_to_the_envelope(dialect: str) -> None:
+    s = json_schema(dialect)
+    assert s["$schema"] == SCHEMA_DIALECT
+    name = s["$ref"].removeprefix("#/$defs/")
+    assert s["$defs"][name]["type"] == "object"
+    assert all(r.removeprefix("#/$defs/") in s["$defs"] for r in _refs(s))
+
+
+@pytest.mark.parametrize("dialect", NAMES)
+def test_properties_and_required_are_the_wire_fields(dialect: str) -> None:
+    """Property names are the wire spellings (camelCase for code-graph), required as the Struct says."""
+    fields = msgspec.structs.fields(_wire_struct(dialect))
+    s = json_schema(dialect, inline=True)
+    assert list(s["properties"]) == [f.encode_name for f in fields]
+    assert s["required"] == [f.encode_name for f in fields if f.required]
+
+
+def test_nested_structs_are_inlined_with_their_constraints() -> None:
+    s = json_schema("code-graph", inline=True)
+    data = s["properties"]["data"]
+    assert data["type"] == "object"
+    assert {"requestId", "generatedAt", "workspace", "result", "meta"} <= set(data["required"])
+    assert data["properties"]["meta"]["properties"]["approxTokens"] == {"type": "integer"}
+    assert data["additionalProperties"] is False
+    dotbot = json_schema("dotbot", inline=True)
+    assert dotbot["properties"]["status"] == {"enum": ["error", "ok", "warning"]}
+    issue = dotbot["properties"]["errors"]["items"]
+    assert issue["required"] == ["code", "message"]
+
+
+def test_raw_payload_fields_accept_any_json_and_show_no_placeholder_default() -> None:
+    props = json_schema("response-v2", inline=True)["properties"]
+    assert props["data"] == {}
+    rate_limit = props["meta"]["properties"]["rate_limit"]
+    assert rate_limit == {}
+
+
+def test_legacy_v1_schema_allows_any_tool_fields() -> None:
+    s = json_schema("legacy-v1", inline=True)
+    assert s["required"] == []
+    assert "additionalProperties" not in s
+    assert set(s["properties"]["data"]["anyOf"][0]["properties"]) == {"_meta", "_warnings"}
+
+
+def test_aliases_and_unknown_names() -> None:
+    assert json_schema("v2") == json_schema("response-v2")
+    with pytest.raises(UnknownDialectError, match="did you mean 'errorcode'"):
+        json_schema("errorcod")
+
+
+def test_deterministic() -> None:
+    assert msgspec.json.encode(json_schema("dotbot", inline=True)) == msgspec.json.encode(
+        json_schema("dotbot", inline=True)
+    )
+
+
+def test_inline_refs_resolves_nested_references_and_keeps_siblings() -> None:
+    schema = {
+        "$ref": "#/$defs/A",
+        "$defs": {
+            "A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B", "description": "the b"}}},
+            "B": {"type": "object", "properties": {"n": {"type": "integer"}}},
+        },
+    }
+    assert inline_refs(schema) == {
+        "type": "object",
+        "properties": {"b": {"type": "object", "properties": {"n": {"type": "integer"}}, "description": "the b"}},
+    }
+
+
+def test_inline_refs_refuses_recursive_components() -> None:
+    schema = {"$ref": "#/$defs/A", "$defs": {"A": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}}}
+    with pytest.raises(EnvglotError, match="recursive"):
+        inline_refs(schema)
