@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .api import Conversion, Converter, convert, conversion, detect, read, write
+from .api import Conversion, Converter, conversion, convert, detect, read, write
 from .canonical import Envelope, Problem
 from .diagnostics import Diagnostic, Kind, Report
 from .dialects import NAMES as DIALECTS
@@ -19,6 +19,25 @@ from .pyresult import Result
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "migrate": "migration",
+    "Migrator": "migration",
+    "MigrationReport": "migration",
+    "validate": "validation",
+    "Violation": "validation",
+    "json_schema": "schema",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Import the batch, validation and schema APIs on first use (keeps ``import envglot`` fast)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'envglot' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
 __all__ = [
     "DIALECTS",
     "Conversion",
@@ -29,17 +48,23 @@ __all__ = [
     "EnvglotError",
     "Kind",
     "MappingError",
+    "MigrationReport",
+    "Migrator",
     "ParseError",
     "Problem",
     "Report",
     "Result",
     "UnknownDialectError",
     "UnsupportedError",
+    "Violation",
     "__version__",
-    "convert",
     "conversion",
+    "convert",
     "detect",
+    "json_schema",
     "load_mappings",
+    "migrate",
     "read",
+    "validate",
     "write",
 ]

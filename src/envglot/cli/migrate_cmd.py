@@ -1,1 +1,365 @@
-"""envglot migrate (filled in by the batch-migration work)."""
+"""``envglot migrate``: move stored responses (files, trees, JSON Lines, .gz) to one dialect.
+
+The engine is :func:`envglot.migrate` (module `envglot.migration`); this module parses options, draws the
+progress line on an interactive stderr, prints the summary table and sets the exit code.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from concurrent.futures.process import BrokenProcessPool
+from types import FrameType
+from typing import Any
+
+import click
+
+from ..errors import EnvglotError
+from ..migration import (
+    DEFAULT_CHUNK_BYTES,
+    EX_INTERRUPTED,
+    UNDETECTED,
+    MigrationError,
+    MigrationReport,
+    Progress,
+    migrate,
+)
+from . import exits, main
+from .common import DialectType, die, load_mappings, mappings_option, parse_context
+
+__all__ = ["format_summary", "migrate_command"]
+
+EX_SOFTWARE = 70
+"""A worker process died (a bug or the OOM killer), not bad input."""
+
+_EPILOG = """\b
+Examples:
+  envglot migrate archive/ --out migrated/
+  envglot migrate logs/ --in-place            # keeps each original as FILE.bak
+  envglot migrate archive/ --check            # exit 1 if anything would change
+  zcat day.jsonl.gz | envglot migrate - > day.v2.jsonl
+
+\b
+Exit codes:
+  0    every record converted or passed through
+  1    some records rejected (see --rejects), or --check found work to do
+  2    usage error
+  65   --max-errors exceeded: the run stopped early
+  66   an input is missing or unreadable (other files were still migrated)
+  74   an output, backup or the rejects file cannot be written
+  70   a worker process died (the file in progress is not written)
+  130  interrupted (committed outputs are complete; nothing is half-written)
+"""
+
+_SUFFIXES = {"": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
+
+
+class _Size(click.ParamType):
+    """A byte count: ``4194304``, ``512K``, ``4M``/``4MiB``."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        s = str(value).strip().lower()
+        num = s.rstrip("kmib")
+        unit = s[len(num) :]
+        if unit not in _SUFFIXES or not num.isdigit() or int(num) < 1:
+            self.fail(f"{value!r} is not a size such as 4194304, 512K or 4M", param, ctx)
+        return int(num) * _SUFFIXES[unit]
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.1f} MB" if n >= 1e5 else f"{n / 1e3:,.1f} kB"
+
+
+class _ProgressLine:
+    """One self-rewriting status line on stderr: records, MB, rate, ETA (at most 10 redraws/s)."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.drawn = False
+
+    def __call__(self, p: Progress) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.1:
+            return
+        self.last = now
+        rate = p.records / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        mbs = p.bytes_done / 1e6 / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        parts = []
+        if p.bytes_total:
+            frac = min(p.bytes_done / p.bytes_total, 1.0)
+            bar = "#" * int(frac * 20)
+            parts.append(f"[{bar:<20}] {frac:4.0%}")
+            parts.append(f"{p.bytes_done / 1e6:,.1f}/{p.bytes_total / 1e6:,.1f} MB")
+        else:
+            parts.append(f"{p.bytes_done / 1e6:,.1f} MB")
+        parts.append(f"{p.records:,} records")
+        parts.append(f"{rate:,.0f} rec/s, {mbs:,.1f} MB/s")
+        parts.append(f"file {min(p.files_done + 1, p.files_total)}/{p.files_total}")
+        if p.bytes_total and p.bytes_done and mbs > 0:
+            eta = max(p.bytes_total - p.bytes_done, 0) / 1e6 / mbs
+            parts.append(f"ETA {int(eta // 60)}:{int(eta % 60):02d}")
+        sys.stderr.write("\r\x1b[K" + "  ".join(parts))
+        sys.stderr.flush()
+        self.drawn = True
+
+    def clear(self) -> None:
+        if self.drawn:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def format_summary(rep: MigrationReport) -> str:
+    """The human summary printed at the end of a run (the same facts as ``--report``)."""
+    verb = "checked" if rep.mode == "check" else "migrated"
+    done = rep.files_total - len(rep.not_processed)
+    files_n = f"{done:,} of {rep.files_total:,}" if rep.not_processed else f"{rep.files_total:,}"
+    head = (
+        f"{verb} {files_n} file(s) to {rep.target} in {rep.elapsed_s:.2f} s: "
+        f"{rep.records:,} records ({rep.records_per_s:,.0f} records/s, {rep.mb_per_s:,.2f} MB/s)"
+    )
+    cols = ("source dialect", "records", "converted", "passed through", "rejected", "lossy")
+    rows: list[tuple[str, ...]] = []
+    for name, c in sorted(rep.by_source.items(), key=lambda kv: (kv[0] == UNDETECTED, kv[0])):
+        rows.append((name, *(f"{v:,}" for v in (c.records, c.converted, c.passed_through, c.rejected, c.lossy))))
+    totals = (rep.records, rep.converted, rep.passed_through, rep.rejected, rep.lossy)
+    rows.append(("total", *(f"{v:,}" for v in totals)))
+    widths = [max(len(r[i]) for r in (cols, *rows)) for i in range(len(cols))]
+
+    def fmt(r: tuple[str, ...]) -> str:
+        return "  " + "  ".join(v.ljust(widths[0]) if i == 0 else v.rjust(widths[i]) for i, v in enumerate(r))
+
+    lines = [head, "", fmt(cols), *(fmt(r) for r in rows), ""]
+    would = "would change" if rep.mode == "check" else "changed"
+    files = f"  files: {rep.files_changed:,} {would}, {rep.files_unchanged:,} unchanged"
+    if rep.mode != "check":
+        files += f", {rep.files_written:,} written"
+    if rep.backups:
+        files += f", {rep.backups:,} backups"
+    if rep.failed:
+        files += f", {len(rep.failed):,} failed"
+    lines.append(files)
+    lines.append(f"  bytes: {_mb(rep.bytes_in)} in, {_mb(rep.bytes_out)} out")
+    if rep.unwrapped:
+        lines.append(f"  unwrapped: {rep.unwrapped:,} records were MCP CallToolResults (written as bare envelopes)")
+    if rep.rejected:
+        where = f" -> {rep.rejects_file}" if rep.rejects_file else " (not written: --check without --rejects)"
+        lines.append(f"  rejected: {rep.rejected:,} records{where}")
+    return "\n".join(lines)
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@main.command("migrate", epilog=_EPILOG, short_help="Migrate stored responses (files, trees, logs).")
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option(
+    "-t",
+    "--to",
+    "to",
+    default="response-v2",
+    show_default=True,
+    type=DialectType(writable=True),
+    help="Target dialect.",
+)
+@click.option(
+    "-f", "--from", "from_", type=DialectType(auto=True), help="Force the source dialect (default: detect per record)."
+)
+@click.option("-o", "--out", metavar="DIR", help="Mirror the inputs under DIR (same names, container, gzip).")
+@click.option("-i", "--in-place", is_flag=True, help="Rewrite changed inputs in place (atomically, with a backup).")
+@click.option(
+    "--backup",
+    metavar="SUFFIX",
+    default=".bak",
+    show_default=True,
+    help="With --in-place: keep each changed original as FILE+SUFFIX (never overwritten).",
+)
+@click.option("--no-backup", is_flag=True, help="With --in-place: keep no backup (rejects still keep bad records).")
+@click.option(
+    "--rejects",
+    metavar="FILE",
+    help="Append rejected records (JSON Lines, original bytes kept). Default: .envglot-rejects.jsonl in the "
+    "--out directory, else in the first input's directory.",
+)
+@click.option("--report", metavar="FILE", help="Write the summary as JSON to FILE.")
+@click.option(
+    "--check",
+    "--dry-run",
+    "check",
+    is_flag=True,
+    help="Convert in memory and report; write nothing; exit 1 if anything would change.",
+)
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: number of CPUs).")
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Files to take from directories (repeatable; default *.json *.jsonl *.ndjson and their .gz).",
+)
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Files or directories to skip (repeatable).")
+@mappings_option
+@click.option(
+    "--unsupported",
+    type=click.Choice(["ignore", "warn", "raise"]),
+    default="warn",
+    show_default=True,
+    help="Lossy records: convert silently, convert and count them (warn), or reject them (raise).",
+)
+@click.option("--preserve", is_flag=True, help="Carry what the target cannot say as a residue (round trips restore).")
+@click.option(
+    "--context",
+    "context",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Value for a field the target requires but the source lacks (KEY:=JSON for non-strings). Repeatable.",
+)
+@click.option(
+    "--style",
+    type=click.Choice(["compact", "pretty", "native"]),
+    default="compact",
+    show_default=True,
+    help="Layout of converted .json documents (JSON Lines records are always one line).",
+)
+@click.option("--max-errors", type=click.IntRange(min=0), metavar="N", help="Stop after more than N rejects.")
+@click.option(
+    "--chunk-size",
+    type=_Size(),
+    default=DEFAULT_CHUNK_BYTES,
+    help="JSON Lines chunk handed to a worker, in whole lines (default 1M); bounds memory with --jobs.",
+)
+@click.option("--progress/--no-progress", default=None, help="Progress line on stderr (default: when stderr is a TTY).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors are still printed).")
+@click.pass_context
+def migrate_command(
+    ctx: click.Context,
+    inputs: tuple[str, ...],
+    to: str,
+    from_: str | None,
+    out: str | None,
+    in_place: bool,
+    backup: str,
+    no_backup: bool,
+    rejects: str | None,
+    report: str | None,
+    check: bool,
+    jobs: int | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    mappings: tuple[str, ...],
+    unsupported: str,
+    preserve: bool,
+    context: tuple[str, ...],
+    style: str,
+    max_errors: int | None,
+    chunk_size: int,
+    progress: bool | None,
+    quiet: bool,
+) -> None:
+    """Migrate stored responses to one dialect (default response-v2), record by record.
+
+    INPUT is a file, a directory (walked recursively) or - for JSON Lines on stdin. .json
+    files hold one document; .jsonl/.ndjson one per line; .gz forms are read and written
+    compressed. The source dialect is detected per record (or forced with -f); records
+    already in the target pass through byte-identical. Records that cannot be converted
+    go to the rejects file with their original bytes and are left out of the output.
+    See docs/migration.md.
+    """
+    backup_given = ctx.get_parameter_source("backup") is click.core.ParameterSource.COMMANDLINE
+    if no_backup and backup_given:
+        raise click.UsageError("--backup and --no-backup exclude each other")
+    if (no_backup or backup_given) and not in_place:
+        raise click.UsageError("--backup/--no-backup only apply with --in-place")
+    if out is not None and in_place:
+        raise click.UsageError("--out and --in-place exclude each other")
+    if check and (out is not None or in_place):
+        raise click.UsageError("--check writes nothing; drop --out/--in-place")
+    if not check and out is None and not in_place and inputs != ("-",):
+        raise click.UsageError("say where the output goes: --out DIR, --in-place, or --check")
+    if not backup and not no_backup:
+        raise click.UsageError("--backup needs a non-empty suffix (use --no-backup for none)")
+    load_mappings(mappings)  # exits 66/65 with a clear message on a bad overlay
+    synth = parse_context(context)
+    show = progress if progress is not None else (sys.stderr.isatty() and not quiet)
+    line = _ProgressLine() if show else None
+    old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        rep = migrate(
+            list(inputs),
+            to=to,
+            from_=from_,
+            out=out,
+            in_place=in_place,
+            backup=None if no_backup else backup,
+            check=check,
+            rejects=rejects,
+            report=report,
+            jobs=jobs,
+            include=include or None,
+            exclude=exclude,
+            unsupported=unsupported,
+            preserve=preserve,
+            mappings=mappings,
+            context=synth,
+            style=style,
+            max_errors=max_errors,
+            chunk_bytes=chunk_size,
+            progress=line,
+        )
+    except MigrationError as exc:
+        die(exc.message, exc.exit_code)
+    except EnvglotError as exc:
+        die(str(exc), exits.EX_USAGE)
+    except KeyboardInterrupt:
+        if line is not None:
+            line.clear()
+        click.echo(
+            "interrupted: outputs already committed are complete; the file in progress was not written "
+            "(its temporary file is removed, or cleaned by the next run)",
+            err=True,
+        )
+        sys.exit(EX_INTERRUPTED)
+    except BrokenProcessPool as exc:
+        if line is not None:
+            line.clear()
+        die(f"a worker process died ({exc}); the file in progress was not written", EX_SOFTWARE)
+    except OSError as exc:  # the --report file (outputs and rejects are reported per file)
+        die(f"cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", exits.EX_IOERR)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    if line is not None:
+        line.clear()
+    _print_outcome(rep, quiet, unsupported)
+    sys.exit(rep.exit_code)
+
+
+def _print_outcome(rep: MigrationReport, quiet: bool, unsupported: str) -> None:
+    err = sys.stderr
+    if rep.mode == "check" and not quiet:
+        for f in rep.changed:
+            print(
+                f"would migrate {f.file}: {f.converted:,} converted, {f.rejected:,} rejected, "
+                f"{f.passed_through:,} unchanged",
+                file=err,
+            )
+    for failure in rep.failed:
+        print(f"{failure.file}: error: {failure.error}", file=err)
+    if rep.stopped is not None:
+        print(f"error: stopped early ({rep.stopped})", file=err)
+        if rep.not_processed:
+            shown = ", ".join(rep.not_processed[:5])
+            more = f" and {len(rep.not_processed) - 5:,} more (see --report)" if len(rep.not_processed) > 5 else ""
+            print(f"not processed (no output written): {shown}{more}", file=err)
+    if not quiet:
+        print(format_summary(rep), file=err)
+        if unsupported == "warn" and rep.lossy:
+            kinds = ", ".join(f"{k} x{n:,}" for k, n in sorted(rep.diagnostics.items()))
+            print(
+                f"warning: {rep.lossy:,} records were converted with loss (diagnostics: {kinds}); "
+                "--unsupported raise rejects them instead",
+                file=err,
+            )

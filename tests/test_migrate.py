@@ -1,0 +1,486 @@
+"""envglot.migration: the per-record Migrator and the file engine (Python API)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import pickle
+import re
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import envglot
+from envglot.migration import (
+    REJECTS_NAME,
+    TEMP_PREFIX,
+    MigrationError,
+    Migrator,
+    clean_stale_temps,
+    migrate,
+    reject_line,
+)
+
+sys.path.insert(0, str(Path(__file__).parent))
+from migrate_corpus import MALFORMED, examples, legacy_variant, make_corpus, mcp_wrapped
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "migration.md"
+
+
+def _records(path: Path) -> list[bytes]:
+    """The records of an output file: one document for .json, non-blank lines for JSON Lines."""
+    data = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    base = path.name.removesuffix(".gz")
+    if base.endswith(".json"):
+        return [data] if data.strip() else []
+    return [ln.rstrip(b"\r") for ln in data.split(b"\n") if ln.strip()]
+
+
+def _outputs(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.startswith(".envglot-")
+    }
+
+
+def _converted(record: bytes) -> bytes:
+    out = Migrator()(record).output
+    assert out is not None
+    return out
+
+
+def _rejects(path: Path) -> list[dict[str, object]]:
+    return [json.loads(ln) for ln in path.read_bytes().splitlines()] if path.exists() else []
+
+
+def _original(rej: dict[str, object]) -> bytes:
+    if "original" in rej:
+        return str(rej["original"]).encode("utf-8")
+    return base64.b64decode(str(rej["original_b64"]))
+
+
+# --------------------------------------------------------------------------- per record
+
+_V2 = b'{"success":true,"data":{"a":1},"error":null,"meta":{"version":"response-v2"}}'
+
+
+@pytest.mark.parametrize(
+    ("record", "status", "source"),
+    [
+        (legacy_variant(0), "converted", "legacy-v1"),
+        (legacy_variant(1), "converted", "legacy-v1"),
+        (legacy_variant(5), "converted", "legacy-v1"),
+        *[(msgspec.json.format(b, indent=-1), "converted", d) for d, _, b in examples() if d != "response-v2"],
+        (_V2, "passed", "response-v2"),
+        (b'  {"success":true,"data":{},"error":null,"meta":{"version":"response-v2"}}  ', "passed", "response-v2"),
+        (mcp_wrapped(legacy_variant(2)), "converted", "legacy-v1"),
+        *[(bad, "rejected", d) for bad, d in MALFORMED],
+    ],
+)
+def test_record_outcomes(record: bytes, status: str, source: str | None) -> None:
+    o = Migrator()(record)
+    assert (o.status, o.source) == (status, source)
+    if status == "passed":
+        assert o.output is record
+    elif status == "converted":
+        assert o.output is not None and b"\n" not in o.output
+        envglot.read(o.output, from_="response-v2")  # validates
+    else:
+        assert o.output is None and o.error and o.error_type
+
+
+@pytest.mark.parametrize(
+    ("record", "data", "error", "meta"),
+    [
+        # flat payload wrapped in data; flags such as `found` stay inside it
+        (b'{"found":false,"task_id":"t-1"}', {"found": False, "task_id": "t-1"}, None, {"version": "response-v2"}),
+        # no success key and a non-empty error: failure, error moved, documented default code/type
+        (
+            b'{"error":"Task not found: task-9"}',
+            {"error_code": "INTERNAL_ERROR", "error_type": "internal"},
+            "Task not found: task-9",
+            {"version": "response-v2"},
+        ),
+        # an empty error is no failure
+        (b'{"specs":[],"error":""}', {"specs": []}, None, {"version": "response-v2"}),
+        # explicit success wins; schema_version dropped
+        (
+            b'{"success":false,"schema_version":"1.0.0","error":"boom","count":0}',
+            {"count": 0, "error_code": "INTERNAL_ERROR", "error_type": "internal"},
+            "boom",
+            {"version": "response-v2"},
+        ),
+        # interim envelope: _meta/_warnings move to meta
+        (
+            b'{"success":true,"data":{"x":1,"_meta":{"version":"1.0","pagination":{"offset":0,"limit":5,'
+            b'"total":9,"has_more":true},"timing":{"duration_ms":7}},"_warnings":["w"]},"error":null}',
+            {"x": 1},
+            None,
+            {
+                "version": "response-v2",
+                "warnings": ["w"],
+                "pagination": {"has_more": True, "total_count": 9, "offset": 0, "limit": 5},
+                "telemetry": {"duration_ms": 7},
+            },
+        ),
+    ],
+)
+def test_legacy_v1_rules(record: bytes, data: object, error: str | None, meta: object) -> None:
+    o = Migrator()(record)
+    assert o.status == "converted" and o.source == "legacy-v1"
+    doc = json.loads(o.output or b"")
+    assert doc == {"success": error is None, "data": data, "error": error, "meta": meta}
+
+
+def test_schema_version_drop_is_reported_and_raise_rejects_it() -> None:
+    rec = b'{"success":true,"schema_version":"1.0.0","count":1,"error":null}'
+    o = Migrator()(rec)
+    assert o.status == "converted" and o.source == "legacy-v1"
+    assert o.lossy and o.kinds == ("field_dropped",)
+    strict = Migrator(unsupported="raise")(rec)
+    assert strict.status == "rejected" and strict.error_type == "UnsupportedError"
+    assert [d["path"] for d in strict.diagnostics] == ["$.schema_version"]
+
+
+def test_target_records_pass_even_when_source_is_forced() -> None:
+    m = Migrator(from_="legacy-v1")
+    assert m(_V2).status == "passed"  # never wrapped twice
+    assert m(b'{"specs":[]}').status == "converted"
+    # the workaround for foundry-only archives (docs/migration.md, "Limits and caveats")
+    flat = Migrator(from_="legacy-v1")(b'{"success":true,"task_id":"task-3"}')
+    assert flat.source == "legacy-v1" and json.loads(flat.output or b"")["data"] == {"task_id": "task-3"}
+    dotbot = next(msgspec.json.format(b, indent=-1) for d, _, b in examples() if d == "dotbot")
+    forced = Migrator(from_="errorcode")(dotbot)
+    assert forced.status == "rejected" and forced.source == "errorcode"
+
+
+def test_other_targets() -> None:
+    m = Migrator(to="errorcode")
+    out = m(legacy_variant(1))
+    assert out.status == "converted" and envglot.detect(out.output or b"") == "errorcode"
+    assert m(out.output or b"").status == "passed"
+    with pytest.raises(envglot.EnvglotError):
+        Migrator(to="legacy-v1")
+
+
+def test_migrator_pickles_and_rebuilds() -> None:
+    m = Migrator(to="response-v2", unsupported="raise")
+    m2 = pickle.loads(pickle.dumps(m))
+    assert repr(m2) == repr(m)
+    assert m2(legacy_variant(0)) == m(legacy_variant(0))
+    assert [o.status for o in m.lines([legacy_variant(0), b"x", _V2])] == ["converted", "rejected", "passed"]
+
+
+@pytest.mark.parametrize(
+    ("original", "key"),
+    [(b'{"a": "\xc3\xbc"', "original"), (b"\xff\xfe{}", "original_b64"), (b"", "original")],
+)
+def test_reject_line_keeps_exact_bytes(original: bytes, key: str) -> None:
+    o = Migrator()(original or b" ")
+    rec = json.loads(reject_line("f.jsonl", 3, original, o))
+    assert key in rec and rec["source"] == "f.jsonl" and rec["line"] == 3
+    assert _original(rec) == original
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_mixed_corpus_end_to_end(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path / "in")
+    before = _outputs(tmp_path / "in")
+    rejects = tmp_path / "rejects.jsonl"
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=2, chunk_bytes=512)
+    # counts add up, and match the corpus by construction
+    assert rep.records == corpus.records
+    assert rep.records == rep.converted + rep.passed_through + rep.rejected
+    assert rep.rejected == len(corpus.malformed)
+    assert rep.unwrapped == corpus.unwrapped
+    for d, n in corpus.by_dialect.items():
+        c = rep.by_source[d]
+        expected_rejects = sum(1 for m in corpus.malformed if m[3] == d)
+        assert c.records == n + expected_rejects, d
+        assert c.converted + c.passed_through == n, d
+    assert rep.by_source["response-v2"].converted == 0
+    assert rep.exit_code == 1 and rep.stopped is None and not rep.failed
+    assert _outputs(tmp_path / "in") == before  # inputs untouched
+    # rejects hold the original bytes, with file and line
+    rej = _rejects(rejects)
+    assert len(rej) == len(corpus.malformed)
+    got = sorted((str(r["source"]), r["line"], _original(r)) for r in rej)
+    want = sorted((str(tmp_path / "in" / f), ln, b) for f, ln, b, _ in corpus.malformed)
+    assert got == want
+    # the tree is mirrored (names, containers, gzip), ignored files are not copied
+    outs = _outputs(tmp_path / "out")
+    assert set(outs) == {f for f in corpus.files if f != "docs/broken.json"}
+    assert not any(f in outs for f in corpus.ignored)
+    n_out = 0
+    for rel in outs:
+        for rec in _records(tmp_path / "out" / rel):
+            envglot.read(rec, from_="response-v2")
+            n_out += 1
+    assert n_out == corpus.valid
+    # re-running on the output changes nothing: all passed through, byte-identical files
+    rep2 = migrate([tmp_path / "out"], out=tmp_path / "out2", rejects=tmp_path / "r2.jsonl", jobs=2, chunk_bytes=512)
+    assert (rep2.records, rep2.passed_through, rep2.converted, rep2.rejected) == (corpus.valid, corpus.valid, 0, 0)
+    assert rep2.exit_code == 0 and rep2.files_changed == 0
+    assert _outputs(tmp_path / "out2") == outs
+    assert not (tmp_path / "r2.jsonl").exists()
+
+
+def test_line_structure_is_kept(tmp_path: Path) -> None:
+    src = tmp_path / "in" / "x.ndjson"
+    src.parent.mkdir()
+    src.write_bytes(b"%s\r\n\r\n%s\r\n   \n%s" % (legacy_variant(0), _V2, legacy_variant(1)))
+    migrate([src], out=tmp_path / "out", jobs=1)
+    lines = (tmp_path / "out" / "x.ndjson").read_bytes().split(b"\n")
+    assert len(lines) == 5 and lines[1] == b"\r" and lines[2] == _V2 + b"\r" and lines[3] == b"   "
+    assert lines[0].endswith(b"\r") and not lines[4].endswith(b"\r")  # CRLF kept, no newline added at the end
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_order_is_preserved_across_chunks(tmp_path: Path, jobs: int) -> None:
+    recs = [legacy_variant(i) for i in range(500)]
+    src = tmp_path / "big.jsonl"
+    src.write_bytes(b"\n".join(recs) + b"\n")
+    rep = migrate([src], out=tmp_path / "out", jobs=jobs, chunk_bytes=300)
+    out = (tmp_path / "out" / "big.jsonl").read_bytes().splitlines()
+    assert rep.converted == 500 and len(out) == 500
+    assert out == [Migrator()(r).output for r in recs]
+
+
+def test_in_place_with_backup_restores_exactly(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path / "in")
+    original = _outputs(tmp_path / "in")
+    os.chmod(tmp_path / "in" / "logs/2025/11/day1.jsonl", 0o640)
+    rep = migrate([tmp_path / "in"], in_place=True, jobs=2, chunk_bytes=1024)
+    assert rep.mode == "in-place" and rep.backups == rep.files_changed - 1  # broken.json is left as it was
+    assert (tmp_path / "in" / "docs/broken.json").read_bytes() == original["docs/broken.json"]
+    assert not (tmp_path / "in" / "docs/broken.json.bak").exists()
+    assert os.stat(tmp_path / "in" / "logs/2025/11/day1.jsonl").st_mode & 0o777 == 0o640
+    assert len(_rejects(tmp_path / "in" / REJECTS_NAME)) == len(corpus.malformed)
+    # a second run finds only the rejected document again; nothing is backed up twice
+    rep2 = migrate([tmp_path / "in"], in_place=True, rejects=tmp_path / "r.jsonl", jobs=1)
+    assert rep2.converted == 0 and rep2.rejected == 1 and rep2.backups == 0
+    # restoring every backup gives the originals, byte for byte
+    for bak in (tmp_path / "in").rglob("*.bak"):
+        bak.replace(bak.with_name(bak.name.removesuffix(".bak")))
+    assert _outputs(tmp_path / "in") == original
+
+
+def test_in_place_refuses_to_overwrite_a_backup(tmp_path: Path) -> None:
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(legacy_variant(0) + b"\n")
+    (tmp_path / "a.jsonl.orig").write_bytes(b"keep me")
+    rep = migrate([f], in_place=True, backup=".orig", jobs=1)
+    assert rep.exit_code == 74 and "already exists" in rep.failed[0].error
+    assert f.read_bytes() == legacy_variant(0) + b"\n"
+    assert (tmp_path / "a.jsonl.orig").read_bytes() == b"keep me"
+
+
+def test_in_place_reuses_a_backup_left_by_an_interrupted_run(tmp_path: Path) -> None:
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(legacy_variant(0) + b"\n")
+    os.link(f, tmp_path / "a.jsonl.bak")  # killed after the backup, before the rename
+    rep = migrate([f], in_place=True, jobs=1)
+    assert rep.exit_code == 0 and rep.backups == 1
+    assert (tmp_path / "a.jsonl.bak").read_bytes() == legacy_variant(0) + b"\n"
+    assert f.read_bytes() == _converted(legacy_variant(0)) + b"\n"
+
+
+def test_in_place_without_backup(tmp_path: Path) -> None:
+    f = tmp_path / "a.jsonl"
+    f.write_bytes(legacy_variant(0) + b"\nnot json\n")
+    rep = migrate([f], in_place=True, backup=None, jobs=1)
+    assert rep.backups == 0 and not list(tmp_path.glob("*.bak"))
+    assert f.read_bytes() == _converted(legacy_variant(0)) + b"\n"
+    assert _original(_rejects(tmp_path / REJECTS_NAME)[0]) == b"not json"
+
+
+def test_check_writes_nothing(tmp_path: Path) -> None:
+    make_corpus(tmp_path / "in")
+    before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
+    rep = migrate([tmp_path / "in"], check=True, jobs=2, chunk_bytes=2048)
+    assert rep.exit_code == 1 and rep.files_changed > 0 and rep.converted > 0
+    assert rep.rejects_file is None
+    assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before
+
+
+def test_check_on_migrated_tree_is_clean(tmp_path: Path) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(b"\n".join(legacy_variant(i) for i in range(20)) + b"\n")
+    migrate([src], out=tmp_path / "out", jobs=1)
+    rep = migrate([tmp_path / "out"], check=True, jobs=1)
+    assert rep.exit_code == 0 and rep.passed_through == 20 and rep.files_changed == 0
+
+
+def test_max_errors_stops_and_says_what_was_not_processed(tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    (d / "b.jsonl").write_bytes(b"bad 1\n" + legacy_variant(1) + b"\nbad 2\n")
+    (d / "c.jsonl").write_bytes(legacy_variant(2) + b"\n")
+    rep = migrate([d], out=tmp_path / "out", max_errors=1, jobs=1, report=tmp_path / "rep.json")
+    assert rep.exit_code == 65
+    assert rep.stopped is not None and f"{d / 'b.jsonl'}:3" in rep.stopped
+    assert rep.not_processed == [str(d / "b.jsonl"), str(d / "c.jsonl")]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [REJECTS_NAME, "a.jsonl"]
+    assert json.loads((tmp_path / "rep.json").read_bytes())["not_processed"] == rep.not_processed
+
+
+def test_unreadable_gzip_fails_that_file_only(tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    d.mkdir()
+    good = gzip.compress(b"\n".join(legacy_variant(i) for i in range(50)) + b"\n")
+    (d / "bad.jsonl.gz").write_bytes(good[: len(good) // 2])
+    (d / "good.jsonl").write_bytes(legacy_variant(3) + b"\n")
+    rep = migrate([d], out=tmp_path / "out", jobs=1)
+    assert rep.exit_code == 66 and [f.file for f in rep.failed] == [str(d / "bad.jsonl.gz")]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["good.jsonl"]
+
+
+def test_output_error_stops_with_74(tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    (d / "sub").mkdir(parents=True)
+    (d / "sub" / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "sub").write_bytes(b"a file where a directory is needed")
+    rep = migrate([d], out=tmp_path / "out", jobs=1)
+    assert rep.exit_code == 74 and rep.failed and rep.stopped is not None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "code"),
+    [
+        ({}, 2),
+        ({"out": "o", "in_place": True}, 2),
+        ({"out": "o", "style": "fancy"}, 2),
+        ({"out": "o", "to": "legacy-v1"}, 2),
+        ({"out": "o", "max_errors": -1}, 2),
+    ],
+)
+def test_bad_options(tmp_path: Path, kwargs: dict[str, object], code: int) -> None:
+    (tmp_path / "a.jsonl").write_bytes(b"{}\n")
+    with pytest.raises(MigrationError) as ei:
+        migrate([tmp_path / "a.jsonl"], **kwargs)  # type: ignore[arg-type]
+    assert ei.value.exit_code == code
+
+
+def test_missing_input_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    with pytest.raises(MigrationError) as ei:
+        migrate([tmp_path / "a.jsonl", tmp_path / "nope"], out=tmp_path / "out")
+    assert ei.value.exit_code == 66 and not (tmp_path / "out").exists()
+
+
+def test_output_inside_input_is_not_read_back(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    rep = migrate([tmp_path], out=tmp_path / "out", jobs=1)
+    assert rep.files_total == 1
+    rep2 = migrate([tmp_path], out=tmp_path / "out", jobs=1)
+    assert rep2.files_total == 1 and rep2.converted == 1
+
+
+def test_include_exclude(tmp_path: Path) -> None:
+    for rel in ("a/x.jsonl", "a/skip/y.jsonl", "b/z.log", "b/w.json"):
+        (tmp_path / "in" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "in" / rel).write_bytes(legacy_variant(0) + b"\n")
+    rep = migrate([tmp_path / "in"], check=True, include=["*.jsonl", "*.log"], exclude=["skip"], jobs=1)
+    assert sorted(c.file for c in rep.changed) == [str(tmp_path / "in" / "a/x.jsonl"), str(tmp_path / "in" / "b/z.log")]
+    rep = migrate([tmp_path / "in"], check=True, exclude=["a/*"], jobs=1)
+    assert [c.file for c in rep.changed] == [str(tmp_path / "in" / "b/w.json")]
+
+
+def test_json_document_style(tmp_path: Path) -> None:
+    src = tmp_path / "doc.json"
+    src.write_bytes(b'{\n  "specs": [],\n  "count": 0\n}\n')
+    migrate([src], out=tmp_path / "c", jobs=1)
+    migrate([src], out=tmp_path / "p", jobs=1, style="pretty")
+    compact = (tmp_path / "c" / "doc.json").read_bytes()
+    pretty = (tmp_path / "p" / "doc.json").read_bytes()
+    assert compact.endswith(b"}\n") and compact.count(b"\n") == 1
+    assert pretty.startswith(b'{\n  "success": true,') and json.loads(pretty) == json.loads(compact)
+
+
+def test_stdin_to_stdout(tmp_path: Path) -> None:
+    import io
+
+    out = io.BytesIO()
+    data = legacy_variant(0) + b"\nnope\n" + _V2 + b"\n"
+    rep = migrate(["-"], stdin=io.BytesIO(data), stdout=out, rejects=tmp_path / "r.jsonl", jobs=1)
+    assert rep.mode == "stdout" and rep.records == 3 and rep.rejected == 1
+    assert out.getvalue() == _converted(legacy_variant(0)) + b"\n" + _V2 + b"\n"
+    assert _rejects(tmp_path / "r.jsonl")[0]["source"] == "<stdin>"
+
+
+def test_stale_temp_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    dead = tmp_path / "in" / f"{TEMP_PREFIX}999999999-00000000-a.jsonl"
+    dead.write_bytes(b"half a reco")
+    mine = tmp_path / "in" / f"{TEMP_PREFIX}{os.getpid()}-00000000-b.jsonl"
+    mine.write_bytes(b"in progress")
+    rep = migrate([tmp_path / "in"], check=True, include=["*"], jobs=1)
+    assert rep.files_total == 1 and dead.exists()  # never an input; a check run deletes nothing
+    rep = migrate([tmp_path / "in"], in_place=True, jobs=1)
+    assert rep.temp_files_removed == 1
+    assert not dead.exists() and mine.exists()  # a live process's temp file is left alone
+    assert clean_stale_temps(tmp_path / "in") == []
+
+
+def test_mapping_overlay_is_used(tmp_path: Path) -> None:
+    overlay = tmp_path / "ov.toml"
+    overlay.write_text('dialect = "response-v2"\n\n[[write]]\ncategory = "internal"\ncode = "OPERATION_FAILED"\n')
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(legacy_variant(1) + b"\n")
+    migrate([src], out=tmp_path / "out", mappings=[overlay], jobs=2, chunk_bytes=1)
+    doc = json.loads((tmp_path / "out" / "a.jsonl").read_bytes())
+    assert doc["data"]["error_code"] == "OPERATION_FAILED"
+
+
+def test_report_json_round_trips(tmp_path: Path) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(legacy_variant(0) + b"\n" + _V2 + b"\n")
+    rep = migrate([src], out=tmp_path / "out", report=tmp_path / "r.json", jobs=1)
+    data = json.loads((tmp_path / "r.json").read_bytes())
+    assert data == rep.to_dict()
+    assert data["by_source"]["legacy-v1"]["converted"] == 1 and data["by_source"]["response-v2"]["passed_through"] == 1
+
+
+# --------------------------------------------------------------------------- docs
+
+
+def test_docs_python_api_example_runs() -> None:
+    section = DOCS.read_text().split("## Python API", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    exec(compile(code.group(1), "docs/migration.md", "exec"), {})
+
+
+def test_docs_before_after_examples_are_what_the_converter_produces() -> None:
+    """Every before/after pair in docs/migration.md is re-generated by the real converter."""
+    text = DOCS.read_text()
+    pairs = re.findall(r"Before:\n\n```json\n(.*?)\n```\n\nAfter:\n\n```json\n(.*?)\n```", text, re.S)
+    assert len(pairs) >= 8
+    m = Migrator()
+    for before, after in pairs:
+        o = m(before.encode())
+        assert o.status == "converted", before
+        assert o.output == after.encode(), before
+
+
+def test_docs_reject_lines_are_what_reject_line_writes() -> None:
+    section = DOCS.read_text().split("**Format:**", 1)[1]
+    block = re.search(r"```json\n(.*?)```", section, re.S)
+    assert block is not None
+    lines = block.group(1).strip().splitlines()
+    assert len(lines) == 3
+    for line in lines:
+        rec = json.loads(line)
+        original = _original(rec)
+        m = Migrator(unsupported="raise" if rec["error_type"] == "UnsupportedError" else "warn")
+        assert reject_line(str(rec["source"]), rec["line"], original, m(original)) == line.encode() + b"\n"  # type: ignore[arg-type]

@@ -1,0 +1,296 @@
+"""``envglot migrate`` through the installed executable (subprocess): outputs, exit codes,
+reports, stdin, progress, and interruption by SIGKILL."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import envglot
+from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV
+
+sys.path.insert(0, str(Path(__file__).parent))
+from migrate_corpus import legacy_variant, make_corpus
+
+ENVGLOT = shutil.which("envglot", path=str(Path(sys.executable).parent)) or shutil.which("envglot")
+pytestmark = pytest.mark.skipif(ENVGLOT is None, reason="the envglot executable is not installed")
+V2 = b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v2"}}'
+
+
+def run(
+    *args: str | Path, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    assert ENVGLOT is not None
+    return subprocess.run(
+        [ENVGLOT, "migrate", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def tree(root: Path, *, temps: bool = False) -> dict[str, bytes]:
+    """Every file under ``root`` (relative path -> bytes); temp files only when asked."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and (temps or not p.name.startswith(TEMP_PREFIX)):
+            out[p.relative_to(root).as_posix()] = p.read_bytes()
+    return out
+
+
+def records(path: Path) -> list[bytes]:
+    data = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+    if path.name.removesuffix(".gz").endswith(".json"):
+        return [data]
+    return [ln.rstrip(b"\r") for ln in data.split(b"\n") if ln.strip()]
+
+
+def test_end_to_end_on_mixed_corpus(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path / "in")
+    before = tree(tmp_path / "in")
+    r = run(
+        tmp_path / "in", "--out", tmp_path / "out", "--report", tmp_path / "rep.json", "-j", "2", "--chunk-size", "1K"
+    )
+    assert r.returncode == 1, r.stderr
+    assert r.stdout == b""
+    err = r.stderr.decode()
+    assert "source dialect" in err and "total" in err and f"rejected: {len(corpus.malformed)} records" in err
+    rep = json.loads((tmp_path / "rep.json").read_bytes())
+    assert rep["records"] == corpus.records == rep["converted"] + rep["passed_through"] + rep["rejected"]
+    assert rep["rejected"] == len(corpus.malformed) and rep["exit_code"] == 1
+    assert tree(tmp_path / "in") == before
+    rejects = [json.loads(ln) for ln in (tmp_path / "out" / REJECTS_NAME).read_bytes().splitlines()]
+    originals = sorted(
+        r["original"].encode() if "original" in r else base64.b64decode(r["original_b64"]) for r in rejects
+    )
+    assert originals == sorted(m[2] for m in corpus.malformed)
+    outputs = {k: v for k, v in tree(tmp_path / "out").items() if k != REJECTS_NAME}
+    n = 0
+    for rel in outputs:
+        for rec in records(tmp_path / "out" / rel):
+            envglot.read(rec, from_="response-v2")
+            n += 1
+    assert n == corpus.valid
+    # re-run on the output: everything passes through, files are byte-identical, exit 0
+    r2 = run(tmp_path / "out", "--out", tmp_path / "out2", "--report", tmp_path / "rep2.json")
+    assert r2.returncode == 0, r2.stderr
+    rep2 = json.loads((tmp_path / "rep2.json").read_bytes())
+    assert (rep2["passed_through"], rep2["converted"], rep2["rejected"]) == (corpus.valid, 0, 0)
+    assert tree(tmp_path / "out2") == outputs
+
+
+def test_check_exit_codes_and_writes_nothing(tmp_path: Path) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(legacy_variant(0) + b"\n" + V2 + b"\n")
+    r = run(src, "--check")
+    assert r.returncode == 1 and b"would migrate" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl"]
+    r = run(src, "--dry-run", "-q")
+    assert r.returncode == 1 and r.stderr == b""
+    v2 = tmp_path / "v2.jsonl"
+    v2.write_bytes(V2 + b"\n")
+    assert run(v2, "--check").returncode == 0
+
+
+def test_in_place_backup_and_no_backup(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(legacy_variant(0) + b"\n")
+    b.write_bytes(legacy_variant(1) + b"\n")
+    r = run(a, "--in-place", "--backup", ".orig")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "a.jsonl.orig").read_bytes() == legacy_variant(0) + b"\n"
+    assert envglot.detect(a.read_bytes()) == "response-v2"
+    r = run(b, "-i", "--no-backup")
+    assert r.returncode == 0 and not list(tmp_path.glob("b.jsonl.*"))
+    assert envglot.detect(b.read_bytes()) == "response-v2"
+
+
+def test_stdin_to_stdout(tmp_path: Path) -> None:
+    data = legacy_variant(1) + b"\n" + b"oops\n" + V2 + b"\n"
+    r = run("-", "--rejects", tmp_path / "r.jsonl", "-q", stdin=data)
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and lines[1] == V2
+    assert json.loads(lines[0])["error"] == "Task not found: task-1"
+    rej = json.loads((tmp_path / "r.jsonl").read_bytes())
+    assert rej["source"] == "<stdin>" and rej["line"] == 2 and rej["original"] == "oops"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--out", "o", "--in-place"], 2, b"exclude each other"),
+        ([], 2, b"say where the output goes"),
+        (["--out", "o", "--backup", ".x"], 2, b"only apply with --in-place"),
+        (["--in-place", "--backup", ".x", "--no-backup"], 2, b"exclude each other"),
+        (["--check", "-t", "nope"], 2, b"unknown dialect"),
+        (["--check", "-t", "legacy-v1"], 2, b"read-only"),
+        (["--check", "--chunk-size", "lots"], 2, b"not a size"),
+        (["--check", "--mappings", "missing.toml"], 66, b"cannot read mapping overlay"),
+    ],
+)
+def test_usage_errors(tmp_path: Path, args: list[str], code: int, message: bytes) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(legacy_variant(0) + b"\n")
+    r = run(src, *[str(tmp_path / a) if a in ("o", "missing.toml") else a for a in args])
+    assert r.returncode == code, r.stderr
+    assert message in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_missing_input_is_66_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    r = run(tmp_path / "a.jsonl", tmp_path / "nope.jsonl", "--out", tmp_path / "out")
+    assert r.returncode == 66 and b"no such file" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_unreadable_gzip_is_66_but_others_migrate(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    z = gzip.compress(b"\n".join(legacy_variant(i) for i in range(40)) + b"\n")
+    (tmp_path / "in" / "cut.jsonl.gz").write_bytes(z[:-20])
+    (tmp_path / "in" / "ok.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    r = run(tmp_path / "in", "--out", tmp_path / "out")
+    assert r.returncode == 66 and b"cut.jsonl.gz: error: cannot read" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ok.jsonl"]
+
+
+def test_output_error_is_74(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    (tmp_path / "out").write_bytes(b"a file, not a directory")
+    r = run(tmp_path / "a.jsonl", "--out", tmp_path / "out")
+    assert r.returncode == 74 and b"not a directory" in r.stderr
+
+
+def test_max_errors_is_65(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(b"bad\n" + legacy_variant(0) + b"\n")
+    (tmp_path / "b.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    r = run(tmp_path / "a.jsonl", tmp_path / "b.jsonl", "--out", tmp_path / "out", "--max-errors", "0")
+    assert r.returncode == 65
+    assert b"stopped early" in r.stderr and b"not processed" in r.stderr and b"b.jsonl" in r.stderr
+    assert not (tmp_path / "out" / "a.jsonl").exists() and not (tmp_path / "out" / "b.jsonl").exists()
+
+
+def test_unsupported_raise_rejects_lossy_records(tmp_path: Path) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(legacy_variant(3) + b"\n" + legacy_variant(0) + b"\n")  # the first has schema_version
+    r = run(src, "--out", tmp_path / "out", "--unsupported", "raise", "--rejects", tmp_path / "r.jsonl")
+    assert r.returncode == 1
+    rej = json.loads((tmp_path / "r.jsonl").read_bytes())
+    assert rej["error_type"] == "UnsupportedError" and rej["diagnostics"][0]["path"] == "$.schema_version"
+    assert rej["original"].encode() == legacy_variant(3)
+    assert len(records(tmp_path / "out" / "a.jsonl")) == 1
+
+
+def test_progress_only_when_asked_or_on_a_tty(tmp_path: Path) -> None:
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(b"\n".join(legacy_variant(i) for i in range(200)) + b"\n")
+    quiet = run(src, "--check")
+    assert b"\r" not in quiet.stderr
+    shown = run(src, "--check", "--progress", "--chunk-size", "1K", env={TEST_DELAY_ENV: "0.03"})
+    assert b"\r" in shown.stderr and b"records" in shown.stderr and b"rec/s" in shown.stderr
+    assert b"ETA" in shown.stderr
+
+
+# --------------------------------------------------------------------------- interruption
+
+
+def _start(args: list[str | Path]) -> subprocess.Popen[bytes]:
+    assert ENVGLOT is not None
+    return subprocess.Popen(
+        [ENVGLOT, "migrate", *map(str, args), "-j", "2", "--chunk-size", "512", "-q"],
+        env={**os.environ, TEST_DELAY_ENV: "0.02"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _kill_mid_run(proc: subprocess.Popen[bytes], root: Path, committed: str) -> None:
+    """SIGKILL the run while a temp file is being written and an output matching ``committed`` is in place.
+
+    The process group is frozen (SIGSTOP) before the final check, so the state seen is the
+    state killed.
+    """
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the migration finished before it could be interrupted"
+        if list(root.rglob(f"{TEMP_PREFIX}*")) and list(root.rglob(committed)):
+            os.killpg(proc.pid, signal.SIGSTOP)
+            if list(root.rglob(f"{TEMP_PREFIX}*")):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+                return
+            os.killpg(proc.pid, signal.SIGCONT)
+        time.sleep(0.01)
+    pytest.fail("no temp file appeared in time")
+
+
+def test_sigkill_leaves_no_partial_output(tmp_path: Path) -> None:
+    make_corpus(tmp_path / "in", lines_per_file=200)
+    before = tree(tmp_path / "in")
+    ref = run(tmp_path / "in", "--out", tmp_path / "ref", "--rejects", tmp_path / "ref-rejects.jsonl")
+    assert ref.returncode == 1
+    expected = tree(tmp_path / "ref")
+    proc = _start([tmp_path / "in", "--out", tmp_path / "out", "--rejects", tmp_path / "rejects.jsonl"])
+    _kill_mid_run(proc, tmp_path / "out", "day1.jsonl")
+    assert proc.returncode == -signal.SIGKILL
+    assert tree(tmp_path / "in") == before  # inputs intact
+    left = tree(tmp_path / "out", temps=True)
+    temps = [k for k in left if Path(k).name.startswith(TEMP_PREFIX)]
+    assert temps, "the kill did not land mid-file"
+    for rel, data in left.items():
+        if rel not in temps:
+            assert data == expected[rel], f"{rel} is not a complete output"
+    # the next run ignores and removes the leftovers, and completes the tree
+    again = run(tmp_path / "in", "--out", tmp_path / "out", "--rejects", tmp_path / "rejects.jsonl")
+    assert again.returncode == 1, again.stderr
+    assert tree(tmp_path / "out", temps=True) == expected
+
+
+def test_sigkill_in_place_with_backup_restores_exactly(tmp_path: Path) -> None:
+    make_corpus(tmp_path / "in", lines_per_file=200)
+    original = tree(tmp_path / "in")
+    shutil.copytree(tmp_path / "in", tmp_path / "ref-in")
+    assert run(tmp_path / "ref-in", "--in-place", "--no-backup", "--rejects", tmp_path / "x.jsonl").returncode == 1
+    converted = tree(tmp_path / "ref-in")
+    proc = _start([tmp_path / "in", "--in-place", "--rejects", tmp_path / "rejects.jsonl"])
+    _kill_mid_run(proc, tmp_path / "in", "*.bak")
+    state = tree(tmp_path / "in")
+    assert any(Path(k).name.startswith(TEMP_PREFIX) for k in tree(tmp_path / "in", temps=True))
+    for rel, data in original.items():
+        if f"{rel}.bak" in state:  # backed up: the original exactly; the file converted in full or not yet
+            assert state[f"{rel}.bak"] == data and state[rel] in (data, converted[rel])
+        else:  # not reached: untouched
+            assert state[rel] == data
+    # finish the run, then restore every backup: the originals come back byte for byte
+    again = run(tmp_path / "in", "--in-place", "--rejects", tmp_path / "rejects.jsonl")
+    assert again.returncode == 1, again.stderr
+    assert {k: v for k, v in tree(tmp_path / "in").items() if not k.endswith(".bak")} == converted
+    for bak in list((tmp_path / "in").rglob("*.bak")):
+        bak.replace(bak.with_name(bak.name.removesuffix(".bak")))
+    assert tree(tmp_path / "in", temps=True) == original
+
+
+def test_ctrl_c_removes_the_temp_file_and_reports(tmp_path: Path) -> None:
+    make_corpus(tmp_path / "in", lines_per_file=200)
+    proc = _start([tmp_path / "in", "--out", tmp_path / "out", "--report", tmp_path / "r.json"])
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "out").rglob(f"{TEMP_PREFIX}*")):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    assert not list((tmp_path / "out").rglob(f"{TEMP_PREFIX}*"))
+    rep = json.loads((tmp_path / "r.json").read_bytes())
+    assert rep["stopped"] == "interrupted" and rep["exit_code"] == 130 and rep["not_processed"]
