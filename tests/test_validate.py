@@ -1,4 +1,4 @@
-"""envglot.validate: every contract violation is found, at the right JSON path, and nothing else."""
+"""envglot.validate (module envglot.validation): every contract violation is found, at the right JSON path, and nothing else."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from envglot.dialects import WRITABLE
 from envglot.errors import UnknownDialectError
 from envglot.mappings import default_mappings
 from envglot.transport import wrap_bytes
-from envglot.validate import Violation, validate
+from envglot.validation import Violation, validate
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 Doc = dict[str, Any]
@@ -269,7 +269,7 @@ def test_violation_str() -> None:
 
 def test_reader_backstop_adds_what_the_checks_missed() -> None:
     """The reader's own rejection is reported when no check flagged that place (and only then)."""
-    from envglot.validate import _Checker, _reader_pass
+    from envglot.validation import _Checker, _reader_pass
 
     bad = b'{"schema_id": "dotbot-mcp-response@1", "tool": 5}'
     empty = _Checker("dotbot")

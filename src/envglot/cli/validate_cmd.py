@@ -50,7 +50,7 @@ def validate(files: tuple[str, ...], from_: str | None, jsonl: bool | None, mapp
       envglot validate -f response-v2 reply.json
       envglot validate replies.jsonl
     """
-    from ..validate import validate as validate_document  # imported here: only this command needs it
+    from ..validation import validate as validate_document  # imported here: only this command needs it
 
     m = load_mappings(mappings)
     status = RunStatus()
