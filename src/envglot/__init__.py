@@ -38,6 +38,7 @@ def __getattr__(name: str) -> object:
 
     return getattr(importlib.import_module(f".{module}", __name__), name)
 
+
 __all__ = [
     "DIALECTS",
     "Conversion",

@@ -17,9 +17,9 @@ from .diagnostics import Diagnostic, Kind, Report
 from .dialects import WRITABLE, get_dialect
 from .errors import EnvglotError, ParseError
 from .mappings import Mappings, mappings_for
-from .transport import unwrap_bytes, wrap_bytes
+from .transport import unwrap_bytes
 
-__all__ = ["convert", "conversion", "detect", "read", "write", "Converter", "Conversion", "Style"]
+__all__ = ["Conversion", "Converter", "Style", "conversion", "convert", "detect", "read", "write"]
 
 Style = Literal["compact", "pretty", "native"]
 Data = TypeVar("Data", bytes, str, dict[str, Any])
@@ -71,14 +71,19 @@ def _mappings(m: MappingsArg) -> Mappings:
     return m if isinstance(m, Mappings) else mappings_for(m)
 
 
+_LOOSE = (b"\n", b": ", b", ")
+
+
 def _style(out: bytes, style: str, target: str) -> bytes:
     if style == "compact":
+        # Raw payloads keep the source's whitespace; minify only when some may be there.
+        if any(p in out for p in _LOOSE):
+            return msgspec.json.format(out, indent=-1)
         return out
     if style == "pretty":
         return msgspec.json.format(out, indent=2)
-    if style == "native":
-        indent = _NATIVE_INDENT.get(target, -1)
-        return out if indent < 0 else msgspec.json.format(out, indent=indent)
+    if style == "native":  # a negative indent minifies (payloads may carry the source's whitespace)
+        return msgspec.json.format(out, indent=_NATIVE_INDENT.get(target, -1))
     raise EnvglotError(f"style must be compact, pretty or native, not {style!r}")
 
 
@@ -99,7 +104,7 @@ def detect(data: bytes | str | dict[str, Any]) -> str:
 class _Pipeline:
     """Reader -> canonical -> writer for fixed options; shared by the API and Converter."""
 
-    __slots__ = ("src", "dst", "mappings", "preserve", "unsupported", "style", "synth", "unwrap")
+    __slots__ = ("dst", "mappings", "preserve", "src", "style", "synth", "unsupported", "unwrap")
 
     def __init__(
         self,
@@ -143,7 +148,8 @@ class _Pipeline:
             report.add(
                 Kind.STATUS_MISMATCH,
                 "$.isError",
-                f"MCP isError={str(is_error).lower()} but the envelope says {'success' if env.ok else 'failure'}; the envelope wins",
+                f"MCP isError={str(is_error).lower()} but the envelope says "
+                f"{'success' if env.ok else 'failure'}; the envelope wins",
             )
         out = self._write(env, src, ctx)
         if self.preserve and not (env.residue is not None and self._residue_from(env) == self.dst.NAME):
@@ -198,7 +204,9 @@ class _Pipeline:
         quiet = Report("ignore")
         back_ctx = Context(m, quiet, m[self.dst.NAME], self.synth)
         back_env = self.dst.read(out, back_ctx)
-        back = _Pipeline(self.dst.NAME, src.NAME, m, False, "ignore", "compact", self.synth)._write(back_env, self.dst, back_ctx)
+        back = _Pipeline(self.dst.NAME, src.NAME, m, False, "ignore", "compact", self.synth)._write(
+            back_env, self.dst, back_ctx
+        )
         original = _ANY.decode(buf)
         produced = _ANY.decode(back)
         src_slot = _residue.parse_path(m[src.NAME].shape.residue)
@@ -251,11 +259,44 @@ def conversion(
 
 
 @overload
-def convert(data: bytes, *, to: str, from_: str | None = ..., preserve: bool = ..., unsupported: str = ..., mappings: MappingsArg = ..., style: Style = ..., context: dict[str, Any] | None = ..., report: Report | None = ...) -> bytes: ...
+def convert(
+    data: bytes,
+    *,
+    to: str,
+    from_: str | None = ...,
+    preserve: bool = ...,
+    unsupported: str = ...,
+    mappings: MappingsArg = ...,
+    style: Style = ...,
+    context: dict[str, Any] | None = ...,
+    report: Report | None = ...,
+) -> bytes: ...
 @overload
-def convert(data: str, *, to: str, from_: str | None = ..., preserve: bool = ..., unsupported: str = ..., mappings: MappingsArg = ..., style: Style = ..., context: dict[str, Any] | None = ..., report: Report | None = ...) -> str: ...
+def convert(
+    data: str,
+    *,
+    to: str,
+    from_: str | None = ...,
+    preserve: bool = ...,
+    unsupported: str = ...,
+    mappings: MappingsArg = ...,
+    style: Style = ...,
+    context: dict[str, Any] | None = ...,
+    report: Report | None = ...,
+) -> str: ...
 @overload
-def convert(data: dict[str, Any], *, to: str, from_: str | None = ..., preserve: bool = ..., unsupported: str = ..., mappings: MappingsArg = ..., style: Style = ..., context: dict[str, Any] | None = ..., report: Report | None = ...) -> dict[str, Any]: ...
+def convert(
+    data: dict[str, Any],
+    *,
+    to: str,
+    from_: str | None = ...,
+    preserve: bool = ...,
+    unsupported: str = ...,
+    mappings: MappingsArg = ...,
+    style: Style = ...,
+    context: dict[str, Any] | None = ...,
+    report: Report | None = ...,
+) -> dict[str, Any]: ...
 def convert(
     data: bytes | str | dict[str, Any],
     *,

@@ -11,6 +11,7 @@ import msgspec
 from msgspec import Raw, Struct
 
 __all__ = [
+    "ENVELOPE_FIELDS",
     "Envelope",
     "Extra",
     "Fidelity",
@@ -19,7 +20,6 @@ __all__ = [
     "Pagination",
     "Problem",
     "Workspace",
-    "ENVELOPE_FIELDS",
 ]
 
 
@@ -32,7 +32,8 @@ class Problem(_Frozen):
 
     category: str
     """Canonical category (google.rpc.Code name in snake_case, see ``mappings/canonical.toml``)."""
-    message: str = ""
+    message: str | None = None
+    """``None`` when the source gave no message (a Result failure may say ``"error": null``)."""
     code: str | None = None
     """The native code as the source dialect spelled it (AIP-193 ``reason``)."""
     domain: str | None = None

@@ -6,7 +6,7 @@ from .canonical import Envelope, Problem
 from .diagnostics import Kind, Report
 from .mappings import DialectMap, Mappings
 
-__all__ = ["Context", "report_losses", "read_problem", "write_code"]
+__all__ = ["Context", "missing_problem", "problem_message", "read_problem", "report_losses", "whole_ms", "write_code"]
 
 
 class Context:
@@ -45,6 +45,17 @@ class Context:
                 if head is not None:
                     return head
         return "$." + field if index is None else f"$.{field}[{index}]"
+
+    def synthesized(self, target: DialectMap, field: str, message: str, index: int | None = None) -> None:
+        """Report a value ``target`` requires and the source lacks (at the target's path)."""
+        self.report.add(Kind.SYNTHESIZED, target.path(field, index) or f"$.{field}", message, target.name)
+
+    def synth_value(self, target: DialectMap, field: str, rule: object, what: str) -> object:
+        """The caller's ``context`` value for ``field``, else the documented ``rule`` value; reported."""
+        value = self.synth.get(field, rule)
+        how = "from the caller" if field in self.synth else "by rule"
+        self.synthesized(target, field, f"{target.name} requires {what}; wrote {value!r} ({how})")
+        return value
 
     def dropped(self, field: str, target: str, index: int | None = None, what: str | None = None) -> None:
         """Report that ``field`` has no place in ``target``."""
@@ -114,35 +125,68 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             if limit and i >= limit:
                 ctx.report.add(
                     Kind.EXTRA_PROBLEM_DROPPED,
-                    ctx.path("problems", i) if ctx.source and ctx.source.shape.max_problems != 1 else ctx.path("problems"),
+                    ctx.path("problems", i)
+                    if ctx.source and ctx.source.shape.max_problems != 1
+                    else ctx.path("problems"),
                     f"{name} carries one error; error #{i + 1} ({p.code or p.category}) was left out",
                     name,
                 )
                 continue
+            at = i if ctx.source and ctx.source.shape.max_problems != 1 else None
             for s in _PROBLEM:
                 if getattr(p, s) is not None and f"problem.{s}" not in carried:
-                    ctx.dropped(f"problem.{s}", name, i if ctx.source and ctx.source.shape.max_problems != 1 else None)
+                    ctx.dropped(f"problem.{s}", name, at)
+            if p.type is not None and "problem.type" not in carried and not _type_implied(p, ctx.mappings):
+                ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {p.type!r}")
     if env.warnings:
         if "warnings" not in carried:
-            for i, _ in enumerate(env.warnings):
+            whole = ctx.path("warnings")
+            for i, w in enumerate(env.warnings):
                 ctx.dropped("warnings", name, None, f"warning #{i + 1}")
+                for s in _NOTICE:  # parts the source keeps elsewhere (response-v2 warning_details)
+                    if getattr(w, s) is not None and not _within(ctx.path(f"warning.{s}", i), whole):
+                        ctx.dropped(f"warning.{s}", name, i)
         else:
             for i, w in enumerate(env.warnings):
                 for s in _NOTICE:
                     if getattr(w, s) is not None and f"warning.{s}" not in carried:
                         ctx.dropped(f"warning.{s}", name, i)
     if env.next_steps:
-        if "next_steps" not in carried:
-            for i, _ in enumerate(env.next_steps):
-                ctx.dropped("next_steps", name, None, f"next step #{i + 1}")
-        else:
-            for i, st in enumerate(env.next_steps):
-                for s in _STEP:
-                    if getattr(st, s) is not None and f"next_step.{s}" not in carried:
-                        ctx.dropped(f"next_step.{s}", name, i)
+        # A kind the source keeps in a place of its own has a ``next_step.<kind>`` row (dotbot's
+        # intent); the other steps share the ``next_steps`` list, indexed among themselves.
+        seen: dict[str, int] = {}
+        for i, st in enumerate(env.next_steps):
+            own = ctx.source is not None and ctx.source.path(f"next_step.{st.kind}") is not None
+            key = st.kind if own else ""
+            j = seen[key] = seen.get(key, -1) + 1
+            where = ctx.source.path(f"next_step.{st.kind}", j) if own and ctx.source is not None else None
+            what = f"next step #{i + 1} ({st.kind})"
+            if "next_steps" not in carried:
+                if where is not None:
+                    ctx.report.add(Kind.FIELD_DROPPED, where, f"{what} has no place in {name}", name)
+                else:
+                    ctx.dropped("next_steps", name, None, what)
+                continue
+            if where is not None and f"next_step.{st.kind}" not in carried:
+                ctx.report.add(Kind.FIELD_DROPPED, where, f"{what} is written as a plain next step in {name}", name)
+            for s in _STEP:
+                if getattr(st, s) is not None and f"next_step.{s}" not in carried:
+                    ctx.dropped(f"next_step.{s}", name, j)
     for ex in env.extras:
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, f"{ex.dialect} field has no place in {name}", name)
+
+
+def _within(path: str, parent: str) -> bool:
+    """True if JSON path ``path`` is ``parent`` or lies inside it."""
+    return path == parent or path.startswith((parent + ".", parent + "["))
+
+
+def _type_implied(p: Problem, m: Mappings) -> bool:
+    """True if ``p.type`` is the type its own code implies (a reader restores it from the code)."""
+    dmap = m.dialects.get(p.domain) if p.domain is not None else None
+    row = dmap.codes.get(p.code) if dmap is not None and p.code is not None else None
+    return row is not None and row.type == p.type
 
 
 def read_problem(
@@ -183,19 +227,26 @@ def read_problem(
 
 
 def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> str:
-    """The native code ``dmap``'s writer emits for ``p``; reports any change of code."""
+    """The native code ``dmap``'s writer emits for ``p``; reports any change of code.
+
+    A code the tables do not know goes back verbatim to the dialect that minted it,
+    unless that dialect's vocabulary is a closed enum.
+    """
+    if p.code is not None and p.domain == dmap.name and p.code not in dmap.codes and not dmap.shape.closed:
+        return p.code
     code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial)
     if code != p.code:
         where = ctx.path("problem.code", index)
         if p.code is None:
-            ctx.report.add(
-                Kind.SYNTHESIZED, where, f"{dmap.name} needs a code; chose {code!r} for category {p.category!r}", dmap.name
+            ctx.synthesized(
+                dmap, "problem.code", f"{dmap.name} needs a code; chose {code!r} for category {p.category!r}", index
             )
         else:
             ctx.report.add(
                 Kind.CODE_MAPPED,
                 where,
-                f"{p.domain or 'source'} code {p.code!r} has no exact {dmap.name} equivalent; wrote {code!r} ({p.category})",
+                f"{p.domain or 'source'} code {p.code!r} has no exact {dmap.name} equivalent; "
+                f"wrote {code!r} ({p.category})",
                 dmap.name,
             )
     row = dmap.codes.get(code)
@@ -207,3 +258,41 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
             dmap.name,
         )
     return code
+
+
+def problem_message(
+    p: Problem, env: Envelope, ctx: Context, target: DialectMap, index: int | None = None, fallback: str = ""
+) -> str:
+    """The error message a writer that requires one emits for ``p``.
+
+    The problem's own message, else the envelope's summary, else ``fallback``; a
+    substitute is reported as synthesized.
+    """
+    if p.message:
+        return p.message
+    msg = env.summary or fallback
+    if msg != p.message:
+        ctx.synthesized(target, "problem.message", f"{target.name} requires an error message; wrote {msg!r}", index)
+    return msg
+
+
+def missing_problem(env: Envelope, ctx: Context, target: DialectMap) -> Problem:
+    """The problem a writer emits for a failure that names none (fallback category), reported."""
+    category = ctx.mappings.unknown_category
+    ctx.synthesized(target, "problems", f"failure without an error object; wrote category {category!r}")
+    return Problem(category=category, message=env.summary or "failed")
+
+
+def whole_ms(value: int | float | None, target: DialectMap, ctx: Context, what: str) -> int:
+    """``duration_ms`` for a target that takes whole milliseconds: synthesized 0, or rounded (reported)."""
+    if value is None:
+        return ctx.synth_value(target, "duration_ms", 0, what)  # type: ignore[return-value]
+    if isinstance(value, int):
+        return value
+    ctx.report.add(
+        Kind.VALUE_COERCED,
+        ctx.path("duration_ms"),
+        f"{target.name} {what} is a whole number of milliseconds; {value} rounded",
+        target.name,
+    )
+    return round(value)

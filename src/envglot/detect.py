@@ -7,7 +7,7 @@ from msgspec import Raw, Struct
 
 from .errors import DetectError
 
-__all__ = ["detect_bytes", "MCP"]
+__all__ = ["MCP", "detect_bytes"]
 
 MCP = "mcp"
 """Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
@@ -57,8 +57,34 @@ _CG = msgspec.json.Decoder(_CGData)
 _ERR = msgspec.json.Decoder(_Err)
 _KEYS = msgspec.json.Decoder(dict[str, Raw])
 _TRUE, _FALSE, _NULL = Raw(b"true"), Raw(b"false"), Raw(b"null")
-_RESULT_ONLY = ("error_type", "value", "message", "instruction", "disposition", "arguments",
-                "additional_agent_instructions", "exception_type", "error_data")
+_RESULT_KEYS = frozenset(
+    {
+        "success",
+        "value",
+        "error",
+        "error_type",
+        "error_data",
+        "exception_type",
+        "exception_message",
+        "message",
+        "arguments",
+        "instruction",
+        "disposition",
+        "additional_agent_instructions",
+        "_envglot",
+    }
+)
+_RESULT_ONLY = (
+    "error_type",
+    "value",
+    "message",
+    "instruction",
+    "disposition",
+    "arguments",
+    "additional_agent_instructions",
+    "exception_type",
+    "error_data",
+)
 
 
 def _is_obj(r: Raw | None) -> bool:
@@ -71,16 +97,16 @@ def detect_bytes(buf: bytes | memoryview | str) -> str:
     Precedence: dotbot (``schema_id``) > response-v2 (``meta.version``) > MCP wrapper
     (``content``/``structuredContent``/``isError``) > code-graph (``data.requestId`` +
     ``data.generatedAt``) > errorcode (``error.code`` object, or ``meta.tool_version``/
-    ``elapsed_ms``) > result (a Result-only key, or ``{"success": ...}`` alone) >
+    ``elapsed_ms``) > result (only Result keys, with a Result-only key or without ``error``) >
     legacy-v1 interim (``{success, data, error}``) > errorcode (``{success, data[, meta]}``)
     > legacy-v1 flat dict (any other object).
     """
     try:
         p = _PROBE.decode(buf)
+    except msgspec.ValidationError:  # a subclass of DecodeError: valid JSON, but not an object
+        raise DetectError("a response envelope must be a JSON object", path="$") from None
     except msgspec.DecodeError as exc:
         raise DetectError(f"invalid JSON: {exc}", path="$") from None
-    except msgspec.ValidationError:
-        raise DetectError("a response envelope must be a JSON object", path="$") from None
     if p.schema_id is not _NONE and bytes(p.schema_id).startswith(b'"dotbot-mcp-response@'):
         return "dotbot"
     meta = _META.decode(p.meta) if _is_obj(p.meta) else None
@@ -88,7 +114,7 @@ def detect_bytes(buf: bytes | memoryview | str) -> str:
         return "response-v2"
     if p.success is _NONE and p.data is _NONE and (p.content is not _NONE or p.structuredContent is not _NONE):
         return MCP
-    success = (p.success == _TRUE or p.success == _FALSE)
+    success = p.success == _TRUE or p.success == _FALSE
     if success and _is_obj(p.data):
         cg = _CG.decode(p.data)  # type: ignore[arg-type]
         if cg.requestId is not _NONE and cg.generatedAt is not _NONE:
@@ -98,15 +124,17 @@ def detect_bytes(buf: bytes | memoryview | str) -> str:
         or (meta is not None and (meta.tool_version is not _NONE or meta.elapsed_ms is not _NONE))
     ):
         return "errorcode"
-    if success and p.data is _NONE and p.meta is _NONE:
-        if any(getattr(p, k) is not _NONE for k in _RESULT_ONLY):
+    keys = _KEYS.decode(buf).keys() if success else None
+    if keys is not None and p.data is _NONE and p.meta is _NONE and keys <= _RESULT_KEYS:
+        # Every key is Result vocabulary: a Result, unless it is a bare legacy failure
+        # ({"success": false, "error": "..."} without error_type) or an empty success flag dict.
+        if any(getattr(p, k) is not _NONE for k in _RESULT_ONLY) or p.error is _NONE:
             return "result"
-        if p.error is _NONE:
-            return "result"
-    if success:
-        keys = _KEYS.decode(buf).keys()
-        if keys == {"success", "data", "error"} and _is_obj(p.data) and (
-            p.error == _NULL or (p.error is not _NONE and memoryview(p.error)[:1] == b'"')
+    if keys is not None:
+        if (
+            keys == {"success", "data", "error"}
+            and _is_obj(p.data)
+            and (p.error == _NULL or (p.error is not _NONE and memoryview(p.error)[:1] == b'"'))
         ):
             return "legacy-v1"
         if p.data is not _NONE and p.error is _NONE and keys <= {"success", "data", "meta", "_envglot"}:

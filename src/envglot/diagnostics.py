@@ -10,7 +10,7 @@ import msgspec
 
 from .errors import EnvglotError, UnsupportedError
 
-__all__ = ["Kind", "Diagnostic", "Report", "LEVELS"]
+__all__ = ["LEVELS", "Diagnostic", "Kind", "Report"]
 
 LEVELS = ("ignore", "warn", "raise")
 _log = logging.getLogger("envglot")
@@ -85,7 +85,7 @@ class Report:
     :class:`UnsupportedError` at the end if any lossy diagnostic was collected.
     """
 
-    __slots__ = ("level", "diagnostics", "quiet")
+    __slots__ = ("diagnostics", "level", "quiet")
 
     def __init__(self, level: str = "warn", *, quiet: bool = False) -> None:
         if level not in LEVELS:
@@ -117,9 +117,7 @@ class Report:
             lossy = [d for d in self.diagnostics if d.lossy]
             first = "; ".join(str(d) for d in lossy[:5])
             more = f" (+{len(lossy) - 5} more)" if len(lossy) > 5 else ""
-            raise UnsupportedError(
-                f"conversion is lossy: {first}{more}", lossy, path=lossy[0].path
-            )
+            raise UnsupportedError(f"conversion is lossy: {first}{more}", lossy, path=lossy[0].path)
         if self.level == "warn" and not self.quiet:
             for d in self.diagnostics:
                 _log.log(logging.WARNING if d.lossy else logging.INFO, "%s", d)

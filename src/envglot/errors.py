@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
-    "EnvglotError",
-    "ParseError",
     "DetectError",
-    "UnsupportedError",
+    "EnvglotError",
     "MappingError",
+    "ParseError",
     "UnknownDialectError",
+    "UnsupportedError",
 ]
 
 

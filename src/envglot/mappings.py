@@ -225,9 +225,7 @@ class DialectMap:
         "write",
     )
 
-    def __init__(
-        self, table: DialectTable, write: Sequence[WriteRow], types: dict[str, TypeRow]
-    ) -> None:
+    def __init__(self, table: DialectTable, write: Sequence[WriteRow], types: dict[str, TypeRow]) -> None:
         self.name = table.dialect
         self.description = table.description
         self.shape = table.shape or Shape()

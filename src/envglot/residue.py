@@ -13,15 +13,21 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["diff", "apply", "parse_path", "set_path", "format_path"]
+__all__ = ["apply", "diff", "format_path", "key_segment", "parse_path", "set_path"]
 
-_SEG = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[('(?:[^'\\]|\\.)*')\]")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
 _DEC = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 
 
+def key_segment(key: str) -> str:
+    """The path segment of an object key: ``.name`` for an ASCII identifier, else ``["JSON string"]``."""
+    return "." + key if _NAME.fullmatch(key) else "[" + _ENC.encode(key).decode() + "]"
+
+
 def parse_path(path: str) -> list[str | int]:
-    """``$.a.b[0]['x y']`` -> ``["a", "b", 0, "x y"]``."""
+    """``$.a.b[0]["x y"]`` -> ``["a", "b", 0, "x y"]`` (the inverse of :func:`format_path`)."""
     if not path.startswith("$"):
         raise ValueError(f"not a JSON path: {path!r}")
     out: list[str | int] = []
@@ -36,22 +42,14 @@ def parse_path(path: str) -> list[str | int]:
         elif idx is not None:
             out.append(int(idx))
         else:
-            out.append(eval(quoted, {"__builtins__": {}}))  # a Python string literal we wrote
+            out.append(_DEC.decode(quoted))
         pos = m.end()
     return out
 
 
 def format_path(segs: list[str | int]) -> str:
     """Inverse of :func:`parse_path`."""
-    out = "$"
-    for s in segs:
-        if isinstance(s, int):
-            out += f"[{s}]"
-        elif s.isidentifier():
-            out += "." + s
-        else:
-            out += f"[{s!r}]"
-    return out
+    return "$" + "".join(f"[{s}]" if isinstance(s, int) else key_segment(s) for s in segs)
 
 
 def set_path(doc: Any, segs: list[str | int], value: Any) -> None:

@@ -23,5 +23,4 @@ def main() -> None:
 
 
 # Command modules register themselves on `main` when imported (one line each).
-from . import commands  # noqa: E402,F401
-from . import migrate_cmd  # noqa: E402,F401
+from . import commands, migrate_cmd  # noqa: E402,F401

@@ -10,9 +10,23 @@ import msgspec
 from msgspec import Raw
 
 from ..canonical import Extra
+from ..context import Context
+from ..diagnostics import Kind
 from ..errors import ParseError
+from ..residue import key_segment
 
-__all__ = ["ABSENT", "opt", "raw_or_absent", "WireDecoder", "raw_is_object", "RAW_EMPTY_OBJECT", "RAW_NULL", "wrap_payload", "unwrap_payload"]
+__all__ = [
+    "ABSENT",
+    "RAW_EMPTY_OBJECT",
+    "RAW_NULL",
+    "WireDecoder",
+    "object_payload",
+    "opt",
+    "raw_is_object",
+    "raw_or_absent",
+    "unwrap_payload",
+    "wrap_payload",
+]
 
 ABSENT = Raw(b"")
 """Default of optional Raw wire fields (``Raw | None`` cannot be decoded by msgspec); omitted on encode."""
@@ -32,6 +46,24 @@ def raw_is_object(raw: Raw) -> bool:
 def wrap_payload(raw: Raw) -> Raw:
     """``{"value": raw}`` for a dialect whose payload must be an object."""
     return Raw(b'{"value":' + bytes(raw) + b"}")
+
+
+def object_payload(payload: Raw | None, ok: bool, ctx: Context, dialect: str) -> Raw:
+    """The payload for a dialect whose payload must be an object (dotbot ``data``, response-v2 ``data``).
+
+    Absent or a failure's ``null`` becomes ``{}``; a success's explicit ``null`` too, reported
+    as coerced; any other non-object is wrapped as ``{"value": ...}`` (reported).
+    """
+    if payload is None or payload == RAW_NULL:
+        if payload is not None and ok:
+            ctx.report.add(Kind.VALUE_COERCED, ctx.path("payload"), "null payload written as {}", dialect)
+        return RAW_EMPTY_OBJECT
+    if not raw_is_object(payload):
+        ctx.report.add(
+            Kind.PAYLOAD_WRAPPED, ctx.path("payload"), 'non-object payload wrapped as {"value": ...}', dialect
+        )
+        return wrap_payload(payload)
+    return payload
 
 
 def unwrap_payload(raw: Raw) -> Raw | None:
@@ -87,7 +119,7 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("dialect", "_dec", "_tree", "_residue")
+    __slots__ = ("_dec", "_residue", "_tree", "dialect")
 
     def __init__(self, tp: type[msgspec.Struct], dialect: str, residue_path: str) -> None:
         self.dialect = dialect
@@ -107,7 +139,10 @@ class WireDecoder:
             raise ParseError(f"invalid JSON: {exc}", path="$", dialect=self.dialect) from None
         extras: list[Extra] = []
         residue: list[Raw] = []
-        top = _RAW_DICT.decode(buf)
+        try:  # the strict pass stops at the first unknown key: the rest may still be broken JSON
+            top = _RAW_DICT.decode(buf)
+        except msgspec.DecodeError as exc:
+            raise ParseError(f"invalid JSON: {exc}", path="$", dialect=self.dialect) from None
         cleaned = self._strip(top, self._tree, "$", extras, residue)
         try:
             wire = self._dec.decode(_ENC.encode(cleaned))
@@ -120,7 +155,7 @@ class WireDecoder:
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, val in obj.items():
-            p = f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
+            p = path + key_segment(key)
             if key not in tree:
                 if p == self._residue:
                     residue.append(val)

@@ -9,12 +9,25 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..context import Context, read_problem, report_losses, write_code
+from ..context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
 from ..diagnostics import Kind
 from ..errors import ParseError
+from ..mappings import DialectMap
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, raw_is_object
 
-__all__ = ["NAME", "DESCRIPTION", "Envelope", "Data", "Meta", "Workspace", "Suggestion", "Page", "read", "write", "approx_tokens"]
+__all__ = [
+    "DESCRIPTION",
+    "NAME",
+    "Data",
+    "Envelope",
+    "Meta",
+    "Page",
+    "Suggestion",
+    "Workspace",
+    "approx_tokens",
+    "read",
+    "write",
+]
 
 NAME = "code-graph"
 DESCRIPTION = "Code Graph envelope: success/data{tool,version,requestId,generatedAt,workspace,result,meta}"
@@ -103,7 +116,9 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     problems: tuple[c.Problem, ...] = ()
     if not w.success:
         if not raw_is_object(d.result):
-            raise ParseError("an error result must be an object with an `error` member", path="$.data.result", dialect=NAME)
+            raise ParseError(
+                "an error result must be an object with an `error` member", path="$.data.result", dialect=NAME
+            )
         res = _RAW_DICT.decode(d.result)
         err_raw = res.pop("error", None)
         if err_raw is None or not raw_is_object(err_raw):
@@ -118,7 +133,7 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
                 code,
                 ctx,
                 "$.data.result.error.code",
-                message=message or "",
+                message=message,
                 details=details,
                 extra=Raw(_ENC.encode(err)) if err else None,
             ),
@@ -142,16 +157,15 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
         limits=m.limits,
         next_steps=steps,
         pagination=None if pg is None else c.Pagination(cursor=pg.cursor, has_more=pg.has_more, total=pg.total),
-        extras=extras if d.version == VERSION else extras + (c.Extra(dialect=NAME, path="$.data.version", value=Raw(_ENC.encode(d.version))),),
+        extras=extras
+        if d.version == VERSION
+        else (*extras, c.Extra(dialect=NAME, path="$.data.version", value=Raw(_ENC.encode(d.version)))),
         residue=residue,
     )
 
 
-def _synth(ctx: Context, field: str, rule: str, what: str) -> str:
-    value = ctx.synth.get(field, rule)
-    how = "from the caller" if field in ctx.synth else "by rule"
-    ctx.report.add(Kind.SYNTHESIZED, ctx.mappings[NAME].path(field) or f"$.{field}", f"code-graph requires {what}; wrote {value!r} ({how})", NAME)
-    return str(value)
+def _synth(ctx: Context, dmap: DialectMap, field: str, rule: str, what: str) -> str:
+    return str(ctx.synth_value(dmap, field, rule, what))
 
 
 def _request_id(env: c.Envelope) -> str:
@@ -162,7 +176,7 @@ def _request_id(env: c.Envelope) -> str:
     if env.payload is not None:
         h.update(bytes(env.payload))
     if env.problems:
-        h.update((env.problems[0].code or "").encode() + env.problems[0].message.encode())
+        h.update((env.problems[0].code or "").encode() + (env.problems[0].message or "").encode())
     n = int.from_bytes(h.digest(), "big")
     out = ""
     for _ in range(8):
@@ -182,11 +196,10 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         if env.problems:
             p = env.problems[0]
         else:
-            ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
-            p = c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "failed")
+            p = missing_problem(env, ctx, dmap)
         err: dict[str, Raw] = _RAW_DICT.decode(p.extra) if p.extra is not None else {}
         err["code"] = Raw(_ENC.encode(write_code(p, dmap, ctx, 0)))
-        err["message"] = Raw(_ENC.encode(p.message or env.summary or ""))
+        err["message"] = Raw(_ENC.encode(problem_message(p, env, ctx, dmap, 0)))
         if p.details is not None:
             err["details"] = p.details
         res: dict[str, Raw] = {}
@@ -203,22 +216,39 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         truncated = fid.truncated if fid.truncated is not None else fid.level not in (None, "full")
     ws = env.workspace
     if ws is None or ws.root is None or ws.repo_name is None:
-        root = ws.root if ws is not None and ws.root is not None else _synth(ctx, "workspace.root", "", "workspace.root")
+        root = (
+            ws.root
+            if ws is not None and ws.root is not None
+            else _synth(ctx, dmap, "workspace.root", "", "workspace.root")
+        )
         repo = (
             ws.repo_name
             if ws is not None and ws.repo_name is not None
-            else _synth(ctx, "workspace.repo_name", root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1], "workspace.repoName")
+            else _synth(
+                ctx,
+                dmap,
+                "workspace.repo_name",
+                root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1],
+                "workspace.repoName",
+            )
         )
         workspace = Workspace(root=root, repo_name=repo, rev=ws.rev if ws is not None else None)
     else:
         workspace = Workspace(root=ws.root, repo_name=ws.repo_name, rev=ws.rev)
     pg = env.pagination
-    suggestions = [Suggestion(tool=s.tool or "", args=s.args if s.args is not None else RAW_EMPTY_OBJECT, reason=s.reason) for s in env.next_steps]
+    suggestions = [
+        Suggestion(tool=s.tool or "", args=s.args if s.args is not None else RAW_EMPTY_OBJECT, reason=s.reason)
+        for s in env.next_steps
+    ]
     data = Data(
-        tool=env.tool if env.tool is not None else _synth(ctx, "tool", "unknown", "a tool name"),
+        tool=env.tool if env.tool is not None else _synth(ctx, dmap, "tool", "unknown", "a tool name"),
         version=VERSION,
-        request_id=env.request_id if env.request_id is not None else _synth(ctx, "request_id", _request_id(env), "a requestId"),
-        generated_at=env.timestamp if env.timestamp is not None else _synth(ctx, "timestamp", "1970-01-01T00:00:00.000Z", "generatedAt"),
+        request_id=env.request_id
+        if env.request_id is not None
+        else _synth(ctx, dmap, "request_id", _request_id(env), "a requestId"),
+        generated_at=env.timestamp
+        if env.timestamp is not None
+        else _synth(ctx, dmap, "timestamp", "1970-01-01T00:00:00.000Z", "generatedAt"),
         workspace=workspace,
         result=result,
         meta=Meta(

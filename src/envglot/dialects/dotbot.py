@@ -8,12 +8,12 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..context import Context, read_problem, report_losses, write_code
+from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
 from ..diagnostics import Kind
 from ..errors import ParseError
-from ._common import ABSENT, RAW_EMPTY_OBJECT, opt, raw_or_absent, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, raw_is_object, unwrap_payload, wrap_payload
+from ._common import ABSENT, WireDecoder, object_payload, opt, raw_is_object, raw_or_absent, unwrap_payload
 
-__all__ = ["NAME", "DESCRIPTION", "SCHEMA_ID", "Envelope", "Issue", "Audit", "Intent", "Action", "read", "write"]
+__all__ = ["DESCRIPTION", "NAME", "SCHEMA_ID", "Action", "Audit", "Envelope", "Intent", "Issue", "read", "write"]
 
 NAME = "dotbot"
 DESCRIPTION = "dotbot-mcp-response@1: status/summary/data/errors[]/warnings[]/audit/intent/actions"
@@ -103,7 +103,9 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
         for i, e in enumerate(w.errors)
     )
     warnings = tuple(
-        c.Notice(message=x) if isinstance(x, str) else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
+        c.Notice(message=x)
+        if isinstance(x, str)
+        else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
         for x in w.warnings
     )
     steps: list[c.NextStep] = []
@@ -112,7 +114,9 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
         steps.append(c.NextStep(kind="intent", tool=it.recommended_next, reason=it.reason, args=opt(it.parameters)))
     for a in w.actions or ():
         steps.append(
-            c.NextStep(kind="action", tool=a.tool, args=opt(a.parameters), reason=a.reason, id=a.id, type=a.type, label=a.label)
+            c.NextStep(
+                kind="action", tool=a.tool, args=opt(a.parameters), reason=a.reason, id=a.id, type=a.type, label=a.label
+            )
         )
     au = w.audit
     return c.Envelope(
@@ -135,35 +139,30 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     )
 
 
-def _synth(ctx: Context, field: str, rule: object, what: str) -> object:
-    value = ctx.synth.get(field, rule)
-    how = "from the caller" if field in ctx.synth else "by rule"
-    ctx.report.add(Kind.SYNTHESIZED, ctx.mappings[NAME].path(field) or f"$.{field}", f"dotbot requires {what}; wrote {value!r} ({how})", NAME)
-    return value
-
-
 def write(env: c.Envelope, ctx: Context) -> bytes:
     """Write the canonical envelope as dotbot (status computed, compact)."""
     dmap = ctx.mappings[NAME]
     report_losses(env, dmap, ctx)
-    payload = env.payload
-    if payload is None or payload == RAW_NULL:
-        payload = RAW_EMPTY_OBJECT
-    elif not raw_is_object(payload):
-        ctx.report.add(Kind.PAYLOAD_WRAPPED, ctx.path("payload"), 'non-object payload wrapped as {"value": ...}', NAME)
-        payload = wrap_payload(payload)
+    payload = object_payload(env.payload, env.ok, ctx, NAME)
     problems = env.problems
     if not env.ok and not problems:
-        ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
-        problems = (c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "failed"),)
+        problems = (missing_problem(env, ctx, dmap),)
     elif env.ok and problems:
-        ctx.report.add(Kind.STATUS_MISMATCH, ctx.path("ok"), "a success carrying errors becomes status 'error' in dotbot", NAME)
+        ctx.report.add(
+            Kind.STATUS_MISMATCH, ctx.path("ok"), "a success carrying errors becomes status 'error' in dotbot", NAME
+        )
     errors = [
-        Issue(code=write_code(p, dmap, ctx, i), message=p.message, path=p.path, details=raw_or_absent(p.details))
+        Issue(
+            code=write_code(p, dmap, ctx, i),
+            message=problem_message(p, env, ctx, dmap, i),
+            path=p.path,
+            details=raw_or_absent(p.details),
+        )
         for i, p in enumerate(problems)
     ]
     warnings: list[str | Issue] = [
-        w.message if w.code is None and w.path is None and w.context is None
+        w.message
+        if w.code is None and w.path is None and w.context is None
         else Issue(code=w.code or "WARNING", message=w.message, path=w.path, details=raw_or_absent(w.context))
         for w in env.warnings
     ]
@@ -173,23 +172,36 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         if st.kind == "intent" and intent is None:
             intent = Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(st.args))
         else:
-            actions.append(Action(id=st.id, type=st.type, label=st.label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(st.args)))
+            actions.append(
+                Action(
+                    id=st.id,
+                    type=st.type,
+                    label=st.label,
+                    reason=st.reason,
+                    tool=st.tool,
+                    parameters=raw_or_absent(st.args),
+                )
+            )
     summary = env.summary
     if summary is None:
-        summary = problems[0].message if problems else "Completed."
-        ctx.report.add(Kind.SYNTHESIZED, ctx.path("summary"), f"dotbot requires a summary; wrote {summary!r}", NAME)
+        summary = (problems[0].message or "Failed.") if problems else "Completed."
+        ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {summary!r}")
     audit = Audit(
-        timestamp=env.timestamp if env.timestamp is not None else _synth(ctx, "timestamp", "1970-01-01T00:00:00Z", "audit.timestamp"),  # type: ignore[arg-type]
-        duration_ms=env.duration_ms if env.duration_ms is not None else _synth(ctx, "duration_ms", 0, "audit.duration_ms"),  # type: ignore[arg-type]
-        source=env.source if env.source is not None else _synth(ctx, "source", "unknown", "audit.source"),  # type: ignore[arg-type]
+        timestamp=env.timestamp
+        if env.timestamp is not None
+        else ctx.synth_value(dmap, "timestamp", "1970-01-01T00:00:00Z", "audit.timestamp"),  # type: ignore[arg-type]
+        duration_ms=whole_ms(env.duration_ms, dmap, ctx, "audit.duration_ms"),
+        source=env.source if env.source is not None else ctx.synth_value(dmap, "source", "unknown", "audit.source"),  # type: ignore[arg-type]
         host=env.host,
         correlation_id=env.request_id,
         write_to=env.write_to,
     )
     out = Envelope(
         schema_id=SCHEMA_ID,
-        tool=env.tool if env.tool is not None else _synth(ctx, "tool", "unknown", "a tool name"),  # type: ignore[arg-type]
-        version=env.tool_version if env.tool_version is not None else _synth(ctx, "tool_version", "0.0.0", "a tool version"),  # type: ignore[arg-type]
+        tool=env.tool if env.tool is not None else ctx.synth_value(dmap, "tool", "unknown", "a tool name"),  # type: ignore[arg-type]
+        version=env.tool_version
+        if env.tool_version is not None
+        else ctx.synth_value(dmap, "tool_version", "0.0.0", "a tool version"),  # type: ignore[arg-type]
         status="error" if errors else "warning" if warnings else "ok",
         summary=summary,
         data=payload,

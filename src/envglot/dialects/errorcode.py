@@ -6,11 +6,12 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..context import Context, read_problem, report_losses, write_code
+from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
 from ..diagnostics import Kind
+from ..errors import ParseError
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder
 
-__all__ = ["NAME", "DESCRIPTION", "Envelope", "ToolError", "ToolMeta", "MetaPagination", "read", "write"]
+__all__ = ["DESCRIPTION", "NAME", "Envelope", "MetaPagination", "ToolError", "ToolMeta", "read", "write"]
 
 NAME = "errorcode"
 DESCRIPTION = "Session 05 contract: success/data/error{code,message,retryable}/meta{tool_version,elapsed_ms}"
@@ -64,6 +65,8 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     dmap = ctx.mappings[NAME]
     payload: Raw | None = w.data
     problems: tuple[c.Problem, ...] = ()
+    if w.success and w.error is not None:
+        raise ParseError("error must be absent when success is true", path="$.error", dialect=NAME)
     if not w.success:
         if w.data == RAW_NULL:
             payload = None
@@ -125,8 +128,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         if env.problems:
             p = env.problems[0]
         else:
-            ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
-            p = c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "failed")
+            p = missing_problem(env, ctx, dmap)
         code = write_code(p, dmap, ctx, 0)
         row = dmap.codes[code]
         retryable = bool(row.retryable)
@@ -138,7 +140,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
                 f"the source said {str(p.retryable).lower()}",
                 NAME,
             )
-        message = p.message or env.summary or ""
+        message = problem_message(p, env, ctx, dmap, 0)
         error = ToolError(
             code=code,
             message=message,
@@ -156,13 +158,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         or env.request_id is not None
         or pg is not None
     ):
-        elapsed = env.duration_ms
-        if elapsed is None:
-            elapsed = 0
-            ctx.report.add(Kind.SYNTHESIZED, ctx.path("duration_ms"), "errorcode meta requires elapsed_ms; wrote 0", NAME)
-        elif not isinstance(elapsed, int):
-            ctx.report.add(Kind.VALUE_COERCED, ctx.path("duration_ms"), f"elapsed_ms is an integer; {elapsed} rounded", NAME)
-            elapsed = round(elapsed)
+        elapsed = whole_ms(env.duration_ms, dmap, ctx, "meta.elapsed_ms")
         meta = ToolMeta(
             tool_version=TOOL_VERSION,
             elapsed_ms=elapsed,

@@ -17,7 +17,7 @@ from ..diagnostics import Kind
 from ..errors import EnvglotError, ParseError
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
-__all__ = ["NAME", "DESCRIPTION", "InterimMeta", "read", "write", "is_interim"]
+__all__ = ["DESCRIPTION", "NAME", "InterimMeta", "is_interim", "read", "write"]
 
 NAME = "legacy-v1"
 DESCRIPTION = "foundry-mcp pre-v2 flat tool dicts and the interim unversioned envelope (read-only)"
@@ -126,7 +126,12 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
             extras.append(c.Extra(dialect=NAME, path="$.schema_version", value=doc["schema_version"]))
         payload = Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
         if ok and error:
-            ctx.report.add(Kind.STATUS_MISMATCH, "$.error", "success is true but error is set; the error is kept as a warning", NAME)
+            ctx.report.add(
+                Kind.STATUS_MISMATCH,
+                "$.error",
+                "success is true but error is set; the error is kept as a warning",
+                NAME,
+            )
             warnings = (c.Notice(message=error),)
     problems: tuple[c.Problem, ...] = ()
     if not ok:

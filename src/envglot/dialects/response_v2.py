@@ -6,13 +6,23 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..context import Context, read_problem, report_losses, write_code
+from ..context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
 from ..diagnostics import Kind
 from ..errors import ParseError
 from ..mappings import v2_type_for
-from ._common import ABSENT, opt, raw_or_absent, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, raw_is_object, unwrap_payload, wrap_payload
+from ._common import (
+    ABSENT,
+    RAW_EMPTY_OBJECT,
+    RAW_NULL,
+    WireDecoder,
+    object_payload,
+    opt,
+    raw_is_object,
+    raw_or_absent,
+    unwrap_payload,
+)
 
-__all__ = ["NAME", "DESCRIPTION", "Envelope", "Meta", "WarningDetail", "Pagination", "read", "write"]
+__all__ = ["DESCRIPTION", "NAME", "Envelope", "Meta", "Pagination", "WarningDetail", "read", "write"]
 
 NAME = "response-v2"
 DESCRIPTION = "foundry-mcp response-v2: success/data/error/meta{version}"
@@ -23,10 +33,12 @@ class _Wire(Struct, forbid_unknown_fields=True, omit_defaults=True):
     pass
 
 
-class WarningDetail(_Wire):
-    message: str
+class WarningDetail(_Wire, kw_only=True):
+    """An entry of ``meta.warning_details``, in foundry's key order."""
+
     code: str | None = None
     severity: str | None = None
+    message: str
     context: Raw = ABSENT
 
 
@@ -135,7 +147,8 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
                 ctx.report.add(
                     Kind.CODE_UNKNOWN,
                     "$.data.error_code",
-                    f"response-v2 code {code!r} is not in the tables; read by its error_type {etype!r} as {trow.category!r}",
+                    f"response-v2 code {code!r} is not in the tables; "
+                    f"read by its error_type {etype!r} as {trow.category!r}",
                     NAME,
                 )
             p = c.Problem(
@@ -215,17 +228,10 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     """Write the canonical envelope as response-v2 (compact, ``meta.version`` first)."""
     dmap = ctx.mappings[NAME]
     report_losses(env, dmap, ctx)
-    payload = env.payload
-    if payload is None or payload == RAW_NULL:
-        if payload is not None and env.ok:
-            ctx.report.add(Kind.VALUE_COERCED, ctx.path("payload"), "null payload written as data: {}", NAME)
-        payload = RAW_EMPTY_OBJECT
-    elif not raw_is_object(payload):
-        ctx.report.add(Kind.PAYLOAD_WRAPPED, ctx.path("payload"), 'non-object payload wrapped as {"value": ...}', NAME)
-        payload = wrap_payload(payload)
+    payload = object_payload(env.payload, env.ok, ctx, NAME)
     error: str | None = None
     if not env.ok:
-        p = env.problems[0] if env.problems else _missing_problem(env, ctx)
+        p = env.problems[0] if env.problems else missing_problem(env, ctx, dmap)
         code = write_code(p, dmap, ctx, 0)
         crow = dmap.codes.get(code)
         if p.domain == NAME and p.type is not None and (p.code == code):
@@ -248,7 +254,10 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         for k in _ERROR_KEYS:
             if k in d:
                 ctx.report.add(
-                    Kind.VALUE_COERCED, ctx.path("payload") + "." + k, f"payload key {k!r} replaced by the error field", NAME
+                    Kind.VALUE_COERCED,
+                    ctx.path("payload") + "." + k,
+                    f"payload key {k!r} replaced by the error field",
+                    NAME,
                 )
                 del d[k]
         d["error_code"] = Raw(_ENC.encode(code))
@@ -261,10 +270,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             secs = p.retry_after_ms / 1000
             d["retry_after_seconds"] = Raw(_ENC.encode(int(secs) if secs == int(secs) else secs))
         payload = Raw(_ENC.encode(d))
-        error = p.message or env.summary
-        if not error:
-            error = f"{code} ({p.category})"
-            ctx.report.add(Kind.SYNTHESIZED, ctx.path("problem.message", 0), f"error message synthesized as {error!r}", NAME)
+        error = problem_message(p, env, ctx, dmap, 0, fallback=f"{code} ({p.category})")
     warnings = None
     details = None
     if env.warnings:
@@ -304,8 +310,3 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         content_archive_hashes=raw_or_absent(fid.archive_hashes if fid else None),
     )
     return _ENC.encode(Envelope(success=env.ok, data=payload, error=error, meta=meta))
-
-
-def _missing_problem(env: c.Envelope, ctx: Context) -> c.Problem:
-    ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
-    return c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "")

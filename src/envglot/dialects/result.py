@@ -6,12 +6,11 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..context import Context, read_problem, report_losses, write_code
-from ..diagnostics import Kind
+from ..context import Context, missing_problem, read_problem, report_losses, write_code
 from ..errors import ParseError
 from ._common import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_or_absent
 
-__all__ = ["NAME", "DESCRIPTION", "Envelope", "OkEnvelope", "FailureEnvelope", "read", "write"]
+__all__ = ["DESCRIPTION", "NAME", "Envelope", "FailureEnvelope", "OkEnvelope", "read", "write"]
 
 NAME = "result"
 DESCRIPTION = "ADR-003 Result: success/value or error/error_type, message, instruction (mcp-guide)"
@@ -80,14 +79,16 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
                 w.error_type,
                 ctx,
                 "$.error_type",
-                message=w.error or "",
+                message=w.error,
                 details=opt(w.error_data),
                 exception_type=w.exception_type,
                 exception_message=w.exception_message,
             ),
         )
     elif w.error is not None or w.error_type is not None:
-        raise ParseError("a success carries no error", path="$.error" if w.error is not None else "$.error_type", dialect=NAME)
+        raise ParseError(
+            "a success carries no error", path="$.error" if w.error is not None else "$.error_type", dialect=NAME
+        )
     return c.Envelope(
         ok=w.success,
         payload=opt(w.value),
@@ -121,15 +122,15 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     if env.problems:
         p = env.problems[0]
     else:
-        ctx.report.add(Kind.SYNTHESIZED, ctx.path("ok"), "failure without an error object; wrote category 'unknown'", NAME)
-        p = c.Problem(category=ctx.mappings.unknown_category, message=env.summary or "failed")
+        p = missing_problem(env, ctx, dmap)
     if env.payload is not None and env.payload != RAW_EMPTY_OBJECT and env.payload != RAW_NULL:
         ctx.dropped("payload", NAME, what="a failure's payload")
     return _ENC.encode(
         FailureEnvelope(
             success=False,
-            error=p.message or env.summary or "",
-            error_type=write_code(p, dmap, ctx, 0),
+            error=p.message,
+            # Result emits error_type even when None: a Result source without one stays without one
+            error_type=None if p.code is None and p.domain == NAME else write_code(p, dmap, ctx, 0),
             error_data=raw_or_absent(p.details),
             exception_type=p.exception_type,
             exception_message=p.exception_message,

@@ -1,0 +1,131 @@
+"""code-graph (Ouroboros Code Graph): goldens plus approxTokens, version "1.0", nested errors, requestId."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import msgspec
+import pytest
+
+import envglot
+from envglot import Kind
+from golden import cases
+
+from .golden_suite import GoldenSuite
+
+DOCUMENTED = {"INVALID_INPUT", "INTERNAL_ERROR", "NOT_AVAILABLE", "MISSING_PARAMS", "UNKNOWN_ACTION"}
+
+
+def js_stringify(doc: object) -> str:
+    """``JSON.stringify(doc)`` for the documents of the corpus (no exotic numbers)."""
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+
+def approx_tokens(doc: dict) -> int:
+    """``Math.ceil(JSON.stringify(envelope).length / 4)`` with ``approxTokens: 0``, length in UTF-16 units."""
+    doc = json.loads(json.dumps(doc))
+    doc["data"]["meta"]["approxTokens"] = 0
+    return math.ceil(len(js_stringify(doc).encode("utf-16-le")) // 2 / 4)
+
+
+def _js_safe(out: bytes) -> bool:
+    """True if Python re-encodes ``out`` exactly as JSON.stringify would (no exponents, no big ints)."""
+    return js_stringify(json.loads(out)).encode() == msgspec.json.format(out, indent=-1)
+
+
+class TestCodeGraph(GoldenSuite):
+    dialect = "code-graph"
+    native = frozenset(
+        {
+            "real-file-not-found",
+            "real-invalid-params",
+            "real-lsp-not-available",
+            "real-nonascii-search",
+            "real-tree-truncated",
+            "real-zod-invalid-input",
+            "unknown-action",
+            "unknown-graph-code",
+        }
+    )
+
+    @pytest.mark.parametrize("source", cases(), ids=str)
+    def test_approx_tokens_counts_the_compact_envelope(self, source) -> None:
+        out = envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
+        if not _js_safe(out):
+            assert re.search(rb"\d[eE][-+]?\d|\d{17,}", source.data), "only exotic numbers may skip this check"
+            return
+        doc = json.loads(out)
+        assert doc["data"]["meta"]["approxTokens"] == approx_tokens(doc)
+        assert doc["data"]["version"] == "1.0" or source.dialect == "code-graph"
+
+    def test_approx_tokens_counts_utf16_units_not_bytes_or_code_points(self) -> None:
+        case = next(c for c in cases("code-graph") if c.stem == "real-nonascii-search")
+        doc = json.loads(case.data)
+        doc["data"]["meta"]["approxTokens"] = 0
+        text = js_stringify(doc)
+        assert math.ceil(len(text) / 4) == 124  # code points: the emoji is one
+        assert math.ceil(len(text.encode()) / 4) == 129  # UTF-8 bytes
+        out = json.loads(envglot.convert(case.data, to="code-graph"))
+        assert out["data"]["meta"]["approxTokens"] == 125  # UTF-16 units, as JavaScript counts
+
+    def test_a_stale_estimate_is_recomputed_and_reported(self) -> None:
+        case = next(c for c in cases("code-graph") if c.stem == "spec-digest-ok")
+        conv = envglot.conversion(case.data, to="code-graph", unsupported="ignore")
+        assert [(d.kind, d.path) for d in conv.diagnostics] == [(Kind.VALUE_COERCED, "$.data.meta.approxTokens")]
+
+    def test_version_is_always_1_0_and_another_one_is_kept_as_an_extra(self) -> None:
+        doc = json.loads(cases("code-graph")[0].data)
+        doc["data"]["version"] = "2.0"
+        data = json.dumps(doc).encode()
+        assert json.loads(envglot.convert(data, to="code-graph"))["data"]["version"] == "2.0"
+        via = envglot.convert(envglot.convert(data, to="response-v2", unsupported="ignore"), to="code-graph")
+        assert json.loads(via)["data"]["version"] == "1.0"
+        conv = envglot.conversion(data, to="result", unsupported="ignore")
+        assert (Kind.FIELD_DROPPED, "$.data.version") in [(d.kind, d.path) for d in conv.diagnostics]
+
+    @pytest.mark.parametrize(
+        ("stem", "code", "category"),
+        [
+            ("real-invalid-params", "INVALID_PARAMS", "invalid_argument"),
+            ("real-file-not-found", "FILE_NOT_FOUND", "not_found"),
+            ("real-lsp-not-available", "LSP_NOT_AVAILABLE", "unavailable"),
+            ("spec-issues-error", "INVALID_INPUT", "invalid_argument"),
+            ("unknown-action", "UNKNOWN_ACTION", "invalid_argument"),
+        ],
+    )
+    def test_the_error_nested_in_data_result_error(self, stem: str, code: str, category: str) -> None:
+        case = next(c for c in cases("code-graph") if c.stem == stem)
+        env = envglot.read(case.data)
+        assert not env.ok
+        assert (env.problems[0].code, env.problems[0].category) == (code, category)
+        assert json.loads(envglot.convert(case.data, to="code-graph"))["data"]["result"]["error"]["code"] == code
+
+    def test_an_empty_details_object_survives(self) -> None:
+        case = next(c for c in cases("code-graph") if c.stem == "real-lsp-not-available")
+        assert envglot.read(case.data).problems[0].details == msgspec.Raw(b"{}")
+        out = json.loads(envglot.convert(case.data, to="code-graph"))
+        assert out["data"]["result"]["error"]["details"] == {}
+
+    @pytest.mark.parametrize("source", [c for c in cases() if c.dialect != "code-graph"], ids=str)
+    def test_other_dialects_only_get_documented_codes(self, source) -> None:
+        env = envglot.read(source.data, from_=source.dialect)
+        doc = json.loads(envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore"))
+        assert doc["success"] is env.ok
+        assert list(doc["data"]) == ["tool", "version", "requestId", "generatedAt", "workspace", "result", "meta"]
+        if not env.ok:
+            assert doc["data"]["result"]["error"]["code"] in DOCUMENTED
+            assert set(doc["data"]["result"]["error"]) <= {"code", "message", "details"}
+
+    def test_the_synthesized_request_id_is_short_base36_and_reproducible(self) -> None:
+        data = b'{"success": true, "value": {"n": 1}}'
+        conv = envglot.conversion(data, to="code-graph", unsupported="ignore")
+        rid = json.loads(conv.output)["data"]["requestId"]
+        assert re.fullmatch(r"[0-9a-z]{8}", rid)
+        assert json.loads(envglot.convert(data, to="code-graph", unsupported="ignore"))["data"]["requestId"] == rid
+        other = json.loads(
+            envglot.convert(b'{"success": true, "value": {"n": 2}}', to="code-graph", unsupported="ignore")
+        )
+        assert other["data"]["requestId"] != rid
+        assert (Kind.SYNTHESIZED, "$.data.requestId") in [(d.kind, d.path) for d in conv.diagnostics]

@@ -1,0 +1,202 @@
+"""dotbot-mcp-response@1: goldens plus the dialect's own rules (computed status, exact schema_id)."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+import pytest
+
+import envglot
+from envglot import Envelope, Kind, Problem
+from envglot.canonical import Notice
+from golden import cases
+
+from .golden_suite import GoldenSuite
+
+SCHEMA_ID = "dotbot-mcp-response@1"
+_PROBLEM = Problem(category="not_found", code="PROJECT_NOT_FOUND", domain="dotbot", message="no such project")
+
+
+def _write(env: Envelope) -> tuple[dict, list[envglot.Diagnostic]]:
+    report = envglot.Report("ignore")
+    out = envglot.write(env, "dotbot", report=report)
+    return msgspec.json.decode(out), report.diagnostics
+
+
+class TestDotbot(GoldenSuite):
+    dialect = "dotbot"
+    native = frozenset({"unicode-extra-field", "value-wrapped-list"})
+
+    @pytest.mark.parametrize(
+        ("ok", "problems", "warnings", "status"),
+        [
+            (True, (), (), "ok"),
+            (True, (), (Notice(message="stale cache"),), "warning"),
+            (False, (_PROBLEM,), (), "error"),
+            (False, (_PROBLEM,), (Notice(message="stale cache"),), "error"),
+            (False, (), (), "error"),  # a failure without an error object gets one synthesized
+            (True, (_PROBLEM,), (), "error"),  # errors win over the flag (reported)
+        ],
+    )
+    def test_status_is_computed_from_errors_and_warnings(self, ok, problems, warnings, status) -> None:
+        doc, diags = _write(Envelope(ok=ok, problems=problems, warnings=warnings, summary="s"))
+        assert doc["status"] == status
+        assert (len(doc["errors"]) > 0) == (status == "error")
+        if ok and problems:
+            assert any(d.kind is Kind.STATUS_MISMATCH for d in diags)
+
+    def test_an_inconsistent_status_is_reported_on_read_and_recomputed_on_write(self) -> None:
+        case = next(c for c in cases("dotbot") if c.stem == "status-mismatch")
+        conv = envglot.conversion(case.data, to="dotbot", unsupported="ignore")
+        assert [(d.kind, d.path) for d in conv.diagnostics] == [(Kind.STATUS_MISMATCH, "$.status")]
+        assert msgspec.json.decode(conv.output)["status"] == "warning"
+
+    @pytest.mark.parametrize("source", [c for c in cases() if c.dialect != "dotbot"], ids=str)
+    def test_schema_id_and_key_order_are_written_exactly(self, source) -> None:
+        out = envglot.convert(source.data, from_=source.dialect, to="dotbot", unsupported="ignore")
+        doc = msgspec.json.decode(out)
+        assert doc["schema_id"] == SCHEMA_ID
+        assert list(doc)[:9] == [
+            "schema_id",
+            "tool",
+            "version",
+            "status",
+            "summary",
+            "data",
+            "warnings",
+            "errors",
+            "audit",
+        ]
+
+    def test_another_schema_id_is_rejected(self) -> None:
+        doc = msgspec.json.decode(cases("dotbot")[0].data)
+        doc["schema_id"] = "dotbot-mcp-response@2"
+        with pytest.raises(envglot.ParseError, match="schema_id") as exc:
+            envglot.read(msgspec.json.encode(doc))
+        assert exc.value.path == "$.schema_id"
+
+    def test_the_spec_schema_template_is_not_an_envelope(self) -> None:
+        """The "Complete Structure" block of the specification lists the status values as one string."""
+        template = {
+            "schema_id": SCHEMA_ID,
+            "tool": "solution.info",
+            "version": "1.0.0",
+            "status": "ok|warning|error",
+            "summary": "One-sentence summary of operation result",
+            "data": {"...": "Actual tool-specific output"},
+            "warnings": [
+                {"code": "WARNING_CODE", "message": "Warning description", "path": "Optional file path", "details": {}}
+            ],
+            "errors": [
+                {"code": "ERROR_CODE", "message": "Error description", "path": "Optional file path", "details": {}}
+            ],
+            "audit": {
+                "timestamp": "2026-01-02T13:57:00Z",
+                "duration_ms": 123,
+                "source": ".bot/mcp/tools/solution-info/script.ps1",
+                "host": "warp|claude-desktop|ci|null",
+                "correlation_id": "optional-request-id",
+                "write_to": "optional-file-written",
+            },
+            "intent": {
+                "recommended_next": "solution.structure",
+                "reason": "Why this action is suggested",
+                "parameters": {},
+            },
+            "actions": [
+                {
+                    "id": "action-id",
+                    "type": "suggestion",
+                    "label": "User-facing label",
+                    "reason": "Why user should take this action",
+                    "tool": "tool.name",
+                    "parameters": {},
+                }
+            ],
+        }
+        with pytest.raises(envglot.ParseError, match=re.escape("Invalid enum value 'ok|warning|error'")) as exc:
+            envglot.read(msgspec.json.encode(template))
+        assert exc.value.path == "$.status"
+        template["status"] = "error"
+        env = envglot.read(msgspec.json.encode(template))
+        assert [p.code for p in env.problems] == ["ERROR_CODE"]
+        assert [w.code for w in env.warnings] == ["WARNING_CODE"]
+        assert [s.kind for s in env.next_steps] == ["intent", "action"]
+
+    def test_plain_string_warnings_stay_strings_and_coded_ones_objects(self) -> None:
+        env = Envelope(
+            ok=True,
+            summary="s",
+            warnings=(Notice(message="plain"), Notice(message="coded", code="FRONTMATTER_MISSING", path="a.md")),
+        )
+        doc, _ = _write(env)
+        assert doc["warnings"] == ["plain", {"code": "FRONTMATTER_MISSING", "message": "coded", "path": "a.md"}]
+        assert doc["status"] == "warning"
+
+    def test_every_error_is_kept_in_order(self) -> None:
+        case = next(c for c in cases("dotbot") if c.stem == "real-multi-error")
+        env = envglot.read(case.data)
+        assert [p.code for p in env.problems] == ["TECH_STACK_MISSING", "BROKEN_FILE_REFERENCE", "IO_ERROR"]
+        back = msgspec.json.decode(envglot.convert(case.data, to="dotbot"))
+        assert [e["code"] for e in back["errors"]] == ["TECH_STACK_MISSING", "BROKEN_FILE_REFERENCE", "IO_ERROR"]
+
+    def test_an_unknown_code_goes_back_verbatim(self) -> None:
+        case = next(c for c in cases("dotbot") if c.stem == "real-v4-unknown-code")
+        conv = envglot.conversion(case.data, to="dotbot", unsupported="raise")
+        assert [e["code"] for e in msgspec.json.decode(conv.output)["errors"]] == [
+            "SCRIPT_NOT_FOUND",
+            "DB_CONNECTION_FAILED",
+        ]
+        assert (Kind.CODE_UNKNOWN, "$.errors[1].code") in [(d.kind, d.path) for d in conv.diagnostics]
+
+    @pytest.mark.parametrize("value", [b"[1,2]", b'"text"', b"0", b"-1.5", b"true", b"false", b"[]", b'[{"a":null}]'])
+    def test_a_non_object_payload_is_wrapped_and_unwrapped(self, value: bytes) -> None:
+        src = b'{"success":true,"value":' + value + b"}"
+        conv = envglot.conversion(src, to="dotbot", unsupported="ignore")
+        doc = msgspec.json.decode(conv.output)
+        assert doc["data"] == {"value": msgspec.json.decode(value)}
+        assert (Kind.PAYLOAD_WRAPPED, "$.value") in [(d.kind, d.path) for d in conv.diagnostics]
+        back = envglot.conversion(conv.output, to="result", unsupported="ignore")
+        assert msgspec.json.decode(back.output)["value"] == msgspec.json.decode(value)
+        assert Kind.PAYLOAD_UNWRAPPED in [d.kind for d in back.diagnostics]
+
+    def test_an_absent_or_null_payload_becomes_an_empty_object(self) -> None:
+        assert _write(Envelope(ok=True, summary="s"))[0]["data"] == {}
+        doc, diags = _write(Envelope(ok=True, summary="s", payload=msgspec.Raw(b"null")))
+        assert doc["data"] == {}
+        assert [d.kind for d in diags if d.path == "$.payload"] == [Kind.VALUE_COERCED]
+
+    def test_audit_keeps_real_emitter_values_and_omits_what_is_unknown(self) -> None:
+        case = next(c for c in cases("dotbot") if c.stem == "real-warning-strings")
+        audit = msgspec.json.decode(envglot.convert(case.data, to="dotbot"))["audit"]
+        assert audit == {
+            "timestamp": "2026-01-02T13:57:00.4817352Z",
+            "duration_ms": 78,
+            "source": ".bot/mcp/tools/solution-standards-list/script.ps1",
+        }
+
+    def test_required_fields_are_synthesized_and_reported(self) -> None:
+        conv = envglot.conversion(b'{"success": true, "value": {"n": 1}}', to="dotbot", unsupported="ignore")
+        doc = msgspec.json.decode(conv.output)
+        assert doc["tool"] == "unknown"
+        assert doc["version"] == "0.0.0"
+        assert doc["summary"] == "Completed."
+        assert doc["audit"] == {"timestamp": "1970-01-01T00:00:00Z", "duration_ms": 0, "source": "unknown"}
+        synthesized = {d.path for d in conv.diagnostics if d.kind is Kind.SYNTHESIZED}
+        assert synthesized == {
+            "$.tool",
+            "$.version",
+            "$.summary",
+            "$.audit.timestamp",
+            "$.audit.duration_ms",
+            "$.audit.source",
+        }
+
+    def test_intent_and_actions_round_trip(self) -> None:
+        for stem in ("spec-4-intent", "spec-5-actions"):
+            case = next(c for c in cases("dotbot") if c.stem == stem)
+            doc = msgspec.json.decode(case.data)
+            back = msgspec.json.decode(envglot.convert(case.data, to="dotbot"))
+            assert back.get("intent") == doc.get("intent")
+            assert back.get("actions") == doc.get("actions")

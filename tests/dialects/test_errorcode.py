@@ -1,0 +1,135 @@
+"""errorcode (TuitBot Session 05): goldens plus retryable derived from the code, data null on errors, meta."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+import envglot
+from envglot import Envelope, Kind, Problem
+from envglot.mappings import default_mappings
+from golden import cases
+
+from .golden_suite import GoldenSuite
+
+# The Session 05 contract's table, verbatim: the only codes whose retryable is true.
+SPEC_RETRYABLE = {
+    "x_rate_limited",
+    "x_network_error",
+    "x_api_error",
+    "db_error",
+    "llm_error",
+    "thread_partial_failure",
+    "policy_error",
+}
+CODES = sorted(default_mappings()["errorcode"].codes)
+
+
+def _error(env: Envelope) -> tuple[dict, list[envglot.Diagnostic]]:
+    report = envglot.Report("ignore")
+    doc = msgspec.json.decode(envglot.write(env, "errorcode", report=report))
+    return doc, report.diagnostics
+
+
+class TestErrorcode(GoldenSuite):
+    dialect = "errorcode"
+    native = frozenset(
+        {
+            "null-data-success",
+            "policy-denied",
+            "rate-limited-workflow",
+            "routed-to-approval",
+            "scalar-data-pagination",
+            "search-ok-api",
+            "thread-partial-failure",
+            "utility-error-no-meta",
+        }
+    )
+
+    @pytest.mark.parametrize("code", CODES)
+    def test_retryable_is_derived_from_the_code_never_copied(self, code: str) -> None:
+        row = default_mappings()["errorcode"].codes[code]
+        for stated in (True, False, None):
+            problem = Problem(category=row.category, code=code, domain="errorcode", message="m", retryable=stated)
+            doc, diags = _error(Envelope(ok=False, problems=(problem,)))
+            assert doc["error"]["code"] == code
+            assert doc["error"]["retryable"] is (code in SPEC_RETRYABLE)
+            changed = [d for d in diags if d.kind is Kind.RETRYABLE_CHANGED]
+            assert bool(changed) == (stated is not None and stated is not (code in SPEC_RETRYABLE))
+
+    def test_the_table_has_exactly_the_spec_retryable_codes(self) -> None:
+        codes = default_mappings()["errorcode"].codes
+        assert {c for c, r in codes.items() if r.retryable} == SPEC_RETRYABLE
+
+    @pytest.mark.parametrize("source", [c for c in cases() if c.dialect != "errorcode"], ids=str)
+    def test_written_shape(self, source) -> None:
+        env = envglot.read(source.data, from_=source.dialect)
+        doc = msgspec.json.decode(
+            envglot.convert(source.data, from_=source.dialect, to="errorcode", unsupported="ignore")
+        )
+        assert list(doc)[:2] == ["success", "data"]
+        assert doc["success"] is env.ok
+        if env.ok:
+            assert "error" not in doc  # omitted on success, never null
+        else:
+            assert list(doc["error"])[:3] == ["code", "message", "retryable"]
+            assert doc["error"]["code"] in CODES  # a closed enum
+            if env.payload is None or env.payload == msgspec.Raw(b"{}"):
+                assert doc["data"] is None  # data: null on errors
+        if "meta" in doc:
+            assert list(doc["meta"])[:2] == ["tool_version", "elapsed_ms"]
+            assert doc["meta"]["tool_version"] == "1.0"
+            assert isinstance(doc["meta"]["elapsed_ms"], int)
+
+    def test_meta_is_omitted_when_there_is_nothing_to_say(self) -> None:
+        doc, _ = _error(Envelope(ok=True, payload=msgspec.Raw(b"[]")))
+        assert doc == {"success": True, "data": []}
+
+    def test_workflow_mode_is_flattened_into_meta(self) -> None:
+        case = next(c for c in cases("errorcode") if c.stem == "rate-limited-workflow")
+        env = envglot.read(case.data)
+        assert (env.mode, env.approval_mode) == ("autopilot", True)
+        doc, _ = _error(env)
+        assert doc["meta"] == {"tool_version": "1.0", "elapsed_ms": 212, "mode": "autopilot", "approval_mode": True}
+
+    def test_a_float_duration_is_rounded_and_reported(self) -> None:
+        doc, diags = _error(Envelope(ok=True, duration_ms=3.21))
+        assert doc["meta"]["elapsed_ms"] == 3
+        assert [d.kind for d in diags] == [Kind.VALUE_COERCED]
+
+    def test_the_non_contract_tweet_index_stays_in_errorcode_and_is_reported_elsewhere(self) -> None:
+        case = next(c for c in cases("errorcode") if c.stem == "tweet-too-long-compact")
+        assert msgspec.json.decode(envglot.convert(case.data, to="errorcode"))["error"]["tweet_index"] == 2
+        for target in ("dotbot", "result", "code-graph", "response-v2"):
+            conv = envglot.conversion(case.data, to=target, unsupported="ignore")
+            assert (Kind.FIELD_DROPPED, "$.error.tweet_index") in [(d.kind, d.path) for d in conv.diagnostics]
+            assert b"tweet_index" not in conv.output
+
+    def test_a_partial_failure_keeps_its_data(self) -> None:
+        case = next(c for c in cases("errorcode") if c.stem == "thread-partial-failure")
+        for target in ("response-v2", "dotbot", "code-graph"):
+            back = envglot.read(envglot.convert(case.data, to=target, unsupported="ignore"))
+            assert msgspec.json.decode(back.payload) == {
+                "failed_at_index": 2,
+                "posted_tweet_ids": ["1893011", "1893012"],
+            }
+
+    def test_an_unknown_code_is_mapped_into_the_closed_enum(self) -> None:
+        case = next(c for c in cases("errorcode") if c.stem == "unknown-enum-code")
+        conv = envglot.conversion(case.data, to="errorcode", unsupported="ignore")
+        kinds = [(d.kind, d.path) for d in conv.diagnostics]
+        assert kinds == [(Kind.CODE_UNKNOWN, "$.error.code"), (Kind.CODE_MAPPED, "$.error.code")]
+        with pytest.raises(envglot.UnsupportedError):
+            envglot.convert(case.data, to="errorcode", unsupported="raise")
+
+    def test_a_stated_retryable_that_contradicts_the_code_is_reported_on_read(self) -> None:
+        case = next(c for c in cases("errorcode") if c.stem == "retryable-contradicts-code")
+        report = envglot.Report("ignore")
+        assert envglot.read(case.data, report=report).problems[0].retryable is True
+        assert [(d.kind, d.path) for d in report] == [(Kind.STATUS_MISMATCH, "$.error.retryable")]
+
+    def test_a_success_carries_no_error_object(self) -> None:
+        doc = b'{"success": true, "data": null, "error": {"code": "db_error", "message": "m", "retryable": true}}'
+        with pytest.raises(envglot.ParseError, match="absent when success is true") as exc:
+            envglot.read(doc)
+        assert exc.value.path == "$.error"

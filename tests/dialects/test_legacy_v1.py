@@ -1,0 +1,75 @@
+"""legacy-v1 (read-only): goldens, the outcome rules of shape A and B, the migration to response-v2."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+import envglot
+from envglot import Kind
+from envglot.dialects import WRITABLE
+from golden import cases
+
+from .golden_suite import GoldenSuite
+
+
+class TestLegacyV1(GoldenSuite):
+    dialect = "legacy-v1"
+
+    def test_is_read_only(self) -> None:
+        assert "legacy-v1" not in WRITABLE
+        with pytest.raises(envglot.EnvglotError, match="read-only"):
+            envglot.write(envglot.Envelope(ok=True), "legacy-v1")
+
+    @pytest.mark.parametrize(
+        ("doc", "ok", "message"),
+        [
+            ({"found": False, "spec_id": "s"}, True, None),  # found: false is not a failure by itself
+            ({"found": True}, True, None),
+            ({"specs": [], "count": 0}, True, None),  # no flag at all
+            ({"error": "Task not found: task-9"}, False, "Task not found: task-9"),
+            ({"found": False, "error": "gone"}, False, "gone"),
+            ({"specs": [], "count": 0, "error": "no dir"}, False, "no dir"),
+            ({"success": False, "error": "bad"}, False, "bad"),
+            ({"success": True, "error": None, "results": []}, True, None),
+            ({"error": None, "count": 1}, True, None),
+            ({"error": ""}, True, None),
+        ],
+    )
+    def test_shape_a_outcome(self, doc: dict, ok: bool, message: str | None) -> None:
+        env = envglot.read(msgspec.json.encode(doc), from_="legacy-v1")
+        assert env.ok is ok
+        assert (env.problems[0].message if env.problems else None) == message
+
+    def test_success_beside_an_error_keeps_the_error_as_a_warning(self) -> None:
+        report = envglot.Report("ignore")
+        env = envglot.read(b'{"success": true, "error": "partial index"}', report=report)
+        assert env.ok
+        assert [w.message for w in env.warnings] == ["partial index"]
+        assert [(d.kind, d.path) for d in report] == [(Kind.STATUS_MISMATCH, "$.error")]
+
+    @pytest.mark.parametrize(
+        ("stem", "dropped"),
+        [("a-success-docs", "$.schema_version"), ("b-interim-meta-warnings", "$.data._meta.version")],
+    )
+    def test_version_markers_are_dropped_and_reported(self, stem: str, dropped: str) -> None:
+        case = next(c for c in cases("legacy-v1") if c.stem == stem)
+        conv = envglot.conversion(case.data, to="response-v2", unsupported="ignore")
+        assert (Kind.FIELD_DROPPED, dropped) in [(d.kind, d.path) for d in conv.diagnostics]
+        assert b"schema_version" not in conv.output
+
+    def test_interim_metadata_moves_to_meta(self) -> None:
+        case = next(c for c in cases("legacy-v1") if c.stem == "b-interim-meta-warnings")
+        doc = msgspec.json.decode(envglot.convert(case.data, to="response-v2"))
+        assert "_meta" not in doc["data"] and "_warnings" not in doc["data"]
+        assert doc["meta"]["warnings"] == ["spec has no phases"]
+        assert doc["meta"]["telemetry"] == {"duration_ms": 12}
+        assert doc["meta"]["pagination"] == {"has_more": False, "total_count": 1, "offset": 0, "limit": 50}
+
+    def test_a_failure_migrates_with_foundry_default_error_fields(self) -> None:
+        conv = envglot.conversion(b'{"error": "Task not found: task-9"}', to="response-v2", unsupported="ignore")
+        doc = msgspec.json.decode(conv.output)
+        assert doc["success"] is False
+        assert doc["error"] == "Task not found: task-9"
+        assert doc["data"] == {"error_code": "INTERNAL_ERROR", "error_type": "internal"}
+        assert [d.kind for d in conv.diagnostics] == [Kind.SYNTHESIZED]

@@ -1,0 +1,144 @@
+"""response-v2 (foundry-mcp): goldens plus the contract every written document meets."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+import envglot
+from envglot import Kind
+from golden import cases
+
+from .golden_suite import GoldenSuite
+
+
+def _case(stem: str):
+    return next(c for c in cases("response-v2") if c.stem == stem)
+
+
+class TestResponseV2(GoldenSuite):
+    dialect = "response-v2"
+    native = frozenset(
+        {
+            "empty-success",
+            "feature-disabled",
+            "real-meta-extras",
+            "real-pagination-telemetry",
+            "real-raw-type-io",
+            "real-spec-not-found",
+            "real-unknown-code",
+            "unknown-code-and-type",
+            "value-wrapped-string",
+        }
+    )
+
+    @pytest.mark.parametrize("source", cases(), ids=str)
+    def test_the_contract_of_every_written_document(self, source) -> None:
+        env = envglot.read(source.data, from_=source.dialect)
+        out = envglot.convert(source.data, from_=source.dialect, to="response-v2", unsupported="ignore")
+        doc = msgspec.json.decode(out)
+        assert list(doc) == ["success", "data", "error", "meta"]
+        assert next(iter(doc["meta"])) == "version"
+        assert doc["meta"]["version"] == "response-v2"
+        assert doc["success"] is env.ok
+        assert isinstance(doc["data"], dict)
+        if env.ok:
+            assert doc["error"] is None
+        else:
+            assert isinstance(doc["error"], str) and doc["error"]
+            assert isinstance(doc["data"]["error_code"], str)
+            assert isinstance(doc["data"]["error_type"], str)
+        assert envglot.detect(out) == "response-v2"
+
+    @pytest.mark.parametrize("value", [b"[1,2]", b'"text"', b"0", b"2.5", b"true", b"[]", b'[{"a":null}]'])
+    def test_a_non_object_payload_is_wrapped_and_unwrapped(self, value: bytes) -> None:
+        conv = envglot.conversion(b'{"success":true,"value":' + value + b"}", to="response-v2", unsupported="ignore")
+        assert msgspec.json.decode(conv.output)["data"] == {"value": msgspec.json.decode(value)}
+        assert (Kind.PAYLOAD_WRAPPED, "$.value") in [(d.kind, d.path) for d in conv.diagnostics]
+        back = envglot.conversion(conv.output, to="result", unsupported="ignore")
+        assert msgspec.json.decode(back.output)["value"] == msgspec.json.decode(value)
+        assert (Kind.PAYLOAD_UNWRAPPED, "$.data") in [(d.kind, d.path) for d in back.diagnostics]
+
+    def test_an_object_with_more_than_value_is_not_unwrapped(self) -> None:
+        doc = b'{"success":true,"data":{"value":[1],"n":2},"error":null,"meta":{"version":"response-v2"}}'
+        assert envglot.read(doc).payload == msgspec.Raw(b'{"value":[1],"n":2}')
+        inner_object = b'{"success":true,"data":{"value":{"n":2}},"error":null,"meta":{"version":"response-v2"}}'
+        assert envglot.read(inner_object).payload == msgspec.Raw(b'{"value":{"n":2}}')
+
+    def test_telemetry_keeps_a_float_duration_and_other_metrics(self) -> None:
+        case = _case("real-pagination-telemetry")
+        env = envglot.read(case.data)
+        assert env.duration_ms == 12.47
+        assert msgspec.json.decode(env.telemetry) == {"backend_calls": 3}
+        meta = msgspec.json.decode(envglot.convert(case.data, to="response-v2"))["meta"]
+        assert meta["telemetry"] == {"duration_ms": 12.47, "backend_calls": 3}
+
+    def test_retry_after_seconds_travels_as_milliseconds(self) -> None:
+        case = _case("real-rate-limited")
+        assert envglot.read(case.data).problems[0].retry_after_ms == 45000
+        ec = msgspec.json.decode(envglot.convert(case.data, to="errorcode", unsupported="ignore"))
+        assert ec["error"]["retry_after_ms"] == 45000
+        back = msgspec.json.decode(
+            envglot.convert(envglot.convert(case.data, to="errorcode", unsupported="ignore"), to="response-v2")
+        )
+        assert back["data"]["retry_after_seconds"] == 45
+
+    @pytest.mark.parametrize(
+        ("stem", "code", "error_type"),
+        [
+            ("real-raw-type-io", "OPERATION_FAILED", "io"),
+            ("real-unknown-code", "SSRF_REJECTED", "forbidden"),
+            ("unknown-code-and-type", "TOTALLY_NEW", "mystery"),
+            ("feature-disabled", "FEATURE_DISABLED", "feature_flag"),
+        ],
+    )
+    def test_raw_codes_and_types_go_back_verbatim(self, stem: str, code: str, error_type: str) -> None:
+        data = msgspec.json.decode(envglot.convert(_case(stem).data, to="response-v2", unsupported="ignore"))["data"]
+        assert (data["error_code"], data["error_type"]) == (code, error_type)
+
+    def test_an_error_type_the_target_cannot_restore_is_reported(self) -> None:
+        conv = envglot.conversion(_case("real-raw-type-io").data, to="dotbot", unsupported="ignore")
+        assert (Kind.FIELD_DROPPED, "$.data.error_type") in [(d.kind, d.path) for d in conv.diagnostics]
+        implied = envglot.conversion(_case("real-spec-not-found").data, to="dotbot", unsupported="ignore")
+        assert "$.data.error_type" not in [d.path for d in implied.diagnostics]  # the code restores it
+
+    def test_meta_extras_stay_in_response_v2_and_are_reported_elsewhere(self) -> None:
+        case = _case("real-meta-extras")
+        meta = msgspec.json.decode(envglot.convert(case.data, to="response-v2"))["meta"]
+        assert meta["trace_id"] == "4bf92f3577b34da6"
+        assert meta["autonomy"] == {"session_id": "sess_01", "step": 4}
+        conv = envglot.conversion(case.data, to="errorcode", unsupported="ignore")
+        dropped = {d.path for d in conv.diagnostics if d.kind is Kind.FIELD_DROPPED}
+        assert {"$.meta.trace_id", "$.meta.autonomy"} <= dropped
+
+    def test_warning_details_keep_code_severity_and_context(self) -> None:
+        case = _case("spec-warning-details")
+        env = envglot.read(case.data)
+        assert [(w.code, w.severity) for w in env.warnings] == [
+            ("PARTIAL_FAILURE", "warning"),
+            ("STALE_CACHE", "warning"),
+        ]
+        dotbot = msgspec.json.decode(envglot.convert(case.data, to="dotbot", unsupported="ignore"))
+        assert [w["code"] for w in dotbot["warnings"]] == ["PARTIAL_FAILURE", "STALE_CACHE"]
+        conv = envglot.conversion(case.data, to="result", unsupported="ignore")
+        paths = {d.path for d in conv.diagnostics if d.kind is Kind.FIELD_DROPPED}
+        assert {"$.meta.warnings", "$.meta.warning_details[0].code", "$.meta.warning_details[1].context"} <= paths
+
+    @pytest.mark.parametrize(
+        ("doc", "path"),
+        [
+            (b'{"success":true,"data":{},"error":"x","meta":{"version":"response-v2"}}', "$.error"),
+            (b'{"success":false,"data":{},"error":null,"meta":{"version":"response-v2"}}', "$.error"),
+            (b'{"success":false,"data":{},"error":"","meta":{"version":"response-v2"}}', "$.error"),
+            (b'{"success":true,"data":[1],"error":null,"meta":{"version":"response-v2"}}', "$.data"),
+            (b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v1"}}', "$.meta.version"),
+            (
+                b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v2","warnings":[1]}}',
+                "$.meta.warnings[0]",
+            ),
+        ],
+    )
+    def test_contract_violations_are_parse_errors(self, doc: bytes, path: str) -> None:
+        with pytest.raises(envglot.ParseError) as exc:
+            envglot.read(doc, from_="response-v2")
+        assert exc.value.path == path
