@@ -24,6 +24,7 @@ try:
 except ImportError:  # running from a checkout without an installed package
     sys.path.insert(0, str(ROOT / "src"))
 
+from envglot.crosswalk import equivalent  # noqa: E402
 from envglot.mappings import CodeRow, ErrorTypeRow, Mappings, WriteRow, load_mappings  # noqa: E402
 
 _HINT_KEYS = ("origin", "upstream", "aspect", "partial")
@@ -64,16 +65,7 @@ def _code(text: str) -> str:
 
 
 def _equivalent(m: Mappings, src: str, code: str, dst: str) -> str:
-    row = m[src].codes[code]
-    return m[dst].choose(
-        row.category,
-        code=code,
-        domain=src,
-        origin=row.origin,
-        upstream=row.upstream,
-        aspect=row.aspect,
-        partial=row.partial,
-    )
+    return equivalent(src, code, dst, m)
 
 
 def _writable(m: Mappings) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -258,47 +258,8 @@ def conversion(
     return p.run(_to_bytes(data), Report(unsupported))
 
 
-@overload
 def convert(
-    data: bytes,
-    *,
-    to: str,
-    from_: str | None = ...,
-    preserve: bool = ...,
-    unsupported: str = ...,
-    mappings: MappingsArg = ...,
-    style: Style = ...,
-    context: dict[str, Any] | None = ...,
-    report: Report | None = ...,
-) -> bytes: ...
-@overload
-def convert(
-    data: str,
-    *,
-    to: str,
-    from_: str | None = ...,
-    preserve: bool = ...,
-    unsupported: str = ...,
-    mappings: MappingsArg = ...,
-    style: Style = ...,
-    context: dict[str, Any] | None = ...,
-    report: Report | None = ...,
-) -> str: ...
-@overload
-def convert(
-    data: dict[str, Any],
-    *,
-    to: str,
-    from_: str | None = ...,
-    preserve: bool = ...,
-    unsupported: str = ...,
-    mappings: MappingsArg = ...,
-    style: Style = ...,
-    context: dict[str, Any] | None = ...,
-    report: Report | None = ...,
-) -> dict[str, Any]: ...
-def convert(
-    data: bytes | str | dict[str, Any],
+    data: Data,
     *,
     to: str,
     from_: str | None = None,
@@ -308,7 +269,7 @@ def convert(
     style: Style = "compact",
     context: dict[str, Any] | None = None,
     report: Report | None = None,
-) -> bytes | str | dict[str, Any]:
+) -> Data:
     """Convert one envelope to dialect ``to``; returns the same kind it was given.
 
     Args:

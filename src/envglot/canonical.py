@@ -27,7 +27,7 @@ class _Frozen(Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Base for canonical Structs: immutable, keyword-only, compact when encoded."""
 
 
-class Problem(_Frozen):
+class Problem(_Frozen, frozen=True):
     """One error, in the AIP-193 spirit: canonical category plus the native code verbatim."""
 
     category: str
@@ -62,7 +62,7 @@ class Problem(_Frozen):
     """Fields of the source error object that have no canonical meaning (an object)."""
 
 
-class Notice(_Frozen):
+class Notice(_Frozen, frozen=True):
     """A warning: non-fatal, possibly coded."""
 
     message: str
@@ -72,7 +72,7 @@ class Notice(_Frozen):
     context: Raw | None = None
 
 
-class NextStep(_Frozen):
+class NextStep(_Frozen, frozen=True):
     """A suggested next step: dotbot intent/action, code-graph nextQuerySuggestion."""
 
     kind: str
@@ -85,7 +85,7 @@ class NextStep(_Frozen):
     label: str | None = None
 
 
-class Pagination(_Frozen):
+class Pagination(_Frozen, frozen=True):
     """Paging state, the union of every dialect's notion."""
 
     cursor: str | None = None
@@ -97,7 +97,7 @@ class Pagination(_Frozen):
     extra: Raw | None = None
 
 
-class Fidelity(_Frozen):
+class Fidelity(_Frozen, frozen=True):
     """How complete the payload is (truncation, content fidelity)."""
 
     truncated: bool | None = None
@@ -107,7 +107,7 @@ class Fidelity(_Frozen):
     archive_hashes: Raw | None = None
 
 
-class Workspace(_Frozen):
+class Workspace(_Frozen, frozen=True):
     """The workspace a tool ran in (code-graph)."""
 
     root: str | None = None
@@ -115,7 +115,7 @@ class Workspace(_Frozen):
     rev: str | None = None
 
 
-class Extra(_Frozen):
+class Extra(_Frozen, frozen=True):
     """A source field with no canonical meaning, kept for same-dialect writes and loss reports."""
 
     dialect: str
@@ -124,7 +124,7 @@ class Extra(_Frozen):
     value: Raw
 
 
-class Envelope(_Frozen):
+class Envelope(_Frozen, frozen=True):
     """A tool response in canonical form."""
 
     ok: bool

@@ -435,11 +435,11 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
                     f"categor{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)}"
                 )
     v2_types = m.dialects["response-v2"].types
-    for r, (f, n) in zip(m.error_types, row_files, strict=True):
-        need_cat(r.category, f"{f}: [[row]] #{n}")
-        if r.response_v2 is not None and r.response_v2 not in v2_types:
+    for et, (f, n) in zip(m.error_types, row_files, strict=True):
+        need_cat(et.category, f"{f}: [[row]] #{n}")
+        if et.response_v2 is not None and et.response_v2 not in v2_types:
             raise MappingError(
-                f"{f}: [[row]] #{n} names response-v2 error_type {r.response_v2!r}, "
+                f"{f}: [[row]] #{n} names response-v2 error_type {et.response_v2!r}, "
                 "which has no [types] row in response-v2.toml"
             )
     v2_rows = _error_type_rows(m.error_types, "response-v2")

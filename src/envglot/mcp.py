@@ -248,7 +248,7 @@ def _render(
         buf = _wire(envelope)
     else:
         raise EnvglotError(f"cannot wrap a {type(envelope).__name__}: expected bytes, str, dict, Struct or Result")
-    name = from_ if from_ is not None else detect_bytes(buf)
+    name: str | None = from_ if from_ is not None else detect_bytes(buf)
     if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting)
         buf = unwrap(buf, dialect, **opts)
         if dialect is not None:

@@ -150,9 +150,9 @@ def _list(src: str, m: Mappings, as_json: bool) -> None:
     if as_json:
         _echo_json(rows)
         return
-    table = [("code", "category", "http", "retryable", "")]
+    table: list[tuple[str, str, str, str, str]] = [("code", "category", "http", "retryable", "")]
     table += [
-        (r["code"], r["category"], str(r["http"]), _yes_no(r["retryable"]), "extension" if r["ext"] else "")
+        (str(r["code"]), str(r["category"]), str(r["http"]), _yes_no(r["retryable"]), "extension" if r["ext"] else "")
         for r in rows
     ]
     for line in _table(table):
