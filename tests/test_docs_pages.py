@@ -17,9 +17,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 def test_dialect_page_lists_every_field_path(dialect: str) -> None:
     page = (DOCS / "dialects" / f"{dialect}.md").read_text()
     missing = [
-        f"{field} = {path}"
-        for field, path in default_mappings()[dialect].fields.items()
-        if f"`{path}`" not in page
+        f"{field} = {path}" for field, path in default_mappings()[dialect].fields.items() if f"`{path}`" not in page
     ]
     assert not missing, f"docs/dialects/{dialect}.md does not mention: {missing}"
 
