@@ -13,7 +13,7 @@ from . import residue as _residue
 from .canonical import Envelope
 from .context import Context
 from .detect import MCP, detect_bytes
-from .diagnostics import Diagnostic, Kind, Report
+from .diagnostics import DISCARD, Diagnostic, Kind, Report
 from .dialects import WRITABLE, get_dialect
 from .errors import EnvglotError, ParseError
 from .mappings import Mappings, mappings_for
@@ -71,13 +71,10 @@ def _mappings(m: MappingsArg) -> Mappings:
     return m if isinstance(m, Mappings) else mappings_for(m)
 
 
-_LOOSE = (b"\n", b": ", b", ")
-
-
 def _style(out: bytes, style: str, target: str) -> bytes:
     if style == "compact":
         # Raw payloads keep the source's whitespace; minify only when some may be there.
-        if any(p in out for p in _LOOSE):
+        if b"\n" in out or b": " in out or b", " in out:
             return msgspec.json.format(out, indent=-1)
         return out
     if style == "pretty":
@@ -131,6 +128,13 @@ class _Pipeline:
         self.unwrap = unwrap
 
     def run(self, buf: bytes, report: Report) -> Conversion:
+        out, src, unwrapped = self.convert(buf, report)
+        return Conversion(
+            output=out, source=src, target=self.dst.NAME, diagnostics=report.diagnostics, unwrapped=unwrapped
+        )
+
+    def convert(self, buf: bytes, report: Report) -> tuple[bytes, str, bool]:
+        """``(output, source dialect, unwrapped)`` for one document."""
         unwrapped = False
         is_error: bool | None = None
         src = self.src
@@ -155,13 +159,7 @@ class _Pipeline:
         if self.preserve and not (env.residue is not None and self._residue_from(env) == self.dst.NAME):
             out = self._add_residue(buf, out, src, env)
         report.finish()
-        return Conversion(
-            output=_style(out, self.style, self.dst.NAME),
-            source=src.NAME,
-            target=self.dst.NAME,
-            diagnostics=report.diagnostics,
-            unwrapped=unwrapped,
-        )
+        return _style(out, self.style, self.dst.NAME), src.NAME, unwrapped
 
     @staticmethod
     def _residue_from(env: Envelope) -> str | None:
@@ -368,7 +366,8 @@ class Converter:
 
     def convert_bytes(self, data: bytes) -> bytes:
         """Convert one document (bytes -> bytes)."""
-        return self._p.run(data, Report(self._p.unsupported)).output
+        level = self._p.unsupported
+        return self._p.convert(data, DISCARD if level == "ignore" else Report(level))[0]
 
     def conversion(self, data: bytes | str | dict[str, Any]) -> Conversion:
         """Convert one document and return the :class:`Conversion` with diagnostics."""

@@ -48,17 +48,23 @@ class Context:
 
     def synthesized(self, target: DialectMap, field: str, message: str, index: int | None = None) -> None:
         """Report a value ``target`` requires and the source lacks (at the target's path)."""
+        if not self.report.collecting:
+            return
         self.report.add(Kind.SYNTHESIZED, target.path(field, index) or f"$.{field}", message, target.name)
 
     def synth_value(self, target: DialectMap, field: str, rule: object, what: str) -> object:
         """The caller's ``context`` value for ``field``, else the documented ``rule`` value; reported."""
         value = self.synth.get(field, rule)
+        if not self.report.collecting:
+            return value
         how = "from the caller" if field in self.synth else "by rule"
         self.synthesized(target, field, f"{target.name} requires {what}; wrote {value!r} ({how})")
         return value
 
     def dropped(self, field: str, target: str, index: int | None = None, what: str | None = None) -> None:
         """Report that ``field`` has no place in ``target``."""
+        if not self.report.collecting:
+            return
         p = self.path(field, index)
         self.report.add(Kind.FIELD_DROPPED, p, f"{what or field} has no place in {target}", target)
 
@@ -104,20 +110,39 @@ _NOTICE = ("code", "severity", "path", "context")
 _STEP = ("tool", "args", "reason", "id", "type", "label")
 
 
+class _LossPlan:
+    """What one target cannot carry, computed once from its field table."""
+
+    __slots__ = ("nested", "scalars")
+
+    def __init__(self, target: DialectMap) -> None:
+        carried = target.carried
+        self.scalars = tuple(f for f in _SCALARS if f not in carried)
+        self.nested = tuple(
+            (group, tuple((s, f"{group}.{s}") for s in subs if f"{group}.{s}" not in carried))
+            for group, subs in _NESTED.items()
+        )
+
+
 def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
     """Report every canonical field set in ``env`` that ``target``'s field table cannot carry."""
+    if not ctx.report.collecting:
+        return
+    plan = target.loss_plan
+    if plan is None:
+        plan = target.loss_plan = _LossPlan(target)
+    assert isinstance(plan, _LossPlan)
     carried = target.carried
     name = target.name
-    for f in _SCALARS:
-        if getattr(env, f) is not None and f not in carried:
+    for f in plan.scalars:
+        if getattr(env, f) is not None:
             ctx.dropped(f, name)
-    for group, subs in _NESTED.items():
+    for group, subs in plan.nested:
         obj = getattr(env, group)
         if obj is None:
             continue
-        for s in subs:
-            key = f"{group}.{s}"
-            if getattr(obj, s) is not None and key not in carried:
+        for s, key in subs:
+            if getattr(obj, s) is not None:
                 ctx.dropped(key, name)
     if env.problems:
         limit = target.shape.max_problems
@@ -235,6 +260,8 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
     if p.code is not None and p.domain == dmap.name and p.code not in dmap.codes and not dmap.shape.closed:
         return p.code
     code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial)
+    if not ctx.report.collecting:
+        return code
     if code != p.code:
         where = ctx.path("problem.code", index)
         if p.code is None:

@@ -86,6 +86,8 @@ class Report:
     """
 
     __slots__ = ("diagnostics", "level", "quiet")
+    collecting = True
+    """False for :class:`Discard`: callers may skip building diagnostics nobody will see."""
 
     def __init__(self, level: str = "warn", *, quiet: bool = False) -> None:
         if level not in LEVELS:
@@ -121,3 +123,22 @@ class Report:
         if self.level == "warn" and not self.quiet:
             for d in self.diagnostics:
                 _log.log(logging.WARNING if d.lossy else logging.INFO, "%s", d)
+
+
+class Discard(Report):
+    """A report for ``unsupported="ignore"`` when nobody reads the diagnostics (hot loops).
+
+    Keeps nothing, so one instance can serve every thread.
+    """
+
+    __slots__ = ()
+    collecting = False
+
+    def __init__(self) -> None:
+        super().__init__("ignore")
+
+    def add(self, kind: Kind, path: str, message: str, dialect: str | None = None) -> None:
+        """Drop the diagnostic."""
+
+
+DISCARD = Discard()

@@ -219,6 +219,7 @@ class DialectMap:
         "default_category",
         "description",
         "fields",
+        "loss_plan",
         "name",
         "shape",
         "types",
@@ -240,6 +241,8 @@ class DialectMap:
         # stable sort: most specific first, table order among equals
         self.write = {c: tuple(sorted(rows, key=lambda r: -r.conditions)) for c, rows in by_cat.items()}
         self._choice_cache: dict[tuple[object, ...], str] = {}
+        self.loss_plan: object = None
+        """Filled once by :func:`envglot.context.report_losses`: what this dialect cannot carry."""
 
     def path(self, field: str, index: int | None = None) -> str | None:
         """The wire path of a canonical field in this dialect, with ``[]`` filled by ``index``."""
