@@ -15,7 +15,6 @@ from .errors import (
     UnsupportedError,
 )
 from .mappings import load_mappings
-from .pyresult import Result
 
 __version__ = "0.1.0"
 
@@ -26,6 +25,7 @@ _LAZY = {
     "validate": "validation",
     "Violation": "validation",
     "json_schema": "schema",
+    "Result": "pyresult",
 }
 
 

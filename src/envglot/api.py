@@ -15,6 +15,7 @@ from .context import Context
 from .detect import MCP, detect_bytes
 from .diagnostics import DISCARD, Diagnostic, Kind, Report
 from .dialects import WRITABLE, get_dialect
+from .dialects._common import may_be_loose
 from .errors import EnvglotError, ParseError
 from .mappings import Mappings, mappings_for
 from .transport import unwrap_bytes
@@ -146,7 +147,15 @@ class _Pipeline:
                 name = detect_bytes(buf)
             src = get_dialect(name)
         m = self.mappings
-        ctx = Context(m, report, m[src.NAME], self.synth)
+        compact = self.style == "compact"
+        if compact and may_be_loose(buf):
+            # Minify the input once: Raw payloads then carry no insignificant whitespace, so
+            # no writer has to minify its output; broken JSON is left for the reader to report.
+            try:
+                buf = msgspec.json.format(buf, indent=-1)
+            except msgspec.DecodeError:
+                pass
+        ctx = Context(m, report, m[src.NAME], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
         if is_error is not None and is_error == env.ok:
             report.add(
@@ -159,7 +168,9 @@ class _Pipeline:
         if self.preserve and not (env.residue is not None and self._residue_from(env) == self.dst.NAME):
             out = self._add_residue(buf, out, src, env)
         report.finish()
-        return _style(out, self.style, self.dst.NAME), src.NAME, unwrapped
+        if not compact:
+            out = _style(out, self.style, self.dst.NAME)
+        return out, src.NAME, unwrapped
 
     @staticmethod
     def _residue_from(env: Envelope) -> str | None:
@@ -171,6 +182,8 @@ class _Pipeline:
     def _write(self, env: Envelope, src: ModuleType, ctx: Context) -> bytes:
         dst = self.dst
         out: bytes = dst.write(env, ctx)
+        if not env.extras and env.residue is None:
+            return out
         own = [ex for ex in env.extras if ex.dialect == dst.NAME]
         res = None
         if env.residue is not None:
@@ -292,9 +305,12 @@ def convert(
         UnknownDialectError: ``to`` or ``from_`` is not a dialect name.
     """
     p = _pipeline(to, from_, preserve, unsupported, mappings, style, context)
-    rep = report if report is not None else Report(unsupported)
-    rep.level = unsupported
-    return _from_bytes(p.run(_to_bytes(data), rep).output, data)
+    if report is None:
+        rep = DISCARD if unsupported == "ignore" else Report(unsupported)
+    else:
+        rep = report
+        rep.level = unsupported
+    return _from_bytes(p.convert(_to_bytes(data), rep)[0], data)
 
 
 def read(
@@ -374,7 +390,9 @@ class Converter:
         return self._p.run(_to_bytes(data), Report(self._p.unsupported))
 
     def __call__(self, data: Data) -> Data:
-        return _from_bytes(self._p.run(_to_bytes(data), Report(self._p.unsupported)).output, data)  # type: ignore[no-any-return]
+        p = self._p
+        rep = DISCARD if p.unsupported == "ignore" else Report(p.unsupported)
+        return _from_bytes(p.convert(_to_bytes(data), rep)[0], data)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"Converter(from_={self.from_!r}, to={self.to!r})"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .canonical import Envelope, Problem
-from .diagnostics import Kind, Report
+from .diagnostics import Diagnostic, Kind, Report
 from .mappings import DialectMap, Mappings
 
 __all__ = ["Context", "missing_problem", "problem_message", "read_problem", "report_losses", "whole_ms", "write_code"]
@@ -20,7 +20,7 @@ class Context:
             ``timestamp``, ...); see ``docs/python-api.md``.
     """
 
-    __slots__ = ("mappings", "report", "source", "synth")
+    __slots__ = ("compact", "mappings", "report", "source", "synth")
 
     def __init__(
         self,
@@ -28,11 +28,15 @@ class Context:
         report: Report,
         source: DialectMap | None = None,
         synth: dict[str, object] | None = None,
+        compact: bool = False,
     ) -> None:
         self.mappings = mappings
         self.report = report
         self.source = source
         self.synth = synth or {}
+        self.compact = compact
+        """True when the source document was minified before reading (its Raw values carry no
+        insignificant whitespace), so a writer need not minify its output again."""
 
     def path(self, field: str, index: int | None = None) -> str:
         """JSON path of a canonical field in the source document."""
@@ -65,8 +69,24 @@ class Context:
         """Report that ``field`` has no place in ``target``."""
         if not self.report.collecting:
             return
-        p = self.path(field, index)
-        self.report.add(Kind.FIELD_DROPPED, p, f"{what or field} has no place in {target}", target)
+        key = (self.source, field, target, index, what)
+        d = _DROPPED.get(key)
+        if d is None:
+            d = Diagnostic(
+                kind=Kind.FIELD_DROPPED,
+                path=self.path(field, index),
+                message=f"{what or field} has no place in {target}",
+                dialect=target,
+            )
+            if len(_DROPPED) >= 4096:
+                _DROPPED.clear()
+            _DROPPED[key] = d
+        self.report.append(d)
+
+
+_DROPPED: dict[tuple[object, ...], Diagnostic] = {}
+"""field_dropped diagnostics by (source table, field, target, index, what): they depend on
+nothing else, and Diagnostics are frozen, so one instance serves every conversion."""
 
 
 _SCALARS = (
@@ -113,15 +133,19 @@ _STEP = ("tool", "args", "reason", "id", "type", "label")
 class _LossPlan:
     """What one target cannot carry, computed once from its field table."""
 
-    __slots__ = ("nested", "scalars")
+    __slots__ = ("nested", "notice", "problem", "scalars", "step")
 
     def __init__(self, target: DialectMap) -> None:
         carried = target.carried
+
+        def pairs(prefix: str, attrs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+            return tuple((a, f"{prefix}.{a}") for a in attrs if f"{prefix}.{a}" not in carried)
+
         self.scalars = tuple(f for f in _SCALARS if f not in carried)
-        self.nested = tuple(
-            (group, tuple((s, f"{group}.{s}") for s in subs if f"{group}.{s}" not in carried))
-            for group, subs in _NESTED.items()
-        )
+        self.nested = tuple((group, pairs(group, subs)) for group, subs in _NESTED.items())
+        self.problem = pairs("problem", _PROBLEM)
+        self.notice = pairs("warning", _NOTICE)
+        self.step = pairs("next_step", _STEP)
 
 
 def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
@@ -158,9 +182,9 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                 )
                 continue
             at = i if ctx.source and ctx.source.shape.max_problems != 1 else None
-            for s in _PROBLEM:
-                if getattr(p, s) is not None and f"problem.{s}" not in carried:
-                    ctx.dropped(f"problem.{s}", name, at)
+            for s, key in plan.problem:
+                if getattr(p, s) is not None:
+                    ctx.dropped(key, name, at)
             if p.type is not None and "problem.type" not in carried and not _type_implied(p, ctx.mappings):
                 ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {p.type!r}")
     if env.warnings:
@@ -173,9 +197,9 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                         ctx.dropped(f"warning.{s}", name, i)
         else:
             for i, w in enumerate(env.warnings):
-                for s in _NOTICE:
-                    if getattr(w, s) is not None and f"warning.{s}" not in carried:
-                        ctx.dropped(f"warning.{s}", name, i)
+                for s, key in plan.notice:
+                    if getattr(w, s) is not None:
+                        ctx.dropped(key, name, i)
     if env.next_steps:
         # A kind the source keeps in a place of its own has a ``next_step.<kind>`` row (dotbot's
         # intent); the other steps share the ``next_steps`` list, indexed among themselves.
@@ -194,9 +218,9 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                 continue
             if where is not None and f"next_step.{st.kind}" not in carried:
                 ctx.report.add(Kind.FIELD_DROPPED, where, f"{what} is written as a plain next step in {name}", name)
-            for s in _STEP:
-                if getattr(st, s) is not None and f"next_step.{s}" not in carried:
-                    ctx.dropped(f"next_step.{s}", name, j)
+            for s, key in plan.step:
+                if getattr(st, s) is not None:
+                    ctx.dropped(key, name, j)
     for ex in env.extras:
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, f"{ex.dialect} field has no place in {name}", name)

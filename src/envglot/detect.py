@@ -36,6 +36,24 @@ class _Probe(Struct):
     isError: Raw = _NONE  # noqa: N815
 
 
+class _Strict(_Probe, forbid_unknown_fields=True):
+    """The probe, plus every other top-level key of the dialects' envelopes, with unknown keys
+    forbidden: one pass gives both the probe and the exact key set (a document with any other
+    key stops at that key and is probed again leniently)."""
+
+    exception_message: Raw = _NONE
+    residue: Raw = msgspec.field(default=_NONE, name="_envglot")
+    tool: Raw = _NONE
+    version: Raw = _NONE
+    status: Raw = _NONE
+    summary: Raw = _NONE
+    warnings: Raw = _NONE
+    errors: Raw = _NONE
+    audit: Raw = _NONE
+    intent: Raw = _NONE
+    actions: Raw = _NONE
+
+
 class _Meta(Struct):
     version: Raw = _NONE
     tool_version: Raw = _NONE
@@ -52,10 +70,11 @@ class _Err(Struct):
 
 
 _PROBE = msgspec.json.Decoder(_Probe)
+_STRICT = msgspec.json.Decoder(_Strict)
+_STRICT_NAMES = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(_Strict))
 _META = msgspec.json.Decoder(_Meta)
 _CG = msgspec.json.Decoder(_CGData)
 _ERR = msgspec.json.Decoder(_Err)
-_KEYS = msgspec.json.Decoder(dict[str, Raw])
 _TRUE, _FALSE, _NULL = Raw(b"true"), Raw(b"false"), Raw(b"null")
 _RESULT_KEYS = frozenset(
     {
@@ -101,10 +120,19 @@ def detect_bytes(buf: bytes | memoryview | str) -> str:
     legacy-v1 interim (``{success, data, error}``) > errorcode (``{success, data[, meta]}``)
     > legacy-v1 flat dict (any other object).
     """
+    keys: frozenset[str] | None
+    p: _Probe
     try:
-        p = _PROBE.decode(buf)
-    except msgspec.ValidationError:  # a subclass of DecodeError: valid JSON, but not an object
-        raise DetectError("a response envelope must be a JSON object", path="$") from None
+        p = _STRICT.decode(buf)
+        keys = frozenset(wire for attr, wire in _STRICT_NAMES if getattr(p, attr) is not _NONE)
+    except msgspec.ValidationError as exc:  # a subclass of DecodeError: valid JSON so far
+        if "unknown field" not in str(exc):
+            raise DetectError("a response envelope must be a JSON object", path="$") from None
+        keys = None  # a key no envelope shape has
+        try:
+            p = _PROBE.decode(buf)
+        except msgspec.DecodeError as exc2:
+            raise DetectError(f"invalid JSON: {exc2}", path="$") from None
     except msgspec.DecodeError as exc:
         raise DetectError(f"invalid JSON: {exc}", path="$") from None
     if p.schema_id is not _NONE and bytes(p.schema_id).startswith(b'"dotbot-mcp-response@'):
@@ -124,7 +152,8 @@ def detect_bytes(buf: bytes | memoryview | str) -> str:
         or (meta is not None and (meta.tool_version is not _NONE or meta.elapsed_ms is not _NONE))
     ):
         return "errorcode"
-    keys = _KEYS.decode(buf).keys() if success else None
+    if not success:
+        keys = None
     if keys is not None and p.data is _NONE and p.meta is _NONE and keys <= _RESULT_KEYS:
         # Every key is Result vocabulary: a Result, unless it is a bare legacy failure
         # ({"success": false, "error": "..."} without error_type) or an empty success flag dict.

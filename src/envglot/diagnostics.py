@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import enum
-import logging
+import functools
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from .errors import EnvglotError, UnsupportedError
 
+if TYPE_CHECKING:
+    import logging
+
 __all__ = ["LEVELS", "Diagnostic", "Kind", "Report"]
 
 LEVELS = ("ignore", "warn", "raise")
-_log = logging.getLogger("envglot")
+
+
+@functools.cache
+def _logger() -> logging.Logger:
+    """The ``envglot`` logger; ``logging`` is imported on the first warning, not at import."""
+    import logging
+
+    return logging.getLogger("envglot")
 
 
 class Kind(enum.StrEnum):
@@ -100,6 +111,10 @@ class Report:
         """Record one diagnostic."""
         self.diagnostics.append(Diagnostic(kind=kind, path=path, message=message, dialect=dialect))
 
+    def append(self, diagnostic: Diagnostic) -> None:
+        """Record a ready diagnostic (shared instances are fine: they are frozen)."""
+        self.diagnostics.append(diagnostic)
+
     def __iter__(self) -> Iterator[Diagnostic]:
         return iter(self.diagnostics)
 
@@ -122,7 +137,7 @@ class Report:
             raise UnsupportedError(f"conversion is lossy: {first}{more}", lossy, path=lossy[0].path)
         if self.level == "warn" and not self.quiet:
             for d in self.diagnostics:
-                _log.log(logging.WARNING if d.lossy else logging.INFO, "%s", d)
+                _logger().log(30 if d.lossy else 20, "%s", d)  # logging.WARNING / logging.INFO
 
 
 class Discard(Report):
@@ -138,6 +153,9 @@ class Discard(Report):
         super().__init__("ignore")
 
     def add(self, kind: Kind, path: str, message: str, dialect: str | None = None) -> None:
+        """Drop the diagnostic."""
+
+    def append(self, diagnostic: Diagnostic) -> None:
         """Drop the diagnostic."""
 
 

@@ -129,3 +129,14 @@ class TestCodeGraph(GoldenSuite):
         )
         assert other["data"]["requestId"] != rid
         assert (Kind.SYNTHESIZED, "$.data.requestId") in [(d.kind, d.path) for d in conv.diagnostics]
+
+
+def test_synthesized_request_id_does_not_depend_on_input_whitespace() -> None:
+    import json
+
+    import envglot
+
+    doc = {"success": True, "value": {"a": [1, 2], "b": "x, y"}}
+    loose = envglot.convert(json.dumps(doc, indent=2).encode(), to="code-graph", unsupported="ignore")
+    tight = envglot.convert(json.dumps(doc, separators=(",", ":")).encode(), to="code-graph", unsupported="ignore")
+    assert loose == tight

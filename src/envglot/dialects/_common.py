@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from typing import Any
@@ -38,9 +39,27 @@ _ENC = msgspec.json.Encoder()
 _Tree = dict[str, Any]  # key -> subtree (dict), ("[]", subtree) for lists of objects, or None
 
 
+_OBJECT = re.compile(rb"\{").match
+_WRAPPED = re.compile(rb'\{[ \t\r\n]*"value"[ \t\r\n]*:').match
+
+
+_SPACED_HEAD = re.compile(rb'\s|\{\s|\{"(?:[^"\\]|\\.)*"(?:\s|:\s)').match
+
+
+def may_be_loose(buf: bytes) -> bool:
+    """False if ``buf`` (a JSON object) is minified as far as a cheap look can tell.
+
+    Exact for newlines, tabs and carriage returns (JSON strings cannot hold them raw, so any
+    is insignificant whitespace: pretty-printed documents); for spaces it looks at the first
+    key only (``json.dumps`` default separators, ``{"k": v, ...}``). A document spaced only
+    further in is taken as minified: it converts the same, its output is just not minimal.
+    """
+    return b"\n" in buf or b"\r" in buf or b"\t" in buf or _SPACED_HEAD(buf) is not None
+
+
 def raw_is_object(raw: Raw) -> bool:
     """True if ``raw`` holds a JSON object."""
-    return memoryview(raw)[:1] == b"{"
+    return _OBJECT(raw) is not None
 
 
 def wrap_payload(raw: Raw) -> Raw:
@@ -68,8 +87,7 @@ def object_payload(payload: Raw | None, ok: bool, ctx: Context, dialect: str) ->
 
 def unwrap_payload(raw: Raw) -> Raw | None:
     """The wrapped value if ``raw`` is exactly ``{"value": <non-object>}``, else ``None``."""
-    mv = memoryview(raw)
-    if mv[:9] != b'{"value":' and not bytes(mv[:12]).replace(b" ", b"").startswith(b'{"value":'):
+    if _WRAPPED(raw) is None:
         return None
     d = _RAW_DICT.decode(raw)
     if len(d) != 1 or "value" not in d:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 
 import msgspec
@@ -170,6 +169,8 @@ def _synth(ctx: Context, dmap: DialectMap, field: str, rule: str, what: str) -> 
 
 def _request_id(env: c.Envelope) -> str:
     """Reproducible 8-char base-36 id: a hash of the tool, outcome, payload and first error."""
+    import hashlib  # only for documents without a requestId: keep it off the import path
+
     h = hashlib.blake2b(digest_size=8)
     h.update((env.tool or "").encode())
     h.update(b"1" if env.ok else b"0")
@@ -259,7 +260,9 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             page=None if pg is None else Page(has_more=bool(pg.has_more), cursor=pg.cursor, total=pg.total),
         ),
     )
-    out = msgspec.json.format(_ENC.encode(Envelope(success=env.ok, data=data)), indent=-1)
+    out = _ENC.encode(Envelope(success=env.ok, data=data))
+    if not ctx.compact:  # approxTokens counts the minified envelope
+        out = msgspec.json.format(out, indent=-1)
     tokens = approx_tokens(out)
     if env.token_estimate is not None and env.token_estimate != tokens:
         ctx.report.add(
@@ -270,4 +273,5 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         )
     i = out.rfind(_TOKENS_AT)
     j = i + len(_TOKENS_AT) - 1
-    return out[:j] + str(tokens).encode() + out[j + 1 :]
+    mv = memoryview(out)
+    return b"".join((mv[:j], str(tokens).encode(), mv[j + 1 :]))

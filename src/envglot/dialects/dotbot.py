@@ -98,15 +98,25 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     if inner is not None:
         payload = inner
         ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
-    problems = tuple(
-        read_problem(dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details))
-        for i, e in enumerate(w.errors)
+    problems = (
+        tuple(
+            read_problem(
+                dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details)
+            )
+            for i, e in enumerate(w.errors)
+        )
+        if w.errors
+        else ()
     )
-    warnings = tuple(
-        c.Notice(message=x)
-        if isinstance(x, str)
-        else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
-        for x in w.warnings
+    warnings = (
+        tuple(
+            c.Notice(message=x)
+            if isinstance(x, str)
+            else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
+            for x in w.warnings
+        )
+        if w.warnings
+        else ()
     )
     steps: list[c.NextStep] = []
     if w.intent is not None:

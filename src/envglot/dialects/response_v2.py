@@ -282,9 +282,13 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             ]
     telemetry = env.telemetry
     if env.duration_ms is not None:
-        t = _RAW_DICT.decode(telemetry) if telemetry is not None else {}
-        t = {"duration_ms": Raw(_ENC.encode(env.duration_ms)), **{k: v for k, v in t.items() if k != "duration_ms"}}
-        telemetry = Raw(_ENC.encode(t))
+        duration = _ENC.encode(env.duration_ms)
+        if telemetry is None:  # the usual case: no dict round trip
+            telemetry = Raw(b'{"duration_ms":' + duration + b"}")
+        else:
+            t = _RAW_DICT.decode(telemetry)
+            t = {"duration_ms": Raw(duration), **{k: v for k, v in t.items() if k != "duration_ms"}}
+            telemetry = Raw(_ENC.encode(t))
     pg = env.pagination
     fid = env.fidelity
     meta = Meta(

@@ -1,0 +1,899 @@
+#!/usr/bin/env python
+"""envglot benchmark harness: one command, every measurement side by side in one process.
+
+    python benchmarks/run.py            # full run (a few minutes, writes a 200 MB JSONL file to a temp dir)
+    python benchmarks/run.py --quick    # smaller corpus, fewer rounds, 32 MB migration file
+    python benchmarks/run.py --smoke    # seconds; checks that the harness works
+
+What is measured (``docs/performance.md`` explains every column):
+
+1. the limit: msgspec decodes each envelope into its dialect's wire ``Envelope`` Struct
+   (payload as ``msgspec.Raw``) and encodes it back, decoder and encoder built once;
+2. envglot: a reused ``Converter`` per ordered pair (bytes -> bytes), and the one-shot
+   ``envglot.convert()`` (dialect auto-detected, as a user would call it);
+3. what users write instead: hand-written dict conversions with orjson and with pydantic v2;
+4. batch: ``envglot migrate`` end to end on a generated JSONL file, ``-j 1`` and ``-j 2``;
+
+plus the import time of envglot with its tables loaded. Results print as Markdown tables
+and go to ``benchmarks/results/<timestamp>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import gc
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import corpus as corpus_mod
+import handwritten
+import msgspec
+import orjson
+
+import envglot
+from envglot.dialects import DIALECTS as DIALECT_MODULES
+from envglot.dialects import WRITABLE
+
+try:
+    import pydantic
+    import pydantic_models
+except ImportError:  # the optional `bench` extra is not installed
+    pydantic = None  # type: ignore[assignment]
+    pydantic_models = None  # type: ignore[assignment]
+
+HERE = Path(__file__).resolve().parent
+SCHEMA = "envglot-bench/1"
+MB = 1_000_000
+Conv = Callable[[bytes], bytes]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """Corpus size and repetition for one kind of run."""
+
+    counts: dict[str, int]
+    rounds: int
+    migrate_mb: float
+    import_runs: int
+    jsonl_per_dialect: int
+
+
+MODES: dict[str, Mode] = {
+    "full": Mode(
+        {"tiny": 2000, "medium": 1000, "large": 200}, rounds=7, migrate_mb=200, import_runs=9, jsonl_per_dialect=2000
+    ),
+    "quick": Mode(
+        {"tiny": 500, "medium": 250, "large": 50}, rounds=5, migrate_mb=32, import_runs=5, jsonl_per_dialect=500
+    ),
+    "smoke": Mode({"tiny": 10, "medium": 5, "large": 3}, rounds=2, migrate_mb=0.5, import_runs=2, jsonl_per_dialect=20),
+}
+
+TARGETS = {
+    "converter_vs_limit": {"tiny": 0.7, "medium": 0.85, "large": 0.85},
+    "vs_orjson": {"tiny": 1.5, "medium": 2.5, "large": 3.0},
+    "vs_pydantic": {"tiny": 5.0, "medium": 5.0, "large": 5.0},
+    "migrate_j1_vs_inmemory": 0.6,
+    "migrate_j2_vs_j1": 1.7,
+    "peak_rss_mb": 100.0,
+    "import_ms": 150.0,
+}
+
+
+# ---------------------------------------------------------------------------
+# the machine
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 1
+    commit = _git("rev-parse", "--short", "HEAD")
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "nproc": usable,
+        "cpu_count": os.cpu_count(),
+        "cpu_model": cpu,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "msgspec": msgspec.__version__,
+        "orjson": orjson.__version__,
+        "pydantic": pydantic.VERSION if pydantic is not None else None,
+        "envglot": envglot.__version__,
+        "git_commit": commit,
+        "git_dirty": bool(dirty) if commit else None,
+        "loadavg_at_start": _loadavg(),
+    }
+
+
+def _loadavg() -> list[float] | None:
+    """1, 5 and 15 minute load averages: a busy machine makes absolute numbers meaningless."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=HERE.parent, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+# ---------------------------------------------------------------------------
+# timing
+
+
+@dataclass
+class Timing:
+    """Per-round wall times of one method over one group of records."""
+
+    method: str
+    source: str
+    target: str
+    size: str
+    records: int
+    bytes: int
+    times: list[float] = field(default_factory=list)
+    error: str | None = None
+
+    def row(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "method": self.method,
+            "source": self.source,
+            "target": self.target,
+            "size": self.size,
+            "records": self.records,
+            "bytes": self.bytes,
+        }
+        if self.error is not None or not self.times:
+            out["error"] = self.error or "not measured"
+            return out
+        med = statistics.median(self.times)
+        out.update(
+            rounds=len(self.times),
+            median_s=med,
+            min_s=min(self.times),
+            max_s=max(self.times),
+            spread_pct=round(100 * (max(self.times) - min(self.times)) / med, 1),
+            envelopes_per_s=round(self.records / med, 1),
+            mb_per_s=round(self.bytes / med / MB, 2),
+            us_per_envelope=round(med / self.records * 1e6, 3),
+        )
+        return out
+
+
+def _one_pass(fn: Conv, items: Sequence[bytes]) -> float:
+    t0 = time.perf_counter()
+    for b in items:
+        fn(b)
+    return time.perf_counter() - t0
+
+
+def measure(methods: dict[str, Conv], items: Sequence[bytes], rounds: int, timings: dict[str, Timing]) -> None:
+    """Warm up every method once (a method that raises is recorded and skipped), then time
+    ``rounds`` passes of each, interleaved and in a rotating order so drift hits all alike.
+    GC stays on; a collection runs between passes so no pass pays for another's garbage."""
+    live = []
+    for name, fn in methods.items():
+        try:
+            for b in items:
+                fn(b)
+        except Exception as exc:  # a failing method is a finding, not a crash of the harness
+            timings[name].error = f"{type(exc).__name__}: {exc}"
+            continue
+        live.append(name)
+    for r in range(rounds):
+        k = r % len(live) if live else 0
+        for name in live[k:] + live[:k]:
+            gc.collect()
+            timings[name].times.append(_one_pass(methods[name], items))
+
+
+# ---------------------------------------------------------------------------
+# the methods
+
+
+def limit_for(dialect: str) -> Conv:
+    """msgspec typed pass-through: decode into the dialect's wire Envelope (payload Raw), encode back.
+
+    legacy-v1 has no envelope Struct (flat per-tool dicts): its limit is ``dict[str, Raw]``.
+    """
+    mod = DIALECT_MODULES[dialect]
+    tp = getattr(mod, "Envelope", None) or dict[str, msgspec.Raw]
+    dec = msgspec.json.Decoder(tp)
+    encode = msgspec.json.Encoder().encode
+    decode = dec.decode
+
+    def limit(b: bytes) -> bytes:
+        return encode(decode(b))
+
+    return limit
+
+
+def one_shot_for(target: str) -> Conv:
+    """``envglot.convert(b, to=target)`` with the source auto-detected."""
+    convert = envglot.convert
+
+    def one_shot(b: bytes) -> bytes:
+        return convert(b, to=target, unsupported="ignore")
+
+    return one_shot
+
+
+def check_agreement(fn: Conv, conv: Conv, items: Sequence[bytes]) -> dict[str, int]:
+    """Documents where a hand-written conversion differs from envglot's (JSON-equal, key order aside)."""
+    differ = codes = 0
+    for b in items:
+        a, h = orjson.loads(conv(b)), orjson.loads(fn(b))
+        if a == h:
+            continue
+        ad, hd = a.get("data"), h.get("data")
+        if isinstance(ad, dict) and isinstance(hd, dict):
+            for k in ("error_code", "error_type"):
+                ad.pop(k, None)
+                hd.pop(k, None)
+            if a == h:
+                codes += 1
+                continue
+        differ += 1
+    return {"documents": len(items), "differ": differ, "code_differs": codes}
+
+
+# ---------------------------------------------------------------------------
+# in-memory section
+
+
+def run_inmemory(
+    corp: corpus_mod.Corpus,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    sizes: Sequence[str],
+    rounds: int,
+    log: Callable[[str], None],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    rows: list[dict[str, Any]] = []
+    agreement: list[dict[str, Any]] = []
+    converters = {
+        (s, t): envglot.Converter(to=t, from_=s, unsupported="ignore") for s in sources for t in targets if s != t
+    }
+    one_shots = {t: one_shot_for(t) for t in targets}
+    limits = {s: limit_for(s) for s in sources}
+    for size in sizes:
+        for src in sources:
+            items = corp.payloads(src, size)
+            nbytes = sum(map(len, items))
+            methods: dict[str, Conv] = {"limit": limits[src]}
+            timings = {"limit": Timing("limit", src, src, size, len(items), nbytes)}
+            for t in targets:
+                if t == src:
+                    continue
+                methods[f"converter:{t}"] = converters[(src, t)].convert_bytes
+                timings[f"converter:{t}"] = Timing("converter", src, t, size, len(items), nbytes)
+                methods[f"convert:{t}"] = one_shots[t]
+                timings[f"convert:{t}"] = Timing("convert", src, t, size, len(items), nbytes)
+                for label, table in (
+                    ("orjson", handwritten.CONVERSIONS),
+                    ("pydantic", getattr(pydantic_models, "CONVERSIONS", {})),
+                ):
+                    fn = table.get((src, t))
+                    if fn is None:
+                        continue
+                    methods[f"{label}:{t}"] = fn
+                    timings[f"{label}:{t}"] = Timing(label, src, t, size, len(items), nbytes)
+                    try:
+                        agr = check_agreement(fn, converters[(src, t)].convert_bytes, items)
+                    except Exception as exc:
+                        agr = {"documents": len(items), "error": f"{type(exc).__name__}: {exc}"}
+                    agreement.append({"method": label, "source": src, "target": t, "size": size, **agr})
+            t0 = time.perf_counter()
+            measure(methods, items, rounds, timings)
+            log(f"  {size:6} {src:12} {len(methods):2} methods, {len(items)} records, {time.perf_counter() - t0:5.1f}s")
+            rows.extend(tm.row() for tm in timings.values())
+    return rows, agreement
+
+
+def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per ordered pair and size: Converter and convert() against the limit and the hand-written baselines."""
+    rate = {(r["method"], r["source"], r["target"], r["size"]): r.get("envelopes_per_s") for r in rows}
+    out = []
+    for r in rows:
+        if r["method"] != "converter":
+            continue
+        key = (r["source"], r["target"], r["size"])
+        conv = r.get("envelopes_per_s")
+        lim = rate.get(("limit", r["source"], r["source"], r["size"]))
+        one = rate.get(("convert", *key))
+        orj = rate.get(("orjson", *key))
+        pyd = rate.get(("pydantic", *key))
+
+        def q(a: float | None, b: float | None) -> float | None:
+            return round(a / b, 3) if a and b else None
+
+        out.append(
+            {
+                "source": r["source"],
+                "target": r["target"],
+                "size": r["size"],
+                "converter_vs_limit": q(conv, lim),
+                "convert_vs_limit": q(one, lim),
+                "converter_vs_orjson": q(conv, orj),
+                "converter_vs_pydantic": q(conv, pyd),
+                "convert_vs_orjson": q(one, orj),
+                "convert_vs_pydantic": q(one, pyd),
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------
+# migrate section
+
+
+def envglot_command() -> list[str]:
+    exe = Path(sys.executable).with_name("envglot")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("envglot")
+    return [found] if found else [sys.executable, "-c", "from envglot.cli import main; main()"]
+
+
+def migrate_available(cmd: list[str]) -> tuple[bool, str]:
+    try:
+        p = subprocess.run([*cmd, "migrate", "--help"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, str(exc)
+    if p.returncode != 0:
+        return False, (p.stderr or p.stdout).strip().splitlines()[-1] if (
+            p.stderr or p.stdout
+        ).strip() else f"exit {p.returncode}"
+    return True, ""
+
+
+def write_jsonl(path: Path, cycle: Sequence[bytes], size_bytes: int) -> tuple[int, int]:
+    """Repeat ``cycle`` (one record per line) until the file holds at least ``size_bytes``."""
+    block = b"".join(b + b"\n" for b in cycle)
+    whole = size_bytes // len(block)
+    records, nbytes = whole * len(cycle), whole * len(block)
+    with path.open("wb") as f:
+        for _ in range(whole):
+            f.write(block)
+        for b in cycle:
+            if nbytes >= size_bytes:
+                break
+            f.write(b + b"\n")
+            records += 1
+            nbytes += len(b) + 1
+    return records, nbytes
+
+
+def _children() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry.name}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
+        kids.setdefault(ppid, []).append(int(entry.name))
+    return kids
+
+
+def tree_rss(pid: int) -> tuple[int, int]:
+    """(sum of VmRSS, max of VmHWM) in bytes over the descendants of ``pid``, now."""
+    kids = _children()
+    todo, total, peak = list(kids.get(pid, ())), 0, 0
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if line.startswith(("VmRSS", "VmHWM")))
+        total += int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        peak = max(peak, int(fields.get("VmHWM", "0 kB").split()[0]) * 1024)
+        todo.extend(kids.get(p, ()))
+    return total, peak
+
+
+# Runs the command and reports the largest peak RSS among it and its descendants. A wrapper
+# is needed: a child forked from this (large) process inherits its RSS high-water mark
+# through fork and exec, so os.wait4's ru_maxrss would report the harness, not migrate.
+_RSS_WRAPPER = (
+    "import resource, subprocess, sys; rc = subprocess.call(sys.argv[2:]); "
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(rc)"
+)
+
+
+def run_migrate_once(cmd: list[str], src: Path, out: Path, jobs: int, records: int, nbytes: int) -> dict[str, Any]:
+    """``envglot migrate SRC --out OUT -t response-v2 -j JOBS -q``: wall time, throughput, peak RSS."""
+    if out.exists():
+        shutil.rmtree(out)
+    argv = [*cmd, "migrate", str(src), "--out", str(out), "-t", "response-v2", "-j", str(jobs), "-q"]
+    err_path = out.with_suffix(".stderr")
+    rss_path = out.with_suffix(".maxrss")
+    sampling = Path("/proc").is_dir()
+    peak_sum = peak_one = 0
+    with err_path.open("wb") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-c", _RSS_WRAPPER, str(rss_path), *argv], stderr=err)
+        while proc.poll() is None:
+            if sampling:
+                s, m = tree_rss(proc.pid)
+                peak_sum, peak_one = max(peak_sum, s), max(peak_one, m)
+            time.sleep(0.05)
+        wall = time.perf_counter() - t0
+    stderr = err_path.read_text(errors="replace")
+    err_path.unlink()
+    try:
+        maxrss_kb = int(rss_path.read_text())
+        rss_path.unlink()
+    except (OSError, ValueError):
+        maxrss_kb = 0
+    lines_out = 0
+    files_out = 0
+    if out.is_dir():
+        for p in out.rglob("*"):
+            if p.is_file():
+                files_out += 1
+                if p.suffix in (".jsonl", ".json", ".ndjson") and "reject" not in p.name:
+                    with p.open("rb") as f:
+                        lines_out += sum(chunk.count(b"\n") for chunk in iter(lambda f=f: f.read(1 << 20), b""))
+    res: dict[str, Any] = {
+        "jobs": jobs,
+        "command": " ".join(["envglot", *argv[len(cmd) :]]),
+        "exit_code": proc.returncode,
+        "wall_s": round(wall, 3),
+        "records": records,
+        "bytes": nbytes,
+        "mb_per_s": round(nbytes / wall / MB, 2),
+        "records_per_s": round(records / wall, 1),
+        "peak_rss_mb": round(maxrss_kb / 1024, 1),
+        "peak_rss_tree_sampled_mb": round(peak_sum / 2**20, 1) if sampling else None,
+        "peak_rss_process_sampled_mb": round(peak_one / 2**20, 1) if sampling else None,
+        "output_files": files_out,
+        "output_records": lines_out,
+    }
+    if proc.returncode != 0:
+        res["stderr_tail"] = stderr[-2000:]
+    return res
+
+
+def run_migrate(
+    corp: corpus_mod.Corpus,
+    mode: Mode,
+    size_mb: float,
+    rounds: int,
+    keep: Path | None,
+    cmd: list[str],
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    ok, why = migrate_available(cmd)
+    if not ok:
+        return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
+    sources = tuple(d for d in corpus_mod.DIALECTS if d != "response-v2")
+    cycle = corpus_mod.jsonl_mix(corp, sources, corp.seed, mode.jsonl_per_dialect)
+    work = Path(tempfile.mkdtemp(prefix="envglot-bench-")) if keep is None else keep
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        src = work / "corpus.jsonl"
+        records, nbytes = write_jsonl(src, cycle, int(size_mb * MB))
+        log(f"  wrote {nbytes / MB:.1f} MB, {records} records to {src}")
+        # the in-memory rate on the same records: one auto-detecting Converter, as migrate has to
+        # detect; convert_bytes (the target's baseline) and conversion() (diagnostics kept, which
+        # migrate needs to count lossy records) side by side
+        conv = envglot.Converter(to="response-v2", unsupported="ignore")
+        nb = sum(map(len, cycle))
+        tms = {
+            "convert_bytes": Timing("converter", "mixed", "response-v2", "mixed", len(cycle), nb),
+            "conversion": Timing("conversion", "mixed", "response-v2", "mixed", len(cycle), nb),
+        }
+        measure({"convert_bytes": conv.convert_bytes, "conversion": conv.conversion}, cycle, rounds, tms)  # type: ignore[dict-item]
+        inmem = tms["convert_bytes"].row()
+        inmem_diag = tms["conversion"].row()
+        runs = []
+        for jobs in (1, 2):
+            r = run_migrate_once(cmd, src, work / f"out-j{jobs}", jobs, records, nbytes)
+            log(f"  -j {jobs}: {r['wall_s']}s, {r['mb_per_s']} MB/s, exit {r['exit_code']}, RSS {r['peak_rss_mb']} MB")
+            runs.append(r)
+        j1, j2 = runs
+        res: dict[str, Any] = {
+            "status": "ok" if all(r["exit_code"] == 0 for r in runs) else "failed",
+            "file_mb": round(nbytes / MB, 1),
+            "records": records,
+            "sources": list(sources),
+            "size_mix": corpus_mod.JSONL_MIX,
+            "inmemory": inmem,
+            "inmemory_conversion": inmem_diag,
+            "runs": runs,
+        }
+        if "records_per_s" in j1 and inmem.get("envelopes_per_s"):
+            res["j1_vs_inmemory"] = round(j1["records_per_s"] / inmem["envelopes_per_s"], 3)
+            res["j2_vs_j1"] = round(j2["records_per_s"] / j1["records_per_s"], 3)
+        return res
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+# import time
+
+_IMPORT_SNIPPET = (
+    "import time; t = time.perf_counter(); import envglot; envglot.mappings.default_mappings(); "
+    "print(time.perf_counter() - t)"
+)
+
+
+def run_import_time(runs: int) -> dict[str, Any]:
+    """``import envglot`` plus the tables loaded and compiled, in fresh interpreters (median)."""
+    inner, wall = [], []
+    env = dict(os.environ)
+    for i in range(runs + 1):
+        t0 = time.perf_counter()
+        p = subprocess.run([sys.executable, "-c", _IMPORT_SNIPPET], capture_output=True, text=True, env=env, check=True)
+        w = time.perf_counter() - t0
+        if i == 0:
+            continue  # first run may write .pyc files
+        inner.append(float(p.stdout.strip()))
+        wall.append(w)
+    base = []
+    for _ in range(max(1, runs // 2)):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        base.append(time.perf_counter() - t0)
+    top = []
+    p = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import envglot; envglot.mappings.default_mappings()"],
+        capture_output=True,
+        text=True,
+    )
+    for line in p.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", line)
+        if m:
+            top.append(
+                {
+                    "module": m.group(4),
+                    "self_us": int(m.group(1)),
+                    "cumulative_us": int(m.group(2)),
+                    "depth": len(m.group(3)) // 2,
+                }
+            )
+    top.sort(key=lambda r: -r["cumulative_us"])
+    return {
+        "runs": runs,
+        "import_ms": round(1000 * statistics.median(inner), 1),
+        "import_ms_min": round(1000 * min(inner), 1),
+        "process_wall_ms": round(1000 * statistics.median(wall), 1),
+        "bare_interpreter_ms": round(1000 * statistics.median(base), 1),
+        "importtime_top": top[:15],
+    }
+
+
+# ---------------------------------------------------------------------------
+# targets and report
+
+
+def _target(label: str, need: float, measured: float | None, at_least: bool = True, **extra: Any) -> dict[str, Any]:
+    holds = None if measured is None else measured >= need if at_least else measured < need
+    return {"target": label, "need": need, "measured": measured, "holds": holds, **extra}
+
+
+def evaluate(rat: list[dict[str, Any]], migrate: dict[str, Any], imp: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Each target of issue #7 with the measured value (the worst case where it must hold for all)."""
+    out: list[dict[str, Any]] = []
+
+    def worst(key: str, size: str) -> tuple[float | None, str | None]:
+        vals = [(r[key], f"{r['source']} -> {r['target']}") for r in rat if r["size"] == size and r.get(key)]
+        return min(vals) if vals else (None, None)
+
+    checks = (("converter_vs_limit", "limit, every pair"), ("vs_orjson", "orjson-dict"), ("vs_pydantic", "pydantic"))
+    for key, label in checks:
+        needs: dict[str, float] = TARGETS[key]  # type: ignore[assignment]
+        for size, need in needs.items():
+            v, where = worst(key if key.startswith("converter") else f"converter_{key}", size)
+            out.append(_target(f"Converter >= {need} x {label}, {size}", need, v, worst=where))
+    j1 = f"migrate -j 1 >= {TARGETS['migrate_j1_vs_inmemory']} x in-memory Converter"
+    j2 = f"migrate -j 2 >= {TARGETS['migrate_j2_vs_j1']} x -j 1 (2 cores)"
+    rss = f"migrate peak RSS < {TARGETS['peak_rss_mb']} MB (per process)"
+    if "j1_vs_inmemory" in migrate:
+        peak = max(max(r["peak_rss_mb"], r.get("peak_rss_process_sampled_mb") or 0) for r in migrate["runs"])
+        out.append(_target(j1, TARGETS["migrate_j1_vs_inmemory"], migrate["j1_vs_inmemory"]))  # type: ignore[arg-type]
+        out.append(_target(j2, TARGETS["migrate_j2_vs_j1"], migrate["j2_vs_j1"]))  # type: ignore[arg-type]
+        out.append(_target(rss, TARGETS["peak_rss_mb"], peak, at_least=False))  # type: ignore[arg-type]
+    else:
+        note = migrate.get("reason") or migrate.get("status")
+        out += [_target(label, 0, None, note=note) for label in (j1, j2, rss)]
+    need = TARGETS["import_ms"]
+    ms = imp["import_ms"] if imp is not None else None
+    out.append(_target(f"import envglot + tables < {need} ms", need, ms, at_least=False))  # type: ignore[arg-type]
+    return out
+
+
+def _fmt(x: float | None, nd: int = 2) -> str:
+    """A ratio (``nd`` decimals) or, with ``nd=0``, a rate with thousands separators."""
+    if x is None:
+        return "-"
+    return f"{x:,.0f}" if nd == 0 else f"{x:.{nd}f}"
+
+
+def _load(avg: list[float] | None) -> str:
+    return "/".join(f"{x:.2f}" for x in avg) if avg else "unknown"
+
+
+def _table(header: Sequence[str], align: str, rows: list[list[str]]) -> list[str]:
+    """Markdown table lines; ``align`` has one letter per column: l (left) or r (right)."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if a == "l" else "---:" for a in align) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The result tables as Markdown (what docs/performance.md shows)."""
+    rows = results["inmemory"]
+    rat = {(r["source"], r["target"], r["size"]): r for r in results["ratios"]}
+    by = {(r["method"], r["source"], r["target"], r["size"]): r for r in rows}
+
+    def rate(method: str, src: str, dst: str, size: str) -> str:
+        return _fmt(by.get((method, src, dst, size), {}).get("envelopes_per_s"), 0)
+
+    m = results["machine"]
+    dirty = "+dirty" if m["git_dirty"] else ""
+    lines = [
+        f"Run {results['timestamp']} ({results['mode']}), {m['nproc']} cores, {m['cpu_model']}, "
+        f"Python {m['python']}, msgspec {m['msgspec']}, orjson {m['orjson']}, pydantic {m['pydantic'] or '-'}, "
+        f"envglot {m['envglot']} ({m['git_commit'] or '?'}{dirty}); load average "
+        f"{_load(m.get('loadavg_at_start'))} at the start, {_load(m.get('loadavg_at_end'))} at the end.",
+        "",
+        "### Converter and convert() against the limit",
+        "",
+    ]
+    body = []
+    for r in rows:
+        if r["method"] != "converter":
+            continue
+        s, t, z = r["source"], r["target"], r["size"]
+        q = rat.get((s, t, z), {})
+        body.append(
+            [
+                z,
+                f"{s} -> {t}",
+                rate("limit", s, s, z),
+                rate("converter", s, t, z),
+                _fmt(r.get("mb_per_s"), 1),
+                rate("convert", s, t, z),
+                _fmt(q.get("converter_vs_limit")),
+                _fmt(q.get("convert_vs_limit")),
+            ]
+        )
+    head = ["size", "source -> target", "limit env/s", "Converter env/s", "Converter MB/s", "convert() env/s"]
+    lines += _table([*head, "Converter / limit", "convert() / limit"], "llrrrrrr", body)
+    lines += ["", "### envglot against hand-written conversions", ""]
+    body = []
+    for r in rows:
+        if r["method"] != "orjson":
+            continue
+        s, t, z = r["source"], r["target"], r["size"]
+        q = rat.get((s, t, z), {})
+        body.append(
+            [
+                z,
+                f"{s} -> {t}",
+                rate("converter", s, t, z),
+                rate("orjson", s, t, z),
+                rate("pydantic", s, t, z),
+                rate("limit", s, s, z),
+                _fmt(q.get("converter_vs_orjson")),
+                _fmt(q.get("converter_vs_pydantic")),
+            ]
+        )
+    head = ["size", "source -> target", "Converter env/s", "orjson-dict env/s", "pydantic env/s", "limit env/s"]
+    lines += _table([*head, "Converter / orjson-dict", "Converter / pydantic"], "llrrrrrr", body)
+    mig = results["migrate"]
+    lines += ["", "### envglot migrate (JSONL to response-v2)", ""]
+    if "runs" in mig:
+        inm = mig["inmemory"]
+        mix = ", ".join(f"{k} {round(v * 100)} %" for k, v in mig["size_mix"].items())
+        lines += [
+            f"File: {mig['file_mb']} MB, {mig['records']:,} records ({', '.join(mig['sources'])}; sizes by count: "
+            f"{mix}). In-memory auto-detecting Converter on the same records: `convert_bytes` "
+            f"{_fmt(inm.get('envelopes_per_s'), 0)} env/s, {_fmt(inm.get('mb_per_s'), 1)} MB/s (the baseline of "
+            f"'vs in-memory'); `conversion()` with diagnostics "
+            f"{_fmt(mig.get('inmemory_conversion', {}).get('envelopes_per_s'), 0)} env/s.",
+            "",
+        ]
+        body = []
+        for r in mig["runs"]:
+            vs = r["records_per_s"] / inm["envelopes_per_s"] if inm.get("envelopes_per_s") else None
+            per_proc = max(r["peak_rss_mb"], r.get("peak_rss_process_sampled_mb") or 0)
+            body.append(
+                [
+                    f"-j {r['jobs']}",
+                    str(r["exit_code"]),
+                    f"{r['wall_s']:.2f}",
+                    _fmt(r["mb_per_s"], 1),
+                    _fmt(r["records_per_s"], 0),
+                    _fmt(vs),
+                    f"{per_proc:.1f}",
+                    _fmt(r.get("peak_rss_tree_sampled_mb"), 1),
+                ]
+            )
+        head = ["run", "exit", "wall s", "MB/s", "records/s", "vs in-memory", "peak RSS MB (per process)"]
+        lines += _table([*head, "peak RSS MB (all processes, sampled)"], "lrrrrrrr", body)
+    else:
+        lines.append(f"Not measured: {str(mig.get('reason') or mig.get('status')).rstrip('.')}.")
+    imp = results.get("import_time")
+    if imp:
+        lines += [
+            "",
+            f"Import: `import envglot` + tables loaded and compiled: {imp['import_ms']} ms (median of {imp['runs']} "
+            f"fresh interpreters; whole process {imp['process_wall_ms']} ms, bare interpreter "
+            f"{imp['bare_interpreter_ms']} ms).",
+        ]
+    lines += ["", "### Targets", ""]
+    body = []
+    for t in results["targets"]:
+        holds = {True: "yes", False: "**no**", None: "not measured"}[t["holds"]]
+        body.append([t["target"], _fmt(t["measured"]), t.get("worst") or t.get("note") or "", holds])
+    lines += _table(["target", "measured", "worst case", "holds"], "lrll", body)
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# main
+
+
+DOCS = HERE.parent / "docs" / "performance.md"
+_START, _END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def update_docs(page: Path, md: str) -> None:
+    """Put ``md`` between the results markers of ``page`` (the rest of the page is left alone)."""
+    text = page.read_text()
+    i, j = text.find(_START), text.find(_END)
+    if i < 0 or j < i:
+        raise SystemExit(f"{page}: no {_START} ... {_END} section to update")
+    page.write_text(text[: i + len(_START)] + "\n\n" + md.rstrip("\n") + "\n\n" + text[j:])
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="smaller corpus and migration file (about a minute)")
+    g.add_argument("--smoke", action="store_true", help="tiny corpus, a few seconds: checks the harness works")
+    p.add_argument("--seed", type=int, default=20260101, help="corpus seed (default %(default)s)")
+    p.add_argument("--rounds", type=int, help="timed rounds per method (default: 7 full, 5 quick, 2 smoke)")
+    p.add_argument(
+        "--migrate-mb", type=float, help="size of the migration JSONL file in MB (default: 200 full, 32 quick)"
+    )
+    p.add_argument(
+        "--sections", default="inmemory,migrate,import", help="comma-separated subset of inmemory,migrate,import"
+    )
+    p.add_argument("--sources", help="comma-separated source dialects (default: all)")
+    p.add_argument("--targets", help="comma-separated target dialects (default: all writable)")
+    p.add_argument("--sizes", help="comma-separated size classes (default: tiny,medium,large)")
+    p.add_argument("--out", type=Path, default=HERE / "results", help="results directory (default benchmarks/results)")
+    p.add_argument("--markdown", type=Path, help="also write the tables to this Markdown file")
+    p.add_argument(
+        "--update-docs",
+        action="store_true",
+        help="replace the results section of docs/performance.md with this run's tables",
+    )
+    p.add_argument("--keep-files", type=Path, help="keep the migration file and outputs in this directory")
+    p.add_argument("--envglot", help="the envglot command to run migrate with (default: the one next to this Python)")
+    return p.parse_args(argv)
+
+
+def _split(value: str | None, default: Sequence[str], allowed: Sequence[str], what: str) -> tuple[str, ...]:
+    if not value:
+        return tuple(default)
+    items = tuple(v.strip() for v in value.split(",") if v.strip())
+    bad = [v for v in items if v not in allowed]
+    if bad:
+        raise SystemExit(f"unknown {what}: {', '.join(bad)} (choose from {', '.join(allowed)})")
+    return items
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
+    mode = MODES[mode_name]
+    rounds = args.rounds or mode.rounds
+    sections = set(_split(args.sections, (), ("inmemory", "migrate", "import"), "section"))
+    sources = _split(args.sources, corpus_mod.DIALECTS, corpus_mod.DIALECTS, "source dialect")
+    targets = _split(args.targets, WRITABLE, WRITABLE, "target dialect")
+    sizes = _split(args.sizes, corpus_mod.SIZES, corpus_mod.SIZES, "size")
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    log(f"envglot benchmark ({mode_name}): generating the corpus (seed {args.seed}) ...")
+    t0 = time.perf_counter()
+    corp = corpus_mod.generate(mode.counts, seed=args.seed)
+    log(f"  {sum(1 for _ in corp)} records in {time.perf_counter() - t0:.1f}s")
+    results: dict[str, Any] = {
+        "schema": SCHEMA,
+        "timestamp": stamp,
+        "mode": mode_name,
+        "machine": machine(),
+        "config": {
+            "seed": args.seed,
+            "rounds": rounds,
+            "counts": mode.counts,
+            "payload_bytes": corpus_mod.SIZE_BYTES,
+            "error_share": corpus_mod.ERROR_SHARE,
+            "sources": list(sources),
+            "targets": list(targets),
+            "sizes": list(sizes),
+            "unsupported": "ignore",
+            "gc": "enabled",
+            "mb": MB,
+        },
+        "corpus": corp.stats(),
+        "inmemory": [],
+        "ratios": [],
+        "agreement": [],
+        "migrate": {"status": "skipped"},
+        "import_time": None,
+    }
+    if "inmemory" in sections:
+        log(f"in-memory: {rounds} rounds per method ...")
+        rows, agreement = run_inmemory(corp, sources, targets, sizes, rounds, log)
+        results["inmemory"] = rows
+        results["agreement"] = agreement
+        results["ratios"] = ratios(rows)
+    if "migrate" in sections:
+        size_mb = args.migrate_mb if args.migrate_mb is not None else mode.migrate_mb
+        log(f"migrate: {size_mb} MB JSONL ...")
+        cmd = [args.envglot] if args.envglot else envglot_command()
+        results["migrate"] = run_migrate(corp, mode, size_mb, rounds, args.keep_files, cmd, log)
+    if "import" in sections:
+        log("import time ...")
+        results["import_time"] = run_import_time(mode.import_runs)
+    results["machine"]["loadavg_at_end"] = _loadavg()
+    results["targets"] = evaluate(results["ratios"], results["migrate"], results["import_time"])
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{stamp}.json"
+    path.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+    md = markdown(results)
+    print(md)
+    if args.markdown is not None:
+        args.markdown.write_text(md)
+    if args.update_docs:
+        update_docs(DOCS, md)
+        log(f"updated {DOCS}")
+    log(f"results: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

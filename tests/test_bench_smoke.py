@@ -1,0 +1,129 @@
+"""The benchmark harness runs on a tiny corpus and writes a well-formed results file.
+
+No timing is asserted here: speed is shown by ``python benchmarks/run.py``, not by tests.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envglot.dialects import NAMES, WRITABLE
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = ("tiny", "medium", "large")
+PAIRS = [(s, t) for s in NAMES for t in WRITABLE if s != t]
+HANDWRITTEN = [("dotbot", "response-v2"), ("legacy-v1", "response-v2")]
+HAS_PYDANTIC = importlib.util.find_spec("pydantic") is not None
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
+    out = tmp_path_factory.mktemp("bench")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--smoke", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    files = list(out.glob("*.json"))
+    assert len(files) == 1, files
+    return json.loads(files[0].read_text()), proc.stdout
+
+
+def _rows(results: dict[str, Any], method: str) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {(r["source"], r["target"], r["size"]): r for r in results["inmemory"] if r["method"] == method}
+
+
+def test_header(run: tuple[dict[str, Any], str]) -> None:
+    results, _ = run
+    assert results["schema"] == "envglot-bench/1"
+    assert results["mode"] == "smoke"
+    m = results["machine"]
+    assert m["nproc"] >= 1 and m["cpu_model"] and m["python"] and m["msgspec"]
+    assert results["config"]["gc"] == "enabled"
+
+
+@pytest.mark.parametrize("dialect", NAMES)
+def test_corpus_covers_every_dialect_and_size(run: tuple[dict[str, Any], str], dialect: str) -> None:
+    stats = run[0]["corpus"][dialect]
+    for size in SIZES:
+        assert stats[size]["records"] > 0 and stats[size]["bytes"] > 0
+        assert 0 < stats[size]["error_share"] < 1
+    assert stats["tiny"]["mean_bytes"] < stats["medium"]["mean_bytes"] < stats["large"]["mean_bytes"]
+
+
+@pytest.mark.parametrize(
+    ("method", "pairs"), [("converter", PAIRS), ("convert", PAIRS), ("limit", [(d, d) for d in NAMES])]
+)
+def test_every_pair_and_size_is_measured(
+    run: tuple[dict[str, Any], str], method: str, pairs: list[tuple[str, str]]
+) -> None:
+    rows = _rows(run[0], method)
+    for s, t in pairs:
+        for size in SIZES:
+            r = rows[(s, t, size)]
+            assert "error" not in r, r
+            assert r["rounds"] >= 2
+            assert r["envelopes_per_s"] > 0 and r["mb_per_s"] > 0
+            assert r["min_s"] <= r["median_s"] <= r["max_s"]
+
+
+@pytest.mark.parametrize("method", ["orjson", "pydantic"])
+def test_handwritten_baselines_agree_with_envglot(run: tuple[dict[str, Any], str], method: str) -> None:
+    if method == "pydantic" and not HAS_PYDANTIC:
+        pytest.skip("pydantic (the bench extra) is not installed")
+    results = run[0]
+    rows = _rows(results, method)
+    agreement = {(a["source"], a["target"], a["size"]): a for a in results["agreement"] if a["method"] == method}
+    for pair in HANDWRITTEN:
+        for size in SIZES:
+            assert rows[(*pair, size)]["envelopes_per_s"] > 0
+            a = agreement[(*pair, size)]
+            assert a["documents"] > 0 and a["differ"] == 0, a
+
+
+def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
+    results = run[0]
+    ratios = {(r["source"], r["target"], r["size"]): r for r in results["ratios"]}
+    assert set(ratios) == {(s, t, size) for s, t in PAIRS for size in SIZES}
+    assert all(r["converter_vs_limit"] > 0 and r["convert_vs_limit"] > 0 for r in ratios.values())
+    for pair in HANDWRITTEN:
+        assert ratios[(*pair, "large")]["converter_vs_orjson"] > 0
+    targets = results["targets"]
+    assert len(targets) == 13
+    assert all(t["holds"] in (True, False, None) for t in targets)
+    assert next(t for t in targets if t["target"].startswith("Converter >= 0.7"))["holds"] is not None
+
+
+def test_migrate_section(run: tuple[dict[str, Any], str]) -> None:
+    mig = run[0]["migrate"]
+    assert mig["status"] in ("ok", "unavailable"), mig
+    if mig["status"] == "unavailable":
+        assert "migrate" in mig["reason"]
+        return
+    assert [r["jobs"] for r in mig["runs"]] == [1, 2]
+    for r in mig["runs"]:
+        assert r["exit_code"] == 0
+        assert r["output_records"] == mig["records"]
+        assert r["mb_per_s"] > 0 and r["peak_rss_mb"] > 0
+
+
+def test_import_time_and_markdown(run: tuple[dict[str, Any], str]) -> None:
+    results, stdout = run
+    assert results["import_time"]["import_ms"] > 0
+    assert results["import_time"]["importtime_top"]
+    for heading in (
+        "### Converter and convert() against the limit",
+        "### envglot against hand-written conversions",
+        "### Targets",
+    ):
+        assert heading in stdout
