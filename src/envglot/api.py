@@ -343,13 +343,19 @@ def write(
     style: Style = "compact",
     context: dict[str, Any] | None = None,
     report: Report | None = None,
+    source: str | None = None,
 ) -> bytes:
-    """Write a canonical envelope as dialect ``to`` (JSON bytes)."""
-    p = _Pipeline(None, to, _mappings(mappings), False, unsupported, style, context)
+    """Write a canonical envelope as dialect ``to`` (JSON bytes).
+
+    ``source`` names the dialect the envelope came from, so that diagnostics carry that
+    dialect's JSON paths (``$.audit.host``) instead of canonical field names (``$.host``).
+    """
+    p = _Pipeline(source, to, _mappings(mappings), False, unsupported, style, context)
     rep = report if report is not None else Report(unsupported)
     m = p.mappings
-    ctx = Context(m, rep, None, context)
-    out = p._write(envelope, p.dst, ctx)
+    src = p.src if p.src is not None else p.dst
+    ctx = Context(m, rep, m[p.src.NAME] if p.src is not None else None, context)
+    out = p._write(envelope, src, ctx)
     rep.finish()
     return _style(out, style, p.dst.NAME)
 

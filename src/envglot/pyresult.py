@@ -14,11 +14,12 @@ from typing import Any, ClassVar, Generic, TypeVar
 import msgspec
 from msgspec import Raw
 
-from .api import MappingsArg, Style, _mappings, _pipeline, _style
+from .api import MappingsArg, Style, _mappings, write
 from .canonical import Envelope
-from .context import Context, read_problem
+from .context import Context
 from .diagnostics import Report
 from .dialects import result as _result_dialect
+from .dialects._common import ABSENT
 from .errors import EnvglotError
 
 __all__ = ["Result", "encode_value"]
@@ -177,29 +178,25 @@ class Result(Generic[T]):
         return json.dumps(self.to_json())
 
     def _envelope(self, ctx: Context) -> Envelope:
-        """The canonical envelope the result reader would build from :meth:`to_json`."""
-        tail = {
-            "summary": self.message or None,
-            "instruction": self.instruction or None,
-            "additional_instructions": self.additional_agent_instructions or None,
-            "disposition": self.disposition or None,
-            "arguments": encode_value(self.arguments, "$.arguments") if self.arguments else None,
-        }
-        if self.success:
-            payload = None if self.value is None else encode_value(self.value)
-            return Envelope(ok=True, payload=payload, **tail)  # type: ignore[arg-type]
-        exc = self.exception
-        problem = read_problem(
-            ctx.mappings[_result_dialect.NAME],
-            self.error_type,
-            ctx,
-            "$.error_type",
-            message=self.error,
-            details=encode_value(self.error_data, "$.error_data") if self.error_data else None,
+        """The canonical envelope the result reader builds from :meth:`to_json` (no JSON text)."""
+        exc = None if self.success else self.exception
+        wire = _result_dialect.Envelope(
+            success=self.success,
+            value=encode_value(self.value) if self.success and self.value is not None else ABSENT,
+            error=None if self.success else self.error,
+            error_type=None if self.success else self.error_type,
+            error_data=encode_value(self.error_data, "$.error_data")
+            if self.error_data and not self.success
+            else ABSENT,
             exception_type=type(exc).__name__ if exc else None,
             exception_message=str(exc) if exc else None,
+            message=self.message or None,
+            arguments=encode_value(self.arguments, "$.arguments") if self.arguments else ABSENT,
+            instruction=self.instruction or None,
+            disposition=self.disposition or None,
+            additional_agent_instructions=self.additional_agent_instructions or None,
         )
-        return Envelope(ok=False, problems=(problem,), **tail)  # type: ignore[arg-type]
+        return _result_dialect.from_wire(wire, ctx)
 
     def to_envelope(self, *, mappings: MappingsArg = None, report: Report | None = None) -> Envelope:
         """The canonical :class:`~envglot.canonical.Envelope` of this result.
@@ -231,10 +228,17 @@ class Result(Generic[T]):
             EnvglotError: a value is not JSON-encodable.
             UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
         """
-        p = _pipeline(dialect, None, False, unsupported, mappings, style, context)
+        m = _mappings(mappings)
         rep = report if report is not None else Report(unsupported)
         rep.level = unsupported
-        ctx = Context(p.mappings, rep, p.mappings[_result_dialect.NAME], context)
-        out = p._write(self._envelope(ctx), _result_dialect, ctx)
-        rep.finish()
-        return _style(out, style, p.dst.NAME)
+        envelope = self._envelope(Context(m, rep, m[_result_dialect.NAME], context))
+        return write(
+            envelope,
+            dialect,
+            mappings=m,
+            unsupported=unsupported,
+            style=style,
+            context=context,
+            report=rep,
+            source="result",
+        )

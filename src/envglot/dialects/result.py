@@ -68,6 +68,11 @@ _ENC = msgspec.json.Encoder()
 def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     """Read a Result document into the canonical model."""
     w, extras, residue = _DEC.decode(buf)
+    return from_wire(w, ctx, extras, residue)
+
+
+def from_wire(w: Envelope, ctx: Context, extras: tuple[c.Extra, ...] = (), residue: Raw | None = None) -> c.Envelope:
+    """The canonical envelope of a decoded (or constructed) Result wire Struct."""
     dmap = ctx.mappings[NAME]
     problems: tuple[c.Problem, ...] = ()
     if not w.success:
