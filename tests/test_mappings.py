@@ -697,3 +697,16 @@ def test_v2_error_type_rows_carry_hints():
     m = default_mappings()
     assert m["response-v2"].types["feature_flag"].aspect == "feature_disabled"
     assert m["response-v2"].types["ai_provider"].upstream == "llm"
+
+
+def test_synthesize_rows_must_name_fields_of_the_table(tmp_path):
+    import shutil
+
+    from envglot.mappings import load_mappings, mappings_dir
+
+    base = tmp_path / "tables"
+    shutil.copytree(mappings_dir(), base)
+    table = base / "dotbot.toml"
+    table.write_text(table.read_text().replace("[synthesize]\n", '[synthesize]\nfavourite_colour = "red"\n', 1))
+    with pytest.raises(MappingError, match=r"dotbot.toml: \[synthesize\] names 'favourite_colour'"):
+        load_mappings(base=base)

@@ -56,9 +56,13 @@ class Context:
             return
         self.report.add(Kind.SYNTHESIZED, target.path(field, index) or f"$.{field}", message, target.name)
 
-    def synth_value(self, target: DialectMap, field: str, rule: object, what: str) -> object:
-        """The caller's ``context`` value for ``field``, else the documented ``rule`` value; reported."""
-        value = self.synth.get(field, rule)
+    def synth_value(self, target: DialectMap, field: str, what: str, rule: object = None) -> object:
+        """The caller's ``context`` value for ``field``, else the rule value; reported.
+
+        The rule value is ``rule`` when given (a computed rule), else the target table's
+        ``[synthesize]`` entry for ``field``.
+        """
+        value = self.synth.get(field, target.synthesize[field] if rule is None else rule)
         if not self.report.collecting:
             return value
         how = "from the caller" if field in self.synth else "by rule"
@@ -337,7 +341,7 @@ def missing_problem(env: Envelope, ctx: Context, target: DialectMap) -> Problem:
 def whole_ms(value: int | float | None, target: DialectMap, ctx: Context, what: str) -> int:
     """``duration_ms`` for a target that takes whole milliseconds: synthesized 0, or rounded (reported)."""
     if value is None:
-        return ctx.synth_value(target, "duration_ms", 0, what)  # type: ignore[return-value]
+        return ctx.synth_value(target, "duration_ms", what)  # type: ignore[return-value]
     if isinstance(value, int):
         return value
     ctx.report.add(

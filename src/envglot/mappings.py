@@ -129,6 +129,8 @@ class DialectTable(_Table):
     write: list[WriteRow] = []
     types: dict[str, TypeRow] = {}
     defaults: Defaults | None = None
+    synthesize: dict[str, str | int] = {}
+    """Rule values for canonical fields the dialect requires when the source lacks them."""
 
 
 class ErrorTypeRow(_Table):
@@ -249,6 +251,7 @@ class DialectMap:
         "loss_plan",
         "name",
         "shape",
+        "synthesize",
         "types",
         "write",
     )
@@ -258,6 +261,7 @@ class DialectMap:
         self.description = table.description
         self.shape = table.shape or Shape()
         self.fields = dict(table.fields)
+        self.synthesize = dict(table.synthesize)
         self.carried = frozenset(self.fields)
         self.codes = dict(table.codes)
         self.types = dict(types)
@@ -439,6 +443,9 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
 
     for name, d in m.dialects.items():
         f = files[name]
+        for field in d.synthesize:
+            if field not in d.fields:
+                raise MappingError(f"{f}: [synthesize] names {field!r}, which is not a field of its [fields] table")
         for code, row in d.codes.items():
             need_cat(row.category, f"{f}: [codes.{code}]")
             if row.type is not None and row.type not in m.dialects["response-v2"].types:

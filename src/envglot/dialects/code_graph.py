@@ -163,8 +163,8 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     )
 
 
-def _synth(ctx: Context, dmap: DialectMap, field: str, rule: str, what: str) -> str:
-    return str(ctx.synth_value(dmap, field, rule, what))
+def _synth(ctx: Context, dmap: DialectMap, field: str, what: str, rule: str | None = None) -> str:
+    return str(ctx.synth_value(dmap, field, what, rule))
 
 
 def _request_id(env: c.Envelope) -> str:
@@ -218,9 +218,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     ws = env.workspace
     if ws is None or ws.root is None or ws.repo_name is None:
         root = (
-            ws.root
-            if ws is not None and ws.root is not None
-            else _synth(ctx, dmap, "workspace.root", "", "workspace.root")
+            ws.root if ws is not None and ws.root is not None else _synth(ctx, dmap, "workspace.root", "workspace.root")
         )
         repo = (
             ws.repo_name
@@ -229,8 +227,8 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
                 ctx,
                 dmap,
                 "workspace.repo_name",
-                root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1],
                 "workspace.repoName",
+                root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1],
             )
         )
         workspace = Workspace(root=root, repo_name=repo, rev=ws.rev if ws is not None else None)
@@ -242,14 +240,12 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         for s in env.next_steps
     ]
     data = Data(
-        tool=env.tool if env.tool is not None else _synth(ctx, dmap, "tool", "unknown", "a tool name"),
+        tool=env.tool if env.tool is not None else _synth(ctx, dmap, "tool", "a tool name"),
         version=VERSION,
         request_id=env.request_id
         if env.request_id is not None
-        else _synth(ctx, dmap, "request_id", _request_id(env), "a requestId"),
-        generated_at=env.timestamp
-        if env.timestamp is not None
-        else _synth(ctx, dmap, "timestamp", "1970-01-01T00:00:00.000Z", "generatedAt"),
+        else _synth(ctx, dmap, "request_id", "a requestId", _request_id(env)),
+        generated_at=env.timestamp if env.timestamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt"),
         workspace=workspace,
         result=result,
         meta=Meta(

@@ -197,21 +197,19 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         summary = (problems[0].message or "Failed.") if problems else "Completed."
         ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {summary!r}")
     audit = Audit(
-        timestamp=env.timestamp
-        if env.timestamp is not None
-        else ctx.synth_value(dmap, "timestamp", "1970-01-01T00:00:00Z", "audit.timestamp"),  # type: ignore[arg-type]
+        timestamp=env.timestamp if env.timestamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp"),  # type: ignore[arg-type]
         duration_ms=whole_ms(env.duration_ms, dmap, ctx, "audit.duration_ms"),
-        source=env.source if env.source is not None else ctx.synth_value(dmap, "source", "unknown", "audit.source"),  # type: ignore[arg-type]
+        source=env.source if env.source is not None else ctx.synth_value(dmap, "source", "audit.source"),  # type: ignore[arg-type]
         host=env.host,
         correlation_id=env.request_id,
         write_to=env.write_to,
     )
     out = Envelope(
         schema_id=SCHEMA_ID,
-        tool=env.tool if env.tool is not None else ctx.synth_value(dmap, "tool", "unknown", "a tool name"),  # type: ignore[arg-type]
+        tool=env.tool if env.tool is not None else ctx.synth_value(dmap, "tool", "a tool name"),  # type: ignore[arg-type]
         version=env.tool_version
         if env.tool_version is not None
-        else ctx.synth_value(dmap, "tool_version", "0.0.0", "a tool version"),  # type: ignore[arg-type]
+        else ctx.synth_value(dmap, "tool_version", "a tool version"),  # type: ignore[arg-type]
         status="error" if errors else "warning" if warnings else "ok",
         summary=summary,
         data=payload,
