@@ -1,0 +1,56 @@
+"""Batch migration of stored responses: files, trees, JSON Lines, gzip -> one target dialect.
+
+Two layers (``docs/migration.md``):
+
+* :class:`Migrator` — the pure per-record function ``bytes -> Outcome`` (converted,
+  passed through, or rejected with its reason). One :class:`~envglot.Converter` inside,
+  built once; picklable, so engines such as Dask or Spark can map it over their lines.
+* :func:`migrate` — the file engine: walks inputs, streams JSON Lines in chunks to a
+  process pool (results reassembled in order, bounded chunks in flight), writes every
+  output through a temporary file that is fsynced and renamed into place, appends
+  rejects (with their original bytes) durably before the output that omits them is
+  committed, and returns a :class:`MigrationReport`.
+
+Modules: ``constants`` (names and limits), ``records`` (the per-record layer),
+``workers`` (the process-pool side), ``files`` (inputs, atomic outputs, backups, rejects),
+``report`` (the summary) and ``engine`` (:func:`migrate`).
+"""
+
+from __future__ import annotations
+
+from .constants import (
+    DEFAULT_CHUNK_BYTES,
+    DEFAULT_INCLUDE,
+    EX_INTERRUPTED,
+    REJECTS_NAME,
+    TEMP_PREFIX,
+    TEST_DELAY_ENV,
+    UNDETECTED,
+)
+from .engine import migrate
+from .files import BackupExistsError, MigrationError, clean_stale_temps
+from .records import Migrator, Outcome, reject_line
+from .report import ChangedFile, FileFailure, MigrationReport, Progress
+from .workers import SourceCounts
+
+__all__ = [
+    "DEFAULT_CHUNK_BYTES",
+    "DEFAULT_INCLUDE",
+    "EX_INTERRUPTED",
+    "REJECTS_NAME",
+    "TEMP_PREFIX",
+    "TEST_DELAY_ENV",
+    "UNDETECTED",
+    "BackupExistsError",
+    "ChangedFile",
+    "FileFailure",
+    "MigrationError",
+    "MigrationReport",
+    "Migrator",
+    "Outcome",
+    "Progress",
+    "SourceCounts",
+    "clean_stale_temps",
+    "migrate",
+    "reject_line",
+]

@@ -1,0 +1,631 @@
+"""The file engine: migrate() reads, dispatches, writes and reports."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import sys
+import time
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+from typing import IO, Any, BinaryIO
+
+import msgspec
+
+from ..dialects import WRITABLE, get_dialect
+from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, REJECTS_NAME, Mode
+from .files import (
+    BackupExistsError,
+    MigrationError,
+    _AtomicOutput,
+    _Cleaner,
+    _copy_atomic,
+    _Job,
+    _make_backup,
+    _read_error,
+    _Rejects,
+    _walk,
+)
+from .records import _rebuild_migrator
+from .report import ChangedFile, FileFailure, MigrationReport, Progress
+from .workers import SourceCounts, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _Task, _worker_init
+
+# --------------------------------------------------------------------------- engine
+
+
+class _StopRunError(Exception):
+    def __init__(self, reason: str, exit_code: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.exit_code = exit_code
+
+
+class _ReadFailure(msgspec.Struct):
+    job: _Job
+    error: str
+
+
+class _Start(msgspec.Struct):
+    job: _Job
+    index: int
+
+
+class _End(msgspec.Struct):
+    job: _Job
+
+
+class _Chunk(msgspec.Struct):
+    job: _Job
+    task: _Task
+    disk_pos: int
+    """Input bytes read from the file (on disk) once this chunk was cut."""
+
+
+class _Pending(msgspec.Struct):
+    job: _Job
+    disk_pos: int
+    result: Any
+    """A Future (pool) or a finished _ChunkResult (inline)."""
+
+
+_Event = _Start | _Chunk | _End | _ReadFailure
+
+
+class _Counting:
+    """A stream wrapper counting bytes read (stdin has no usable position)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+        self.n = 0
+
+    def read(self, size: int = -1) -> bytes:
+        b = self.fh.read(size)
+        self.n += len(b)
+        return b
+
+    def tell(self) -> int:
+        return self.n
+
+
+def _produce(jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | None) -> Iterator[_Event]:
+    """Yield, in order, each file's start, its chunks, then its end (or a read failure)."""
+    for index, job in enumerate(jobs):
+        yield _Start(job=job, index=index)
+        close: list[IO[bytes]] = []
+        try:
+            if job.src is None:
+                assert stdin is not None
+                raw: Any = _Counting(stdin)
+                fh: Any = raw
+            else:
+                raw = open(job.src, "rb")
+                close.append(raw)
+                fh = raw
+                if job.gz:
+                    fh = gzip.GzipFile(fileobj=raw, mode="rb")
+                    close.insert(0, fh)
+            if job.doc:
+                data = fh.read()
+                yield _Chunk(job=job, task=_Task(job.name, "doc", data, 1, style), disk_pos=raw.tell())
+            else:
+                line = 1
+                carry = b""
+                while True:
+                    block = fh.read(chunk_bytes)
+                    if not block:
+                        if carry:
+                            yield _Chunk(
+                                job=job, task=_Task(job.name, "lines", carry, line, style), disk_pos=raw.tell()
+                            )
+                        break
+                    buf = carry + block if carry else block
+                    cut = buf.rfind(b"\n")
+                    if cut < 0:
+                        carry = buf
+                        continue
+                    chunk = buf[: cut + 1]
+                    carry = buf[cut + 1 :]
+                    yield _Chunk(job=job, task=_Task(job.name, "lines", chunk, line, style), disk_pos=raw.tell())
+                    line += chunk.count(b"\n")
+        except (OSError, EOFError, zlib.error) as exc:
+            yield _ReadFailure(job=job, error=_read_error(exc))
+            continue
+        finally:
+            for f in close:
+                with contextlib.suppress(OSError):
+                    f.close()
+        yield _End(job=job)
+
+
+class _Sink:
+    """Where one file's output goes: an atomic temp file, stdout, or nowhere (dry run)."""
+
+    def __init__(self, job: _Job, mode: Mode, cleaned: _Cleaner, stdout: BinaryIO | None) -> None:
+        self.job = job
+        self.atomic: _AtomicOutput | None = None
+        self.stream: BinaryIO | None = None
+        if mode != "check":
+            if job.dst is not None:
+                self.atomic = _AtomicOutput(job.dst, job.gz, cleaned)
+            else:
+                assert stdout is not None, "only stdout mode has inputs without a destination"
+                self.stream = stdout
+        self.converted = 0
+        self.passed = 0
+        self.rejected = 0
+
+    def write(self, b: bytes) -> None:
+        if self.atomic is not None:
+            self.atomic.write(b)
+        elif self.stream is not None:
+            self.stream.write(b)
+
+
+def migrate(
+    inputs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+    *,
+    to: str = "response-v2",
+    from_: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    in_place: bool = False,
+    backup: str | None = ".bak",
+    check: bool = False,
+    rejects: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
+    jobs: int | None = None,
+    include: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+    unsupported: str = "warn",
+    preserve: bool = False,
+    mappings: Sequence[str | os.PathLike[str]] | None = None,
+    context: dict[str, Any] | None = None,
+    style: str = "compact",
+    max_errors: int | None = None,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    progress: Callable[[Progress], None] | None = None,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+) -> MigrationReport:
+    """Migrate files, directory trees and JSON Lines streams to dialect ``to``.
+
+    Args:
+        inputs: files and directories (walked recursively, in sorted order); ``"-"`` is
+            JSON Lines on ``stdin``.
+        to: target dialect (``response-v2`` by default).
+        from_: force the source dialect; ``None`` detects it per record. Records already in
+            ``to`` pass through either way.
+        out: mirror the inputs under this directory (same names, same container, gzip kept).
+        in_place: rewrite each changed input in place; ``backup`` (default ``".bak"``) keeps
+            the original as ``<file><suffix>``; ``backup=None`` keeps none.
+        check: convert in memory only and report what would change; write nothing (except
+            ``rejects``/``report`` when given explicitly).
+        rejects: the rejects file (JSON Lines, appended). Default: ``.envglot-rejects.jsonl``
+            in ``out``, or in the first input's directory for ``in_place``/stdout; none for
+            ``check`` unless given.
+        report: write the :class:`MigrationReport` as JSON here (atomically).
+        jobs: worker processes (default: the CPUs available); 1 runs in this process.
+        include, exclude: glob patterns for files found in directories (a pattern with a
+            ``/`` matches the path relative to the directory given, else the file name);
+            ``exclude`` also prunes directories. Files named explicitly are always taken.
+        unsupported: ``ignore``/``warn`` convert lossy records (counted as lossy);
+            ``raise`` rejects them.
+        preserve, mappings, context: as for :func:`envglot.convert`.
+        style: layout of converted ``.json`` documents (``compact``, ``pretty``, ``native``);
+            JSON Lines records are always compact.
+        max_errors: stop once more than this many records were rejected.
+        chunk_bytes: JSON Lines chunk size sent to a worker (whole lines).
+        progress: called with a :class:`Progress` after each chunk.
+        stdin, stdout: streams for ``"-"`` (default ``sys.stdin.buffer``/``sys.stdout.buffer``).
+
+    Returns:
+        The :class:`MigrationReport`; its ``exit_code`` follows ``docs/migration.md``.
+
+    Raises:
+        MigrationError: bad options or a missing input, before anything is written.
+        EnvglotError: an unknown dialect or an invalid mapping overlay.
+    """
+    t0 = time.monotonic()
+    names = [os.fspath(inputs)] if isinstance(inputs, str | os.PathLike) else [os.fspath(i) for i in inputs]
+    mode = _mode(names, out, in_place, check)
+    _check_options(to, style, chunk_bytes, max_errors, backup if mode == "in-place" else None)
+    out_dir = Path(out) if out is not None else None
+    options: dict[str, Any] = {
+        "to": to,
+        "from_": from_,
+        "unsupported": unsupported,
+        "preserve": preserve,
+        "mappings": tuple(str(p) for p in mappings or ()),
+        "context": context,
+    }
+    mig = _rebuild_migrator(to, {k: v for k, v in options.items() if k != "to"})  # validates options early
+    if out_dir is not None:
+        for n in names:
+            if n != "-" and Path(n).is_dir() and Path(n).resolve() == out_dir.resolve():
+                raise MigrationError(f"out directory {out_dir} is an input; use in_place=True instead", 2)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise MigrationError(f"{out_dir} exists and is not a directory", 74)
+    rejects_path = Path(rejects) if rejects is not None else _default_rejects(mode, names, out_dir)
+    skip: set[Path] = set()
+    for p in (rejects_path, Path(report) if report is not None else None):
+        if p is not None:
+            skip.add(p.resolve())
+    job_list, unreadable = _walk(
+        names,
+        out_dir if mode == "out" else None,
+        tuple(include) if include else DEFAULT_INCLUDE,
+        tuple(exclude),
+        skip,
+        (backup or "") if mode == "in-place" else None,
+    )
+    if mode == "out":
+        _check_destinations(job_list)
+    if mode == "check":
+        for j in job_list:
+            j.dst = None
+    n_jobs = max(1, jobs if jobs is not None else _cpus())
+    rep = MigrationReport(
+        target=mig.to,
+        source=mig.from_,
+        mode=mode,
+        jobs=n_jobs,
+        files_total=len(job_list),
+        rejects_file=str(rejects_path) if rejects_path is not None else None,
+        failed=unreadable,
+    )
+    total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
+    use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
+    rep.jobs = n_jobs if use_pool else 1
+    engine = _Engine(
+        rep=rep,
+        jobs=job_list,
+        mode=mode,
+        backup=backup if mode == "in-place" else None,
+        rejects=_Rejects(rejects_path),
+        max_errors=max_errors,
+        progress=progress,
+        total_disk=total_disk,
+        t0=t0,
+        stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
+    )
+    src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
+    tasks = _produce(job_list, chunk_bytes, style, src_stream)
+    try:
+        if use_pool:
+            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(options,)) as pool:
+                _start_workers(pool)
+                try:
+                    engine.run(tasks, lambda t: pool.submit(_run_task, t), limit=_in_flight(n_jobs, chunk_bytes))
+                finally:
+                    pool.shutdown(wait=True, cancel_futures=True)
+        else:
+            engine.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
+    finally:
+        engine.rejects.close()
+        rep.temp_files_removed = engine.cleaned.removed
+        _finish(rep, t0)
+        if report is not None:
+            _write_report(Path(report), rep)
+    return rep
+
+
+def _mode(names: list[str], out: object, in_place: bool, check: bool) -> Mode:
+    if not names:
+        raise MigrationError("no input given", 2)
+    if names.count("-") > 1:
+        raise MigrationError("stdin ('-') can be given only once", 2)
+    if out is not None and in_place:
+        raise MigrationError("choose one of out and in_place", 2)
+    if in_place and "-" in names:
+        raise MigrationError("stdin ('-') cannot be migrated in place", 2)
+    if check:
+        return "check"
+    if in_place:
+        return "in-place"
+    if out is not None:
+        return "out"
+    if names == ["-"]:
+        return "stdout"
+    raise MigrationError("say where the output goes: out=DIR, in_place=True, or check=True", 2)
+
+
+def _check_options(to: str, style: str, chunk_bytes: int, max_errors: int | None, backup: str | None) -> None:
+    if style not in ("compact", "pretty", "native"):
+        raise MigrationError(f"style must be compact, pretty or native, not {style!r}", 2)
+    if chunk_bytes < 1:
+        raise MigrationError("chunk_bytes must be positive", 2)
+    if max_errors is not None and max_errors < 0:
+        raise MigrationError("max_errors must be >= 0", 2)
+    if backup is not None and not backup:
+        raise MigrationError("the backup suffix must not be empty (use backup=None for no backup)", 2)
+    if get_dialect(to).NAME not in WRITABLE:
+        raise MigrationError(f"{to} is a read-only source dialect; write one of {', '.join(WRITABLE)}", 2)
+
+
+def _default_rejects(mode: Mode, names: list[str], out_dir: Path | None) -> Path | None:
+    """None for a check; ``.envglot-rejects.jsonl`` in ``out``, else in the first input's directory."""
+    if mode == "check":
+        return None
+    if out_dir is not None:
+        return out_dir / REJECTS_NAME
+    first = next((Path(n) for n in names if n != "-"), None)
+    base = Path(".") if first is None else (first if first.is_dir() else first.parent)
+    return base / REJECTS_NAME
+
+
+def _check_destinations(jobs: list[_Job]) -> None:
+    """No two inputs may share an output path, and no input may be its own output."""
+    seen: dict[Path, str] = {}
+    for j in jobs:
+        if j.dst is None:
+            continue
+        key = j.dst.resolve()
+        if key in seen:
+            raise MigrationError(f"{j.name} and {seen[key]} would both be written to {j.dst}", 2)
+        if j.src is not None and j.src.resolve() == key:
+            raise MigrationError(f"{j.name} would be written over itself; use in_place=True", 2)
+        seen[key] = j.name
+
+
+MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
+"""Chunks in flight are bounded by count (jobs + 1) and by their total size (this, at least 2 chunks)."""
+
+
+def _in_flight(jobs: int, chunk_bytes: int) -> int:
+    return max(2, min(jobs + 1, MAX_IN_FLIGHT_BYTES // chunk_bytes))
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _finish(rep: MigrationReport, t0: float) -> None:
+    rep.elapsed_s = round(time.monotonic() - t0, 3)
+    if rep.elapsed_s > 0:
+        rep.records_per_s = round(rep.records / rep.elapsed_s, 1)
+        rep.mb_per_s = round(rep.bytes_in / 1e6 / rep.elapsed_s, 2)
+    codes = [0]
+    if rep.rejected or (rep.mode == "check" and rep.files_changed):
+        codes.append(1)
+    if rep.stopped is not None and rep.stopped.startswith("max-errors"):
+        codes.append(65)
+    codes.extend(f.exit_code for f in rep.failed)
+    rep.exit_code = max(codes)  # 74 (output) > 66 (input) > 65 (max-errors) > 1 (rejects, changes)
+    if rep.stopped == "interrupted":
+        rep.exit_code = EX_INTERRUPTED
+
+
+def _write_report(path: Path, rep: MigrationReport) -> None:
+    out = _AtomicOutput(path, False, _Cleaner())
+    try:
+        out.write(rep.to_json())
+        out.commit(None)
+    except BaseException:
+        out.abort()
+        raise
+
+
+class _Engine:
+    """The consumer side: takes results in order, writes outputs, commits files, keeps counts."""
+
+    def __init__(
+        self,
+        *,
+        rep: MigrationReport,
+        jobs: list[_Job],
+        mode: Mode,
+        backup: str | None,
+        rejects: _Rejects,
+        max_errors: int | None,
+        progress: Callable[[Progress], None] | None,
+        total_disk: int | None,
+        t0: float,
+        stdout: BinaryIO | None,
+    ) -> None:
+        self.rep = rep
+        self.jobs = jobs
+        self.mode = mode
+        self.backup = backup
+        self.rejects = rejects
+        self.max_errors = max_errors
+        self.progress = progress
+        self.total_disk = total_disk
+        self.t0 = t0
+        self.stdout = stdout
+        self.cleaned = _Cleaner()
+        self.sink: _Sink | None = None
+        self.index = 0
+        self.done_disk = 0
+        self.files_done = 0
+
+    def run(self, events: Iterator[_Event], submit: Callable[[_Task], Any], limit: int) -> None:
+        """Submit chunks as the producer yields them (at most ``limit`` in flight), consume in order."""
+        pending: deque[Any] = deque()
+        in_flight = 0
+
+        def drain(block: bool) -> None:
+            nonlocal in_flight
+            while pending:
+                head = pending[0]
+                if isinstance(head, _Pending):
+                    if isinstance(head.result, Future) and not head.result.done() and not block:
+                        return
+                    in_flight -= 1
+                pending.popleft()
+                self._consume(head)
+                block = block and in_flight > limit
+
+        try:
+            for ev in events:
+                if isinstance(ev, _Chunk):
+                    pending.append(_Pending(job=ev.job, disk_pos=ev.disk_pos, result=submit(ev.task)))
+                    in_flight += 1
+                else:
+                    pending.append(ev)
+                drain(in_flight > limit)
+            drain(True)
+            while pending:
+                drain(True)
+        except _StopRunError as stop:
+            self._abort_current()
+            self.rep.stopped = stop.reason
+            failed = {f.file for f in self.rep.failed}
+            self.rep.not_processed = [j.name for j in self.jobs[self.index :] if j.name not in failed]
+            _cancel(pending)
+        except BaseException:
+            self._abort_current()
+            self.rep.stopped = "interrupted"
+            self.rep.not_processed = [j.name for j in self.jobs[self.index :]]
+            _cancel(pending)
+            raise
+
+    def _abort_current(self) -> None:
+        if self.sink is not None and self.sink.atomic is not None:
+            self.sink.atomic.abort()
+        self.sink = None
+
+    def _consume(self, ev: Any) -> None:
+        if isinstance(ev, _Start):
+            self.index = ev.index
+            try:
+                self.sink = _Sink(ev.job, self.mode, self.cleaned, self.stdout)
+            except OSError as exc:
+                self._output_error(ev.job, exc)
+        elif isinstance(ev, _Pending):
+            res: _ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
+            self._chunk(ev.job, res, ev.disk_pos)
+        elif isinstance(ev, _End):
+            self._end(ev.job)
+        elif isinstance(ev, _ReadFailure):
+            self._abort_current()
+            self._fail(ev.job, ev.error, 66)
+            self._file_done(ev.job)
+
+    def _fail(self, job: _Job, error: str, code: int) -> None:
+        self.rep.failed.append(FileFailure(file=job.name, error=error, exit_code=code))
+
+    def _output_error(self, job: _Job, exc: OSError, what: str | None = None) -> None:
+        self._abort_current()
+        target = what or str(job.dst or "<stdout>")
+        self._fail(job, f"cannot write {target}: {exc.strerror or exc}", 74)
+        raise _StopRunError(f"output error: cannot write {target}", 74) from None
+
+    def _chunk(self, job: _Job, res: _ChunkResult, disk_pos: int) -> None:
+        sink = self.sink
+        assert sink is not None and sink.job is job
+        rep = self.rep
+        try:
+            sink.write(res.out)
+        except OSError as exc:
+            self._output_error(job, exc)
+        try:
+            self.rejects.append([r[1] for r in res.rejects])
+        except OSError as exc:
+            self._output_error(job, exc, f"rejects file {self.rejects.path}")
+        rep.records += res.records
+        rep.converted += res.converted
+        rep.passed_through += res.passed
+        rep.rejected += res.rejected
+        rep.bytes_in += res.bytes_in
+        rep.bytes_out += len(res.out)
+        for k, c in res.counts.items():
+            mine = rep.by_source.get(k)
+            if mine is None:
+                mine = rep.by_source[k] = SourceCounts()
+            mine.add(c)
+            rep.lossy += c.lossy
+            rep.unwrapped += c.unwrapped
+        for k, n in res.kinds.items():
+            rep.diagnostics[k] = rep.diagnostics.get(k, 0) + n
+        sink.converted += res.converted
+        sink.passed += res.passed
+        sink.rejected += res.rejected
+        if self.progress is not None:
+            self._progress(disk_pos)
+        if self.max_errors is not None and rep.rejected > self.max_errors:
+            before = rep.rejected - res.rejected
+            line = res.rejects[self.max_errors - before][0]
+            where = job.name if line is None else f"{job.name}:{line}"
+            raise _StopRunError(
+                f"max-errors: more than {self.max_errors} rejected records (limit passed at {where})", 65
+            )
+
+    def _progress(self, disk_pos: int) -> None:
+        assert self.progress is not None
+        self.progress(
+            Progress(
+                records=self.rep.records,
+                bytes_done=self.done_disk + max(disk_pos, 0),
+                bytes_total=self.total_disk,
+                files_done=self.files_done,
+                files_total=len(self.jobs),
+                elapsed_s=time.monotonic() - self.t0,
+            )
+        )
+
+    def _file_done(self, job: _Job) -> None:
+        self.files_done += 1
+        self.done_disk += max(job.size, 0)
+        if self.progress is not None:
+            self._progress(0)
+
+    def _end(self, job: _Job) -> None:
+        sink = self.sink
+        assert sink is not None and sink.job is job
+        changed = bool(sink.converted or sink.rejected)
+        rep = self.rep
+        try:
+            self.rejects.sync()  # rejects are durable before any output that omits them
+            if sink.atomic is not None:
+                assert job.dst is not None
+                if job.doc and sink.rejected:
+                    sink.atomic.abort()  # a rejected document leaves no output file (and its input untouched)
+                elif not changed:
+                    sink.atomic.abort()
+                    if self.mode == "out" and job.src is not None:
+                        _copy_atomic(job.src, job.dst, self.cleaned)
+                        rep.files_written += 1
+                else:
+                    if self.mode == "in-place" and self.backup is not None and job.src is not None:
+                        try:
+                            _make_backup(job.dst, self.backup, self.cleaned)
+                        except BackupExistsError as exc:
+                            self._abort_current()
+                            self._fail(job, str(exc), 74)
+                            self._file_done(job)
+                            return
+                        rep.backups += 1
+                    sink.atomic.commit(job.src.stat().st_mode & 0o7777 if job.src is not None else None)
+                    rep.files_written += 1
+            elif sink.stream is not None:
+                sink.stream.flush()
+                rep.files_written += 1
+        except OSError as exc:
+            self._output_error(job, exc)
+        if changed:
+            rep.files_changed += 1
+            rep.changed.append(
+                ChangedFile(
+                    file=job.name,
+                    output=str(job.dst) if job.dst is not None else None,
+                    converted=sink.converted,
+                    passed_through=sink.passed,
+                    rejected=sink.rejected,
+                )
+            )
+        else:
+            rep.files_unchanged += 1
+        self.sink = None
+        self._file_done(job)
+
+
+def _cancel(pending: deque[Any]) -> None:
+    for p in pending:
+        if isinstance(p, _Pending) and isinstance(p.result, Future):
+            p.result.cancel()

@@ -1,0 +1,200 @@
+"""The per-record layer: Migrator (bytes -> Outcome) and the rejects-file line."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import msgspec
+
+from ..api import Converter
+from ..context import Context
+from ..detect import MCP, detect_bytes
+from ..diagnostics import Report
+from ..dialects import get_dialect
+from ..errors import EnvglotError
+from ..mappings import Mappings, mappings_for
+from .constants import _ENC, Status
+
+# --------------------------------------------------------------------------- per record
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of one record.
+
+    ``output`` is the bytes to write (``None`` for a reject); ``source`` the dialect the
+    record was read as (``None`` if none could be named); for a reject, ``error`` says
+    why, ``error_type`` names the exception and ``path`` the JSON path at fault.
+    """
+
+    status: Status
+    output: bytes | None
+    source: str | None
+    lossy: bool = False
+    unwrapped: bool = False
+    kinds: tuple[str, ...] = ()
+    """Diagnostic kinds of the conversion (one entry per diagnostic)."""
+    error: str | None = None
+    error_type: str | None = None
+    path: str | None = None
+    diagnostics: tuple[dict[str, Any], ...] = ()
+    """For a lossy reject (``unsupported="raise"``): the diagnostics that made it one."""
+
+
+class Migrator:
+    """The pure per-record migration function: ``Migrator(to=...)(record_bytes) -> Outcome``.
+
+    * A record already in ``to`` (by detection, even when ``from_`` is forced) is read as
+      ``to`` to check it and passes through byte-identical.
+    * Any other record goes through the converter (source auto-detected, or ``from_``);
+      JSON Lines records never contain a newline in their output.
+    * Anything that cannot be read or converted — including a lossy record when
+      ``unsupported="raise"`` — is a reject; nothing raises (an unexpected exception is a
+      reject with ``error_type="InternalError"``).
+
+    ``unsupported="warn"`` converts lossy records and marks them ``lossy`` (the file engine
+    counts them; nothing is logged per record). Picklable: it rebuilds its converter.
+    """
+
+    __slots__ = ("_conv", "_mappings", "_options", "_target", "from_", "to", "unsupported")
+
+    def __init__(
+        self,
+        to: str = "response-v2",
+        from_: str | None = None,
+        *,
+        unsupported: str = "warn",
+        preserve: bool = False,
+        mappings: Sequence[str | os.PathLike[str]] | None = None,
+        context: dict[str, Any] | None = None,
+    ) -> None:
+        Report(unsupported)  # validates the level
+        overlays = tuple(str(p) for p in mappings or ())
+        self._options: dict[str, Any] = {
+            "to": to,
+            "from_": from_,
+            "unsupported": unsupported,
+            "preserve": preserve,
+            "mappings": overlays,
+            "context": context,
+        }
+        self._mappings: Mappings = mappings_for(overlays)
+        level = "raise" if unsupported == "raise" else "ignore"
+        self._conv = Converter(
+            to, from_, preserve=preserve, unsupported=level, mappings=self._mappings, context=context
+        )
+        self.to: str = self._conv.to
+        self.from_: str | None = self._conv.from_
+        self.unsupported = unsupported
+        self._target = get_dialect(self.to)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        opts = dict(self._options)
+        to = opts.pop("to")
+        return (_rebuild_migrator, (to, opts))
+
+    def __repr__(self) -> str:
+        return f"Migrator(to={self.to!r}, from_={self.from_!r}, unsupported={self.unsupported!r})"
+
+    def __call__(self, record: bytes) -> Outcome:
+        """Migrate one record (one JSON document, without its line terminator)."""
+        return self.record(record)
+
+    def record(self, record: bytes) -> Outcome:
+        """Migrate one record; see the class docstring for the rules."""
+        try:
+            name: str | None = detect_bytes(record)
+        except EnvglotError:
+            name = None
+        try:
+            if name == self.to:
+                self._check(record)
+                return Outcome(status="passed", output=record, source=self.to)
+            conv = self._conv.conversion(record)
+        except EnvglotError as exc:
+            diags = tuple(
+                {"kind": str(d.kind), "path": d.path, "message": d.message} for d in getattr(exc, "diagnostics", ())
+            )
+            source = exc.dialect or self.from_ or (name if name != MCP else None)
+            return Outcome(
+                status="rejected",
+                output=None,
+                source=source,
+                error=str(exc),
+                error_type=type(exc).__name__,
+                path=exc.path,
+                diagnostics=diags,
+            )
+        except Exception as exc:  # a bug must not lose the record: it becomes a reject
+            return Outcome(
+                status="rejected",
+                output=None,
+                source=self.from_ or (name if name != MCP else None),
+                error=f"internal error: {type(exc).__name__}: {exc}",
+                error_type="InternalError",
+            )
+        out = conv.output
+        if b"\n" in out or b"\r" in out:
+            out = msgspec.json.format(out, indent=-1)
+        return Outcome(
+            status="converted",
+            output=out,
+            source=conv.source,
+            lossy=conv.lossy,
+            unwrapped=conv.unwrapped,
+            kinds=tuple(str(d.kind) for d in conv.diagnostics),
+        )
+
+    def lines(self, records: Iterable[bytes]) -> Iterator[Outcome]:
+        """Migrate records one by one (a partition-level helper for Dask/Spark)."""
+        for rec in records:
+            yield self.record(rec)
+
+    def _check(self, record: bytes) -> None:
+        m = self._mappings
+        self._target.read(record, Context(m, Report("ignore"), m[self.to]))
+
+
+def _rebuild_migrator(to: str, opts: dict[str, Any]) -> Migrator:
+    return Migrator(to, **opts)
+
+
+class _RejectRecord(msgspec.Struct, omit_defaults=True):
+    source: str
+    line: int | None
+    error: str
+    error_type: str | None
+    path: str | None
+    dialect: str | None
+    original: str | None = None
+    original_b64: str | None = None
+    diagnostics: tuple[dict[str, Any], ...] = ()
+
+
+def reject_line(source: str, line: int | None, original: bytes, outcome: Outcome) -> bytes:
+    """One line of the rejects file (JSON + ``\\n``) for a rejected record.
+
+    ``original`` is the record's text when its bytes are valid UTF-8 (so
+    ``original.encode("utf-8")`` gives the exact bytes back), else ``original_b64``
+    holds the bytes in base64.
+    """
+    try:
+        text: str | None = original.decode("utf-8")
+        b64 = None
+    except UnicodeDecodeError:
+        text = None
+        b64 = base64.b64encode(original).decode("ascii")
+    rec = _RejectRecord(
+        source=source,
+        line=line,
+        error=outcome.error or "rejected",
+        error_type=outcome.error_type,
+        path=outcome.path,
+        dialect=outcome.source,
+        original=text,
+        original_b64=b64,
+        diagnostics=outcome.diagnostics,
+    )
+    return _ENC.encode(rec) + b"\n"

@@ -1,0 +1,90 @@
+"""The migration report: counts per source dialect, failures, changed files, progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .constants import _ENC, Mode
+from .workers import SourceCounts
+
+# --------------------------------------------------------------------------- report
+
+
+class FileFailure(msgspec.Struct):
+    """A file that could not be read or written (its output was not committed)."""
+
+    file: str
+    error: str
+    exit_code: int
+
+
+class ChangedFile(msgspec.Struct):
+    """A file with converted or rejected records (written, or would be with ``--check``)."""
+
+    file: str
+    output: str | None
+    converted: int
+    passed_through: int
+    rejected: int
+
+
+class Progress(msgspec.Struct):
+    """Progress of a running migration, handed to the ``progress`` callback."""
+
+    records: int
+    bytes_done: int
+    """Input bytes (as stored on disk, compressed for .gz) of the work done so far."""
+    bytes_total: int | None
+    """Total input bytes on disk; ``None`` when reading stdin."""
+    files_done: int
+    files_total: int
+    elapsed_s: float
+
+
+class MigrationReport(msgspec.Struct, kw_only=True):
+    """Everything a migration did; ``--report FILE`` writes it as JSON (``to_json``)."""
+
+    target: str
+    source: str | None
+    """The forced source dialect (``-f``), or ``None`` for per-record detection."""
+    mode: Mode
+    jobs: int
+    """Worker processes used (1: in this process, as for inputs smaller than one chunk)."""
+    records: int = 0
+    converted: int = 0
+    passed_through: int = 0
+    rejected: int = 0
+    lossy: int = 0
+    unwrapped: int = 0
+    by_source: dict[str, SourceCounts] = msgspec.field(default_factory=dict)
+    diagnostics: dict[str, int] = msgspec.field(default_factory=dict)
+    files_total: int = 0
+    files_written: int = 0
+    files_changed: int = 0
+    files_unchanged: int = 0
+    changed: list[ChangedFile] = msgspec.field(default_factory=list)
+    failed: list[FileFailure] = msgspec.field(default_factory=list)
+    not_processed: list[str] = msgspec.field(default_factory=list)
+    stopped: str | None = None
+    """Why the run stopped early (``--max-errors``, an output error, an interruption)."""
+    backups: int = 0
+    bytes_in: int = 0
+    """Record bytes read (uncompressed)."""
+    bytes_out: int = 0
+    """Record bytes written or that would be written (uncompressed)."""
+    elapsed_s: float = 0.0
+    records_per_s: float = 0.0
+    mb_per_s: float = 0.0
+    rejects_file: str | None = None
+    temp_files_removed: int = 0
+    exit_code: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-able data."""
+        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+
+    def to_json(self) -> bytes:
+        """The report as pretty JSON (what ``--report`` writes)."""
+        return msgspec.json.format(_ENC.encode(self), indent=2) + b"\n"

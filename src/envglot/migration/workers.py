@@ -1,0 +1,192 @@
+"""The worker side: chunks of JSON Lines converted in a process pool."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Literal
+
+import msgspec
+
+from ..api import _style
+from .constants import TEST_DELAY_ENV, UNDETECTED
+from .records import Migrator, Outcome, _rebuild_migrator, reject_line
+
+# --------------------------------------------------------------------------- chunks (worker side)
+
+
+class SourceCounts(msgspec.Struct):
+    """Records of one source dialect: how many, and what became of them."""
+
+    records: int = 0
+    converted: int = 0
+    passed_through: int = 0
+    rejected: int = 0
+    lossy: int = 0
+    unwrapped: int = 0
+
+    def add(self, other: SourceCounts) -> None:
+        """Add ``other`` into this one."""
+        self.records += other.records
+        self.converted += other.converted
+        self.passed_through += other.passed_through
+        self.rejected += other.rejected
+        self.lossy += other.lossy
+        self.unwrapped += other.unwrapped
+
+
+class _Task(msgspec.Struct, frozen=True):
+    source: str
+    kind: Literal["lines", "doc"]
+    data: bytes
+    first_line: int
+    style: str
+
+
+class _ChunkResult(msgspec.Struct):
+    out: bytes
+    rejects: list[tuple[int | None, bytes]]
+    counts: dict[str, SourceCounts]
+    kinds: dict[str, int]
+    converted: int
+    passed: int
+    rejected: int
+    records: int
+    bytes_in: int
+
+
+_WORKER: Migrator | None = None
+
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _worker_init(options: dict[str, Any]) -> None:
+    """Process-pool initializer: ignore Ctrl-C (the parent handles it), build one Migrator."""
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a handler inherited from the parent must not run here
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by _start_workers
+    _die_with_parent()
+    _WORKER = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+
+
+def _noop() -> None:
+    """A task that only makes the pool start its workers."""
+
+
+def _start_workers(pool: ProcessPoolExecutor) -> None:
+    """Start the workers now, with Ctrl-C and SIGTERM held back while they fork.
+
+    A signal arriving during ``fork()`` would be raised inside an at-fork hook, where
+    Python ignores exceptions: the interruption would be lost. Held back, it is delivered
+    right after, to the main thread.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        pool.submit(_noop).result()
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        pool.submit(_noop).result()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the kernel end this worker if the parent process dies (e.g. SIGKILL)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: workers hold no files, nothing to clean
+    except (OSError, AttributeError):
+        return
+
+
+def _run_task(task: _Task) -> _ChunkResult:
+    """Worker entry point: migrate one chunk with this process's Migrator."""
+    assert _WORKER is not None, "worker not initialised"
+    return _migrate_chunk(_WORKER, task)
+
+
+def _migrate_chunk(mig: Migrator, task: _Task) -> _ChunkResult:
+    delay = os.environ.get(TEST_DELAY_ENV)
+    if delay:
+        time.sleep(float(delay))
+    res = _ChunkResult(
+        out=b"", rejects=[], counts={}, kinds={}, converted=0, passed=0, rejected=0, records=0, bytes_in=len(task.data)
+    )
+    if task.kind == "doc":
+        body = task.data
+        if not body.strip():
+            res.out = body
+            return res
+        o = _tally(mig, body, res, task, None)
+        if o.status == "converted":
+            assert o.output is not None
+            out = o.output if task.style == "compact" else _style(o.output, task.style, mig.to)
+            res.out = out + (b"\n" if body.endswith(b"\n") else b"")
+        elif o.status == "passed":
+            res.out = body
+        return res
+    buf = bytearray()
+    pieces = task.data.split(b"\n")
+    last = len(pieces) - 1
+    lineno = task.first_line
+    for i, piece in enumerate(pieces):
+        if i == last:
+            if not piece:
+                break
+            term = b""
+        else:
+            term = b"\n"
+        body = piece
+        if term and body.endswith(b"\r"):
+            body = body[:-1]
+            term = b"\r\n"
+        if not body.strip():
+            buf += piece + (b"\n" if i != last else b"")
+        else:
+            o = _tally(mig, body, res, task, lineno)
+            if o.status == "converted":
+                assert o.output is not None
+                buf += o.output + term
+            elif o.status == "passed":
+                buf += piece + (b"\n" if i != last else b"")
+        lineno += 1
+    res.out = bytes(buf)
+    return res
+
+
+def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int | None) -> Outcome:
+    o = mig.record(body)
+    res.records += 1
+    key = o.source or UNDETECTED
+    c = res.counts.get(key)
+    if c is None:
+        c = res.counts[key] = SourceCounts()
+    c.records += 1
+    if o.status == "converted":
+        res.converted += 1
+        c.converted += 1
+        c.lossy += o.lossy
+        c.unwrapped += o.unwrapped
+        for k in o.kinds:
+            res.kinds[k] = res.kinds.get(k, 0) + 1
+    elif o.status == "passed":
+        res.passed += 1
+        c.passed_through += 1
+    else:
+        res.rejected += 1
+        c.rejected += 1
+        c.lossy += bool(o.diagnostics)
+        for d in o.diagnostics:
+            res.kinds[d["kind"]] = res.kinds.get(d["kind"], 0) + 1
+        res.rejects.append((line, reject_line(task.source, line, body, o)))
+    return o
