@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from envglot.crosswalk import equivalent as crosswalk_equivalent
 from envglot.errors import MappingError
 from envglot.mappings import check_overlay, default_mappings, load_mappings, v2_type_for
 
@@ -111,16 +112,7 @@ def hints(origin=None, upstream=None, aspect=None, partial=False) -> dict:
 
 
 def equivalent(src: str, code: str, dst: str) -> str:
-    row = M[src].codes[code]
-    return M[dst].choose(
-        row.category,
-        code=code,
-        domain=src,
-        origin=row.origin,
-        upstream=row.upstream,
-        aspect=row.aspect,
-        partial=row.partial,
-    )
+    return crosswalk_equivalent(src, code, dst, M)
 
 
 # ---------------------------------------------------------------------------

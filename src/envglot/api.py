@@ -28,7 +28,6 @@ MappingsArg = Sequence[str | os.PathLike[str]] | Mappings | None
 
 _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
-_NATIVE_INDENT = {"dotbot": -1, "result": 0, "errorcode": 2, "code-graph": 2, "response-v2": -1}
 
 
 class Conversion(msgspec.Struct, frozen=True):
@@ -81,7 +80,7 @@ def _style(out: bytes, style: str, target: str) -> bytes:
     if style == "pretty":
         return msgspec.json.format(out, indent=2)
     if style == "native":  # a negative indent minifies (payloads may carry the source's whitespace)
-        return msgspec.json.format(out, indent=_NATIVE_INDENT.get(target, -1))
+        return msgspec.json.format(out, indent=get_dialect(target).NATIVE_INDENT)
     raise EnvglotError(f"style must be compact, pretty or native, not {style!r}")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 from msgspec import Raw, Struct
 
+from .dialects.result import Envelope as ResultWire
 from .errors import DetectError
 
 __all__ = ["MCP", "detect_bytes"]
@@ -76,23 +77,8 @@ _META = msgspec.json.Decoder(_Meta)
 _CG = msgspec.json.Decoder(_CGData)
 _ERR = msgspec.json.Decoder(_Err)
 _TRUE, _FALSE, _NULL = Raw(b"true"), Raw(b"false"), Raw(b"null")
-_RESULT_KEYS = frozenset(
-    {
-        "success",
-        "value",
-        "error",
-        "error_type",
-        "error_data",
-        "exception_type",
-        "exception_message",
-        "message",
-        "arguments",
-        "instruction",
-        "disposition",
-        "additional_agent_instructions",
-        "_envglot",
-    }
-)
+_RESULT_KEYS = frozenset(f.encode_name for f in msgspec.structs.fields(ResultWire)) | {"_envglot"}
+"""Every key a Result document may have (its wire Struct's fields, plus the preserve residue)."""
 _RESULT_ONLY = (
     "error_type",
     "value",

@@ -283,7 +283,21 @@ def _umask() -> int:
     return mask
 
 
-class AtomicWriter:
+class _FileSink:
+    """Writes to ``self._f`` until :meth:`commit` or :meth:`abort` closes it."""
+
+    _f: IO[bytes] | None
+
+    def write(self, data: bytes) -> None:
+        assert self._f is not None
+        self._f.write(data)
+
+    def flush(self) -> None:
+        if self._f is not None:
+            self._f.flush()
+
+
+class AtomicWriter(_FileSink):
     """Write ``path`` atomically: a temporary file in the same directory, renamed on :meth:`commit`.
 
     Only for regular files (use :func:`writer_for`, which picks it when it fits).
@@ -301,15 +315,7 @@ class AtomicWriter:
         except OSError:
             mode = 0o666 & ~_umask()
         os.fchmod(fd, mode)
-        self._f: IO[bytes] | None = os.fdopen(fd, "wb")
-
-    def write(self, data: bytes) -> None:
-        assert self._f is not None
-        self._f.write(data)
-
-    def flush(self) -> None:
-        if self._f is not None:
-            self._f.flush()
+        self._f = os.fdopen(fd, "wb")
 
     def commit(self) -> None:
         """Flush, close and rename into place."""
@@ -355,19 +361,11 @@ class _Stdout:
             self._f.flush()
 
 
-class _Direct:
+class _Direct(_FileSink):
     """A device or pipe (``/dev/null``, a FIFO), written in place: it cannot be replaced atomically."""
 
     def __init__(self, path: str) -> None:
-        self._f: IO[bytes] | None = open(path, "wb")
-
-    def write(self, data: bytes) -> None:
-        assert self._f is not None
-        self._f.write(data)
-
-    def flush(self) -> None:
-        if self._f is not None:
-            self._f.flush()
+        self._f = open(path, "wb")
 
     def commit(self) -> None:
         if self._f is not None:

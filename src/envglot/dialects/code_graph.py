@@ -30,6 +30,8 @@ __all__ = [
 
 NAME = "code-graph"
 DESCRIPTION = "Code Graph envelope: success/data{tool,version,requestId,generatedAt,workspace,result,meta}"
+NATIVE_INDENT = 2
+"""``style="native"``: how the real emitter prints (JSON.stringify(envelope, null, 2)); negative = minified."""
 VERSION = "1.0"
 
 

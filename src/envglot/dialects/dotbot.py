@@ -17,6 +17,8 @@ __all__ = ["DESCRIPTION", "NAME", "SCHEMA_ID", "Action", "Audit", "Envelope", "I
 
 NAME = "dotbot"
 DESCRIPTION = "dotbot-mcp-response@1: status/summary/data/errors[]/warnings[]/audit/intent/actions"
+NATIVE_INDENT = -1
+"""``style="native"``: how the real emitter prints (ConvertTo-Json -Compress); negative = minified."""
 SCHEMA_ID = "dotbot-mcp-response@1"
 
 

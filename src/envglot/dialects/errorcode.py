@@ -15,6 +15,8 @@ __all__ = ["DESCRIPTION", "NAME", "Envelope", "MetaPagination", "ToolError", "To
 
 NAME = "errorcode"
 DESCRIPTION = "Session 05 contract: success/data/error{code,message,retryable}/meta{tool_version,elapsed_ms}"
+NATIVE_INDENT = 2
+"""``style="native"``: how the real emitter prints (serde_json::to_string_pretty); negative = minified."""
 TOOL_VERSION = "1.0"
 
 

@@ -21,6 +21,8 @@ __all__ = ["DESCRIPTION", "NAME", "InterimMeta", "is_interim", "read", "write"]
 
 NAME = "legacy-v1"
 DESCRIPTION = "foundry-mcp pre-v2 flat tool dicts and the interim unversioned envelope (read-only)"
+NATIVE_INDENT = 2
+"""``style="native"``: how the real emitter prints (FastMCP's default pretty JSON); negative = minified."""
 WRITABLE = False
 
 

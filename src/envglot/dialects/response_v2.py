@@ -26,6 +26,8 @@ __all__ = ["DESCRIPTION", "NAME", "Envelope", "Meta", "Pagination", "WarningDeta
 
 NAME = "response-v2"
 DESCRIPTION = "foundry-mcp response-v2: success/data/error/meta{version}"
+NATIVE_INDENT = -1
+"""``style="native"``: how the real emitter prints (minified since 2025-12-31); negative = minified."""
 VERSION = "response-v2"
 
 

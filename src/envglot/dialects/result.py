@@ -14,6 +14,8 @@ __all__ = ["DESCRIPTION", "NAME", "Envelope", "FailureEnvelope", "OkEnvelope", "
 
 NAME = "result"
 DESCRIPTION = "ADR-003 Result: success/value or error/error_type, message, instruction (mcp-guide)"
+NATIVE_INDENT = 0
+"""``style="native"``: how the real emitter prints (json.dumps defaults: one line with spaces)."""
 
 
 class Envelope(Struct, forbid_unknown_fields=True, omit_defaults=True):
