@@ -163,26 +163,20 @@ class _Pipeline:
                 f"MCP isError={str(is_error).lower()} but the envelope says "
                 f"{'success' if env.ok else 'failure'}; the envelope wins",
             )
-        out = self._write(env, src, ctx)
-        if self.preserve and not (env.residue is not None and self._residue_from(env) == self.dst.NAME):
+        out, restored = self._write(env, src, ctx)
+        if self.preserve and not restored:  # a residue that restored its document is consumed
             out = self._add_residue(buf, out, src, env)
         report.finish()
         if not compact:
             out = _style(out, self.style, self.dst.NAME)
         return out, src.NAME, unwrapped
 
-    @staticmethod
-    def _residue_from(env: Envelope) -> str | None:
-        try:
-            return msgspec.json.decode(env.residue or b"{}", type=dict[str, Any]).get("from")
-        except msgspec.MsgspecError:
-            return None
-
-    def _write(self, env: Envelope, src: ModuleType, ctx: Context) -> bytes:
+    def _write(self, env: Envelope, src: ModuleType, ctx: Context) -> tuple[bytes, bool]:
+        """The target document, and whether a preserve residue restored it."""
         dst = self.dst
         out: bytes = dst.write(env, ctx)
         if not env.extras and env.residue is None:
-            return out
+            return out, False
         own = [ex for ex in env.extras if ex.dialect == dst.NAME]
         res = None
         if env.residue is not None:
@@ -199,13 +193,13 @@ class _Pipeline:
                 )
                 res = None
         if not own and res is None:
-            return out
+            return out, False
         doc = _ANY.decode(out)
         for ex in own:
             _residue.set_path(doc, _residue.parse_path(ex.path), _ANY.decode(ex.value))
         if res is not None:
             doc = _residue.apply(doc, res.get("set", []), res.get("del", []))
-        return _ENC.encode(doc)
+        return _ENC.encode(doc), res is not None
 
     def _add_residue(self, buf: bytes, out: bytes, src: ModuleType, env: Envelope) -> bytes:
         if src.NAME not in WRITABLE:
@@ -214,7 +208,7 @@ class _Pipeline:
         quiet = Report("ignore")
         back_ctx = Context(m, quiet, m[self.dst.NAME], self.synth)
         back_env = self.dst.read(out, back_ctx)
-        back = _Pipeline(self.dst.NAME, src.NAME, m, False, "ignore", "compact", self.synth)._write(
+        back, _ = _Pipeline(self.dst.NAME, src.NAME, m, False, "ignore", "compact", self.synth)._write(
             back_env, self.dst, back_ctx
         )
         original = _ANY.decode(buf)
@@ -354,7 +348,7 @@ def write(
     m = p.mappings
     src = p.src if p.src is not None else p.dst
     ctx = Context(m, rep, m[p.src.NAME] if p.src is not None else None, context)
-    out = p._write(envelope, src, ctx)
+    out, _ = p._write(envelope, src, ctx)
     rep.finish()
     return _style(out, style, p.dst.NAME)
 
