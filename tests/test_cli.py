@@ -270,7 +270,7 @@ def test_call_tool_result_input_is_unwrapped() -> None:
     assert msgspec.json.decode(p.stdout)["data"]["error_code"] == "NOT_FOUND"
     assert "note: unwrapped an MCP CallToolResult; read the envelope as dotbot" in err_lines(p)
     mismatch = run("convert", "-t", "response-v2", "-v", stdin=wrap_bytes(DOTBOT_ERR.read_bytes(), is_error=False))
-    assert "note: $.isError: MCP isError=false but the envelope says failure; the envelope wins" in err_lines(mismatch)
+    assert "note: $.isError: MCP isError=false but the envelope says failure; the failure wins" in err_lines(mismatch)
     d = run("detect", "-v", stdin=wrapped)
     assert d.stdout == b"dotbot\n"
     assert err_lines(d) == ["note: unwrapped an MCP CallToolResult"]

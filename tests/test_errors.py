@@ -46,7 +46,7 @@ def _edit(data: bytes, path: tuple[str | int, ...], value: object = None, delete
 
 
 @pytest.mark.parametrize("from_", [None, *NAMES])
-@pytest.mark.parametrize("data", [b"", b"{", b'{"success": tru}', b"\xff\xfe", b'{"a": 1} trailing'])
+@pytest.mark.parametrize("data", [b"", b"{", b'{"success": tru}', b'{"a": 1} trailing'])
 def test_invalid_json(data: bytes, from_: str | None) -> None:
     with pytest.raises(envglot.ParseError, match="invalid JSON") as exc:
         envglot.convert(data, to="response-v2", from_=from_)

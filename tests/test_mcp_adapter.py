@@ -175,11 +175,13 @@ def test_unwrap_reads_result_objects_by_attribute(spelling: dict[str, str]) -> N
     assert (Kind.FIELD_DROPPED, "$.content[1]") in [(d.kind, d.path) for d in rep]
 
 
-def test_unwrap_envelope_reports_a_status_mismatch() -> None:
+def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> None:
     rep = Report("ignore")
     env = emcp.unwrap_envelope({"content": [_text('{"success": true, "value": 1}')], "isError": True}, report=rep)
-    assert env.ok
+    assert not env.ok
     assert [(d.kind, d.path) for d in rep] == [(Kind.STATUS_MISMATCH, "$.isError")]
+    forced = emcp.unwrap_envelope({"content": [_text('{"success": true, "value": 1}')], "isError": True}, "result")
+    assert not forced.ok
     assert emcp.unwrap_envelope({"content": [_text('{"success": true, "value": 1}')]}, "result").ok
 
 

@@ -10,17 +10,19 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from . import residue as _residue
-from .canonical import Envelope
+from .canonical import Envelope, Extra, Problem
 from .context import Context
-from .detect import MCP, detect_bytes
+from .detect import JSONRPC, MCP, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report
 from .dialects import WRITABLE, get_dialect
 from .dialects._common import may_be_loose
-from .errors import EnvglotError, ParseError
+from .errors import DetectError, EnvglotError, ParseError
+from .excerpt import excerpt
+from .limits import MAX_DEPTH, check_input, check_text, encode_checked
 from .mappings import Mappings, mappings_for
-from .transport import unwrap_bytes
+from .transport import unwrap_bytes, unwrap_jsonrpc
 
-__all__ = ["Conversion", "Converter", "Style", "conversion", "convert", "detect", "read", "write"]
+__all__ = ["Conversion", "Converter", "Style", "conversion", "convert", "detect", "detection", "read", "write"]
 
 Style = Literal["compact", "pretty", "native"]
 Data = TypeVar("Data", bytes, str, dict[str, Any])
@@ -48,14 +50,19 @@ class Conversion(msgspec.Struct, frozen=True):
 
 
 def _to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
+    """The input as JSON bytes; a dict or str must be encodable as UTF-8 JSON."""
     if isinstance(data, bytes):
         return data
     if isinstance(data, str):
-        return data.encode()
+        try:
+            return data.encode()
+        except UnicodeEncodeError:
+            check_text(data)
+            raise
     if isinstance(data, memoryview | bytearray):
         return bytes(data)
     if isinstance(data, dict):
-        return _ENC.encode(data)
+        return encode_checked(data)
     raise EnvglotError(f"expected bytes, str or dict, got {type(data).__name__}", path="$")
 
 
@@ -63,7 +70,10 @@ def _from_bytes(out: bytes, like: object) -> Any:
     if isinstance(like, str):
         return out.decode()
     if isinstance(like, dict):
-        return _ANY.decode(out)
+        try:
+            return _ANY.decode(out)
+        except msgspec.DecodeError as exc:  # a number Python's int/float cannot hold, passed through exactly
+            raise EnvglotError(f"the output cannot be returned as a dict ({exc}); pass bytes or str") from None
     return out
 
 
@@ -84,24 +94,76 @@ def _style(out: bytes, style: str, target: str) -> bytes:
     raise EnvglotError(f"style must be compact, pretty or native, not {style!r}")
 
 
-def detect(data: bytes | str | dict[str, Any]) -> str:
-    """Name the dialect of a document; an MCP CallToolResult is unwrapped first.
+def detect(data: bytes | str | dict[str, Any], *, strict: bool = False, max_depth: int = MAX_DEPTH) -> str:
+    """Name the dialect of a document; an MCP CallToolResult or JSON-RPC response is unwrapped first.
+
+    ``strict=True`` refuses a document that carries no dialect's markers (legacy-v1's
+    marker-less bare payload) instead of naming it ``legacy-v1``.
 
     Raises:
-        DetectError: the input is not JSON or not an object.
+        DetectError: the input is not JSON or not an object, or (``strict``) has no markers.
+        ParseError: bad encoding, nesting deeper than ``max_depth``, an unusable wrapper.
     """
-    buf = _to_bytes(data)
-    name = detect_bytes(buf)
-    if name == MCP:
-        inner, _ = unwrap_bytes(buf)
-        name = detect_bytes(inner)
-    return name
+    return detection(data, strict=strict, max_depth=max_depth).dialect
+
+
+def detection(data: bytes | str | dict[str, Any], *, strict: bool = False, max_depth: int = MAX_DEPTH) -> Detection:
+    """Like :func:`detect`, with the evidence the dialect was recognized by (``None``: no markers)."""
+    buf, _ = check_input(_to_bytes(data), max_depth)
+    return _locate(buf, True, strict, DISCARD)[1]
+
+
+def _locate(buf: bytes, unwrap: bool, strict: bool, report: Report) -> tuple[bytes, Detection, bool | None]:
+    """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each."""
+    det = classify(buf)
+    is_error: bool | None = None
+    if det.dialect == JSONRPC:
+        if not unwrap:
+            raise ParseError("this is a JSON-RPC response, not an envelope (unwrapping is off)", path="$")
+        buf = unwrap_jsonrpc(buf)
+        det = classify(buf)
+    if det.dialect == MCP:
+        if not unwrap:
+            raise ParseError("this is an MCP CallToolResult, not an envelope (unwrapping is off)", path="$")
+        buf, is_error = unwrap_bytes(buf)
+        det = classify(buf)
+    if det.dialect in (MCP, JSONRPC):
+        raise ParseError(
+            f"a {'CallToolResult' if det.dialect == MCP else 'JSON-RPC response'} inside a transport wrapper: "
+            "envglot unwraps one CallToolResult (in one JSON-RPC response), not nested ones",
+            path="$",
+        )
+    if det.evidence is None:
+        if strict:
+            raise DetectError(
+                "no dialect's markers (strict detection): this object would be read as a legacy-v1 bare payload",
+                path="$",
+            )
+        if report.collecting:
+            report.add(
+                Kind.WEAK_DETECTION,
+                "$",
+                "no dialect's markers: read as a legacy-v1 bare payload (the whole object is the payload)",
+                det.dialect,
+            )
+    return buf, det, is_error
 
 
 class _Pipeline:
     """Reader -> canonical -> writer for fixed options; shared by the API and Converter."""
 
-    __slots__ = ("dst", "mappings", "preserve", "src", "style", "synth", "unsupported", "unwrap")
+    __slots__ = (
+        "dst",
+        "mappings",
+        "max_depth",
+        "preserve",
+        "src",
+        "strict",
+        "style",
+        "synth",
+        "unsupported",
+        "unwrap",
+    )
 
     def __init__(
         self,
@@ -113,6 +175,8 @@ class _Pipeline:
         style: str,
         synth: dict[str, Any] | None,
         unwrap: bool = True,
+        strict: bool = False,
+        max_depth: int = MAX_DEPTH,
     ) -> None:
         self.src: ModuleType | None = get_dialect(src) if src is not None else None
         self.dst: ModuleType = get_dialect(dst)
@@ -124,8 +188,14 @@ class _Pipeline:
         self.unsupported = unsupported
         _style(b"{}", style, "response-v2")
         self.style = style
+        if synth:
+            encode_checked(synth)  # caller values end up in outputs: they must be encodable
         self.synth = synth
         self.unwrap = unwrap
+        self.strict = strict
+        if not isinstance(max_depth, int) or max_depth < 1:
+            raise EnvglotError(f"max_depth must be a positive integer, not {max_depth!r}")
+        self.max_depth = max_depth
 
     def run(self, buf: bytes, report: Report) -> Conversion:
         out, src, unwrapped = self.convert(buf, report)
@@ -135,16 +205,18 @@ class _Pipeline:
 
     def convert(self, buf: bytes, report: Report) -> tuple[bytes, str, bool]:
         """``(output, source dialect, unwrapped)`` for one document."""
+        buf, bom = check_input(buf, self.max_depth)
+        if bom and report.collecting:
+            report.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
         unwrapped = False
         is_error: bool | None = None
+        detection: Detection | None = None
         src = self.src
         if src is None:
-            name = detect_bytes(buf)
-            if name == MCP and self.unwrap:
-                buf, is_error = unwrap_bytes(buf)
-                unwrapped = True
-                name = detect_bytes(buf)
-            src = get_dialect(name)
+            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report)
+            unwrapped = inner is not buf
+            buf = inner
+            src = get_dialect(detection.dialect)
         m = self.mappings
         compact = self.style == "compact"
         if compact and may_be_loose(buf):
@@ -156,14 +228,9 @@ class _Pipeline:
                 pass
         ctx = Context(m, report, m[src.NAME], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
-        if is_error is not None and is_error == env.ok:
-            report.add(
-                Kind.STATUS_MISMATCH,
-                "$.isError",
-                f"MCP isError={str(is_error).lower()} but the envelope says "
-                f"{'success' if env.ok else 'failure'}; the envelope wins",
-            )
-        out, restored = self._write(env, src, ctx)
+        if is_error is not None:
+            env = _reconcile(env, is_error, detection, m, report)
+        out, restored = self._write(env, src, ctx, buf)
         if self.preserve and not restored:  # a residue that restored its document is consumed
             out = self._add_residue(buf, out, src, env)
         report.finish()
@@ -171,64 +238,188 @@ class _Pipeline:
             out = _style(out, self.style, self.dst.NAME)
         return out, src.NAME, unwrapped
 
-    def _write(self, env: Envelope, src: ModuleType, ctx: Context) -> tuple[bytes, bool]:
-        """The target document, and whether a preserve residue restored it."""
+    def _write(self, env: Envelope, src: ModuleType, ctx: Context, carrier: bytes | None = None) -> tuple[bytes, bool]:
+        """The target document, and whether a preserve residue restored it.
+
+        Unknown fields of the target's own dialect are put back. The input's residue is
+        applied only under ``preserve`` and only when :meth:`_restore` accepts it; without
+        ``preserve`` it is an unknown field like any other (kept by a same-dialect write,
+        reported as dropped by any other).
+        """
         dst = self.dst
         out: bytes = dst.write(env, ctx)
         if not env.extras and env.residue is None:
             return out, False
         own = [ex for ex in env.extras if ex.dialect == dst.NAME]
-        res = None
+        res: _residue.Residue | None = None
         if env.residue is not None:
-            try:
-                res = msgspec.json.decode(env.residue, type=dict[str, Any])
-            except msgspec.MsgspecError:
-                raise ParseError("the envglot residue is not an object", path=ctx.path("residue")) from None
-            if res.get("from") != dst.NAME:
-                ctx.report.add(
-                    Kind.RESIDUE_DROPPED,
-                    m_path(ctx, src),
-                    f"preserve residue for {res.get('from')!r} has no use in {dst.NAME}",
-                    dst.NAME,
-                )
-                res = None
+            where = ctx.mappings[src.NAME].shape.residue
+            if not self.preserve:
+                if src is dst:
+                    own.append(Extra(dialect=src.NAME, path=where, value=env.residue))
+                elif ctx.report.collecting:
+                    ctx.report.add(
+                        Kind.FIELD_DROPPED,
+                        where,
+                        f"an envglot residue has no place in {dst.NAME} (residues are applied only with preserve)",
+                        dst.NAME,
+                    )
+            else:
+                res = _residue.decode_residue(env.residue, where)
+                if res.from_ != dst.NAME:
+                    ctx.report.add(
+                        Kind.RESIDUE_DROPPED,
+                        where,
+                        f"preserve residue for {excerpt(repr(res.from_), 40)} has no use in {dst.NAME}",
+                        dst.NAME,
+                    )
+                    res = None
         if not own and res is None:
             return out, False
-        doc = _ANY.decode(out)
+        doc = _residue.open_document(out)
         for ex in own:
-            _residue.set_path(doc, _residue.parse_path(ex.path), _ANY.decode(ex.value))
-        if res is not None:
-            doc = _residue.apply(doc, res.get("set", []), res.get("del", []))
-        return _ENC.encode(doc), res is not None
+            _residue.set_path(doc, _residue.parse_path(ex.path), ex.value)
+        plain = self._seal(_residue.encode(doc)) if own else out
+        if res is None:
+            return plain, False
+        restored = self._restore(doc, res, env, src, ctx, carrier)
+        return (plain, False) if restored is None else (restored, True)
+
+    def _restore(
+        self,
+        doc: dict[str, Any],
+        res: _residue.Residue,
+        env: Envelope,
+        src: ModuleType,
+        ctx: Context,
+        carrier: bytes | None,
+    ) -> bytes | None:
+        """The document ``res`` restores, or ``None`` (reported) when it may not be applied.
+
+        It must patch cleanly, restore exactly the document its digest records, be readable
+        as the target with the same outcome, and be what the carrier was made from: converted
+        to the carrier's dialect it gives the carrier (without its residue). So a residue can
+        add what the carrier cannot express, never change what it says.
+        """
+        dst = self.dst
+        m = ctx.mappings
+        why = None
+        restored = _residue.encode(doc) if _residue.apply(doc, res) else None
+        if restored is None:
+            why = "a patch does not fit the document"
+        elif _residue.digest(dst.NAME, restored) != res.digest:
+            why = "it does not restore the document its digest records (not made by envglot for this document)"
+        else:
+            try:
+                back = dst.read(restored, Context(m, DISCARD, m[dst.NAME]))
+            except EnvglotError as exc:
+                why = f"the restored document is not a readable {dst.NAME} document ({excerpt(str(exc))})"
+            else:
+                if back.ok != env.ok:
+                    why = "the restored document would change the outcome"
+                elif carrier is not None and not self._carried_by(back, src, carrier, ctx):
+                    why = "the restored document contradicts the document it travels in"
+        if why is None:
+            return restored
+        ctx.report.add(
+            Kind.RESIDUE_REJECTED, m[src.NAME].shape.residue, f"preserve residue not applied: {why}", dst.NAME
+        )
+        return None
+
+    def _carried_by(self, back: Envelope, src: ModuleType, carrier: bytes, ctx: Context) -> bool:
+        """True if ``back`` written as ``src`` is ``carrier`` without its residue (JSON-equal)."""
+        m = ctx.mappings
+        doc = _residue.open_document(carrier)
+        _residue.delete(doc, _residue.parse_path(m[src.NAME].shape.residue))
+        bare = _residue.encode(doc)
+        seal = getattr(src, "seal", None)
+        if seal is not None:
+            bare = seal(bare)
+        again = src.write(back, Context(m, DISCARD, m[src.NAME], self.synth))
+        return _residue.digest(src.NAME, bare) == _residue.digest(src.NAME, again)
 
     def _add_residue(self, buf: bytes, out: bytes, src: ModuleType, env: Envelope) -> bytes:
         if src.NAME not in WRITABLE:
             return out
         m = self.mappings
-        quiet = Report("ignore")
-        back_ctx = Context(m, quiet, m[self.dst.NAME], self.synth)
+        back_ctx = Context(m, DISCARD, m[self.dst.NAME], self.synth)
         back_env = self.dst.read(out, back_ctx)
         back, _ = _Pipeline(self.dst.NAME, src.NAME, m, False, "ignore", "compact", self.synth)._write(
             back_env, self.dst, back_ctx
         )
-        original = _ANY.decode(buf)
-        produced = _ANY.decode(back)
+        original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
         src_slot = _residue.parse_path(m[src.NAME].shape.residue)
         skip = frozenset({str(src_slot[0])}) if len(src_slot) == 1 else frozenset()
-        sets, dels = _residue.diff(original, produced, skip)
+        sets, dels = _residue.diff(original, back, skip)
         if not sets and not dels:
             return out
-        doc = _ANY.decode(out)
+        doc = _residue.open_document(out)
         _residue.set_path(
             doc,
             _residue.parse_path(m[self.dst.NAME].shape.residue),
-            {"from": src.NAME, "set": sets, "del": dels},
+            _residue.encode_residue(src.NAME, original, sets, dels),
         )
-        return _ENC.encode(doc)
+        return self._seal(_residue.encode(doc))
+
+    def _seal(self, doc: bytes) -> bytes:
+        """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
+        seal = getattr(self.dst, "seal", None)
+        return doc if seal is None else seal(doc)  # type: ignore[no-any-return]
 
 
-def m_path(ctx: Context, src: ModuleType) -> str:
-    return ctx.mappings[src.NAME].shape.residue
+def _reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings, report: Report) -> Envelope:
+    """Apply the MCP ``isError`` flag: the outcome can only ever become a failure, never a success.
+
+    A failure flag over a marker-less object makes it a failure whose details are the object
+    (message from the first evident key, ``[inference]`` in ``mappings/canonical.toml``);
+    a failure flag over an envelope that says success makes it a failure.
+    """
+    if not is_error:
+        if not env.ok and report.collecting:
+            report.add(
+                Kind.STATUS_MISMATCH, "$.isError", "MCP isError=false but the envelope says failure; the failure wins"
+            )
+        return env
+    if not env.ok:
+        return env
+    if det is not None and det.evidence is None:
+        message, key = _evident_message(env.payload, m.message_keys)
+        if report.collecting:
+            src = f"; message from $.{key}" if key else "; no message key found"
+            report.add(
+                Kind.OUTCOME_INFERRED,
+                "$.isError",
+                f"MCP isError=true and the content is no envelope: read as a failure of category "
+                f"{m.unknown_category!r}, the object kept as the error's details{src}",
+            )
+        problem = Problem(category=m.unknown_category, message=message, details=env.payload)
+        return msgspec.structs.replace(env, ok=False, payload=None, problems=(problem,))
+    if report.collecting:
+        report.add(
+            Kind.STATUS_MISMATCH, "$.isError", "MCP isError=true but the envelope says success; the failure wins"
+        )
+    problems = env.problems or (
+        Problem(category=m.unknown_category, message=env.summary or "the MCP result is flagged isError"),
+    )
+    return msgspec.structs.replace(env, ok=False, problems=problems)
+
+
+_RAW_DICT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_STR = msgspec.json.Decoder(str)
+
+
+def _evident_message(payload: msgspec.Raw | None, keys: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``(message, key)`` from the first of ``keys`` holding a non-empty string in ``payload``."""
+    if payload is None or memoryview(payload)[:1] != b"{":
+        return None, None
+    d = _RAW_DICT.decode(payload)
+    for k in keys:
+        v = d.get(k)
+        if v is not None and memoryview(v)[:1] == b'"':
+            text = _STR.decode(v)
+            if text.strip():
+                return text, k
+    return None, None
 
 
 def _pipeline(
@@ -239,8 +430,12 @@ def _pipeline(
     mappings: MappingsArg,
     style: str,
     context: dict[str, Any] | None,
+    strict: bool = False,
+    max_depth: int = MAX_DEPTH,
 ) -> _Pipeline:
-    return _Pipeline(from_, to, _mappings(mappings), preserve, unsupported, style, context)
+    return _Pipeline(
+        from_, to, _mappings(mappings), preserve, unsupported, style, context, strict=strict, max_depth=max_depth
+    )
 
 
 def conversion(
@@ -253,12 +448,14 @@ def conversion(
     mappings: MappingsArg = None,
     style: Style = "compact",
     context: dict[str, Any] | None = None,
+    strict: bool = False,
+    max_depth: int = MAX_DEPTH,
 ) -> Conversion:
     """Convert one document and return a :class:`Conversion` with its diagnostics.
 
     Same arguments as :func:`convert`; the output is always bytes.
     """
-    p = _pipeline(to, from_, preserve, unsupported, mappings, style, context)
+    p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
     return p.run(_to_bytes(data), Report(unsupported))
 
 
@@ -273,6 +470,8 @@ def convert(
     style: Style = "compact",
     context: dict[str, Any] | None = None,
     report: Report | None = None,
+    strict: bool = False,
+    max_depth: int = MAX_DEPTH,
 ) -> Data:
     """Convert one envelope to dialect ``to``; returns the same kind it was given.
 
@@ -291,13 +490,16 @@ def convert(
         context: values for fields the target requires but the source lacks
             (``tool``, ``tool_version``, ``request_id``, ``timestamp``, ``source``, ...).
         report: a :class:`~envglot.diagnostics.Report` to collect diagnostics into.
+        strict: refuse a document without any dialect's markers (see :func:`detect`).
+        max_depth: the nesting limit (objects and arrays); deeper input is a ParseError.
 
     Raises:
-        ParseError: the input is not valid JSON or breaks its dialect's contract.
+        ParseError: the input is not valid UTF-8 JSON, is nested deeper than ``max_depth``,
+            or breaks its dialect's contract (a :class:`DetectError` when no dialect matches).
         UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
         UnknownDialectError: ``to`` or ``from_`` is not a dialect name.
     """
-    p = _pipeline(to, from_, preserve, unsupported, mappings, style, context)
+    p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
     if report is None:
         rep = DISCARD if unsupported == "ignore" else Report(unsupported)
     else:
@@ -312,19 +514,27 @@ def read(
     *,
     mappings: MappingsArg = None,
     report: Report | None = None,
+    strict: bool = False,
+    max_depth: int = MAX_DEPTH,
 ) -> Envelope:
-    """Read a document into the canonical :class:`~envglot.canonical.Envelope`."""
-    buf = _to_bytes(data)
-    if from_ is None:
-        name = detect_bytes(buf)
-        if name == MCP:
-            buf, _ = unwrap_bytes(buf)
-            name = detect_bytes(buf)
-        from_ = name
-    mod = get_dialect(from_)
+    """Read a document into the canonical :class:`~envglot.canonical.Envelope`.
+
+    Transport wrappers are taken off as :func:`convert` does (an MCP ``isError`` can only
+    turn the outcome into a failure); ``strict`` and ``max_depth`` as for :func:`convert`.
+    """
     m = _mappings(mappings)
     rep = report if report is not None else Report("ignore")
-    return mod.read(buf, Context(m, rep, m[mod.NAME]))
+    buf, bom = check_input(_to_bytes(data), max_depth)
+    if bom:
+        rep.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
+    det: Detection | None = None
+    is_error: bool | None = None
+    if from_ is None:
+        buf, det, is_error = _locate(buf, True, strict, rep)
+        from_ = det.dialect
+    mod = get_dialect(from_)
+    env: Envelope = mod.read(buf, Context(m, rep, m[mod.NAME]))
+    return env if is_error is None else _reconcile(env, is_error, det, m, rep)
 
 
 def write(
@@ -374,8 +584,10 @@ class Converter:
         mappings: MappingsArg = None,
         style: Style = "compact",
         context: dict[str, Any] | None = None,
+        strict: bool = False,
+        max_depth: int = MAX_DEPTH,
     ) -> None:
-        self._p = _pipeline(to, from_, preserve, unsupported, mappings, style, context)
+        self._p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
         self.from_ = self._p.src.NAME if self._p.src is not None else None
         self.to = self._p.dst.NAME
 

@@ -8,10 +8,23 @@ from msgspec import Raw, Struct
 from .dialects.result import Envelope as ResultWire
 from .errors import DetectError
 
-__all__ = ["MCP", "detect_bytes"]
+__all__ = ["JSONRPC", "MCP", "Detection", "classify", "detect_bytes"]
 
 MCP = "mcp"
 """Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
+JSONRPC = "jsonrpc"
+"""Pseudo-dialect returned for a JSON-RPC 2.0 response (unwrapped or refused by the callers)."""
+
+
+class Detection(Struct, frozen=True):
+    """A dialect name and the evidence it was recognized by.
+
+    ``evidence`` is ``None`` only for legacy-v1's marker-less shape: an object with no key
+    any dialect defines, read as a bare payload (see ``docs/python-api.md``, "Evidence").
+    """
+
+    dialect: str
+    evidence: str | None
 
 
 _NONE = Raw(b"")
@@ -35,6 +48,9 @@ class _Probe(Struct):
     content: Raw = _NONE
     structuredContent: Raw = _NONE  # noqa: N815
     isError: Raw = _NONE  # noqa: N815
+    jsonrpc: Raw = _NONE
+    result: Raw = _NONE
+    found: Raw = _NONE
 
 
 class _Strict(_Probe, forbid_unknown_fields=True):
@@ -97,14 +113,24 @@ def _is_obj(r: Raw | None) -> bool:
 
 
 def detect_bytes(buf: bytes | memoryview | str) -> str:
-    """Name the dialect of one JSON document (or ``"mcp"`` for a CallToolResult wrapper).
+    """Name the dialect of one JSON document (``"mcp"``/``"jsonrpc"`` for a transport wrapper).
 
-    Precedence: dotbot (``schema_id``) > response-v2 (``meta.version``) > MCP wrapper
-    (``content``/``structuredContent``/``isError``) > code-graph (``data.requestId`` +
-    ``data.generatedAt``) > errorcode (``error.code`` object, or ``meta.tool_version``/
-    ``elapsed_ms``) > result (only Result keys, with a Result-only key or without ``error``) >
-    legacy-v1 interim (``{success, data, error}``) > errorcode (``{success, data[, meta]}``)
-    > legacy-v1 flat dict (any other object).
+    See :func:`classify` for the precedence.
+    """
+    return classify(buf).dialect
+
+
+def classify(buf: bytes | memoryview | str) -> Detection:
+    """The dialect of one JSON document and the evidence it was recognized by.
+
+    Precedence: dotbot (``schema_id``) > response-v2 (``meta.version``) > JSON-RPC response
+    (``jsonrpc`` with ``result`` or ``error``) > MCP wrapper (``content``/``structuredContent``)
+    > code-graph (``data.requestId`` + ``data.generatedAt``) > errorcode (``error.code``
+    object, or ``meta.tool_version``/``elapsed_ms``) > result (only Result keys, with a
+    Result-only key or without ``error``) > legacy-v1 interim (``{success, data, error}``)
+    > errorcode (``{success, data[, meta]}``) > legacy-v1 flat dict with an outcome flag
+    (``success``/``found`` boolean or an ``error`` string) > legacy-v1 marker-less (any other
+    object: a bare payload, evidence ``None``).
     """
     keys: frozenset[str] | None
     p: _Probe
@@ -122,36 +148,44 @@ def detect_bytes(buf: bytes | memoryview | str) -> str:
     except msgspec.DecodeError as exc:
         raise DetectError(f"invalid JSON: {exc}", path="$") from None
     if p.schema_id is not _NONE and bytes(p.schema_id).startswith(b'"dotbot-mcp-response@'):
-        return "dotbot"
+        return Detection("dotbot", "schema_id")
     meta = _META.decode(p.meta) if _is_obj(p.meta) else None
     if meta is not None and meta.version == Raw(b'"response-v2"'):
-        return "response-v2"
+        return Detection("response-v2", "meta.version")
+    if p.jsonrpc is not _NONE and (p.result is not _NONE or p.error is not _NONE) and p.success is _NONE:
+        return Detection(JSONRPC, "jsonrpc")
     if p.success is _NONE and p.data is _NONE and (p.content is not _NONE or p.structuredContent is not _NONE):
-        return MCP
+        return Detection(MCP, "content" if p.content is not _NONE else "structuredContent")
     success = p.success == _TRUE or p.success == _FALSE
     if success and _is_obj(p.data):
         cg = _CG.decode(p.data)  # type: ignore[arg-type]
         if cg.requestId is not _NONE and cg.generatedAt is not _NONE:
-            return "code-graph"
-    if success and (
-        (_is_obj(p.error) and _ERR.decode(p.error).code is not _NONE)  # type: ignore[arg-type]
-        or (meta is not None and (meta.tool_version is not _NONE or meta.elapsed_ms is not _NONE))
-    ):
-        return "errorcode"
+            return Detection("code-graph", "data.requestId")
+    if success:
+        if _is_obj(p.error) and _ERR.decode(p.error).code is not _NONE:  # type: ignore[arg-type]
+            return Detection("errorcode", "error.code")
+        if meta is not None and (meta.tool_version is not _NONE or meta.elapsed_ms is not _NONE):
+            return Detection("errorcode", "meta.tool_version")
     if not success:
         keys = None
     if keys is not None and p.data is _NONE and p.meta is _NONE and keys <= _RESULT_KEYS:
         # Every key is Result vocabulary: a Result, unless it is a bare legacy failure
         # ({"success": false, "error": "..."} without error_type) or an empty success flag dict.
         if any(getattr(p, k) is not _NONE for k in _RESULT_ONLY) or p.error is _NONE:
-            return "result"
+            return Detection("result", "success")
     if keys is not None:
         if (
             keys == {"success", "data", "error"}
             and _is_obj(p.data)
             and (p.error == _NULL or (p.error is not _NONE and memoryview(p.error)[:1] == b'"'))
         ):
-            return "legacy-v1"
+            return Detection("legacy-v1", "success")
         if p.data is not _NONE and p.error is _NONE and keys <= {"success", "data", "meta", "_envglot"}:
-            return "errorcode"
-    return "legacy-v1"
+            return Detection("errorcode", "success")
+    if success:
+        return Detection("legacy-v1", "success")
+    if p.found == _TRUE or p.found == _FALSE:
+        return Detection("legacy-v1", "found")
+    if p.error is not _NONE and memoryview(p.error)[:1] == b'"':
+        return Detection("legacy-v1", "error")
+    return Detection("legacy-v1", None)

@@ -54,6 +54,15 @@ class Kind(enum.StrEnum):
     """Two flags of the input disagree (e.g. MCP isError vs the envelope's outcome)."""
     RESIDUE_DROPPED = "residue_dropped"
     """A preserve-mode residue meant for another dialect was left out."""
+    RESIDUE_REJECTED = "residue_rejected"
+    """A preserve-mode residue was not applied: it does not match its document, or applying it
+    would break the target's contract or change the outcome."""
+    OUTCOME_INFERRED = "outcome_inferred"
+    """The outcome was inferred from the transport: an MCP ``isError`` result without an envelope."""
+    WEAK_DETECTION = "weak_detection"
+    """The document has no dialect's markers; it was read as a legacy-v1 bare payload by elimination."""
+    BOM_REMOVED = "bom_removed"
+    """The input began with a UTF-8 byte order mark, which was removed."""
 
 
 _LOSSY = frozenset(
@@ -64,6 +73,7 @@ _LOSSY = frozenset(
         Kind.RETRYABLE_CHANGED,
         Kind.VALUE_COERCED,
         Kind.RESIDUE_DROPPED,
+        Kind.RESIDUE_REJECTED,
     }
 )
 

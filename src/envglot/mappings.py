@@ -56,9 +56,17 @@ class Category(_Table):
     meaning: str
 
 
+class Inference(_Table):
+    """How a failure is read from an object that is no envelope (an MCP ``isError`` result)."""
+
+    message_keys: list[str] = msgspec.field(default_factory=list)
+    """Top-level string keys tried in order for the error message."""
+
+
 class CanonicalTable(_Table):
     unknown_category: str
     categories: dict[str, Category]
+    inference: Inference = msgspec.field(default_factory=Inference)
 
 
 class CodeRow(_Table):
@@ -331,6 +339,7 @@ class Mappings:
     ) -> None:
         self.categories = canonical.categories
         self.unknown_category = canonical.unknown_category
+        self.message_keys = tuple(canonical.inference.message_keys)
         self.dialects = dialects
         self.error_types = error_types
         self.sources = sources

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, ParamSpec, cast
 import msgspec
 from msgspec import Raw, Struct
 
-from .api import MappingsArg, Style, _mappings, _to_bytes, convert, read, write
+from .api import MappingsArg, Style, _mappings, _reconcile, _to_bytes, convert, read, write
 from .canonical import Envelope, Problem
 from .detect import MCP, detect_bytes
 from .diagnostics import Kind, Report
@@ -154,8 +154,10 @@ def unwrap_envelope(
 
     ``result`` is a wire dict, its JSON (bytes or str), or an SDK ``CallToolResult``.
     The envelope is taken from ``structuredContent`` (an object), else from the first
-    text block; its dialect is detected unless ``from_`` says it. An ``isError`` that
-    contradicts the envelope gives a ``status_mismatch`` diagnostic (the envelope wins).
+    text block; its dialect is detected unless ``from_`` says it. ``isError`` can only make
+    the outcome a failure: over an envelope that says success it gives a ``status_mismatch``
+    diagnostic and a failure; over an object with no dialect's markers, a failure whose
+    details are the object (``outcome_inferred``).
     A result with no envelope (plain text, non-object structured content) becomes a
     synthesized one: success = ``not isError``; a success's payload is the structured
     content, else ``{"text": <text blocks joined by newlines>}``; a failure's problem has
@@ -171,15 +173,10 @@ def unwrap_envelope(
         inner, is_error = unwrap_bytes(buf)
     except ParseError:
         return _synthesize(buf, m.unknown_category, rep)
+    if from_ is None:
+        return read(buf, mappings=m, report=rep)  # unwraps again and applies isError (failure wins)
     env = read(inner, from_, mappings=m, report=rep)
-    if is_error is not None and is_error == env.ok:
-        rep.add(
-            Kind.STATUS_MISMATCH,
-            "$.isError",
-            f"MCP isError={str(is_error).lower()} but the envelope says {'success' if env.ok else 'failure'}; "
-            "the envelope wins",
-        )
-    return env
+    return env if is_error is None else _reconcile(env, is_error, None, m, rep)
 
 
 def unwrap(

@@ -1,24 +1,76 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...]}``:
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "digest": HEX}``:
 the JSON patches that turn what the ``from`` dialect's writer produces back into the
-original document. It is computed generically (write, read back, write the source
-dialect again, diff), so no dialect needs code of its own for it.
+original document, and a digest of that original. It is computed generically (write,
+read back, write the source dialect again, diff), so no dialect needs code of its own.
+
+The residue belongs to the caller, not to the input: it is applied only when the caller
+asks for ``preserve``, only when the document it restores has the recorded digest, and
+only when the result is a valid document of the same outcome (checked by the caller).
+Everything here works on :class:`msgspec.Raw` values, so numbers and strings travel byte
+for byte (``1e400`` or a 10,000-digit integer is restored exactly).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
 import msgspec
+from msgspec import Raw, Struct
 
-__all__ = ["apply", "diff", "format_path", "key_segment", "parse_path", "set_path"]
+from .errors import ParseError
+from .excerpt import excerpt
+from .limits import MAX_DEPTH
+
+__all__ = [
+    "Residue",
+    "apply",
+    "decode_residue",
+    "delete",
+    "diff",
+    "digest",
+    "format_path",
+    "key_segment",
+    "parse_path",
+    "set_path",
+]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
-_DEC = msgspec.json.Decoder()
+_SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d{1,9})\]|\[("(?:[^"\\]|\\.)*")\]')
+_STR = msgspec.json.Decoder(str)
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
+_RAW_LIST = msgspec.json.Decoder(list[Raw])
 _ENC = msgspec.json.Encoder()
+_DIGEST_TAG = b"envglot-residue/1\0"
+
+Tree = dict[str, Any] | list[Any] | Raw
+"""A document being patched: objects and arrays opened on demand, everything else ``Raw``."""
+
+
+class Residue(Struct, forbid_unknown_fields=True):
+    """The wire form of a residue (see the module docstring)."""
+
+    from_: str = msgspec.field(name="from")
+    digest: str
+    set: list[tuple[str, Raw]] = msgspec.field(default_factory=list)
+    del_: list[str] = msgspec.field(default_factory=list, name="del")
+
+
+_RESIDUE = msgspec.json.Decoder(Residue)
+
+
+def decode_residue(raw: Raw, where: str) -> Residue:
+    """The residue at JSON path ``where``; a corrupt one is a :class:`ParseError`."""
+    try:
+        res = _RESIDUE.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ParseError(f"corrupt preserve residue: {excerpt(str(exc))}", path=where) from None
+    for path in (*(p for p, _ in res.set), *res.del_):
+        parse_path(path, where)
+    return res
 
 
 def key_segment(key: str) -> str:
@@ -26,23 +78,32 @@ def key_segment(key: str) -> str:
     return "." + key if _NAME.fullmatch(key) else "[" + _ENC.encode(key).decode() + "]"
 
 
-def parse_path(path: str) -> list[str | int]:
-    """``$.a.b[0]["x y"]`` -> ``["a", "b", 0, "x y"]`` (the inverse of :func:`format_path`)."""
+def parse_path(path: str, where: str = "$") -> list[str | int]:
+    """``$.a.b[0]["x y"]`` -> ``["a", "b", 0, "x y"]`` (the inverse of :func:`format_path`).
+
+    Raises :class:`ParseError` (at ``where``) for a malformed path or one deeper than the
+    nesting limit.
+    """
     if not path.startswith("$"):
-        raise ValueError(f"not a JSON path: {path!r}")
+        raise ParseError(f"not a JSON path: {excerpt(repr(path))}", path=where)
     out: list[str | int] = []
     pos = 1
     while pos < len(path):
         m = _SEG.match(path, pos)
         if m is None:
-            raise ValueError(f"bad JSON path {path!r} at {pos}")
+            raise ParseError(f"bad JSON path {excerpt(repr(path))} at character {pos}", path=where)
         name, idx, quoted = m.groups()
         if name is not None:
             out.append(name)
         elif idx is not None:
             out.append(int(idx))
         else:
-            out.append(_DEC.decode(quoted))
+            try:
+                out.append(_STR.decode(quoted))
+            except msgspec.DecodeError:
+                raise ParseError(f"bad key in JSON path {excerpt(repr(path))}", path=where) from None
+        if len(out) > MAX_DEPTH:
+            raise ParseError(f"JSON path deeper than {MAX_DEPTH} levels", path=where)
         pos = m.end()
     return out
 
@@ -52,60 +113,159 @@ def format_path(segs: list[str | int]) -> str:
     return "$" + "".join(f"[{s}]" if isinstance(s, int) else key_segment(s) for s in segs)
 
 
-def set_path(doc: Any, segs: list[str | int], value: Any) -> None:
-    """Set ``value`` at ``segs`` inside ``doc``, creating objects on the way."""
-    cur = doc
+def _open(node: Tree) -> Tree:
+    """An object or array ``Raw`` opened one level (children stay ``Raw``); other values unchanged."""
+    if isinstance(node, Raw):
+        head = bytes(memoryview(node)[:1])
+        if head == b"{":
+            return _RAW_DICT.decode(node)
+        if head == b"[":
+            return _RAW_LIST.decode(node)
+    return node
+
+
+def open_document(doc: bytes) -> dict[str, Any]:
+    """A document's top level as a patchable tree."""
+    return _RAW_DICT.decode(doc)
+
+
+def _child(parent: dict[str, Any] | list[Any], seg: str | int, create: bool) -> Tree | None:
+    """The container at ``parent[seg]``, opened in place; ``None`` when it cannot be walked into."""
+    if isinstance(parent, dict) and isinstance(seg, str):
+        node = _open(parent[seg]) if seg in parent else None
+        if not isinstance(node, dict | list):
+            if not create:
+                return None
+            node = {}
+        parent[seg] = node
+        return node
+    if isinstance(parent, list) and isinstance(seg, int) and seg < len(parent):
+        node = _open(parent[seg])
+        if not isinstance(node, dict | list):
+            return None
+        parent[seg] = node
+        return node
+    return None
+
+
+def set_path(doc: dict[str, Any], segs: list[str | int], value: Raw) -> bool:
+    """Set ``value`` at ``segs`` inside ``doc``, creating objects on the way; False if it cannot."""
+    if not segs:
+        return False
+    cur: Tree | None = doc
     for s in segs[:-1]:
-        if isinstance(s, int):
-            cur = cur[s]
-        else:
-            nxt = cur.get(s)
-            if not isinstance(nxt, (dict, list)):
-                nxt = cur[s] = {}
-            cur = nxt
+        cur = _child(cur, s, create=True)  # type: ignore[arg-type]
+        if cur is None:
+            return False
     last = segs[-1]
-    cur[last] = value
+    if isinstance(cur, dict) and isinstance(last, str):
+        cur[last] = value
+        return True
+    if isinstance(cur, list) and isinstance(last, int) and last < len(cur):
+        cur[last] = value
+        return True
+    return False
 
 
-def _del_path(doc: Any, segs: list[str | int]) -> None:
-    cur = doc
+def delete(doc: dict[str, Any], segs: list[str | int]) -> None:
+    cur: Tree | None = doc
     for s in segs[:-1]:
-        cur = cur[s]
-    if isinstance(cur, dict):
+        cur = _child(cur, s, create=False)  # type: ignore[arg-type]
+        if cur is None:
+            return
+    if isinstance(cur, dict) and isinstance(segs[-1], str):
         cur.pop(segs[-1], None)
 
 
-def diff(original: Any, produced: Any, skip: frozenset[str] = frozenset()) -> tuple[list[list[Any]], list[str]]:
-    """Patches turning ``produced`` into ``original``: ``(sets, dels)``, in document order."""
+def diff(original: bytes, produced: bytes, skip: frozenset[str] = frozenset()) -> tuple[list[list[Any]], list[str]]:
+    """Patches turning ``produced`` into ``original`` (both minified objects): ``(sets, dels)``.
+
+    Values are compared byte for byte, so a set restores the original spelling exactly.
+    """
     sets: list[list[Any]] = []
     dels: list[str] = []
 
-    def walk(o: Any, p: Any, segs: list[str | int]) -> None:
-        if isinstance(o, dict) and isinstance(p, dict):
-            for k, v in o.items():
-                if not segs and k in skip:
-                    continue
-                if k not in p:
-                    sets.append([format_path([*segs, k]), v])
-                else:
-                    walk(v, p[k], [*segs, k])
-            for k in p:
-                if k not in o and not (not segs and k in skip):
-                    dels.append(format_path([*segs, k]))
-        elif type(o) is not type(p) or o != p:
-            sets.append([format_path(segs), o])
+    def walk(o: dict[str, Raw], p: dict[str, Raw], segs: list[str | int]) -> None:
+        if segs and not _same_order(o, p):
+            # patches append new keys at the end: an object they cannot rebuild in its
+            # original key order is restored whole, so the round trip is exact
+            sets.append([format_path(segs), Raw(_ENC.encode(o))])
+            return
+        for k, v in o.items():
+            if not segs and k in skip:
+                continue
+            if k not in p:
+                sets.append([format_path([*segs, k]), v])
+                continue
+            pv = p[k]
+            if bytes(v) == bytes(pv):
+                continue
+            if memoryview(v)[:1] == b"{" and memoryview(pv)[:1] == b"{":
+                walk(_RAW_DICT.decode(v), _RAW_DICT.decode(pv), [*segs, k])
+            else:
+                sets.append([format_path([*segs, k]), v])
+        for k in p:
+            if k not in o and not (not segs and k in skip):
+                dels.append(format_path([*segs, k]))
 
-    walk(original, produced, [])
+    walk(_RAW_DICT.decode(original), _RAW_DICT.decode(produced), [])
     return sets, dels
 
 
-def apply(doc: Any, sets: list[list[Any]], dels: list[str]) -> Any:
-    """Apply :func:`diff` patches to ``doc`` (in place when possible); returns the document."""
-    for path in dels:
-        _del_path(doc, parse_path(path))
-    for path, value in sets:
+def _same_order(o: dict[str, Raw], p: dict[str, Raw]) -> bool:
+    """True if patching ``p`` (deletes, then appends) yields ``o``'s key order."""
+    kept = [k for k in p if k in o]
+    return list(o)[: len(kept)] == kept
+
+
+def apply(doc: dict[str, Any], res: Residue) -> bool:
+    """Apply a residue's patches to ``doc`` in place; False if a patch cannot be applied."""
+    for path in res.del_:
         segs = parse_path(path)
         if not segs:
-            return value
-        set_path(doc, segs, value)
-    return doc
+            return False
+        delete(doc, segs)
+    return all(set_path(doc, parse_path(path), value) for path, value in res.set)
+
+
+def digest(dialect: str, document: bytes) -> str:
+    """The digest a residue records of the document it restores (key order does not matter).
+
+    BLAKE2b-128 over the dialect name and the document's canonical form: objects with
+    sorted keys, scalars as their minified JSON text.
+    """
+    h = hashlib.blake2b(_DIGEST_TAG + dialect.encode() + b"\0", digest_size=16)
+
+    def feed(raw: Raw | bytes) -> None:
+        head = bytes(memoryview(raw)[:1])
+        if head == b"{":
+            d = _RAW_DICT.decode(raw)
+            h.update(b"{")
+            for k in sorted(d):
+                h.update(_ENC.encode(k) + b":")
+                feed(d[k])
+                h.update(b",")
+            h.update(b"}")
+        elif head == b"[":
+            h.update(b"[")
+            for item in _RAW_LIST.decode(raw):
+                feed(item)
+                h.update(b",")
+            h.update(b"]")
+        elif head == b'"':
+            h.update(_ENC.encode(_STR.decode(raw)))  # one spelling per string (escapes normalized)
+        else:
+            h.update(bytes(raw))
+
+    feed(document)
+    return h.hexdigest()
+
+
+def encode_residue(dialect: str, original: bytes, sets: list[list[Any]], dels: list[str]) -> Raw:
+    """The wire residue restoring ``original`` (a ``from`` dialect document) from its patches."""
+    return Raw(_ENC.encode({"from": dialect, "set": sets, "del": dels, "digest": digest(dialect, original)}))
+
+
+def encode(doc: dict[str, Any]) -> bytes:
+    """A patched tree back to JSON bytes."""
+    return _ENC.encode(doc)

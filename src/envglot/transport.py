@@ -10,8 +10,9 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .errors import ParseError
+from .excerpt import excerpt
 
-__all__ = ["CallToolResultProbe", "unwrap_bytes", "wrap_bytes"]
+__all__ = ["CallToolResultProbe", "unwrap_bytes", "unwrap_jsonrpc", "wrap_bytes"]
 
 
 _NONE = Raw(b"")
@@ -30,7 +31,18 @@ class CallToolResultProbe(Struct):
     isError: bool | None = None  # noqa: N815 - MCP wire name
 
 
+class _RpcError(Struct):
+    code: int | float | str | None = None
+    message: str | None = None
+
+
+class _RpcResponse(Struct):
+    result: Raw = _NONE
+    error: _RpcError | None = None
+
+
 _PROBE = msgspec.json.Decoder(CallToolResultProbe)
+_RPC = msgspec.json.Decoder(_RpcResponse)
 _ENC = msgspec.json.Encoder()
 
 
@@ -56,6 +68,27 @@ def unwrap_bytes(buf: bytes) -> tuple[bytes, bool | None]:
                 "the text block of this CallToolResult is not a JSON envelope", path=f"$.content[{i}].text"
             )
     raise ParseError("this CallToolResult carries no envelope (no structuredContent, no JSON text)", path="$.content")
+
+
+def unwrap_jsonrpc(buf: bytes) -> bytes:
+    """The ``result`` object of a JSON-RPC 2.0 response (a ``tools/call`` result).
+
+    An ``error`` response carries no tool result: it is refused with a :class:`ParseError`
+    naming its code and message, never read as a payload.
+    """
+    try:
+        rpc = _RPC.decode(buf)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise ParseError(f"not a JSON-RPC response: {excerpt(str(exc))}", path="$") from None
+    if rpc.error is not None:
+        raise ParseError(
+            f"a JSON-RPC error response carries no tool result (code {excerpt(str(rpc.error.code), 20)}: "
+            f"{excerpt(rpc.error.message or '', 80)})",
+            path="$.error",
+        )
+    if memoryview(rpc.result)[:1] != b"{":
+        raise ParseError("the result of this JSON-RPC response is not an object", path="$.result")
+    return bytes(rpc.result)
 
 
 def wrap_bytes(envelope: bytes, is_error: bool, result_type: bool = False) -> bytes:

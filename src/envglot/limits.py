@@ -1,0 +1,193 @@
+"""The checks every input document passes once, before any dialect reads it.
+
+envglot reads untrusted bytes. One pass here guarantees what the rest of the pipeline
+relies on: the document is valid UTF-8 (so nothing invalid can be copied into an
+output through a ``Raw`` payload) and is nested no deeper than ``max_depth`` (so no
+decoder or walker can run out of stack). A UTF-8 byte order mark is accepted and
+removed. Failures are :class:`~envglot.errors.ParseError` naming the byte offset and
+the JSON path.
+
+Cost: ``bytes.isascii`` and two ``bytes.count`` calls for the common document; a UTF-8
+decode for non-ASCII input; a scan of the structure only for documents that hold more
+brackets than ``max_depth``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from itertools import accumulate
+from typing import Any
+
+import msgspec
+
+from .errors import ParseError
+from .excerpt import excerpt
+
+__all__ = ["BOM", "MAX_DEPTH", "check_input", "check_text", "encode_checked", "path_at"]
+
+MAX_DEPTH = 256
+"""Default nesting limit (objects and arrays), as jq's; ``max_depth=`` changes it."""
+BOM = b"\xef\xbb\xbf"
+
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_STRINGS = re.compile(_STRING, re.S)
+_TOKENS = re.compile(_STRING + rb'|"|[\[\]{}:,]', re.S)
+_BRACKETS_ONLY = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+_MAX_SEGMENTS = 12
+
+
+def check_input(buf: bytes, max_depth: int = MAX_DEPTH) -> tuple[bytes, bool]:
+    """``(document without BOM, had a BOM)``; raises :class:`ParseError` on bad encoding or depth."""
+    bom = buf[:3] == BOM
+    if bom:
+        buf = buf[3:]
+    if not buf.isascii():
+        try:
+            buf.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            off = exc.start
+            raise ParseError(
+                f"invalid UTF-8 at byte {off + 3 * bom} ({exc.reason}: {excerpt(buf[off : off + 4])})",
+                path=path_at(buf, off),
+            ) from None
+    if buf.count(b"{") + buf.count(b"[") > max_depth and _depth(buf) > max_depth:
+        off = _too_deep_at(buf, max_depth)
+        raise ParseError(
+            f"nesting deeper than {max_depth} levels at byte {off + 3 * bom} (the limit is max_depth={max_depth})",
+            path=path_at(buf, off),
+        )
+    return buf, bom
+
+
+def check_text(text: str, where: str = "$") -> None:
+    """Raise :class:`ParseError` if ``text`` (from a dict or str input) holds a lone surrogate."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ParseError(
+            f"lone surrogate {text[exc.start]!r} at character {exc.start}: not encodable as UTF-8", path=where
+        ) from None
+
+
+_ENC = msgspec.json.Encoder()
+
+
+def encode_checked(obj: Any, max_depth: int = MAX_DEPTH) -> bytes:
+    """JSON bytes of a Python value given as input (a dict), refusing what JSON cannot carry exactly.
+
+    Lone surrogates, non-finite floats (which an encoder would silently write as ``null``),
+    integers too long to print and values of no JSON type are a :class:`ParseError` at their path.
+    """
+    try:
+        out = _ENC.encode(obj)
+    except (UnicodeEncodeError, TypeError, ValueError, RecursionError, OverflowError) as exc:
+        path, why = _bad_value(obj, max_depth, True)
+        raise ParseError(f"the input cannot be encoded as JSON: {why or excerpt(str(exc))}", path=path) from None
+    if b"null" in out:  # only then can a non-finite float hide in it
+        path, why = _bad_value(obj, max_depth, False)
+        if why:
+            raise ParseError(f"the input cannot be encoded as JSON: {why}", path=path)
+    return out
+
+
+def _bad_value(obj: Any, max_depth: int, failed: bool) -> tuple[str, str | None]:
+    """The path of the first value JSON cannot carry exactly, and why (iterative, depth-bounded)."""
+    from .residue import key_segment
+
+    stack: list[tuple[Any, str, int]] = [(obj, "$", 0)]
+    while stack:
+        v, path, depth = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return path, f"lone surrogate {v[exc.start]!r} at character {exc.start}"
+        elif isinstance(v, bool) or v is None:
+            continue
+        elif isinstance(v, float):
+            if not math.isfinite(v):
+                return path, f"{v} is not a JSON number"
+        elif isinstance(v, int):
+            if v.bit_length() > 14000:  # about 4,300 decimal digits: Python refuses to print more
+                return path, f"an integer of {v.bit_length()} bits is too long to write"
+        elif isinstance(v, dict | list | tuple):
+            if depth >= max_depth:
+                return path, f"nesting deeper than {max_depth} levels"
+            if isinstance(v, dict):
+                for k, x in reversed(v.items()):
+                    if isinstance(k, str):
+                        try:
+                            k.encode("utf-8")
+                        except UnicodeEncodeError:
+                            return path, f"object key {excerpt(repr(k), 40)} holds a lone surrogate"
+                    stack.append((x, path + key_segment(str(k)), depth + 1))
+            else:
+                stack.extend((x, f"{path}[{i}]", depth + 1) for i, x in reversed(list(enumerate(v))))
+        elif failed:
+            return path, f"a {type(v).__name__} is not a JSON value"
+    return "$", None
+
+
+def _depth(buf: bytes) -> int:
+    """The deepest nesting of ``buf`` (brackets inside strings do not count)."""
+    brackets = _STRINGS.sub(b"", buf).translate(None, _BRACKETS_ONLY)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def _too_deep_at(buf: bytes, max_depth: int) -> int:
+    depth = 0
+    for m in _TOKENS.finditer(buf):
+        c = buf[m.start()]
+        if c in b"[{":
+            depth += 1
+            if depth > max_depth:
+                return m.start()
+        elif c in b"]}":
+            depth -= 1
+    return len(buf)
+
+
+def path_at(buf: bytes, offset: int) -> str:
+    """The JSON path of the value or key at byte ``offset`` of ``buf`` (best effort for broken JSON).
+
+    Long paths are shortened in the middle; keys are quoted as bounded excerpts.
+    """
+    from .residue import key_segment
+
+    stack: list[list[object]] = []  # [is_object, key or index, expecting a key]
+    for m in _TOKENS.finditer(buf):
+        if m.start() > offset:
+            break
+        c = buf[m.start()]
+        if c == ord("{"):
+            stack.append([True, None, True])
+        elif c == ord("["):
+            stack.append([False, 0, False])
+        elif c in b"]}":
+            if stack:
+                stack.pop()
+        elif c == ord(","):
+            if stack:
+                top = stack[-1]
+                if top[0]:
+                    top[1], top[2] = None, True
+                else:
+                    top[1] = int(top[1]) + 1  # type: ignore[call-overload]
+        elif c == ord(":"):
+            if stack and stack[-1][0]:
+                stack[-1][2] = False
+        elif stack and stack[-1][0] and stack[-1][2]:  # a string in key position
+            raw = buf[m.start() + 1 : max(m.start() + 1, m.end() - 1)]
+            stack[-1][1] = excerpt(raw, 40)
+    segs = [
+        key_segment(str(k)) if is_obj else f"[{k}]"
+        for is_obj, k, _ in stack
+        if k is not None  # an object whose key is not read yet: the path of the object
+    ]
+    if len(segs) > _MAX_SEGMENTS:
+        segs = [*segs[:6], f"…({len(segs) - 9} levels)…", *segs[-3:]]
+    return "$" + "".join(segs)
