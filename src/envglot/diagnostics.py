@@ -54,6 +54,8 @@ class Kind(enum.StrEnum):
     """Two flags of the input disagree (e.g. MCP isError vs the envelope's outcome)."""
     RESIDUE_DROPPED = "residue_dropped"
     """A preserve-mode residue meant for another dialect was left out."""
+    FIELD_RELOCATED = "field_relocated"
+    """A value was read from a place its own contract does not give it; writers put it in the standard place."""
 
 
 _LOSSY = frozenset(
