@@ -131,9 +131,7 @@ def _pagination(pg: c.Pagination | None, ctx: Context) -> MetaPagination | None:
     lacking = " and ".join(k for k, v in (("result_count", pg.page_size), ("has_more", pg.has_more)) if v is None)
     for field in ("cursor", "has_more", "page_size"):
         if getattr(pg, field) is not None:
-            ctx.dropped(
-                f"pagination.{field}", NAME, what=f"pagination.{field} (errorcode pagination requires {lacking})"
-            )
+            ctx.dropped(f"pagination.{field}", NAME, what=f"pagination.{field} of a pagination without {lacking}")
     return None
 
 
