@@ -111,8 +111,8 @@ def test_summary_and_message_are_preserved_where_the_target_has_a_place(case: Ca
 @pytest.mark.parametrize(("case", "dst"), PAIRS, ids=IDS)
 def test_payload_is_preserved(case: Case, dst: str) -> None:
     src, conv, out = _convert(case, dst)
-    if dst == "result" and not src.ok and _payload(src.payload) is not None:
-        where = M[case.dialect].path("payload")
+    if dst == "result" and not src.ok and _payload(src.payload) is not None and not bytes(src.payload).startswith(b"{"):
+        where = M[case.dialect].path("payload")  # error_data carries an object payload only
         assert (Kind.FIELD_DROPPED, where) in [(d.kind, d.path) for d in conv.diagnostics]
         assert out.payload is None
     else:

@@ -83,6 +83,10 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("dotbot", {"audit.host": 7}, "$.audit.host", "expected a string"),
     ("dotbot", {"intent": {"parameters": []}}, "$.intent.parameters", "expected an object"),
     ("dotbot", {"actions": [1]}, "$.actions[0]", "expected an object, got integer"),
+    # issue 11 class 1: the standard defines an action by id, type and label
+    ("dotbot", {"actions": [{"tool": "solution.structure"}]}, "$.actions[0].id", "missing required field"),
+    ("dotbot", {"actions": [{"tool": "solution.structure"}]}, "$.actions[0].type", "missing required field"),
+    ("dotbot", {"actions": [{"tool": "solution.structure"}]}, "$.actions[0].label", "missing required field"),
     # errorcode
     ("errorcode", {"error.retryable": False}, "$.error.retryable", "'x_rate_limited' means retryable=true"),
     ("errorcode", {"error.code": "x_quota_exhausted"}, "$.error.code", "not an ErrorCode variant"),
@@ -96,6 +100,9 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("errorcode", {"meta.elapsed_ms": -1}, "$.meta.elapsed_ms", "must not be negative"),
     ("errorcode", {"meta.elapsed_ms": 2.5}, "$.meta.elapsed_ms", "expected an integer"),
     ("errorcode", {"meta.approval_mode": DELETE}, "$.meta", "mode and approval_mode come together"),
+    # issue 11 class 3: PaginationInfo.result_count (u32) and has_more are required
+    ("errorcode", {"meta.pagination": {"has_more": True}}, "$.meta.pagination.result_count", "missing required"),
+    ("errorcode", {"meta.pagination": {"result_count": 2}}, "$.meta.pagination.has_more", "missing required"),
     # response-v2
     ("response-v2", {"success": True}, "$.error", "must be null when success is true"),
     ("response-v2", {"error": ""}, "$.error", "non-empty string"),
@@ -109,6 +116,8 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("response-v2", {"meta.request_id": "req abc"}, "$.meta.request_id", "letters, digits"),
     ("response-v2", {"data.error_code": 5}, "$.data.error_code", "expected a string"),
     ("response-v2", {"data.details": "x"}, "$.data.details", "expected an object"),
+    # issue 11 class 5: codes in meta are read (so checked) when data has none
+    ("response-v2", {"data.error_code": DELETE, "meta.error_code": 5}, "$.meta.error_code", "expected a string"),
     ("response-v2-ok", {"meta.warnings": ["ok", 1]}, "$.meta.warnings[1]", "expected a string"),
     ("response-v2-ok", {"meta.content_fidelity": "most"}, "$.meta.content_fidelity", "must be one of"),
     ("response-v2-ok", {"meta.dropped_content_ids": "f1"}, "$.meta.dropped_content_ids", "expected an array"),
@@ -124,6 +133,8 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("code-graph", {"data.version": "2.0"}, "$.data.version", "must be '1.0'"),
     ("code-graph", {"data.meta.approxTokens": 1}, "$.data.meta.approxTokens", "the emitter computes"),
     ("code-graph", {"data.meta.approxTokens": "many"}, "$.data.meta.approxTokens", "expected an integer"),
+    # issue 11 class 6: a preserve residue is part of what the client receives, so it is counted
+    ("code-graph", {"_envglot": {"v": 1, "set": {"$.x": 1}}}, "$.data.meta.approxTokens", "the emitter computes"),
     ("code-graph", {"data.generatedAt": "now"}, "$.data.generatedAt", "ISO 8601"),
     ("code-graph", {"data.requestId": DELETE}, "$.data.requestId", "missing required field"),
     ("code-graph", {"data.workspace.repoName": DELETE}, "$.data.workspace.repoName", "missing required field"),
@@ -138,6 +149,8 @@ CASES: list[tuple[str, dict[str, Any], str, str]] = [
     ("result-ok", {"error": "boom"}, "$.error", "a success carries no error"),
     ("result-ok", {"error_data": {}}, "$.error_data", "a success carries no error_data"),
     ("result", {"value": 1}, "$.value", "a failure carries no value"),
+    # issue 11 class 2: Result.to_json() emits error_data only when truthy
+    ("result", {"error_data": {}}, "$.error_data", "only when truthy"),
     ("result", {"error_type": DELETE}, "$.error_type", "missing required field"),
     ("result", {"error": 3}, "$.error", "expected a string or null"),
     ("result", {"exception_message": DELETE}, "$", "exception_type and exception_message come together"),

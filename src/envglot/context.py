@@ -56,7 +56,9 @@ class Context:
             return
         self.report.add(Kind.SYNTHESIZED, target.path(field, index) or f"$.{field}", message, target.name)
 
-    def synth_value(self, target: DialectMap, field: str, what: str, rule: object = None) -> object:
+    def synth_value(
+        self, target: DialectMap, field: str, what: str, rule: object = None, index: int | None = None
+    ) -> object:
         """The caller's ``context`` value for ``field``, else the rule value; reported.
 
         The rule value is ``rule`` when given (a computed rule), else the target table's
@@ -66,7 +68,7 @@ class Context:
         if not self.report.collecting:
             return value
         how = "from the caller" if field in self.synth else "by rule"
-        self.synthesized(target, field, f"{target.name} requires {what}; wrote {value!r} ({how})")
+        self.synthesized(target, field, f"{target.name} requires {what}; wrote {value!r} ({how})", index)
         return value
 
     def dropped(self, field: str, target: str, index: int | None = None, what: str | None = None) -> None:

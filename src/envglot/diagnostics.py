@@ -55,14 +55,16 @@ class Kind(enum.StrEnum):
     RESIDUE_DROPPED = "residue_dropped"
     """A preserve-mode residue meant for another dialect was left out."""
     RESIDUE_REJECTED = "residue_rejected"
-    """A preserve-mode residue was not applied: it does not match its document, or applying it
-    would break the target's contract or change the outcome."""
+    """A preserve-mode residue was not applied: it does not restore the document it records, or
+    applying it would change the outcome or contradict the document it travels in."""
     OUTCOME_INFERRED = "outcome_inferred"
     """The outcome was inferred from the transport: an MCP ``isError`` result without an envelope."""
     WEAK_DETECTION = "weak_detection"
     """The document has no dialect's markers; it was read as a legacy-v1 bare payload by elimination."""
     BOM_REMOVED = "bom_removed"
     """The input began with a UTF-8 byte order mark, which was removed."""
+    FIELD_RELOCATED = "field_relocated"
+    """A value was read from a place its own contract does not give it; writers put it in the standard place."""
 
 
 _LOSSY = frozenset(

@@ -247,7 +247,9 @@ def _dotbot(d: dict[str, Any], c: _Checker, m: Mappings) -> None:
         c.optional(intent, "reason", "$.intent", "string")
         c.optional(intent, "parameters", "$.intent", "object")
     for p, a in c.objects(d, "actions", "$", required=False):
-        for key in ("id", "type", "label", "reason", "tool"):
+        for key in ("id", "type", "label"):  # the standard defines an action by them
+            c.field(a, key, p, "string")
+        for key in ("reason", "tool"):
             c.optional(a, key, p, "string")
         c.optional(a, "parameters", p, "object")
 
@@ -292,9 +294,10 @@ def _errorcode(d: dict[str, Any], c: _Checker, m: Mappings) -> None:
             c.add("$.meta", "mode and approval_mode come together (workflow profile) or not at all (API profile)")
         pg = c.optional(meta, "pagination", "$.meta", "object")
         if isinstance(pg, dict):
+            # PaginationInfo {next_token: Option<String>, result_count: u32, has_more: bool}
             c.optional(pg, "next_token", "$.meta.pagination", "string")
-            c.non_negative(pg, "result_count", "$.meta.pagination", "integer", required=False)
-            c.optional(pg, "has_more", "$.meta.pagination", "boolean")
+            c.non_negative(pg, "result_count", "$.meta.pagination", "integer")
+            c.field(pg, "has_more", "$.meta.pagination", "boolean")
         c.optional(meta, "correlation_id", "$.meta", "string")
 
 
@@ -328,6 +331,10 @@ def _response_v2(d: dict[str, Any], c: _Checker, m: Mappings) -> None:
     if not isinstance(meta, dict):
         return
     c.const(meta, "version", "$.meta", VERSION)
+    if success is False and isinstance(data, dict):
+        for key in ("error_code", "error_type", "remediation"):  # read from meta when data lacks them
+            if key not in data:
+                c.optional(meta, key, "$.meta", "string")
     if meta and "version" in meta and next(iter(meta)) != "version":
         c.add("$.meta.version", "meta.version must be the first key of meta")
     rid = c.optional(meta, "request_id", "$.meta", "string")
@@ -428,7 +435,9 @@ def _result(d: dict[str, Any], c: _Checker, m: Mappings) -> None:
                 c.add(_join("$", key), "missing required field (a failure always carries error and error_type)")
             else:
                 c.optional(d, key, "$", "string")
-        c.optional(d, "error_data", "$", "object")
+        error_data = c.optional(d, "error_data", "$", "object")
+        if error_data == {}:
+            c.add("$.error_data", "an empty error_data is never emitted (Result.to_json() writes it only when truthy)")
         c.optional(d, "exception_type", "$", "string")
         c.optional(d, "exception_message", "$", "string")
         if ("exception_type" in d) != ("exception_message" in d):

@@ -9,7 +9,7 @@ import pytest
 
 import envglot
 from envglot import Envelope, Kind, Problem
-from envglot.canonical import Notice
+from envglot.canonical import NextStep, Notice
 from golden import cases
 
 from .golden_suite import GoldenSuite
@@ -200,3 +200,48 @@ class TestDotbot(GoldenSuite):
             back = msgspec.json.decode(envglot.convert(case.data, to="dotbot"))
             assert back.get("intent") == doc.get("intent")
             assert back.get("actions") == doc.get("actions")
+
+    def test_code_graph_suggestions_become_complete_actions(self) -> None:
+        """Class 1: every action has id/type/label (synthesized by the [synthesize] rules, reported)."""
+        doc = (
+            b'{"success":true,"data":{"tool":"ouroborosai_graph_digest","version":"1.0","requestId":"k3v9q2xa",'
+            b'"generatedAt":"2026-02-03T09:14:22.512Z","workspace":{"root":"/src/shop","repoName":"shop"},'
+            b'"result":{"files":12},"meta":{"approxTokens":0,"truncated":false,"limits":{},"nextQuerySuggestion":['
+            b'{"tool":"ouroborosai_graph_impact","args":{"target":"src/cart.ts"},"reason":"Cart is a hotspot"},'
+            b'{"tool":"ouroborosai_graph_impact","args":{"target":"src/pay.ts"}}]}}}'
+        )
+        conv = envglot.conversion(doc, from_="code-graph", to="dotbot", unsupported="ignore")
+        out = msgspec.json.decode(conv.output)
+        assert "intent" not in out
+        assert out["actions"] == [
+            {
+                "id": "ouroborosai-graph-impact",
+                "type": "suggestion",
+                "label": "Run ouroborosai_graph_impact",
+                "reason": "Cart is a hotspot",
+                "tool": "ouroborosai_graph_impact",
+                "parameters": {"target": "src/cart.ts"},
+            },
+            {
+                "id": "ouroborosai-graph-impact-2",
+                "type": "suggestion",
+                "label": "Run ouroborosai_graph_impact",
+                "tool": "ouroborosai_graph_impact",
+                "parameters": {"target": "src/pay.ts"},
+            },
+        ]
+        synthesized = {d.path for d in conv.diagnostics if d.kind is Kind.SYNTHESIZED}
+        assert {f"$.actions[{i}].{k}" for i in (0, 1) for k in ("id", "type", "label")} <= synthesized
+        assert envglot.validate(conv.output, "dotbot") == []
+
+    def test_an_action_keeps_the_id_type_and_label_it_has(self) -> None:
+        env = Envelope(ok=True, next_steps=(NextStep(kind="action", tool="a.b", id="mine", type="link", label="L"),))
+        report = envglot.Report("ignore")
+        out = msgspec.json.decode(envglot.write(env, "dotbot", report=report))
+        assert out["actions"] == [{"id": "mine", "type": "link", "label": "L", "tool": "a.b"}]
+        assert not [d for d in report if d.path.startswith("$.actions")]
+
+    def test_the_context_can_supply_an_action_type(self) -> None:
+        env = Envelope(ok=True, next_steps=(NextStep(kind="query", tool="t"),))
+        out = msgspec.json.decode(envglot.write(env, "dotbot", unsupported="ignore", context={"next_step.type": "x"}))
+        assert out["actions"][0]["type"] == "x"

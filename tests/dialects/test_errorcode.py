@@ -133,3 +133,31 @@ class TestErrorcode(GoldenSuite):
         with pytest.raises(envglot.ParseError, match="absent when success is true") as exc:
             envglot.read(doc)
         assert exc.value.path == "$.error"
+
+    def test_pagination_is_written_only_when_complete(self) -> None:
+        """Class 3: PaginationInfo requires result_count and has_more; an incomplete one is dropped, reported."""
+        v2 = (
+            b'{"success":true,"data":{"tweets":[]},"error":null,"meta":{"version":"response-v2",'
+            b'"pagination":{"cursor":"c2","has_more":true}}}'
+        )
+        conv = envglot.conversion(v2, from_="response-v2", to="errorcode", unsupported="ignore")
+        out = msgspec.json.decode(conv.output)
+        assert "meta" not in out
+        dropped = {d.path for d in conv.diagnostics if d.kind is Kind.FIELD_DROPPED}
+        assert {"$.meta.pagination.cursor", "$.meta.pagination.has_more"} <= dropped
+        assert envglot.validate(conv.output, "errorcode") == []
+        with pytest.raises(envglot.UnsupportedError):
+            envglot.convert(v2, from_="response-v2", to="errorcode", unsupported="raise")
+
+    def test_complete_pagination_is_written(self) -> None:
+        v2 = (
+            b'{"success":true,"data":{"tweets":[]},"error":null,"meta":{"version":"response-v2",'
+            b'"pagination":{"cursor":"c2","has_more":false,"page_size":20}}}'
+        )
+        out = msgspec.json.decode(envglot.convert(v2, from_="response-v2", to="errorcode", unsupported="ignore"))
+        assert out["meta"]["pagination"] == {"next_token": "c2", "result_count": 20, "has_more": False}
+
+    def test_validate_requires_result_count_and_has_more(self) -> None:
+        doc = b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":3,"pagination":{"next_token":"n"}}}'
+        paths = [v.path for v in envglot.validate(doc, "errorcode")]
+        assert paths == ["$.meta.pagination.result_count", "$.meta.pagination.has_more"]

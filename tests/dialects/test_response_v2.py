@@ -142,3 +142,42 @@ class TestResponseV2(GoldenSuite):
         with pytest.raises(envglot.ParseError) as exc:
             envglot.read(doc, from_="response-v2")
         assert exc.value.path == path
+
+    def test_error_codes_in_meta_are_read_when_data_has_none(self) -> None:
+        """Class 5: foundry golden fixtures put error_code/error_type/remediation in meta."""
+        doc = (
+            b'{"success":false,"data":{"spec_id":"auth-rework"},"error":"Spec not found: auth-rework",'
+            b'"meta":{"version":"response-v2","error_code":"SPEC_NOT_FOUND","error_type":"not_found",'
+            b'"remediation":"Run spec-list to see the available specs"}}'
+        )
+        report = envglot.Report("ignore")
+        env = envglot.read(doc, from_="response-v2", report=report)
+        p = env.problems[0]
+        assert (p.category, p.code, p.type) == ("not_found", "SPEC_NOT_FOUND", "not_found")
+        assert p.remediation == "Run spec-list to see the available specs"
+        assert env.extras == ()
+        assert msgspec.json.decode(env.payload) == {"spec_id": "auth-rework"}
+        assert sorted((d.kind, d.path) for d in report) == [
+            (Kind.FIELD_RELOCATED, "$.meta.error_code"),
+            (Kind.FIELD_RELOCATED, "$.meta.error_type"),
+            (Kind.FIELD_RELOCATED, "$.meta.remediation"),
+        ]
+        errorcode = msgspec.json.decode(envglot.convert(doc, from_="response-v2", to="errorcode", unsupported="ignore"))
+        assert errorcode["error"]["code"] == "not_found" and errorcode["error"]["retryable"] is False
+        back = msgspec.json.decode(envglot.convert(doc, from_="response-v2", to="response-v2", unsupported="ignore"))
+        assert back["data"] == {
+            "spec_id": "auth-rework",
+            "error_code": "SPEC_NOT_FOUND",
+            "error_type": "not_found",
+            "remediation": "Run spec-list to see the available specs",
+        }
+        assert back["meta"] == {"version": "response-v2"}
+
+    def test_error_codes_in_data_win_over_meta(self) -> None:
+        doc = (
+            b'{"success":false,"data":{"error_code":"CONFLICT","error_type":"conflict"},"error":"x",'
+            b'"meta":{"version":"response-v2","error_code":"NOT_FOUND"}}'
+        )
+        env = envglot.read(doc, from_="response-v2", report=envglot.Report("ignore"))
+        assert env.problems[0].code == "CONFLICT"
+        assert [e.path for e in env.extras] == ["$.meta.error_code"]

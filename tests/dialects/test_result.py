@@ -87,12 +87,68 @@ class TestResult(GoldenSuite):
             envglot.read(b'{"success": true, "error": "x"}', from_="result")
         assert exc.value.path == "$.error"
 
-    def test_a_failure_payload_has_no_place_and_is_reported(self) -> None:
-        case = next(c for c in cases("errorcode") if c.stem == "thread-partial-failure")
-        conv = envglot.conversion(case.data, to="result", unsupported="ignore")
-        doc = msgspec.json.decode(conv.output)
-        assert "value" not in doc and "error_data" not in doc
-        assert (Kind.FIELD_DROPPED, "$.data") in [(d.kind, d.path) for d in conv.diagnostics]
+    def test_a_failure_payload_travels_in_error_data(self) -> None:
+        """Class 4: a partial thread failure keeps its posted tweet ids (taxonomy: they must survive)."""
+        doc = (
+            b'{"success":false,"data":{"posted_tweet_ids":["1901","1902"],"failed_at_index":2},'
+            b'"error":{"code":"thread_partial_failure","message":"Tweet 3 failed","retryable":true}}'
+        )
+        conv = envglot.conversion(doc, from_="errorcode", to="result", unsupported="ignore")
+        out = msgspec.json.decode(conv.output)
+        assert out["error_data"] == {"posted_tweet_ids": ["1901", "1902"], "failed_at_index": 2}
+        assert "value" not in out
+        assert not [d for d in conv.diagnostics if d.path.startswith("$.data")]
+        back = envglot.convert(conv.output, from_="result", to="errorcode", unsupported="ignore")
+        assert msgspec.json.decode(back)["data"] == msgspec.json.decode(doc)["data"]
+
+    def test_error_data_splits_into_payload_and_details(self) -> None:
+        """``details`` in error_data is the error's details; every other key is the failure's payload."""
+        doc = (
+            b'{"success": false, "error": "bad", "error_type": "validation_error", '
+            b'"error_data": {"validation_errors": [{"field": "name", "message": "required"}], "details": {"n": 1}}}'
+        )
+        env = envglot.read(doc, from_="result")
+        assert msgspec.json.decode(env.payload) == {"validation_errors": [{"field": "name", "message": "required"}]}
+        assert msgspec.json.decode(env.problems[0].details) == {"n": 1}
+        out = envglot.convert(doc, from_="result", to="result", unsupported="raise")
+        assert msgspec.json.decode(out) == msgspec.json.decode(doc)
+
+    def test_details_and_payload_share_error_data_and_a_collision_is_reported(self) -> None:
+        env = Envelope(
+            ok=False,
+            payload=msgspec.Raw(b'{"details":"payload own","kept":1}'),
+            problems=(Problem(category="internal", message="boom", details=msgspec.Raw(b'{"why":"x"}')),),
+        )
+        report = envglot.Report("ignore")
+        out = envglot.write(env, "result", report=report)
+        assert msgspec.json.decode(out)["error_data"] == {"kept": 1, "details": {"why": "x"}}
+        assert [d.kind for d in report if d.path == "$.payload.details"] == [Kind.VALUE_COERCED]
+
+    def test_an_empty_error_data_is_never_written(self) -> None:
+        """Class 2: Result.to_json() emits error_data only when truthy; an empty payload adds nothing."""
+        doc = (
+            b'{"success":false,"data":{"tool":"t","version":"1.0","requestId":"abc","generatedAt":'
+            b'"2026-01-10T12:00:00.000Z","workspace":{"root":"/r","repoName":"r"},"result":{"error":'
+            b'{"code":"INVALID_INPUT","message":"bad"}},"meta":{"approxTokens":0,"truncated":false,"limits":{}}}}'
+        )
+        env = envglot.read(doc, from_="code-graph")
+        for payload in (None, b"{}", b"null"):
+            e = msgspec.structs.replace(env, payload=None if payload is None else msgspec.Raw(payload))
+            assert "error_data" not in msgspec.json.decode(envglot.write(e, "result", unsupported="ignore"))
+        assert envglot.validate(b'{"success": false, "error": "x", "error_type": "t", "error_data": {}}', "result")
+
+    def test_empty_details_are_carried_not_dropped(self) -> None:
+        """code-graph's emitter sends ``details: {}``; written as error_data {"details": {}}, read back the same."""
+        doc = (
+            b'{"success":false,"data":{"tool":"t","version":"1.0","requestId":"abc","generatedAt":'
+            b'"2026-01-10T12:00:00.000Z","workspace":{"root":"/r","repoName":"r"},"result":{"error":'
+            b'{"code":"INVALID_INPUT","message":"bad","details":{}}},"meta":{"approxTokens":0,"truncated":false,'
+            b'"limits":{}}}}'
+        )
+        out = envglot.convert(doc, from_="code-graph", to="result", unsupported="ignore")
+        assert msgspec.json.decode(out)["error_data"] == {"details": {}}
+        assert envglot.validate(out, "result") == []
+        assert envglot.read(out, from_="result").problems[0].details == msgspec.Raw(b"{}")
 
     def test_null_error_and_error_type_stay_null(self) -> None:
         doc = b'{"success": false, "error": null, "error_type": null}'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import msgspec
@@ -11,6 +12,7 @@ from .. import canonical as c
 from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
 from ..diagnostics import Kind
 from ..errors import ParseError
+from ..mappings import DialectMap
 from ._common import ABSENT, WireDecoder, object_payload, opt, raw_is_object, raw_or_absent, unwrap_payload
 
 __all__ = ["DESCRIPTION", "NAME", "SCHEMA_ID", "Action", "Audit", "Envelope", "Intent", "Issue", "read", "write"]
@@ -77,6 +79,7 @@ class Envelope(_Wire):
 
 _DEC = WireDecoder(Envelope, NAME, "$._envglot")
 _ENC = msgspec.json.Encoder()
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
@@ -151,6 +154,38 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     )
 
 
+def _slug(tool: str | None) -> str:
+    """``tool`` in lower kebab case (``solution.structure`` -> ``solution-structure``)."""
+    return _NON_SLUG.sub("-", (tool or "").lower()).strip("-") or "action"
+
+
+def _action(st: c.NextStep, i: int, before: list[Action], dmap: DialectMap, ctx: Context) -> Action:
+    """The dotbot action of a next step; ``id``/``type``/``label`` it lacks are synthesized.
+
+    The standard defines an action by all six fields. Rules (``[synthesize]`` in
+    ``mappings/dotbot.toml``): ``type`` the constant (``"suggestion"``), ``label`` the
+    template with ``{tool}``, ``id`` the template with ``{slug}`` (the tool in lower kebab
+    case), suffixed ``-2``, ``-3``, ... when an earlier action already has that id.
+    """
+    tool = st.tool or ""
+    aid, atype, label = st.id, st.type, st.label
+    if aid is None:
+        rule = str(dmap.synthesize["next_step.id"]).format(slug=_slug(st.tool), tool=tool)
+        taken = {a.id for a in before}
+        n = 1
+        base = rule
+        while rule in taken:
+            n += 1
+            rule = f"{base}-{n}"
+        aid = str(ctx.synth_value(dmap, "next_step.id", "an action id", rule, i))
+    if atype is None:
+        atype = str(ctx.synth_value(dmap, "next_step.type", "an action type", None, i))
+    if label is None:
+        rule = str(dmap.synthesize["next_step.label"]).format(slug=_slug(st.tool), tool=tool)
+        label = str(ctx.synth_value(dmap, "next_step.label", "an action label", rule, i))
+    return Action(id=aid, type=atype, label=label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(st.args))
+
+
 def write(env: c.Envelope, ctx: Context) -> bytes:
     """Write the canonical envelope as dotbot (status computed, compact)."""
     dmap = ctx.mappings[NAME]
@@ -184,16 +219,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         if st.kind == "intent" and intent is None:
             intent = Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(st.args))
         else:
-            actions.append(
-                Action(
-                    id=st.id,
-                    type=st.type,
-                    label=st.label,
-                    reason=st.reason,
-                    tool=st.tool,
-                    parameters=raw_or_absent(st.args),
-                )
-            )
+            actions.append(_action(st, len(actions), actions, dmap, ctx))
     summary = env.summary
     if summary is None:
         summary = (problems[0].message or "Failed.") if problems else "Completed."

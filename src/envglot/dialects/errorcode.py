@@ -117,6 +117,24 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     )
 
 
+def _pagination(pg: c.Pagination | None, ctx: Context) -> MetaPagination | None:
+    """``meta.pagination`` only when it is complete, else ``None`` with the drop reported.
+
+    TuitBot's ``PaginationInfo`` requires ``result_count`` (u32) and ``has_more`` (bool):
+    its serde rejects a pagination without them, so an incomplete one is left out whole
+    (``result_count`` is never guessed from the payload: which array it counts is unknowable).
+    """
+    if pg is None:
+        return None
+    if pg.page_size is not None and pg.has_more is not None:
+        return MetaPagination(next_token=pg.cursor, result_count=pg.page_size, has_more=pg.has_more)
+    lacking = " and ".join(k for k, v in (("result_count", pg.page_size), ("has_more", pg.has_more)) if v is None)
+    for field in ("cursor", "has_more", "page_size"):
+        if getattr(pg, field) is not None:
+            ctx.dropped(f"pagination.{field}", NAME, what=f"pagination.{field} of a pagination without {lacking}")
+    return None
+
+
 def write(env: c.Envelope, ctx: Context) -> bytes:
     """Write the canonical envelope as errorcode (``retryable`` derived from the code)."""
     dmap = ctx.mappings[NAME]
@@ -152,7 +170,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             policy_decision=p.policy_decision,
         )
     meta = None
-    pg = env.pagination
+    pg = _pagination(env.pagination, ctx)
     if (
         env.duration_ms is not None
         or env.mode is not None
@@ -167,8 +185,6 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             mode=env.mode,
             approval_mode=env.approval_mode,
             correlation_id=env.request_id,
-            pagination=None
-            if pg is None
-            else MetaPagination(next_token=pg.cursor, result_count=pg.page_size, has_more=pg.has_more),
+            pagination=pg,
         )
     return _ENC.encode(Envelope(success=env.ok, data=data, error=error, meta=meta))

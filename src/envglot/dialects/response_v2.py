@@ -94,6 +94,34 @@ def _opt_str(d: dict[str, Raw], key: str, path: str) -> str | None:
         raise ParseError(f"expected a string at {path}", path=path, dialect=NAME) from None
 
 
+_META_ERROR_KEYS = ("error_code", "error_type", "remediation")
+
+
+def _codes_from_meta(
+    d: dict[str, Raw], extras: tuple[c.Extra, ...], ctx: Context
+) -> tuple[dict[str, Raw], tuple[c.Extra, ...]]:
+    """Take ``error_code``/``error_type``/``remediation`` from ``meta`` where ``data`` lacks them.
+
+    Five of foundry's golden fixtures put them in ``meta`` (merged in through
+    ``error_response(meta=...)``); reading them there keeps the error's category. Each one
+    taken is reported as ``field_relocated``: the writer puts it back in ``data``.
+    """
+    keep: list[c.Extra] = []
+    for ex in extras:
+        key = ex.path[len("$.meta.") :] if ex.path.startswith("$.meta.") else None
+        if key in _META_ERROR_KEYS and key not in d:
+            d[key] = ex.value
+            ctx.report.add(
+                Kind.FIELD_RELOCATED,
+                ex.path,
+                f"{key} read from meta (the contract puts it in data; written there)",
+                NAME,
+            )
+        else:
+            keep.append(ex)
+    return d, tuple(keep)
+
+
 def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     """Read a response-v2 document into the canonical model."""
     w, extras, residue = _DEC.decode(buf)
@@ -116,6 +144,8 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
         if not w.error:
             raise ParseError("error must be a non-empty string when success is false", path="$.error", dialect=NAME)
         d = _RAW_DICT.decode(w.data)
+        if extras:
+            d, extras = _codes_from_meta(d, extras, ctx)
         code = _opt_str(d, "error_code", "$.data.error_code")
         etype = _opt_str(d, "error_type", "$.data.error_type")
         remediation = _opt_str(d, "remediation", "$.data.remediation")

@@ -7,8 +7,9 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..context import Context, missing_problem, read_problem, report_losses, write_code
+from ..diagnostics import Kind
 from ..errors import ParseError
-from ._common import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_or_absent
+from ._common import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
 
 __all__ = ["DESCRIPTION", "NAME", "Envelope", "FailureEnvelope", "OkEnvelope", "read", "write"]
 
@@ -65,6 +66,7 @@ class FailureEnvelope(Struct, omit_defaults=True):
 
 _DEC = WireDecoder(Envelope, NAME, "$._envglot")
 _ENC = msgspec.json.Encoder()
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 
 
 def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
@@ -77,9 +79,11 @@ def from_wire(w: Envelope, ctx: Context, extras: tuple[c.Extra, ...] = (), resid
     """The canonical envelope of a decoded (or constructed) Result wire Struct."""
     dmap = ctx.mappings[NAME]
     problems: tuple[c.Problem, ...] = ()
+    payload = opt(w.value)
     if not w.success:
         if w.value is not ABSENT:
             raise ParseError("a failure carries no value", path="$.value", dialect=NAME)
+        payload, details = split_error_data(opt(w.error_data))
         problems = (
             read_problem(
                 dmap,
@@ -87,7 +91,7 @@ def from_wire(w: Envelope, ctx: Context, extras: tuple[c.Extra, ...] = (), resid
                 ctx,
                 "$.error_type",
                 message=w.error,
-                details=opt(w.error_data),
+                details=details,
                 exception_type=w.exception_type,
                 exception_message=w.exception_message,
             ),
@@ -98,7 +102,7 @@ def from_wire(w: Envelope, ctx: Context, extras: tuple[c.Extra, ...] = (), resid
         )
     return c.Envelope(
         ok=w.success,
-        payload=opt(w.value),
+        payload=payload,
         summary=w.message,
         problems=problems,
         instruction=w.instruction,
@@ -108,6 +112,49 @@ def from_wire(w: Envelope, ctx: Context, extras: tuple[c.Extra, ...] = (), resid
         extras=extras,
         residue=residue,
     )
+
+
+def split_error_data(error_data: Raw | None) -> tuple[Raw | None, Raw | None]:
+    """``(payload, details)`` of a failure's ``error_data``.
+
+    ``error_data`` is "additional structured error data" (ADR-003): the failure's payload.
+    Its ``details`` key, if any, is the error's own details (the place response-v2 gives
+    them in a failure's ``data``); every other key is payload. An empty object is no
+    payload (``Result.to_json()`` never emits one); a non-object is read as details.
+    """
+    if error_data is None:
+        return None, None
+    if not raw_is_object(error_data):
+        return None, error_data
+    d = _RAW_DICT.decode(error_data)
+    details = d.pop("details", None)
+    return (Raw(_ENC.encode(d)) if d else None), details
+
+
+def _error_data(payload: Raw | None, details: Raw | None, ctx: Context) -> Raw:
+    """A failure's ``error_data``: the payload's keys, then ``details`` (absent when empty).
+
+    The inverse of :func:`split_error_data`. A non-object payload cannot be carried
+    (``error_data`` is a dict) and is reported dropped; a payload key ``details`` gives way
+    to the error's details (reported). ``{}`` is never written: ``Result.to_json()`` emits
+    ``error_data`` only when truthy.
+    """
+    d: dict[str, Raw] = {}
+    if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
+        if raw_is_object(payload):
+            d = _RAW_DICT.decode(payload)
+        else:
+            ctx.dropped("payload", NAME, what="a failure's non-object payload")
+    if details is not None:
+        if "details" in d:
+            ctx.report.add(
+                Kind.VALUE_COERCED,
+                ctx.path("payload") + ".details",
+                "payload key 'details' replaced by the error's details in error_data",
+                NAME,
+            )
+        d["details"] = details
+    return Raw(_ENC.encode(d)) if d else ABSENT
 
 
 def write(env: c.Envelope, ctx: Context) -> bytes:
@@ -130,15 +177,13 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         p = env.problems[0]
     else:
         p = missing_problem(env, ctx, dmap)
-    if env.payload is not None and env.payload != RAW_EMPTY_OBJECT and env.payload != RAW_NULL:
-        ctx.dropped("payload", NAME, what="a failure's payload")
     return _ENC.encode(
         FailureEnvelope(
             success=False,
             error=p.message,
             # Result emits error_type even when None: a Result source without one stays without one
             error_type=None if p.code is None and p.domain == NAME else write_code(p, dmap, ctx, 0),
-            error_data=raw_or_absent(p.details),
+            error_data=_error_data(env.payload, p.details, ctx),
             exception_type=p.exception_type,
             exception_message=p.exception_message,
             message=env.summary,
