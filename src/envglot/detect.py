@@ -5,6 +5,8 @@ from __future__ import annotations
 import msgspec
 from msgspec import Raw, Struct
 
+from .dialects.errorcode import ToolMeta as ErrorcodeMeta
+from .dialects.response_v2 import Meta as V2Meta
 from .dialects.result import Envelope as ResultWire
 from .errors import DetectError
 
@@ -95,6 +97,11 @@ _ERR = msgspec.json.Decoder(_Err)
 _TRUE, _FALSE, _NULL = Raw(b"true"), Raw(b"false"), Raw(b"null")
 _RESULT_KEYS = frozenset(f.encode_name for f in msgspec.structs.fields(ResultWire)) | {"_envglot"}
 """Every key a Result document may have (its wire Struct's fields, plus the preserve residue)."""
+_V2_ONLY_META = frozenset(f.encode_name for f in msgspec.structs.fields(V2Meta)) - frozenset(
+    f.encode_name for f in msgspec.structs.fields(ErrorcodeMeta)
+)
+"""``meta`` keys only response-v2 defines (``warnings``, ``request_id``, ``telemetry``...)."""
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _RESULT_ONLY = (
     "error_type",
     "value",
@@ -128,6 +135,7 @@ def classify(buf: bytes | memoryview | str) -> Detection:
     > code-graph (``data.requestId`` + ``data.generatedAt``) > errorcode (``error.code``
     object, or ``meta.tool_version``/``elapsed_ms``) > result (only Result keys, with a
     Result-only key or without ``error``) > legacy-v1 interim (``{success, data, error}``)
+    > response-v2 (``{success, data, meta}`` whose ``meta`` has a key only response-v2 defines)
     > errorcode (``{success, data[, meta]}``) > legacy-v1 flat dict with an outcome flag
     (``success``/``found`` boolean or an ``error`` string) > legacy-v1 marker-less (any other
     object: a bare payload, evidence ``None``).
@@ -181,6 +189,8 @@ def classify(buf: bytes | memoryview | str) -> Detection:
         ):
             return Detection("legacy-v1", "success")
         if p.data is not _NONE and p.error is _NONE and keys <= {"success", "data", "meta", "_envglot"}:
+            if _is_obj(p.meta) and not _V2_ONLY_META.isdisjoint(_RAW_DICT.decode(p.meta)):
+                return Detection("response-v2", "meta keys")  # response-v2 without its version marker
             return Detection("errorcode", "success")
     if success:
         return Detection("legacy-v1", "success")
