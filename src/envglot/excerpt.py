@@ -7,10 +7,12 @@ through :func:`excerpt` before it reaches stderr, a log line or a rejects record
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_LIMIT", "excerpt"]
+__all__ = ["DEFAULT_LIMIT", "MESSAGE_LIMIT", "excerpt"]
 
 DEFAULT_LIMIT = 120
-"""Characters kept by default (before the ``… (N more characters)`` note)."""
+"""Characters kept by default (before the ``… (N more characters)`` note): one quoted value."""
+MESSAGE_LIMIT = 500
+"""Characters kept of a whole message or JSON path that may embed input (stderr, logs, rejects)."""
 
 
 def excerpt(value: object, limit: int = DEFAULT_LIMIT) -> str:

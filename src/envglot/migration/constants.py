@@ -6,6 +6,8 @@ from typing import Literal
 
 import msgspec
 
+from ..excerpt import MESSAGE_LIMIT
+
 TEMP_PREFIX = ".envglot-tmp-"
 """Every temporary file starts with this; inputs never match it; stale ones are removed."""
 REJECTS_NAME = ".envglot-rejects.jsonl"
@@ -31,7 +33,7 @@ UNDETECTED = "(undetected)"
 
 INTERNAL_ERROR = "InternalError"
 """``error_type`` of a record rejected because of a bug in envglot (counted apart from bad input)."""
-REASON_LIMIT = 500
+REASON_LIMIT = MESSAGE_LIMIT
 """Characters of an input-derived reason (error message, JSON path) kept in a rejects record."""
 
 Status = Literal["converted", "passed", "rejected"]

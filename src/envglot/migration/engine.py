@@ -21,6 +21,7 @@ from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_
 from .files import (
     BackupExistsError,
     MigrationError,
+    SymlinkRefusedError,
     _AtomicOutput,
     _Cleaner,
     _copy_atomic,
@@ -363,13 +364,13 @@ def _default_rejects(mode: Mode, names: list[str], out_dir: Path | None) -> Path
 
 def _check_rejects_path(path: Path, out_dir: Path | None) -> None:
     """Refuse (before anything is written) a rejects file that is a symlink or under a linked directory of ``out``."""
-    try:
-        if out_dir is not None:
+    if path.is_symlink():
+        raise MigrationError(f"refusing to write the rejects file through the symbolic link {display(path)}", 74)
+    if out_dir is not None:
+        try:
             refuse_links(out_dir, path)
-        if path.is_symlink():
-            raise MigrationError(f"refusing to write the rejects file through the symbolic link {display(path)}", 74)
-    except OSError as exc:
-        raise MigrationError(f"cannot write the rejects file {display(path)}: {exc.strerror}", 74) from None
+        except SymlinkRefusedError as exc:
+            raise MigrationError(f"cannot write the rejects file {display(path)}: {exc.strerror}", 74) from None
 
 
 def _check_destinations(jobs: list[_Job]) -> None:
