@@ -461,23 +461,26 @@ class _Rejects:
             _fsync_dir(self.path.parent)
 
     def _rewrite(self, source: str) -> None:
-        """Replace the file by its lines of other sources plus the collected ones (temp + rename)."""
+        """Replace ``source``'s lines by the collected ones, where the first of them was (temp + rename)."""
         assert self.path is not None
         tmp = self.path.with_name(_temp_name(self.path.name))
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
             with os.fdopen(fd, "wb", buffering=1024 * 1024) as out, open(self.path, "rb") as old:
                 os.fchmod(out.fileno(), os.fstat(old.fileno()).st_mode & 0o7777)
+                placed = False
                 for line in old:
                     try:
-                        if _SOURCE.decode(line).source == source:
-                            continue
+                        mine = _SOURCE.decode(line).source == source
                     except (msgspec.DecodeError, msgspec.ValidationError):
-                        pass
-                    out.write(line)
-                if self.spool is not None:
-                    for block in self._spooled():
-                        out.write(block)
+                        mine = False
+                    if not mine:
+                        out.write(line)
+                    elif not placed:  # the new lines take the place of the first old one
+                        self._write_spool(out)
+                        placed = True
+                if not placed:
+                    self._write_spool(out)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, self.path)
@@ -486,6 +489,11 @@ class _Rejects:
                 os.unlink(tmp)
             raise
         _fsync_dir(self.path.parent)
+
+    def _write_spool(self, out: IO[bytes]) -> None:
+        if self.spool is not None:
+            for block in self._spooled():
+                out.write(block)
 
     def close(self) -> None:
         self.discard()
