@@ -50,6 +50,7 @@ Exit codes:
   70   a bug in envglot: a worker process died (the file in progress is not
        written), or records were rejected as InternalError (the run completed)
   130  interrupted (committed outputs are complete; nothing is half-written)
+  141  stdout was closed by its reader (- without --out, e.g. | head)
 """
 
 _SUFFIXES = {"": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
@@ -332,6 +333,9 @@ def migrate_command(
         if line is not None:
             line.clear()
         die(f"a worker process died ({exc}); the file in progress was not written", EX_SOFTWARE)
+    except BrokenPipeError:  # stdout's reader went away (`| head`): end quietly, as the other commands do
+        exits.silence_broken_pipe()
+        sys.exit(exits.EX_PIPE)
     except OSError as exc:  # the --report file (outputs and rejects are reported per file)
         die(f"cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", exits.EX_IOERR)
     finally:

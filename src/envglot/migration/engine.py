@@ -498,9 +498,9 @@ class _Engine:
             failed = {f.file for f in self.rep.failed}
             self.rep.not_processed = [j.name for j in self.jobs[self.index :] if j.name not in failed]
             _cancel(pending)
-        except BaseException:
+        except BaseException as exc:
             self._abort_current()
-            self.rep.stopped = "interrupted"
+            self.rep.stopped = "stdout closed" if isinstance(exc, BrokenPipeError) else "interrupted"
             self.rep.not_processed = [j.name for j in self.jobs[self.index :]]
             _cancel(pending)
             raise
@@ -533,6 +533,8 @@ class _Engine:
 
     def _output_error(self, job: _Job, exc: OSError, what: str | None = None) -> None:
         self._abort_current()
+        if isinstance(exc, BrokenPipeError) and what is None and job.dst is None:
+            raise exc  # stdout's reader went away (`| head`): the caller ends quietly (the CLI: exit 141)
         target = what or (display(job.dst) if job.dst is not None else "<stdout>")
         self._fail(job, f"cannot write {target}: {exc.strerror or exc}", 74)
         raise _StopRunError(f"output error: cannot write {target}", 74) from None

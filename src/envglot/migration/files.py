@@ -10,6 +10,7 @@ import gzip
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -389,7 +390,7 @@ class _Rejects:
             if self.pending == 0 and not replace:
                 return
             sources = self._sources()
-            if replace and sources.get(source):
+            if replace and sources.get(source) and self._regular():
                 self._rewrite(source)
                 sources.pop(source, None)
             elif self.pending:
@@ -399,6 +400,14 @@ class _Rejects:
                 self.count += self.pending
         finally:
             self.discard()
+
+    def _regular(self) -> bool:
+        """Only a regular file is ever replaced (``--rejects /dev/null`` is appended to)."""
+        assert self.path is not None
+        try:
+            return stat.S_ISREG(os.lstat(self.path).st_mode)
+        except OSError:
+            return False
 
     def _spooled(self) -> Iterator[bytes]:
         assert self.spool is not None
@@ -412,6 +421,8 @@ class _Rejects:
             return self.sources
         assert self.path is not None
         self.sources = {}
+        if not self._regular():  # missing, or a device/FIFO: nothing to read back
+            return self.sources
         try:
             fh = open(self.path, "r+b")
         except FileNotFoundError:
