@@ -189,7 +189,8 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @click.option(
     "--rejects",
     metavar="FILE",
-    help="Append rejected records (JSON Lines, original bytes kept). Default: .envglot-rejects.jsonl in the "
+    help="Write rejected records here (JSON Lines, original bytes kept; a file migrated again replaces its "
+    "own earlier ones). Default: .envglot-rejects.jsonl in the "
     "--out directory, else in the first input's directory.",
 )
 @click.option("--report", metavar="FILE", help="Write the summary as JSON to FILE.")

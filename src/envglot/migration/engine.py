@@ -206,7 +206,8 @@ def migrate(
             the original as ``<file><suffix>``; ``backup=None`` keeps none.
         check: convert in memory only and report what would change; write nothing (except
             ``rejects``/``report`` when given explicitly).
-        rejects: the rejects file (JSON Lines, appended). Default: ``.envglot-rejects.jsonl``
+        rejects: the rejects file (JSON Lines; a file migrated again replaces its earlier
+            lines). Default: ``.envglot-rejects.jsonl``
             in ``out``, or in the first input's directory for ``in_place``/stdout; none for
             ``check`` unless given.
         report: write the :class:`MigrationReport` as JSON here (atomically).
