@@ -192,3 +192,20 @@ def test_excerpt_keeps_valid_utf8_and_says_what_was_cut() -> None:
         s.encode("utf-8")
     with pytest.raises(ValueError):
         excerpt("x", 0)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux file names are bytes")
+def test_convert_detect_validate_with_a_non_utf8_file_name(tmp_path: Path) -> None:
+    base = os.fsencode(tmp_path)
+    src = base + b"/caf\xe9.jsonl"
+    with open(src, "wb") as fh:
+        fh.write(b'{"count":1}\nnot json\n')
+    name = os.fsdecode(src)
+    r = run("convert", name, "-t", "response-v2", "-o", os.fsdecode(base + b"/o\xe9.jsonl"), "--log", tmp_path / "l.j")
+    assert r.returncode == 65 and b"Traceback" not in r.stderr
+    assert b"caf\\xe9.jsonl:2: error: invalid JSON" in r.stderr
+    assert json.loads((tmp_path / "l.j").read_bytes())["file"].endswith("caf\\xe9.jsonl")
+    assert open(base + b"/o\xe9.jsonl", "rb").read().startswith(b'{"success":true')
+    for cmd in ("detect", "validate"):
+        r = run(cmd, name)
+        assert b"Traceback" not in r.stderr and b"caf\\xe9.jsonl" in r.stdout + r.stderr, cmd

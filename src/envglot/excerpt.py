@@ -7,7 +7,9 @@ through :func:`excerpt` before it reaches stderr, a log line or a rejects record
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_LIMIT", "MESSAGE_LIMIT", "excerpt"]
+import os
+
+__all__ = ["DEFAULT_LIMIT", "MESSAGE_LIMIT", "display_path", "excerpt"]
 
 DEFAULT_LIMIT = 120
 """Characters kept by default (before the ``… (N more characters)`` note): one quoted value."""
@@ -57,3 +59,17 @@ def _clean(text: str) -> str:
 
 def _only_escapes(text: str) -> bool:
     return all(not (0xD800 <= ord(c) <= 0xDFFF) or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """How a file name is shown in messages, logs and reports: always valid UTF-8.
+
+    A name that is not valid UTF-8 (read with ``surrogateescape``) shows its bad bytes as
+    ``\\xNN``, e.g. ``caf\\xe9.json``; valid names are unchanged (never cut).
+    """
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return text

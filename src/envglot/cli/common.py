@@ -23,7 +23,7 @@ from ..canonical import Envelope
 from ..diagnostics import Diagnostic
 from ..dialects import NAMES, WRITABLE, get_dialect
 from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
-from ..excerpt import MESSAGE_LIMIT, excerpt
+from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
 from ..mappings import Mappings, mappings_for
 from . import exits
 
@@ -62,6 +62,8 @@ _ENC = msgspec.json.Encoder()
 
 def die(message: str, code: int, where: str | None = None) -> NoReturn:
     """Print ``[WHERE: ]error: MESSAGE`` on stderr and exit with ``code``."""
+    if where:
+        where = display_path(where)
     click.echo(f"{where}: error: {message}" if where else f"error: {message}", err=True)
     sys.exit(code)
 
@@ -204,10 +206,11 @@ def try_open(path: str) -> tuple[str, BinaryIO] | None:
     returns ``None`` if the file cannot be opened (the caller counts it: exit 66)."""
     if path == "-":
         return STDIN_NAME, sys.stdin.buffer
+    name = display_path(path)
     try:
-        return path, open(path, "rb")
+        return name, open(path, "rb")
     except OSError as exc:
-        click.echo(f"{path}: error: cannot read input: {exc.strerror}", err=True)
+        click.echo(f"{name}: error: cannot read input: {exc.strerror}", err=True)
         return None
 
 

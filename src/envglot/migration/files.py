@@ -19,6 +19,7 @@ from typing import IO, BinaryIO
 import msgspec
 
 from ..errors import EnvglotError
+from ..excerpt import display_path as display
 from .constants import REJECTS_NAME, TEMP_PREFIX
 from .report import FileFailure
 
@@ -43,20 +44,6 @@ class _Job(msgspec.Struct):
     doc: bool
     gz: bool
     size: int
-
-
-def display(path: str | os.PathLike[str]) -> str:
-    """How a path is named in reports, rejects and messages: always valid UTF-8.
-
-    A file name that is not valid UTF-8 (read with ``surrogateescape``) shows its bad bytes
-    as ``\\xNN``, e.g. ``caf\\xe9.json``; valid names are unchanged.
-    """
-    text = os.fspath(path)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(text).decode("utf-8", "backslashreplace")
-    return text
 
 
 class SymlinkRefusedError(OSError):
