@@ -388,3 +388,15 @@ def test_non_utf8_file_names_end_to_end(tmp_path: Path) -> None:
     # re-running replaces the rejects of that file (the display name is stable)
     assert _run(tmp_path / "in", "--out", tmp_path / "out").returncode == 1
     assert len((tmp_path / "out" / REJECTS_NAME).read_bytes().splitlines()) == 1
+
+
+def test_stale_rewrite_temp_beside_the_rejects_file_is_removed(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes(b"not json\n")
+    (tmp_path / "rej").mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / "rej" / f"{TEMP_PREFIX}{int(dead.stdout)}-0000-r.jsonl"
+    stale.write_bytes(b"half")  # as a run killed while rewriting the rejects file leaves it
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=tmp_path / "rej" / "r.jsonl", jobs=1)
+    assert not stale.exists() and rep.temp_files_removed == 1
+    assert len((tmp_path / "rej" / "r.jsonl").read_bytes().splitlines()) == 1

@@ -312,7 +312,7 @@ def migrate(
             engine.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
     finally:
         engine.rejects.close()
-        rep.temp_files_removed = engine.cleaned.removed
+        rep.temp_files_removed = engine.cleaned.removed + engine.rejects.removed
         _finish(rep, t0)
         if report is not None:
             _write_report(Path(report), rep)

@@ -347,6 +347,8 @@ class _Rejects:
         self.count = 0
         self.sources: dict[str, int] | None = None
         """Lines per source in the rejects file (read once, when first needed)."""
+        self.removed = 0
+        """Stale temp files of dead runs removed from the rejects file's directory."""
 
     def add(self, lines: list[bytes]) -> None:
         """Collect reject lines of the file in progress."""
@@ -408,6 +410,8 @@ class _Rejects:
             return self.sources
         assert self.path is not None
         self.sources = {}
+        if self.path.parent.is_dir():  # a rewrite's temp file left by a killed run
+            self.removed += len(clean_stale_temps(self.path.parent))
         if not self._regular():  # missing, or a device/FIFO: nothing to read back
             return self.sources
         try:
