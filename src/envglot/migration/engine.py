@@ -545,13 +545,15 @@ class _Engine:
         assert sink is not None and sink.job is job
         rep = self.rep
         try:
-            sink.write(res.out)
-        except OSError as exc:
-            self._output_error(job, exc)
-        try:
             self.rejects.add([r[1] for r in res.rejects])
         except OSError as exc:
             self._output_error(job, exc, "a temporary file for its rejects")
+        if sink.stream is not None and res.rejects:  # a stream cannot wait for the file's end
+            self._commit_rejects(job, False)
+        try:
+            sink.write(res.out)
+        except OSError as exc:
+            self._output_error(job, exc)
         rep.records += res.records
         rep.converted += res.converted
         rep.passed_through += res.passed
@@ -658,7 +660,11 @@ class _Engine:
         self._file_done(job)
 
     def _commit_rejects(self, job: _Job, changed: bool) -> None:
-        """Step (a) of a file's commit: its rejects, replacing its earlier ones when it is re-emitted."""
+        """Step (a) of a file's commit: its rejects, replacing its earlier ones when it is re-emitted.
+
+        Streamed to stdout, the output cannot be held back: each chunk's rejects are appended
+        before its output is written.
+        """
         replace = self.mode in ("out", "check") or (self.mode == "in-place" and changed)
         try:
             self.rejects.commit(job.name, replace)
