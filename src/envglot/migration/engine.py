@@ -315,7 +315,7 @@ def migrate(
         rep.temp_files_removed = engine.cleaned.removed + engine.rejects.removed
         _finish(rep, t0)
         if report is not None:
-            _write_report(Path(report), rep)
+            _write_report(Path(report), rep, out_dir if mode == "out" else None)
     return rep
 
 
@@ -421,8 +421,9 @@ def _finish(rep: MigrationReport, t0: float) -> None:
         rep.exit_code = EX_INTERRUPTED
 
 
-def _write_report(path: Path, rep: MigrationReport) -> None:
-    out = _AtomicOutput(path, False, _Cleaner())
+def _write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:
+    """Atomically; never through a symlinked directory under ``root`` (the ``--out`` directory)."""
+    out = _AtomicOutput(path, False, _Cleaner(root))
     try:
         out.write(rep.to_json())
         out.commit(None)
