@@ -1,29 +1,75 @@
-"""Bounded excerpts of untrusted input for messages and logs."""
+"""Bounded excerpts of input-derived text for messages and logs.
+
+Anything quoted from an input (a code, a key, an exception message that embeds one) goes
+through :func:`excerpt` before it reaches stderr, a log line or a rejects record, so a
+5 MB value is never echoed whole.
+"""
 
 from __future__ import annotations
 
-__all__ = ["EXCERPT_LIMIT", "excerpt", "excerpt_repr"]
+import os
 
-EXCERPT_LIMIT = 120
-"""Characters of an input value a message quotes at most."""
+__all__ = ["DEFAULT_LIMIT", "MESSAGE_LIMIT", "display_path", "excerpt"]
+
+DEFAULT_LIMIT = 120
+"""Characters kept by default (before the ``… (N more characters)`` note): one quoted value."""
+MESSAGE_LIMIT = 500
+"""Characters kept of a whole message or JSON path that may embed input (stderr, logs, rejects)."""
 
 
-def excerpt(value: str | bytes, limit: int = EXCERPT_LIMIT) -> str:
-    """``value`` cut to ``limit`` characters, saying how much was left out.
+def excerpt(value: object, limit: int = DEFAULT_LIMIT) -> str:
+    """``value`` as text, cut to at most ``limit`` characters plus a note of how much was cut.
 
-    Bytes are decoded as UTF-8 with invalid bytes shown as ``\\xNN`` escapes, so the
-    result is always valid text whatever the input held; lone surrogates are escaped too.
+    ``bytes`` are decoded as UTF-8 with invalid bytes shown as ``\\xNN``; lone surrogates
+    (from ``surrogateescape`` file names or bad input) are shown the same way, so the result
+    always encodes as valid UTF-8. A cut never splits a character or an escape.
+
+    >>> excerpt("abc")
+    'abc'
+    >>> excerpt("x" * 300, limit=5)
+    'xxxxx… (295 more characters)'
+    >>> excerpt(b"caf\\xe9")
+    'caf\\\\xe9'
     """
-    text = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes | bytearray) else value
+    if limit < 1:
+        raise ValueError("limit must be positive")
+    if isinstance(value, bytes | bytearray | memoryview):
+        raw = bytes(value)
+        # decode no more than needed (at most 4 bytes per character); bad bytes as \xNN below
+        text = raw[: limit * 4 + 4].decode("utf-8", "surrogateescape")
+        if len(text) > limit:
+            return f"{_clean(text[:limit])}… (cut; {len(raw)} bytes in all)"
+        return _clean(text)
+    text = value if isinstance(value, str) else str(value)
     if len(text) > limit:
-        text = f"{text[:limit]}… (+{len(text) - limit} chars)"
-    if not text.isascii():
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return f"{_clean(text[:limit])}… ({len(text) - limit} more characters)"
+    return _clean(text)
+
+
+def _clean(text: str) -> str:
+    """Lone surrogates as ``\\xNN`` (surrogateescape) or ``\\udNNN``: always valid UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape" if _only_escapes(text) else "backslashreplace").decode(
+            "utf-8", "backslashreplace"
+        )
     return text
 
 
-def excerpt_repr(value: object, limit: int = EXCERPT_LIMIT) -> str:
-    """``repr(value)`` for a message, bounded like :func:`excerpt` (strings are cut before repr)."""
-    if isinstance(value, str) and len(value) > limit:
-        return repr(value[:limit]) + f"… (+{len(value) - limit} chars)"
-    return excerpt(repr(value), limit + 2)
+def _only_escapes(text: str) -> bool:
+    return all(not (0xD800 <= ord(c) <= 0xDFFF) or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """How a file name is shown in messages, logs and reports: always valid UTF-8.
+
+    A name that is not valid UTF-8 (read with ``surrogateescape``) shows its bad bytes as
+    ``\\xNN``, e.g. ``caf\\xe9.json``; valid names are unchanged (never cut).
+    """
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return text

@@ -32,7 +32,7 @@ from .detect import MCP, detect_bytes
 from .diagnostics import Kind, Report
 from .dialects import get_dialect
 from .dialects.code_graph import approx_tokens
-from .errors import EnvglotError
+from .errors import DetectError, EnvglotError
 from .mappings import Mappings, mappings_for
 from .transport import unwrap_bytes
 
@@ -539,6 +539,8 @@ def validate(
             if name == MCP:
                 buf, is_error = unwrap_bytes(buf)
                 name = detect_bytes(buf)
+                if name == MCP:  # only one level is unwrapped; there is no contract to check for "mcp"
+                    raise DetectError("the envelope of this MCP CallToolResult is itself a CallToolResult", path="$")
         except EnvglotError as exc:
             return [Violation(exc.path or "$", exc.message, None)]
     try:

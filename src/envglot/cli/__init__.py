@@ -2,14 +2,70 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
 import click
 
 from .. import __version__
+from . import exits
 
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+class _Main(click.Group):
+    """The command group: Ctrl-C and SIGTERM exit 130, a closed stdout/stderr pipe exits 141.
+
+    SIGTERM is raised as ``KeyboardInterrupt`` so every command's cleanup (temporary
+    files of ``-o``, ``--log``, ``--report``) runs for it as for Ctrl-C. A reader that
+    goes away (``envglot convert big.jsonl | head -1``) ends the run quietly with 141,
+    the code a shell reports for a process killed by SIGPIPE; nothing is committed.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        old = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            result = super().invoke(ctx)
+            _flush_stdout()
+            return result
+        except SystemExit:
+            _flush_stdout()
+            raise
+        except KeyboardInterrupt:
+            _quietly(lambda: click.echo("\ninterrupted", err=True))
+            sys.exit(exits.EX_INTERRUPTED)
+        except BrokenPipeError:
+            exits.silence_broken_pipe()
+            sys.exit(exits.EX_PIPE)
+        finally:
+            signal.signal(signal.SIGTERM, old)
+
+
+def _flush_stdout() -> None:
+    """Flush stdout now, so a closed pipe is noticed here (exit 141), not at interpreter exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        exits.silence_broken_pipe()
+        sys.exit(exits.EX_PIPE)
+    except (OSError, ValueError):
+        pass
+
+
+def _quietly(f: Any) -> None:
+    try:
+        f()
+    except OSError:
+        pass
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="envglot")
 def main() -> None:
     """Convert MCP tool response envelopes between dialects.

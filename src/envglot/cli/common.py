@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from ..canonical import Envelope
 from ..diagnostics import Diagnostic
 from ..dialects import NAMES, WRITABLE, get_dialect
 from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
+from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
 from ..mappings import Mappings, mappings_for
 from . import exits
 
@@ -46,6 +48,7 @@ __all__ = [
     "output_failed",
     "parse_context",
     "read_records",
+    "same_file",
     "try_open",
     "writer_for",
 ]
@@ -59,6 +62,8 @@ _ENC = msgspec.json.Encoder()
 
 def die(message: str, code: int, where: str | None = None) -> NoReturn:
     """Print ``[WHERE: ]error: MESSAGE`` on stderr and exit with ``code``."""
+    if where:
+        where = display_path(where)
     click.echo(f"{where}: error: {message}" if where else f"error: {message}", err=True)
     sys.exit(code)
 
@@ -201,10 +206,11 @@ def try_open(path: str) -> tuple[str, BinaryIO] | None:
     returns ``None`` if the file cannot be opened (the caller counts it: exit 66)."""
     if path == "-":
         return STDIN_NAME, sys.stdin.buffer
+    name = display_path(path)
     try:
-        return path, open(path, "rb")
+        return name, open(path, "rb")
     except OSError as exc:
-        click.echo(f"{path}: error: cannot read input: {exc.strerror}", err=True)
+        click.echo(f"{name}: error: cannot read input: {exc.strerror}", err=True)
         return None
 
 
@@ -277,6 +283,10 @@ def _lines(it: Iterable[bytes], start: int) -> Iterator[Record]:
 # --- outputs -----------------------------------------------------------------------------
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_HAS_SIGMASK = hasattr(signal, "pthread_sigmask")
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -308,14 +318,33 @@ class AtomicWriter(_FileSink):
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self._f = None
         directory = os.path.dirname(os.path.abspath(path))
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+        tmp: str | None = None
+        # Ctrl-C/SIGTERM are held back while the temp file is created, then delivered inside
+        # this try: an interruption at any point removes the temp file.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if _HAS_SIGMASK else None
         try:
-            mode = os.stat(path).st_mode & 0o7777
-        except OSError:
-            mode = 0o666 & ~_umask()
-        os.fchmod(fd, mode)
-        self._f = os.fdopen(fd, "wb")
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+                self._tmp = tmp
+                try:
+                    mode = os.stat(path).st_mode & 0o7777
+                except OSError:
+                    mode = 0o666 & ~_umask()
+                os.fchmod(fd, mode)
+                self._f = os.fdopen(fd, "wb")
+            finally:
+                if old is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        except BaseException:
+            if self._f is not None:
+                with contextlib.suppress(OSError):
+                    self._f.close()
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise
 
     def commit(self) -> None:
         """Flush, close and rename into place."""
@@ -394,6 +423,16 @@ def writer_for(path: str) -> AtomicWriter | _Direct:
     return AtomicWriter(real) if regular else _Direct(path)
 
 
+def same_file(a: str, b: str) -> bool:
+    """True when two paths name one file: same real path (symlinks, ``./`` spellings) or same inode."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def open_output(path: str | None) -> Output:
     """An output for ``path`` (``None`` or ``-``: stdout); exits 74 if it cannot be created."""
     if path is None or path == "-":
@@ -405,12 +444,11 @@ def open_output(path: str | None) -> Output:
 
 
 def output_failed(path: str | None, exc: OSError) -> NoReturn:
-    """Exit 74 after a write error on ``path`` (stdout when ``None``)."""
+    """Exit 74 after a write error on ``path`` (stdout when ``None``); 141 quietly on a closed pipe."""
     if isinstance(exc, BrokenPipeError):
         # the reader went away (e.g. `| head`): say nothing more on a dead pipe
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(exits.EX_IOERR)
+        exits.silence_broken_pipe()
+        sys.exit(exits.EX_PIPE)
     die(f"cannot write output: {exc.strerror}", exits.EX_IOERR, path or "<stdout>")
 
 
@@ -423,6 +461,11 @@ def echo(line: str) -> None:
 
 
 # --- diagnostics -------------------------------------------------------------------------
+
+
+def _bounded(text: str) -> str:
+    """An input-derived message or path as printed and logged: at most MESSAGE_LIMIT characters."""
+    return excerpt(text, MESSAGE_LIMIT)
 
 
 def _where(name: str, line: int | None) -> str:
@@ -458,8 +501,8 @@ class LogWriter:
             "file": name,
             "line": line,
             "kind": kind,
-            "path": path,
-            "message": message,
+            "path": None if path is None else excerpt(path, MESSAGE_LIMIT),
+            "message": excerpt(message, MESSAGE_LIMIT),
             "dialect": dialect,
             "lossy": lossy,
         }
@@ -473,6 +516,10 @@ class LogWriter:
             self._out.commit()
         except OSError as exc:
             die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
+
+    def abort(self) -> None:
+        """Drop the log (an interrupted run): an existing FILE stays as it was."""
+        self._out.abort()
 
 
 class Stderr:
@@ -496,9 +543,9 @@ class Stderr:
             if self.log is not None:
                 self.log.record(name, line, str(d.kind), d.path, d.message, d.dialect, d.lossy)
             if d.lossy and not self.quiet:
-                click.echo(f"{prefix}warning: {d.path}: {d.message}", err=True)
+                click.echo(f"{prefix}warning: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
             elif not d.lossy and self.verbose:
-                click.echo(f"{prefix}note: {d.path}: {d.message}", err=True)
+                click.echo(f"{prefix}note: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
 
     def note(self, name: str, line: int | None, message: str) -> None:
         """A remark shown only with ``-v`` (not logged)."""
@@ -524,9 +571,9 @@ class Stderr:
         exc.located(source=name, line=line)
         if self.log is not None:
             self.log.record(name, line, error_kind(exc), exc.path, exc.message, exc.dialect, False)
-        message = exc.message
-        if exc.path and exc.path not in message:
-            message += f" (at {exc.path})"
+        message = _bounded(exc.message)
+        if exc.path and exc.path not in exc.message:
+            message += f" (at {_bounded(exc.path)})"
         click.echo(f"{_where(name, line)}error: {message}", err=True)
 
 

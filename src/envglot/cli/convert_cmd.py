@@ -25,6 +25,7 @@ from .common import (
     output_failed,
     parse_context,
     read_records,
+    same_file,
 )
 
 __all__ = ["convert"]
@@ -37,6 +38,8 @@ Exit codes:
   65  invalid input: not JSON, not an envelope, breaks its dialect's contract
   66  the input file is missing or unreadable
   74  the output (or --log) cannot be written
+  130 interrupted (Ctrl-C or SIGTERM): -o and --log are left as they were
+  141 stdout was closed by its reader (e.g. | head): nothing more is printed
 """
 
 
@@ -119,6 +122,8 @@ def convert(
       envglot convert reply.json -t errorcode --wrap mcp
     """
     ctx_values = parse_context(context)
+    if output not in (None, "-") and log_path and same_file(output, log_path):
+        raise click.UsageError(f"-o {output} and --log {log_path} name the same file; give the log its own file")
     m = load_mappings(mappings)
     log = LogWriter(log_path) if log_path else None
     err = Stderr(verbose=verbose, quiet=unsupported == "ignore", log=log)
@@ -190,9 +195,15 @@ def convert(
                     out.abort()
             except OSError as exc:
                 output_failed(output, exc)
-    finally:
+    except BaseException as exc:
         if log is not None:
-            log.close()
+            if isinstance(exc, SystemExit):
+                log.close()
+            else:
+                log.abort()  # interrupted: -o and --log are left as they were
+        raise
+    if log is not None:
+        log.close()
     code = status.exit_code(fail_if_lossy)
     if code == exits.EX_FAILED and fail_if_lossy and status.lossy:
         click.echo(f"error: {status.lossy} lossy document(s) (--fail-if-lossy)", err=True)

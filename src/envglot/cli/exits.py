@@ -14,3 +14,25 @@ EX_NOINPUT = 66
 """An input file is missing or unreadable."""
 EX_IOERR = 74
 """An output could not be written."""
+EX_INTERRUPTED = 130
+"""Interrupted by Ctrl-C or SIGTERM (128 + SIGINT); nothing half-written is left behind."""
+EX_PIPE = 141
+"""The reader of stdout (or stderr) went away, e.g. ``| head`` (128 + SIGPIPE, as a shell reports it)."""
+
+
+def silence_broken_pipe() -> None:
+    """Point stdout and stderr at /dev/null so exiting after a broken pipe prints nothing more."""
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError):
+            continue
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except OSError:
+            pass

@@ -19,6 +19,7 @@ from ..errors import EnvglotError
 from ..migration import (
     DEFAULT_CHUNK_BYTES,
     EX_INTERRUPTED,
+    EX_SOFTWARE,
     UNDETECTED,
     MigrationError,
     MigrationReport,
@@ -30,8 +31,6 @@ from .common import DialectType, die, load_mappings, mappings_option, parse_cont
 
 __all__ = ["format_summary", "migrate_command"]
 
-EX_SOFTWARE = 70
-"""A worker process died (a bug or the OOM killer), not bad input."""
 
 _EPILOG = """\b
 Examples:
@@ -48,8 +47,10 @@ Exit codes:
   65   --max-errors exceeded: the run stopped early
   66   an input is missing or unreadable (other files were still migrated)
   74   an output, backup or the rejects file cannot be written
-  70   a worker process died (the file in progress is not written)
+  70   a bug in envglot: a worker process died (the file in progress is not
+       written), or records were rejected as InternalError (the run completed)
   130  interrupted (committed outputs are complete; nothing is half-written)
+  141  stdout was closed by its reader (- without --out, e.g. | head)
 """
 
 _SUFFIXES = {"": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
@@ -149,6 +150,11 @@ def format_summary(rep: MigrationReport) -> str:
     if rep.rejected:
         where = f" -> {rep.rejects_file}" if rep.rejects_file else " (not written: --check without --rejects)"
         lines.append(f"  rejected: {rep.rejected:,} records{where}")
+    if rep.internal_errors:
+        lines.append(
+            f"  internal errors: {rep.internal_errors:,} of the rejected records hit a bug in envglot, "
+            "not bad input (error_type InternalError in the rejects; please report it)"
+        )
     return "\n".join(lines)
 
 
@@ -183,7 +189,8 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @click.option(
     "--rejects",
     metavar="FILE",
-    help="Append rejected records (JSON Lines, original bytes kept). Default: .envglot-rejects.jsonl in the "
+    help="Write rejected records here (JSON Lines, original bytes kept; a file migrated again replaces its "
+    "own earlier ones). Default: .envglot-rejects.jsonl in the "
     "--out directory, else in the first input's directory.",
 )
 @click.option("--report", metavar="FILE", help="Write the summary as JSON to FILE.")
@@ -327,6 +334,9 @@ def migrate_command(
         if line is not None:
             line.clear()
         die(f"a worker process died ({exc}); the file in progress was not written", EX_SOFTWARE)
+    except BrokenPipeError:  # stdout's reader went away (`| head`): end quietly, as the other commands do
+        exits.silence_broken_pipe()
+        sys.exit(exits.EX_PIPE)
     except OSError as exc:  # the --report file (outputs and rejects are reported per file)
         die(f"cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", exits.EX_IOERR)
     finally:
@@ -348,6 +358,8 @@ def _print_outcome(rep: MigrationReport, quiet: bool, unsupported: str) -> None:
             )
     for failure in rep.failed:
         print(f"{failure.file}: error: {failure.error}", file=err)
+    if rep.internal_errors and quiet:
+        print(f"error: {rep.internal_errors:,} records rejected by a bug in envglot (InternalError)", file=err)
     if rep.stopped is not None:
         print(f"error: stopped early ({rep.stopped})", file=err)
         if rep.not_processed:

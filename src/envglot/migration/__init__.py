@@ -7,9 +7,9 @@ Two layers (``docs/migration.md``):
   built once; picklable, so engines such as Dask or Spark can map it over their lines.
 * :func:`migrate` — the file engine: walks inputs, streams JSON Lines in chunks to a
   process pool (results reassembled in order, bounded chunks in flight), writes every
-  output through a temporary file that is fsynced and renamed into place, appends
-  rejects (with their original bytes) durably before the output that omits them is
-  committed, and returns a :class:`MigrationReport`.
+  output through a temporary file that is fsynced and renamed into place, commits
+  each file's rejects (with their original bytes) durably before the output that omits
+  them, replacing that file's rejects of an earlier run, and returns a :class:`MigrationReport`.
 
 Modules: ``constants`` (names and limits), ``records`` (the per-record layer),
 ``workers`` (the process-pool side), ``files`` (inputs, atomic outputs, backups, rejects),
@@ -22,6 +22,7 @@ from .constants import (
     DEFAULT_CHUNK_BYTES,
     DEFAULT_INCLUDE,
     EX_INTERRUPTED,
+    EX_SOFTWARE,
     REJECTS_NAME,
     TEMP_PREFIX,
     TEST_DELAY_ENV,
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_CHUNK_BYTES",
     "DEFAULT_INCLUDE",
     "EX_INTERRUPTED",
+    "EX_SOFTWARE",
     "REJECTS_NAME",
     "TEMP_PREFIX",
     "TEST_DELAY_ENV",

@@ -6,6 +6,8 @@ from typing import Literal
 
 import msgspec
 
+from ..excerpt import MESSAGE_LIMIT
+
 TEMP_PREFIX = ".envglot-tmp-"
 """Every temporary file starts with this; inputs never match it; stale ones are removed."""
 REJECTS_NAME = ".envglot-rejects.jsonl"
@@ -24,8 +26,15 @@ TEST_DELAY_ENV = "ENVGLOT_MIGRATE_TEST_DELAY"
 """Test-only hook: seconds to sleep before each chunk (lets a test interrupt a run mid-way)."""
 EX_INTERRUPTED = 130
 """Exit code of a run stopped by Ctrl-C or SIGTERM (the report says ``stopped: "interrupted"``)."""
+EX_SOFTWARE = 70
+"""Exit code when envglot itself failed: a worker died, or records were rejected by a bug (``InternalError``)."""
 UNDETECTED = "(undetected)"
 """The source-dialect row of records that could not be read far enough to name a dialect."""
+
+INTERNAL_ERROR = "InternalError"
+"""``error_type`` of a record rejected because of a bug in envglot (counted apart from bad input)."""
+REASON_LIMIT = MESSAGE_LIMIT
+"""Characters of an input-derived reason (error message, JSON path) kept in a rejects record."""
 
 Status = Literal["converted", "passed", "rejected"]
 Mode = Literal["out", "in-place", "check", "stdout"]

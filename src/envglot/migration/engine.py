@@ -17,10 +17,11 @@ from typing import IO, Any, BinaryIO
 import msgspec
 
 from ..dialects import WRITABLE, get_dialect
-from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, REJECTS_NAME, Mode
+from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
 from .files import (
     BackupExistsError,
     MigrationError,
+    SymlinkRefusedError,
     _AtomicOutput,
     _Cleaner,
     _copy_atomic,
@@ -29,6 +30,8 @@ from .files import (
     _read_error,
     _Rejects,
     _walk,
+    display,
+    refuse_links,
 )
 from .records import _rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
@@ -203,7 +206,8 @@ def migrate(
             the original as ``<file><suffix>``; ``backup=None`` keeps none.
         check: convert in memory only and report what would change; write nothing (except
             ``rejects``/``report`` when given explicitly).
-        rejects: the rejects file (JSON Lines, appended). Default: ``.envglot-rejects.jsonl``
+        rejects: the rejects file (JSON Lines; a file migrated again replaces its earlier
+            lines). Default: ``.envglot-rejects.jsonl``
             in ``out``, or in the first input's directory for ``in_place``/stdout; none for
             ``check`` unless given.
         report: write the :class:`MigrationReport` as JSON here (atomically).
@@ -249,6 +253,8 @@ def migrate(
         if out_dir.exists() and not out_dir.is_dir():
             raise MigrationError(f"{out_dir} exists and is not a directory", 74)
     rejects_path = Path(rejects) if rejects is not None else _default_rejects(mode, names, out_dir)
+    if rejects_path is not None:
+        _check_rejects_path(rejects_path, out_dir if mode == "out" else None)
     skip: set[Path] = set()
     for p in (rejects_path, Path(report) if report is not None else None):
         if p is not None:
@@ -273,7 +279,7 @@ def migrate(
         mode=mode,
         jobs=n_jobs,
         files_total=len(job_list),
-        rejects_file=str(rejects_path) if rejects_path is not None else None,
+        rejects_file=display(rejects_path) if rejects_path is not None else None,
         failed=unreadable,
     )
     total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
@@ -290,6 +296,7 @@ def migrate(
         total_disk=total_disk,
         t0=t0,
         stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
+        root=out_dir if mode == "out" else None,
     )
     src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
     tasks = _produce(job_list, chunk_bytes, style, src_stream)
@@ -305,10 +312,10 @@ def migrate(
             engine.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
     finally:
         engine.rejects.close()
-        rep.temp_files_removed = engine.cleaned.removed
+        rep.temp_files_removed = engine.cleaned.removed + engine.rejects.removed
         _finish(rep, t0)
         if report is not None:
-            _write_report(Path(report), rep)
+            _write_report(Path(report), rep, out_dir if mode == "out" else None)
     return rep
 
 
@@ -356,6 +363,17 @@ def _default_rejects(mode: Mode, names: list[str], out_dir: Path | None) -> Path
     return base / REJECTS_NAME
 
 
+def _check_rejects_path(path: Path, out_dir: Path | None) -> None:
+    """Refuse (before anything is written) a rejects file that is a symlink or under a linked directory of ``out``."""
+    if path.is_symlink():
+        raise MigrationError(f"refusing to write the rejects file through the symbolic link {display(path)}", 74)
+    if out_dir is not None:
+        try:
+            refuse_links(out_dir, path)
+        except SymlinkRefusedError as exc:
+            raise MigrationError(f"cannot write the rejects file {display(path)}: {exc.strerror}", 74) from None
+
+
 def _check_destinations(jobs: list[_Job]) -> None:
     """No two inputs may share an output path, and no input may be its own output."""
     seen: dict[Path, str] = {}
@@ -395,14 +413,17 @@ def _finish(rep: MigrationReport, t0: float) -> None:
         codes.append(1)
     if rep.stopped is not None and rep.stopped.startswith("max-errors"):
         codes.append(65)
+    if rep.internal_errors:
+        codes.append(EX_SOFTWARE)
     codes.extend(f.exit_code for f in rep.failed)
-    rep.exit_code = max(codes)  # 74 (output) > 66 (input) > 65 (max-errors) > 1 (rejects, changes)
+    rep.exit_code = max(codes)  # 74 (output) > 70 (a bug) > 66 (input) > 65 (max-errors) > 1 (rejects, changes)
     if rep.stopped == "interrupted":
         rep.exit_code = EX_INTERRUPTED
 
 
-def _write_report(path: Path, rep: MigrationReport) -> None:
-    out = _AtomicOutput(path, False, _Cleaner())
+def _write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:
+    """Atomically; never through a symlinked directory under ``root`` (the ``--out`` directory)."""
+    out = _AtomicOutput(path, False, _Cleaner(root))
     try:
         out.write(rep.to_json())
         out.commit(None)
@@ -427,6 +448,7 @@ class _Engine:
         total_disk: int | None,
         t0: float,
         stdout: BinaryIO | None,
+        root: Path | None,
     ) -> None:
         self.rep = rep
         self.jobs = jobs
@@ -438,7 +460,7 @@ class _Engine:
         self.total_disk = total_disk
         self.t0 = t0
         self.stdout = stdout
-        self.cleaned = _Cleaner()
+        self.cleaned = _Cleaner(root)
         self.sink: _Sink | None = None
         self.index = 0
         self.done_disk = 0
@@ -478,9 +500,9 @@ class _Engine:
             failed = {f.file for f in self.rep.failed}
             self.rep.not_processed = [j.name for j in self.jobs[self.index :] if j.name not in failed]
             _cancel(pending)
-        except BaseException:
+        except BaseException as exc:
             self._abort_current()
-            self.rep.stopped = "interrupted"
+            self.rep.stopped = "stdout closed" if isinstance(exc, BrokenPipeError) else "interrupted"
             self.rep.not_processed = [j.name for j in self.jobs[self.index :]]
             _cancel(pending)
             raise
@@ -489,6 +511,7 @@ class _Engine:
         if self.sink is not None and self.sink.atomic is not None:
             self.sink.atomic.abort()
         self.sink = None
+        self.rejects.discard()
 
     def _consume(self, ev: Any) -> None:
         if isinstance(ev, _Start):
@@ -512,7 +535,9 @@ class _Engine:
 
     def _output_error(self, job: _Job, exc: OSError, what: str | None = None) -> None:
         self._abort_current()
-        target = what or str(job.dst or "<stdout>")
+        if isinstance(exc, BrokenPipeError) and what is None and job.dst is None:
+            raise exc  # stdout's reader went away (`| head`): the caller ends quietly (the CLI: exit 141)
+        target = what or (display(job.dst) if job.dst is not None else "<stdout>")
         self._fail(job, f"cannot write {target}: {exc.strerror or exc}", 74)
         raise _StopRunError(f"output error: cannot write {target}", 74) from None
 
@@ -521,17 +546,20 @@ class _Engine:
         assert sink is not None and sink.job is job
         rep = self.rep
         try:
+            self.rejects.add([r[1] for r in res.rejects])
+        except OSError as exc:
+            self._output_error(job, exc, "a temporary file for its rejects")
+        if sink.stream is not None and res.rejects:  # a stream cannot wait for the file's end
+            self._commit_rejects(job, False)
+        try:
             sink.write(res.out)
         except OSError as exc:
             self._output_error(job, exc)
-        try:
-            self.rejects.append([r[1] for r in res.rejects])
-        except OSError as exc:
-            self._output_error(job, exc, f"rejects file {self.rejects.path}")
         rep.records += res.records
         rep.converted += res.converted
         rep.passed_through += res.passed
         rep.rejected += res.rejected
+        rep.internal_errors += res.internal
         rep.bytes_in += res.bytes_in
         rep.bytes_out += len(res.out)
         for k, c in res.counts.items():
@@ -552,6 +580,10 @@ class _Engine:
             before = rep.rejected - res.rejected
             line = res.rejects[self.max_errors - before][0]
             where = job.name if line is None else f"{job.name}:{line}"
+            try:  # the file is not written, but its rejects so far are (a re-run replaces them)
+                self.rejects.commit(job.name, replace=self.mode != "stdout")
+            except OSError as exc:
+                self._output_error(job, exc, f"rejects file {display(self.rejects.path or '')}")
             raise _StopRunError(
                 f"max-errors: more than {self.max_errors} rejected records (limit passed at {where})", 65
             )
@@ -581,13 +613,14 @@ class _Engine:
         changed = bool(sink.converted or sink.rejected)
         rep = self.rep
         try:
-            self.rejects.sync()  # rejects are durable before any output that omits them
             if sink.atomic is not None:
                 assert job.dst is not None
                 if job.doc and sink.rejected:
                     sink.atomic.abort()  # a rejected document leaves no output file (and its input untouched)
+                    self._commit_rejects(job, changed)
                 elif not changed:
                     sink.atomic.abort()
+                    self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
                         _copy_atomic(job.src, job.dst, self.cleaned)
                         rep.files_written += 1
@@ -601,11 +634,14 @@ class _Engine:
                             self._file_done(job)
                             return
                         rep.backups += 1
+                    self._commit_rejects(job, changed)  # durable before the output that omits them
                     sink.atomic.commit(job.src.stat().st_mode & 0o7777 if job.src is not None else None)
                     rep.files_written += 1
-            elif sink.stream is not None:
-                sink.stream.flush()
-                rep.files_written += 1
+            else:
+                self._commit_rejects(job, changed)
+                if sink.stream is not None:
+                    sink.stream.flush()
+                    rep.files_written += 1
         except OSError as exc:
             self._output_error(job, exc)
         if changed:
@@ -613,7 +649,7 @@ class _Engine:
             rep.changed.append(
                 ChangedFile(
                     file=job.name,
-                    output=str(job.dst) if job.dst is not None else None,
+                    output=display(job.dst) if job.dst is not None else None,
                     converted=sink.converted,
                     passed_through=sink.passed,
                     rejected=sink.rejected,
@@ -623,6 +659,18 @@ class _Engine:
             rep.files_unchanged += 1
         self.sink = None
         self._file_done(job)
+
+    def _commit_rejects(self, job: _Job, changed: bool) -> None:
+        """Step (a) of a file's commit: its rejects, replacing its earlier ones when it is re-emitted.
+
+        Streamed to stdout, the output cannot be held back: each chunk's rejects are appended
+        before its output is written.
+        """
+        replace = self.mode in ("out", "check") or (self.mode == "in-place" and changed)
+        try:
+            self.rejects.commit(job.name, replace)
+        except OSError as exc:
+            self._output_error(job, exc, f"rejects file {display(self.rejects.path or '')}")
 
 
 def _cancel(pending: deque[Any]) -> None:

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import filecmp
 import fnmatch
 import gzip
-import io
 import os
 import secrets
 import shutil
-from collections.abc import Sequence
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO
 
 import msgspec
 
 from ..errors import EnvglotError
+from ..excerpt import display_path as display
 from .constants import REJECTS_NAME, TEMP_PREFIX
 from .report import FileFailure
 
@@ -41,6 +44,10 @@ class _Job(msgspec.Struct):
     doc: bool
     gz: bool
     size: int
+
+
+class SymlinkRefusedError(OSError):
+    """An output would be written through a symbolic link planted under the output directory."""
 
 
 def _is_gz(name: str) -> bool:
@@ -110,7 +117,7 @@ def _walk(
     out_res = out.resolve() if out is not None else None
 
     def onerror(exc: OSError) -> None:
-        unreadable.append(FileFailure(file=str(exc.filename), error=_read_error(exc), exit_code=66))
+        unreadable.append(FileFailure(file=display(str(exc.filename)), error=_read_error(exc), exit_code=66))
 
     for arg in inputs:
         if arg == "-":
@@ -148,9 +155,9 @@ def _walk(
             dst = p.resolve() if in_place else (out / p.name if out is not None else None)
             jobs.append(_job(p, dst))
         elif p.exists():
-            raise MigrationError(f"{arg}: not a regular file or directory", 66)
+            raise MigrationError(f"{display(arg)}: not a regular file or directory", 66)
         else:
-            raise MigrationError(f"{arg}: no such file or directory", 66)
+            raise MigrationError(f"{display(arg)}: no such file or directory", 66)
     return jobs, unreadable
 
 
@@ -159,7 +166,7 @@ def _job(p: Path, dst: Path | None) -> _Job:
         size = p.stat().st_size
     except OSError:
         size = 0
-    return _Job(src=p, name=str(p), dst=dst, doc=_is_doc(p.name), gz=_is_gz(p.name), size=size)
+    return _Job(src=p, name=display(p), dst=dst, doc=_is_doc(p.name), gz=_is_gz(p.name), size=size)
 
 
 def _fsync_dir(d: Path) -> None:
@@ -176,16 +183,46 @@ def _fsync_dir(d: Path) -> None:
 
 
 class _Cleaner:
-    """Removes stale temp files from each output directory, once per run, and counts them."""
+    """Prepares each output directory once per run: refuses symlinks under ``root``, creates
+    it, removes stale temp files (and counts them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
         self.seen: set[Path] = set()
         self.removed = 0
 
     def visit(self, directory: Path) -> None:
         if directory not in self.seen:
+            if self.root is not None:
+                refuse_links(self.root, directory)
+            directory.mkdir(parents=True, exist_ok=True)
             self.seen.add(directory)
             self.removed += len(clean_stale_temps(directory))
+
+
+def refuse_links(root: Path, path: Path) -> None:
+    """Raise :class:`SymlinkRefusedError` if ``path`` or a directory between ``root`` and it is a symlink.
+
+    ``root`` itself (the ``--out`` directory the user named) may be a link; nothing below it may.
+    """
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return
+    cur = root
+    for part in rel.parts:
+        cur = cur / part
+        if cur.is_symlink():
+            raise SymlinkRefusedError(
+                errno.ELOOP, f"refusing to write through the symbolic link {display(cur)}", display(cur)
+            )
+
+
+def _temp_name(name: str) -> str:
+    """``.envglot-tmp-<pid>-<random>-<name>``, at most 255 bytes (a file name's limit)."""
+    head = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}-"
+    tail = os.fsencode(name)[: 255 - len(head)]
+    return head + tail.decode("utf-8", "surrogateescape")
 
 
 class _AtomicOutput:
@@ -194,10 +231,8 @@ class _AtomicOutput:
     def __init__(self, dst: Path, gz: bool, cleaned: _Cleaner) -> None:
         self.dst = dst
         parent = dst.parent
-        parent.mkdir(parents=True, exist_ok=True)
         cleaned.visit(parent)
-        name = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}-{dst.name}"[:255]
-        self.tmp = parent / name
+        self.tmp = parent / _temp_name(dst.name)
         fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self.raw: BinaryIO = os.fdopen(fd, "wb", buffering=1024 * 1024)
         self.fh: IO[bytes] | gzip.GzipFile = self.raw
@@ -285,41 +320,185 @@ def _make_backup(src: Path, suffix: str, cleaned: _Cleaner) -> Path:
     return bak
 
 
+class _Source(msgspec.Struct):
+    source: str = ""
+
+
+_SOURCE = msgspec.json.Decoder(_Source)
+SPOOL_BYTES = 1024 * 1024
+"""A file's reject lines are kept in memory up to this size, then in an unnamed temp file."""
+
+
 class _Rejects:
-    """The rejects file: opened lazily in append mode, fsynced before any output is committed."""
+    """The rejects file and its commit protocol (docs/migration.md, "Atomicity and interruption").
+
+    The reject lines of the file in progress are collected (:meth:`add`) and made durable
+    by :meth:`commit` before that file's output is committed; :meth:`discard` drops them.
+    A commit appends (truncating back on any error, so a full disk never leaves half a
+    line) unless the rejects file already holds lines of the same source and ``replace``
+    is asked: then the file is rewritten atomically without them, so a re-run replaces a
+    file's rejects instead of duplicating them.
+    """
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.fh: BinaryIO | None = None
-        self.dirty = False
+        self.spool: tempfile.SpooledTemporaryFile[bytes] | None = None
+        self.pending = 0
         self.count = 0
+        self.sources: dict[str, int] | None = None
+        """Lines per source in the rejects file (read once, when first needed)."""
+        self.removed = 0
+        """Stale temp files of dead runs removed from the rejects file's directory."""
 
-    def append(self, lines: list[bytes]) -> None:
+    def add(self, lines: list[bytes]) -> None:
+        """Collect reject lines of the file in progress."""
         if self.path is None or not lines:
             return
-        if self.fh is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.fh = open(self.path, "ab")
-            if self.fh.tell() > 0:
-                with open(self.path, "rb") as r:
-                    r.seek(-1, io.SEEK_END)
-                    if r.read(1) != b"\n":  # a torn last line of an interrupted run
-                        self.fh.write(b"\n")
-        self.fh.write(b"".join(lines))
-        self.count += len(lines)
-        self.dirty = True
+        if self.spool is None:
+            self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+        self.spool.write(b"".join(lines))
+        self.pending += len(lines)
 
-    def sync(self) -> None:
-        if self.fh is not None and self.dirty:
-            self.fh.flush()
-            os.fsync(self.fh.fileno())
-            self.dirty = False
+    def discard(self) -> None:
+        """Drop the collected lines (the file in progress is not committed)."""
+        if self.spool is not None:
+            with contextlib.suppress(OSError):
+                self.spool.close()
+        self.spool = None
+        self.pending = 0
+
+    def commit(self, source: str, replace: bool) -> None:
+        """Make ``source``'s collected lines durable; with ``replace``, instead of its earlier lines.
+
+        Raises:
+            OSError: the rejects file cannot be written (it is left as it was).
+        """
+        if self.path is None:
+            return
+        try:
+            if self.pending == 0 and not replace:
+                return
+            sources = self._sources()
+            if replace and sources.get(source) and self._regular():
+                self._rewrite(source)
+                sources.pop(source, None)
+            elif self.pending:
+                self._append()
+            if self.pending:
+                sources[source] = sources.get(source, 0) + self.pending
+                self.count += self.pending
+        finally:
+            self.discard()
+
+    def _regular(self) -> bool:
+        """Only a regular file is ever replaced (``--rejects /dev/null`` is appended to)."""
+        assert self.path is not None
+        try:
+            return stat.S_ISREG(os.lstat(self.path).st_mode)
+        except OSError:
+            return False
+
+    def _spooled(self) -> Iterator[bytes]:
+        assert self.spool is not None
+        self.spool.seek(0)
+        while block := self.spool.read(1024 * 1024):
+            yield block
+
+    def _sources(self) -> dict[str, int]:
+        """Scan the existing file once: lines per source; a torn last line is cut off."""
+        if self.sources is not None:
+            return self.sources
+        assert self.path is not None
+        self.sources = {}
+        if self.path.parent.is_dir():  # a rewrite's temp file left by a killed run
+            self.removed += len(clean_stale_temps(self.path.parent))
+        if not self._regular():  # missing, or a device/FIFO: nothing to read back
+            return self.sources
+        try:
+            fh = open(self.path, "r+b")
+        except FileNotFoundError:
+            return self.sources
+        with fh:
+            good = 0
+            for line in fh:
+                if not line.endswith(b"\n"):
+                    try:
+                        _SOURCE.decode(line)
+                    except msgspec.DecodeError:  # torn by a run killed while appending
+                        fh.truncate(good)
+                        os.fsync(fh.fileno())
+                        break
+                    fh.write(b"\n")  # a complete record without its newline (edited by hand)
+                    line += b"\n"
+                good += len(line)
+                try:
+                    src = _SOURCE.decode(line).source
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    continue  # not a rejects record (kept as it is)
+                self.sources[src] = self.sources.get(src, 0) + 1
+        return self.sources
+
+    def _append(self) -> None:
+        assert self.path is not None
+        new = not os.path.lexists(self.path)
+        if new:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                for block in self._spooled():
+                    view = memoryview(block)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except BaseException:
+                with contextlib.suppress(OSError):  # never leave part of a line behind
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+                raise
+        finally:
+            os.close(fd)
+        if new:
+            _fsync_dir(self.path.parent)
+
+    def _rewrite(self, source: str) -> None:
+        """Replace ``source``'s lines by the collected ones, where the first of them was (temp + rename)."""
+        assert self.path is not None
+        tmp = self.path.with_name(_temp_name(self.path.name))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            with os.fdopen(fd, "wb", buffering=1024 * 1024) as out, open(self.path, "rb") as old:
+                os.fchmod(out.fileno(), os.fstat(old.fileno()).st_mode & 0o7777)
+                placed = False
+                for line in old:
+                    try:
+                        mine = _SOURCE.decode(line).source == source
+                    except (msgspec.DecodeError, msgspec.ValidationError):
+                        mine = False
+                    if not mine:
+                        out.write(line)
+                    elif not placed:  # the new lines take the place of the first old one
+                        self._write_spool(out)
+                        placed = True
+                if not placed:
+                    self._write_spool(out)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(self.path.parent)
+
+    def _write_spool(self, out: IO[bytes]) -> None:
+        if self.spool is not None:
+            for block in self._spooled():
+                out.write(block)
 
     def close(self) -> None:
-        if self.fh is not None:
-            self.sync()
-            self.fh.close()
-            self.fh = None
+        self.discard()
 
 
 def _read_error(exc: BaseException) -> str:

@@ -15,8 +15,9 @@ from ..detect import MCP, detect_bytes
 from ..diagnostics import Report
 from ..dialects import get_dialect
 from ..errors import EnvglotError
+from ..excerpt import excerpt
 from ..mappings import Mappings, mappings_for
-from .constants import _ENC, Status
+from .constants import _ENC, INTERNAL_ERROR, REASON_LIMIT, Status
 
 # --------------------------------------------------------------------------- per record
 
@@ -103,37 +104,43 @@ class Migrator:
         return self.record(record)
 
     def record(self, record: bytes) -> Outcome:
-        """Migrate one record; see the class docstring for the rules."""
+        """Migrate one record; see the class docstring for the rules. Never raises."""
+        name: str | None = None
         try:
-            name: str | None = detect_bytes(record)
-        except EnvglotError:
-            name = None
-        try:
+            try:
+                name = detect_bytes(record)
+            except EnvglotError:
+                name = None
             if name == self.to:
                 self._check(record)
                 return Outcome(status="passed", output=record, source=self.to)
             conv = self._conv.conversion(record)
         except EnvglotError as exc:
             diags = tuple(
-                {"kind": str(d.kind), "path": d.path, "message": d.message} for d in getattr(exc, "diagnostics", ())
+                {
+                    "kind": str(d.kind),
+                    "path": excerpt(d.path, REASON_LIMIT),
+                    "message": excerpt(d.message, REASON_LIMIT),
+                }
+                for d in getattr(exc, "diagnostics", ())
             )
             source = exc.dialect or self.from_ or (name if name != MCP else None)
             return Outcome(
                 status="rejected",
                 output=None,
                 source=source,
-                error=str(exc),
+                error=excerpt(str(exc), REASON_LIMIT),
                 error_type=type(exc).__name__,
-                path=exc.path,
+                path=None if exc.path is None else excerpt(exc.path, REASON_LIMIT),
                 diagnostics=diags,
             )
-        except Exception as exc:  # a bug must not lose the record: it becomes a reject
+        except Exception as exc:  # a bug of ours must not lose the record (or the run): a reject
             return Outcome(
                 status="rejected",
                 output=None,
-                source=self.from_ or (name if name != MCP else None),
-                error=f"internal error: {type(exc).__name__}: {exc}",
-                error_type="InternalError",
+                source=self.from_ or (name if name not in (None, MCP) else None),
+                error=internal_reason(exc),
+                error_type=INTERNAL_ERROR,
             )
         out = conv.output
         if b"\n" in out or b"\r" in out:
@@ -155,6 +162,11 @@ class Migrator:
     def _check(self, record: bytes) -> None:
         m = self._mappings
         self._target.read(record, Context(m, Report("ignore"), m[self.to]))
+
+
+def internal_reason(exc: BaseException) -> str:
+    """The reject reason of a record that hit a bug: ``internal error: <Type>: <bounded message>``."""
+    return f"internal error: {type(exc).__name__}: {excerpt(str(exc))}"
 
 
 def _rebuild_migrator(to: str, opts: dict[str, Any]) -> Migrator:

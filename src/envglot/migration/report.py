@@ -56,6 +56,8 @@ class MigrationReport(msgspec.Struct, kw_only=True):
     converted: int = 0
     passed_through: int = 0
     rejected: int = 0
+    internal_errors: int = 0
+    """Rejects caused by a bug in envglot (``error_type: "InternalError"``), not by bad input (exit 70)."""
     lossy: int = 0
     unwrapped: int = 0
     by_source: dict[str, SourceCounts] = msgspec.field(default_factory=dict)

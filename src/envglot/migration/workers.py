@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from ..api import _style
-from .constants import TEST_DELAY_ENV, UNDETECTED
+from .constants import INTERNAL_ERROR, TEST_DELAY_ENV, UNDETECTED
 from .records import Migrator, Outcome, _rebuild_migrator, reject_line
 
 # --------------------------------------------------------------------------- chunks (worker side)
@@ -56,6 +56,8 @@ class _ChunkResult(msgspec.Struct):
     rejected: int
     records: int
     bytes_in: int
+    internal: int = 0
+    """Rejects caused by a bug in envglot (``error_type == "InternalError"``), not by the input."""
 
 
 _WORKER: Migrator | None = None
@@ -185,6 +187,7 @@ def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int
     else:
         res.rejected += 1
         c.rejected += 1
+        res.internal += o.error_type == INTERNAL_ERROR
         c.lossy += bool(o.diagnostics)
         for d in o.diagnostics:
             res.kinds[d["kind"]] = res.kinds.get(d["kind"], 0) + 1
