@@ -110,7 +110,8 @@ def detect(data: bytes | str | dict[str, Any], *, strict: bool = False, max_dept
 def detection(data: bytes | str | dict[str, Any], *, strict: bool = False, max_depth: int = MAX_DEPTH) -> Detection:
     """Like :func:`detect`, with the evidence the dialect was recognized by (``None``: no markers)."""
     buf, _ = check_input(_to_bytes(data), max_depth)
-    return _locate(buf, True, strict, DISCARD)[1]
+    inner, det, _ = _locate(buf, True, strict, DISCARD)
+    return msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det
 
 
 def _locate(buf: bytes, unwrap: bool, strict: bool, report: Report) -> tuple[bytes, Detection, bool | None]:

@@ -27,6 +27,8 @@ class Detection(Struct, frozen=True):
 
     dialect: str
     evidence: str | None
+    unwrapped: bool = False
+    """True when the document was taken out of an MCP CallToolResult or JSON-RPC response."""
 
 
 _NONE = Raw(b"")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import stat
 import sys
@@ -24,6 +25,7 @@ from ..diagnostics import Diagnostic
 from ..dialects import NAMES, WRITABLE, get_dialect
 from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
 from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
+from ..limits import MAX_DEPTH
 from ..mappings import Mappings, mappings_for
 from . import exits
 
@@ -116,6 +118,22 @@ def mappings_option(f: Any) -> Any:
         multiple=True,
         metavar="FILE",
         help="Mapping overlay TOML (repeatable; later files win). See `envglot mappings init`.",
+    )(f)
+
+
+def detection_options(f: Any) -> Any:
+    """``--strict-detect`` and ``--max-depth``, shared by the commands that read envelopes."""
+    f = click.option(
+        "--max-depth",
+        type=click.IntRange(min=1),
+        default=MAX_DEPTH,
+        show_default=True,
+        help="Refuse input nested deeper than this (objects and arrays).",
+    )(f)
+    return click.option(
+        "--strict-detect",
+        is_flag=True,
+        help="Refuse documents without any dialect's markers instead of reading them as a legacy-v1 bare payload.",
     )(f)
 
 
@@ -262,8 +280,53 @@ def read_records(stream: BinaryIO, name: str, jsonl: bool | None = None) -> tupl
             head.append(raw)
             if raw.strip():
                 return True, _chain_lines(head, it)
-    rest = stream.read()
-    return False, iter((Record(b"".join(head) + rest, None),))
+    data = b"".join(head) + stream.read()
+    docs = split_stream(data)
+    if docs is not None:
+        return True, iter(docs)
+    return False, iter((Record(data, None),))
+
+
+_RAW = msgspec.json.Decoder(msgspec.Raw)
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+_SPACE = re.compile(rb"[ \t\r\n]*")
+_BOM = b"\xef\xbb\xbf"
+
+
+def split_stream(data: bytes) -> list[Record] | None:
+    """The documents of a jq-style stream (JSON values one after another, pretty-printed or not).
+
+    ``None`` when ``data`` holds one document (or is not JSON at all: the reader reports it).
+    Each record's line is the line its document starts on; a document that does not parse
+    ends the split and is kept whole with the rest of the input, to be reported there.
+    """
+    mv = memoryview(data)
+    bom = 3 if data.startswith(_BOM) else 0
+    pos = bom
+    out: list[Record] = []
+    while True:
+        pos = _SPACE.match(data, pos).end()  # type: ignore[union-attr]
+        if pos >= len(data):
+            break
+        end = len(data)
+        try:
+            _RAW.decode(mv[pos:])
+        except msgspec.DecodeError as exc:
+            m = _TRAILING.search(str(exc))
+            if m is None:
+                if not out:
+                    return None
+                out.append(Record(bytes(mv[pos:]), data.count(b"\n", 0, pos) + 1))
+                break
+            end = pos + int(m.group(1)) - 1  # msgspec counts the offending byte 1-based
+        except RecursionError:  # too deep to split: one document, the core names the limit
+            return None if not out else [*out, Record(bytes(mv[pos:]), data.count(b"\n", 0, pos) + 1)]
+        start = 0 if not out else pos  # the first record keeps a byte order mark for the core to report
+        out.append(Record(bytes(mv[start:end]), data.count(b"\n", 0, pos) + 1))
+        if end == len(data) and not out[1:]:
+            return None
+        pos = end
+    return out if len(out) > 1 else None
 
 
 def _chain_lines(head: list[bytes], it: Iterator[bytes]) -> Iterator[Record]:

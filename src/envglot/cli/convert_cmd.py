@@ -16,6 +16,7 @@ from .common import (
     LogWriter,
     RunStatus,
     Stderr,
+    detection_options,
     die,
     load_mappings,
     mappings_option,
@@ -84,6 +85,7 @@ Exit codes:
     metavar="KEY=VALUE",
     help="Value for a field the target requires but the source lacks (KEY:=JSON for non-strings). Repeatable.",
 )
+@detection_options
 @click.option("-v", "--verbose", is_flag=True, help="Also show notes (synthesized values, unwrapping, ...).")
 def convert(
     file: str,
@@ -99,6 +101,8 @@ def convert(
     jsonl: bool | None,
     wrap: str | None,
     context: tuple[str, ...],
+    strict_detect: bool,
+    max_depth: int,
     verbose: bool,
 ) -> None:
     """Convert an envelope (or JSON Lines of envelopes) to dialect DIALECT.
@@ -144,6 +148,8 @@ def convert(
                 mappings=m,
                 style="compact" if is_jsonl or style is None else style,  # type: ignore[arg-type]
                 context=ctx_values,
+                strict=strict_detect,
+                max_depth=max_depth,
             )
             out = open_output(output)
             try:

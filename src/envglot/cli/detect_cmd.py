@@ -6,11 +6,10 @@ import sys
 
 import click
 
-from ..detect import MCP, detect_bytes
+from ..api import detection
 from ..errors import EnvglotError
-from ..transport import unwrap_bytes
 from . import main
-from .common import RunStatus, Stderr, echo, load_mappings, mappings_option, read_records, try_open
+from .common import RunStatus, Stderr, detection_options, echo, load_mappings, mappings_option, read_records, try_open
 
 __all__ = ["detect"]
 
@@ -23,26 +22,31 @@ Exit codes:
 """
 
 
-def _dialect_of(data: bytes) -> tuple[str, bool]:
-    """``(dialect, unwrapped)``; an MCP CallToolResult is unwrapped first."""
-    name = detect_bytes(data)
-    if name == MCP:
-        inner, _ = unwrap_bytes(data)
-        return detect_bytes(inner), True
-    return name, False
+MARKERLESS = " (no markers: read as a bare payload)"
+"""Printed after ``legacy-v1`` for a document recognized only by elimination."""
 
 
 @main.command(epilog=_EPILOG, short_help="Print the dialect of each input or record.")
 @click.argument("files", nargs=-1, metavar="[FILE|-]...")
 @click.option("--jsonl", is_flag=True, default=None, help="Treat every input as JSON Lines.")
 @mappings_option
+@detection_options
 @click.option("-v", "--verbose", is_flag=True, help="Say when an MCP CallToolResult was unwrapped.")
-def detect(files: tuple[str, ...], jsonl: bool | None, mappings: tuple[str, ...], verbose: bool) -> None:
+def detect(
+    files: tuple[str, ...],
+    jsonl: bool | None,
+    mappings: tuple[str, ...],
+    strict_detect: bool,
+    max_depth: int,
+    verbose: bool,
+) -> None:
     """Print the dialect of each input (stdin when none is given).
 
     With several inputs each line is `FILE: dialect`; JSON Lines print one line per
     record (`FILE:LINE: dialect` when several inputs are given). An MCP
-    CallToolResult is unwrapped and the envelope inside it is named. Detection does
+    CallToolResult (or JSON-RPC response) is unwrapped and the envelope inside it is
+    named. A document recognized only by elimination (no dialect's markers) prints
+    `legacy-v1 (no markers: read as a bare payload)`; --strict-detect refuses it (exit 65). Detection does
     not depend on the mapping tables; --mappings is accepted (and checked) so the
     same options work on every command.
 
@@ -69,15 +73,15 @@ def detect(files: tuple[str, ...], jsonl: bool | None, mappings: tuple[str, ...]
                 status.records += 1
                 line = rec.line if is_jsonl else None
                 try:
-                    dialect, unwrapped = _dialect_of(rec.data)
+                    found = detection(rec.data, strict=strict_detect, max_depth=max_depth)
                 except EnvglotError as exc:
                     status.bad += 1
                     err.error(name, line, exc)
                     continue
-                if unwrapped:
+                if found.unwrapped:
                     err.note(name, line, "unwrapped an MCP CallToolResult")
                 where = f"{name}:{line}: " if many and line is not None else f"{name}: " if many else ""
-                echo(f"{where}{dialect}")
+                echo(f"{where}{found.dialect}{MARKERLESS if found.evidence is None else ''}")
         except OSError as exc:
             status.missing += 1
             click.echo(f"{name}: error: cannot read input: {exc.strerror}", err=True)

@@ -27,7 +27,7 @@ from ..migration import (
     migrate,
 )
 from . import exits, main
-from .common import DialectType, die, load_mappings, mappings_option, parse_context
+from .common import DialectType, detection_options, die, load_mappings, mappings_option, parse_context
 
 __all__ = ["format_summary", "migrate_command"]
 
@@ -241,6 +241,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @click.option("--progress/--no-progress", default=None, help="Progress line on stderr (default: when stderr is a TTY).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors are still printed).")
+@detection_options
 @click.pass_context
 def migrate_command(
     ctx: click.Context,
@@ -266,6 +267,8 @@ def migrate_command(
     chunk_size: int,
     progress: bool | None,
     quiet: bool,
+    strict_detect: bool,
+    max_depth: int,
 ) -> None:
     """Migrate stored responses to one dialect (default response-v2), record by record.
 
@@ -312,6 +315,8 @@ def migrate_command(
             preserve=preserve,
             mappings=mappings,
             context=synth,
+            strict=strict_detect,
+            max_depth=max_depth,
             style=style,
             max_errors=max_errors,
             chunk_bytes=chunk_size,

@@ -6,10 +6,10 @@ import sys
 
 import click
 
+from ..api import detection
 from ..errors import EnvglotError
 from . import main
 from .common import DialectType, RunStatus, echo, load_mappings, mappings_option, read_records, try_open
-from .detect_cmd import _dialect_of
 
 __all__ = ["validate"]
 
@@ -76,7 +76,7 @@ def validate(files: tuple[str, ...], from_: str | None, jsonl: bool | None, mapp
                         echo(f"{where}: {v.path}: {v.message}")
                 elif not is_jsonl:
                     try:
-                        last_dialect = from_ or _dialect_of(rec.data)[0]
+                        last_dialect = from_ or detection(rec.data).dialect
                     except EnvglotError:  # pragma: no cover - a detect failure is a violation above
                         last_dialect = None
         except OSError as exc:

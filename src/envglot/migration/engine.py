@@ -17,6 +17,7 @@ from typing import IO, Any, BinaryIO
 import msgspec
 
 from ..dialects import WRITABLE, get_dialect
+from ..limits import MAX_DEPTH
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
 from .files import (
     BackupExistsError,
@@ -186,6 +187,8 @@ def migrate(
     preserve: bool = False,
     mappings: Sequence[str | os.PathLike[str]] | None = None,
     context: dict[str, Any] | None = None,
+    strict: bool = False,
+    max_depth: int = MAX_DEPTH,
     style: str = "compact",
     max_errors: int | None = None,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
@@ -217,7 +220,8 @@ def migrate(
             ``exclude`` also prunes directories. Files named explicitly are always taken.
         unsupported: ``ignore``/``warn`` convert lossy records (counted as lossy);
             ``raise`` rejects them.
-        preserve, mappings, context: as for :func:`envglot.convert`.
+        preserve, mappings, context, strict, max_depth: as for :func:`envglot.convert` (a record
+            refused by ``strict`` detection or deeper than ``max_depth`` is rejected).
         style: layout of converted ``.json`` documents (``compact``, ``pretty``, ``native``);
             JSON Lines records are always compact.
         max_errors: stop once more than this many records were rejected.
@@ -244,6 +248,8 @@ def migrate(
         "preserve": preserve,
         "mappings": tuple(str(p) for p in mappings or ()),
         "context": context,
+        "strict": strict,
+        "max_depth": max_depth,
     }
     mig = _rebuild_migrator(to, {k: v for k, v in options.items() if k != "to"})  # validates options early
     if out_dir is not None:

@@ -16,6 +16,7 @@ from ..diagnostics import Report
 from ..dialects import get_dialect
 from ..errors import EnvglotError
 from ..excerpt import excerpt
+from ..limits import MAX_DEPTH, check_input
 from ..mappings import Mappings, mappings_for
 from .constants import _ENC, INTERNAL_ERROR, REASON_LIMIT, Status
 
@@ -59,7 +60,7 @@ class Migrator:
     counts them; nothing is logged per record). Picklable: it rebuilds its converter.
     """
 
-    __slots__ = ("_conv", "_mappings", "_options", "_target", "from_", "to", "unsupported")
+    __slots__ = ("_conv", "_mappings", "_max_depth", "_options", "_target", "from_", "to", "unsupported")
 
     def __init__(
         self,
@@ -70,6 +71,8 @@ class Migrator:
         preserve: bool = False,
         mappings: Sequence[str | os.PathLike[str]] | None = None,
         context: dict[str, Any] | None = None,
+        strict: bool = False,
+        max_depth: int = MAX_DEPTH,
     ) -> None:
         Report(unsupported)  # validates the level
         overlays = tuple(str(p) for p in mappings or ())
@@ -80,12 +83,22 @@ class Migrator:
             "preserve": preserve,
             "mappings": overlays,
             "context": context,
+            "strict": strict,
+            "max_depth": max_depth,
         }
         self._mappings: Mappings = mappings_for(overlays)
         level = "raise" if unsupported == "raise" else "ignore"
         self._conv = Converter(
-            to, from_, preserve=preserve, unsupported=level, mappings=self._mappings, context=context
+            to,
+            from_,
+            preserve=preserve,
+            unsupported=level,
+            mappings=self._mappings,
+            context=context,
+            strict=strict,
+            max_depth=max_depth,
         )
+        self._max_depth = max_depth
         self.to: str = self._conv.to
         self.from_: str | None = self._conv.from_
         self.unsupported = unsupported
@@ -107,11 +120,12 @@ class Migrator:
         """Migrate one record; see the class docstring for the rules. Never raises."""
         name: str | None = None
         try:
+            clean, bom = check_input(record, self._max_depth)  # encoding and depth, before anything reads it
             try:
-                name = detect_bytes(record)
+                name = detect_bytes(clean)
             except EnvglotError:
                 name = None
-            if name == self.to:
+            if name == self.to and not bom:
                 self._check(record)
                 return Outcome(status="passed", output=record, source=self.to)
             conv = self._conv.conversion(record)
