@@ -202,3 +202,14 @@ def test_loss_is_never_silent(case: Case, dst: str) -> None:
             continue  # a null the writer had to fill in: nothing was there to lose
         silent.append((path, value))
     assert not silent, f"lost without a diagnostic: {silent}; diagnostics: {[str(d) for d in conv.diagnostics]}"
+
+
+@pytest.mark.parametrize(("case", "dst"), [(c, d) for c, d in PAIRS if c.dialect in WRITABLE], ids=str)
+def test_preserve_round_trip_through_a_valid_intermediate(case: Case, dst: str) -> None:
+    """Every pair: the preserve intermediate is a valid ``dst`` document (when the source is valid
+    in its own dialect) and converting it back restores the source, JSON-equal (issue 11, class 7)."""
+    there = envglot.convert(case.data, from_=case.dialect, to=dst, preserve=True, unsupported="ignore")
+    if not envglot.validate(case.data, case.dialect):
+        assert envglot.validate(there, dst) == [], there
+    back = envglot.convert(there, from_=dst, to=case.dialect, preserve=True, unsupported="ignore")
+    assert msgspec.json.decode(back) == msgspec.json.decode(case.data)

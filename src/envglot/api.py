@@ -349,8 +349,7 @@ class _Pipeline:
             back_env, self.dst, back_ctx
         )
         original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
-        src_slot = _residue.parse_path(m[src.NAME].shape.residue)
-        skip = frozenset({str(src_slot[0])}) if len(src_slot) == 1 else frozenset()
+        skip = tuple(_residue.parse_path(m[src.NAME].shape.residue))
         sets, dels = _residue.diff(original, back, skip)
         if not sets and not dels:
             return out

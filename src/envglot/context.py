@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .canonical import Envelope, Problem
 from .diagnostics import Diagnostic, Kind, Report
+from .excerpt import quoted
 from .mappings import DialectMap, Mappings
 
 __all__ = ["Context", "missing_problem", "problem_message", "read_problem", "report_losses", "whole_ms", "write_code"]
@@ -68,7 +69,7 @@ class Context:
         if not self.report.collecting:
             return value
         how = "from the caller" if field in self.synth else "by rule"
-        self.synthesized(target, field, f"{target.name} requires {what}; wrote {value!r} ({how})", index)
+        self.synthesized(target, field, f"{target.name} requires {what}; wrote {quoted(value)} ({how})", index)
         return value
 
     def dropped(self, field: str, target: str, index: int | None = None, what: str | None = None) -> None:
@@ -192,7 +193,7 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                 if getattr(p, s) is not None:
                     ctx.dropped(key, name, at)
             if p.type is not None and "problem.type" not in carried and not _type_implied(p, ctx.mappings):
-                ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {p.type!r}")
+                ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {quoted(p.type)}")
     if env.warnings:
         if "warnings" not in carried:
             whole = ctx.path("warnings")
@@ -264,7 +265,7 @@ def read_problem(
             ctx.report.add(
                 Kind.CODE_UNKNOWN,
                 where,
-                f"{dmap.name} code {code!r} is not in the tables; read as category {category!r}",
+                f"{dmap.name} code {quoted(code)} is not in the tables; read as category {category!r}",
                 dmap.name,
             )
         return Problem(category=category, code=code, domain=dmap.name, retryable=retryable, **fields)  # type: ignore[arg-type]
@@ -302,8 +303,8 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
             ctx.report.add(
                 Kind.CODE_MAPPED,
                 where,
-                f"{p.domain or 'source'} code {p.code!r} has no exact {dmap.name} equivalent; "
-                f"wrote {code!r} ({p.category})",
+                f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; "
+                f"wrote {quoted(code)} ({p.category})",
                 dmap.name,
             )
     row = dmap.codes.get(code)
@@ -329,7 +330,9 @@ def problem_message(
         return p.message
     msg = env.summary or fallback
     if msg != p.message:
-        ctx.synthesized(target, "problem.message", f"{target.name} requires an error message; wrote {msg!r}", index)
+        ctx.synthesized(
+            target, "problem.message", f"{target.name} requires an error message; wrote {quoted(msg)}", index
+        )
     return msg
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from .errors import EnvglotError, UnsupportedError
+from .excerpt import MESSAGE_LIMIT, excerpt
 
 if TYPE_CHECKING:
     import logging
@@ -120,7 +121,9 @@ class Report:
         self.quiet = quiet
 
     def add(self, kind: Kind, path: str, message: str, dialect: str | None = None) -> None:
-        """Record one diagnostic."""
+        """Record one diagnostic (a message or path quoting a huge input value is cut)."""
+        if len(message) > MESSAGE_LIMIT or len(path) > MESSAGE_LIMIT:
+            message, path = excerpt(message, MESSAGE_LIMIT), excerpt(path, MESSAGE_LIMIT)
         self.diagnostics.append(Diagnostic(kind=kind, path=path, message=message, dialect=dialect))
 
     def append(self, diagnostic: Diagnostic) -> None:

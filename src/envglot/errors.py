@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .excerpt import MESSAGE_LIMIT, excerpt
+
 __all__ = [
     "DetectError",
     "EnvglotError",
@@ -33,6 +35,10 @@ class EnvglotError(ValueError):
         source: str | None = None,
         line: int | None = None,
     ) -> None:
+        if len(message) > MESSAGE_LIMIT:  # messages may quote input: never echo a huge value whole
+            message = excerpt(message, MESSAGE_LIMIT)
+        if path is not None and len(path) > MESSAGE_LIMIT:
+            path = excerpt(path, MESSAGE_LIMIT)
         super().__init__(message)
         self.message = message
         self.path = path

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["DEFAULT_LIMIT", "MESSAGE_LIMIT", "display_path", "excerpt"]
+__all__ = ["DEFAULT_LIMIT", "MESSAGE_LIMIT", "display_path", "excerpt", "quoted"]
 
 DEFAULT_LIMIT = 120
 """Characters kept by default (before the ``… (N more characters)`` note): one quoted value."""
@@ -73,3 +73,8 @@ def display_path(path: str | os.PathLike[str]) -> str:
     except UnicodeEncodeError:
         return os.fsencode(text).decode("utf-8", "backslashreplace")
     return text
+
+
+def quoted(value: object, limit: int = DEFAULT_LIMIT) -> str:
+    """``repr`` of an input-derived value for a message, bounded like :func:`excerpt`."""
+    return repr(excerpt(value, limit)) if isinstance(value, str) else excerpt(repr(value), limit)

@@ -177,22 +177,26 @@ def delete(doc: dict[str, Any], segs: list[str | int]) -> None:
         cur.pop(segs[-1], None)
 
 
-def diff(original: bytes, produced: bytes, skip: frozenset[str] = frozenset()) -> tuple[list[list[Any]], list[str]]:
+def diff(original: bytes, produced: bytes, skip: tuple[str | int, ...] = ()) -> tuple[list[list[Any]], list[str]]:
     """Patches turning ``produced`` into ``original`` (both minified objects): ``(sets, dels)``.
 
     Values are compared byte for byte, so a set restores the original spelling exactly.
+    ``skip`` is a path (as segments) left out on both sides: the source's own residue slot.
     """
     sets: list[list[Any]] = []
     dels: list[str] = []
 
+    def skipped(segs: list[str | int], k: str) -> bool:
+        return bool(skip) and k == skip[-1] and tuple(segs) == skip[:-1]
+
     def walk(o: dict[str, Raw], p: dict[str, Raw], segs: list[str | int]) -> None:
-        if segs and not _same_order(o, p):
+        if segs and not _same_order(o, p) and not (len(skip) > len(segs) and tuple(segs) == skip[: len(segs)]):
             # patches append new keys at the end: an object they cannot rebuild in its
             # original key order is restored whole, so the round trip is exact
             sets.append([format_path(segs), Raw(_ENC.encode(o))])
             return
         for k, v in o.items():
-            if not segs and k in skip:
+            if skipped(segs, k):
                 continue
             if k not in p:
                 sets.append([format_path([*segs, k]), v])
@@ -205,7 +209,7 @@ def diff(original: bytes, produced: bytes, skip: frozenset[str] = frozenset()) -
             else:
                 sets.append([format_path([*segs, k]), v])
         for k in p:
-            if k not in o and not (not segs and k in skip):
+            if k not in o and not skipped(segs, k):
                 dels.append(format_path([*segs, k]))
 
     walk(_RAW_DICT.decode(original), _RAW_DICT.decode(produced), [])

@@ -32,6 +32,7 @@ from .detect import MCP, detect_bytes
 from .diagnostics import Kind, Report
 from .dialects import get_dialect
 from .dialects.code_graph import approx_tokens
+from .dialects.response_v2 import REQUEST_ID as V2_REQUEST_ID
 from .errors import DetectError, EnvglotError
 from .mappings import Mappings, mappings_for
 from .transport import unwrap_bytes
@@ -57,7 +58,7 @@ _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
 _SEMVER = re.compile(r"\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?")
-_V2_REQUEST_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_V2_REQUEST_ID = V2_REQUEST_ID
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "boolean": lambda v: isinstance(v, bool),

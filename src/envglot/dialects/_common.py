@@ -43,7 +43,10 @@ _OBJECT = re.compile(rb"\{").match
 _WRAPPED = re.compile(rb'\{[ \t\r\n]*"value"[ \t\r\n]*:').match
 
 
-_SPACED_HEAD = re.compile(rb'\s|\{\s|\{"(?:[^"\\]|\\.)*"(?:\s|:\s)').match
+_SPACED_HEAD = re.compile(rb'\s|\{\s|\{"[^"\\]*(?:\\.[^"\\]*)*"(?:\s|:\s)').match
+"""Unrolled string pattern: linear in a key's length, no backtracking frame per character."""
+_HEAD = 4096
+"""Bytes the space probe looks at: a first key longer than this counts as minified."""
 
 
 def may_be_loose(buf: bytes) -> bool:
@@ -52,9 +55,10 @@ def may_be_loose(buf: bytes) -> bool:
     Exact for newlines, tabs and carriage returns (JSON strings cannot hold them raw, so any
     is insignificant whitespace: pretty-printed documents); for spaces it looks at the first
     key only (``json.dumps`` default separators, ``{"k": v, ...}``). A document spaced only
-    further in is taken as minified: it converts the same, its output is just not minimal.
+    further in (or after a first key of more than 4 KiB) is taken as minified: it converts
+    the same, its output is just not minimal.
     """
-    return b"\n" in buf or b"\r" in buf or b"\t" in buf or _SPACED_HEAD(buf) is not None
+    return b"\n" in buf or b"\r" in buf or b"\t" in buf or _SPACED_HEAD(buf, 0, _HEAD) is not None
 
 
 def raw_is_object(raw: Raw) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import msgspec
 from msgspec import Raw, Struct
@@ -90,9 +91,30 @@ _TOKENS_AT = b'"meta":{"approxTokens":0'
 
 
 def approx_tokens(compact: bytes) -> int:
-    """``Math.ceil(JSON.stringify(envelope).length / 4)``: UTF-16 length of the compact JSON."""
+    """``Math.ceil(JSON.stringify(envelope).length / 4)``: UTF-16 length of the compact JSON.
+
+    Counted as ``JSON.stringify`` spells the envelope: an escape it would not write
+    (``\\u00e9``, ``\\/``) counts as the one character it stands for, so a payload carried
+    byte for byte from a source that escapes non-ASCII counts as the emitter's own would.
+    """
+    if b"\\u" in compact or b"\\/" in compact:
+        compact = _STRINGIFY_ESCAPES.sub(_as_stringified, compact)
     n = len(compact) if compact.isascii() else len(compact.decode("utf-8").encode("utf-16-le")) // 2
     return math.ceil(n / 4)
+
+
+_STRINGIFY_ESCAPES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|/|.)", re.S)
+_SHORT = frozenset((0x08, 0x09, 0x0A, 0x0C, 0x0D))
+
+
+def _as_stringified(m: re.Match[bytes]) -> bytes:
+    """One escape as ``JSON.stringify`` writes it, or a stand-in of the same UTF-16 length."""
+    if m.group(1) is None:
+        return b"/" if m.group(0) == b"\\/" else m.group(0)
+    cp = int(m.group(1), 16)
+    if cp < 0x20:
+        return b"\\n" if cp in _SHORT else m.group(0)
+    return b"x"  # one UTF-16 unit (a surrogate half counts one, as in a pair)
 
 
 def _str_field(d: dict[str, Raw], key: str, path: str, required: bool) -> str | None:

@@ -12,6 +12,7 @@ from .. import canonical as c
 from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
 from ..diagnostics import Kind
 from ..errors import ParseError
+from ..excerpt import quoted
 from ..mappings import DialectMap
 from ._common import ABSENT, WireDecoder, object_payload, opt, raw_is_object, raw_or_absent, unwrap_payload
 
@@ -86,7 +87,9 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     """Read a dotbot envelope into the canonical model."""
     w, extras, residue = _DEC.decode(buf)
     if w.schema_id != SCHEMA_ID:
-        raise ParseError(f"schema_id must be {SCHEMA_ID!r}, got {w.schema_id!r}", path="$.schema_id", dialect=NAME)
+        raise ParseError(
+            f"schema_id must be {SCHEMA_ID!r}, got {quoted(w.schema_id)}", path="$.schema_id", dialect=NAME
+        )
     if not raw_is_object(w.data):
         raise ParseError("data must be an object", path="$.data", dialect=NAME)
     dmap = ctx.mappings[NAME]
@@ -95,7 +98,7 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
         ctx.report.add(
             Kind.STATUS_MISMATCH,
             "$.status",
-            f"status {w.status!r} disagrees with errors/warnings (computed {computed!r}); status wins",
+            f"status {quoted(w.status)} disagrees with errors/warnings (computed {computed!r}); status wins",
             NAME,
         )
     payload: Raw = w.data
@@ -223,7 +226,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     summary = env.summary
     if summary is None:
         summary = (problems[0].message or "Failed.") if problems else "Completed."
-        ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {summary!r}")
+        ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {quoted(summary)}")
     audit = Audit(
         timestamp=env.timestamp if env.timestamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp"),  # type: ignore[arg-type]
         duration_ms=whole_ms(env.duration_ms, dmap, ctx, "audit.duration_ms"),

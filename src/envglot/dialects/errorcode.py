@@ -9,6 +9,7 @@ from .. import canonical as c
 from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
 from ..diagnostics import Kind
 from ..errors import ParseError
+from ..excerpt import quoted
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder
 
 __all__ = ["DESCRIPTION", "NAME", "Envelope", "MetaPagination", "ToolError", "ToolMeta", "read", "write"]
@@ -79,7 +80,7 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
                 ctx.report.add(
                     Kind.STATUS_MISMATCH,
                     "$.error.retryable",
-                    f"retryable={str(e.retryable).lower()} contradicts the code {e.code!r}; kept as stated",
+                    f"retryable={str(e.retryable).lower()} contradicts the code {quoted(e.code)}; kept as stated",
                     NAME,
                 )
             problems = (
@@ -156,7 +157,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             ctx.report.add(
                 Kind.RETRYABLE_CHANGED,
                 ctx.path("problem.retryable", 0),
-                f"errorcode derives retryable={str(retryable).lower()} from {code!r}; "
+                f"errorcode derives retryable={str(retryable).lower()} from {quoted(code)}; "
                 f"the source said {str(p.retryable).lower()}",
                 NAME,
             )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 from msgspec import Raw, Struct
 
@@ -9,6 +11,7 @@ from .. import canonical as c
 from ..context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
 from ..diagnostics import Kind
 from ..errors import ParseError
+from ..excerpt import quoted
 from ..mappings import v2_type_for
 from ._common import (
     ABSENT,
@@ -81,6 +84,8 @@ _ENC = msgspec.json.Encoder()
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _STR = msgspec.json.Decoder(str)
 _NUM = msgspec.json.Decoder(int | float)
+REQUEST_ID = re.compile(r"[a-zA-Z0-9_-]+")
+"""What the response-v2 contract allows in ``meta.request_id`` (writer and validator share it)."""
 _ERROR_KEYS = ("error_code", "error_type", "remediation", "details", "retry_after_seconds")
 
 
@@ -127,7 +132,9 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
     w, extras, residue = _DEC.decode(buf)
     m = w.meta
     if m.version != VERSION:
-        raise ParseError(f"meta.version must be {VERSION!r}, got {m.version!r}", path="$.meta.version", dialect=NAME)
+        raise ParseError(
+            f"meta.version must be {VERSION!r}, got {quoted(m.version)}", path="$.meta.version", dialect=NAME
+        )
     if not raw_is_object(w.data):
         raise ParseError("data must be an object", path="$.data", dialect=NAME)
     dmap = ctx.mappings[NAME]
@@ -153,15 +160,15 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
         ras = d.pop("retry_after_seconds", None)
         retry_ms = None
         if ras is not None and ras != RAW_NULL:
-            try:
-                retry_ms = round(_NUM.decode(ras) * 1000)
-            except msgspec.ValidationError:
-                raise ParseError("expected a number", path="$.data.retry_after_seconds", dialect=NAME) from None
+            retry_ms = _retry_ms(ras)
         payload = Raw(_ENC.encode(d)) if d else RAW_EMPTY_OBJECT
         trow = dmap.types.get(etype) if etype is not None else None
         if etype is not None and trow is None:
             ctx.report.add(
-                Kind.CODE_UNKNOWN, "$.data.error_type", f"response-v2 error_type {etype!r} is not in the tables", NAME
+                Kind.CODE_UNKNOWN,
+                "$.data.error_type",
+                f"response-v2 error_type {quoted(etype)} is not in the tables",
+                NAME,
             )
         fields = dict(
             message=w.error,
@@ -179,8 +186,8 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
                 ctx.report.add(
                     Kind.CODE_UNKNOWN,
                     "$.data.error_code",
-                    f"response-v2 code {code!r} is not in the tables; "
-                    f"read by its error_type {etype!r} as {trow.category!r}",
+                    f"response-v2 code {quoted(code)} is not in the tables; "
+                    f"read by its error_type {quoted(etype)} as {quoted(trow.category)}",
                     NAME,
                 )
             p = c.Problem(
@@ -278,7 +285,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             ctx.report.add(
                 Kind.RETRYABLE_CHANGED,
                 ctx.path("problem.retryable", 0),
-                f"response-v2 error_type {etype!r} implies retryable={str(implied).lower()}, "
+                f"response-v2 error_type {quoted(etype)} implies retryable={str(implied).lower()}, "
                 f"the source said {str(p.retryable).lower()}",
                 NAME,
             )
@@ -288,7 +295,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
                 ctx.report.add(
                     Kind.VALUE_COERCED,
                     ctx.path("payload") + "." + k,
-                    f"payload key {k!r} replaced by the error field",
+                    f"payload key {quoted(k)} replaced by the error field",
                     NAME,
                 )
                 del d[k]
@@ -299,8 +306,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         if p.details is not None:
             d["details"] = p.details
         if p.retry_after_ms is not None:
-            secs = p.retry_after_ms / 1000
-            d["retry_after_seconds"] = Raw(_ENC.encode(int(secs) if secs == int(secs) else secs))
+            d["retry_after_seconds"] = _seconds(p.retry_after_ms)
         payload = Raw(_ENC.encode(d))
         error = problem_message(p, env, ctx, dmap, 0, fallback=f"{code} ({p.category})")
     warnings = None
@@ -323,9 +329,18 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             telemetry = Raw(_ENC.encode(t))
     pg = env.pagination
     fid = env.fidelity
+    request_id = env.request_id
+    if request_id is not None and REQUEST_ID.fullmatch(request_id) is None:
+        ctx.report.add(
+            Kind.FIELD_DROPPED,
+            ctx.path("request_id"),
+            f"request id {quoted(request_id)} is not a response-v2 request_id (letters, digits, '_', '-'); left out",
+            NAME,
+        )
+        request_id = None
     meta = Meta(
         version=VERSION,
-        request_id=env.request_id,
+        request_id=request_id,
         warnings=warnings,
         warning_details=details,
         pagination=None
@@ -346,3 +361,29 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         content_archive_hashes=raw_or_absent(fid.archive_hashes if fid else None),
     )
     return _ENC.encode(Envelope(success=env.ok, data=payload, error=error, meta=meta))
+
+
+_MAX_FLOAT_SECONDS = 1e15
+"""A fractional ``retry_after_seconds`` beyond this (about 31 million years) cannot be a delay."""
+
+
+def _retry_ms(raw: Raw) -> int:
+    """``retry_after_seconds`` in whole milliseconds: integers exactly, fractions rounded."""
+    try:
+        secs = _NUM.decode(raw)
+    except msgspec.ValidationError:
+        raise ParseError(
+            "expected a number of seconds (within range)", path="$.data.retry_after_seconds", dialect=NAME
+        ) from None
+    if isinstance(secs, int):
+        return secs * 1000
+    if not abs(secs) < _MAX_FLOAT_SECONDS:
+        raise ParseError("retry_after_seconds is out of range", path="$.data.retry_after_seconds", dialect=NAME)
+    return round(secs * 1000)
+
+
+def _seconds(ms: int) -> Raw:
+    """Whole milliseconds as exact decimal seconds (``1500`` -> ``1.5``), whatever their size."""
+    sign = "-" if ms < 0 else ""
+    q, r = divmod(abs(ms), 1000)
+    return Raw(f"{sign}{q}".encode() if r == 0 else f"{sign}{q}.{r:03d}".rstrip("0").encode())

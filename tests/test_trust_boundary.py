@@ -1,0 +1,351 @@
+"""The trust boundary (issue 10): one test per class of hostile input, each with its minimal reproducer.
+
+Every input either converts faithfully or raises envglot's own error; no input can flip an
+outcome or rewrite the output through a residue. The fuzz suite (tests/fuzz) explores the
+same properties at random; these are the classes it found, pinned.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from typing import Any
+
+import msgspec
+import pytest
+
+import envglot
+import envglot.mcp as emcp
+from envglot import Kind, ParseError
+from envglot.api import detection
+from envglot.dialects import WRITABLE
+from envglot.limits import MAX_DEPTH
+from envglot.residue import digest
+from envglot.transport import wrap_bytes
+
+ENC = msgspec.json.Encoder()
+V2_FAIL = (
+    b'{"success":false,"data":{"error_code":"NOT_FOUND","error_type":"not_found"},'
+    b'"error":"gone","meta":{"version":"response-v2"}}'
+)
+ERRORCODE_OK = b'{"success":true,"data":{"n":1},"meta":{"tool_version":"1.0","elapsed_ms":3}}'
+
+
+def outcome(doc: bytes, dialect: str) -> bool:
+    return envglot.read(doc, dialect).ok
+
+
+def valid(doc: bytes, dialect: str) -> None:
+    doc.decode("utf-8")  # always valid UTF-8
+    assert envglot.validate(doc, dialect) == [], doc
+
+
+# --- inputs: encoding -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "offset", "path"),
+    [
+        (b'{"\xff":1}', 2, '$["\\\\xff"]'),  # in a key (shown escaped)
+        (b'{"success":true,"data":{"x":"\xc3"},"error":null}', 29, "$.data.x"),  # truncated sequence in a payload
+        (b'{"schema_id":"dotbot-mcp-response@1","summary":"\xed\xa0\x80"}', 48, "$.summary"),  # encoded surrogate
+    ],
+)
+@pytest.mark.parametrize("to", WRITABLE)
+def test_invalid_utf8_is_a_parse_error_with_offset_and_path(data: bytes, offset: int, path: str, to: str) -> None:
+    with pytest.raises(ParseError, match=f"invalid UTF-8 at byte {offset}") as exc:
+        envglot.convert(data, to=to)
+    assert exc.value.path == path
+
+
+def test_invalid_utf8_is_never_copied_into_an_output_by_any_entry_point() -> None:
+    bad = b'{"success":true,"data":{"x":"\xff"},"meta":{"tool_version":"1","elapsed_ms":1}}'
+    for call in (
+        lambda: envglot.convert(bad, to="dotbot"),
+        lambda: envglot.Converter("code-graph").convert_bytes(bad),
+        lambda: envglot.read(bad),
+        lambda: envglot.detect(bad),
+        lambda: emcp.unwrap(wrap_bytes(bad.replace(b"\xff", b"ok"), False)[:-1] + b',"x":"\xff"}', "result"),
+    ):
+        with pytest.raises(ParseError, match="invalid UTF-8"):
+            call()
+    assert envglot.Migrator(to="dotbot").record(bad).status == "rejected"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["\ud800", {"k\udcff": 1}, float("nan"), float("inf"), 10**5000, object()],
+    ids=["surrogate", "surrogate-key", "nan", "inf", "huge-int", "object"],
+)
+def test_python_input_json_cannot_carry_exactly_is_refused(value: Any) -> None:
+    with pytest.raises(ParseError, match="cannot be encoded as JSON") as exc:
+        envglot.convert({"success": True, "value": {"x": value}}, to="result")
+    assert exc.value.path is not None and exc.value.path.startswith("$.value.x")
+
+
+def test_a_lone_surrogate_in_str_input_is_a_parse_error() -> None:
+    with pytest.raises(ParseError, match="lone surrogate"):
+        envglot.convert('{"success":true,"value":"\udc80"}', to="result")
+
+
+def test_a_byte_order_mark_is_accepted_and_reported() -> None:
+    conv = envglot.conversion(b"\xef\xbb\xbf" + ERRORCODE_OK, to="response-v2")
+    assert conv.source == "errorcode"
+    assert (Kind.BOM_REMOVED, "$") in [(d.kind, d.path) for d in conv.diagnostics]
+    assert not conv.output.startswith(b"\xef")
+
+
+# --- inputs: depth, numbers, size -------------------------------------------------------
+
+
+def _deep(n: int) -> bytes:
+    return b'{"success":true,"value":' + b"[" * n + b"]" * n + b"}"
+
+
+@pytest.mark.parametrize("entry", ["convert", "detect", "read", "migrator"])
+def test_nesting_deeper_than_the_limit_is_a_parse_error_never_a_recursion_error(entry: str) -> None:
+    data = _deep(5000)
+    if entry == "migrator":
+        out = envglot.Migrator(to="result").record(data)
+        assert out.status == "rejected" and out.error_type == "ParseError" and "nesting deeper" in (out.error or "")
+        return
+    call = {
+        "convert": lambda: envglot.convert(data, to="dotbot"),
+        "detect": lambda: envglot.detect(data),
+        "read": lambda: envglot.read(data),
+    }[entry]
+    with pytest.raises(ParseError, match=f"nesting deeper than {MAX_DEPTH} levels") as exc:
+        call()
+    assert exc.value.path is not None and exc.value.path.startswith("$.value[0][0]")
+
+
+def test_the_depth_limit_is_configurable_and_brackets_in_strings_do_not_count() -> None:
+    assert envglot.convert(_deep(100), to="result", max_depth=101)
+    with pytest.raises(ParseError, match="nesting deeper than 50"):
+        envglot.convert(_deep(100), to="result", max_depth=50)
+    in_strings = b'{"success":true,"value":"' + b"[" * 1000 + b'"}'
+    assert envglot.convert(in_strings, to="result") == in_strings
+
+
+@pytest.mark.parametrize(
+    "number",
+    [b"1e400", b"-1e400", b"9" * 10_000, b"0.1000000000000000000000000000001"],
+    ids=["1e400", "-1e400", "10k-digits", "long-fraction"],
+)
+@pytest.mark.parametrize("preserve", [False, True])
+def test_numbers_no_float_holds_travel_exactly(number: bytes, preserve: bool) -> None:
+    doc = b'{"success":true,"data":{"n":' + number + b'},"meta":{"tool_version":"1.0","elapsed_ms":3}}'
+    for to in WRITABLE:
+        out = envglot.convert(doc, to=to, preserve=preserve, unsupported="ignore")
+        assert b'"n":' + number in out
+        if preserve:
+            assert envglot.convert(out, to="errorcode", preserve=True, unsupported="ignore") == doc
+
+
+@pytest.mark.parametrize("seconds", [b"1e400", b"1e300", b"-1e200"])
+def test_an_overflowing_retry_delay_is_a_parse_error(seconds: bytes) -> None:
+    doc = V2_FAIL.replace(b'"not_found"}', b'"not_found","retry_after_seconds":' + seconds + b"}")
+    with pytest.raises(ParseError) as exc:
+        envglot.convert(doc, to="errorcode")
+    assert exc.value.path == "$.data.retry_after_seconds"
+
+
+def test_a_huge_integer_retry_delay_converts_exactly() -> None:
+    ms = b"1" + b"0" * 400
+    doc = b'{"success":false,"data":null,"error":{"code":"x_rate_limited","message":"slow","retryable":true,'
+    out = envglot.convert(doc + b'"retry_after_ms":' + ms + b"}}", to="response-v2", unsupported="ignore")
+    assert b'"retry_after_seconds":1' + b"0" * 397 + b"}" in out
+    back = envglot.convert(out, to="errorcode", unsupported="ignore")
+    assert b'"retry_after_ms":' + ms in back
+
+
+def test_a_huge_first_key_costs_memory_proportional_to_the_record() -> None:
+    record = b'{"' + b"k" * 8_000_000 + b'":1,"success":true,"value":1}'
+    tracemalloc.start()
+    try:
+        envglot.conversion(record, to="result", unsupported="ignore")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 6 * len(record), f"peak {peak} for a {len(record)}-byte record"
+
+
+def test_messages_quote_a_bounded_excerpt_of_the_input() -> None:
+    code = "X" * 5_000_000
+    doc = ENC.encode({"success": False, "data": None, "error": {"code": code, "message": "m", "retryable": False}})
+    conv = envglot.conversion(doc, to="response-v2", unsupported="ignore")
+    assert conv.diagnostics and all(len(d.message) < 1000 for d in conv.diagnostics)
+    with pytest.raises(ParseError) as exc:
+        envglot.convert(b'{"schema_id":"dotbot-mcp-response@1","status":"' + code.encode() + b'"}', to="result")
+    assert len(str(exc.value)) < 2000
+
+
+# --- detection and outcome ----------------------------------------------------------------
+
+NOT_FOUND = b'{"message":"Not Found","documentation_url":"https://docs.example/x"}'
+
+
+def _call_tool_result(text: bytes, is_error: bool) -> bytes:
+    return ENC.encode({"content": [{"type": "text", "text": text.decode()}], "isError": is_error})
+
+
+@pytest.mark.parametrize("to", WRITABLE)
+def test_is_error_over_a_markerless_object_is_a_failure_with_the_object_as_details(to: str) -> None:
+    conv = envglot.conversion(_call_tool_result(NOT_FOUND, True), to=to)
+    assert not outcome(conv.output, to)
+    env = envglot.read(conv.output, to)
+    assert env.problems[0].message == "Not Found"
+    kinds = [d.kind for d in conv.diagnostics]
+    assert Kind.OUTCOME_INFERRED in kinds
+    if to == "errorcode":  # errorcode errors have no details: the object is reported as dropped
+        assert Kind.FIELD_DROPPED in kinds
+    else:
+        assert b'"documentation_url":"https://docs.example/x"' in conv.output
+    valid(conv.output, to)
+
+
+def test_every_entry_point_keeps_the_failure() -> None:
+    wire = _call_tool_result(NOT_FOUND, True)
+    assert not envglot.read(wire).ok
+    assert not outcome(envglot.Converter("result")(wire), "result")
+    assert not outcome(emcp.unwrap(msgspec.json.decode(wire), "response-v2"), "response-v2")
+    assert not emcp.unwrap_envelope(msgspec.json.decode(wire)).ok
+    assert emcp.wrap(msgspec.json.decode(wire), "dotbot")["isError"] is True
+
+
+def test_is_error_over_an_envelope_that_says_success_gives_a_failure() -> None:
+    conv = envglot.conversion(_call_tool_result(ERRORCODE_OK, True), to="response-v2")
+    assert not outcome(conv.output, "response-v2")
+    assert (Kind.STATUS_MISMATCH, "$.isError") in [(d.kind, d.path) for d in conv.diagnostics]
+
+
+def test_is_error_false_never_turns_a_failure_into_a_success() -> None:
+    conv = envglot.conversion(_call_tool_result(V2_FAIL, False), to="dotbot")
+    assert not outcome(conv.output, "dotbot")
+
+
+def test_a_json_rpc_response_is_unwrapped_and_its_error_refused() -> None:
+    inner = msgspec.json.decode(_call_tool_result(NOT_FOUND, True))
+    rpc = ENC.encode({"jsonrpc": "2.0", "id": 7, "result": inner})
+    assert not outcome(envglot.convert(rpc, to="result"), "result")
+    assert envglot.detect(rpc) == "legacy-v1"
+    error = ENC.encode({"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "Unknown tool: x"}})
+    with pytest.raises(ParseError, match="code -32602: Unknown tool: x") as exc:
+        envglot.convert(error, to="result")
+    assert exc.value.path == "$.error"
+
+
+def test_markerless_documents_are_reported_and_refused_when_strict() -> None:
+    flat = b'{"specs":[],"count":0}'
+    assert detection(flat).evidence is None
+    conv = envglot.conversion(flat, to="response-v2")
+    assert (Kind.WEAK_DETECTION, "$") in [(d.kind, d.path) for d in conv.diagnostics]
+    for call in (
+        lambda: envglot.detect(flat, strict=True),
+        lambda: envglot.convert(flat, to="response-v2", strict=True),
+        lambda: envglot.read(flat, strict=True),
+    ):
+        with pytest.raises(envglot.DetectError, match="no dialect's markers"):
+            call()
+    assert envglot.detect(b'{"success":true,"specs":[]}', strict=True) == "legacy-v1"  # an outcome flag is evidence
+    assert envglot.Migrator(to="result", strict=True).record(flat).status == "rejected"
+
+
+def test_nested_transport_wrappers_are_refused() -> None:
+    nested = ENC.encode({"structuredContent": {"content": [{"type": "text", "text": "{}"}]}, "isError": False})
+    with pytest.raises(ParseError, match="inside a transport wrapper"):
+        envglot.convert(nested, to="result")
+    assert envglot.validate(nested) != []
+
+
+# --- the residue is the caller's ------------------------------------------------------------
+
+
+def _with_residue(doc: bytes, residue: Any, at_meta: bool = False) -> bytes:
+    d = msgspec.json.decode(doc)
+    if at_meta:
+        d["meta"]["_envglot"] = residue
+    else:
+        d["_envglot"] = residue
+    return ENC.encode(d)
+
+
+FLIP = {"from": "result", "set": [["$.success", True]], "del": [], "digest": "0" * 32}
+
+
+@pytest.mark.parametrize("to", WRITABLE)
+def test_without_preserve_an_input_residue_is_never_applied(to: str) -> None:
+    doc = _with_residue(V2_FAIL, {**FLIP, "from": to, "set": [["$", 5]]}, at_meta=True)
+    out = envglot.convert(doc, to=to, unsupported="ignore")
+    assert not outcome(out, to)
+    plain = envglot.convert(V2_FAIL, to=to, unsupported="ignore")
+    if to == "response-v2":  # kept as the unknown field it is, not executed
+        assert msgspec.json.decode(out)["meta"]["_envglot"]["set"] == [["$", 5]]
+    else:
+        assert out == plain
+
+
+def _forged(carrier: bytes, restored: dict[str, Any], sets: list[list[Any]]) -> bytes:
+    """A residue with a valid digest of ``restored`` (anyone can compute one: no secret)."""
+    res = {"from": "result", "set": sets, "del": [], "digest": digest("result", ENC.encode(restored))}
+    return _with_residue(carrier, res, at_meta=True)
+
+
+def test_a_residue_that_would_flip_the_outcome_is_rejected_even_with_a_valid_digest() -> None:
+    carrier = envglot.convert(b'{"success":false,"error":"gone","error_type":"not_found"}', to="response-v2")
+    forged = _forged(carrier, {"success": True, "value": 1}, [["$.success", True], ["$.value", 1]])
+    conv = envglot.conversion(forged, to="result", preserve=True)
+    assert not outcome(conv.output, "result")
+    assert Kind.RESIDUE_REJECTED in [d.kind for d in conv.diagnostics]
+
+
+def test_a_residue_that_contradicts_its_carrier_is_rejected() -> None:
+    carrier = envglot.convert(b'{"success":false,"error":"gone","error_type":"not_found"}', to="response-v2")
+    restored = {"success": False, "error": "something else entirely", "error_type": "not_found"}
+    forged = _forged(carrier, restored, [["$.error", restored["error"]]])
+    conv = envglot.conversion(forged, to="result", preserve=True)
+    assert b"something else" not in conv.output
+    assert Kind.RESIDUE_REJECTED in [d.kind for d in conv.diagnostics]
+
+
+def test_a_transplanted_residue_fails_its_digest() -> None:
+    a = envglot.convert(
+        b'{"success":false,"error":"a","error_type":"not_found","instruction":"x"}', to="response-v2", preserve=True
+    )
+    b = envglot.convert(b'{"success":false,"error":"b","error_type":"not_found"}', to="response-v2")
+    moved = _with_residue(b, msgspec.json.decode(a)["meta"]["_envglot"], at_meta=True)
+    conv = envglot.conversion(moved, to="result", preserve=True)
+    assert next(d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED).endswith(
+        "(not made by envglot for this document)"
+    )
+    assert b'"instruction"' not in conv.output
+
+
+@pytest.mark.parametrize(
+    "residue",
+    [
+        5,
+        "x",
+        [],
+        {"from": "result"},
+        {**FLIP, "set": [["not a path", 1]]},
+        {**FLIP, "set": [[1, 2]]},
+        {**FLIP, "del": ["$" + ".a" * (MAX_DEPTH + 1)]},
+        {**FLIP, "surprise": 1},
+    ],
+)
+def test_a_corrupt_residue_is_a_parse_error_under_preserve(residue: Any) -> None:
+    carrier = envglot.convert(b'{"success":false,"error":"gone","error_type":"not_found"}', to="response-v2")
+    with pytest.raises(ParseError) as exc:
+        envglot.convert(_with_residue(carrier, residue, at_meta=True), to="result", preserve=True)
+    assert exc.value.path == "$.meta._envglot"
+
+
+def test_a_genuine_residue_still_restores_its_document() -> None:
+    original = (
+        b'{"success":false,"error":"gone","error_type":"not_found","instruction":"retry later",'
+        b'"error_data":{"k":[1,2]}}'
+    )
+    there = envglot.convert(original, to="code-graph", preserve=True)
+    valid(there, "code-graph")
+    assert msgspec.json.decode(envglot.convert(there, to="result", preserve=True)) == msgspec.json.decode(original)
+    assert msgspec.json.decode(there)["_envglot"]["digest"] == digest("result", original)
