@@ -44,6 +44,10 @@ class _Outcome(msgspec.Struct):
 _OUTCOME = msgspec.json.Decoder(_Outcome)
 
 
+_ABSENT = Raw(b"")
+"""``structuredContent`` not given (msgspec cannot decode ``Raw | None``)."""
+
+
 class _Block(msgspec.Struct):
     type: str | None = None
     text: str | None = None
@@ -53,7 +57,7 @@ class _Result(msgspec.Struct):
     """What the fallback wrapper reads of an upstream CallToolResult."""
 
     content: list[_Block] | None = None
-    structuredContent: Raw | None = None  # noqa: N815 - MCP wire name
+    structuredContent: Raw = _ABSENT  # noqa: N815 - MCP wire name
     isError: bool | None = None  # noqa: N815 - MCP wire name
 
 
@@ -124,8 +128,14 @@ class Rewriter:
             conv = conversion(buf, to=self.target, mappings=self.mappings, unsupported="ignore", context=ctx)
         except ParseError as exc:
             return self._wrap_plain(buf, wire, exc, ctx)
-        diags = list(conv.diagnostics)
-        return self._answer(conv.output, _doc_is_error(conv.output), conv.source, diags, wire)
+        is_error = _doc_is_error(conv.output)
+        if not is_error and wire.get("isError") is True:
+            # Never turn a failure into a success: an upstream that flags isError but whose
+            # content reads as a success (a contradicting envelope, or plain JSON taken for
+            # one) is answered as a failure carrying that content.
+            why = ParseError(f"isError is true but the content reads as a {conv.source} success")
+            return self._wrap_plain(buf, wire, why, ctx)
+        return self._answer(conv.output, is_error, conv.source, list(conv.diagnostics), wire)
 
     def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: dict[str, Any]) -> Rewritten:
         """The target envelope of a result that carries none; ``isError`` decides the outcome."""
@@ -143,14 +153,14 @@ class Rewriter:
                     Kind.FIELD_DROPPED, f"$.content[{i}]", f"a {block.type} content block has no place in an envelope"
                 )
         text = "\n".join(texts)
-        sc = probe.structuredContent
-        structured = sc is not None and bytes(sc) != b"null"
-        payload = Raw(bytes(sc)) if structured and sc is not None else Raw(_ENC.encode(text))
+        sc = bytes(probe.structuredContent)
+        structured = sc not in (b"", b"null")
+        payload = Raw(sc) if structured else Raw(_ENC.encode(text))
         ok = not probe.isError
         rep.add(
             Kind.SYNTHESIZED,
             "$",
-            f"no envelope in this result ({why.message}); wrapped its "
+            f"no envelope to carry ({why.message}); wrapped its "
             + ("structured content" if structured else "text")
             + f" as a {'success' if ok else 'failure'} (isError={'false' if ok else 'true'})",
         )

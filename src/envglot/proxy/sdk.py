@@ -66,6 +66,7 @@ async def http_client(url: str) -> AsyncIterator[tuple[Any, Any]]:
     """The read and write streams of a Streamable HTTP connection (2.x and 1.x spellings)."""
     import mcp.client.streamable_http as transport
 
-    connect: Any = getattr(transport, "streamable_http_client", None) or transport.streamablehttp_client
+    v1_name = "streamablehttp_client"  # mcp 1.x before the rename
+    connect: Any = getattr(transport, "streamable_http_client", None) or getattr(transport, v1_name)
     async with connect(url) as streams:
         yield streams[0], streams[1]

@@ -74,6 +74,7 @@ class Proxy:
 
         async def one(i: int, up: Upstream) -> None:
             try:
+                await up.session()  # connecting is bounded on its own
                 with anyio.fail_after(self._timeout(up)):
                     results[i] = await up.list_tools()
             except (UpstreamGoneError, ProtocolError, TimeoutError) as exc:
@@ -123,6 +124,7 @@ class Proxy:
         rule: ProtocolRule | None = None
         code: int | None = None
         try:
+            await up.session()  # connecting is bounded on its own
             with anyio.fail_after(self._timeout(up)):
                 wire = await up.call(tool, arguments)
         except TimeoutError:

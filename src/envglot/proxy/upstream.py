@@ -23,6 +23,8 @@ __all__ = ["CONNECTION_CLOSED", "Upstream", "UpstreamGoneError"]
 _log = logging.getLogger("envglot.proxy")
 CONNECTION_CLOSED = -32000
 """The SDK's JSON-RPC code for "connection closed" (both lines)."""
+CONNECT_TIMEOUT = 30.0
+"""Seconds to start an upstream and complete its initialize handshake (not counted in a call's timeout)."""
 
 
 class UpstreamGoneError(Exception):
@@ -57,6 +59,7 @@ class Upstream:
         self._stop, self._done = stop, done
         try:
             async with contextlib.AsyncExitStack() as stack:
+                connecting = stack.enter_context(anyio.fail_after(CONNECT_TIMEOUT))
                 if self.spec.command is not None:
                     params = StdioServerParameters(
                         command=self.spec.command, args=list(self.spec.args), env=self.spec.env, cwd=self.spec.cwd
@@ -69,6 +72,7 @@ class Upstream:
                     read, write = await stack.enter_async_context(http_client(self.spec.url))
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
+                connecting.deadline = float("inf")
                 self._session = session
                 ready.set()
                 await stop.wait()
