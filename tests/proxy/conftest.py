@@ -93,3 +93,20 @@ def running(cmd: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait(timeout=5)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def attr(obj: Any, snake: str, camel: str) -> Any:
+    """An SDK model field by its 2.x (snake_case) or 1.x (camelCase) name."""
+    return getattr(obj, snake) if hasattr(obj, snake) else getattr(obj, camel)
+
+
+def structured(result: Any) -> Any:
+    return attr(result, "structured_content", "structuredContent")
+
+
+def error_flag(result: Any) -> Any:
+    return attr(result, "is_error", "isError")
+
+
+def output_schema_of(tool: Any) -> Any:
+    return attr(tool, "output_schema", "outputSchema")

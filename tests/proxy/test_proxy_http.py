@@ -10,7 +10,7 @@ import pytest
 import envglot
 from envglot.mcp import output_schema
 
-from .conftest import ENVGLOT, EXPECTED_ERROR, free_port, http_session, running, upstream_cmd
+from .conftest import ENVGLOT, EXPECTED_ERROR, error_flag, free_port, http_session, running, structured, upstream_cmd
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -34,13 +34,13 @@ def test_streamable_http_both_ways(tmp_path: Path) -> None:
                 for name, is_error in EXPECTED_ERROR.items():
                     for prefix in ("web", "local"):
                         result = await s.call_tool(f"{prefix}_{name}", {})
-                        jsonschema.validate(result.structured_content, schema)
-                        assert envglot.detect(result.structured_content) == "response-v2"
-                        assert result.is_error is is_error
+                        jsonschema.validate(structured(result), schema)
+                        assert envglot.detect(structured(result)) == "response-v2"
+                        assert error_flag(result) is is_error
                 crashed = await s.call_tool("local_crash", {})
-                assert crashed.is_error is True
-                assert crashed.structured_content["data"]["error_type"] == "unavailable"
-                assert (await s.call_tool("web_graph_ok", {})).is_error is False
+                assert error_flag(crashed) is True
+                assert structured(crashed)["data"]["error_type"] == "unavailable"
+                assert error_flag(await s.call_tool("web_graph_ok", {})) is False
 
     with (
         running([*cmd, "http", str(up_port)], up_port),

@@ -14,7 +14,7 @@ from envglot.dialects import WRITABLE
 from envglot.mcp import output_schema
 from envglot.proxy import META_KEY
 
-from .conftest import EXPECTED_ERROR, stdio_session, upstream_cmd
+from .conftest import EXPECTED_ERROR, error_flag, output_schema_of, stdio_session, structured, upstream_cmd
 
 jsonschema = pytest.importorskip("jsonschema")
 LIMIT = 25  # seconds per test, processes included
@@ -22,11 +22,11 @@ LIMIT = 25  # seconds per test, processes included
 
 def _check_result(result: Any, target: str, schema: dict[str, Any], is_error: bool) -> dict[str, Any]:
     """The result carries a ``target`` envelope valid against ``schema``, in both places, with ``isError``."""
-    doc = result.structured_content
+    doc = structured(result)
     assert isinstance(doc, dict)
     jsonschema.validate(doc, schema)
     assert envglot.detect(doc) == target
-    assert result.is_error is is_error
+    assert error_flag(result) is is_error
     assert envglot.read(doc, target).ok is (not is_error)
     assert json.loads(result.content[0].text) == doc
     return doc
@@ -39,8 +39,8 @@ async def _every_tool(target: str, log: Path) -> None:
         assert {f"fx_{t}" for t in EXPECTED_ERROR} <= names
         assert all(n.startswith("fx_") for n in names)
         for tool in listed:
-            assert tool.output_schema == output_schema(target)
-            assert "$ref" not in json.dumps(tool.output_schema)
+            assert output_schema_of(tool) == output_schema(target)
+            assert "$ref" not in json.dumps(output_schema_of(tool))
         for name, is_error in EXPECTED_ERROR.items():
             result = await s.call_tool(f"fx_{name}", {})
             _check_result(result, target, output_schema(target), is_error)
