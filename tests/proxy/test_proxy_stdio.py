@@ -152,3 +152,26 @@ def test_unknown_tool_stays_a_protocol_error(tmp_path: Path) -> None:
                     await s.call_tool("dotbot_ok", {})  # unprefixed names are not published
 
     anyio.run(run)
+
+
+def test_prompts_and_resources_are_forwarded(tmp_path: Path) -> None:
+    cmd = upstream_cmd()
+    config = tmp_path / "proxy.toml"
+    config.write_text(
+        'target = "result"\n'
+        + "".join(f"[[upstream]]\nprefix = {p!r}\ncommand = {cmd[0]!r}\nargs = [{cmd[1]!r}]\n" for p in ("a", "b"))
+    )
+
+    async def run() -> None:
+        with anyio.fail_after(LIMIT):
+            async with stdio_session(["proxy", "--config", str(config)], tmp_path / "l") as s:
+                prompts = {p.name for p in (await s.list_prompts()).prompts}
+                assert {"a_review", "b_review"} <= prompts
+                got = await s.get_prompt("b_review", {"path": "src/x.py"})
+                assert "Review src/x.py" in got.messages[0].content.text
+                uris = [str(r.uri) for r in (await s.list_resources()).resources]
+                assert uris == ["fixture://readme"]  # listed by both upstreams, published once
+                read = await s.read_resource("fixture://readme")
+                assert read.contents[0].text == "fixture upstream for envglot proxy tests"
+
+    anyio.run(run)

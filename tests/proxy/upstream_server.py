@@ -102,6 +102,18 @@ def crash() -> types.CallToolResult:
     os._exit(3)
 
 
+@server.prompt()
+def review(path: str) -> str:
+    """A prompt, forwarded by the proxy under its prefix."""
+    return f"Review {path} for envelope drift."
+
+
+@server.resource("fixture://readme")
+def readme() -> str:
+    """A resource, forwarded by the proxy unchanged."""
+    return "fixture upstream for envglot proxy tests"
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "http":
         import uvicorn

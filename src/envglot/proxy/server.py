@@ -13,7 +13,7 @@ import contextlib
 import ipaddress
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import IO, Any
 
 import anyio
@@ -31,6 +31,8 @@ __all__ = ["INVALID_PARAMS", "Proxy", "build_server", "parse_listen", "serve_htt
 
 _log = logging.getLogger("envglot.proxy")
 INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
 
 
 class Proxy:
@@ -43,6 +45,9 @@ class Proxy:
         self.upstreams: list[Upstream] = []
         self.routes: dict[str, tuple[Upstream, str]] = {}
         """Published tool name -> (upstream, its own name for the tool)."""
+        self.prompt_routes: dict[str, tuple[Upstream, str]] = {}
+        self.resource_routes: dict[str, Upstream] = {}
+        """Resource URI -> the upstream that listed it."""
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
@@ -68,40 +73,121 @@ class Proxy:
     def _timeout(self, up: Upstream) -> float:
         return up.timeout if up.timeout is not None else self.config.timeout
 
-    async def list_tools(self) -> list[dict[str, Any]]:
-        """Every upstream's tools under their published names; an unreachable upstream lists none."""
-        results: list[list[dict[str, Any]] | None] = [None] * len(self.upstreams)
+    async def _gather(self, method: str) -> list[tuple[Upstream, list[dict[str, Any]]]]:
+        """``Upstream.<method>()`` of every upstream at once; a failing upstream contributes nothing.
+
+        An upstream without the capability (JSON-RPC "method not found") lists nothing quietly;
+        any other failure is logged as a warning.
+        """
+        results: list[list[dict[str, Any]]] = [[] for _ in self.upstreams]
 
         async def one(i: int, up: Upstream) -> None:
             try:
                 await up.session()  # connecting is bounded on its own
                 with anyio.fail_after(self._timeout(up)):
-                    results[i] = await up.list_tools()
-            except (UpstreamGoneError, ProtocolError, TimeoutError) as exc:
-                _log.warning("upstream %s: tools/list failed, its tools are left out: %s", up.spec.label, exc)
+                    results[i] = await getattr(up, method)()
+            except ProtocolError as exc:
+                if error_code(exc) != METHOD_NOT_FOUND:
+                    _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, exc)
+            except (UpstreamGoneError, TimeoutError) as exc:
+                why = str(exc) or f"no answer within {self._timeout(up):g} s"
+                _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, why)
 
         async with anyio.create_task_group() as tg:
             for i, up in enumerate(self.upstreams):
                 tg.start_soon(one, i, up)
+        return list(zip(self.upstreams, results, strict=True))
+
+    def _publish(
+        self, listed: list[tuple[Upstream, list[dict[str, Any]]]], what: str
+    ) -> tuple[dict[str, tuple[Upstream, str]], list[tuple[str, dict[str, Any]]]]:
+        """Prefixed names -> owners, and ``(public name, item)`` pairs; a name taken twice keeps the first."""
         routes: dict[str, tuple[Upstream, str]] = {}
-        tools: list[dict[str, Any]] = []
-        for up, listed in zip(self.upstreams, results, strict=True):
-            for tool in listed or ():
-                public = up.spec.public_name(tool["name"])
+        items: list[tuple[str, dict[str, Any]]] = []
+        for up, listed_items in listed:
+            for item in listed_items:
+                public = up.spec.public_name(item["name"])
                 if public in routes:
                     other = routes[public][0].spec.label
                     _log.warning(
-                        "upstream %s: tool %r is published as %r by upstream %s already; left out",
+                        "upstream %s: %s %r is published as %r by upstream %s already; left out",
                         up.spec.label,
-                        tool["name"],
+                        what,
+                        item["name"],
                         public,
                         other,
                     )
                     continue
-                routes[public] = (up, tool["name"])
-                tools.append(self.rewriter.tool(tool, public))
+                routes[public] = (up, item["name"])
+                items.append((public, item))
+        return routes, items
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every upstream's tools under their published names; an unreachable upstream lists none."""
+        routes, items = self._publish(await self._gather("list_tools"), "tool")
         self.routes.update(routes)
-        return tools
+        return [self.rewriter.tool(tool, public) for public, tool in items]
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        """Every upstream's prompts under their published names (forwarded unchanged otherwise)."""
+        routes, items = self._publish(await self._gather("list_prompts"), "prompt")
+        self.prompt_routes.update(routes)
+        return [{**prompt, "name": public} for public, prompt in items]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> dict[str, Any]:
+        hit = self.prompt_routes.get(name)
+        if hit is None:
+            await self.list_prompts()
+            hit = self.prompt_routes.get(name)
+        if hit is None:
+            raise make_error(INVALID_PARAMS, f"Unknown prompt: {name}")
+        up, own = hit
+        result: dict[str, Any] = await self._forward(up, "get_prompt", own, arguments)
+        return result
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        """Every upstream's resources, URIs unchanged; a URI two upstreams list is read from the first."""
+        out: list[dict[str, Any]] = []
+        for up, items in await self._gather("list_resources"):
+            for res in items:
+                if self.resource_routes.setdefault(res["uri"], up) is not up:
+                    _log.warning(
+                        "upstream %s: resource %s is served by another upstream already", up.spec.label, res["uri"]
+                    )
+                    continue
+                out.append(res)
+        return out
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        return [t for _, items in await self._gather("list_resource_templates") for t in items]
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        up = self.resource_routes.get(uri)
+        if up is None:
+            await self.list_resources()
+            up = self.resource_routes.get(uri)
+        if up is None and len(self.upstreams) == 1:
+            up = self.upstreams[0]  # a templated URI: the only upstream decides
+        if up is None:
+            raise make_error(INVALID_PARAMS, f"Unknown resource: {uri}")
+        result: dict[str, Any] = await self._forward(up, "read_resource", uri)
+        return result
+
+    async def _forward(self, up: Upstream, method: str, *args: Any) -> Any:
+        """A request other than tools/call, answered as the upstream answers it.
+
+        There is no envelope to carry a failure in: an upstream JSON-RPC error is passed on
+        as it is, and a timeout or a dead upstream is a JSON-RPC internal error naming it.
+        """
+        try:
+            await up.session()
+            with anyio.fail_after(self._timeout(up)):
+                return await getattr(up, method)(*args)
+        except TimeoutError:
+            why = f"upstream {up.spec.label}: no answer within {self._timeout(up):g} s"
+        except UpstreamGoneError as exc:
+            why = str(exc)
+        raise make_error(INTERNAL_ERROR, why)
 
     async def _route(self, name: str) -> tuple[Upstream, str]:
         hit = self.routes.get(name)
@@ -174,35 +260,64 @@ def build_server(proxy: Proxy, name: str = "envglot-proxy") -> Any:
         async with proxy.running():
             yield {}
 
-    async def list_tools() -> Any:
-        return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in await proxy.list_tools()])
+    t: Any = types
 
-    async def call_tool(tool: str, arguments: dict[str, Any] | None) -> Any:
-        return types.CallToolResult.model_validate(await proxy.call_tool(tool, arguments))
+    async def list_tools(_params: Any) -> Any:
+        return t.ListToolsResult.model_validate({"tools": await proxy.list_tools()})
+
+    async def call_tool(params: Any) -> Any:
+        return t.CallToolResult.model_validate(await proxy.call_tool(params.name, params.arguments))
+
+    async def list_prompts(_params: Any) -> Any:
+        return t.ListPromptsResult.model_validate({"prompts": await proxy.list_prompts()})
+
+    async def get_prompt(params: Any) -> Any:
+        return t.GetPromptResult.model_validate(await proxy.get_prompt(params.name, params.arguments))
+
+    async def list_resources(_params: Any) -> Any:
+        return t.ListResourcesResult.model_validate({"resources": await proxy.list_resources()})
+
+    async def list_resource_templates(_params: Any) -> Any:
+        return t.ListResourceTemplatesResult.model_validate(
+            {"resourceTemplates": await proxy.list_resource_templates()}
+        )
+
+    async def read_resource(params: Any) -> Any:
+        return t.ReadResourceResult.model_validate(await proxy.read_resource(str(params.uri)))
+
+    handlers: dict[str, tuple[Callable[[Any], Awaitable[Any]], str]] = {
+        "list_tools": (list_tools, "ListToolsRequest"),
+        "call_tool": (call_tool, "CallToolRequest"),
+        "list_prompts": (list_prompts, "ListPromptsRequest"),
+        "get_prompt": (get_prompt, "GetPromptRequest"),
+        "list_resources": (list_resources, "ListResourcesRequest"),
+        "list_resource_templates": (list_resource_templates, "ListResourceTemplatesRequest"),
+        "read_resource": (read_resource, "ReadResourceRequest"),
+    }
+    """Handler and 1.x request type per request the proxy serves (2.x: ``Server(on_<name>=...)``)."""
 
     if V2:
 
-        async def on_list_tools(ctx: Any, params: Any) -> Any:
-            return await list_tools()
+        def on(fn: Callable[[Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
+            async def handler(ctx: Any, params: Any) -> Any:
+                return await fn(params)
 
-        async def on_call_tool(ctx: Any, params: Any) -> Any:
-            return await call_tool(params.name, params.arguments)
+            return handler
 
-        return Server(
-            name, version=__version__, lifespan=lifespan, on_list_tools=on_list_tools, on_call_tool=on_call_tool
-        )
+        kwargs: dict[str, Any] = {f"on_{key}": on(fn) for key, (fn, _) in handlers.items()}
+        make: Any = Server
+        return make(name, version=__version__, lifespan=lifespan, **kwargs)
 
     server: Any = Server(name, version=__version__, lifespan=lifespan)  # mcp 1.x: handlers by request type
-    v1: Any = types
 
-    async def v1_list_tools(req: Any) -> Any:
-        return v1.ServerResult(await list_tools())
+    def v1(fn: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+        async def handler(req: Any) -> Any:
+            return t.ServerResult(await fn(req.params))
 
-    async def v1_call_tool(req: Any) -> Any:
-        return v1.ServerResult(await call_tool(req.params.name, req.params.arguments))
+        return handler
 
-    server.request_handlers[v1.ListToolsRequest] = v1_list_tools
-    server.request_handlers[v1.CallToolRequest] = v1_call_tool
+    for fn, request_type in handlers.values():
+        server.request_handlers[getattr(t, request_type)] = v1(fn)
     return server
 
 

@@ -16,7 +16,17 @@ import anyio
 import anyio.abc
 
 from .config import UpstreamSpec
-from .sdk import ClientSession, ProtocolError, StdioServerParameters, error_code, http_client, stdio_client, wire
+from .sdk import (
+    V2,
+    ClientSession,
+    ProtocolError,
+    StdioServerParameters,
+    error_code,
+    http_client,
+    stdio_client,
+    types,
+    wire,
+)
 
 __all__ = ["CONNECTION_CLOSED", "Upstream", "UpstreamGoneError"]
 
@@ -124,55 +134,67 @@ class Upstream:
     async def close(self) -> None:
         await self.lost()
 
-    async def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool of the upstream (all pages), as wire dicts."""
-        session = await self.session()
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        try:
-            while True:
-                if cursor is None:
-                    page = await session.list_tools()
-                else:
-                    from .sdk import types
-
-                    page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
-                tools.extend(wire(t) for t in page.tools)
-                cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
-                if not cursor:
-                    return tools
-        except ProtocolError as exc:
-            if error_code(exc) == CONNECTION_CLOSED:
-                await self.lost()
-                raise UpstreamGoneError(f"upstream {self.spec.label} closed the connection", exited=True) from None
-            raise
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-            await self.lost()
-            raise UpstreamGoneError(f"upstream {self.spec.label} closed the connection", exited=True) from None
-
-    async def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        """Call a tool; its CallToolResult as a wire dict.
+    async def _request(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """``session.<method>(...)``, a dropped connection turned into :class:`UpstreamGoneError`.
 
         Raises:
-            UpstreamGoneError: not reachable, or the connection ended during the call.
+            UpstreamGoneError: not reachable, or the connection ended during the request.
             ProtocolError: the upstream answered with a JSON-RPC error.
         """
         session = await self.session()
         try:
-            result = await session.call_tool(name, arguments)
+            return await getattr(session, method)(*args, **kwargs)
         except ProtocolError as exc:
-            if error_code(exc) == CONNECTION_CLOSED:
-                await self.lost()
-                raise UpstreamGoneError(
-                    f"upstream {self.spec.label} closed the connection during the call", exited=True
-                ) from None
-            raise
+            if error_code(exc) != CONNECTION_CLOSED:
+                raise
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-            await self.lost()
-            raise UpstreamGoneError(
-                f"upstream {self.spec.label} closed the connection during the call", exited=True
-            ) from None
-        return wire(result)
+            pass
+        await self.lost()
+        raise UpstreamGoneError(f"upstream {self.spec.label} closed the connection during the request", exited=True)
+
+    async def _list(self, method: str, field: str) -> list[dict[str, Any]]:
+        """Every item of a paginated listing (``tools/list``, ``prompts/list``...), as wire dicts."""
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            page = await self._request(method, **_cursor_args(cursor))
+            items.extend(wire(x) for x in getattr(page, field))
+            cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
+            if not cursor:
+                return items
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool of the upstream (all pages), as wire dicts."""
+        return await self._list("list_tools", "tools")
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Call a tool; its CallToolResult as a wire dict (errors as :meth:`_request`)."""
+        return wire(await self._request("call_tool", name, arguments))
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return await self._list("list_prompts", "prompts")
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> dict[str, Any]:
+        return wire(await self._request("get_prompt", name, arguments))
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        return await self._list("list_resources", "resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        templates = "resource_templates" if V2 else "resourceTemplates"
+        return await self._list("list_resource_templates", templates)
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        return wire(await self._request("read_resource", uri))
+
+
+def _cursor_args(cursor: str | None) -> dict[str, Any]:
+    """Keyword arguments asking for the page at ``cursor`` (2.x: ``params=``, 1.x: ``cursor=``)."""
+    if cursor is None:
+        return {}
+    if V2:
+        return {"params": types.PaginatedRequestParams(cursor=cursor)}
+    return {"cursor": cursor}
 
 
 def _describe(exc: BaseException) -> str:
