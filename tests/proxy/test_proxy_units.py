@@ -200,3 +200,91 @@ def test_bad_config_file_exit_codes(tmp_path: Path) -> None:
     bad.write_text("[[upstream]]\nprefix = 'a'\n")
     res = CliRunner().invoke(main, ["proxy", "--config", str(bad)])
     assert res.exit_code == 65 and "exactly one of command" in res.output
+
+
+# ---- routing and protocol failures, with a stand-in upstream ---------------------------
+
+
+class _FakeUpstream:
+    """Answers like an upstream session would: a result, a JSON-RPC error, silence or a death."""
+
+    def __init__(self, behaviour: str) -> None:
+        from envglot.proxy.config import UpstreamSpec
+
+        self.spec = UpstreamSpec(prefix="f", command="fake")
+        self.timeout = 0.2
+        self.behaviour = behaviour
+
+    async def session(self) -> None:
+        return None
+
+    async def call(self, name: str, arguments: object) -> dict[str, object]:
+        import anyio
+
+        from envglot.proxy.sdk import make_error
+        from envglot.proxy.upstream import UpstreamGoneError
+
+        if self.behaviour == "slow":
+            await anyio.sleep(5)
+        if self.behaviour == "gone":
+            raise UpstreamGoneError("upstream f closed the connection during the request", exited=True)
+        if self.behaviour.startswith("jsonrpc"):
+            raise make_error(int(self.behaviour.split(":")[1]), "upstream says no")
+        return {"content": [{"type": "text", "text": "ok"}], "isError": False}
+
+
+def _call(behaviour: str, target: str = "response-v2") -> dict[str, object]:
+    import anyio
+
+    from envglot.proxy.config import ProxyConfig
+    from envglot.proxy.server import Proxy
+
+    proxy = Proxy(ProxyConfig(upstream=[_FakeUpstream(behaviour).spec]), Rewriter(target))
+    up = _FakeUpstream(behaviour)
+    proxy.upstreams = [up]  # type: ignore[list-item]
+    proxy.routes = {"f_tool": (up, "tool")}  # type: ignore[dict-item]
+    return anyio.run(proxy.call_tool, "f_tool", {})
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "target", "category", "retryable"),
+    [
+        ("jsonrpc:-32603", "errorcode", "internal", None),
+        ("jsonrpc:-32000", "errorcode", "unavailable", True),
+        ("jsonrpc:-32001", "errorcode", "unavailable", True),
+        ("jsonrpc:-32050", "result", "unknown", None),  # errorcode has no word for unknown
+        ("slow", "errorcode", "unavailable", True),
+        ("gone", "errorcode", "unavailable", True),
+    ],
+)
+def test_protocol_failures_become_failure_envelopes(
+    behaviour: str, target: str, category: str, retryable: bool | None
+) -> None:
+    result = _call(behaviour, target)
+    assert result["isError"] is True
+    problem = envglot.read(result["structuredContent"], target).problems[0]  # type: ignore[arg-type]
+    assert problem.category == category
+    if retryable is not None:
+        assert problem.retryable is retryable
+
+
+@pytest.mark.parametrize("code", [-32700, -32600, -32601, -32602])
+def test_request_errors_stay_protocol_errors(code: int) -> None:
+    from envglot.proxy.sdk import ProtocolError, error_code
+
+    with pytest.raises(ProtocolError) as exc:
+        _call(f"jsonrpc:{code}")
+    assert error_code(exc.value) == code and "upstream says no" in str(exc.value)
+
+
+def test_unknown_tool_is_invalid_params() -> None:
+    import anyio
+
+    from envglot.proxy.config import ProxyConfig
+    from envglot.proxy.sdk import ProtocolError, error_code
+    from envglot.proxy.server import Proxy
+
+    proxy = Proxy(ProxyConfig(upstream=[_FakeUpstream("ok").spec]), Rewriter("result"))
+    with pytest.raises(ProtocolError) as exc:
+        anyio.run(proxy.call_tool, "nope", {})
+    assert error_code(exc.value) == -32602

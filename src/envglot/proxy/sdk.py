@@ -40,6 +40,7 @@ try:
     V2 = "on_call_tool" in _Server.__init__.__code__.co_varnames
 except ImportError:  # pragma: no cover
     V2 = False
+"""True on the 2.x line (handlers passed to ``Server(on_...=)``, snake_case fields)."""
 
 
 def error_code(exc: BaseException) -> int:
