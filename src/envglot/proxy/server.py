@@ -221,7 +221,7 @@ class Proxy:
             code = error_code(exc)
             rule, why = self.rewriter.table.for_code(code), str(exc) or f"JSON-RPC error {code}"
             if rule.answer == "protocol":
-                self._log(name, up, "protocol", f"JSON-RPC error {code} forwarded", clock)
+                self._log_call(name, up, "protocol", f"JSON-RPC error {code} forwarded", clock)
                 raise
         except RuntimeError as exc:  # the SDK refused the upstream's answer (e.g. against its outputSchema)
             rule, why = self.rewriter.table.events["invalid_result"], str(exc)
@@ -236,7 +236,7 @@ class Proxy:
         self._log_result(name, up, out, clock)
         return out.result
 
-    def _log(self, name: str, up: Upstream, outcome: str, detail: str, clock: float) -> None:
+    def _log_call(self, name: str, up: Upstream, outcome: str, detail: str, clock: float) -> None:
         ms = (time.perf_counter() - clock) * 1000
         _log.info("call %s upstream=%s %s %.1fms %s", name, up.spec.label, outcome, ms, detail)
 
@@ -245,7 +245,9 @@ class Proxy:
             return
         diags = "; ".join(f"{d.kind.value} {d.path}: {d.message}" for d in out.diagnostics)
         outcome = f"source={out.source} target={self.rewriter.target} isError={str(out.is_error).lower()}"
-        self._log(name, up, outcome, f"diagnostics={len(out.diagnostics)}" + (f" [{diags}]" if diags else ""), clock)
+        self._log_call(
+            name, up, outcome, f"diagnostics={len(out.diagnostics)}" + (f" [{diags}]" if diags else ""), clock
+        )
 
 
 # ---- the SDK server ----------------------------------------------------------------------
