@@ -10,6 +10,7 @@ to split the overhead into conversion and the extra MCP hop.
 from __future__ import annotations
 
 import importlib.util
+import os
 import statistics
 import sys
 import time
@@ -29,8 +30,38 @@ def _envglot() -> str:
     return str(Path(sys.executable).parent / "envglot")
 
 
-async def _timed_calls(command: str, args: list[str], tools: list[str], calls: int) -> list[float]:
-    """Per-call wall times (seconds) of ``calls`` tool calls, after a warm-up."""
+def _child_cpu(marker: str) -> float | None:
+    """CPU seconds (user + system) used so far by this process's child whose command line holds ``marker``.
+
+    Linux only (``/proc``); ``None`` elsewhere or when no such child is found.
+    """
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        me = os.getpid()
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry.name}/stat").read_text()
+                cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if int(fields[1]) == me and marker in cmdline:
+                return (int(fields[11]) + int(fields[12])) / tick
+    except (OSError, ValueError, AttributeError):
+        return None
+    return None
+
+
+async def _timed_calls(
+    command: str, args: list[str], tools: list[str], calls: int, cpu: dict[str, float | None] | None = None
+) -> list[float]:
+    """Per-call wall times (seconds) of ``calls`` tool calls, after a warm-up.
+
+    With ``cpu``, also the CPU seconds the spawned server process used during the timed calls
+    (``cpu["seconds"]``), a figure that does not depend on the machine's load.
+    """
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=command, args=args)
@@ -42,10 +73,15 @@ async def _timed_calls(command: str, args: list[str], tools: list[str], calls: i
             for i in range(WARMUP):
                 await session.call_tool(tools[i % len(tools)], {})
             clock = time.perf_counter
+            marker = " ".join(args[:2])
+            before = _child_cpu(marker) if cpu is not None else None
             for i in range(calls):
                 t0 = clock()
                 await session.call_tool(tools[i % len(tools)], {})
                 out.append(clock() - t0)
+            after = _child_cpu(marker) if cpu is not None else None
+            if cpu is not None:
+                cpu["seconds"] = after - before if before is not None and after is not None else None
     return out
 
 
@@ -109,7 +145,8 @@ def run_proxy(calls: int, log: Callable[[str], None]) -> dict[str, Any]:
     direct = anyio.run(_timed_calls, sys.executable, up, tools, calls)
     log(f"  through the proxy (-t {TARGET}): {calls} calls ...")
     proxied_args = ["proxy", "-q", "-t", TARGET, "--", sys.executable, *up]
-    proxied = anyio.run(_timed_calls, _envglot(), proxied_args, tools, calls)
+    cpu: dict[str, float | None] = {}
+    proxied = anyio.run(_timed_calls, _envglot(), proxied_args, tools, calls, cpu)
     rewrite = _rewrite_cost(calls)
     d, p, rw = _summary(direct), _summary(proxied), _summary(rewrite)
     return {
@@ -122,4 +159,5 @@ def run_proxy(calls: int, log: Callable[[str], None]) -> dict[str, Any]:
         "proxied": p,
         "rewrite_only": rw,
         "overhead_median_ms": round(p["median_ms"] - d["median_ms"], 3),
+        "proxy_cpu_ms_per_call": None if cpu.get("seconds") is None else round(1000 * cpu["seconds"] / calls, 3),  # type: ignore[operator]
     }

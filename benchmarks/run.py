@@ -786,6 +786,11 @@ def markdown(results: dict[str, Any]) -> str:
         ]
         lines += _table(["per call", "median ms", "p90 ms", "mean ms"], "lrrr", body)
         lines += ["", f"Overhead (median through the proxy - median direct): {px['overhead_median_ms']:.3f} ms."]
+        if px.get("proxy_cpu_ms_per_call") is not None:
+            lines.append(
+                f"CPU time of the proxy process per call (user + system, load-independent): "
+                f"{px['proxy_cpu_ms_per_call']:.3f} ms."
+            )
     lines += ["", "### Targets", ""]
     body = []
     for t in results["targets"]:

@@ -288,3 +288,17 @@ def test_unknown_tool_is_invalid_params() -> None:
     with pytest.raises(ProtocolError) as exc:
         anyio.run(proxy.call_tool, "nope", {})
     assert error_code(exc.value) == -32602
+
+
+def test_stdin_lines_skip_an_overlong_message() -> None:
+    import asyncio
+
+    from envglot.proxy.pipes import LineReader
+
+    async def lines() -> list[str]:
+        r = asyncio.StreamReader(limit=16)
+        r.feed_data(b'{"a":1}\n' + b"x" * 100 + b'\n{"b":2}\n{"c":')
+        r.feed_eof()
+        return [line async for line in LineReader(r)]
+
+    assert asyncio.run(lines()) == ['{"a":1}\n', "\n", '{"b":2}\n', '{"c":']

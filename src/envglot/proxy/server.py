@@ -327,8 +327,12 @@ async def serve_stdio(proxy: Proxy) -> None:
     """Serve the proxy on this process's stdin/stdout until the client closes them."""
     from mcp.server.stdio import stdio_server
 
+    from .pipes import open_pipes
+
     server = build_server(proxy)
-    async with stdio_server() as (read, write):
+    pipes = await open_pipes()
+    streams: dict[str, Any] = {"stdin": pipes[0], "stdout": pipes[1]} if pipes is not None else {}
+    async with stdio_server(**streams) as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
