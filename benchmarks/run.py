@@ -41,6 +41,7 @@ import corpus as corpus_mod
 import handwritten
 import msgspec
 import orjson
+import proxy_bench
 
 import envglot
 from envglot.dialects import DIALECTS as DIALECT_MODULES
@@ -79,6 +80,8 @@ MODES: dict[str, Mode] = {
     ),
     "smoke": Mode({"tiny": 10, "medium": 5, "large": 3}, rounds=2, migrate_mb=0.5, import_runs=2, jsonl_per_dialect=20),
 }
+PROXY_CALLS = {"full": 1000, "quick": 300, "smoke": 20}
+"""Tool calls per side in the proxy section."""
 
 TARGETS = {
     "converter_vs_limit": {"tiny": 0.7, "medium": 0.85, "large": 0.85},
@@ -88,6 +91,7 @@ TARGETS = {
     "migrate_j2_vs_j1": 1.7,
     "peak_rss_mb": 100.0,
     "import_ms": 150.0,
+    "proxy_overhead_ms": 1.0,
 }
 
 
@@ -605,8 +609,10 @@ def _target(label: str, need: float, measured: float | None, at_least: bool = Tr
     return {"target": label, "need": need, "measured": measured, "holds": holds, **extra}
 
 
-def evaluate(rat: list[dict[str, Any]], migrate: dict[str, Any], imp: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Each target of issue #7 with the measured value (the worst case where it must hold for all)."""
+def evaluate(
+    rat: list[dict[str, Any]], migrate: dict[str, Any], imp: dict[str, Any] | None, proxy: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Each target of issues #7 and #15 with the measured value (the worst case where it must hold for all)."""
     out: list[dict[str, Any]] = []
 
     def worst(key: str, size: str) -> tuple[float | None, str | None]:
@@ -633,6 +639,12 @@ def evaluate(rat: list[dict[str, Any]], migrate: dict[str, Any], imp: dict[str, 
     need = TARGETS["import_ms"]
     ms = imp["import_ms"] if imp is not None else None
     out.append(_target(f"import envglot + tables < {need} ms", need, ms, at_least=False))  # type: ignore[arg-type]
+    need = TARGETS["proxy_overhead_ms"]  # type: ignore[assignment]
+    label = f"proxy adds < {need} ms median per call"
+    if proxy is not None and proxy.get("status") == "ok":
+        out.append(_target(label, need, proxy["overhead_median_ms"], at_least=False))  # type: ignore[arg-type]
+    else:
+        out.append(_target(label, need, None, note=(proxy or {}).get("reason") or (proxy or {}).get("status")))  # type: ignore[arg-type]
     return out
 
 
@@ -756,6 +768,29 @@ def markdown(results: dict[str, Any]) -> str:
             f"fresh interpreters; whole process {imp['process_wall_ms']} ms, bare interpreter "
             f"{imp['bare_interpreter_ms']} ms).",
         ]
+    px = results.get("proxy") or {}
+    if px.get("status") == "ok":
+        lines += ["", "### Proxy overhead", ""]
+        lines.append(
+            f"{px['calls']:,} tool calls per side after {px['warmup']} warm-up calls, SDK client over stdio, the "
+            f"fixture upstream (tests/proxy/upstream_server.py), proxy target {px['target']}."
+        )
+        lines.append("")
+        body = [
+            [label, _fmt(px[key]["median_ms"], 3), _fmt(px[key]["p90_ms"], 3), _fmt(px[key]["mean_ms"], 3)]
+            for label, key in (
+                ("direct", "direct"),
+                ("through envglot proxy", "proxied"),
+                ("rewrite alone (in process)", "rewrite_only"),
+            )
+        ]
+        lines += _table(["per call", "median ms", "p90 ms", "mean ms"], "lrrr", body)
+        lines += ["", f"Overhead (median through the proxy - median direct): {px['overhead_median_ms']:.3f} ms."]
+        if px.get("proxy_cpu_ms_per_call") is not None:
+            lines.append(
+                f"CPU time of the proxy process per call (user + system, load-independent): "
+                f"{px['proxy_cpu_ms_per_call']:.3f} ms."
+            )
     lines += ["", "### Targets", ""]
     body = []
     for t in results["targets"]:
@@ -795,7 +830,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--migrate-mb", type=float, help="size of the migration JSONL file in MB (default: 200 full, 32 quick)"
     )
     p.add_argument(
-        "--sections", default="inmemory,migrate,import", help="comma-separated subset of inmemory,migrate,import"
+        "--sections",
+        default="inmemory,migrate,import,proxy",
+        help="comma-separated subset of inmemory,migrate,import,proxy",
     )
     p.add_argument("--sources", help="comma-separated source dialects (default: all)")
     p.add_argument("--targets", help="comma-separated target dialects (default: all writable)")
@@ -827,7 +864,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
     mode = MODES[mode_name]
     rounds = args.rounds or mode.rounds
-    sections = set(_split(args.sections, (), ("inmemory", "migrate", "import"), "section"))
+    sections = set(_split(args.sections, (), ("inmemory", "migrate", "import", "proxy"), "section"))
     sources = _split(args.sources, corpus_mod.DIALECTS, corpus_mod.DIALECTS, "source dialect")
     targets = _split(args.targets, WRITABLE, WRITABLE, "target dialect")
     sizes = _split(args.sizes, corpus_mod.SIZES, corpus_mod.SIZES, "size")
@@ -864,6 +901,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "agreement": [],
         "migrate": {"status": "skipped"},
         "import_time": None,
+        "proxy": {"status": "skipped"},
     }
     if "inmemory" in sections:
         log(f"in-memory: {rounds} rounds per method ...")
@@ -879,8 +917,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "import" in sections:
         log("import time ...")
         results["import_time"] = run_import_time(mode.import_runs)
+    if "proxy" in sections:
+        log("proxy: tool calls direct and through envglot proxy ...")
+        results["proxy"] = proxy_bench.run_proxy(PROXY_CALLS[mode_name], log)
     results["machine"]["loadavg_at_end"] = _loadavg()
-    results["targets"] = evaluate(results["ratios"], results["migrate"], results["import_time"])
+    results["targets"] = evaluate(results["ratios"], results["migrate"], results["import_time"], results["proxy"])
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{stamp}.json"
     path.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))

@@ -99,7 +99,7 @@ def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
     for pair in HANDWRITTEN:
         assert ratios[(*pair, "large")]["converter_vs_orjson"] > 0
     targets = results["targets"]
-    assert len(targets) == 13
+    assert len(targets) == 14
     assert all(t["holds"] in (True, False, None) for t in targets)
     assert next(t for t in targets if t["target"].startswith("Converter >= 0.7"))["holds"] is not None
 
@@ -127,3 +127,17 @@ def test_import_time_and_markdown(run: tuple[dict[str, Any], str]) -> None:
         "### Targets",
     ):
         assert heading in stdout
+
+
+def test_proxy_section(run: tuple[dict[str, Any], str]) -> None:
+    px = run[0]["proxy"]
+    assert px["status"] in ("ok", "unavailable"), px
+    if px["status"] == "unavailable":
+        assert "mcp" in px["reason"] or "upstream" in px["reason"]
+        return
+    assert px["calls"] > 0
+    for side in ("direct", "proxied", "rewrite_only"):
+        assert px[side]["median_ms"] > 0
+    target = next(t for t in run[0]["targets"] if t["target"].startswith("proxy adds"))
+    assert target["measured"] == px["overhead_median_ms"]
+    assert "### Proxy overhead" in run[1]

@@ -6,6 +6,6 @@ are in :mod:`envglot.cli.common`.
 
 from __future__ import annotations
 
-from . import convert_cmd, detect_cmd, info_cmd, mappings_cmd, validate_cmd
+from . import convert_cmd, detect_cmd, info_cmd, mappings_cmd, proxy_cmd, validate_cmd
 
-__all__ = ["convert_cmd", "detect_cmd", "info_cmd", "mappings_cmd", "validate_cmd"]
+__all__ = ["convert_cmd", "detect_cmd", "info_cmd", "mappings_cmd", "proxy_cmd", "validate_cmd"]

@@ -1,0 +1,121 @@
+"""The proxy's configuration: the target dialect and its upstream servers.
+
+From the command line (one stdio upstream) or a TOML file with several::
+
+    target = "response-v2"        # optional when given with --to
+    timeout = 60                  # seconds per upstream call (optional)
+
+    [[upstream]]
+    prefix = "dot"
+    command = "dotbot-mcp"
+    args = ["--stdio"]
+    env = { DOTBOT_HOME = "/srv/dotbot" }   # optional; cwd = "..." too
+
+    [[upstream]]
+    prefix = "graph"
+    url = "http://127.0.0.1:8931/mcp"       # Streamable HTTP
+
+Every upstream has exactly one of ``command`` and ``url``, and a unique ``prefix``:
+its tools are published as ``PREFIX_TOOL``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import msgspec
+
+from ..errors import EnvglotError
+
+__all__ = ["PREFIX_RE", "SEPARATOR", "ProxyConfig", "UpstreamSpec", "load_config"]
+
+SEPARATOR = "_"
+"""Between an upstream's prefix and its tool's name."""
+PREFIX_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}")
+"""A prefix: letters, digits and dashes (no ``_``, so ``PREFIX_TOOL`` splits at its first ``_``)."""
+DEFAULT_TIMEOUT = 60.0
+
+
+class UpstreamSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One upstream MCP server: a stdio command or a Streamable HTTP URL."""
+
+    prefix: str = ""
+    """Namespace of its tools (``""``: no prefix, allowed for a single upstream)."""
+    command: str | None = None
+    args: list[str] = []
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    timeout: float | None = None
+    """Seconds per call (default: the proxy's)."""
+
+    @property
+    def label(self) -> str:
+        """How logs name this upstream."""
+        return self.prefix or (self.command or self.url or "upstream")
+
+    def public_name(self, tool: str) -> str:
+        """The name the proxy publishes for ``tool``."""
+        return f"{self.prefix}{SEPARATOR}{tool}" if self.prefix else tool
+
+
+class ProxyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Everything the proxy needs to run."""
+
+    upstream: list[UpstreamSpec]
+    target: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+
+    def check(self, where: str = "configuration") -> ProxyConfig:
+        """Validate cross-field rules; returns ``self``.
+
+        Raises:
+            EnvglotError: no upstream, a bad or duplicate prefix, neither or both of
+                command and url, a URL that is not http(s), a non-positive timeout.
+        """
+        if not self.upstream:
+            raise EnvglotError(f"{where}: no upstream server (add an [[upstream]] table)")
+        if self.timeout <= 0:
+            raise EnvglotError(f"{where}: timeout must be positive, not {self.timeout}")
+        seen: set[str] = set()
+        for i, up in enumerate(self.upstream):
+            at = f"{where}: upstream[{i}]"
+            if (up.command is None) == (up.url is None):
+                raise EnvglotError(f"{at}: give exactly one of command (stdio) and url (Streamable HTTP)")
+            if up.url is not None and not re.match(r"https?://", up.url):
+                raise EnvglotError(f"{at}: url must start with http:// or https://, not {up.url!r}")
+            if up.command is not None and not up.command.strip():
+                raise EnvglotError(f"{at}: command is empty")
+            if up.prefix == "":
+                if len(self.upstream) > 1:
+                    raise EnvglotError(f"{at}: every upstream needs a prefix when there are several")
+            elif not PREFIX_RE.fullmatch(up.prefix):
+                raise EnvglotError(f"{at}: prefix {up.prefix!r} must be 1-32 letters, digits or dashes (no '_' or '.')")
+            if up.prefix in seen:
+                raise EnvglotError(f"{at}: prefix {up.prefix!r} is used twice")
+            seen.add(up.prefix)
+            if up.timeout is not None and up.timeout <= 0:
+                raise EnvglotError(f"{at}: timeout must be positive, not {up.timeout}")
+        return self
+
+
+def load_config(path: Path) -> ProxyConfig:
+    """Read and validate a TOML configuration file.
+
+    Raises:
+        EnvglotError: unreadable, not TOML, unknown keys or wrong types (with the
+            offending key's path), or a rule of :meth:`ProxyConfig.check` broken.
+    """
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise EnvglotError(f"cannot read {exc.strerror}", source=str(path)) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise EnvglotError(f"not a valid TOML file: {exc}", source=str(path)) from None
+    try:
+        cfg = msgspec.convert(raw, ProxyConfig)
+    except msgspec.ValidationError as exc:
+        raise EnvglotError(str(exc), source=str(path)) from None
+    return cfg.check(str(path))

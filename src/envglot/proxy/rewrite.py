@@ -1,0 +1,209 @@
+"""Rewriting what crosses the proxy: tool listings and tool results, as MCP wire dicts.
+
+Independent of the ``mcp`` package (the server turns the dicts into SDK objects), so it
+is tested on its own. Every conversion goes through envglot's public API: the upstream
+result is converted with :func:`envglot.conversion` (source detected per result); a
+result that carries no envelope, and every protocol failure, becomes a canonical
+:class:`~envglot.canonical.Envelope` written with :func:`envglot.write`.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from msgspec import Raw
+
+from ..api import conversion, write
+from ..canonical import Envelope, Problem
+from ..diagnostics import Diagnostic, Kind, Report
+from ..dialects import WRITABLE, get_dialect
+from ..errors import EnvglotError, ParseError
+from ..mappings import Mappings, mappings_for
+from ..mcp import output_schema
+from ..transport import wrap_bytes
+from .protocol import ProtocolRule, ProtocolTable, protocol_table
+
+__all__ = ["META_KEY", "Rewriter", "Rewritten"]
+
+META_KEY = "dev.envglot/diagnostics"
+"""The ``_meta`` key ``--annotate`` puts the diagnostics under."""
+_ANY = msgspec.json.Decoder()
+_ENC = msgspec.json.Encoder()
+
+
+class _Outcome(msgspec.Struct):
+    """The outcome flag of every writable dialect (dotbot ``status``, the others ``success``)."""
+
+    success: bool | None = None
+    status: str | None = None
+
+
+_OUTCOME = msgspec.json.Decoder(_Outcome)
+
+
+_ABSENT = Raw(b"")
+"""``structuredContent`` not given (msgspec cannot decode ``Raw | None``)."""
+
+
+class _Block(msgspec.Struct):
+    type: str | None = None
+    text: str | None = None
+
+
+class _Result(msgspec.Struct):
+    """What the fallback wrapper reads of an upstream CallToolResult."""
+
+    content: list[_Block] | None = None
+    structuredContent: Raw = _ABSENT  # noqa: N815 - MCP wire name
+    isError: bool | None = None  # noqa: N815 - MCP wire name
+
+
+_RESULT = msgspec.json.Decoder(_Result)
+
+
+class Rewritten(msgspec.Struct, frozen=True):
+    """One rewritten tool result and what the log line says about it."""
+
+    result: dict[str, Any]
+    """The CallToolResult wire dict to answer with."""
+    source: str
+    """The upstream envelope's dialect, ``none`` (no envelope) or ``protocol`` (a protocol failure)."""
+    is_error: bool
+    diagnostics: list[Diagnostic]
+
+
+def _doc_is_error(doc: bytes) -> bool:
+    o = _OUTCOME.decode(doc)
+    return o.status == "error" if o.status is not None else o.success is False
+
+
+class Rewriter:
+    """Rewrites tool listings and results into one target dialect; built once per proxy."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        mappings: Mappings | None = None,
+        annotate: bool = False,
+        timing: bool = True,
+        table: ProtocolTable | None = None,
+    ) -> None:
+        self.target = get_dialect(target).NAME
+        if self.target not in WRITABLE:
+            raise EnvglotError(f"{self.target} is a read-only source dialect; write one of {', '.join(WRITABLE)}")
+        self.mappings = mappings if mappings is not None else mappings_for(None)
+        self.annotate = annotate
+        self.timing = timing
+        self.table = table if table is not None else protocol_table()
+        self.schema = output_schema(self.target)
+
+    # ---- tools/list -------------------------------------------------------------------
+
+    def tool(self, tool: dict[str, Any], public_name: str) -> dict[str, Any]:
+        """A tool's wire dict as the proxy publishes it: renamed, ``outputSchema`` the target's."""
+        return {**tool, "name": public_name, "outputSchema": self.schema}
+
+    # ---- tools/call -------------------------------------------------------------------
+
+    def _context(self, tool: str, started: float, elapsed: float) -> dict[str, Any]:
+        if not self.timing:
+            return {"tool": tool}
+        stamp = datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return {"tool": tool, "timestamp": stamp, "duration_ms": round(elapsed * 1000)}
+
+    def result(self, wire: dict[str, Any], tool: str, started: float | None = None, elapsed: float = 0.0) -> Rewritten:
+        """Rewrite an upstream CallToolResult wire dict (``tool`` is its upstream name).
+
+        The envelope it carries (any dialect, detected) is converted to the target; a
+        result with no envelope is wrapped as the target's success or failure as its
+        ``isError`` says.
+        """
+        ctx = self._context(tool, time.time() if started is None else started, elapsed)
+        buf = _ENC.encode(wire)
+        try:
+            conv = conversion(buf, to=self.target, mappings=self.mappings, unsupported="ignore", context=ctx)
+        except ParseError as exc:
+            return self._wrap_plain(buf, wire, exc, ctx)
+        is_error = _doc_is_error(conv.output)
+        if not is_error and wire.get("isError") is True:
+            # Never turn a failure into a success: an upstream that flags isError but whose
+            # content reads as a success (a contradicting envelope, or plain JSON taken for
+            # one) is answered as a failure carrying that content.
+            why = ParseError(f"isError is true but the content reads as a {conv.source} success")
+            return self._wrap_plain(buf, wire, why, ctx)
+        return self._answer(conv.output, is_error, conv.source, list(conv.diagnostics), wire)
+
+    def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: dict[str, Any]) -> Rewritten:
+        """The target envelope of a result that carries none; ``isError`` decides the outcome."""
+        try:
+            probe = _RESULT.decode(buf)
+        except msgspec.ValidationError as exc:
+            raise EnvglotError(f"the upstream answered something that is not a CallToolResult: {exc}") from None
+        rep = Report("ignore")
+        texts: list[str] = []
+        for i, block in enumerate(probe.content or ()):
+            if block.type == "text" and block.text is not None:
+                texts.append(block.text)
+            else:
+                rep.add(
+                    Kind.FIELD_DROPPED, f"$.content[{i}]", f"a {block.type} content block has no place in an envelope"
+                )
+        text = "\n".join(texts)
+        sc = bytes(probe.structuredContent)
+        structured = sc not in (b"", b"null")
+        payload = Raw(sc) if structured else Raw(_ENC.encode(text))
+        ok = not probe.isError
+        rep.add(
+            Kind.SYNTHESIZED,
+            "$",
+            f"no envelope to carry ({why.message}); wrapped its "
+            + ("structured content" if structured else "text")
+            + f" as a {'success' if ok else 'failure'} (isError={'false' if ok else 'true'})",
+        )
+        problems = () if ok else (Problem(category=self.mappings.unknown_category, message=text or None),)
+        env = Envelope(ok=ok, payload=payload, problems=problems)
+        doc = write(env, self.target, mappings=self.mappings, unsupported="ignore", context=ctx, report=rep)
+        return self._answer(doc, not ok, "none", rep.diagnostics, wire)
+
+    def failure(
+        self,
+        rule: ProtocolRule,
+        message: str,
+        tool: str,
+        *,
+        code: int | None = None,
+        started: float | None = None,
+        elapsed: float = 0.0,
+    ) -> Rewritten:
+        """The target's failure envelope for a protocol failure (a JSON-RPC error, a timeout, a dead upstream)."""
+        ctx = self._context(tool, time.time() if started is None else started, elapsed)
+        details = {"jsonrpc_code": code} if code is not None else None
+        problem = Problem(
+            category=rule.category,
+            message=message,
+            retryable=rule.retryable,
+            origin=rule.origin,
+            aspect=rule.aspect,
+            upstream="mcp",
+            details=Raw(_ENC.encode(details)) if details is not None else None,
+        )
+        rep = Report("ignore")
+        rep.add(Kind.SYNTHESIZED, "$", f"{rule.name}: the upstream gave no result; answered with a failure envelope")
+        env = Envelope(ok=False, problems=(problem,))
+        doc = write(env, self.target, mappings=self.mappings, unsupported="ignore", context=ctx, report=rep)
+        return self._answer(doc, True, "protocol", rep.diagnostics, None)
+
+    def _answer(
+        self, doc: bytes, is_error: bool, source: str, diags: list[Diagnostic], wire: dict[str, Any] | None
+    ) -> Rewritten:
+        result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
+        meta = wire.get("_meta") if wire is not None else None
+        if self.annotate:
+            meta = {**(meta or {}), META_KEY: [msgspec.to_builtins(d) for d in diags]}
+        if meta:
+            result["_meta"] = meta
+        return Rewritten(result=result, source=source, is_error=is_error, diagnostics=diags)

@@ -1,0 +1,73 @@
+"""The few places where the ``mcp`` SDK's 1.x and 2.x lines differ, behind one face.
+
+Imported only by the proxy (``pip install 'envglot[mcp]'``); everything else in
+:mod:`envglot.proxy` uses the SDK's names that both lines share.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+try:
+    import mcp.types as types
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("envglot proxy needs the mcp package: pip install 'envglot[mcp]'") from exc
+
+try:  # 2.x
+    from mcp.shared.exceptions import MCPError as ProtocolError
+except ImportError:  # 1.x
+    from mcp.shared.exceptions import McpError as ProtocolError  # type: ignore[attr-defined,no-redef]
+
+__all__ = [
+    "V2",
+    "ClientSession",
+    "ProtocolError",
+    "StdioServerParameters",
+    "error_code",
+    "http_client",
+    "make_error",
+    "stdio_client",
+    "types",
+    "wire",
+]
+
+try:
+    from mcp.server.lowlevel.server import Server as _Server
+
+    V2 = "on_call_tool" in _Server.__init__.__code__.co_varnames
+except ImportError:  # pragma: no cover
+    V2 = False
+"""True on the 2.x line (handlers passed to ``Server(on_...=)``, snake_case fields)."""
+
+
+def error_code(exc: BaseException) -> int:
+    """The JSON-RPC code of a protocol error raised by the SDK."""
+    return int(exc.error.code)  # type: ignore[attr-defined]
+
+
+def make_error(code: int, message: str, data: Any = None) -> BaseException:
+    """A protocol error the server answers with (same JSON-RPC code and message)."""
+    if V2:
+        return ProtocolError(code, message, data)
+    v1: Any = ProtocolError
+    return v1(types.ErrorData(code=code, message=message, data=data))  # type: ignore[no-any-return]
+
+
+def wire(model: Any) -> dict[str, Any]:
+    """An SDK model as its MCP wire dict (camelCase keys, no ``None``)."""
+    out: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return out
+
+
+@contextlib.asynccontextmanager
+async def http_client(url: str) -> AsyncIterator[tuple[Any, Any]]:
+    """The read and write streams of a Streamable HTTP connection (2.x and 1.x spellings)."""
+    import mcp.client.streamable_http as transport
+
+    v1_name = "streamablehttp_client"  # mcp 1.x before the rename
+    connect: Any = getattr(transport, "streamable_http_client", None) or getattr(transport, v1_name)
+    async with connect(url) as streams:
+        yield streams[0], streams[1]

@@ -1,0 +1,388 @@
+"""The proxy itself: an MCP server whose tools are the upstreams' tools, results rewritten.
+
+``tools/list`` gathers every upstream's tools under their prefixes (the ``outputSchema``
+becomes the target envelope's); ``tools/call`` forwards to the owning upstream and
+rewrites the result (:mod:`envglot.proxy.rewrite`); protocol failures are answered as
+``mappings/mcp-protocol.toml`` says. One log line per call on the ``envglot.proxy``
+logger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import IO, Any
+
+import anyio
+import anyio.abc
+
+from .. import __version__
+from ..errors import EnvglotError
+from .config import ProxyConfig
+from .protocol import ProtocolRule
+from .rewrite import Rewriter, Rewritten
+from .sdk import V2, ProtocolError, error_code, make_error, types
+from .upstream import Upstream, UpstreamGoneError
+
+__all__ = ["INVALID_PARAMS", "Proxy", "build_server", "parse_listen", "serve_http", "serve_stdio"]
+
+_log = logging.getLogger("envglot.proxy")
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+
+
+class Proxy:
+    """The routing and rewriting core, independent of the downstream transport."""
+
+    def __init__(self, config: ProxyConfig, rewriter: Rewriter, *, errlog: IO[str] | None = None) -> None:
+        self.config = config
+        self.rewriter = rewriter
+        self.errlog = errlog
+        self.upstreams: list[Upstream] = []
+        self.routes: dict[str, tuple[Upstream, str]] = {}
+        """Published tool name -> (upstream, its own name for the tool)."""
+        self.prompt_routes: dict[str, tuple[Upstream, str]] = {}
+        self.resource_routes: dict[str, Upstream] = {}
+        """Resource URI -> the upstream that listed it."""
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Proxy]:
+        """Open the upstreams (connected in the background) for the life of the block."""
+        async with anyio.create_task_group() as tg:
+            self.upstreams = [Upstream(spec, tg, errlog=self.errlog) for spec in self.config.upstream]
+            for up in self.upstreams:
+                tg.start_soon(self._warm, up)
+            try:
+                yield self
+            finally:
+                with anyio.CancelScope(shield=True):
+                    for up in self.upstreams:
+                        await up.close()
+                tg.cancel_scope.cancel()
+
+    async def _warm(self, up: Upstream) -> None:
+        try:
+            await up.session()
+        except UpstreamGoneError as exc:
+            _log.warning("%s", exc)
+
+    def _timeout(self, up: Upstream) -> float:
+        return up.timeout if up.timeout is not None else self.config.timeout
+
+    async def _gather(self, method: str) -> list[tuple[Upstream, list[dict[str, Any]]]]:
+        """``Upstream.<method>()`` of every upstream at once; a failing upstream contributes nothing.
+
+        An upstream without the capability (JSON-RPC "method not found") lists nothing quietly;
+        any other failure is logged as a warning.
+        """
+        results: list[list[dict[str, Any]]] = [[] for _ in self.upstreams]
+
+        async def one(i: int, up: Upstream) -> None:
+            try:
+                await up.session()  # connecting is bounded on its own
+                with anyio.fail_after(self._timeout(up)):
+                    results[i] = await getattr(up, method)()
+            except ProtocolError as exc:
+                if error_code(exc) != METHOD_NOT_FOUND:
+                    _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, exc)
+            except (UpstreamGoneError, TimeoutError) as exc:
+                why = str(exc) or f"no answer within {self._timeout(up):g} s"
+                _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, why)
+
+        async with anyio.create_task_group() as tg:
+            for i, up in enumerate(self.upstreams):
+                tg.start_soon(one, i, up)
+        return list(zip(self.upstreams, results, strict=True))
+
+    def _publish(
+        self, listed: list[tuple[Upstream, list[dict[str, Any]]]], what: str
+    ) -> tuple[dict[str, tuple[Upstream, str]], list[tuple[str, dict[str, Any]]]]:
+        """Prefixed names -> owners, and ``(public name, item)`` pairs; a name taken twice keeps the first."""
+        routes: dict[str, tuple[Upstream, str]] = {}
+        items: list[tuple[str, dict[str, Any]]] = []
+        for up, listed_items in listed:
+            for item in listed_items:
+                public = up.spec.public_name(item["name"])
+                if public in routes:
+                    other = routes[public][0].spec.label
+                    _log.warning(
+                        "upstream %s: %s %r is published as %r by upstream %s already; left out",
+                        up.spec.label,
+                        what,
+                        item["name"],
+                        public,
+                        other,
+                    )
+                    continue
+                routes[public] = (up, item["name"])
+                items.append((public, item))
+        return routes, items
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every upstream's tools under their published names; an unreachable upstream lists none."""
+        routes, items = self._publish(await self._gather("list_tools"), "tool")
+        self.routes.update(routes)
+        return [self.rewriter.tool(tool, public) for public, tool in items]
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        """Every upstream's prompts under their published names (forwarded unchanged otherwise)."""
+        routes, items = self._publish(await self._gather("list_prompts"), "prompt")
+        self.prompt_routes.update(routes)
+        return [{**prompt, "name": public} for public, prompt in items]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> dict[str, Any]:
+        hit = self.prompt_routes.get(name)
+        if hit is None:
+            await self.list_prompts()
+            hit = self.prompt_routes.get(name)
+        if hit is None:
+            raise make_error(INVALID_PARAMS, f"Unknown prompt: {name}")
+        up, own = hit
+        result: dict[str, Any] = await self._forward(up, "get_prompt", own, arguments)
+        return result
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        """Every upstream's resources, URIs unchanged; a URI two upstreams list is read from the first."""
+        out: list[dict[str, Any]] = []
+        for up, items in await self._gather("list_resources"):
+            for res in items:
+                if self.resource_routes.setdefault(res["uri"], up) is not up:
+                    _log.warning(
+                        "upstream %s: resource %s is served by another upstream already", up.spec.label, res["uri"]
+                    )
+                    continue
+                out.append(res)
+        return out
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        return [t for _, items in await self._gather("list_resource_templates") for t in items]
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        up = self.resource_routes.get(uri)
+        if up is None:
+            await self.list_resources()
+            up = self.resource_routes.get(uri)
+        if up is None and len(self.upstreams) == 1:
+            up = self.upstreams[0]  # a templated URI: the only upstream decides
+        if up is None:
+            raise make_error(INVALID_PARAMS, f"Unknown resource: {uri}")
+        result: dict[str, Any] = await self._forward(up, "read_resource", uri)
+        return result
+
+    async def _forward(self, up: Upstream, method: str, *args: Any) -> Any:
+        """A request other than tools/call, answered as the upstream answers it.
+
+        There is no envelope to carry a failure in: an upstream JSON-RPC error is passed on
+        as it is, and a timeout or a dead upstream is a JSON-RPC internal error naming it.
+        """
+        try:
+            await up.session()
+            with anyio.fail_after(self._timeout(up)):
+                return await getattr(up, method)(*args)
+        except TimeoutError:
+            why = f"upstream {up.spec.label}: no answer within {self._timeout(up):g} s"
+        except UpstreamGoneError as exc:
+            why = str(exc)
+        raise make_error(INTERNAL_ERROR, why)
+
+    async def _route(self, name: str) -> tuple[Upstream, str]:
+        hit = self.routes.get(name)
+        if hit is None:  # a client that calls without listing first: list once
+            await self.list_tools()
+            hit = self.routes.get(name)
+        if hit is None:
+            raise make_error(INVALID_PARAMS, f"Unknown tool: {name}")
+        return hit
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Forward one call and rewrite its result (a CallToolResult wire dict).
+
+        Raises:
+            ProtocolError: an unknown tool, or an upstream JSON-RPC error the table keeps
+                as a protocol error (same code and message).
+        """
+        up, tool = await self._route(name)
+        started, clock = time.time(), time.perf_counter()
+        rule: ProtocolRule | None = None
+        code: int | None = None
+        try:
+            await up.session()  # connecting is bounded on its own
+            with anyio.fail_after(self._timeout(up)):
+                wire = await up.call(tool, arguments)
+        except TimeoutError:
+            rule, why = self.rewriter.table.events["timeout"], f"no answer within {self._timeout(up):g} s"
+        except UpstreamGoneError as exc:
+            rule, why = self.rewriter.table.events["upstream_exited" if exc.exited else "connect_failed"], str(exc)
+        except ProtocolError as exc:
+            code = error_code(exc)
+            rule, why = self.rewriter.table.for_code(code), str(exc) or f"JSON-RPC error {code}"
+            if rule.answer == "protocol":
+                self._log_call(name, up, "protocol", f"JSON-RPC error {code} forwarded", clock)
+                raise
+        except RuntimeError as exc:  # the SDK refused the upstream's answer (e.g. against its outputSchema)
+            rule, why = self.rewriter.table.events["invalid_result"], str(exc)
+        elapsed = time.perf_counter() - clock
+        if rule is not None:
+            out = self.rewriter.failure(rule, why, tool, code=code, started=started, elapsed=elapsed)
+        else:
+            try:
+                out = self.rewriter.result(wire, tool, started, elapsed)
+            except EnvglotError as exc:
+                out = self.rewriter.failure(self.rewriter.table.events["invalid_result"], str(exc), tool)
+        self._log_result(name, up, out, clock)
+        return out.result
+
+    def _log_call(self, name: str, up: Upstream, outcome: str, detail: str, clock: float) -> None:
+        ms = (time.perf_counter() - clock) * 1000
+        _log.info("call %s upstream=%s %s %.1fms %s", name, up.spec.label, outcome, ms, detail)
+
+    def _log_result(self, name: str, up: Upstream, out: Rewritten, clock: float) -> None:
+        if not _log.isEnabledFor(logging.INFO):
+            return
+        diags = "; ".join(f"{d.kind.value} {d.path}: {d.message}" for d in out.diagnostics)
+        outcome = f"source={out.source} target={self.rewriter.target} isError={str(out.is_error).lower()}"
+        self._log_call(
+            name, up, outcome, f"diagnostics={len(out.diagnostics)}" + (f" [{diags}]" if diags else ""), clock
+        )
+
+
+# ---- the SDK server ----------------------------------------------------------------------
+
+
+def build_server(proxy: Proxy, name: str = "envglot-proxy") -> Any:
+    """An SDK low-level ``Server`` publishing ``proxy`` (``mcp`` 2.x or 1.x)."""
+    from mcp.server.lowlevel.server import Server
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
+        async with proxy.running():
+            yield {}
+
+    t: Any = types
+
+    async def list_tools(_params: Any) -> Any:
+        return t.ListToolsResult.model_validate({"tools": await proxy.list_tools()})
+
+    async def call_tool(params: Any) -> Any:
+        return t.CallToolResult.model_validate(await proxy.call_tool(params.name, params.arguments))
+
+    async def list_prompts(_params: Any) -> Any:
+        return t.ListPromptsResult.model_validate({"prompts": await proxy.list_prompts()})
+
+    async def get_prompt(params: Any) -> Any:
+        return t.GetPromptResult.model_validate(await proxy.get_prompt(params.name, params.arguments))
+
+    async def list_resources(_params: Any) -> Any:
+        return t.ListResourcesResult.model_validate({"resources": await proxy.list_resources()})
+
+    async def list_resource_templates(_params: Any) -> Any:
+        return t.ListResourceTemplatesResult.model_validate(
+            {"resourceTemplates": await proxy.list_resource_templates()}
+        )
+
+    async def read_resource(params: Any) -> Any:
+        return t.ReadResourceResult.model_validate(await proxy.read_resource(str(params.uri)))
+
+    handlers: dict[str, tuple[Callable[[Any], Awaitable[Any]], str]] = {
+        "list_tools": (list_tools, "ListToolsRequest"),
+        "call_tool": (call_tool, "CallToolRequest"),
+        "list_prompts": (list_prompts, "ListPromptsRequest"),
+        "get_prompt": (get_prompt, "GetPromptRequest"),
+        "list_resources": (list_resources, "ListResourcesRequest"),
+        "list_resource_templates": (list_resource_templates, "ListResourceTemplatesRequest"),
+        "read_resource": (read_resource, "ReadResourceRequest"),
+    }
+    """Handler and 1.x request type per request the proxy serves (2.x: ``Server(on_<name>=...)``)."""
+
+    if V2:
+
+        def on(fn: Callable[[Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
+            async def handler(ctx: Any, params: Any) -> Any:
+                return await fn(params)
+
+            return handler
+
+        kwargs: dict[str, Any] = {f"on_{key}": on(fn) for key, (fn, _) in handlers.items()}
+        make: Any = Server
+        return make(name, version=__version__, lifespan=lifespan, **kwargs)
+
+    server: Any = Server(name, version=__version__, lifespan=lifespan)  # mcp 1.x: handlers by request type
+
+    def v1(fn: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+        async def handler(req: Any) -> Any:
+            return t.ServerResult(await fn(req.params))
+
+        return handler
+
+    for fn, request_type in handlers.values():
+        server.request_handlers[getattr(t, request_type)] = v1(fn)
+    return server
+
+
+async def serve_stdio(proxy: Proxy) -> None:
+    """Serve the proxy on this process's stdin/stdout until the client closes them."""
+    from mcp.server.stdio import stdio_server
+
+    from .pipes import open_pipes
+
+    server = build_server(proxy)
+    pipes = await open_pipes()
+    streams: dict[str, Any] = {"stdin": pipes[0], "stdout": pipes[1]} if pipes is not None else {}
+    async with stdio_server(**streams) as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (a loopback address) for ``--listen``.
+
+    Raises:
+        EnvglotError: not HOST:PORT, a port outside 0-65535, or a host that is not loopback
+            (the proxy has no authentication: it serves this machine only).
+    """
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise EnvglotError(f"--listen must be HOST:PORT (e.g. 127.0.0.1:8931), not {value!r}")
+    if host != "localhost":
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise EnvglotError(
+                f"--listen {value}: the proxy has no authentication and listens on loopback only "
+                "(127.0.0.1, ::1 or localhost)"
+            )
+    return host, int(port)
+
+
+def http_app(proxy: Proxy, host: str) -> Any:
+    """The Starlette app serving the proxy over Streamable HTTP at ``/mcp``."""
+    server = build_server(proxy)
+    if V2:
+        return server.streamable_http_app(host=host)
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # mcp 1.x
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    manager = StreamableHTTPSessionManager(app=server)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    return Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
+
+
+async def serve_http(proxy: Proxy, host: str, port: int) -> None:
+    """Serve the proxy over Streamable HTTP on ``http://HOST:PORT/mcp``."""
+    import uvicorn
+
+    config = uvicorn.Config(http_app(proxy, host), host=host, port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    await server.serve()

@@ -1,0 +1,304 @@
+"""The proxy's parts on their own: configuration, protocol table, rewriting, command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import envglot
+from envglot.cli import main
+from envglot.errors import EnvglotError, MappingError
+from envglot.mappings import mappings_dir
+from envglot.mcp import output_schema
+from envglot.proxy import META_KEY, Rewriter, load_config
+from envglot.proxy.protocol import TABLE_NAME, load_protocol_table, protocol_table
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+# ---- configuration -------------------------------------------------------------------
+
+
+def test_config_file_with_stdio_and_http_upstreams(tmp_path: Path) -> None:
+    p = tmp_path / "p.toml"
+    p.write_text(
+        'target = "result"\ntimeout = 9\n'
+        '[[upstream]]\nprefix = "dot"\ncommand = "dotbot-mcp"\nargs = ["--stdio"]\nenv = { A = "1" }\n'
+        '[[upstream]]\nprefix = "graph"\nurl = "http://127.0.0.1:8931/mcp"\ntimeout = 2\n'
+    )
+    cfg = load_config(p)
+    assert cfg.target == "result" and cfg.timeout == 9
+    assert [u.public_name("x") for u in cfg.upstream] == ["dot_x", "graph_x"]
+    assert cfg.upstream[0].env == {"A": "1"} and cfg.upstream[1].timeout == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "upstream"),
+        ("[[upstream]]\nprefix = 'a'\n", "exactly one of command"),
+        ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\nurl = 'http://h/mcp'\n", "exactly one of command"),
+        ("[[upstream]]\nprefix = 'a'\nurl = 'file:///etc/passwd'\n", "http:// or https://"),
+        ("[[upstream]]\nprefix = 'a_b'\ncommand = 'x'\n", "prefix 'a_b'"),
+        ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\n[[upstream]]\nprefix = 'a'\ncommand = 'y'\n", "used twice"),
+        ("[[upstream]]\ncommand = 'x'\n[[upstream]]\nprefix = 'b'\ncommand = 'y'\n", "needs a prefix"),
+        ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\ncolour = 'red'\n", "colour"),
+        ("[[upstream]]\nprefix = 'a'\ncommand = 3\n", "upstream[0].command"),
+        ("timeout = -1\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "timeout must be positive"),
+        ("[[upstream\n", "not a valid TOML file"),
+    ],
+)
+def test_bad_config_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    with pytest.raises(EnvglotError) as exc:
+        load_config(p)
+    assert message in str(exc.value) and "bad.toml" in str(exc.value)
+
+
+# ---- the protocol table --------------------------------------------------------------
+
+
+def test_protocol_table_decisions() -> None:
+    t = protocol_table()
+    assert t.for_code(-32602).answer == "protocol"  # unknown tool, invalid arguments
+    assert t.for_code(-32601).answer == "protocol"
+    assert (t.for_code(-32603).answer, t.for_code(-32603).category) == ("envelope", "internal")
+    assert (t.for_code(-32000).category, t.for_code(-32000).retryable) == ("unavailable", True)
+    assert t.for_code(12345) is t.fallback and t.fallback.category == "unknown"
+    assert t.events["timeout"].category == "unavailable" and t.events["timeout"].retryable is True
+    assert t.events["upstream_exited"].category == "unavailable"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda s: s.replace('category = "internal"\norigin', 'category = "kaput"\norigin', 1),
+            "'kaput' is not one of",
+        ),
+        (
+            lambda s: s.replace(
+                'answer = "envelope"\ncategory = "internal"', 'answer = "maybe"\ncategory = "internal"'
+            ),
+            "answer",
+        ),
+        (lambda s: s.replace('[jsonrpc."-32700"]', '[jsonrpc."parse"]', 1), "not an integer"),
+        (lambda s: s.replace("[events.timeout]", "[events.nap]", 1), "missing timeout"),
+        (lambda s: s + "\n[fallback.extra]\nx = 1\n", "extra"),
+        (lambda s: s.replace('name = "parse error"', 'name = "parse error"\nsurprise = 1', 1), "surprise"),
+    ],
+)
+def test_protocol_table_is_validated_strictly(tmp_path: Path, edit: object, message: str) -> None:
+    text = (mappings_dir() / TABLE_NAME).read_text()
+    p = tmp_path / TABLE_NAME
+    p.write_text(edit(text))  # type: ignore[operator]
+    with pytest.raises(MappingError) as exc:
+        load_protocol_table(p)
+    assert message in str(exc.value) and TABLE_NAME in str(exc.value)
+
+
+# ---- rewriting -----------------------------------------------------------------------
+
+
+def _wire(doc: object, *, is_error: bool, structured: bool = True) -> dict[str, object]:
+    wire: dict[str, object] = {"content": [{"type": "text", "text": json.dumps(doc)}], "isError": is_error}
+    if structured:
+        wire["structuredContent"] = doc
+    return wire
+
+
+def test_rewrite_converts_the_envelope_and_keeps_upstream_meta() -> None:
+    doc = json.loads((EXAMPLES / "errorcode" / "rate-limited.json").read_text())
+    wire = {**_wire(doc, is_error=True), "_meta": {"com.example/trace": "t1"}}
+    out = Rewriter("result").result(wire, "search")
+    assert out.source == "errorcode" and out.is_error
+    assert out.result["isError"] is True
+    assert out.result["_meta"] == {"com.example/trace": "t1"}
+    assert out.result["structuredContent"] == json.loads(out.result["content"][0]["text"])
+    assert envglot.read(out.result["structuredContent"], "result").problems[0].category == "resource_exhausted"
+
+
+def test_rewrite_is_deterministic() -> None:
+    doc = json.loads((EXAMPLES / "dotbot" / "structure-ok.json").read_text())
+    r = Rewriter("code-graph")
+    a = r.result(_wire(doc, is_error=False), "structure", started=0.0)
+    b = r.result(_wire(doc, is_error=False), "structure", started=0.0)
+    assert a.result == b.result
+
+
+def test_structured_non_envelope_is_the_payload() -> None:
+    wire = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"rows": [1, 2]}, "isError": False}
+    out = Rewriter("response-v2").result(wire, "q")
+    assert not out.is_error and out.result["isError"] is False
+    assert out.result["structuredContent"]["data"] == {"rows": [1, 2]}
+
+
+def test_is_error_never_becomes_a_success() -> None:
+    wire = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"rows": [1, 2]}, "isError": True}
+    out = Rewriter("response-v2", annotate=True).result(wire, "q")
+    assert out.is_error and out.result["isError"] is True
+    doc = out.result["structuredContent"]
+    assert doc["success"] is False and doc["data"]["rows"] == [1, 2]
+    assert out.result["_meta"][META_KEY][0]["kind"] == "synthesized"
+
+
+def test_image_blocks_are_reported_dropped() -> None:
+    wire = {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}, {"type": "text", "text": "hi"}]}
+    out = Rewriter("result").result(wire, "snap")
+    assert [d.path for d in out.diagnostics if d.kind.value == "field_dropped"] == ["$.content[0]"]
+    assert out.result["structuredContent"] == {"success": True, "value": "hi"}
+
+
+def test_failure_of_a_protocol_error_keeps_the_code() -> None:
+    r = Rewriter("response-v2")
+    out = r.failure(r.table.for_code(-32099), "weird", "t", code=-32099)
+    doc = out.result["structuredContent"]
+    assert out.is_error and doc["success"] is False and doc["error"] == "weird"
+    assert doc["data"]["details"] == {"jsonrpc_code": -32099}
+
+
+def test_tool_listing_rewrite() -> None:
+    tool = {"name": "search", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", "x": 1}}
+    out = Rewriter("dotbot").tool(tool, "gh_search")
+    assert out["name"] == "gh_search" and out["inputSchema"] == tool["inputSchema"]
+    assert out["outputSchema"] == output_schema("dotbot")
+
+
+def test_read_only_target_is_refused() -> None:
+    with pytest.raises(EnvglotError, match="read-only"):
+        Rewriter("legacy-v1")
+
+
+# ---- command line --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["proxy", "-t", "result"], "no upstream"),
+        (["proxy", "--", "x"], "no target dialect"),
+        (["proxy", "-t", "result", "--listen", "0.0.0.0:8000", "--", "x"], "loopback only"),
+        (["proxy", "-t", "result", "--listen", "localhost", "--", "x"], "HOST:PORT"),
+        (["proxy", "-t", "result", "--prefix", "a.b", "--", "x"], "prefix 'a.b'"),
+        (["proxy", "-t", "nope", "--", "x"], "nope"),
+    ],
+)
+def test_usage_errors(args: list[str], message: str) -> None:
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+
+
+def test_bad_config_file_exit_codes(tmp_path: Path) -> None:
+    res = CliRunner().invoke(main, ["proxy", "--config", str(tmp_path / "missing.toml")])
+    assert res.exit_code == 66
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[upstream]]\nprefix = 'a'\n")
+    res = CliRunner().invoke(main, ["proxy", "--config", str(bad)])
+    assert res.exit_code == 65 and "exactly one of command" in res.output
+
+
+# ---- routing and protocol failures, with a stand-in upstream ---------------------------
+
+
+class _FakeUpstream:
+    """Answers like an upstream session would: a result, a JSON-RPC error, silence or a death."""
+
+    def __init__(self, behaviour: str) -> None:
+        from envglot.proxy.config import UpstreamSpec
+
+        self.spec = UpstreamSpec(prefix="f", command="fake")
+        self.timeout = 0.2
+        self.behaviour = behaviour
+
+    async def session(self) -> None:
+        return None
+
+    async def call(self, name: str, arguments: object) -> dict[str, object]:
+        import anyio
+
+        from envglot.proxy.sdk import make_error
+        from envglot.proxy.upstream import UpstreamGoneError
+
+        if self.behaviour == "slow":
+            await anyio.sleep(5)
+        if self.behaviour == "gone":
+            raise UpstreamGoneError("upstream f closed the connection during the request", exited=True)
+        if self.behaviour.startswith("jsonrpc"):
+            raise make_error(int(self.behaviour.split(":")[1]), "upstream says no")
+        return {"content": [{"type": "text", "text": "ok"}], "isError": False}
+
+
+def _call(behaviour: str, target: str = "response-v2") -> dict[str, object]:
+    import anyio
+
+    from envglot.proxy.config import ProxyConfig
+    from envglot.proxy.server import Proxy
+
+    proxy = Proxy(ProxyConfig(upstream=[_FakeUpstream(behaviour).spec]), Rewriter(target))
+    up = _FakeUpstream(behaviour)
+    proxy.upstreams = [up]  # type: ignore[list-item]
+    proxy.routes = {"f_tool": (up, "tool")}  # type: ignore[dict-item]
+    return anyio.run(proxy.call_tool, "f_tool", {})
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "target", "category", "retryable"),
+    [
+        ("jsonrpc:-32603", "errorcode", "internal", None),
+        ("jsonrpc:-32000", "errorcode", "unavailable", True),
+        ("jsonrpc:-32001", "errorcode", "unavailable", True),
+        ("jsonrpc:-32050", "result", "unknown", None),  # errorcode has no word for unknown
+        ("slow", "errorcode", "unavailable", True),
+        ("gone", "errorcode", "unavailable", True),
+    ],
+)
+def test_protocol_failures_become_failure_envelopes(
+    behaviour: str, target: str, category: str, retryable: bool | None
+) -> None:
+    result = _call(behaviour, target)
+    assert result["isError"] is True
+    problem = envglot.read(result["structuredContent"], target).problems[0]  # type: ignore[arg-type]
+    assert problem.category == category
+    if retryable is not None:
+        assert problem.retryable is retryable
+
+
+@pytest.mark.parametrize("code", [-32700, -32600, -32601, -32602])
+def test_request_errors_stay_protocol_errors(code: int) -> None:
+    from envglot.proxy.sdk import ProtocolError, error_code
+
+    with pytest.raises(ProtocolError) as exc:
+        _call(f"jsonrpc:{code}")
+    assert error_code(exc.value) == code and "upstream says no" in str(exc.value)
+
+
+def test_unknown_tool_is_invalid_params() -> None:
+    import anyio
+
+    from envglot.proxy.config import ProxyConfig
+    from envglot.proxy.sdk import ProtocolError, error_code
+    from envglot.proxy.server import Proxy
+
+    proxy = Proxy(ProxyConfig(upstream=[_FakeUpstream("ok").spec]), Rewriter("result"))
+    with pytest.raises(ProtocolError) as exc:
+        anyio.run(proxy.call_tool, "nope", {})
+    assert error_code(exc.value) == -32602
+
+
+def test_stdin_lines_skip_an_overlong_message() -> None:
+    import asyncio
+
+    from envglot.proxy.pipes import LineReader
+
+    async def lines() -> list[str]:
+        r = asyncio.StreamReader(limit=16)
+        r.feed_data(b'{"a":1}\n' + b"x" * 100 + b'\n{"b":2}\n{"c":')
+        r.feed_eof()
+        return [line async for line in LineReader(r)]
+
+    assert asyncio.run(lines()) == ['{"a":1}\n', "\n", '{"b":2}\n', '{"c":']
