@@ -34,7 +34,9 @@ __all__ = [
     "Output",
     "call_tool_result",
     "emits",
+    "is_error",
     "output_schema",
+    "synthesize",
     "unwrap",
     "unwrap_envelope",
     "wrap",
@@ -62,8 +64,8 @@ class _Outcome(Struct):
 _OUTCOME = msgspec.json.Decoder(_Outcome)
 
 
-def _is_error(doc: bytes) -> bool:
-    """``isError`` for a document of a writable dialect (conventions §1.3 rule 3)."""
+def is_error(doc: bytes) -> bool:
+    """``isError`` for a document of a writable dialect (conventions §1.3 rule 3): its failure flag."""
     o = _OUTCOME.decode(doc)
     return o.status == "error" if o.status is not None else o.success is False
 
@@ -112,7 +114,7 @@ def _wire(result: object) -> bytes:
     return _ENC.encode(wire)
 
 
-def _synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
+def synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
     """The canonical envelope of a CallToolResult that carries none (conventions §1.3, unwrap step 4)."""
     try:
         probe = _PROBE.decode(buf)
@@ -172,7 +174,7 @@ def unwrap_envelope(
     try:
         inner, is_error = unwrap_bytes(buf)
     except ParseError:
-        return _synthesize(buf, m.unknown_category, rep)
+        return synthesize(buf, m.unknown_category, rep)
     if from_ is None:
         return read(buf, mappings=m, report=rep)  # unwraps again and applies isError (failure wins)
     env = read(inner, from_, mappings=m, report=rep)
@@ -208,7 +210,7 @@ def unwrap(
     try:
         unwrap_bytes(buf)
     except ParseError:
-        env = _synthesize(buf, _mappings(mappings).unknown_category, rep)
+        env = synthesize(buf, _mappings(mappings).unknown_category, rep)
         return write(env, to, mappings=mappings, unsupported=unsupported, style=style, context=context, report=rep)
     out: bytes = convert(
         buf, to=to, unsupported=unsupported, mappings=mappings, style=style, context=context, report=rep
@@ -249,12 +251,12 @@ def _render(
     if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting)
         buf = unwrap(buf, dialect, **opts)
         if dialect is not None:
-            return buf, _is_error(buf)
+            return buf, is_error(buf)
         name = None
     if dialect is None:
         return buf, not read(buf, name, mappings=mappings).ok
     out: bytes = convert(buf, to=dialect, from_=name, **opts)
-    return out, _is_error(out)
+    return out, is_error(out)
 
 
 def wrap(

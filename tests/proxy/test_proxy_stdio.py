@@ -74,7 +74,7 @@ def test_no_envelope_is_wrapped_without_flipping_is_error(tmp_path: Path) -> Non
             ) as s:
                 ok = await s.call_tool("plain", {"text": "just words"})
                 doc = _check_result(ok, "result", output_schema("result"), False)
-                assert doc["value"] == "just words"
+                assert doc["value"] == {"text": "just words"}
                 bad = await s.call_tool("plain_error", {"text": "disk on fire"})
                 doc = _check_result(bad, "result", output_schema("result"), True)
                 assert doc["error"] == "disk on fire"

@@ -142,15 +142,15 @@ def test_is_error_never_becomes_a_success() -> None:
     out = Rewriter("response-v2", annotate=True).result(wire, "q")
     assert out.is_error and out.result["isError"] is True
     doc = out.result["structuredContent"]
-    assert doc["success"] is False and doc["data"]["rows"] == [1, 2]
-    assert out.result["_meta"][META_KEY][0]["kind"] == "synthesized"
+    assert doc["success"] is False and doc["data"]["details"]["rows"] == [1, 2]
+    assert "outcome_inferred" in [d["kind"] for d in out.result["_meta"][META_KEY]]
 
 
 def test_image_blocks_are_reported_dropped() -> None:
     wire = {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}, {"type": "text", "text": "hi"}]}
     out = Rewriter("result").result(wire, "snap")
     assert [d.path for d in out.diagnostics if d.kind.value == "field_dropped"] == ["$.content[0]"]
-    assert out.result["structuredContent"] == {"success": True, "value": "hi"}
+    assert out.result["structuredContent"] == {"success": True, "value": {"text": "hi"}}
 
 
 def test_failure_of_a_protocol_error_keeps_the_code() -> None:

@@ -22,7 +22,7 @@ from ..diagnostics import Diagnostic, Kind, Report
 from ..dialects import WRITABLE, get_dialect
 from ..errors import EnvglotError, ParseError
 from ..mappings import Mappings, mappings_for
-from ..mcp import output_schema
+from ..mcp import is_error, output_schema, synthesize
 from ..transport import wrap_bytes
 from .protocol import ProtocolRule, ProtocolTable, protocol_table
 
@@ -34,36 +34,6 @@ _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 
 
-class _Outcome(msgspec.Struct):
-    """The outcome flag of every writable dialect (dotbot ``status``, the others ``success``)."""
-
-    success: bool | None = None
-    status: str | None = None
-
-
-_OUTCOME = msgspec.json.Decoder(_Outcome)
-
-
-_ABSENT = Raw(b"")
-"""``structuredContent`` not given (msgspec cannot decode ``Raw | None``)."""
-
-
-class _Block(msgspec.Struct):
-    type: str | None = None
-    text: str | None = None
-
-
-class _Result(msgspec.Struct):
-    """What the fallback wrapper reads of an upstream CallToolResult."""
-
-    content: list[_Block] | None = None
-    structuredContent: Raw = _ABSENT  # noqa: N815 - MCP wire name
-    isError: bool | None = None  # noqa: N815 - MCP wire name
-
-
-_RESULT = msgspec.json.Decoder(_Result)
-
-
 class Rewritten(msgspec.Struct, frozen=True):
     """One rewritten tool result and what the log line says about it."""
 
@@ -73,11 +43,6 @@ class Rewritten(msgspec.Struct, frozen=True):
     """The upstream envelope's dialect, ``none`` (no envelope) or ``protocol`` (a protocol failure)."""
     is_error: bool
     diagnostics: list[Diagnostic]
-
-
-def _doc_is_error(doc: bytes) -> bool:
-    o = _OUTCOME.decode(doc)
-    return o.status == "error" if o.status is not None else o.success is False
 
 
 class Rewriter:
@@ -128,46 +93,20 @@ class Rewriter:
             conv = conversion(buf, to=self.target, mappings=self.mappings, unsupported="ignore", context=ctx)
         except ParseError as exc:
             return self._wrap_plain(buf, wire, exc, ctx)
-        is_error = _doc_is_error(conv.output)
-        if not is_error and wire.get("isError") is True:
-            # Never turn a failure into a success: an upstream that flags isError but whose
-            # content reads as a success (a contradicting envelope, or plain JSON taken for
-            # one) is answered as a failure carrying that content.
-            why = ParseError(f"isError is true but the content reads as a {conv.source} success")
-            return self._wrap_plain(buf, wire, why, ctx)
-        return self._answer(conv.output, is_error, conv.source, list(conv.diagnostics), wire)
+        # the core never reads a result flagged isError as a success (issue 10): no check here
+        return self._answer(conv.output, is_error(conv.output), conv.source, list(conv.diagnostics), wire)
 
     def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: dict[str, Any]) -> Rewritten:
-        """The target envelope of a result that carries none; ``isError`` decides the outcome."""
-        try:
-            probe = _RESULT.decode(buf)
-        except msgspec.ValidationError as exc:
-            raise EnvglotError(f"the upstream answered something that is not a CallToolResult: {exc}") from None
+        """The target envelope of a result that carries none; ``isError`` decides the outcome.
+
+        Synthesized as :func:`envglot.mcp.unwrap_envelope` documents (a success carries the
+        structured content or ``{"text": ...}``; a failure, the text as its message).
+        """
         rep = Report("ignore")
-        texts: list[str] = []
-        for i, block in enumerate(probe.content or ()):
-            if block.type == "text" and block.text is not None:
-                texts.append(block.text)
-            else:
-                rep.add(
-                    Kind.FIELD_DROPPED, f"$.content[{i}]", f"a {block.type} content block has no place in an envelope"
-                )
-        text = "\n".join(texts)
-        sc = bytes(probe.structuredContent)
-        structured = sc not in (b"", b"null")
-        payload = Raw(sc) if structured else Raw(_ENC.encode(text))
-        ok = not probe.isError
-        rep.add(
-            Kind.SYNTHESIZED,
-            "$",
-            f"no envelope to carry ({why.message}); wrapped its "
-            + ("structured content" if structured else "text")
-            + f" as a {'success' if ok else 'failure'} (isError={'false' if ok else 'true'})",
-        )
-        problems = () if ok else (Problem(category=self.mappings.unknown_category, message=text or None),)
-        env = Envelope(ok=ok, payload=payload, problems=problems)
+        env = synthesize(buf, self.mappings.unknown_category, rep)
+        rep.add(Kind.SYNTHESIZED, "$", f"no envelope to carry: {why.message}")
         doc = write(env, self.target, mappings=self.mappings, unsupported="ignore", context=ctx, report=rep)
-        return self._answer(doc, not ok, "none", rep.diagnostics, wire)
+        return self._answer(doc, not env.ok, "none", rep.diagnostics, wire)
 
     def failure(
         self,
