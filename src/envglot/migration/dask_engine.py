@@ -457,10 +457,16 @@ class _Driver:
                 )
                 self.cursor = first.index
                 raise _StopError(f"output error: cannot write rejects file {self.rejects.path}") from None
-        for spec, parts, tmp in batch:
-            self._commit_file(spec, parts, tmp)
-            self.cursor = spec.index + 1
-            self.state.pop(spec.index, None)
+        committed: list[str] = []
+        try:
+            for spec, parts, tmp in batch:
+                if self._commit_file(spec, parts, tmp):
+                    assert spec.dst is not None
+                    committed.append(spec.dst)
+                self.cursor = spec.index + 1
+                self.state.pop(spec.index, None)
+        finally:
+            store.sync_dirs(self.spec.dst_fs, committed)  # the batch's renames: one fsync per directory
         if stop is not None:
             raise stop
 
@@ -501,7 +507,8 @@ class _Driver:
             rej += r.rejected
         return conv, passed, rej
 
-    def _commit_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> None:
+    def _commit_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> bool:
+        """Count a finished file and move its output into place; True if an output was renamed."""
         rep = self.rep
         err = next((p for p in parts if p.error), None)
         if err is not None:
@@ -512,12 +519,12 @@ class _Driver:
             rep.failed.append(FileFailure(file=spec.name, error=err.error, exit_code=err.error_code))
             if err.error_code == 74:
                 raise _StopError(f"output error: {err.error}")
-            return
+            return False
         conv, passed, rej = self._count(spec, parts)
         changed = bool(conv or rej)
         if tmp is not None and spec.dst is not None:
             try:
-                store.commit(self.spec.dst_fs, tmp, spec.dst, spec.mode)
+                store.commit(self.spec.dst_fs, tmp, spec.dst, spec.mode, sync_dir=False)
             except OSError as exc:
                 rep.failed.append(
                     FileFailure(file=spec.name, error=f"cannot write {spec.dst}: {exc.strerror or exc}", exit_code=74)
@@ -537,6 +544,7 @@ class _Driver:
             )
         else:
             rep.files_unchanged += 1
+        return tmp is not None and spec.dst is not None
 
     def _report_progress(self) -> None:
         if self.progress is None:

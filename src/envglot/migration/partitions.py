@@ -134,7 +134,9 @@ def migrator_for(options: dict[str, Any]) -> Migrator:
 def run_task(spec: RunSpec, pieces: list[Piece]) -> list[PieceResult]:
     """A Dask task: migrate each piece, write its temporary output, return the counts."""
     mig = migrator_for(spec.options)
-    return [_run_piece(spec, mig, p) for p in pieces]
+    results = [_run_piece(spec, mig, p) for p in pieces]
+    store.sync_written(spec.dst_fs, [r.tmp for r in results if r.tmp is not None])  # durable before commit
+    return results
 
 
 def _boundary(fh: Any, pos: int, size: int) -> int:
@@ -235,7 +237,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
             try:
                 if out is not raw_out:
                     out.close()
-                store.close_durable(spec.dst_fs, raw_out)
+                raw_out.close()  # made durable for the whole task at once (run_task)
                 raw_out = None
                 changed = bool(res.converted or res.rejected)
                 if not ranged and f.doc and res.rejected:
@@ -315,7 +317,13 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[str | None], changed: 
             if p is not None:
                 store.remove(spec.dst_fs, p)
         store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp)
-        return tmp
+    else:
+        _concatenate(spec, tmp, parts)
+    store.sync_written(spec.dst_fs, [tmp])
+    return tmp
+
+
+def _concatenate(spec: RunSpec, tmp: str, parts: list[str | None]) -> None:
     w = store.open_write(spec.dst_fs, tmp)
     try:
         for p in parts:
@@ -327,7 +335,7 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[str | None], changed: 
                     if not b:
                         break
                     w.write(b)
-        store.close_durable(spec.dst_fs, w)
+        w.close()
     except BaseException:
         with contextlib.suppress(Exception):
             w.close()
@@ -336,4 +344,3 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[str | None], changed: 
     for p in parts:
         if p is not None:
             store.remove(spec.dst_fs, p)
-    return tmp
