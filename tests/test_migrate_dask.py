@@ -293,3 +293,56 @@ def test_cli_engine_options_need_dask(tmp_path: Path) -> None:
         [ENVGLOT, "migrate", str(tmp_path), "--check", "--workers", "2"], capture_output=True, timeout=30
     )
     assert p.returncode == 2 and b"--engine dask" in p.stderr
+
+
+def test_check_mode_reports_like_local(archive: Any, tmp_path: Path) -> None:
+    root, _, _ = archive
+    ref = migrate([root / "in"], check=True, rejects=tmp_path / "local.jsonl", jobs=1)
+    rep = migrate([root / "in"], check=True, rejects=tmp_path / "dask.jsonl", engine="dask", scheduler="synchronous")
+    assert _facts(rep) == _facts(ref)
+    assert rep.exit_code == ref.exit_code == 1 and rep.files_written == 0
+    assert (tmp_path / "dask.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+
+
+def test_max_errors_stops_at_the_same_file(archive: Any, small_pieces: None, tmp_path: Path) -> None:
+    root, ref_tree, _ = archive
+    ref = migrate([root / "in"], out=tmp_path / "local", jobs=1, max_errors=3)
+    rep = migrate([root / "in"], out=tmp_path / "dask", engine="dask", scheduler="synchronous", max_errors=3)
+    assert rep.exit_code == ref.exit_code == 65
+    assert rep.stopped == ref.stopped and rep.stopped is not None and rep.stopped.startswith("max-errors")
+    assert rep.not_processed == ref.not_processed and rep.not_processed
+    local, dask = _tree(tmp_path / "local"), _tree(tmp_path / "dask")
+    assert {k: v for k, v in dask.items() if k != REJECTS_NAME} == {k: v for k, v in local.items() if k != REJECTS_NAME}
+    assert all(ref_tree[k] == v for k, v in dask.items() if k != REJECTS_NAME)
+
+
+def test_unreadable_gzip_fails_that_file_only(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(legacy_variant(1) + b"\n")
+    (src / "b.jsonl.gz").write_bytes(gzip.compress(legacy_variant(2) + b"\n")[:-12])  # truncated
+    (src / "c.jsonl").write_bytes(legacy_variant(3) + b"\n")
+    rep = migrate([src], out=tmp_path / "out", engine="dask", scheduler="synchronous")
+    assert [f.file for f in rep.failed] == [str(src / "b.jsonl.gz")] and rep.failed[0].exit_code == 66
+    assert rep.exit_code == 66
+    assert sorted(_tree(tmp_path / "out")) == ["a.jsonl", "c.jsonl"]
+
+
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_rejects_file_replaces_per_source_and_cuts_a_torn_line(where: str, tmp_path: Path) -> None:
+    from envglot.migration.fs import RejectsFile, resolve
+
+    name = str(tmp_path / "r.jsonl") if where == "local" else f"memory:///envglot-rejects-{os.getpid()}/r.jsonl"
+    fs, path = resolve(name)
+    fs.pipe_file(path, b'{"source":"a","line":1}\n{"source":"b","line":1}\n{"source":"c","li')  # killed mid-write
+    r = RejectsFile(fs, path, "run1")
+    r.commit([("c", [b'{"source":"c","line":2}\n'])])  # c is new: appended after the cut
+    assert fs.cat_file(path) == b'{"source":"a","line":1}\n{"source":"b","line":1}\n{"source":"c","line":2}\n'
+    r.commit([("a", [b'{"source":"a","line":5}\n']), ("b", [])])  # a and b re-emitted: replaced, not appended
+    assert fs.cat_file(path) == b'{"source":"c","line":2}\n{"source":"a","line":5}\n'
+    again = RejectsFile(fs, path, "run2")  # a re-run of everything leaves each line once
+    again.commit([("a", [b'{"source":"a","line":5}\n']), ("c", [b'{"source":"c","line":2}\n'])])
+    assert sorted(fs.cat_file(path).splitlines()) == [b'{"source":"a","line":5}', b'{"source":"c","line":2}']
+    assert not [p for p in fs.find(path.rsplit("/", 1)[0]) if DASK_TEMP_PREFIX in p]
+    if where == "memory":
+        fs.rm(path.rsplit("/", 1)[0], recursive=True)
