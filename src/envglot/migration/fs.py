@@ -50,9 +50,17 @@ def resolve(name: str, storage_options: dict[str, Any] | None = None) -> tuple[A
 
 
 def is_local(fs: Any) -> bool:
+    """True for fsspec's local file system (then plain ``open``/``os`` calls are used: faster)."""
     from fsspec.implementations.local import LocalFileSystem
 
     return isinstance(fs, LocalFileSystem)
+
+
+def open_read(fs: Any, path: str) -> IO[bytes]:
+    """Open ``path`` for reading."""
+    if is_local(fs):
+        return open(path, "rb")
+    return fs.open(path, "rb")  # type: ignore[no-any-return]
 
 
 def join(base: str, rel: str) -> str:
@@ -193,7 +201,10 @@ def sync_dirs(fs: Any, paths: list[str]) -> None:
 def remove(fs: Any, path: str) -> None:
     """Delete a file or object if it exists."""
     with contextlib.suppress(FileNotFoundError, OSError):
-        fs.rm(path)
+        if is_local(fs):
+            os.unlink(path)
+        else:
+            fs.rm(path)
 
 
 def leftovers(fs: Any, root: str, run: str | None = None) -> list[str]:
@@ -208,7 +219,7 @@ def leftovers(fs: Any, root: str, run: str | None = None) -> list[str]:
 
 def copy_file(src_fs: Any, src: str, dst_fs: Any, tmp: str) -> None:
     """Copy ``src`` byte for byte to the temporary ``tmp`` (for an unchanged file)."""
-    with src_fs.open(src, "rb") as r:
+    with open_read(src_fs, src) as r:
         w = open_write(dst_fs, tmp)
         try:
             while True:

@@ -201,7 +201,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
     close: list[Any] = []
     try:
         try:
-            raw = spec.src_fs.open(f.src, "rb")
+            raw = store.open_read(spec.src_fs, f.src)
             close.append(raw)
             fh: Any = raw
             if ranged:
@@ -329,7 +329,7 @@ def _concatenate(spec: RunSpec, tmp: str, parts: list[str | None]) -> None:
         for p in parts:
             if p is None:
                 continue
-            with spec.dst_fs.open(p, "rb") as r:
+            with store.open_read(spec.dst_fs, p) as r:
                 while True:
                     b = r.read(1024 * 1024)
                     if not b:
