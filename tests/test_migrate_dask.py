@@ -177,6 +177,9 @@ def test_dask_engine_refuses_in_place_and_stdin(tmp_path: Path) -> None:
     with pytest.raises(envglot_error()) as exc:
         migrate([tmp_path / "a.jsonl"], in_place=True, engine="dask", scheduler="synchronous")
     assert "engine='local'" in str(exc.value)
+    with pytest.raises(envglot_error()) as exc:
+        migrate(["-", tmp_path / "a.jsonl"], out=tmp_path / "out", engine="dask", scheduler="synchronous")
+    assert "stdin" in str(exc.value)
 
 
 def envglot_error() -> type[Exception]:

@@ -136,7 +136,7 @@ def migrate_dask(
     t0: float,
 ) -> MigrationReport:
     """Run :func:`~envglot.migration.migrate` with ``engine="dask"`` (options already checked)."""
-    if mode not in ("out", "check"):
+    if mode not in ("out", "check") or "-" in names:
         raise MigrationError("the dask engine writes to out= (or checks); in_place and stdin need engine='local'", 2)
     mig = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
     src_fs, files, unreadable = _inputs(names, out, include, exclude, rejects, storage_options, mode)
