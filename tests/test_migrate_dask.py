@@ -124,7 +124,7 @@ def test_rerun_replaces_rejects_and_cleans_leftovers(archive: Any, small_pieces:
     root, ref_tree, _ = archive
     out = tmp_path / "out"
     migrate([root / "in"], out=out, engine="dask", scheduler="synchronous")
-    (out / "logs" / f"{DASK_TEMP_PREFIX}dead-3-day1.jsonl").write_bytes(b"half a fi")
+    (out / "logs" / "2025" / "11" / f"{DASK_TEMP_PREFIX}dead-3-day1.jsonl").write_bytes(b"half a fi")
     again = migrate([root / "in"], out=out, engine="dask", scheduler="synchronous")
     assert again.temp_files_removed == 1
     assert _tree(out) == ref_tree  # no duplicated rejects, no leftover

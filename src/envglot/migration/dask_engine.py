@@ -30,7 +30,7 @@ from .workers import SourceCounts
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 """Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
-MIN_PARTITION_BYTES = 4 * 1024 * 1024
+MIN_PARTITION_BYTES = 1024 * 1024
 """Pieces are not made smaller than this to spread work (a task costs a few milliseconds)."""
 EX_SOFTWARE = 70
 """A task failed on every worker that tried it (a worker died repeatedly): exit code."""
@@ -167,8 +167,11 @@ def migrate_dask(
         rejects_file=rej_name,
         failed=unreadable,
     )
+    out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
+    if rej_file is not None and store.is_local(rej_file.fs):
+        out_dirs.add(os.path.dirname(rej_file.path))  # a killed run's temporary of the rejects file
     if mode == "out":
-        for p in store.leftovers(dst_fs, out_path):
+        for p in store.leftovers(dst_fs, out_path, None, out_dirs):
             store.remove(dst_fs, p)
             rep.temp_files_removed += 1
     total = sum(max(f.size, 0) for f in files)
@@ -195,7 +198,7 @@ def migrate_dask(
             driver.run(plan(files, target))
         finally:
             if mode == "out":
-                for p in store.leftovers(dst_fs, out_path, run):
+                for p in store.leftovers(dst_fs, out_path, run, out_dirs):
                     store.remove(dst_fs, p)
     finally:
         for c in own_cluster:

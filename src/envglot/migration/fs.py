@@ -207,9 +207,22 @@ def remove(fs: Any, path: str) -> None:
             fs.rm(path)
 
 
-def leftovers(fs: Any, root: str, run: str | None = None) -> list[str]:
-    """Temporary files of the Dask engine under ``root`` (of one ``run``, or of any)."""
+def leftovers(fs: Any, root: str, run: str | None = None, dirs: set[str] | None = None) -> list[str]:
+    """Temporary files of the Dask engine under ``root`` (of one ``run``, or of any).
+
+    On a local disk only ``dirs`` (the output directories) are listed when given; an
+    object store is listed once under ``root``.
+    """
     prefix = DASK_TEMP_PREFIX + (f"{run}-" if run else "")
+    if dirs is not None and is_local(fs):
+        out: list[str] = []
+        for d in sorted(dirs):
+            try:
+                with os.scandir(d) as it:
+                    out.extend(e.path for e in it if e.name.startswith(prefix) and e.is_file(follow_symlinks=False))
+            except OSError:
+                continue
+        return sorted(out)
     try:
         found = fs.find(root, withdirs=False)
     except (FileNotFoundError, OSError):
