@@ -10,8 +10,9 @@ What the engine relies on (``docs/migration.md``, "Scale out"):
   (copy + delete) to its final key: a reader sees the old object or the complete new one.
 
 Temporary names start with ``.envglot-tmp-dask-<run>-``; inputs never match them, and a
-run removes every such leftover under its destination before it starts and its own
-before it ends (two runs must not write into the same destination at once).
+run removes every such leftover in its output directories (object stores: under ``out``)
+before it starts and its own before it ends (two runs must not write into the same
+destination at once).
 """
 
 from __future__ import annotations
