@@ -349,3 +349,26 @@ def test_rejects_file_replaces_per_source_and_cuts_a_torn_line(where: str, tmp_p
     assert not [p for p in fs.find(path.rsplit("/", 1)[0]) if DASK_TEMP_PREFIX in p]
     if where == "memory":
         fs.rm(path.rsplit("/", 1)[0], recursive=True)
+
+
+@pytest.mark.skipif(ENVGLOT is None, reason="the envglot executable is not installed")
+def test_sigkilled_client_then_rerun_exactly_once(archive: Any, tmp_path: Path) -> None:
+    root, ref_tree, _ = archive
+    assert ENVGLOT is not None
+    out = tmp_path / "out"
+    argv = [ENVGLOT, "migrate", str(root / "in"), "--out", str(out), "--engine", "dask"]
+    env = {**os.environ, TEST_DELAY_ENV: "0.05"}
+    p = subprocess.Popen([*argv, "--scheduler", "synchronous", "--chunk-size", "2K", "-q"], env=env)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (out / "logs").exists():
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert p.poll() is None, "the run ended before it could be killed"
+    p.kill()
+    p.wait(10)
+    partial = _tree(out)
+    assert {k for k in partial if DASK_TEMP_PREFIX not in k} != set(ref_tree)  # killed mid-run
+    assert all(ref_tree[k] == v for k, v in partial.items() if DASK_TEMP_PREFIX not in k and k != REJECTS_NAME)
+    again = subprocess.run([*argv, "--scheduler", "synchronous", "-q"], capture_output=True, timeout=60)
+    assert again.returncode == 1, again.stderr
+    assert _tree(out) == ref_tree  # leftovers removed, rejects once, every output whole
