@@ -280,8 +280,9 @@ class RejectsFile:
     batch's files is in the file, their lines are appended in one write and fsynced (on
     a local disk an error truncates the file back, so it never holds half a line; an
     object is rewritten whole through a temporary key); otherwise the file is rewritten
-    (the other files' lines, then the batch's) through a temporary and moved into place,
-    so a re-run replaces a file's rejects instead of duplicating them. The sources already
+    through a temporary and moved into place — the other files' lines kept, each
+    re-emitted file's new lines where its first old line was — so a re-run replaces a
+    file's rejects instead of duplicating them, and gives the same file byte for byte. The sources already
     present are learnt by one scan when the run first touches the file, which also cuts a
     torn last line left by a killed run.
     """
@@ -332,11 +333,20 @@ class RejectsFile:
         if not sources & self.present:
             if new:
                 self._append(new)
-        else:
-            kept = [
-                line + b"\n" for line in self.fs.cat_file(self.path).splitlines() if _source_of(line) not in sources
-            ]
-            self._rewrite(b"".join(kept) + new)
+        else:  # each re-emitted file's new lines go where its first old line was
+            fresh = dict(batch)
+            placed: set[str] = set()
+            out: list[bytes] = []
+            for line in self.fs.cat_file(self.path).splitlines():
+                s = _source_of(line)
+                if s is not None and s in fresh:
+                    if s not in placed:
+                        placed.add(s)
+                        out.extend(fresh[s])
+                    continue
+                out.append(line + b"\n")
+            out.extend(line for s, lines in batch if s not in placed for line in lines)
+            self._rewrite(b"".join(out))
         self.present = (self.present - sources) | {s for s, lines in batch if lines}
 
     def _append(self, new: bytes) -> None:
