@@ -333,6 +333,11 @@ def _other_engine(
     if engine != "dask":
         raise MigrationError(f"engine must be local or dask, not {engine!r}", 2)
     try:
+        import dask  # noqa: F401
+        import fsspec  # noqa: F401
+
+        if kw["client"] is None and kw["scheduler"] != "synchronous":
+            import distributed  # noqa: F401
         from .dask_engine import migrate_dask
     except ImportError as exc:  # pragma: no cover - the extra is not installed
         raise MigrationError(f"engine='dask' needs the dask extra (pip install 'envglot[dask]'): {exc}", 2) from None
