@@ -90,6 +90,9 @@ TARGETS = {
     "migrate_j1_vs_inmemory": 0.6,
     "migrate_j2_vs_j1": 1.7,
     "peak_rss_mb": 100.0,
+    "migrate_dask2_vs_j1": 1.6,
+    "dask_small_files_ratio": 3.0,
+    "dask_worker_rss_mb": 150.0,
     "import_ms": 150.0,
     "proxy_overhead_ms": 1.0,
 }
@@ -435,15 +438,38 @@ _RSS_WRAPPER = (
 )
 
 
-def run_migrate_once(cmd: list[str], src: Path, out: Path, jobs: int, records: int, nbytes: int) -> dict[str, Any]:
-    """``envglot migrate SRC --out OUT -t response-v2 -j JOBS -q``: wall time, throughput, peak RSS."""
+def worker_peak(pid: int) -> int:
+    """Largest VmHWM in bytes among the Dask worker processes (spawned children) below ``pid``."""
+    kids = _children()
+    todo, peak = list(kids.get(pid, ())), 0
+    while todo:
+        p = todo.pop()
+        todo.extend(kids.get(p, ()))
+        try:
+            if b"spawn_main" not in Path(f"/proc/{p}/cmdline").read_bytes():
+                continue
+            status = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmHWM"):
+                peak = max(peak, int(line.split(":", 1)[1].split()[0]) * 1024)
+    return peak
+
+
+def run_migrate_once(
+    cmd: list[str], src: Path, out: Path, jobs: int, records: int, nbytes: int, dask_workers: int = 0
+) -> dict[str, Any]:
+    """``envglot migrate SRC --out OUT -t response-v2 -j JOBS -q`` (or ``--engine dask --workers N``):
+    wall time, throughput, peak RSS."""
     if out.exists():
         shutil.rmtree(out)
-    argv = [*cmd, "migrate", str(src), "--out", str(out), "-t", "response-v2", "-j", str(jobs), "-q"]
+    engine = ["--engine", "dask", "--workers", str(dask_workers)] if dask_workers else ["-j", str(jobs)]
+    argv = [*cmd, "migrate", str(src), "--out", str(out), "-t", "response-v2", *engine, "-q"]
     err_path = out.with_suffix(".stderr")
     rss_path = out.with_suffix(".maxrss")
     sampling = Path("/proc").is_dir()
-    peak_sum = peak_one = 0
+    peak_sum = peak_one = peak_worker = 0
     with err_path.open("wb") as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-c", _RSS_WRAPPER, str(rss_path), *argv], stderr=err)
@@ -451,6 +477,8 @@ def run_migrate_once(cmd: list[str], src: Path, out: Path, jobs: int, records: i
             if sampling:
                 s, m = tree_rss(proc.pid)
                 peak_sum, peak_one = max(peak_sum, s), max(peak_one, m)
+                if dask_workers:
+                    peak_worker = max(peak_worker, worker_peak(proc.pid))
             time.sleep(0.05)
         wall = time.perf_counter() - t0
     stderr = err_path.read_text(errors="replace")
@@ -471,6 +499,7 @@ def run_migrate_once(cmd: list[str], src: Path, out: Path, jobs: int, records: i
                         lines_out += sum(chunk.count(b"\n") for chunk in iter(lambda f=f: f.read(1 << 20), b""))
     res: dict[str, Any] = {
         "jobs": jobs,
+        "engine": f"dask, {dask_workers} workers" if dask_workers else "local",
         "command": " ".join(["envglot", *argv[len(cmd) :]]),
         "exit_code": proc.returncode,
         "wall_s": round(wall, 3),
@@ -481,6 +510,7 @@ def run_migrate_once(cmd: list[str], src: Path, out: Path, jobs: int, records: i
         "peak_rss_mb": round(maxrss_kb / 1024, 1),
         "peak_rss_tree_sampled_mb": round(peak_sum / 2**20, 1) if sampling else None,
         "peak_rss_process_sampled_mb": round(peak_one / 2**20, 1) if sampling else None,
+        "peak_rss_worker_sampled_mb": round(peak_worker / 2**20, 1) if sampling and dask_workers else None,
         "output_files": files_out,
         "output_records": lines_out,
     }
@@ -526,7 +556,15 @@ def run_migrate(
             r = run_migrate_once(cmd, src, work / f"out-j{jobs}", jobs, records, nbytes)
             log(f"  -j {jobs}: {r['wall_s']}s, {r['mb_per_s']} MB/s, exit {r['exit_code']}, RSS {r['peak_rss_mb']} MB")
             runs.append(r)
-        j1, j2 = runs
+        j1, j2 = runs[:2]
+        dask_ok = _dask_installed()
+        if dask_ok:
+            r = run_migrate_once(cmd, src, work / "out-dask", 2, records, nbytes, dask_workers=2)
+            log(
+                f"  dask, 2 workers: {r['wall_s']}s, {r['mb_per_s']} MB/s, exit {r['exit_code']}, "
+                f"RSS per worker {r['peak_rss_worker_sampled_mb']} MB"
+            )
+            runs.append(r)
         res: dict[str, Any] = {
             "status": "ok" if all(r["exit_code"] == 0 for r in runs) else "failed",
             "file_mb": round(nbytes / MB, 1),
@@ -540,10 +578,95 @@ def run_migrate(
         if "records_per_s" in j1 and inmem.get("envelopes_per_s"):
             res["j1_vs_inmemory"] = round(j1["records_per_s"] / inmem["envelopes_per_s"], 3)
             res["j2_vs_j1"] = round(j2["records_per_s"] / j1["records_per_s"], 3)
+            if dask_ok:
+                res["dask2_vs_j1"] = round(runs[2]["records_per_s"] / j1["records_per_s"], 3)
+        if dask_ok:
+            res["small_files"] = run_small_files(cycle, work, log, min(10.0, size_mb), (src, records, nbytes))
+        else:
+            res["dask"] = "not installed (pip install 'envglot[dask]')"
         return res
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _dask_installed() -> bool:
+    try:
+        import distributed  # noqa: F401
+        import fsspec  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_small_files(
+    cycle: Sequence[bytes],
+    work: Path,
+    log: Callable[[str], None],
+    size_mb: float = 10.0,
+    big: tuple[Path, int, int] | None = None,
+) -> dict[str, Any]:
+    """Dask, 2 workers: files of ~1 KB (10,000 for 10 MB) against one file holding the same records.
+
+    One LocalCluster serves both runs (its start-up is not counted); the time is that of
+    ``envglot.migrate(..., engine="dask", client=...)``.
+    """
+    from distributed import Client, LocalCluster
+
+    small = [b for b in cycle if len(b) < 500] or list(cycle)  # records that fit several to a 1 KB file
+    one = work / "one" / "all.jsonl"
+    one.parent.mkdir(parents=True, exist_ok=True)
+    records, nbytes = write_jsonl(one, small, int(size_mb * MB))
+    many = work / "many"
+    files = 0
+    group: list[bytes] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal files, group, size
+        d = many / f"{files // 1000:02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{files:05d}.jsonl").write_bytes(b"".join(group))
+        files += 1
+        group, size = [], 0
+
+    with one.open("rb") as fh:
+        for line in fh:
+            group.append(line)
+            size += len(line)
+            if size >= 1000:
+                flush()
+    if group:
+        flush()
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=50
+    )
+    client = Client(cluster)
+    try:
+        out: dict[str, Any] = {"records": records, "bytes": nbytes}
+        if big is not None:  # the large file again, on the running cluster: start-up not counted
+            t0 = time.perf_counter()
+            rep = envglot.migrate([big[0]], out=work / "out-dask-warm", engine="dask", client=client)
+            wall = time.perf_counter() - t0
+            out["warm"] = {
+                "wall_s": round(wall, 3),
+                "records_per_s": round(big[1] / wall, 1),
+                "mb_per_s": round(big[2] / wall / MB, 2),
+                "exit_code": rep.exit_code,
+            }
+            log(f"  dask, 2 workers, cluster running: {wall:.2f}s, exit {rep.exit_code}")
+        for label, src, n in (("one_file", one.parent, 1), ("small_files", many, files)):
+            t0 = time.perf_counter()
+            rep = envglot.migrate([src], out=work / f"out-{label}", engine="dask", client=client)
+            wall = time.perf_counter() - t0
+            out[label] = {"files": n, "wall_s": round(wall, 3), "records_per_s": round(records / wall, 1)}
+            out[label]["exit_code"] = rep.exit_code
+            log(f"  dask small files: {label} ({n} files): {wall:.2f}s, exit {rep.exit_code}")
+        out["ratio"] = round(out["small_files"]["wall_s"] / out["one_file"]["wall_s"], 2)
+        return out
+    finally:
+        client.close()
+        cluster.close()
 
 
 # ---------------------------------------------------------------------------
@@ -629,13 +752,31 @@ def evaluate(
     j2 = f"migrate -j 2 >= {TARGETS['migrate_j2_vs_j1']} x -j 1 (2 cores)"
     rss = f"migrate peak RSS < {TARGETS['peak_rss_mb']} MB (per process)"
     if "j1_vs_inmemory" in migrate:
-        peak = max(max(r["peak_rss_mb"], r.get("peak_rss_process_sampled_mb") or 0) for r in migrate["runs"])
+        local = [r for r in migrate["runs"] if r.get("engine", "local") == "local"]
+        peak = max(max(r["peak_rss_mb"], r.get("peak_rss_process_sampled_mb") or 0) for r in local)
         out.append(_target(j1, TARGETS["migrate_j1_vs_inmemory"], migrate["j1_vs_inmemory"]))  # type: ignore[arg-type]
         out.append(_target(j2, TARGETS["migrate_j2_vs_j1"], migrate["j2_vs_j1"]))  # type: ignore[arg-type]
         out.append(_target(rss, TARGETS["peak_rss_mb"], peak, at_least=False))  # type: ignore[arg-type]
     else:
         note = migrate.get("reason") or migrate.get("status")
         out += [_target(label, 0, None, note=note) for label in (j1, j2, rss)]
+    need_d = TARGETS["migrate_dask2_vs_j1"]
+    need_sf = TARGETS["dask_small_files_ratio"]
+    need_rss = TARGETS["dask_worker_rss_mb"]
+    dask_labels = (
+        f"migrate Dask 2 workers >= {need_d} x -j 1",
+        f"Dask: 10,000 x 1 KB <= {need_sf} x one 10 MB file",
+        f"Dask peak RSS per worker < {need_rss} MB",
+    )
+    if "dask2_vs_j1" in migrate:
+        d = migrate["runs"][2]
+        sf = migrate.get("small_files") or {}
+        out.append(_target(dask_labels[0], need_d, migrate["dask2_vs_j1"]))  # type: ignore[arg-type]
+        out.append(_target(dask_labels[1], need_sf, sf.get("ratio"), at_least=False))  # type: ignore[arg-type]
+        out.append(_target(dask_labels[2], need_rss, d.get("peak_rss_worker_sampled_mb"), at_least=False))  # type: ignore[arg-type]
+    else:
+        note = migrate.get("dask") or migrate.get("reason") or migrate.get("status")
+        out += [_target(label, 0, None, note=note) for label in dask_labels]
     need = TARGETS["import_ms"]
     ms = imp["import_ms"] if imp is not None else None
     out.append(_target(f"import envglot + tables < {need} ms", need, ms, at_least=False))  # type: ignore[arg-type]
@@ -744,9 +885,11 @@ def markdown(results: dict[str, Any]) -> str:
         for r in mig["runs"]:
             vs = r["records_per_s"] / inm["envelopes_per_s"] if inm.get("envelopes_per_s") else None
             per_proc = max(r["peak_rss_mb"], r.get("peak_rss_process_sampled_mb") or 0)
+            if r.get("peak_rss_worker_sampled_mb") is not None:
+                per_proc = r["peak_rss_worker_sampled_mb"]
             body.append(
                 [
-                    f"-j {r['jobs']}",
+                    f"-j {r['jobs']}" if r.get("engine", "local") == "local" else str(r["engine"]),
                     str(r["exit_code"]),
                     f"{r['wall_s']:.2f}",
                     _fmt(r["mb_per_s"], 1),
@@ -758,6 +901,23 @@ def markdown(results: dict[str, Any]) -> str:
             )
         head = ["run", "exit", "wall s", "MB/s", "records/s", "vs in-memory", "peak RSS MB (per process)"]
         lines += _table([*head, "peak RSS MB (all processes, sampled)"], "lrrrrrrr", body)
+        sf = mig.get("small_files")
+        if sf:
+            lines += [
+                "",
+                f"Dask, 2 workers, the same {sf['records']:,} records ({sf['bytes'] / MB:.1f} MB): one file "
+                f"{sf['one_file']['wall_s']:.2f} s, {sf['small_files']['files']:,} files of ~1 KB "
+                f"{sf['small_files']['wall_s']:.2f} s ({sf['ratio']:.2f} x; cluster start-up not counted). "
+                "Per-process peak RSS of the Dask run is that of its worker processes.",
+            ]
+            if sf.get("warm"):
+                w = sf["warm"]
+                lines += [
+                    "",
+                    f"Dask, 2 workers, on a cluster already running (the run above includes starting and "
+                    f"stopping it): {w['wall_s']:.2f} s, {_fmt(w['mb_per_s'], 1)} MB/s, "
+                    f"{_fmt(w['records_per_s'], 0)} records/s, exit {w['exit_code']}.",
+                ]
     else:
         lines.append(f"Not measured: {str(mig.get('reason') or mig.get('status')).rstrip('.')}.")
     imp = results.get("import_time")

@@ -99,7 +99,7 @@ def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
     for pair in HANDWRITTEN:
         assert ratios[(*pair, "large")]["converter_vs_orjson"] > 0
     targets = results["targets"]
-    assert len(targets) == 14
+    assert len(targets) == 17
     assert all(t["holds"] in (True, False, None) for t in targets)
     assert next(t for t in targets if t["target"].startswith("Converter >= 0.7"))["holds"] is not None
 
@@ -110,11 +110,19 @@ def test_migrate_section(run: tuple[dict[str, Any], str]) -> None:
     if mig["status"] == "unavailable":
         assert "migrate" in mig["reason"]
         return
-    assert [r["jobs"] for r in mig["runs"]] == [1, 2]
+    assert [(r["jobs"], r["engine"]) for r in mig["runs"][:2]] == [(1, "local"), (2, "local")]
     for r in mig["runs"]:
         assert r["exit_code"] == 0
         assert r["output_records"] == mig["records"]
         assert r["mb_per_s"] > 0 and r["peak_rss_mb"] > 0
+    if len(mig["runs"]) == 3:  # the dask extra is installed
+        assert mig["runs"][2]["engine"] == "dask, 2 workers"
+        assert mig["runs"][2]["peak_rss_worker_sampled_mb"] > 0
+        sf = mig["small_files"]
+        assert sf["small_files"]["exit_code"] == sf["one_file"]["exit_code"] == 0
+        assert sf["small_files"]["files"] > 1 and sf["ratio"] > 0
+    else:
+        assert "not installed" in mig["dask"]
 
 
 def test_import_time_and_markdown(run: tuple[dict[str, Any], str]) -> None:

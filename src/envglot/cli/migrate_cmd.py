@@ -101,8 +101,13 @@ class _ProgressLine:
         parts.append(f"{p.records:,} records")
         parts.append(f"{rate:,.0f} rec/s, {mbs:,.1f} MB/s")
         parts.append(f"file {min(p.files_done + 1, p.files_total)}/{p.files_total}")
+        etas = []
         if p.bytes_total and p.bytes_done and mbs > 0:
-            eta = max(p.bytes_total - p.bytes_done, 0) / 1e6 / mbs
+            etas.append(max(p.bytes_total - p.bytes_done, 0) / 1e6 / mbs)
+        if p.files_total > 1 and p.files_done:
+            etas.append(p.elapsed_s * (p.files_total - p.files_done) / p.files_done)
+        if etas:  # from bytes and from files: the later of the two
+            eta = max(etas)
             parts.append(f"ETA {int(eta // 60)}:{int(eta % 60):02d}")
         sys.stderr.write("\r\x1b[K" + "  ".join(parts))
         sys.stderr.flush()
@@ -239,6 +244,21 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     default=DEFAULT_CHUNK_BYTES,
     help="JSON Lines chunk handed to a worker, in whole lines (default 1M); bounds memory with --jobs.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="local: a process pool here; dask: a Dask cluster (--out/--check; inputs and --out may be fsspec URLs).",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDR",
+    help="With --engine dask: the scheduler (tcp://host:8786), or 'synchronous'; default: start a LocalCluster.",
+)
+@click.option(
+    "--workers", type=click.IntRange(min=1), help="With --engine dask: LocalCluster worker processes (default: CPUs)."
+)
 @click.option("--progress/--no-progress", default=None, help="Progress line on stderr (default: when stderr is a TTY).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors are still printed).")
 @detection_options
@@ -265,6 +285,9 @@ def migrate_command(
     style: str,
     max_errors: int | None,
     chunk_size: int,
+    engine: str,
+    scheduler: str | None,
+    workers: int | None,
     progress: bool | None,
     quiet: bool,
     strict_detect: bool,
@@ -290,6 +313,8 @@ def migrate_command(
         raise click.UsageError("--check writes nothing; drop --out/--in-place")
     if not check and out is None and not in_place and inputs != ("-",):
         raise click.UsageError("say where the output goes: --out DIR, --in-place, or --check")
+    if engine == "local" and (scheduler is not None or workers is not None):
+        raise click.UsageError("--scheduler/--workers need --engine dask")
     if not backup and not no_backup:
         raise click.UsageError("--backup needs a non-empty suffix (use --no-backup for none)")
     load_mappings(mappings)  # exits 66/65 with a clear message on a bad overlay
@@ -321,6 +346,10 @@ def migrate_command(
             max_errors=max_errors,
             chunk_bytes=chunk_size,
             progress=line,
+            engine=engine,
+            scheduler=scheduler,
+            workers=workers,
+            notice=None if quiet else (lambda msg: click.echo(msg, err=True)),
         )
     except MigrationError as exc:
         die(exc.message, exc.exit_code)

@@ -195,6 +195,12 @@ def migrate(
     progress: Callable[[Progress], None] | None = None,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
+    engine: str = "local",
+    client: Any = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> MigrationReport:
     """Migrate files, directory trees and JSON Lines streams to dialect ``to``.
 
@@ -228,6 +234,13 @@ def migrate(
         chunk_bytes: JSON Lines chunk size sent to a worker (whole lines).
         progress: called with a :class:`Progress` after each chunk.
         stdin, stdout: streams for ``"-"`` (default ``sys.stdin.buffer``/``sys.stdout.buffer``).
+        engine: ``"local"`` (this machine's process pool) or ``"dask"`` (``out=`` or
+            ``check`` only; inputs and ``out`` may be fsspec URLs): see "Scale out" in
+            ``docs/migration.md``. The Dask options: ``client`` (a ``distributed.Client``
+            to use), ``scheduler`` (a scheduler address, or ``"synchronous"`` to run in
+            this process), ``workers`` (worker processes of the ``LocalCluster`` started
+            when neither is given), ``storage_options`` (for fsspec), ``notice`` (called
+            with the dashboard link of a cluster it starts).
 
     Returns:
         The :class:`MigrationReport`; its ``exit_code`` follows ``docs/migration.md``.
@@ -252,6 +265,8 @@ def migrate(
         "max_depth": max_depth,
     }
     mig = _rebuild_migrator(to, {k: v for k, v in options.items() if k != "to"})  # validates options early
+    if engine != "local":
+        return _other_engine(engine, names, mode, options, locals())
     if out_dir is not None:
         for n in names:
             if n != "-" and Path(n).is_dir() and Path(n).resolve() == out_dir.resolve():
@@ -291,7 +306,7 @@ def migrate(
     total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
     use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
     rep.jobs = n_jobs if use_pool else 1
-    engine = _Engine(
+    local = _Engine(
         rep=rep,
         jobs=job_list,
         mode=mode,
@@ -311,18 +326,47 @@ def migrate(
             with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(options,)) as pool:
                 _start_workers(pool)
                 try:
-                    engine.run(tasks, lambda t: pool.submit(_run_task, t), limit=_in_flight(n_jobs, chunk_bytes))
+                    local.run(tasks, lambda t: pool.submit(_run_task, t), limit=_in_flight(n_jobs, chunk_bytes))
                 finally:
                     pool.shutdown(wait=True, cancel_futures=True)
         else:
-            engine.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
+            local.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
     finally:
-        engine.rejects.close()
-        rep.temp_files_removed = engine.cleaned.removed + engine.rejects.removed
+        local.rejects.close()
+        rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
         _finish(rep, t0)
         if report is not None:
             _write_report(Path(report), rep, out_dir if mode == "out" else None)
     return rep
+
+
+def _other_engine(
+    engine: str, names: list[str], mode: Mode, options: dict[str, Any], kw: dict[str, Any]
+) -> MigrationReport:
+    if engine != "dask":
+        raise MigrationError(f"engine must be local or dask, not {engine!r}", 2)
+    try:
+        import dask  # noqa: F401
+        import fsspec  # noqa: F401
+
+        if kw["client"] is None and kw["scheduler"] != "synchronous":
+            import distributed  # noqa: F401
+        from .dask_engine import migrate_dask
+    except ImportError as exc:  # pragma: no cover - the extra is not installed
+        raise MigrationError(f"engine='dask' needs the dask extra (pip install 'envglot[dask]'): {exc}", 2) from None
+    args = ("include", "exclude", "style", "max_errors", "chunk_bytes", "progress", "client", "scheduler", "workers")
+    return migrate_dask(
+        names,
+        mode=mode,
+        options=options,
+        out=None if kw["out"] is None else os.fspath(kw["out"]),
+        rejects=None if kw["rejects"] is None else os.fspath(kw["rejects"]),
+        report=None if kw["report"] is None else os.fspath(kw["report"]),
+        storage_options=kw["storage_options"],
+        notice=kw["notice"],
+        t0=kw["t0"],
+        **{k: kw[k] for k in args},
+    )
 
 
 def _mode(names: list[str], out: object, in_place: bool, check: bool) -> Mode:

@@ -1,0 +1,571 @@
+"""The Dask engine: ``migrate(..., engine="dask")`` on a ``distributed`` cluster or in-process.
+
+The client plans the pieces (:mod:`.partitions`), submits one task per group of pieces,
+and as results arrive commits the files **in walk order**, in batches of consecutive
+finished files, with the local engine's protocol: the batch's rejects are made durable
+in the rejects file (replacing earlier lines of the same files), then each output's
+temporary is moved over its destination. Workers write the temporaries; only counts and
+rejects travel back to the client. Outputs, rejects, the report and the exit code are
+those of the local engine on the same input.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from . import fs as store
+from .constants import _ENC, DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME
+from .files import MigrationError, _walk
+from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
+from .records import _rebuild_migrator, _RejectRecord
+from .report import ChangedFile, FileFailure, MigrationReport, Progress
+from .workers import SourceCounts
+
+DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
+"""Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
+MIN_PARTITION_BYTES = 1024 * 1024
+"""Pieces are not made smaller than this to spread work (a task costs a few milliseconds)."""
+EX_SOFTWARE = 70
+"""A task failed on every worker that tried it (a worker died repeatedly): exit code."""
+
+_REJECT = msgspec.json.Decoder(_RejectRecord)
+
+
+class _FileState:
+    """One input file on the client: its pieces' results until it is committed."""
+
+    __slots__ = ("final", "parts", "results", "spec")
+
+    def __init__(self, spec: FileSpec, parts: int) -> None:
+        self.spec = spec
+        self.parts = parts
+        self.results: dict[int, PieceResult] = {}
+        self.final: Any = None
+        """``"ready"`` once committable, or a future of the ranged file's assembly."""
+
+
+class _Sync:
+    """Runs each task with Dask's synchronous scheduler when the driver asks for it."""
+
+    def __init__(self) -> None:
+        self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> Any:
+        self.queue.append((tag, fn, args))
+        return tag
+
+    def next(self) -> tuple[Any, Any, BaseException | None]:
+        import dask
+
+        tag, fn, args = self.queue.pop(0)
+        try:
+            return tag, dask.delayed(fn, pure=False)(*args).compute(scheduler="synchronous"), None
+        except Exception as exc:
+            return tag, None, exc
+
+    def pending(self) -> bool:
+        return bool(self.queue)
+
+    def cancel(self) -> None:
+        self.queue.clear()
+
+
+class _Distributed:
+    """Submits tasks to a ``distributed.Client``; yields them as they complete."""
+
+    def __init__(self, client: Any) -> None:
+        from distributed import as_completed
+
+        self.client = client
+        self.tags: dict[str, Any] = {}
+        self.ac = as_completed()
+        self.futures: list[Any] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> Any:
+        fut = self.client.submit(fn, *args, pure=False, retries=0)
+        self.tags[fut.key] = tag
+        self.futures.append(fut)
+        self.ac.add(fut)
+        return fut
+
+    def next(self) -> tuple[Any, Any, BaseException | None]:
+        fut = next(self.ac)
+        tag = self.tags.pop(fut.key)
+        try:
+            return tag, fut.result(), None
+        except Exception as exc:
+            return tag, None, exc
+        finally:
+            fut.release()
+
+    def pending(self) -> bool:
+        return not self.ac.is_empty()
+
+    def cancel(self) -> None:
+        self.ac.clear()
+        self.client.cancel([f for f in self.futures if not f.done()])
+
+
+def migrate_dask(
+    names: list[str],
+    *,
+    mode: str,
+    options: dict[str, Any],
+    out: str | None,
+    rejects: str | None,
+    report: str | None,
+    include: Sequence[str] | None,
+    exclude: Sequence[str],
+    style: str,
+    max_errors: int | None,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    progress: Callable[[Progress], None] | None = None,
+    client: Any = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    partition_bytes: int | None = None,
+    storage_options: dict[str, Any] | None = None,
+    notice: Callable[[str], None] | None = None,
+    t0: float,
+) -> MigrationReport:
+    """Run :func:`~envglot.migration.migrate` with ``engine="dask"`` (options already checked)."""
+    if mode not in ("out", "check") or "-" in names:
+        raise MigrationError("the dask engine writes to out= (or checks); in_place and stdin need engine='local'", 2)
+    mig = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    src_fs, files, unreadable = _inputs(names, out, include, exclude, rejects, storage_options, mode)
+    dst_fs, out_path = store.resolve(out, storage_options) if out is not None else (src_fs, "")
+    if out is not None and mode == "out":
+        if dst_fs.exists(out_path) and not dst_fs.isdir(out_path):
+            raise MigrationError(f"{out} exists and is not a directory", 74)
+        seen: dict[str, str] = {}
+        for f in files:
+            assert f.dst is not None
+            if f.dst in seen:
+                raise MigrationError(f"{f.name} and {seen[f.dst]} would both be written to {f.dst}", 2)
+            if store.is_local(src_fs) and store.is_local(dst_fs) and f.dst == os.path.abspath(f.src):
+                raise MigrationError(f"{f.name} would be written over itself; use in_place=True", 2)
+            seen[f.dst] = f.name
+    rej_name = rejects if rejects is not None else (store.join(out, REJECTS_NAME) if mode == "out" and out else None)
+    run = secrets.token_hex(4)
+    rej_file = None
+    if rej_name is not None:
+        rfs, rpath = store.resolve(rej_name, storage_options)
+        rej_file = store.RejectsFile(rfs, rpath, run)
+    rep = MigrationReport(
+        target=mig.to,
+        source=mig.from_,
+        mode=mode,  # type: ignore[arg-type]
+        jobs=1,
+        files_total=len(files),
+        rejects_file=rej_name,
+        failed=unreadable,
+    )
+    out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
+    if rej_file is not None and store.is_local(rej_file.fs):
+        out_dirs.add(os.path.dirname(rej_file.path))  # a killed run's temporary of the rejects file
+    if mode == "out":
+        for p in store.leftovers(dst_fs, out_path, None, out_dirs):
+            store.remove(dst_fs, p)
+            rep.temp_files_removed += 1
+    total = sum(max(f.size, 0) for f in files)
+    own_cluster: list[Any] = []
+    try:
+        if client is None and scheduler != "synchronous":
+            client = _connect(scheduler, workers, notice, own_cluster)
+        ex: _Sync | _Distributed = _Sync() if client is None else _Distributed(client)
+        n_workers = _worker_count(client)
+        rep.jobs = n_workers
+        most = partition_bytes or DEFAULT_PARTITION_BYTES
+        target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * n_workers)))
+        spec = RunSpec(
+            run=run,
+            options=options,
+            style=style,
+            chunk_bytes=chunk_bytes,
+            check=mode == "check",
+            src_fs=src_fs,
+            dst_fs=dst_fs,
+        )
+        driver = _Driver(rep, files, spec, ex, rej_file, max_errors, progress, total, t0)
+        try:
+            driver.run(plan(files, target))
+        finally:
+            if mode == "out":
+                for p in store.leftovers(dst_fs, out_path, run, out_dirs):
+                    store.remove(dst_fs, p)
+    finally:
+        for c in own_cluster:
+            c.close()
+        from .engine import _finish, _write_report
+
+        _finish(rep, t0)
+        if report is not None:
+            local_out = Path(out_path) if mode == "out" and store.is_local(dst_fs) else None
+            _write_report(Path(report), rep, local_out)
+    return rep
+
+
+def _connect(scheduler: str | None, workers: int | None, notice: Callable[[str], None] | None, own: list[Any]) -> Any:
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        client = Client(scheduler)
+        own.append(client)
+        return client
+    from .engine import _cpus
+
+    cluster = LocalCluster(
+        n_workers=workers or _cpus(),
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    )
+    client = Client(cluster)
+    own.extend([client, cluster])
+    if notice is not None:
+        notice(f"Dask dashboard: {client.dashboard_link}")
+    return client
+
+
+def _worker_count(client: Any) -> int:
+    if client is None:
+        return 1
+    n = len(client.scheduler_info().get("workers", {}))
+    return max(1, n)
+
+
+def _inputs(
+    names: list[str],
+    out: str | None,
+    include: Sequence[str] | None,
+    exclude: Sequence[str],
+    rejects: str | None,
+    storage_options: dict[str, Any] | None,
+    mode: str,
+) -> tuple[Any, list[FileSpec], list[FileFailure]]:
+    """The input files (walk order) with their destinations, and unreadable directories."""
+    inc = tuple(include) if include else DEFAULT_INCLUDE
+    urls = [store.is_url(n) for n in names]
+    if any(urls) and not all(urls):
+        raise MigrationError("give either local paths or URLs as inputs, not both", 2)
+    out_path = store.resolve(out, storage_options)[1] if out is not None and mode == "out" else None
+    files: list[FileSpec] = []
+    if not any(urls):
+        src_fs = store.resolve(".", storage_options)[0]
+        skip = {Path(p).resolve() for p in (rejects,) if p is not None and not store.is_url(p)}
+        out_local = Path(out) if out is not None and mode == "out" and not store.is_url(out) else None
+        jobs, unreadable = _walk(names, out_local, inc, tuple(exclude), skip, None)
+        for i, j in enumerate(jobs):
+            assert j.src is not None
+            dst = shown = None
+            if out is not None and out_path is not None:
+                rel = j.dst.relative_to(out_local).as_posix() if j.dst and out_local else _relative(j.name, names)
+                dst = store.join(out_path, rel)
+                shown = str(Path(out) / rel) if out_local else store.join(out.rstrip("/"), rel)
+            src = os.path.abspath(j.src)
+            files.append(FileSpec(i, j.name, src, dst, j.doc, j.gz, j.size, store.file_mode(src_fs, src), shown))
+        return src_fs, files, unreadable
+    src_fs = None
+    for n in names:
+        fs, path = store.resolve(n, storage_options)
+        if src_fs is None:
+            src_fs = fs
+        elif type(fs) is not type(src_fs):
+            raise MigrationError("all input URLs must be on one file system", 2)
+        if fs.isdir(path):
+            for p, rel, size in store.walk_store(fs, path, inc, tuple(exclude)):
+                dst, shown = _dst(out, out_path, rel)
+                files.append(_spec(len(files), store.join(n.rstrip("/"), rel), p, dst, size, shown))
+        elif fs.isfile(path):
+            base = path.rsplit("/", 1)[-1]
+            dst, shown = _dst(out, out_path, base)
+            files.append(_spec(len(files), n, path, dst, int(fs.size(path) or 0), shown))
+        else:
+            raise MigrationError(f"{n}: no such file or directory", 66)
+    return src_fs, files, []
+
+
+def _dst(out: str | None, out_path: str | None, rel: str) -> tuple[str | None, str | None]:
+    if out is None or out_path is None:
+        return None, None
+    shown = str(Path(out) / rel) if not store.is_url(out) else store.join(out.rstrip("/"), rel)
+    return store.join(out_path, rel), shown
+
+
+def _spec(i: int, name: str, src: str, dst: str | None, size: int, shown: str | None) -> FileSpec:
+    from .files import _is_doc, _is_gz
+
+    base = src.rsplit("/", 1)[-1]
+    return FileSpec(i, name, src, dst, _is_doc(base), _is_gz(base), size, None, shown)
+
+
+def _relative(name: str, inputs: list[str]) -> str:
+    """The output path of a walked local file relative to ``out`` (as the local engine mirrors it)."""
+    p = Path(name)
+    for arg in inputs:
+        a = Path(arg)
+        if a.is_dir():
+            try:
+                return p.relative_to(a).as_posix()
+            except ValueError:
+                continue
+    return p.name
+
+
+def _renumber(line: bytes, offset: int) -> bytes:
+    rec = _REJECT.decode(line)
+    if rec.line is not None:
+        rec.line += offset
+    return _ENC.encode(rec) + b"\n"
+
+
+class _Driver:
+    """Submits the tasks, gathers pieces per file, commits finished files in walk order."""
+
+    def __init__(
+        self,
+        rep: MigrationReport,
+        files: list[FileSpec],
+        spec: RunSpec,
+        ex: _Sync | _Distributed,
+        rejects: store.RejectsFile | None,
+        max_errors: int | None,
+        progress: Callable[[Progress], None] | None,
+        total: int,
+        t0: float,
+    ) -> None:
+        self.rep = rep
+        self.files = files
+        self.spec = spec
+        self.ex = ex
+        self.rejects = rejects
+        self.max_errors = max_errors
+        self.progress = progress
+        self.total = total
+        self.t0 = t0
+        self.state: dict[int, _FileState] = {}
+        self.cursor = 0
+        self.records_seen = 0
+        self.bytes_seen = 0
+        self.files_seen = 0
+
+    def run(self, tasks: list[list[Piece]]) -> None:
+        for pieces in tasks:
+            for p in pieces:
+                if p.file.index not in self.state:
+                    self.state[p.file.index] = _FileState(p.file, p.parts)
+            self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
+        try:
+            while self.ex.pending():
+                tag, value, exc = self.ex.next()
+                if exc is not None:
+                    self._task_failed(tag, exc)
+                elif tag[0] == "pieces":
+                    for r in value:
+                        self._piece_done(r)
+                else:
+                    st = self.state[tag[1]]
+                    st.final = ("ready", value)
+                self._commit_ready()
+                self._report_progress()
+            self._commit_ready()
+        except _StopError as stop:
+            self.ex.cancel()
+            self.rep.stopped = stop.reason
+            failed = {f.file for f in self.rep.failed}
+            self.rep.not_processed = [f.name for f in self.files[self.cursor :] if f.name not in failed]
+        except BaseException:
+            self.ex.cancel()
+            self.rep.stopped = "interrupted"
+            self.rep.not_processed = [f.name for f in self.files[self.cursor :]]
+            raise
+
+    def _task_failed(self, tag: Any, exc: BaseException) -> None:
+        idx = [p.file.index for p in tag[1]] if tag[0] == "pieces" else [tag[1]]
+        first = min(idx)
+        self.cursor = min(self.cursor, first)
+        self._commit_ready(upto=first)
+        why = f"worker error: {type(exc).__name__}: {str(exc)[:200]}"
+        for i in sorted(set(idx)):
+            self.rep.failed.append(FileFailure(file=self.files[i].name, error=why, exit_code=EX_SOFTWARE))
+        raise _StopError(why)
+
+    def _piece_done(self, r: PieceResult) -> None:
+        st = self.state[r.file]
+        st.results[r.part] = r
+        self.records_seen += r.records
+        self.bytes_seen += r.disk
+        if len(st.results) < st.parts:
+            return
+        self.files_seen += 1
+        parts = [st.results[i] for i in range(st.parts)]
+        if st.parts == 1 or self.spec.check or any(p.error for p in parts):
+            st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
+            return
+        changed = any(p.converted or p.rejected for p in parts)
+        st.final = "assembling"
+        self.ex.submit(finish_ranged, self.spec, st.spec, [p.tmp for p in parts], changed, tag=("final", r.file))
+
+    def _commit_ready(self, upto: int | None = None) -> None:
+        """Commit the consecutive finished files from the cursor: rejects first, then outputs."""
+        end = self.cursor
+        limit = len(self.files) if upto is None else upto
+        while end < limit:
+            st = self.state.get(end)
+            if st is None or not isinstance(st.final, tuple):
+                break
+            end += 1
+        if end == self.cursor:
+            return
+        batch: list[tuple[FileSpec, list[PieceResult], str | None]] = []
+        stop: _StopError | None = None
+        rejected = self.rep.rejected
+        for i in range(self.cursor, end):
+            st = self.state[i]
+            parts = [st.results[k] for k in range(st.parts)]
+            if self.max_errors is not None and not any(p.error for p in parts):
+                n = sum(p.rejected for p in parts)
+                if rejected + n > self.max_errors:
+                    self._count(st.spec, parts)
+                    where = self._limit_line(st.spec, parts, self.max_errors - rejected)
+                    stop = _StopError(
+                        f"max-errors: more than {self.max_errors} rejected records (limit passed at {where})"
+                    )
+                    break
+                rejected += n
+            batch.append((st.spec, parts, st.final[1]))
+        lines: list[tuple[str, list[bytes]]] = []
+        for spec, parts, _tmp in batch:
+            if any(p.error for p in parts):
+                continue
+            lines.append((spec.name, self._reject_lines(parts)))
+        if self.rejects is not None and lines:
+            try:
+                self.rejects.commit(lines)
+            except OSError as exc:
+                first = batch[0][0]
+                self.rep.failed.append(
+                    FileFailure(
+                        file=first.name,
+                        error=f"cannot write rejects file {self.rejects.path}: {exc.strerror or exc}",
+                        exit_code=74,
+                    )
+                )
+                self.cursor = first.index
+                raise _StopError(f"output error: cannot write rejects file {self.rejects.path}") from None
+        committed: list[str] = []
+        try:
+            for spec, parts, tmp in batch:
+                if self._commit_file(spec, parts, tmp):
+                    assert spec.dst is not None
+                    committed.append(spec.dst)
+                self.cursor = spec.index + 1
+                self.state.pop(spec.index, None)
+        finally:
+            store.sync_dirs(self.spec.dst_fs, committed)  # the batch's renames: one fsync per directory
+        if stop is not None:
+            raise stop
+
+    def _limit_line(self, spec: FileSpec, parts: list[PieceResult], k: int) -> str:
+        line = self._reject_lines(parts)[k]
+        n = _REJECT.decode(line).line
+        return spec.name if n is None else f"{spec.name}:{n}"
+
+    def _reject_lines(self, parts: list[PieceResult]) -> list[bytes]:
+        out: list[bytes] = []
+        offset = 0
+        for p in parts:
+            out.extend(line if offset == 0 else _renumber(line, offset) for _, line in p.rejects)
+            offset += p.lines
+        return out
+
+    def _count(self, spec: FileSpec, parts: list[PieceResult]) -> tuple[int, int, int]:
+        rep = self.rep
+        conv = passed = rej = 0
+        for r in parts:
+            rep.records += r.records
+            rep.converted += r.converted
+            rep.passed_through += r.passed
+            rep.rejected += r.rejected
+            rep.bytes_in += r.bytes_in
+            rep.bytes_out += r.bytes_out
+            for k, c in r.counts.items():
+                mine = rep.by_source.get(k)
+                if mine is None:
+                    mine = rep.by_source[k] = SourceCounts()
+                mine.add(c)
+                rep.lossy += c.lossy
+                rep.unwrapped += c.unwrapped
+            for k, n in r.kinds.items():
+                rep.diagnostics[k] = rep.diagnostics.get(k, 0) + n
+            conv += r.converted
+            passed += r.passed
+            rej += r.rejected
+        return conv, passed, rej
+
+    def _commit_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> bool:
+        """Count a finished file and move its output into place; True if an output was renamed."""
+        rep = self.rep
+        err = next((p for p in parts if p.error), None)
+        if err is not None:
+            for p in parts:
+                if p.tmp is not None:
+                    store.remove(self.spec.dst_fs, p.tmp)
+            assert err.error is not None
+            rep.failed.append(FileFailure(file=spec.name, error=err.error, exit_code=err.error_code))
+            if err.error_code == 74:
+                raise _StopError(f"output error: {err.error}")
+            return False
+        conv, passed, rej = self._count(spec, parts)
+        changed = bool(conv or rej)
+        if tmp is not None and spec.dst is not None:
+            try:
+                store.commit(self.spec.dst_fs, tmp, spec.dst, spec.mode, sync_dir=False)
+            except OSError as exc:
+                rep.failed.append(
+                    FileFailure(file=spec.name, error=f"cannot write {spec.dst}: {exc.strerror or exc}", exit_code=74)
+                )
+                raise _StopError(f"output error: cannot write {spec.dst}") from None
+            rep.files_written += 1
+        if changed:
+            rep.files_changed += 1
+            rep.changed.append(
+                ChangedFile(
+                    file=spec.name,
+                    output=spec.shown,
+                    converted=conv,
+                    passed_through=passed,
+                    rejected=rej,
+                )
+            )
+        else:
+            rep.files_unchanged += 1
+        return tmp is not None and spec.dst is not None
+
+    def _report_progress(self) -> None:
+        if self.progress is None:
+            return
+        self.progress(
+            Progress(
+                records=self.records_seen,
+                bytes_done=self.bytes_seen,
+                bytes_total=self.total,
+                files_done=self.files_seen,
+                files_total=len(self.files),
+                elapsed_s=time.monotonic() - self.t0,
+            )
+        )
+
+
+class _StopError(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

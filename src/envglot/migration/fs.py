@@ -1,0 +1,367 @@
+"""Storage for the Dask engine: local paths and fsspec URLs, atomic commits, leftover temps.
+
+What the engine relies on (``docs/migration.md``, "Scale out"):
+
+* local paths: a temporary file in the destination's directory, flushed and fsynced,
+  then ``os.replace`` (atomic on POSIX) and an fsync of the directory — as the local engine;
+* object stores (``s3://``, ``gs://``, ``memory://`` …): an object becomes visible only
+  once fully written (a PUT or a completed multipart upload is atomic per key), so an
+  output is written under a temporary key beside its destination and then moved
+  (copy + delete) to its final key: a reader sees the old object or the complete new one.
+
+Temporary names start with ``.envglot-tmp-dask-<run>-``; inputs never match them, and a
+run removes every such leftover in its output directories (object stores: under ``out``)
+before it starts and its own before it ends (two runs must not write into the same
+destination at once).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import posixpath
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+import msgspec
+
+from .constants import REJECTS_NAME, TEMP_PREFIX
+
+DASK_TEMP_PREFIX = TEMP_PREFIX + "dask-"
+"""Temporary keys of the Dask engine: ``.envglot-tmp-dask-<run>-<piece>-<name>``."""
+
+
+def is_url(name: str) -> bool:
+    """True for an fsspec URL (``proto://...``), false for a local path."""
+    return "://" in name and not name.startswith("file://")
+
+
+def resolve(name: str, storage_options: dict[str, Any] | None = None) -> tuple[Any, str]:
+    """``(filesystem, path)`` for a local path or an fsspec URL."""
+    import fsspec
+
+    if not is_url(name):
+        from fsspec.implementations.local import LocalFileSystem
+
+        return LocalFileSystem(), os.path.abspath(name.removeprefix("file://"))
+    fs, path = fsspec.core.url_to_fs(name, **(storage_options or {}))
+    return fs, path
+
+
+def is_local(fs: Any) -> bool:
+    """True for fsspec's local file system (then plain ``open``/``os`` calls are used: faster)."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(fs, LocalFileSystem)
+
+
+def open_read(fs: Any, path: str) -> IO[bytes]:
+    """Open ``path`` for reading."""
+    if is_local(fs):
+        return open(path, "rb")
+    return fs.open(path, "rb")  # type: ignore[no-any-return]
+
+
+def join(base: str, rel: str) -> str:
+    return posixpath.join(base.rstrip("/"), rel) if base else rel
+
+
+def _matches(patterns: Sequence[str], rel: str, base: str) -> bool:
+    return any(fnmatch.fnmatchcase(rel if "/" in p else base, p) for p in patterns)
+
+
+def walk_store(
+    fs: Any, root: str, include: Sequence[str], exclude: Sequence[str], backup: str | None = None
+) -> list[tuple[str, str, int]]:
+    """``(path, path relative to root, size)`` of the input files under ``root``, sorted.
+
+    The same rules as the local walk: temporary files, the rejects file and excluded
+    directories are skipped; ``include`` and ``exclude`` match the name or (with a ``/``)
+    the relative path.
+    """
+    found = fs.find(root, detail=True, withdirs=False)
+    out: list[tuple[str, str, int]] = []
+    prefix = root.rstrip("/") + "/"
+    for path, info in found.items():
+        if info.get("type", "file") != "file" or not path.startswith(prefix):
+            continue
+        rel = path[len(prefix) :]
+        parts = rel.split("/")
+        name = parts[-1]
+        if name.startswith(TEMP_PREFIX) or name == REJECTS_NAME or (backup and name.endswith(backup)):
+            continue
+        if any(_matches(exclude, "/".join(parts[: i + 1]), parts[i]) for i in range(len(parts) - 1)):
+            continue
+        if not _matches(include, rel, name) or _matches(exclude, rel, name):
+            continue
+        out.append((path, rel, int(info.get("size") or 0)))
+    out.sort(key=lambda t: t[1].split("/"))
+    return out
+
+
+def temp_path(dst: str, run: str, piece: str) -> str:
+    """A temporary key beside ``dst`` for this run and piece."""
+    parent, name = posixpath.split(dst)
+    return posixpath.join(parent, f"{DASK_TEMP_PREFIX}{run}-{piece}-{name}"[: 255 + len(parent) + 1])
+
+
+def open_write(fs: Any, path: str) -> IO[bytes]:
+    """Open ``path`` for writing, creating its directory."""
+    parent = posixpath.dirname(path)
+    if is_local(fs):
+        os.makedirs(parent, exist_ok=True)
+        return open(path, "wb", buffering=1024 * 1024)
+    with contextlib.suppress(Exception):
+        fs.makedirs(parent, exist_ok=True)
+    return fs.open(path, "wb")  # type: ignore[no-any-return]
+
+
+def close_durable(fs: Any, fh: IO[bytes]) -> None:
+    """Close a file from :func:`open_write`; on local disks flush and fsync it first."""
+    if is_local(fs):
+        fh.flush()
+        os.fsync(fh.fileno())
+    fh.close()
+
+
+def _syncfs(path: str) -> bool:
+    """Flush the whole file system holding ``path`` (Linux ``syncfs``): one call for many files."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.syncfs(fd) == 0)
+    except (OSError, AttributeError):
+        return False
+    finally:
+        os.close(fd)
+
+
+def sync_written(fs: Any, paths: list[str]) -> None:
+    """Make files closed with ``fh.close()`` durable: one ``syncfs`` per file system, else an fsync each.
+
+    Object stores need nothing: an object exists only once completely written.
+    """
+    if not paths or not is_local(fs):
+        return
+    roots: dict[int, str] = {}
+    for p in paths:
+        d = os.path.dirname(p)
+        with contextlib.suppress(OSError):
+            roots.setdefault(os.stat(d).st_dev, d)
+    if all(_syncfs(d) for d in roots.values()):
+        return
+    for p in paths:
+        with contextlib.suppress(FileNotFoundError), open(p, "rb+") as fh:
+            os.fsync(fh.fileno())
+
+
+def _fsync_dir(d: str) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def commit(fs: Any, tmp: str, dst: str, mode: int | None = None, sync_dir: bool = True) -> None:
+    """Move a complete, durable temporary file or object to its destination (atomic per file).
+
+    With ``sync_dir=False`` the caller fsyncs the directories once per batch (:func:`sync_dirs`).
+    """
+    if is_local(fs):
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, dst)
+        if sync_dir:
+            _fsync_dir(os.path.dirname(dst))
+    else:
+        fs.mv(tmp, dst)
+
+
+def sync_dirs(fs: Any, paths: list[str]) -> None:
+    """fsync each distinct parent directory of ``paths`` once (the renames become durable)."""
+    if is_local(fs):
+        for d in sorted({os.path.dirname(p) for p in paths}):
+            _fsync_dir(d)
+
+
+def remove(fs: Any, path: str) -> None:
+    """Delete a file or object if it exists."""
+    with contextlib.suppress(FileNotFoundError, OSError):
+        if is_local(fs):
+            os.unlink(path)
+        else:
+            fs.rm(path)
+
+
+def leftovers(fs: Any, root: str, run: str | None = None, dirs: set[str] | None = None) -> list[str]:
+    """Temporary files of the Dask engine under ``root`` (of one ``run``, or of any).
+
+    On a local disk only ``dirs`` (the output directories) are listed when given; an
+    object store is listed once under ``root``.
+    """
+    prefix = DASK_TEMP_PREFIX + (f"{run}-" if run else "")
+    if dirs is not None and is_local(fs):
+        out: list[str] = []
+        for d in sorted(dirs):
+            try:
+                with os.scandir(d) as it:
+                    out.extend(e.path for e in it if e.name.startswith(prefix) and e.is_file(follow_symlinks=False))
+            except OSError:
+                continue
+        return sorted(out)
+    try:
+        found = fs.find(root, withdirs=False)
+    except (FileNotFoundError, OSError):
+        return []
+    return sorted(p for p in found if posixpath.basename(p).startswith(prefix))
+
+
+def copy_file(src_fs: Any, src: str, dst_fs: Any, tmp: str) -> None:
+    """Copy ``src`` byte for byte to the temporary ``tmp`` (for an unchanged file)."""
+    with open_read(src_fs, src) as r:
+        w = open_write(dst_fs, tmp)
+        try:
+            while True:
+                b = r.read(1024 * 1024)
+                if not b:
+                    break
+                w.write(b)
+            w.close()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                w.close()
+            remove(dst_fs, tmp)
+            raise
+
+
+def file_mode(fs: Any, path: str) -> int | None:
+    """The permission bits of a local file (``None`` on object stores)."""
+    if not is_local(fs):
+        return None
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        return None
+
+
+class _Source(msgspec.Struct):
+    source: str
+
+
+_SOURCE = msgspec.json.Decoder(_Source)
+
+
+def _source_of(line: bytes) -> str | None:
+    try:
+        return _SOURCE.decode(line).source
+    except msgspec.DecodeError:
+        return None
+
+
+class RejectsFile:
+    """The rejects file, committed per batch of input files (the protocol of the local engine).
+
+    For each batch, before any of its outputs is committed: when no earlier line of the
+    batch's files is in the file, their lines are appended in one write and fsynced (on
+    a local disk an error truncates the file back, so it never holds half a line; an
+    object is rewritten whole through a temporary key); otherwise the file is rewritten
+    through a temporary and moved into place — the other files' lines kept, each
+    re-emitted file's new lines where its first old line was — so a re-run replaces a
+    file's rejects instead of duplicating them, and gives the same file byte for byte. The sources already
+    present are learnt by one scan when the run first touches the file, which also cuts a
+    torn last line left by a killed run.
+    """
+
+    def __init__(self, fs: Any, path: str, run: str) -> None:
+        self.fs = fs
+        self.path = path
+        self.run = run
+        self.present: set[str] | None = None
+
+    def _scan(self) -> set[str]:
+        present: set[str] = set()
+        if not self.fs.exists(self.path):
+            return present
+        data = self.fs.cat_file(self.path)
+        cut = data.rfind(b"\n") + 1
+        if cut != len(data):  # a torn last line: its file was not committed, the re-run redoes it
+            if is_local(self.fs):
+                os.truncate(self.path, cut)
+            else:
+                self._rewrite(data[:cut])
+            data = data[:cut]
+        for line in data.splitlines():
+            s = _source_of(line)
+            if s is not None:
+                present.add(s)
+        return present
+
+    def _rewrite(self, data: bytes) -> None:
+        tmp = temp_path(self.path, self.run, "rejects")
+        w = open_write(self.fs, tmp)
+        try:
+            w.write(data)
+            close_durable(self.fs, w)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                w.close()
+            remove(self.fs, tmp)
+            raise
+        commit(self.fs, tmp, self.path, file_mode(self.fs, self.path))
+
+    def commit(self, batch: list[tuple[str, list[bytes]]]) -> None:
+        """Make the rejects of these files (replacing any earlier ones) durable."""
+        if self.present is None:
+            self.present = self._scan()
+        sources = {s for s, _ in batch}
+        new = b"".join(line for _, lines in batch for line in lines)
+        if not sources & self.present:
+            if new:
+                self._append(new)
+        else:  # each re-emitted file's new lines go where its first old line was
+            fresh = dict(batch)
+            placed: set[str] = set()
+            out: list[bytes] = []
+            for line in self.fs.cat_file(self.path).splitlines():
+                s = _source_of(line)
+                if s is not None and s in fresh:
+                    if s not in placed:
+                        placed.add(s)
+                        out.extend(fresh[s])
+                    continue
+                out.append(line + b"\n")
+            out.extend(line for s, lines in batch if s not in placed for line in lines)
+            self._rewrite(b"".join(out))
+        self.present = (self.present - sources) | {s for s, lines in batch if lines}
+
+    def _append(self, new: bytes) -> None:
+        if not is_local(self.fs):
+            old = self.fs.cat_file(self.path) if self.fs.exists(self.path) else b""
+            self._rewrite(old + new)
+            return
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        with open(self.path, "ab") as fh:
+            size = fh.tell()
+            try:
+                fh.write(new)
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.truncate(self.path, size)
+                raise

@@ -1,0 +1,374 @@
+"""`migrate` on Dask: the same bytes, rejects and accounting as the local engine.
+
+Dask's synchronous scheduler over tmp_path and memory://; a real distributed.LocalCluster
+(2 worker processes on loopback) on a mixed archive; a worker killed mid-run, then a re-run.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("dask", reason="the dask extra is not installed (pip install 'envglot[dask]')")
+pytest.importorskip("distributed", reason="the dask extra is not installed (pip install 'envglot[dask]')")
+fsspec = pytest.importorskip("fsspec", reason="the dask extra is not installed (pip install 'envglot[dask]')")
+
+from envglot.migration import REJECTS_NAME, TEST_DELAY_ENV, dask_engine, migrate  # noqa: E402
+from envglot.migration.fs import DASK_TEMP_PREFIX  # noqa: E402
+from envglot.migration.partitions import FileSpec, plan  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from migrate_corpus import legacy_variant, make_corpus  # noqa: E402
+
+POISONED = (
+    b'{"success": true, "data": {"a": "\xff\xfe"}}',  # invalid UTF-8 inside a string
+    b'{"success": true, "data": {"a": "\xff\xfe"}, "error": {"deep": ' + b"[" * 200 + b"]" * 200 + b"}}",
+    b'{"success": true, "data": {"\xff": 1}}',  # invalid UTF-8 in a key
+    b'{"success": true, "data": ' + b"[" * 1000 + b"]" * 1000 + b"}",  # deeper than the nesting limit
+)
+
+
+def _archive(root: Path, lines: int = 120) -> Any:
+    """The mixed corpus plus poisoned records and a JSON Lines file large enough to be cut in ranges."""
+    c = make_corpus(root, lines_per_file=lines)
+    big = root / "logs" / "big" / "all.jsonl"
+    big.parent.mkdir(parents=True, exist_ok=True)
+    recs = [legacy_variant(i, pad=i % 50) for i in range(3000)]
+    for i, p in enumerate(POISONED):
+        recs.insert(700 + 900 * i, p)
+    recs.insert(1500, b"not json")
+    big.write_bytes(b"\n".join(recs) + b"\n")
+    with gzip.GzipFile(root / "logs" / "big" / "poison.jsonl.gz", "wb", mtime=0) as fh:
+        fh.write(b"\n".join([legacy_variant(5), *POISONED, legacy_variant(6)]) + b"\n")
+    return c
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _facts(rep: Any) -> dict[str, Any]:
+    d = rep.to_dict()
+    for k in ("elapsed_s", "records_per_s", "mb_per_s", "jobs", "rejects_file", "changed", "temp_files_removed"):
+        d.pop(k)
+    d["changed"] = [{k: v for k, v in c.items() if k != "output"} for c in rep.to_dict()["changed"]]
+    return d
+
+
+def _originals(rejects: bytes) -> Counter[tuple[str, bytes]]:
+    out: Counter[tuple[str, bytes]] = Counter()
+    for line in rejects.splitlines():
+        r = json.loads(line)
+        raw = r["original"].encode() if "original" in r else base64.b64decode(r["original_b64"])
+        out[(r["source"], raw)] += 1
+    return out
+
+
+@pytest.fixture
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of ~64 KB, so that the big file is read in byte ranges by several tasks."""
+    monkeypatch.setattr(dask_engine, "MIN_PARTITION_BYTES", 1)
+    monkeypatch.setattr(dask_engine, "DEFAULT_PARTITION_BYTES", 64 * 1024)
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes], Any]:
+    """The archive and what the local engine makes of it (the reference)."""
+    root = tmp_path_factory.mktemp("dask")
+    _archive(root / "in")
+    ref = migrate([root / "in"], out=root / "local", jobs=1)
+    assert ref.rejected > 0 and ref.exit_code == 1
+    return root, _tree(root / "local"), ref
+
+
+def test_plan_groups_small_files_and_cuts_large_ones() -> None:
+    small = [FileSpec(i, f"f{i}.jsonl", f"/f{i}.jsonl", None, False, False, 1000) for i in range(10_000)]
+    tasks = plan(small, 1024 * 1024)
+    assert len(tasks) == 10  # 10,000 files of 1 KB: 10 tasks, not 10,000
+    assert [p.file.index for t in tasks for p in t] == list(range(10_000))
+    big = FileSpec(0, "big.jsonl", "/big.jsonl", None, False, False, 10_000_000)
+    gz = FileSpec(1, "big.jsonl.gz", "/big.jsonl.gz", None, False, True, 10_000_000)
+    doc = FileSpec(2, "big.json", "/big.json", None, True, False, 10_000_000)
+    tasks = plan([big, gz, doc], 1024 * 1024)
+    ranges = [t[0] for t in tasks if t[0].file.index == 0]
+    assert len(ranges) == 10 and ranges[0].start == 0 and ranges[-1].end == 10_000_000
+    assert all(a.end == b.start for a, b in itertools.pairwise(ranges))
+    assert [p.file.index for t in tasks[10:] for p in t] == [1, 2]  # .gz and a document: whole
+
+
+def test_synchronous_byte_identical_with_ranges(archive: Any, small_pieces: None, tmp_path: Path) -> None:
+    root, ref_tree, ref = archive
+    rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", scheduler="synchronous", chunk_bytes=4096)
+    assert _tree(tmp_path / "out") == ref_tree  # outputs and the rejects file, byte for byte
+    assert _facts(rep) == _facts(ref)
+    assert rep.records == rep.converted + rep.passed_through + rep.rejected
+    assert rep.exit_code == ref.exit_code == 1
+
+
+def test_rerun_replaces_rejects_and_cleans_leftovers(archive: Any, small_pieces: None, tmp_path: Path) -> None:
+    root, ref_tree, _ = archive
+    out = tmp_path / "out"
+    migrate([root / "in"], out=out, engine="dask", scheduler="synchronous")
+    (out / "logs" / "2025" / "11" / f"{DASK_TEMP_PREFIX}dead-3-day1.jsonl").write_bytes(b"half a fi")
+    again = migrate([root / "in"], out=out, engine="dask", scheduler="synchronous")
+    assert again.temp_files_removed == 1
+    assert _tree(out) == ref_tree  # no duplicated rejects, no leftover
+
+
+def test_interrupted_client_then_rerun_exactly_once(archive: Any, small_pieces: None, tmp_path: Path) -> None:
+    root, ref_tree, _ = archive
+    out = tmp_path / "out"
+    calls = 0
+
+    def stop_midway(p: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        migrate([root / "in"], out=out, engine="dask", scheduler="synchronous", progress=stop_midway)
+    partial = _tree(out)
+    assert 0 < len(partial) < len(ref_tree)
+    assert all(ref_tree[k] == v for k, v in partial.items() if k != REJECTS_NAME)  # committed files are whole
+    assert not [k for k in partial if DASK_TEMP_PREFIX in k]
+    rep = migrate([root / "in"], out=out, engine="dask", scheduler="synchronous")
+    assert _tree(out) == ref_tree
+    assert rep.exit_code == 1
+
+
+def test_memory_filesystem(archive: Any, small_pieces: None) -> None:
+    root, ref_tree, ref = archive
+    mem = fsspec.filesystem("memory")
+    base = f"/envglot-test-{os.getpid()}"
+    mem.put(str(root / "in"), f"{base}/in", recursive=True)
+    try:
+        rep = migrate([f"memory://{base}/in"], out=f"memory://{base}/out", engine="dask", scheduler="synchronous")
+        got = {p[len(f"{base}/out/") :]: mem.cat_file(p) for p in mem.find(f"{base}/out")}
+        rejects = got.pop(REJECTS_NAME)
+        expected = dict(ref_tree)
+        ref_rejects = expected.pop(REJECTS_NAME)
+        assert got == expected
+        local = str(root / "in")
+        assert rejects == ref_rejects.replace(local.encode(), f"memory://{base}/in".encode())
+        assert _facts(rep)["by_source"] == _facts(ref)["by_source"]
+        assert rep.changed[0].output is not None and rep.changed[0].output.startswith("memory://")
+    finally:
+        mem.rm(base, recursive=True)
+
+
+def test_dask_engine_refuses_in_place_and_stdin(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_bytes(b"{}\n")
+    with pytest.raises(envglot_error()) as exc:
+        migrate([tmp_path / "a.jsonl"], in_place=True, engine="dask", scheduler="synchronous")
+    assert "engine='local'" in str(exc.value)
+    with pytest.raises(envglot_error()) as exc:
+        migrate(["-", tmp_path / "a.jsonl"], out=tmp_path / "out", engine="dask", scheduler="synchronous")
+    assert "stdin" in str(exc.value)
+
+
+def envglot_error() -> type[Exception]:
+    from envglot.migration import MigrationError
+
+    return MigrationError
+
+
+@pytest.fixture
+def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A real LocalCluster: 2 worker processes, loopback only, always closed."""
+    from distributed import Client, LocalCluster
+
+    monkeypatch.setenv(TEST_DELAY_ENV, "0.02")  # inherited by the workers: a run lasts long enough to hit
+    c = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=50
+    )
+    client = Client(c)
+    try:
+        yield client
+    finally:
+        client.close()
+        c.close()
+
+
+def _timed(seconds: float) -> None:
+    """Fail (not hang) a test that runs past its bound."""
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"test exceeded {seconds} s")
+
+    signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(int(seconds))
+
+
+@pytest.fixture
+def bounded() -> Iterator[None]:
+    _timed(60)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+
+
+def test_local_cluster_byte_identical(
+    archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path
+) -> None:
+    root, ref_tree, ref = archive
+    rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", client=cluster, chunk_bytes=8192)
+    assert rep.jobs == 2
+    assert _tree(tmp_path / "out") == ref_tree
+    assert _facts(rep) == _facts(ref)
+    assert rep.records == ref.records == rep.converted + rep.passed_through + rep.rejected
+
+
+def test_killed_worker_then_rerun_exactly_once(
+    archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path
+) -> None:
+    root, ref_tree, ref = archive
+    out = tmp_path / "out"
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["rep"] = migrate([root / "in"], out=out, engine="dask", client=cluster, chunk_bytes=2048)
+        except BaseException as exc:  # reported below
+            box["exc"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    pids = cluster.run(os.getpid)
+    time.sleep(1.0)
+    victim = sorted(pids.values())[0]
+    assert t.is_alive(), "the run ended before a worker could be killed"
+    os.kill(victim, signal.SIGKILL)
+    t.join(50)
+    assert not t.is_alive()
+    first = box.get("rep")
+    # Dask reschedules the dead worker's tasks: the run completes, or fails cleanly (exit 70)
+    assert "exc" not in box, box.get("exc")
+    assert first is not None and first.exit_code in (1, 70)
+    assert not [k for k in _tree(out) if DASK_TEMP_PREFIX in k]
+    rep = migrate([root / "in"], out=out, engine="dask", client=cluster, chunk_bytes=8192)
+    got = _tree(out)
+    assert got == ref_tree  # every record exactly once: outputs whole, rejects not duplicated
+    assert _originals(got[REJECTS_NAME]) == _originals(ref_tree[REJECTS_NAME])
+    assert rep.records == ref.records
+
+
+ENVGLOT = shutil.which("envglot", path=str(Path(sys.executable).parent)) or shutil.which("envglot")
+
+
+@pytest.mark.skipif(ENVGLOT is None, reason="the envglot executable is not installed")
+def test_cli_starts_a_local_cluster_and_prints_the_dashboard(archive: Any, tmp_path: Path) -> None:
+    root, ref_tree, _ = archive
+    assert ENVGLOT is not None
+    p = subprocess.run(
+        [ENVGLOT, "migrate", str(root / "in"), "--out", str(tmp_path / "out"), "--engine", "dask", "--workers", "2"],
+        capture_output=True,
+        timeout=60,
+    )
+    err = p.stderr.decode()
+    assert p.returncode == 1, err
+    assert "Dask dashboard: http://127.0.0.1:" in err
+    assert "total" in err and "rejected:" in err
+    assert _tree(tmp_path / "out") == ref_tree
+
+
+@pytest.mark.skipif(ENVGLOT is None, reason="the envglot executable is not installed")
+def test_cli_engine_options_need_dask(tmp_path: Path) -> None:
+    assert ENVGLOT is not None
+    (tmp_path / "a.jsonl").write_bytes(b"{}\n")
+    p = subprocess.run(
+        [ENVGLOT, "migrate", str(tmp_path), "--check", "--workers", "2"], capture_output=True, timeout=30
+    )
+    assert p.returncode == 2 and b"--engine dask" in p.stderr
+
+
+def test_check_mode_reports_like_local(archive: Any, tmp_path: Path) -> None:
+    root, _, _ = archive
+    ref = migrate([root / "in"], check=True, rejects=tmp_path / "local.jsonl", jobs=1)
+    rep = migrate([root / "in"], check=True, rejects=tmp_path / "dask.jsonl", engine="dask", scheduler="synchronous")
+    assert _facts(rep) == _facts(ref)
+    assert rep.exit_code == ref.exit_code == 1 and rep.files_written == 0
+    assert (tmp_path / "dask.jsonl").read_bytes() == (tmp_path / "local.jsonl").read_bytes()
+
+
+def test_max_errors_stops_at_the_same_file(archive: Any, small_pieces: None, tmp_path: Path) -> None:
+    root, ref_tree, _ = archive
+    ref = migrate([root / "in"], out=tmp_path / "local", jobs=1, max_errors=3)
+    rep = migrate([root / "in"], out=tmp_path / "dask", engine="dask", scheduler="synchronous", max_errors=3)
+    assert rep.exit_code == ref.exit_code == 65
+    assert rep.stopped == ref.stopped and rep.stopped is not None and rep.stopped.startswith("max-errors")
+    assert rep.not_processed == ref.not_processed and rep.not_processed
+    local, dask = _tree(tmp_path / "local"), _tree(tmp_path / "dask")
+    assert {k: v for k, v in dask.items() if k != REJECTS_NAME} == {k: v for k, v in local.items() if k != REJECTS_NAME}
+    assert all(ref_tree[k] == v for k, v in dask.items() if k != REJECTS_NAME)
+
+
+def test_unreadable_gzip_fails_that_file_only(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.jsonl").write_bytes(legacy_variant(1) + b"\n")
+    (src / "b.jsonl.gz").write_bytes(gzip.compress(legacy_variant(2) + b"\n")[:-12])  # truncated
+    (src / "c.jsonl").write_bytes(legacy_variant(3) + b"\n")
+    rep = migrate([src], out=tmp_path / "out", engine="dask", scheduler="synchronous")
+    assert [f.file for f in rep.failed] == [str(src / "b.jsonl.gz")] and rep.failed[0].exit_code == 66
+    assert rep.exit_code == 66
+    assert sorted(_tree(tmp_path / "out")) == ["a.jsonl", "c.jsonl"]
+
+
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_rejects_file_replaces_per_source_and_cuts_a_torn_line(where: str, tmp_path: Path) -> None:
+    from envglot.migration.fs import RejectsFile, resolve
+
+    name = str(tmp_path / "r.jsonl") if where == "local" else f"memory:///envglot-rejects-{os.getpid()}/r.jsonl"
+    fs, path = resolve(name)
+    fs.pipe_file(path, b'{"source":"a","line":1}\n{"source":"b","line":1}\n{"source":"c","li')  # killed mid-write
+    r = RejectsFile(fs, path, "run1")
+    r.commit([("c", [b'{"source":"c","line":2}\n'])])  # c is new: appended after the cut
+    assert fs.cat_file(path) == b'{"source":"a","line":1}\n{"source":"b","line":1}\n{"source":"c","line":2}\n'
+    r.commit([("a", [b'{"source":"a","line":5}\n']), ("b", [])])  # a and b re-emitted: replaced in place
+    assert fs.cat_file(path) == b'{"source":"a","line":5}\n{"source":"c","line":2}\n'
+    again = RejectsFile(fs, path, "run2")  # a re-run of everything: the same file, byte for byte
+    again.commit([("a", [b'{"source":"a","line":5}\n']), ("c", [b'{"source":"c","line":2}\n'])])
+    assert fs.cat_file(path) == b'{"source":"a","line":5}\n{"source":"c","line":2}\n'
+    assert not [p for p in fs.find(path.rsplit("/", 1)[0]) if DASK_TEMP_PREFIX in p]
+    if where == "memory":
+        fs.rm(path.rsplit("/", 1)[0], recursive=True)
+
+
+@pytest.mark.skipif(ENVGLOT is None, reason="the envglot executable is not installed")
+def test_sigkilled_client_then_rerun_exactly_once(archive: Any, tmp_path: Path) -> None:
+    root, ref_tree, _ = archive
+    assert ENVGLOT is not None
+    out = tmp_path / "out"
+    argv = [ENVGLOT, "migrate", str(root / "in"), "--out", str(out), "--engine", "dask"]
+    env = {**os.environ, TEST_DELAY_ENV: "0.05"}
+    p = subprocess.Popen([*argv, "--scheduler", "synchronous", "--chunk-size", "2K", "-q"], env=env)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (out / "logs").exists():
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert p.poll() is None, "the run ended before it could be killed"
+    p.kill()
+    p.wait(10)
+    partial = _tree(out)
+    assert {k for k in partial if DASK_TEMP_PREFIX not in k} != set(ref_tree)  # killed mid-run
+    assert all(ref_tree[k] == v for k, v in partial.items() if DASK_TEMP_PREFIX not in k and k != REJECTS_NAME)
+    again = subprocess.run([*argv, "--scheduler", "synchronous", "-q"], capture_output=True, timeout=60)
+    assert again.returncode == 1, again.stderr
+    assert _tree(out) == ref_tree  # leftovers removed, rejects once, every output whole
