@@ -248,7 +248,14 @@ class _Pipeline:
         reported as dropped by any other).
         """
         dst = self.dst
-        out: bytes = dst.write(env, ctx)
+        try:
+            out: bytes = dst.write(env, ctx)
+        except UnicodeEncodeError as exc:  # only Python-built envelopes can hold one: JSON input cannot
+            raise ParseError(
+                f"a string of the envelope holds a lone surrogate ({exc.object[exc.start]!r}), "
+                "which UTF-8 cannot carry",
+                dialect=dst.NAME,
+            ) from None
         if not env.extras and env.residue is None:
             return out, False
         own = [ex for ex in env.extras if ex.dialect == dst.NAME]

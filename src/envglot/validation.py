@@ -31,7 +31,7 @@ from .context import Context
 from .detect import MCP, detect_bytes
 from .diagnostics import Kind, Report
 from .dialects import get_dialect
-from .dialects.code_graph import approx_tokens
+from .dialects.code_graph import counted_tokens
 from .dialects.response_v2 import REQUEST_ID as V2_REQUEST_ID
 from .errors import DetectError, EnvglotError
 from .mappings import Mappings, mappings_for
@@ -103,8 +103,10 @@ def _related(a: str, b: str) -> bool:
 class _Checker:
     """Collects violations of one document; helpers check one field each."""
 
-    def __init__(self, dialect: str) -> None:
+    def __init__(self, dialect: str, document: bytes = b"") -> None:
         self.dialect = dialect
+        self.document = document
+        """The document's bytes, for rules on what is sent (code-graph ``approxTokens``)."""
         self.violations: list[Violation] = []
 
     def add(self, path: str, message: str) -> None:
@@ -408,7 +410,7 @@ def _code_graph(d: dict[str, Any], c: _Checker, m: Mappings) -> None:
         c.field(page, "hasMore", "$.data.meta.page", "boolean")
         c.non_negative(page, "total", "$.data.meta.page", "integer", required=False)
     if isinstance(tokens, int):
-        expected = approx_tokens(_ENC.encode({**d, "data": {**data, "meta": {**meta, "approxTokens": 0}}}))
+        expected = counted_tokens(c.document)
         if tokens != expected:
             c.add(
                 "$.data.meta.approxTokens",
@@ -548,7 +550,7 @@ def validate(
         doc = _ANY.decode(buf)
     except msgspec.DecodeError as exc:
         return [Violation("$", f"invalid JSON: {exc}", name)]
-    c = _Checker(name)
+    c = _Checker(name, buf)
     if not isinstance(doc, dict):
         c.add("$", f"a {name} envelope must be a JSON object, got {_type_name(doc)}")
         return c.violations

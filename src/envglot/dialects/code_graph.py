@@ -297,18 +297,25 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     return b"".join((mv[:j], str(tokens).encode(), mv[j + 1 :]))
 
 
-def seal(doc: bytes) -> bytes:
-    """Recount ``approxTokens`` after keys were added to a written document (a preserve residue,
-    unknown fields put back): it counts the whole compact envelope as the client receives it."""
+def _with_tokens(doc: bytes, tokens: int) -> bytes:
+    """``doc`` with ``data.meta.approxTokens`` set to ``tokens`` (everything else byte for byte)."""
     top = _RAW_DICT.decode(doc)
     data = _RAW_DICT.decode(top["data"])
     meta = _RAW_DICT.decode(data["meta"])
+    meta["approxTokens"] = Raw(str(tokens).encode())
+    data["meta"] = Raw(_ENC.encode(meta))
+    top["data"] = Raw(_ENC.encode(data))
+    return _ENC.encode(top)
 
-    def build(tokens: int) -> bytes:
-        meta["approxTokens"] = Raw(str(tokens).encode())
-        data["meta"] = Raw(_ENC.encode(meta))
-        top["data"] = Raw(_ENC.encode(data))
-        return _ENC.encode(top)
 
-    zero = msgspec.json.format(build(0), indent=-1)
-    return build(approx_tokens(zero))
+def counted_tokens(doc: bytes) -> int:
+    """The ``approxTokens`` a code-graph document should state: its compact form counted with
+    ``approxTokens`` 0, whatever else it holds (a preserve residue, unknown fields). The
+    writer, :func:`seal` and ``validate`` share this one rule."""
+    return approx_tokens(msgspec.json.format(_with_tokens(doc, 0), indent=-1))
+
+
+def seal(doc: bytes) -> bytes:
+    """Recount ``approxTokens`` after keys were added to a written document (a preserve residue,
+    unknown fields put back): it counts the whole compact envelope as the client receives it."""
+    return _with_tokens(doc, counted_tokens(doc))
