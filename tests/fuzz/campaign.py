@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli import cli_runs
-from .mutator import Mutator
+from .mutator import Mutator, without_residues
 from .oracle import PROBES, SDK_PROBES, Failure, Input, Probe, by_name, calls
 from .tree import Obj, dump, parse
 
@@ -86,8 +86,12 @@ def _alarm(signum: int, frame: Any) -> None:
     raise _Timeout
 
 
-def run_seeds(seeds: range, cli_every: int = 0, sdk_every: int = 20) -> Tally:
-    """Mutated inputs for ``seeds``, every API probe on each; the CLI on every ``cli_every``-th."""
+def run_seeds(seeds: range, cli_every: int = 0, sdk_every: int = 20, repeat_every: int = 4) -> Tally:
+    """Mutated inputs for ``seeds``, every API probe on each; the CLI on every ``cli_every``-th.
+
+    Every ``repeat_every``-th input has each call made twice (determinism); the SDK
+    output of ``emits`` (pydantic, slow) runs on every ``sdk_every``-th input.
+    """
     tally = Tally()
     t0 = time.perf_counter()
     old = signal.signal(signal.SIGALRM, _alarm)
@@ -99,8 +103,9 @@ def run_seeds(seeds: range, cli_every: int = 0, sdk_every: int = 20) -> Tally:
             signal.alarm(INPUT_TIMEOUT)
             try:
                 fs: list[Failure] = []
+                repeat = seed % repeat_every == 0
                 for p in probes:
-                    fs += p.run(inp)
+                    fs += p.run(inp, repeat)
             except _Timeout:
                 fs = [Failure("timeout: an input ran past the time limit", "api", "timeout", inp.data)]
             finally:
@@ -123,20 +128,11 @@ def run_seeds(seeds: range, cli_every: int = 0, sdk_every: int = 20) -> Tally:
 # ---- shrinking ------------------------------------------------------------------------------
 
 
-def _strip_residues(tree: Any) -> Any:
-    """The tree without any ``_envglot`` key (the residue-free twin of a shrunk input)."""
-    if isinstance(tree, Obj):
-        return Obj((k, _strip_residues(v)) for k, v in tree if k != "_envglot")
-    if isinstance(tree, list):
-        return [_strip_residues(v) for v in tree]
-    return tree
-
-
 def _input(data: bytes) -> Input:
     inp = Input.from_bytes(data)
     if b"_envglot" in data and inp.tree is not None:
         try:
-            inp.twin = dump(_strip_residues(inp.tree))
+            inp.twin = dump(without_residues(inp.tree))
         except RecursionError:
             pass
     return inp

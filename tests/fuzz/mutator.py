@@ -19,7 +19,7 @@ from .corpus import seeds
 from .hostile import FIELDS, hostile_key, hostile_value, overflow
 from .tree import Obj, clone, dump
 
-__all__ = ["BOM", "Case", "Mutator", "mcp_wrap", "rpc_wrap", "says_failure"]
+__all__ = ["BOM", "Case", "Mutator", "mcp_wrap", "rpc_wrap", "says_failure", "without_residues"]
 
 BOM = b"\xef\xbb\xbf"
 WRITABLE = ("dotbot", "result", "errorcode", "code-graph", "response-v2")
@@ -202,6 +202,17 @@ def crafted_residue(rng: random.Random) -> Any:
     return res
 
 
+def without_residues(tree: Any) -> Any:
+    """A copy of the document without residues (``$._envglot``, ``$.meta._envglot``): the twin."""
+    out = clone(tree)
+    if isinstance(out, Obj):
+        out[:] = [(k, v) for k, v in out if k != "_envglot"]
+        for k, v in out:
+            if k == "meta" and isinstance(v, Obj):
+                v[:] = [(mk, mv) for mk, mv in v if mk != "_envglot"]
+    return out
+
+
 # ---- the mutator ------------------------------------------------------------------------
 
 
@@ -344,7 +355,7 @@ class Mutator:
 
     def _residue(self, c: Case) -> None:
         rng = self.rng
-        c.twin = clone(c.tree)
+        c.twin = without_residues(c.tree)
         c.has_twin = True
         if not isinstance(c.tree, Obj):
             c.has_twin = False
