@@ -12,7 +12,6 @@ the same :class:`Case`.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Any
 
 from .corpus import seeds
@@ -25,19 +24,26 @@ BOM = b"\xef\xbb\xbf"
 WRITABLE = ("dotbot", "result", "errorcode", "code-graph", "response-v2")
 
 
-@dataclass
 class Case:
-    """One fuzz input: a tree plus byte-level framing, and its twin without a residue."""
+    """One fuzz input: a tree plus byte-level framing, and its twin without a residue.
 
-    tree: Any
-    prefix: bytes = b""
-    tail: list[Any] = field(default_factory=list)
-    sep: bytes = b"\n"
-    cut: int | None = None
-    twin: Any = None
-    has_twin: bool = False
-    ops: list[str] = field(default_factory=list)
-    origin: str = ""
+    A plain class, not a dataclass: hypothesis pretty-prints dataclasses field by field,
+    which recurses through trees thousands of levels deep.
+    """
+
+    def __init__(self, tree: Any, origin: str = "") -> None:
+        self.tree = tree
+        self.origin = origin
+        self.prefix = b""
+        self.tail: list[Any] = []
+        self.sep = b"\n"
+        self.cut: int | None = None
+        self.twin: Any = None
+        self.has_twin = False
+        self.ops: list[str] = []
+
+    def __repr__(self) -> str:  # short and recursion-free: trees may be thousands of levels deep
+        return f"Case(origin={self.origin!r}, ops={self.ops!r}, bytes={len(self.data)})"
 
     def _frame(self, tree: Any) -> bytes:
         data = self.prefix + dump(tree) + b"".join(self.sep + dump(t) for t in self.tail)

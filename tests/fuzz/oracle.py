@@ -42,9 +42,8 @@ __all__ = ["PROBES", "SDK_PROBES", "TARGETS", "Failure", "Input", "Probe", "by_n
 TARGETS = ("dotbot", "result", "errorcode", "code-graph", "response-v2")
 LEVELS = ("ignore", "warn", "raise")
 
-_log = logging.getLogger("envglot")
-_log.addHandler(logging.NullHandler())
-_log.propagate = False  # the "warn" level logs every diagnostic; the fuzzer does not want them
+_LOGGERS = (logging.getLogger("envglot"), logging.getLogger("envglot.mcp"))
+"""Silenced during each call: the "warn" level logs every diagnostic, emits logs every failure."""
 
 
 @dataclass
@@ -253,14 +252,17 @@ class Probe:
 
     def _call(self, data: bytes) -> tuple[Any, BaseException | None]:
         _CALLS[0] += 1
+        for log in _LOGGERS:
+            log.disabled = True
         try:
             return self.call(data), None
-        except RecursionError as exc:
-            return None, exc
-        except MemoryError as exc:
+        except (RecursionError, MemoryError) as exc:
             return None, exc
         except Exception as exc:
             return None, exc
+        finally:
+            for log in _LOGGERS:
+                log.disabled = False
 
     def _exc(self, exc: BaseException, inp: Input) -> list[Failure]:
         if isinstance(exc, EnvglotError) and not self.raises_nothing:

@@ -60,7 +60,8 @@ def _report(failures: list[Failure]) -> str:
 def _check(family: str, case: Case) -> None:
     inp = Input.of(case)
     failures = [f for p in FAMILIES[family] for f in p.run(inp)]
-    assert not failures, _report(failures)
+    if failures:
+        pytest.fail(_report(failures), pytrace=False)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -84,4 +85,5 @@ def test_fixed_seeds(family: str) -> None:
     for seed in range(SEED, SEED + 40):
         inp = Input.of(Mutator(seed).case())
         failures += [f for p in FAMILIES[family] for f in p.run(inp)]
-    assert not failures, _report(failures)
+    if failures:
+        pytest.fail(_report(failures), pytrace=False)

@@ -23,6 +23,11 @@ def test_cli_commands(seed: int) -> None:
     assert ENVGLOT, "the envglot command is installed with the package"
     inp = Input.of(Mutator(seed).case())
     failures = cli_runs(inp, SEEDS.index(seed))
-    assert not failures, "\n".join(
-        f"{f.group}\n    {f.probe}: {f.detail[:300]}\n    input: {reproducer(f.probe, f.data)[:400]}" for f in failures
-    )
+    if failures:
+        pytest.fail(
+            "\n".join(
+                f"{f.group}\n    {f.probe}: {f.detail[:300]}\n    input: {reproducer(f.probe, f.data)[:400]}"
+                for f in failures
+            ),
+            pytrace=False,
+        )
