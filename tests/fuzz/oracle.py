@@ -198,8 +198,10 @@ def _check_doc_once(out: bytes, target: str, inp: Input, what: str) -> Any:
 
 
 def _inherited(data: bytes, target: str, path: str) -> str:
-    """`` (inherited)`` when the input already broke the target's contract at ``path``."""
+    """`` (inherited)`` when the input, already a ``target`` document, broke the same rule at ``path``."""
     try:
+        if envglot.detect(data) != target:
+            return ""
         mine = envglot.validate(data, dialect=target)
     except Exception:
         return ""
@@ -398,8 +400,11 @@ def _emits(target: str, output: str) -> Call:
             return data
 
         result = tool()
-        if output == "sdk":
-            return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if output == "sdk":  # read by attribute: pydantic's own serializer stops at 255 levels
+            blocks = [{"type": c.type, "text": getattr(c, "text", None)} for c in result.content]
+            sc = getattr(result, "structured_content", getattr(result, "structuredContent", None))  # SDK 2.x / 1.x
+            flag = getattr(result, "is_error", getattr(result, "isError", None))
+            return {"content": blocks, "structuredContent": sc, "isError": flag}
         return result
 
     return call
@@ -629,7 +634,7 @@ SDK_PROBES: list[Probe] = [
         f"mcp.emits[sdk,{t!r}]",
         _emits(t, "sdk"),
         _check_emits(t),
-        f"envglot.mcp.emits({t!r}, unsupported='ignore')(lambda: D)().model_dump(by_alias=True, mode='json')",
+        f"envglot.mcp.emits({t!r}, unsupported='ignore')(lambda: D)()",
     )
     for t in TARGETS
 ]
