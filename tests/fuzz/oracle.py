@@ -34,7 +34,7 @@ import envglot
 from envglot import EnvglotError, mcp
 from envglot import inspect as envinfo
 
-from .mutator import Case, says_failure
+from .mutator import BOM, Case, says_failure
 from .tree import parse, to_python
 
 __all__ = ["PROBES", "SDK_PROBES", "TARGETS", "Failure", "Input", "Probe", "by_name", "calls", "run_all"]
@@ -57,13 +57,19 @@ class Input:
     """``data`` without its crafted residue, if it has one."""
     fails: bool = False
     """The input says failure (see :func:`fuzz.mutator.says_failure`)."""
+    unbommed: bytes | None = None
+    """For an input that is a document behind a UTF-8 BOM: the document alone."""
     checked: dict[tuple[bytes, str, str], Any] = field(default_factory=dict)
     """Outputs already checked for this input (many probes give the same bytes)."""
 
     @classmethod
     def of(cls, case: Case) -> Input:
         tree = None if case.framed else case.tree
-        return cls(case.data, tree, case.twin_data, not case.framed and says_failure(case.tree))
+        inp = cls(case.data, tree, case.twin_data, not case.framed and says_failure(case.tree))
+        if case.prefix == BOM and not case.tail and case.cut is None:
+            inp.unbommed = case.data[len(BOM) :]
+            inp.fails = says_failure(case.tree)
+        return inp
 
     @classmethod
     def from_bytes(cls, data: bytes, twin: bytes | None = None) -> Input:
@@ -266,6 +272,14 @@ class Probe:
             for log in _LOGGERS:
                 log.disabled = False
 
+    def _bom(self, inp: Input, out: Any, exc: BaseException | None) -> None:
+        """A UTF-8 BOM is accepted (issue 10): the document behind it converts the same."""
+        plain, plain_exc = self._call(inp.unbommed or b"")
+        if plain_exc is None and exc is not None:
+            raise _Broken("bom-refused", f"a document converts; behind a UTF-8 BOM it raises {type(exc).__name__}")
+        if plain_exc is None and exc is None and plain != out:
+            raise _Broken("bom-changed-output", "a UTF-8 BOM changed the output")
+
     def _exc(self, exc: BaseException, inp: Input) -> list[Failure]:
         if isinstance(exc, EnvglotError) and not self.raises_nothing:
             return []
@@ -276,6 +290,8 @@ class Probe:
 
     def _run(self, inp: Input, repeat: bool) -> list[Failure]:
         out, exc = self._call(inp.data)
+        if self.twin is not None and inp.unbommed is not None:
+            self._bom(inp, out, exc)
         if exc is not None:
             return self._exc(exc, inp)
         self.check(out, inp)
