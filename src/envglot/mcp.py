@@ -470,6 +470,7 @@ def emits(
                 stamp = datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds")
                 taken = round((time.perf_counter() - clock) * 1000)
                 synth = {"timestamp": stamp.replace("+00:00", "Z"), "duration_ms": taken, **base}
+
             def finish(doc: bytes, is_error: bool) -> dict[str, Any]:
                 return _as_dict(doc) if output == "envelope" else _wire_dict(doc, is_error, result_type)
 
