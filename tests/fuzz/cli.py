@@ -36,12 +36,14 @@ def _failure(cmd: str, group: str, detail: str, inp: Input) -> Failure:
 
 
 def _stderr_check(cmd: str, proc: subprocess.CompletedProcess[bytes], allowed: set[int], inp: Input) -> list[Failure]:
+    ran = "envglot " + " ".join(str(a) for a in proc.args[1:])
     if _TRACEBACK in proc.stderr:
         last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1]
-        return [_failure(cmd, f"traceback: {_head(last, 60)}", f"exit {proc.returncode}: {last[:300]}", inp)]
+        return [_failure(cmd, f"traceback: {_head(last, 60)}", f"`{ran}` exit {proc.returncode}: {last[:300]}", inp)]
     if proc.returncode not in allowed:
         err = proc.stderr.decode("utf-8", "replace").strip()[:300]
-        return [_failure(cmd, f"{cmd} exit {proc.returncode}", f"undocumented exit {proc.returncode}: {err}", inp)]
+        detail = f"`{ran}`: undocumented exit {proc.returncode}: {err}"
+        return [_failure(cmd, f"{cmd} exit {proc.returncode}", detail, inp)]
     return []
 
 
