@@ -426,15 +426,6 @@ def _emits(target: str, output: str) -> Call:
     return call
 
 
-def _check_emits(target: str) -> Callable[[Any, Input], None]:
-    wrapped = _check_wrap(target)
-
-    def check(w: Any, inp: Input) -> None:
-        wrapped(w, inp)
-
-    return check
-
-
 def _unwrap_to(target: str) -> Call:
     def call(data: bytes) -> bytes:
         return mcp.unwrap(data, target, unsupported="ignore")
@@ -623,7 +614,7 @@ def _probes() -> list[Probe]:
             Probe(
                 f"mcp.emits[wire,{t!r}]",
                 _emits(t, "wire"),
-                _check_emits(t),
+                _check_wrap(t),
                 f"envglot.mcp.emits({t!r}, output='wire', unsupported='ignore')(lambda: D)()",
             ),
             Probe(
@@ -649,7 +640,7 @@ SDK_PROBES: list[Probe] = [
     Probe(
         f"mcp.emits[sdk,{t!r}]",
         _emits(t, "sdk"),
-        _check_emits(t),
+        _check_wrap(t),
         f"envglot.mcp.emits({t!r}, unsupported='ignore')(lambda: D)()",
     )
     for t in TARGETS
