@@ -679,3 +679,35 @@ def test_inspect_uses_mapping_overlays(tmp_path: Path) -> None:
         True,
     )
     assert env_inspect.http_status(doc, mappings=[overlay]) == 429
+
+
+@pytest.mark.parametrize(
+    ("envelope", "dialect"),
+    [
+        (b'{"success":true,"data":{"n":1e400}}', None),  # a number no Python float holds
+        (b'{"success":true,"data":{"n":1e400}}', "dotbot"),
+        (b'{"success":true,"data":{"k\xff":1}}', None),  # invalid UTF-8 carried in a payload
+    ],
+    ids=["1e400", "1e400-converted", "invalid-utf8"],
+)
+def test_wrap_refuses_what_a_dict_cannot_carry(envelope: bytes, dialect: str | None) -> None:
+    """Found by the fuzz suite: msgspec.ValidationError / UnicodeDecodeError escaped wrap()."""
+    with pytest.raises(ParseError):
+        emcp.wrap(envelope, dialect, unsupported="ignore")
+
+
+@pytest.mark.parametrize("output", ["wire", "envelope", "sdk"])
+def test_emits_answers_an_error_when_the_answer_cannot_be_carried(output: str, caplog: Any) -> None:
+    """Found by the fuzz suite: the final decode ran outside the tool's error handling and raised."""
+
+    @emcp.emits("result", output=output)  # type: ignore[arg-type]
+    def tool() -> bytes:
+        return b'{"success":true,"data":{"n":1e400}}'
+
+    with caplog.at_level(logging.WARNING, logger="envglot.mcp"):
+        answer = tool()
+    wire = answer if isinstance(answer, dict) else answer.model_dump(by_alias=True, exclude_none=True)
+    envelope = wire if output == "envelope" else wire["structuredContent"]
+    assert envelope["success"] is False and envelope["error_type"] == "internal"
+    assert output == "envelope" or wire["isError"] is True
+    assert "cannot be returned as a dict" in caplog.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Any
 
@@ -257,3 +258,20 @@ def test_unknown_error_type_is_reported() -> None:
 def test_exported_from_the_package() -> None:
     assert envglot.Result is Result
     assert "Result" in envglot.__all__
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ({"\ud800": 1}, "lone surrogate"),
+        (["ok", "\udcff"], "lone surrogate"),
+        (10**5000, "digits"),
+        (functools.reduce(lambda inner, _: [inner], range(5000), []), "nested too deeply"),
+    ],
+    ids=["surrogate-key", "surrogate-value", "10k-digit-int", "5000-deep"],
+)
+def test_a_value_no_json_can_hold_is_an_envglot_error(value: object, says: str) -> None:
+    """Found by the fuzz suite: these raised UnicodeEncodeError, ValueError and RecursionError."""
+    with pytest.raises(EnvglotError, match=says) as info:
+        Result.ok(value).to("result")
+    assert info.value.path == "$.value"

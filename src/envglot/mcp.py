@@ -66,8 +66,29 @@ _OUTCOME = msgspec.json.Decoder(_Outcome)
 
 def is_error(doc: bytes) -> bool:
     """``isError`` for a document of a writable dialect (conventions §1.3 rule 3): its failure flag."""
-    o = _OUTCOME.decode(doc)
+    try:
+        o = _OUTCOME.decode(doc)
+    except msgspec.MsgspecError as exc:
+        raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
     return o.status == "error" if o.status is not None else o.success is False
+
+
+def _as_dict(doc: bytes) -> dict[str, Any]:
+    """JSON bytes as a dict; a document Python cannot hold (a number out of range) is a ParseError."""
+    try:
+        out: dict[str, Any] = _ANY.decode(doc)
+    except msgspec.MsgspecError as exc:
+        raise ParseError(f"the envelope cannot be returned as a dict: {exc}", path="$") from None
+    return out
+
+
+def _wire_dict(doc: bytes, is_error: bool, result_type: bool) -> dict[str, Any]:
+    """The CallToolResult wire dict carrying ``doc``."""
+    try:
+        wire = wrap_bytes(doc, is_error, result_type)
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"the envelope is not valid UTF-8 (byte {exc.start})", path="$") from None
+    return _as_dict(wire)
 
 
 # ---- reading a CallToolResult -------------------------------------------------------
@@ -288,8 +309,7 @@ def wrap(
         unsupported, mappings, context, report: as :func:`envglot.convert`.
     """
     doc, is_error = _render(envelope, dialect, from_, unsupported, mappings, context, report)
-    wire: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error, result_type))
-    return wire
+    return _wire_dict(doc, is_error, result_type)
 
 
 @functools.cache
@@ -449,19 +469,20 @@ def emits(
                 stamp = datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds")
                 taken = round((time.perf_counter() - clock) * 1000)
                 synth = {"timestamp": stamp.replace("+00:00", "Z"), "duration_ms": taken, **base}
+
+            def finish(doc: bytes, is_error: bool) -> dict[str, Any]:
+                return _as_dict(doc) if output == "envelope" else _wire_dict(doc, is_error, result_type)
+
             if exc is None:
                 try:
                     thing, src = _classify(ret, from_)
-                    doc, is_error = _render(thing, target, src, unsupported, m, synth, None)
+                    answered = finish(*_render(thing, target, src, unsupported, m, synth, None))
                 except Exception as conv_exc:
                     exc = conv_exc
             if exc is not None:
                 _log.warning("tool %s failed; answering with an error envelope", name, exc_info=exc)
-                doc, is_error = _render(_exception_envelope(exc), target, None, fallback_level, m, synth, None)
-            if output == "envelope":
-                return _ANY.decode(doc)
-            wire = _ANY.decode(wrap_bytes(doc, is_error, result_type))
-            return wire if sdk is None else sdk.model_validate(wire)
+                answered = finish(*_render(_exception_envelope(exc), target, None, fallback_level, m, synth, None))
+            return answered if sdk is None or output == "envelope" else sdk.model_validate(answered)
 
         wrapper: Callable[..., Any]
         if inspect.iscoroutinefunction(fn):

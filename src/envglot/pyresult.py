@@ -60,6 +60,14 @@ def encode_value(value: object, path: str = "$.value") -> Raw:
         return Raw(_VALUE_ENC.encode(value))
     except (TypeError, NotImplementedError, msgspec.DecodeError, msgspec.EncodeError) as exc:
         raise EnvglotError(f"value is not JSON-encodable: {exc}", path=path) from None
+    except UnicodeEncodeError as exc:  # a lone surrogate: no UTF-8 text holds it
+        raise EnvglotError(
+            f"value is not JSON-encodable: a string holds the lone surrogate {exc.object[exc.start]!r}", path=path
+        ) from None
+    except ValueError as exc:  # an int beyond Python's digit limit for str()
+        raise EnvglotError(f"value is not JSON-encodable: {str(exc).split(';')[0]}", path=path) from None
+    except RecursionError:
+        raise EnvglotError("value is not JSON-encodable: nested too deeply", path=path) from None
 
 
 @dataclass

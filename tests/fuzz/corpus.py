@@ -1,0 +1,34 @@
+"""The seed envelopes: every bundled example and every golden input, read once."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from .tree import parse
+
+__all__ = ["ROOT", "seeds"]
+
+ROOT = Path(__file__).resolve().parents[2]
+_GOLDEN_SKIP = {"canonical", "expected"}
+
+
+def _files() -> list[Path]:
+    files = sorted((ROOT / "examples").glob("**/*.json"))
+    golden = ROOT / "tests" / "golden"
+    for d in sorted(golden.iterdir()):
+        if d.is_dir() and d.name not in _GOLDEN_SKIP:
+            files += sorted(d.glob("*.json"))
+    return files
+
+
+@functools.cache
+def seeds() -> tuple[tuple[str, Any], ...]:
+    """``(name, tree)`` of every seed document, in a fixed order."""
+    out = []
+    for p in _files():
+        out.append((str(p.relative_to(ROOT)), parse(p.read_bytes())))
+    if not out:
+        raise RuntimeError(f"no seed envelopes under {ROOT}")
+    return tuple(out)
