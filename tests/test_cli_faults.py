@@ -155,12 +155,12 @@ def test_validate_nested_call_tool_result_is_a_violation_not_a_key_error(tmp_pat
     r = run("validate", tmp_path / "nested.json")
     assert r.returncode == 1, r.stderr
     assert b"Traceback" not in r.stderr and b"KeyError" not in r.stderr
-    assert b"itself a CallToolResult" in r.stdout
+    assert b"inside a transport wrapper" in r.stdout
 
     from envglot.validation import validate
 
     found = validate(json.dumps(outer))
-    assert [v.path for v in found] == ["$"] and "itself a CallToolResult" in found[0].message
+    assert [v.path for v in found] == ["$"] and "inside a transport wrapper" in found[0].message
 
 
 def test_huge_unknown_code_is_quoted_bounded(tmp_path: Path) -> None:

@@ -457,6 +457,8 @@ def test_emits_offers_the_call_time_to_dialects_that_need_it() -> None:
 
 
 def test_emits_from_reads_documents_as_that_dialect() -> None:
+    """A legacy flat dict with an outcome flag is read as legacy-v1, guessed or declared; only a
+    marker-less object is a plain payload."""
     legacy = {"found": False, "error": "Task not found: t-1"}
 
     @emcp.emits("result", output="wire", unsupported="ignore")
@@ -467,7 +469,8 @@ def test_emits_from_reads_documents_as_that_dialect() -> None:
     def declared() -> dict[str, Any]:
         return legacy
 
-    assert guessed()["structuredContent"] == {"success": True, "value": legacy}  # a plain payload
+    assert guessed()["isError"] is True  # an outcome flag is evidence: a legacy failure, never a success
+    assert guessed()["structuredContent"] == declared()["structuredContent"]
     assert declared()["isError"] is True
     assert declared()["structuredContent"]["error"] == "Task not found: t-1"
 

@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from . import residue as _residue
-from .canonical import Envelope, Extra, Problem
+from .canonical import Envelope, Problem
 from .context import Context
 from .detect import JSONRPC, MCP, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report
@@ -66,14 +66,21 @@ def _to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
     raise EnvglotError(f"expected bytes, str or dict, got {type(data).__name__}", path="$")
 
 
-def _from_bytes(out: bytes, like: object) -> Any:
+def _from_bytes(out: bytes, like: object, target: ModuleType) -> Any:
+    """The output as the kind of value the caller gave (bytes, str or dict)."""
     if isinstance(like, str):
         return out.decode()
     if isinstance(like, dict):
         try:
-            return _ANY.decode(out)
+            doc = _ANY.decode(out)
         except msgspec.DecodeError as exc:  # a number Python's int/float cannot hold, passed through exactly
             raise EnvglotError(f"the output cannot be returned as a dict ({exc}); pass bytes or str") from None
+        seal = getattr(target, "seal", None)
+        if seal is not None:  # a dict holds no duplicate keys: recount what it does hold
+            again = _ENC.encode(doc)
+            if len(again) != len(out):
+                doc = _ANY.decode(seal(again))
+        return doc
     return out
 
 
@@ -110,12 +117,17 @@ def detect(data: bytes | str | dict[str, Any], *, strict: bool = False, max_dept
 def detection(data: bytes | str | dict[str, Any], *, strict: bool = False, max_depth: int = MAX_DEPTH) -> Detection:
     """Like :func:`detect`, with the evidence the dialect was recognized by (``None``: no markers)."""
     buf, _ = check_input(_to_bytes(data), max_depth)
-    inner, det, _ = _locate(buf, True, strict, DISCARD)
+    inner, det, _ = _locate(buf, True, strict, DISCARD, max_depth)
     return msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det
 
 
-def _locate(buf: bytes, unwrap: bool, strict: bool, report: Report) -> tuple[bytes, Detection, bool | None]:
-    """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each."""
+def _locate(
+    buf: bytes, unwrap: bool, strict: bool, report: Report, max_depth: int = MAX_DEPTH
+) -> tuple[bytes, Detection, bool | None]:
+    """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each.
+
+    An envelope taken out of a text block was a JSON string: it is checked again (depth, BOM).
+    """
     det = classify(buf)
     is_error: bool | None = None
     if det.dialect == JSONRPC:
@@ -127,6 +139,7 @@ def _locate(buf: bytes, unwrap: bool, strict: bool, report: Report) -> tuple[byt
         if not unwrap:
             raise ParseError("this is an MCP CallToolResult, not an envelope (unwrapping is off)", path="$")
         buf, is_error = unwrap_bytes(buf)
+        buf = check_input(buf, max_depth)[0]
         det = classify(buf)
     if det.dialect in (MCP, JSONRPC):
         raise ParseError(
@@ -214,7 +227,7 @@ class _Pipeline:
         detection: Detection | None = None
         src = self.src
         if src is None:
-            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report)
+            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth)
             unwrapped = inner is not buf
             buf = inner
             src = get_dialect(detection.dialect)
@@ -244,8 +257,7 @@ class _Pipeline:
 
         Unknown fields of the target's own dialect are put back. The input's residue is
         applied only under ``preserve`` and only when :meth:`_restore` accepts it; without
-        ``preserve`` it is an unknown field like any other (kept by a same-dialect write,
-        reported as dropped by any other).
+        ``preserve`` it is left out of every output (reported as dropped).
         """
         dst = self.dst
         try:
@@ -262,14 +274,12 @@ class _Pipeline:
         res: _residue.Residue | None = None
         if env.residue is not None:
             where = ctx.mappings[src.NAME].shape.residue
-            if not self.preserve:
-                if src is dst:
-                    own.append(Extra(dialect=src.NAME, path=where, value=env.residue))
-                elif ctx.report.collecting:
+            if not self.preserve:  # not asked for: never applied, never carried into an output
+                if ctx.report.collecting:
                     ctx.report.add(
                         Kind.FIELD_DROPPED,
                         where,
-                        f"an envglot residue has no place in {dst.NAME} (residues are applied only with preserve)",
+                        "an envglot residue in the input is left out (residues are applied only with preserve)",
                         dst.NAME,
                     )
             else:
@@ -512,7 +522,7 @@ def convert(
     else:
         rep = report
         rep.level = unsupported
-    return _from_bytes(p.convert(_to_bytes(data), rep)[0], data)
+    return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)
 
 
 def read(
@@ -537,7 +547,7 @@ def read(
     det: Detection | None = None
     is_error: bool | None = None
     if from_ is None:
-        buf, det, is_error = _locate(buf, True, strict, rep)
+        buf, det, is_error = _locate(buf, True, strict, rep, max_depth)
         from_ = det.dialect
     mod = get_dialect(from_)
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.NAME]))
@@ -610,7 +620,7 @@ class Converter:
     def __call__(self, data: Data) -> Data:
         p = self._p
         rep = DISCARD if p.unsupported == "ignore" else Report(p.unsupported)
-        return _from_bytes(p.convert(_to_bytes(data), rep)[0], data)  # type: ignore[no-any-return]
+        return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"Converter(from_={self.from_!r}, to={self.to!r})"

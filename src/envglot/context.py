@@ -7,7 +7,16 @@ from .diagnostics import Diagnostic, Kind, Report
 from .excerpt import quoted
 from .mappings import DialectMap, Mappings
 
-__all__ = ["Context", "missing_problem", "problem_message", "read_problem", "report_losses", "whole_ms", "write_code"]
+__all__ = [
+    "Context",
+    "missing_problem",
+    "non_negative_ms",
+    "problem_message",
+    "read_problem",
+    "report_losses",
+    "whole_ms",
+    "write_code",
+]
 
 
 class Context:
@@ -343,10 +352,24 @@ def missing_problem(env: Envelope, ctx: Context, target: DialectMap) -> Problem:
     return Problem(category=category, message=env.summary or "failed")
 
 
+def non_negative_ms(value: int | float, target: DialectMap, ctx: Context, what: str) -> int | float:
+    """A duration a target can carry: a negative one (a clock glitch upstream) is written as 0, reported."""
+    if value >= 0:
+        return value
+    ctx.report.add(
+        Kind.VALUE_COERCED,
+        ctx.path("duration_ms"),
+        f"{target.name} {what} cannot be negative; {value} written as 0",
+        target.name,
+    )
+    return 0
+
+
 def whole_ms(value: int | float | None, target: DialectMap, ctx: Context, what: str) -> int:
     """``duration_ms`` for a target that takes whole milliseconds: synthesized 0, or rounded (reported)."""
     if value is None:
         return ctx.synth_value(target, "duration_ms", what)  # type: ignore[return-value]
+    value = non_negative_ms(value, target, ctx, what)
     if isinstance(value, int):
         return value
     ctx.report.add(

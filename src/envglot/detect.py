@@ -132,7 +132,7 @@ def detect_bytes(buf: bytes | memoryview | str) -> str:
 def classify(buf: bytes | memoryview | str) -> Detection:
     """The dialect of one JSON document and the evidence it was recognized by.
 
-    Precedence: dotbot (``schema_id``) > response-v2 (``meta.version``) > JSON-RPC response
+    Precedence: dotbot (a ``schema_id`` key) > response-v2 (``meta.version``) > JSON-RPC response
     (``jsonrpc`` with ``result`` or ``error``) > MCP wrapper (``content``/``structuredContent``)
     > code-graph (``data.requestId`` + ``data.generatedAt``) > errorcode (``error.code``
     object, or ``meta.tool_version``/``elapsed_ms``) > result (only Result keys, with a
@@ -157,7 +157,7 @@ def classify(buf: bytes | memoryview | str) -> Detection:
             raise DetectError(f"invalid JSON: {exc2}", path="$") from None
     except msgspec.DecodeError as exc:
         raise DetectError(f"invalid JSON: {exc}", path="$") from None
-    if p.schema_id is not _NONE and bytes(p.schema_id).startswith(b'"dotbot-mcp-response@'):
+    if p.schema_id is not _NONE:  # only dotbot has the key: a wrong value is a broken dotbot envelope
         return Detection("dotbot", "schema_id")
     meta = _META.decode(p.meta) if _is_obj(p.meta) else None
     if meta is not None and meta.version == Raw(b'"response-v2"'):

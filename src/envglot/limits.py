@@ -24,10 +24,22 @@ import msgspec
 from .errors import ParseError
 from .excerpt import excerpt
 
-__all__ = ["BOM", "MAX_DEPTH", "check_input", "check_text", "encode_checked", "path_at"]
+__all__ = [
+    "BOM",
+    "MAX_DEPTH",
+    "OUTPUT_DEPTH_MARGIN",
+    "bad_value",
+    "check_input",
+    "check_text",
+    "encode_checked",
+    "path_at",
+]
 
 MAX_DEPTH = 256
 """Default nesting limit (objects and arrays), as jq's; ``max_depth=`` changes it."""
+OUTPUT_DEPTH_MARGIN = 8
+"""Levels a writer may add above an input's values (a payload wrapped as ``{"value": ...}``,
+a residue's ``set`` entries): ``validate`` accepts documents nested this much deeper."""
 BOM = b"\xef\xbb\xbf"
 
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
@@ -85,16 +97,16 @@ def encode_checked(obj: Any, max_depth: int = MAX_DEPTH) -> bytes:
     try:
         out = _ENC.encode(obj)
     except (UnicodeEncodeError, TypeError, ValueError, RecursionError, OverflowError) as exc:
-        path, why = _bad_value(obj, max_depth, True)
+        path, why = bad_value(obj, max_depth, True)
         raise ParseError(f"the input cannot be encoded as JSON: {why or excerpt(str(exc))}", path=path) from None
     if b"null" in out:  # only then can a non-finite float hide in it
-        path, why = _bad_value(obj, max_depth, False)
+        path, why = bad_value(obj, max_depth, False)
         if why:
             raise ParseError(f"the input cannot be encoded as JSON: {why}", path=path)
     return out
 
 
-def _bad_value(obj: Any, max_depth: int, failed: bool) -> tuple[str, str | None]:
+def bad_value(obj: Any, max_depth: int, failed: bool) -> tuple[str, str | None]:
     """The path of the first value JSON cannot carry exactly, and why (iterative, depth-bounded)."""
     from .residue import key_segment
 

@@ -22,10 +22,11 @@ from msgspec import Raw, Struct
 
 from .api import MappingsArg, Style, _mappings, _reconcile, _to_bytes, convert, read, write
 from .canonical import Envelope, Problem
-from .detect import MCP, detect_bytes
+from .detect import MCP, classify, detect_bytes
 from .diagnostics import Kind, Report
 from .dialects import DIALECTS, WRITABLE, get_dialect
 from .errors import DetectError, EnvglotError, ParseError
+from .limits import check_input
 from .pyresult import Result, encode_value
 from .schema import json_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
@@ -50,7 +51,6 @@ _ENC = msgspec.json.Encoder()
 _PROBE = msgspec.json.Decoder(CallToolResultProbe)
 _STRUCT_DIALECT = {mod.__name__: name for name, mod in DIALECTS.items()}
 """Module of a dialect's wire Structs -> dialect name."""
-_LEGACY = "legacy-v1"
 _OUTPUTS = ("sdk", "wire", "envelope")
 
 
@@ -118,7 +118,7 @@ def _wire(result: object) -> bytes:
     content and the error flag.
     """
     if not _looks_like_result(result):
-        return _to_bytes(result)  # type: ignore[arg-type]
+        return check_input(_to_bytes(result))[0]  # type: ignore[arg-type]
     blocks = [
         {"type": b.get("type"), "text": b.get("text")}
         if isinstance(b, dict)
@@ -195,6 +195,8 @@ def unwrap_envelope(
     try:
         inner, is_error = unwrap_bytes(buf)
     except ParseError:
+        if classify(buf).dialect != MCP:  # not a CallToolResult at all
+            raise
         return synthesize(buf, m.unknown_category, rep)
     if from_ is None:
         return read(buf, mappings=m, report=rep)  # unwraps again and applies isError (failure wins)
@@ -231,6 +233,8 @@ def unwrap(
     try:
         unwrap_bytes(buf)
     except ParseError:
+        if classify(buf).dialect != MCP:  # not a CallToolResult at all: convert it (or say why not)
+            raise
         env = synthesize(buf, _mappings(mappings).unknown_category, rep)
         return write(env, to, mappings=mappings, unsupported=unsupported, style=style, context=context, report=rep)
     out: bytes = convert(
@@ -270,10 +274,12 @@ def _render(
         raise EnvglotError(f"cannot wrap a {type(envelope).__name__}: expected bytes, str, dict, Struct or Result")
     name: str | None = from_ if from_ is not None else detect_bytes(buf)
     if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting)
+        wrapper = buf
         buf = unwrap(buf, dialect, **opts)
         if dialect is not None:
             return buf, is_error(buf)
-        name = None
+        # carried as it is: the outcome is the wrapper's as read (isError can only make a failure)
+        return buf, not read(wrapper, mappings=mappings).ok
     if dialect is None:
         return buf, not read(buf, name, mappings=mappings).ok
     out: bytes = convert(buf, to=dialect, from_=name, **opts)
@@ -392,16 +398,17 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
     if isinstance(ret, str | dict):
         if from_ is not None:
             return ret, from_
-        if isinstance(ret, dict) or ret.lstrip().startswith("{"):
+        if isinstance(ret, dict) or ret.lstrip("\ufeff \t\r\n").startswith("{"):
             buf = _to_bytes(ret)
             try:
-                name = detect_bytes(buf)
+                buf = check_input(buf)[0]
+                found = classify(buf)
             except DetectError:  # text that only looks like JSON: a plain string payload
-                name = None
-            if name == _LEGACY:  # legacy-v1's fallback matches any object: a plain payload
+                found = None
+            if found is not None and found.evidence is None:  # no dialect's markers: a plain payload
                 return Envelope(ok=True, payload=Raw(buf)), None
-            if name is not None:
-                return buf, name
+            if found is not None:
+                return buf, found.dialect
     return Envelope(ok=True, payload=None if ret is None else encode_value(ret)), None
 
 

@@ -20,7 +20,8 @@ from .context import Context
 from .diagnostics import Report
 from .dialects import result as _result_dialect
 from .dialects._common import ABSENT
-from .errors import EnvglotError
+from .errors import EnvglotError, ParseError
+from .limits import MAX_DEPTH, bad_value, check_input
 
 __all__ = ["Result", "encode_value"]
 
@@ -57,7 +58,7 @@ def encode_value(value: object, path: str = "$.value") -> Raw:
         EnvglotError: the value is not JSON-encodable (``path`` names it).
     """
     try:
-        return Raw(_VALUE_ENC.encode(value))
+        out = _VALUE_ENC.encode(value)
     except (TypeError, NotImplementedError, msgspec.DecodeError, msgspec.EncodeError) as exc:
         raise EnvglotError(f"value is not JSON-encodable: {exc}", path=path) from None
     except UnicodeEncodeError as exc:  # a lone surrogate: no UTF-8 text holds it
@@ -68,6 +69,15 @@ def encode_value(value: object, path: str = "$.value") -> Raw:
         raise EnvglotError(f"value is not JSON-encodable: {str(exc).split(';')[0]}", path=path) from None
     except RecursionError:
         raise EnvglotError("value is not JSON-encodable: nested too deeply", path=path) from None
+    try:
+        check_input(out)  # the nesting limit every input has (an envelope adds a few levels)
+    except ParseError as exc:
+        raise EnvglotError(f"value is not JSON-encodable: {exc.message}", path=path) from None
+    if b"null" in out:  # nan/inf would have been written as null: refuse instead of losing them
+        where, why = bad_value(value, MAX_DEPTH, False)
+        if why is not None:
+            raise EnvglotError(f"value is not JSON-encodable: {why}", path=path + where[1:])
+    return Raw(out)
 
 
 @dataclass

@@ -19,23 +19,25 @@ envelope's own outcome.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 import msgspec
 
+from .api import _locate, _to_bytes
 from .context import Context
-from .detect import MCP, detect_bytes
-from .diagnostics import Kind, Report
+from .diagnostics import DISCARD, Kind, Report
 from .dialects import get_dialect
+from .dialects._common import is_timestamp
 from .dialects.code_graph import counted_tokens
 from .dialects.response_v2 import REQUEST_ID as V2_REQUEST_ID
-from .errors import DetectError, EnvglotError
+from .errors import EnvglotError
+from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input
 from .mappings import Mappings, mappings_for
-from .transport import unwrap_bytes
 
 __all__ = ["Violation", "validate"]
 
@@ -54,20 +56,27 @@ class Violation(msgspec.Struct, frozen=True):
 
 
 _MISSING: Any = object()
-_ANY = msgspec.json.Decoder()
+_DEPTH = MAX_DEPTH + OUTPUT_DEPTH_MARGIN
+"""envglot's own outputs may nest a few levels deeper than its inputs (``limits.OUTPUT_DEPTH_MARGIN``)."""
+_ANY = msgspec.json.Decoder(float_hook=Decimal)
+"""Numbers beyond a float's range (``1e400``) are valid JSON: they are checked as Decimals."""
 _ENC = msgspec.json.Encoder()
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
 _SEMVER = re.compile(r"\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?")
 _V2_REQUEST_ID = V2_REQUEST_ID
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
     "boolean": lambda v: isinstance(v, bool),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float | Decimal) and not isinstance(v, bool),
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "any": lambda v: True,
 }
+
+
+def _int(text: str) -> int | Decimal:
+    """A JSON integer: a Python int while Python prints it, else a Decimal (as exact)."""
+    return int(text) if len(text) < 4000 else Decimal(text)
 
 
 def _type_name(v: Any) -> str:
@@ -77,7 +86,7 @@ def _type_name(v: Any) -> str:
         return "boolean"
     if isinstance(v, int):
         return "integer"
-    if isinstance(v, float):
+    if isinstance(v, float | Decimal):
         return "number"
     if isinstance(v, str):
         return "string"
@@ -154,7 +163,7 @@ class _Checker:
 
     def non_negative(self, obj: dict[str, Any], key: str, path: str, kind: str, *, required: bool = True) -> Any:
         v = self.field(obj, key, path, kind, required=required, nullable=not required)
-        if isinstance(v, int | float) and v < 0:
+        if isinstance(v, int | float | Decimal) and v < 0:
             self.add(_join(path, key), f"must not be negative, got {v}")
         return v
 
@@ -162,13 +171,7 @@ class _Checker:
         v = self.field(obj, key, path, "string")
         if not isinstance(v, str):
             return
-        ok = _ISO.fullmatch(v) is not None
-        if ok:
-            try:
-                datetime.fromisoformat(v)
-            except ValueError:
-                ok = False
-        if not ok:
+        if not is_timestamp(v):
             self.add(_join(path, key), f"expected an ISO 8601 date-time with a time zone, got {v!r}")
         elif utc and not (v.endswith("Z") or v.endswith("+00:00")):
             self.add(_join(path, key), f"expected a UTC time stamp (ending in Z), got {v!r}")
@@ -529,27 +532,24 @@ def validate(
     """
     m = _mappings(mappings)
     name = get_dialect(dialect).NAME if dialect is not None else None
-    if isinstance(data, dict):
-        buf = _ENC.encode(data)
-    elif isinstance(data, str):
-        buf = data.encode()
-    else:
-        buf = bytes(data)
     is_error: bool | None = None
-    if name is None:
-        try:
-            name = detect_bytes(buf)
-            if name == MCP:
-                buf, is_error = unwrap_bytes(buf)
-                name = detect_bytes(buf)
-                if name == MCP:  # only one level is unwrapped; there is no contract to check for "mcp"
-                    raise DetectError("the envelope of this MCP CallToolResult is itself a CallToolResult", path="$")
-        except EnvglotError as exc:
-            return [Violation(exc.path or "$", exc.message, None)]
+    try:
+        buf, bom = check_input(_to_bytes(data), _DEPTH)
+        if bom:
+            return [Violation("$", "the document begins with a UTF-8 byte order mark", name)]
+        if name is None:
+            buf, found, is_error = _locate(buf, True, False, DISCARD, _DEPTH)
+            name = found.dialect
+    except EnvglotError as exc:
+        return [Violation(exc.path or "$", exc.message, name)]
     try:
         doc = _ANY.decode(buf)
     except msgspec.DecodeError as exc:
-        return [Violation("$", f"invalid JSON: {exc}", name)]
+        if "out of range" not in str(exc):
+            return [Violation("$", f"invalid JSON: {exc}", name)]
+        doc = json.loads(buf, parse_float=Decimal, parse_int=_int)  # an integer past 4,300 digits: valid JSON
+    except RecursionError:  # pragma: no cover - check_input bounds the depth first
+        return [Violation("$", "nested too deeply", name)]
     c = _Checker(name, buf)
     if not isinstance(doc, dict):
         c.add("$", f"a {name} envelope must be a JSON object, got {_type_name(doc)}")

@@ -78,8 +78,8 @@ def says_failure(tree: Any, depth: int = 0) -> bool:
         if tree.has("error") and tree.get("error") is not None:
             return True
         return says_failure(tree.get("result"), depth + 1)
-    if tree.get("success") is False or tree.get("status") == "error":
-        return True
+    if tree.get("success") is False or (tree.has("schema_id") and tree.get("status") == "error"):
+        return True  # dotbot's status means failure only in a dotbot envelope (it has schema_id)
     if tree.has("content") or tree.has("structuredContent"):
         if tree.get("isError") is True:
             return True
@@ -209,13 +209,20 @@ def crafted_residue(rng: random.Random) -> Any:
 
 
 def without_residues(tree: Any) -> Any:
-    """A copy of the document without residues (``$._envglot``, ``$.meta._envglot``): the twin."""
+    """A copy of the document without its residue: the twin.
+
+    The residue slot is ``$.meta._envglot`` in response-v2 (``meta.version`` says so) and
+    ``$._envglot`` in every other dialect; a ``_envglot`` key anywhere else is an ordinary
+    unknown field, which the twin keeps.
+    """
     out = clone(tree)
     if isinstance(out, Obj):
-        out[:] = [(k, v) for k, v in out if k != "_envglot"]
-        for k, v in out:
-            if k == "meta" and isinstance(v, Obj):
-                v[:] = [(mk, mv) for mk, mv in v if mk != "_envglot"]
+        meta = next((v for k, v in out if k == "meta" and isinstance(v, Obj)), None)
+        v2 = meta is not None and any(mk == "version" and mv == "response-v2" for mk, mv in meta)
+        if v2:
+            meta[:] = [(mk, mv) for mk, mv in meta if mk != "_envglot"]  # type: ignore[index]
+        else:
+            out[:] = [(k, v) for k, v in out if k != "_envglot"]
     return out
 
 
@@ -368,10 +375,10 @@ class Mutator:
             return
         res = crafted_residue(rng)
         meta = c.tree.get("meta")
-        if isinstance(meta, Obj) and rng.random() < 0.5:
+        if isinstance(meta, Obj) and meta.get("version") == "response-v2":  # response-v2's residue slot
             meta.append(("_envglot", res))
             c.ops.append("residue:meta")
-        else:
+        else:  # every other dialect's slot (elsewhere a _envglot key is an ordinary unknown field)
             c.tree.append(("_envglot", res))
             c.ops.append("residue")
 

@@ -30,9 +30,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 import envglot
 from envglot import EnvglotError, mcp
 from envglot import inspect as envinfo
+from envglot.api import _locate
+from envglot.diagnostics import DISCARD
+from envglot.limits import check_input
 
 from .mutator import BOM, Case, says_failure
 from .tree import parse, to_python
@@ -65,7 +70,8 @@ class Input:
     @classmethod
     def of(cls, case: Case) -> Input:
         tree = None if case.framed else case.tree
-        inp = cls(case.data, tree, case.twin_data, not case.framed and says_failure(case.tree))
+        fails = not case.framed and says_failure(case.tree) and _envglot_parses(case.data)
+        inp = cls(case.data, tree, case.twin_data, fails)
         if case.prefix == BOM and not case.tail and case.cut is None:
             inp.unbommed = case.data[len(BOM) :]
             inp.fails = says_failure(case.tree)
@@ -77,7 +83,20 @@ class Input:
             tree = parse(data)
         except (ValueError, RecursionError):
             return cls(data, None, twin, False)
-        return cls(data, tree, twin, says_failure(tree))
+        return cls(data, tree, twin, says_failure(tree) and _envglot_parses(data))
+
+
+_RAW = msgspec.json.Decoder(msgspec.Raw)
+
+
+def _envglot_parses(data: bytes) -> bool:
+    """True if the input is JSON as envglot reads it (msgspec refuses lone surrogate escapes,
+    which Python's parser takes): only then does the input say anything, failure included."""
+    try:
+        _RAW.decode(check_input(data)[0])
+    except (msgspec.DecodeError, EnvglotError, RecursionError):
+        return False
+    return True
 
 
 _CALLS = [0]
@@ -144,7 +163,7 @@ def _json(out: bytes, what: str = "output") -> Any:
     except UnicodeDecodeError as exc:
         raise _Broken("output-not-utf8", f"{what} is not UTF-8: {exc.reason} at byte {exc.start}") from None
     try:
-        doc = json.loads(text, parse_constant=_no_constant)
+        doc = json.loads(text, parse_constant=_no_constant, parse_int=_int)
     except ValueError as exc:
         raise _Broken("output-not-json", f"{what} is not JSON: {exc}") from None
     except RecursionError:
@@ -152,6 +171,11 @@ def _json(out: bytes, what: str = "output") -> Any:
     if _SURROGATE.search(json.dumps(doc, ensure_ascii=False)):
         raise _Broken("output-lone-surrogate", f"{what} holds a lone surrogate escape")
     return doc
+
+
+def _int(token: str) -> int | str:
+    """An integer Python can hold; a longer one (valid JSON, passed through exactly) stays text."""
+    return int(token) if len(token) < 4000 else token
 
 
 def _no_constant(token: str) -> Any:
@@ -187,10 +211,11 @@ def _check_doc_once(out: bytes, target: str, inp: Input, what: str) -> Any:
         raise _Broken(
             "output-invalid", f"validate({what}) raised {type(exc).__name__}: {exc}", f"validate raised on {target}"
         ) from None
-    if violations:
-        v = violations[0]
+    for v in violations:
+        if _inherited(inp.data, target, v.path):
+            continue  # the input, already a target document, broke the same rule: passed through, not made
         raise _Broken(
-            "output-invalid" + _inherited(inp.data, target, v.path),
+            "output-invalid",
             f"{what} breaks the {target} contract: {v.path}: {v.message[:200]}",
             f"{target} {_head(v.path, 40)}: {_head(v.message, 60)}",
         )
@@ -203,15 +228,17 @@ def _check_doc_once(out: bytes, target: str, inp: Input, what: str) -> Any:
     return doc
 
 
-def _inherited(data: bytes, target: str, path: str) -> str:
-    """`` (inherited)`` when the input, already a ``target`` document, broke the same rule at ``path``."""
+def _inherited(data: bytes, target: str, path: str) -> bool:
+    """True when the input, already a ``target`` document, broke the same rule at ``path``."""
     try:
         if envglot.detect(data) != target:
-            return ""
+            return False
+        # the envelope inside a transport wrapper (MCP, JSON-RPC) is what was passed through
+        data = _locate(check_input(data)[0], True, False, DISCARD)[0]
         mine = envglot.validate(data, dialect=target)
     except Exception:
-        return ""
-    return " (inherited)" if any(v.path == path for v in mine) else ""
+        return False
+    return any(v.path == path for v in mine)
 
 
 def _strip_residue(out: bytes) -> Any:

@@ -68,7 +68,8 @@ def test_dict_form_keeps_lone_surrogates_and_big_numbers() -> None:
 
 def test_outcome_oracle() -> None:
     assert says_failure(parse(b'{"success":false,"data":null}'))
-    assert says_failure(parse(b'{"status":"error"}'))
+    assert says_failure(parse(b'{"schema_id":"dotbot-mcp-response@1","status":"error"}'))
+    assert not says_failure(parse(b'{"status":"error"}'))  # a legacy payload field, not an outcome
     assert says_failure(parse(b'{"content":[],"structuredContent":{"detail":1},"isError":true}'))
     assert says_failure(parse(b'{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}'))
     assert says_failure(parse(b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}'))

@@ -59,6 +59,7 @@ STDIN_NAME = "<stdin>"
 """How standard input is named in messages and ``--log`` records."""
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 _ANY = msgspec.json.Decoder()
+_RAW = msgspec.json.Decoder(msgspec.Raw)
 _ENC = msgspec.json.Encoder()
 
 
@@ -248,8 +249,8 @@ def open_input(path: str) -> Iterator[tuple[str, BinaryIO]]:
 
 def _parses(line: bytes) -> bool:
     try:
-        _ANY.decode(line)
-    except msgspec.DecodeError:
+        _RAW.decode(line)  # syntax only: a document's encoding and depth are the core's to judge
+    except (msgspec.DecodeError, RecursionError):
         return False
     return True
 
@@ -287,7 +288,6 @@ def read_records(stream: BinaryIO, name: str, jsonl: bool | None = None) -> tupl
     return False, iter((Record(data, None),))
 
 
-_RAW = msgspec.json.Decoder(msgspec.Raw)
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 _SPACE = re.compile(rb"[ \t\r\n]*")
 _BOM = b"\xef\xbb\xbf"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import types
 import typing
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -14,6 +15,8 @@ from ..canonical import Extra
 from ..context import Context
 from ..diagnostics import Kind
 from ..errors import ParseError
+from ..excerpt import quoted
+from ..mappings import DialectMap
 from ..residue import key_segment
 
 __all__ = [
@@ -217,3 +220,71 @@ def opt(raw: Raw) -> Raw | None:
 def raw_or_absent(raw: Raw | None) -> Raw:
     """The wire value for an optional canonical Raw."""
     return ABSENT if raw is None else raw
+
+
+@typing.overload
+def object_or_wrapped(raw: Raw, ctx: Context, field: str, dialect: str, index: int | None = None) -> Raw: ...
+@typing.overload
+def object_or_wrapped(raw: None, ctx: Context, field: str, dialect: str, index: int | None = None) -> None: ...
+@typing.overload
+def object_or_wrapped(
+    raw: Raw | None, ctx: Context, field: str, dialect: str, index: int | None = None
+) -> Raw | None: ...
+def object_or_wrapped(raw: Raw | None, ctx: Context, field: str, dialect: str, index: int | None = None) -> Raw | None:
+    """``raw`` for a target field that must be an object or null (error ``details``, warning context).
+
+    Any other JSON value is wrapped as ``{"value": ...}`` and reported, like a non-object payload.
+    """
+    if raw is None or raw == RAW_NULL or raw_is_object(raw):
+        return raw
+    if ctx.report.collecting:
+        ctx.report.add(
+            Kind.PAYLOAD_WRAPPED, ctx.path(field, index), f'non-object {field} wrapped as {{"value": ...}}', dialect
+        )
+    return wrap_payload(raw)
+
+
+ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
+"""An ISO 8601 date-time with a zone: what dotbot's and code-graph's contracts accept (writers
+and ``validate`` share it)."""
+
+
+def is_timestamp(value: str) -> bool:
+    """True for an ISO 8601 date-time with a time zone that names a real instant."""
+    if ISO_TIMESTAMP.fullmatch(value) is None:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str, utc: bool) -> str | None:
+    """``value`` as a target that requires an ISO 8601 time stamp (``utc``: in UTC) can carry it.
+
+    ``None`` when there is none or it is no time stamp at all (the caller synthesizes one; the
+    dropped value is reported); a time stamp in another zone is converted to the same instant
+    in UTC (reported).
+    """
+    if value is None:
+        return None
+    if not is_timestamp(value):
+        ctx.report.add(
+            Kind.VALUE_COERCED,
+            ctx.path("timestamp"),
+            f"{target.name} {what} must be an ISO 8601 time stamp with a zone; {quoted(value)} replaced",
+            target.name,
+        )
+        return None
+    if utc and not value.endswith(("Z", "+00:00")):
+        when = datetime.fromisoformat(value).astimezone(UTC)
+        utc_value = when.isoformat().replace("+00:00", "Z")
+        ctx.report.add(
+            Kind.VALUE_COERCED,
+            ctx.path("timestamp"),
+            f"{target.name} {what} is in UTC; {quoted(value)} written as {utc_value!r}",
+            target.name,
+        )
+        return utc_value
+    return value

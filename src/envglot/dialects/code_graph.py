@@ -13,7 +13,7 @@ from ..context import Context, missing_problem, problem_message, read_problem, r
 from ..diagnostics import Kind
 from ..errors import ParseError
 from ..mappings import DialectMap
-from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, raw_is_object
+from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, object_or_wrapped, raw_is_object, timestamp_for
 
 __all__ = [
     "DESCRIPTION",
@@ -226,7 +226,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         err["code"] = Raw(_ENC.encode(write_code(p, dmap, ctx, 0)))
         err["message"] = Raw(_ENC.encode(problem_message(p, env, ctx, dmap, 0)))
         if p.details is not None:
-            err["details"] = p.details
+            err["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
         res: dict[str, Raw] = {}
         if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
             if raw_is_object(payload):
@@ -263,13 +263,14 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         Suggestion(tool=s.tool or "", args=s.args if s.args is not None else RAW_EMPTY_OBJECT, reason=s.reason)
         for s in env.next_steps
     ]
+    stamp = timestamp_for(env.timestamp, ctx, dmap, "generatedAt", utc=False)
     data = Data(
         tool=env.tool if env.tool is not None else _synth(ctx, dmap, "tool", "a tool name"),
         version=VERSION,
         request_id=env.request_id
         if env.request_id is not None
         else _synth(ctx, dmap, "request_id", "a requestId", _request_id(env)),
-        generated_at=env.timestamp if env.timestamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt"),
+        generated_at=stamp if stamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt"),
         workspace=workspace,
         result=result,
         meta=Meta(

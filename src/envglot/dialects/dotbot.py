@@ -14,7 +14,17 @@ from ..diagnostics import Kind
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..mappings import DialectMap
-from ._common import ABSENT, WireDecoder, object_payload, opt, raw_is_object, raw_or_absent, unwrap_payload
+from ._common import (
+    ABSENT,
+    WireDecoder,
+    object_or_wrapped,
+    object_payload,
+    opt,
+    raw_is_object,
+    raw_or_absent,
+    timestamp_for,
+    unwrap_payload,
+)
 
 __all__ = ["DESCRIPTION", "NAME", "SCHEMA_ID", "Action", "Audit", "Envelope", "Intent", "Issue", "read", "write"]
 
@@ -206,15 +216,20 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             code=write_code(p, dmap, ctx, i),
             message=problem_message(p, env, ctx, dmap, i),
             path=p.path,
-            details=raw_or_absent(p.details),
+            details=raw_or_absent(object_or_wrapped(p.details, ctx, "problem.details", NAME, i)),
         )
         for i, p in enumerate(problems)
     ]
     warnings: list[str | Issue] = [
         w.message
         if w.code is None and w.path is None and w.context is None
-        else Issue(code=w.code or "WARNING", message=w.message, path=w.path, details=raw_or_absent(w.context))
-        for w in env.warnings
+        else Issue(
+            code=w.code or "WARNING",
+            message=w.message,
+            path=w.path,
+            details=raw_or_absent(object_or_wrapped(w.context, ctx, "warning.context", NAME, j)),
+        )
+        for j, w in enumerate(env.warnings)
     ]
     intent = None
     actions: list[Action] = []
@@ -227,8 +242,9 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     if summary is None:
         summary = (problems[0].message or "Failed.") if problems else "Completed."
         ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {quoted(summary)}")
+    stamp = timestamp_for(env.timestamp, ctx, dmap, "audit.timestamp", utc=True)
     audit = Audit(
-        timestamp=env.timestamp if env.timestamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp"),  # type: ignore[arg-type]
+        timestamp=stamp if stamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp"),  # type: ignore[arg-type]
         duration_ms=whole_ms(env.duration_ms, dmap, ctx, "audit.duration_ms"),
         source=env.source if env.source is not None else ctx.synth_value(dmap, "source", "audit.source"),  # type: ignore[arg-type]
         host=env.host,

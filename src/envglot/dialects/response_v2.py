@@ -8,7 +8,15 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
+from ..context import (
+    Context,
+    missing_problem,
+    non_negative_ms,
+    problem_message,
+    read_problem,
+    report_losses,
+    write_code,
+)
 from ..diagnostics import Kind
 from ..errors import ParseError
 from ..excerpt import quoted
@@ -18,6 +26,7 @@ from ._common import (
     RAW_EMPTY_OBJECT,
     RAW_NULL,
     WireDecoder,
+    object_or_wrapped,
     object_payload,
     opt,
     raw_is_object,
@@ -304,7 +313,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         if p.remediation is not None:
             d["remediation"] = Raw(_ENC.encode(p.remediation))
         if p.details is not None:
-            d["details"] = p.details
+            d["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
         if p.retry_after_ms is not None:
             d["retry_after_seconds"] = _seconds(p.retry_after_ms)
         payload = Raw(_ENC.encode(d))
@@ -320,7 +329,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             ]
     telemetry = env.telemetry
     if env.duration_ms is not None:
-        duration = _ENC.encode(env.duration_ms)
+        duration = _ENC.encode(non_negative_ms(env.duration_ms, dmap, ctx, "telemetry.duration_ms"))
         if telemetry is None:  # the usual case: no dict round trip
             telemetry = Raw(b'{"duration_ms":' + duration + b"}")
         else:
