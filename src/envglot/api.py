@@ -76,10 +76,8 @@ def _from_bytes(out: bytes, like: object, target: ModuleType) -> Any:
         except msgspec.DecodeError as exc:  # a number Python's int/float cannot hold, passed through exactly
             raise EnvglotError(f"the output cannot be returned as a dict ({exc}); pass bytes or str") from None
         seal = getattr(target, "seal", None)
-        if seal is not None:  # a dict holds no duplicate keys: recount what it does hold
-            again = _ENC.encode(doc)
-            if len(again) != len(out):
-                doc = _ANY.decode(seal(again))
+        if seal is not None:  # a dict holds no duplicate keys and no escapes: recount what it holds
+            doc = _ANY.decode(seal(_ENC.encode(doc)))
         return doc
     return out
 
@@ -295,8 +293,11 @@ class _Pipeline:
         if not own and res is None:
             return out, False
         doc = _residue.open_document(out)
-        for ex in own:
-            _residue.set_path(doc, _residue.parse_path(ex.path), ex.value)
+        for ex in own:  # an unknown field goes back only into an object the writer wrote
+            if not _residue.set_path(doc, _residue.parse_path(ex.path), ex.value, create=False):
+                ctx.report.add(
+                    Kind.FIELD_DROPPED, ex.path, f"{dst.NAME} field outside anything {dst.NAME} wrote", dst.NAME
+                )
         plain = self._seal(_residue.encode(doc)) if own else out
         if res is None:
             return plain, False

@@ -48,6 +48,7 @@ Output = Literal["sdk", "wire", "envelope"]
 _log = logging.getLogger("envglot.mcp")
 _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
+_RAW = msgspec.json.Decoder(Raw)
 _PROBE = msgspec.json.Decoder(CallToolResultProbe)
 _STRUCT_DIALECT = {mod.__name__: name for name, mod in DIALECTS.items()}
 """Module of a dialect's wire Structs -> dialect name."""
@@ -227,7 +228,14 @@ def unwrap(
     """
     buf = _wire(result)
     if to is None:
-        return unwrap_bytes(buf)[0]
+        inner = unwrap_bytes(buf)[0]
+        try:  # a text block's JSON is the envelope as it travelled: it must at least be JSON envglot reads
+            _RAW.decode(check_input(inner)[0])
+        except msgspec.DecodeError as exc:
+            raise ParseError(
+                f"the envelope in this CallToolResult is not valid JSON: {exc}", path="$.content"
+            ) from None
+        return inner
     rep = report if report is not None else Report(unsupported)
     rep.level = unsupported
     try:

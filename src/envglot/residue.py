@@ -148,13 +148,14 @@ def _child(parent: dict[str, Any] | list[Any], seg: str | int, create: bool) -> 
     return None
 
 
-def set_path(doc: dict[str, Any], segs: list[str | int], value: Raw) -> bool:
-    """Set ``value`` at ``segs`` inside ``doc``, creating objects on the way; False if it cannot."""
+def set_path(doc: dict[str, Any], segs: list[str | int], value: Raw, create: bool = True) -> bool:
+    """Set ``value`` at ``segs`` inside ``doc``, creating objects on the way (unless ``create``
+    is false); False if it cannot."""
     if not segs:
         return False
     cur: Tree | None = doc
     for s in segs[:-1]:
-        cur = _child(cur, s, create=True)  # type: ignore[arg-type]
+        cur = _child(cur, s, create=create)  # type: ignore[arg-type]
         if cur is None:
             return False
     last = segs[-1]

@@ -36,6 +36,7 @@ from .dialects._common import is_timestamp
 from .dialects.code_graph import counted_tokens
 from .dialects.response_v2 import REQUEST_ID as V2_REQUEST_ID
 from .errors import EnvglotError
+from .excerpt import excerpt
 from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input
 from .mappings import Mappings, mappings_for
 
@@ -547,7 +548,10 @@ def validate(
     except msgspec.DecodeError as exc:
         if "out of range" not in str(exc):
             return [Violation("$", f"invalid JSON: {exc}", name)]
-        doc = json.loads(buf, parse_float=Decimal, parse_int=_int)  # an integer past 4,300 digits: valid JSON
+        try:  # an integer past 4,300 digits is valid JSON; Python's parser can read it
+            doc = json.loads(buf, parse_float=Decimal, parse_int=_int)
+        except (ValueError, RecursionError) as exc2:
+            return [Violation("$", f"invalid JSON: {excerpt(str(exc2))}", name)]
     except RecursionError:  # pragma: no cover - check_input bounds the depth first
         return [Violation("$", "nested too deeply", name)]
     c = _Checker(name, buf)

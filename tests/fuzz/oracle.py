@@ -86,15 +86,17 @@ class Input:
         return cls(data, tree, twin, says_failure(tree) and _envglot_parses(data))
 
 
-_RAW = msgspec.json.Decoder(msgspec.Raw)
+_ANY = msgspec.json.Decoder()
 
 
 def _envglot_parses(data: bytes) -> bool:
     """True if the input is JSON as envglot reads it (msgspec refuses lone surrogate escapes,
     which Python's parser takes): only then does the input say anything, failure included."""
     try:
-        _RAW.decode(check_input(data)[0])
-    except (msgspec.DecodeError, EnvglotError, RecursionError):
+        _ANY.decode(check_input(data)[0])
+    except msgspec.DecodeError as exc:
+        return "out of range" in str(exc)  # a number no float or int holds is valid JSON
+    except (EnvglotError, RecursionError, UnicodeDecodeError):
         return False
     return True
 
@@ -516,7 +518,9 @@ def _check_dict(target: str) -> Callable[[Any, Input], None]:
         if not isinstance(out, dict):
             raise _Broken("output-type", f"dict in, {type(out).__name__} out")
         try:
-            raw = json.dumps(out, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            json.dumps(out, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            # a dict has no one spelling: code-graph's approxTokens counts envglot's own (msgspec's)
+            raw = msgspec.json.encode(out)
         except (ValueError, UnicodeEncodeError) as exc:
             raise _Broken("output-not-utf8", f"the dict output cannot be JSON UTF-8: {type(exc).__name__}") from None
         _check_doc(raw, target, inp, "dict output")

@@ -48,7 +48,9 @@ class Obj(list):  # type: ignore[type-arg]
     """A JSON object as a list of ``(key, value)`` pairs (order kept, duplicates allowed)."""
 
     def get(self, key: str, default: Any = None) -> Any:
-        for k, v in self:
+        """The value of ``key``; with duplicates the last one, as msgspec, ``JSON.parse`` and
+        Python's ``json`` read it."""
+        for k, v in reversed(self):
             if k == key:
                 return v
         return default

@@ -260,8 +260,12 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         workspace = Workspace(root=ws.root, repo_name=ws.repo_name, rev=ws.rev)
     pg = env.pagination
     suggestions = [
-        Suggestion(tool=s.tool or "", args=s.args if s.args is not None else RAW_EMPTY_OBJECT, reason=s.reason)
-        for s in env.next_steps
+        Suggestion(
+            tool=s.tool or "",
+            args=RAW_EMPTY_OBJECT if s.args is None else object_or_wrapped(s.args, ctx, "next_step.args", NAME, i),
+            reason=s.reason,
+        )
+        for i, s in enumerate(env.next_steps)
     ]
     stamp = timestamp_for(env.timestamp, ctx, dmap, "generatedAt", utc=False)
     data = Data(

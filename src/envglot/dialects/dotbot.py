@@ -196,7 +196,8 @@ def _action(st: c.NextStep, i: int, before: list[Action], dmap: DialectMap, ctx:
     if label is None:
         rule = str(dmap.synthesize["next_step.label"]).format(slug=_slug(st.tool), tool=tool)
         label = str(ctx.synth_value(dmap, "next_step.label", "an action label", rule, i))
-    return Action(id=aid, type=atype, label=label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(st.args))
+    args = object_or_wrapped(st.args, ctx, "next_step.args", NAME, i)
+    return Action(id=aid, type=atype, label=label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(args))
 
 
 def write(env: c.Envelope, ctx: Context) -> bytes:
@@ -235,7 +236,8 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     actions: list[Action] = []
     for st in env.next_steps:
         if st.kind == "intent" and intent is None:
-            intent = Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(st.args))
+            args = object_or_wrapped(st.args, ctx, "next_step.args", NAME)
+            intent = Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
         else:
             actions.append(_action(st, len(actions), actions, dmap, ctx))
     summary = env.summary
