@@ -74,7 +74,7 @@ class Input:
         inp = cls(case.data, tree, case.twin_data, fails)
         if case.prefix == BOM and not case.tail and case.cut is None:
             inp.unbommed = case.data[len(BOM) :]
-            inp.fails = says_failure(case.tree)
+            inp.fails = says_failure(case.tree) and _envglot_parses(inp.unbommed)
         return inp
 
     @classmethod

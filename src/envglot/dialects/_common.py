@@ -288,3 +288,11 @@ def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str
         )
         return utc_value
     return value
+
+
+def count_for(value: int | None, ctx: Context, field: str, dialect: str) -> int | None:
+    """A count (total, page size, offset, limit) a target can carry: a negative one is left out, reported."""
+    if value is None or value >= 0:
+        return value
+    ctx.report.add(Kind.FIELD_DROPPED, ctx.path(field), f"{field} {value} is negative: left out of {dialect}", dialect)
+    return None

@@ -13,7 +13,7 @@ from ..context import Context, missing_problem, problem_message, read_problem, r
 from ..diagnostics import Kind
 from ..errors import ParseError
 from ..mappings import DialectMap
-from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, object_or_wrapped, raw_is_object, timestamp_for
+from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for, object_or_wrapped, raw_is_object, timestamp_for
 
 __all__ = [
     "DESCRIPTION",
@@ -282,7 +282,11 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             truncated=truncated,
             limits=env.limits if env.limits is not None else RAW_EMPTY_OBJECT,
             next_query_suggestion=suggestions or None,
-            page=None if pg is None else Page(has_more=bool(pg.has_more), cursor=pg.cursor, total=pg.total),
+            page=None
+            if pg is None
+            else Page(
+                has_more=bool(pg.has_more), cursor=pg.cursor, total=count_for(pg.total, ctx, "pagination.total", NAME)
+            ),
         ),
     )
     out = _ENC.encode(Envelope(success=env.ok, data=data))

@@ -10,7 +10,7 @@ from ..context import Context, missing_problem, problem_message, read_problem, r
 from ..diagnostics import Kind
 from ..errors import ParseError
 from ..excerpt import quoted
-from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder
+from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
 __all__ = ["DESCRIPTION", "NAME", "Envelope", "MetaPagination", "ToolError", "ToolMeta", "read", "write"]
 
@@ -127,6 +127,8 @@ def _pagination(pg: c.Pagination | None, ctx: Context) -> MetaPagination | None:
     """
     if pg is None:
         return None
+    if pg.page_size is not None and pg.page_size < 0:
+        pg = msgspec.structs.replace(pg, page_size=count_for(pg.page_size, ctx, "pagination.page_size", NAME))
     if pg.page_size is not None and pg.has_more is not None:
         return MetaPagination(next_token=pg.cursor, result_count=pg.page_size, has_more=pg.has_more)
     lacking = " and ".join(k for k, v in (("result_count", pg.page_size), ("has_more", pg.has_more)) if v is None)
