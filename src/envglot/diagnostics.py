@@ -16,7 +16,7 @@ from .policy import LEVELS, Policy, as_policy
 if TYPE_CHECKING:
     import logging
 
-__all__ = ["LEVELS", "Diagnostic", "Kind", "Policy", "Report", "listening", "report_for"]
+__all__ = ["LEVELS", "LOSSY_KINDS", "Diagnostic", "Kind", "Policy", "Report", "listening", "report_for"]
 
 _WARNING, _INFO = 30, 20  # logging.WARNING, logging.INFO (logging is imported lazily)
 
@@ -81,7 +81,7 @@ class Kind(enum.StrEnum):
 
 
 _RESIDUE_KINDS = frozenset({Kind.RESIDUE_DROPPED, Kind.RESIDUE_REJECTED})
-_LOSSY = frozenset(
+LOSSY_KINDS = frozenset(
     {
         Kind.FIELD_DROPPED,
         Kind.EXTRA_PROBLEM_DROPPED,
@@ -109,7 +109,7 @@ class Diagnostic(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def lossy(self) -> bool:
         """True if information was lost or changed (as opposed to noted, or carried by a residue)."""
-        return self.kind in _LOSSY and not self.carried
+        return self.kind in LOSSY_KINDS and not self.carried
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
