@@ -148,3 +148,19 @@ def test_preserve_counts_what_the_residue_carries_as_not_lost(src: str, dst: str
         ), case.stem
         assert not kept.lossy
         assert [d.kind for d in kept.diagnostics if d.carried] == [d.kind for d in plain.diagnostics if d.lossy]
+
+
+def test_emits_logs_one_record_per_call_naming_the_tool(caplog: pytest.LogCaptureFixture) -> None:
+    import envglot.mcp as emcp
+
+    @emcp.emits("errorcode", output="wire", timing=False)
+    def search_docs(query: str) -> envglot.Result[list[str]]:
+        return envglot.Result.ok([query], message="1 document found")
+
+    caplog.set_level(logging.INFO, logger="envglot")
+    for q in ("a", "b"):
+        search_docs(q)
+    records = [r for r in caplog.records if r.name == "envglot"]
+    assert len(records) == 2
+    assert all("(tool search_docs)" in r.getMessage() for r in records)
+    assert all(r.tool == "search_docs" for r in records)  # type: ignore[attr-defined]
