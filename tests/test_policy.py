@@ -164,3 +164,11 @@ def test_emits_logs_one_record_per_call_naming_the_tool(caplog: pytest.LogCaptur
     assert len(records) == 2
     assert all("(tool search_docs)" in r.getMessage() for r in records)
     assert all(r.tool == "search_docs" for r in records)  # type: ignore[attr-defined]
+
+
+def test_report_level_is_settable_and_validated() -> None:
+    report = envglot.Report()
+    report.level = "raise"
+    assert report.policy == Policy(level="raise")
+    with pytest.raises(envglot.EnvglotError):
+        report.level = "loud"

@@ -140,6 +140,10 @@ class Report:
         """The policy's level: ``ignore``, ``warn`` or ``raise``."""
         return self.policy.level
 
+    @level.setter
+    def level(self, value: str | Policy) -> None:
+        self.policy = as_policy(value)
+
     def add(self, kind: Kind, path: str, message: str, dialect: str | None = None) -> None:
         """Record one diagnostic (a message or path quoting a huge input value is cut)."""
         if len(message) > MESSAGE_LIMIT or len(path) > MESSAGE_LIMIT:
