@@ -13,6 +13,8 @@ What is measured (``docs/performance.md`` explains every column):
    ``envglot.convert()`` (dialect auto-detected, as a user would call it);
 3. what users write instead: hand-written dict conversions with orjson and with pydantic v2;
 4. batch: ``envglot migrate`` end to end on a generated JSONL file, ``-j 1`` and ``-j 2``;
+5. the loss policy: the library default (``unsupported="warn"``, logging not configured)
+   against ``"ignore"``, and ``"warn"`` with a handler listening;
 
 plus the import time of envglot with its tables loaded. Results print as Markdown tables
 and go to ``benchmarks/results/<timestamp>.json``.
@@ -95,6 +97,7 @@ TARGETS = {
     "dask_worker_rss_mb": 150.0,
     "import_ms": 150.0,
     "proxy_overhead_ms": 1.0,
+    "default_vs_ignore": 0.9,
 }
 
 
@@ -269,6 +272,67 @@ def check_agreement(fn: Conv, conv: Conv, items: Sequence[bytes]) -> dict[str, i
                 continue
         differ += 1
     return {"documents": len(items), "differ": differ, "code_differs": codes}
+
+
+# ---------------------------------------------------------------------------
+# loss policy section
+
+POLICY_PAIR = ("dotbot", "response-v2")
+"""A pair that is lossy by nature (about five dropped fields per document)."""
+
+
+def run_policy(corp: corpus_mod.Corpus, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """``convert()`` and a ``Converter`` with the default policy against ``"ignore"`` on a lossy pair.
+
+    "default" runs as a library user's process does without logging configured (nobody
+    listens: nothing is built); "listening" adds a handler to the ``envglot`` logger, so one
+    record per conversion is built and emitted (to a handler that drops it).
+    """
+    import logging
+
+    src, dst = POLICY_PAIR
+    items = corp.payloads(src, "tiny")
+    nbytes = sum(map(len, items))
+    lg = logging.getLogger("envglot")
+    if lg.hasHandlers():
+        return {"status": "skipped", "reason": "logging is configured in this process"}
+    convert = envglot.convert
+    ignore_conv = envglot.Converter(to=dst, from_=src, unsupported="ignore").convert_bytes
+    default_conv = envglot.Converter(to=dst, from_=src).convert_bytes
+    methods: dict[str, Conv] = {
+        "convert ignore": lambda b: convert(b, to=dst, unsupported="ignore"),
+        "convert default": lambda b: convert(b, to=dst),
+        "Converter ignore": ignore_conv,
+        "Converter default": default_conv,
+    }
+    timings = {name: Timing(name, src, dst, "tiny", len(items), nbytes) for name in methods}
+    measure(methods, items, rounds, timings)
+    handler = logging.NullHandler()
+    lg.addHandler(handler)
+    try:
+        listening = {"convert default, listening": methods["convert default"]}
+        timings["convert default, listening"] = Timing(
+            "convert default, listening", src, dst, "tiny", len(items), nbytes
+        )
+        measure(listening, items, rounds, timings)
+    finally:
+        lg.removeHandler(handler)
+    rows = [tm.row() for tm in timings.values()]
+    rate = {r["method"]: r.get("envelopes_per_s") for r in rows}
+
+    def ratio(a: str, b: str) -> float | None:
+        return round(rate[a] / rate[b], 3) if rate.get(a) and rate.get(b) else None
+
+    log(f"  {src} -> {dst}: default/ignore {ratio('convert default', 'convert ignore')}")
+    return {
+        "status": "ok",
+        "source": src,
+        "target": dst,
+        "rows": rows,
+        "default_vs_ignore": ratio("convert default", "convert ignore"),
+        "converter_default_vs_ignore": ratio("Converter default", "Converter ignore"),
+        "listening_vs_ignore": ratio("convert default, listening", "convert ignore"),
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -733,7 +797,11 @@ def _target(label: str, need: float, measured: float | None, at_least: bool = Tr
 
 
 def evaluate(
-    rat: list[dict[str, Any]], migrate: dict[str, Any], imp: dict[str, Any] | None, proxy: dict[str, Any] | None = None
+    rat: list[dict[str, Any]],
+    migrate: dict[str, Any],
+    imp: dict[str, Any] | None,
+    proxy: dict[str, Any] | None = None,
+    policy: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Each target of issues #7 and #15 with the measured value (the worst case where it must hold for all)."""
     out: list[dict[str, Any]] = []
@@ -786,6 +854,15 @@ def evaluate(
         out.append(_target(label, need, proxy["overhead_median_ms"], at_least=False))  # type: ignore[arg-type]
     else:
         out.append(_target(label, need, None, note=(proxy or {}).get("reason") or (proxy or {}).get("status")))  # type: ignore[arg-type]
+    need = TARGETS["default_vs_ignore"]  # type: ignore[assignment]
+    label = f"convert() default policy >= {need} x unsupported='ignore' (nobody listening)"
+    if policy is not None and policy.get("status") == "ok":
+        worst_ratio = min(
+            v for v in (policy["default_vs_ignore"], policy["converter_default_vs_ignore"]) if v is not None
+        )
+        out.append(_target(label, need, worst_ratio, worst=f"{policy['source']} -> {policy['target']}"))  # type: ignore[arg-type]
+    else:
+        out.append(_target(label, need, None, note=(policy or {}).get("reason") or (policy or {}).get("status")))  # type: ignore[arg-type]
     return out
 
 
@@ -951,6 +1028,23 @@ def markdown(results: dict[str, Any]) -> str:
                 f"CPU time of the proxy process per call (user + system, load-independent): "
                 f"{px['proxy_cpu_ms_per_call']:.3f} ms."
             )
+    pol = results.get("policy") or {}
+    if pol.get("status") == "ok":
+        lines += [
+            "",
+            f'### Loss policy: library default vs `unsupported="ignore"` ({pol["source"]} -> {pol["target"]}, tiny)',
+            "",
+        ]
+        body = [
+            [r["method"], _fmt(r.get("envelopes_per_s"), 0), _fmt(r.get("us_per_envelope"), 2)] for r in pol["rows"]
+        ]
+        lines += _table(["method", "envelopes/s", "us/envelope"], "lrr", body)
+        lines += [
+            "",
+            f"default / ignore: convert() {_fmt(pol['default_vs_ignore'])}, Converter "
+            f"{_fmt(pol['converter_default_vs_ignore'])}; "
+            f"with a handler listening: {_fmt(pol['listening_vs_ignore'])}.",
+        ]
     lines += ["", "### Targets", ""]
     body = []
     for t in results["targets"]:
@@ -991,8 +1085,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--sections",
-        default="inmemory,migrate,import,proxy",
-        help="comma-separated subset of inmemory,migrate,import,proxy",
+        default="inmemory,migrate,import,proxy,policy",
+        help="comma-separated subset of inmemory,migrate,import,proxy,policy",
     )
     p.add_argument("--sources", help="comma-separated source dialects (default: all)")
     p.add_argument("--targets", help="comma-separated target dialects (default: all writable)")
@@ -1024,7 +1118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
     mode = MODES[mode_name]
     rounds = args.rounds or mode.rounds
-    sections = set(_split(args.sections, (), ("inmemory", "migrate", "import", "proxy"), "section"))
+    sections = set(_split(args.sections, (), ("inmemory", "migrate", "import", "proxy", "policy"), "section"))
     sources = _split(args.sources, corpus_mod.DIALECTS, corpus_mod.DIALECTS, "source dialect")
     targets = _split(args.targets, WRITABLE, WRITABLE, "target dialect")
     sizes = _split(args.sizes, corpus_mod.SIZES, corpus_mod.SIZES, "size")
@@ -1062,6 +1156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "migrate": {"status": "skipped"},
         "import_time": None,
         "proxy": {"status": "skipped"},
+        "policy": {"status": "skipped"},
     }
     if "inmemory" in sections:
         log(f"in-memory: {rounds} rounds per method ...")
@@ -1080,8 +1175,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "proxy" in sections:
         log("proxy: tool calls direct and through envglot proxy ...")
         results["proxy"] = proxy_bench.run_proxy(PROXY_CALLS[mode_name], log)
+    if "policy" in sections:
+        log("loss policy: library default vs ignore ...")
+        results["policy"] = run_policy(corp, rounds, log)
     results["machine"]["loadavg_at_end"] = _loadavg()
-    results["targets"] = evaluate(results["ratios"], results["migrate"], results["import_time"], results["proxy"])
+    results["targets"] = evaluate(
+        results["ratios"], results["migrate"], results["import_time"], results["proxy"], results["policy"]
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{stamp}.json"
     path.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))

@@ -99,7 +99,7 @@ def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
     for pair in HANDWRITTEN:
         assert ratios[(*pair, "large")]["converter_vs_orjson"] > 0
     targets = results["targets"]
-    assert len(targets) == 17
+    assert len(targets) == 18
     assert all(t["holds"] in (True, False, None) for t in targets)
     assert next(t for t in targets if t["target"].startswith("Converter >= 0.7"))["holds"] is not None
 
@@ -149,3 +149,20 @@ def test_proxy_section(run: tuple[dict[str, Any], str]) -> None:
     target = next(t for t in run[0]["targets"] if t["target"].startswith("proxy adds"))
     assert target["measured"] == px["overhead_median_ms"]
     assert "### Proxy overhead" in run[1]
+
+
+def test_policy_section(run: tuple[dict[str, Any], str]) -> None:
+    pol = run[0]["policy"]
+    assert pol["status"] == "ok"
+    assert {r["method"] for r in pol["rows"]} == {
+        "convert ignore",
+        "convert default",
+        "Converter ignore",
+        "Converter default",
+        "convert default, listening",
+    }
+    assert all(r.get("envelopes_per_s") for r in pol["rows"])
+    assert pol["default_vs_ignore"] > 0 and pol["listening_vs_ignore"] > 0
+    target = next(t for t in run[0]["targets"] if t["target"].startswith("convert() default policy"))
+    assert target["holds"] is not None
+    assert "### Loss policy" in run[1]

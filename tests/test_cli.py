@@ -61,8 +61,12 @@ def test_stdin_to_stdout_with_warnings_on_stderr() -> None:
     assert p.stdout.endswith(b"}\n") and p.stdout.count(b"\n") == 1
     assert detect(p.stdout) == "response-v2"
     assert msgspec.json.decode(p.stdout)["data"]["solution_root"] == "C:\\repos\\Axiome"
-    assert "warning: $.audit.host: host has no place in response-v2" in err_lines(p)
-    assert all(line.startswith("warning: $.") for line in err_lines(p))
+    lines = err_lines(p)
+    assert lines[0] == "warning: 1 of 1 document lost or changed information; -v shows each:"
+    assert "  1  field_dropped  $.audit.host" in lines
+    assert all(line.startswith("  1  field_dropped  $.") for line in lines[1:])
+    verbose = run("convert", "-t", "response-v2", "-v", stdin=DOTBOT_OK.read_bytes())
+    assert "warning: field_dropped: $.audit.host: host has no place in response-v2" in err_lines(verbose)
 
 
 def test_dash_reads_stdin_and_output_is_deterministic() -> None:
@@ -216,7 +220,7 @@ def test_verbose_shows_notes() -> None:
     assert not any(line.startswith("note:") for line in err_lines(quiet))
     notes = [line for line in err_lines(loud) if line.startswith("note:")]
     assert "note: detected errorcode" in notes
-    assert "note: $.data.tool: code-graph requires a tool name; wrote 'unknown' (by rule)" in notes
+    assert "note: synthesized: $.data.tool: code-graph requires a tool name; wrote 'unknown' (by rule)" in notes
 
 
 def test_context_values() -> None:
@@ -270,7 +274,8 @@ def test_call_tool_result_input_is_unwrapped() -> None:
     assert msgspec.json.decode(p.stdout)["data"]["error_code"] == "NOT_FOUND"
     assert "note: unwrapped an MCP CallToolResult; read the envelope as dotbot" in err_lines(p)
     mismatch = run("convert", "-t", "response-v2", "-v", stdin=wrap_bytes(DOTBOT_ERR.read_bytes(), is_error=False))
-    assert "note: $.isError: MCP isError=false but the envelope says failure; the failure wins" in err_lines(mismatch)
+    note = "note: status_mismatch: $.isError: MCP isError=false but the envelope says failure; the failure wins"
+    assert note in err_lines(mismatch)
     d = run("detect", "-v", stdin=wrapped)
     assert d.stdout == b"dotbot\n"
     assert err_lines(d) == ["note: unwrapped an MCP CallToolResult"]

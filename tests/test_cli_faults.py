@@ -81,11 +81,13 @@ def test_convert_interrupted_exits_130_and_leaves_no_temp_file(
     assert (tmp_path / "out.jsonl").read_bytes() == b"previous\n"
 
 
-def test_convert_into_a_closed_pipe_exits_141_quietly(big_jsonl: Path) -> None:
+@pytest.mark.parametrize(("flags", "head"), [((), b'{"success":false'), (("-v",), b":1: note: ")])
+def test_convert_into_a_closed_pipe_exits_141_quietly(big_jsonl: Path, flags: tuple[str, ...], head: bytes) -> None:
     assert ENVGLOT is not None
-    # stdout and stderr both into `head -1`, as `envglot convert big.jsonl 2>&1 | head -1` does
+    # stdout and stderr both into `head -1`, as `envglot convert big.jsonl 2>&1 | head -1` does;
+    # by default the first line is a document (the tally comes at the end), with -v a diagnostic
     proc = subprocess.Popen(
-        [ENVGLOT, "convert", big_jsonl, "-t", "response-v2"],
+        [ENVGLOT, "convert", big_jsonl, "-t", "response-v2", *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -93,7 +95,7 @@ def test_convert_into_a_closed_pipe_exits_141_quietly(big_jsonl: Path) -> None:
     first = proc.stdout.readline()
     proc.stdout.close()
     assert proc.wait(timeout=60) == 141
-    assert first.startswith(str(big_jsonl).encode() + b":1: warning: ")
+    assert first.startswith(head if not flags else str(big_jsonl).encode() + head)
 
 
 def test_convert_stdout_closed_without_stderr(big_jsonl: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .api import Conversion, Converter, conversion, convert, detect, read, write
 from .canonical import Envelope, Problem
 from .diagnostics import Diagnostic, Kind, Report
@@ -15,6 +17,13 @@ from .errors import (
     UnsupportedError,
 )
 from .mappings import load_mappings
+from .policy import Policy
+
+if TYPE_CHECKING:  # imported on first use at run time (keeps ``import envglot`` fast), typed for checkers
+    from .migration import MigrationReport, Migrator, migrate
+    from .pyresult import Result
+    from .schema import json_schema
+    from .validation import Violation, validate
 
 __version__ = "0.1.0"
 
@@ -29,7 +38,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> object:  # only reached at run time: checkers see the imports above
     """Import the batch, validation and schema APIs on first use (keeps ``import envglot`` fast)."""
     module = _LAZY.get(name)
     if module is None:
@@ -52,6 +61,7 @@ __all__ = [
     "MigrationReport",
     "Migrator",
     "ParseError",
+    "Policy",
     "Problem",
     "Report",
     "Result",

@@ -13,19 +13,33 @@ from . import residue as _residue
 from .canonical import Envelope, Problem
 from .context import Context
 from .detect import JSONRPC, MCP, Detection, classify
-from .diagnostics import DISCARD, Diagnostic, Kind, Report
+from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
 from .dialects import WRITABLE, get_dialect
 from .dialects._common import may_be_loose
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
 from .limits import MAX_DEPTH, check_input, check_text, encode_checked
 from .mappings import Mappings, mappings_for
+from .policy import Policy, as_policy
 from .transport import unwrap_bytes, unwrap_jsonrpc
 
-__all__ = ["Conversion", "Converter", "Style", "conversion", "convert", "detect", "detection", "read", "write"]
+__all__ = [
+    "Conversion",
+    "Converter",
+    "Style",
+    "Unsupported",
+    "conversion",
+    "convert",
+    "detect",
+    "detection",
+    "read",
+    "write",
+]
 
 Style = Literal["compact", "pretty", "native"]
 Data = TypeVar("Data", bytes, str, dict[str, Any])
+Unsupported = str | Policy
+"""An ``unsupported=`` argument: a level name or a :class:`~envglot.Policy`."""
 MappingsArg = Sequence[str | os.PathLike[str]] | Mappings | None
 
 _ANY = msgspec.json.Decoder()
@@ -168,6 +182,7 @@ class _Pipeline:
         "dst",
         "mappings",
         "max_depth",
+        "policy",
         "preserve",
         "src",
         "strict",
@@ -183,7 +198,7 @@ class _Pipeline:
         dst: str,
         mappings: Mappings,
         preserve: bool,
-        unsupported: str,
+        unsupported: str | Policy,
         style: str,
         synth: dict[str, Any] | None,
         unwrap: bool = True,
@@ -196,8 +211,8 @@ class _Pipeline:
             raise EnvglotError(f"{self.dst.NAME} is a read-only source dialect; write one of {', '.join(WRITABLE)}")
         self.mappings = mappings
         self.preserve = preserve
-        Report(unsupported)  # validates the level
-        self.unsupported = unsupported
+        self.policy = as_policy(unsupported)
+        self.unsupported = self.policy.level
         _style(b"{}", style, "response-v2")
         self.style = style
         if synth:
@@ -215,8 +230,13 @@ class _Pipeline:
             output=out, source=src, target=self.dst.NAME, diagnostics=report.diagnostics, unwrapped=unwrapped
         )
 
+    def report(self) -> Report:
+        """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
+        return report_for(self.policy)
+
     def convert(self, buf: bytes, report: Report) -> tuple[bytes, str, bool]:
-        """``(output, source dialect, unwrapped)`` for one document."""
+        """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``."""
+        start = len(report.diagnostics)
         buf, bom = check_input(buf, self.max_depth)
         if bom and report.collecting:
             report.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
@@ -245,7 +265,12 @@ class _Pipeline:
         out, restored = self._write(env, src, ctx, buf)
         if self.preserve and not restored:  # a residue that restored its document is consumed
             out = self._add_residue(buf, out, src, env)
-        report.finish()
+        if self.preserve and (restored or src.NAME in WRITABLE) and report.collecting:
+            report.carry(start)  # converting back restores what the residue carries
+        if report.collecting:
+            tool = env.tool if env.tool is not None else (self.synth or {}).get("tool")
+            name = tool if isinstance(tool, str) else None
+            report.finish(self.policy, start=start, source=src.NAME, target=self.dst.NAME, tool=name)
         if not compact:
             out = _style(out, self.style, self.dst.NAME)
         return out, src.NAME, unwrapped
@@ -444,7 +469,7 @@ def _pipeline(
     to: str,
     from_: str | None,
     preserve: bool,
-    unsupported: str,
+    unsupported: str | Policy,
     mappings: MappingsArg,
     style: str,
     context: dict[str, Any] | None,
@@ -462,7 +487,7 @@ def conversion(
     to: str,
     from_: str | None = None,
     preserve: bool = False,
-    unsupported: str = "warn",
+    unsupported: Unsupported = "warn",
     mappings: MappingsArg = None,
     style: Style = "compact",
     context: dict[str, Any] | None = None,
@@ -474,7 +499,7 @@ def conversion(
     Same arguments as :func:`convert`; the output is always bytes.
     """
     p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
-    return p.run(_to_bytes(data), Report(unsupported))
+    return p.run(_to_bytes(data), Report(p.policy))
 
 
 def convert(
@@ -483,7 +508,7 @@ def convert(
     to: str,
     from_: str | None = None,
     preserve: bool = False,
-    unsupported: str = "warn",
+    unsupported: Unsupported = "warn",
     mappings: MappingsArg = None,
     style: Style = "compact",
     context: dict[str, Any] | None = None,
@@ -500,14 +525,16 @@ def convert(
         from_: source dialect; auto-detected when ``None``.
         preserve: carry what the target cannot say as a residue, so converting back
             restores the original document.
-        unsupported: ``ignore``, ``warn`` (log on the ``envglot`` logger) or ``raise``
-            (:class:`UnsupportedError` if anything would be lost).
+        unsupported: ``ignore``, ``warn`` (one log record on the ``envglot`` logger when
+            logging is configured) or ``raise`` (:class:`UnsupportedError` if anything would be
+            lost), or a :class:`~envglot.Policy` choosing which diagnostic kinds count.
         mappings: overlay TOML files (or a prebuilt :class:`Mappings`).
         style: ``compact`` (default), ``pretty`` (2-space indent) or ``native`` (as the
             dialect's real emitter prints).
         context: values for fields the target requires but the source lacks
             (``tool``, ``tool_version``, ``request_id``, ``timestamp``, ``source``, ...).
-        report: a :class:`~envglot.diagnostics.Report` to collect diagnostics into.
+        report: a :class:`~envglot.diagnostics.Report` to collect diagnostics into (its own
+            level is left as it is; ``unsupported`` decides).
         strict: refuse a document without any dialect's markers (see :func:`detect`).
         max_depth: the nesting limit (objects and arrays); deeper input is a ParseError.
 
@@ -518,11 +545,7 @@ def convert(
         UnknownDialectError: ``to`` or ``from_`` is not a dialect name.
     """
     p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
-    if report is None:
-        rep = DISCARD if unsupported == "ignore" else Report(unsupported)
-    else:
-        rep = report
-        rep.level = unsupported
+    rep = p.report() if report is None else report
     return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)
 
 
@@ -560,7 +583,7 @@ def write(
     to: str,
     *,
     mappings: MappingsArg = None,
-    unsupported: str = "warn",
+    unsupported: Unsupported = "warn",
     style: Style = "compact",
     context: dict[str, Any] | None = None,
     report: Report | None = None,
@@ -572,12 +595,14 @@ def write(
     dialect's JSON paths (``$.audit.host``) instead of canonical field names (``$.host``).
     """
     p = _Pipeline(source, to, _mappings(mappings), False, unsupported, style, context)
-    rep = report if report is not None else Report(unsupported)
+    rep = p.report() if report is None else report
+    start = len(rep.diagnostics)
     m = p.mappings
     src = p.src if p.src is not None else p.dst
     ctx = Context(m, rep, m[p.src.NAME] if p.src is not None else None, context)
     out, _ = p._write(envelope, src, ctx)
-    rep.finish()
+    tool = envelope.tool if envelope.tool is not None else (context or {}).get("tool")
+    rep.finish(p.policy, start=start, source=source, target=p.dst.NAME, tool=tool if isinstance(tool, str) else None)
     return _style(out, style, p.dst.NAME)
 
 
@@ -598,7 +623,7 @@ class Converter:
         from_: str | None = None,
         *,
         preserve: bool = False,
-        unsupported: str = "warn",
+        unsupported: Unsupported = "warn",
         mappings: MappingsArg = None,
         style: Style = "compact",
         context: dict[str, Any] | None = None,
@@ -609,19 +634,23 @@ class Converter:
         self.from_ = self._p.src.NAME if self._p.src is not None else None
         self.to = self._p.dst.NAME
 
+    @property
+    def policy(self) -> Policy:
+        """The loss policy (``unsupported=``) this converter applies."""
+        return self._p.policy
+
     def convert_bytes(self, data: bytes) -> bytes:
         """Convert one document (bytes -> bytes)."""
-        level = self._p.unsupported
-        return self._p.convert(data, DISCARD if level == "ignore" else Report(level))[0]
+        p = self._p
+        return p.convert(data, p.report())[0]
 
     def conversion(self, data: bytes | str | dict[str, Any]) -> Conversion:
         """Convert one document and return the :class:`Conversion` with diagnostics."""
-        return self._p.run(_to_bytes(data), Report(self._p.unsupported))
+        return self._p.run(_to_bytes(data), Report(self._p.policy))
 
     def __call__(self, data: Data) -> Data:
         p = self._p
-        rep = DISCARD if p.unsupported == "ignore" else Report(p.unsupported)
-        return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)  # type: ignore[no-any-return]
+        return _from_bytes(p.convert(_to_bytes(data), p.report())[0], data, p.dst)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"Converter(from_={self.from_!r}, to={self.to!r})"

@@ -9,15 +9,16 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .errors import EnvglotError, UnsupportedError
+from .errors import UnsupportedError
 from .excerpt import MESSAGE_LIMIT, excerpt
+from .policy import LEVELS, Policy, as_policy
 
 if TYPE_CHECKING:
     import logging
 
-__all__ = ["LEVELS", "Diagnostic", "Kind", "Report"]
+__all__ = ["LEVELS", "LOSSY_KINDS", "Diagnostic", "Kind", "Policy", "Report", "listening", "report_for"]
 
-LEVELS = ("ignore", "warn", "raise")
+_WARNING, _INFO = 30, 20  # logging.WARNING, logging.INFO (logging is imported lazily)
 
 
 @functools.cache
@@ -26,6 +27,17 @@ def _logger() -> logging.Logger:
     import logging
 
     return logging.getLogger("envglot")
+
+
+def listening() -> bool:
+    """True if a ``warn`` record of the ``envglot`` logger would reach a handler.
+
+    The logger must be enabled for WARNING and have a handler (its own or an ancestor's,
+    e.g. after ``logging.basicConfig()``); Python's last-resort stderr printing does not count.
+    When nobody listens, ``warn`` builds no diagnostics at all (the cost of ``ignore``).
+    """
+    lg = _logger()
+    return lg.isEnabledFor(_WARNING) and lg.hasHandlers()
 
 
 class Kind(enum.StrEnum):
@@ -68,7 +80,8 @@ class Kind(enum.StrEnum):
     """A value was read from a place its own contract does not give it; writers put it in the standard place."""
 
 
-_LOSSY = frozenset(
+_RESIDUE_KINDS = frozenset({Kind.RESIDUE_DROPPED, Kind.RESIDUE_REJECTED})
+LOSSY_KINDS = frozenset(
     {
         Kind.FIELD_DROPPED,
         Kind.EXTRA_PROBLEM_DROPPED,
@@ -90,35 +103,46 @@ class Diagnostic(msgspec.Struct, frozen=True, kw_only=True):
     message: str
     dialect: str | None = None
     """The dialect that could not carry it (the target), when relevant."""
+    carried: bool = False
+    """True if a ``preserve`` residue carries it: converting back restores it (not lost)."""
 
     @property
     def lossy(self) -> bool:
-        """True if information was lost or changed (as opposed to noted)."""
-        return self.kind in _LOSSY
+        """True if information was lost or changed (as opposed to noted, or carried by a residue)."""
+        return self.kind in LOSSY_KINDS and not self.carried
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
 
 
 class Report:
-    """Collects diagnostics of one conversion and applies the ``unsupported`` level.
+    """Collects the diagnostics of a conversion and applies a loss policy when it is finished.
 
-    ``ignore`` keeps them silently, ``warn`` also logs them on the ``envglot``
-    logger when the report is finished (lossy ones at WARNING, notes at INFO; unless
-    ``quiet``), ``raise`` raises
-    :class:`UnsupportedError` at the end if any lossy diagnostic was collected.
+    ``level`` is ``ignore``, ``warn`` or ``raise``, or a :class:`~envglot.Policy`. ``ignore``
+    keeps the diagnostics silently; ``warn`` also logs ONE record per conversion on the
+    ``envglot`` logger (unless ``quiet``): WARNING naming the selected kinds and paths, or
+    INFO when there are only notes; ``raise`` raises :class:`UnsupportedError` at the end if
+    the policy selects any diagnostic. A conversion given a report applies its own
+    ``unsupported`` policy and never changes the report's.
     """
 
-    __slots__ = ("diagnostics", "level", "quiet")
+    __slots__ = ("diagnostics", "policy", "quiet")
     collecting = True
     """False for :class:`Discard`: callers may skip building diagnostics nobody will see."""
 
-    def __init__(self, level: str = "warn", *, quiet: bool = False) -> None:
-        if level not in LEVELS:
-            raise EnvglotError(f"unsupported must be one of {', '.join(LEVELS)}, not {level!r}")
-        self.level = level
+    def __init__(self, level: str | Policy = "warn", *, quiet: bool = False) -> None:
+        self.policy = as_policy(level)
         self.diagnostics: list[Diagnostic] = []
         self.quiet = quiet
+
+    @property
+    def level(self) -> str:
+        """The policy's level: ``ignore``, ``warn`` or ``raise``."""
+        return self.policy.level
+
+    @level.setter
+    def level(self, value: str | Policy) -> None:
+        self.policy = as_policy(value)
 
     def add(self, kind: Kind, path: str, message: str, dialect: str | None = None) -> None:
         """Record one diagnostic (a message or path quoting a huge input value is cut)."""
@@ -141,18 +165,78 @@ class Report:
         """True if any diagnostic reports lost or changed information."""
         return any(d.lossy for d in self.diagnostics)
 
-    def finish(self) -> None:
-        """Apply the level: raise on loss (``raise``) or print (``warn``)."""
-        if not self.diagnostics:
+    def carry(self, start: int = 0) -> None:
+        """Mark the lossy diagnostics from index ``start`` on as carried by a preserve residue.
+
+        Loss about an input residue (``residue_dropped``, ``residue_rejected``) stays lossy.
+        """
+        ds = self.diagnostics
+        for i in range(start, len(ds)):
+            d = ds[i]
+            if d.lossy and d.kind not in _RESIDUE_KINDS:
+                ds[i] = msgspec.structs.replace(d, carried=True)
+
+    def finish(
+        self,
+        policy: Policy | None = None,
+        *,
+        start: int = 0,
+        source: str | None = None,
+        target: str | None = None,
+        tool: str | None = None,
+    ) -> None:
+        """Apply ``policy`` (default: the report's own) to the diagnostics from index ``start``.
+
+        ``raise``: raise :class:`UnsupportedError` listing the selected diagnostics.
+        ``warn``: one log record naming the conversion (``source -> target``, the tool when
+        known), the selected kinds and their paths; nothing is built unless the logger is
+        enabled for the record's level.
+        """
+        pol = self.policy if policy is None else policy
+        ds = self.diagnostics[start:] if start else self.diagnostics
+        if not ds or pol.level == "ignore":
             return
-        if self.level == "raise" and self.lossy:
-            lossy = [d for d in self.diagnostics if d.lossy]
-            first = "; ".join(str(d) for d in lossy[:5])
-            more = f" (+{len(lossy) - 5} more)" if len(lossy) > 5 else ""
-            raise UnsupportedError(f"conversion is lossy: {first}{more}", lossy, path=lossy[0].path)
-        if self.level == "warn" and not self.quiet:
-            for d in self.diagnostics:
-                _logger().log(30 if d.lossy else 20, "%s", d)  # logging.WARNING / logging.INFO
+        if pol.level == "raise":
+            refused = [d for d in ds if pol.selects(d)]
+            if refused:
+                first = "; ".join(str(d) for d in refused[:5])
+                more = f" (+{len(refused) - 5} more)" if len(refused) > 5 else ""
+                raise UnsupportedError(f"conversion is lossy: {first}{more}", refused, path=refused[0].path)
+            return
+        if self.quiet:
+            return
+        lg = _logger()
+        if not lg.isEnabledFor(_WARNING):  # INFO enabled implies WARNING enabled
+            return
+        selected = [d for d in ds if pol.selects(d)]
+        level = _WARNING if selected else _INFO
+        if not lg.isEnabledFor(level):
+            return
+        shown = selected or ds
+        what = "lost or changed" if selected else "notes"
+        subject = f"{source or '?'} -> {target or '?'}" + (f" (tool {tool})" if tool else "")
+        lg.log(
+            level,
+            "%s: %s %s",
+            subject,
+            what,
+            summarize(shown),
+            extra={"diagnostics": tuple(shown), "tool": tool, "source": source, "target": target},
+        )
+
+
+def summarize(diagnostics: list[Diagnostic], limit: int = 8) -> str:
+    """``kind at $.a, $.b; kind at $.c`` in first-seen order (at most ``limit`` paths per kind)."""
+    by_kind: dict[str, list[str]] = {}
+    for d in diagnostics:
+        paths = by_kind.setdefault(d.kind.value, [])
+        if d.path not in paths:
+            paths.append(d.path)
+    parts = []
+    for kind, paths in by_kind.items():
+        more = f" (+{len(paths) - limit} more)" if len(paths) > limit else ""
+        parts.append(f"{kind} at {', '.join(excerpt(p, 80) for p in paths[:limit])}{more}")
+    return "; ".join(parts)
 
 
 class Discard(Report):
@@ -175,3 +259,12 @@ class Discard(Report):
 
 
 DISCARD = Discard()
+
+
+def report_for(unsupported: str | Policy) -> Report:
+    """A fresh report for one conversion, or the shared :data:`DISCARD` when nobody would see it
+    (``ignore``, or ``warn`` while nobody listens: see :func:`listening`)."""
+    policy = as_policy(unsupported)
+    if policy.level == "ignore" or (policy.level == "warn" and not listening()):
+        return DISCARD
+    return Report(policy)

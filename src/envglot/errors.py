@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .excerpt import MESSAGE_LIMIT, excerpt
+
+if TYPE_CHECKING:
+    from .diagnostics import Diagnostic
 
 __all__ = [
     "DetectError",
@@ -76,12 +80,12 @@ class UnsupportedError(EnvglotError):
     """A conversion would lose information and the caller asked to raise.
 
     Attributes:
-        diagnostics: every diagnostic collected (see :mod:`envglot.diagnostics`).
+        diagnostics: the diagnostics that made the conversion fail (those the policy selects).
     """
 
-    def __init__(self, message: str, diagnostics: Sequence[object] = (), **kw: object) -> None:
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = (), **kw: object) -> None:
         super().__init__(message, **kw)  # type: ignore[arg-type]
-        self.diagnostics = list(diagnostics)
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
 
 
 class MappingError(EnvglotError):

@@ -23,10 +23,11 @@ from msgspec import Raw, Struct
 from .api import MappingsArg, Style, _mappings, _reconcile, _to_bytes, convert, read, write
 from .canonical import Envelope, Problem
 from .detect import MCP, classify, detect_bytes
-from .diagnostics import Kind, Report
+from .diagnostics import Kind, Report, report_for
 from .dialects import DIALECTS, WRITABLE, get_dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .limits import check_input
+from .policy import Policy, as_policy
 from .pyresult import Result, encode_value
 from .schema import json_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
@@ -209,7 +210,7 @@ def unwrap(
     result: object,
     to: str | None = None,
     *,
-    unsupported: str = "warn",
+    unsupported: str | Policy = "warn",
     mappings: MappingsArg = None,
     style: Style = "compact",
     context: dict[str, Any] | None = None,
@@ -236,17 +237,16 @@ def unwrap(
                 f"the envelope in this CallToolResult is not valid JSON: {exc}", path="$.content"
             ) from None
         return inner
-    rep = report if report is not None else Report(unsupported)
-    rep.level = unsupported
     try:
         unwrap_bytes(buf)
     except ParseError:
         if classify(buf).dialect != MCP:  # not a CallToolResult at all: convert it (or say why not)
             raise
+        rep = report if report is not None else report_for(unsupported)
         env = synthesize(buf, _mappings(mappings).unknown_category, rep)
         return write(env, to, mappings=mappings, unsupported=unsupported, style=style, context=context, report=rep)
     out: bytes = convert(
-        buf, to=to, unsupported=unsupported, mappings=mappings, style=style, context=context, report=rep
+        buf, to=to, unsupported=unsupported, mappings=mappings, style=style, context=context, report=report
     )
     return out
 
@@ -258,7 +258,7 @@ def _render(
     envelope: object,
     dialect: str | None,
     from_: str | None,
-    unsupported: str,
+    unsupported: str | Policy,
     mappings: MappingsArg,
     context: dict[str, Any] | None,
     report: Report | None,
@@ -300,7 +300,7 @@ def wrap(
     *,
     from_: str | None = None,
     result_type: bool = False,
-    unsupported: str = "warn",
+    unsupported: str | Policy = "warn",
     mappings: MappingsArg = None,
     context: dict[str, Any] | None = None,
     report: Report | None = None,
@@ -426,7 +426,7 @@ def emits(
     output: Output = "sdk",
     from_: str | None = None,
     tool: str | None = None,
-    unsupported: str = "warn",
+    unsupported: str | Policy = "warn",
     mappings: MappingsArg = None,
     context: dict[str, Any] | None = None,
     result_type: bool = False,
@@ -469,10 +469,10 @@ def emits(
         raise EnvglotError(f"{target} is a read-only source dialect; write one of {', '.join(WRITABLE)}")
     if output not in _OUTPUTS:
         raise EnvglotError(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
-    Report(unsupported)  # validates the level
+    policy = as_policy(unsupported)
     m = _mappings(mappings)
     sdk = _sdk_type() if output == "sdk" else None
-    fallback_level = "warn" if unsupported == "raise" else unsupported
+    fallback_level = msgspec.structs.replace(policy, level="warn") if policy.level == "raise" else policy
 
     def decorate(fn: Callable[P, Any]) -> Callable[P, Any]:
         name = tool or getattr(fn, "__name__", "tool")

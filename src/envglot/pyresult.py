@@ -17,11 +17,12 @@ from msgspec import Raw
 from .api import MappingsArg, Style, _mappings, write
 from .canonical import Envelope
 from .context import Context
-from .diagnostics import Report
+from .diagnostics import Report, report_for
 from .dialects import result as _result_dialect
 from .dialects._common import ABSENT
 from .errors import EnvglotError, ParseError
 from .limits import MAX_DEPTH, bad_value, check_input
+from .policy import Policy
 
 __all__ = ["Result", "encode_value"]
 
@@ -230,7 +231,7 @@ class Result(Generic[T]):
         self,
         dialect: str,
         *,
-        unsupported: str = "warn",
+        unsupported: str | Policy = "warn",
         mappings: MappingsArg = None,
         style: Style = "compact",
         context: dict[str, Any] | None = None,
@@ -247,8 +248,7 @@ class Result(Generic[T]):
             UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
         """
         m = _mappings(mappings)
-        rep = report if report is not None else Report(unsupported)
-        rep.level = unsupported
+        rep = report if report is not None else report_for(unsupported)
         envelope = self._envelope(Context(m, rep, m[_result_dialect.NAME], context))
         return write(
             envelope,

@@ -27,6 +27,7 @@ from ..errors import EnvglotError, MappingError, UnknownDialectError, Unsupporte
 from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
 from ..limits import MAX_DEPTH
 from ..mappings import Mappings, mappings_for
+from ..policy import Policy
 from . import exits
 
 __all__ = [
@@ -43,12 +44,14 @@ __all__ = [
     "error_kind",
     "is_jsonl_name",
     "load_mappings",
+    "make_policy",
     "mappings_option",
     "open_input",
     "open_output",
     "outcome_ok",
     "output_failed",
     "parse_context",
+    "policy_options",
     "read_records",
     "same_file",
     "try_open",
@@ -585,30 +588,93 @@ class LogWriter:
         self._out.abort()
 
 
+def policy_options(f: Any) -> Any:
+    """``--select`` / ``--ignore KIND[:PATH]``: which diagnostics count as loss (see :class:`~envglot.Policy`)."""
+    f = click.option(
+        "--ignore",
+        "ignore",
+        multiple=True,
+        metavar="KIND[:PATH]",
+        help="Never count these diagnostics as loss (repeatable; PATH: a JSON path, below it, or a * glob).",
+    )(f)
+    return click.option(
+        "--select",
+        "select",
+        multiple=True,
+        metavar="KIND[:PATH]",
+        help="Count only these diagnostics as loss (repeatable; default: every lossy kind).",
+    )(f)
+
+
+def make_policy(level: str, select: Sequence[str], ignore: Sequence[str]) -> Policy:
+    """The :class:`~envglot.Policy` of ``--unsupported/--select/--ignore`` (a bad selector is a usage error)."""
+    try:
+        return Policy(level=level, select=tuple(select), ignore=tuple(ignore))  # type: ignore[arg-type]
+    except EnvglotError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 class Stderr:
     """Human-readable messages on stderr, mirrored into ``--log`` when given.
 
-    Lossy diagnostics print as ``warning: $.path: message`` (unless ``quiet``), notes
-    (non-lossy diagnostics) as ``note: ...`` only when ``verbose``; JSON Lines input
-    prefixes ``FILE:LINE:``. Errors print as ``FILE[:LINE]: error: message (at $.path)``.
+    By default a run ends with one tally of the diagnostics ``policy`` counts as loss, per
+    kind and source path (:meth:`tally`); with ``verbose`` every diagnostic of every record
+    is printed as ``[FILE:LINE: ]warning: KIND: $.path: message`` (counted as loss) or
+    ``note: KIND: ...`` (the rest). ``quiet`` (``--unsupported ignore``) prints neither.
+    Errors print as ``FILE[:LINE]: error: message (at $.path)``.
     """
 
-    __slots__ = ("log", "quiet", "verbose")
+    __slots__ = ("counts", "documents", "log", "policy", "quiet", "verbose")
 
-    def __init__(self, *, verbose: bool = False, quiet: bool = False, log: LogWriter | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        verbose: bool = False,
+        quiet: bool = False,
+        log: LogWriter | None = None,
+        policy: Policy | None = None,
+    ) -> None:
         self.verbose = verbose
         self.quiet = quiet
         self.log = log
+        self.policy = policy if policy is not None else Policy()
+        self.counts: dict[tuple[str, str], int] = {}
+        self.documents = 0
+        """Documents with at least one diagnostic counted as loss."""
 
-    def diagnostics(self, name: str, line: int | None, diags: Iterable[Diagnostic]) -> None:
+    def diagnostics(self, name: str, line: int | None, diags: Iterable[Diagnostic]) -> bool:
+        """Show or tally one record's diagnostics; True if any counts as loss under the policy."""
         prefix = _where(name, line) if line is not None else ""
+        counted = False
         for d in diags:
             if self.log is not None:
                 self.log.record(name, line, str(d.kind), d.path, d.message, d.dialect, d.lossy)
-            if d.lossy and not self.quiet:
-                click.echo(f"{prefix}warning: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
-            elif not d.lossy and self.verbose:
-                click.echo(f"{prefix}note: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
+            selected = self.policy.selects(d)
+            counted |= selected
+            if selected:
+                key = (d.kind.value, _bounded(d.path))
+                self.counts[key] = self.counts.get(key, 0) + 1
+            if self.verbose and not (selected and self.quiet):
+                label = "warning" if selected else "note"
+                click.echo(f"{prefix}{label}: {d.kind}: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
+        self.documents += counted
+        return counted
+
+    def tally(self, documents: int) -> None:
+        """The closing tally: documents with loss, then one ``COUNT  KIND  PATH`` line per kind and path."""
+        if self.quiet or not self.counts:
+            return
+        rows = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        width = max(len(k) for (k, _), _ in rows)
+        hint = "" if self.verbose else "; -v shows each"
+        click.echo(
+            f"warning: {self.documents:,} of {documents:,} document{'' if documents == 1 else 's'} "
+            f"lost or changed information{hint}:",
+            err=True,
+        )
+        digits = len(f"{rows[0][1]:,}")
+        for (kind, path), n in rows:
+            click.echo(f"  {n:>{digits},}  {kind:<{width}}  {path}", err=True)
 
     def note(self, name: str, line: int | None, message: str) -> None:
         """A remark shown only with ``-v`` (not logged)."""
@@ -617,13 +683,13 @@ class Stderr:
             click.echo(f"{prefix}note: {message}", err=True)
 
     def refused(self, name: str, line: int | None, exc: UnsupportedError, why: str) -> None:
-        """A document refused for loss: its lossy diagnostics as warnings, then one error line."""
+        """A document refused for loss: each refused diagnostic, then one error line."""
         diags: list[Diagnostic] = [d for d in exc.diagnostics if isinstance(d, Diagnostic)]
-        quiet, self.quiet = self.quiet, False
-        try:
-            self.diagnostics(name, line, diags)
-        finally:
-            self.quiet = quiet
+        prefix = _where(name, line) if line is not None else ""
+        for d in diags:
+            if self.log is not None:
+                self.log.record(name, line, str(d.kind), d.path, d.message, d.dialect, d.lossy)
+            click.echo(f"{prefix}warning: {d.kind}: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
         exc.located(source=name, line=line)
         if self.log is not None:
             self.log.record(name, line, error_kind(exc), exc.path, exc.message, exc.dialect, True)

@@ -19,12 +19,14 @@ from .common import (
     detection_options,
     die,
     load_mappings,
+    make_policy,
     mappings_option,
     open_input,
     open_output,
     outcome_ok,
     output_failed,
     parse_context,
+    policy_options,
     read_records,
     same_file,
 )
@@ -61,8 +63,9 @@ Exit codes:
     type=click.Choice(["ignore", "warn", "raise"]),
     default="warn",
     show_default=True,
-    help="Lossy conversions: ignore silently, warn on stderr, or refuse the document.",
+    help="Lossy conversions: ignore silently, warn (a closing tally on stderr), or refuse the document.",
 )
+@policy_options
 @click.option(
     "--preserve", is_flag=True, help="Carry what the target cannot say as a residue (round trips restore it)."
 )
@@ -93,6 +96,8 @@ def convert(
     from_: str | None,
     output: str | None,
     unsupported: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
     preserve: bool,
     fail_if_lossy: bool,
     style: str | None,
@@ -109,8 +114,10 @@ def convert(
 
     Reads FILE (or stdin when FILE is - or missing) and writes stdout unless -o is
     given. The source dialect is detected per document unless -f is given; an MCP
-    CallToolResult is unwrapped first. Lossy conversions print `warning:` lines on
-    stderr with the JSON path in the source document.
+    CallToolResult is unwrapped first. Loss is tallied on stderr when the run ends (one
+    line per diagnostic kind and JSON path in the source document); -v prints every
+    diagnostic of every document. --select/--ignore KIND[:PATH] decide what counts as loss
+    (for the tally, --unsupported raise and --fail-if-lossy).
 
     JSON Lines (FILE ends in .jsonl/.ndjson, --jsonl, or the first non-blank line is a
     whole JSON document and more lines follow) are streamed: each good line is converted
@@ -122,7 +129,8 @@ def convert(
       cat reply.json | envglot convert -t errorcode --pretty
       envglot convert log.jsonl -f errorcode -t response-v2 -o out.jsonl --log diag.jsonl
       envglot convert reply.json -t code-graph --context workspace.root=/src/app
-      envglot convert reply.json -t response-v2 --unsupported raise
+      envglot convert reply.json -t response-v2 --unsupported raise --select code_mapped
+      envglot convert reply.json -t errorcode --fail-if-lossy --ignore field_dropped:$.summary
       envglot convert reply.json -t errorcode --wrap mcp
     """
     ctx_values = parse_context(context)
@@ -130,7 +138,8 @@ def convert(
         raise click.UsageError(f"-o {output} and --log {log_path} name the same file; give the log its own file")
     m = load_mappings(mappings)
     log = LogWriter(log_path) if log_path else None
-    err = Stderr(verbose=verbose, quiet=unsupported == "ignore", log=log)
+    policy = make_policy(unsupported, select, ignore)
+    err = Stderr(verbose=verbose, quiet=unsupported == "ignore", log=log, policy=policy)
     status = RunStatus()
     try:
         with open_input(file) as (name, stream):
@@ -144,7 +153,7 @@ def convert(
                 to,
                 from_,
                 preserve=preserve,
-                unsupported="raise" if unsupported == "raise" else "ignore",
+                unsupported=policy if unsupported == "raise" else "ignore",  # Stderr shows the rest
                 mappings=m,
                 style="compact" if is_jsonl or style is None else style,  # type: ignore[arg-type]
                 context=ctx_values,
@@ -177,8 +186,7 @@ def convert(
                         status.bad += 1
                         err.error(name, line, exc)
                         continue
-                    err.diagnostics(name, line, result.diagnostics)
-                    if result.lossy:
+                    if err.diagnostics(name, line, result.diagnostics):
                         status.lossy += 1
                     try:
                         out.write(body + b"\n")
@@ -191,6 +199,7 @@ def convert(
             except BaseException:
                 out.abort()
                 raise
+            err.tally(status.records)
             skipped = status.bad + status.failed
             if skipped and is_jsonl:
                 click.echo(f"{name}: {skipped} of {status.records} records not converted", err=True)

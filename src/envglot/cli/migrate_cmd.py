@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from ..diagnostics import LOSSY_KINDS
 from ..errors import EnvglotError
 from ..migration import (
     DEFAULT_CHUNK_BYTES,
@@ -27,7 +28,16 @@ from ..migration import (
     migrate,
 )
 from . import exits, main
-from .common import DialectType, detection_options, die, load_mappings, mappings_option, parse_context
+from .common import (
+    DialectType,
+    detection_options,
+    die,
+    load_mappings,
+    make_policy,
+    mappings_option,
+    parse_context,
+    policy_options,
+)
 
 __all__ = ["format_summary", "migrate_command"]
 
@@ -222,6 +232,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     show_default=True,
     help="Lossy records: convert silently, convert and count them (warn), or reject them (raise).",
 )
+@policy_options
 @click.option("--preserve", is_flag=True, help="Carry what the target cannot say as a residue (round trips restore).")
 @click.option(
     "--context",
@@ -280,6 +291,8 @@ def migrate_command(
     exclude: tuple[str, ...],
     mappings: tuple[str, ...],
     unsupported: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
     preserve: bool,
     context: tuple[str, ...],
     style: str,
@@ -336,7 +349,7 @@ def migrate_command(
             jobs=jobs,
             include=include or None,
             exclude=exclude,
-            unsupported=unsupported,
+            unsupported=make_policy(unsupported, select, ignore),
             preserve=preserve,
             mappings=mappings,
             context=synth,
@@ -403,7 +416,7 @@ def _print_outcome(rep: MigrationReport, quiet: bool, unsupported: str) -> None:
     if not quiet:
         print(format_summary(rep), file=err)
         if unsupported == "warn" and rep.lossy:
-            kinds = ", ".join(f"{k} x{n:,}" for k, n in sorted(rep.diagnostics.items()))
+            kinds = ", ".join(f"{k} x{n:,}" for k, n in sorted(rep.diagnostics.items()) if k in LOSSY_KINDS)
             print(
                 f"warning: {rep.lossy:,} records were converted with loss (diagnostics: {kinds}); "
                 "--unsupported raise rejects them instead",

@@ -18,6 +18,7 @@ import msgspec
 
 from ..dialects import WRITABLE, get_dialect
 from ..limits import MAX_DEPTH
+from ..policy import Policy
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
 from .files import (
     BackupExistsError,
@@ -183,7 +184,7 @@ def migrate(
     jobs: int | None = None,
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
-    unsupported: str = "warn",
+    unsupported: str | Policy = "warn",
     preserve: bool = False,
     mappings: Sequence[str | os.PathLike[str]] | None = None,
     context: dict[str, Any] | None = None,
@@ -225,7 +226,7 @@ def migrate(
             ``/`` matches the path relative to the directory given, else the file name);
             ``exclude`` also prunes directories. Files named explicitly are always taken.
         unsupported: ``ignore``/``warn`` convert lossy records (counted as lossy);
-            ``raise`` rejects them.
+            ``raise`` rejects them; an :class:`envglot.Policy` also chooses which kinds count.
         preserve, mappings, context, strict, max_depth: as for :func:`envglot.convert` (a record
             refused by ``strict`` detection or deeper than ``max_depth`` is rejected).
         style: layout of converted ``.json`` documents (``compact``, ``pretty``, ``native``);

@@ -18,6 +18,7 @@ from ..errors import EnvglotError
 from ..excerpt import excerpt
 from ..limits import MAX_DEPTH, check_input
 from ..mappings import Mappings, mappings_for
+from ..policy import Policy, as_policy
 from .constants import _ENC, INTERNAL_ERROR, REASON_LIMIT, Status
 
 # --------------------------------------------------------------------------- per record
@@ -60,14 +61,14 @@ class Migrator:
     counts them; nothing is logged per record). Picklable: it rebuilds its converter.
     """
 
-    __slots__ = ("_conv", "_mappings", "_max_depth", "_options", "_target", "from_", "to", "unsupported")
+    __slots__ = ("_conv", "_mappings", "_max_depth", "_options", "_policy", "_target", "from_", "to", "unsupported")
 
     def __init__(
         self,
         to: str = "response-v2",
         from_: str | None = None,
         *,
-        unsupported: str = "warn",
+        unsupported: str | Policy = "warn",
         preserve: bool = False,
         mappings: Sequence[str | os.PathLike[str]] | None = None,
         context: dict[str, Any] | None = None,
@@ -87,7 +88,8 @@ class Migrator:
             "max_depth": max_depth,
         }
         self._mappings: Mappings = mappings_for(overlays)
-        level = "raise" if unsupported == "raise" else "ignore"
+        self._policy = as_policy(unsupported)
+        level = self._policy if self._policy.level == "raise" else "ignore"
         self._conv = Converter(
             to,
             from_,
@@ -163,7 +165,7 @@ class Migrator:
             status="converted",
             output=out,
             source=conv.source,
-            lossy=conv.lossy,
+            lossy=any(self._policy.selects(d) for d in conv.diagnostics),
             unwrapped=conv.unwrapped,
             kinds=tuple(str(d.kind) for d in conv.diagnostics),
         )

@@ -142,7 +142,12 @@ class Rewriter:
         result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
         meta = wire.get("_meta") if wire is not None else None
         if self.annotate:
-            meta = {**(meta or {}), META_KEY: [msgspec.to_builtins(d) for d in diags]}
+            meta = {**(meta or {}), META_KEY: [_wire_diagnostic(d) for d in diags]}
         if meta:
             result["_meta"] = meta
         return Rewritten(result=result, source=source, is_error=is_error, diagnostics=diags)
+
+
+def _wire_diagnostic(d: Diagnostic) -> dict[str, Any]:
+    """A diagnostic as ``_meta`` carries it: kind, path, message, dialect (the proxy never preserves)."""
+    return {"kind": d.kind.value, "path": d.path, "message": d.message, "dialect": d.dialect}

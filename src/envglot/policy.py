@@ -1,0 +1,122 @@
+"""The loss policy: which diagnostics a conversion refuses (``raise``) or reports (``warn``).
+
+``unsupported=`` takes ``"ignore"``, ``"warn"``, ``"raise"`` or a :class:`Policy`; the
+selector syntax follows ruff's ``--select``/``--ignore``: ``KIND`` or ``KIND:PATH``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING, Literal
+
+import msgspec
+
+from .errors import EnvglotError
+
+if TYPE_CHECKING:
+    from .diagnostics import Diagnostic
+
+__all__ = ["LEVELS", "Level", "Policy", "as_policy"]
+
+Level = Literal["ignore", "warn", "raise"]
+LEVELS: tuple[Level, ...] = ("ignore", "warn", "raise")
+
+
+def _kinds() -> frozenset[str]:
+    from .diagnostics import Kind
+
+    return frozenset(k.value for k in Kind)
+
+
+def _parse(selector: object, option: str) -> tuple[str, str | None]:
+    """``(kind, path or None)`` of one ``KIND[:PATH]`` selector; an unknown kind is an error."""
+    if not isinstance(selector, str):
+        raise EnvglotError(f"{option} entries must be strings like 'field_dropped:$.summary', not {selector!r}")
+    kind, sep, path = selector.partition(":")
+    kind = kind.strip()
+    if kind not in _kinds():
+        raise EnvglotError(
+            f"{option}: unknown diagnostic kind {kind!r} in {selector!r}; kinds: {', '.join(sorted(_kinds()))}"
+        )
+    path = path.strip()
+    if sep and not path.startswith("$"):
+        raise EnvglotError(f"{option}: the path of {selector!r} must be a JSON path starting with '$'")
+    return kind, (path or None) if sep else None
+
+
+@functools.cache
+def _glob(pattern: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+
+
+def _path_matches(pattern: str, path: str) -> bool:
+    """With ``*`` (any run of characters), ``pattern`` must match the whole path; a plain path
+    matches itself and everything below it."""
+    if "*" in pattern:
+        return _glob(pattern).fullmatch(path) is not None
+    return path == pattern or (path.startswith(pattern) and path[len(pattern)] in ".[")
+
+
+class Policy(msgspec.Struct, frozen=True, kw_only=True, dict=True):
+    """What a conversion does with its diagnostics.
+
+    Attributes:
+        level: ``ignore`` (keep them on :class:`~envglot.Conversion` only), ``warn`` (one log
+            record per conversion on the ``envglot`` logger) or ``raise`` (refuse the
+            document with :class:`~envglot.UnsupportedError`).
+        select: the selectors that count (``KIND`` or ``KIND:PATH``); empty: every lossy kind.
+        ignore: selectors that never count, even when selected.
+
+    A ``PATH`` is the diagnostic's JSON path in the source document: a plain path matches
+    itself and everything below it (``$.audit`` matches ``$.audit.host``); in a path with
+    ``*``, each ``*`` matches any run of characters and the pattern must match the whole
+    path (``$.errors[*].path``). Brackets are literal (JSON path indices).
+    Loss that a ``preserve`` residue carries back is never counted.
+    """
+
+    level: Level = "warn"
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise EnvglotError(f"unsupported must be one of {', '.join(LEVELS)}, not {self.level!r}")
+        for option, items in (("select", self.select), ("ignore", self.ignore)):
+            if isinstance(items, str) or not isinstance(items, tuple | list):
+                raise EnvglotError(f"{option} must be a tuple of 'KIND[:PATH]' strings, not {items!r}")
+            for s in items:
+                _parse(s, option)
+
+    @functools.cached_property
+    def _rules(self) -> tuple[tuple[tuple[str, str | None], ...], tuple[tuple[str, str | None], ...]]:
+        return tuple(_parse(s, "select") for s in self.select), tuple(_parse(s, "ignore") for s in self.ignore)
+
+    def selects(self, d: Diagnostic) -> bool:
+        """True if ``d`` counts under this policy (whatever the level)."""
+        if d.carried:
+            return False
+        select, ignore = self._rules
+        if select:
+            if not any(k == d.kind and (p is None or _path_matches(p, d.path)) for k, p in select):
+                return False
+        elif not d.lossy:
+            return False
+        return not any(k == d.kind and (p is None or _path_matches(p, d.path)) for k, p in ignore)
+
+    def refuses(self, d: Diagnostic) -> bool:
+        """True if ``d`` makes the conversion fail (level ``raise`` and selected)."""
+        return self.level == "raise" and self.selects(d)
+
+
+_PLAIN: dict[str, Policy] = {level: Policy(level=level) for level in LEVELS}
+
+
+def as_policy(unsupported: object) -> Policy:
+    """The :class:`Policy` for an ``unsupported=`` argument (a level name or a Policy)."""
+    if isinstance(unsupported, Policy):
+        return unsupported
+    policy = _PLAIN.get(unsupported) if isinstance(unsupported, str) else None
+    if policy is None:
+        raise EnvglotError(f"unsupported must be one of {', '.join(LEVELS)} or an envglot.Policy, not {unsupported!r}")
+    return policy
