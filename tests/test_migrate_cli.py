@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import envglot
-from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV
+from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_BATCH_ENV, TEST_DELAY_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
 from migrate_corpus import legacy_variant, make_corpus
@@ -209,7 +209,7 @@ def _start(args: list[str | Path]) -> subprocess.Popen[bytes]:
     assert ENVGLOT is not None
     return subprocess.Popen(
         [ENVGLOT, "migrate", *map(str, args), "-j", "2", "--chunk-size", "512", "-q"],
-        env={**os.environ, TEST_DELAY_ENV: "0.02"},
+        env={**os.environ, TEST_DELAY_ENV: "0.02", TEST_BATCH_ENV: "2"},  # commit batches of 2 files
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

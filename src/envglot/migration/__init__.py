@@ -25,6 +25,7 @@ from .constants import (
     EX_SOFTWARE,
     REJECTS_NAME,
     TEMP_PREFIX,
+    TEST_BATCH_ENV,
     TEST_DELAY_ENV,
     UNDETECTED,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "EX_SOFTWARE",
     "REJECTS_NAME",
     "TEMP_PREFIX",
+    "TEST_BATCH_ENV",
     "TEST_DELAY_ENV",
     "UNDETECTED",
     "BackupExistsError",

@@ -18,6 +18,7 @@ import msgspec
 
 from ..dialects import WRITABLE, get_dialect
 from ..limits import MAX_DEPTH
+from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
 from .files import (
     BackupExistsError,
@@ -25,7 +26,7 @@ from .files import (
     SymlinkRefusedError,
     _AtomicOutput,
     _Cleaner,
-    _copy_atomic,
+    _copy_to_temp,
     _Job,
     _make_backup,
     _read_error,
@@ -512,6 +513,7 @@ class _Engine:
         self.stdout = stdout
         self.cleaned = _Cleaner(root)
         self.sink: _Sink | None = None
+        self.batch = CommitBatch()
         self.index = 0
         self.done_disk = 0
         self.files_done = 0
@@ -544,18 +546,47 @@ class _Engine:
             drain(True)
             while pending:
                 drain(True)
+            self._flush()
         except _StopRunError as stop:
             self._abort_current()
+            _cancel(pending)
             self.rep.stopped = stop.reason
+            try:  # the files that ended before the stop are complete: commit them
+                self._flush()
+            except _StopRunError as late:
+                self.rep.stopped = late.reason
             failed = {f.file for f in self.rep.failed}
             self.rep.not_processed = [j.name for j in self.jobs[self.index :] if j.name not in failed]
-            _cancel(pending)
         except BaseException as exc:
             self._abort_current()
+            _cancel(pending)
             self.rep.stopped = "stdout closed" if isinstance(exc, BrokenPipeError) else "interrupted"
             self.rep.not_processed = [j.name for j in self.jobs[self.index :]]
-            _cancel(pending)
+            try:  # the files that ended before the interruption are complete: commit them
+                self._flush()
+            except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
+                self.batch.abort()
             raise
+
+    def _stage(self, out: _AtomicOutput, mode: int | None, job: _Job, backup: Path | None = None) -> None:
+        """Queue a closed temporary for the next commit batch (its rejects are durable already)."""
+        self.batch.add(out, mode, job, job.size, backup)
+        if self.batch.full():
+            self._flush()
+
+    def _flush(self) -> None:
+        """Commit the batch: one sync, the renames, one fsync per directory."""
+
+        def done(_job: _Job) -> None:
+            self.rep.files_written += 1
+
+        try:
+            self.batch.commit(done)
+        except OSError as exc:
+            jobs = self.batch.abort()
+            for j in jobs:
+                self._fail(j, f"cannot write {display(j.dst or '')}: {exc.strerror or exc}", 74)
+            raise _StopRunError(f"output error: cannot commit {len(jobs)} file(s)", 74) from None
 
     def _abort_current(self) -> None:
         if self.sink is not None and self.sink.atomic is not None:
@@ -672,12 +703,13 @@ class _Engine:
                     sink.atomic.abort()
                     self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
-                        _copy_atomic(job.src, job.dst, self.cleaned)
-                        rep.files_written += 1
+                        copy = _copy_to_temp(job.src, job.dst, self.cleaned)
+                        self._stage(copy, job.src.stat().st_mode & 0o7777, job)
                 else:
+                    bak = None
                     if self.mode == "in-place" and self.backup is not None and job.src is not None:
                         try:
-                            _make_backup(job.dst, self.backup, self.cleaned)
+                            bak = _make_backup(job.dst, self.backup, self.cleaned, sync=False)
                         except BackupExistsError as exc:
                             self._abort_current()
                             self._fail(job, str(exc), 74)
@@ -685,8 +717,9 @@ class _Engine:
                             return
                         rep.backups += 1
                     self._commit_rejects(job, changed)  # durable before the output that omits them
-                    sink.atomic.commit(job.src.stat().st_mode & 0o7777 if job.src is not None else None)
-                    rep.files_written += 1
+                    mode = job.src.stat().st_mode & 0o7777 if job.src is not None else None
+                    sink.atomic.close(durable=False)
+                    self._stage(sink.atomic, mode, job, bak)  # one sync per batch, then the renames
             else:
                 self._commit_rejects(job, changed)
                 if sink.stream is not None:

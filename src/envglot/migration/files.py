@@ -244,22 +244,28 @@ class _AtomicOutput:
     def write(self, b: bytes) -> None:
         self.fh.write(b)
 
-    def _close(self) -> None:
+    def close(self, durable: bool = True) -> None:
+        """Finish the temporary file; ``durable=False`` leaves the fsync to a batch (:class:`CommitBatch`)."""
         if self.closed:
             return
         self.closed = True
         if self.fh is not self.raw:
             self.fh.close()
         self.raw.flush()
-        os.fsync(self.raw.fileno())
+        if durable:
+            os.fsync(self.raw.fileno())
         self.raw.close()
 
-    def commit(self, mode: int | None) -> None:
-        """Flush, fsync and atomically rename over the destination."""
-        self._close()
+    def rename(self, mode: int | None) -> None:
+        """Move the closed temporary file over the destination (atomic; the directory is not fsynced)."""
         if mode is not None:
             os.chmod(self.tmp, mode)
         os.replace(self.tmp, self.dst)
+
+    def commit(self, mode: int | None) -> None:
+        """Flush, fsync and atomically rename over the destination, then fsync the directory."""
+        self.close()
+        self.rename(mode)
         _fsync_dir(self.dst.parent)
 
     def abort(self) -> None:
@@ -275,8 +281,21 @@ class _AtomicOutput:
             os.unlink(self.tmp)
 
 
+def _copy_to_temp(src: Path, dst: Path, cleaned: _Cleaner) -> _AtomicOutput:
+    """Copy ``src`` byte for byte to a closed (not yet fsynced) temporary beside ``dst``."""
+    out = _AtomicOutput(dst, False, cleaned)
+    try:
+        with open(src, "rb") as fh:
+            shutil.copyfileobj(fh, out.raw, 1024 * 1024)
+        out.close(durable=False)
+    except BaseException:
+        out.abort()
+        raise
+    return out
+
+
 def _copy_atomic(src: Path, dst: Path, cleaned: _Cleaner) -> None:
-    """Copy ``src`` to ``dst`` byte-for-byte through a temporary file (used for unchanged files)."""
+    """Copy ``src`` to ``dst`` byte-for-byte through a temporary file, durably, at once."""
     out = _AtomicOutput(dst, False, cleaned)
     try:
         with open(src, "rb") as fh:
@@ -298,8 +317,11 @@ def _same_content(a: Path, b: Path) -> bool:
         return False
 
 
-def _make_backup(src: Path, suffix: str, cleaned: _Cleaner) -> Path:
+def _make_backup(src: Path, suffix: str, cleaned: _Cleaner, sync: bool = True) -> Path:
     """Keep the original as ``src + suffix`` (hard link, else an fsynced copy); never clobbers.
+
+    With ``sync=False`` the caller makes the link durable (one directory fsync per batch)
+    before it renames anything over ``src``.
 
     An existing backup identical to ``src`` (left by a run interrupted between backup and
     rename) is reused; any other existing backup is an error.
@@ -316,7 +338,8 @@ def _make_backup(src: Path, suffix: str, cleaned: _Cleaner) -> Path:
         raise exists from None
     except OSError:
         _copy_atomic(src, bak, cleaned)
-    _fsync_dir(bak.parent)
+    if sync:
+        _fsync_dir(bak.parent)
     return bak
 
 
