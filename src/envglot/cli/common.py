@@ -537,9 +537,14 @@ def _where(name: str, line: int | None) -> str:
 
 def error_kind(exc: EnvglotError) -> str:
     """The ``kind`` of an error record in ``--log``: the exception class in snake_case."""
+    return kind_of_error(type(exc).__name__)
+
+
+def kind_of_error(class_name: str) -> str:
+    """``ParseError`` -> ``parse_error`` (the ``kind`` of an error in ``--log``)."""
     import re
 
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
 
 
 class LogWriter:

@@ -31,7 +31,7 @@ from .constants import (
 )
 from .engine import migrate
 from .files import BackupExistsError, MigrationError, clean_stale_temps
-from .records import Migrator, Outcome, reject_line
+from .records import Migrator, Outcome, RecordError, reject_line
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .workers import SourceCounts
 
@@ -53,6 +53,7 @@ __all__ = [
     "Migrator",
     "Outcome",
     "Progress",
+    "RecordError",
     "SourceCounts",
     "clean_stale_temps",
     "migrate",

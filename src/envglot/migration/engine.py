@@ -16,6 +16,7 @@ from typing import IO, Any, BinaryIO
 
 import msgspec
 
+from ..diagnostics import Diagnostic
 from ..dialects import WRITABLE, get_dialect
 from ..limits import MAX_DEPTH
 from .commit import CommitBatch
@@ -35,7 +36,7 @@ from .files import (
     display,
     refuse_links,
 )
-from .records import _rebuild_migrator
+from .records import RecordError, _rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .workers import SourceCounts, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _Task, _worker_init
 
@@ -119,8 +120,10 @@ def _produce(jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | N
             else:
                 line = 1
                 carry = b""
+                # a small file is read in one call without a chunk-sized buffer (an mmap per file)
+                size = chunk_bytes if job.gz or job.size < 0 else max(1, min(chunk_bytes, job.size + 1))
                 while True:
-                    block = fh.read(chunk_bytes)
+                    block = fh.read(size)
                     if not block:
                         if carry:
                             yield _Chunk(
@@ -155,7 +158,7 @@ class _Sink:
         self.stream: BinaryIO | None = None
         if mode != "check":
             if job.dst is not None:
-                self.atomic = _AtomicOutput(job.dst, job.gz, cleaned)
+                self.atomic = _AtomicOutput(job.dst, job.gz, cleaned, -1 if job.gz else job.size)
             else:
                 assert stdout is not None, "only stdout mode has inputs without a destination"
                 self.stream = stdout
@@ -202,6 +205,8 @@ def migrate(
     workers: int | None = None,
     storage_options: dict[str, Any] | None = None,
     notice: Callable[[str], None] | None = None,
+    on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
+    skip: Sequence[str | os.PathLike[str]] = (),
 ) -> MigrationReport:
     """Migrate files, directory trees and JSON Lines streams to dialect ``to``.
 
@@ -242,6 +247,13 @@ def migrate(
             this process), ``workers`` (worker processes of the ``LocalCluster`` started
             when neither is given), ``storage_options`` (for fsspec), ``notice`` (called
             with the dashboard link of a cluster it starts).
+        on_diagnostic: called in the main process, in input order, with ``(file, line,
+            item)`` for every diagnostic of every record (a :class:`~envglot.Diagnostic`;
+            ``line`` is ``None`` for a ``.json`` document) and for every rejected record
+            (a :class:`RecordError`, after its diagnostics). The workers collect them only
+            when this is given. Local engine only.
+        skip: files never taken as inputs from a directory (the CLI's ``--log`` file), like
+            the rejects and report files.
 
     Returns:
         The :class:`MigrationReport`; its ``exit_code`` follows ``docs/migration.md``.
@@ -265,6 +277,10 @@ def migrate(
         "strict": strict,
         "max_depth": max_depth,
     }
+    if on_diagnostic is not None:
+        if engine != "local":
+            raise MigrationError("on_diagnostic (--log, -v) needs the local engine", 2)
+        options["details"] = True
     mig = _rebuild_migrator(to, {k: v for k, v in options.items() if k != "to"})  # validates options early
     if engine != "local":
         return _other_engine(engine, names, mode, options, locals())
@@ -277,16 +293,16 @@ def migrate(
     rejects_path = Path(rejects) if rejects is not None else _default_rejects(mode, names, out_dir)
     if rejects_path is not None:
         _check_rejects_path(rejects_path, out_dir if mode == "out" else None)
-    skip: set[Path] = set()
-    for p in (rejects_path, Path(report) if report is not None else None):
+    skipped: set[Path] = set()
+    for p in (rejects_path, Path(report) if report is not None else None, *(Path(x) for x in skip)):
         if p is not None:
-            skip.add(p.resolve())
+            skipped.add(p.resolve())
     job_list, unreadable = _walk(
         names,
         out_dir if mode == "out" else None,
         tuple(include) if include else DEFAULT_INCLUDE,
         tuple(exclude),
-        skip,
+        skipped,
         (backup or "") if mode == "in-place" else None,
     )
     if mode == "out":
@@ -319,6 +335,7 @@ def migrate(
         t0=t0,
         stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
         root=out_dir if mode == "out" else None,
+        on_diagnostic=on_diagnostic,
     )
     src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
     tasks = _produce(job_list, chunk_bytes, style, src_stream)
@@ -426,17 +443,32 @@ def _check_rejects_path(path: Path, out_dir: Path | None) -> None:
 
 
 def _check_destinations(jobs: list[_Job]) -> None:
-    """No two inputs may share an output path, and no input may be its own output."""
+    """No two inputs may share an output path, and no input may be its own output.
+
+    Directories are resolved once each (not every file: a syscall per path component);
+    an output name that is a symlink is replaced, not followed, so it is compared as it is.
+    """
     seen: dict[Path, str] = {}
+    parents: dict[Path, Path] = {}
     for j in jobs:
         if j.dst is None:
             continue
-        key = j.dst.resolve()
+        parent = parents.get(j.dst.parent)
+        if parent is None:
+            parent = parents[j.dst.parent] = j.dst.parent.resolve()
+        key = parent / j.dst.name
         if key in seen:
             raise MigrationError(f"{j.name} and {seen[key]} would both be written to {j.dst}", 2)
-        if j.src is not None and j.src.resolve() == key:
+        if j.src is not None and _same_file(j.src, key):
             raise MigrationError(f"{j.name} would be written over itself; use in_place=True", 2)
         seen[key] = j.name
+
+
+def _same_file(src: Path, dst: Path) -> bool:
+    try:
+        return os.path.samefile(src, dst)
+    except OSError:  # no output yet: it cannot be the input
+        return False
 
 
 MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
@@ -500,8 +532,10 @@ class _Engine:
         t0: float,
         stdout: BinaryIO | None,
         root: Path | None,
+        on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
     ) -> None:
         self.rep = rep
+        self.on_diagnostic = on_diagnostic
         self.jobs = jobs
         self.mode = mode
         self.backup = backup
@@ -652,6 +686,9 @@ class _Engine:
             rep.unwrapped += c.unwrapped
         for k, n in res.kinds.items():
             rep.diagnostics[k] = rep.diagnostics.get(k, 0) + n
+        if self.on_diagnostic is not None:
+            for line, item in res.details:
+                self.on_diagnostic(job.name, line, item)
         sink.converted += res.converted
         sink.passed += res.passed
         sink.rejected += res.rejected

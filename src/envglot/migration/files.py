@@ -115,6 +115,7 @@ def _walk(
     unreadable: list[FileFailure] = []
     in_place = backup is not None
     out_res = out.resolve() if out is not None else None
+    skip_names = {p.name for p in skip}  # only a file with such a name is resolved (a syscall per component)
 
     def onerror(exc: OSError) -> None:
         unreadable.append(FileFailure(file=display(str(exc.filename)), error=_read_error(exc), exit_code=66))
@@ -147,7 +148,7 @@ def _walk(
                     if not _matches(include, rel, f) or _matches(exclude, rel, f):
                         continue
                     fp = rootp / f
-                    if fp.resolve() in skip or (fp.is_symlink() and not fp.is_file()):
+                    if (f in skip_names and fp.resolve() in skip) or (fp.is_symlink() and not fp.is_file()):
                         continue
                     dst = fp.resolve() if in_place else (out / rel if out is not None else None)
                     jobs.append(_job(fp, dst))
@@ -228,13 +229,15 @@ def _temp_name(name: str) -> str:
 class _AtomicOutput:
     """An output written to ``<dir>/.envglot-tmp-<pid>-<rand>-<name>``, then fsynced and renamed."""
 
-    def __init__(self, dst: Path, gz: bool, cleaned: _Cleaner) -> None:
+    def __init__(self, dst: Path, gz: bool, cleaned: _Cleaner, size_hint: int = -1) -> None:
         self.dst = dst
         parent = dst.parent
         cleaned.visit(parent)
         self.tmp = parent / _temp_name(dst.name)
         fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        self.raw: BinaryIO = os.fdopen(fd, "wb", buffering=1024 * 1024)
+        # a small file gets a small buffer (a 1 MiB one per file costs an mmap and page faults)
+        buffering = 1024 * 1024 if size_hint < 0 else min(1024 * 1024, max(8192, 2 * size_hint))
+        self.raw: BinaryIO = os.fdopen(fd, "wb", buffering=buffering)
         self.fh: IO[bytes] | gzip.GzipFile = self.raw
         if gz:
             inner = dst.name[:-3]
