@@ -57,7 +57,8 @@ __all__ = [
 
 STDIN_NAME = "<stdin>"
 """How standard input is named in messages and ``--log`` records."""
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".log")
+"""Always JSON Lines (a ``.log`` too: a corrupt first line must not make it one document)."""
 _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 
@@ -215,7 +216,7 @@ class Record(NamedTuple):
 
 
 def is_jsonl_name(name: str) -> bool:
-    """True for ``*.jsonl`` / ``*.ndjson`` file names."""
+    """True for ``*.jsonl`` / ``*.ndjson`` / ``*.log`` file names."""
     return name.lower().endswith(JSONL_SUFFIXES)
 
 
