@@ -71,16 +71,35 @@ class Mode:
     migrate_mb: float
     import_runs: int
     jsonl_per_dialect: int
+    small_files: int
+    """Files of ~1 KB in the local engine's small-files row (issue 13: 20,000)."""
 
 
 MODES: dict[str, Mode] = {
     "full": Mode(
-        {"tiny": 2000, "medium": 1000, "large": 200}, rounds=7, migrate_mb=200, import_runs=9, jsonl_per_dialect=2000
+        {"tiny": 2000, "medium": 1000, "large": 200},
+        rounds=7,
+        migrate_mb=200,
+        import_runs=9,
+        jsonl_per_dialect=2000,
+        small_files=20_000,
     ),
     "quick": Mode(
-        {"tiny": 500, "medium": 250, "large": 50}, rounds=5, migrate_mb=32, import_runs=5, jsonl_per_dialect=500
+        {"tiny": 500, "medium": 250, "large": 50},
+        rounds=5,
+        migrate_mb=32,
+        import_runs=5,
+        jsonl_per_dialect=500,
+        small_files=5_000,
     ),
-    "smoke": Mode({"tiny": 10, "medium": 5, "large": 3}, rounds=2, migrate_mb=0.5, import_runs=2, jsonl_per_dialect=20),
+    "smoke": Mode(
+        {"tiny": 10, "medium": 5, "large": 3},
+        rounds=2,
+        migrate_mb=0.5,
+        import_runs=2,
+        jsonl_per_dialect=20,
+        small_files=100,
+    ),
 }
 PROXY_CALLS = {"full": 1000, "quick": 300, "smoke": 20}
 """Tool calls per side in the proxy section."""
@@ -94,6 +113,7 @@ TARGETS = {
     "peak_rss_mb": 100.0,
     "migrate_dask2_vs_j1": 1.6,
     "dask_small_files_ratio": 3.0,
+    "local_small_files_ratio": 2.0,
     "dask_worker_rss_mb": 150.0,
     "import_ms": 150.0,
     "proxy_overhead_ms": 1.0,
@@ -644,6 +664,11 @@ def run_migrate(
             res["j2_vs_j1"] = round(j2["records_per_s"] / j1["records_per_s"], 3)
             if dask_ok:
                 res["dask2_vs_j1"] = round(runs[2]["records_per_s"] / j1["records_per_s"], 3)
+        res["local_small_files"] = run_local_small_files(cycle, work, cmd, mode.small_files, log)
+        if res["local_small_files"]["ratio"] <= 0 or any(
+            res["local_small_files"][k]["exit_code"] != 0 for k in ("one_file", "small_files")
+        ):
+            res["status"] = "failed"
         if dask_ok:
             res["small_files"] = run_small_files(cycle, work, log, min(10.0, size_mb), (src, records, nbytes))
         else:
@@ -663,24 +688,31 @@ def _dask_installed() -> bool:
     return True
 
 
-def run_small_files(
-    cycle: Sequence[bytes],
-    work: Path,
-    log: Callable[[str], None],
-    size_mb: float = 10.0,
-    big: tuple[Path, int, int] | None = None,
-) -> dict[str, Any]:
-    """Dask, 2 workers: files of ~1 KB (10,000 for 10 MB) against one file holding the same records.
+def make_small_files(
+    cycle: Sequence[bytes], work: Path, size_mb: float, n_files: int | None = None
+) -> tuple[Path, Path, int, int, int]:
+    """One JSON Lines file of ``size_mb`` and the same records cut into files of ~1 KB (1,000 per directory).
 
-    One LocalCluster serves both runs (its start-up is not counted); the time is that of
-    ``envglot.migrate(..., engine="dask", client=...)``.
+    With ``n_files``, the one file holds just enough records for that many small files.
+    Returns ``(one file, directory of the small files, their number, records, bytes)``.
     """
-    from distributed import Client, LocalCluster
-
     small = [b for b in cycle if len(b) < 500] or list(cycle)  # records that fit several to a 1 KB file
     one = work / "one" / "all.jsonl"
     one.parent.mkdir(parents=True, exist_ok=True)
-    records, nbytes = write_jsonl(one, small, int(size_mb * MB))
+    if n_files is not None:  # whole ~1 KB groups, n_files of them
+        groups, size, take = 0, 0, []
+        i = 0
+        while groups < n_files:
+            b = small[i % len(small)]
+            take.append(b)
+            size += len(b) + 1
+            i += 1
+            if size >= 1000:
+                groups, size = groups + 1, 0
+        records, nbytes = len(take), sum(len(b) + 1 for b in take)
+        one.write_bytes(b"".join(b + b"\n" for b in take))
+    else:
+        records, nbytes = write_jsonl(one, small, int(size_mb * MB))
     many = work / "many"
     files = 0
     group: list[bytes] = []
@@ -702,6 +734,44 @@ def run_small_files(
                 flush()
     if group:
         flush()
+    return one, many, files, records, nbytes
+
+
+def run_local_small_files(
+    cycle: Sequence[bytes], work: Path, cmd: list[str], n_files: int, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """``envglot migrate -j 1``: ``n_files`` files of ~1 KB against one file holding the same records.
+
+    Both runs are whole CLI processes (start-up included in both); the ratio is small files / one file.
+    """
+    one, many, files, records, nbytes = make_small_files(cycle, work / "local-files", 0, n_files)
+    out: dict[str, Any] = {"records": records, "bytes": nbytes}
+    for label, src, n in (("one_file", one, 1), ("small_files", many, files)):
+        r = run_migrate_once(cmd, src, work / f"out-local-{label}", 1, records, nbytes)
+        out[label] = {"files": n, "wall_s": r["wall_s"], "records_per_s": r["records_per_s"]}
+        out[label]["exit_code"] = r["exit_code"]
+        if "stderr_tail" in r:
+            out[label]["stderr_tail"] = r["stderr_tail"]
+        log(f"  -j 1 small files: {label} ({n} files): {r['wall_s']:.2f}s, exit {r['exit_code']}")
+    out["ratio"] = round(out["small_files"]["wall_s"] / out["one_file"]["wall_s"], 2)
+    return out
+
+
+def run_small_files(
+    cycle: Sequence[bytes],
+    work: Path,
+    log: Callable[[str], None],
+    size_mb: float = 10.0,
+    big: tuple[Path, int, int] | None = None,
+) -> dict[str, Any]:
+    """Dask, 2 workers: files of ~1 KB (10,000 for 10 MB) against one file holding the same records.
+
+    One LocalCluster serves both runs (its start-up is not counted); the time is that of
+    ``envglot.migrate(..., engine="dask", client=...)``.
+    """
+    from distributed import Client, LocalCluster
+
+    one, many, files, records, nbytes = make_small_files(cycle, work / "dask-files", size_mb)
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=50
     )
@@ -828,6 +898,11 @@ def evaluate(
     else:
         note = migrate.get("reason") or migrate.get("status")
         out += [_target(label, 0, None, note=note) for label in (j1, j2, rss)]
+    need_lsf = TARGETS["local_small_files_ratio"]
+    lsf = migrate.get("local_small_files") or {}
+    label = f"migrate -j 1: many files of ~1 KB <= {need_lsf} x one file"
+    files = lsf.get("small_files", {}).get("files")
+    out.append(_target(label, need_lsf, lsf.get("ratio"), at_least=False, files=files))  # type: ignore[arg-type]
     need_d = TARGETS["migrate_dask2_vs_j1"]
     need_sf = TARGETS["dask_small_files_ratio"]
     need_rss = TARGETS["dask_worker_rss_mb"]
@@ -978,6 +1053,14 @@ def markdown(results: dict[str, Any]) -> str:
             )
         head = ["run", "exit", "wall s", "MB/s", "records/s", "vs in-memory", "peak RSS MB (per process)"]
         lines += _table([*head, "peak RSS MB (all processes, sampled)"], "lrrrrrrr", body)
+        lsf = mig.get("local_small_files")
+        if lsf:
+            lines += [
+                "",
+                f"Local engine, `-j 1`, the same {lsf['records']:,} records ({lsf['bytes'] / MB:.1f} MB): one file "
+                f"{lsf['one_file']['wall_s']:.2f} s, {lsf['small_files']['files']:,} files of ~1 KB "
+                f"{lsf['small_files']['wall_s']:.2f} s ({lsf['ratio']:.2f} x; both whole CLI runs).",
+            ]
         sf = mig.get("small_files")
         if sf:
             lines += [

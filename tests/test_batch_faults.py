@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV, migrate
+from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_BATCH_ENV, TEST_DELAY_ENV, migrate
 
 ENVGLOT = shutil.which("envglot", path=str(Path(sys.executable).parent)) or shutil.which("envglot")
 needs_exe = pytest.mark.skipif(ENVGLOT is None, reason="the envglot executable is not installed")
@@ -118,12 +118,18 @@ def _run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.Com
     )
 
 
-def _run_and_kill(args: list[str | Path], after: float) -> int | None:
-    """Start a slowed-down run and SIGKILL its process group after ``after`` seconds (if still running)."""
+def _run_and_kill(args: list[str | Path], after: float, batch: int | None = None) -> int | None:
+    """Start a slowed-down run and SIGKILL its process group after ``after`` seconds (if still running).
+
+    ``batch``: files per commit batch (small batches: the kill lands between and inside commits).
+    """
     assert ENVGLOT is not None
+    env = {**os.environ, TEST_DELAY_ENV: "0.008"}
+    if batch is not None:
+        env[TEST_BATCH_ENV] = str(batch)
     proc = subprocess.Popen(
         [ENVGLOT, "migrate", *map(str, args), "-q"],
-        env={**os.environ, TEST_DELAY_ENV: "0.008"},
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -141,10 +147,15 @@ def _run_and_kill(args: list[str | Path], after: float) -> int | None:
 
 @needs_exe
 @pytest.mark.parametrize(
-    ("mode", "jobs", "seed"),
-    [("out", 1, s) for s in range(3)] + [("out", 2, s) for s in range(3)] + [("in-place", 1, 7), ("in-place", 2, 8)],
+    ("mode", "jobs", "seed", "batch"),
+    [("out", 1, s, None) for s in range(3)]
+    + [("out", 2, s, None) for s in range(3)]
+    + [("in-place", 1, 7, None), ("in-place", 2, 8, None)]
+    + [("out", 1, 20, 2), ("out", 2, 21, 3), ("in-place", 1, 22, 2), ("in-place", 2, 23, 3)],
 )
-def test_sigkill_then_rerun_accounts_for_every_record_once(tmp_path: Path, mode: str, jobs: int, seed: int) -> None:
+def test_sigkill_then_rerun_accounts_for_every_record_once(
+    tmp_path: Path, mode: str, jobs: int, seed: int, batch: int | None
+) -> None:
     rng = random.Random(seed)
     ids = make_corpus(tmp_path / "in", seed=seed)
     rejects = tmp_path / "rejects.jsonl"
@@ -152,12 +163,12 @@ def test_sigkill_then_rerun_accounts_for_every_record_once(tmp_path: Path, mode:
     args: list[str | Path] = [tmp_path / "in", *where, "--rejects", rejects, "-j", str(jobs), "--chunk-size", "600"]
     kills = 0
     for upper in (0.8, 1.6):  # killed once or twice (a killed re-run, too), then a run to the end
-        if _run_and_kill(args, rng.uniform(0.2, upper)) == -signal.SIGKILL:
+        if _run_and_kill(args, rng.uniform(0.2, upper), batch) == -signal.SIGKILL:
             kills += 1
     for after in (0.15, 0.05):  # a loaded or fast machine finished first: kill earlier
         if kills:
             break
-        if _run_and_kill(args, after) == -signal.SIGKILL:
+        if _run_and_kill(args, after, batch) == -signal.SIGKILL:
             kills += 1
     assert kills >= 1, "no run could be killed before it ended"
     final = _run(*args)
@@ -405,3 +416,109 @@ def test_stale_rewrite_temp_beside_the_rejects_file_is_removed(tmp_path: Path) -
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=tmp_path / "rej" / "r.jsonl", jobs=1)
     assert not stale.exists() and rep.temp_files_removed == 1
     assert len((tmp_path / "rej" / "r.jsonl").read_bytes().splitlines()) == 1
+
+
+# --- commit batches: one sync per batch, rejects durable before any rename ------------------
+
+
+def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the order of rejects commits, batch syncs and renames of one in-process run."""
+    from envglot.migration import commit, files
+
+    events: list[str] = []
+    real_sync, real_rename = commit.sync_local_files, files._AtomicOutput.rename
+    real_append, real_rewrite = files._Rejects._append, files._Rejects._rewrite
+
+    def sync(paths: list[str]) -> None:
+        events.append(f"sync {len(paths)}")
+        real_sync(paths)
+
+    def rename(self: files._AtomicOutput, mode: int | None) -> None:
+        events.append(f"rename {self.dst.name}")
+        real_rename(self, mode)
+
+    def append(self: files._Rejects) -> None:
+        events.append("rejects")
+        real_append(self)
+
+    def rewrite(self: files._Rejects, source: str) -> None:
+        events.append("rejects")
+        real_rewrite(self, source)
+
+    monkeypatch.setattr(commit, "sync_local_files", sync)
+    monkeypatch.setattr(files._AtomicOutput, "rename", rename)
+    monkeypatch.setattr(files._Rejects, "_append", append)
+    monkeypatch.setattr(files._Rejects, "_rewrite", rewrite)
+    return events
+
+
+@pytest.mark.parametrize("rerun", [False, True])
+def test_a_batch_commits_its_rejects_before_any_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rerun: bool
+) -> None:
+    ids = make_corpus(tmp_path / "in", files=8, lines=20)
+    rejects = tmp_path / "r.jsonl"
+    if rerun:  # the second run replaces (rewrites) each file's rejects instead of appending
+        migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    monkeypatch.setenv(TEST_BATCH_ENV, "3")
+    events = _trace_commits(monkeypatch)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    assert rep.files_written == rep.files_total - 3  # three rejected documents leave no output
+    syncs = [i for i, e in enumerate(events) if e.startswith("sync")]
+    assert [events[i] for i in syncs] == ["sync 3", "sync 3", "sync 3", "sync 1"]  # 10 outputs, batches of 3
+    start = 0
+    for s in syncs:  # every rename follows its batch's sync; no rejects commit between a sync and its renames
+        renames = [e for e in events[s + 1 :] if not e.startswith("sync")]
+        n = int(events[s].split()[1])
+        assert all(e.startswith("rename") for e in renames[:n]), events
+        assert "rejects" not in events[s : s + n + 1]
+        assert all(not e.startswith("rename") for e in events[start:s]), events
+        start = s + n + 1
+    assert accounted(tmp_path / "out", rejects) == ids
+
+
+def test_a_failed_rename_mid_batch_fails_the_rest_and_leaves_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from envglot.migration import files
+
+    ids = make_corpus(tmp_path / "in", files=8, lines=20)
+    rejects = tmp_path / "r.jsonl"
+    real = files._AtomicOutput.rename
+    calls = {"n": 0}
+
+    def flaky(self: files._AtomicOutput, mode: int | None) -> None:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError(28, "No space left on device")
+        real(self, mode)
+
+    monkeypatch.setenv(TEST_BATCH_ENV, "3")
+    monkeypatch.setattr(files._AtomicOutput, "rename", flaky)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    assert rep.exit_code == 74 and rep.stopped and rep.stopped.startswith("output error")
+    assert rep.files_written == 4
+    assert len([f for f in rep.failed if f.exit_code == 74]) == 2  # the unrenamed rest of the second batch
+    assert not list((tmp_path / "out").rglob(f"{TEMP_PREFIX}*"))
+    monkeypatch.setattr(files._AtomicOutput, "rename", real)
+    again = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    assert again.exit_code == 1
+    assert accounted(tmp_path / "out", rejects) == ids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs is Linux-only (elsewhere: an fsync per file)")
+def test_many_small_files_cost_a_few_fsyncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "in").mkdir()
+    for i in range(60):
+        (tmp_path / "in" / f"f{i:03}.jsonl").write_bytes(_record(f"rid-{i}", 0) + b"\n")
+    count = {"n": 0}
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        count["n"] += 1
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    assert rep.files_written == 60
+    assert count["n"] <= 10, f"{count['n']} fsyncs for 60 files"  # was 120: two per file

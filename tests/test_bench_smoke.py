@@ -99,7 +99,7 @@ def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
     for pair in HANDWRITTEN:
         assert ratios[(*pair, "large")]["converter_vs_orjson"] > 0
     targets = results["targets"]
-    assert len(targets) == 18
+    assert len(targets) == 19
     assert all(t["holds"] in (True, False, None) for t in targets)
     assert next(t for t in targets if t["target"].startswith("Converter >= 0.7"))["holds"] is not None
 
@@ -115,6 +115,9 @@ def test_migrate_section(run: tuple[dict[str, Any], str]) -> None:
         assert r["exit_code"] == 0
         assert r["output_records"] == mig["records"]
         assert r["mb_per_s"] > 0 and r["peak_rss_mb"] > 0
+    lsf = mig["local_small_files"]
+    assert lsf["small_files"]["exit_code"] == lsf["one_file"]["exit_code"] == 0
+    assert lsf["small_files"]["files"] > 1 and lsf["ratio"] > 0
     if len(mig["runs"]) == 3:  # the dask extra is installed
         assert mig["runs"][2]["engine"] == "dask, 2 workers"
         assert mig["runs"][2]["peak_rss_worker_sampled_mb"] > 0

@@ -149,3 +149,72 @@ def test_parser_reads_every_part(tmp_path: Path) -> None:
     assert _contains({"a": [1, {"b": 2, "c": 3}], "d": 4}, {"a": [1, {"b": 2}]})
     assert not _contains({"a": [1, 2]}, {"a": [1]})
     assert not _contains({"a": 1}, {"a": True})
+
+
+# --------------------------------------------------------------------------- docs/cli.md, run as written
+
+CLI_DOC = ROOT / "docs" / "cli.md"
+_DOC_BLOCK = re.compile(r"^```(?:console|text)?\n(\$ .*?)^```[ \t]*$", re.M | re.S)
+
+
+@dataclass(frozen=True)
+class DocCommand:
+    """One ``$ command`` of docs/cli.md, its shown output and the exit code an ``echo $?`` shows."""
+
+    line: int
+    command: str
+    output: list[str]
+    exit_code: int | None
+
+
+def _doc_commands() -> list[DocCommand]:
+    text = CLI_DOC.read_text()
+    found: list[DocCommand] = []
+    for m in _DOC_BLOCK.finditer(text):
+        first = text.count("\n", 0, m.start(1)) + 1
+        lines = m.group(1).splitlines()
+        i = 0
+        while i < len(lines):
+            start = i
+            cmd = lines[i][2:]
+            while cmd.endswith("\\"):  # a continued command line
+                i += 1
+                cmd = cmd[:-1] + " " + lines[i].strip()
+            i += 1
+            out: list[str] = []
+            while i < len(lines) and not lines[i].startswith("$ "):
+                out.append(lines[i])
+                i += 1
+            code = None
+            if i < len(lines) and lines[i] == "$ echo $?":
+                code = int(lines[i + 1])
+                i += 2
+            found.append(DocCommand(first + start, cmd, out, code))
+    return found
+
+
+def _interleaves(expected: list[str], stdout: list[str], stderr: list[str]) -> bool:
+    """True if ``expected`` is stdout's and stderr's lines, each in its own order, merged."""
+
+    def go(e: int, o: int, r: int) -> bool:
+        if e == len(expected):
+            return o == len(stdout) and r == len(stderr)
+        if o < len(stdout) and stdout[o] == expected[e] and go(e + 1, o + 1, r):
+            return True
+        return r < len(stderr) and stderr[r] == expected[e] and go(e + 1, o, r + 1)
+
+    return go(0, 0, 0)
+
+
+@pytest.mark.parametrize("doc", _doc_commands(), ids=lambda d: f"cli.md:{d.line}")
+def test_cli_doc_command_runs_as_written(doc: DocCommand, tmp_path: Path) -> None:
+    """From a directory holding the repository's examples/ and docs/ (outputs land there)."""
+    for name in ("examples", "docs"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    env = {k: v for k, v in os.environ.items() if k != "ENVGLOT_MAPPINGS_DIR"}
+    env["PATH"] = str(Path(envglot_exe()).parent) + os.pathsep + env.get("PATH", "")
+    r = subprocess.run(["bash", "-c", doc.command], cwd=tmp_path, capture_output=True, env=env, timeout=60)
+    out, err = r.stdout.decode().splitlines(), r.stderr.decode().splitlines()
+    assert _interleaves(doc.output, out, err), f"$ {doc.command}\nstdout: {out}\nstderr: {err}"
+    if doc.exit_code is not None:
+        assert r.returncode == doc.exit_code, r.stderr

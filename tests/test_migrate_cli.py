@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import envglot
-from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV
+from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_BATCH_ENV, TEST_DELAY_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
 from migrate_corpus import legacy_variant, make_corpus
@@ -209,7 +209,7 @@ def _start(args: list[str | Path]) -> subprocess.Popen[bytes]:
     assert ENVGLOT is not None
     return subprocess.Popen(
         [ENVGLOT, "migrate", *map(str, args), "-j", "2", "--chunk-size", "512", "-q"],
-        env={**os.environ, TEST_DELAY_ENV: "0.02"},
+        env={**os.environ, TEST_DELAY_ENV: "0.02", TEST_BATCH_ENV: "2"},  # commit batches of 2 files
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -294,3 +294,111 @@ def test_ctrl_c_removes_the_temp_file_and_reports(tmp_path: Path) -> None:
     assert not list((tmp_path / "out").rglob(f"{TEMP_PREFIX}*"))
     rep = json.loads((tmp_path / "r.json").read_bytes())
     assert rep["stopped"] == "interrupted" and rep["exit_code"] == 130 and rep["not_processed"]
+
+
+# --------------------------------------------------------------------------- --log and -v
+
+
+def _diag_corpus(root: Path) -> None:
+    root.mkdir(parents=True)
+    lines = [b'{"success":true,"count":1,"schema_version":"1.0.0"}', b"not json", V2] * 40
+    (root / "a.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    (root / "b.json").write_bytes(b'{"success":false,"error":"gone","error_type":"not_found","extra":1}')
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_log_has_every_diagnostic_and_reject_with_file_and_line(tmp_path: Path, jobs: str) -> None:
+    _diag_corpus(tmp_path / "in")
+    log = tmp_path / "in" / "diag.jsonl"  # inside the input tree: never read as an input
+    args = (tmp_path / "in", "--out", tmp_path / "out", "--log", log, "-j", jobs, "--chunk-size", "300")
+    r = run(*args)
+    assert r.returncode == 1, r.stderr
+    recs = [json.loads(x) for x in log.read_bytes().splitlines()]
+    assert set(recs[0]) == {"file", "line", "kind", "path", "message", "dialect", "lossy"}
+    a = [x for x in recs if x["file"].endswith("a.jsonl")]
+    assert [(x["line"], x["kind"]) for x in a] == [
+        (3 * i + k, kind) for i in range(40) for k, kind in ((1, "field_dropped"), (2, "detect_error"))
+    ]
+    assert a[0] == {
+        "file": a[0]["file"],
+        "line": 1,
+        "kind": "field_dropped",
+        "path": "$.schema_version",
+        "message": "legacy-v1 field has no place in response-v2",
+        "dialect": "response-v2",
+        "lossy": True,
+    }
+    assert a[1]["path"] == "$" and not a[1]["message"].endswith("(at $)") and a[1]["lossy"] is False
+    b = [x for x in recs if x["file"].endswith("b.json")]
+    assert b and all(x["line"] is None for x in b)
+    assert run(*args, "--report", tmp_path / "rep.json").returncode == 1  # again: the log is replaced
+    assert [json.loads(x) for x in log.read_bytes().splitlines()] == recs
+    rep = json.loads((tmp_path / "rep.json").read_bytes())
+    assert rep["files_total"] == 2  # the log file was not taken as an input
+    assert sum(rep["diagnostics"].values()) == len([x for x in recs if x["kind"] in rep["diagnostics"]])
+
+
+def test_verbose_prints_each_record_and_default_prints_none(tmp_path: Path) -> None:
+    _diag_corpus(tmp_path / "in")
+    quiet = run(tmp_path / "in", "--check")
+    assert b"a.jsonl:1:" not in quiet.stderr
+    loud = run(tmp_path / "in", "--check", "-v")
+    err = loud.stderr.decode()
+    assert f"{tmp_path / 'in' / 'a.jsonl'}:1: warning: $.schema_version: legacy-v1 field has no place" in err
+    assert "[field_dropped]" in err
+    assert f"{tmp_path / 'in' / 'a.jsonl'}:2: error: invalid JSON" in err
+    assert err.count(": error: invalid JSON") == 40
+
+
+def test_log_and_verbose_need_the_local_engine(tmp_path: Path) -> None:
+    _diag_corpus(tmp_path / "in")
+    r = run(tmp_path / "in", "--out", tmp_path / "out", "--engine", "dask", "--log", tmp_path / "l.jsonl")
+    assert r.returncode == 2 and b"--engine local" in r.stderr
+
+
+# --------------------------------------------------------------------------- ETA and summary
+
+
+def _eta_seconds(err: str) -> int:
+    m, s = err.rsplit("ETA ", 1)[1].split()[0].split(":")
+    return int(m) * 60 + int(s)
+
+
+def test_eta_counts_files_when_the_bytes_are_nearly_done(capsys: pytest.CaptureFixture[str]) -> None:
+    """Many small files after one big one: the bytes say "done", the files say otherwise."""
+    from envglot.cli.migrate_cmd import _ProgressLine
+    from envglot.migration import Progress
+
+    line = _ProgressLine()
+    total = 10_000_000
+    line(Progress(records=0, bytes_done=0, bytes_total=total, files_done=0, files_total=2001, elapsed_s=5.0))
+    line.last = 0.0
+    # 10 s after the first report (start-up, 5 s, not counted): the big file (99 % of the bytes) and 100 small ones
+    line(
+        Progress(records=990, bytes_done=9_900_000, bytes_total=total, files_done=101, files_total=2001, elapsed_s=15.0)
+    )
+    eta = _eta_seconds(capsys.readouterr().err)
+    assert 185 <= eta <= 190  # 1,900 files left at 10 files/s (the bytes alone would say 0:00)
+
+
+def test_summary_shows_a_rate_only_for_runs_of_a_second_or_more(tmp_path: Path) -> None:
+    from envglot.cli.migrate_cmd import format_summary
+    from envglot.migration import MigrationReport
+
+    rep = MigrationReport(target="response-v2", source=None, mode="check", jobs=1, records=19, files_total=3)
+    rep.elapsed_s, rep.records_per_s = 0.2, 95.0
+    assert "records/s" not in format_summary(rep).splitlines()[0]
+    assert "19 records" in format_summary(rep).splitlines()[0]
+    rep.elapsed_s = 2.0
+    assert "(95 records/s" in format_summary(rep).splitlines()[0]
+
+
+def test_the_loss_warning_lists_only_lossy_kinds(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.json").write_bytes((Path(__file__).parents[1] / "examples/result/ok.json").read_bytes())
+    r = run(tmp_path / "in", "--check", "-t", "dotbot", "--report", tmp_path / "rep.json")
+    rep = json.loads((tmp_path / "rep.json").read_bytes())
+    notes = [k for k in rep["diagnostics"] if k in ("synthesized", "payload_wrapped", "status_mismatch")]
+    warning = [ln for ln in r.stderr.decode().splitlines() if ln.startswith("warning:")]
+    assert rep["lossy"] and notes, rep["diagnostics"]  # the test needs a loss and a note to prove something
+    assert len(warning) == 1 and not any(k in warning[0] for k in notes), warning

@@ -67,15 +67,43 @@ def _quietly(f: Any) -> None:
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="envglot")
-def main() -> None:
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    help="Take option defaults from FILE (envglot.toml, or a pyproject.toml with [tool.envglot]).",
+)
+@click.option("--no-config", is_flag=True, help="Ignore envglot.toml and [tool.envglot] in pyproject.toml.")
+@click.pass_context
+def main(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
     """Convert MCP tool response envelopes between dialects.
+
+    Option defaults come from the nearest envglot.toml, or pyproject.toml with a
+    [tool.envglot] table, in the current directory or above (see docs/cli.md,
+    "Project configuration"); options given on the command line win.
 
     \b
     Examples:
       envglot convert reply.json -t response-v2
       envglot detect logs/*.json
       envglot migrate archive/ --out migrated/
+      envglot --no-config convert reply.json -t result
     """
+    from pathlib import Path
+
+    from .config import default_map, find_config
+
+    if config_path is not None and no_config:
+        raise click.UsageError("--config and --no-config exclude each other")
+    if no_config:
+        return
+    path = Path(config_path) if config_path is not None else find_config(Path.cwd())
+    if path is None:
+        return
+    if config_path is not None and not path.is_file():
+        raise click.UsageError(f"--config {config_path}: no such file")
+    assert isinstance(ctx.command, click.Group)
+    ctx.default_map = default_map(path, ctx.command, ctx)
 
 
 # Command modules register themselves on `main` when imported (one line each).

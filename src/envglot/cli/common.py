@@ -60,7 +60,8 @@ __all__ = [
 
 STDIN_NAME = "<stdin>"
 """How standard input is named in messages and ``--log`` records."""
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".log")
+"""Always JSON Lines (a ``.log`` too: a corrupt first line must not make it one document)."""
 _ANY = msgspec.json.Decoder()
 _RAW = msgspec.json.Decoder(msgspec.Raw)
 _ENC = msgspec.json.Encoder()
@@ -219,7 +220,7 @@ class Record(NamedTuple):
 
 
 def is_jsonl_name(name: str) -> bool:
-    """True for ``*.jsonl`` / ``*.ndjson`` file names."""
+    """True for ``*.jsonl`` / ``*.ndjson`` / ``*.log`` file names."""
     return name.lower().endswith(JSONL_SUFFIXES)
 
 
@@ -540,9 +541,14 @@ def _where(name: str, line: int | None) -> str:
 
 def error_kind(exc: EnvglotError) -> str:
     """The ``kind`` of an error record in ``--log``: the exception class in snake_case."""
+    return kind_of_error(type(exc).__name__)
+
+
+def kind_of_error(class_name: str) -> str:
+    """``ParseError`` -> ``parse_error`` (the ``kind`` of an error in ``--log``)."""
     import re
 
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", type(exc).__name__).lower()
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
 
 
 class LogWriter:

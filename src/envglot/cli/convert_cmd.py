@@ -47,7 +47,7 @@ Exit codes:
 
 
 @main.command(epilog=_EPILOG, short_help="Convert envelopes (JSON or JSON Lines) to another dialect.")
-@click.argument("file", default="-", metavar="[FILE|-]")
+@click.argument("files", nargs=-1, metavar="[FILE|-]")
 @click.option("-t", "--to", "--write", "to", required=True, type=DialectType(writable=True), help="Target dialect.")
 @click.option(
     "-f",
@@ -91,7 +91,7 @@ Exit codes:
 @detection_options
 @click.option("-v", "--verbose", is_flag=True, help="Also show notes (synthesized values, unwrapping, ...).")
 def convert(
-    file: str,
+    files: tuple[str, ...],
     to: str,
     from_: str | None,
     output: str | None,
@@ -132,7 +132,12 @@ def convert(
       envglot convert reply.json -t response-v2 --unsupported raise --select code_mapped
       envglot convert reply.json -t errorcode --fail-if-lossy --ignore field_dropped:$.summary
       envglot convert reply.json -t errorcode --wrap mcp
+
+    One input per run: for several, use `envglot migrate FILE... --out DIR` (one
+    output per input, --log and -v as here) or concatenate them into one stream
+    (`cat a.jsonl b.jsonl | envglot convert -t response-v2`).
     """
+    file = _one_input(files)
     ctx_values = parse_context(context)
     if output not in (None, "-") and log_path and same_file(output, log_path):
         raise click.UsageError(f"-o {output} and --log {log_path} name the same file; give the log its own file")
@@ -223,3 +228,14 @@ def convert(
     if code == exits.EX_FAILED and fail_if_lossy and status.lossy:
         click.echo(f"error: {status.lossy} lossy document(s) (--fail-if-lossy)", err=True)
     sys.exit(code)
+
+
+def _one_input(files: tuple[str, ...]) -> str:
+    """The single input (stdin when none); several are a usage error that says what to use instead."""
+    if len(files) > 1:
+        raise click.UsageError(
+            f"convert takes one input, got {len(files)}; for several files use "
+            "'envglot migrate FILE... --out DIR' (one output per input; -t, --log, -v work there too), "
+            "or join them into one stream: 'cat FILE... | envglot convert -t DIALECT'"
+        )
+    return files[0] if files else "-"

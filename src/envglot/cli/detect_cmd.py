@@ -5,11 +5,22 @@ from __future__ import annotations
 import sys
 
 import click
+import msgspec
 
 from ..api import detection
 from ..errors import EnvglotError
 from . import main
-from .common import RunStatus, Stderr, detection_options, echo, load_mappings, mappings_option, read_records, try_open
+from .common import (
+    RunStatus,
+    Stderr,
+    detection_options,
+    echo,
+    error_kind,
+    load_mappings,
+    mappings_option,
+    read_records,
+    try_open,
+)
 
 __all__ = ["detect"]
 
@@ -22,6 +33,25 @@ Exit codes:
 """
 
 
+class _Error(msgspec.Struct):
+    kind: str
+    path: str | None
+    message: str
+
+
+class _Found(msgspec.Struct):
+    """One line of ``detect --json`` (a stable shape: docs/cli.md)."""
+
+    file: str
+    line: int | None
+    dialect: str | None = None
+    evidence: str | None = None
+    unwrapped: bool = False
+    error: _Error | None = None
+
+
+_ENC = msgspec.json.Encoder()
+
 MARKERLESS = " (no markers: read as a bare payload)"
 """Printed after ``legacy-v1`` for a document recognized only by elimination."""
 
@@ -32,6 +62,7 @@ MARKERLESS = " (no markers: read as a bare payload)"
 @mappings_option
 @detection_options
 @click.option("-v", "--verbose", is_flag=True, help="Say when an MCP CallToolResult was unwrapped.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per document or record (JSON Lines).")
 def detect(
     files: tuple[str, ...],
     jsonl: bool | None,
@@ -39,6 +70,7 @@ def detect(
     strict_detect: bool,
     max_depth: int,
     verbose: bool,
+    as_json: bool,
 ) -> None:
     """Print the dialect of each input (stdin when none is given).
 
@@ -50,11 +82,18 @@ def detect(
     not depend on the mapping tables; --mappings is accepted (and checked) so the
     same options work on every command.
 
+    --json prints one JSON object per document or record on stdout, in input order:
+    {"file", "line" (null for a document), "dialect" (null when not recognised),
+    "evidence" (null for the marker-less shape), "unwrapped", "error" (null, or
+    {"kind", "path", "message"})}. A record that is not valid input is such a line
+    (not an error line on stderr); the exit codes do not change.
+
     \b
     Examples:
       envglot detect examples/dotbot/structure-ok.json
       envglot detect examples/*/*.json
       cat replies.jsonl | envglot detect
+      envglot detect --json examples/*/*.json
     """
     load_mappings(mappings)
     inputs = files or ("-",)
@@ -76,7 +115,22 @@ def detect(
                     found = detection(rec.data, strict=strict_detect, max_depth=max_depth)
                 except EnvglotError as exc:
                     status.bad += 1
-                    err.error(name, line, exc)
+                    if as_json:
+                        exc.located(source=name, line=line)
+                        error = _Error(kind=error_kind(exc), path=exc.path, message=exc.message)
+                        echo(_ENC.encode(_Found(file=name, line=line, error=error)).decode())
+                    else:
+                        err.error(name, line, exc)
+                    continue
+                if as_json:
+                    found_line = _Found(
+                        file=name,
+                        line=line,
+                        dialect=found.dialect,
+                        evidence=found.evidence,
+                        unwrapped=found.unwrapped,
+                    )
+                    echo(_ENC.encode(found_line).decode())
                     continue
                 if found.unwrapped:
                     err.note(name, line, "unwrapped an MCP CallToolResult")

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import msgspec
 
-from ..dialects import DIALECTS, WRITABLE
+from ..dialects import ALIASES, DIALECTS, WRITABLE
 from ..errors import EnvglotError
 from ..mappings import Mappings
 from . import exits, main
@@ -30,17 +30,34 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 @main.command(short_help="List the dialects.")
-def dialects() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
+def dialects(as_json: bool) -> None:
     """List the dialect names with a one-line description.
 
     Read-only dialects (sources only: they have no writer) are marked. Aliases such as
     v2 (response-v2), v1 (legacy-v1) and adr-003 (result) are accepted wherever a
-    dialect is expected.
+    dialect is expected. --json prints one object per dialect: name, readable,
+    writable, aliases, description.
 
     \b
-    Example:
+    Examples:
       envglot dialects
+      envglot dialects --json
     """
+    if as_json:
+        _echo_json(
+            [
+                {
+                    "name": name,
+                    "readable": True,
+                    "writable": name in WRITABLE,
+                    "aliases": sorted(a for a, n in ALIASES.items() if n == name),
+                    "description": str(mod.DESCRIPTION),
+                }
+                for name, mod in DIALECTS.items()
+            ]
+        )
+        return
     rows = [
         (name, "read/write" if name in WRITABLE else "read", str(mod.DESCRIPTION)) for name, mod in DIALECTS.items()
     ]

@@ -15,8 +15,9 @@ from typing import Any
 
 import click
 
-from ..diagnostics import LOSSY_KINDS
+from ..diagnostics import LOSSY_KINDS, Diagnostic
 from ..errors import EnvglotError
+from ..excerpt import MESSAGE_LIMIT, excerpt
 from ..migration import (
     DEFAULT_CHUNK_BYTES,
     EX_INTERRUPTED,
@@ -25,13 +26,16 @@ from ..migration import (
     MigrationError,
     MigrationReport,
     Progress,
+    RecordError,
     migrate,
 )
 from . import exits, main
 from .common import (
     DialectType,
+    LogWriter,
     detection_options,
     die,
+    kind_of_error,
     load_mappings,
     make_policy,
     mappings_option,
@@ -87,13 +91,38 @@ def _mb(n: float) -> str:
 
 
 class _ProgressLine:
-    """One self-rewriting status line on stderr: records, MB, rate, ETA (at most 10 redraws/s)."""
+    """One self-rewriting status line on stderr: records, MB, rate, ETA (at most 10 redraws/s).
+
+    The ETA is the latest of three estimates, each from the rate since the first report
+    (start-up excluded): input bytes, files (a per-file cost such as opening and
+    committing is not in the bytes) and records (the total estimated from the records
+    per byte so far).
+    """
 
     def __init__(self) -> None:
         self.last = 0.0
         self.drawn = False
+        self.first: Progress | None = None
+
+    def _eta(self, p: Progress) -> float | None:
+        f = self.first
+        if f is None or p.elapsed_s <= f.elapsed_s:
+            return None
+        dt = p.elapsed_s - f.elapsed_s
+        etas = []
+        done_b = p.bytes_done - f.bytes_done
+        if p.bytes_total and done_b > 0:
+            etas.append(max(p.bytes_total - p.bytes_done, 0) * dt / done_b)
+            if p.records > f.records and p.bytes_done:
+                total_records = p.records * p.bytes_total / p.bytes_done
+                etas.append(max(total_records - p.records, 0) * dt / (p.records - f.records))
+        if p.files_total > 1 and p.files_done > f.files_done:
+            etas.append((p.files_total - p.files_done) * dt / (p.files_done - f.files_done))
+        return max(etas) if etas else None
 
     def __call__(self, p: Progress) -> None:
+        if self.first is None:
+            self.first = p
         now = time.monotonic()
         if now - self.last < 0.1:
             return
@@ -111,13 +140,8 @@ class _ProgressLine:
         parts.append(f"{p.records:,} records")
         parts.append(f"{rate:,.0f} rec/s, {mbs:,.1f} MB/s")
         parts.append(f"file {min(p.files_done + 1, p.files_total)}/{p.files_total}")
-        etas = []
-        if p.bytes_total and p.bytes_done and mbs > 0:
-            etas.append(max(p.bytes_total - p.bytes_done, 0) / 1e6 / mbs)
-        if p.files_total > 1 and p.files_done:
-            etas.append(p.elapsed_s * (p.files_total - p.files_done) / p.files_done)
-        if etas:  # from bytes and from files: the later of the two
-            eta = max(etas)
+        eta = self._eta(p)
+        if eta is not None:
             parts.append(f"ETA {int(eta // 60)}:{int(eta % 60):02d}")
         sys.stderr.write("\r\x1b[K" + "  ".join(parts))
         sys.stderr.flush()
@@ -134,10 +158,9 @@ def format_summary(rep: MigrationReport) -> str:
     verb = "checked" if rep.mode == "check" else "migrated"
     done = rep.files_total - len(rep.not_processed)
     files_n = f"{done:,} of {rep.files_total:,}" if rep.not_processed else f"{rep.files_total:,}"
-    head = (
-        f"{verb} {files_n} file(s) to {rep.target} in {rep.elapsed_s:.2f} s: "
-        f"{rep.records:,} records ({rep.records_per_s:,.0f} records/s, {rep.mb_per_s:,.2f} MB/s)"
-    )
+    # a rate over less than a second is mostly start-up: shown only for runs of 1 s or more
+    rate = f" ({rep.records_per_s:,.0f} records/s, {rep.mb_per_s:,.2f} MB/s)" if rep.elapsed_s >= 1 else ""
+    head = f"{verb} {files_n} file(s) to {rep.target} in {rep.elapsed_s:.2f} s: {rep.records:,} records{rate}"
     cols = ("source dialect", "records", "converted", "passed through", "rejected", "lossy")
     rows: list[tuple[str, ...]] = []
     for name, c in sorted(rep.by_source.items(), key=lambda kv: (kv[0] == UNDETECTED, kv[0])):
@@ -171,6 +194,40 @@ def format_summary(rep: MigrationReport) -> str:
             "not bad input (error_type InternalError in the rejects; please report it)"
         )
     return "\n".join(lines)
+
+
+class _PerRecord:
+    """``--log`` and ``-v``: each record's diagnostics and reject reasons, as the engine hands them over.
+
+    The log has the line format of ``convert --log``; ``-v`` prints
+    ``FILE[:LINE]: warning: PATH: message [kind]`` (``note:`` for the kinds that lose
+    nothing) and ``FILE[:LINE]: error: message (at PATH)`` for a rejected record.
+    """
+
+    def __init__(self, log: LogWriter | None, verbose: bool, progress: _ProgressLine | None) -> None:
+        self.log = log
+        self.verbose = verbose
+        self.progress = progress
+
+    def __call__(self, name: str, line: int | None, item: Diagnostic | RecordError) -> None:
+        where = name if line is None else f"{name}:{line}"
+        if isinstance(item, Diagnostic):
+            kind, lossy = str(item.kind), item.lossy
+            text = f"{where}: {'warning' if lossy else 'note'}: {_cut(item.path)}: {_cut(item.message)} [{kind}]"
+        else:
+            kind, lossy = kind_of_error(item.error_type), item.lossy
+            at = f" (at {_cut(item.path)})" if item.path else ""
+            text = f"{where}: error: {_cut(item.message)}{at}"
+        if self.log is not None:
+            self.log.record(name, line, kind, item.path, item.message, item.dialect, lossy)
+        if self.verbose:
+            if self.progress is not None:
+                self.progress.clear()
+            click.echo(text, err=True)
+
+
+def _cut(text: str) -> str:
+    return excerpt(text, MESSAGE_LIMIT)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -272,6 +329,13 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @click.option("--progress/--no-progress", default=None, help="Progress line on stderr (default: when stderr is a TTY).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary (errors are still printed).")
+@click.option(
+    "--log",
+    "log_path",
+    metavar="FILE",
+    help="Write every diagnostic and every reject's reason as JSON Lines, with file and line (as convert --log).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Print each record's diagnostics and rejects on stderr.")
 @detection_options
 @click.pass_context
 def migrate_command(
@@ -303,6 +367,8 @@ def migrate_command(
     workers: int | None,
     progress: bool | None,
     quiet: bool,
+    log_path: str | None,
+    verbose: bool,
     strict_detect: bool,
     max_depth: int,
 ) -> None:
@@ -332,8 +398,13 @@ def migrate_command(
         raise click.UsageError("--backup needs a non-empty suffix (use --no-backup for none)")
     load_mappings(mappings)  # exits 66/65 with a clear message on a bad overlay
     synth = parse_context(context)
+    if engine != "local" and (log_path is not None or verbose):
+        raise click.UsageError("--log and -v need --engine local")
     show = progress if progress is not None else (sys.stderr.isatty() and not quiet)
     line = _ProgressLine() if show else None
+    log = LogWriter(log_path) if log_path is not None else None
+    per_record = _PerRecord(log, verbose, line) if log is not None or verbose else None
+    rep: MigrationReport | None = None
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         rep = migrate(
@@ -363,6 +434,8 @@ def migrate_command(
             scheduler=scheduler,
             workers=workers,
             notice=None if quiet else (lambda msg: click.echo(msg, err=True)),
+            on_diagnostic=per_record,
+            skip=[log_path] if log_path is not None else [],
         )
     except MigrationError as exc:
         die(exc.message, exc.exit_code)
@@ -388,6 +461,10 @@ def migrate_command(
         die(f"cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", exits.EX_IOERR)
     finally:
         signal.signal(signal.SIGTERM, old_term)
+        if log is not None and rep is None:
+            log.abort()  # the run did not end: an existing log file stays as it was
+    if log is not None:
+        log.close()
     if line is not None:
         line.clear()
     _print_outcome(rep, quiet, unsupported)

@@ -18,7 +18,9 @@ DIALECTS: dict[str, ModuleType] = {
 }
 NAMES: tuple[str, ...] = tuple(DIALECTS)
 WRITABLE: tuple[str, ...] = tuple(n for n, m in DIALECTS.items() if getattr(m, "WRITABLE", True))
-_ALIASES = {n.replace("-", "_"): n for n in NAMES} | {"v2": "response-v2", "v1": "legacy-v1", "adr-003": "result"}
+ALIASES: dict[str, str] = {"v2": "response-v2", "v1": "legacy-v1", "adr-003": "result"}
+"""Short names accepted for a dialect (the underscore spellings, ``response_v2``, are accepted too)."""
+_ALIASES = {n.replace("-", "_"): n for n in NAMES} | ALIASES
 
 
 def get_dialect(name: str) -> ModuleType:

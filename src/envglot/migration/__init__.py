@@ -25,12 +25,13 @@ from .constants import (
     EX_SOFTWARE,
     REJECTS_NAME,
     TEMP_PREFIX,
+    TEST_BATCH_ENV,
     TEST_DELAY_ENV,
     UNDETECTED,
 )
 from .engine import migrate
 from .files import BackupExistsError, MigrationError, clean_stale_temps
-from .records import Migrator, Outcome, reject_line
+from .records import Migrator, Outcome, RecordError, reject_line
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .workers import SourceCounts
 
@@ -41,6 +42,7 @@ __all__ = [
     "EX_SOFTWARE",
     "REJECTS_NAME",
     "TEMP_PREFIX",
+    "TEST_BATCH_ENV",
     "TEST_DELAY_ENV",
     "UNDETECTED",
     "BackupExistsError",
@@ -51,6 +53,7 @@ __all__ = [
     "Migrator",
     "Outcome",
     "Progress",
+    "RecordError",
     "SourceCounts",
     "clean_stale_temps",
     "migrate",

@@ -24,6 +24,8 @@ DEFAULT_CHUNK_BYTES = 1024 * 1024
 """JSON Lines are cut into chunks of about this many bytes (whole lines) for the workers."""
 TEST_DELAY_ENV = "ENVGLOT_MIGRATE_TEST_DELAY"
 """Test-only hook: seconds to sleep before each chunk (lets a test interrupt a run mid-way)."""
+TEST_BATCH_ENV = "ENVGLOT_MIGRATE_TEST_BATCH_FILES"
+"""Test-only hook: files per commit batch (lets a kill test land between and inside small batches)."""
 EX_INTERRUPTED = 130
 """Exit code of a run stopped by Ctrl-C or SIGTERM (the report says ``stopped: "interrupted"``)."""
 EX_SOFTWARE = 70

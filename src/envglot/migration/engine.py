@@ -16,9 +16,11 @@ from typing import IO, Any, BinaryIO
 
 import msgspec
 
+from ..diagnostics import Diagnostic
 from ..dialects import WRITABLE, get_dialect
 from ..limits import MAX_DEPTH
 from ..policy import Policy
+from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
 from .files import (
     BackupExistsError,
@@ -26,7 +28,7 @@ from .files import (
     SymlinkRefusedError,
     _AtomicOutput,
     _Cleaner,
-    _copy_atomic,
+    _copy_to_temp,
     _Job,
     _make_backup,
     _read_error,
@@ -35,7 +37,7 @@ from .files import (
     display,
     refuse_links,
 )
-from .records import _rebuild_migrator
+from .records import RecordError, _rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .workers import SourceCounts, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _Task, _worker_init
 
@@ -119,8 +121,10 @@ def _produce(jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | N
             else:
                 line = 1
                 carry = b""
+                # a small file is read in one call without a chunk-sized buffer (an mmap per file)
+                size = chunk_bytes if job.gz or job.size < 0 else max(1, min(chunk_bytes, job.size + 1))
                 while True:
-                    block = fh.read(chunk_bytes)
+                    block = fh.read(size)
                     if not block:
                         if carry:
                             yield _Chunk(
@@ -155,7 +159,7 @@ class _Sink:
         self.stream: BinaryIO | None = None
         if mode != "check":
             if job.dst is not None:
-                self.atomic = _AtomicOutput(job.dst, job.gz, cleaned)
+                self.atomic = _AtomicOutput(job.dst, job.gz, cleaned, -1 if job.gz else job.size)
             else:
                 assert stdout is not None, "only stdout mode has inputs without a destination"
                 self.stream = stdout
@@ -202,6 +206,8 @@ def migrate(
     workers: int | None = None,
     storage_options: dict[str, Any] | None = None,
     notice: Callable[[str], None] | None = None,
+    on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
+    skip: Sequence[str | os.PathLike[str]] = (),
 ) -> MigrationReport:
     """Migrate files, directory trees and JSON Lines streams to dialect ``to``.
 
@@ -242,6 +248,13 @@ def migrate(
             this process), ``workers`` (worker processes of the ``LocalCluster`` started
             when neither is given), ``storage_options`` (for fsspec), ``notice`` (called
             with the dashboard link of a cluster it starts).
+        on_diagnostic: called in the main process, in input order, with ``(file, line,
+            item)`` for every diagnostic of every record (a :class:`~envglot.Diagnostic`;
+            ``line`` is ``None`` for a ``.json`` document) and for every rejected record
+            (a :class:`RecordError`, after its diagnostics). The workers collect them only
+            when this is given. Local engine only.
+        skip: files never taken as inputs from a directory (the CLI's ``--log`` file), like
+            the rejects and report files.
 
     Returns:
         The :class:`MigrationReport`; its ``exit_code`` follows ``docs/migration.md``.
@@ -265,6 +278,10 @@ def migrate(
         "strict": strict,
         "max_depth": max_depth,
     }
+    if on_diagnostic is not None:
+        if engine != "local":
+            raise MigrationError("on_diagnostic (--log, -v) needs the local engine", 2)
+        options["details"] = True
     mig = _rebuild_migrator(to, {k: v for k, v in options.items() if k != "to"})  # validates options early
     if engine != "local":
         return _other_engine(engine, names, mode, options, locals())
@@ -277,16 +294,16 @@ def migrate(
     rejects_path = Path(rejects) if rejects is not None else _default_rejects(mode, names, out_dir)
     if rejects_path is not None:
         _check_rejects_path(rejects_path, out_dir if mode == "out" else None)
-    skip: set[Path] = set()
-    for p in (rejects_path, Path(report) if report is not None else None):
+    skipped: set[Path] = set()
+    for p in (rejects_path, Path(report) if report is not None else None, *(Path(x) for x in skip)):
         if p is not None:
-            skip.add(p.resolve())
+            skipped.add(p.resolve())
     job_list, unreadable = _walk(
         names,
         out_dir if mode == "out" else None,
         tuple(include) if include else DEFAULT_INCLUDE,
         tuple(exclude),
-        skip,
+        skipped,
         (backup or "") if mode == "in-place" else None,
     )
     if mode == "out":
@@ -319,6 +336,7 @@ def migrate(
         t0=t0,
         stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
         root=out_dir if mode == "out" else None,
+        on_diagnostic=on_diagnostic,
     )
     src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
     tasks = _produce(job_list, chunk_bytes, style, src_stream)
@@ -426,17 +444,32 @@ def _check_rejects_path(path: Path, out_dir: Path | None) -> None:
 
 
 def _check_destinations(jobs: list[_Job]) -> None:
-    """No two inputs may share an output path, and no input may be its own output."""
+    """No two inputs may share an output path, and no input may be its own output.
+
+    Directories are resolved once each (not every file: a syscall per path component);
+    an output name that is a symlink is replaced, not followed, so it is compared as it is.
+    """
     seen: dict[Path, str] = {}
+    parents: dict[Path, Path] = {}
     for j in jobs:
         if j.dst is None:
             continue
-        key = j.dst.resolve()
+        parent = parents.get(j.dst.parent)
+        if parent is None:
+            parent = parents[j.dst.parent] = j.dst.parent.resolve()
+        key = parent / j.dst.name
         if key in seen:
             raise MigrationError(f"{j.name} and {seen[key]} would both be written to {j.dst}", 2)
-        if j.src is not None and j.src.resolve() == key:
+        if j.src is not None and _same_file(j.src, key):
             raise MigrationError(f"{j.name} would be written over itself; use in_place=True", 2)
         seen[key] = j.name
+
+
+def _same_file(src: Path, dst: Path) -> bool:
+    try:
+        return os.path.samefile(src, dst)
+    except OSError:  # no output yet: it cannot be the input
+        return False
 
 
 MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
@@ -500,8 +533,10 @@ class _Engine:
         t0: float,
         stdout: BinaryIO | None,
         root: Path | None,
+        on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
     ) -> None:
         self.rep = rep
+        self.on_diagnostic = on_diagnostic
         self.jobs = jobs
         self.mode = mode
         self.backup = backup
@@ -513,6 +548,7 @@ class _Engine:
         self.stdout = stdout
         self.cleaned = _Cleaner(root)
         self.sink: _Sink | None = None
+        self.batch = CommitBatch()
         self.index = 0
         self.done_disk = 0
         self.files_done = 0
@@ -545,18 +581,47 @@ class _Engine:
             drain(True)
             while pending:
                 drain(True)
+            self._flush()
         except _StopRunError as stop:
             self._abort_current()
+            _cancel(pending)
             self.rep.stopped = stop.reason
+            try:  # the files that ended before the stop are complete: commit them
+                self._flush()
+            except _StopRunError as late:
+                self.rep.stopped = late.reason
             failed = {f.file for f in self.rep.failed}
             self.rep.not_processed = [j.name for j in self.jobs[self.index :] if j.name not in failed]
-            _cancel(pending)
         except BaseException as exc:
             self._abort_current()
+            _cancel(pending)
             self.rep.stopped = "stdout closed" if isinstance(exc, BrokenPipeError) else "interrupted"
             self.rep.not_processed = [j.name for j in self.jobs[self.index :]]
-            _cancel(pending)
+            try:  # the files that ended before the interruption are complete: commit them
+                self._flush()
+            except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
+                self.batch.abort()
             raise
+
+    def _stage(self, out: _AtomicOutput, mode: int | None, job: _Job, backup: Path | None = None) -> None:
+        """Queue a closed temporary for the next commit batch (its rejects are durable already)."""
+        self.batch.add(out, mode, job, job.size, backup)
+        if self.batch.full():
+            self._flush()
+
+    def _flush(self) -> None:
+        """Commit the batch: one sync, the renames, one fsync per directory."""
+
+        def done(_job: _Job) -> None:
+            self.rep.files_written += 1
+
+        try:
+            self.batch.commit(done)
+        except OSError as exc:
+            jobs = self.batch.abort()
+            for j in jobs:
+                self._fail(j, f"cannot write {display(j.dst or '')}: {exc.strerror or exc}", 74)
+            raise _StopRunError(f"output error: cannot commit {len(jobs)} file(s)", 74) from None
 
     def _abort_current(self) -> None:
         if self.sink is not None and self.sink.atomic is not None:
@@ -622,6 +687,9 @@ class _Engine:
             rep.unwrapped += c.unwrapped
         for k, n in res.kinds.items():
             rep.diagnostics[k] = rep.diagnostics.get(k, 0) + n
+        if self.on_diagnostic is not None:
+            for line, item in res.details:
+                self.on_diagnostic(job.name, line, item)
         sink.converted += res.converted
         sink.passed += res.passed
         sink.rejected += res.rejected
@@ -673,12 +741,13 @@ class _Engine:
                     sink.atomic.abort()
                     self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
-                        _copy_atomic(job.src, job.dst, self.cleaned)
-                        rep.files_written += 1
+                        copy = _copy_to_temp(job.src, job.dst, self.cleaned)
+                        self._stage(copy, job.src.stat().st_mode & 0o7777, job)
                 else:
+                    bak = None
                     if self.mode == "in-place" and self.backup is not None and job.src is not None:
                         try:
-                            _make_backup(job.dst, self.backup, self.cleaned)
+                            bak = _make_backup(job.dst, self.backup, self.cleaned, sync=False)
                         except BackupExistsError as exc:
                             self._abort_current()
                             self._fail(job, str(exc), 74)
@@ -686,8 +755,9 @@ class _Engine:
                             return
                         rep.backups += 1
                     self._commit_rejects(job, changed)  # durable before the output that omits them
-                    sink.atomic.commit(job.src.stat().st_mode & 0o7777 if job.src is not None else None)
-                    rep.files_written += 1
+                    mode = job.src.stat().st_mode & 0o7777 if job.src is not None else None
+                    sink.atomic.close(durable=False)
+                    self._stage(sink.atomic, mode, job, bak)  # one sync per batch, then the renames
             else:
                 self._commit_rejects(job, changed)
                 if sink.stream is not None:

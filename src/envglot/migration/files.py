@@ -115,6 +115,7 @@ def _walk(
     unreadable: list[FileFailure] = []
     in_place = backup is not None
     out_res = out.resolve() if out is not None else None
+    skip_names = {p.name for p in skip}  # only a file with such a name is resolved (a syscall per component)
 
     def onerror(exc: OSError) -> None:
         unreadable.append(FileFailure(file=display(str(exc.filename)), error=_read_error(exc), exit_code=66))
@@ -147,7 +148,7 @@ def _walk(
                     if not _matches(include, rel, f) or _matches(exclude, rel, f):
                         continue
                     fp = rootp / f
-                    if fp.resolve() in skip or (fp.is_symlink() and not fp.is_file()):
+                    if (f in skip_names and fp.resolve() in skip) or (fp.is_symlink() and not fp.is_file()):
                         continue
                     dst = fp.resolve() if in_place else (out / rel if out is not None else None)
                     jobs.append(_job(fp, dst))
@@ -228,13 +229,15 @@ def _temp_name(name: str) -> str:
 class _AtomicOutput:
     """An output written to ``<dir>/.envglot-tmp-<pid>-<rand>-<name>``, then fsynced and renamed."""
 
-    def __init__(self, dst: Path, gz: bool, cleaned: _Cleaner) -> None:
+    def __init__(self, dst: Path, gz: bool, cleaned: _Cleaner, size_hint: int = -1) -> None:
         self.dst = dst
         parent = dst.parent
         cleaned.visit(parent)
         self.tmp = parent / _temp_name(dst.name)
         fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        self.raw: BinaryIO = os.fdopen(fd, "wb", buffering=1024 * 1024)
+        # a small file gets a small buffer (a 1 MiB one per file costs an mmap and page faults)
+        buffering = 1024 * 1024 if size_hint < 0 else min(1024 * 1024, max(8192, 2 * size_hint))
+        self.raw: BinaryIO = os.fdopen(fd, "wb", buffering=buffering)
         self.fh: IO[bytes] | gzip.GzipFile = self.raw
         if gz:
             inner = dst.name[:-3]
@@ -244,22 +247,28 @@ class _AtomicOutput:
     def write(self, b: bytes) -> None:
         self.fh.write(b)
 
-    def _close(self) -> None:
+    def close(self, durable: bool = True) -> None:
+        """Finish the temporary file; ``durable=False`` leaves the fsync to a batch (:class:`CommitBatch`)."""
         if self.closed:
             return
         self.closed = True
         if self.fh is not self.raw:
             self.fh.close()
         self.raw.flush()
-        os.fsync(self.raw.fileno())
+        if durable:
+            os.fsync(self.raw.fileno())
         self.raw.close()
 
-    def commit(self, mode: int | None) -> None:
-        """Flush, fsync and atomically rename over the destination."""
-        self._close()
+    def rename(self, mode: int | None) -> None:
+        """Move the closed temporary file over the destination (atomic; the directory is not fsynced)."""
         if mode is not None:
             os.chmod(self.tmp, mode)
         os.replace(self.tmp, self.dst)
+
+    def commit(self, mode: int | None) -> None:
+        """Flush, fsync and atomically rename over the destination, then fsync the directory."""
+        self.close()
+        self.rename(mode)
         _fsync_dir(self.dst.parent)
 
     def abort(self) -> None:
@@ -275,8 +284,21 @@ class _AtomicOutput:
             os.unlink(self.tmp)
 
 
+def _copy_to_temp(src: Path, dst: Path, cleaned: _Cleaner) -> _AtomicOutput:
+    """Copy ``src`` byte for byte to a closed (not yet fsynced) temporary beside ``dst``."""
+    out = _AtomicOutput(dst, False, cleaned)
+    try:
+        with open(src, "rb") as fh:
+            shutil.copyfileobj(fh, out.raw, 1024 * 1024)
+        out.close(durable=False)
+    except BaseException:
+        out.abort()
+        raise
+    return out
+
+
 def _copy_atomic(src: Path, dst: Path, cleaned: _Cleaner) -> None:
-    """Copy ``src`` to ``dst`` byte-for-byte through a temporary file (used for unchanged files)."""
+    """Copy ``src`` to ``dst`` byte-for-byte through a temporary file, durably, at once."""
     out = _AtomicOutput(dst, False, cleaned)
     try:
         with open(src, "rb") as fh:
@@ -298,8 +320,11 @@ def _same_content(a: Path, b: Path) -> bool:
         return False
 
 
-def _make_backup(src: Path, suffix: str, cleaned: _Cleaner) -> Path:
+def _make_backup(src: Path, suffix: str, cleaned: _Cleaner, sync: bool = True) -> Path:
     """Keep the original as ``src + suffix`` (hard link, else an fsynced copy); never clobbers.
+
+    With ``sync=False`` the caller makes the link durable (one directory fsync per batch)
+    before it renames anything over ``src``.
 
     An existing backup identical to ``src`` (left by a run interrupted between backup and
     rename) is reused; any other existing backup is an error.
@@ -316,7 +341,8 @@ def _make_backup(src: Path, suffix: str, cleaned: _Cleaner) -> Path:
         raise exists from None
     except OSError:
         _copy_atomic(src, bak, cleaned)
-    _fsync_dir(bak.parent)
+    if sync:
+        _fsync_dir(bak.parent)
     return bak
 
 

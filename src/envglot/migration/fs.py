@@ -145,23 +145,32 @@ def _syncfs(path: str) -> bool:
         os.close(fd)
 
 
+def sync_local_files(paths: list[str]) -> None:
+    """Make closed local files durable: one ``syncfs`` per file system, else an fsync each.
+
+    Needs no fsspec: the local engine uses it too (one sync per commit batch).
+    """
+    if not paths:
+        return
+    roots: dict[int, str] = {}
+    for p in paths:
+        d = os.path.dirname(p) or "."
+        with contextlib.suppress(OSError):
+            roots.setdefault(os.stat(d).st_dev, d)
+    if roots and all(_syncfs(d) for d in roots.values()):
+        return
+    for p in paths:
+        with contextlib.suppress(FileNotFoundError), open(p, "rb+") as fh:
+            os.fsync(fh.fileno())
+
+
 def sync_written(fs: Any, paths: list[str]) -> None:
     """Make files closed with ``fh.close()`` durable: one ``syncfs`` per file system, else an fsync each.
 
     Object stores need nothing: an object exists only once completely written.
     """
-    if not paths or not is_local(fs):
-        return
-    roots: dict[int, str] = {}
-    for p in paths:
-        d = os.path.dirname(p)
-        with contextlib.suppress(OSError):
-            roots.setdefault(os.stat(d).st_dev, d)
-    if all(_syncfs(d) for d in roots.values()):
-        return
-    for p in paths:
-        with contextlib.suppress(FileNotFoundError), open(p, "rb+") as fh:
-            os.fsync(fh.fileno())
+    if paths and is_local(fs):
+        sync_local_files(paths)
 
 
 def _fsync_dir(d: str) -> None:
@@ -192,11 +201,16 @@ def commit(fs: Any, tmp: str, dst: str, mode: int | None = None, sync_dir: bool 
         fs.mv(tmp, dst)
 
 
+def sync_local_dirs(paths: list[str]) -> None:
+    """fsync each distinct parent directory of local ``paths`` once (their renames or links become durable)."""
+    for d in sorted({os.path.dirname(p) or "." for p in paths}):
+        _fsync_dir(d)
+
+
 def sync_dirs(fs: Any, paths: list[str]) -> None:
     """fsync each distinct parent directory of ``paths`` once (the renames become durable)."""
     if is_local(fs):
-        for d in sorted({os.path.dirname(p) for p in paths}):
-            _fsync_dir(d)
+        sync_local_dirs(paths)
 
 
 def remove(fs: Any, path: str) -> None:

@@ -12,7 +12,7 @@ import msgspec
 from ..api import Converter
 from ..context import Context
 from ..detect import MCP, detect_bytes
-from ..diagnostics import Report
+from ..diagnostics import Diagnostic, Report
 from ..dialects import get_dialect
 from ..errors import EnvglotError
 from ..excerpt import excerpt
@@ -22,6 +22,21 @@ from ..policy import Policy, as_policy
 from .constants import _ENC, INTERNAL_ERROR, REASON_LIMIT, Status
 
 # --------------------------------------------------------------------------- per record
+
+
+class RecordError(msgspec.Struct, frozen=True, kw_only=True):
+    """Why a record was rejected, as handed to ``migrate(on_diagnostic=...)`` (the rejects file says the same)."""
+
+    error_type: str
+    """The exception class (``ParseError``, ``DetectError``, ``UnsupportedError``, ``InternalError``...)."""
+    path: str | None
+    message: str
+    dialect: str | None
+
+    @property
+    def lossy(self) -> bool:
+        """True for a record refused because converting it would lose information."""
+        return self.error_type == "UnsupportedError"
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,6 +59,8 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     path: str | None = None
     diagnostics: tuple[dict[str, Any], ...] = ()
     """For a lossy reject (``unsupported="raise"``): the diagnostics that made it one."""
+    details: tuple[Diagnostic, ...] = ()
+    """Every diagnostic of the record (converted, or a lossy reject's), only from ``Migrator(details=True)``."""
 
 
 class Migrator:
@@ -61,7 +78,18 @@ class Migrator:
     counts them; nothing is logged per record). Picklable: it rebuilds its converter.
     """
 
-    __slots__ = ("_conv", "_mappings", "_max_depth", "_options", "_policy", "_target", "from_", "to", "unsupported")
+    __slots__ = (
+        "_conv",
+        "_mappings",
+        "_max_depth",
+        "_options",
+        "_policy",
+        "_target",
+        "details",
+        "from_",
+        "to",
+        "unsupported",
+    )
 
     def __init__(
         self,
@@ -74,6 +102,7 @@ class Migrator:
         context: dict[str, Any] | None = None,
         strict: bool = False,
         max_depth: int = MAX_DEPTH,
+        details: bool = False,
     ) -> None:
         Report(unsupported)  # validates the level
         overlays = tuple(str(p) for p in mappings or ())
@@ -86,7 +115,9 @@ class Migrator:
             "context": context,
             "strict": strict,
             "max_depth": max_depth,
+            "details": details,
         }
+        self.details = details
         self._mappings: Mappings = mappings_for(overlays)
         self._policy = as_policy(unsupported)
         level = self._policy if self._policy.level == "raise" else "ignore"
@@ -149,6 +180,7 @@ class Migrator:
                 error_type=type(exc).__name__,
                 path=None if exc.path is None else excerpt(exc.path, REASON_LIMIT),
                 diagnostics=diags,
+                details=_details(exc) if self.details else (),
             )
         except Exception as exc:  # a bug of ours must not lose the record (or the run): a reject
             return Outcome(
@@ -168,6 +200,7 @@ class Migrator:
             lossy=any(self._policy.selects(d) for d in conv.diagnostics),
             unwrapped=conv.unwrapped,
             kinds=tuple(str(d.kind) for d in conv.diagnostics),
+            details=tuple(conv.diagnostics) if self.details else (),
         )
 
     def lines(self, records: Iterable[bytes]) -> Iterator[Outcome]:
@@ -178,6 +211,10 @@ class Migrator:
     def _check(self, record: bytes) -> None:
         m = self._mappings
         self._target.read(record, Context(m, Report("ignore"), m[self.to]))
+
+
+def _details(exc: EnvglotError) -> tuple[Diagnostic, ...]:
+    return tuple(d for d in getattr(exc, "diagnostics", ()) if isinstance(d, Diagnostic))
 
 
 def internal_reason(exc: BaseException) -> str:

@@ -12,8 +12,9 @@ from typing import Any, Literal
 import msgspec
 
 from ..api import _style
+from ..diagnostics import Diagnostic
 from .constants import INTERNAL_ERROR, TEST_DELAY_ENV, UNDETECTED
-from .records import Migrator, Outcome, _rebuild_migrator, reject_line
+from .records import Migrator, Outcome, RecordError, _rebuild_migrator, reject_line
 
 # --------------------------------------------------------------------------- chunks (worker side)
 
@@ -58,6 +59,9 @@ class _ChunkResult(msgspec.Struct):
     bytes_in: int
     internal: int = 0
     """Rejects caused by a bug in envglot (``error_type == "InternalError"``), not by the input."""
+    details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
+    """Per record (line, or None for a document), in order: its diagnostics, and why it was rejected.
+    Only from a ``Migrator(details=True)`` (``migrate(on_diagnostic=...)``)."""
 
 
 _WORKER: Migrator | None = None
@@ -169,6 +173,8 @@ def _migrate_chunk(mig: Migrator, task: _Task) -> _ChunkResult:
 def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int | None) -> Outcome:
     o = mig.record(body)
     res.records += 1
+    if o.details:
+        res.details.extend((line, d) for d in o.details)
     key = o.source or UNDETECTED
     c = res.counts.get(key)
     if c is None:
@@ -192,4 +198,10 @@ def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int
         for d in o.diagnostics:
             res.kinds[d["kind"]] = res.kinds.get(d["kind"], 0) + 1
         res.rejects.append((line, reject_line(task.source, line, body, o)))
+        if mig.details:
+            message = o.error or "rejected"
+            if o.path is not None:  # the reason without its "(at PATH)": the path is a field of its own
+                message = message.removesuffix(f" (at {o.path})")
+            kind = o.error_type or "EnvglotError"
+            res.details.append((line, RecordError(error_type=kind, path=o.path, message=message, dialect=o.source)))
     return o
