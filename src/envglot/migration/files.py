@@ -21,6 +21,7 @@ import msgspec
 from ..errors import EnvglotError
 from ..excerpt import display_path as display
 from .constants import REJECTS_NAME, TEMP_PREFIX
+from .fs import fsync_dir as _fsync_dir
 from .report import FileFailure
 
 # --------------------------------------------------------------------------- files
@@ -168,19 +169,6 @@ def _job(p: Path, dst: Path | None) -> _Job:
     except OSError:
         size = 0
     return _Job(src=p, name=display(p), dst=dst, doc=_is_doc(p.name), gz=_is_gz(p.name), size=size)
-
-
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class _Cleaner:

@@ -173,7 +173,8 @@ def sync_written(fs: Any, paths: list[str]) -> None:
         sync_local_files(paths)
 
 
-def _fsync_dir(d: str) -> None:
+def fsync_dir(d: str | os.PathLike[str]) -> None:
+    """fsync a directory (its entries are durable); a file system that cannot is passed over."""
     try:
         fd = os.open(d, os.O_RDONLY)
     except OSError:
@@ -196,7 +197,7 @@ def commit(fs: Any, tmp: str, dst: str, mode: int | None = None, sync_dir: bool 
             os.chmod(tmp, mode)
         os.replace(tmp, dst)
         if sync_dir:
-            _fsync_dir(os.path.dirname(dst))
+            fsync_dir(os.path.dirname(dst))
     else:
         fs.mv(tmp, dst)
 
@@ -204,7 +205,7 @@ def commit(fs: Any, tmp: str, dst: str, mode: int | None = None, sync_dir: bool 
 def sync_local_dirs(paths: list[str]) -> None:
     """fsync each distinct parent directory of local ``paths`` once (their renames or links become durable)."""
     for d in sorted({os.path.dirname(p) or "." for p in paths}):
-        _fsync_dir(d)
+        fsync_dir(d)
 
 
 def sync_dirs(fs: Any, paths: list[str]) -> None:
