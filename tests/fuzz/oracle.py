@@ -86,18 +86,13 @@ class Input:
         return cls(data, tree, twin, says_failure(tree) and _envglot_parses(data))
 
 
-_ANY = msgspec.json.Decoder()
-
-
 def _envglot_parses(data: bytes) -> bool:
     """True if the input is JSON as envglot reads it (msgspec refuses lone surrogate escapes,
     which Python's parser takes): only then does the input say anything, failure included."""
     try:
-        _ANY.decode(check_input(data)[0])
-    except msgspec.DecodeError as exc:
-        return "out of range" in str(exc)  # a number no float or int holds is valid JSON
-    except (EnvglotError, RecursionError, UnicodeDecodeError):
-        return False
+        envglot.detect(data)
+    except EnvglotError as exc:
+        return "invalid JSON" not in exc.message and "invalid UTF-8" not in exc.message
     return True
 
 
@@ -214,7 +209,7 @@ def _check_doc_once(out: bytes, target: str, inp: Input, what: str) -> Any:
             "output-invalid", f"validate({what}) raised {type(exc).__name__}: {exc}", f"validate raised on {target}"
         ) from None
     for v in violations:
-        if _inherited(inp.data, target, v.path):
+        if _inherited(inp.data, target, v.path, inp.tree if what == "dict output" else None):
             continue  # the input, already a target document, broke the same rule: passed through, not made
         raise _Broken(
             "output-invalid",
@@ -230,8 +225,17 @@ def _check_doc_once(out: bytes, target: str, inp: Input, what: str) -> Any:
     return doc
 
 
-def _inherited(data: bytes, target: str, path: str) -> bool:
-    """True when the input, already a ``target`` document, broke the same rule at ``path``."""
+def _inherited(data: bytes, target: str, path: str, tree: Any = None) -> bool:
+    """True when the input, already a ``target`` document, broke the same rule at ``path``
+    (judged on its dict form when its bytes are not readable: a dict probe's input)."""
+    if tree is not None:
+        try:
+            envglot.detect(data)
+        except EnvglotError:
+            try:
+                data = msgspec.json.encode(to_python(tree))
+            except Exception:
+                return False
     try:
         if envglot.detect(data) != target:
             return False

@@ -174,10 +174,20 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         )
     meta = None
     pg = _pagination(env.pagination, ctx)
+    mode, approval = env.mode, env.approval_mode
+    if (mode is None) != (approval is None):  # the contract's two profiles: both or neither
+        lone = "mode" if mode is not None else "approval_mode"
+        ctx.report.add(
+            Kind.FIELD_DROPPED,
+            ctx.path(lone),
+            f"errorcode carries mode and approval_mode together or not at all; {lone} alone left out",
+            NAME,
+        )
+        mode = approval = None
     if (
         env.duration_ms is not None
-        or env.mode is not None
-        or env.approval_mode is not None
+        or mode is not None
+        or approval is not None
         or env.request_id is not None
         or pg is not None
     ):
@@ -185,8 +195,8 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         meta = ToolMeta(
             tool_version=TOOL_VERSION,
             elapsed_ms=elapsed,
-            mode=env.mode,
-            approval_mode=env.approval_mode,
+            mode=mode,
+            approval_mode=approval,
             correlation_id=env.request_id,
             pagination=pg,
         )
