@@ -248,7 +248,7 @@ def _inherited(data: bytes, target: str, path: str, tree: Any = None) -> bool:
 
 
 def _strip_residue(out: bytes) -> Any:
-    doc = json.loads(out)
+    doc = json.loads(out, parse_int=_int)
     if isinstance(doc, dict):
         doc.pop("_envglot", None)
         meta = doc.get("meta")
