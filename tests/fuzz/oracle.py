@@ -428,7 +428,7 @@ def _check_wrap(target: str | None) -> Callable[[Any, Input], None]:
             raise _Broken("output-not-utf8", "the wrapped text holds a lone surrogate") from None
         if target is not None:
             doc = _check_doc(raw, target, inp, "wrapped envelope")
-            if json.loads(raw) != sc:
+            if json.loads(raw, parse_int=_int) != sc:
                 raise _Broken("wrap-mismatch", "structuredContent and the text block differ")
             if w.get("isError") is not _is_failure(doc):
                 raise _Broken("wrap-mismatch", "isError disagrees with the wrapped envelope")
