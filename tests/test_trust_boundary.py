@@ -124,6 +124,10 @@ def test_the_depth_limit_is_configurable_and_brackets_in_strings_do_not_count() 
         envglot.convert(_deep(100), to="result", max_depth=50)
     in_strings = b'{"success":true,"value":"' + b"[" * 1000 + b'"}'
     assert envglot.convert(in_strings, to="result") == in_strings
+    deep = _deep(880)  # the ceiling still leaves the parser room
+    assert envglot.convert(deep, to="dotbot", max_depth=900, unsupported="ignore")
+    with pytest.raises(envglot.EnvglotError, match="max_depth must be"):
+        envglot.convert(deep, to="result", max_depth=901)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from .dialects import WRITABLE, get_dialect
 from .dialects._common import may_be_loose
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .limits import MAX_DEPTH, check_input, check_text, encode_checked
+from .limits import MAX_DEPTH, MAX_DEPTH_CEILING, check_input, check_text, encode_checked
 from .mappings import Mappings, mappings_for
 from .policy import Policy, as_policy
 from .transport import unwrap_bytes, unwrap_jsonrpc
@@ -220,8 +220,8 @@ class _Pipeline:
         self.synth = synth
         self.unwrap = unwrap
         self.strict = strict
-        if not isinstance(max_depth, int) or max_depth < 1:
-            raise EnvglotError(f"max_depth must be a positive integer, not {max_depth!r}")
+        if not isinstance(max_depth, int) or not 0 < max_depth <= MAX_DEPTH_CEILING:
+            raise EnvglotError(f"max_depth must be an integer from 1 to {MAX_DEPTH_CEILING}, not {max_depth!r}")
         self.max_depth = max_depth
 
     def run(self, buf: bytes, report: Report) -> Conversion:

@@ -21,12 +21,13 @@ from typing import Any
 
 import msgspec
 
-from .errors import ParseError
+from .errors import EnvglotError, ParseError
 from .excerpt import excerpt
 
 __all__ = [
     "BOM",
     "MAX_DEPTH",
+    "MAX_DEPTH_CEILING",
     "OUTPUT_DEPTH_MARGIN",
     "bad_value",
     "check_input",
@@ -37,6 +38,9 @@ __all__ = [
 
 MAX_DEPTH = 256
 """Default nesting limit (objects and arrays), as jq's; ``max_depth=`` changes it."""
+MAX_DEPTH_CEILING = 900
+"""The highest ``max_depth`` allowed: deeper documents would exhaust the parser's stack
+(msgspec and Python's own recursion limit of 1,000)."""
 OUTPUT_DEPTH_MARGIN = 8
 """Levels a writer may add above an input's values (a payload wrapped as ``{"value": ...}``,
 a residue's ``set`` entries): ``validate`` accepts documents nested this much deeper."""
@@ -55,6 +59,8 @@ _MAX_SEGMENTS = 12
 
 def check_input(buf: bytes, max_depth: int = MAX_DEPTH) -> tuple[bytes, bool]:
     """``(document without BOM, had a BOM)``; raises :class:`ParseError` on bad encoding or depth."""
+    if not 0 < max_depth <= MAX_DEPTH_CEILING:
+        raise EnvglotError(f"max_depth must be between 1 and {MAX_DEPTH_CEILING}, not {max_depth}")
     bom = buf[:3] == BOM
     if bom:
         buf = buf[3:]

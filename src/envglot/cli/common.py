@@ -25,7 +25,7 @@ from ..diagnostics import Diagnostic
 from ..dialects import NAMES, WRITABLE, get_dialect
 from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
 from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
-from ..limits import MAX_DEPTH
+from ..limits import MAX_DEPTH, MAX_DEPTH_CEILING
 from ..mappings import Mappings, mappings_for
 from ..policy import Policy
 from . import exits
@@ -130,7 +130,7 @@ def detection_options(f: Any) -> Any:
     """``--strict-detect`` and ``--max-depth``, shared by the commands that read envelopes."""
     f = click.option(
         "--max-depth",
-        type=click.IntRange(min=1),
+        type=click.IntRange(min=1, max=MAX_DEPTH_CEILING),
         default=MAX_DEPTH,
         show_default=True,
         help="Refuse input nested deeper than this (objects and arrays).",
