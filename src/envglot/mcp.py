@@ -66,13 +66,17 @@ class _Outcome(Struct):
 _OUTCOME = msgspec.json.Decoder(_Outcome)
 
 
-def is_error(doc: bytes) -> bool:
-    """``isError`` for a document of a writable dialect (conventions §1.3 rule 3): its failure flag."""
+def is_error(doc: bytes, dialect: str | None = None) -> bool:
+    """``isError`` for a document of a writable dialect (conventions §1.3 rule 3): its failure flag,
+    dotbot's ``status``, everyone else's ``success`` (by ``dialect`` when known: a stray key of the
+    other name in the document is not an outcome)."""
     try:
         o = _OUTCOME.decode(doc)
     except msgspec.MsgspecError as exc:
         raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
-    return o.status == "error" if o.status is not None else o.success is False
+    if dialect == "dotbot" or (dialect is None and o.status is not None):
+        return o.status == "error"
+    return o.success is False
 
 
 def _as_dict(doc: bytes) -> dict[str, Any]:
@@ -285,13 +289,13 @@ def _render(
         wrapper = buf
         buf = unwrap(buf, dialect, **opts)
         if dialect is not None:
-            return buf, is_error(buf)
+            return buf, is_error(buf, get_dialect(dialect).NAME)
         # carried as it is: the outcome is the wrapper's as read (isError can only make a failure)
         return buf, not read(wrapper, mappings=mappings).ok
     if dialect is None:
         return buf, not read(buf, name, mappings=mappings).ok
     out: bytes = convert(buf, to=dialect, from_=name, **opts)
-    return out, is_error(out)
+    return out, is_error(out, get_dialect(dialect).NAME)
 
 
 def wrap(

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import envglot
+from envglot.cli.detect_cmd import MARKERLESS
 
 from .oracle import Failure, Input, _Broken, _check_doc, _head
 
@@ -71,7 +72,8 @@ def detect(inp: Input) -> list[Failure]:
     proc = _run(["detect", "-"], inp.data)
     found = _stderr_check("detect", proc, {0, 65}, inp)
     if not found and proc.returncode == 0:
-        names = proc.stdout.decode("utf-8", "replace").split()
+        text = proc.stdout.decode("utf-8", "replace").replace(MARKERLESS, "")  # an annotated dialect name
+        names = text.split()
         if not names or any(n not in envglot.DIALECTS for n in names):
             found = [_failure("detect", "detect printed no dialect name", f"stdout {proc.stdout[:200]!r}", inp)]
     return found

@@ -291,7 +291,8 @@ def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str
 
 
 def count_for(value: int | None, ctx: Context, field: str, dialect: str) -> int | None:
-    """A count (total, page size, offset, limit) a target can carry: a negative one is left out, reported."""
+    """A count or delay (total, page size, offset, limit, retry delay) a target can carry: a
+    negative one is left out, reported."""
     if value is None or value >= 0:
         return value
     ctx.report.add(Kind.FIELD_DROPPED, ctx.path(field), f"{field} {value} is negative: left out of {dialect}", dialect)

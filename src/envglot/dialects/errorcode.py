@@ -169,7 +169,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             message=message,
             retryable=retryable,
             rate_limit_reset=p.rate_limit_reset,
-            retry_after_ms=p.retry_after_ms,
+            retry_after_ms=count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME),
             policy_decision=p.policy_decision,
         )
     meta = None

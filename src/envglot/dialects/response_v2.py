@@ -315,8 +315,9 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             d["remediation"] = Raw(_ENC.encode(p.remediation))
         if p.details is not None:
             d["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
-        if p.retry_after_ms is not None:
-            d["retry_after_seconds"] = _seconds(p.retry_after_ms)
+        retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
+        if retry_ms is not None:
+            d["retry_after_seconds"] = _seconds(retry_ms)
         payload = Raw(_ENC.encode(d))
         error = problem_message(p, env, ctx, dmap, 0, fallback=f"{code} ({p.category})")
     warnings = None

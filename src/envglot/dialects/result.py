@@ -177,6 +177,11 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         p = env.problems[0]
     else:
         p = missing_problem(env, ctx, dmap)
+    exc_type, exc_message = p.exception_type, p.exception_message
+    if (exc_type is None) != (exc_message is None):  # the Result emits both or neither
+        lone = "problem.exception_type" if exc_type is not None else "problem.exception_message"
+        ctx.report.add(Kind.FIELD_DROPPED, ctx.path(lone), f"{lone} without its pair has no place in {NAME}", NAME)
+        exc_type = exc_message = None
     return _ENC.encode(
         FailureEnvelope(
             success=False,
@@ -184,8 +189,8 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             # Result emits error_type even when None: a Result source without one stays without one
             error_type=None if p.code is None and p.domain == NAME else write_code(p, dmap, ctx, 0),
             error_data=_error_data(env.payload, p.details, ctx),
-            exception_type=p.exception_type,
-            exception_message=p.exception_message,
+            exception_type=exc_type,
+            exception_message=exc_message,
             message=env.summary,
             arguments=raw_or_absent(env.arguments),
             instruction=env.instruction,

@@ -94,7 +94,7 @@ class Rewriter:
         except ParseError as exc:
             return self._wrap_plain(buf, wire, exc, ctx)
         # the core never reads a result flagged isError as a success (issue 10): no check here
-        return self._answer(conv.output, is_error(conv.output), conv.source, list(conv.diagnostics), wire)
+        return self._answer(conv.output, is_error(conv.output, self.target), conv.source, list(conv.diagnostics), wire)
 
     def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: dict[str, Any]) -> Rewritten:
         """The target envelope of a result that carries none; ``isError`` decides the outcome.
