@@ -21,6 +21,7 @@ import contextlib
 import fnmatch
 import os
 import posixpath
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import IO, Any
@@ -251,11 +252,7 @@ def copy_file(src_fs: Any, src: str, dst_fs: Any, tmp: str) -> None:
     with open_read(src_fs, src) as r:
         w = open_write(dst_fs, tmp)
         try:
-            while True:
-                b = r.read(1024 * 1024)
-                if not b:
-                    break
-                w.write(b)
+            shutil.copyfileobj(r, w, 1 << 20)
             w.close()
         except BaseException:
             with contextlib.suppress(Exception):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import shutil
 import zlib
 from typing import IO, Any
 
@@ -330,11 +331,7 @@ def _concatenate(spec: RunSpec, tmp: str, parts: list[str | None]) -> None:
             if p is None:
                 continue
             with store.open_read(spec.dst_fs, p) as r:
-                while True:
-                    b = r.read(1024 * 1024)
-                    if not b:
-                        break
-                    w.write(b)
+                shutil.copyfileobj(r, w, 1 << 20)
         w.close()
     except BaseException:
         with contextlib.suppress(Exception):
