@@ -262,7 +262,9 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     suggestions = [
         Suggestion(
             tool=s.tool or "",
-            args=RAW_EMPTY_OBJECT if s.args is None else object_or_wrapped(s.args, ctx, "next_step.args", NAME, i),
+            args=RAW_EMPTY_OBJECT
+            if s.args is None or s.args == RAW_NULL
+            else object_or_wrapped(s.args, ctx, "next_step.args", NAME, i),
             reason=s.reason,
         )
         for i, s in enumerate(env.next_steps)

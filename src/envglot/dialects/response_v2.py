@@ -326,8 +326,13 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         warnings = [w.message for w in env.warnings]
         if any(w.code is not None or w.severity is not None or w.context is not None for w in env.warnings):
             details = [
-                WarningDetail(message=w.message, code=w.code, severity=w.severity, context=raw_or_absent(w.context))
-                for w in env.warnings
+                WarningDetail(
+                    message=w.message,
+                    code=w.code,
+                    severity=w.severity,
+                    context=raw_or_absent(object_or_wrapped(w.context, ctx, "warning.context", NAME, i)),
+                )
+                for i, w in enumerate(env.warnings)
             ]
     telemetry = env.telemetry
     if env.duration_ms is not None:
