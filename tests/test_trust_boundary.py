@@ -130,6 +130,24 @@ def test_the_depth_limit_is_configurable_and_brackets_in_strings_do_not_count() 
         envglot.convert(deep, to="result", max_depth=901)
 
 
+@pytest.mark.parametrize("n", [257, 850])
+def test_brackets_in_strings_cannot_hide_real_nesting(n: int) -> None:
+    # Each level opens with a string holding "]" and closes after one holding "[": a count
+    # that ignores strings sees every level cancelled and let 850 levels through.
+    value = b'["]",' * n + b"1" + b',"["]' * n
+    with pytest.raises(ParseError, match=f"nesting deeper than {MAX_DEPTH} levels"):
+        envglot.convert(b'{"success":true,"data":{"x":' + value + b'},"error":null}', to="dotbot")
+
+
+@pytest.mark.parametrize("escapes", [b"\\\\", b'\\"', b'\\\\\\"', b"\\u005d"])
+def test_escaped_quotes_and_backslashes_do_not_confuse_the_depth_count(escapes: bytes) -> None:
+    hidden = b'"' + escapes + b']]]]"'  # a string whose escapes end before its brackets do
+    doc = b'{"success":true,"value":' + b"[" * 250 + hidden + b"]" * 250 + b"}"
+    assert envglot.convert(doc, to="result", max_depth=251, unsupported="ignore")
+    with pytest.raises(ParseError, match="nesting deeper than 249"):
+        envglot.convert(doc, to="result", max_depth=249)
+
+
 @pytest.mark.parametrize(
     "number",
     [b"1e400", b"-1e400", b"9" * 10_000, b"0.1000000000000000000000000000001"],

@@ -7,9 +7,10 @@ decoder or walker can run out of stack). A UTF-8 byte order mark is accepted and
 removed. Failures are :class:`~envglot.errors.ParseError` naming the byte offset and
 the JSON path.
 
-Cost: ``bytes.isascii`` and two ``bytes.count`` calls for the common document; a UTF-8
-decode for non-ASCII input; for a document with more brackets than ``max_depth``, a pass
-over its brackets, and a scan that skips strings only when that pass finds it too deep.
+Cost: ``bytes.isascii`` for the common document; a UTF-8 decode for non-ASCII input; for
+a document longer than twice ``max_depth``, a few C-speed passes that keep its brackets
+outside strings and a ``count`` per block of them (``_too_deep``); the token scan that
+names the offset and path runs only for a document that is too deep.
 """
 
 from __future__ import annotations
@@ -47,13 +48,13 @@ a residue's ``set`` entries): ``validate`` accepts documents nested this much de
 BOM = b"\xef\xbb\xbf"
 
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
-_STRINGS = re.compile(_STRING, re.S)
 _TOKENS = re.compile(_STRING + rb'|"|[\[\]{}:,]', re.S)
-_BRACKETS_ONLY = bytes(b for b in range(256) if b not in b"[]{}")
+_STRUCTURE_ONLY = bytes(b for b in range(256) if b not in b'[]{}"')
+_NOT_OPENING = bytes(b for b in range(256) if b not in b"[{")
 _PARENS = bytes.maketrans(b"[{]}", b"(())")
 _STEP = [0] * 256
-_STEP[ord("[")] = _STEP[ord("{")] = 1
-_STEP[ord("]")] = _STEP[ord("}")] = -1
+_STEP[ord("(")] = 1
+_STEP[ord(")")] = -1
 _MAX_SEGMENTS = 12
 
 
@@ -73,7 +74,7 @@ def check_input(buf: bytes, max_depth: int = MAX_DEPTH) -> tuple[bytes, bool]:
                 f"invalid UTF-8 at byte {off + 3 * bom} ({exc.reason}: {excerpt(buf[off : off + 4])})",
                 path=path_at(buf, off),
             ) from None
-    if len(buf) > 2 * max_depth and _may_be_too_deep(buf, max_depth) and _depth(buf) > max_depth:
+    if len(buf) > 2 * max_depth and _too_deep(buf, max_depth):
         off = _too_deep_at(buf, max_depth)
         raise ParseError(
             f"nesting deeper than {max_depth} levels at byte {off + 3 * bom} (the limit is max_depth={max_depth})",
@@ -151,24 +152,43 @@ def bad_value(obj: Any, max_depth: int, failed: bool) -> tuple[str, str | None]:
     return "$", None
 
 
-def _may_be_too_deep(buf: bytes, max_depth: int) -> bool:
-    """False if ``buf`` surely nests no deeper than ``max_depth``, found at C speed: its brackets
-    (those inside strings too, so this over-counts) lose one level of innermost pairs per pass."""
-    nest = buf.translate(_PARENS, _BRACKETS_ONLY)
-    for _ in range(max_depth):
-        if not nest:
-            return False
-        inner = nest.replace(b"()", b"")
-        if len(inner) == len(nest):  # unbalanced: broken JSON, measured exactly by the caller
+def _structure(buf: bytes) -> bytes:
+    """The brackets of ``buf`` outside strings, as ``(`` and ``)``, found in C-speed passes.
+
+    Escaped backslashes and escaped quotes go first (then no quote inside a string is
+    escaped), every byte but brackets and quotes goes next, and what lies between a quote
+    and the next is a string's content (empty strings, the common case, go in one
+    ``replace``). For broken JSON the prefix before the first error is exact, which is
+    all a parser ever reads.
+    """
+    if b"\\" in buf:
+        buf = buf.replace(b"\\\\", b"").replace(b'\\"', b"")
+    nest = buf.translate(_PARENS, _STRUCTURE_ONLY).replace(b'""', b"")  # (pairs of quotes only)
+    if b'"' in nest:
+        nest = b"".join(nest.split(b'"')[::2])
+    return nest
+
+
+def _too_deep(buf: bytes, max_depth: int) -> bool:
+    """Whether ``buf`` nests deeper than ``max_depth`` (brackets inside strings do not count).
+
+    A short document with no more opening brackets than ``max_depth`` (counted inside
+    strings too) is shallow enough. Otherwise its structure is measured exactly, block by block: a
+    block can raise the depth at most by its count of openings (a C-speed ``count``), so
+    only a block where that bound crosses the limit is walked bracket by bracket.
+    """
+    if len(buf) < 16 * max_depth and len(buf.translate(None, _NOT_OPENING)) <= max_depth:
+        return False
+    nest = _structure(buf)
+    block = max(max_depth // 2, 8)
+    depth = 0
+    for i in range(0, len(nest), block):
+        part = nest[i : i + block]
+        opens = part.count(b"(")
+        if depth + opens > max_depth and max(accumulate(map(_STEP.__getitem__, part), initial=depth)) > max_depth:
             return True
-        nest = inner
-    return bool(nest)
-
-
-def _depth(buf: bytes) -> int:
-    """The deepest nesting of ``buf`` (brackets inside strings do not count)."""
-    brackets = _STRINGS.sub(b"", buf).translate(None, _BRACKETS_ONLY)
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+        depth += 2 * opens - len(part)
+    return False
 
 
 def _too_deep_at(buf: bytes, max_depth: int) -> int:
