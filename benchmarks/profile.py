@@ -117,9 +117,9 @@ def breakdown(src: str, dst: str, items: list[bytes], rounds: int, collect: bool
     smod, dmod = DIALECTS[src], DIALECTS[dst]
     smap, dmap = m[src], m[dst]
     conv = envglot.Converter(to=dst, from_=src, unsupported="ignore")
-    wire_in = getattr(smod, "Envelope", None) or dict[str, msgspec.Raw]
+    wire_in = smod.wire or dict[str, msgspec.Raw]
     dec_in = msgspec.json.Decoder(wire_in)
-    dec_out = msgspec.json.Decoder(dmod.Envelope)
+    dec_out = msgspec.json.Decoder(dmod.wire)
     enc = msgspec.json.Encoder()
 
     quiet = None if collect else _quiet_report()

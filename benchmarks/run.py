@@ -254,7 +254,7 @@ def limit_for(dialect: str) -> Conv:
     legacy-v1 has no envelope Struct (flat per-tool dicts): its limit is ``dict[str, Raw]``.
     """
     mod = DIALECT_MODULES[dialect]
-    tp = getattr(mod, "Envelope", None) or dict[str, msgspec.Raw]
+    tp = mod.wire or dict[str, msgspec.Raw]
     dec = msgspec.json.Decoder(tp)
     encode = msgspec.json.Encoder().encode
     decode = dec.decode

@@ -166,16 +166,16 @@ def render(m: Mappings) -> str:
     lines += [
         "## error_type equivalence (error-types.toml)",
         "",
-        "The category word of the two dialects that have one. Rows are tried in order; an empty cell",
+        "The category word of each dialect that has one. Rows are tried in order; an empty cell",
         "falls through to a later row.",
         "",
     ]
+    columns = [n for n, d in m.dialects.items() if d.shape.open_codes or d.types]
     rows = []
     for r in m.error_types:
-        v2_word = _code(r.response_v2) if r.response_v2 else ""
-        result_word = _code(r.result) if r.result else ""
-        rows.append([r.category, _conditions(r), v2_word, result_word, r.note])
-    lines += _table(["category", "when", "response-v2", "result", "note"], rows)
+        words = [_code(r.words[c]) if c in r.words else "" for c in columns]
+        rows.append([r.category, _conditions(r), *words, r.note])
+    lines += _table(["category", "when", *columns, "note"], rows)
 
     targets = _writable(m)
     lines += [

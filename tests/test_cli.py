@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+import envglot
 from envglot import detect
 from envglot.cli import main
 from envglot.transport import wrap_bytes
@@ -367,8 +368,9 @@ def test_codes_lookup_and_crosswalk() -> None:
 def test_dialects_lists_every_dialect() -> None:
     p = run("dialects")
     names = [line.split()[0] for line in p.stdout.decode().splitlines()]
-    assert names == ["dotbot", "result", "errorcode", "code-graph", "response-v2", "legacy-v1"]
-    assert p.stdout.decode().splitlines()[-1].split()[1] == "read"
+    assert names == list(envglot.DIALECTS)
+    modes = {line.split()[0]: line.split()[1] for line in p.stdout.decode().splitlines()}
+    assert modes == {d.name: "read/write" if d.shape.writable else "read" for d in envglot.dialect.registered()}
 
 
 def test_mappings_init_then_check(tmp_path: Path) -> None:

@@ -6,11 +6,12 @@ import msgspec
 import pytest
 
 from envglot.crosswalk import crosswalk, describe_code, equivalent, hints_of, overlay_template, writable
+from envglot.dialect import registered
 from envglot.errors import UnknownDialectError, UnsupportedError
 from envglot.mappings import check_overlay, load_mappings
 
 M = load_mappings()
-WRITABLE = ["dotbot", "result", "errorcode", "code-graph", "response-v2"]
+WRITABLE = [d.name for d in registered() if d.shape.writable]
 
 
 def test_writable_dialects():
@@ -43,9 +44,9 @@ def test_describe_uses_category_defaults_and_http_overrides():
 
 def test_describe_code_found_in_several_dialects():
     entries = describe_code("INTERNAL_ERROR", M)
-    assert [e["dialect"] for e in entries] == ["dotbot", "code-graph", "response-v2"]
+    assert [e["dialect"] for e in entries] == ["code-graph", "dotbot", "response-v2"]
     assert all(e["category"] == "internal" for e in entries)
-    v2 = entries[-1]
+    v2 = entries[-1]  # dialects in registry (name) order
     assert v2["type"] == "internal"
     assert set(v2["equivalents"]) == {"dotbot", "result", "errorcode", "code-graph"}
 

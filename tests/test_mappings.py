@@ -9,7 +9,7 @@ import pytest
 
 from envglot.crosswalk import equivalent as crosswalk_equivalent
 from envglot.errors import MappingError
-from envglot.mappings import check_overlay, default_mappings, load_mappings, v2_type_for
+from envglot.mappings import check_overlay, default_mappings, load_mappings, type_for
 
 M = load_mappings()
 CATEGORIES = list(M.categories)
@@ -270,10 +270,12 @@ def test_response_v2_code_and_error_type_agree():
     """The error_code from response-v2.toml and the error_type from error-types.toml pair up."""
     v2 = M["response-v2"]
     for code, row in v2.codes.items():
-        assert v2_type_for(M, row.category, row.origin, row.upstream, row.aspect, row.partial) == row.type, code
+        assert (
+            type_for(M, "response-v2", row.category, row.origin, row.upstream, row.aspect, row.partial) == row.type
+        ), code
     for category, combo in itertools.product(CATEGORIES, HINT_COMBOS):
         code = v2.choose(category, **hints(*combo))
-        assert v2_type_for(M, category, *combo) == v2.codes[code].type, (category, combo, code)
+        assert type_for(M, "response-v2", category, *combo) == v2.codes[code].type, (category, combo, code)
 
 
 def test_dotbot_writer_emits_catalogue_codes_where_one_fits():
@@ -509,7 +511,7 @@ ERROR_TYPES = [
 @pytest.mark.parametrize(("category", "hint", "v2_type", "result_type"), ERROR_TYPES)
 def test_error_type_equivalence(category, hint, v2_type, result_type):
     h = hints(**hint)
-    assert v2_type_for(M, category, h["origin"], h["upstream"], h["aspect"], h["partial"]) == v2_type
+    assert type_for(M, "response-v2", category, h["origin"], h["upstream"], h["aspect"], h["partial"]) == v2_type
     assert M["result"].choose(category, **h) == result_type
 
 
@@ -521,7 +523,7 @@ def test_error_types_every_category_has_an_unconditional_row_with_both_columns()
     for category in CATEGORIES:
         rows = [r for r in M.error_types if r.category == category and _unconditional(r)]
         assert len(rows) == 1, category
-        assert rows[0].response_v2 is not None and rows[0].result is not None
+        assert rows[0].words.get("response-v2") is not None and rows[0].words.get("result") is not None
 
 
 def test_error_types_conditional_rows_come_first():
@@ -531,11 +533,11 @@ def test_error_types_conditional_rows_come_first():
 
 def test_error_types_values_exist():
     for r in M.error_types:
-        if r.response_v2 is not None:
-            assert r.response_v2 in M["response-v2"].types
-            assert not M["response-v2"].types[r.response_v2].ext  # never write a raw type
-        if r.result is not None:
-            assert r.result in M["result"].codes
+        if r.words.get("response-v2") is not None:
+            assert r.words.get("response-v2") in M["response-v2"].types
+            assert not M["response-v2"].types[r.words.get("response-v2")].ext  # never write a raw type
+        if r.words.get("result") is not None:
+            assert r.words.get("result") in M["result"].codes
 
 
 def test_v2_types_round_trip_through_the_hub():
@@ -544,7 +546,7 @@ def test_v2_types_round_trip_through_the_hub():
     for name, row in M["response-v2"].types.items():
         if row.ext:
             continue
-        assert v2_type_for(M, row.category, None, None, None, False) == lossy.get(name, name), name
+        assert type_for(M, "response-v2", row.category, None, None, None, False) == lossy.get(name, name), name
 
 
 # ---------------------------------------------------------------------------

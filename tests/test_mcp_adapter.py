@@ -96,7 +96,7 @@ def test_wrap_accepts_every_kind_of_envelope() -> None:
     assert emcp.wrap(json.loads(raw), "response-v2", unsupported="ignore")["structuredContent"] == envglot.convert(
         json.loads(raw), to="response-v2", unsupported="ignore"
     )
-    struct = msgspec.json.decode(raw, type=get_dialect(source).Envelope)
+    struct = msgspec.json.decode(raw, type=get_dialect(source).wire)
     assert emcp.wrap(struct, "response-v2", unsupported="ignore") == emcp.wrap(
         msgspec.json.encode(struct), "response-v2", unsupported="ignore"
     )
@@ -305,7 +305,7 @@ RETURNS: list[tuple[str, object, dict[str, Any], bool]] = [
     ("errorcode-bytes", ERRORCODE, _as_result_dialect(ERRORCODE), False),
     (
         "wire-struct",
-        msgspec.json.decode(ERRORCODE, type=get_dialect("errorcode").Envelope),
+        msgspec.json.decode(ERRORCODE, type=get_dialect("errorcode").wire),
         _as_result_dialect(ERRORCODE),
         False,
     ),

@@ -9,7 +9,7 @@ import pytest
 
 from envglot.dialects import NAMES, get_dialect
 from envglot.errors import EnvglotError, UnknownDialectError
-from envglot.schema import SCHEMA_DIALECT, LegacyV1Envelope, inline_refs, json_schema
+from envglot.schema import SCHEMA_DIALECT, inline_refs, json_schema
 
 
 def _refs(node: Any) -> list[str]:
@@ -22,7 +22,7 @@ def _refs(node: Any) -> list[str]:
 
 
 def _wire_struct(dialect: str) -> type[msgspec.Struct]:
-    return getattr(get_dialect(dialect), "Envelope", LegacyV1Envelope)
+    return get_dialect(dialect).schema_type()
 
 
 @pytest.mark.parametrize("dialect", NAMES)

@@ -279,7 +279,8 @@ def test_violation_str() -> None:
 
 def test_reader_backstop_adds_what_the_checks_missed() -> None:
     """The reader's own rejection is reported when no check flagged that place (and only then)."""
-    from envglot.validation import _Checker, _reader_pass
+    from envglot.checker import Checker as _Checker
+    from envglot.validation import _reader_pass
 
     bad = b'{"schema_id": "dotbot-mcp-response@1", "tool": 5}'
     empty = _Checker("dotbot")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from types import ModuleType
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -14,7 +13,7 @@ from .canonical import Envelope, Problem
 from .context import Context
 from .detect import JSONRPC, MCP, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
-from .dialects import WRITABLE, get_dialect
+from .dialect import Dialect, get_dialect, writable_names
 from .dialects._common import may_be_loose
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
@@ -80,7 +79,7 @@ def _to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
     raise EnvglotError(f"expected bytes, str or dict, got {type(data).__name__}", path="$")
 
 
-def _from_bytes(out: bytes, like: object, target: ModuleType) -> Any:
+def _from_bytes(out: bytes, like: object, target: Dialect) -> Any:
     """The output as the kind of value the caller gave (bytes, str or dict)."""
     if isinstance(like, str):
         return out.decode()
@@ -89,9 +88,8 @@ def _from_bytes(out: bytes, like: object, target: ModuleType) -> Any:
             doc = _ANY.decode(out)
         except msgspec.DecodeError as exc:  # a number Python's int/float cannot hold, passed through exactly
             raise EnvglotError(f"the output cannot be returned as a dict ({exc}); pass bytes or str") from None
-        seal = getattr(target, "seal", None)
-        if seal is not None:  # a dict holds no duplicate keys and no escapes: recount what it holds
-            doc = _ANY.decode(seal(_ENC.encode(doc)))
+        if type(target).seal is not Dialect.seal:  # a dict holds no duplicate keys and no escapes: recount
+            doc = _ANY.decode(target.seal(_ENC.encode(doc)))
         return doc
     return out
 
@@ -109,7 +107,7 @@ def _style(out: bytes, style: str, target: str) -> bytes:
     if style == "pretty":
         return msgspec.json.format(out, indent=2)
     if style == "native":  # a negative indent minifies (payloads may carry the source's whitespace)
-        return msgspec.json.format(out, indent=get_dialect(target).NATIVE_INDENT)
+        return msgspec.json.format(out, indent=get_dialect(target).native_indent)
     raise EnvglotError(f"style must be compact, pretty or native, not {style!r}")
 
 
@@ -205,15 +203,17 @@ class _Pipeline:
         strict: bool = False,
         max_depth: int = MAX_DEPTH,
     ) -> None:
-        self.src: ModuleType | None = get_dialect(src) if src is not None else None
-        self.dst: ModuleType = get_dialect(dst)
-        if self.dst.NAME not in WRITABLE:
-            raise EnvglotError(f"{self.dst.NAME} is a read-only source dialect; write one of {', '.join(WRITABLE)}")
+        self.src: Dialect | None = get_dialect(src) if src is not None else None
+        self.dst: Dialect = get_dialect(dst)
+        if not self.dst.shape.writable:
+            raise EnvglotError(
+                f"{self.dst.name} is a read-only source dialect; write one of {', '.join(writable_names())}"
+            )
         self.mappings = mappings
         self.preserve = preserve
         self.policy = as_policy(unsupported)
         self.unsupported = self.policy.level
-        _style(b"{}", style, "response-v2")
+        _style(b"{}", style, self.dst.name)
         self.style = style
         if synth:
             encode_checked(synth)  # caller values end up in outputs: they must be encodable
@@ -227,7 +227,7 @@ class _Pipeline:
     def run(self, buf: bytes, report: Report) -> Conversion:
         out, src, unwrapped = self.convert(buf, report)
         return Conversion(
-            output=out, source=src, target=self.dst.NAME, diagnostics=report.diagnostics, unwrapped=unwrapped
+            output=out, source=src, target=self.dst.name, diagnostics=report.diagnostics, unwrapped=unwrapped
         )
 
     def report(self) -> Report:
@@ -258,24 +258,24 @@ class _Pipeline:
                 buf = msgspec.json.format(buf, indent=-1)
             except msgspec.DecodeError:
                 pass
-        ctx = Context(m, report, m[src.NAME], self.synth, compact)
+        ctx = Context(m, report, m[src.name], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
         if is_error is not None:
             env = _reconcile(env, is_error, detection, m, report)
         out, restored = self._write(env, src, ctx, buf)
         if self.preserve and not restored:  # a residue that restored its document is consumed
             out = self._add_residue(buf, out, src, env)
-        if self.preserve and (restored or src.NAME in WRITABLE) and report.collecting:
+        if self.preserve and (restored or src.shape.writable) and report.collecting:
             report.carry(start)  # converting back restores what the residue carries
         if report.collecting:
             tool = env.tool if env.tool is not None else (self.synth or {}).get("tool")
             name = tool if isinstance(tool, str) else None
-            report.finish(self.policy, start=start, source=src.NAME, target=self.dst.NAME, tool=name)
+            report.finish(self.policy, start=start, source=src.name, target=self.dst.name, tool=name)
         if not compact:
-            out = _style(out, self.style, self.dst.NAME)
-        return out, src.NAME, unwrapped
+            out = _style(out, self.style, self.dst.name)
+        return out, src.name, unwrapped
 
-    def _write(self, env: Envelope, src: ModuleType, ctx: Context, carrier: bytes | None = None) -> tuple[bytes, bool]:
+    def _write(self, env: Envelope, src: Dialect, ctx: Context, carrier: bytes | None = None) -> tuple[bytes, bool]:
         """The target document, and whether a preserve residue restored it.
 
         Unknown fields of the target's own dialect are put back. The input's residue is
@@ -289,30 +289,30 @@ class _Pipeline:
             raise ParseError(
                 f"a string of the envelope holds a lone surrogate ({exc.object[exc.start]!r}), "
                 "which UTF-8 cannot carry",
-                dialect=dst.NAME,
+                dialect=dst.name,
             ) from None
         if not env.extras and env.residue is None:
             return out, False
-        own = [ex for ex in env.extras if ex.dialect == dst.NAME]
+        own = [ex for ex in env.extras if ex.dialect == dst.name]
         res: _residue.Residue | None = None
         if env.residue is not None:
-            where = ctx.mappings[src.NAME].shape.residue
+            where = ctx.mappings[src.name].shape.residue
             if not self.preserve:  # not asked for: never applied, never carried into an output
                 if ctx.report.collecting:
                     ctx.report.add(
                         Kind.FIELD_DROPPED,
                         where,
                         "an envglot residue in the input is left out (residues are applied only with preserve)",
-                        dst.NAME,
+                        dst.name,
                     )
             else:
                 res = _residue.decode_residue(env.residue, where)
-                if res.from_ != dst.NAME:
+                if res.from_ != dst.name:
                     ctx.report.add(
                         Kind.RESIDUE_DROPPED,
                         where,
-                        f"preserve residue for {excerpt(repr(res.from_), 40)} has no use in {dst.NAME}",
-                        dst.NAME,
+                        f"preserve residue for {excerpt(repr(res.from_), 40)} has no use in {dst.name}",
+                        dst.name,
                     )
                     res = None
         if not own and res is None:
@@ -321,7 +321,7 @@ class _Pipeline:
         for ex in own:  # an unknown field goes back only into an object the writer wrote
             if not _residue.set_path(doc, _residue.parse_path(ex.path), ex.value, create=False):
                 ctx.report.add(
-                    Kind.FIELD_DROPPED, ex.path, f"{dst.NAME} field outside anything {dst.NAME} wrote", dst.NAME
+                    Kind.FIELD_DROPPED, ex.path, f"{dst.name} field outside anything {dst.name} wrote", dst.name
                 )
         plain = self._seal(_residue.encode(doc)) if own else out
         if res is None:
@@ -334,7 +334,7 @@ class _Pipeline:
         doc: dict[str, Any],
         res: _residue.Residue,
         env: Envelope,
-        src: ModuleType,
+        src: Dialect,
         ctx: Context,
         carrier: bytes | None,
     ) -> bytes | None:
@@ -351,13 +351,13 @@ class _Pipeline:
         restored = _residue.encode(doc) if _residue.apply(doc, res) else None
         if restored is None:
             why = "a patch does not fit the document"
-        elif _residue.digest(dst.NAME, restored) != res.digest:
+        elif _residue.digest(dst.name, restored) != res.digest:
             why = "it does not restore the document its digest records (not made by envglot for this document)"
         else:
             try:
-                back = dst.read(restored, Context(m, DISCARD, m[dst.NAME]))
+                back = dst.read(restored, Context(m, DISCARD, m[dst.name]))
             except EnvglotError as exc:
-                why = f"the restored document is not a readable {dst.NAME} document ({excerpt(str(exc))})"
+                why = f"the restored document is not a readable {dst.name} document ({excerpt(str(exc))})"
             else:
                 if back.ok != env.ok:
                     why = "the restored document would change the outcome"
@@ -366,48 +366,45 @@ class _Pipeline:
         if why is None:
             return restored
         ctx.report.add(
-            Kind.RESIDUE_REJECTED, m[src.NAME].shape.residue, f"preserve residue not applied: {why}", dst.NAME
+            Kind.RESIDUE_REJECTED, m[src.name].shape.residue, f"preserve residue not applied: {why}", dst.name
         )
         return None
 
-    def _carried_by(self, back: Envelope, src: ModuleType, carrier: bytes, ctx: Context) -> bool:
+    def _carried_by(self, back: Envelope, src: Dialect, carrier: bytes, ctx: Context) -> bool:
         """True if ``back`` written as ``src`` is ``carrier`` without its residue (JSON-equal)."""
         m = ctx.mappings
         doc = _residue.open_document(carrier)
-        _residue.delete(doc, _residue.parse_path(m[src.NAME].shape.residue))
+        _residue.delete(doc, _residue.parse_path(m[src.name].shape.residue))
         bare = _residue.encode(doc)
-        seal = getattr(src, "seal", None)
-        if seal is not None:
-            bare = seal(bare)
-        again = src.write(back, Context(m, DISCARD, m[src.NAME], self.synth))
-        return _residue.digest(src.NAME, bare) == _residue.digest(src.NAME, again)
+        bare = src.seal(bare)
+        again = src.write(back, Context(m, DISCARD, m[src.name], self.synth))
+        return _residue.digest(src.name, bare) == _residue.digest(src.name, again)
 
-    def _add_residue(self, buf: bytes, out: bytes, src: ModuleType, env: Envelope) -> bytes:
-        if src.NAME not in WRITABLE:
+    def _add_residue(self, buf: bytes, out: bytes, src: Dialect, env: Envelope) -> bytes:
+        if not src.shape.writable:
             return out
         m = self.mappings
-        back_ctx = Context(m, DISCARD, m[self.dst.NAME], self.synth)
+        back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
         back_env = self.dst.read(out, back_ctx)
-        back, _ = _Pipeline(self.dst.NAME, src.NAME, m, False, "ignore", "compact", self.synth)._write(
+        back, _ = _Pipeline(self.dst.name, src.name, m, False, "ignore", "compact", self.synth)._write(
             back_env, self.dst, back_ctx
         )
         original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
-        skip = tuple(_residue.parse_path(m[src.NAME].shape.residue))
+        skip = tuple(_residue.parse_path(m[src.name].shape.residue))
         sets, dels = _residue.diff(original, back, skip)
         if not sets and not dels:
             return out
         doc = _residue.open_document(out)
         _residue.set_path(
             doc,
-            _residue.parse_path(m[self.dst.NAME].shape.residue),
-            _residue.encode_residue(src.NAME, original, sets, dels),
+            _residue.parse_path(m[self.dst.name].shape.residue),
+            _residue.encode_residue(src.name, original, sets, dels),
         )
         return self._seal(_residue.encode(doc))
 
     def _seal(self, doc: bytes) -> bytes:
         """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
-        seal = getattr(self.dst, "seal", None)
-        return doc if seal is None else seal(doc)  # type: ignore[no-any-return]
+        return self.dst.seal(doc)
 
 
 def _reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings, report: Report) -> Envelope:
@@ -574,7 +571,7 @@ def read(
         buf, det, is_error = _locate(buf, True, strict, rep, max_depth)
         from_ = det.dialect
     mod = get_dialect(from_)
-    env: Envelope = mod.read(buf, Context(m, rep, m[mod.NAME]))
+    env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
     return env if is_error is None else _reconcile(env, is_error, det, m, rep)
 
 
@@ -599,11 +596,11 @@ def write(
     start = len(rep.diagnostics)
     m = p.mappings
     src = p.src if p.src is not None else p.dst
-    ctx = Context(m, rep, m[p.src.NAME] if p.src is not None else None, context)
+    ctx = Context(m, rep, m[p.src.name] if p.src is not None else None, context)
     out, _ = p._write(envelope, src, ctx)
     tool = envelope.tool if envelope.tool is not None else (context or {}).get("tool")
-    rep.finish(p.policy, start=start, source=source, target=p.dst.NAME, tool=tool if isinstance(tool, str) else None)
-    return _style(out, style, p.dst.NAME)
+    rep.finish(p.policy, start=start, source=source, target=p.dst.name, tool=tool if isinstance(tool, str) else None)
+    return _style(out, style, p.dst.name)
 
 
 class Converter:
@@ -631,8 +628,8 @@ class Converter:
         max_depth: int = MAX_DEPTH,
     ) -> None:
         self._p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
-        self.from_ = self._p.src.NAME if self._p.src is not None else None
-        self.to = self._p.dst.NAME
+        self.from_ = self._p.src.name if self._p.src is not None else None
+        self.to = self._p.dst.name
 
     @property
     def policy(self) -> Policy:

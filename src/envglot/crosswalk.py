@@ -13,8 +13,9 @@ from typing import Any
 import msgspec
 import tomli_w
 
+from .dialect import get_dialect
 from .errors import UnknownDialectError, UnsupportedError
-from .mappings import CodeRow, Mappings
+from .mappings import CodeRow, Mappings, type_for
 
 __all__ = ["crosswalk", "describe_code", "equivalent", "hints_of", "overlay_template", "writable"]
 
@@ -152,13 +153,12 @@ _CLOSED = """\
 """
 
 _ROW_HINT = """\
-# error-types.toml rows can be overlaid too (the result and response-v2 category words):
+# error-types.toml rows can be overlaid too (the {columns} category words;
+# a dialect with a [types] table takes only its own [types] words):
 # [[row]]
 # category = "failed_precondition"
 # aspect = "example_aspect"
-# response-v2 = "conflict"     # must be a [types] row of response-v2.toml
-# result = "failed_precondition"
-"""
+{words}"""
 
 
 def _wrapped(words: list[str]) -> str:
@@ -172,20 +172,20 @@ def _aspects(m: Mappings) -> list[str]:
 def overlay_template(dialect: str, m: Mappings) -> str:
     """A commented starter overlay for ``dialect`` that :func:`check_overlay` accepts as is.
 
-    The example code row adds a code (or, for the closed errorcode enum, restates an
+    The example code row adds a code (or, for a closed code enum, restates an
     existing row unchanged); the example write row only applies under a made-up aspect,
     so loading the template unchanged changes no existing choice.
     """
     _dialect(dialect, m)
     d = m[dialect]
-    closed = dialect == "errorcode"
+    closed = d.shape.closed
     code_row: dict[str, Any]
     if closed:
         code = next(iter(d.codes))
         code_row = msgspec.to_builtins(d.codes[code])
         code_row["note"] = "example: restates the bundled row; change category or hints here"
     else:
-        code = "example_not_ready" if dialect == "result" else "EXAMPLE_NOT_READY"
+        code = get_dialect(dialect).example_code
         code_row = {
             "category": "failed_precondition",
             "origin": "state",
@@ -193,8 +193,10 @@ def overlay_template(dialect: str, m: Mappings) -> str:
             "ext": True,
             "note": "example: a code your server emits that the bundled table lacks",
         }
-        if dialect == "response-v2":
-            code_row["type"] = "conflict"
+        if d.types:  # a code belongs to one of the dialect's category words
+            code_row["type"] = next(
+                (t for t, r in d.types.items() if r.category == code_row["category"] and not r.ext), next(iter(d.types))
+            )
     write_row = {
         "category": code_row["category"],
         "aspect": "example_aspect",
@@ -217,6 +219,10 @@ def overlay_template(dialect: str, m: Mappings) -> str:
     ]
     if d.shape.writable:
         parts += ["# Example writer choice.", tomli_w.dumps({"write": [write_row]})]
-    if dialect in ("result", "response-v2"):
-        parts.append(_ROW_HINT)
+    columns = [n for n, dm in m.dialects.items() if dm.shape.open_codes or dm.types]
+    if dialect in columns:
+        words = "".join(
+            f'# {n} = "{type_for(m, n, "failed_precondition", None, None, None, False)}"\n' for n in columns
+        )
+        parts.append(_ROW_HINT.format(columns=" and ".join(columns), words=words))
     return "\n".join(parts).rstrip("\n") + "\n"

@@ -11,15 +11,17 @@ import functools
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec import Struct
 
 from .errors import MappingError
 
+if TYPE_CHECKING:
+    from .dialect import Dialect
+
 __all__ = [
-    "DIALECT_FILES",
     "Category",
     "CodeRow",
     "DialectMap",
@@ -33,14 +35,6 @@ __all__ = [
     "mappings_dir",
 ]
 
-DIALECT_FILES: tuple[str, ...] = (
-    "dotbot",
-    "result",
-    "errorcode",
-    "code-graph",
-    "response-v2",
-    "legacy-v1",
-)
 HINTS = ("origin", "upstream", "aspect")
 
 
@@ -113,15 +107,6 @@ class TypeRow(_Table):
     note: str | None = None
 
 
-class Shape(_Table):
-    payload: Literal["object", "any"] = "any"
-    max_problems: int = 1
-    residue: str = "$._envglot"
-    writable: bool = True
-    closed: bool = False
-    """The code vocabulary is a closed enum: overlays may not add codes."""
-
-
 class Defaults(_Table):
     category: str = "internal"
 
@@ -130,8 +115,6 @@ class DialectTable(_Table):
     """One ``mappings/<dialect>.toml`` file (or an overlay for it)."""
 
     dialect: str
-    description: str = ""
-    shape: Shape | None = None
     fields: dict[str, str] = {}
     codes: dict[str, CodeRow] = {}
     write: list[WriteRow] = []
@@ -142,11 +125,15 @@ class DialectTable(_Table):
 
 
 class ErrorTypeRow(_Table):
-    """One row of ``error-types.toml`` (or an overlay): a category's word in each dialect that has one."""
+    """One row of ``error-types.toml`` (or an overlay): a category's word in each dialect that has one.
+
+    In the file a row is flat: the hint keys below plus one key per dialect column
+    (``result = "not_found"``); the columns are gathered in ``words``.
+    """
 
     category: str
-    response_v2: str | None = msgspec.field(default=None, name="response-v2")
-    result: str | None = None
+    words: dict[str, str] = {}
+    """Dialect name -> that dialect's word for the category."""
     origin: str | None = None
     upstream: str | None = None
     aspect: str | None = None
@@ -154,8 +141,11 @@ class ErrorTypeRow(_Table):
     note: str | None = None
 
 
+_ROW_KEYS = frozenset(f.name for f in msgspec.structs.fields(ErrorTypeRow)) - {"words"}
+
+
 class ErrorTypesTable(_Table):
-    row: list[ErrorTypeRow] = []
+    row: list[dict[str, str | bool]] = []
 
 
 class OverlayFile(_Table):
@@ -165,7 +155,7 @@ class OverlayFile(_Table):
     codes: dict[str, CodeRow] = {}
     write: list[WriteRow] = []
     types: dict[str, TypeRow] = {}
-    row: list[ErrorTypeRow] = []
+    row: list[dict[str, str | bool]] = []
 
 
 def mappings_dir() -> Path:
@@ -264,10 +254,12 @@ class DialectMap:
         "write",
     )
 
-    def __init__(self, table: DialectTable, write: Sequence[WriteRow], types: dict[str, TypeRow]) -> None:
+    def __init__(
+        self, table: DialectTable, write: Sequence[WriteRow], types: dict[str, TypeRow], dialect: Dialect
+    ) -> None:
         self.name = table.dialect
-        self.description = table.description
-        self.shape = table.shape or Shape()
+        self.description = dialect.description
+        self.shape = dialect.shape
         self.fields = dict(table.fields)
         self.synthesize = dict(table.synthesize)
         self.carried = frozenset(self.fields)
@@ -359,7 +351,7 @@ class Mappings:
 def _error_type_rows(rows: list[ErrorTypeRow], column: str) -> list[WriteRow]:
     out = []
     for r in rows:
-        code = r.response_v2 if column == "response-v2" else r.result
+        code = r.words.get(column)
         if code is not None:
             out.append(
                 WriteRow(
@@ -375,14 +367,37 @@ def _error_type_rows(rows: list[ErrorTypeRow], column: str) -> list[WriteRow]:
     return out
 
 
+def _error_type_row(raw: dict[str, str | bool], where: str, columns: dict[str, Dialect]) -> ErrorTypeRow:
+    """A flat ``[[row]]`` of ``error-types.toml``: hint keys plus one key per dialect column."""
+    words = {k: v for k, v in raw.items() if k not in _ROW_KEYS}
+    for k, v in words.items():
+        if k not in columns:
+            known = ", ".join(sorted(columns))
+            raise MappingError(f"{where}: {k!r} is not a column (one of the hints, or a dialect with words: {known})")
+        if not isinstance(v, str):
+            raise MappingError(f"{where}: {k} must be a string, got {type(v).__name__}")
+    try:
+        return msgspec.convert({**{k: v for k, v in raw.items() if k in _ROW_KEYS}, "words": words}, ErrorTypeRow)
+    except msgspec.ValidationError as exc:
+        raise MappingError(f"{where}: {exc}") from None
+
+
 def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | None = None) -> Mappings:
-    """Load, merge and validate the bundled tables plus ``overlays`` (later files win)."""
+    """Load, merge and validate the bundled tables plus ``overlays`` (later files win).
+
+    One table per registered dialect (``mappings/<name>.toml``); ``error-types.toml`` has a
+    column per dialect whose codes are category words (``shape.open_codes``) or that has a
+    ``[types]`` vocabulary.
+    """
+    from .dialect import registered
+
     root = base or mappings_dir()
     canonical = _decode(root / "canonical.toml", CanonicalTable)
     assert isinstance(canonical, CanonicalTable)
+    units = {d.name: d for d in registered()}
     tables: dict[str, DialectTable] = {}
     files: dict[str, str] = {}
-    for name in DIALECT_FILES:
+    for name in units:
         path = root / f"{name}.toml"
         t = _decode(path, DialectTable)
         assert isinstance(t, DialectTable)
@@ -390,12 +405,13 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
             raise MappingError(f"{path}: dialect = {t.dialect!r}, expected {name!r}")
         tables[name] = t
         files[name] = str(path)
+    columns = {n: units[n] for n, t in tables.items() if units[n].shape.open_codes or t.types}
     et_path = root / "error-types.toml"
     et = _decode(et_path, ErrorTypesTable)
     assert isinstance(et, ErrorTypesTable)
-    error_rows = list(et.row)
+    error_rows = [_error_type_row(r, f"{et_path}: [[row]] #{i + 1}", columns) for i, r in enumerate(et.row)]
     row_files = [(str(et_path), i + 1) for i in range(len(error_rows))]
-    write_extra: dict[str, list[WriteRow]] = {n: [] for n in DIALECT_FILES}
+    write_extra: dict[str, list[WriteRow]] = {n: [] for n in units}
     sources = [str(root)]
     for ov_path in overlays:
         p = Path(ov_path)
@@ -405,13 +421,12 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
         if ov.dialect is not None:
             if ov.dialect not in tables:
                 raise MappingError(
-                    f"{p}: dialect = {ov.dialect!r} is not one of {', '.join(DIALECT_FILES)}",
+                    f"{p}: dialect = {ov.dialect!r} is not one of {', '.join(units)}",
                     path="$.dialect",
                 )
             base_t = tables[ov.dialect]
-            shape = base_t.shape or Shape()
             added = sorted(set(ov.codes) - set(base_t.codes))
-            if shape.closed and added:
+            if units[ov.dialect].shape.closed and added:
                 raise MappingError(
                     f"{p}: {ov.dialect} codes are a closed enum; [codes.{added[0]}] is not one of them "
                     "(an overlay may change how existing codes map, not add codes)",
@@ -426,16 +441,14 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
             files[ov.dialect] = str(p)
         elif ov.codes or ov.write or ov.types:
             raise MappingError(f"{p}: codes, write and types rows need `dialect = ...`", path="$")
-        error_rows = list(ov.row) + error_rows
+        error_rows = [_error_type_row(r, f"{p}: [[row]] #{i + 1}", columns) for i, r in enumerate(ov.row)] + error_rows
         row_files = [(str(p), i + 1) for i in range(len(ov.row))] + row_files
-    v2_types = tables["response-v2"].types
     dialects: dict[str, DialectMap] = {}
     for name, t in tables.items():
         write = write_extra[name] + list(t.write)
-        if name == "result":
-            write = write_extra[name] + _error_type_rows(error_rows, "result")
-        dialects[name] = DialectMap(t, write, t.types)
-    dialects["response-v2"].types = dict(v2_types)
+        if units[name].shape.open_codes:  # its codes are category words: its column of error-types.toml
+            write = write_extra[name] + _error_type_rows(error_rows, name)
+        dialects[name] = DialectMap(t, write, t.types, units[name])
     m = Mappings(canonical, dialects, error_rows, tuple(sources))
     _validate(m, files, str(et_path), row_files)
     return m
@@ -457,8 +470,8 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
                 raise MappingError(f"{f}: [synthesize] names {field!r}, which is not a field of its [fields] table")
         for code, row in d.codes.items():
             need_cat(row.category, f"{f}: [codes.{code}]")
-            if row.type is not None and row.type not in m.dialects["response-v2"].types:
-                raise MappingError(f"{f}: [codes.{code}] type {row.type!r} is not a response-v2 error_type")
+            if row.type is not None and row.type not in d.types:
+                raise MappingError(f"{f}: [codes.{code}] type {row.type!r} is not one of its [types] rows")
         for tname, trow in d.types.items():
             need_cat(trow.category, f"{f}: [types.{tname}]")
         if d.default_category is not None:
@@ -466,8 +479,8 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
         for cat, rows in d.write.items():
             need_cat(cat, f"{f}: [[write]] category")
             for r in rows:
-                if name == "result":
-                    continue  # result's words are open: any error_type is valid
+                if d.shape.open_codes:
+                    continue  # open vocabulary: any word is valid
                 if r.code not in d.codes:
                     raise MappingError(
                         f"{f}: [[write]] row for {cat!r} names code {r.code!r}, which has no [codes.{r.code}] row"
@@ -475,44 +488,54 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
         if d.shape.writable:
             missing = [c for c in cats if not any(r.conditions == 0 for r in d.write.get(c, ()))]
             if missing:
-                where = et_file if name == "result" else f
+                where = et_file if d.shape.open_codes else f
                 raise MappingError(
                     f"{where}: dialect {name!r} has no unconditional writer choice for "
                     f"categor{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)}"
                 )
-    v2_types = m.dialects["response-v2"].types
     for et, (f, n) in zip(m.error_types, row_files, strict=True):
         need_cat(et.category, f"{f}: [[row]] #{n}")
-        if et.response_v2 is not None and et.response_v2 not in v2_types:
-            raise MappingError(
-                f"{f}: [[row]] #{n} names response-v2 error_type {et.response_v2!r}, "
-                "which has no [types] row in response-v2.toml"
-            )
-    v2_rows = _error_type_rows(m.error_types, "response-v2")
-    for c in cats:
-        if not any(r.category == c and r.conditions == 0 for r in v2_rows):
-            raise MappingError(f"{et_file}: no unconditional response-v2 error_type for category {c!r}")
+        for column, word in et.words.items():
+            types = m.dialects[column].types
+            if types and word not in types:
+                raise MappingError(
+                    f"{f}: [[row]] #{n} names {column} word {word!r}, which has no [types] row in {column}.toml"
+                )
+    for name, d in m.dialects.items():
+        if not d.types:
+            continue
+        choices = _error_type_rows(m.error_types, name)
+        for c in cats:
+            if not any(r.category == c and r.conditions == 0 for r in choices):
+                raise MappingError(f"{et_file}: no unconditional {name} error_type for category {c!r}")
     # duplicate keys cannot survive TOML decoding (the TOML parser rejects them)
 
 
-def v2_type_for(
-    m: Mappings, category: str, origin: str | None, upstream: str | None, aspect: str | None, partial: bool
+def type_for(
+    m: Mappings,
+    dialect: str,
+    category: str,
+    origin: str | None,
+    upstream: str | None,
+    aspect: str | None,
+    partial: bool,
 ) -> str:
-    """The response-v2 ``error_type`` for a canonical category (from ``error-types.toml``).
+    """``dialect``'s word for a canonical category (its column of ``error-types.toml``).
 
     Like :meth:`DialectMap.choose`: the most specific matching row wins, file order among equals.
     """
     for r in m.error_types_by_specificity:
+        word = r.words.get(dialect)
         if (
-            r.response_v2 is not None
+            word is not None
             and r.category == category
             and (r.origin is None or r.origin == origin)
             and (r.upstream is None or r.upstream == upstream)
             and (r.aspect is None or r.aspect == aspect)
             and (r.partial is None or r.partial == partial)
         ):
-            return r.response_v2
-    raise MappingError(f"error-types.toml: no response-v2 error_type for {category!r}")
+            return word
+    raise MappingError(f"error-types.toml: no {dialect} word for {category!r}")
 
 
 @functools.cache

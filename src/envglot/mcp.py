@@ -24,7 +24,7 @@ from .api import MappingsArg, Style, _mappings, _reconcile, _to_bytes, convert, 
 from .canonical import Envelope, Problem
 from .detect import MCP, classify, detect_bytes
 from .diagnostics import Kind, Report, report_for
-from .dialects import DIALECTS, WRITABLE, get_dialect
+from .dialect import get_dialect, registered, writable_names
 from .errors import DetectError, EnvglotError, ParseError
 from .limits import check_input
 from .policy import Policy, as_policy
@@ -51,32 +51,16 @@ _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 _RAW = msgspec.json.Decoder(Raw)
 _PROBE = msgspec.json.Decoder(CallToolResultProbe)
-_STRUCT_DIALECT = {mod.__name__: name for name, mod in DIALECTS.items()}
+_STRUCT_DIALECT = {type(d).__module__: d.name for d in registered()}
 """Module of a dialect's wire Structs -> dialect name."""
 _OUTPUTS = ("sdk", "wire", "envelope")
 
 
-class _Outcome(Struct):
-    """The outcome flag of every writable dialect (dotbot ``status``, the others ``success``)."""
-
-    success: bool | None = None
-    status: str | None = None
-
-
-_OUTCOME = msgspec.json.Decoder(_Outcome)
-
-
 def is_error(doc: bytes, dialect: str | None = None) -> bool:
-    """``isError`` for a document of a writable dialect (conventions §1.3 rule 3): its failure flag,
-    dotbot's ``status``, everyone else's ``success`` (by ``dialect`` when known: a stray key of the
-    other name in the document is not an outcome)."""
-    try:
-        o = _OUTCOME.decode(doc)
-    except msgspec.MsgspecError as exc:
-        raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
-    if dialect == "dotbot" or (dialect is None and o.status is not None):
-        return o.status == "error"
-    return o.success is False
+    """``isError`` for a document of a writable dialect (conventions §1.3 rule 3): its own outcome
+    flag (``Dialect.outcome_key``; a stray key of another dialect's name is not an outcome),
+    the dialect detected when not given."""
+    return get_dialect(dialect if dialect is not None else detect_bytes(doc)).failed(doc)
 
 
 def _as_dict(doc: bytes) -> dict[str, Any]:
@@ -270,7 +254,7 @@ def _render(
     """``(document, is_error)``: ``envelope`` written as ``dialect`` (as it is when ``None``)."""
     opts: dict[str, Any] = {"unsupported": unsupported, "mappings": mappings, "context": context, "report": report}
     if isinstance(envelope, Result):
-        return envelope.to(dialect or "result", **opts), not envelope.success
+        return envelope.to(dialect or envelope.DIALECT, **opts), not envelope.success
     if isinstance(envelope, Envelope):
         if dialect is None:
             raise EnvglotError("a canonical Envelope has no dialect of its own: pass dialect=")
@@ -289,13 +273,13 @@ def _render(
         wrapper = buf
         buf = unwrap(buf, dialect, **opts)
         if dialect is not None:
-            return buf, is_error(buf, get_dialect(dialect).NAME)
+            return buf, is_error(buf, dialect)
         # carried as it is: the outcome is the wrapper's as read (isError can only make a failure)
         return buf, not read(wrapper, mappings=mappings).ok
     if dialect is None:
         return buf, not read(buf, name, mappings=mappings).ok
     out: bytes = convert(buf, to=dialect, from_=name, **opts)
-    return out, is_error(out, get_dialect(dialect).NAME)
+    return out, is_error(out, dialect)
 
 
 def wrap(
@@ -468,9 +452,10 @@ def emits(
     The wrapper keeps the function's name, docstring and parameters (the input schema
     is derived from them); only the return annotation changes.
     """
-    target = get_dialect(dialect).NAME
-    if target not in WRITABLE:
-        raise EnvglotError(f"{target} is a read-only source dialect; write one of {', '.join(WRITABLE)}")
+    unit = get_dialect(dialect)
+    target = unit.name
+    if not unit.shape.writable:
+        raise EnvglotError(f"{target} is a read-only source dialect; write one of {', '.join(writable_names())}")
     if output not in _OUTPUTS:
         raise EnvglotError(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
     policy = as_policy(unsupported)

@@ -104,6 +104,8 @@ class Result(Generic[T]):
     additional_agent_instructions: str | None = None
     error_data: dict[str, Any] | None = None
 
+    DIALECT: ClassVar[str] = _result_dialect.NAME
+    """The dialect whose documents this class reads and writes (``to_json``)."""
     default_success_instruction: ClassVar[str | None] = None
     """Instruction ``ok()`` sets when none is given (set it on a subclass)."""
     default_failure_instruction: ClassVar[str | None] = None
@@ -258,5 +260,5 @@ class Result(Generic[T]):
             style=style,
             context=context,
             report=rep,
-            source="result",
+            source=_result_dialect.NAME,
         )

@@ -6,7 +6,7 @@ components under ``$defs``; ``json_schema(dialect, inline=True)`` resolves every
 ``outputSchema`` (root ``"type": "object"``, no ``$ref``, no ``$defs``).
 
 legacy-v1 has no single wire Struct (its tools returned free-form dicts), so its schema
-is built from :class:`LegacyV1Envelope`: the keys the dialect reader interprets, every
+is built from ``legacy_v1.LegacyV1Envelope``: the keys the dialect reader interprets, every
 one optional, other keys allowed.
 """
 
@@ -23,30 +23,12 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .dialects import get_dialect
-from .dialects.legacy_v1 import InterimMeta
 from .errors import EnvglotError
 
-__all__ = ["SCHEMA_DIALECT", "LegacyV1Envelope", "inline_refs", "json_schema"]
+__all__ = ["SCHEMA_DIALECT", "inline_refs", "json_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The ``$schema`` every generated schema declares (MCP's default dialect)."""
-
-
-class LegacyInterimData(Struct):
-    """``data`` of the interim envelope: the payload plus the reserved ``_meta``/``_warnings`` keys."""
-
-    meta: InterimMeta | None = msgspec.field(default=None, name="_meta")
-    warnings: list[str] | None = msgspec.field(default=None, name="_warnings")
-
-
-class LegacyV1Envelope(Struct):
-    """A legacy foundry-mcp response: a flat per-tool dict, or the interim ``{success, data, error}``."""
-
-    success: bool | None = None
-    found: bool | None = None
-    error: str | None = None
-    schema_version: str | None = None
-    data: LegacyInterimData | None = None
 
 
 def _absent() -> Raw:
@@ -146,8 +128,7 @@ def json_schema(dialect: str, inline: bool = False) -> dict[str, Any]:
     Raises:
         UnknownDialectError: ``dialect`` is not a dialect name.
     """
-    mod = get_dialect(dialect)
-    envelope: type[Struct] = getattr(mod, "Envelope", LegacyV1Envelope)
+    envelope = get_dialect(dialect).schema_type()
     schema = msgspec.json.schema(_shadow_struct(envelope, {}))
     if inline:
         schema = inline_refs(schema)

@@ -22,7 +22,7 @@ import msgspec
 
 from ..canonical import Envelope
 from ..diagnostics import Diagnostic
-from ..dialects import NAMES, WRITABLE, get_dialect
+from ..dialect import dialect_names, get_dialect, writable_names
 from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
 from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
 from ..limits import MAX_DEPTH, MAX_DEPTH_CEILING
@@ -98,17 +98,19 @@ class DialectType(click.ParamType):
         if self.auto and value == "auto":
             return None
         try:
-            name: str = get_dialect(str(value)).NAME
+            unit = get_dialect(str(value))
         except UnknownDialectError as exc:
             self.fail(str(exc), param, ctx)
-        if self.writable and name not in WRITABLE:
-            self.fail(f"{name} is a read-only source dialect; write one of {', '.join(WRITABLE)}", param, ctx)
-        return name
+        if self.writable and not unit.shape.writable:
+            self.fail(
+                f"{unit.name} is a read-only source dialect; write one of {', '.join(writable_names())}", param, ctx
+            )
+        return unit.name
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
         from click.shell_completion import CompletionItem
 
-        names = WRITABLE if self.writable else NAMES
+        names = writable_names() if self.writable else dialect_names()
         return [CompletionItem(n) for n in (*names, *(("auto",) if self.auto else ())) if n.startswith(incomplete)]
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:

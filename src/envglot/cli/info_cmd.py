@@ -10,7 +10,7 @@ from typing import Any
 import click
 import msgspec
 
-from ..dialects import ALIASES, DIALECTS, WRITABLE
+from ..dialect import registered
 from ..errors import EnvglotError
 from ..mappings import Mappings
 from . import exits, main
@@ -48,19 +48,17 @@ def dialects(as_json: bool) -> None:
         _echo_json(
             [
                 {
-                    "name": name,
+                    "name": d.name,
                     "readable": True,
-                    "writable": name in WRITABLE,
-                    "aliases": sorted(a for a, n in ALIASES.items() if n == name),
-                    "description": str(mod.DESCRIPTION),
+                    "writable": d.shape.writable,
+                    "aliases": sorted(d.aliases),
+                    "description": d.description,
                 }
-                for name, mod in DIALECTS.items()
+                for d in registered()
             ]
         )
         return
-    rows = [
-        (name, "read/write" if name in WRITABLE else "read", str(mod.DESCRIPTION)) for name, mod in DIALECTS.items()
-    ]
+    rows = [(d.name, "read/write" if d.shape.writable else "read", d.description) for d in registered()]
     for line in _table(rows):
         echo(line)
 

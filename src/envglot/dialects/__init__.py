@@ -1,36 +1,24 @@
-"""The dialect registry: CLI name (kebab-case) -> module (snake_case). One line per dialect."""
+"""The bundled dialects: every module of this package defines one :class:`~envglot.dialect.Dialect`.
+
+Importing the package imports each module (those not starting with ``_``), and defining the
+class registers it; nothing here names a dialect.
+"""
 
 from __future__ import annotations
 
-from types import ModuleType
+import importlib
+import pkgutil
 
-from . import code_graph, dotbot, errorcode, legacy_v1, response_v2, result
+from ..dialect import Dialect, dialect_names, get_dialect, registered, writable_names
 
-__all__ = ["DIALECTS", "NAMES", "WRITABLE", "get_dialect"]
+__all__ = ["ALIASES", "DIALECTS", "NAMES", "WRITABLE", "get_dialect"]
 
-DIALECTS: dict[str, ModuleType] = {
-    dotbot.NAME: dotbot,
-    result.NAME: result,
-    errorcode.NAME: errorcode,
-    code_graph.NAME: code_graph,
-    response_v2.NAME: response_v2,
-    legacy_v1.NAME: legacy_v1,
-}
-NAMES: tuple[str, ...] = tuple(DIALECTS)
-WRITABLE: tuple[str, ...] = tuple(n for n, m in DIALECTS.items() if getattr(m, "WRITABLE", True))
-ALIASES: dict[str, str] = {"v2": "response-v2", "v1": "legacy-v1", "adr-003": "result"}
+for _m in pkgutil.iter_modules(__path__):
+    if not _m.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_m.name}")
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in registered()}
+NAMES: tuple[str, ...] = dialect_names()
+WRITABLE: tuple[str, ...] = writable_names()
+ALIASES: dict[str, str] = {a: d.name for d in registered() for a in d.aliases}
 """Short names accepted for a dialect (the underscore spellings, ``response_v2``, are accepted too)."""
-_ALIASES = {n.replace("-", "_"): n for n in NAMES} | ALIASES
-
-
-def get_dialect(name: str) -> ModuleType:
-    """The module of dialect ``name``; raises ``UnknownDialectError`` with a suggestion."""
-    mod = DIALECTS.get(name)
-    if mod is None:
-        alias = _ALIASES.get(name.lower())
-        if alias is not None:
-            return DIALECTS[alias]
-        from ..errors import UnknownDialectError
-
-        raise UnknownDialectError(name, NAMES)
-    return mod

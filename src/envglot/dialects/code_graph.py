@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
+from ..checker import MISSING, Checker, type_name
 from ..context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
 from ..diagnostics import Kind
+from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
-from ..mappings import DialectMap
+from ..mappings import DialectMap, Mappings
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for, object_or_wrapped, raw_is_object, timestamp_for
 
 __all__ = [
-    "DESCRIPTION",
     "NAME",
     "Data",
     "Envelope",
@@ -30,9 +32,7 @@ __all__ = [
 ]
 
 NAME = "code-graph"
-DESCRIPTION = "Code Graph envelope: success/data{tool,version,requestId,generatedAt,workspace,result,meta}"
-NATIVE_INDENT = 2
-"""``style="native"``: how the real emitter prints (JSON.stringify(envelope, null, 2)); negative = minified."""
+SHAPE = Shape()
 VERSION = "1.0"
 
 
@@ -83,7 +83,7 @@ class Envelope(_Wire):
     data: Data
 
 
-_DEC = WireDecoder(Envelope, NAME, "$._envglot")
+_DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _STR = msgspec.json.Decoder(str)
@@ -330,3 +330,78 @@ def seal(doc: bytes) -> bytes:
     """Recount ``approxTokens`` after keys were added to a written document (a preserve residue,
     unknown fields put back): it counts the whole compact envelope as the client receives it."""
     return _with_tokens(doc, counted_tokens(doc))
+
+
+# --- contract ------------------------------------------------------------------------
+
+
+def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """Every way ``d`` breaks the contract, reported to ``c``."""
+    success = c.field(d, "success", "$", "boolean")
+    data = c.field(d, "data", "$", "object")
+    if not isinstance(data, dict):
+        return
+    c.field(data, "tool", "$.data", "string")
+    c.const(data, "version", "$.data", VERSION)
+    c.field(data, "requestId", "$.data", "string")
+    c.timestamp(data, "generatedAt", "$.data", utc=False)
+    ws = c.field(data, "workspace", "$.data", "object")
+    if isinstance(ws, dict):
+        c.field(ws, "root", "$.data.workspace", "string")
+        c.field(ws, "repoName", "$.data.workspace", "string")
+        c.optional(ws, "rev", "$.data.workspace", "string")
+    result = c.field(data, "result", "$.data", "any")
+    if success is False and result is not MISSING:
+        if not isinstance(result, dict):
+            c.add("$.data.result", f"an error result must be an object with an error member, got {type_name(result)}")
+        else:
+            err = c.field(result, "error", "$.data.result", "object")
+            if isinstance(err, dict):
+                c.field(err, "code", "$.data.result.error", "string")
+                c.field(err, "message", "$.data.result.error", "string")
+                c.optional(err, "details", "$.data.result.error", "object")
+    meta = c.field(data, "meta", "$.data", "object")
+    if not isinstance(meta, dict):
+        return
+    tokens = c.non_negative(meta, "approxTokens", "$.data.meta", "integer")
+    c.field(meta, "truncated", "$.data.meta", "boolean")
+    c.field(meta, "limits", "$.data.meta", "object")
+    for p, s in c.objects(meta, "nextQuerySuggestion", "$.data.meta", required=False):
+        c.field(s, "tool", p, "string")
+        c.field(s, "args", p, "object")
+        c.optional(s, "reason", p, "string")
+    page = c.optional(meta, "page", "$.data.meta", "object")
+    if isinstance(page, dict):
+        c.optional(page, "cursor", "$.data.meta.page", "string")
+        c.field(page, "hasMore", "$.data.meta.page", "boolean")
+        c.non_negative(page, "total", "$.data.meta.page", "integer", required=False)
+    if isinstance(tokens, int):
+        expected = counted_tokens(c.document)
+        if tokens != expected:
+            c.add(
+                "$.data.meta.approxTokens",
+                f"approxTokens is {tokens}; the emitter computes {expected} "
+                "(ceil(length of the compact envelope with approxTokens 0 / 4))",
+            )
+
+
+def _probe(f: Facts) -> str | None:
+    if not f.is_bool("success"):
+        return None
+    data = f.member("data")
+    return "data.requestId" if data is not None and "requestId" in data and "generatedAt" in data else None
+
+
+class CodeGraph(Dialect):
+    """The Code Graph envelope."""
+
+    name = NAME
+    description = "Code Graph envelope: success/data{tool,version,requestId,generatedAt,workspace,result,meta}"
+    shape = SHAPE
+    native_indent = 2  # JSON.stringify(envelope, null, 2)
+    wire = Envelope
+    probes = (Probe(50, _probe),)
+    read = staticmethod(read)
+    write = staticmethod(write)
+    seal = staticmethod(seal)
+    contract = staticmethod(contract)

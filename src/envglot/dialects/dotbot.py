@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
+from ..checker import Checker, type_name
 from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
 from ..diagnostics import Kind
+from ..dialect import Dialect, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..mappings import DialectMap
+from ..mappings import DialectMap, Mappings
 from ._common import (
     ABSENT,
     WireDecoder,
@@ -26,12 +28,11 @@ from ._common import (
     unwrap_payload,
 )
 
-__all__ = ["DESCRIPTION", "NAME", "SCHEMA_ID", "Action", "Audit", "Envelope", "Intent", "Issue", "read", "write"]
+__all__ = ["NAME", "SCHEMA_ID", "Action", "Audit", "Dotbot", "Envelope", "Intent", "Issue", "read", "write"]
 
 NAME = "dotbot"
-DESCRIPTION = "dotbot-mcp-response@1: status/summary/data/errors[]/warnings[]/audit/intent/actions"
-NATIVE_INDENT = -1
-"""``style="native"``: how the real emitter prints (ConvertTo-Json -Compress); negative = minified."""
+SHAPE = Shape(payload="object", max_problems=0)
+"""``data`` is a hashtable (others are wrapped as ``{"value": ...}``); ``errors`` is an array."""
 SCHEMA_ID = "dotbot-mcp-response@1"
 
 
@@ -88,9 +89,10 @@ class Envelope(_Wire):
     actions: list[Action] | None = None
 
 
-_DEC = WireDecoder(Envelope, NAME, "$._envglot")
+_DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
+_SEMVER = re.compile(r"\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?")
 
 
 def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
@@ -269,3 +271,74 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         actions=actions or None,
     )
     return _ENC.encode(out)
+
+
+# --- contract ------------------------------------------------------------------------
+
+
+def _dotbot_issue(c: Checker, issue: dict[str, Any], path: str) -> None:
+    c.field(issue, "code", path, "string")
+    c.field(issue, "message", path, "string")
+    c.optional(issue, "path", path, "string")
+    c.optional(issue, "details", path, "object")
+
+
+def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """Every way ``d`` breaks the contract, reported to ``c``."""
+    c.const(d, "schema_id", "$", SCHEMA_ID)
+    c.field(d, "tool", "$", "string")
+    version = c.field(d, "version", "$", "string")
+    if isinstance(version, str) and not _SEMVER.fullmatch(version):
+        c.add("$.version", f"expected a semantic version (major.minor.patch), got {version!r}")
+    status = c.enum(d, "status", "$", ("ok", "warning", "error"))
+    c.field(d, "summary", "$", "string")
+    c.field(d, "data", "$", "object")
+    warnings = c.field(d, "warnings", "$", "array")
+    if isinstance(warnings, list):
+        for i, w in enumerate(warnings):
+            if isinstance(w, dict):
+                _dotbot_issue(c, w, f"$.warnings[{i}]")
+            elif not isinstance(w, str):
+                c.add(f"$.warnings[{i}]", f"expected a string or an object, got {type_name(w)}")
+    errors = c.objects(d, "errors", "$", required=True)
+    for p, e in errors:
+        _dotbot_issue(c, e, p)
+    if isinstance(status, str) and isinstance(warnings, list) and isinstance(d.get("errors"), list):
+        computed = "error" if d["errors"] else "warning" if warnings else "ok"
+        if computed != status:
+            c.add("$.status", f"status {status!r} disagrees with errors/warnings (computed {computed!r})")
+    audit = c.field(d, "audit", "$", "object")
+    if isinstance(audit, dict):
+        c.timestamp(audit, "timestamp", "$.audit", utc=True)
+        c.non_negative(audit, "duration_ms", "$.audit", "integer")
+        c.field(audit, "source", "$.audit", "string")
+        for key in ("host", "correlation_id", "write_to"):
+            c.optional(audit, key, "$.audit", "string")
+    intent = c.optional(d, "intent", "$", "object")
+    if isinstance(intent, dict):
+        c.optional(intent, "recommended_next", "$.intent", "string")
+        c.optional(intent, "reason", "$.intent", "string")
+        c.optional(intent, "parameters", "$.intent", "object")
+    for p, a in c.objects(d, "actions", "$", required=False):
+        for key in ("id", "type", "label"):  # the standard defines an action by them
+            c.field(a, key, p, "string")
+        for key in ("reason", "tool"):
+            c.optional(a, key, p, "string")
+        c.optional(a, "parameters", p, "object")
+
+
+class Dotbot(Dialect):
+    """dotbot-mcp-response@1."""
+
+    name = NAME
+    description = "dotbot-mcp-response@1: schema_id/status/summary/data/errors[]/warnings[]/audit, intent and actions"
+    shape = SHAPE
+    native_indent = -1  # ConvertTo-Json -Compress
+    wire = Envelope
+    probes = (Probe(10, lambda f: "schema_id" if f.has("schema_id") else None),)
+    """Only dotbot has the key: a wrong value is a broken dotbot envelope."""
+    outcome_key = "status"
+    failure_value = b'"error"'
+    read = staticmethod(read)
+    write = staticmethod(write)
+    contract = staticmethod(contract)

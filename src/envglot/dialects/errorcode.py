@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
+from ..checker import Checker
 from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
 from ..diagnostics import Kind
+from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
+from ..mappings import Mappings
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
-__all__ = ["DESCRIPTION", "NAME", "Envelope", "MetaPagination", "ToolError", "ToolMeta", "read", "write"]
+__all__ = ["NAME", "Envelope", "Errorcode", "MetaPagination", "ToolError", "ToolMeta", "read", "write"]
 
 NAME = "errorcode"
-DESCRIPTION = "Session 05 contract: success/data/error{code,message,retryable}/meta{tool_version,elapsed_ms}"
-NATIVE_INDENT = 2
-"""``style="native"``: how the real emitter prints (serde_json::to_string_pretty); negative = minified."""
+SHAPE = Shape(closed=True)
+"""A Rust enum: overlays may remap codes, never add them."""
 TOOL_VERSION = "1.0"
 
 
@@ -58,8 +62,16 @@ class Envelope(_Wire):
     meta: ToolMeta | None = None
 
 
-_DEC = WireDecoder(Envelope, NAME, "$._envglot")
+_DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
+_SUCCESS_KEYS = frozenset({"success", "data", "meta", "_envglot"})
+
+
+def derived_retryable(code: str, m: Mappings) -> bool:
+    """``retryable`` as the contract derives it from a code: the code row's own value, else its
+    category's (``canonical.toml``). The writer and the contract check share this one rule."""
+    row = m[NAME].codes[code]
+    return row.retryable if row.retryable is not None else m.default_retryable(row.category)
 
 
 def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
@@ -153,8 +165,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         else:
             p = missing_problem(env, ctx, dmap)
         code = write_code(p, dmap, ctx, 0)
-        row = dmap.codes[code]
-        retryable = bool(row.retryable)
+        retryable = derived_retryable(code, ctx.mappings)
         if p.retryable is not None and p.retryable != retryable:
             ctx.report.add(
                 Kind.RETRYABLE_CHANGED,
@@ -201,3 +212,81 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             pagination=pg,
         )
     return _ENC.encode(Envelope(success=env.ok, data=data, error=error, meta=meta))
+
+
+# --- contract ------------------------------------------------------------------------
+
+
+def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """Every way ``d`` breaks the contract, reported to ``c``."""
+    success = c.field(d, "success", "$", "boolean")
+    c.field(d, "data", "$", "any")
+    if success is True and "error" in d:
+        c.add("$.error", "error must be omitted when success is true")
+    elif success is False:
+        error = c.field(d, "error", "$", "object")
+        if isinstance(error, dict):
+            codes = m[NAME].codes
+            code = c.field(error, "code", "$.error", "string")
+            if isinstance(code, str) and code not in codes:
+                c.add("$.error.code", f"{code!r} is not an ErrorCode variant")
+            c.field(error, "message", "$.error", "string")
+            retryable = c.field(error, "retryable", "$.error", "boolean")
+            if isinstance(code, str) and code in codes and isinstance(retryable, bool):
+                derived = derived_retryable(code, m)
+                if derived != retryable:
+                    c.add(
+                        "$.error.retryable",
+                        f"retryable is derived from the code: {code!r} means retryable={str(derived).lower()}",
+                    )
+            c.optional(error, "rate_limit_reset", "$.error", "string")
+            c.non_negative(error, "retry_after_ms", "$.error", "integer", required=False)
+            c.optional(error, "policy_decision", "$.error", "string")
+    meta = c.optional(d, "meta", "$", "object")
+    if isinstance(meta, dict):
+        c.const(meta, "tool_version", "$.meta", TOOL_VERSION)
+        c.non_negative(meta, "elapsed_ms", "$.meta", "integer")
+        c.optional(meta, "mode", "$.meta", "string")
+        c.optional(meta, "approval_mode", "$.meta", "boolean")
+        if ("mode" in meta) != ("approval_mode" in meta):
+            c.add("$.meta", "mode and approval_mode come together (workflow profile) or not at all (API profile)")
+        pg = c.optional(meta, "pagination", "$.meta", "object")
+        if isinstance(pg, dict):
+            # PaginationInfo {next_token: Option<String>, result_count: u32, has_more: bool}
+            c.optional(pg, "next_token", "$.meta.pagination", "string")
+            c.non_negative(pg, "result_count", "$.meta.pagination", "integer")
+            c.field(pg, "has_more", "$.meta.pagination", "boolean")
+        c.optional(meta, "correlation_id", "$.meta", "string")
+
+
+def _coded(f: Facts) -> str | None:
+    if not f.is_bool("success"):
+        return None
+    err = f.member("error")
+    if err is not None and "code" in err:
+        return "error.code"
+    meta = f.member("meta")
+    if meta is not None and ("tool_version" in meta or "elapsed_ms" in meta):
+        return "meta.tool_version"
+    return None
+
+
+def _bare(f: Facts) -> str | None:
+    """``{success, data[, meta]}``: errorcode's success shape (after response-v2's unmarked probe)."""
+    ok = f.keys is not None and f.is_bool("success") and f.has("data") and not f.has("error")
+    return "success" if ok and f.keys <= _SUCCESS_KEYS else None  # type: ignore[operator]
+
+
+class Errorcode(Dialect):
+    """The Session 05 contract."""
+
+    name = NAME
+    description = "Session 05 contract: success/data/error{code,message,retryable}/meta{tool_version,elapsed_ms}"
+    shape = SHAPE
+    native_indent = 2  # serde_json::to_string_pretty
+    wire = Envelope
+    probes = (Probe(60, _coded), Probe(100, _bare))
+    reader_kinds = frozenset({Kind.STATUS_MISMATCH, Kind.CODE_UNKNOWN})
+    read = staticmethod(read)
+    write = staticmethod(write)
+    contract = staticmethod(contract)

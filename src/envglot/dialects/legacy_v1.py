@@ -8,22 +8,24 @@ Shape B (interim, never released): ``{success, data, error}`` with ``data._meta`
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
+from ..checker import Checker
 from ..context import Context, read_problem
 from ..diagnostics import Kind
+from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import EnvglotError, ParseError
+from ..mappings import Mappings
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
-__all__ = ["DESCRIPTION", "NAME", "InterimMeta", "is_interim", "read", "write"]
+__all__ = ["NAME", "InterimMeta", "LegacyV1", "LegacyV1Envelope", "is_interim", "read", "write"]
 
 NAME = "legacy-v1"
-DESCRIPTION = "foundry-mcp pre-v2 flat tool dicts and the interim unversioned envelope (read-only)"
-NATIVE_INDENT = 2
-"""``style="native"``: how the real emitter prints (FastMCP's default pretty JSON); negative = minified."""
-WRITABLE = False
+SHAPE = Shape(payload="object", writable=False)
 
 
 class _Pagination(Struct, omit_defaults=True):
@@ -155,3 +157,84 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
 def write(env: c.Envelope, ctx: Context) -> bytes:
     """legacy-v1 is a read-only source dialect."""
     raise EnvglotError("legacy-v1 is a read-only source dialect; it cannot be written", dialect=NAME)
+
+
+# --- contract ------------------------------------------------------------------------
+
+
+def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """Every way ``d`` breaks the contract, reported to ``c``."""
+    c.optional(d, "success", "$", "boolean")
+    c.optional(d, "found", "$", "boolean")
+    c.optional(d, "error", "$", "string")
+    c.optional(d, "schema_version", "$", "string")
+    if d.keys() != {"success", "data", "error"} or not isinstance(d.get("data"), dict):
+        return
+    data = d["data"]
+    meta = c.optional(data, "_meta", "$.data", "object")
+    if isinstance(meta, dict):
+        c.optional(meta, "version", "$.data._meta", "string")
+        pg = c.optional(meta, "pagination", "$.data._meta", "object")
+        if isinstance(pg, dict):
+            for key in ("offset", "limit", "total"):
+                c.non_negative(pg, key, "$.data._meta.pagination", "integer", required=False)
+            c.optional(pg, "has_more", "$.data._meta.pagination", "boolean")
+        timing = c.optional(meta, "timing", "$.data._meta", "object")
+        if isinstance(timing, dict):
+            c.non_negative(timing, "duration_ms", "$.data._meta.timing", "number", required=False)
+    c.strings(data, "_warnings", "$.data")
+
+
+class LegacyInterimData(Struct):
+    """``data`` of the interim envelope: the payload plus the reserved ``_meta``/``_warnings`` keys."""
+
+    meta: InterimMeta | None = msgspec.field(default=None, name="_meta")
+    warnings: list[str] | None = msgspec.field(default=None, name="_warnings")
+
+
+class LegacyV1Envelope(Struct):
+    """A legacy foundry-mcp response: a flat per-tool dict, or the interim ``{success, data, error}``."""
+
+    success: bool | None = None
+    found: bool | None = None
+    error: str | None = None
+    schema_version: str | None = None
+    data: LegacyInterimData | None = None
+
+
+def _flagged(f: Facts) -> str | None:
+    """The interim ``{success, data, error}`` with an object ``data`` and a null or string ``error``."""
+    if f.keys != _INTERIM_KEYS or not f.is_bool("success") or not f.is_obj("data"):
+        return None
+    return "success" if f.equals("error", b"null") or f.starts("error", b'"') else None
+
+
+def _flat(f: Facts) -> str | None:
+    """A flat per-tool dict with an outcome flag: ``success``/``found`` boolean or an ``error`` string."""
+    if f.is_bool("success"):
+        return "success"
+    if f.is_bool("found"):
+        return "found"
+    return "error" if f.starts("error", b'"') else None
+
+
+class LegacyV1(Dialect):
+    """foundry-mcp before response-v2 (read-only)."""
+
+    name = NAME
+    description = "foundry-mcp pre-v2 flat tool dicts and the interim unversioned envelope (read-only)"
+    aliases = ("v1",)
+    shape = SHAPE
+    native_indent = 2  # FastMCP's default pretty JSON
+    keys = frozenset(f.encode_name for f in msgspec.structs.fields(LegacyV1Envelope))
+    probes = (Probe(80, _flagged), Probe(110, _flat))
+    fallback = True
+    """Any other object is a marker-less flat dict: a bare payload (evidence ``None``)."""
+    example_code = "EXAMPLE_NOT_READY"
+    read = staticmethod(read)
+    write = staticmethod(write)
+    contract = staticmethod(contract)
+
+    def schema_type(self) -> type[Struct]:
+        """Free-form dicts have no wire Struct: the schema names the keys the reader interprets."""
+        return LegacyV1Envelope

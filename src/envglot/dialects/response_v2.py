@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
+from ..checker import Checker, join_path, type_name
 from ..context import (
     Context,
     missing_problem,
@@ -18,9 +20,10 @@ from ..context import (
     write_code,
 )
 from ..diagnostics import Kind
+from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..mappings import v2_type_for
+from ..mappings import Mappings, type_for
 from ._common import (
     ABSENT,
     RAW_EMPTY_OBJECT,
@@ -35,12 +38,10 @@ from ._common import (
     unwrap_payload,
 )
 
-__all__ = ["DESCRIPTION", "NAME", "Envelope", "Meta", "Pagination", "WarningDetail", "read", "write"]
+__all__ = ["NAME", "Envelope", "Meta", "Pagination", "ResponseV2", "WarningDetail", "read", "write"]
 
 NAME = "response-v2"
-DESCRIPTION = "foundry-mcp response-v2: success/data/error/meta{version}"
-NATIVE_INDENT = -1
-"""``style="native"``: how the real emitter prints (minified since 2025-12-31); negative = minified."""
+SHAPE = Shape(payload="object", residue="$.meta._envglot")
 VERSION = "response-v2"
 
 
@@ -89,7 +90,7 @@ class Envelope(_Wire):
     meta: Meta
 
 
-_DEC = WireDecoder(Envelope, NAME, "$.meta._envglot")
+_DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _STR = msgspec.json.Decoder(str)
@@ -288,7 +289,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         elif crow is not None and crow.type is not None:
             etype = crow.type
         else:
-            etype = v2_type_for(ctx.mappings, p.category, p.origin, p.upstream, p.aspect, p.partial)
+            etype = type_for(ctx.mappings, NAME, p.category, p.origin, p.upstream, p.aspect, p.partial)
         trow = dmap.types.get(etype)
         implied = trow.retryable if trow is not None else None
         if p.retryable is not None and implied is not None and implied != p.retryable:
@@ -403,3 +404,99 @@ def _seconds(ms: int) -> Raw:
     sign = "-" if ms < 0 else ""
     q, r = divmod(abs(ms), 1000)
     return Raw(f"{sign}{q}".encode() if r == 0 else f"{sign}{q}.{r:03d}".rstrip("0").encode())
+
+
+# --- contract ------------------------------------------------------------------------
+
+_V2_TOP = ("success", "data", "error", "meta")
+_V2_FIDELITY = ("full", "partial", "summary", "reference_only")
+_V2_SEVERITY = ("info", "warning", "error")
+
+
+def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """Every way ``d`` breaks the contract, reported to ``c``."""
+    for key in d:
+        if key not in _V2_TOP:
+            c.add(join_path("$", key), "unknown top-level key (response-v2 allows only success, data, error, meta)")
+    success = c.field(d, "success", "$", "boolean")
+    data = c.field(d, "data", "$", "object")
+    if "error" not in d:
+        c.add("$.error", "missing required field (null on success, a message on failure)")
+    elif success is True and d["error"] is not None:
+        c.add("$.error", f"error must be null when success is true, got {type_name(d['error'])}")
+    elif success is False and not (isinstance(d["error"], str) and d["error"]):
+        c.add("$.error", "error must be a non-empty string when success is false")
+    if success is False and isinstance(data, dict):
+        for key in ("error_code", "error_type", "remediation"):
+            c.optional(data, key, "$.data", "string")
+        c.optional(data, "details", "$.data", "object")
+        c.non_negative(data, "retry_after_seconds", "$.data", "number", required=False)
+    meta = c.field(d, "meta", "$", "object")
+    if not isinstance(meta, dict):
+        return
+    c.const(meta, "version", "$.meta", VERSION)
+    if success is False and isinstance(data, dict):
+        for key in ("error_code", "error_type", "remediation"):  # read from meta when data lacks them
+            if key not in data:
+                c.optional(meta, key, "$.meta", "string")
+    if meta and "version" in meta and next(iter(meta)) != "version":
+        c.add("$.meta.version", "meta.version must be the first key of meta")
+    rid = c.optional(meta, "request_id", "$.meta", "string")
+    if isinstance(rid, str) and not REQUEST_ID.fullmatch(rid):
+        c.add("$.meta.request_id", f"expected letters, digits, '_' or '-' only, got {rid!r}")
+    c.strings(meta, "warnings", "$.meta")
+    for p, w in c.objects(meta, "warning_details", "$.meta", required=False):
+        c.field(w, "message", p, "string")
+        c.optional(w, "code", p, "string")
+        c.enum(w, "severity", p, _V2_SEVERITY, required=False)
+        c.optional(w, "context", p, "object")
+    pg = c.optional(meta, "pagination", "$.meta", "object")
+    if isinstance(pg, dict):
+        c.optional(pg, "cursor", "$.meta.pagination", "string")
+        c.optional(pg, "has_more", "$.meta.pagination", "boolean")
+        for key in ("page_size", "total_count", "offset", "limit"):
+            c.non_negative(pg, key, "$.meta.pagination", "integer", required=False)
+    c.optional(meta, "rate_limit", "$.meta", "object")
+    telemetry = c.optional(meta, "telemetry", "$.meta", "object")
+    if isinstance(telemetry, dict):
+        c.non_negative(telemetry, "duration_ms", "$.meta.telemetry", "number", required=False)
+    c.enum(meta, "content_fidelity", "$.meta", _V2_FIDELITY, required=False)
+    c.optional(meta, "content_fidelity_schema_version", "$.meta", "string")
+    c.strings(meta, "dropped_content_ids", "$.meta")
+    c.optional(meta, "content_archive_hashes", "$.meta", "object")
+
+
+_DISTINCT_META = frozenset(f.encode_name for f in msgspec.structs.fields(Meta)) - {"pagination"}
+"""``meta`` keys no other dialect's ``meta`` defines (``warnings``, ``request_id``, ``telemetry``...)."""
+_UNMARKED_KEYS = frozenset({"success", "data", "meta", "_envglot"})
+
+
+def _marked(f: Facts) -> str | None:
+    meta = f.member("meta")
+    return "meta.version" if meta is not None and bytes(meta.get("version", b"")) == b'"response-v2"' else None
+
+
+def _unmarked(f: Facts) -> str | None:
+    """Without its version marker: ``{success, data, meta}`` whose ``meta`` has a key only response-v2 defines."""
+    if f.keys is None or not f.is_bool("success") or not f.has("data") or f.has("error"):
+        return None
+    if not f.keys <= _UNMARKED_KEYS:
+        return None
+    meta = f.member("meta")
+    return "meta keys" if meta is not None and not _DISTINCT_META.isdisjoint(meta) else None
+
+
+class ResponseV2(Dialect):
+    """foundry-mcp response-v2."""
+
+    name = NAME
+    description = 'foundry-mcp response-v2: success/data/error/meta{version:"response-v2",...}'
+    aliases = ("v2",)
+    shape = SHAPE
+    native_indent = -1  # minified since 2025-12-31
+    wire = Envelope
+    probes = (Probe(20, _marked), Probe(90, _unmarked))
+    example_code = "EXAMPLE_NOT_READY"
+    read = staticmethod(read)
+    write = staticmethod(write)
+    contract = staticmethod(contract)

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
+from ..checker import Checker, join_path
 from ..context import Context, missing_problem, read_problem, report_losses, write_code
 from ..diagnostics import Kind
+from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
+from ..mappings import Mappings
 from ._common import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
 
-__all__ = ["DESCRIPTION", "NAME", "Envelope", "FailureEnvelope", "OkEnvelope", "read", "write"]
+__all__ = ["NAME", "Envelope", "FailureEnvelope", "OkEnvelope", "Result", "read", "write"]
 
 NAME = "result"
-DESCRIPTION = "ADR-003 Result: success/value or error/error_type, message, instruction (mcp-guide)"
-NATIVE_INDENT = 0
-"""``style="native"``: how the real emitter prints (json.dumps defaults: one line with spaces)."""
+SHAPE = Shape(open_codes=True)
+"""The codes are ``error_type`` words (``error-types.toml``'s ``result`` column); any word is valid."""
 
 
 class Envelope(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -64,7 +68,7 @@ class FailureEnvelope(Struct, omit_defaults=True):
     additional_agent_instructions: str | None = None
 
 
-_DEC = WireDecoder(Envelope, NAME, "$._envglot")
+_DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 
@@ -198,3 +202,64 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             additional_agent_instructions=env.additional_instructions,
         )
     )
+
+
+# --- contract ------------------------------------------------------------------------
+
+_RESULT_FAILURE_ONLY = ("error", "error_type", "error_data", "exception_type", "exception_message")
+
+
+def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """Every way ``d`` breaks the contract, reported to ``c``."""
+    success = c.field(d, "success", "$", "boolean")
+    if success is True:
+        for key in _RESULT_FAILURE_ONLY:
+            if key in d:
+                c.add(join_path("$", key), f"a success carries no {key}")
+    elif success is False:
+        if "value" in d:
+            c.add("$.value", "a failure carries no value")
+        for key in ("error", "error_type"):
+            if key not in d:
+                c.add(join_path("$", key), "missing required field (a failure always carries error and error_type)")
+            else:
+                c.optional(d, key, "$", "string")
+        error_data = c.optional(d, "error_data", "$", "object")
+        if error_data == {}:
+            c.add("$.error_data", "an empty error_data is never emitted (Result.to_json() writes it only when truthy)")
+        c.optional(d, "exception_type", "$", "string")
+        c.optional(d, "exception_message", "$", "string")
+        if ("exception_type" in d) != ("exception_message" in d):
+            c.add("$", "exception_type and exception_message come together")
+    for key in ("message", "instruction", "disposition", "additional_agent_instructions"):
+        c.optional(d, key, "$", "string")
+
+
+_KEYS = frozenset(f.encode_name for f in msgspec.structs.fields(Envelope)) | {"_envglot"}
+"""Every key a Result document may have (its wire Struct's fields, plus the preserve residue)."""
+_ONLY = _KEYS - {"success", "error", "_envglot"}
+"""Keys that make a document with ``error`` a Result rather than a bare legacy failure."""
+
+
+def _probe(f: Facts) -> str | None:
+    """Only Result keys, and a Result-only key or no ``error`` (``{"success": false, "error": "..."}``
+    without ``error_type`` is a bare legacy failure)."""
+    if f.keys is None or not f.is_bool("success") or f.has("data") or f.has("meta") or not f.keys <= _KEYS:
+        return None
+    return "success" if not f.has("error") or any(f.has(k) for k in _ONLY) else None
+
+
+class Result(Dialect):
+    """The ADR-003 Result pattern."""
+
+    name = NAME
+    description = "ADR-003 Result: success/value or error/error_type, message, instruction (mcp-guide)"
+    aliases = ("adr-003",)
+    shape = SHAPE
+    native_indent = 0  # json.dumps defaults: one line with spaces
+    wire = Envelope
+    probes = (Probe(70, _probe),)
+    example_code = "example_not_ready"
+    read = staticmethod(read)
+    write = staticmethod(write)
+    contract = staticmethod(contract)

@@ -17,7 +17,7 @@ from typing import IO, Any, BinaryIO
 import msgspec
 
 from ..diagnostics import Diagnostic
-from ..dialects import WRITABLE, get_dialect
+from ..dialect import get_dialect, writable_names
 from ..limits import MAX_DEPTH
 from ..policy import Policy
 from .commit import CommitBatch
@@ -417,8 +417,8 @@ def _check_options(to: str, style: str, chunk_bytes: int, max_errors: int | None
         raise MigrationError("max_errors must be >= 0", 2)
     if backup is not None and not backup:
         raise MigrationError("the backup suffix must not be empty (use backup=None for no backup)", 2)
-    if get_dialect(to).NAME not in WRITABLE:
-        raise MigrationError(f"{to} is a read-only source dialect; write one of {', '.join(WRITABLE)}", 2)
+    if not get_dialect(to).shape.writable:
+        raise MigrationError(f"{to} is a read-only source dialect; write one of {', '.join(writable_names())}", 2)
 
 
 def _default_rejects(mode: Mode, names: list[str], out_dir: Path | None) -> Path | None:

@@ -13,7 +13,7 @@ from ..api import Converter
 from ..context import Context
 from ..detect import MCP, detect_bytes
 from ..diagnostics import Diagnostic, Report
-from ..dialects import get_dialect
+from ..dialect import get_dialect
 from ..errors import EnvglotError
 from ..excerpt import excerpt
 from ..limits import MAX_DEPTH, check_input

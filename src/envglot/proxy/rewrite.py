@@ -19,7 +19,7 @@ from msgspec import Raw
 from ..api import conversion, write
 from ..canonical import Envelope, Problem
 from ..diagnostics import Diagnostic, Kind, Report
-from ..dialects import WRITABLE, get_dialect
+from ..dialect import get_dialect, writable_names
 from ..errors import EnvglotError, ParseError
 from ..mappings import Mappings, mappings_for
 from ..mcp import is_error, output_schema, synthesize
@@ -57,9 +57,12 @@ class Rewriter:
         timing: bool = True,
         table: ProtocolTable | None = None,
     ) -> None:
-        self.target = get_dialect(target).NAME
-        if self.target not in WRITABLE:
-            raise EnvglotError(f"{self.target} is a read-only source dialect; write one of {', '.join(WRITABLE)}")
+        unit = get_dialect(target)
+        self.target = unit.name
+        if not unit.shape.writable:
+            raise EnvglotError(
+                f"{self.target} is a read-only source dialect; write one of {', '.join(writable_names())}"
+            )
         self.mappings = mappings if mappings is not None else mappings_for(None)
         self.annotate = annotate
         self.timing = timing

@@ -1,0 +1,229 @@
+"""The dialect unit: one class per dialect owns everything about its wire format.
+
+A dialect module defines wire Structs, a reader and a writer, and one :class:`Dialect`
+subclass that declares the rest once: its name and description, whether envglot writes it,
+the shape facts the pipeline needs (:class:`Shape`), its detection probes, its contract
+checks, its outcome flag and its JSON Schema. Defining the subclass registers it;
+``envglot.dialects`` imports every module of its package, so a new dialect is one new
+module (plus its table in ``mappings/``, its tests, goldens and docs page) and no module
+outside it names it. See ``docs/adding-a-dialect.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .diagnostics import Kind
+from .errors import ParseError, UnknownDialectError
+
+if TYPE_CHECKING:
+    from . import canonical as c
+    from .checker import Checker
+    from .context import Context
+    from .mappings import Mappings
+
+__all__ = [
+    "ABSENT_MEMBER",
+    "Dialect",
+    "Facts",
+    "Probe",
+    "Shape",
+    "dialect_names",
+    "get_dialect",
+    "registered",
+    "writable_names",
+]
+
+
+class Shape(Struct, frozen=True, forbid_unknown_fields=True):
+    """Wire facts the pipeline needs about a dialect (declared once, on its class)."""
+
+    payload: Literal["object", "any"] = "any"
+    """``object``: the payload field holds only objects (others are wrapped as ``{"value": ...}``)."""
+    max_problems: int = 1
+    """How many errors one document carries (0: unbounded, an array)."""
+    residue: str = "$._envglot"
+    """Where ``preserve`` mode keeps what the dialect cannot say."""
+    writable: bool = True
+    """False for a read-only source dialect."""
+    closed: bool = False
+    """The code vocabulary is a closed enum: overlays may remap codes, never add them."""
+    open_codes: bool = False
+    """Any code is valid (the codes are category words, from ``error-types.toml``'s column)."""
+
+
+class Probe(Struct, frozen=True):
+    """One detection rule: ``test`` returns the evidence (a short name) or ``None``.
+
+    All probes of all dialects run in ``priority`` order (lower first); the first match wins.
+    """
+
+    priority: int
+    test: Callable[[Facts], str | None]
+
+
+ABSENT_MEMBER = Raw(b"")
+"""The value of a probe Struct field whose key the document lacks."""
+_NONE = ABSENT_MEMBER
+_OBJ = msgspec.json.Decoder(dict[str, Raw])
+
+
+class Facts:
+    """What the probes look at: a document's top-level members as raw JSON, decoded once.
+
+    ``keys`` is the set of top-level keys, or ``None`` when the document has a key that no
+    registered dialect (and no transport wrapper) defines.
+    """
+
+    __slots__ = ("_members", "_names", "_p", "keys")
+
+    def __init__(self, probe: Any, names: dict[str, str], keys: frozenset[str] | None) -> None:
+        self._p = probe
+        self._names = names
+        self.keys = keys
+        self._members: dict[str, dict[str, Raw] | None] = {}
+
+    def raw(self, key: str) -> Raw | None:
+        """The member ``key`` as raw JSON (``None`` when absent)."""
+        r = getattr(self._p, self._names[key])
+        return None if r is _NONE else r
+
+    def has(self, key: str) -> bool:
+        return getattr(self._p, self._names[key]) is not _NONE
+
+    def starts(self, key: str, first: bytes) -> bool:
+        """The member is present and its JSON starts with ``first`` (``b"{"``, ``b'"'``...)."""
+        r = getattr(self._p, self._names[key])
+        return r is not _NONE and memoryview(r)[:1] == first
+
+    def is_obj(self, key: str) -> bool:
+        return self.starts(key, b"{")
+
+    def is_bool(self, key: str) -> bool:
+        r = getattr(self._p, self._names[key])
+        return r is not _NONE and bytes(r) in (b"true", b"false")
+
+    def equals(self, key: str, json: bytes) -> bool:
+        r = getattr(self._p, self._names[key])
+        return r is not _NONE and bytes(r) == json
+
+    def member(self, key: str) -> dict[str, Raw] | None:
+        """The object member ``key``, one level decoded (``None`` when absent or not an object)."""
+        if key in self._members:
+            return self._members[key]
+        out = _OBJ.decode(self.raw(key)) if self.is_obj(key) else None  # type: ignore[arg-type]
+        self._members[key] = out
+        return out
+
+
+class Dialect:
+    """Base class of a dialect. Subclasses set the class attributes and the methods below."""
+
+    name: ClassVar[str]
+    """The CLI name (kebab-case); ``mappings/<name>.toml`` is its table."""
+    description: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    shape: ClassVar[Shape] = Shape()
+    native_indent: ClassVar[int] = -1
+    """``style="native"``: how the real emitter prints (negative: minified)."""
+    wire: ClassVar[type[Struct] | None] = None
+    """The envelope's wire Struct (JSON Schema, detection keys); ``None`` for a free-form dialect."""
+    keys: ClassVar[frozenset[str]] = frozenset()
+    """Top-level keys the dialect defines (derived from ``wire`` when not given)."""
+    probes: ClassVar[tuple[Probe, ...]] = ()
+    fallback: ClassVar[bool] = False
+    """Reads any object no probe claims (a bare payload; detection evidence ``None``)."""
+    outcome_key: ClassVar[str] = "success"
+    """The member that says success or failure (``isError`` mirrors it)."""
+    failure_value: ClassVar[bytes] = b"false"
+    """The JSON of ``outcome_key`` that means failure."""
+    reader_kinds: ClassVar[frozenset[Kind]] = frozenset({Kind.STATUS_MISMATCH})
+    """Reader diagnostics that ``validate`` reports as contract violations."""
+    example_code: ClassVar[str] = "EXAMPLE_NOT_READY"
+    """The code an overlay template adds, spelled as the dialect spells codes."""
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "name" not in cls.__dict__:
+            return
+        if "keys" not in cls.__dict__ and cls.wire is not None:
+            cls.keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls.wire))
+        _REGISTRY[cls.name] = cls()
+
+    # -- the unit's behaviour ------------------------------------------------------------
+
+    def read(self, buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
+        """Read one document into the canonical model."""
+        raise NotImplementedError
+
+    def write(self, env: c.Envelope, ctx: Context) -> bytes:
+        """Write the canonical envelope (compact JSON)."""
+        raise NotImplementedError
+
+    def seal(self, doc: bytes) -> bytes:
+        """Recompute what counts the whole written document (default: nothing)."""
+        return doc
+
+    def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
+        """Report to ``c`` every way the document ``d`` breaks the dialect's specification."""
+
+    def schema_type(self) -> type[Struct]:
+        """The Struct whose JSON Schema ``envglot schema`` prints."""
+        if self.wire is None:
+            raise NotImplementedError(f"{self.name} declares no wire Struct")
+        return self.wire
+
+    def failed(self, doc: bytes) -> bool:
+        """Whether a document of this dialect says failure (MCP ``isError``)."""
+        try:
+            top = _OBJ.decode(doc)
+        except msgspec.MsgspecError as exc:
+            raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
+        flag = top.get(self.outcome_key)
+        return flag is not None and bytes(flag) == self.failure_value
+
+    def __repr__(self) -> str:
+        return f"<dialect {self.name}>"
+
+
+_REGISTRY: dict[str, Dialect] = {}
+
+
+def registered() -> Iterator[Dialect]:
+    """Every registered dialect, by name."""
+    _load()
+    return iter(sorted(_REGISTRY.values(), key=lambda d: d.name))
+
+
+def dialect_names() -> tuple[str, ...]:
+    return tuple(d.name for d in registered())
+
+
+def writable_names() -> tuple[str, ...]:
+    return tuple(d.name for d in registered() if d.shape.writable)
+
+
+def get_dialect(name: str) -> Dialect:
+    """The dialect called ``name`` (or an alias, or its snake_case spelling)."""
+    _load()
+    d = _REGISTRY.get(name)
+    if d is not None:
+        return d
+    low = name.lower()
+    for d in _REGISTRY.values():
+        if low == d.name.replace("-", "_") or low in d.aliases:
+            return d
+    raise UnknownDialectError(name, dialect_names())
+
+
+_loaded: list[bool] = []
+
+
+def _load() -> None:
+    if not _loaded:
+        _loaded.append(True)
+        from . import dialects  # noqa: F401  (imports every dialect module: they register)
