@@ -59,3 +59,13 @@ def test_readme_python_example_runs() -> None:
     code = re.search(r"```python\n(.*?)```", README.read_text(), re.S)
     assert code is not None
     exec(compile(code.group(1), "README.md", "exec"), {})
+
+
+def test_the_detection_table_is_generated_from_the_registered_probes() -> None:
+    import runpy
+
+    root = Path(__file__).resolve().parents[1]
+    gen = runpy.run_path(str(root / "scripts" / "gen_detection_doc.py"))
+    assert gen["main"](["--check"]) == 0, "run python scripts/gen_detection_doc.py"
+    stale = gen["render"]((root / "docs" / "python-api.md").read_text()).replace("| 10 |", "| 9 |")
+    assert stale != gen["render"](stale)  # the check notices a hand edit

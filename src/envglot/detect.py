@@ -15,7 +15,7 @@ from msgspec import Raw, Struct
 from .dialect import ABSENT_MEMBER, Facts, Probe, registered
 from .errors import DetectError
 
-__all__ = ["JSONRPC", "MCP", "Detection", "classify", "detect_bytes"]
+__all__ = ["JSONRPC", "MCP", "Detection", "classify", "detect_bytes", "probe_table"]
 
 MCP = "mcp"
 """Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
@@ -52,7 +52,26 @@ def _mcp(f: Facts) -> str | None:
     return "content" if f.has("content") else "structuredContent" if f.has("structuredContent") else None
 
 
-_TRANSPORT = ((Probe(30, _jsonrpc), JSONRPC), (Probe(40, _mcp), MCP))
+_TRANSPORT = (
+    (
+        Probe(
+            30,
+            _jsonrpc,
+            "a **JSON-RPC response**: `jsonrpc` with `result` (unwrapped, then detected again) or `error` "
+            "(refused: a `ParseError` naming its code and message, never read as a payload)",
+        ),
+        JSONRPC,
+    ),
+    (
+        Probe(
+            40,
+            _mcp,
+            "an **MCP CallToolResult**: `content`/`structuredContent`, no `success`/`data`: unwrapped, then "
+            "detected again (one level only: a wrapper inside a wrapper is a `ParseError`)",
+        ),
+        MCP,
+    ),
+)
 
 
 class _Plan(Struct, frozen=True):
@@ -84,6 +103,22 @@ def _plan() -> _Plan:
     lenient = msgspec.defstruct("_Probe", fields)
     probes.sort(key=lambda pn: pn[0].priority)
     return _Plan(msgspec.json.Decoder(strict), msgspec.json.Decoder(lenient), names, tuple(probes), fallback)
+
+
+def probe_table() -> list[tuple[int, str, str]]:
+    """``(priority, dialect, what the probe looks for)`` in the order detection tries them,
+    plus the fallback (for ``docs/python-api.md``)."""
+    plan = _plan()
+    rows = [(p.priority, name, p.doc) for p, name in plan.probes]
+    if plan.fallback is not None:
+        rows.append(
+            (
+                max(p.priority for p, _ in plan.probes) + 1,
+                plan.fallback,
+                "none: any other JSON object is read as a bare payload (evidence `None`)",
+            )
+        )
+    return rows
 
 
 def detect_bytes(buf: bytes | memoryview | str) -> str:

@@ -64,6 +64,8 @@ class Probe(Struct, frozen=True):
 
     priority: int
     test: Callable[[Facts], str | None]
+    doc: str = ""
+    """What the probe looks for, in Markdown (the detection table of ``docs/python-api.md``)."""
 
 
 ABSENT_MEMBER = Raw(b"")

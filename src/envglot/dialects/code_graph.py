@@ -400,7 +400,7 @@ class CodeGraph(Dialect):
     shape = SHAPE
     native_indent = 2  # JSON.stringify(envelope, null, 2)
     wire = Envelope
-    probes = (Probe(50, _probe),)
+    probes = (Probe(50, _probe, "`success` plus `data.requestId` and `data.generatedAt`"),)
     read = staticmethod(read)
     write = staticmethod(write)
     seal = staticmethod(seal)

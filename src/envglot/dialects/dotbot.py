@@ -335,7 +335,13 @@ class Dotbot(Dialect):
     shape = SHAPE
     native_indent = -1  # ConvertTo-Json -Compress
     wire = Envelope
-    probes = (Probe(10, lambda f: "schema_id" if f.has("schema_id") else None),)
+    probes = (
+        Probe(
+            10,
+            lambda f: "schema_id" if f.has("schema_id") else None,
+            "a `schema_id` key (a wrong value is a broken dotbot envelope)",
+        ),
+    )
     """Only dotbot has the key: a wrong value is a broken dotbot envelope."""
     outcome_key = "status"
     failure_value = b'"error"'

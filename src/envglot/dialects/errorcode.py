@@ -285,7 +285,10 @@ class Errorcode(Dialect):
     shape = SHAPE
     native_indent = 2  # serde_json::to_string_pretty
     wire = Envelope
-    probes = (Probe(60, _coded), Probe(100, _bare))
+    probes = (
+        Probe(60, _coded, "`success` plus an `error` object with a `code`, or `meta.tool_version`/`meta.elapsed_ms`"),
+        Probe(100, _bare, "`success` and `data` (and maybe `meta`)"),
+    )
     reader_kinds = frozenset({Kind.STATUS_MISMATCH, Kind.CODE_UNKNOWN})
     read = staticmethod(read)
     write = staticmethod(write)

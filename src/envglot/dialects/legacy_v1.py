@@ -227,7 +227,14 @@ class LegacyV1(Dialect):
     shape = SHAPE
     native_indent = 2  # FastMCP's default pretty JSON
     keys = frozenset(f.encode_name for f in msgspec.structs.fields(LegacyV1Envelope))
-    probes = (Probe(80, _flagged), Probe(110, _flat))
+    probes = (
+        Probe(80, _flagged, "the interim envelope: exactly `success`, `data` (an object) and `error` (string or null)"),
+        Probe(
+            110,
+            _flat,
+            "a flat tool dict with an outcome flag: `success` or `found` (a boolean), or a top-level `error` string",
+        ),
+    )
     fallback = True
     """Any other object is a marker-less flat dict: a bare payload (evidence ``None``)."""
     example_code = "EXAMPLE_NOT_READY"

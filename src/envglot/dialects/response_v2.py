@@ -495,7 +495,15 @@ class ResponseV2(Dialect):
     shape = SHAPE
     native_indent = -1  # minified since 2025-12-31
     wire = Envelope
-    probes = (Probe(20, _marked), Probe(90, _unmarked))
+    probes = (
+        Probe(20, _marked, '`meta.version == "response-v2"`'),
+        Probe(
+            90,
+            _unmarked,
+            "`success`, `data`, and a `meta` with a key only response-v2 defines (`warnings`, `request_id`, "
+            "`telemetry`, …): response-v2 without its version",
+        ),
+    )
     example_code = "EXAMPLE_NOT_READY"
     read = staticmethod(read)
     write = staticmethod(write)

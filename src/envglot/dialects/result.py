@@ -258,7 +258,14 @@ class Result(Dialect):
     shape = SHAPE
     native_indent = 0  # json.dumps defaults: one line with spaces
     wire = Envelope
-    probes = (Probe(70, _probe),)
+    probes = (
+        Probe(
+            70,
+            _probe,
+            "`success` without `data`/`meta`, with a Result-only key (`error_type`, `value`, `message`, "
+            "`instruction`, …) or nothing else besides `success`",
+        ),
+    )
     example_code = "example_not_ready"
     read = staticmethod(read)
     write = staticmethod(write)
