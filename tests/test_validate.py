@@ -290,3 +290,17 @@ def test_reader_backstop_adds_what_the_checks_missed() -> None:
     flagged.add("$.tool", "expected a string, got integer")
     _reader_pass(bad, "dotbot", default_mappings(), flagged)
     assert [v.path for v in flagged.violations] == ["$.tool"]
+
+
+def test_output_validates_under_an_overlay_whose_code_row_leaves_retryable_to_the_category(tmp_path: Path) -> None:
+    # The writer and the contract derive retryable by one rule: the row's own value, else its
+    # category's. An overlay row without `retryable` once made envglot write false while its
+    # validator expected the category default (true for unavailable).
+    overlay = tmp_path / "errorcode.toml"
+    overlay.write_text('dialect = "errorcode"\n[codes.x_network_error]\ncategory = "unavailable"\n')
+    source = b'{"success":false,"error":"busy","error_type":"unavailable"}'
+    out = envglot.convert(source, to="errorcode", mappings=[overlay], unsupported="ignore")
+    doc = msgspec.json.decode(out)
+    assert doc["error"]["code"] == "x_network_error"
+    assert doc["error"]["retryable"] is default_mappings().categories["unavailable"].retryable is True
+    assert validate(out, "errorcode", mappings=[overlay]) == []
