@@ -12,7 +12,7 @@ import functools
 import msgspec
 from msgspec import Raw, Struct
 
-from .dialect import ABSENT_MEMBER, Facts, Probe, registered
+from .dialect import Facts, Probe, registered
 from .errors import DetectError
 
 __all__ = ["JSONRPC", "MCP", "Detection", "classify", "detect_bytes", "probe_table"]
@@ -36,7 +36,6 @@ class Detection(Struct, frozen=True):
     """True when the document was taken out of an MCP CallToolResult or JSON-RPC response."""
 
 
-_NONE = ABSENT_MEMBER
 _WRAPPER_KEYS = ("content", "structuredContent", "isError", "jsonrpc", "result", "error")
 
 
@@ -75,17 +74,18 @@ _TRANSPORT = (
 
 
 class _Plan(Struct, frozen=True):
-    strict: msgspec.json.Decoder  # type: ignore[type-arg]
-    lenient: msgspec.json.Decoder  # type: ignore[type-arg]
-    names: dict[str, str]
+    known: frozenset[str]
     probes: tuple[tuple[Probe, str], ...]
     fallback: str | None
 
 
+_TOP = msgspec.json.Decoder(dict[str, Raw])
+
+
 @functools.cache
 def _plan() -> _Plan:
-    """Built once from the registry: one probe Struct holding every top-level key a dialect (or a
-    wrapper) defines, strict (unknown keys forbidden: one pass gives the exact key set) and lenient."""
+    """Built once from the registry: every top-level key a dialect (or a wrapper) defines, and
+    every probe in priority order."""
     keys: set[str] = set(_WRAPPER_KEYS)
     probes: list[tuple[Probe, str]] = list(_TRANSPORT)
     fallback = None
@@ -97,12 +97,8 @@ def _plan() -> _Plan:
         probes += [(p, d.name) for p in d.probes]
         if d.fallback:
             fallback = d.name
-    names = {k: f"k{i}" for i, k in enumerate(sorted(keys))}
-    fields = [(py, Raw, msgspec.field(default=_NONE, name=k)) for k, py in names.items()]
-    strict = msgspec.defstruct("_Strict", fields, forbid_unknown_fields=True)
-    lenient = msgspec.defstruct("_Probe", fields)
     probes.sort(key=lambda pn: pn[0].priority)
-    return _Plan(msgspec.json.Decoder(strict), msgspec.json.Decoder(lenient), names, tuple(probes), fallback)
+    return _Plan(frozenset(keys), tuple(probes), fallback)
 
 
 def probe_table() -> list[tuple[int, str, str]]:
@@ -137,21 +133,13 @@ def classify(buf: bytes | memoryview | str) -> Detection:
     claims goes to the fallback dialect (a bare payload, evidence ``None``).
     """
     plan = _plan()
-    keys: frozenset[str] | None
     try:
-        p = plan.strict.decode(buf)
-        keys = frozenset(k for k, py in plan.names.items() if getattr(p, py) is not _NONE)
-    except msgspec.ValidationError as exc:  # a subclass of DecodeError: valid JSON so far
-        if "unknown field" not in str(exc):
-            raise DetectError("a response envelope must be a JSON object", path="$") from None
-        keys = None  # a key no envelope shape has
-        try:
-            p = plan.lenient.decode(buf)
-        except msgspec.DecodeError as exc2:
-            raise DetectError(f"invalid JSON: {exc2}", path="$") from None
+        present = _TOP.decode(buf)
+    except msgspec.ValidationError:  # valid JSON, but not an object
+        raise DetectError("a response envelope must be a JSON object", path="$") from None
     except msgspec.DecodeError as exc:
         raise DetectError(f"invalid JSON: {exc}", path="$") from None
-    facts = Facts(p, plan.names, keys)
+    facts = Facts(present, frozenset(present) if plan.known.issuperset(present) else None)
     try:
         for probe, name in plan.probes:
             evidence = probe.test(facts)

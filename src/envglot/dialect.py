@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from .mappings import Mappings
 
 __all__ = [
-    "ABSENT_MEMBER",
     "Dialect",
     "Facts",
     "Probe",
@@ -68,10 +67,8 @@ class Probe(Struct, frozen=True):
     """What the probe looks for, in Markdown (the detection table of ``docs/python-api.md``)."""
 
 
-ABSENT_MEMBER = Raw(b"")
-"""The value of a probe Struct field whose key the document lacks."""
-_NONE = ABSENT_MEMBER
 _OBJ = msgspec.json.Decoder(dict[str, Raw])
+_TRUE, _FALSE = Raw(b"true"), Raw(b"false")
 
 
 class Facts:
@@ -81,43 +78,43 @@ class Facts:
     registered dialect (and no transport wrapper) defines.
     """
 
-    __slots__ = ("_members", "_names", "_p", "keys")
+    __slots__ = ("_members", "keys", "present")
 
-    def __init__(self, probe: Any, names: dict[str, str], keys: frozenset[str] | None) -> None:
-        self._p = probe
-        self._names = names
+    def __init__(self, present: dict[str, Raw], keys: frozenset[str] | None) -> None:
+        self.present = present
+        """The members the probe Struct found, by key."""
         self.keys = keys
         self._members: dict[str, dict[str, Raw] | None] = {}
 
     def raw(self, key: str) -> Raw | None:
         """The member ``key`` as raw JSON (``None`` when absent)."""
-        r = getattr(self._p, self._names[key])
-        return None if r is _NONE else r
+        return self.present.get(key)
 
     def has(self, key: str) -> bool:
-        return getattr(self._p, self._names[key]) is not _NONE
+        return key in self.present
 
     def starts(self, key: str, first: bytes) -> bool:
         """The member is present and its JSON starts with ``first`` (``b"{"``, ``b'"'``...)."""
-        r = getattr(self._p, self._names[key])
-        return r is not _NONE and memoryview(r)[:1] == first
+        r = self.present.get(key)
+        return r is not None and memoryview(r)[:1] == first
 
     def is_obj(self, key: str) -> bool:
         return self.starts(key, b"{")
 
     def is_bool(self, key: str) -> bool:
-        r = getattr(self._p, self._names[key])
-        return r is not _NONE and bytes(r) in (b"true", b"false")
+        r = self.present.get(key)
+        return r is not None and (r == _TRUE or r == _FALSE)
 
     def equals(self, key: str, json: bytes) -> bool:
-        r = getattr(self._p, self._names[key])
-        return r is not _NONE and bytes(r) == json
+        r = self.present.get(key)
+        return r is not None and bytes(r) == json
 
     def member(self, key: str) -> dict[str, Raw] | None:
         """The object member ``key``, one level decoded (``None`` when absent or not an object)."""
         if key in self._members:
             return self._members[key]
-        out = _OBJ.decode(self.raw(key)) if self.is_obj(key) else None  # type: ignore[arg-type]
+        r = self.present.get(key)
+        out = _OBJ.decode(r) if r is not None and memoryview(r)[:1] == b"{" else None
         self._members[key] = out
         return out
 
