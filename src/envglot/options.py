@@ -96,13 +96,14 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
         policy = as_policy(self.unsupported)
         if policy is not self.unsupported:
             set_(self, "unsupported", policy)
-        for name in ("preserve", "strict"):
-            if not isinstance(getattr(self, name), bool):
-                raise EnvglotError(f"{name} must be True or False, not {getattr(self, name)!r}")
+        if self.preserve is not True and self.preserve is not False:
+            raise EnvglotError(f"preserve must be True or False, not {self.preserve!r}")
+        if self.strict is not True and self.strict is not False:
+            raise EnvglotError(f"strict must be True or False, not {self.strict!r}")
         if self.style not in STYLES:
             raise EnvglotError(f"style must be compact, pretty or native, not {self.style!r}")
         md = self.max_depth
-        if not isinstance(md, int) or isinstance(md, bool) or not 0 < md <= MAX_DEPTH_CEILING:
+        if type(md) is not int or not 0 < md <= MAX_DEPTH_CEILING:
             raise EnvglotError(f"max_depth must be an integer from 1 to {MAX_DEPTH_CEILING}, not {md!r}")
         ctx = self.context
         if ctx is not None:
@@ -111,7 +112,9 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
             if ctx:
                 encode_checked(ctx)  # caller values end up in outputs: they must be encodable
             set_(self, "context", dict(ctx) if ctx else None)
-        set_(self, "mappings", _overlays(self.mappings))
+        m = self.mappings
+        if m is not None and type(m) is not tuple:
+            set_(self, "mappings", _overlays(m))
 
     @property
     def policy(self) -> Policy:
@@ -138,8 +141,8 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _overlays(m: object) -> tuple[str, ...] | Mappings | None:
-    """A ``mappings=`` value as kept by :class:`Options`."""
-    if m is None or isinstance(m, Mappings):
+    """A ``mappings=`` value as kept by :class:`Options`: None, Mappings or a tuple of path strings."""
+    if isinstance(m, Mappings):
         return m
     if isinstance(m, str | os.PathLike):
         return (os.fspath(m),)
@@ -154,12 +157,57 @@ DEFAULT = Options()
 """The options of a call that gives none."""
 
 
-def resolve(options: Options | None, **keywords: Any) -> Options:
+_RESOLVED: dict[tuple[object, ...], Options] = {}
+"""Options built from keywords alone, by the names, values and types of the keywords given: a
+one-shot ``convert(doc, to=..., unsupported="ignore")`` builds and checks its options once."""
+
+
+def resolve(
+    options: Options | None,
+    *,
+    unsupported: Any = UNSET,
+    preserve: Any = UNSET,
+    style: Any = UNSET,
+    context: Any = UNSET,
+    mappings: Any = UNSET,
+    strict: Any = UNSET,
+    max_depth: Any = UNSET,
+) -> Options:
     """The options a call runs with: ``options`` (default :data:`DEFAULT`) with every keyword
-    the caller gave (any value but :data:`UNSET`) replacing that field."""
-    given = {k: v for k, v in keywords.items() if v is not UNSET}
-    if options is None:
-        return Options(**given) if given else DEFAULT
-    if not isinstance(options, Options):
-        raise EnvglotError(f"options must be an envglot.Options, not {type(options).__name__}")
-    return options.replace(**given) if given else options
+    the caller gave (any value but :data:`UNSET`) replacing that field.
+
+    The one place where an entry point's ``options=`` and keywords meet.
+    """
+    given: dict[str, Any] = {}
+    if unsupported is not UNSET:
+        given["unsupported"] = unsupported
+    if preserve is not UNSET:
+        given["preserve"] = preserve
+    if style is not UNSET:
+        given["style"] = style
+    if context is not UNSET:
+        given["context"] = context
+    if mappings is not UNSET:
+        given["mappings"] = mappings
+    if strict is not UNSET:
+        given["strict"] = strict
+    if max_depth is not UNSET:
+        given["max_depth"] = max_depth
+    if options is not None:
+        if not isinstance(options, Options):
+            raise EnvglotError(f"options must be an envglot.Options, not {type(options).__name__}")
+        return options.replace(**given) if given else options
+    if not given:
+        return DEFAULT
+    try:
+        values = tuple(given.values())
+        key = (*given, *values, *map(type, values))
+        found = _RESOLVED.get(key)
+    except TypeError:  # an unhashable value (a context dict, a list of overlay paths): not kept
+        return Options(**given)
+    if found is None:
+        found = Options(**given)
+        if len(_RESOLVED) >= 256:
+            _RESOLVED.clear()
+        _RESOLVED[key] = found
+    return found
