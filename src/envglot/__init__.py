@@ -17,7 +17,8 @@ from .errors import (
     UnsupportedError,
 )
 from .mappings import load_mappings
-from .policy import Policy
+from .options import Options
+from .policy import Level, Policy
 
 if TYPE_CHECKING:  # imported on first use at run time (keeps ``import envglot`` fast), typed for checkers
     from .migration import MigrationReport, Migrator, migrate
@@ -57,9 +58,11 @@ __all__ = [
     "Envelope",
     "EnvglotError",
     "Kind",
+    "Level",
     "MappingError",
     "MigrationReport",
     "Migrator",
+    "Options",
     "ParseError",
     "Policy",
     "Problem",

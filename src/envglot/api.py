@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -17,14 +15,17 @@ from .dialect import Dialect, get_dialect, writable_names
 from .dialects._common import may_be_loose
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .limits import MAX_DEPTH, MAX_DEPTH_CEILING, check_input, check_text, encode_checked
+from .limits import MAX_DEPTH, check_input, check_text, encode_checked
 from .mappings import Mappings, mappings_for
-from .policy import Policy, as_policy
+from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
+from .policy import Level, Policy
 from .transport import unwrap_bytes, unwrap_jsonrpc
 
 __all__ = [
     "Conversion",
     "Converter",
+    "MappingsArg",
+    "Options",
     "Style",
     "Unsupported",
     "conversion",
@@ -35,11 +36,7 @@ __all__ = [
     "write",
 ]
 
-Style = Literal["compact", "pretty", "native"]
 Data = TypeVar("Data", bytes, str, dict[str, Any])
-Unsupported = str | Policy
-"""An ``unsupported=`` argument: a level name or a :class:`~envglot.Policy`."""
-MappingsArg = Sequence[str | os.PathLike[str]] | Mappings | None
 
 _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
@@ -99,6 +96,7 @@ def _mappings(m: MappingsArg) -> Mappings:
 
 
 def _style(out: bytes, style: str, target: str) -> bytes:
+    """``out`` laid out in ``style`` (checked by :class:`Options`)."""
     if style == "compact":
         # Raw payloads keep the source's whitespace; minify only when some may be there.
         if b"\n" in out or b": " in out or b", " in out:
@@ -106,28 +104,41 @@ def _style(out: bytes, style: str, target: str) -> bytes:
         return out
     if style == "pretty":
         return msgspec.json.format(out, indent=2)
-    if style == "native":  # a negative indent minifies (payloads may carry the source's whitespace)
-        return msgspec.json.format(out, indent=get_dialect(target).native_indent)
-    raise EnvglotError(f"style must be compact, pretty or native, not {style!r}")
+    # native; a negative indent minifies (payloads may carry the source's whitespace)
+    return msgspec.json.format(out, indent=get_dialect(target).native_indent)
 
 
-def detect(data: bytes | str | dict[str, Any], *, strict: bool = False, max_depth: int = MAX_DEPTH) -> str:
+def detect(
+    data: bytes | str | dict[str, Any],
+    *,
+    options: Options | None = None,
+    strict: bool = UNSET,
+    max_depth: int = UNSET,
+) -> str:
     """Name the dialect of a document; an MCP CallToolResult or JSON-RPC response is unwrapped first.
 
-    ``strict=True`` refuses a document that carries no dialect's markers (legacy-v1's
-    marker-less bare payload) instead of naming it ``legacy-v1``.
+    Of the :class:`~envglot.Options` (``options=`` or keywords) only ``strict`` and
+    ``max_depth`` apply. ``strict=True`` refuses a document that carries no dialect's
+    markers (legacy-v1's marker-less bare payload) instead of naming it ``legacy-v1``.
 
     Raises:
         DetectError: the input is not JSON or not an object, or (``strict``) has no markers.
         ParseError: bad encoding, nesting deeper than ``max_depth``, an unusable wrapper.
     """
-    return detection(data, strict=strict, max_depth=max_depth).dialect
+    return detection(data, options=options, strict=strict, max_depth=max_depth).dialect
 
 
-def detection(data: bytes | str | dict[str, Any], *, strict: bool = False, max_depth: int = MAX_DEPTH) -> Detection:
+def detection(
+    data: bytes | str | dict[str, Any],
+    *,
+    options: Options | None = None,
+    strict: bool = UNSET,
+    max_depth: int = UNSET,
+) -> Detection:
     """Like :func:`detect`, with the evidence the dialect was recognized by (``None``: no markers)."""
-    buf, _ = check_input(_to_bytes(data), max_depth)
-    inner, det, _ = _locate(buf, True, strict, DISCARD, max_depth)
+    o = resolve(options, strict=strict, max_depth=max_depth)
+    buf, _ = check_input(_to_bytes(data), o.max_depth)
+    inner, det, _ = _locate(buf, True, o.strict, DISCARD, o.max_depth)
     return msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det
 
 
@@ -173,35 +184,33 @@ def _locate(
     return buf, det, is_error
 
 
+_BACK = Options(unsupported=Level.IGNORE)
+"""The options of the target -> source writer a preserve residue is computed with."""
+
+
 class _Pipeline:
-    """Reader -> canonical -> writer for fixed options; shared by the API and Converter."""
+    """Reader -> canonical -> writer for one :class:`Options` value; shared by the API and Converter.
+
+    The options were checked when they were built; their fields are copied into slots
+    once here, so nothing is looked up per document.
+    """
 
     __slots__ = (
         "dst",
         "mappings",
         "max_depth",
+        "options",
         "policy",
         "preserve",
         "src",
         "strict",
         "style",
         "synth",
-        "unsupported",
         "unwrap",
     )
 
     def __init__(
-        self,
-        src: str | None,
-        dst: str,
-        mappings: Mappings,
-        preserve: bool,
-        unsupported: str | Policy,
-        style: str,
-        synth: dict[str, Any] | None,
-        unwrap: bool = True,
-        strict: bool = False,
-        max_depth: int = MAX_DEPTH,
+        self, src: str | None, dst: str, options: Options, unwrap: bool = True, mappings: Mappings | None = None
     ) -> None:
         self.src: Dialect | None = get_dialect(src) if src is not None else None
         self.dst: Dialect = get_dialect(dst)
@@ -209,20 +218,15 @@ class _Pipeline:
             raise EnvglotError(
                 f"{self.dst.name} is a read-only source dialect; write one of {', '.join(writable_names())}"
             )
-        self.mappings = mappings
-        self.preserve = preserve
-        self.policy = as_policy(unsupported)
-        self.unsupported = self.policy.level
-        _style(b"{}", style, self.dst.name)
-        self.style = style
-        if synth:
-            encode_checked(synth)  # caller values end up in outputs: they must be encodable
-        self.synth = synth
+        self.options = options
+        self.mappings = mappings if mappings is not None else _mappings(options.mappings)
+        self.preserve = options.preserve
+        self.policy = options.policy
+        self.style = options.style
+        self.synth = options.context
         self.unwrap = unwrap
-        self.strict = strict
-        if not isinstance(max_depth, int) or not 0 < max_depth <= MAX_DEPTH_CEILING:
-            raise EnvglotError(f"max_depth must be an integer from 1 to {MAX_DEPTH_CEILING}, not {max_depth!r}")
-        self.max_depth = max_depth
+        self.strict = options.strict
+        self.max_depth = options.max_depth
 
     def run(self, buf: bytes, report: Report) -> Conversion:
         out, src, unwrapped = self.convert(buf, report)
@@ -386,9 +390,8 @@ class _Pipeline:
         m = self.mappings
         back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
         back_env = self.dst.read(out, back_ctx)
-        back, _ = _Pipeline(self.dst.name, src.name, m, False, "ignore", "compact", self.synth)._write(
-            back_env, self.dst, back_ctx
-        )
+        back_opts = _BACK if self.synth is None else _BACK.replace(context=self.synth)
+        back, _ = _Pipeline(self.dst.name, src.name, back_opts, mappings=m)._write(back_env, self.dst, back_ctx)
         original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
         skip = tuple(_residue.parse_path(m[src.name].shape.residue))
         sets, dels = _residue.diff(original, back, skip)
@@ -462,40 +465,35 @@ def _evident_message(payload: msgspec.Raw | None, keys: tuple[str, ...]) -> tupl
     return None, None
 
 
-def _pipeline(
-    to: str,
-    from_: str | None,
-    preserve: bool,
-    unsupported: str | Policy,
-    mappings: MappingsArg,
-    style: str,
-    context: dict[str, Any] | None,
-    strict: bool = False,
-    max_depth: int = MAX_DEPTH,
-) -> _Pipeline:
-    return _Pipeline(
-        from_, to, _mappings(mappings), preserve, unsupported, style, context, strict=strict, max_depth=max_depth
-    )
-
-
 def conversion(
     data: bytes | str | dict[str, Any],
     *,
     to: str,
     from_: str | None = None,
-    preserve: bool = False,
-    unsupported: Unsupported = "warn",
-    mappings: MappingsArg = None,
-    style: Style = "compact",
-    context: dict[str, Any] | None = None,
-    strict: bool = False,
-    max_depth: int = MAX_DEPTH,
+    options: Options | None = None,
+    preserve: bool = UNSET,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    style: Style = UNSET,
+    context: dict[str, Any] | None = UNSET,
+    strict: bool = UNSET,
+    max_depth: int = UNSET,
 ) -> Conversion:
     """Convert one document and return a :class:`Conversion` with its diagnostics.
 
     Same arguments as :func:`convert`; the output is always bytes.
     """
-    p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
+    o = resolve(
+        options,
+        preserve=preserve,
+        unsupported=unsupported,
+        mappings=mappings,
+        style=style,
+        context=context,
+        strict=strict,
+        max_depth=max_depth,
+    )
+    p = _Pipeline(from_, to, o)
     return p.run(_to_bytes(data), Report(p.policy))
 
 
@@ -504,14 +502,15 @@ def convert(
     *,
     to: str,
     from_: str | None = None,
-    preserve: bool = False,
-    unsupported: Unsupported = "warn",
-    mappings: MappingsArg = None,
-    style: Style = "compact",
-    context: dict[str, Any] | None = None,
+    options: Options | None = None,
+    preserve: bool = UNSET,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    style: Style = UNSET,
+    context: dict[str, Any] | None = UNSET,
     report: Report | None = None,
-    strict: bool = False,
-    max_depth: int = MAX_DEPTH,
+    strict: bool = UNSET,
+    max_depth: int = UNSET,
 ) -> Data:
     """Convert one envelope to dialect ``to``; returns the same kind it was given.
 
@@ -520,28 +519,31 @@ def convert(
             CallToolResult is unwrapped when the dialect is auto-detected.
         to: target dialect name (``envglot dialects`` lists them).
         from_: source dialect; auto-detected when ``None``.
-        preserve: carry what the target cannot say as a residue, so converting back
-            restores the original document.
-        unsupported: ``ignore``, ``warn`` (one log record on the ``envglot`` logger when
-            logging is configured) or ``raise`` (:class:`UnsupportedError` if anything would be
-            lost), or a :class:`~envglot.Policy` choosing which diagnostic kinds count.
-        mappings: overlay TOML files (or a prebuilt :class:`Mappings`).
-        style: ``compact`` (default), ``pretty`` (2-space indent) or ``native`` (as the
-            dialect's real emitter prints).
-        context: values for fields the target requires but the source lacks
-            (``tool``, ``tool_version``, ``request_id``, ``timestamp``, ``source``, ...).
+        options: an :class:`~envglot.Options` value (default: ``Options()``). Each option is
+            also a keyword of its own (``preserve``, ``unsupported``, ``mappings``, ``style``,
+            ``context``, ``strict``, ``max_depth``; meanings and defaults in
+            :class:`~envglot.Options`); a keyword given with ``options`` overrides that field.
         report: a :class:`~envglot.diagnostics.Report` to collect diagnostics into (its own
-            level is left as it is; ``unsupported`` decides).
-        strict: refuse a document without any dialect's markers (see :func:`detect`).
-        max_depth: the nesting limit (objects and arrays); deeper input is a ParseError.
+            level is never changed; ``unsupported`` decides what this conversion does).
 
     Raises:
         ParseError: the input is not valid UTF-8 JSON, is nested deeper than ``max_depth``,
             or breaks its dialect's contract (a :class:`DetectError` when no dialect matches).
         UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
         UnknownDialectError: ``to`` or ``from_`` is not a dialect name.
+        EnvglotError: an option has a bad value.
     """
-    p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
+    o = resolve(
+        options,
+        preserve=preserve,
+        unsupported=unsupported,
+        mappings=mappings,
+        style=style,
+        context=context,
+        strict=strict,
+        max_depth=max_depth,
+    )
+    p = _Pipeline(from_, to, o)
     rep = p.report() if report is None else report
     return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)
 
@@ -550,25 +552,28 @@ def read(
     data: bytes | str | dict[str, Any],
     from_: str | None = None,
     *,
-    mappings: MappingsArg = None,
+    options: Options | None = None,
+    mappings: MappingsArg = UNSET,
     report: Report | None = None,
-    strict: bool = False,
-    max_depth: int = MAX_DEPTH,
+    strict: bool = UNSET,
+    max_depth: int = UNSET,
 ) -> Envelope:
     """Read a document into the canonical :class:`~envglot.canonical.Envelope`.
 
     Transport wrappers are taken off as :func:`convert` does (an MCP ``isError`` can only
-    turn the outcome into a failure); ``strict`` and ``max_depth`` as for :func:`convert`.
+    turn the outcome into a failure). Of the :class:`~envglot.Options` (``options=`` or
+    keywords, as for :func:`convert`) ``mappings``, ``strict`` and ``max_depth`` apply.
     """
-    m = _mappings(mappings)
-    rep = report if report is not None else Report("ignore")
-    buf, bom = check_input(_to_bytes(data), max_depth)
+    o = resolve(options, mappings=mappings, strict=strict, max_depth=max_depth)
+    m = _mappings(o.mappings)
+    rep = report if report is not None else Report(Level.IGNORE)
+    buf, bom = check_input(_to_bytes(data), o.max_depth)
     if bom:
         rep.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
     det: Detection | None = None
     is_error: bool | None = None
     if from_ is None:
-        buf, det, is_error = _locate(buf, True, strict, rep, max_depth)
+        buf, det, is_error = _locate(buf, True, o.strict, rep, o.max_depth)
         from_ = det.dialect
     mod = get_dialect(from_)
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
@@ -579,28 +584,33 @@ def write(
     envelope: Envelope,
     to: str,
     *,
-    mappings: MappingsArg = None,
-    unsupported: Unsupported = "warn",
-    style: Style = "compact",
-    context: dict[str, Any] | None = None,
+    options: Options | None = None,
+    mappings: MappingsArg = UNSET,
+    unsupported: Unsupported = UNSET,
+    style: Style = UNSET,
+    context: dict[str, Any] | None = UNSET,
     report: Report | None = None,
     source: str | None = None,
 ) -> bytes:
     """Write a canonical envelope as dialect ``to`` (JSON bytes).
 
-    ``source`` names the dialect the envelope came from, so that diagnostics carry that
-    dialect's JSON paths (``$.audit.host``) instead of canonical field names (``$.host``).
+    Of the :class:`~envglot.Options` (``options=`` or keywords, as for :func:`convert`)
+    ``mappings``, ``unsupported``, ``style`` and ``context`` apply (an envelope carries no
+    residue of its own: ``preserve`` has nothing to write). ``source`` names the dialect the
+    envelope came from, so that diagnostics carry that dialect's JSON paths
+    (``$.audit.host``) instead of canonical field names (``$.host``).
     """
-    p = _Pipeline(source, to, _mappings(mappings), False, unsupported, style, context)
+    o = resolve(options, mappings=mappings, unsupported=unsupported, style=style, context=context)
+    p = _Pipeline(source, to, o if not o.preserve else o.replace(preserve=False))
     rep = p.report() if report is None else report
     start = len(rep.diagnostics)
     m = p.mappings
     src = p.src if p.src is not None else p.dst
-    ctx = Context(m, rep, m[p.src.name] if p.src is not None else None, context)
+    ctx = Context(m, rep, m[p.src.name] if p.src is not None else None, p.synth)
     out, _ = p._write(envelope, src, ctx)
-    tool = envelope.tool if envelope.tool is not None else (context or {}).get("tool")
+    tool = envelope.tool if envelope.tool is not None else (p.synth or {}).get("tool")
     rep.finish(p.policy, start=start, source=source, target=p.dst.name, tool=tool if isinstance(tool, str) else None)
-    return _style(out, style, p.dst.name)
+    return _style(out, p.style, p.dst.name)
 
 
 class Converter:
@@ -619,17 +629,33 @@ class Converter:
         to: str,
         from_: str | None = None,
         *,
-        preserve: bool = False,
-        unsupported: Unsupported = "warn",
-        mappings: MappingsArg = None,
-        style: Style = "compact",
-        context: dict[str, Any] | None = None,
-        strict: bool = False,
-        max_depth: int = MAX_DEPTH,
+        options: Options | None = None,
+        preserve: bool = UNSET,
+        unsupported: Unsupported = UNSET,
+        mappings: MappingsArg = UNSET,
+        style: Style = UNSET,
+        context: dict[str, Any] | None = UNSET,
+        strict: bool = UNSET,
+        max_depth: int = UNSET,
     ) -> None:
-        self._p = _pipeline(to, from_, preserve, unsupported, mappings, style, context, strict, max_depth)
+        o = resolve(
+            options,
+            preserve=preserve,
+            unsupported=unsupported,
+            mappings=mappings,
+            style=style,
+            context=context,
+            strict=strict,
+            max_depth=max_depth,
+        )
+        self._p = _Pipeline(from_, to, o)
         self.from_ = self._p.src.name if self._p.src is not None else None
         self.to = self._p.dst.name
+
+    @property
+    def options(self) -> Options:
+        """The :class:`~envglot.Options` this converter applies (``options=`` with the keywords given)."""
+        return self._p.options
 
     @property
     def policy(self) -> Policy:

@@ -20,14 +20,15 @@ from typing import Annotated, Any, Literal, ParamSpec, cast
 import msgspec
 from msgspec import Raw, Struct
 
-from .api import MappingsArg, Style, _mappings, _reconcile, _to_bytes, convert, read, write
+from .api import _mappings, _reconcile, _to_bytes, convert, read, write
 from .canonical import Envelope, Problem
 from .detect import MCP, classify, detect_bytes
 from .diagnostics import Kind, Report, report_for
 from .dialect import get_dialect, registered, writable_names
 from .errors import DetectError, EnvglotError, ParseError
 from .limits import check_input
-from .policy import Policy, as_policy
+from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
+from .policy import Level
 from .pyresult import Result, encode_value
 from .schema import json_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
@@ -160,7 +161,8 @@ def unwrap_envelope(
     result: object,
     from_: str | None = None,
     *,
-    mappings: MappingsArg = None,
+    options: Options | None = None,
+    mappings: MappingsArg = UNSET,
     report: Report | None = None,
 ) -> Envelope:
     """The canonical envelope carried by a ``CallToolResult``.
@@ -176,11 +178,17 @@ def unwrap_envelope(
     content, else ``{"text": <text blocks joined by newlines>}``; a failure's problem has
     the fallback category and the text as message; a ``synthesized`` diagnostic says so.
 
+    Of the :class:`~envglot.Options` (``options=`` or keywords, as for
+    :func:`envglot.convert`) ``mappings``, ``strict`` and ``max_depth`` apply.
+
     Raises:
         ParseError: ``result`` is not a CallToolResult, or its envelope is invalid.
     """
-    m = _mappings(mappings)
-    rep = report if report is not None else Report("ignore")
+    o = resolve(options, mappings=mappings)
+    m = _mappings(o.mappings)
+    if m is not o.mappings:
+        o = o.replace(mappings=m)
+    rep = report if report is not None else Report(Level.IGNORE)
     buf = _wire(result)
     try:
         inner, is_error = unwrap_bytes(buf)
@@ -189,8 +197,8 @@ def unwrap_envelope(
             raise
         return synthesize(buf, m.unknown_category, rep)
     if from_ is None:
-        return read(buf, mappings=m, report=rep)  # unwraps again and applies isError (failure wins)
-    env = read(inner, from_, mappings=m, report=rep)
+        return read(buf, options=o, report=rep)  # unwraps again and applies isError (failure wins)
+    env = read(inner, from_, options=o, report=rep)
     return env if is_error is None else _reconcile(env, is_error, None, m, rep)
 
 
@@ -198,10 +206,11 @@ def unwrap(
     result: object,
     to: str | None = None,
     *,
-    unsupported: str | Policy = "warn",
-    mappings: MappingsArg = None,
-    style: Style = "compact",
-    context: dict[str, Any] | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    style: Style = UNSET,
+    context: dict[str, Any] | None = UNSET,
     report: Report | None = None,
 ) -> bytes:
     """The envelope carried by a ``CallToolResult``, as JSON bytes.
@@ -215,6 +224,7 @@ def unwrap(
         ParseError: not a CallToolResult, an invalid envelope, or no envelope and no ``to``.
         UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
     """
+    o = resolve(options, unsupported=unsupported, mappings=mappings, style=style, context=context)
     buf = _wire(result)
     if to is None:
         inner = unwrap_bytes(buf)[0]
@@ -230,12 +240,10 @@ def unwrap(
     except ParseError:
         if classify(buf).dialect != MCP:  # not a CallToolResult at all: convert it (or say why not)
             raise
-        rep = report if report is not None else report_for(unsupported)
-        env = synthesize(buf, _mappings(mappings).unknown_category, rep)
-        return write(env, to, mappings=mappings, unsupported=unsupported, style=style, context=context, report=rep)
-    out: bytes = convert(
-        buf, to=to, unsupported=unsupported, mappings=mappings, style=style, context=context, report=report
-    )
+        rep = report if report is not None else report_for(o.policy)
+        env = synthesize(buf, _mappings(o.mappings).unknown_category, rep)
+        return write(env, to, options=o, report=rep)
+    out: bytes = convert(buf, to=to, options=o, report=report)
     return out
 
 
@@ -243,16 +251,10 @@ def unwrap(
 
 
 def _render(
-    envelope: object,
-    dialect: str | None,
-    from_: str | None,
-    unsupported: str | Policy,
-    mappings: MappingsArg,
-    context: dict[str, Any] | None,
-    report: Report | None,
+    envelope: object, dialect: str | None, from_: str | None, options: Options, report: Report | None
 ) -> tuple[bytes, bool]:
     """``(document, is_error)``: ``envelope`` written as ``dialect`` (as it is when ``None``)."""
-    opts: dict[str, Any] = {"unsupported": unsupported, "mappings": mappings, "context": context, "report": report}
+    opts: dict[str, Any] = {"options": options, "report": report}
     if isinstance(envelope, Result):
         return envelope.to(dialect or envelope.DIALECT, **opts), not envelope.success
     if isinstance(envelope, Envelope):
@@ -275,9 +277,9 @@ def _render(
         if dialect is not None:
             return buf, is_error(buf, dialect)
         # carried as it is: the outcome is the wrapper's as read (isError can only make a failure)
-        return buf, not read(wrapper, mappings=mappings).ok
+        return buf, not read(wrapper, options=options).ok
     if dialect is None:
-        return buf, not read(buf, name, mappings=mappings).ok
+        return buf, not read(buf, name, options=options).ok
     out: bytes = convert(buf, to=dialect, from_=name, **opts)
     return out, is_error(out, dialect)
 
@@ -288,9 +290,10 @@ def wrap(
     *,
     from_: str | None = None,
     result_type: bool = False,
-    unsupported: str | Policy = "warn",
-    mappings: MappingsArg = None,
-    context: dict[str, Any] | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    context: dict[str, Any] | None = UNSET,
     report: Report | None = None,
 ) -> dict[str, Any]:
     """A ``CallToolResult`` wire dict carrying ``envelope`` (conventions §1.3).
@@ -308,9 +311,11 @@ def wrap(
         dialect: the dialect to carry; ``None`` keeps a document as it is (a Result is
             then written as ``result``; a canonical Envelope needs a dialect).
         from_: the document's dialect when it should not be detected.
-        unsupported, mappings, context, report: as :func:`envglot.convert`.
+        options, unsupported, mappings, context, report: as :func:`envglot.convert` (the
+            document is always carried compact: ``style`` does not apply).
     """
-    doc, is_error = _render(envelope, dialect, from_, unsupported, mappings, context, report)
+    o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
+    doc, is_error = _render(envelope, dialect, from_, o if o.style == "compact" else o.replace(style="compact"), report)
     return _wire_dict(doc, is_error, result_type)
 
 
@@ -414,9 +419,10 @@ def emits(
     output: Output = "sdk",
     from_: str | None = None,
     tool: str | None = None,
-    unsupported: str | Policy = "warn",
-    mappings: MappingsArg = None,
-    context: dict[str, Any] | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    context: dict[str, Any] | None = UNSET,
     result_type: bool = False,
     schema: bool = True,
     timing: bool = True,
@@ -439,8 +445,9 @@ def emits(
         from_: the dialect of returned documents (skips detection).
         tool: tool name for dialects that require one (default: the function's name);
             a ``"tool"`` in ``context`` wins.
-        unsupported, mappings, context: as :func:`envglot.convert`. An exception's error
-            envelope is written with at most ``"warn"``, so it always reaches the client.
+        options, unsupported, mappings, context: as :func:`envglot.convert` (``style`` does
+            not apply: answers are compact). An exception's error envelope is written with at
+            most ``"warn"``, so it always reaches the client.
         result_type: add ``"resultType": "complete"`` (MCP 2026-07-28).
         timing: offer the call's start (``timestamp``, UTC ISO-8601 with milliseconds)
             and measured ``duration_ms`` as context values, for dialects that require
@@ -458,14 +465,19 @@ def emits(
         raise EnvglotError(f"{target} is a read-only source dialect; write one of {', '.join(writable_names())}")
     if output not in _OUTPUTS:
         raise EnvglotError(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
-    policy = as_policy(unsupported)
-    m = _mappings(mappings)
+    o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
+    m = _mappings(o.mappings)
+    o_context = o.context
+    o = o.replace(mappings=m, style="compact", context=None)
+    policy = o.policy
     sdk = _sdk_type() if output == "sdk" else None
-    fallback_level = msgspec.structs.replace(policy, level="warn") if policy.level == "raise" else policy
+    fallback = (
+        o.replace(unsupported=msgspec.structs.replace(policy, level=Level.WARN)) if policy.level is Level.RAISE else o
+    )
 
     def decorate(fn: Callable[P, Any]) -> Callable[P, Any]:
         name = tool or getattr(fn, "__name__", "tool")
-        base = {"tool": name, **(context or {})}
+        base = {"tool": name, **(o_context or {})}
 
         def answer(started: float, clock: float, ret: object = None, exc: Exception | None = None) -> Any:
             synth = base
@@ -480,12 +492,13 @@ def emits(
             if exc is None:
                 try:
                     thing, src = _classify(ret, from_)
-                    answered = finish(*_render(thing, target, src, unsupported, m, synth, None))
+                    answered = finish(*_render(thing, target, src, o.replace(context=synth), None))
                 except Exception as conv_exc:
                     exc = conv_exc
             if exc is not None:
                 _log.warning("tool %s failed; answering with an error envelope", name, exc_info=exc)
-                answered = finish(*_render(_exception_envelope(exc), target, None, fallback_level, m, synth, None))
+                failed = _exception_envelope(exc)
+                answered = finish(*_render(failed, target, None, fallback.replace(context=synth), None))
             return answered if sdk is None or output == "envelope" else sdk.model_validate(answered)
 
         wrapper: Callable[..., Any]

@@ -1,11 +1,13 @@
 """The loss policy: which diagnostics a conversion refuses (``raise``) or reports (``warn``).
 
-``unsupported=`` takes ``"ignore"``, ``"warn"``, ``"raise"`` or a :class:`Policy`; the
-selector syntax follows ruff's ``--select``/``--ignore``: ``KIND`` or ``KIND:PATH``.
+``unsupported=`` takes a :class:`Level` (or its value, ``"ignore"``, ``"warn"``, ``"raise"``)
+or a :class:`Policy`; :func:`as_policy` is the one place that interprets it. The selector
+syntax follows ruff's ``--select``/``--ignore``: ``KIND`` or ``KIND:PATH``.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import re
 from typing import TYPE_CHECKING, Literal
@@ -17,10 +19,29 @@ from .errors import EnvglotError
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic
 
-__all__ = ["LEVELS", "Level", "Policy", "as_policy"]
+__all__ = ["LEVELS", "Level", "LevelName", "Policy", "as_policy"]
 
-Level = Literal["ignore", "warn", "raise"]
-LEVELS: tuple[Level, ...] = ("ignore", "warn", "raise")
+
+class Level(enum.StrEnum):
+    """What a conversion does with the loss its policy selects (``unsupported=``).
+
+    A ``str`` enum: ``Level.RAISE == "raise"``, so every level name keeps working.
+    """
+
+    IGNORE = "ignore"
+    """Keep the diagnostics on the :class:`~envglot.Conversion` (or the caller's report) only."""
+    WARN = "warn"
+    """Also log one record per conversion on the ``envglot`` logger (when logging is configured)."""
+    RAISE = "raise"
+    """Refuse the document with :class:`~envglot.UnsupportedError`."""
+
+    def __repr__(self) -> str:
+        return f"Level.{self.name}"
+
+
+LevelName = Literal["ignore", "warn", "raise"]
+"""A level by name, as a type checker sees a string literal."""
+LEVELS: tuple[Level, ...] = tuple(Level)
 
 
 def _kinds() -> frozenset[str]:
@@ -75,13 +96,17 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, dict=True):
     Loss that a ``preserve`` residue carries back is never counted.
     """
 
-    level: Level = "warn"
+    level: Level | LevelName = Level.WARN
+    """Given as a :class:`Level` or its name; always a :class:`Level` once built."""
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.level not in LEVELS:
+        level = _LEVEL.get(self.level) if isinstance(self.level, str) else None
+        if level is None:
             raise EnvglotError(f"unsupported must be one of {', '.join(LEVELS)}, not {self.level!r}")
+        if level is not self.level:
+            msgspec.structs.force_setattr(self, "level", level)
         for option, items in (("select", self.select), ("ignore", self.ignore)):
             if isinstance(items, str) or not isinstance(items, tuple | list):
                 raise EnvglotError(f"{option} must be a tuple of 'KIND[:PATH]' strings, not {items!r}")
@@ -106,17 +131,24 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, dict=True):
 
     def refuses(self, d: Diagnostic) -> bool:
         """True if ``d`` makes the conversion fail (level ``raise`` and selected)."""
-        return self.level == "raise" and self.selects(d)
+        return self.level is Level.RAISE and self.selects(d)
 
 
-_PLAIN: dict[str, Policy] = {level: Policy(level=level) for level in LEVELS}
+_LEVEL: dict[str, Level] = {level.value: level for level in Level}
+_PLAIN: dict[str, Policy] = {level.value: Policy(level=level) for level in Level}
 
 
 def as_policy(unsupported: object) -> Policy:
-    """The :class:`Policy` for an ``unsupported=`` argument (a level name or a Policy)."""
+    """The :class:`Policy` for an ``unsupported=`` argument: a :class:`Level`, its name, or a Policy.
+
+    The one place an ``unsupported=`` value is interpreted; a bad one is an :class:`EnvglotError`.
+    """
     if isinstance(unsupported, Policy):
         return unsupported
     policy = _PLAIN.get(unsupported) if isinstance(unsupported, str) else None
     if policy is None:
-        raise EnvglotError(f"unsupported must be one of {', '.join(LEVELS)} or an envglot.Policy, not {unsupported!r}")
+        raise EnvglotError(
+            f"unsupported must be one of {', '.join(LEVELS)} (or envglot.Level) or an envglot.Policy, "
+            f"not {unsupported!r}"
+        )
     return policy

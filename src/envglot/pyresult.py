@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import msgspec
 from msgspec import Raw
 
-from .api import MappingsArg, Style, _mappings, write
+from .api import _mappings, write
 from .canonical import Envelope
 from .context import Context
 from .diagnostics import Report, report_for
@@ -22,7 +22,8 @@ from .dialects import result as _result_dialect
 from .dialects._common import ABSENT
 from .errors import EnvglotError, ParseError
 from .limits import MAX_DEPTH, bad_value, check_input
-from .policy import Policy
+from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
+from .policy import Level
 
 __all__ = ["Result", "encode_value"]
 
@@ -219,46 +220,43 @@ class Result(Generic[T]):
         )
         return _result_dialect.from_wire(wire, ctx)
 
-    def to_envelope(self, *, mappings: MappingsArg = None, report: Report | None = None) -> Envelope:
+    def to_envelope(
+        self, *, options: Options | None = None, mappings: MappingsArg = UNSET, report: Report | None = None
+    ) -> Envelope:
         """The canonical :class:`~envglot.canonical.Envelope` of this result.
 
         ``error_type`` is classified with the result dialect's tables (an unknown word
-        takes the fallback category and a ``code_unknown`` diagnostic in ``report``).
+        takes the fallback category and a ``code_unknown`` diagnostic in ``report``). Of the
+        :class:`~envglot.Options` only ``mappings`` applies.
         """
-        m = _mappings(mappings)
-        rep = report if report is not None else Report("ignore")
+        m = _mappings(resolve(options, mappings=mappings).mappings)
+        rep = report if report is not None else Report(Level.IGNORE)
         return self._envelope(Context(m, rep, m[_result_dialect.NAME]))
 
     def to(
         self,
         dialect: str,
         *,
-        unsupported: str | Policy = "warn",
-        mappings: MappingsArg = None,
-        style: Style = "compact",
-        context: dict[str, Any] | None = None,
+        options: Options | None = None,
+        unsupported: Unsupported = UNSET,
+        mappings: MappingsArg = UNSET,
+        style: Style = UNSET,
+        context: dict[str, Any] | None = UNSET,
         report: Report | None = None,
     ) -> bytes:
         """This result written as ``dialect`` (JSON bytes), without rendering it to JSON first.
 
-        Same options as :func:`envglot.convert`; the output and the diagnostics (paths in
-        Result terms, e.g. ``$.exception_type``) are those of
+        Same options as :func:`envglot.convert` (``options=`` or keywords; ``preserve``,
+        ``strict`` and ``max_depth`` have nothing to act on); the output and the diagnostics
+        (paths in Result terms, e.g. ``$.exception_type``) are those of
         ``convert(result.to_json(), from_="result", to=dialect)``.
 
         Raises:
             EnvglotError: a value is not JSON-encodable.
             UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
         """
-        m = _mappings(mappings)
-        rep = report if report is not None else report_for(unsupported)
-        envelope = self._envelope(Context(m, rep, m[_result_dialect.NAME], context))
-        return write(
-            envelope,
-            dialect,
-            mappings=m,
-            unsupported=unsupported,
-            style=style,
-            context=context,
-            report=rep,
-            source=_result_dialect.NAME,
-        )
+        o = resolve(options, unsupported=unsupported, mappings=mappings, style=style, context=context)
+        m = _mappings(o.mappings)
+        rep = report if report is not None else report_for(o.policy)
+        envelope = self._envelope(Context(m, rep, m[_result_dialect.NAME], o.context))
+        return write(envelope, dialect, options=o, report=rep, source=_result_dialect.NAME)

@@ -27,6 +27,7 @@ from ..errors import EnvglotError, MappingError, UnknownDialectError, Unsupporte
 from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
 from ..limits import MAX_DEPTH, MAX_DEPTH_CEILING
 from ..mappings import Mappings, mappings_for
+from ..options import Options
 from ..policy import Policy
 from . import exits
 
@@ -618,6 +619,16 @@ def make_policy(level: str, select: Sequence[str], ignore: Sequence[str]) -> Pol
     """The :class:`~envglot.Policy` of ``--unsupported/--select/--ignore`` (a bad selector is a usage error)."""
     try:
         return Policy(level=level, select=tuple(select), ignore=tuple(ignore))  # type: ignore[arg-type]
+    except EnvglotError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def make_options(level: str, select: Sequence[str], ignore: Sequence[str], **fields: Any) -> Options:
+    """The one :class:`~envglot.Options` of a command's flags (project configuration included:
+    it arrives as the flags' defaults); a bad value is a usage error."""
+    policy = make_policy(level, select, ignore)
+    try:
+        return Options(unsupported=policy, **fields)
     except EnvglotError as exc:
         raise click.UsageError(str(exc)) from None
 

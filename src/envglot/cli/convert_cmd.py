@@ -9,6 +9,7 @@ import msgspec
 
 from ..api import Converter
 from ..errors import EnvglotError, UnsupportedError
+from ..policy import Level
 from ..transport import wrap_bytes
 from . import exits, main
 from .common import (
@@ -19,7 +20,7 @@ from .common import (
     detection_options,
     die,
     load_mappings,
-    make_policy,
+    make_options,
     mappings_option,
     open_input,
     open_output,
@@ -143,8 +144,18 @@ def convert(
         raise click.UsageError(f"-o {output} and --log {log_path} name the same file; give the log its own file")
     m = load_mappings(mappings)
     log = LogWriter(log_path) if log_path else None
-    policy = make_policy(unsupported, select, ignore)
-    err = Stderr(verbose=verbose, quiet=unsupported == "ignore", log=log, policy=policy)
+    opts = make_options(
+        unsupported,
+        select,
+        ignore,
+        preserve=preserve,
+        mappings=m,
+        style=style or "compact",
+        context=ctx_values,
+        strict=strict_detect,
+        max_depth=max_depth,
+    )
+    err = Stderr(verbose=verbose, quiet=opts.policy.level is Level.IGNORE, log=log, policy=opts.policy)
     status = RunStatus()
     try:
         with open_input(file) as (name, stream):
@@ -154,17 +165,9 @@ def convert(
                 die(f"cannot read input: {exc.strerror}", exits.EX_NOINPUT, name)
             if is_jsonl and style not in (None, "compact"):
                 err.note(name, None, f"JSON Lines output is one compact document per line; --{style} ignored")
-            conv = Converter(
-                to,
-                from_,
-                preserve=preserve,
-                unsupported=policy if unsupported == "raise" else "ignore",  # Stderr shows the rest
-                mappings=m,
-                style="compact" if is_jsonl or style is None else style,  # type: ignore[arg-type]
-                context=ctx_values,
-                strict=strict_detect,
-                max_depth=max_depth,
-            )
+            # Stderr shows the diagnostics (tally, -v): the converter only refuses, under raise
+            run = opts.tallied()
+            conv = Converter(to, from_, options=run.replace(style="compact") if is_jsonl else run)
             out = open_output(output)
             try:
                 for rec in records:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import EnvglotError
+from ..options import Options
 from . import exits, main
 from .common import DialectType, die, load_mappings, mappings_option
 
@@ -94,7 +95,7 @@ def proxy(
         die(str(exc), exits.EX_USAGE)
     try:
         where = parse_listen(listen) if listen is not None else None
-        rewriter = Rewriter(target, mappings=m, annotate=annotate)
+        rewriter = Rewriter(target, options=Options(mappings=m), annotate=annotate)
     except EnvglotError as exc:
         raise click.UsageError(str(exc)) from None
 

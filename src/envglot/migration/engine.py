@@ -18,8 +18,8 @@ import msgspec
 
 from ..diagnostics import Diagnostic
 from ..dialect import get_dialect, writable_names
-from ..limits import MAX_DEPTH
-from ..policy import Policy
+from ..errors import EnvglotError
+from ..options import UNSET, Options, Style, Unsupported, resolve
 from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
 from .files import (
@@ -188,13 +188,14 @@ def migrate(
     jobs: int | None = None,
     include: Sequence[str] | None = None,
     exclude: Sequence[str] = (),
-    unsupported: str | Policy = "warn",
-    preserve: bool = False,
-    mappings: Sequence[str | os.PathLike[str]] | None = None,
-    context: dict[str, Any] | None = None,
-    strict: bool = False,
-    max_depth: int = MAX_DEPTH,
-    style: str = "compact",
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    preserve: bool = UNSET,
+    mappings: Sequence[str | os.PathLike[str]] | None = UNSET,
+    context: dict[str, Any] | None = UNSET,
+    strict: bool = UNSET,
+    max_depth: int = UNSET,
+    style: Style = UNSET,
     max_errors: int | None = None,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     progress: Callable[[Progress], None] | None = None,
@@ -231,6 +232,9 @@ def migrate(
         include, exclude: glob patterns for files found in directories (a pattern with a
             ``/`` matches the path relative to the directory given, else the file name);
             ``exclude`` also prunes directories. Files named explicitly are always taken.
+        options: the conversion :class:`~envglot.Options`; each is also a keyword of its own
+            (a keyword overrides that field of ``options``), as for :func:`envglot.convert`.
+            ``mappings`` must be overlay paths (worker processes load them again).
         unsupported: ``ignore``/``warn`` convert lossy records (counted as lossy);
             ``raise`` rejects them; an :class:`envglot.Policy` also chooses which kinds count.
         preserve, mappings, context, strict, max_depth: as for :func:`envglot.convert` (a record
@@ -266,25 +270,30 @@ def migrate(
     t0 = time.monotonic()
     names = [os.fspath(inputs)] if isinstance(inputs, str | os.PathLike) else [os.fspath(i) for i in inputs]
     mode = _mode(names, out, in_place, check)
-    _check_options(to, style, chunk_bytes, max_errors, backup if mode == "in-place" else None)
+    try:
+        opts = resolve(
+            options,
+            unsupported=unsupported,
+            preserve=preserve,
+            mappings=mappings,
+            context=context,
+            strict=strict,
+            max_depth=max_depth,
+            style=style,
+        )
+    except EnvglotError as exc:
+        raise MigrationError(exc.message, 2) from None
+    style = opts.style
+    _check_options(to, chunk_bytes, max_errors, backup if mode == "in-place" else None)
     out_dir = Path(out) if out is not None else None
-    options: dict[str, Any] = {
-        "to": to,
-        "from_": from_,
-        "unsupported": unsupported,
-        "preserve": preserve,
-        "mappings": tuple(str(p) for p in mappings or ()),
-        "context": context,
-        "strict": strict,
-        "max_depth": max_depth,
-    }
+    options_: dict[str, Any] = {"to": to, "from_": from_, "options": opts}
     if on_diagnostic is not None:
         if engine != "local":
             raise MigrationError("on_diagnostic (--log, -v) needs the local engine", 2)
-        options["details"] = True
-    mig = _rebuild_migrator(to, {k: v for k, v in options.items() if k != "to"})  # validates options early
+        options_["details"] = True
+    mig = _rebuild_migrator(to, {k: v for k, v in options_.items() if k != "to"})  # validates options early
     if engine != "local":
-        return _other_engine(engine, names, mode, options, locals())
+        return _other_engine(engine, names, mode, options_, locals())
     if out_dir is not None:
         for n in names:
             if n != "-" and Path(n).is_dir() and Path(n).resolve() == out_dir.resolve():
@@ -342,7 +351,7 @@ def migrate(
     tasks = _produce(job_list, chunk_bytes, style, src_stream)
     try:
         if use_pool:
-            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(options,)) as pool:
+            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(options_,)) as pool:
                 _start_workers(pool)
                 try:
                     local.run(tasks, lambda t: pool.submit(_run_task, t), limit=_in_flight(n_jobs, chunk_bytes))
@@ -408,9 +417,7 @@ def _mode(names: list[str], out: object, in_place: bool, check: bool) -> Mode:
     raise MigrationError("say where the output goes: out=DIR, in_place=True, or check=True", 2)
 
 
-def _check_options(to: str, style: str, chunk_bytes: int, max_errors: int | None, backup: str | None) -> None:
-    if style not in ("compact", "pretty", "native"):
-        raise MigrationError(f"style must be compact, pretty or native, not {style!r}", 2)
+def _check_options(to: str, chunk_bytes: int, max_errors: int | None, backup: str | None) -> None:
     if chunk_bytes < 1:
         raise MigrationError("chunk_bytes must be positive", 2)
     if max_errors is not None and max_errors < 0:

@@ -16,9 +16,10 @@ from ..diagnostics import Diagnostic, Report
 from ..dialect import get_dialect
 from ..errors import EnvglotError
 from ..excerpt import excerpt
-from ..limits import MAX_DEPTH, check_input
+from ..limits import check_input
 from ..mappings import Mappings, mappings_for
-from ..policy import Policy, as_policy
+from ..options import UNSET, Options, Unsupported, resolve
+from ..policy import Level
 from .constants import _ENC, INTERNAL_ERROR, REASON_LIMIT, Status
 
 # --------------------------------------------------------------------------- per record
@@ -76,19 +77,22 @@ class Migrator:
 
     ``unsupported="warn"`` converts lossy records and marks them ``lossy`` (the file engine
     counts them; nothing is logged per record). Picklable: it rebuilds its converter.
+
+    Options come as ``options=Options(...)`` or as keywords, as for :func:`envglot.convert`
+    (a keyword overrides that field); ``mappings`` must be overlay paths (worker processes
+    load them again), ``style`` does not apply to a record.
     """
 
     __slots__ = (
         "_conv",
         "_mappings",
         "_max_depth",
-        "_options",
         "_policy",
         "_target",
         "details",
         "from_",
+        "options",
         "to",
-        "unsupported",
     )
 
     def __init__(
@@ -96,51 +100,45 @@ class Migrator:
         to: str = "response-v2",
         from_: str | None = None,
         *,
-        unsupported: str | Policy = "warn",
-        preserve: bool = False,
-        mappings: Sequence[str | os.PathLike[str]] | None = None,
-        context: dict[str, Any] | None = None,
-        strict: bool = False,
-        max_depth: int = MAX_DEPTH,
+        options: Options | None = None,
+        unsupported: Unsupported = UNSET,
+        preserve: bool = UNSET,
+        mappings: Sequence[str | os.PathLike[str]] | None = UNSET,
+        context: dict[str, Any] | None = UNSET,
+        strict: bool = UNSET,
+        max_depth: int = UNSET,
         details: bool = False,
     ) -> None:
-        Report(unsupported)  # validates the level
-        overlays = tuple(str(p) for p in mappings or ())
-        self._options: dict[str, Any] = {
-            "to": to,
-            "from_": from_,
-            "unsupported": unsupported,
-            "preserve": preserve,
-            "mappings": overlays,
-            "context": context,
-            "strict": strict,
-            "max_depth": max_depth,
-            "details": details,
-        }
-        self.details = details
-        self._mappings: Mappings = mappings_for(overlays)
-        self._policy = as_policy(unsupported)
-        level = self._policy if self._policy.level == "raise" else "ignore"
-        self._conv = Converter(
-            to,
-            from_,
+        o = resolve(
+            options,
+            unsupported=unsupported,
             preserve=preserve,
-            unsupported=level,
-            mappings=self._mappings,
+            mappings=mappings,
             context=context,
             strict=strict,
             max_depth=max_depth,
         )
-        self._max_depth = max_depth
+        if isinstance(o.mappings, Mappings):
+            raise EnvglotError("a Migrator takes overlay paths as mappings (its workers load them), not Mappings")
+        self.options = o
+        """The :class:`~envglot.Options` the records are migrated with."""
+        self.details = details
+        self._mappings: Mappings = mappings_for(o.mappings)
+        self._policy = o.policy
+        # the engine counts lossy records itself: raise refuses a record, nothing logs per record
+        self._conv = Converter(to, from_, options=o.tallied(), mappings=self._mappings)
+        self._max_depth = o.max_depth
         self.to: str = self._conv.to
         self.from_: str | None = self._conv.from_
-        self.unsupported = unsupported
         self._target = get_dialect(self.to)
 
+    @property
+    def unsupported(self) -> str:
+        """The loss level (``options.unsupported``'s :class:`~envglot.Level`)."""
+        return self._policy.level
+
     def __reduce__(self) -> tuple[Any, ...]:
-        opts = dict(self._options)
-        to = opts.pop("to")
-        return (_rebuild_migrator, (to, opts))
+        return (_rebuild_migrator, (self.to, {"from_": self.from_, "options": self.options, "details": self.details}))
 
     def __repr__(self) -> str:
         return f"Migrator(to={self.to!r}, from_={self.from_!r}, unsupported={self.unsupported!r})"
@@ -210,7 +208,7 @@ class Migrator:
 
     def _check(self, record: bytes) -> None:
         m = self._mappings
-        self._target.read(record, Context(m, Report("ignore"), m[self.to]))
+        self._target.read(record, Context(m, Report(Level.IGNORE), m[self.to]))
 
 
 def _details(exc: EnvglotError) -> tuple[Diagnostic, ...]:

@@ -16,13 +16,15 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
-from ..api import conversion, write
+from ..api import _mappings, conversion, write
 from ..canonical import Envelope, Problem
 from ..diagnostics import Diagnostic, Kind, Report
 from ..dialect import get_dialect, writable_names
 from ..errors import EnvglotError, ParseError
-from ..mappings import Mappings, mappings_for
+from ..mappings import Mappings
 from ..mcp import is_error, output_schema, synthesize
+from ..options import UNSET, Options, resolve
+from ..policy import Level
 from ..transport import wrap_bytes
 from .protocol import ProtocolRule, ProtocolTable, protocol_table
 
@@ -46,13 +48,21 @@ class Rewritten(msgspec.Struct, frozen=True):
 
 
 class Rewriter:
-    """Rewrites tool listings and results into one target dialect; built once per proxy."""
+    """Rewrites tool listings and results into one target dialect; built once per proxy.
+
+    ``options`` (or the ``mappings`` keyword, which overrides that field) are the
+    :class:`~envglot.Options` every result is converted with, except that the proxy never
+    refuses a result (``unsupported`` is always ``ignore``: the diagnostics go to its log
+    line and, with ``annotate``, to ``_meta``) and answers are compact; the per-call
+    ``tool``, ``timestamp`` and ``duration_ms`` are offered as context under the options' own.
+    """
 
     def __init__(
         self,
         target: str,
         *,
-        mappings: Mappings | None = None,
+        options: Options | None = None,
+        mappings: Mappings | None = UNSET,
         annotate: bool = False,
         timing: bool = True,
         table: ProtocolTable | None = None,
@@ -63,7 +73,9 @@ class Rewriter:
             raise EnvglotError(
                 f"{self.target} is a read-only source dialect; write one of {', '.join(writable_names())}"
             )
-        self.mappings = mappings if mappings is not None else mappings_for(None)
+        o = resolve(options, mappings=mappings)
+        self.mappings: Mappings = _mappings(o.mappings)
+        self.options = o.replace(unsupported=Level.IGNORE, style="compact", mappings=self.mappings)
         self.annotate = annotate
         self.timing = timing
         self.table = table if table is not None else protocol_table()
@@ -77,11 +89,14 @@ class Rewriter:
 
     # ---- tools/call -------------------------------------------------------------------
 
-    def _context(self, tool: str, started: float, elapsed: float) -> dict[str, Any]:
+    def _context(self, tool: str, started: float, elapsed: float) -> Options:
+        """The options of one call: the per-call context values under the options' own."""
+        own = self.options.context or {}
         if not self.timing:
-            return {"tool": tool}
+            return self.options.replace(context={"tool": tool, **own})
         stamp = datetime.fromtimestamp(started, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        return {"tool": tool, "timestamp": stamp, "duration_ms": round(elapsed * 1000)}
+        timing = {"tool": tool, "timestamp": stamp, "duration_ms": round(elapsed * 1000)}
+        return self.options.replace(context={**timing, **own})
 
     def result(self, wire: dict[str, Any], tool: str, started: float | None = None, elapsed: float = 0.0) -> Rewritten:
         """Rewrite an upstream CallToolResult wire dict (``tool`` is its upstream name).
@@ -93,22 +108,22 @@ class Rewriter:
         ctx = self._context(tool, time.time() if started is None else started, elapsed)
         buf = _ENC.encode(wire)
         try:
-            conv = conversion(buf, to=self.target, mappings=self.mappings, unsupported="ignore", context=ctx)
+            conv = conversion(buf, to=self.target, options=ctx)
         except ParseError as exc:
             return self._wrap_plain(buf, wire, exc, ctx)
         # the core never reads a result flagged isError as a success (issue 10): no check here
         return self._answer(conv.output, is_error(conv.output, self.target), conv.source, list(conv.diagnostics), wire)
 
-    def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: dict[str, Any]) -> Rewritten:
+    def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: Options) -> Rewritten:
         """The target envelope of a result that carries none; ``isError`` decides the outcome.
 
         Synthesized as :func:`envglot.mcp.unwrap_envelope` documents (a success carries the
         structured content or ``{"text": ...}``; a failure, the text as its message).
         """
-        rep = Report("ignore")
+        rep = Report(Level.IGNORE)
         env = synthesize(buf, self.mappings.unknown_category, rep)
         rep.add(Kind.SYNTHESIZED, "$", f"no envelope to carry: {why.message}")
-        doc = write(env, self.target, mappings=self.mappings, unsupported="ignore", context=ctx, report=rep)
+        doc = write(env, self.target, options=ctx, report=rep)
         return self._answer(doc, not env.ok, "none", rep.diagnostics, wire)
 
     def failure(
@@ -133,10 +148,10 @@ class Rewriter:
             upstream="mcp",
             details=Raw(_ENC.encode(details)) if details is not None else None,
         )
-        rep = Report("ignore")
+        rep = Report(Level.IGNORE)
         rep.add(Kind.SYNTHESIZED, "$", f"{rule.name}: the upstream gave no result; answered with a failure envelope")
         env = Envelope(ok=False, problems=(problem,))
-        doc = write(env, self.target, mappings=self.mappings, unsupported="ignore", context=ctx, report=rep)
+        doc = write(env, self.target, options=ctx, report=rep)
         return self._answer(doc, True, "protocol", rep.diagnostics, None)
 
     def _answer(
