@@ -75,18 +75,18 @@ def describe_code(code: str, m: Mappings, dialect: str | None = None) -> list[di
     out: list[dict[str, Any]] = []
     for name in names:
         row = m[name].codes.get(code)
-        if row is None:
+        plan = m[name].plan(code)
+        if row is None or plan is None:
             continue
-        cat = m.categories[row.category]
         out.append(
             {
                 "dialect": name,
                 "code": code,
-                "category": row.category,
-                "http": row.http if row.http is not None else cat.http,
-                "grpc": cat.grpc,
-                "retryable": row.retryable if row.retryable is not None else cat.retryable,
-                "retryable_source": "code" if row.retryable is not None else "category",
+                "category": plan.category,
+                "http": plan.http,
+                "grpc": m.categories[plan.category].grpc,
+                "retryable": plan.retryable,
+                "retryable_source": plan.retryable_source,
                 "hints": hints_of(row),
                 "type": row.type,
                 "ext": row.ext,

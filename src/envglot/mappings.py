@@ -11,7 +11,7 @@ import functools
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 from msgspec import Struct
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Category",
+    "CodePlan",
     "CodeRow",
     "DialectMap",
     "DialectTable",
@@ -236,11 +237,32 @@ def _path_of(msg: str) -> str | None:
     return msg[i + 4 : msg.rfind("`")] if i >= 0 else None
 
 
+class CodePlan(NamedTuple):
+    """Everything a dialect's code implies, derived once (the problem plan).
+
+    Writers and the contract checks read these values from here, never from the rows
+    directly, so envglot's own output validates under any overlay.
+    """
+
+    code: str
+    category: str
+    retryable: bool
+    """The row's own ``retryable``, else its category's default."""
+    retryable_source: str
+    """``"code"`` or ``"category"``."""
+    http: int
+    """The row's ``http``, else its category's."""
+    word: str | None
+    """The dialect's category word the code belongs to (``type``), if the row names one."""
+    ext: bool
+
+
 class DialectMap:
     """Compiled lookups for one dialect: code -> row, category -> writer choices."""
 
     __slots__ = (
         "_choice_cache",
+        "_plans",
         "carried",
         "codes",
         "default_category",
@@ -250,6 +272,7 @@ class DialectMap:
         "name",
         "shape",
         "synthesize",
+        "tables",
         "types",
         "write",
     )
@@ -272,6 +295,9 @@ class DialectMap:
         # stable sort: most specific first, table order among equals
         self.write = {c: tuple(sorted(rows, key=lambda r: -r.conditions)) for c, rows in by_cat.items()}
         self._choice_cache: dict[tuple[object, ...], str] = {}
+        self._plans: dict[str, CodePlan] = {}
+        self.tables: Mappings | None = None
+        """The :class:`Mappings` this dialect's tables belong to (set when they are built)."""
         self.loss_plan: object = None
         """Filled once by :func:`envglot.context.report_losses`: what this dialect cannot carry."""
 
@@ -281,6 +307,27 @@ class DialectMap:
         if p is not None and index is not None:
             p = p.replace("[]", f"[{index}]", 1)
         return p
+
+    def plan(self, code: str) -> CodePlan | None:
+        """What ``code`` implies in this dialect (``None`` for a code the tables do not know)."""
+        hit = self._plans.get(code)
+        if hit is not None:
+            return hit
+        row = self.codes.get(code)
+        if row is None or self.tables is None:
+            return None
+        cat = self.tables.categories[row.category]
+        hit = CodePlan(
+            code=code,
+            category=row.category,
+            retryable=row.retryable if row.retryable is not None else cat.retryable,
+            retryable_source="code" if row.retryable is not None else "category",
+            http=row.http if row.http is not None else cat.http,
+            word=row.type,
+            ext=row.ext,
+        )
+        self._plans[code] = hit
+        return hit
 
     def choose(
         self,
@@ -333,6 +380,8 @@ class Mappings:
         self.unknown_category = canonical.unknown_category
         self.message_keys = tuple(canonical.inference.message_keys)
         self.dialects = dialects
+        for d in dialects.values():
+            d.tables = self
         self.error_types = error_types
         self.sources = sources
         specificity = lambda r: -sum(getattr(r, h) is not None for h in (*HINTS, "partial"))  # noqa: E731

@@ -68,10 +68,11 @@ _SUCCESS_KEYS = frozenset({"success", "data", "meta", "_envglot"})
 
 
 def derived_retryable(code: str, m: Mappings) -> bool:
-    """``retryable`` as the contract derives it from a code: the code row's own value, else its
-    category's (``canonical.toml``). The writer and the contract check share this one rule."""
-    row = m[NAME].codes[code]
-    return row.retryable if row.retryable is not None else m.default_retryable(row.category)
+    """``retryable`` as the contract derives it from a known code (the problem plan: the row's
+    own value, else its category's). The writer and the contract check share this one rule."""
+    plan = m[NAME].plan(code)
+    assert plan is not None  # a closed enum: the writer only writes known codes
+    return plan.retryable
 
 
 def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:

@@ -283,11 +283,11 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     if not env.ok:
         p = env.problems[0] if env.problems else missing_problem(env, ctx, dmap)
         code = write_code(p, dmap, ctx, 0)
-        crow = dmap.codes.get(code)
+        plan = dmap.plan(code)
         if p.domain == NAME and p.type is not None and (p.code == code):
             etype = p.type
-        elif crow is not None and crow.type is not None:
-            etype = crow.type
+        elif plan is not None and plan.word is not None:
+            etype = plan.word
         else:
             etype = type_for(ctx.mappings, NAME, p.category, p.origin, p.upstream, p.aspect, p.partial)
         trow = dmap.types.get(etype)
