@@ -211,31 +211,37 @@ def path_at(buf: bytes, offset: int) -> str:
     """
     from .residue import key_segment
 
-    stack: list[list[object]] = []  # [is_object, key or index, expecting a key]
-    for m in _TOKENS.finditer(buf):
-        if m.start() > offset:
-            break
-        c = buf[m.start()]
-        if c == ord("{"):
-            stack.append([True, None, True])
-        elif c == ord("["):
-            stack.append([False, 0, False])
-        elif c in b"]}":
+    # one entry per open container: [is_object, key span or index, expecting a key]
+    stack: list[list[Any]] = []
+    push, pop = stack.append, stack.pop
+    for m in _TOKENS.finditer(buf, 0, offset + 1):
+        start = m.start()
+        c = buf[start]
+        if c == 123:  # {
+            push([True, None, True])
+        elif c == 91:  # [
+            push([False, 0, False])
+        elif c == 93 or c == 125:  # ] }
             if stack:
-                stack.pop()
-        elif c == ord(","):
+                pop()
+        elif c == 44:  # ,
             if stack:
                 top = stack[-1]
                 if top[0]:
-                    top[1], top[2] = None, True
+                    top[1] = None
+                    top[2] = True
                 else:
-                    top[1] = int(top[1]) + 1  # type: ignore[call-overload]
-        elif c == ord(":"):
+                    top[1] += 1
+        elif c == 58:  # :
             if stack and stack[-1][0]:
                 stack[-1][2] = False
-        elif stack and stack[-1][0] and stack[-1][2]:  # a string in key position
-            raw = buf[m.start() + 1 : max(m.start() + 1, m.end() - 1)]
-            stack[-1][1] = excerpt(raw, 40)
+        elif stack:
+            top = stack[-1]
+            if top[0] and top[2]:  # a string in key position: its span, read only if it stays
+                top[1] = (start + 1, max(start + 1, m.end() - 1))
+    for top in stack:
+        if top[0] and top[1] is not None:
+            top[1] = excerpt(buf[top[1][0] : top[1][1]], 40)
     segs = [
         key_segment(str(k)) if is_obj else f"[{k}]"
         for is_obj, k, _ in stack
