@@ -214,8 +214,10 @@ def path_at(buf: bytes, offset: int) -> str:
     # one entry per open container: [is_object, key span or index, expecting a key]
     stack: list[list[Any]] = []
     push, pop = stack.append, stack.pop
-    for m in _TOKENS.finditer(buf, 0, offset + 1):
+    for m in _TOKENS.finditer(buf):
         start = m.start()
+        if start > offset:
+            break
         c = buf[start]
         if c == 123:  # {
             push([True, None, True])
