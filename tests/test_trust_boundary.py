@@ -369,3 +369,18 @@ def test_a_genuine_residue_still_restores_its_document() -> None:
     valid(there, "code-graph")
     assert msgspec.json.decode(envglot.convert(there, to="result", preserve=True)) == msgspec.json.decode(original)
     assert msgspec.json.decode(there)["_envglot"]["digest"] == digest("result", original)
+
+
+def test_a_lone_surrogate_escape_beside_a_huge_integer_is_a_violation_not_a_decode_error() -> None:
+    # Fuzz campaign seed 1065249: the huge integer sends validate to Python's json module,
+    # which accepts "\udfff"; code-graph's approxTokens rule then decoded the raw bytes with
+    # msgspec, which refuses it, and the DecodeError escaped.
+    doc = (
+        b'{"success":true,"data":{"tool":"t","version":"1.0","requestId":"r","generatedAt":'
+        b'"2026-01-01T00:00:00Z","workspace":{"root":"/","repoName":"r"},"result":' + b"9" * 5000 + b","
+        b'"meta":{"approxTokens":97,"truncated":false,"limits":{}}},"_env":"\\udfff"}'
+    )
+    found = envglot.validate(doc, "code-graph")
+    assert any("cannot be counted" in v.message for v in found)
+    with pytest.raises(envglot.EnvglotError):
+        envglot.convert(doc, to="result")

@@ -127,7 +127,10 @@ def validate(
     if not isinstance(doc, dict):
         c.add("$", f"a {name} envelope must be a JSON object, got {type_name(doc)}")
         return c.violations
-    get_dialect(name).contract(doc, c, m)
+    try:
+        get_dialect(name).contract(doc, c, m)
+    except msgspec.DecodeError as exc:  # a contract rule on the raw bytes met JSON msgspec refuses
+        c.add("$", f"invalid JSON: {excerpt(str(exc))}")
     ok = _reader_pass(buf, name, m, c)
     if is_error is not None and ok is not None and is_error == ok:
         c.add(
