@@ -452,6 +452,7 @@ def emits(
     The wrapper keeps the function's name, docstring and parameters (the input schema
     is derived from them); only the return annotation changes.
     """
+    m = _mappings(mappings)  # first: a declaration among them registers its dialect
     unit = get_dialect(dialect)
     target = unit.name
     if not unit.shape.writable:
@@ -459,7 +460,6 @@ def emits(
     if output not in _OUTPUTS:
         raise EnvglotError(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
     policy = as_policy(unsupported)
-    m = _mappings(mappings)
     sdk = _sdk_type() if output == "sdk" else None
     fallback_level = msgspec.structs.replace(policy, level="warn") if policy.level == "raise" else policy
 
