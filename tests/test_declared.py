@@ -318,6 +318,11 @@ def test_a_richer_declaration_reads_every_declared_field(beta: list[str]) -> Non
         envglot.read(b'{"ok":true,"errors":[{"code":"bad"}],"result":{}}', "beta", mappings=beta)
     found = envglot.validate(b'{"ok":false,"result":{}}', "beta", mappings=beta)
     assert [v.path for v in found] == ["$.errors"]
+    assert is_error(BETA_DOCS[1], "beta") is True
+    assert is_error(b'{"ok":true,"errors":[],"result":{}}', "beta") is False
+    assert is_error(b'{"ok":false,"result":{}}', "beta") is True
+    with pytest.raises(ParseError, match="ok"):  # the outcome flag is always required
+        envglot.read(b'{"errors":[],"result":{}}', "beta", mappings=beta)
 
 
 # --- bad declarations ----------------------------------------------------------------------------
@@ -344,8 +349,10 @@ def _acme_with(old: str, new: str) -> str:
         ('residue = "$._envglot"', 'residue = "$.tool_id"', "residue"),
         ("native_indent = 2", 'native_indent = "two"', "$.declare.native_indent"),
         ("native_indent = 2", "colour = 2", "colour"),
-        ('problems = "$.error"', 'problems = "$.data"', "must lie inside problems"),
+        ('problems = "$.error"', 'problems = "$.request_id"', "lies inside a problems/warnings object"),
         ('[[write]]\ncategory = "unavailable"\ncode = "UNAVAILABLE"', "", "unavailable"),
+        ('required = ["$.tier",', 'required = ["$.error", "$.tier",', "never required"),
+        ("[synthesize]", '[types.x]\ncategory = "internal"\n\n[synthesize]', "needs a Python dialect"),
     ],
 )
 def test_bad_declarations_are_clear_errors(tmp_path: Path, old: str, new: str, words: str) -> None:

@@ -197,9 +197,7 @@ class _Compiled:
         self.top: list[tuple[str, tuple[str, ...]]] = []
         self.sub: dict[str, list[tuple[str, tuple[str, ...]]]] = {g: [] for g in _LIST_GROUPS}
         for f, path in fields.items():  # one pass in [fields] order: the order envglot writes
-            grp: str | None = (
-                f if f in _LIST_GROUPS else next((g for g, p in _LIST_GROUPS.items() if f.startswith(p)), None)
-            )
+            grp = f if f in _LIST_GROUPS else _group_of(f)
             if grp is not None:
                 gkeys, array = self.group_paths[grp]
                 gpath = fields[grp]
@@ -207,7 +205,12 @@ class _Compiled:
                 if gnode.group is None:
                     if gpath in seen:
                         raise MappingError(f"{where}: {grp} path {gpath!r} is already used by {seen[gpath]}")
-                    gnode.group, gnode.array, gnode.required = grp, array, gpath in required
+                    if gpath in required or gpath + "[]" in required:
+                        raise MappingError(
+                            f"{file}: [declare] required names {grp} = {gpath!r}: whether it is there is the "
+                            "outcome (present on a failure, absent on success), never required"
+                        )
+                    gnode.group, gnode.array = grp, array
                 if f == grp:
                     continue
                 if not path.startswith(gpath + "."):
@@ -220,7 +223,8 @@ class _Compiled:
             for gk, _ in self.group_paths.values():
                 if keys[: len(gk)] == gk:
                     raise MappingError(f"{where}: {f} = {path!r} lies inside a problems/warnings object")
-            self._place(keys, _Leaf(f, _TYPES[f], path in required), path, file, seen, f)
+            # the outcome flag is always required: a document that does not say is no success
+            self._place(keys, _Leaf(f, _TYPES[f], path in required or f == "ok"), path, file, seen, f)
             self.top.append((f, tuple(keys)))
         known = set(seen) | {fields[g] for g in self.group_paths}
         for r in required:
@@ -585,8 +589,10 @@ class DeclaredDialect(Dialect):
         if d.ok_keys is not None:
             raw = _raw_at(top, d.ok_keys)
             return raw is not None and bytes(raw) == b"false"
-        raw = _raw_at(top, tuple(d.group_paths["problems"][0]))
-        return raw is not None and bytes(raw) != b"null"
+        raw = _raw_at(top, tuple(d.group_paths["problems"][0]))  # the reader's rule: errors present
+        if raw is None or bytes(raw) == b"null":
+            return False
+        return not (memoryview(raw)[:1] == b"[" and not _LIST.decode(raw))
 
 
 def _raw_at(top: dict[str, Raw], keys: tuple[str, ...]) -> Raw | None:
@@ -752,6 +758,8 @@ def _build(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[Decla
         other = _REGISTRY.get(a) or next((d for d in registered() if a in d.aliases), None)
         if other is not None:
             raise MappingError(f"{path}: alias {a!r} is already {other.name}", path="$.declare.aliases")
+    if table.types:
+        raise MappingError(f"{path}: [types] (an error-type vocabulary) needs a Python dialect", path="$.types")
     compiled = _Compiled(name, table, decl, str(path))
     bundled_keys: set[str] = set()
     for d in registered():
