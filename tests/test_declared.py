@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import envglot
 from envglot.declared import DeclaredDialect, _forget
@@ -423,3 +425,82 @@ def test_cli_bad_declaration_exits_65(tmp_path: Path) -> None:
     assert p.returncode == 65
     assert "is a bundled dialect" in p.stderr.decode()
     assert str(bad) in p.stderr.decode()
+
+
+# --- untrusted input ------------------------------------------------------------------------------
+
+_SCALARS = st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["", "v1", "bad", "NOT_FOUND", "x"])
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
+    max_leaves=6,
+)
+_KEYS = [
+    "tier",
+    "tool_id",
+    "request_id",
+    "error",
+    "data",
+    "error_code",
+    "message",
+    "retryable",
+    "ok",
+    "result",
+    "errors",
+    "code",
+    "msg",
+    "field",
+    "notes",
+    "text",
+    "meta",
+    "took_ms",
+    "page",
+    "next",
+    "more",
+    "_envglot",
+    "success",
+]
+_DOCS = st.recursive(
+    st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=6),
+    lambda inner: st.dictionaries(st.sampled_from(_KEYS), inner | _JSON | st.lists(inner, max_size=2), max_size=6),
+    max_leaves=4,
+)
+
+
+def test_any_input_converts_or_raises_envglot_error_and_outputs_validate(acme: list[str], beta: list[str]) -> None:
+    both = acme + beta
+
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(doc=_DOCS)
+    def check(doc: dict[str, Any]) -> None:
+        data = msgspec.json.encode(doc)
+        for src in (None, "acme", "beta"):
+            for dst in ("acme", "beta", "result"):
+                try:
+                    out = envglot.convert(data, from_=src, to=dst, mappings=both, unsupported="ignore")
+                except envglot.EnvglotError:
+                    continue
+                assert envglot.validate(out, dst, mappings=both) == [], (src, dst, data, out)
+        envglot.validate(data, mappings=both)
+
+    check()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_migrate_to_and_from_the_declared_dialect(tmp_path: Path, jobs: int) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    for p in ACME_DOCS:
+        (src / p.name).write_bytes(p.read_bytes())
+    try:
+        report = envglot.migrate([src], out=tmp_path / "v2", to="response-v2", mappings=[str(ACME)], jobs=jobs)
+        assert report.exit_code == 0, report
+        outs = sorted((tmp_path / "v2").glob("*.json"))
+        assert len(outs) == len(ACME_DOCS)
+        assert all(envglot.detect(p.read_bytes()) == "response-v2" for p in outs)
+        back = envglot.migrate([tmp_path / "v2"], out=tmp_path / "acme", to="acme", mappings=[str(ACME)], jobs=jobs)
+        assert back.exit_code == 0, back
+        for p in sorted((tmp_path / "acme").glob("*.json")):
+            assert envglot.validate(p.read_bytes(), "acme") == [], p
+    finally:
+        _forget("acme")

@@ -101,6 +101,11 @@ def _canonical_types() -> dict[str, Any]:
 _TYPES = _canonical_types()
 _KIND = {str: "string", bool: "boolean", int: "integer", int | float: "number", Raw: "any"}
 _LIST_GROUPS = {"problems": "problem.", "warnings": "warning."}
+_COUNTS = frozenset({"pagination.total", "pagination.page_size", "pagination.offset", "pagination.limit"})
+"""Counts a target cannot carry negative (``count_for``: left out, reported)."""
+_ALWAYS = frozenset({"ok", "problem.code", "warning.message"})
+"""Required whether or not ``[declare] required`` names them (the outcome, an error's code, a
+warning's text: the canonical model cannot do without them)."""
 
 
 class _Leaf:
@@ -195,12 +200,18 @@ class _Compiled:
                 f"constant {path}",
             )
         self.top: list[tuple[str, tuple[str, ...]]] = []
+        self.plan: list[tuple[str, tuple[str, ...], str]] = []
+        """``(field, keys, path)`` in writing order: top-level fields and the two groups."""
+        planned: set[str] = set()
         self.sub: dict[str, list[tuple[str, tuple[str, ...]]]] = {g: [] for g in _LIST_GROUPS}
         for f, path in fields.items():  # one pass in [fields] order: the order envglot writes
             grp = f if f in _LIST_GROUPS else _group_of(f)
             if grp is not None:
                 gkeys, array = self.group_paths[grp]
                 gpath = fields[grp]
+                if grp not in planned:  # the errors/warnings member goes where it is first named
+                    planned.add(grp)
+                    self.plan.append((grp, tuple(gkeys), gpath))
                 gnode = self._node(gkeys, gpath, file)
                 if gnode.group is None:
                     if gpath in seen:
@@ -216,7 +227,8 @@ class _Compiled:
                 if not path.startswith(gpath + "."):
                     raise MappingError(f"{where}: {f} = {path!r} must lie inside {grp} = {gpath!r}")
                 rel, _ = _segments("$." + path[len(gpath) + 1 :], where)
-                self._place(rel, _Leaf(f, _TYPES[f], path in required), path, file, seen, f, base=gnode)
+                must = path in required or f in _ALWAYS  # an error's code, a warning's message
+                self._place(rel, _Leaf(f, _TYPES[f], must), path, file, seen, f, base=gnode)
                 self.sub[grp].append((f, tuple(rel)))
                 continue
             keys, _ = _segments(path, where)
@@ -224,8 +236,9 @@ class _Compiled:
                 if keys[: len(gk)] == gk:
                     raise MappingError(f"{where}: {f} = {path!r} lies inside a problems/warnings object")
             # the outcome flag is always required: a document that does not say is no success
-            self._place(keys, _Leaf(f, _TYPES[f], path in required or f == "ok"), path, file, seen, f)
+            self._place(keys, _Leaf(f, _TYPES[f], path in required or f in _ALWAYS), path, file, seen, f)
             self.top.append((f, tuple(keys)))
+            self.plan.append((f, tuple(keys), path))
         known = set(seen) | {fields[g] for g in self.group_paths}
         for r in required:
             if r not in known and r.removesuffix("[]") not in known:
@@ -469,16 +482,12 @@ class DeclaredDialect(Dialect):
             groups["problems"] = self._problems(env, ctx)
         if env.warnings and "warnings" in d.group_paths:
             groups["warnings"] = [self._notice(n) for n in env.warnings]
-        for f, path in d.fields.items():
+        for f, keys, path in d.plan:
             if f in _LIST_GROUPS:
                 if f in groups:
-                    gkeys, array = d.group_paths[f]
                     items = groups[f]
-                    _set(doc, tuple(gkeys), items if array else items[0])
+                    _set(doc, keys, items if d.group_paths[f][1] else items[0])
                 continue
-            if f.startswith(("problem.", "warning.")):
-                continue
-            keys = tuple(_segments(path, "")[0])
             if f == "ok":
                 _set(doc, keys, env.ok)
                 continue
@@ -497,18 +506,13 @@ class DeclaredDialect(Dialect):
                 v = None if grp is None else getattr(grp, sub)
             else:
                 v = getattr(env, f)
-            if v is not None and f in (
-                "pagination.total",
-                "pagination.page_size",
-                "pagination.offset",
-                "pagination.limit",
-            ):
+            if v is not None and f in _COUNTS:
                 v = count_for(v, ctx, f, self.name)
             if v is None and path in self.required:
                 v = ctx.synth_value(dmap, f, path)
             if v is not None:
                 _set(doc, keys, v)
-        return _ENC.encode(_ordered(doc, self.declaration.root))
+        return _ENC.encode(doc)  # built in declaration order: constants, then the plan
 
     def _notice(self, n: c.Notice) -> dict[str, Any]:
         item: dict[str, Any] = {}
@@ -634,19 +638,6 @@ def _arranged(raw: Raw, node: _Node) -> Any:
     for key, v in d.items():
         if key not in out:
             out[key] = v
-    return out
-
-
-def _ordered(doc: dict[str, Any], node: _Node) -> dict[str, Any]:
-    """``doc`` with every object's keys in declaration order (constants first, then ``[fields]``)."""
-    out: dict[str, Any] = {}
-    for key, m in node.members.items():
-        if key not in doc:
-            continue
-        v = doc[key]
-        if isinstance(m, _Node) and m.members:
-            v = [_ordered(x, m) for x in v] if m.array else _ordered(v, m)
-        out[key] = v
     return out
 
 

@@ -19,6 +19,7 @@ import msgspec
 from ..diagnostics import Diagnostic
 from ..dialect import get_dialect, writable_names
 from ..limits import MAX_DEPTH
+from ..mappings import mappings_for
 from ..policy import Policy
 from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
@@ -266,6 +267,8 @@ def migrate(
     t0 = time.monotonic()
     names = [os.fspath(inputs)] if isinstance(inputs, str | os.PathLike) else [os.fspath(i) for i in inputs]
     mode = _mode(names, out, in_place, check)
+    if mappings:  # first: a dialect declared among them registers itself (docs/declared-dialects.md)
+        mappings_for(list(mappings))
     _check_options(to, style, chunk_bytes, max_errors, backup if mode == "in-place" else None)
     out_dir = Path(out) if out is not None else None
     options: dict[str, Any] = {
