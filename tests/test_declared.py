@@ -343,6 +343,8 @@ def _acme_with(old: str, new: str) -> str:
         ('tool = "$.tool_id"', 'next_steps = "$.tool_id"', "need a Python dialect"),
         ('tool = "$.tool_id"', 'tool = "tool_id"', "must start with '$.'"),
         ('tool = "$.tool_id"', 'tool = "$.tool id"', "is not a plain key"),
+        ('tool = "$.tool_id"', 'tool = "$.tool-id"', "is not a plain key"),
+        ('dialect = "acme"', 'dialect = "Acme Co"', "a dialect name is lowercase"),
         ('request_id = "$.request_id"', 'request_id = "$.tool_id"', "share the wire path"),
         ('keys = ["tier", "tool_id"]', 'keys = ["data"]', "keys of bundled dialects"),
         ('keys = ["tier", "tool_id"]', 'keys = ["nope"]', "no top-level member"),

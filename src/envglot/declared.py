@@ -29,15 +29,16 @@ from .dialect import _REGISTRY, Dialect, Facts, Probe, Shape, registered
 from .errors import MappingError, ParseError
 from .mappings import DialectTable, Mappings, _locate, _path_of, _toml, load_mappings
 
-__all__ = ["Declare", "DeclaredDialect", "Detect", "is_declaration", "register_declarations"]
+__all__ = ["Declare", "DeclaredDialect", "Detect", "register_declarations"]
 
 _ABSENT = Raw(b"")
 _NULL = Raw(b"null")
-_EMPTY = Raw(b"{}")
 _ENC = msgspec.json.Encoder()
 _OBJ = msgspec.json.Decoder(dict[str, Raw])
 _LIST = msgspec.json.Decoder(list[Raw])
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A declared member name: an ASCII identifier (so ``$.a.b`` is also the JSON path envglot prints)."""
+_NAME = re.compile(r"[a-z][a-z0-9-]*")
 _MIN_PRIORITY = 41
 """Declared probes run after the transport wrappers (JSON-RPC 30, MCP 40)."""
 
@@ -142,7 +143,7 @@ def _segments(path: str, where: str, group_ok: bool = False) -> tuple[list[str],
     for k in keys:
         if _KEY.fullmatch(k) is None:
             raise MappingError(
-                f"{where}: wire path {path!r}: {k!r} is not a plain key (letters, digits, _ and -; "
+                f"{where}: wire path {path!r}: {k!r} is not a plain key (ASCII letters, digits and _; "
                 "[] only at the end of a problems/warnings path)"
             )
     return keys, array
@@ -249,10 +250,9 @@ class _Compiled:
                     raise MappingError(
                         f"{file}: [synthesize] needs a rule for {f!r}: {path} is required and a source may lack it"
                     )
-        res_keys, _ = _segments(decl.residue, f"{file}: [declare] residue")
+        _segments(decl.residue, f"{file}: [declare] residue")
         if decl.residue in seen or any(p.startswith(decl.residue + ".") for p in seen):
             raise MappingError(f"{file}: [declare] residue {decl.residue!r} is a path of [fields]")
-        self.residue_keys = res_keys
         self.fields = fields
         self.ok_keys = tuple(_segments(fields["ok"], where)[0]) if "ok" in fields else None
         self.constants = [(tuple(_segments(p, file)[0]), v) for p, v in decl.constants.items()]
@@ -654,10 +654,8 @@ def _check(
             v = ck.field(
                 obj, key, path, kind, required=mem.required, nullable=not mem.required or mem.field == "payload"
             )
-            if mem.const is not None and key in obj and v == mem.const and type(v) is not type(mem.const):
-                v = None
-            if mem.const is not None and key in obj and obj[key] != mem.const:
-                ck.add(here, f"must be {mem.const!r}, got {obj[key]!r}")
+            if mem.const is not None and type(v) is type(mem.const) and v != mem.const:
+                ck.add(here, f"must be {mem.const!r}, got {v!r}")
             if mem.field == "problem.code" and isinstance(v, str) and dialect.shape.closed:
                 if v not in m[dialect.name].codes:
                     ck.add(here, f"{v!r} is not one of {dialect.name}'s codes")
@@ -703,14 +701,6 @@ def _doc(path: Path) -> tuple[bytes, dict[str, Any]]:
     return buf, doc
 
 
-def is_declaration(path: str | Path) -> bool:
-    """True if the TOML file at ``path`` declares a dialect (it has a ``[declare]`` table)."""
-    try:
-        return "declare" in _doc(Path(path))[1]
-    except MappingError:
-        return False
-
-
 def _build(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[DeclaredDialect] | None, str]:
     """``(name, class to register or None when already registered, digest)``; validates everything."""
     raw_decl = doc.get("declare")
@@ -727,7 +717,7 @@ def _build(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[Decla
     except msgspec.ValidationError as exc:
         raise MappingError(f"{path}: {_locate(buf, exc)}", path=_path_of(str(exc))) from None
     name = table.dialect
-    if _KEY.fullmatch(name) is None or not name[0].isalpha() or name != name.lower():
+    if _NAME.fullmatch(name) is None:
         raise MappingError(
             f"{path}: dialect = {name!r}: a dialect name is lowercase letters, digits and -", path="$.dialect"
         )
