@@ -344,6 +344,7 @@ def _acme_with(old: str, new: str) -> str:
         ('tool = "$.tool_id"', 'tool = "tool_id"', "must start with '$.'"),
         ('tool = "$.tool_id"', 'tool = "$.tool id"', "is not a plain key"),
         ('tool = "$.tool_id"', 'tool = "$.tool-id"', "is not a plain key"),
+        ('tool = "$.tool_id"', 'tool = "$' + ".a" * 17 + '"', "deeper than 16"),
         ('dialect = "acme"', 'dialect = "Acme Co"', "a dialect name is lowercase"),
         ('request_id = "$.request_id"', 'request_id = "$.tool_id"', "share the wire path"),
         ('keys = ["tier", "tool_id"]', 'keys = ["data"]', "keys of bundled dialects"),

@@ -39,6 +39,8 @@ _LIST = msgspec.json.Decoder(list[Raw])
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A declared member name: an ASCII identifier (so ``$.a.b`` is also the JSON path envglot prints)."""
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
+_MAX_DEPTH = 16
+"""How deep a declared member may lie (a declaration is compiled by recursion)."""
 _MIN_PRIORITY = 41
 """Declared probes run after the transport wrappers (JSON-RPC 30, MCP 40)."""
 
@@ -140,6 +142,8 @@ def _segments(path: str, where: str, group_ok: bool = False) -> tuple[list[str],
     if not body.startswith("$."):
         raise MappingError(f"{where}: wire path {path!r} must start with '$.' (a member of the envelope)")
     keys = body[2:].split(".")
+    if len(keys) > _MAX_DEPTH:
+        raise MappingError(f"{where}: wire path {path!r} is deeper than {_MAX_DEPTH} members")
     for k in keys:
         if _KEY.fullmatch(k) is None:
             raise MappingError(
