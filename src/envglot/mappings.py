@@ -394,10 +394,13 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
     column per dialect whose codes are category words (``shape.open_codes``) or that has a
     ``[types]`` vocabulary.
     """
-    from .declared import register_declarations
     from .dialect import registered
 
-    overlays = register_declarations(overlays)  # a declaration file registers its dialect
+    overlays = list(overlays)
+    if overlays:  # a declaration file among them registers its dialect (envglot.declared)
+        from .declared import register_declarations
+
+        overlays = register_declarations(overlays)
     root = base or mappings_dir()
     canonical = _decode(root / "canonical.toml", CanonicalTable)
     assert isinstance(canonical, CanonicalTable)
