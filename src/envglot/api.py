@@ -368,7 +368,7 @@ class _Pipeline:
                 elif carrier is not None and not self._carried_by(back, src, carrier, ctx):
                     why = "the restored document contradicts the document it travels in"
         if why is None:
-            return restored
+            return dst.arrange(restored)  # type: ignore[arg-type]
         ctx.report.add(
             Kind.RESIDUE_REJECTED, m[src.name].shape.residue, f"preserve residue not applied: {why}", dst.name
         )

@@ -163,6 +163,16 @@ class Dialect:
         """Write the canonical envelope (compact JSON)."""
         raise NotImplementedError
 
+    def own_table(self) -> tuple[Any, str] | None:
+        """``(DialectTable, file)`` when the dialect's table does not live in ``mappings/``
+        (a dialect declared in a file of its own, ``envglot.declared``); ``None`` by default."""
+        return None
+
+    def arrange(self, doc: bytes) -> bytes:
+        """A document a preserve residue restored, in the dialect's own key order (default: as
+        patched; a patch appends the keys it adds)."""
+        return doc
+
     def seal(self, doc: bytes) -> bytes:
         """Recompute what counts the whole written document (default: nothing)."""
         return doc

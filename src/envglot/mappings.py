@@ -388,7 +388,12 @@ class Mappings:
         self.error_types_by_specificity = sorted(error_types, key=specificity)
 
     def __getitem__(self, dialect: str) -> DialectMap:
-        return self.dialects[dialect]
+        try:
+            return self.dialects[dialect]
+        except KeyError:
+            raise MappingError(
+                f"no table for dialect {dialect!r} in these mappings (declared after they were loaded: load them again)"
+            ) from None
 
     def default_retryable(self, category: str) -> bool:
         return self.categories[category].retryable
@@ -440,13 +445,22 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
     """
     from .dialect import registered
 
+    overlays = list(overlays)
+    if overlays:  # a declaration file among them registers its dialect (envglot.declared)
+        from .declared import register_declarations
+
+        overlays = register_declarations(overlays)
     root = base or mappings_dir()
     canonical = _decode(root / "canonical.toml", CanonicalTable)
     assert isinstance(canonical, CanonicalTable)
     units = {d.name: d for d in registered()}
     tables: dict[str, DialectTable] = {}
     files: dict[str, str] = {}
-    for name in units:
+    for name, unit in units.items():
+        own = unit.own_table()
+        if own is not None:  # a declared dialect: its table is its declaration file
+            tables[name], files[name] = own
+            continue
         path = root / f"{name}.toml"
         t = _decode(path, DialectTable)
         assert isinstance(t, DialectTable)

@@ -459,14 +459,14 @@ def emits(
     The wrapper keeps the function's name, docstring and parameters (the input schema
     is derived from them); only the return annotation changes.
     """
+    o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
+    m = _mappings(o.mappings)  # first: a declaration among them registers its dialect
     unit = get_dialect(dialect)
     target = unit.name
     if not unit.shape.writable:
         raise EnvglotError(f"{target} is a read-only source dialect; write one of {', '.join(writable_names())}")
     if output not in _OUTPUTS:
         raise EnvglotError(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
-    o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
-    m = _mappings(o.mappings)
     o_context = o.context
     o = o.replace(mappings=m, style="compact", context=None)
     policy = o.policy

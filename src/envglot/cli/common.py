@@ -118,14 +118,29 @@ class DialectType(click.ParamType):
         return "DIALECT"
 
 
+def _declare(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """Register the dialects declared among the ``--mappings`` files before any other option is
+    parsed (eager), so ``-t NAME`` and ``-f NAME`` know them; exits 65 on a bad declaration."""
+    from ..declared import register_declarations
+
+    try:
+        register_declarations(value or ())
+    except MappingError as exc:
+        die(str(exc), exits.EX_DATAERR)
+    return value
+
+
 def mappings_option(f: Any) -> Any:
-    """The repeatable ``--mappings FILE`` option (overlay tables, later files win)."""
+    """The repeatable ``--mappings FILE`` option (overlay tables or dialect declarations)."""
     return click.option(
         "--mappings",
         "mappings",
         multiple=True,
         metavar="FILE",
-        help="Mapping overlay TOML (repeatable; later files win). See `envglot mappings init`.",
+        is_eager=True,
+        callback=_declare,
+        help="Mapping overlay TOML, or a dialect declared in TOML (repeatable; later files win). "
+        "See `envglot mappings init` and docs/declared-dialects.md.",
     )(f)
 
 

@@ -31,19 +31,24 @@ def _table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 @main.command(short_help="List the dialects.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array instead of a table.")
-def dialects(as_json: bool) -> None:
+@mappings_option
+def dialects(as_json: bool, mappings: tuple[str, ...]) -> None:
     """List the dialect names with a one-line description.
 
     Read-only dialects (sources only: they have no writer) are marked. Aliases such as
     v2 (response-v2), v1 (legacy-v1) and adr-003 (result) are accepted wherever a
     dialect is expected. --json prints one object per dialect: name, readable,
-    writable, aliases, description.
+    writable, aliases, description. Dialects declared in a --mappings file (or the
+    configuration's mappings) are listed too.
 
     \b
     Examples:
       envglot dialects
       envglot dialects --json
+      envglot dialects --mappings examples/declared/acme.toml
     """
+    if mappings:
+        load_mappings(mappings)  # a declaration's tables are checked (exit 65 when invalid)
     if as_json:
         _echo_json(
             [
@@ -66,7 +71,8 @@ def dialects(as_json: bool) -> None:
 @main.command(short_help="Print the JSON Schema of a dialect's envelope.")
 @click.argument("dialect", type=DialectType())
 @click.option("--inline", is_flag=True, help="Resolve every $ref: one self-contained schema (an MCP outputSchema).")
-def schema(dialect: str, inline: bool) -> None:
+@mappings_option
+def schema(dialect: str, inline: bool, mappings: tuple[str, ...]) -> None:
     """Print the JSON Schema (2020-12) of DIALECT's wire envelope.
 
     The schema is generated from the dialect's msgspec Structs, with shared parts under

@@ -19,6 +19,7 @@ import msgspec
 from ..diagnostics import Diagnostic
 from ..dialect import get_dialect, writable_names
 from ..errors import EnvglotError
+from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Style, Unsupported, resolve
 from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
@@ -284,6 +285,9 @@ def migrate(
     except EnvglotError as exc:
         raise MigrationError(exc.message, 2) from None
     style = opts.style
+    if opts.mappings and not isinstance(opts.mappings, Mappings):
+        # first: a dialect declared among them registers itself (docs/declared-dialects.md)
+        mappings_for(list(opts.mappings))
     _check_options(to, chunk_bytes, max_errors, backup if mode == "in-place" else None)
     out_dir = Path(out) if out is not None else None
     options_: dict[str, Any] = {"to": to, "from_": from_, "options": opts}
