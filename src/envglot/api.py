@@ -132,13 +132,20 @@ def detection(data: bytes | str | dict[str, Any], *, strict: bool = False, max_d
 
 
 def _locate(
-    buf: bytes, unwrap: bool, strict: bool, report: Report, max_depth: int = MAX_DEPTH
+    buf: bytes,
+    unwrap: bool,
+    strict: bool,
+    report: Report,
+    max_depth: int = MAX_DEPTH,
+    known: Detection | None = None,
 ) -> tuple[bytes, Detection, bool | None]:
     """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each.
 
-    An envelope taken out of a text block was a JSON string: it is checked again (depth, BOM).
+    ``known`` is ``classify(buf)`` when the caller already has it (``migrate`` detects each
+    record once). An envelope taken out of a text block was a JSON string: it is checked
+    again (depth, BOM).
     """
-    det = classify(buf)
+    det = classify(buf) if known is None else known
     is_error: bool | None = None
     if det.dialect == JSONRPC:
         if not unwrap:
@@ -224,8 +231,9 @@ class _Pipeline:
             raise EnvglotError(f"max_depth must be an integer from 1 to {MAX_DEPTH_CEILING}, not {max_depth!r}")
         self.max_depth = max_depth
 
-    def run(self, buf: bytes, report: Report) -> Conversion:
-        out, src, unwrapped = self.convert(buf, report)
+    def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
+        """The :class:`Conversion` of one document; ``checked`` as for :meth:`convert`."""
+        out, src, unwrapped = self.convert(buf, report, checked)
         return Conversion(
             output=out, source=src, target=self.dst.name, diagnostics=report.diagnostics, unwrapped=unwrapped
         )
@@ -234,10 +242,20 @@ class _Pipeline:
         """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
         return report_for(self.policy)
 
-    def convert(self, buf: bytes, report: Report) -> tuple[bytes, str, bool]:
-        """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``."""
+    def convert(
+        self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None
+    ) -> tuple[bytes, str, bool]:
+        """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``.
+
+        ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that))`` when the
+        caller has already done both (``migrate``): neither is done again.
+        """
         start = len(report.diagnostics)
-        buf, bom = check_input(buf, self.max_depth)
+        if checked is None:
+            buf, bom = check_input(buf, self.max_depth)
+            known: Detection | None = None
+        else:
+            buf, bom, known = checked
         if bom and report.collecting:
             report.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
         unwrapped = False
@@ -245,7 +263,7 @@ class _Pipeline:
         detection: Detection | None = None
         src = self.src
         if src is None:
-            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth)
+            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
             unwrapped = inner is not buf
             buf = inner
             src = get_dialect(detection.dialect)
