@@ -491,9 +491,30 @@ def _pipeline(
     strict: bool = False,
     max_depth: int = MAX_DEPTH,
 ) -> _Pipeline:
-    return _Pipeline(
-        from_, to, _mappings(mappings), preserve, unsupported, style, context, strict=strict, max_depth=max_depth
-    )
+    """The pipeline for these options: built once per distinct options (no ``context``) and reused.
+
+    A pipeline holds no per-call state; the key holds the :class:`Mappings` object itself
+    (overlays are cached by path and modification time, so an edited overlay is a new key).
+    """
+    m = _mappings(mappings)
+    if context is not None:  # a caller's dict may change between calls: never cached
+        return _Pipeline(from_, to, m, preserve, unsupported, style, context, strict=strict, max_depth=max_depth)
+    key = (to, from_, preserve, unsupported, style, strict, max_depth, id(m))
+    try:
+        p = _PIPELINES.get(key)
+    except TypeError:  # an unhashable argument: refused or built below, not cached
+        return _Pipeline(from_, to, m, preserve, unsupported, style, None, strict=strict, max_depth=max_depth)
+    if p is None or p.mappings is not m:
+        p = _Pipeline(from_, to, m, preserve, unsupported, style, None, strict=strict, max_depth=max_depth)
+        if len(_PIPELINES) >= _PIPELINES_MAX:
+            _PIPELINES.clear()
+        _PIPELINES[key] = p
+    return p
+
+
+_PIPELINES: dict[tuple[Any, ...], _Pipeline] = {}
+"""One-shot calls' pipelines by their options (``convert()`` then costs what a reused Converter does)."""
+_PIPELINES_MAX = 256
 
 
 def conversion(
