@@ -404,9 +404,7 @@ class _Pipeline:
         m = self.mappings
         back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
         back_env = self.dst.read(out, back_ctx)
-        back, _ = _Pipeline(self.dst.name, src.name, m, False, "ignore", "compact", self.synth)._write(
-            back_env, self.dst, back_ctx
-        )
+        back, _ = self._back(src)._write(back_env, self.dst, back_ctx)
         original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
         skip = tuple(_residue.parse_path(m[src.name].shape.residue))
         sets, dels = _residue.diff(original, back, skip)
@@ -419,6 +417,19 @@ class _Pipeline:
             _residue.encode_residue(src.name, original, sets, dels),
         )
         return self._seal(_residue.encode(doc))
+
+    def _back(self, src: Dialect) -> _Pipeline:
+        """The pipeline writing this one's target back as ``src`` (built once per source dialect)."""
+        if self.synth is not None:  # a caller's context: not cached (see _pipeline)
+            return _Pipeline(self.dst.name, src.name, self.mappings, False, "ignore", "compact", self.synth)
+        key = (self.dst.name, src.name, id(self.mappings))
+        p = _BACK.get(key)
+        if p is None or p.mappings is not self.mappings:
+            p = _Pipeline(self.dst.name, src.name, self.mappings, False, "ignore", "compact", None)
+            if len(_BACK) >= _PIPELINES_MAX:
+                _BACK.clear()
+            _BACK[key] = p
+        return p
 
     def _seal(self, doc: bytes) -> bytes:
         """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
@@ -515,6 +526,8 @@ def _pipeline(
 _PIPELINES: dict[tuple[Any, ...], _Pipeline] = {}
 """One-shot calls' pipelines by their options (``convert()`` then costs what a reused Converter does)."""
 _PIPELINES_MAX = 256
+_BACK: dict[tuple[Any, ...], _Pipeline] = {}
+"""The write-back pipelines of ``preserve`` (see :meth:`_Pipeline._back`)."""
 
 
 def conversion(
