@@ -34,7 +34,7 @@ import orjson
 from msgspec import Raw
 
 import envglot
-from envglot.dialects import dotbot, errorcode
+from envglot.dialects import dotbot, errorcode, response_v2
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
 
@@ -508,6 +508,268 @@ def errorcode_to_code_graph() -> Conv:
     return floor
 
 
+# --------------------------------------------------------------------------- response-v2 sources
+
+_RV2 = msgspec.json.Decoder(response_v2.Envelope).decode
+_RV2_ERROR = msgspec.json.Decoder(dict[str, str | None]).decode
+_NUMBER = msgspec.json.Decoder(int | float).decode
+
+
+def rv2_code_table(dst: str) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """(error_code, error_type) -> what envglot writes in ``dst`` (built once, by envglot)."""
+    from envglot.mappings import default_mappings
+
+    dmap = default_mappings()["response-v2"]
+    out = {}
+    for code in dmap.codes:
+        for etype in dmap.types:
+            doc = orjson.dumps(
+                {
+                    "success": False,
+                    "data": {"error_code": code, "error_type": etype},
+                    "error": "m",
+                    "meta": {"version": "response-v2"},
+                }
+            )
+            got = envglot.convert(doc, from_="response-v2", to=dst, unsupported="ignore")
+            out[(code, etype)] = _TARGET_CODE[dst](orjson.loads(got))
+    return out
+
+
+class _Rv2(msgspec.Struct):
+    """What the floors take from a response-v2 document (after envglot's reader checks)."""
+
+    ok: bool
+    data: Raw
+    message: str | None
+    key: tuple[str, str] | None
+    details: Raw | None
+    retry_ms: int | None
+    request_id: str | None
+    warnings: list[str] | None
+    duration: int | float | None
+    pagination: response_v2.Pagination | None
+    truncated: bool
+
+
+def _rv2_in(b: bytes) -> _Rv2:
+    """The checks of envglot's response-v2 reader, and the fields the floors use."""
+    try:
+        w = _RV2(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    m = w.meta
+    if m.version != "response-v2" or _OBJECT(w.data) is None:
+        raise OutsideError("not a response-v2 document envglot reads")
+    if m.warning_details is not None:
+        raise OutsideError("warning details")
+    duration = None
+    if m.telemetry:
+        t = _RAW_DICT(m.telemetry)
+        if set(t) != {"duration_ms"}:
+            raise OutsideError("telemetry beyond duration_ms")
+        duration = _NUMBER(t["duration_ms"])
+    truncated = m.content_fidelity not in (None, "full")
+    if w.success:
+        if w.error is not None:
+            raise OutsideError("a success with an error")
+        if _WRAPPED(w.data) is not None:
+            raise OutsideError('a {"value": ...} payload')
+        return _Rv2(True, w.data, None, None, None, None, m.request_id, m.warnings, duration, m.pagination, truncated)
+    if not w.error:
+        raise OutsideError("a failure without a message")
+    d = _RAW_DICT(w.data)
+    details = d.pop("details", None)
+    ras = d.pop("retry_after_seconds", None)
+    fields = _RV2_ERROR(_enc(d))
+    code, etype = fields.pop("error_code", None), fields.pop("error_type", None)
+    fields.pop("remediation", None)
+    if fields or code is None or etype is None:
+        raise OutsideError("a failure's payload beyond the error fields")
+    retry_ms = None
+    if ras is not None:
+        secs = _NUMBER(ras)
+        retry_ms = secs * 1000 if type(secs) is int else round(secs * 1000)
+    return _Rv2(
+        False,
+        RAW_EMPTY,
+        w.error,
+        (code, etype),
+        details,
+        retry_ms,
+        m.request_id,
+        m.warnings,
+        duration,
+        m.pagination,
+        truncated,
+    )
+
+
+def response_v2_to_errorcode() -> Conv:
+    codes = rv2_code_table("errorcode")
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        meta = b""
+        pg = r.pagination
+        pg_ok = pg is not None and pg.page_size is not None and pg.has_more is not None
+        if r.duration is not None or r.request_id is not None or pg_ok:
+            dur = r.duration if r.duration is not None else 0
+            dur = dur if dur >= 0 else 0
+            meta = b',"meta":{"tool_version":"1.0","elapsed_ms":' + _enc(dur if type(dur) is int else round(dur))
+            if pg_ok:
+                assert pg is not None
+                page = {"next_token": pg.cursor} if pg.cursor is not None else {}
+                page["result_count"] = pg.page_size
+                page["has_more"] = pg.has_more
+                meta += b',"pagination":' + _enc(page)
+            if r.request_id is not None:
+                meta += b',"correlation_id":' + _enc(r.request_id)
+            meta += b"}"
+        if r.ok:
+            return b"".join((b'{"success":true,"data":', r.data, meta, b"}"))
+        assert r.key is not None
+        code, retryable = codes[r.key]
+        err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message) + b',"retryable":' + _enc(retryable)
+        if r.retry_ms is not None:
+            if r.retry_ms < 0:
+                raise OutsideError("a negative retry delay")
+            err += b',"retry_after_ms":' + _enc(r.retry_ms)
+        return b"".join((b'{"success":false,"data":null,"error":', err, b"}", meta, b"}"))
+
+    return floor
+
+
+def response_v2_to_result() -> Conv:
+    codes = rv2_code_table("result")
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        if r.ok:
+            return b'{"success":true,"value":' + r.data + b"}"
+        assert r.key is not None
+        (code,) = codes[r.key]
+        out = b'{"success":false,"error":' + _enc(r.message) + b',"error_type":' + _enc(code)
+        if r.details is not None:
+            out += b',"error_data":{"details":' + r.details + b"}"
+        return out + b"}"
+
+    return floor
+
+
+def response_v2_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = rv2_code_table("dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
+    head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    stamp = b',"audit":{"timestamp":' + _enc(syn["timestamp"]) + b',"duration_ms":'
+    source = b',"source":' + _enc(syn["source"])
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        dur = r.duration if r.duration is not None else syn["duration_ms"]
+        dur = dur if dur >= 0 else 0
+        audit = stamp + _enc(dur if type(dur) is int else round(dur)) + source
+        if r.request_id is not None:
+            audit += b',"correlation_id":' + _enc(r.request_id)
+        warnings = _enc(r.warnings) if r.warnings else b"[]"
+        if r.ok:
+            status = b'"warning"' if r.warnings else b'"ok"'
+            return b"".join(
+                (
+                    head,
+                    status,
+                    b',"summary":"Completed.","data":',
+                    r.data,
+                    b',"warnings":',
+                    warnings,
+                    b',"errors":[]',
+                    audit,
+                    b"}}",
+                )
+            )
+        assert r.key is not None
+        (code,) = codes[r.key]
+        message = _enc(r.message)
+        error = b'[{"code":' + _enc(code) + b',"message":' + message
+        if r.details is not None and r.details != RAW_NULL:
+            error += b',"details":' + _object(r.details)
+        return b"".join(
+            (
+                head,
+                b'"error","summary":',
+                message,
+                b',"data":{},"warnings":',
+                warnings,
+                b',"errors":',
+                error,
+                b"}]",
+                audit,
+                b"}}",
+            )
+        )
+
+    return floor
+
+
+def response_v2_to_code_graph() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = rv2_code_table("code-graph")
+    syn = default_mappings()["code-graph"].synthesize
+    tool = _enc(syn["tool"])
+    stamp = _enc(syn["timestamp"])
+    root = str(syn["workspace.root"])
+    workspace = _enc({"root": root, "repoName": root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]})
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        if r.ok:
+            result = r.data
+            rid = r.request_id or _request_id("", True, r.data, None, None)
+        else:
+            assert r.key is not None
+            (code,) = codes[r.key]
+            err = b'{"error":{"code":' + _enc(code) + b',"message":' + _enc(r.message)
+            if r.details is not None and r.details != RAW_NULL:
+                err += b',"details":' + _object(r.details)
+            result = err + b"}}"
+            rid = r.request_id or _request_id("", False, RAW_EMPTY, r.key[0], r.message)
+        tail = b',"truncated":' + (b"true" if r.truncated else b"false") + b',"limits":{}'
+        pg = r.pagination
+        if pg is not None:
+            tail += b',"page":{"hasMore":' + (b"true" if pg.has_more else b"false")
+            if pg.cursor is not None:
+                tail += b',"cursor":' + _enc(pg.cursor)
+            if pg.total_count is not None:
+                if pg.total_count < 0:
+                    raise OutsideError("a negative total")
+                tail += b',"total":' + _enc(pg.total_count)
+            tail += b"}"
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if r.ok else b"false",
+                b',"data":{"tool":',
+                tool,
+                b',"version":"1.0","requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                stamp,
+                b',"workspace":',
+                workspace,
+                b',"result":',
+                result,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, tail + b"}}}")
+
+    return floor
+
+
 # --------------------------------------------------------------------------- registry
 
 FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
@@ -519,10 +781,14 @@ FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
     ("errorcode", "dotbot"): errorcode_to_dotbot,
     ("errorcode", "result"): errorcode_to_result,
     ("errorcode", "code-graph"): errorcode_to_code_graph,
+    ("response-v2", "errorcode"): response_v2_to_errorcode,
+    ("response-v2", "result"): response_v2_to_result,
+    ("response-v2", "dotbot"): response_v2_to_dotbot,
+    ("response-v2", "code-graph"): response_v2_to_code_graph,
 }
 """Ordered pair -> a function building its floor (code tables are built then, not per record)."""
 
-NOT_WRITTEN = "no floor written yet (this session did the dotbot and errorcode sources first)"
+NOT_WRITTEN = "no floor written yet (written so far: the dotbot, errorcode and response-v2 sources)"
 """What the harness says for a pair without a floor."""
 
 
