@@ -34,7 +34,7 @@ import orjson
 from msgspec import Raw
 
 import envglot
-from envglot.dialects import dotbot, errorcode, response_v2
+from envglot.dialects import code_graph, dotbot, errorcode, response_v2, result
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
 
@@ -103,7 +103,8 @@ def _request_id(tool: str, ok: bool, payload: bytes | None, code: str | None, me
 def _with_tokens(head: bytes, tail: bytes) -> bytes:
     """``head + approxTokens + tail``: ``ceil(UTF-16 length / 4)`` of the document with ``0`` there."""
     if b"\\u" in head or b"\\/" in head or b"\\u" in tail or b"\\/" in tail:
-        raise OutsideError("escapes that JSON.stringify counts differently")
+        # escapes count as JSON.stringify would spell them: envglot's own counting rule
+        return head + str(code_graph.approx_tokens(head + b"0" + tail)).encode() + tail
     n = len(head) + len(tail) + 1
     if not (head.isascii() and tail.isascii()):
         n = (len((head + tail).decode().encode("utf-16-le")) >> 1) + 1
@@ -130,6 +131,7 @@ _FAILURE_DOC: dict[str, Callable[[str], bytes]] = {
     "errorcode": lambda code: orjson.dumps(
         {"success": False, "data": None, "error": {"code": code, "message": "m", "retryable": False}}
     ),
+    "result": lambda code: orjson.dumps({"success": False, "error": "m", "error_type": code}),
 }
 
 _TARGET_CODE: dict[str, Callable[[Any], tuple[Any, ...]]] = {
@@ -770,6 +772,180 @@ def response_v2_to_code_graph() -> Conv:
     return floor
 
 
+# --------------------------------------------------------------------------- result sources
+
+_RESULT = msgspec.json.Decoder(result.Envelope).decode
+
+
+class _Res(msgspec.Struct):
+    """What the floors take from a Result document (after envglot's reader checks)."""
+
+    ok: bool
+    payload: Raw | None
+    summary: str | None
+    code: str | None
+    message: str | None
+    details: Raw | None
+
+
+def _result_in(b: bytes) -> _Res:
+    """The checks of envglot's Result reader, and the fields the floors use."""
+    try:
+        w = _RESULT(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    if w.success:
+        if w.error is not None or w.error_type is not None:
+            raise OutsideError("a success with an error")
+        return _Res(True, w.value if w.value else None, w.message, None, None, None)
+    if w.value:
+        raise OutsideError("a failure with a value")
+    if not w.error or w.error_type is None or w.arguments:
+        raise OutsideError("a failure without a message or a code")
+    payload = details = None
+    if w.error_data:
+        if _OBJECT(w.error_data) is None:
+            details = w.error_data
+        else:
+            d = _RAW_DICT(w.error_data)
+            details = d.pop("details", None)
+            payload = Raw(_enc(d)) if d else None
+    return _Res(False, payload, w.message, w.error_type, w.error, details)
+
+
+def _object_payload(payload: Raw | None) -> Raw:
+    """A payload for a target whose payload is an object: absent/null -> {}, others wrapped."""
+    if payload is None or payload == RAW_NULL:
+        return RAW_EMPTY
+    return payload if _OBJECT(payload) is not None else Raw(b'{"value":' + payload + b"}")
+
+
+def result_to_errorcode() -> Conv:
+    codes = code_table("result", "errorcode")
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        if r.ok:
+            return b'{"success":true,"data":' + (r.payload if r.payload is not None else b"null") + b"}"
+        code, retryable = codes[r.code]  # type: ignore[index]
+        data = r.payload if r.payload is not None and r.payload != RAW_EMPTY else b"null"
+        err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message) + b',"retryable":' + _enc(retryable)
+        return b'{"success":false,"data":' + data + b',"error":' + err + b"}}"
+
+    return floor
+
+
+def result_to_response_v2() -> Conv:
+    codes = code_table("result", "response-v2")
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        if r.ok:
+            return (
+                b'{"success":true,"data":'
+                + _object_payload(r.payload)
+                + b',"error":null,"meta":{"version":"response-v2"}}'
+            )
+        code, etype = codes[r.code]  # type: ignore[index]
+        payload = _object_payload(r.payload)
+        d = _RAW_DICT(payload) if payload != RAW_EMPTY else {}
+        for k in _RV2_ERROR_KEYS:
+            d.pop(k, None)
+        d["error_code"] = Raw(_enc(code))
+        d["error_type"] = Raw(_enc(etype))
+        if r.details is not None:
+            d["details"] = _object(r.details)
+        return b"".join(
+            (b'{"success":false,"data":', _enc(d), b',"error":', _enc(r.message), b',"meta":{"version":"response-v2"}}')
+        )
+
+    return floor
+
+
+def result_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = code_table("result", "dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
+    head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    audit = b',"audit":{"timestamp":' + _enc(syn["timestamp"]) + b',"duration_ms":' + _enc(syn["duration_ms"])
+    audit += b',"source":' + _enc(syn["source"]) + b"}}"
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        data = _object_payload(r.payload)
+        if r.ok:
+            summary = _enc(r.summary) if r.summary is not None else b'"Completed."'
+            return b"".join(
+                (head, b'"ok","summary":', summary, b',"data":', data, b',"warnings":[],"errors":[]', audit)
+            )
+        (code,) = codes[r.code]  # type: ignore[index]
+        message = _enc(r.message)
+        summary = _enc(r.summary) if r.summary is not None else message
+        error = b'[{"code":' + _enc(code) + b',"message":' + message
+        if r.details is not None and r.details != RAW_NULL:
+            error += b',"details":' + _object(r.details)
+        return b"".join(
+            (head, b'"error","summary":', summary, b',"data":', data, b',"warnings":[],"errors":', error, b"}]", audit)
+        )
+
+    return floor
+
+
+def result_to_code_graph() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = code_table("result", "code-graph")
+    syn = default_mappings()["code-graph"].synthesize
+    tool = _enc(syn["tool"])
+    stamp = _enc(syn["timestamp"])
+    root = str(syn["workspace.root"])
+    workspace = _enc({"root": root, "repoName": root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]})
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        if r.ok:
+            res = r.payload if r.payload is not None else RAW_NULL
+            rid = _request_id("", True, r.payload, None, None)
+        else:
+            (code,) = codes[r.code]  # type: ignore[index]
+            err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message)
+            if r.details is not None and r.details != RAW_NULL:
+                err += b',"details":' + _object(r.details)
+            err += b"}"
+            p = r.payload
+            if p is None or p == RAW_NULL or p == RAW_EMPTY:
+                res = b'{"error":' + err + b"}"
+            else:
+                if _OBJECT(p) is None:
+                    raise OutsideError("a failure's non-object payload")
+                d = {k: v for k, v in _RAW_DICT(p).items() if k != "error"}
+                d["error"] = Raw(err)
+                res = _enc(d)
+            rid = _request_id("", False, p, r.code, r.message)
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if r.ok else b"false",
+                b',"data":{"tool":',
+                tool,
+                b',"version":"1.0","requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                stamp,
+                b',"workspace":',
+                workspace,
+                b',"result":',
+                res,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, b',"truncated":false,"limits":{}}}}')
+
+    return floor
+
+
 # --------------------------------------------------------------------------- registry
 
 FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
@@ -785,10 +961,14 @@ FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
     ("response-v2", "result"): response_v2_to_result,
     ("response-v2", "dotbot"): response_v2_to_dotbot,
     ("response-v2", "code-graph"): response_v2_to_code_graph,
+    ("result", "errorcode"): result_to_errorcode,
+    ("result", "response-v2"): result_to_response_v2,
+    ("result", "dotbot"): result_to_dotbot,
+    ("result", "code-graph"): result_to_code_graph,
 }
 """Ordered pair -> a function building its floor (code tables are built then, not per record)."""
 
-NOT_WRITTEN = "no floor written yet (written so far: the dotbot, errorcode and response-v2 sources)"
+NOT_WRITTEN = "no floor written yet (written so far: the dotbot, errorcode, response-v2 and result sources)"
 """What the harness says for a pair without a floor."""
 
 
