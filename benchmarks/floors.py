@@ -132,6 +132,20 @@ _FAILURE_DOC: dict[str, Callable[[str], bytes]] = {
         {"success": False, "data": None, "error": {"code": code, "message": "m", "retryable": False}}
     ),
     "result": lambda code: orjson.dumps({"success": False, "error": "m", "error_type": code}),
+    "code-graph": lambda code: orjson.dumps(
+        {
+            "success": False,
+            "data": {
+                "tool": "t",
+                "version": "1.0",
+                "requestId": "r",
+                "generatedAt": "2026-01-01T00:00:00.000Z",
+                "workspace": {"root": "/r", "repoName": "r"},
+                "result": {"error": {"code": code, "message": "m"}},
+                "meta": {"approxTokens": 0, "truncated": False, "limits": {}},
+            },
+        }
+    ),
 }
 
 _TARGET_CODE: dict[str, Callable[[Any], tuple[Any, ...]]] = {
@@ -946,6 +960,175 @@ def result_to_code_graph() -> Conv:
     return floor
 
 
+# --------------------------------------------------------------------------- code-graph sources
+
+_CG = msgspec.json.Decoder(code_graph.Envelope).decode
+_CG_ERROR = msgspec.json.Decoder(dict[str, Raw]).decode
+_STR = msgspec.json.Decoder(str).decode
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+class _Cg(msgspec.Struct):
+    """What the floors take from a code-graph document (after envglot's reader checks)."""
+
+    ok: bool
+    data: code_graph.Data
+    code: str | None
+    message: str | None
+    details: Raw | None
+
+
+def _cg_in(b: bytes) -> _Cg:
+    """The checks of envglot's code-graph reader, and the fields the floors use."""
+    try:
+        w = _CG(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    d = w.data
+    if d.version != code_graph.VERSION:
+        raise OutsideError("another version (kept as an unknown field)")
+    if w.success:
+        return _Cg(True, d, None, None, None)
+    if _OBJECT(d.result) is None:
+        raise OutsideError("an error result that is no object")
+    res = _RAW_DICT(d.result)
+    err_raw = res.pop("error", None)
+    if res or err_raw is None or _OBJECT(err_raw) is None:
+        raise OutsideError("an error result beyond its error object")
+    err = _CG_ERROR(err_raw)
+    try:
+        code, message = _STR(err.pop("code")), _STR(err.pop("message"))
+    except (KeyError, msgspec.ValidationError):
+        raise OutsideError("an error without a string code and message") from None
+    details = err.pop("details", None)
+    if err or not message:
+        raise OutsideError("error fields outside the corpus")
+    return _Cg(False, d, code, message, details)
+
+
+def code_graph_to_response_v2() -> Conv:
+    codes = code_table("code-graph", "response-v2")
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        d = r.data
+        meta = b',"meta":{"version":"response-v2"'
+        if _REQUEST_ID(d.request_id) is not None:
+            meta += b',"request_id":' + _enc(d.request_id)
+        pg = d.meta.page
+        if pg is not None:
+            page: dict[str, Any] = {"cursor": pg.cursor} if pg.cursor is not None else {}
+            page["has_more"] = pg.has_more
+            if pg.total is not None:
+                if pg.total < 0:
+                    raise OutsideError("a negative total")
+                page["total_count"] = pg.total
+            meta += b',"pagination":' + _enc(page)
+        meta += b"}}"
+        if r.ok:
+            return b'{"success":true,"data":' + _object_payload(d.result) + b',"error":null' + meta
+        code, etype = codes[r.code]  # type: ignore[index]
+        data = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
+        if r.details is not None:
+            data += b',"details":' + _object(r.details)
+        return b'{"success":false,"data":' + data + b'},"error":' + _enc(r.message) + meta
+
+    return floor
+
+
+def code_graph_to_errorcode() -> Conv:
+    codes = code_table("code-graph", "errorcode")
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        meta = b',"meta":{"tool_version":"1.0","elapsed_ms":0,"correlation_id":' + _enc(r.data.request_id) + b"}}"
+        if r.ok:
+            return b'{"success":true,"data":' + r.data.result + meta
+        code, retryable = codes[r.code]  # type: ignore[index]
+        err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message) + b',"retryable":' + _enc(retryable)
+        return b'{"success":false,"data":null,"error":' + err + b"}" + meta
+
+    return floor
+
+
+def code_graph_to_result() -> Conv:
+    codes = code_table("code-graph", "result")
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        if r.ok:
+            return b'{"success":true,"value":' + r.data.result + b"}"
+        (code,) = codes[r.code]  # type: ignore[index]
+        out = b'{"success":false,"error":' + _enc(r.message) + b',"error_type":' + _enc(code)
+        if r.details is not None:
+            out += b',"error_data":{"details":' + r.details + b"}"
+        return out + b"}"
+
+    return floor
+
+
+def code_graph_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = code_table("code-graph", "dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    version = b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    source = b',"duration_ms":' + _enc(syn["duration_ms"]) + b',"source":' + _enc(syn["source"])
+    id_rule, label_rule, atype = str(syn["next_step.id"]), str(syn["next_step.label"]), str(syn["next_step.type"])
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        d = r.data
+        stamp = d.generated_at
+        if not _timestamp(stamp) or not stamp.endswith(("Z", "+00:00")):
+            raise OutsideError("a time stamp envglot converts or replaces")
+        tail = b',"audit":{"timestamp":' + _enc(stamp) + source + b',"correlation_id":' + _enc(d.request_id) + b"}"
+        steps = d.meta.next_query_suggestion
+        if steps:
+            actions = []
+            taken: set[str] = set()
+            for st in steps:
+                tool = st.tool
+                slug = _NON_SLUG.sub("-", tool.lower()).strip("-") or "action"
+                aid = base = id_rule.format(slug=slug, tool=tool)
+                n = 1
+                while aid in taken:
+                    n += 1
+                    aid = f"{base}-{n}"
+                taken.add(aid)
+                a = b'{"id":' + _enc(aid) + b',"type":' + _enc(atype)
+                a += b',"label":' + _enc(label_rule.format(slug=slug, tool=tool))
+                if st.reason is not None:
+                    a += b',"reason":' + _enc(st.reason)
+                if st.args == RAW_NULL:
+                    raise OutsideError("null suggestion args")
+                a += b',"tool":' + _enc(tool) + b',"parameters":' + _object(st.args)
+                actions.append(a + b"}")
+            tail += b',"actions":[' + b",".join(actions) + b"]"
+        head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(d.tool) + version
+        if r.ok:
+            return b"".join(
+                (
+                    head,
+                    b'"ok","summary":"Completed.","data":',
+                    _object_payload(d.result),
+                    b',"warnings":[],"errors":[]',
+                    tail,
+                    b"}",
+                )
+            )
+        (code,) = codes[r.code]  # type: ignore[index]
+        message = _enc(r.message)
+        error = b'[{"code":' + _enc(code) + b',"message":' + message
+        if r.details is not None and r.details != RAW_NULL:
+            error += b',"details":' + _object(r.details)
+        return b"".join(
+            (head, b'"error","summary":', message, b',"data":{},"warnings":[],"errors":', error, b"}]", tail, b"}")
+        )
+
+    return floor
+
+
 # --------------------------------------------------------------------------- registry
 
 FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
@@ -965,10 +1148,14 @@ FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
     ("result", "response-v2"): result_to_response_v2,
     ("result", "dotbot"): result_to_dotbot,
     ("result", "code-graph"): result_to_code_graph,
+    ("code-graph", "response-v2"): code_graph_to_response_v2,
+    ("code-graph", "errorcode"): code_graph_to_errorcode,
+    ("code-graph", "result"): code_graph_to_result,
+    ("code-graph", "dotbot"): code_graph_to_dotbot,
 }
 """Ordered pair -> a function building its floor (code tables are built then, not per record)."""
 
-NOT_WRITTEN = "no floor written yet (written so far: the dotbot, errorcode, response-v2 and result sources)"
+NOT_WRITTEN = "no floor written yet (written so far: every source but legacy-v1)"
 """What the harness says for a pair without a floor."""
 
 
