@@ -34,7 +34,7 @@ import orjson
 from msgspec import Raw
 
 import envglot
-from envglot.dialects import code_graph, dotbot, errorcode, response_v2, result
+from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, response_v2, result
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
 
@@ -1129,6 +1129,251 @@ def code_graph_to_dotbot() -> Conv:
     return floor
 
 
+# --------------------------------------------------------------------------- legacy-v1 sources
+
+_INTERIM_KEYS = frozenset({"success", "data", "error"})
+_LEGACY_META = msgspec.json.Decoder(legacy_v1.InterimMeta).decode
+_STRS = msgspec.json.Decoder(list[str]).decode
+_OPT_STR = msgspec.json.Decoder(str | None).decode
+_BOOL = msgspec.json.Decoder(bool).decode
+
+
+class _Legacy(msgspec.Struct):
+    """What the floors take from a legacy-v1 response (after envglot's reader checks)."""
+
+    ok: bool
+    payload: Raw
+    message: str | None
+    warnings: list[str] | None
+    pagination: Any
+    duration: int | float | None
+
+
+def _legacy_in(b: bytes) -> _Legacy:
+    """The checks of envglot's legacy-v1 reader (shape A or the interim shape B)."""
+    try:
+        doc = _RAW_DICT(b)
+        if "_envglot" in doc:
+            raise OutsideError("a residue")
+        raw_error = doc.get("error")
+        error = _OPT_STR(raw_error) if raw_error is not None else None
+        if (
+            doc.keys() == _INTERIM_KEYS
+            and _OBJECT(doc["data"]) is not None
+            and (doc["error"] == RAW_NULL or bytes(doc["error"])[:1] == b'"')
+        ):
+            ok = _BOOL(doc["success"])
+            data = _RAW_DICT(doc["data"])
+            meta_raw = data.pop("_meta", None)
+            warn_raw = data.pop("_warnings", None)
+            warnings = _STRS(warn_raw) if warn_raw is not None else None
+            pagination = duration = None
+            if meta_raw is not None:
+                meta = _LEGACY_META(meta_raw)
+                pagination = meta.pagination
+                if meta.timing is not None:
+                    duration = meta.timing.duration_ms
+            payload = Raw(_enc(data)) if data else RAW_EMPTY
+            return _Legacy(ok, payload, error, warnings, pagination, duration)
+        ok = _BOOL(doc["success"]) if "success" in doc else not error
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    if ok and error:
+        raise OutsideError("a success with an error (kept as a warning)")
+    rest = {k: v for k, v in doc.items() if k not in ("success", "error", "schema_version")}
+    return _Legacy(ok, Raw(_enc(rest)) if rest else RAW_EMPTY, error, None, None, None)
+
+
+def legacy_code(dst: str) -> tuple[Any, ...]:
+    """What envglot writes in ``dst`` for a legacy-v1 failure (one category: legacy has no codes)."""
+    doc = envglot.convert(b'{"success":false,"error":"m"}', from_="legacy-v1", to=dst, unsupported="ignore")
+    return _TARGET_CODE[dst](orjson.loads(doc))
+
+
+def _legacy_message(r: _Legacy) -> str:
+    if not r.message:
+        raise OutsideError("a failure without a message")
+    return r.message
+
+
+def legacy_v1_to_response_v2() -> Conv:
+    code, etype = legacy_code("response-v2")
+    code_fields = {"error_code": Raw(_enc(code)), "error_type": Raw(_enc(etype))}
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        meta = b',"meta":{"version":"response-v2"'
+        if r.warnings:
+            meta += b',"warnings":' + _enc(r.warnings)
+        pg = r.pagination
+        if pg is not None:
+            page: dict[str, Any] = {} if pg.has_more is None else {"has_more": pg.has_more}
+            for key, v in (("total_count", pg.total), ("offset", pg.offset), ("limit", pg.limit)):
+                if v is not None:
+                    if v < 0:
+                        raise OutsideError("a negative count")
+                    page[key] = v
+            meta += b',"pagination":' + _enc(page)
+        if r.duration is not None:
+            meta += b',"telemetry":{"duration_ms":' + _enc(r.duration if r.duration >= 0 else 0) + b"}"
+        meta += b"}}"
+        if r.ok:
+            return b'{"success":true,"data":' + r.payload + b',"error":null' + meta
+        message = _legacy_message(r)
+        if r.payload == RAW_EMPTY:
+            data = _enc(code_fields)
+        else:
+            d = _RAW_DICT(r.payload)
+            for k in _RV2_ERROR_KEYS:
+                d.pop(k, None)
+            data = _enc({**d, **code_fields})
+        return b'{"success":false,"data":' + data + b',"error":' + _enc(message) + meta
+
+    return floor
+
+
+def legacy_v1_to_errorcode() -> Conv:
+    code, retryable = legacy_code("errorcode")
+    head = b',"error":{"code":' + _enc(code) + b',"message":'
+    tail = b',"retryable":' + _enc(retryable) + b"}"
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        meta = b""
+        if r.duration is not None:
+            ms = r.duration if r.duration >= 0 else 0
+            meta = b',"meta":{"tool_version":"1.0","elapsed_ms":' + _enc(ms if type(ms) is int else round(ms)) + b"}"
+        if r.ok:
+            return b'{"success":true,"data":' + r.payload + meta + b"}"
+        data = r.payload if r.payload != RAW_EMPTY else b"null"
+        return b'{"success":false,"data":' + data + head + _enc(_legacy_message(r)) + tail + meta + b"}"
+
+    return floor
+
+
+def legacy_v1_to_result() -> Conv:
+    (code,) = legacy_code("result")
+    error_type = b',"error_type":' + _enc(code)
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        if r.ok:
+            return b'{"success":true,"value":' + r.payload + b"}"
+        out = b'{"success":false,"error":' + _enc(_legacy_message(r)) + error_type
+        if r.payload != RAW_EMPTY:
+            out += b',"error_data":' + r.payload
+        return out + b"}"
+
+    return floor
+
+
+def legacy_v1_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    (code,) = legacy_code("dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
+    head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    stamp = b',"audit":{"timestamp":' + _enc(syn["timestamp"]) + b',"duration_ms":'
+    source = b',"source":' + _enc(syn["source"]) + b"}}"
+    error_code = b'[{"code":' + _enc(code) + b',"message":'
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        dur = r.duration if r.duration is not None else syn["duration_ms"]
+        dur = dur if dur >= 0 else 0
+        audit = stamp + _enc(dur if type(dur) is int else round(dur)) + source
+        warnings = _enc(r.warnings) if r.warnings else b"[]"
+        if r.ok:
+            status = b'"warning"' if r.warnings else b'"ok"'
+            return b"".join(
+                (
+                    head,
+                    status,
+                    b',"summary":"Completed.","data":',
+                    r.payload,
+                    b',"warnings":',
+                    warnings,
+                    b',"errors":[]',
+                    audit,
+                )
+            )
+        message = _enc(_legacy_message(r))
+        return b"".join(
+            (
+                head,
+                b'"error","summary":',
+                message,
+                b',"data":',
+                r.payload,
+                b',"warnings":',
+                warnings,
+                b',"errors":',
+                error_code,
+                message,
+                b"}]",
+                audit,
+            )
+        )
+
+    return floor
+
+
+def legacy_v1_to_code_graph() -> Conv:
+    from envglot.mappings import default_mappings
+
+    (code,) = legacy_code("code-graph")
+    syn = default_mappings()["code-graph"].synthesize
+    tool = _enc(syn["tool"])
+    stamp = _enc(syn["timestamp"])
+    root = str(syn["workspace.root"])
+    workspace = _enc({"root": root, "repoName": root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]})
+    error_code = b'{"code":' + _enc(code) + b',"message":'
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        if r.ok:
+            res = r.payload
+            rid = _request_id("", True, r.payload, None, None)
+        else:
+            message = _legacy_message(r)
+            err = Raw(error_code + _enc(message) + b"}")
+            d = {k: v for k, v in _RAW_DICT(r.payload).items() if k != "error"} if r.payload != RAW_EMPTY else {}
+            d["error"] = err
+            res = _enc(d)
+            rid = _request_id("", False, r.payload, "", message)
+        tail = b',"truncated":false,"limits":{}'
+        pg = r.pagination
+        if pg is not None:
+            tail += b',"page":{"hasMore":' + (b"true" if pg.has_more else b"false")
+            total = pg.total
+            if total is not None:
+                if total < 0:
+                    raise OutsideError("a negative total")
+                tail += b',"total":' + _enc(total)
+            tail += b"}"
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if r.ok else b"false",
+                b',"data":{"tool":',
+                tool,
+                b',"version":"1.0","requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                stamp,
+                b',"workspace":',
+                workspace,
+                b',"result":',
+                res,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, tail + b"}}}")
+
+    return floor
+
+
 # --------------------------------------------------------------------------- registry
 
 FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
@@ -1152,10 +1397,15 @@ FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
     ("code-graph", "errorcode"): code_graph_to_errorcode,
     ("code-graph", "result"): code_graph_to_result,
     ("code-graph", "dotbot"): code_graph_to_dotbot,
+    ("legacy-v1", "response-v2"): legacy_v1_to_response_v2,
+    ("legacy-v1", "errorcode"): legacy_v1_to_errorcode,
+    ("legacy-v1", "result"): legacy_v1_to_result,
+    ("legacy-v1", "dotbot"): legacy_v1_to_dotbot,
+    ("legacy-v1", "code-graph"): legacy_v1_to_code_graph,
 }
 """Ordered pair -> a function building its floor (code tables are built then, not per record)."""
 
-NOT_WRITTEN = "no floor written yet (written so far: every source but legacy-v1)"
+NOT_WRITTEN = "no floor written for this pair"
 """What the harness says for a pair without a floor."""
 
 
