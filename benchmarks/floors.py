@@ -7,10 +7,14 @@ plus the pair's unavoidable extra work (minifying a spaced source, code-graph's
 ``approxTokens`` and synthesized ``requestId``). No canonical model, no diagnostics
 (the harness runs envglot with ``unsupported="ignore"``).
 
-Error codes are looked up in a table built once per pair (:func:`code_table`): envglot
-itself converts one minimal failure per code of the source's table, and the floor keeps
-what the target wrote. That is a precomputation, as a compiled fast path would do; the
-per-record work is the floor's own.
+Error codes are looked up in a table built once per pair (:func:`code_table`; per
+``(error_code, error_type)`` for a response-v2 source, one entry for legacy-v1, which has no
+codes): envglot itself converts one minimal failure per code of the source's table, and the
+floor keeps what the target wrote. Synthesized values (``"unknown"`` tools, time stamps) come
+from the target's ``[synthesize]`` table. That is a precomputation, as a compiled fast path
+would do; the per-record work is the floor's own. A few pure rules are reused rather than
+restated where restating them would only copy them: envglot's wire Structs (the decode),
+``legacy_v1.InterimMeta`` and, for documents holding escapes, ``code_graph.approx_tokens``.
 
 A floor covers what the benchmark corpus holds. A record outside it (an unknown key, a
 ``{"value": ...}``-wrapped payload, object warnings, a failure with a non-empty payload
