@@ -129,3 +129,27 @@ def test_bad_input_names_the_path() -> None:
     assert info.value.path == "$.success"
     with pytest.raises(ParseError):
         conv(b"not json")
+
+
+def test_one_shot_calls_share_a_pipeline_per_options() -> None:
+    """convert() reuses the pipeline of earlier calls with the same options (issue 12)."""
+    from envglot import api
+
+    args = ("response-v2", "dotbot", False, "ignore", None, "compact", None)
+    first = api._pipeline(*args)
+    assert api._pipeline(*args) is first
+    assert api._pipeline("response-v2", "dotbot", True, "ignore", None, "compact", None) is not first
+    ctx = {"tool": "search"}  # a caller's dict may change between calls: never cached
+    assert api._pipeline("dotbot", None, False, "ignore", None, "compact", ctx) is not api._pipeline(
+        "dotbot", None, False, "ignore", None, "compact", ctx
+    )
+
+
+def test_one_shot_context_is_read_on_every_call() -> None:
+    doc = b'{"success": true, "value": {"a": 1}}'
+    ctx = {"tool": "one"}
+    assert json.loads(envglot.convert(doc, to="dotbot", context=ctx))["tool"] == "one"
+    ctx["tool"] = "two"
+    assert json.loads(envglot.convert(doc, to="dotbot", context=ctx))["tool"] == "two"
+    back = envglot.convert(doc, to="dotbot", context=ctx, preserve=True)
+    assert json.loads(back)["tool"] == "two"
