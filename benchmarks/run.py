@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import corpus as corpus_mod
+import floors
 import handwritten
 import msgspec
 import orjson
@@ -106,16 +107,19 @@ PROXY_CALLS = {"full": 1000, "quick": 300, "smoke": 20}
 
 TARGETS = {
     "converter_vs_limit": {"tiny": 0.7, "medium": 0.85, "large": 0.85},
+    "converter_vs_floor": {"tiny": 0.8, "medium": 0.9, "large": 0.9},
+    "convert_vs_converter": 0.8,
+    "preserve_vs_ignore": 2.0,
     "vs_orjson": {"tiny": 1.5, "medium": 2.5, "large": 3.0},
     "vs_pydantic": {"tiny": 5.0, "medium": 5.0, "large": 5.0},
-    "migrate_j1_vs_inmemory": 0.6,
+    "migrate_j1_vs_inmemory": 0.8,
     "migrate_j2_vs_j1": 1.7,
     "peak_rss_mb": 100.0,
     "migrate_dask2_vs_j1": 1.6,
     "dask_small_files_ratio": 3.0,
     "local_small_files_ratio": 2.0,
     "dask_worker_rss_mb": 150.0,
-    "import_ms": 150.0,
+    "import_ms": 60.0,
     "proxy_overhead_ms": 1.0,
     "default_vs_ignore": 0.9,
 }
@@ -217,17 +221,31 @@ class Timing:
         return out
 
 
-def _one_pass(fn: Conv, items: Sequence[bytes]) -> float:
-    t0 = time.perf_counter()
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
+"""``--clock``: wall time (default), or the CPU time of the measuring thread, which leaves out
+the time the process waits for a core on a machine shared with other work."""
+CLOCK = CLOCKS["wall"]
+
+
+def _one_pass(fn: Conv, items: Sequence[bytes], clock: Callable[[], float]) -> float:
+    t0 = clock()
     for b in items:
         fn(b)
-    return time.perf_counter() - t0
+    return clock() - t0
 
 
-def measure(methods: dict[str, Conv], items: Sequence[bytes], rounds: int, timings: dict[str, Timing]) -> None:
+def measure(
+    methods: dict[str, Conv],
+    items: Sequence[bytes],
+    rounds: int,
+    timings: dict[str, Timing],
+    clock: Callable[[], float] | None = None,
+) -> None:
     """Warm up every method once (a method that raises is recorded and skipped), then time
     ``rounds`` passes of each, interleaved and in a rotating order so drift hits all alike.
-    GC stays on; a collection runs between passes so no pass pays for another's garbage."""
+    GC stays on; a collection runs between passes so no pass pays for another's garbage.
+    ``clock`` defaults to the one ``--clock`` chose."""
+    clock = clock or CLOCK
     live = []
     for name, fn in methods.items():
         try:
@@ -241,7 +259,7 @@ def measure(methods: dict[str, Conv], items: Sequence[bytes], rounds: int, timin
         k = r % len(live) if live else 0
         for name in live[k:] + live[:k]:
             gc.collect()
-            timings[name].times.append(_one_pass(methods[name], items))
+            timings[name].times.append(_one_pass(methods[name], items, clock))
 
 
 # ---------------------------------------------------------------------------
@@ -275,6 +293,16 @@ def one_shot_for(target: str) -> Conv:
     return one_shot
 
 
+def one_shot_from(source: str, target: str) -> Conv:
+    """``envglot.convert(b, to=target, from_=source)``: the one-shot call like for like with a Converter."""
+    convert = envglot.convert
+
+    def one_shot(b: bytes) -> bytes:
+        return convert(b, to=target, from_=source, unsupported="ignore")
+
+    return one_shot
+
+
 def check_agreement(fn: Conv, conv: Conv, items: Sequence[bytes]) -> dict[str, int]:
     """Documents where a hand-written conversion differs from envglot's (JSON-equal, key order aside)."""
     differ = codes = 0
@@ -292,6 +320,26 @@ def check_agreement(fn: Conv, conv: Conv, items: Sequence[bytes]) -> dict[str, i
                 continue
         differ += 1
     return {"documents": len(items), "differ": differ, "code_differs": codes}
+
+
+def check_floor(src: str, dst: str, floor: Conv, conv: Conv, items: Sequence[bytes]) -> str | None:
+    """``None`` when the floor gives envglot's exact bytes for every record, else why it is not timed.
+
+    A record the floor does not handle (:class:`floors.OutsideError`) makes it not measured on this
+    corpus; a record where it gives other bytes is a bug in the floor: the harness stops.
+    """
+    for i, b in enumerate(items):
+        try:
+            got = floor(b)
+        except floors.OutsideError as exc:
+            return f"the floor does not cover record {i} of this corpus ({exc})"
+        want = conv(b)
+        if got != want:
+            raise AssertionError(
+                f"floor {src} -> {dst} is not byte-identical to envglot on record {i}:\n"
+                f"  envglot: {want[:300]!r}\n  floor:   {got[:300]!r}"
+            )
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -324,6 +372,7 @@ def run_policy(corp: corpus_mod.Corpus, rounds: int, log: Callable[[str], None])
         "convert default": lambda b: convert(b, to=dst),
         "Converter ignore": ignore_conv,
         "Converter default": default_conv,
+        "Converter preserve": envglot.Converter(to=dst, from_=src, unsupported="ignore", preserve=True).convert_bytes,
     }
     timings = {name: Timing(name, src, dst, "tiny", len(items), nbytes) for name in methods}
     measure(methods, items, rounds, timings)
@@ -352,6 +401,7 @@ def run_policy(corp: corpus_mod.Corpus, rounds: int, log: Callable[[str], None])
         "default_vs_ignore": ratio("convert default", "convert ignore"),
         "converter_default_vs_ignore": ratio("Converter default", "Converter ignore"),
         "listening_vs_ignore": ratio("convert default, listening", "convert ignore"),
+        "preserve_cost_vs_ignore": ratio("Converter ignore", "Converter preserve"),
     }
 
 
@@ -374,6 +424,7 @@ def run_inmemory(
     }
     one_shots = {t: one_shot_for(t) for t in targets}
     limits = {s: limit_for(s) for s in sources}
+    floor_fns = {(s, t): floors.build(s, t) for s in sources for t in targets if s != t}
     for size in sizes:
         for src in sources:
             items = corp.payloads(src, size)
@@ -387,6 +438,18 @@ def run_inmemory(
                 timings[f"converter:{t}"] = Timing("converter", src, t, size, len(items), nbytes)
                 methods[f"convert:{t}"] = one_shots[t]
                 timings[f"convert:{t}"] = Timing("convert", src, t, size, len(items), nbytes)
+                methods[f"convert_from:{t}"] = one_shot_from(src, t)
+                timings[f"convert_from:{t}"] = Timing("convert_from", src, t, size, len(items), nbytes)
+                timings[f"floor:{t}"] = Timing("floor", src, t, size, len(items), nbytes)
+                floor = floor_fns[(src, t)]
+                if floor is None:
+                    timings[f"floor:{t}"].error = floors.NOT_WRITTEN
+                else:
+                    why = check_floor(src, t, floor, converters[(src, t)].convert_bytes, items)
+                    if why is None:
+                        methods[f"floor:{t}"] = floor
+                    else:
+                        timings[f"floor:{t}"].error = why
                 for label, table in (
                     ("orjson", handwritten.CONVERSIONS),
                     ("pydantic", getattr(pydantic_models, "CONVERSIONS", {})),
@@ -419,6 +482,8 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         conv = r.get("envelopes_per_s")
         lim = rate.get(("limit", r["source"], r["source"], r["size"]))
         one = rate.get(("convert", *key))
+        one_from = rate.get(("convert_from", *key))
+        flo = rate.get(("floor", *key))
         orj = rate.get(("orjson", *key))
         pyd = rate.get(("pydantic", *key))
 
@@ -432,6 +497,8 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "size": r["size"],
                 "converter_vs_limit": q(conv, lim),
                 "convert_vs_limit": q(one, lim),
+                "converter_vs_floor": q(conv, flo),
+                "convert_vs_converter": q(one_from, conv),
                 "converter_vs_orjson": q(conv, orj),
                 "converter_vs_pydantic": q(conv, pyd),
                 "convert_vs_orjson": q(one, orj),
@@ -632,7 +699,9 @@ def run_migrate(
             "convert_bytes": Timing("converter", "mixed", "response-v2", "mixed", len(cycle), nb),
             "conversion": Timing("conversion", "mixed", "response-v2", "mixed", len(cycle), nb),
         }
-        measure({"convert_bytes": conv.convert_bytes, "conversion": conv.conversion}, cycle, rounds, tms)  # type: ignore[dict-item]
+        # always wall time: it is compared with the wall time of the migrate process
+        methods = {"convert_bytes": conv.convert_bytes, "conversion": conv.conversion}
+        measure(methods, cycle, rounds, tms, time.perf_counter)  # type: ignore[arg-type]
         inmem = tms["convert_bytes"].row()
         inmem_diag = tms["conversion"].row()
         runs = []
@@ -886,6 +955,21 @@ def evaluate(
         for size, need in needs.items():
             v, where = worst(key if key.startswith("converter") else f"converter_{key}", size)
             out.append(_target(f"Converter >= {need} x {label}, {size}", need, v, worst=where))
+    floor_needs: dict[str, float] = TARGETS["converter_vs_floor"]  # type: ignore[assignment]
+    for size, need in floor_needs.items():
+        v, where = worst("converter_vs_floor", size)
+        pairs = [r for r in rat if r["size"] == size]
+        have = sum(1 for r in pairs if r.get("converter_vs_floor"))
+        label = f"Converter >= {need} x floor, every pair with a floor ({have} of {len(pairs)}), {size}"
+        out.append(_target(label, need, v, worst=where))
+    need_one = TARGETS["convert_vs_converter"]
+    for size in ("tiny", "medium", "large"):
+        v, where = worst("convert_vs_converter", size)
+        out.append(
+            _target(
+                f"convert(from_=...) >= {need_one} x reused Converter, every pair, {size}", need_one, v, worst=where
+            )
+        )  # type: ignore[arg-type]
     j1 = f"migrate -j 1 >= {TARGETS['migrate_j1_vs_inmemory']} x in-memory Converter"
     j2 = f"migrate -j 2 >= {TARGETS['migrate_j2_vs_j1']} x -j 1 (2 cores)"
     rss = f"migrate peak RSS < {TARGETS['peak_rss_mb']} MB (per process)"
@@ -938,6 +1022,11 @@ def evaluate(
         out.append(_target(label, need, worst_ratio, worst=f"{policy['source']} -> {policy['target']}"))  # type: ignore[arg-type]
     else:
         out.append(_target(label, need, None, note=(policy or {}).get("reason") or (policy or {}).get("status")))  # type: ignore[arg-type]
+    need = TARGETS["preserve_vs_ignore"]  # type: ignore[assignment]
+    label = f"Converter preserve=True costs <= {need} x unsupported='ignore'"
+    cost = (policy or {}).get("preserve_cost_vs_ignore")
+    where = f"{policy['source']} -> {policy['target']}" if policy and policy.get("status") == "ok" else None
+    out.append(_target(label, need, cost, at_least=False, worst=where))  # type: ignore[arg-type]
     return out
 
 
@@ -974,7 +1063,9 @@ def markdown(results: dict[str, Any]) -> str:
         f"Run {results['timestamp']} ({results['mode']}), {m['nproc']} cores, {m['cpu_model']}, "
         f"Python {m['python']}, msgspec {m['msgspec']}, orjson {m['orjson']}, pydantic {m['pydantic'] or '-'}, "
         f"envglot {m['envglot']} ({m['git_commit'] or '?'}{dirty}); load average "
-        f"{_load(m.get('loadavg_at_start'))} at the start, {_load(m.get('loadavg_at_end'))} at the end.",
+        f"{_load(m.get('loadavg_at_start'))} at the start, {_load(m.get('loadavg_at_end'))} at the end. "
+        f"In-memory clock: {results['config'].get('clock', 'wall')}"
+        f"{' (CPU time of the measuring thread)' if results['config'].get('clock') == 'cpu' else ' time'}.",
         "",
         "### Converter and convert() against the limit",
         "",
@@ -993,12 +1084,22 @@ def markdown(results: dict[str, Any]) -> str:
                 rate("converter", s, t, z),
                 _fmt(r.get("mb_per_s"), 1),
                 rate("convert", s, t, z),
+                rate("floor", s, t, z),
                 _fmt(q.get("converter_vs_limit")),
                 _fmt(q.get("convert_vs_limit")),
+                _fmt(q.get("converter_vs_floor")),
+                _fmt(q.get("convert_vs_converter")),
             ]
         )
     head = ["size", "source -> target", "limit env/s", "Converter env/s", "Converter MB/s", "convert() env/s"]
-    lines += _table([*head, "Converter / limit", "convert() / limit"], "llrrrrrr", body)
+    head += ["floor env/s", "Converter / limit", "convert() / limit", "Converter / floor", "convert(from_) / Converter"]
+    lines += _table(head, "llrrrrrrrrr", body)
+    missing = sorted(
+        {(r["source"], r["target"], r["error"]) for r in rows if r["method"] == "floor" and r.get("error")}
+    )
+    if missing:
+        lines += ["", "Pairs without a timed floor:", ""]
+        lines += [f"- {s} -> {t}: {why}" for s, t, why in missing]
     lines += ["", "### envglot against hand-written conversions", ""]
     body = []
     for r in rows:
@@ -1115,7 +1216,7 @@ def markdown(results: dict[str, Any]) -> str:
     if pol.get("status") == "ok":
         lines += [
             "",
-            f'### Loss policy: library default vs `unsupported="ignore"` ({pol["source"]} -> {pol["target"]}, tiny)',
+            f'### Loss policy (default vs `"ignore"`) and preserve ({pol["source"]} -> {pol["target"]}, tiny)',
             "",
         ]
         body = [
@@ -1126,7 +1227,8 @@ def markdown(results: dict[str, Any]) -> str:
             "",
             f"default / ignore: convert() {_fmt(pol['default_vs_ignore'])}, Converter "
             f"{_fmt(pol['converter_default_vs_ignore'])}; "
-            f"with a handler listening: {_fmt(pol['listening_vs_ignore'])}.",
+            f"with a handler listening: {_fmt(pol['listening_vs_ignore'])}; "
+            f"preserve=True costs {_fmt(pol.get('preserve_cost_vs_ignore'))} x ignore.",
         ]
     lines += ["", "### Targets", ""]
     body = []
@@ -1161,6 +1263,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="smaller corpus and migration file (about a minute)")
     g.add_argument("--smoke", action="store_true", help="tiny corpus, a few seconds: checks the harness works")
+    p.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="in-memory timer: wall time, or this thread's CPU time (steadier on a shared machine)",
+    )
     p.add_argument("--seed", type=int, default=20260101, help="corpus seed (default %(default)s)")
     p.add_argument("--rounds", type=int, help="timed rounds per method (default: 7 full, 5 quick, 2 smoke)")
     p.add_argument(
@@ -1198,6 +1306,8 @@ def _split(value: str | None, default: Sequence[str], allowed: Sequence[str], wh
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    global CLOCK
+    CLOCK = CLOCKS[args.clock]
     mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
     mode = MODES[mode_name]
     rounds = args.rounds or mode.rounds
@@ -1230,6 +1340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sizes": list(sizes),
             "unsupported": "ignore",
             "gc": "enabled",
+            "clock": args.clock,
             "mb": MB,
         },
         "corpus": corp.stats(),

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from envglot.detect import Detection
 from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_BATCH_ENV, TEST_DELAY_ENV, migrate
 
 ENVGLOT = shutil.which("envglot", path=str(Path(sys.executable).parent)) or shutil.which("envglot")
@@ -254,14 +255,14 @@ def test_poisoned_records_do_not_stop_the_run(tmp_path: Path) -> None:
 def test_an_internal_error_is_a_counted_reject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import envglot.migration.records as records
 
-    real = records.detect_bytes
+    real = records.classify
 
-    def buggy(buf: bytes) -> str:
+    def buggy(buf: bytes) -> Detection:
         if b"boom" in buf:
             raise KeyError("x" * 10_000)
         return real(buf)
 
-    monkeypatch.setattr(records, "detect_bytes", buggy)
+    monkeypatch.setattr(records, "classify", buggy)
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.jsonl").write_bytes(b'{"boom":1}\n{"count":2}\nnot json\n')
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)

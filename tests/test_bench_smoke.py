@@ -62,7 +62,8 @@ def test_corpus_covers_every_dialect_and_size(run: tuple[dict[str, Any], str], d
 
 
 @pytest.mark.parametrize(
-    ("method", "pairs"), [("converter", PAIRS), ("convert", PAIRS), ("limit", [(d, d) for d in NAMES])]
+    ("method", "pairs"),
+    [("converter", PAIRS), ("convert", PAIRS), ("convert_from", PAIRS), ("limit", [(d, d) for d in NAMES])],
 )
 def test_every_pair_and_size_is_measured(
     run: tuple[dict[str, Any], str], method: str, pairs: list[tuple[str, str]]
@@ -99,9 +100,23 @@ def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
     for pair in HANDWRITTEN:
         assert ratios[(*pair, "large")]["converter_vs_orjson"] > 0
     targets = results["targets"]
-    assert len(targets) == 19
+    assert len(targets) == 26
     assert all(t["holds"] in (True, False, None) for t in targets)
     assert next(t for t in targets if t["target"].startswith("Converter >= 0.7"))["holds"] is not None
+
+
+def test_floors(run: tuple[dict[str, Any], str]) -> None:
+    """Every ordered pair has a floor, timed: the harness checks it is byte-identical to
+    envglot on the corpus before timing it (and stops if it is not)."""
+    results = run[0]
+    rows = _rows(results, "floor")
+    ratios = {(r["source"], r["target"], r["size"]): r for r in results["ratios"]}
+    for s, t in PAIRS:
+        for size in SIZES:
+            r = rows[(s, t, size)]
+            assert "error" not in r, r
+            assert r["envelopes_per_s"] > 0 and ratios[(s, t, size)]["converter_vs_floor"] > 0
+    assert "Converter / floor" in run[1]
 
 
 def test_migrate_section(run: tuple[dict[str, Any], str]) -> None:
@@ -163,9 +178,11 @@ def test_policy_section(run: tuple[dict[str, Any], str]) -> None:
         "Converter ignore",
         "Converter default",
         "convert default, listening",
+        "Converter preserve",
     }
     assert all(r.get("envelopes_per_s") for r in pol["rows"])
     assert pol["default_vs_ignore"] > 0 and pol["listening_vs_ignore"] > 0
+    assert pol["preserve_cost_vs_ignore"] > 0
     target = next(t for t in run[0]["targets"] if t["target"].startswith("convert() default policy"))
     assert target["holds"] is not None
     assert "### Loss policy" in run[1]

@@ -129,3 +129,26 @@ def test_bad_input_names_the_path() -> None:
     assert info.value.path == "$.success"
     with pytest.raises(ParseError):
         conv(b"not json")
+
+
+def test_one_shot_calls_share_a_pipeline_per_options() -> None:
+    """convert() reuses the pipeline of earlier calls with the same options (issue 12)."""
+    from envglot import api
+    from envglot.options import Options
+
+    first = api._pipeline("dotbot", "response-v2", Options(unsupported="ignore"))
+    assert api._pipeline("dotbot", "response-v2", Options(unsupported="ignore")) is first
+    assert api._pipeline("dotbot", "response-v2", Options(unsupported="ignore", preserve=True)) is not first
+    ctx = {"tool": "search"}  # a caller's dict may change between calls: never cached
+    with_ctx = Options(unsupported="ignore", context=ctx)
+    assert api._pipeline(None, "dotbot", with_ctx) is not api._pipeline(None, "dotbot", with_ctx)
+
+
+def test_one_shot_context_is_read_on_every_call() -> None:
+    doc = b'{"success": true, "value": {"a": 1}}'
+    ctx = {"tool": "one"}
+    assert json.loads(envglot.convert(doc, to="dotbot", context=ctx))["tool"] == "one"
+    ctx["tool"] = "two"
+    assert json.loads(envglot.convert(doc, to="dotbot", context=ctx))["tool"] == "two"
+    back = envglot.convert(doc, to="dotbot", context=ctx, preserve=True)
+    assert json.loads(back)["tool"] == "two"

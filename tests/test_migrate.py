@@ -159,6 +159,35 @@ def test_target_records_pass_even_when_source_is_forced() -> None:
     assert forced.status == "rejected" and forced.source == "errorcode"
 
 
+def test_each_record_is_checked_and_detected_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Migrator hands its input check and detection to the converter (issue 12)."""
+    from envglot import api
+    from envglot.migration import records
+
+    calls: list[str] = []
+
+    def counting(name: str, real: object) -> object:
+        def wrapper(*args: object, **kwargs: object) -> object:
+            calls.append(name)
+            return real(*args, **kwargs)  # type: ignore[operator]
+
+        return wrapper
+
+    for mod in (api, records):
+        monkeypatch.setattr(mod, "classify", counting("classify", mod.classify))
+        monkeypatch.setattr(mod, "check_input", counting("check_input", mod.check_input))
+    dotbot = next(msgspec.json.format(b, indent=-1) for d, _, b in examples() if d == "dotbot")
+    want = envglot.conversion(dotbot, to="response-v2", unsupported="ignore").output
+    calls.clear()
+    out = Migrator()(dotbot)
+    assert out.status == "converted" and out.output == want
+    assert sorted(calls) == ["check_input", "classify"]
+    calls.clear()
+    wrapped = Migrator()(mcp_wrapped(dotbot))  # the envelope inside is checked and detected after unwrapping
+    assert wrapped.status == "converted" and wrapped.unwrapped and wrapped.output == want
+    assert sorted(calls) == ["check_input", "check_input", "classify", "classify"]
+
+
 def test_other_targets() -> None:
     m = Migrator(to="errorcode")
     out = m(legacy_variant(1))

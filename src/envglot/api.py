@@ -143,13 +143,20 @@ def detection(
 
 
 def _locate(
-    buf: bytes, unwrap: bool, strict: bool, report: Report, max_depth: int = MAX_DEPTH
+    buf: bytes,
+    unwrap: bool,
+    strict: bool,
+    report: Report,
+    max_depth: int = MAX_DEPTH,
+    known: Detection | None = None,
 ) -> tuple[bytes, Detection, bool | None]:
     """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each.
 
-    An envelope taken out of a text block was a JSON string: it is checked again (depth, BOM).
+    ``known`` is ``classify(buf)`` when the caller already has it (``migrate`` detects each
+    record once). An envelope taken out of a text block was a JSON string: it is checked
+    again (depth, BOM).
     """
-    det = classify(buf)
+    det = classify(buf) if known is None else known
     is_error: bool | None = None
     if det.dialect == JSONRPC:
         if not unwrap:
@@ -184,7 +191,7 @@ def _locate(
     return buf, det, is_error
 
 
-_BACK = Options(unsupported=Level.IGNORE)
+_BACK_OPTIONS = Options(unsupported=Level.IGNORE)
 """The options of the target -> source writer a preserve residue is computed with."""
 
 
@@ -228,8 +235,9 @@ class _Pipeline:
         self.strict = options.strict
         self.max_depth = options.max_depth
 
-    def run(self, buf: bytes, report: Report) -> Conversion:
-        out, src, unwrapped = self.convert(buf, report)
+    def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
+        """The :class:`Conversion` of one document; ``checked`` as for :meth:`convert`."""
+        out, src, unwrapped = self.convert(buf, report, checked)
         return Conversion(
             output=out, source=src, target=self.dst.name, diagnostics=report.diagnostics, unwrapped=unwrapped
         )
@@ -238,10 +246,20 @@ class _Pipeline:
         """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
         return report_for(self.policy)
 
-    def convert(self, buf: bytes, report: Report) -> tuple[bytes, str, bool]:
-        """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``."""
+    def convert(
+        self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None
+    ) -> tuple[bytes, str, bool]:
+        """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``.
+
+        ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that))`` when the
+        caller has already done both (``migrate``): neither is done again.
+        """
         start = len(report.diagnostics)
-        buf, bom = check_input(buf, self.max_depth)
+        if checked is None:
+            buf, bom = check_input(buf, self.max_depth)
+            known: Detection | None = None
+        else:
+            buf, bom, known = checked
         if bom and report.collecting:
             report.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
         unwrapped = False
@@ -249,7 +267,7 @@ class _Pipeline:
         detection: Detection | None = None
         src = self.src
         if src is None:
-            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth)
+            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
             unwrapped = inner is not buf
             buf = inner
             src = get_dialect(detection.dialect)
@@ -390,8 +408,7 @@ class _Pipeline:
         m = self.mappings
         back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
         back_env = self.dst.read(out, back_ctx)
-        back_opts = _BACK if self.synth is None else _BACK.replace(context=self.synth)
-        back, _ = _Pipeline(self.dst.name, src.name, back_opts, mappings=m)._write(back_env, self.dst, back_ctx)
+        back, _ = self._back(src)._write(back_env, self.dst, back_ctx)
         original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
         skip = tuple(_residue.parse_path(m[src.name].shape.residue))
         sets, dels = _residue.diff(original, back, skip)
@@ -404,6 +421,19 @@ class _Pipeline:
             _residue.encode_residue(src.name, original, sets, dels),
         )
         return self._seal(_residue.encode(doc))
+
+    def _back(self, src: Dialect) -> _Pipeline:
+        """The pipeline writing this one's target back as ``src`` (built once per source dialect)."""
+        if self.synth is not None:  # a caller's context: not cached (see _pipeline)
+            return _Pipeline(self.dst.name, src.name, _BACK_OPTIONS.replace(context=self.synth), mappings=self.mappings)
+        key = (self.dst.name, src.name, id(self.mappings))
+        p = _BACK_PIPELINES.get(key)
+        if p is None or p.mappings is not self.mappings:
+            p = _Pipeline(self.dst.name, src.name, _BACK_OPTIONS, mappings=self.mappings)
+            if len(_BACK_PIPELINES) >= _PIPELINES_MAX:
+                _BACK_PIPELINES.clear()
+            _BACK_PIPELINES[key] = p
+        return p
 
     def _seal(self, doc: bytes) -> bytes:
         """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
@@ -465,6 +495,35 @@ def _evident_message(payload: msgspec.Raw | None, keys: tuple[str, ...]) -> tupl
     return None, None
 
 
+def _pipeline(from_: str | None, to: str, o: Options) -> _Pipeline:
+    """The pipeline for these options: built once per distinct options (no ``context``) and reused.
+
+    A pipeline holds no per-call state; the key holds the :class:`Mappings` object itself
+    (overlays are cached by path and modification time, so an edited overlay is a new key).
+    """
+    if o.context is not None:  # a caller's dict may change between calls: never cached
+        return _Pipeline(from_, to, o)
+    m = _mappings(o.mappings)
+    key = (to, from_, o, id(m))
+    try:
+        p = _PIPELINES.get(key)
+    except TypeError:  # an unhashable option value: built, not cached
+        return _Pipeline(from_, to, o, mappings=m)
+    if p is None or p.mappings is not m:
+        p = _Pipeline(from_, to, o, mappings=m)
+        if len(_PIPELINES) >= _PIPELINES_MAX:
+            _PIPELINES.clear()
+        _PIPELINES[key] = p
+    return p
+
+
+_PIPELINES: dict[tuple[Any, ...], _Pipeline] = {}
+"""One-shot calls' pipelines by their options (``convert()`` then costs what a reused Converter does)."""
+_PIPELINES_MAX = 256
+_BACK_PIPELINES: dict[tuple[Any, ...], _Pipeline] = {}
+"""The write-back pipelines of ``preserve`` (see :meth:`_Pipeline._back`)."""
+
+
 def conversion(
     data: bytes | str | dict[str, Any],
     *,
@@ -493,7 +552,7 @@ def conversion(
         strict=strict,
         max_depth=max_depth,
     )
-    p = _Pipeline(from_, to, o)
+    p = _pipeline(from_, to, o)
     return p.run(_to_bytes(data), Report(p.policy))
 
 
@@ -543,7 +602,7 @@ def convert(
         strict=strict,
         max_depth=max_depth,
     )
-    p = _Pipeline(from_, to, o)
+    p = _pipeline(from_, to, o)
     rep = p.report() if report is None else report
     return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)
 
@@ -648,7 +707,7 @@ class Converter:
             strict=strict,
             max_depth=max_depth,
         )
-        self._p = _Pipeline(from_, to, o)
+        self._p = _pipeline(from_, to, o)
         self.from_ = self._p.src.name if self._p.src is not None else None
         self.to = self._p.dst.name
 

@@ -239,31 +239,35 @@ def digest(dialect: str, document: bytes) -> str:
     BLAKE2b-128 over the dialect name and the document's canonical form: objects with
     sorted keys, scalars as their minified JSON text.
     """
-    h = hashlib.blake2b(_DIGEST_TAG + dialect.encode() + b"\0", digest_size=16)
+    parts: list[bytes] = [_DIGEST_TAG + dialect.encode() + b"\0"]
+    add = parts.append
 
     def feed(raw: Raw | bytes) -> None:
-        head = bytes(memoryview(raw)[:1])
+        text = bytes(raw)
+        head = text[:1]
         if head == b"{":
             d = _RAW_DICT.decode(raw)
-            h.update(b"{")
+            add(b"{")
             for k in sorted(d):
-                h.update(_ENC.encode(k) + b":")
+                add(_ENC.encode(k) + b":")
                 feed(d[k])
-                h.update(b",")
-            h.update(b"}")
+                add(b",")
+            add(b"}")
         elif head == b"[":
-            h.update(b"[")
+            add(b"[")
             for item in _RAW_LIST.decode(raw):
                 feed(item)
-                h.update(b",")
-            h.update(b"]")
-        elif head == b'"':
-            h.update(_ENC.encode(_STR.decode(raw)))  # one spelling per string (escapes normalized)
+                add(b",")
+            add(b"]")
+        elif head == b'"' and b"\\" in text:
+            add(_ENC.encode(_STR.decode(raw)))  # one spelling per string (escapes normalized)
         else:
-            h.update(bytes(raw))
+            # a scalar's minified text; a string without a backslash is already in the
+            # encoder's spelling (valid JSON holds no raw control character)
+            add(text)
 
     feed(document)
-    return h.hexdigest()
+    return hashlib.blake2b(b"".join(parts), digest_size=16).hexdigest()  # the same stream, hashed at once
 
 
 def encode_residue(dialect: str, original: bytes, sets: list[list[Any]], dels: list[str]) -> Raw:

@@ -11,7 +11,7 @@ import msgspec
 
 from ..api import Converter
 from ..context import Context
-from ..detect import MCP, detect_bytes
+from ..detect import MCP, Detection, classify
 from ..diagnostics import Diagnostic, Report
 from ..dialect import get_dialect
 from ..errors import EnvglotError
@@ -153,13 +153,15 @@ class Migrator:
         try:
             clean, bom = check_input(record, self._max_depth)  # encoding and depth, before anything reads it
             try:
-                name = detect_bytes(clean)
+                det: Detection | None = classify(clean)
             except EnvglotError:
-                name = None
+                det = None  # the converter detects again and raises the error with its context
+            name = det.dialect if det is not None else None
             if name == self.to and not bom:
                 self._check(record)
                 return Outcome(status="passed", output=record, source=self.to)
-            conv = self._conv.conversion(record)
+            p = self._conv._p  # hand the check and the detection over: each record is detected once
+            conv = p.run(record, Report(p.policy), (clean, bom, det) if det is not None else None)
         except EnvglotError as exc:
             diags = tuple(
                 {

@@ -1,0 +1,1419 @@
+"""The floor per ordered pair: the cheapest code producing envglot's exact output.
+
+Each floor is plain hand-tuned code for one (source, target) pair: decode the source with
+msgspec into its wire Struct (the type checks envglot's reader relies on), the checks
+envglot's rules require for that pair, then the target document built directly as bytes,
+plus the pair's unavoidable extra work (minifying a spaced source, code-graph's
+``approxTokens`` and synthesized ``requestId``). No canonical model, no diagnostics
+(the harness runs envglot with ``unsupported="ignore"``).
+
+Error codes are looked up in a table built once per pair (:func:`code_table`; per
+``(error_code, error_type)`` for a response-v2 source, one entry for legacy-v1, which has no
+codes): envglot itself converts one minimal failure per code of the source's table, and the
+floor keeps what the target wrote. Synthesized values (``"unknown"`` tools, time stamps) come
+from the target's ``[synthesize]`` table. That is a precomputation, as a compiled fast path
+would do; the per-record work is the floor's own. A few pure rules are reused rather than
+restated where restating them would only copy them: envglot's wire Structs (the decode),
+``legacy_v1.InterimMeta`` and, for documents holding escapes, ``code_graph.approx_tokens``.
+
+A floor covers what the benchmark corpus holds. A record outside it (an unknown key, a
+``{"value": ...}``-wrapped payload, object warnings, a failure with a non-empty payload
+where that needs merging, ...) raises :class:`OutsideError`: the harness then reports that
+floor as not covering the corpus instead of timing it. ``benchmarks/run.py`` asserts, per
+pair and before timing, that the floor's output is byte-identical to envglot's for every
+record of the corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import msgspec
+import orjson
+from msgspec import Raw
+
+import envglot
+from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, response_v2, result
+
+__all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
+
+Conv = Callable[[bytes], bytes]
+
+
+class OutsideError(Exception):
+    """A record this floor does not handle (not in the benchmark corpus's shape)."""
+
+
+_enc = msgspec.json.Encoder().encode
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw]).decode
+
+# envglot's whitespace rule (``may_be_loose``): newlines, tabs, CRs anywhere; spaces at the first key.
+_SPACED_HEAD = re.compile(rb'\s|\{\s|\{"[^"\\]*(?:\\.[^"\\]*)*"(?:\s|:\s)').match
+_WRAPPED = re.compile(rb'\{[ \t\r\n]*"value"[ \t\r\n]*:').match
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})").fullmatch
+_REQUEST_ID = re.compile(r"[a-zA-Z0-9_-]+").fullmatch
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+_OBJECT = re.compile(rb"\{").match
+RAW_NULL = Raw(b"null")
+RAW_EMPTY = Raw(b"{}")
+
+
+def _compact(b: bytes) -> bytes:
+    """The input minified when envglot's probe says it may hold insignificant whitespace."""
+    if b"\n" in b or b"\r" in b or b"\t" in b or _SPACED_HEAD(b, 0, 4096) is not None:
+        return msgspec.json.format(b, indent=-1)
+    return b
+
+
+def _object(raw: Raw) -> Raw:
+    """An object-or-null field (error details): other values are wrapped as envglot wraps them."""
+    if raw == RAW_NULL or _OBJECT(raw) is not None:
+        return raw
+    return Raw(b'{"value":' + raw + b"}")
+
+
+def _timestamp(value: str) -> bool:
+    if _ISO(value) is None:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _request_id(tool: str, ok: bool, payload: bytes | None, code: str | None, message: str | None) -> str:
+    """code-graph's reproducible requestId (the same hash envglot's writer synthesizes)."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update(tool.encode())
+    h.update(b"1" if ok else b"0")
+    if payload is not None:
+        h.update(payload)
+    if code is not None or message is not None:
+        h.update((code or "").encode() + (message or "").encode())
+    n = int.from_bytes(h.digest(), "big")
+    out = ""
+    for _ in range(8):
+        n, r = divmod(n, 36)
+        out += _B36[r]
+    return out
+
+
+def _with_tokens(head: bytes, tail: bytes) -> bytes:
+    """``head + approxTokens + tail``: ``ceil(UTF-16 length / 4)`` of the document with ``0`` there."""
+    if b"\\u" in head or b"\\/" in head or b"\\u" in tail or b"\\/" in tail:
+        # escapes count as JSON.stringify would spell them: envglot's own counting rule
+        return head + str(code_graph.approx_tokens(head + b"0" + tail)).encode() + tail
+    n = len(head) + len(tail) + 1
+    if not (head.isascii() and tail.isascii()):
+        n = (len((head + tail).decode().encode("utf-16-le")) >> 1) + 1
+    return head + str(math.ceil(n / 4)).encode() + tail
+
+
+# --------------------------------------------------------------------------- code tables
+
+
+_FAILURE_DOC: dict[str, Callable[[str], bytes]] = {
+    "dotbot": lambda code: orjson.dumps(
+        {
+            "schema_id": dotbot.SCHEMA_ID,
+            "tool": "t",
+            "version": "1.0.0",
+            "status": "error",
+            "summary": "s",
+            "data": {},
+            "warnings": [],
+            "errors": [{"code": code, "message": "m"}],
+            "audit": {"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1, "source": "s"},
+        }
+    ),
+    "errorcode": lambda code: orjson.dumps(
+        {"success": False, "data": None, "error": {"code": code, "message": "m", "retryable": False}}
+    ),
+    "result": lambda code: orjson.dumps({"success": False, "error": "m", "error_type": code}),
+    "code-graph": lambda code: orjson.dumps(
+        {
+            "success": False,
+            "data": {
+                "tool": "t",
+                "version": "1.0",
+                "requestId": "r",
+                "generatedAt": "2026-01-01T00:00:00.000Z",
+                "workspace": {"root": "/r", "repoName": "r"},
+                "result": {"error": {"code": code, "message": "m"}},
+                "meta": {"approxTokens": 0, "truncated": False, "limits": {}},
+            },
+        }
+    ),
+}
+
+_TARGET_CODE: dict[str, Callable[[Any], tuple[Any, ...]]] = {
+    "response-v2": lambda d: (d["data"]["error_code"], d["data"]["error_type"]),
+    "errorcode": lambda d: (d["error"]["code"], d["error"]["retryable"]),
+    "result": lambda d: (d["error_type"],),
+    "code-graph": lambda d: (d["data"]["result"]["error"]["code"],),
+    "dotbot": lambda d: (d["errors"][0]["code"],),
+}
+
+
+def code_table(src: str, dst: str) -> dict[str, tuple[Any, ...]]:
+    """Source code -> what envglot writes for it in ``dst`` (built once, by envglot, per pair)."""
+    from envglot.mappings import default_mappings
+
+    out = {}
+    for code in default_mappings()[src].codes:
+        doc = envglot.convert(_FAILURE_DOC[src](code), from_=src, to=dst, unsupported="ignore")
+        out[code] = _TARGET_CODE[dst](orjson.loads(doc))
+    return out
+
+
+# --------------------------------------------------------------------------- dotbot sources
+
+_DOTBOT = msgspec.json.Decoder(dotbot.Envelope).decode
+
+
+def _dotbot_in(b: bytes) -> dotbot.Envelope:
+    """The checks of envglot's dotbot reader (the wire types, ``schema_id``, ``data`` an object)."""
+    try:
+        w = _DOTBOT(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    if w.schema_id != dotbot.SCHEMA_ID or _OBJECT(w.data) is None:
+        raise OutsideError("not a dotbot envelope envglot reads")
+    if _WRAPPED(w.data) is not None:
+        raise OutsideError('a {"value": ...} payload')
+    return w
+
+
+def _dotbot_problem(w: dotbot.Envelope) -> dotbot.Issue:
+    if not w.errors or w.data != RAW_EMPTY:
+        raise OutsideError("a failure without errors, or with a payload to merge")
+    return w.errors[0]
+
+
+def dotbot_to_response_v2() -> Conv:
+    codes = code_table("dotbot", "response-v2")
+
+    def floor(b: bytes) -> bytes:
+        w = _dotbot_in(_compact(b))
+        au = w.audit
+        meta = [b'{"version":"response-v2"']
+        cid = au.correlation_id
+        if cid is not None and _REQUEST_ID(cid) is not None:
+            meta.append(b',"request_id":' + _enc(cid))
+        if w.warnings:
+            if not all(type(x) is str for x in w.warnings):
+                raise OutsideError("object warnings")
+            meta.append(b',"warnings":' + _enc(w.warnings))
+        dur = au.duration_ms if au.duration_ms >= 0 else 0
+        meta.append(b',"telemetry":{"duration_ms":' + _enc(dur) + b"}}}")
+        if w.status != "error":
+            return b"".join((b'{"success":true,"data":', w.data, b',"error":null,"meta":', *meta))
+        e = _dotbot_problem(w)
+        code, etype = codes[e.code]
+        data = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
+        if e.details:
+            data += b',"details":' + _object(e.details)
+        message = e.message or w.summary
+        if not message:
+            raise OutsideError("a failure without any message")
+        return b"".join((b'{"success":false,"data":', data, b'},"error":', _enc(message), b',"meta":', *meta))
+
+    return floor
+
+
+def dotbot_to_errorcode() -> Conv:
+    codes = code_table("dotbot", "errorcode")
+
+    def floor(b: bytes) -> bytes:
+        w = _dotbot_in(_compact(b))
+        au = w.audit
+        ms = au.duration_ms if au.duration_ms >= 0 else 0
+        meta = b',"meta":{"tool_version":"1.0","elapsed_ms":' + _enc(ms if type(ms) is int else round(ms))
+        if au.correlation_id is not None:
+            meta += b',"correlation_id":' + _enc(au.correlation_id)
+        if w.status != "error":
+            return b"".join((b'{"success":true,"data":', w.data, meta, b"}}"))
+        e = _dotbot_problem(w)
+        code, retryable = codes[e.code]
+        message = e.message or w.summary
+        error = b'{"code":' + _enc(code) + b',"message":' + _enc(message) + b',"retryable":' + _enc(retryable)
+        return b"".join((b'{"success":false,"data":null,"error":', error, b"}", meta, b"}}"))
+
+    return floor
+
+
+def dotbot_to_result() -> Conv:
+    codes = code_table("dotbot", "result")
+
+    def floor(b: bytes) -> bytes:
+        w = _dotbot_in(_compact(b))
+        summary = _enc(w.summary)
+        if w.status != "error":
+            return b"".join((b'{"success":true,"value":', w.data, b',"message":', summary, b"}"))
+        e = _dotbot_problem(w)
+        (code,) = codes[e.code]
+        head = b'{"success":false,"error":' + _enc(e.message) + b',"error_type":' + _enc(code)
+        if e.details:
+            head += b',"error_data":{"details":' + e.details + b"}"
+        return head + b',"message":' + summary + b"}"
+
+    return floor
+
+
+def dotbot_to_code_graph() -> Conv:
+    codes = code_table("dotbot", "code-graph")
+
+    def floor(b: bytes) -> bytes:
+        w = _dotbot_in(_compact(b))
+        au = w.audit
+        if not _timestamp(au.timestamp):
+            raise OutsideError("a time stamp envglot replaces")
+        ok = w.status != "error"
+        if ok:
+            result = w.data
+            rid = au.correlation_id or _request_id(w.tool, True, w.data, None, None)
+        else:
+            e = _dotbot_problem(w)
+            (code,) = codes[e.code]
+            message = e.message or w.summary
+            err = b'{"error":{"code":' + _enc(code) + b',"message":' + _enc(message)
+            if e.details:
+                err += b',"details":' + _object(e.details)
+            result = err + b"}}"
+            rid = au.correlation_id or _request_id(w.tool, False, w.data, e.code, e.message)
+        steps = []
+        if w.intent is not None:
+            it = w.intent
+            steps.append((it.recommended_next, it.parameters, it.reason))
+        for a in w.actions or ():
+            steps.append((a.tool, a.parameters, a.reason))
+        tail = b',"truncated":false,"limits":{}'
+        if steps:
+            tail += b',"nextQuerySuggestion":['
+            for i, (tool, args, reason) in enumerate(steps):
+                s = (
+                    b'{"tool":'
+                    + _enc(tool or "")
+                    + b',"args":'
+                    + (_object(args) if args and args != RAW_NULL else b"{}")
+                )
+                if reason is not None:
+                    s += b',"reason":' + _enc(reason)
+                tail += (b"," if i else b"") + s + b"}"
+            tail += b"]"
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if ok else b"false",
+                b',"data":{"tool":',
+                _enc(w.tool),
+                b',"version":"1.0","requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                _enc(au.timestamp),
+                b',"workspace":{"root":"","repoName":""},"result":',
+                result,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, tail + b"}}}")
+
+    return floor
+
+
+# --------------------------------------------------------------------------- errorcode sources
+
+_ERRORCODE = msgspec.json.Decoder(errorcode.Envelope).decode
+_RV2_ERROR_KEYS = ("error_code", "error_type", "remediation", "details", "retry_after_seconds")
+
+
+def _errorcode_in(b: bytes) -> errorcode.Envelope:
+    """The checks of envglot's errorcode reader (the wire types; no ``error`` on a success)."""
+    try:
+        w = _ERRORCODE(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    if w.success:
+        if w.error is not None:
+            raise OutsideError("a success with an error")
+    elif w.error is None or not w.error.message:
+        raise OutsideError("a failure without an error message")
+    m = w.meta
+    if m is not None and (m.correlation_id is not None or m.tool_version != errorcode.TOOL_VERSION):
+        raise OutsideError("meta fields outside the corpus")
+    return w
+
+
+def _payload_dict(data: Raw) -> dict[str, Raw]:
+    """A failure's object payload as a dict (the floor merges the error's fields into it)."""
+    if _OBJECT(data) is None:
+        raise OutsideError("a failure's non-object payload")
+    return _RAW_DICT(data)
+
+
+def _seconds(ms: int) -> bytes:
+    q, r = divmod(ms, 1000)
+    return str(q).encode() if r == 0 else f"{q}.{r:03d}".rstrip("0").encode()
+
+
+def errorcode_to_response_v2() -> Conv:
+    codes = code_table("errorcode", "response-v2")
+
+    def floor(b: bytes) -> bytes:
+        w = _errorcode_in(_compact(b))
+        m = w.meta
+        meta = b'{"version":"response-v2"'
+        if m is not None:
+            pg = m.pagination
+            if pg is not None:
+                page = {}
+                if pg.next_token is not None:
+                    page["cursor"] = pg.next_token
+                if pg.has_more is not None:
+                    page["has_more"] = pg.has_more
+                if pg.result_count is not None:
+                    page["page_size"] = pg.result_count
+                meta += b',"pagination":' + _enc(page)
+            meta += b',"telemetry":{"duration_ms":' + _enc(m.elapsed_ms) + b"}"
+        meta += b"}}"
+        data = w.data
+        if w.success:
+            if _OBJECT(data) is None:
+                raise OutsideError("a non-object payload (wrapped by envglot)")
+            return b"".join((b'{"success":true,"data":', data, b',"error":null,"meta":', meta))
+        e = w.error
+        assert e is not None
+        code, etype = codes[e.code]
+        retry = e.retry_after_ms
+        if retry is not None and retry < 0:
+            raise OutsideError("a negative retry delay")
+        if data == RAW_NULL or data == RAW_EMPTY:
+            out = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
+            if retry is not None:
+                out += b',"retry_after_seconds":' + _seconds(retry)
+            out += b"}"
+        else:
+            d = _payload_dict(data)
+            for k in _RV2_ERROR_KEYS:
+                d.pop(k, None)
+            d["error_code"] = Raw(_enc(code))
+            d["error_type"] = Raw(_enc(etype))
+            if retry is not None:
+                d["retry_after_seconds"] = Raw(_seconds(retry))
+            out = _enc(d)
+        return b"".join((b'{"success":false,"data":', out, b',"error":', _enc(e.message), b',"meta":', meta))
+
+    return floor
+
+
+def errorcode_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = code_table("errorcode", "dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
+    head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    stamp = _enc(syn["timestamp"])
+    source = b',"source":' + _enc(syn["source"]) + b"}}"
+    no_ms = _enc(syn["duration_ms"])
+
+    def floor(b: bytes) -> bytes:
+        w = _errorcode_in(_compact(b))
+        m = w.meta
+        ms = no_ms if m is None else _enc(m.elapsed_ms)
+        audit = b',"audit":{"timestamp":' + stamp + b',"duration_ms":' + ms + source
+        data = w.data
+        if w.success:
+            if _OBJECT(data) is None:
+                raise OutsideError("a non-object payload (wrapped by envglot)")
+            return b"".join((head, b'"ok","summary":"Completed.","data":', data, b',"warnings":[],"errors":[]', audit))
+        e = w.error
+        assert e is not None
+        (code,) = codes[e.code]
+        if data == RAW_NULL:
+            data = RAW_EMPTY
+        elif _OBJECT(data) is None:
+            raise OutsideError("a non-object payload (wrapped by envglot)")
+        message = _enc(e.message)
+        error = b'[{"code":' + _enc(code) + b',"message":' + message + b"}]"
+        return b"".join(
+            (head, b'"error","summary":', message, b',"data":', data, b',"warnings":[],"errors":', error, audit)
+        )
+
+    return floor
+
+
+def errorcode_to_result() -> Conv:
+    codes = code_table("errorcode", "result")
+
+    def floor(b: bytes) -> bytes:
+        w = _errorcode_in(_compact(b))
+        if w.success:
+            return b'{"success":true,"value":' + w.data + b"}"
+        e = w.error
+        assert e is not None
+        (code,) = codes[e.code]
+        out = b'{"success":false,"error":' + _enc(e.message) + b',"error_type":' + _enc(code)
+        data = w.data
+        if data != RAW_NULL and data != RAW_EMPTY:
+            _payload_dict(data)  # envglot reads it as a dict: an object is written as is
+            out += b',"error_data":' + data
+        return out + b"}"
+
+    return floor
+
+
+def errorcode_to_code_graph() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = code_table("errorcode", "code-graph")
+    syn = default_mappings()["code-graph"].synthesize
+    tool = _enc(syn["tool"])
+    stamp = _enc(syn["timestamp"])
+    root = str(syn["workspace.root"])
+    workspace = _enc({"root": root, "repoName": root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]})
+
+    def floor(b: bytes) -> bytes:
+        w = _errorcode_in(_compact(b))
+        data = w.data
+        if w.success:
+            result = data
+            rid = _request_id("", True, data, None, None)
+        else:
+            e = w.error
+            assert e is not None
+            (code,) = codes[e.code]
+            err = b'{"code":' + _enc(code) + b',"message":' + _enc(e.message) + b"}"
+            if data == RAW_NULL:
+                result = b'{"error":' + err + b"}"
+                rid = _request_id("", False, None, e.code, e.message)
+            else:
+                d = {k: v for k, v in _payload_dict(data).items() if k != "error"} if data != RAW_EMPTY else {}
+                d["error"] = Raw(err)
+                result = _enc(d)
+                rid = _request_id("", False, data, e.code, e.message)
+        tail = b',"truncated":false,"limits":{}'
+        m = w.meta
+        if m is not None and m.pagination is not None:
+            pg = m.pagination
+            tail += b',"page":{"hasMore":' + (b"true" if pg.has_more else b"false")
+            if pg.next_token is not None:
+                tail += b',"cursor":' + _enc(pg.next_token)
+            tail += b"}"
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if w.success else b"false",
+                b',"data":{"tool":',
+                tool,
+                b',"version":"1.0","requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                stamp,
+                b',"workspace":',
+                workspace,
+                b',"result":',
+                result,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, tail + b"}}}")
+
+    return floor
+
+
+# --------------------------------------------------------------------------- response-v2 sources
+
+_RV2 = msgspec.json.Decoder(response_v2.Envelope).decode
+_RV2_ERROR = msgspec.json.Decoder(dict[str, str | None]).decode
+_NUMBER = msgspec.json.Decoder(int | float).decode
+
+
+def rv2_code_table(dst: str) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """(error_code, error_type) -> what envglot writes in ``dst`` (built once, by envglot)."""
+    from envglot.mappings import default_mappings
+
+    dmap = default_mappings()["response-v2"]
+    out = {}
+    for code in dmap.codes:
+        for etype in dmap.types:
+            doc = orjson.dumps(
+                {
+                    "success": False,
+                    "data": {"error_code": code, "error_type": etype},
+                    "error": "m",
+                    "meta": {"version": "response-v2"},
+                }
+            )
+            got = envglot.convert(doc, from_="response-v2", to=dst, unsupported="ignore")
+            out[(code, etype)] = _TARGET_CODE[dst](orjson.loads(got))
+    return out
+
+
+class _Rv2(msgspec.Struct):
+    """What the floors take from a response-v2 document (after envglot's reader checks)."""
+
+    ok: bool
+    data: Raw
+    message: str | None
+    key: tuple[str, str] | None
+    details: Raw | None
+    retry_ms: int | None
+    request_id: str | None
+    warnings: list[str] | None
+    duration: int | float | None
+    pagination: response_v2.Pagination | None
+    truncated: bool
+
+
+def _rv2_in(b: bytes) -> _Rv2:
+    """The checks of envglot's response-v2 reader, and the fields the floors use."""
+    try:
+        w = _RV2(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    m = w.meta
+    if m.version != "response-v2" or _OBJECT(w.data) is None:
+        raise OutsideError("not a response-v2 document envglot reads")
+    if m.warning_details is not None:
+        raise OutsideError("warning details")
+    duration = None
+    if m.telemetry:
+        t = _RAW_DICT(m.telemetry)
+        if set(t) != {"duration_ms"}:
+            raise OutsideError("telemetry beyond duration_ms")
+        duration = _NUMBER(t["duration_ms"])
+    truncated = m.content_fidelity not in (None, "full")
+    if w.success:
+        if w.error is not None:
+            raise OutsideError("a success with an error")
+        if _WRAPPED(w.data) is not None:
+            raise OutsideError('a {"value": ...} payload')
+        return _Rv2(True, w.data, None, None, None, None, m.request_id, m.warnings, duration, m.pagination, truncated)
+    if not w.error:
+        raise OutsideError("a failure without a message")
+    d = _RAW_DICT(w.data)
+    details = d.pop("details", None)
+    ras = d.pop("retry_after_seconds", None)
+    fields = _RV2_ERROR(_enc(d))
+    code, etype = fields.pop("error_code", None), fields.pop("error_type", None)
+    fields.pop("remediation", None)
+    if fields or code is None or etype is None:
+        raise OutsideError("a failure's payload beyond the error fields")
+    retry_ms = None
+    if ras is not None:
+        secs = _NUMBER(ras)
+        retry_ms = secs * 1000 if type(secs) is int else round(secs * 1000)
+    return _Rv2(
+        False,
+        RAW_EMPTY,
+        w.error,
+        (code, etype),
+        details,
+        retry_ms,
+        m.request_id,
+        m.warnings,
+        duration,
+        m.pagination,
+        truncated,
+    )
+
+
+def response_v2_to_errorcode() -> Conv:
+    codes = rv2_code_table("errorcode")
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        meta = b""
+        pg = r.pagination
+        pg_ok = pg is not None and pg.page_size is not None and pg.has_more is not None
+        if r.duration is not None or r.request_id is not None or pg_ok:
+            dur = r.duration if r.duration is not None else 0
+            dur = dur if dur >= 0 else 0
+            meta = b',"meta":{"tool_version":"1.0","elapsed_ms":' + _enc(dur if type(dur) is int else round(dur))
+            if pg_ok:
+                assert pg is not None
+                page = {"next_token": pg.cursor} if pg.cursor is not None else {}
+                page["result_count"] = pg.page_size
+                page["has_more"] = pg.has_more
+                meta += b',"pagination":' + _enc(page)
+            if r.request_id is not None:
+                meta += b',"correlation_id":' + _enc(r.request_id)
+            meta += b"}"
+        if r.ok:
+            return b"".join((b'{"success":true,"data":', r.data, meta, b"}"))
+        assert r.key is not None
+        code, retryable = codes[r.key]
+        err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message) + b',"retryable":' + _enc(retryable)
+        if r.retry_ms is not None:
+            if r.retry_ms < 0:
+                raise OutsideError("a negative retry delay")
+            err += b',"retry_after_ms":' + _enc(r.retry_ms)
+        return b"".join((b'{"success":false,"data":null,"error":', err, b"}", meta, b"}"))
+
+    return floor
+
+
+def response_v2_to_result() -> Conv:
+    codes = rv2_code_table("result")
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        if r.ok:
+            return b'{"success":true,"value":' + r.data + b"}"
+        assert r.key is not None
+        (code,) = codes[r.key]
+        out = b'{"success":false,"error":' + _enc(r.message) + b',"error_type":' + _enc(code)
+        if r.details is not None:
+            out += b',"error_data":{"details":' + r.details + b"}"
+        return out + b"}"
+
+    return floor
+
+
+def response_v2_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = rv2_code_table("dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
+    head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    stamp = b',"audit":{"timestamp":' + _enc(syn["timestamp"]) + b',"duration_ms":'
+    source = b',"source":' + _enc(syn["source"])
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        dur = r.duration if r.duration is not None else syn["duration_ms"]
+        dur = dur if dur >= 0 else 0
+        audit = stamp + _enc(dur if type(dur) is int else round(dur)) + source
+        if r.request_id is not None:
+            audit += b',"correlation_id":' + _enc(r.request_id)
+        warnings = _enc(r.warnings) if r.warnings else b"[]"
+        if r.ok:
+            status = b'"warning"' if r.warnings else b'"ok"'
+            return b"".join(
+                (
+                    head,
+                    status,
+                    b',"summary":"Completed.","data":',
+                    r.data,
+                    b',"warnings":',
+                    warnings,
+                    b',"errors":[]',
+                    audit,
+                    b"}}",
+                )
+            )
+        assert r.key is not None
+        (code,) = codes[r.key]
+        message = _enc(r.message)
+        error = b'[{"code":' + _enc(code) + b',"message":' + message
+        if r.details is not None and r.details != RAW_NULL:
+            error += b',"details":' + _object(r.details)
+        return b"".join(
+            (
+                head,
+                b'"error","summary":',
+                message,
+                b',"data":{},"warnings":',
+                warnings,
+                b',"errors":',
+                error,
+                b"}]",
+                audit,
+                b"}}",
+            )
+        )
+
+    return floor
+
+
+def response_v2_to_code_graph() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = rv2_code_table("code-graph")
+    syn = default_mappings()["code-graph"].synthesize
+    tool = _enc(syn["tool"])
+    stamp = _enc(syn["timestamp"])
+    root = str(syn["workspace.root"])
+    workspace = _enc({"root": root, "repoName": root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]})
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        if r.ok:
+            result = r.data
+            rid = r.request_id or _request_id("", True, r.data, None, None)
+        else:
+            assert r.key is not None
+            (code,) = codes[r.key]
+            err = b'{"error":{"code":' + _enc(code) + b',"message":' + _enc(r.message)
+            if r.details is not None and r.details != RAW_NULL:
+                err += b',"details":' + _object(r.details)
+            result = err + b"}}"
+            rid = r.request_id or _request_id("", False, RAW_EMPTY, r.key[0], r.message)
+        tail = b',"truncated":' + (b"true" if r.truncated else b"false") + b',"limits":{}'
+        pg = r.pagination
+        if pg is not None:
+            tail += b',"page":{"hasMore":' + (b"true" if pg.has_more else b"false")
+            if pg.cursor is not None:
+                tail += b',"cursor":' + _enc(pg.cursor)
+            if pg.total_count is not None:
+                if pg.total_count < 0:
+                    raise OutsideError("a negative total")
+                tail += b',"total":' + _enc(pg.total_count)
+            tail += b"}"
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if r.ok else b"false",
+                b',"data":{"tool":',
+                tool,
+                b',"version":"1.0","requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                stamp,
+                b',"workspace":',
+                workspace,
+                b',"result":',
+                result,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, tail + b"}}}")
+
+    return floor
+
+
+# --------------------------------------------------------------------------- result sources
+
+_RESULT = msgspec.json.Decoder(result.Envelope).decode
+
+
+class _Res(msgspec.Struct):
+    """What the floors take from a Result document (after envglot's reader checks)."""
+
+    ok: bool
+    payload: Raw | None
+    summary: str | None
+    code: str | None
+    message: str | None
+    details: Raw | None
+
+
+def _result_in(b: bytes) -> _Res:
+    """The checks of envglot's Result reader, and the fields the floors use."""
+    try:
+        w = _RESULT(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    if w.success:
+        if w.error is not None or w.error_type is not None:
+            raise OutsideError("a success with an error")
+        return _Res(True, w.value if w.value else None, w.message, None, None, None)
+    if w.value:
+        raise OutsideError("a failure with a value")
+    if not w.error or w.error_type is None or w.arguments:
+        raise OutsideError("a failure without a message or a code")
+    payload = details = None
+    if w.error_data:
+        if _OBJECT(w.error_data) is None:
+            details = w.error_data
+        else:
+            d = _RAW_DICT(w.error_data)
+            details = d.pop("details", None)
+            payload = Raw(_enc(d)) if d else None
+    return _Res(False, payload, w.message, w.error_type, w.error, details)
+
+
+def _object_payload(payload: Raw | None) -> Raw:
+    """A payload for a target whose payload is an object: absent/null -> {}, others wrapped."""
+    if payload is None or payload == RAW_NULL:
+        return RAW_EMPTY
+    return payload if _OBJECT(payload) is not None else Raw(b'{"value":' + payload + b"}")
+
+
+def result_to_errorcode() -> Conv:
+    codes = code_table("result", "errorcode")
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        if r.ok:
+            return b'{"success":true,"data":' + (r.payload if r.payload is not None else b"null") + b"}"
+        code, retryable = codes[r.code]  # type: ignore[index]
+        data = r.payload if r.payload is not None and r.payload != RAW_EMPTY else b"null"
+        err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message) + b',"retryable":' + _enc(retryable)
+        return b'{"success":false,"data":' + data + b',"error":' + err + b"}}"
+
+    return floor
+
+
+def result_to_response_v2() -> Conv:
+    codes = code_table("result", "response-v2")
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        if r.ok:
+            return (
+                b'{"success":true,"data":'
+                + _object_payload(r.payload)
+                + b',"error":null,"meta":{"version":"response-v2"}}'
+            )
+        code, etype = codes[r.code]  # type: ignore[index]
+        payload = _object_payload(r.payload)
+        d = _RAW_DICT(payload) if payload != RAW_EMPTY else {}
+        for k in _RV2_ERROR_KEYS:
+            d.pop(k, None)
+        d["error_code"] = Raw(_enc(code))
+        d["error_type"] = Raw(_enc(etype))
+        if r.details is not None:
+            d["details"] = _object(r.details)
+        return b"".join(
+            (b'{"success":false,"data":', _enc(d), b',"error":', _enc(r.message), b',"meta":{"version":"response-v2"}}')
+        )
+
+    return floor
+
+
+def result_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = code_table("result", "dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
+    head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    audit = b',"audit":{"timestamp":' + _enc(syn["timestamp"]) + b',"duration_ms":' + _enc(syn["duration_ms"])
+    audit += b',"source":' + _enc(syn["source"]) + b"}}"
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        data = _object_payload(r.payload)
+        if r.ok:
+            summary = _enc(r.summary) if r.summary is not None else b'"Completed."'
+            return b"".join(
+                (head, b'"ok","summary":', summary, b',"data":', data, b',"warnings":[],"errors":[]', audit)
+            )
+        (code,) = codes[r.code]  # type: ignore[index]
+        message = _enc(r.message)
+        summary = _enc(r.summary) if r.summary is not None else message
+        error = b'[{"code":' + _enc(code) + b',"message":' + message
+        if r.details is not None and r.details != RAW_NULL:
+            error += b',"details":' + _object(r.details)
+        return b"".join(
+            (head, b'"error","summary":', summary, b',"data":', data, b',"warnings":[],"errors":', error, b"}]", audit)
+        )
+
+    return floor
+
+
+def result_to_code_graph() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = code_table("result", "code-graph")
+    syn = default_mappings()["code-graph"].synthesize
+    tool = _enc(syn["tool"])
+    stamp = _enc(syn["timestamp"])
+    root = str(syn["workspace.root"])
+    workspace = _enc({"root": root, "repoName": root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]})
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        if r.ok:
+            res = r.payload if r.payload is not None else RAW_NULL
+            rid = _request_id("", True, r.payload, None, None)
+        else:
+            (code,) = codes[r.code]  # type: ignore[index]
+            err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message)
+            if r.details is not None and r.details != RAW_NULL:
+                err += b',"details":' + _object(r.details)
+            err += b"}"
+            p = r.payload
+            if p is None or p == RAW_NULL or p == RAW_EMPTY:
+                res = b'{"error":' + err + b"}"
+            else:
+                if _OBJECT(p) is None:
+                    raise OutsideError("a failure's non-object payload")
+                d = {k: v for k, v in _RAW_DICT(p).items() if k != "error"}
+                d["error"] = Raw(err)
+                res = _enc(d)
+            rid = _request_id("", False, p, r.code, r.message)
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if r.ok else b"false",
+                b',"data":{"tool":',
+                tool,
+                b',"version":"1.0","requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                stamp,
+                b',"workspace":',
+                workspace,
+                b',"result":',
+                res,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, b',"truncated":false,"limits":{}}}}')
+
+    return floor
+
+
+# --------------------------------------------------------------------------- code-graph sources
+
+_CG = msgspec.json.Decoder(code_graph.Envelope).decode
+_CG_ERROR = msgspec.json.Decoder(dict[str, Raw]).decode
+_STR = msgspec.json.Decoder(str).decode
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+class _Cg(msgspec.Struct):
+    """What the floors take from a code-graph document (after envglot's reader checks)."""
+
+    ok: bool
+    data: code_graph.Data
+    code: str | None
+    message: str | None
+    details: Raw | None
+
+
+def _cg_in(b: bytes) -> _Cg:
+    """The checks of envglot's code-graph reader, and the fields the floors use."""
+    try:
+        w = _CG(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    d = w.data
+    if d.version != code_graph.VERSION:
+        raise OutsideError("another version (kept as an unknown field)")
+    if w.success:
+        return _Cg(True, d, None, None, None)
+    if _OBJECT(d.result) is None:
+        raise OutsideError("an error result that is no object")
+    res = _RAW_DICT(d.result)
+    err_raw = res.pop("error", None)
+    if res or err_raw is None or _OBJECT(err_raw) is None:
+        raise OutsideError("an error result beyond its error object")
+    err = _CG_ERROR(err_raw)
+    try:
+        code, message = _STR(err.pop("code")), _STR(err.pop("message"))
+    except (KeyError, msgspec.ValidationError):
+        raise OutsideError("an error without a string code and message") from None
+    details = err.pop("details", None)
+    if err or not message:
+        raise OutsideError("error fields outside the corpus")
+    return _Cg(False, d, code, message, details)
+
+
+def code_graph_to_response_v2() -> Conv:
+    codes = code_table("code-graph", "response-v2")
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        d = r.data
+        meta = b',"meta":{"version":"response-v2"'
+        if _REQUEST_ID(d.request_id) is not None:
+            meta += b',"request_id":' + _enc(d.request_id)
+        pg = d.meta.page
+        if pg is not None:
+            page: dict[str, Any] = {"cursor": pg.cursor} if pg.cursor is not None else {}
+            page["has_more"] = pg.has_more
+            if pg.total is not None:
+                if pg.total < 0:
+                    raise OutsideError("a negative total")
+                page["total_count"] = pg.total
+            meta += b',"pagination":' + _enc(page)
+        meta += b"}}"
+        if r.ok:
+            return b'{"success":true,"data":' + _object_payload(d.result) + b',"error":null' + meta
+        code, etype = codes[r.code]  # type: ignore[index]
+        data = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
+        if r.details is not None:
+            data += b',"details":' + _object(r.details)
+        return b'{"success":false,"data":' + data + b'},"error":' + _enc(r.message) + meta
+
+    return floor
+
+
+def code_graph_to_errorcode() -> Conv:
+    codes = code_table("code-graph", "errorcode")
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        meta = b',"meta":{"tool_version":"1.0","elapsed_ms":0,"correlation_id":' + _enc(r.data.request_id) + b"}}"
+        if r.ok:
+            return b'{"success":true,"data":' + r.data.result + meta
+        code, retryable = codes[r.code]  # type: ignore[index]
+        err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message) + b',"retryable":' + _enc(retryable)
+        return b'{"success":false,"data":null,"error":' + err + b"}" + meta
+
+    return floor
+
+
+def code_graph_to_result() -> Conv:
+    codes = code_table("code-graph", "result")
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        if r.ok:
+            return b'{"success":true,"value":' + r.data.result + b"}"
+        (code,) = codes[r.code]  # type: ignore[index]
+        out = b'{"success":false,"error":' + _enc(r.message) + b',"error_type":' + _enc(code)
+        if r.details is not None:
+            out += b',"error_data":{"details":' + r.details + b"}"
+        return out + b"}"
+
+    return floor
+
+
+def code_graph_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = code_table("code-graph", "dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    version = b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    source = b',"duration_ms":' + _enc(syn["duration_ms"]) + b',"source":' + _enc(syn["source"])
+    id_rule, label_rule, atype = str(syn["next_step.id"]), str(syn["next_step.label"]), str(syn["next_step.type"])
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        d = r.data
+        stamp = d.generated_at
+        if not _timestamp(stamp) or not stamp.endswith(("Z", "+00:00")):
+            raise OutsideError("a time stamp envglot converts or replaces")
+        tail = b',"audit":{"timestamp":' + _enc(stamp) + source + b',"correlation_id":' + _enc(d.request_id) + b"}"
+        steps = d.meta.next_query_suggestion
+        if steps:
+            actions = []
+            taken: set[str] = set()
+            for st in steps:
+                tool = st.tool
+                slug = _NON_SLUG.sub("-", tool.lower()).strip("-") or "action"
+                aid = base = id_rule.format(slug=slug, tool=tool)
+                n = 1
+                while aid in taken:
+                    n += 1
+                    aid = f"{base}-{n}"
+                taken.add(aid)
+                a = b'{"id":' + _enc(aid) + b',"type":' + _enc(atype)
+                a += b',"label":' + _enc(label_rule.format(slug=slug, tool=tool))
+                if st.reason is not None:
+                    a += b',"reason":' + _enc(st.reason)
+                if st.args == RAW_NULL:
+                    raise OutsideError("null suggestion args")
+                a += b',"tool":' + _enc(tool) + b',"parameters":' + _object(st.args)
+                actions.append(a + b"}")
+            tail += b',"actions":[' + b",".join(actions) + b"]"
+        head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(d.tool) + version
+        if r.ok:
+            return b"".join(
+                (
+                    head,
+                    b'"ok","summary":"Completed.","data":',
+                    _object_payload(d.result),
+                    b',"warnings":[],"errors":[]',
+                    tail,
+                    b"}",
+                )
+            )
+        (code,) = codes[r.code]  # type: ignore[index]
+        message = _enc(r.message)
+        error = b'[{"code":' + _enc(code) + b',"message":' + message
+        if r.details is not None and r.details != RAW_NULL:
+            error += b',"details":' + _object(r.details)
+        return b"".join(
+            (head, b'"error","summary":', message, b',"data":{},"warnings":[],"errors":', error, b"}]", tail, b"}")
+        )
+
+    return floor
+
+
+# --------------------------------------------------------------------------- legacy-v1 sources
+
+_INTERIM_KEYS = frozenset({"success", "data", "error"})
+_LEGACY_META = msgspec.json.Decoder(legacy_v1.InterimMeta).decode
+_STRS = msgspec.json.Decoder(list[str]).decode
+_OPT_STR = msgspec.json.Decoder(str | None).decode
+_BOOL = msgspec.json.Decoder(bool).decode
+
+
+class _Legacy(msgspec.Struct):
+    """What the floors take from a legacy-v1 response (after envglot's reader checks)."""
+
+    ok: bool
+    payload: Raw
+    message: str | None
+    warnings: list[str] | None
+    pagination: Any
+    duration: int | float | None
+
+
+def _legacy_in(b: bytes) -> _Legacy:
+    """The checks of envglot's legacy-v1 reader (shape A or the interim shape B)."""
+    try:
+        doc = _RAW_DICT(b)
+        if "_envglot" in doc:
+            raise OutsideError("a residue")
+        raw_error = doc.get("error")
+        error = _OPT_STR(raw_error) if raw_error is not None else None
+        if (
+            doc.keys() == _INTERIM_KEYS
+            and _OBJECT(doc["data"]) is not None
+            and (doc["error"] == RAW_NULL or bytes(doc["error"])[:1] == b'"')
+        ):
+            ok = _BOOL(doc["success"])
+            data = _RAW_DICT(doc["data"])
+            meta_raw = data.pop("_meta", None)
+            warn_raw = data.pop("_warnings", None)
+            warnings = _STRS(warn_raw) if warn_raw is not None else None
+            pagination = duration = None
+            if meta_raw is not None:
+                meta = _LEGACY_META(meta_raw)
+                pagination = meta.pagination
+                if meta.timing is not None:
+                    duration = meta.timing.duration_ms
+            payload = Raw(_enc(data)) if data else RAW_EMPTY
+            return _Legacy(ok, payload, error, warnings, pagination, duration)
+        ok = _BOOL(doc["success"]) if "success" in doc else not error
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    if ok and error:
+        raise OutsideError("a success with an error (kept as a warning)")
+    rest = {k: v for k, v in doc.items() if k not in ("success", "error", "schema_version")}
+    return _Legacy(ok, Raw(_enc(rest)) if rest else RAW_EMPTY, error, None, None, None)
+
+
+def legacy_code(dst: str) -> tuple[Any, ...]:
+    """What envglot writes in ``dst`` for a legacy-v1 failure (one category: legacy has no codes)."""
+    doc = envglot.convert(b'{"success":false,"error":"m"}', from_="legacy-v1", to=dst, unsupported="ignore")
+    return _TARGET_CODE[dst](orjson.loads(doc))
+
+
+def _legacy_message(r: _Legacy) -> str:
+    if not r.message:
+        raise OutsideError("a failure without a message")
+    return r.message
+
+
+def legacy_v1_to_response_v2() -> Conv:
+    code, etype = legacy_code("response-v2")
+    code_fields = {"error_code": Raw(_enc(code)), "error_type": Raw(_enc(etype))}
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        meta = b',"meta":{"version":"response-v2"'
+        if r.warnings:
+            meta += b',"warnings":' + _enc(r.warnings)
+        pg = r.pagination
+        if pg is not None:
+            page: dict[str, Any] = {} if pg.has_more is None else {"has_more": pg.has_more}
+            for key, v in (("total_count", pg.total), ("offset", pg.offset), ("limit", pg.limit)):
+                if v is not None:
+                    if v < 0:
+                        raise OutsideError("a negative count")
+                    page[key] = v
+            meta += b',"pagination":' + _enc(page)
+        if r.duration is not None:
+            meta += b',"telemetry":{"duration_ms":' + _enc(r.duration if r.duration >= 0 else 0) + b"}"
+        meta += b"}}"
+        if r.ok:
+            return b'{"success":true,"data":' + r.payload + b',"error":null' + meta
+        message = _legacy_message(r)
+        if r.payload == RAW_EMPTY:
+            data = _enc(code_fields)
+        else:
+            d = _RAW_DICT(r.payload)
+            for k in _RV2_ERROR_KEYS:
+                d.pop(k, None)
+            data = _enc({**d, **code_fields})
+        return b'{"success":false,"data":' + data + b',"error":' + _enc(message) + meta
+
+    return floor
+
+
+def legacy_v1_to_errorcode() -> Conv:
+    code, retryable = legacy_code("errorcode")
+    head = b',"error":{"code":' + _enc(code) + b',"message":'
+    tail = b',"retryable":' + _enc(retryable) + b"}"
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        meta = b""
+        if r.duration is not None:
+            ms = r.duration if r.duration >= 0 else 0
+            meta = b',"meta":{"tool_version":"1.0","elapsed_ms":' + _enc(ms if type(ms) is int else round(ms)) + b"}"
+        if r.ok:
+            return b'{"success":true,"data":' + r.payload + meta + b"}"
+        data = r.payload if r.payload != RAW_EMPTY else b"null"
+        return b'{"success":false,"data":' + data + head + _enc(_legacy_message(r)) + tail + meta + b"}"
+
+    return floor
+
+
+def legacy_v1_to_result() -> Conv:
+    (code,) = legacy_code("result")
+    error_type = b',"error_type":' + _enc(code)
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        if r.ok:
+            return b'{"success":true,"value":' + r.payload + b"}"
+        out = b'{"success":false,"error":' + _enc(_legacy_message(r)) + error_type
+        if r.payload != RAW_EMPTY:
+            out += b',"error_data":' + r.payload
+        return out + b"}"
+
+    return floor
+
+
+def legacy_v1_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    (code,) = legacy_code("dotbot")
+    syn = default_mappings()["dotbot"].synthesize
+    head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
+    head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    stamp = b',"audit":{"timestamp":' + _enc(syn["timestamp"]) + b',"duration_ms":'
+    source = b',"source":' + _enc(syn["source"]) + b"}}"
+    error_code = b'[{"code":' + _enc(code) + b',"message":'
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        dur = r.duration if r.duration is not None else syn["duration_ms"]
+        dur = dur if dur >= 0 else 0
+        audit = stamp + _enc(dur if type(dur) is int else round(dur)) + source
+        warnings = _enc(r.warnings) if r.warnings else b"[]"
+        if r.ok:
+            status = b'"warning"' if r.warnings else b'"ok"'
+            return b"".join(
+                (
+                    head,
+                    status,
+                    b',"summary":"Completed.","data":',
+                    r.payload,
+                    b',"warnings":',
+                    warnings,
+                    b',"errors":[]',
+                    audit,
+                )
+            )
+        message = _enc(_legacy_message(r))
+        return b"".join(
+            (
+                head,
+                b'"error","summary":',
+                message,
+                b',"data":',
+                r.payload,
+                b',"warnings":',
+                warnings,
+                b',"errors":',
+                error_code,
+                message,
+                b"}]",
+                audit,
+            )
+        )
+
+    return floor
+
+
+def legacy_v1_to_code_graph() -> Conv:
+    from envglot.mappings import default_mappings
+
+    (code,) = legacy_code("code-graph")
+    syn = default_mappings()["code-graph"].synthesize
+    tool = _enc(syn["tool"])
+    stamp = _enc(syn["timestamp"])
+    root = str(syn["workspace.root"])
+    workspace = _enc({"root": root, "repoName": root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]})
+    error_code = b'{"code":' + _enc(code) + b',"message":'
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        if r.ok:
+            res = r.payload
+            rid = _request_id("", True, r.payload, None, None)
+        else:
+            message = _legacy_message(r)
+            err = Raw(error_code + _enc(message) + b"}")
+            d = {k: v for k, v in _RAW_DICT(r.payload).items() if k != "error"} if r.payload != RAW_EMPTY else {}
+            d["error"] = err
+            res = _enc(d)
+            rid = _request_id("", False, r.payload, "", message)
+        tail = b',"truncated":false,"limits":{}'
+        pg = r.pagination
+        if pg is not None:
+            tail += b',"page":{"hasMore":' + (b"true" if pg.has_more else b"false")
+            total = pg.total
+            if total is not None:
+                if total < 0:
+                    raise OutsideError("a negative total")
+                tail += b',"total":' + _enc(total)
+            tail += b"}"
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if r.ok else b"false",
+                b',"data":{"tool":',
+                tool,
+                b',"version":"1.0","requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                stamp,
+                b',"workspace":',
+                workspace,
+                b',"result":',
+                res,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, tail + b"}}}")
+
+    return floor
+
+
+# --------------------------------------------------------------------------- registry
+
+FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
+    ("dotbot", "response-v2"): dotbot_to_response_v2,
+    ("dotbot", "errorcode"): dotbot_to_errorcode,
+    ("dotbot", "result"): dotbot_to_result,
+    ("dotbot", "code-graph"): dotbot_to_code_graph,
+    ("errorcode", "response-v2"): errorcode_to_response_v2,
+    ("errorcode", "dotbot"): errorcode_to_dotbot,
+    ("errorcode", "result"): errorcode_to_result,
+    ("errorcode", "code-graph"): errorcode_to_code_graph,
+    ("response-v2", "errorcode"): response_v2_to_errorcode,
+    ("response-v2", "result"): response_v2_to_result,
+    ("response-v2", "dotbot"): response_v2_to_dotbot,
+    ("response-v2", "code-graph"): response_v2_to_code_graph,
+    ("result", "errorcode"): result_to_errorcode,
+    ("result", "response-v2"): result_to_response_v2,
+    ("result", "dotbot"): result_to_dotbot,
+    ("result", "code-graph"): result_to_code_graph,
+    ("code-graph", "response-v2"): code_graph_to_response_v2,
+    ("code-graph", "errorcode"): code_graph_to_errorcode,
+    ("code-graph", "result"): code_graph_to_result,
+    ("code-graph", "dotbot"): code_graph_to_dotbot,
+    ("legacy-v1", "response-v2"): legacy_v1_to_response_v2,
+    ("legacy-v1", "errorcode"): legacy_v1_to_errorcode,
+    ("legacy-v1", "result"): legacy_v1_to_result,
+    ("legacy-v1", "dotbot"): legacy_v1_to_dotbot,
+    ("legacy-v1", "code-graph"): legacy_v1_to_code_graph,
+}
+"""Ordered pair -> a function building its floor (code tables are built then, not per record)."""
+
+NOT_WRITTEN = "no floor written for this pair"
+"""What the harness says for a pair without a floor."""
+
+
+def build(src: str, dst: str) -> Conv | None:
+    """The floor of ``src -> dst``, or ``None`` when none is written."""
+    make = FLOORS.get((src, dst))
+    return make() if make is not None else None
