@@ -1,0 +1,92 @@
+"""Documents of any registered dialect, derived from the registry (never from a list of names).
+
+- :func:`canonical_envelopes`: hypothesis strategy of canonical :class:`envglot.Envelope`\\ s
+  whose fields every writer can express or report (categories from ``canonical.toml``).
+- :func:`documents`: a strategy of valid documents of one dialect, as decoded JSON. A
+  dialect's own unit may declare a hand-tuned one (an ``envelopes`` strategy in
+  ``tests/dialects/test_<name>.py``, reaching its quirks: unknown keys of a newer emitter,
+  unknown codes); otherwise a writable dialect's documents are canonical envelopes written by
+  its writer, and a read-only dialect's are its golden and example files.
+- :func:`sample_files`: a dialect's golden and example documents, found by convention
+  (``tests/golden/<name>/*.json``, ``examples/<name>/*.json``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from hypothesis import strategies as st
+
+import envglot
+from envglot.canonical import Envelope, Notice, Problem
+from envglot.dialect import Dialect, get_dialect
+from envglot.mappings import default_mappings
+
+__all__ = ["canonical_envelopes", "documents", "sample_files", "unit_module"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_text = st.text(max_size=12)
+_words = st.text(alphabet="abcdefghij klmnop-_.", min_size=1, max_size=16)
+_scalars = st.none() | st.booleans() | st.integers(-(2**31), 2**31) | _text
+_json = st.recursive(
+    _scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3), max_leaves=6
+)
+_objects = st.dictionaries(_text, _json, max_size=3)
+
+
+def _raw(value: Any) -> msgspec.Raw:
+    return msgspec.Raw(msgspec.json.encode(value))
+
+
+@functools.cache
+def canonical_envelopes() -> st.SearchStrategy[Envelope]:
+    """Canonical envelopes: success or failure, payload, summary, problems, warnings, request id, timing."""
+    categories = st.sampled_from(sorted(default_mappings().categories))
+    problems = st.builds(
+        Problem, category=categories, message=_words, retryable=st.none() | st.booleans(), details=st.none()
+    )
+    warnings = st.builds(Notice, message=_words)
+    common = {
+        "payload": st.none() | _objects.map(_raw),
+        "summary": st.none() | _words,
+        "warnings": st.lists(warnings, max_size=2).map(tuple),
+        "request_id": st.none() | st.text(alphabet="0123456789abcdef", min_size=8, max_size=12),
+        "duration_ms": st.none() | st.integers(0, 10**6),
+    }
+    ok = st.builds(Envelope, ok=st.just(True), **common)
+    some = st.lists(problems, min_size=1, max_size=2).map(tuple)
+    failed = st.builds(Envelope, ok=st.just(False), problems=some, **common)
+    return ok | failed
+
+
+def unit_module(dialect: Dialect) -> Any:
+    """The dialect's own test module (``tests/dialects/test_<name>.py``), or ``None``."""
+    try:
+        return importlib.import_module(f"dialects.test_{dialect.name.replace('-', '_')}")
+    except ModuleNotFoundError:
+        return None
+
+
+def sample_files(name: str) -> tuple[Path, ...]:
+    """The dialect's golden and example documents, by convention."""
+    dirs = (ROOT / "tests" / "golden" / name, ROOT / "examples" / name)
+    return tuple(p for d in dirs for p in sorted(d.glob("*.json")))
+
+
+def documents(name: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Valid-shaped documents of dialect ``name`` (decoded JSON objects)."""
+    d = get_dialect(name)
+    own = getattr(unit_module(d), "envelopes", None)
+    if isinstance(own, st.SearchStrategy):
+        return own
+    if d.shape.writable:
+        return canonical_envelopes().map(
+            lambda env: msgspec.json.decode(envglot.write(env, to=d.name, unsupported="ignore"))
+        )
+    files = [p.read_bytes() for p in sample_files(name)]  # decoded afresh per draw: callers may mutate it
+    return st.sampled_from(files).map(msgspec.json.decode) if files else st.nothing()
