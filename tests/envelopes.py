@@ -26,17 +26,74 @@ from envglot.canonical import Envelope, Notice, Problem
 from envglot.dialect import Dialect, get_dialect
 from envglot.mappings import default_mappings
 
-__all__ = ["canonical_envelopes", "documents", "sample_files", "unit_module"]
+__all__ = [
+    "canonical_envelopes",
+    "code_of",
+    "counts",
+    "documents",
+    "json_values",
+    "objects",
+    "record",
+    "sample_files",
+    "scalars",
+    "some_objects",
+    "text",
+    "unit_module",
+]
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_text = st.text(max_size=12)
-_words = st.text(alphabet="abcdefghij klmnop-_.", min_size=1, max_size=16)
-_scalars = st.none() | st.booleans() | st.integers(-(2**31), 2**31) | _text
-_json = st.recursive(
-    _scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3), max_leaves=6
+# -- JSON building blocks (for the dialects' own ``envelopes`` strategies) ---------------------
+
+text = st.text(max_size=8)  # any unicode (no lone surrogates): quotes, backslashes, controls, emoji
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | text
 )
-_objects = st.dictionaries(_text, _json, max_size=3)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=6,
+)
+"""Payloads: any JSON value."""
+_KEYS = st.sampled_from(["a", "id", "value", "error", "x y", 'q"uote', "\\", "é", "😀", ""])
+objects = st.dictionaries(_KEYS | text, scalars | st.lists(scalars, max_size=2), max_size=3)
+"""Small objects for details, parameters, limits, contexts."""
+some_objects = objects.filter(bool)
+counts = st.integers(min_value=0, max_value=2**53)
+
+
+def code_of(dialect: str) -> st.SearchStrategy[str]:
+    """A code the dialect's table knows, or an unknown one."""
+    unknown = st.text(alphabet="ABCDEFGHIJ_xyz", min_size=1, max_size=10)
+    return st.sampled_from(sorted(default_mappings()[dialect].codes)) | unknown
+
+
+def record(
+    required: dict[str, Any],
+    optional: dict[str, Any] | None = None,
+    extra: bool = True,
+    known: frozenset[str] = frozenset(),
+) -> st.SearchStrategy:
+    """An object with ``required`` keys, any of ``optional``, and (``extra``) unknown keys of a newer emitter.
+
+    Unknown keys avoid ``known`` (the dialect's other field names) and the preserve slot.
+    """
+    base = st.fixed_dictionaries(
+        {k: v if isinstance(v, st.SearchStrategy) else st.just(v) for k, v in required.items()},
+        optional=optional or {},
+    )
+    if not extra:
+        return base
+    taken = set(required) | set(optional or {}) | set(known) | {"_envglot"}
+    unknown = st.dictionaries(text.filter(lambda k: k not in taken), json_values, max_size=1)
+    return st.builds(lambda d, e: {**d, **e}, base, unknown)
+
+
+# -- canonical envelopes and documents of any dialect ------------------------------------------
 
 
 def _raw(value: Any) -> msgspec.Raw:
@@ -48,12 +105,12 @@ def canonical_envelopes() -> st.SearchStrategy[Envelope]:
     """Canonical envelopes: success or failure, payload, summary, problems, warnings, request id, timing."""
     categories = st.sampled_from(sorted(default_mappings().categories))
     problems = st.builds(
-        Problem, category=categories, message=_words, retryable=st.none() | st.booleans(), details=st.none()
+        Problem, category=categories, message=text, retryable=st.none() | st.booleans(), details=st.none()
     )
-    warnings = st.builds(Notice, message=_words)
+    warnings = st.builds(Notice, message=text)
     common = {
-        "payload": st.none() | _objects.map(_raw),
-        "summary": st.none() | _words,
+        "payload": st.none() | objects.map(_raw),
+        "summary": st.none() | text,
         "warnings": st.lists(warnings, max_size=2).map(tuple),
         "request_id": st.none() | st.text(alphabet="0123456789abcdef", min_size=8, max_size=12),
         "duration_ms": st.none() | st.integers(0, 10**6),
