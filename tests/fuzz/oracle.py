@@ -37,6 +37,7 @@ from envglot import EnvglotError, mcp
 from envglot import inspect as envinfo
 from envglot.api import _locate
 from envglot.diagnostics import DISCARD
+from envglot.dialect import writable_names
 from envglot.limits import check_input
 
 from .mutator import BOM, Case, says_failure
@@ -44,7 +45,7 @@ from .tree import parse, to_python
 
 __all__ = ["PROBES", "SDK_PROBES", "TARGETS", "Failure", "Input", "Probe", "by_name", "calls", "run_all"]
 
-TARGETS = ("dotbot", "result", "errorcode", "code-graph", "response-v2")
+TARGETS = writable_names()
 LEVELS = ("ignore", "warn", "raise")
 
 _LOGGERS = (logging.getLogger("envglot"), logging.getLogger("envglot.mcp"))
