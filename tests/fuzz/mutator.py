@@ -73,7 +73,8 @@ def says_failure(tree: Any, depth: int = 0) -> bool:
     """True if the document (or a wrapper around it) says the call failed.
 
     JSON-RPC ``error``; a CallToolResult with ``isError: true``; an envelope with
-    ``success: false`` or dotbot ``status: "error"``; recursively through wrappers.
+    ``success: false`` or whose detected dialect's outcome flag says failure (``Dialect.failed``:
+    dotbot ``status: "error"`` only in a dotbot envelope); recursively through wrappers.
     """
     if not isinstance(tree, Obj) or depth > 8:
         return False
@@ -82,14 +83,18 @@ def says_failure(tree: Any, depth: int = 0) -> bool:
             return True
         return says_failure(tree.get("result"), depth + 1)
     if tree.get("success") is False or (tree.has("schema_id") and tree.get("status") == "error"):
-        return True  # dotbot's status means failure only in a dotbot envelope (it has schema_id)
+        return True  # also when detection fails on a broken member: dotbot's status, only with schema_id
     if tree.has("content") or tree.has("structuredContent"):
         if tree.get("isError") is True:
             return True
         sc = tree.get("structuredContent")
         if isinstance(sc, Obj):
             return says_failure(sc, depth + 1)
-    return False
+        return False
+    try:  # the outcome flag of the dialect the envelope is read as (dotbot's status only in dotbot)
+        return get_dialect(detect(dump(tree))).failed(dump(tree))
+    except (EnvglotError, RecursionError, ValueError):
+        return False
 
 
 # ---- wrappers ---------------------------------------------------------------------------
