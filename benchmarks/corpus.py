@@ -6,7 +6,11 @@ dialect's real emitter uses on one line (``real-world-behaviour.md``): dotbot co
 with PowerShell hash-order keys, result as ``json.dumps`` prints it (``", "``/``": "``
 separators, ``ensure_ascii``), errorcode compact with serde-sorted payload keys,
 code-graph compact with ``approxTokens`` computed like the emitter, response-v2
-minified, legacy-v1 compact (flat dicts and the interim envelope).
+minified, legacy-v1 compact (flat dicts and the interim envelope). These imitations are
+found by name (``_emit_<dialect in snake_case>`` below); a dialect without one (a newly
+registered dialect) is built generically: a canonical envelope of the same payload sizes
+and error share written by the dialect's own writer in its native style, or for a read-only
+dialect its golden and example documents (``tests/golden/<name>/``, ``examples/<name>/``).
 
 About 80 % of the records are successes (some with warnings, pagination, intents,
 telemetry...) and 20 % failures with codes drawn from what the real servers emit.
@@ -22,9 +26,16 @@ import random
 import string
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
+
+import envglot
+from envglot.canonical import Envelope, Problem
+from envglot.dialect import dialect_names, get_dialect
+from envglot.mappings import default_mappings
 
 __all__ = [
     "DIALECTS",
@@ -37,7 +48,8 @@ __all__ = [
     "jsonl_mix",
 ]
 
-DIALECTS: tuple[str, ...] = ("dotbot", "result", "errorcode", "code-graph", "response-v2", "legacy-v1")
+DIALECTS: tuple[str, ...] = dialect_names()
+"""Every registered dialect (``envglot.dialect.registered``)."""
 SIZES: tuple[str, ...] = ("tiny", "medium", "large")
 SIZE_BYTES: dict[str, int] = {"tiny": 200, "medium": 2_048, "large": 51_200}
 """Target compact size of the payload (nested JSON), per size class."""
@@ -351,7 +363,7 @@ def _compact(doc: Json) -> bytes:
 Built = tuple[bool, str | None, bytes]
 
 
-def _dotbot(rng: random.Random, size: str, fail: bool) -> Built:
+def _emit_dotbot(rng: random.Random, size: str, fail: bool) -> Built:
     tool = rng.choice(_DOTBOT_TOOLS)
     audit: Json = {
         "source": f".bot/mcp/tools/{tool}/script.ps1",
@@ -413,7 +425,7 @@ def _dotbot(rng: random.Random, size: str, fail: bool) -> Built:
     return not fail, code, _compact(doc)
 
 
-def _result(rng: random.Random, size: str, fail: bool) -> Built:
+def _emit_result(rng: random.Random, size: str, fail: bool) -> Built:
     doc: Json
     code = None
     if fail:
@@ -448,7 +460,7 @@ def _sorted(doc: Any) -> Any:
     return orjson.loads(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS))
 
 
-def _errorcode(rng: random.Random, size: str, fail: bool) -> Built:
+def _emit_errorcode(rng: random.Random, size: str, fail: bool) -> Built:
     meta: Json = {"tool_version": "1.0", "elapsed_ms": rng.randrange(2, 3_000)}
     code = None
     doc: Json
@@ -484,7 +496,7 @@ def _errorcode(rng: random.Random, size: str, fail: bool) -> Built:
     return not fail, code, _compact(doc)
 
 
-def _code_graph(rng: random.Random, size: str, fail: bool) -> Built:
+def _emit_code_graph(rng: random.Random, size: str, fail: bool) -> Built:
     tool = rng.choice(_CG_TOOLS)
     code = None
     meta: Json = {"approxTokens": 0, "truncated": False, "limits": {}}
@@ -522,7 +534,7 @@ def _code_graph(rng: random.Random, size: str, fail: bool) -> Built:
     return not fail, code, _compact(doc)
 
 
-def _response_v2(rng: random.Random, size: str, fail: bool) -> Built:
+def _emit_response_v2(rng: random.Random, size: str, fail: bool) -> Built:
     meta: Json = {"version": "response-v2", "request_id": "tool_" + _hex(rng, 12)}
     code = None
     if fail:
@@ -551,7 +563,7 @@ def _response_v2(rng: random.Random, size: str, fail: bool) -> Built:
     return not fail, code, _compact(doc)
 
 
-def _legacy_v1(rng: random.Random, size: str, fail: bool) -> Built:
+def _emit_legacy_v1(rng: random.Random, size: str, fail: bool) -> Built:
     code = None
     if rng.random() < 0.5:  # shape B, the interim envelope
         if fail:
@@ -599,14 +611,56 @@ def _legacy_v1(rng: random.Random, size: str, fail: bool) -> Built:
     return True, code, _compact(doc)
 
 
-_BUILDERS: dict[str, Callable[[random.Random, str, bool], Built]] = {
-    "dotbot": _dotbot,
-    "result": _result,
-    "errorcode": _errorcode,
-    "code-graph": _code_graph,
-    "response-v2": _response_v2,
-    "legacy-v1": _legacy_v1,
-}
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _generic(dialect: str) -> Callable[[random.Random, str, bool], Built]:
+    """The builder of a dialect with no emitter imitation here.
+
+    Writable: a canonical envelope (payload of the size class, a summary, timing, a request id;
+    a failure's problem in a category the dialect's table writes, with details) written by the
+    dialect's writer in ``style="native"``. Read-only: its golden and example documents, minified.
+    """
+    d = get_dialect(dialect)
+    if not d.shape.writable:
+        files = [p for sub in ("tests/golden", "examples") for p in sorted((_ROOT / sub / dialect).glob("*.json"))]
+        docs = [msgspec.json.encode(msgspec.json.decode(p.read_bytes())) for p in files]
+        by_outcome = {ok: [b for b in docs if envglot.read(b, from_=dialect).ok is ok] for ok in (True, False)}
+        if not docs:
+            raise ValueError(f"no goldens or examples of read-only dialect {dialect} to benchmark")
+
+        def sample(rng: random.Random, size: str, fail: bool) -> Built:
+            pool = by_outcome[not fail] or docs  # the size class cannot be honoured: documents as they are
+            data = rng.choice(pool)
+            return envglot.read(data, from_=dialect).ok, None, data
+
+        return sample
+    categories = sorted(default_mappings()[dialect].write)  # the categories its table writes a code for
+
+    def build(rng: random.Random, size: str, fail: bool) -> Built:
+        problems: tuple[Problem, ...] = ()
+        if fail:
+            details = msgspec.Raw(_compact(_details(rng, size)))
+            problems = (Problem(category=rng.choice(categories), message=_words(rng, 6), details=details),)
+        env = Envelope(
+            ok=not fail,
+            payload=None if fail else msgspec.Raw(_compact(payload(rng, size))),
+            summary=_words(rng, 5),
+            problems=problems,
+            request_id=_hex(rng, 12),
+            duration_ms=rng.randrange(1, 900),
+        )
+        data = envglot.write(env, to=dialect, style="native", unsupported="ignore")
+        out = envglot.read(data, from_=dialect)
+        return out.ok, out.problems[0].code if out.problems else None, data
+
+    return build
+
+
+def builder(dialect: str) -> Callable[[random.Random, str, bool], Built]:
+    """The emitter imitation ``_emit_<dialect in snake_case>`` of this module, else the generic builder."""
+    found = globals().get("_emit_" + dialect.replace("-", "_"))
+    return found if callable(found) else _generic(dialect)
 
 
 def generate(
@@ -620,7 +674,7 @@ def generate(
     """
     corpus = Corpus(seed=seed)
     for d in dialects:
-        build = _BUILDERS[d]
+        build = builder(d)
         for s in SIZES:
             n = counts.get(s, 0)
             if n <= 0:

@@ -25,7 +25,7 @@ except ImportError:  # running from a checkout without an installed package
     sys.path.insert(0, str(ROOT / "src"))
 
 from envglot.crosswalk import equivalent  # noqa: E402
-from envglot.mappings import CodeRow, ErrorTypeRow, Mappings, WriteRow, load_mappings  # noqa: E402
+from envglot.mappings import CodeRow, DialectMap, ErrorTypeRow, Mappings, WriteRow, load_mappings  # noqa: E402
 
 _HINT_KEYS = ("origin", "upstream", "aspect", "partial")
 
@@ -116,10 +116,10 @@ def render(m: Mappings) -> str:
 
     for name, d in m.dialects.items():
         lines += [f"## Dialect `{name}`", "", d.description, ""]
-        is_v2 = name == "response-v2"
+        word = _type_word(d)  # a dialect with a category-word table (its own column)
         if d.codes:
             header = ["code", "category", "hints", "retryable", "HTTP"]
-            header += ["error_type"] if is_v2 else []
+            header += [word] if word else []
             header += ["ext", "note"]
             rows = []
             for code, r in d.codes.items():
@@ -127,7 +127,7 @@ def render(m: Mappings) -> str:
                 retry = _cell(r.retryable) if r.retryable is not None else f"({_cell(cat.retryable)})"
                 http = str(r.http) if r.http is not None else f"({cat.http})"
                 row: list[object] = [_code(code), r.category, _hints(r), retry, http]
-                row += [r.type] if is_v2 else []
+                row += [r.type] if word else []
                 row += ["yes" if r.ext else "", r.note]
                 rows.append(row)
             lines += [f"### Codes ({len(d.codes)})", "", "Values in parentheses are category defaults.", ""]
@@ -137,7 +137,7 @@ def render(m: Mappings) -> str:
             if d.default_category:
                 lines += [f"Default category: `{d.default_category}`.", ""]
         if d.shape.writable:
-            src = "error-types.toml (`result` column)" if name == "result" else f"mappings/{name}.toml"
+            src = f"error-types.toml (`{name}` column)" if d.shape.open_codes else f"mappings/{name}.toml"
             lines += ["### Writer choices", "", f"From {src}, in the order they are tried.", ""]
             rows = []
             for category in m.categories:
@@ -147,21 +147,24 @@ def render(m: Mappings) -> str:
         else:
             lines += ["Read-only dialect: no writer.", ""]
 
-    v2 = m.dialects.get("response-v2")
-    if v2 is not None:
+    for name, d in m.dialects.items():
+        word = _type_word(d)
+        if not word:
+            continue
+        code_word = (d.path("problem.code") or "code").rsplit(".", 1)[-1]
         lines += [
-            "## response-v2 `error_type`",
+            f"## {name} `{word}`",
             "",
-            "Read when `error_code` is unknown; values in parentheses are defaults.",
+            f"Read when `{code_word}` is unknown; values in parentheses are defaults.",
             "",
         ]
         rows = []
-        for tname, t in v2.types.items():
+        for tname, t in d.types.items():
             cat = m.categories[t.category]
             retry = _cell(t.retryable) if t.retryable is not None else f"({_cell(cat.retryable)})"
             http = t.http if t.http is not None else f"({cat.http})"
             rows.append([_code(tname), t.category, retry, http, "yes" if t.ext else "", t.note])
-        lines += _table(["error_type", "category", "retryable", "HTTP", "ext", "note"], rows)
+        lines += _table([word, "category", "retryable", "HTTP", "ext", "note"], rows)
 
     lines += [
         "## error_type equivalence (error-types.toml)",
@@ -204,6 +207,13 @@ def render(m: Mappings) -> str:
         lines += _table(["code", "category", *targets], rows)
 
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _type_word(d: DialectMap) -> str | None:
+    """The wire name of a dialect's category word (``[types]`` table), ``None`` without one."""
+    if not d.types:
+        return None
+    return (d.path("problem.type") or "type").rsplit(".", 1)[-1]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

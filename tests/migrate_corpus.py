@@ -14,8 +14,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envglot.dialect import dialect_names
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-DIALECTS = ("dotbot", "result", "errorcode", "code-graph", "response-v2", "legacy-v1")
+DIALECTS = dialect_names()
+"""Every registered dialect; those with bundled examples (``examples/<name>/``) contribute records."""
 
 
 def _compact(raw: bytes) -> bytes:

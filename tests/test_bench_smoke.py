@@ -19,7 +19,12 @@ from envglot.dialects import NAMES, WRITABLE
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = ("tiny", "medium", "large")
 PAIRS = [(s, t) for s in NAMES for t in WRITABLE if s != t]
-HANDWRITTEN = [("dotbot", "response-v2"), ("legacy-v1", "response-v2")]
+_spec = importlib.util.spec_from_file_location("bench_handwritten", ROOT / "benchmarks" / "handwritten.py")
+assert _spec is not None and _spec.loader is not None
+_handwritten = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_handwritten)
+HANDWRITTEN = sorted(_handwritten.CONVERSIONS)
+"""The pairs the hand-written orjson baselines cover (the harness's own list)."""
 HAS_PYDANTIC = importlib.util.find_spec("pydantic") is not None
 
 

@@ -1,6 +1,6 @@
 """Every reader x every writer over the golden corpus, with semantic assertions.
 
-For each golden case (all six source dialects) and each writable target: the outcome, the
+For each golden case (every registered source dialect) and each writable target: the outcome, the
 summary and first error message (where the target has a place), the payload (modulo the
 documented ``{"value": ...}`` wrapping) and the first problem's category survive; the code
 written is the one the mapping tables choose; diagnostics are well formed; and whatever a
@@ -16,24 +16,29 @@ import msgspec
 import pytest
 
 import envglot
+from envelopes import unit_module
 from envglot import Envelope, Kind, Problem
+from envglot.dialect import get_dialect
 from envglot.dialects import NAMES, WRITABLE
 from envglot.mappings import default_mappings
 from envglot.residue import format_path, parse_path
-from golden import GOLDEN, PINNED, Case, cases
+from golden import GOLDEN, Case, cases, pinned_writes
 
 M = default_mappings()
 PAIRS = [(case, dst) for case in cases() for dst in WRITABLE]
 IDS = [f"{case}->{dst}" for case, dst in PAIRS]
 
-DERIVED: dict[str, dict[str, tuple[str, ...]]] = {
-    "dotbot": {"$.status": ("$.errors", "$.warnings")},  # computed from the arrays
-    "errorcode": {"$.error.retryable": ("$.error.code",)},  # derived from the code
-    "response-v2": {"$.data.error_type": ("$.data.error_code",)},  # paired with the code
-}
-"""Wire fields a writer derives from others: a change is explained by a diagnostic on a base."""
 
-_INTENT_ROW = M["dotbot"].path("next_step.intent") is not None
+def _unit(dialect: str, attr: str) -> dict[str, Any]:
+    """A table the dialect's own unit declares (``tests/dialects/test_<name>.py``), by convention:
+
+    ``DERIVED``: wire path -> the wire paths it is derived from (a change is explained by a
+    diagnostic on a base); ``LOSS_XFAIL``: case stem -> why the loss check fails for it.
+    """
+    value = getattr(unit_module(get_dialect(dialect)), attr, None)
+    return value if isinstance(value, dict) else {}
+
+
 _EMPTY = {None, b"null", b"{}"}
 
 
@@ -76,8 +81,8 @@ def _at(doc: Any, path: str) -> tuple[bool, Any]:
 def expected_code(p: Problem, dst: str) -> str | None:
     """The native code the tables (and the documented identity rules) give ``p`` in ``dst``."""
     dmap = M[dst]
-    if dst == "result" and p.code is None and p.domain == "result":
-        return None  # Result emits error_type: null as it came
+    if p.code is None and p.domain == dst:
+        return None  # a code its own dialect left out stays out (Result's error_type: null)
     if p.code is not None and p.domain == dst and p.code not in dmap.codes and not dmap.shape.closed:
         return p.code  # an unknown code goes back verbatim to its own open vocabulary
     return dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial)
@@ -86,7 +91,8 @@ def expected_code(p: Problem, dst: str) -> str | None:
 def test_the_golden_corpus_is_consistent() -> None:
     stems = [c.stem for c in cases()]
     assert len(stems) == len(set(stems)), "case stems must be unique across dialects (expected/ is keyed by stem)"
-    assert set(PINNED) <= set(stems)
+    assert set(pinned_writes()) <= set(stems), "expected/ pins writes of cases that do not exist"
+    assert {t for ts in pinned_writes().values() for t in ts} <= set(WRITABLE)
     assert {c.dialect for c in cases()} == set(NAMES)
     want = {c.canonical_path for c in cases()} | {c.expected_path(t) for c in cases() for t in c.pinned}
     have = set((GOLDEN / "canonical").rglob("*.json")) | set((GOLDEN / "expected").glob("*.json"))
@@ -154,14 +160,9 @@ def _loss_cases() -> list[Any]:
         if case.dialect not in WRITABLE:
             continue
         marks = []
-        if case.stem == "spec-4-intent" and dst != "dotbot" and not _INTENT_ROW:
-            marks.append(
-                pytest.mark.xfail(
-                    strict=True,
-                    reason='mappings/dotbot.toml has no "next_step.intent" = "$.intent" row: a dropped intent '
-                    "is reported at $.actions",
-                )
-            )
+        reason = _unit(case.dialect, "LOSS_XFAIL").get(case.stem)
+        if reason is not None and dst != case.dialect:
+            marks.append(pytest.mark.xfail(strict=True, reason=reason))
         out.append(pytest.param(case, dst, marks=marks, id=f"{case}->{dst}"))
     return out
 
@@ -191,7 +192,7 @@ def test_loss_is_never_silent(case: Case, dst: str) -> None:
     back = envglot.convert(conv.output, from_=dst, to=case.dialect, unsupported="ignore")
     original, produced = msgspec.json.decode(case.data), msgspec.json.decode(back)
     named = [d.path for d in conv.diagnostics if d.lossy or d.kind is Kind.STATUS_MISMATCH]
-    derived = DERIVED.get(case.dialect, {})
+    derived = _unit(case.dialect, "DERIVED")
     silent = []
     for path, value in _changes(original, produced):
         if any(_names(d, path) for d in named):

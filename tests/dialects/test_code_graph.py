@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import strategies as st
 
 import envglot
+from envelopes import code_of, counts, json_values, objects, record, text
 from envglot import Kind
 from golden import cases
 
@@ -33,6 +36,45 @@ def approx_tokens(doc: dict) -> int:
 def _js_safe(out: bytes) -> bool:
     """True if Python re-encodes ``out`` exactly as JSON.stringify would (no exponents, no big ints)."""
     return js_stringify(json.loads(out)).encode() == msgspec.json.format(out, indent=-1)
+
+
+# -- valid envelopes for the shared property tests (tests/envelopes.py finds ``envelopes`` by convention) --
+
+
+def _code_graph(ok: bool, result: Any, data: dict[str, Any]) -> dict[str, Any]:
+    return {"success": ok, "data": {**data, "result": result}}
+
+
+_cg_data = record(
+    {
+        "tool": text,
+        "version": "1.0",
+        "requestId": text,
+        "generatedAt": text,
+        "workspace": record({"root": text, "repoName": text}, {"rev": text}, extra=False),
+        "meta": record(
+            {"approxTokens": counts, "truncated": st.booleans(), "limits": objects},
+            {
+                "nextQuerySuggestion": st.lists(
+                    record({"tool": text, "args": objects}, {"reason": text}, extra=False), min_size=1, max_size=2
+                ),
+                "page": record({"hasMore": st.booleans()}, {"cursor": text, "total": counts}, extra=False),
+            },
+            extra=False,
+        ),
+    },
+    extra=False,
+)
+envelopes = st.builds(_code_graph, st.just(True), json_values, _cg_data) | st.builds(
+    _code_graph,
+    st.just(False),
+    st.builds(
+        lambda e: {"error": e},
+        record({"code": code_of("code-graph"), "message": text}, {"details": objects}, extra=False),
+    ),
+    _cg_data,
+)
+"""Valid documents of this dialect, including a newer emitter's unknown keys (``test_properties``)."""
 
 
 class TestCodeGraph(GoldenSuite):

@@ -3,18 +3,34 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import strategies as st
 
 import envglot
+from envelopes import code_of, json_values, objects, record, text
 from envglot import Envelope, Kind, Problem
 from envglot.canonical import NextStep, Notice
+from envglot.mappings import default_mappings
 from golden import cases
 
 from .golden_suite import GoldenSuite
 
 SCHEMA_ID = "dotbot-mcp-response@1"
+
+DERIVED = {"$.status": ("$.errors", "$.warnings")}
+"""Wire fields the writer computes from others (``test_matrix``: a change is explained by a base's diagnostic)."""
+LOSS_XFAIL = (
+    {}
+    if default_mappings()["dotbot"].path("next_step.intent") is not None
+    else {
+        "spec-4-intent": 'mappings/dotbot.toml has no "next_step.intent" = "$.intent" row: a dropped intent '
+        "is reported at $.actions"
+    }
+)
+"""Case stem -> why ``test_matrix``'s loss check is expected to fail for it (strict xfail)."""
 _PROBLEM = Problem(category="not_found", code="PROJECT_NOT_FOUND", domain="dotbot", message="no such project")
 
 
@@ -22,6 +38,44 @@ def _write(env: Envelope) -> tuple[dict, list[envglot.Diagnostic]]:
     report = envglot.Report("ignore")
     out = envglot.write(env, "dotbot", report=report)
     return msgspec.json.decode(out), report.diagnostics
+
+
+# -- valid envelopes for the shared property tests (tests/envelopes.py finds ``envelopes`` by convention) --
+
+_dotbot_issue = record({"code": code_of("dotbot"), "message": text}, {"path": text, "details": objects}, extra=False)
+_dotbot_step = record(
+    {}, {"id": text, "type": text, "label": text, "reason": text, "tool": text, "parameters": objects}, extra=False
+)
+
+
+def _dotbot(errors: list[Any], warnings: list[Any], rest: dict[str, Any]) -> dict[str, Any]:
+    status = "error" if errors else "warning" if warnings else "ok"
+    return {"schema_id": "dotbot-mcp-response@1", "status": status, "errors": errors, "warnings": warnings, **rest}
+
+
+envelopes = st.builds(
+    _dotbot,
+    st.lists(_dotbot_issue, max_size=3),
+    st.lists(text | _dotbot_issue, max_size=2),
+    record(
+        {
+            "tool": text,
+            "version": text,
+            "summary": text,
+            "data": objects | st.builds(lambda v: {"value": v}, json_values),
+            "audit": record(
+                {"timestamp": text, "duration_ms": st.integers(0, 2**31), "source": text},
+                {"host": text, "correlation_id": text, "write_to": text},
+                extra=False,
+            ),
+        },
+        {
+            "intent": record({}, {"recommended_next": text, "reason": text, "parameters": objects}, extra=False),
+            "actions": st.lists(_dotbot_step, min_size=1, max_size=2),
+        },
+    ),
+)
+"""Valid documents of this dialect, including a newer emitter's unknown keys (``test_properties``)."""
 
 
 class TestDotbot(GoldenSuite):

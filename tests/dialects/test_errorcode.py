@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
+from hypothesis import strategies as st
 
 import envglot
+from envelopes import code_of, counts, json_values, objects, record, text
 from envglot import Envelope, Kind, Problem
 from envglot.mappings import default_mappings
 from golden import cases
@@ -22,6 +26,8 @@ SPEC_RETRYABLE = {
     "thread_partial_failure",
     "policy_error",
 }
+DERIVED = {"$.error.retryable": ("$.error.code",)}
+"""Wire fields the writer derives from others (``test_matrix``: a change is explained by a base's diagnostic)."""
 CODES = sorted(default_mappings()["errorcode"].codes)
 
 
@@ -29,6 +35,41 @@ def _error(env: Envelope) -> tuple[dict, list[envglot.Diagnostic]]:
     report = envglot.Report("ignore")
     doc = msgspec.json.decode(envglot.write(env, "errorcode", report=report))
     return doc, report.diagnostics
+
+
+# -- valid envelopes for the shared property tests (tests/envelopes.py finds ``envelopes`` by convention) --
+
+
+def _tool_error(code: str, retryable: bool, rest: dict[str, Any]) -> dict[str, Any]:
+    row = default_mappings()["errorcode"].codes.get(code)
+    return {"code": code, "retryable": retryable if row is None else bool(row.retryable), **rest}
+
+
+_errorcode_meta = record(
+    {"tool_version": "1.0", "elapsed_ms": counts},
+    {
+        "mode": text,
+        "approval_mode": st.booleans(),
+        "pagination": record({}, {"next_token": text, "result_count": counts, "has_more": st.booleans()}, extra=False),
+        "correlation_id": text,
+    },
+)
+envelopes = record(
+    {"success": True, "data": json_values}, {"meta": _errorcode_meta}, known=frozenset({"error"})
+) | record(
+    {
+        "success": False,
+        "data": st.none() | objects,
+        "error": st.builds(
+            _tool_error,
+            code_of("errorcode"),
+            st.booleans(),
+            record({"message": text}, {"rate_limit_reset": text, "retry_after_ms": counts, "policy_decision": text}),
+        ),
+    },
+    {"meta": _errorcode_meta},
+)
+"""Valid documents of this dialect, including a newer emitter's unknown keys (``test_properties``)."""
 
 
 class TestErrorcode(GoldenSuite):

@@ -2,18 +2,78 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
+from hypothesis import strategies as st
 
 import envglot
+from envelopes import code_of, counts, objects, record, some_objects, text
 from envglot import Kind
+from envglot.mappings import default_mappings
 from golden import cases
 
 from .golden_suite import GoldenSuite
 
+DERIVED = {"$.data.error_type": ("$.data.error_code",)}
+"""Wire fields the writer derives from others (``test_matrix``: a change is explained by a base's diagnostic)."""
+
 
 def _case(stem: str):
     return next(c for c in cases("response-v2") if c.stem == stem)
+
+
+# -- valid envelopes for the shared property tests (tests/envelopes.py finds ``envelopes`` by convention) --
+
+
+def _v2_failure(payload: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in payload.items() if k not in fields} | fields
+
+
+_v2_meta = record(
+    {"version": "response-v2"},
+    {
+        "request_id": text,
+        "warnings": st.lists(text, min_size=1, max_size=2),
+        "warning_details": st.lists(
+            record({"message": text}, {"code": text, "severity": text, "context": objects}, extra=False),
+            min_size=1,
+            max_size=2,
+        ),
+        "pagination": record(
+            {}, {"cursor": text, "has_more": st.booleans(), "page_size": counts, "total_count": counts}, extra=False
+        ),
+        "rate_limit": objects,
+        "telemetry": st.builds(lambda d, t: {"duration_ms": d, **t}, st.floats(0, 10**6), objects),
+        "content_fidelity": st.sampled_from(["full", "partial", "summary", "reference_only"]),
+        "dropped_content_ids": st.lists(text, max_size=2),
+    },
+)
+envelopes = record({"success": True, "data": objects, "error": None, "meta": _v2_meta}, extra=False) | record(
+    {
+        "success": False,
+        "data": st.builds(
+            _v2_failure,
+            objects,
+            record(
+                {},
+                {
+                    "error_code": code_of("response-v2"),
+                    "error_type": st.sampled_from(sorted(default_mappings()["response-v2"].types)) | text,
+                    "remediation": text,
+                    "details": some_objects,
+                    "retry_after_seconds": st.integers(0, 3600),
+                },
+                extra=False,
+            ),
+        ),
+        "error": text.filter(bool),
+        "meta": _v2_meta,
+    },
+    extra=False,
+)
+"""Valid documents of this dialect, including a newer emitter's unknown keys (``test_properties``)."""
 
 
 class TestResponseV2(GoldenSuite):

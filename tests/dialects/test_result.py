@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from hypothesis import strategies as st
 
 import envglot
+from envelopes import code_of, json_values, objects, record, some_objects, text
 from envglot import Envelope, Kind, Problem
 from golden import cases
 
@@ -32,6 +34,26 @@ _EVERYTHING = {
     "disposition": "user/information",
     "additional_instructions": "x",
 }
+
+
+# -- valid envelopes for the shared property tests (tests/envelopes.py finds ``envelopes`` by convention) --
+
+_RESULT_TAIL = {
+    "message": text,
+    "arguments": objects,
+    "instruction": text,
+    "disposition": text,
+    "additional_agent_instructions": text,
+}
+_RESULT_FIELDS = frozenset({"value", "error", "error_type", "error_data", "exception_type", "exception_message"})
+envelopes = record(
+    {"success": True}, {"value": json_values.filter(lambda v: v is not None), **_RESULT_TAIL}, known=_RESULT_FIELDS
+) | record(
+    {"success": False, "error": st.none() | text, "error_type": st.none() | code_of("result")},
+    {"error_data": some_objects, "exception_type": text, "exception_message": text, **_RESULT_TAIL},
+    known=_RESULT_FIELDS,
+)
+"""Valid documents of this dialect, including a newer emitter's unknown keys (``test_properties``)."""
 
 
 class TestResult(GoldenSuite):

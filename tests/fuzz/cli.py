@@ -17,6 +17,7 @@ from pathlib import Path
 
 import envglot
 from envglot.cli.detect_cmd import MARKERLESS
+from envglot.dialect import writable_names
 
 from .oracle import Failure, Input, _Broken, _check_doc, _head
 
@@ -111,15 +112,16 @@ def cli_runs(inp: Input, k: int) -> list[Failure]:
 
     The convert target, ``--preserve`` and ``--unsupported`` vary with ``k``.
     """
-    targets = ("dotbot", "result", "errorcode", "code-graph", "response-v2")
+    targets = writable_names()
+    n = len(targets)
     levels = ("ignore", "warn", "raise")
-    t = targets[k % 5]
+    t = targets[k % n]
     try:
         return (
-            convert(inp, t, bool(k // 5 % 2), levels[k // 10 % 3])
+            convert(inp, t, bool(k // n % 2), levels[k // (2 * n) % 3])
             + detect(inp)
             + validate(inp)
-            + migrate(inp, targets[(k + 2) % 5])
+            + migrate(inp, targets[(k + 2) % n])
         )
     except subprocess.TimeoutExpired as exc:
         return [_failure("timeout", f"timeout {_head(' '.join(map(str, exc.cmd[1:3])), 30)}", str(exc)[:200], inp)]

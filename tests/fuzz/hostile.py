@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from envglot.dialect import registered
+
 from .tree import Num, Obj
 
 __all__ = ["DEEP_DEPTHS", "FIELDS", "big_string", "deep", "hostile_key", "hostile_value", "overflow"]
@@ -16,7 +18,7 @@ DEEP_DEPTHS = (257, 300, 1000, 5000)
 """Nesting depths tried: just past jq's 256, and far past Python's recursion limit."""
 
 # Fields the dialects type (numbers, booleans, enums, dates): where an overflow or a wrong type bites.
-FIELDS = (
+_WORDS = (
     "success",
     "status",
     "error",
@@ -66,6 +68,8 @@ FIELDS = (
     "summary",
     "details",
 )
+FIELDS: tuple[str, ...] = (*_WORDS, *sorted({k for d in registered() for k in d.keys} - set(_WORDS)))
+"""Field names of every registered dialect's envelope (its wire Struct's top-level keys) and more."""
 
 _INVALID_UTF8 = (
     "\udcff",  # 0xFF never appears in UTF-8

@@ -14,6 +14,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from envglot import EnvglotError, detect
+from envglot.dialect import dialect_names, get_dialect
+
 from .corpus import seeds
 from .hostile import FIELDS, hostile_key, hostile_value, overflow
 from .tree import Obj, clone, dump
@@ -21,7 +24,7 @@ from .tree import Obj, clone, dump
 __all__ = ["BOM", "Case", "Mutator", "mcp_wrap", "rpc_wrap", "says_failure", "without_residues"]
 
 BOM = b"\xef\xbb\xbf"
-WRITABLE = ("dotbot", "result", "errorcode", "code-graph", "response-v2")
+NAMES = dialect_names()
 
 
 class Case:
@@ -70,7 +73,8 @@ def says_failure(tree: Any, depth: int = 0) -> bool:
     """True if the document (or a wrapper around it) says the call failed.
 
     JSON-RPC ``error``; a CallToolResult with ``isError: true``; an envelope with
-    ``success: false`` or dotbot ``status: "error"``; recursively through wrappers.
+    ``success: false`` or whose detected dialect's outcome flag says failure (``Dialect.failed``:
+    dotbot ``status: "error"`` only in a dotbot envelope); recursively through wrappers.
     """
     if not isinstance(tree, Obj) or depth > 8:
         return False
@@ -79,14 +83,18 @@ def says_failure(tree: Any, depth: int = 0) -> bool:
             return True
         return says_failure(tree.get("result"), depth + 1)
     if tree.get("success") is False or (tree.has("schema_id") and tree.get("status") == "error"):
-        return True  # dotbot's status means failure only in a dotbot envelope (it has schema_id)
+        return True  # also when detection fails on a broken member: dotbot's status, only with schema_id
     if tree.has("content") or tree.has("structuredContent"):
         if tree.get("isError") is True:
             return True
         sc = tree.get("structuredContent")
         if isinstance(sc, Obj):
             return says_failure(sc, depth + 1)
-    return False
+        return False
+    try:  # the outcome flag of the dialect the envelope is read as (dotbot's status only in dotbot)
+        return get_dialect(detect(dump(tree))).failed(dump(tree))
+    except (EnvglotError, RecursionError, ValueError):
+        return False
 
 
 # ---- wrappers ---------------------------------------------------------------------------
@@ -187,7 +195,7 @@ def crafted_residue(rng: random.Random) -> Any:
     r = rng.random()
     if r < 0.1:
         return rng.choice(("x", 5, None, [], [["$", 5]], True, "\udcff"))
-    res = Obj([("from", rng.choice((*WRITABLE, "legacy-v1", "nope", "", 5, None)))])
+    res = Obj([("from", rng.choice((*NAMES, "nope", "", 5, None)))])
     if rng.random() < 0.9:
         if rng.random() < 0.85:
             sets: Any = [[_path(rng), _residue_value(rng)] for _ in range(rng.randint(1, 3))]
@@ -208,21 +216,31 @@ def crafted_residue(rng: random.Random) -> Any:
     return res
 
 
-def without_residues(tree: Any) -> Any:
-    """A copy of the document without its residue: the twin.
+def residue_slot(tree: Obj) -> tuple[Obj, str]:
+    """``(object, key)`` where the residue of the document's detected dialect lives.
 
-    The residue slot is ``$.meta._envglot`` in response-v2 (``meta.version`` says so) and
-    ``$._envglot`` in every other dialect; a ``_envglot`` key anywhere else is an ordinary
-    unknown field, which the twin keeps.
+    The slot is the dialect's ``Shape.residue`` (``$._envglot`` unless the dialect says
+    otherwise, e.g. inside ``meta``); when the document is detected as no dialect, or the
+    slot's parent is not an object, it is the top level. A ``_envglot`` key anywhere else is
+    an ordinary unknown field.
     """
+    try:
+        where = get_dialect(detect(dump(tree))).shape.residue
+    except (EnvglotError, RecursionError, ValueError):
+        where = "$._envglot"
+    *parents, key = where.removeprefix("$.").split(".")
+    node: Any = tree
+    for seg in parents:
+        node = next((v for k, v in node if k == seg), None) if isinstance(node, Obj) else None
+    return (node, key) if isinstance(node, Obj) else (tree, "_envglot")
+
+
+def without_residues(tree: Any) -> Any:
+    """A copy of the document without its residue (at its dialect's slot): the twin."""
     out = clone(tree)
     if isinstance(out, Obj):
-        meta = next((v for k, v in out if k == "meta" and isinstance(v, Obj)), None)
-        v2 = meta is not None and any(mk == "version" and mv == "response-v2" for mk, mv in meta)
-        if v2:
-            meta[:] = [(mk, mv) for mk, mv in meta if mk != "_envglot"]  # type: ignore[index]
-        else:
-            out[:] = [(k, v) for k, v in out if k != "_envglot"]
+        node, key = residue_slot(out)
+        node[:] = [(k, v) for k, v in node if k != key]
     return out
 
 
@@ -374,13 +392,9 @@ class Mutator:
             c.has_twin = False
             return
         res = crafted_residue(rng)
-        meta = c.tree.get("meta")
-        if isinstance(meta, Obj) and meta.get("version") == "response-v2":  # response-v2's residue slot
-            meta.append(("_envglot", res))
-            c.ops.append("residue:meta")
-        else:  # every other dialect's slot (elsewhere a _envglot key is an ordinary unknown field)
-            c.tree.append(("_envglot", res))
-            c.ops.append("residue")
+        node, key = residue_slot(c.tree)  # the detected dialect's slot (elsewhere: an ordinary unknown field)
+        node.append((key, res))
+        c.ops.append("residue" if node is c.tree else "residue:nested")
 
     def _wrap(self, c: Case) -> None:
         rng = self.rng

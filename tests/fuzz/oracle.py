@@ -37,6 +37,7 @@ from envglot import EnvglotError, mcp
 from envglot import inspect as envinfo
 from envglot.api import _locate
 from envglot.diagnostics import DISCARD
+from envglot.dialect import get_dialect, writable_names
 from envglot.limits import check_input
 
 from .mutator import BOM, Case, says_failure
@@ -44,7 +45,7 @@ from .tree import parse, to_python
 
 __all__ = ["PROBES", "SDK_PROBES", "TARGETS", "Failure", "Input", "Probe", "by_name", "calls", "run_all"]
 
-TARGETS = ("dotbot", "result", "errorcode", "code-graph", "response-v2")
+TARGETS = writable_names()
 LEVELS = ("ignore", "warn", "raise")
 
 _LOGGERS = (logging.getLogger("envglot"), logging.getLogger("envglot.mcp"))
@@ -179,8 +180,12 @@ def _no_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
-def _is_failure(doc: Any) -> bool:
-    return isinstance(doc, dict) and (doc.get("success") is False or doc.get("status") == "error")
+def _is_failure(doc: Any, target: str) -> bool:
+    """The ``target`` document (decoded) says failure: its dialect's outcome flag (``Dialect.failed``)."""
+    if not isinstance(doc, dict):
+        return False
+    d = get_dialect(target)
+    return d.outcome_key in doc and msgspec.json.encode(doc[d.outcome_key]) == d.failure_value
 
 
 def _check_doc(out: bytes, target: str, inp: Input, what: str = "output") -> Any:
@@ -216,7 +221,7 @@ def _check_doc_once(out: bytes, target: str, inp: Input, what: str) -> Any:
             f"{what} breaks the {target} contract: {v.path}: {v.message[:200]}",
             f"{target} {_head(v.path, 40)}: {_head(v.message, 60)}",
         )
-    if inp.fails and doc is not None and not _is_failure(doc):
+    if inp.fails and doc is not None and not _is_failure(doc, target):
         raise _Broken(
             "outcome-flip",
             f"the input says failure, the {target} {what} says success",
@@ -430,7 +435,7 @@ def _check_wrap(target: str | None) -> Callable[[Any, Input], None]:
             doc = _check_doc(raw, target, inp, "wrapped envelope")
             if json.loads(raw, parse_int=_int) != sc:
                 raise _Broken("wrap-mismatch", "structuredContent and the text block differ")
-            if w.get("isError") is not _is_failure(doc):
+            if w.get("isError") is not _is_failure(doc, target):
                 raise _Broken("wrap-mismatch", "isError disagrees with the wrapped envelope")
         if inp.fails and w.get("isError") is not True:
             raise _Broken(
@@ -555,7 +560,7 @@ def _check_result(outs: Any, inp: Input) -> None:
     for i, out in enumerate(outs):
         target = TARGETS[i % len(TARGETS)]
         doc = _check_doc(out, target, fake, "Result output")
-        if i >= len(TARGETS) and doc is not None and not _is_failure(doc):
+        if i >= len(TARGETS) and doc is not None and not _is_failure(doc, target):
             raise _Broken("outcome-flip", "Result.failure written as a success")
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
 from hypothesis import strategies as st
 
+from .corpus import seeds
 from .hostile import DEEP_DEPTHS, FIELDS, deep
 from .mutator import BOM, Case, Mutator, crafted_residue, mcp_wrap, rpc_wrap
-from .tree import Num, Obj, clone
+from .tree import Num, Obj, clone, dump
 
 __all__ = ["documents", "hostile_keys", "hostile_strings", "json_trees", "mutated_cases"]
 
@@ -58,11 +60,22 @@ def envelope_skeletons(draw: st.DrawFn) -> Obj:
         pairs.append((k, v))
     if draw(st.booleans()):
         pairs.insert(0, ("success", draw(st.sampled_from([True, False, None, "false", 0]))))
-    if draw(st.integers(0, 5)) == 0:
-        pairs.insert(0, ("schema_id", "dotbot-mcp-response@1"))
-    if draw(st.integers(0, 5)) == 0:
-        pairs.append(("meta", Obj([("version", "response-v2")])))
+    if draw(st.integers(0, 2)) == 0:  # a dialect's marker member, as a seed envelope has it
+        pairs.insert(draw(st.integers(0, len(pairs))), clone(draw(st.sampled_from(_markers()))))
     return Obj(pairs)
+
+
+@functools.cache
+def _markers() -> tuple[tuple[str, Any], ...]:
+    """Top-level members of the seed envelopes whose value is a string or a small object
+    (``schema_id``, a ``meta`` with its version...): the marks detection looks for."""
+    out = {}
+    for _, tree in seeds():
+        if isinstance(tree, Obj):
+            for k, v in tree:
+                if isinstance(v, str) or (isinstance(v, Obj) and len(dump(v)) <= 200):
+                    out.setdefault((k, dump(v)), (k, v))
+    return tuple(out[key] for key in sorted(out))
 
 
 @st.composite

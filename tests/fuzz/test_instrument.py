@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import given, settings
 
+from envglot.dialect import dialect_names
 from fuzz.campaign import code_literal, run_seeds, shrink
 from fuzz.corpus import seeds
 from fuzz.hostile import deep
@@ -19,7 +20,7 @@ from fuzz.tree import Num, Obj, clone, dump, parse, to_python
 def test_seeds_cover_every_dialect_and_the_examples() -> None:
     names = [n for n, _ in seeds()]
     assert any(n.startswith("examples/") for n in names)
-    for d in ("dotbot", "result", "errorcode", "code-graph", "response-v2", "legacy-v1"):
+    for d in dialect_names():
         assert any(f"/{d}/" in n for n in names), d
 
 

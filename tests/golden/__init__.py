@@ -6,7 +6,7 @@ Layout (pandoc's reader goldens, sqlglot's table-driven cases):
 - ``canonical/<dialect>/<case>.json``: ``msgspec.json.encode(envglot.read(input))``,
   pretty-printed (2 spaces): the hub form every reader must produce.
 - ``expected/<case>.<target>.json``: the compact output of converting ``<case>`` to
-  ``<target>``, pretty-printed. Only the writes listed in :data:`PINNED` are kept: a
+  ``<target>``, pretty-printed. The file's presence pins the write (:func:`pinned_writes`): a
   write back into the source dialect that is not JSON-equal to the input, and the
   cross-dialect writes worth reviewing line by line (the legacy-v1 migration, multi-error
   and wrapping cases, the writers' synthesized fields).
@@ -25,54 +25,35 @@ from typing import Any
 import msgspec
 
 import envglot
-from envglot.dialects import NAMES, WRITABLE
+from envglot.dialect import dialect_names, writable_names
 
 __all__ = [
     "GOLDEN",
-    "PINNED",
     "Case",
     "canonical_form",
     "cases",
     "json_key",
+    "pinned_writes",
     "pretty",
     "write",
 ]
 
 GOLDEN = Path(__file__).resolve().parent
 
-PINNED: dict[str, tuple[str, ...]] = {
-    # -- writes back into the source dialect that differ from the input --
-    "status-mismatch": ("dotbot",),  # status is computed from errors/warnings
-    "retryable-contradicts-code": ("errorcode",),  # retryable is derived from the code
-    "unknown-enum-code": ("errorcode",),  # a closed enum: an unknown code is mapped
-    "spec-digest-ok": ("code-graph",),  # approxTokens is recomputed
-    "spec-issues-error": ("code-graph", "response-v2", "result"),
-    "warning-details-only": ("response-v2",),  # every warning message goes to meta.warnings
-    # -- cross-dialect writes --
-    "spec-3-register-error": ("response-v2", "errorcode"),
-    "real-multi-error": ("response-v2", "result"),
-    "spec-5-actions": ("code-graph",),
-    "ok-list-value": ("dotbot", "response-v2"),
-    "failure-exception": ("dotbot", "response-v2"),
-    "rate-limited-workflow": ("response-v2", "dotbot"),
-    "thread-partial-failure": ("response-v2",),
-    "spec-validation-error": ("errorcode", "code-graph", "result"),
-    "real-rate-limited": ("errorcode",),
-    # -- the legacy-v1 -> response-v2 migration, every case --
-    "a-success-docs": ("response-v2",),
-    "a-success-false": ("response-v2",),
-    "a-found-true": ("response-v2",),
-    "a-found-false": ("response-v2",),
-    "a-found-false-error": ("response-v2",),
-    "a-nothing-list-specs": ("response-v2",),
-    "a-error-alone": ("response-v2",),
-    "a-error-empty-defaults": ("response-v2",),
-    "a-testing-schema-version-error": ("response-v2",),
-    "b-interim-meta-warnings": ("response-v2",),
-    "b-interim-error": ("response-v2",),
-    "b-interim-timing-only": ("response-v2",),
-}
-"""Case stem -> target dialects whose output is pinned in ``expected/``."""
+
+@functools.cache
+def pinned_writes() -> dict[str, tuple[str, ...]]:
+    """Case stem -> target dialects whose output is pinned: the files in ``expected/`` say it.
+
+    A file ``expected/<stem>.<target>.json`` pins the write of case ``<stem>`` to ``<target>``
+    (``python tests/golden/regen.py --pin <stem> <target>`` creates one); why each is pinned is
+    in ``expected/README.md``. No list of cases or dialects is kept here.
+    """
+    out: dict[str, list[str]] = {}
+    for p in sorted((GOLDEN / "expected").glob("*.json")):
+        stem, _, target = p.name[: -len(".json")].rpartition(".")
+        out.setdefault(stem, []).append(target)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 @dataclass(frozen=True)
@@ -99,7 +80,7 @@ class Case:
 
     @property
     def pinned(self) -> tuple[str, ...]:
-        return PINNED.get(self.stem, ())
+        return pinned_writes().get(self.stem, ())
 
     def __str__(self) -> str:
         return f"{self.dialect}/{self.stem}"
@@ -108,7 +89,7 @@ class Case:
 @functools.cache
 def cases(dialect: str | None = None) -> tuple[Case, ...]:
     """Every case of ``dialect`` (or of all dialects), sorted."""
-    names = NAMES if dialect is None else (dialect,)
+    names = dialect_names() if dialect is None else (dialect,)
     return tuple(Case(d, p.stem) for d in names for p in sorted((GOLDEN / d).glob("*.json")))
 
 
@@ -124,7 +105,7 @@ def canonical_form(case: Case) -> bytes:
 
 def write(case: Case, target: str) -> bytes:
     """``case`` converted to ``target`` (compact, diagnostics ignored), in golden-file form."""
-    if target not in WRITABLE:
+    if target not in writable_names():
         raise ValueError(f"{target} is not writable")
     return pretty(envglot.convert(case.data, from_=case.dialect, to=target, unsupported="ignore"))
 

@@ -2,8 +2,11 @@
 
 Usage::
 
-    python tests/golden/regen.py           # rewrite what changed, list it
-    python tests/golden/regen.py --check   # list what would change; exit 1 if anything would
+    python tests/golden/regen.py                     # rewrite what changed, list it
+    python tests/golden/regen.py --check             # list what would change; exit 1 if anything would
+    python tests/golden/regen.py --pin CASE TARGET   # pin a new write: create expected/CASE.TARGET.json
+
+A write is pinned by its file in ``expected/`` (see ``expected/README.md``); no list is kept in code.
 
 Every file this script writes must be reviewed by a person before it is committed:
 a wrong golden is worse than none.
@@ -17,7 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from golden import GOLDEN, PINNED, canonical_form, cases, write
+from envglot.dialect import writable_names
+from golden import GOLDEN, canonical_form, cases, pinned_writes, write
 
 
 def _targets() -> dict[Path, bytes]:
@@ -33,12 +37,24 @@ def _targets() -> dict[Path, bytes]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report; exit 1 if a file would change")
+    parser.add_argument("--pin", nargs=2, metavar=("CASE", "TARGET"), help="pin the write of CASE to TARGET")
     args = parser.parse_args(argv)
-    stems = {c.stem for c in cases()}
-    unknown = sorted(set(PINNED) - stems)
-    if unknown:
-        print(f"PINNED names cases that do not exist: {', '.join(unknown)}", file=sys.stderr)
+    by_stem = {c.stem: c for c in cases()}
+    unknown = sorted(set(pinned_writes()) - set(by_stem))
+    bad = sorted(f"{s}.{t}" for s, ts in pinned_writes().items() for t in ts if t not in writable_names())
+    if unknown or bad:
+        what = ", ".join(unknown + bad)
+        print(f"expected/ pins writes of no case or to no writable dialect: {what}", file=sys.stderr)
         return 2
+    if args.pin:
+        stem, target = args.pin
+        if stem not in by_stem or target not in writable_names():
+            print(f"--pin: no case {stem!r} or {target!r} is not a writable dialect", file=sys.stderr)
+            return 2
+        path = by_stem[stem].expected_path(target)
+        path.write_bytes(write(by_stem[stem], target))
+        print(f"pinned {path.relative_to(GOLDEN)}: review it")
+        return 0
     want = _targets()
     existing = set((GOLDEN / "canonical").rglob("*.json")) | set((GOLDEN / "expected").glob("*.json"))
     changed = [p for p, body in want.items() if not p.exists() or p.read_bytes() != body]
