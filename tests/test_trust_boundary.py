@@ -385,3 +385,45 @@ def test_a_lone_surrogate_escape_beside_a_huge_integer_is_a_violation_not_a_deco
     assert any("cannot be counted" in v.message for v in found)
     with pytest.raises(envglot.EnvglotError):
         envglot.convert(doc, to="result")
+
+
+def test_a_repeated_key_is_read_as_its_last_occurrence_whatever_else_the_document_holds() -> None:
+    # Fuzz seed 1108925: an earlier `meta` that is no object failed the strict pass, but with a
+    # residue in the document the slow pass (last occurrence wins) read it: a residue decided.
+    plain = b'{"success":true,"data":{},"error":null,"meta":[null],"meta":{"version":"response-v2"}}'
+    with_residue = plain.replace(
+        b'"meta":[null]', b'"meta":{"version":"response-v2","_envglot":{"from":5}},"meta":[null]'
+    )
+    for doc in (plain, with_residue):
+        assert envglot.read(doc, "response-v2").ok
+        assert envglot.convert(doc, to="result", unsupported="ignore") == b'{"success":true,"value":{}}'
+    with pytest.raises(ParseError):  # a last occurrence that is wrong stays wrong
+        envglot.read(
+            b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v2"},"meta":[null]}', "response-v2"
+        )
+
+
+def test_a_retry_delay_too_large_for_float_seconds_is_written_as_whole_seconds() -> None:
+    # Fuzz seed 1101692: 2**63 ms became 9223372036854775.808 s, which response-v2's reader refuses.
+    doc = (
+        b'{"success":false,"data":null,"error":{"code":"x","message":"m","retryable":true,'
+        b'"retry_after_ms":9223372036854775808}}'
+    )
+    c = envglot.conversion(doc, to="response-v2", unsupported="ignore")
+    assert b'"retry_after_seconds":9223372036854776}' in c.output
+    assert "value_coerced" in [d.kind for d in c.diagnostics]
+    assert envglot.validate(c.output, "response-v2") == []
+
+
+def test_an_outcome_key_of_another_dialect_is_not_an_outcome() -> None:
+    # Fuzz seed 1114702 (a check of the fuzz oracle): dotbot's outcome is its status.
+    dotbot = (
+        b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":".",'
+        b'"data":{},"warnings":[],"errors":[],"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":1,'
+        b'"source":"s"},"success":false}'
+    )
+    assert envglot.read(dotbot).ok
+    assert envglot.mcp.wrap(dotbot)["isError"] is False
+    # legacy-v1 without `success`: a non-empty error string is the failure, as its reader decides
+    assert envglot.mcp.is_error(b'{"error":"boom"}', "legacy-v1") is True
+    assert envglot.mcp.is_error(b'{"error":"","found":true}', "legacy-v1") is False

@@ -82,19 +82,19 @@ def says_failure(tree: Any, depth: int = 0) -> bool:
         if tree.has("error") and tree.get("error") is not None:
             return True
         return says_failure(tree.get("result"), depth + 1)
-    if tree.get("success") is False or (tree.has("schema_id") and tree.get("status") == "error"):
-        return True  # also when detection fails on a broken member: dotbot's status, only with schema_id
-    if tree.has("content") or tree.has("structuredContent"):
+    if (tree.has("content") or tree.has("structuredContent")) and not (tree.has("success") or tree.has("data")):
         if tree.get("isError") is True:
             return True
         sc = tree.get("structuredContent")
         if isinstance(sc, Obj):
             return says_failure(sc, depth + 1)
         return False
-    try:  # the outcome flag of the dialect the envelope is read as (dotbot's status only in dotbot)
+    try:  # the outcome flag of the dialect the envelope is read as (a stray key of another's is not)
         return get_dialect(detect(dump(tree))).failed(dump(tree))
     except (EnvglotError, RecursionError, ValueError):
-        return False
+        # detection fails on a broken member: the flags as the dialects spell them
+        # (dotbot's status only with its schema_id)
+        return tree.get("success") is False or (tree.has("schema_id") and tree.get("status") == "error")
 
 
 # ---- wrappers ---------------------------------------------------------------------------

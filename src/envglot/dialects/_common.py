@@ -159,9 +159,19 @@ class WireDecoder:
         except msgspec.ValidationError as exc:
             msg = str(exc)
             if "unknown field" not in msg:
-                raise _parse_error(msg, self.dialect) from None
+                # A repeated key is validated at each occurrence here, while the slow path (like
+                # JSON.parse) keeps the last: read the document as the slow path does, so an
+                # earlier occurrence never decides (nor a residue's presence, which takes that path).
+                try:
+                    return self._slow(buf)
+                except ParseError:
+                    raise _parse_error(msg, self.dialect) from None
         except msgspec.DecodeError as exc:
             raise ParseError(f"invalid JSON: {exc}", path="$", dialect=self.dialect) from None
+        return self._slow(buf)
+
+    def _slow(self, buf: bytes | memoryview | str) -> tuple[Any, tuple[Extra, ...], Raw | None]:
+        """Set unknown fields (and the residue) aside level by level, then decode strictly."""
         extras: list[Extra] = []
         residue: list[Raw] = []
         try:  # the strict pass stops at the first unknown key: the rest may still be broken JSON

@@ -242,6 +242,17 @@ class LegacyV1(Dialect):
     write = staticmethod(write)
     contract = staticmethod(contract)
 
+    def failed(self, doc: bytes) -> bool:
+        """``success: false``; without ``success``, a non-empty ``error`` string (as :func:`read` decides)."""
+        try:
+            top = _RAW_DICT.decode(doc)
+        except msgspec.MsgspecError as exc:
+            raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
+        if "success" in top:
+            return bytes(top["success"]) == b"false"
+        err = top.get("error")
+        return err is not None and memoryview(err)[:1] == b'"' and bytes(err) != b'""'
+
     def schema_type(self) -> type[Struct]:
         """Free-form dicts have no wire Struct: the schema names the keys the reader interprets."""
         return LegacyV1Envelope

@@ -318,6 +318,16 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             d["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
         retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
         if retry_ms is not None:
+            if retry_ms % 1000 and retry_ms >= _MAX_FLOAT_SECONDS * 1000:  # a fraction no reader can hold
+                whole = (retry_ms + 500) // 1000 * 1000
+                ctx.report.add(
+                    Kind.VALUE_COERCED,
+                    ctx.path("problem.retry_after_ms", 0),
+                    f"retry_after_ms {retry_ms} written as whole seconds: a fraction of seconds this large "
+                    "does not survive a float",
+                    NAME,
+                )
+                retry_ms = whole
             d["retry_after_seconds"] = _seconds(retry_ms)
         payload = Raw(_ENC.encode(d))
         error = problem_message(p, env, ctx, dmap, 0, fallback=f"{code} ({p.category})")
