@@ -19,13 +19,20 @@ from .common import DialectType, echo, load_mappings, mappings_option
 __all__ = ["codes", "dialects", "schema"]
 
 
+_NAME_WIDTH = 16
+"""The dialect name column's width (wider only for a longer name): registering a dialect leaves
+the other lines of ``envglot dialects`` as they were."""
+
+
 def _echo_json(obj: Any) -> None:
     echo(msgspec.json.format(msgspec.json.encode(obj), indent=2).decode())
 
 
-def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as left-aligned columns separated by two spaces (no trailing blanks)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+def _table(rows: Sequence[Sequence[str]], min_widths: Sequence[int] = ()) -> list[str]:
+    """Rows as left-aligned columns separated by two spaces (no trailing blanks); a column is
+    at least as wide as ``min_widths`` says."""
+    mins = [*min_widths, *[0] * len(rows[0])][: len(rows[0])]
+    widths = [max(m, *(len(r[i]) for r in rows)) for i, m in enumerate(mins)]
     return ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
@@ -64,7 +71,7 @@ def dialects(as_json: bool, mappings: tuple[str, ...]) -> None:
         )
         return
     rows = [(d.name, "read/write" if d.shape.writable else "read", d.description) for d in registered()]
-    for line in _table(rows):
+    for line in _table(rows, (_NAME_WIDTH,)):
         echo(line)
 
 
