@@ -231,7 +231,7 @@ def residue_slot(tree: Obj) -> tuple[Obj, str]:
     *parents, key = where.removeprefix("$.").split(".")
     node: Any = tree
     for seg in parents:
-        node = next((v for k, v in node if k == seg), None) if isinstance(node, Obj) else None
+        node = node.get(seg) if isinstance(node, Obj) else None  # a repeated key: its last occurrence
     return (node, key) if isinstance(node, Obj) else (tree, "_envglot")
 
 
