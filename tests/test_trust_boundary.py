@@ -427,3 +427,13 @@ def test_an_outcome_key_of_another_dialect_is_not_an_outcome() -> None:
     # legacy-v1 without `success`: a non-empty error string is the failure, as its reader decides
     assert envglot.mcp.is_error(b'{"error":"boom"}', "legacy-v1") is True
     assert envglot.mcp.is_error(b'{"error":"","found":true}', "legacy-v1") is False
+
+
+def test_a_member_put_back_never_changes_the_outcome_the_writer_wrote() -> None:
+    # Fuzz seed 1309940: isError made a problem-json success (status 201) a failure; the stated
+    # status, kept as the dialect's own field, went back into the failure and made it a success.
+    wrapped = b'{"structuredContent":{"type":"","status":201},"isError":true}'
+    c = envglot.conversion(wrapped, to="problem-json", unsupported="ignore")
+    assert envglot.mcp.is_error(c.output, "problem-json") is True
+    assert envglot.validate(c.output, "problem-json") == []
+    assert "field_dropped" in [d.kind for d in c.diagnostics]

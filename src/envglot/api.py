@@ -345,11 +345,29 @@ class _Pipeline:
                 ctx.report.add(
                     Kind.FIELD_DROPPED, ex.path, f"{dst.name} field outside anything {dst.name} wrote", dst.name
                 )
+        if own and not self._same_outcome(_residue.encode(doc), env):
+            # a member put back must not change the outcome the writer wrote (e.g. a stated
+            # status of a success, read as a failure through MCP isError): the writer's wins
+            outcome = "$." + dst.outcome_key
+            doc = _residue.open_document(out)
+            for ex in own:
+                if ex.path == outcome:
+                    why = f"the source's {dst.outcome_key} would change the outcome"
+                    ctx.report.add(Kind.FIELD_DROPPED, ex.path, why, dst.name)
+                else:
+                    _residue.set_path(doc, _residue.parse_path(ex.path), ex.value, create=False)
         plain = self._seal(_residue.encode(doc)) if own else out
         if res is None:
             return plain, False
         restored = self._restore(doc, res, env, src, ctx, carrier)
         return (plain, False) if restored is None else (restored, True)
+
+    def _same_outcome(self, doc: bytes, env: Envelope) -> bool:
+        """Whether ``doc`` says the outcome ``env`` has (by the target's own outcome flag)."""
+        try:
+            return self.dst.failed(doc) == (not env.ok)
+        except EnvglotError:
+            return False
 
     def _restore(
         self,

@@ -37,7 +37,7 @@ from envglot import EnvglotError, mcp
 from envglot import inspect as envinfo
 from envglot.api import _locate
 from envglot.diagnostics import DISCARD
-from envglot.dialect import get_dialect, writable_names
+from envglot.dialect import get_dialect, registered, writable_names
 from envglot.limits import check_input
 
 from .mutator import BOM, Case, says_failure
@@ -255,12 +255,15 @@ def _inherited(data: bytes, target: str, path: str, tree: Any = None) -> bool:
 
 
 def _strip_residue(out: bytes) -> Any:
+    """The output without a residue at any registered dialect's residue slot (``Shape.residue``)."""
     doc = json.loads(out, parse_int=_int)
-    if isinstance(doc, dict):
-        doc.pop("_envglot", None)
-        meta = doc.get("meta")
-        if isinstance(meta, dict):
-            meta.pop("_envglot", None)
+    for where in sorted({d.shape.residue for d in registered()}):
+        *parents, key = where.removeprefix("$.").split(".")
+        node: Any = doc
+        for seg in parents:
+            node = node.get(seg) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(key, None)
     return doc
 
 
