@@ -178,21 +178,16 @@ def resolve(
 
     The one place where an entry point's ``options=`` and keywords meet.
     """
-    given: dict[str, Any] = {}
-    if unsupported is not UNSET:
-        given["unsupported"] = unsupported
-    if preserve is not UNSET:
-        given["preserve"] = preserve
-    if style is not UNSET:
-        given["style"] = style
-    if context is not UNSET:
-        given["context"] = context
-    if mappings is not UNSET:
-        given["mappings"] = mappings
-    if strict is not UNSET:
-        given["strict"] = strict
-    if max_depth is not UNSET:
-        given["max_depth"] = max_depth
+    keywords = {
+        "unsupported": unsupported,
+        "preserve": preserve,
+        "style": style,
+        "context": context,
+        "mappings": mappings,
+        "strict": strict,
+        "max_depth": max_depth,
+    }
+    given: dict[str, Any] = {k: v for k, v in keywords.items() if v is not UNSET}
     if options is not None:
         if not isinstance(options, Options):
             raise EnvglotError(f"options must be an envglot.Options, not {type(options).__name__}")
