@@ -23,8 +23,12 @@ from .tree import Obj, dump, parse
 __all__ = ["Group", "Tally", "code_literal", "reproducer", "run_seeds", "shrink", "write_findings"]
 
 SLOW_SECONDS = 10.0
-"""An input whose probes take longer than this is a finding of its own (time must not blow up)."""
+"""An input whose probes take more CPU time than this is a finding of its own (time must not blow up).
+
+CPU time of this process, not wall time: a campaign paused (SIGSTOP) or starved by other work
+must not report its inputs as slow."""
 INPUT_TIMEOUT = 120
+"""CPU seconds after which an input is abandoned as a timeout (``ITIMER_PROF``)."""
 
 
 @dataclass
@@ -79,7 +83,7 @@ class Tally:
 
 
 class _Timeout(BaseException):
-    """An input ran past :data:`INPUT_TIMEOUT` (BaseException: probes must not catch it)."""
+    """An input ran past :data:`INPUT_TIMEOUT` CPU seconds (BaseException: probes must not catch it)."""
 
 
 def _alarm(signum: int, frame: Any) -> None:
@@ -94,13 +98,13 @@ def run_seeds(seeds: range, cli_every: int = 0, sdk_every: int = 20, repeat_ever
     """
     tally = Tally()
     t0 = time.perf_counter()
-    old = signal.signal(signal.SIGALRM, _alarm)
+    old = signal.signal(signal.SIGPROF, _alarm)
     try:
         for seed in seeds:
             inp = Input.of(Mutator(seed).case())
             probes = PROBES + SDK_PROBES if sdk_every and seed % sdk_every == 0 else PROBES
-            c0, s0 = calls(), time.perf_counter()
-            signal.alarm(INPUT_TIMEOUT)
+            c0, s0 = calls(), time.process_time()
+            signal.setitimer(signal.ITIMER_PROF, INPUT_TIMEOUT)
             try:
                 fs: list[Failure] = []
                 repeat = seed % repeat_every == 0
@@ -109,10 +113,12 @@ def run_seeds(seeds: range, cli_every: int = 0, sdk_every: int = 20, repeat_ever
             except _Timeout:
                 fs = [Failure("timeout: an input ran past the time limit", "api", "timeout", inp.data)]
             finally:
-                signal.alarm(0)
-            took = time.perf_counter() - s0
+                signal.setitimer(signal.ITIMER_PROF, 0)
+            took = time.process_time() - s0
             if took > SLOW_SECONDS:
-                fs.append(Failure(f"slow: an input took over {SLOW_SECONDS:.0f} s", "api", f"{took:.1f} s", inp.data))
+                fs.append(
+                    Failure(f"slow: an input took over {SLOW_SECONDS:.0f} CPU s", "api", f"{took:.1f} CPU s", inp.data)
+                )
             if cli_every and seed % cli_every == 0:
                 fs += cli_runs(inp, seed // cli_every)
                 tally.cli_runs += 4
@@ -120,7 +126,7 @@ def run_seeds(seeds: range, cli_every: int = 0, sdk_every: int = 20, repeat_ever
             tally.inputs += 1
             tally.add(fs, seed)
     finally:
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGPROF, old)
     tally.seconds = time.perf_counter() - t0
     return tally
 
