@@ -424,6 +424,43 @@ def test_include_exclude(tmp_path: Path) -> None:
     assert [c.file for c in rep.changed] == [str(tmp_path / "in" / "b/w.json")]
 
 
+@pytest.mark.parametrize(
+    "patterns", [["*.jsonl", "*.log"], ["a/*", "skip"], ["*"], [], ["[ab]*/x.json?", "*.gz"], ["a/skip/*.jsonl"]]
+)
+def test_compiled_patterns_match_as_fnmatch(patterns: list[str]) -> None:
+    import fnmatch
+
+    from envglot.migration.files import _Patterns
+
+    compiled = _Patterns(patterns)
+    for rel in ("x.jsonl", "a/x.jsonl", "a/skip/y.jsonl", "b/z.log", "b/w.json", "skip", "c/d.json.gz", "é/ü.jsonl"):
+        base = rel.rsplit("/", 1)[-1]
+        expected = any(fnmatch.fnmatchcase(rel if "/" in p else base, p) for p in patterns)
+        assert compiled.match(rel, base) is expected, (patterns, rel)
+
+
+@pytest.mark.parametrize("spelling", [".", "./", "in/..", "{tmp}", "{tmp}/"])
+def test_walked_names_are_spelled_as_pathlib_spells_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    """The names in reports and rejects (which a re-run matches) do not depend on how the walk was written."""
+    from envglot.migration.files import _walk
+
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    for rel in ("a.jsonl", "sub/b.jsonl", "sub/deeper/c.json"):
+        (tmp_path / rel).write_bytes(b"{}\n")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "sub" / "link").symlink_to(tmp_path / "sub" / "deeper")  # a linked directory is not entered
+    (tmp_path / "broken.jsonl").symlink_to(tmp_path / "nowhere")  # nor is a dangling link read
+    monkeypatch.chdir(tmp_path)
+    arg = spelling.format(tmp=tmp_path)
+    jobs, bad = _walk([arg], None, ("*.json", "*.jsonl"), (), set(), None)
+    root = Path(arg)
+    assert not bad
+    assert [j.name for j in jobs] == [str(root / r) for r in ("a.jsonl", "sub/b.jsonl", "sub/deeper/c.json")]
+    assert all(j.size == 3 and j.perm == (tmp_path / "a.jsonl").stat().st_mode & 0o7777 for j in jobs)
+
+
 def test_json_document_style(tmp_path: Path) -> None:
     src = tmp_path / "doc.json"
     src.write_bytes(b'{\n  "specs": [],\n  "count": 0\n}\n')

@@ -83,6 +83,40 @@ class _Pending(msgspec.Struct):
 _Event = _Start | _Chunk | _End | _ReadFailure
 
 
+SMALL_READ = 256 * 1024
+"""A plain file at most this large (as walked) is read whole, with three system calls."""
+
+
+class _SmallFile:
+    """A small input read at once (``os.open``, one ``read``, ``close``): the stream interface
+    ``_produce`` uses, without a buffered file object's extra calls (``fstat``, ``ioctl``, ``lseek``)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    @classmethod
+    def read_whole(cls, path: Path, size: int) -> _SmallFile | None:
+        """The file as walked (``size`` bytes); None if it grew since (then it is read as a stream)."""
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            data = os.read(fd, size + 1)
+        finally:
+            os.close(fd)
+        return cls(data) if len(data) <= size else None
+
+    def read(self, size: int = -1) -> bytes:
+        start = self.pos
+        self.pos = len(self.data) if size < 0 else min(len(self.data), start + size)
+        return self.data[start : self.pos]
+
+    def tell(self) -> int:
+        return self.pos
+
+    def close(self) -> None:
+        self.data = b""
+
+
 class _Counting:
     """A stream wrapper counting bytes read (stdin has no usable position)."""
 
@@ -109,6 +143,8 @@ def _produce(jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | N
                 assert stdin is not None
                 raw: Any = _Counting(stdin)
                 fh: Any = raw
+            elif not job.gz and 0 <= job.size <= SMALL_READ and (small := _SmallFile.read_whole(job.src, job.size)):
+                raw = fh = small
             else:
                 raw = open(job.src, "rb")
                 close.append(raw)
@@ -457,21 +493,28 @@ def _check_rejects_path(path: Path, out_dir: Path | None) -> None:
 def _check_destinations(jobs: list[_Job]) -> None:
     """No two inputs may share an output path, and no input may be its own output.
 
-    Directories are resolved once each (not every file: a syscall per path component);
-    an output name that is a symlink is replaced, not followed, so it is compared as it is.
+    Directories are resolved and listed once each (not a syscall per file and path
+    component); only an output name already there is compared with its input.
     """
-    seen: dict[Path, str] = {}
-    parents: dict[Path, Path] = {}
+    seen: dict[str, str] = {}
+    parents: dict[str, tuple[str, frozenset[str]]] = {}
     for j in jobs:
         if j.dst is None:
             continue
-        parent = parents.get(j.dst.parent)
-        if parent is None:
-            parent = parents[j.dst.parent] = j.dst.parent.resolve()
-        key = parent / j.dst.name
+        head, name = os.path.split(os.fspath(j.dst))
+        found = parents.get(head)
+        if found is None:  # once per directory: where it really is, and what it holds already
+            real = os.path.realpath(head or ".")
+            try:
+                found = (real, frozenset(os.listdir(real)))
+            except OSError:  # not there yet: nothing in it can be an input
+                found = (real, frozenset())
+            parents[head] = found
+        real, names = found
+        key = os.path.join(real, name)
         if key in seen:
             raise MigrationError(f"{j.name} and {seen[key]} would both be written to {j.dst}", 2)
-        if j.src is not None and _same_file(j.src, key):
+        if j.src is not None and name in names and _same_file(j.src, Path(key)):
             raise MigrationError(f"{j.name} would be written over itself; use in_place=True", 2)
         seen[key] = j.name
 
@@ -753,7 +796,7 @@ class _Engine:
                     self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
                         copy = _copy_to_temp(job.src, job.dst, self.cleaned)
-                        self._stage(copy, job.src.stat().st_mode & 0o7777, job)
+                        self._stage(copy, job.perm if job.perm >= 0 else None, job)
                 else:
                     bak = None
                     if self.mode == "in-place" and self.backup is not None and job.src is not None:
@@ -766,8 +809,8 @@ class _Engine:
                             return
                         rep.backups += 1
                     self._commit_rejects(job, changed)  # durable before the output that omits them
-                    mode = job.src.stat().st_mode & 0o7777 if job.src is not None else None
-                    sink.atomic.close(durable=False)
+                    mode = job.perm if job.src is not None and job.perm >= 0 else None
+                    sink.atomic.close(durable=False, perm=mode)
                     self._stage(sink.atomic, mode, job, bak)  # one sync per batch, then the renames
             else:
                 self._commit_rejects(job, changed)

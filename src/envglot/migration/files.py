@@ -7,12 +7,14 @@ import errno
 import filecmp
 import fnmatch
 import gzip
+import itertools
 import os
+import re
 import secrets
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, BinaryIO
 
@@ -45,6 +47,8 @@ class _Job(msgspec.Struct):
     doc: bool
     gz: bool
     size: int
+    perm: int = -1
+    """The input's permission bits as walked (its output gets them); -1 when unknown."""
 
 
 class SymlinkRefusedError(OSError):
@@ -60,11 +64,17 @@ def _is_doc(name: str) -> bool:
     return base.endswith(".json")
 
 
-def _matches(patterns: Sequence[str], rel: str, base: str) -> bool:
-    for p in patterns:
-        if fnmatch.fnmatchcase(rel if "/" in p else base, p):
-            return True
-    return False
+class _Patterns:
+    """Glob patterns compiled once: a pattern with a ``/`` matches the relative path, others the name."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        on_rel = [fnmatch.translate(p) for p in patterns if "/" in p]
+        on_base = [fnmatch.translate(p) for p in patterns if "/" not in p]
+        self.rel = re.compile("|".join(on_rel)).match if on_rel else None
+        self.base = re.compile("|".join(on_base)).match if on_base else None
+
+    def match(self, rel: str, base: str) -> bool:
+        return bool((self.base is not None and self.base(base)) or (self.rel is not None and self.rel(rel)))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -103,6 +113,38 @@ def clean_stale_temps(directory: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
+def _scan(
+    top: str, onerror: Callable[[OSError], None], keep_dir: Callable[[str, str, str], bool]
+) -> Iterator[tuple[str, str, list[os.DirEntry[str]]]]:
+    """``os.walk`` for the engine: ``(directory, its path relative to top, its files' entries)``,
+    top-down, names sorted; ``keep_dir(path, rel, name)`` prunes. A linked directory is not
+    entered (as ``os.walk`` without ``followlinks``); entries keep their type, so no file
+    needs a ``stat`` to be classified."""
+    todo = [(top, "")]
+    while todo:
+        here, rel = todo.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            onerror(exc)
+            continue
+        files, subdirs = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                files.append(e)
+            elif not e.is_symlink():
+                sub = f"{rel}/{e.name}" if rel else e.name
+                if keep_dir(e.path, sub, e.name):
+                    subdirs.append((e.path, sub))
+        yield here, rel, files
+        todo.extend(reversed(subdirs))
+
+
 def _walk(
     inputs: Sequence[str],
     out: Path | None,
@@ -116,10 +158,15 @@ def _walk(
     unreadable: list[FileFailure] = []
     in_place = backup is not None
     out_res = out.resolve() if out is not None else None
+    out_s = os.fspath(out) if out is not None else None
     skip_names = {p.name for p in skip}  # only a file with such a name is resolved (a syscall per component)
+    inc, exc = _Patterns(include), _Patterns(exclude)
 
     def onerror(exc: OSError) -> None:
         unreadable.append(FileFailure(file=display(str(exc.filename)), error=_read_error(exc), exit_code=66))
+
+    def keep_dir(path: str, rel: str, name: str) -> bool:
+        return not (out_res is not None and Path(path).resolve() == out_res) and not exc.match(rel, name)
 
     for arg in inputs:
         if arg == "-":
@@ -128,31 +175,23 @@ def _walk(
             continue
         p = Path(arg)
         if p.is_dir():
-            for root, dirs, files in os.walk(p, onerror=onerror):
-                rootp = Path(root)
-                relroot = rootp.relative_to(p)
-                dirs.sort()
-                kept = []
-                for d in dirs:
-                    rel = (relroot / d).as_posix()
-                    dp = (rootp / d).resolve()
-                    if out_res is not None and dp == out_res:
-                        continue
-                    if _matches(exclude, rel, d):
-                        continue
-                    kept.append(d)
-                dirs[:] = kept
-                for f in sorted(files):
+            top = str(p)
+            for _here, relroot, entries in _scan(top, onerror, keep_dir):
+                for e in entries:
+                    f = e.name
                     if f.startswith(TEMP_PREFIX) or f == REJECTS_NAME or (backup and f.endswith(backup)):
                         continue
-                    rel = (relroot / f).as_posix()
-                    if not _matches(include, rel, f) or _matches(exclude, rel, f):
+                    rel = f"{relroot}/{f}" if relroot else f
+                    if not inc.match(rel, f) or exc.match(rel, f):
                         continue
-                    fp = rootp / f
-                    if (f in skip_names and fp.resolve() in skip) or (fp.is_symlink() and not fp.is_file()):
+                    fp = Path(rel if top == "." else e.path)  # as pathlib spells it: "./x" is "x"
+                    if (f in skip_names and fp.resolve() in skip) or (e.is_symlink() and not e.is_file()):
                         continue
-                    dst = fp.resolve() if in_place else (out / rel if out is not None else None)
-                    jobs.append(_job(fp, dst))
+                    if in_place:
+                        dst = fp.resolve()
+                    else:
+                        dst = Path(f"{out_s}/{rel}") if out_s is not None else None
+                    jobs.append(_job(fp, dst, e))
         elif p.is_file():
             dst = p.resolve() if in_place else (out / p.name if out is not None else None)
             jobs.append(_job(p, dst))
@@ -163,12 +202,13 @@ def _walk(
     return jobs, unreadable
 
 
-def _job(p: Path, dst: Path | None) -> _Job:
+def _job(p: Path, dst: Path | None, entry: os.DirEntry[str] | None = None) -> _Job:
     try:
-        size = p.stat().st_size
+        st = entry.stat() if entry is not None else os.stat(p)
+        size, perm = st.st_size, stat.S_IMODE(st.st_mode)
     except OSError:
-        size = 0
-    return _Job(src=p, name=display(p), dst=dst, doc=_is_doc(p.name), gz=_is_gz(p.name), size=size)
+        size, perm = 0, -1
+    return _Job(src=p, name=display(p), dst=dst, doc=_is_doc(p.name), gz=_is_gz(p.name), size=size, perm=perm)
 
 
 class _Cleaner:
@@ -177,14 +217,14 @@ class _Cleaner:
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root
-        self.seen: set[Path] = set()
+        self.seen: set[str] = set()
         self.removed = 0
 
-    def visit(self, directory: Path) -> None:
+    def visit(self, directory: str) -> None:
         if directory not in self.seen:
             if self.root is not None:
-                refuse_links(self.root, directory)
-            directory.mkdir(parents=True, exist_ok=True)
+                refuse_links(self.root, Path(directory))
+            os.makedirs(directory, exist_ok=True)
             self.seen.add(directory)
             self.removed += len(clean_stale_temps(directory))
 
@@ -207,39 +247,88 @@ def refuse_links(root: Path, path: Path) -> None:
             )
 
 
+_TEMP_SERIAL: list[tuple[int, str, Iterator[int]]] = []
+"""This process's temp-name stem: (pid, random token, counter); made again after a fork."""
+
+
 def _temp_name(name: str) -> str:
-    """``.envglot-tmp-<pid>-<random>-<name>``, at most 255 bytes (a file name's limit)."""
-    head = f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}-"
+    """``.envglot-tmp-<pid>-<random><n>-<name>``, at most 255 bytes (a file name's limit).
+
+    The random token is drawn once per process and ``n`` counts up, so a name costs no
+    system call; ``O_EXCL`` still refuses any clash.
+    """
+    pid = os.getpid()
+    if not _TEMP_SERIAL or _TEMP_SERIAL[0][0] != pid:
+        _TEMP_SERIAL[:] = [(pid, secrets.token_hex(4), itertools.count())]
+    _, token, counter = _TEMP_SERIAL[0]
+    head = f"{TEMP_PREFIX}{pid}-{token}{next(counter):x}-"
     tail = os.fsencode(name)[: 255 - len(head)]
     return head + tail.decode("utf-8", "surrogateescape")
 
 
+HOLD_BYTES = 64 * 1024
+"""An output of an input at most this large is held in memory and written in one go at its end ..."""
+SPILL_BYTES = 256 * 1024
+"""... unless it grows past this: then its temporary is created and written as it comes."""
+
+
 class _AtomicOutput:
-    """An output written to ``<dir>/.envglot-tmp-<pid>-<rand>-<name>``, then fsynced and renamed."""
+    """An output written to ``<dir>/.envglot-tmp-<pid>-<rand><n>-<name>``, then fsynced and renamed.
+
+    The output of a small input (``size_hint`` up to :data:`HOLD_BYTES`, not gzip) is held in
+    memory and its temporary created, written and closed in one go by :meth:`close` (four
+    system calls; none at all for an output that is aborted); one that grows past
+    :data:`SPILL_BYTES` is written as it comes instead.
+    """
 
     def __init__(self, dst: Path, gz: bool, cleaned: _Cleaner, size_hint: int = -1) -> None:
         self.dst = dst
-        parent = dst.parent
+        parent, name = os.path.split(os.fspath(dst))
+        parent = parent or "."
         cleaned.visit(parent)
-        self.tmp = parent / _temp_name(dst.name)
+        self.tmp = os.path.join(parent, _temp_name(name))
+        self.closed = False
+        self.held: list[bytes] | None = [] if not gz and 0 <= size_hint <= HOLD_BYTES else None
+        self.held_bytes = 0
+        self.perm: int | None = None
+        """Permission bits already set (``fchmod``) on the held output as it was written."""
+        if self.held is None:
+            self._open(gz, size_hint)
+
+    def _open(self, gz: bool, size_hint: int) -> None:
         fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         # a small file gets a small buffer (a 1 MiB one per file costs an mmap and page faults)
         buffering = 1024 * 1024 if size_hint < 0 else min(1024 * 1024, max(8192, 2 * size_hint))
         self.raw: BinaryIO = os.fdopen(fd, "wb", buffering=buffering)
         self.fh: IO[bytes] | gzip.GzipFile = self.raw
         if gz:
-            inner = dst.name[:-3]
+            inner = self.dst.name[:-3]
             self.fh = gzip.GzipFile(filename=inner, mode="wb", fileobj=self.raw, compresslevel=6, mtime=0)
-        self.closed = False
 
     def write(self, b: bytes) -> None:
-        self.fh.write(b)
+        held = self.held
+        if held is None:
+            self.fh.write(b)
+            return
+        held.append(b)
+        self.held_bytes += len(b)
+        if self.held_bytes > SPILL_BYTES:  # larger than it looked: write it here, as any other
+            self.held = None
+            self._open(False, -1)
+            for part in held:
+                self.raw.write(part)
 
-    def close(self, durable: bool = True) -> None:
-        """Finish the temporary file; ``durable=False`` leaves the fsync to a batch (:class:`CommitBatch`)."""
+    def close(self, durable: bool = True, perm: int | None = None) -> None:
+        """Finish the temporary file; ``durable=False`` leaves the fsync to a batch (:class:`CommitBatch`).
+
+        A held output is written now, with ``perm`` (else ``perm`` is applied at :meth:`rename`).
+        """
         if self.closed:
             return
         self.closed = True
+        if self.held is not None:
+            self._write_held(durable, perm)
+            return
         if self.fh is not self.raw:
             self.fh.close()
         self.raw.flush()
@@ -247,9 +336,31 @@ class _AtomicOutput:
             os.fsync(self.raw.fileno())
         self.raw.close()
 
+    def _write_held(self, durable: bool, perm: int | None) -> None:
+        """Create the temporary and write the held bytes (on an error, nothing is left behind)."""
+        assert self.held is not None
+        data = b"".join(self.held)
+        self.held = None
+        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if perm is not None:
+                os.fchmod(fd, perm)
+                self.perm = perm
+            if durable:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+            raise
+        os.close(fd)
+
     def rename(self, mode: int | None) -> None:
         """Move the closed temporary file over the destination (atomic; the directory is not fsynced)."""
-        if mode is not None:
+        if mode is not None and mode != self.perm:
             os.chmod(self.tmp, mode)
         os.replace(self.tmp, self.dst)
 
@@ -263,6 +374,9 @@ class _AtomicOutput:
         """Close and delete the temporary file (the destination is untouched)."""
         if not self.closed:
             self.closed = True
+            if self.held is not None:
+                self.held = None
+                return  # never created
             with contextlib.suppress(OSError):
                 if self.fh is not self.raw:
                     self.fh.close()

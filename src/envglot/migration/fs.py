@@ -154,8 +154,7 @@ def sync_local_files(paths: list[str]) -> None:
     if not paths:
         return
     roots: dict[int, str] = {}
-    for p in paths:
-        d = os.path.dirname(p) or "."
+    for d in {os.path.dirname(p) or "." for p in paths}:  # a stat per directory, not per file
         with contextlib.suppress(OSError):
             roots.setdefault(os.stat(d).st_dev, d)
     if roots and all(_syncfs(d) for d in roots.values()):
