@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import re
+import stat
 import sys
 from pathlib import Path
 
@@ -280,6 +281,29 @@ def test_order_is_preserved_across_chunks(tmp_path: Path, jobs: int) -> None:
     out = (tmp_path / "out" / "big.jsonl").read_bytes().splitlines()
     assert rep.converted == 500 and len(out) == 500
     assert out == [Migrator()(r).output for r in recs]
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o000])
+@pytest.mark.parametrize("size", ["small", "large"])  # held and written at the end, or written as it comes
+def test_outputs_keep_the_input_mode_whatever_the_umask(tmp_path: Path, mask: int, size: str) -> None:
+    from envglot.migration import files
+
+    (tmp_path / "in").mkdir()
+    lines = 1 if size == "small" else 4000
+    modes = {"a.jsonl": 0o644, "b.jsonl": 0o666, "c.jsonl": 0o600, "d.jsonl": 0o755, "e.jsonl": 0o640}
+    for name, mode in modes.items():
+        (tmp_path / "in" / name).write_bytes((legacy_variant(0) + b"\n") * lines)
+        os.chmod(tmp_path / "in" / name, mode)
+    old = os.umask(mask)
+    files._UMASK.clear()  # read again: this test changed it
+    try:
+        rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    finally:
+        os.umask(old)
+        files._UMASK.clear()
+    assert rep.exit_code == 0 and rep.files_written == len(modes)
+    for name, mode in modes.items():
+        assert stat.S_IMODE(os.stat(tmp_path / "out" / name).st_mode) == mode, (name, oct(mask))
 
 
 def test_in_place_with_backup_restores_exactly(tmp_path: Path) -> None:

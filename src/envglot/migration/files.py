@@ -272,6 +272,23 @@ SPILL_BYTES = 256 * 1024
 """... unless it grows past this: then its temporary is created and written as it comes."""
 
 
+_UMASK: list[int] = []
+
+
+def _umask() -> int:
+    """This process's umask (read once, from ``/proc``, never by setting it); -1 where unknown."""
+    if not _UMASK:
+        mask = -1
+        with contextlib.suppress(OSError, ValueError):
+            with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("Umask:"):
+                        mask = int(line.split()[1], 8)
+                        break
+        _UMASK.append(mask)
+    return _UMASK[0]
+
+
 class _AtomicOutput:
     """An output written to ``<dir>/.envglot-tmp-<pid>-<rand><n>-<name>``, then fsynced and renamed.
 
@@ -341,13 +358,15 @@ class _AtomicOutput:
         assert self.held is not None
         data = b"".join(self.held)
         self.held = None
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        create = 0o666 if perm is None else perm
+        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, create)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
             if perm is not None:
-                os.fchmod(fd, perm)
+                if perm & (_umask() | ~0o777) or _umask() < 0:  # the umask took bits it has (or special bits)
+                    os.fchmod(fd, perm)
                 self.perm = perm
             if durable:
                 os.fsync(fd)

@@ -20,7 +20,7 @@ from ..limits import check_input
 from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Unsupported, resolve
 from ..policy import Level
-from .constants import _ENC, INTERNAL_ERROR, REASON_LIMIT, Status
+from .constants import _ENC, INTERNAL_ERROR, REASON_LIMIT, TEST_DELAY_ENV, Status
 
 # --------------------------------------------------------------------------- per record
 
@@ -89,6 +89,7 @@ class Migrator:
         "_max_depth",
         "_policy",
         "_target",
+        "_test_delay",
         "details",
         "from_",
         "options",
@@ -131,6 +132,8 @@ class Migrator:
         self.to: str = self._conv.to
         self.from_: str | None = self._conv.from_
         self._target = get_dialect(self.to)
+        delay = os.environ.get(TEST_DELAY_ENV)  # read once here, not per chunk
+        self._test_delay = float(delay) if delay else 0.0
 
     @property
     def unsupported(self) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import time
@@ -13,7 +12,7 @@ import msgspec
 
 from ..api import _style
 from ..diagnostics import Diagnostic
-from .constants import INTERNAL_ERROR, TEST_DELAY_ENV, UNDETECTED
+from .constants import INTERNAL_ERROR, UNDETECTED
 from .records import Migrator, Outcome, RecordError, _rebuild_migrator, reject_line
 
 # --------------------------------------------------------------------------- chunks (worker side)
@@ -122,9 +121,8 @@ def _run_task(task: _Task) -> _ChunkResult:
 
 
 def _migrate_chunk(mig: Migrator, task: _Task) -> _ChunkResult:
-    delay = os.environ.get(TEST_DELAY_ENV)
-    if delay:
-        time.sleep(float(delay))
+    if mig._test_delay:
+        time.sleep(mig._test_delay)
     res = _ChunkResult(
         out=b"", rejects=[], counts={}, kinds={}, converted=0, passed=0, rejected=0, records=0, bytes_in=len(task.data)
     )
