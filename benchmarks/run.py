@@ -829,12 +829,13 @@ def run_local_small_files(
     in the last minutes, ``recently_deleted``), which would charge one run for another's cleanup.
     """
     one, many, files, records, nbytes = make_small_files(cycle, work / "local-files", 0, n_files)
+    outs = Path(tempfile.mkdtemp(prefix="out-local-", dir=work))  # new each time (a --keep-files DIR is reused)
     out: dict[str, Any] = {"records": records, "bytes": nbytes, "rounds": []}
     walls: dict[str, list[float]] = {"one_file": [], "small_files": []}
     for r in range(rounds):
         row: dict[str, Any] = {}
         for label, src, n in (("one_file", one, 1), ("small_files", many, files)):
-            res = run_migrate_once(cmd, src, work / f"out-local-{label}-{r}", 1, records, nbytes, fresh=True)
+            res = run_migrate_once(cmd, src, outs / f"{label}-{r}", 1, records, nbytes, fresh=True)
             walls[label].append(res["wall_s"])
             row[label] = res["wall_s"]
             entry = out.setdefault(label, {"files": n, "exit_code": 0})

@@ -8,9 +8,11 @@ import json
 import os
 import pickle
 import re
+import signal
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -283,27 +285,108 @@ def test_order_is_preserved_across_chunks(tmp_path: Path, jobs: int) -> None:
     assert out == [Migrator()(r).output for r in recs]
 
 
-@pytest.mark.parametrize("mask", [0o022, 0o077, 0o000])
 @pytest.mark.parametrize("size", ["small", "large"])  # held and written at the end, or written as it comes
-def test_outputs_keep_the_input_mode_whatever_the_umask(tmp_path: Path, mask: int, size: str) -> None:
-    from envglot.migration import files
-
+def test_outputs_keep_the_input_mode_whatever_the_umask(tmp_path: Path, size: str) -> None:
     (tmp_path / "in").mkdir()
     lines = 1 if size == "small" else 4000
     modes = {"a.jsonl": 0o644, "b.jsonl": 0o666, "c.jsonl": 0o600, "d.jsonl": 0o755, "e.jsonl": 0o640}
     for name, mode in modes.items():
         (tmp_path / "in" / name).write_bytes((legacy_variant(0) + b"\n") * lines)
         os.chmod(tmp_path / "in" / name, mode)
-    old = os.umask(mask)
-    files._UMASK.clear()  # read again: this test changed it
+    old = os.umask(0o022)
+    try:
+        for mask in (0o022, 0o077, 0o000):  # the umask changing between runs of one process, too
+            os.umask(mask)
+            out = tmp_path / f"out-{mask:o}"
+            rep = migrate([tmp_path / "in"], out=out, jobs=1)
+            assert rep.exit_code == 0 and rep.files_written == len(modes)
+            for name, mode in modes.items():
+                assert stat.S_IMODE(os.stat(out / name).st_mode) == mode, (name, oct(mask))
+    finally:
+        os.umask(old)
+
+
+def test_outputs_keep_the_input_mode_under_a_default_acl(tmp_path: Path) -> None:
+    """A directory's default ACL, not the umask, masks a created file's mode: the output still gets its input's."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    os.chmod(tmp_path / "in" / "a.jsonl", 0o644)
+    (tmp_path / "out").mkdir()
+    # u::rwx g::r-x o::--- (POSIX ACL xattr, version 2: tag, perm, id per entry)
+    acl = b"\x02\x00\x00\x00" + b"".join(
+        tag.to_bytes(2, "little") + perm.to_bytes(2, "little") + (0xFFFFFFFF).to_bytes(4, "little")
+        for tag, perm in ((0x01, 7), (0x04, 5), (0x20, 0))
+    )
+    try:
+        os.setxattr(tmp_path / "out", "system.posix_acl_default", acl)
+    except (OSError, AttributeError) as exc:
+        pytest.skip(f"no POSIX ACLs here: {exc}")
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    assert rep.exit_code == 0
+    assert stat.S_IMODE(os.stat(tmp_path / "out" / "a.jsonl").st_mode) == 0o644
+
+
+def test_a_short_read_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system that returns short reads (FUSE, network) is read to its end."""
+    from envglot.migration import engine
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes((legacy_variant(0) + b"\n") * 4)
+    real = os.read
+    monkeypatch.setattr(engine.os, "read", lambda fd, n: real(fd, min(n, 58)))
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    assert rep.records == 4 and rep.converted == 4
+    assert len((tmp_path / "out" / "a.jsonl").read_bytes().splitlines()) == 4
+
+
+def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output held in memory that grows past the spill size, where its temporary cannot be created."""
+    from envglot.migration import files
+
+    real_open = os.open
+
+    def full(path: Any, flags: int, mode: int = 0o777) -> int:
+        if TEMP_PREFIX in os.fspath(path):
+            raise OSError(28, "No space left on device")
+        return real_open(path, flags, mode)
+
+    cleaned = files._Cleaner(tmp_path)
+    out = files._AtomicOutput(tmp_path / "a.jsonl", False, cleaned, size_hint=10)
+    assert out.held is not None
+    monkeypatch.setattr(files.os, "open", full)
+    with pytest.raises(OSError, match="No space left"):
+        out.write(b"x" * (files.SPILL_BYTES + 1))
+    out.abort()  # nothing was created, nothing to remove; no AttributeError
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_among_the_inputs_is_read_as_a_stream(tmp_path: Path) -> None:
+    """A FIFO is not a regular file: it is never read whole by size (which would wait for a second writer)."""
+    import threading
+
+    (tmp_path / "in").mkdir()
+    fifo = tmp_path / "in" / "pipe.jsonl"
+    os.mkfifo(fifo)
+    line = legacy_variant(0) + b"\n"
+
+    def writer() -> None:
+        with open(fifo, "wb") as fh:
+            fh.write(line * 3)
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    old = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("the run hung on a FIFO")))
+    signal.alarm(20)
     try:
         rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
     finally:
-        os.umask(old)
-        files._UMASK.clear()
-    assert rep.exit_code == 0 and rep.files_written == len(modes)
-    for name, mode in modes.items():
-        assert stat.S_IMODE(os.stat(tmp_path / "out" / name).st_mode) == mode, (name, oct(mask))
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    t.join(5)
+    # read as a stream, as before: converted, or refused as unreadable (a pipe has no position): never a hang
+    assert rep.converted == 3 or [f.exit_code for f in rep.failed] == [66], rep
 
 
 def test_in_place_with_backup_restores_exactly(tmp_path: Path) -> None:

@@ -96,14 +96,25 @@ class _SmallFile:
         self.pos = 0
 
     @classmethod
-    def read_whole(cls, path: Path, size: int) -> _SmallFile | None:
-        """The file as walked (``size`` bytes); None if it grew since (then it is read as a stream)."""
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    def read_whole(cls, job: _Job) -> _SmallFile | None:
+        """The file as it is now, if it is no larger than walked (one ``read`` when its size is
+        unchanged; a short read, or a file that shrank, is read on to its end); None if it grew
+        (then it is read as a stream)."""
+        assert job.src is not None
+        size = job.size
+        fd = os.open(job.src, os.O_RDONLY | os.O_CLOEXEC)
         try:
             data = os.read(fd, size + 1)
+            if len(data) > size:
+                return None
+            if len(data) < size:  # shrank, or a file system that reads short (FUSE, network)
+                parts = [data]
+                while block := os.read(fd, 1024 * 1024):
+                    parts.append(block)
+                data = b"".join(parts)
         finally:
             os.close(fd)
-        return cls(data) if len(data) <= size else None
+        return cls(data)
 
     def read(self, size: int = -1) -> bytes:
         start = self.pos
@@ -143,7 +154,7 @@ def _produce(jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | N
                 assert stdin is not None
                 raw: Any = _Counting(stdin)
                 fh: Any = raw
-            elif not job.gz and 0 <= job.size <= SMALL_READ and (small := _SmallFile.read_whole(job.src, job.size)):
+            elif job.regular and not job.gz and job.size <= SMALL_READ and (small := _SmallFile.read_whole(job)):
                 raw = fh = small
             else:
                 raw = open(job.src, "rb")

@@ -49,6 +49,8 @@ class _Job(msgspec.Struct):
     size: int
     perm: int = -1
     """The input's permission bits as walked (its output gets them); -1 when unknown."""
+    regular: bool = False
+    """The input was a regular file when walked (only such a file is read whole at once)."""
 
 
 class SymlinkRefusedError(OSError):
@@ -205,10 +207,11 @@ def _walk(
 def _job(p: Path, dst: Path | None, entry: os.DirEntry[str] | None = None) -> _Job:
     try:
         st = entry.stat() if entry is not None else os.stat(p)
-        size, perm = st.st_size, stat.S_IMODE(st.st_mode)
+        size, perm, regular = st.st_size, stat.S_IMODE(st.st_mode), stat.S_ISREG(st.st_mode)
     except OSError:
-        size, perm = 0, -1
-    return _Job(src=p, name=display(p), dst=dst, doc=_is_doc(p.name), gz=_is_gz(p.name), size=size, perm=perm)
+        size, perm, regular = 0, -1, False
+    name, doc, gz = display(p), _is_doc(p.name), _is_gz(p.name)
+    return _Job(src=p, name=name, dst=dst, doc=doc, gz=gz, size=size, perm=perm, regular=regular)
 
 
 class _Cleaner:
@@ -272,30 +275,13 @@ SPILL_BYTES = 256 * 1024
 """... unless it grows past this: then its temporary is created and written as it comes."""
 
 
-_UMASK: list[int] = []
-
-
-def _umask() -> int:
-    """This process's umask (read once, from ``/proc``, never by setting it); -1 where unknown."""
-    if not _UMASK:
-        mask = -1
-        with contextlib.suppress(OSError, ValueError):
-            with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
-                for line in fh:
-                    if line.startswith("Umask:"):
-                        mask = int(line.split()[1], 8)
-                        break
-        _UMASK.append(mask)
-    return _UMASK[0]
-
-
 class _AtomicOutput:
     """An output written to ``<dir>/.envglot-tmp-<pid>-<rand><n>-<name>``, then fsynced and renamed.
 
     The output of a small input (``size_hint`` up to :data:`HOLD_BYTES`, not gzip) is held in
-    memory and its temporary created, written and closed in one go by :meth:`close` (four
-    system calls; none at all for an output that is aborted); one that grows past
-    :data:`SPILL_BYTES` is written as it comes instead.
+    memory and its temporary created, written, given its mode and closed in one go by
+    :meth:`close` (four system calls; none at all for an output that is aborted); one that
+    grows past :data:`SPILL_BYTES` is written as it comes instead.
     """
 
     def __init__(self, dst: Path, gz: bool, cleaned: _Cleaner, size_hint: int = -1) -> None:
@@ -330,8 +316,8 @@ class _AtomicOutput:
         held.append(b)
         self.held_bytes += len(b)
         if self.held_bytes > SPILL_BYTES:  # larger than it looked: write it here, as any other
+            self._open(False, -1)  # first: if it fails, the output is still held (abort creates nothing)
             self.held = None
-            self._open(False, -1)
             for part in held:
                 self.raw.write(part)
 
@@ -358,15 +344,13 @@ class _AtomicOutput:
         assert self.held is not None
         data = b"".join(self.held)
         self.held = None
-        create = 0o666 if perm is None else perm
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, create)
+        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            if perm is not None:
-                if perm & (_umask() | ~0o777) or _umask() < 0:  # the umask took bits it has (or special bits)
-                    os.fchmod(fd, perm)
+            if perm is not None:  # always: the umask, or a directory's default ACL, masked the create mode
+                os.fchmod(fd, perm)
                 self.perm = perm
             if durable:
                 os.fsync(fd)
