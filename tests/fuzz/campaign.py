@@ -23,10 +23,15 @@ from .tree import Obj, dump, parse
 __all__ = ["Group", "Tally", "code_literal", "reproducer", "run_seeds", "shrink", "write_findings"]
 
 SLOW_SECONDS = 10.0
-"""An input whose probes take more CPU time than this is a finding of its own (time must not blow up).
+"""An input whose probes take more CPU time than this, plus :data:`SLOW_SECONDS_PER_MB` per
+megabyte of input, is a finding of its own (time must not blow up).
 
 CPU time of this process, not wall time: a campaign paused (SIGSTOP) or starved by other work
 must not report its inputs as slow."""
+SLOW_SECONDS_PER_MB = 3.0
+"""An input goes through about 140 entry-point calls: at 50 MB/s each (the error paths of a
+multi-megabyte document) that is about 3 s per megabyte. A time that grows faster than the
+input (the bug this check looks for) passes this allowance at once."""
 INPUT_TIMEOUT = 120
 """CPU seconds after which an input is abandoned as a timeout (``ITIMER_PROF``)."""
 
@@ -115,9 +120,15 @@ def run_seeds(seeds: range, cli_every: int = 0, sdk_every: int = 20, repeat_ever
             finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
             took = time.process_time() - s0
-            if took > SLOW_SECONDS:
+            mb = len(inp.data) / 1e6
+            if took > SLOW_SECONDS + SLOW_SECONDS_PER_MB * mb:
                 fs.append(
-                    Failure(f"slow: an input took over {SLOW_SECONDS:.0f} CPU s", "api", f"{took:.1f} CPU s", inp.data)
+                    Failure(
+                        f"slow: an input took over {SLOW_SECONDS:.0f} CPU s + {SLOW_SECONDS_PER_MB:.0f} s/MB",
+                        "api",
+                        f"{took:.1f} CPU s for {mb:.2f} MB",
+                        inp.data,
+                    )
                 )
             if cli_every and seed % cli_every == 0:
                 fs += cli_runs(inp, seed // cli_every)
