@@ -28,10 +28,12 @@ megabyte of input, is a finding of its own (time must not blow up).
 
 CPU time of this process, not wall time: a campaign paused (SIGSTOP) or starved by other work
 must not report its inputs as slow."""
-SLOW_SECONDS_PER_MB = 3.0
-"""An input goes through about 140 entry-point calls: at 50 MB/s each (the error paths of a
-multi-megabyte document) that is about 3 s per megabyte. A time that grows faster than the
-input (the bug this check looks for) passes this allowance at once."""
+SLOW_SECONDS_PER_MB = 10.0
+"""An input goes through about 140 entry-point calls. Measured linear costs: a 6 MB document
+on error paths, 2 s/MB; a 2 MB string of escapes written to code-graph from Python values
+(``approx_tokens`` counts each escape in a regex callback, ~0.6 µs each, in ~20 of the calls),
+5–9 s/MB. A time that grows faster than the input (the bug this check looks for) passes
+this allowance at once."""
 INPUT_TIMEOUT = 120
 """CPU seconds after which an input is abandoned as a timeout (``ITIMER_PROF``)."""
 

@@ -67,6 +67,8 @@ class Input:
     """For an input that is a document behind a UTF-8 BOM: the document alone."""
     checked: dict[tuple[bytes, str, str], Any] = field(default_factory=dict)
     """Outputs already checked for this input (many probes give the same bytes)."""
+    own_violations: dict[tuple[str, bool], frozenset[str]] = field(default_factory=dict)
+    """Paths where the input itself breaks a target's contract (see :func:`_inherited`), per target."""
 
     @classmethod
     def of(cls, case: Case) -> Input:
@@ -216,7 +218,7 @@ def _check_doc_once(out: bytes, target: str, inp: Input, what: str) -> Any:
             "output-invalid", f"validate({what}) raised {type(exc).__name__}: {exc}", f"validate raised on {target}"
         ) from None
     for v in violations:
-        if _inherited(inp.data, target, v.path, inp.tree if what == "dict output" else None):
+        if v.path in _inherited(inp, target, what == "dict output"):
             continue  # the input, already a target document, broke the same rule: passed through, not made
         raise _Broken(
             "output-invalid",
@@ -232,9 +234,21 @@ def _check_doc_once(out: bytes, target: str, inp: Input, what: str) -> Any:
     return doc
 
 
-def _inherited(data: bytes, target: str, path: str, tree: Any = None) -> bool:
-    """True when the input, already a ``target`` document, broke the same rule at ``path``
-    (judged on its dict form when its bytes are not readable: a dict probe's input)."""
+def _inherited(inp: Input, target: str, dict_form: bool) -> frozenset[str]:
+    """The paths where the input, already a ``target`` document, breaks that contract itself
+    (judged on its dict form when its bytes are not readable: a dict probe's input).
+
+    Computed once per input and target: an input breaking a rule in thousands of places
+    would otherwise be validated again for each violation of each output.
+    """
+    key = (target, dict_form)
+    found = inp.own_violations.get(key)
+    if found is None:
+        found = inp.own_violations[key] = _own_violations(inp.data, target, inp.tree if dict_form else None)
+    return found
+
+
+def _own_violations(data: bytes, target: str, tree: Any = None) -> frozenset[str]:
     if tree is not None:
         try:
             envglot.detect(data)
@@ -242,16 +256,16 @@ def _inherited(data: bytes, target: str, path: str, tree: Any = None) -> bool:
             try:
                 data = msgspec.json.encode(to_python(tree))
             except Exception:
-                return False
+                return frozenset()
     try:
         if envglot.detect(data) != target:
-            return False
+            return frozenset()
         # the envelope inside a transport wrapper (MCP, JSON-RPC) is what was passed through
         data = _locate(check_input(data)[0], True, False, DISCARD)[0]
         mine = envglot.validate(data, dialect=target)
     except Exception:
-        return False
-    return any(v.path == path for v in mine)
+        return frozenset()
+    return frozenset(v.path for v in mine)
 
 
 def _strip_residue(out: bytes) -> Any:

@@ -108,3 +108,29 @@ def test_shrink_keeps_the_failure_and_drops_the_rest() -> None:
 def test_campaign_counts_inputs_and_calls() -> None:
     tally = run_seeds(range(3), cli_every=0, sdk_every=0)
     assert tally.inputs == 3 and tally.calls >= 3 * 100
+
+
+def test_an_input_broken_in_many_places_is_validated_once_per_target(monkeypatch: Any) -> None:
+    """The oracle's "inherited violation" check judges the input once per target, not once per
+    violation of each output (2,000 bad ids made one input cost 14 CPU s before)."""
+    import envglot
+    from fuzz import oracle
+
+    ids = ",".join(str(i) for i in range(2000))
+    data = (
+        b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v2",'
+        b'"content_fidelity":"partial","dropped_content_ids":[' + ids.encode() + b"]}}"
+    )
+    assert len(envglot.validate(data, dialect="response-v2")) == 2000  # the input breaks the rule 2,000 times
+    calls = {"n": 0}
+    real = envglot.validate
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        calls["n"] += 1
+        return real(*args, **kw)
+
+    monkeypatch.setattr(oracle.envglot, "validate", counting)
+    probe = oracle.by_name()["convert[to='response-v2', preserve=False, unsupported='ignore']"]
+    inp = Input.from_bytes(data)
+    assert probe.run(inp, False) == []  # passed through: its violations are inherited, not made
+    assert calls["n"] <= 3, calls
