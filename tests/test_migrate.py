@@ -537,9 +537,9 @@ def test_include_exclude(tmp_path: Path) -> None:
 def test_compiled_patterns_match_as_fnmatch(patterns: list[str]) -> None:
     import fnmatch
 
-    from envglot.migration.files import _Patterns
+    from envglot.migration.fs import Patterns
 
-    compiled = _Patterns(patterns)
+    compiled = Patterns(patterns)
     for rel in ("x.jsonl", "a/x.jsonl", "a/skip/y.jsonl", "b/z.log", "b/w.json", "skip", "c/d.json.gz", "é/ü.jsonl"):
         base = rel.rsplit("/", 1)[-1]
         expected = any(fnmatch.fnmatchcase(rel if "/" in p else base, p) for p in patterns)

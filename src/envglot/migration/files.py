@@ -5,11 +5,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import filecmp
-import fnmatch
 import gzip
 import itertools
 import os
-import re
 import secrets
 import shutil
 import stat
@@ -23,6 +21,7 @@ import msgspec
 from ..errors import EnvglotError
 from ..excerpt import display_path as display
 from .constants import REJECTS_NAME, TEMP_PREFIX
+from .fs import Patterns
 from .fs import fsync_dir as _fsync_dir
 from .report import FileFailure
 
@@ -64,19 +63,6 @@ def _is_gz(name: str) -> bool:
 def _is_doc(name: str) -> bool:
     base = name[:-3] if _is_gz(name) else name
     return base.endswith(".json")
-
-
-class _Patterns:
-    """Glob patterns compiled once: a pattern with a ``/`` matches the relative path, others the name."""
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        on_rel = [fnmatch.translate(p) for p in patterns if "/" in p]
-        on_base = [fnmatch.translate(p) for p in patterns if "/" not in p]
-        self.rel = re.compile("|".join(on_rel)).match if on_rel else None
-        self.base = re.compile("|".join(on_base)).match if on_base else None
-
-    def match(self, rel: str, base: str) -> bool:
-        return bool((self.base is not None and self.base(base)) or (self.rel is not None and self.rel(rel)))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -162,7 +148,7 @@ def _walk(
     out_res = out.resolve() if out is not None else None
     out_s = os.fspath(out) if out is not None else None
     skip_names = {p.name for p in skip}  # only a file with such a name is resolved (a syscall per component)
-    inc, exc = _Patterns(include), _Patterns(exclude)
+    inc, exc = Patterns(include), Patterns(exclude)
 
     def onerror(exc: OSError) -> None:
         unreadable.append(FileFailure(file=display(str(exc.filename)), error=_read_error(exc), exit_code=66))

@@ -21,6 +21,7 @@ import contextlib
 import fnmatch
 import os
 import posixpath
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -69,8 +70,17 @@ def join(base: str, rel: str) -> str:
     return posixpath.join(base.rstrip("/"), rel) if base else rel
 
 
-def _matches(patterns: Sequence[str], rel: str, base: str) -> bool:
-    return any(fnmatch.fnmatchcase(rel if "/" in p else base, p) for p in patterns)
+class Patterns:
+    """Glob patterns compiled once: a pattern with a ``/`` matches the relative path, others the name."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        on_rel = [fnmatch.translate(p) for p in patterns if "/" in p]
+        on_base = [fnmatch.translate(p) for p in patterns if "/" not in p]
+        self.rel = re.compile("|".join(on_rel)).match if on_rel else None
+        self.base = re.compile("|".join(on_base)).match if on_base else None
+
+    def match(self, rel: str, base: str) -> bool:
+        return bool((self.base is not None and self.base(base)) or (self.rel is not None and self.rel(rel)))
 
 
 def walk_store(
@@ -82,6 +92,7 @@ def walk_store(
     directories are skipped; ``include`` and ``exclude`` match the name or (with a ``/``)
     the relative path.
     """
+    inc, exc = Patterns(include), Patterns(exclude)
     found = fs.find(root, detail=True, withdirs=False)
     out: list[tuple[str, str, int]] = []
     prefix = root.rstrip("/") + "/"
@@ -93,9 +104,9 @@ def walk_store(
         name = parts[-1]
         if name.startswith(TEMP_PREFIX) or name == REJECTS_NAME or (backup and name.endswith(backup)):
             continue
-        if any(_matches(exclude, "/".join(parts[: i + 1]), parts[i]) for i in range(len(parts) - 1)):
+        if any(exc.match("/".join(parts[: i + 1]), parts[i]) for i in range(len(parts) - 1)):
             continue
-        if not _matches(include, rel, name) or _matches(exclude, rel, name):
+        if not inc.match(rel, name) or exc.match(rel, name):
             continue
         out.append((path, rel, int(info.get("size") or 0)))
     out.sort(key=lambda t: t[1].split("/"))
