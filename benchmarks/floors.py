@@ -9,10 +9,13 @@ plus the pair's unavoidable extra work (minifying a spaced source, code-graph's
 
 Error codes are looked up in a table built once per pair (:func:`code_table`; per
 ``(error_code, error_type)`` for a response-v2 source, one entry for legacy-v1, which has no
-codes): envglot itself converts one minimal failure per code of the source's table, and the
-floor keeps what the target wrote. Synthesized values (``"unknown"`` tools, time stamps) come
-from the target's ``[synthesize]`` table. That is a precomputation, as a compiled fast path
-would do; the per-record work is the floor's own. A few pure rules are reused rather than
+codes; a problem-json source is looked up by its ``code`` member, else by its ``status``,
+both rows of one table): envglot itself converts one minimal failure per code of the
+source's table, and the floor keeps what the target wrote (for a problem-json target: the
+``type``, ``title``, ``status``, ``code`` and implied ``retryable`` members the code gives).
+Synthesized values (``"unknown"`` tools, time stamps) come from the target's ``[synthesize]``
+table. That is a precomputation, as a compiled fast path would do; the per-record work is the
+floor's own. A few pure rules are reused rather than
 restated where restating them would only copy them: envglot's wire Structs (the decode),
 ``legacy_v1.InterimMeta`` and, for documents holding escapes, ``code_graph.approx_tokens``.
 
@@ -31,18 +34,19 @@ import math
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import orjson
 from msgspec import Raw
 
 import envglot
-from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, response_v2, result
+from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
 
 Conv = Callable[[bytes], bytes]
+_T = TypeVar("_T")
 
 
 class OutsideError(Exception):
@@ -150,6 +154,8 @@ _FAILURE_DOC: dict[str, Callable[[str], bytes]] = {
             },
         }
     ),
+    # a status row ("404") reads as a status without a code: the same problem either way
+    "problem-json": lambda code: orjson.dumps({"code": code, "detail": "m"}),
 }
 
 _TARGET_CODE: dict[str, Callable[[Any], tuple[Any, ...]]] = {
@@ -158,6 +164,7 @@ _TARGET_CODE: dict[str, Callable[[Any], tuple[Any, ...]]] = {
     "result": lambda d: (d["error_type"],),
     "code-graph": lambda d: (d["data"]["result"]["error"]["code"],),
     "dotbot": lambda d: (d["errors"][0]["code"],),
+    "problem-json": lambda d: (d["type"], d["title"], d["status"], d.get("code"), d.get("retryable")),
 }
 
 
@@ -170,6 +177,75 @@ def code_table(src: str, dst: str) -> dict[str, tuple[Any, ...]]:
         doc = envglot.convert(_FAILURE_DOC[src](code), from_=src, to=dst, unsupported="ignore")
         out[code] = _TARGET_CODE[dst](orjson.loads(doc))
     return out
+
+
+# --------------------------------------------------------------------------- problem-json targets
+
+Members = tuple[bytes, bytes, bytes]
+"""What problem-json writes for a code: ``{"type":…,"title":…,"status":…``, ``,"code":…`` and
+the ``,"retryable":…`` the code implies (empty when it writes none)."""
+
+_PROBLEM_OK = b"".join(
+    (
+        b'{"type":',
+        _enc(problem_json.ABOUT_BLANK),
+        b',"title":',
+        _enc(problem_json.SUCCESS_TITLE),
+        b',"status":',
+        _enc(problem_json.SUCCESS_STATUS),
+    )
+)
+"""The head of every problem-json success."""
+
+
+def problem_members(written: tuple[Any, ...]) -> Members:
+    """A problem-json code-table entry (``code_table(src, "problem-json")``) as bytes."""
+    type_, title, status, code, retryable = written
+    head = b'{"type":' + _enc(type_) + b',"title":' + _enc(title) + b',"status":' + _enc(status)
+    coded = b',"code":' + _enc(code) if code is not None else b""
+    return head, coded, b',"retryable":' + _enc(retryable) if retryable is not None else b""
+
+
+def problem_table(src: str) -> dict[str, Members]:
+    """Source code -> :data:`Members` (built once, by envglot, per pair)."""
+    return {code: problem_members(v) for code, v in code_table(src, "problem-json").items()}
+
+
+def _coded(codes: dict[Any, _T], key: Any) -> _T:
+    """``codes[key]``; a code the tables do not know is outside the corpus."""
+    found = codes.get(key)
+    if found is None:
+        raise OutsideError(f"code {key!r} is not in the tables")
+    return found
+
+
+def _problem(
+    m: Members, message: str | None, details: Raw | None, retry_ms: int | None = None, retryable: bool | None = None
+) -> bytes:
+    """A problem-json failure up to its problem's last member (``retryable``: the source's own,
+    else what the code implies; a negative delay is left out, as envglot leaves it out)."""
+    head, coded, implied = m
+    out = head if message is None else head + b',"detail":' + _enc(message)
+    out += coded
+    if retryable is None:
+        out += implied
+    else:
+        out += b',"retryable":true' if retryable else b',"retryable":false'
+    if retry_ms is not None and retry_ms >= 0:
+        out += b',"retry_after_ms":' + _enc(retry_ms)
+    if details is not None:
+        out += b',"details":' + details
+    return out
+
+
+def _problem_tail(request_id: str | None, payload: Raw | None, warnings: list[str] | None) -> bytes:
+    """A problem-json document's members after the problem's, and its closing brace."""
+    out = b"" if request_id is None else b',"request_id":' + _enc(request_id)
+    if payload is not None:
+        out += b',"data":' + payload
+    if warnings:
+        out += b',"warnings":' + _enc(warnings)
+    return out + b"}"
 
 
 # --------------------------------------------------------------------------- dotbot sources
@@ -323,6 +399,24 @@ def dotbot_to_code_graph() -> Conv:
             )
         )
         return _with_tokens(head, tail + b"}}}")
+
+    return floor
+
+
+def dotbot_to_problem_json() -> Conv:
+    codes = problem_table("dotbot")
+
+    def floor(b: bytes) -> bytes:
+        w = _dotbot_in(_compact(b))
+        if w.warnings and not all(type(x) is str for x in w.warnings):
+            raise OutsideError("object warnings")
+        tail = _problem_tail(w.audit.correlation_id, w.data, w.warnings)  # type: ignore[arg-type]
+        if w.status != "error":
+            return _PROBLEM_OK + tail
+        if len(w.errors) != 1:
+            raise OutsideError("a failure without errors, or with further errors")
+        e = w.errors[0]
+        return _problem(_coded(codes, e.code), e.message, e.details or None) + tail
 
     return floor
 
@@ -524,6 +618,22 @@ def errorcode_to_code_graph() -> Conv:
             )
         )
         return _with_tokens(head, tail + b"}}}")
+
+    return floor
+
+
+def errorcode_to_problem_json() -> Conv:
+    codes = problem_table("errorcode")
+
+    def floor(b: bytes) -> bytes:
+        w = _errorcode_in(_compact(b))
+        if w.success:
+            return _PROBLEM_OK + b',"data":' + w.data + b"}"
+        e = w.error
+        assert e is not None
+        payload = None if w.data == RAW_NULL else w.data
+        out = _problem(_coded(codes, e.code), e.message, None, e.retry_after_ms, e.retryable)
+        return out + _problem_tail(None, payload, None)
 
     return floor
 
@@ -790,6 +900,19 @@ def response_v2_to_code_graph() -> Conv:
     return floor
 
 
+def response_v2_to_problem_json() -> Conv:
+    codes = {key: problem_members(v) for key, v in rv2_code_table("problem-json").items()}
+
+    def floor(b: bytes) -> bytes:
+        r = _rv2_in(_compact(b))
+        tail = _problem_tail(r.request_id, r.data, r.warnings)
+        if r.ok:
+            return _PROBLEM_OK + tail
+        return _problem(_coded(codes, r.key), r.message, r.details, r.retry_ms) + tail
+
+    return floor
+
+
 # --------------------------------------------------------------------------- result sources
 
 _RESULT = msgspec.json.Decoder(result.Envelope).decode
@@ -964,6 +1087,19 @@ def result_to_code_graph() -> Conv:
     return floor
 
 
+def result_to_problem_json() -> Conv:
+    codes = problem_table("result")
+
+    def floor(b: bytes) -> bytes:
+        r = _result_in(_compact(b))
+        tail = _problem_tail(None, r.payload, None)
+        if r.ok:
+            return _PROBLEM_OK + tail
+        return _problem(_coded(codes, r.code), r.message, r.details) + tail
+
+    return floor
+
+
 # --------------------------------------------------------------------------- code-graph sources
 
 _CG = msgspec.json.Decoder(code_graph.Envelope).decode
@@ -1129,6 +1265,19 @@ def code_graph_to_dotbot() -> Conv:
         return b"".join(
             (head, b'"error","summary":', message, b',"data":{},"warnings":[],"errors":', error, b"}]", tail, b"}")
         )
+
+    return floor
+
+
+def code_graph_to_problem_json() -> Conv:
+    codes = problem_table("code-graph")
+
+    def floor(b: bytes) -> bytes:
+        r = _cg_in(_compact(b))
+        d = r.data
+        if r.ok:
+            return _PROBLEM_OK + _problem_tail(d.request_id, d.result, None)
+        return _problem(_coded(codes, r.code), r.message, r.details) + _problem_tail(d.request_id, None, None)
 
     return floor
 
@@ -1378,6 +1527,259 @@ def legacy_v1_to_code_graph() -> Conv:
     return floor
 
 
+def legacy_v1_to_problem_json() -> Conv:
+    members = problem_members(legacy_code("problem-json"))
+
+    def floor(b: bytes) -> bytes:
+        r = _legacy_in(_compact(b))
+        tail = _problem_tail(None, r.payload, r.warnings)
+        if r.ok:
+            return _PROBLEM_OK + tail
+        return _problem(members, r.message or "", None) + tail
+
+    return floor
+
+
+# --------------------------------------------------------------------------- problem-json sources
+
+_PROBLEM_JSON = msgspec.json.Decoder(problem_json.Envelope).decode
+
+
+def _problem_json_in(b: bytes) -> tuple[problem_json.Envelope, str | None]:
+    """The checks of envglot's problem-json reader (the wire types; ``status`` the outcome, a
+    success without problem members) and a failure's code-table key: its ``code`` member, else
+    its ``status`` (``None`` for a success)."""
+    try:
+        w = _PROBLEM_JSON(b)
+    except msgspec.DecodeError as exc:
+        raise OutsideError(str(exc)) from None
+    status = w.status
+    if status is not None and status < 400:
+        if status < 200:
+            raise OutsideError("a status that is no outcome")
+        if (
+            w.code is not None
+            or w.retryable is not None
+            or w.retry_after_ms is not None
+            or w.details
+            or w.errors is not None
+        ):
+            raise OutsideError("a success with problem members")
+        return w, None
+    if status is not None and status > 599:
+        raise OutsideError("a status that is no outcome")
+    if w.errors is not None:
+        raise OutsideError("further problems")
+    if w.code is not None:
+        return w, w.code
+    if status is None:
+        raise OutsideError("a problem without a code or a status")
+    return w, str(status)
+
+
+def problem_json_to_response_v2() -> Conv:
+    codes = {
+        k: (Raw(_enc(code)), Raw(_enc(etype))) for k, (code, etype) in code_table("problem-json", "response-v2").items()
+    }
+
+    def floor(b: bytes) -> bytes:
+        w, key = _problem_json_in(_compact(b))
+        meta = b',"meta":{"version":"response-v2"'
+        rid = w.request_id
+        if rid is not None and _REQUEST_ID(rid) is not None:
+            meta += b',"request_id":' + _enc(rid)
+        if w.warnings:
+            meta += b',"warnings":' + _enc(w.warnings)
+        meta += b"}}"
+        payload = _object_payload(w.data or None)
+        if key is None:
+            return b'{"success":true,"data":' + payload + b',"error":null' + meta
+        code, etype = _coded(codes, key)
+        if not w.detail:
+            raise OutsideError("a failure without a message")
+        if payload == RAW_EMPTY:
+            data = b'{"error_code":' + code + b',"error_type":' + etype
+            if w.details:
+                data += b',"details":' + _object(w.details)
+            if w.retry_after_ms is not None and w.retry_after_ms >= 0:
+                data += b',"retry_after_seconds":' + _seconds(w.retry_after_ms)
+            data += b"}"
+        else:
+            d = _RAW_DICT(payload)
+            for k in _RV2_ERROR_KEYS:
+                d.pop(k, None)
+            d["error_code"] = code
+            d["error_type"] = etype
+            if w.details:
+                d["details"] = _object(w.details)
+            if w.retry_after_ms is not None and w.retry_after_ms >= 0:
+                d["retry_after_seconds"] = Raw(_seconds(w.retry_after_ms))
+            data = _enc(d)
+        return b'{"success":false,"data":' + data + b',"error":' + _enc(w.detail) + meta
+
+    return floor
+
+
+def problem_json_to_errorcode() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = {
+        k: (b'{"code":' + _enc(code) + b',"message":', b',"retryable":' + _enc(retryable))
+        for k, (code, retryable) in code_table("problem-json", "errorcode").items()
+    }
+    elapsed = default_mappings()["errorcode"].synthesize["duration_ms"]
+    meta = b',"meta":{"tool_version":' + _enc(errorcode.TOOL_VERSION) + b',"elapsed_ms":' + _enc(elapsed)
+    meta += b',"correlation_id":'
+
+    def floor(b: bytes) -> bytes:
+        w, key = _problem_json_in(_compact(b))
+        tail = b"}" if w.request_id is None else meta + _enc(w.request_id) + b"}}"
+        data = w.data
+        if key is None:
+            return b'{"success":true,"data":' + (data if data else b"null") + tail
+        head, retryable = _coded(codes, key)
+        err = head + _enc(w.detail or "") + retryable
+        if w.retry_after_ms is not None and w.retry_after_ms >= 0:
+            err += b',"retry_after_ms":' + _enc(w.retry_after_ms)
+        if not data or data == RAW_EMPTY:
+            data = RAW_NULL
+        return b'{"success":false,"data":' + data + b',"error":' + err + b"}" + tail
+
+    return floor
+
+
+def problem_json_to_result() -> Conv:
+    codes = {k: b',"error_type":' + _enc(code) for k, (code,) in code_table("problem-json", "result").items()}
+
+    def floor(b: bytes) -> bytes:
+        w, key = _problem_json_in(_compact(b))
+        data = w.data
+        if key is None:
+            return b'{"success":true,"value":' + data + b"}" if data else b'{"success":true}'
+        out = b'{"success":false,"error":' + _enc(w.detail) + _coded(codes, key)
+        details = w.details or None
+        if data and data != RAW_NULL and data != RAW_EMPTY and _OBJECT(data) is not None:
+            d = _RAW_DICT(data)
+            if details is not None:
+                d["details"] = details
+            out += b',"error_data":' + _enc(d)
+        elif details is not None:
+            out += b',"error_data":{"details":' + details + b"}"
+        return out + b"}"
+
+    return floor
+
+
+def problem_json_to_dotbot() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = {
+        k: b'[{"code":' + _enc(code) + b',"message":' for k, (code,) in code_table("problem-json", "dotbot").items()
+    }
+    syn = default_mappings()["dotbot"].synthesize
+    head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
+    head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
+    audit = b',"audit":{"timestamp":' + _enc(syn["timestamp"]) + b',"duration_ms":' + _enc(syn["duration_ms"])
+    audit += b',"source":' + _enc(syn["source"])
+
+    def floor(b: bytes) -> bytes:
+        w, key = _problem_json_in(_compact(b))
+        tail = audit + b"}}" if w.request_id is None else audit + b',"correlation_id":' + _enc(w.request_id) + b"}}"
+        warnings = _enc(w.warnings) if w.warnings else b"[]"
+        data = _object_payload(w.data or None)
+        if key is None:
+            status = b'"warning"' if w.warnings else b'"ok"'
+            return b"".join(
+                (
+                    head,
+                    status,
+                    b',"summary":"Completed.","data":',
+                    data,
+                    b',"warnings":',
+                    warnings,
+                    b',"errors":[]',
+                    tail,
+                )
+            )
+        error = _coded(codes, key) + _enc(w.detail or "")
+        if w.details:
+            error += b',"details":' + _object(w.details)
+        return b"".join(
+            (
+                head,
+                b'"error","summary":',
+                _enc(w.detail or "Failed."),
+                b',"data":',
+                data,
+                b',"warnings":',
+                warnings,
+                b',"errors":',
+                error,
+                b"}]",
+                tail,
+            )
+        )
+
+    return floor
+
+
+def problem_json_to_code_graph() -> Conv:
+    from envglot.mappings import default_mappings
+
+    codes = {
+        k: b'{"code":' + _enc(code) + b',"message":' for k, (code,) in code_table("problem-json", "code-graph").items()
+    }
+    syn = default_mappings()["code-graph"].synthesize
+    tool = _enc(syn["tool"])
+    stamp = _enc(syn["timestamp"])
+    root = str(syn["workspace.root"])
+    workspace = _enc({"root": root, "repoName": root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]})
+
+    def floor(b: bytes) -> bytes:
+        w, key = _problem_json_in(_compact(b))
+        payload = w.data or None
+        rid = w.request_id
+        if key is None:
+            result = payload if payload is not None else RAW_NULL
+            if rid is None:
+                rid = _request_id("", True, payload, None, None)
+        else:
+            err = _coded(codes, key) + _enc(w.detail or "")
+            if w.details:
+                err += b',"details":' + _object(w.details)
+            err += b"}"
+            if payload is None or payload == RAW_NULL or payload == RAW_EMPTY or _OBJECT(payload) is None:
+                result = b'{"error":' + err + b"}"  # a failure's non-object payload has no place
+            else:
+                d = {k: v for k, v in _RAW_DICT(payload).items() if k != "error"}
+                d["error"] = Raw(err)
+                result = _enc(d)
+            if rid is None:
+                rid = _request_id("", False, payload, key, w.detail)
+        head = b"".join(
+            (
+                b'{"success":',
+                b"true" if key is None else b"false",
+                b',"data":{"tool":',
+                tool,
+                b',"version":',
+                _enc(code_graph.VERSION),
+                b',"requestId":',
+                _enc(rid),
+                b',"generatedAt":',
+                stamp,
+                b',"workspace":',
+                workspace,
+                b',"result":',
+                result,
+                b',"meta":{"approxTokens":',
+            )
+        )
+        return _with_tokens(head, b',"truncated":false,"limits":{}}}}')
+
+    return floor
+
+
 # --------------------------------------------------------------------------- registry
 
 FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
@@ -1406,6 +1808,17 @@ FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
     ("legacy-v1", "result"): legacy_v1_to_result,
     ("legacy-v1", "dotbot"): legacy_v1_to_dotbot,
     ("legacy-v1", "code-graph"): legacy_v1_to_code_graph,
+    ("dotbot", "problem-json"): dotbot_to_problem_json,
+    ("errorcode", "problem-json"): errorcode_to_problem_json,
+    ("response-v2", "problem-json"): response_v2_to_problem_json,
+    ("result", "problem-json"): result_to_problem_json,
+    ("code-graph", "problem-json"): code_graph_to_problem_json,
+    ("legacy-v1", "problem-json"): legacy_v1_to_problem_json,
+    ("problem-json", "response-v2"): problem_json_to_response_v2,
+    ("problem-json", "errorcode"): problem_json_to_errorcode,
+    ("problem-json", "result"): problem_json_to_result,
+    ("problem-json", "dotbot"): problem_json_to_dotbot,
+    ("problem-json", "code-graph"): problem_json_to_code_graph,
 }
 """Ordered pair -> a function building its floor (code tables are built then, not per record)."""
 
