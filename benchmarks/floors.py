@@ -710,6 +710,8 @@ def _rv2_in(b: bytes) -> _Rv2:
         raise OutsideError("a failure without a message")
     d = _RAW_DICT(w.data)
     details = d.pop("details", None)
+    if details is not None and bytes(details) == b"null":
+        raise OutsideError('"details": null (envglot keeps it; the floors write details only when set)')
     ras = d.pop("retry_after_seconds", None)
     fields = _RV2_ERROR(_enc(d))
     code, etype = fields.pop("error_code", None), fields.pop("error_type", None)
