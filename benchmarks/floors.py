@@ -43,7 +43,7 @@ from msgspec import Raw
 import envglot
 from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
 
-__all__ = ["FLOORS", "OutsideError", "build", "code_table"]
+__all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
 
 Conv = Callable[[bytes], bytes]
 _T = TypeVar("_T")
@@ -1822,14 +1822,13 @@ FLOORS: dict[tuple[str, str], Callable[[], Conv]] = {
     ("problem-json", "dotbot"): problem_json_to_dotbot,
     ("problem-json", "code-graph"): problem_json_to_code_graph,
 }
-"""Ordered pair -> a function building its floor (code tables are built then, not per record).
-Every ordered pair of a registered source and a writable target has one
-(``tests/test_bench_smoke.py`` checks it)."""
+"""Ordered pair -> a function building its floor (code tables are built then, not per record)."""
+
+NOT_WRITTEN = "no floor written for this pair"
+"""What the harness says for a pair without a floor."""
 
 
-def build(src: str, dst: str) -> Conv:
-    """The floor of ``src -> dst``, its code tables built."""
+def build(src: str, dst: str) -> Conv | None:
+    """The floor of ``src -> dst``, or ``None`` when none is written."""
     make = FLOORS.get((src, dst))
-    if make is None:
-        raise LookupError(f"no floor for {src} -> {dst}: every ordered pair needs one in benchmarks/floors.py")
-    return make()
+    return make() if make is not None else None

@@ -442,11 +442,14 @@ def run_inmemory(
                 timings[f"convert_from:{t}"] = Timing("convert_from", src, t, size, len(items), nbytes)
                 timings[f"floor:{t}"] = Timing("floor", src, t, size, len(items), nbytes)
                 floor = floor_fns[(src, t)]
-                why = check_floor(src, t, floor, converters[(src, t)].convert_bytes, items)
-                if why is None:
-                    methods[f"floor:{t}"] = floor
+                if floor is None:
+                    timings[f"floor:{t}"].error = floors.NOT_WRITTEN
                 else:
-                    timings[f"floor:{t}"].error = why
+                    why = check_floor(src, t, floor, converters[(src, t)].convert_bytes, items)
+                    if why is None:
+                        methods[f"floor:{t}"] = floor
+                    else:
+                        timings[f"floor:{t}"].error = why
                 for label, table in (
                     ("orjson", handwritten.CONVERSIONS),
                     ("pydantic", getattr(pydantic_models, "CONVERSIONS", {})),

@@ -117,17 +117,19 @@ def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
 
 
 def test_floors(run: tuple[dict[str, Any], str]) -> None:
-    """Every ordered pair has a floor in ``benchmarks/floors.py``, and every floor covers the corpus
-    and is timed: the harness checks it is byte-identical to envglot on every record before timing
-    it (and stops if it is not; a record it does not cover would be a row with an error)."""
+    """Every ordered pair with a floor in ``benchmarks/floors.py`` is timed: the harness checks it is
+    byte-identical to envglot on the corpus before timing it (and stops if it is not). A pair of a
+    dialect whose floors are not hand-written yet is a row saying so, never a failure of the run."""
     results = run[0]
     rows = _rows(results, "floor")
     ratios = {(r["source"], r["target"], r["size"]): r for r in results["ratios"]}
-    assert not set(FLOORED) - set(PAIRS), "floors.py names a pair that is not a registered source and target"
-    assert not set(PAIRS) - set(FLOORED), f"pairs without a floor: {sorted(set(PAIRS) - set(FLOORED))}"
+    assert set(FLOORED) <= set(PAIRS), "floors.py names a pair that is not a registered source and target"
     for s, t in PAIRS:
         for size in SIZES:
             r = rows[(s, t, size)]
+            if (s, t) not in FLOORED:
+                assert r["error"] == _floors.NOT_WRITTEN, r
+                continue
             assert "error" not in r, r
             assert r["envelopes_per_s"] > 0 and ratios[(s, t, size)]["converter_vs_floor"] > 0
     assert "Converter / floor" in run[1]
