@@ -217,3 +217,19 @@ def test_preserve_round_trip_through_a_valid_intermediate(case: Case, dst: str) 
         assert envglot.validate(there, dst) == [], there
     back = envglot.convert(there, from_=dst, to=case.dialect, preserve=True, unsupported="ignore")
     assert msgspec.json.decode(back) == msgspec.json.decode(case.data)
+
+
+_CONTRARY = b'{"success":false,"data":null,"error":{"code":"x_rate_limited","message":"slow down","retryable":false}}'
+"""An errorcode failure whose stated ``retryable`` contradicts its code's row (read as stated)."""
+
+
+@pytest.mark.parametrize("dst", [d for d in WRITABLE if "problem.retryable" not in M[d].carried])
+def test_a_stated_retryable_the_target_cannot_carry_is_reported(dst: str) -> None:
+    """A ``retryable`` the source's own code row does not imply is information of its own: a
+    target with no place for it (and no category word implying one) reports it at its path."""
+    conv = envglot.conversion(_CONTRARY, to=dst, unsupported="ignore")
+    paths = [d.path for d in conv.diagnostics if d.lossy]
+    assert "$.error.retryable" in paths, [str(d) for d in conv.diagnostics]
+    agreeing = _CONTRARY.replace(b'"retryable":false', b'"retryable":true')
+    conv = envglot.conversion(agreeing, to=dst, unsupported="ignore")
+    assert "$.error.retryable" not in [d.path for d in conv.diagnostics], "a retryable the code implies is no loss"

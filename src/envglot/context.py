@@ -14,6 +14,8 @@ __all__ = [
     "problem_message",
     "read_problem",
     "report_losses",
+    "retryable_implied",
+    "type_implied",
     "whole_ms",
     "write_code",
 ]
@@ -149,7 +151,7 @@ _STEP = ("tool", "args", "reason", "id", "type", "label")
 class _LossPlan:
     """What one target cannot carry, computed once from its field table."""
 
-    __slots__ = ("nested", "notice", "problem", "scalars", "step")
+    __slots__ = ("nested", "notice", "problem", "retryable", "scalars", "step")
 
     def __init__(self, target: DialectMap) -> None:
         carried = target.carried
@@ -162,6 +164,9 @@ class _LossPlan:
         self.problem = pairs("problem", _PROBLEM)
         self.notice = pairs("warning", _NOTICE)
         self.step = pairs("next_step", _STEP)
+        self.retryable = "problem.retryable" not in carried and not target.types
+        """The target has no place for a stated ``retryable`` (neither a field nor a category
+        word that implies one, as response-v2's ``error_type``, whose writer reports itself)."""
 
 
 def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
@@ -201,8 +206,11 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             for s, key in plan.problem:
                 if getattr(p, s) is not None:
                     ctx.dropped(key, name, at)
-            if p.type is not None and "problem.type" not in carried and not _type_implied(p, ctx.mappings):
+            if p.type is not None and "problem.type" not in carried and not type_implied(p, ctx.mappings):
                 ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {quoted(p.type)}")
+            if plan.retryable and p.retryable is not None and p.retryable != retryable_implied(p, ctx.mappings):
+                said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
+                ctx.dropped("problem.retryable", name, at, said)
     if env.warnings:
         if "warnings" not in carried:
             whole = ctx.path("warnings")
@@ -247,11 +255,29 @@ def _within(path: str, parent: str) -> bool:
     return path == parent or path.startswith((parent + ".", parent + "["))
 
 
-def _type_implied(p: Problem, m: Mappings) -> bool:
+def type_implied(p: Problem, m: Mappings) -> bool:
     """True if ``p.type`` is the type its own code implies (a reader restores it from the code)."""
     dmap = m.dialects.get(p.domain) if p.domain is not None else None
     row = dmap.codes.get(p.code) if dmap is not None and p.code is not None else None
     return row is not None and row.type == p.type
+
+
+def retryable_implied(p: Problem, m: Mappings) -> bool | None:
+    """What ``p``'s own code row (else its own category word) states for ``retryable`` in the
+    dialect that minted it; ``None`` when neither row states one (a category's default is no
+    statement: the target's own code may imply another).
+
+    A stated ``retryable`` equal to this is restored by a reader of the source from the code
+    alone; any other value is information of its own.
+    """
+    dmap = m.dialects.get(p.domain) if p.domain is not None else None
+    if dmap is None:
+        return None
+    row = dmap.codes.get(p.code) if p.code is not None else None
+    if row is not None and row.retryable is not None:
+        return row.retryable
+    word = dmap.types.get(p.type) if p.type is not None else None
+    return word.retryable if word is not None else None
 
 
 def read_problem(

@@ -26,15 +26,6 @@ OTHERS = [d for d in WRITABLE if d != NAME]
 DERIVED = {"$.type": ("$.code",), "$.title": ("$.code",), "$.status": ("$.code",)}
 """Wire fields the writer derives from the code (``test_matrix``: a change is explained by a diagnostic
 on the code; a status-coded problem's code diagnostics name ``$.code`` too)."""
-_RETRYABLE_GAP = (
-    "shared: context._PROBLEM has no 'retryable', so a target that cannot carry a stated retryable "
-    "drops it without a diagnostic"
-)
-LOSS_XFAIL = {
-    stem: dict.fromkeys(("code-graph", "dotbot", "result"), _RETRYABLE_GAP)  # no retryable, none derived
-    for stem in ("pj-bad-gateway-with-data", "pj-rate-limited-gateway")
-}
-"""Cases whose ``test_matrix`` loss check fails, by target: the retryable gap (test below)."""
 UPSTREAM = Path(__file__).resolve().parents[2] / ".." / "shared" / "upstream"
 
 # A bare HTTP status (no `code` member) reads as this category: RFC 9110 statuses, google's
@@ -378,21 +369,11 @@ class TestProblemJson(GoldenSuite):
             there = envglot.convert(doc, to=dst, preserve=True, unsupported="ignore")
             assert envglot.convert(there, to=NAME, preserve=True) == doc
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="shared: context._PROBLEM has no 'retryable', so a target that cannot carry a stated "
-        "retryable never reports it (problem-json is the first source that states it apart from its code)",
-    )
     def test_a_stated_retryable_a_target_cannot_carry_is_reported(self) -> None:
         doc = b'{"type":"about:blank","title":"Bad Gateway","status":502,"retryable":true}'
         conv = envglot.conversion(doc, to="result", unsupported="ignore")
         assert "$.retryable" in [d.path for d in conv.diagnostics if d.lossy]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="shared: the response-v2 writer carries problem.type but writes only its own, so a foreign "
-        "error type is left out without a diagnostic",
-    )
     def test_a_foreign_type_uri_into_response_v2_is_reported(self) -> None:
         doc = b'{"type":"https://example.com/probs/out-of-credit","title":"No credit","status":403}'
         conv = envglot.conversion(doc, to="response-v2", unsupported="ignore")

@@ -17,6 +17,7 @@ from ..context import (
     problem_message,
     read_problem,
     report_losses,
+    type_implied,
     write_code,
 )
 from ..diagnostics import Kind
@@ -290,6 +291,9 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             etype = plan.word
         else:
             etype = type_for(ctx.mappings, NAME, p.category, p.origin, p.upstream, p.aspect, p.partial)
+        if p.type is not None and p.type != etype and not type_implied(p, ctx.mappings):
+            what = f"the {p.domain or 'source'} error type {quoted(p.type)} (error_type is {quoted(etype)})"
+            ctx.dropped("problem.type", NAME, 0 if ctx.source and ctx.source.shape.max_problems != 1 else None, what)
         trow = dmap.types.get(etype)
         implied = trow.retryable if trow is not None else None
         if p.retryable is not None and implied is not None and implied != p.retryable:
