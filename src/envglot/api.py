@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import msgspec
@@ -15,6 +16,8 @@ from .dialect import Dialect, get_dialect, writable_names
 from .dialects._common import may_be_loose
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
+from .fields import _ENABLED as _COMPILED
+from .fields import pair_function
 from .limits import MAX_DEPTH, check_input, check_text, encode_checked
 from .mappings import Mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
@@ -195,6 +198,17 @@ _BACK_OPTIONS = Options(unsupported=Level.IGNORE)
 """The options of the target -> source writer a preserve residue is computed with."""
 
 
+_UNSET: Any = object()
+
+
+def _surrogate(exc: UnicodeEncodeError, dialect: str) -> ParseError:
+    """The error for a string no UTF-8 can carry (a lone surrogate in a Python-built envelope)."""
+    return ParseError(
+        f"a string of the envelope holds a lone surrogate ({exc.object[exc.start]!r}), which UTF-8 cannot carry",
+        dialect=dialect,
+    )
+
+
 class _Pipeline:
     """Reader -> canonical -> writer for one :class:`Options` value; shared by the API and Converter.
 
@@ -203,6 +217,7 @@ class _Pipeline:
     """
 
     __slots__ = (
+        "_fused",
         "dst",
         "mappings",
         "max_depth",
@@ -234,6 +249,8 @@ class _Pipeline:
         self.unwrap = unwrap
         self.strict = options.strict
         self.max_depth = options.max_depth
+        self._fused: dict[str, Callable[[bytes, Context], bytes | None] | None] = {}
+        """Source dialect -> its fused path to ``dst`` (``envglot.fields``), looked up once."""
 
     def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
         """The :class:`Conversion` of one document; ``checked`` as for :meth:`convert`."""
@@ -281,6 +298,19 @@ class _Pipeline:
             except msgspec.DecodeError:
                 pass
         ctx = Context(m, report, m[src.name], self.synth, compact)
+        if is_error is None and not self.preserve and not report.collecting and _COMPILED[0]:
+            # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
+            # path gives the hub's bytes without building the canonical envelope.
+            fused = self._fused.get(src.name, _UNSET)
+            if fused is _UNSET:
+                fused = self._fused[src.name] = pair_function(src, self.dst)
+            if fused is not None:
+                try:
+                    fast = fused(buf, ctx)
+                except UnicodeEncodeError as exc:
+                    raise _surrogate(exc, self.dst.name) from None
+                if fast is not None:
+                    return (fast if compact else _style(fast, self.style, self.dst.name)), src.name, unwrapped
         env: Envelope = src.read(buf, ctx)
         if is_error is not None:
             env = _reconcile(env, is_error, detection, m, report)
@@ -308,11 +338,7 @@ class _Pipeline:
         try:
             out: bytes = dst.write(env, ctx)
         except UnicodeEncodeError as exc:  # only Python-built envelopes can hold one: JSON input cannot
-            raise ParseError(
-                f"a string of the envelope holds a lone surrogate ({exc.object[exc.start]!r}), "
-                "which UTF-8 cannot carry",
-                dialect=dst.name,
-            ) from None
+            raise _surrogate(exc, dst.name) from None
         if not env.extras and env.residue is None:
             return out, False
         own = [ex for ex in env.extras if ex.dialect == dst.name]

@@ -354,7 +354,7 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
 
 
 def problem_message(
-    p: Problem, env: Envelope, ctx: Context, target: DialectMap, index: int | None = None, fallback: str = ""
+    p: Problem, summary: str | None, ctx: Context, target: DialectMap, index: int | None = None, fallback: str = ""
 ) -> str:
     """The error message a writer that requires one emits for ``p``.
 
@@ -363,7 +363,7 @@ def problem_message(
     """
     if p.message:
         return p.message
-    msg = env.summary or fallback
+    msg = summary or fallback
     if msg != p.message:
         ctx.synthesized(
             target, "problem.message", f"{target.name} requires an error message; wrote {quoted(msg)}", index
@@ -371,11 +371,11 @@ def problem_message(
     return msg
 
 
-def missing_problem(env: Envelope, ctx: Context, target: DialectMap) -> Problem:
+def missing_problem(summary: str | None, ctx: Context, target: DialectMap) -> Problem:
     """The problem a writer emits for a failure that names none (fallback category), reported."""
     category = ctx.mappings.unknown_category
     ctx.synthesized(target, "problems", f"failure without an error object; wrote category {category!r}")
-    return Problem(category=category, message=env.summary or "failed")
+    return Problem(category=category, message=summary or "failed")
 
 
 def non_negative_ms(value: int | float, target: DialectMap, ctx: Context, what: str) -> int | float:

@@ -532,7 +532,7 @@ class DeclaredDialect(Dialect):
         d = self.declaration
         dmap = ctx.mappings[self.name]
         m = ctx.mappings
-        probs = env.problems or (missing_problem(env, ctx, dmap),)
+        probs = env.problems or (missing_problem(env.summary, ctx, dmap),)
         array = d.group_paths["problems"][1]
         out = []
         for i, p in enumerate(probs if array else probs[:1]):
@@ -546,7 +546,7 @@ class DeclaredDialect(Dialect):
                 if attr == "code":
                     v = code
                 elif attr == "message":
-                    v = problem_message(p, env, ctx, dmap, at) if path in self.required else p.message
+                    v = problem_message(p, env.summary, ctx, dmap, at) if path in self.required else p.message
                 elif attr == "retryable":
                     v = p.retryable
                     if v is None and path in self.required:

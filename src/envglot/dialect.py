@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from . import canonical as c
     from .checker import Checker
     from .context import Context
+    from .fields import Reading, Writing
     from .mappings import Mappings
 
 __all__ = [
@@ -144,6 +145,11 @@ class Dialect:
     """Reader diagnostics that ``validate`` reports as contract violations."""
     example_code: ClassVar[str] = "EXAMPLE_NOT_READY"
     """The code an overlay template adds, spelled as the dialect spells codes."""
+    reading: ClassVar[Reading | None] = None
+    """Field declarations of the reader (``envglot.fields``): ``read`` and ``from_wire`` are
+    generated from them, and so is every fused pair path from this dialect."""
+    writing: ClassVar[Writing | None] = None
+    """Field declarations of the writer: ``write`` and every fused pair path to this dialect."""
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -156,12 +162,35 @@ class Dialect:
     # -- the unit's behaviour ------------------------------------------------------------
 
     def read(self, buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-        """Read one document into the canonical model."""
-        raise NotImplementedError
+        """Read one document into the canonical model (generated from ``reading``)."""
+        self._generate()
+        return self.read(buf, ctx)
+
+    def from_wire(
+        self, w: Any, ctx: Context, extras: tuple[c.Extra, ...] = (), residue: Raw | None = None
+    ) -> c.Envelope:
+        """The canonical envelope of a decoded (or constructed) wire Struct (from ``reading``)."""
+        self._generate()
+        return self.from_wire(w, ctx, extras, residue)
 
     def write(self, env: c.Envelope, ctx: Context) -> bytes:
-        """Write the canonical envelope (compact JSON)."""
-        raise NotImplementedError
+        """Write the canonical envelope, compact JSON (generated from ``writing``)."""
+        self._generate()
+        return self.write(env, ctx)
+
+    def _generate(self) -> None:
+        """Replace ``read``/``from_wire``/``write`` on this instance by the generated hub code."""
+        if self.reading is None:
+            raise NotImplementedError(f"{self.name} declares no reading")
+        from .fields import hub
+
+        read, from_wire, write = hub(self)
+        self.read = read  # type: ignore[method-assign]
+        self.from_wire = from_wire  # type: ignore[method-assign]
+        if write is not None:
+            self.write = write  # type: ignore[method-assign]
+        elif type(self).write is Dialect.write:
+            raise NotImplementedError(f"{self.name} declares no writing")
 
     def own_table(self) -> tuple[Any, str] | None:
         """``(DialectTable, file)`` when the dialect's table does not live in ``mappings/``

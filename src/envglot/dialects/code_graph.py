@@ -221,10 +221,10 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
         if env.problems:
             p = env.problems[0]
         else:
-            p = missing_problem(env, ctx, dmap)
+            p = missing_problem(env.summary, ctx, dmap)
         err: dict[str, Raw] = _RAW_DICT.decode(p.extra) if p.extra is not None else {}
         err["code"] = Raw(_ENC.encode(write_code(p, dmap, ctx, 0)))
-        err["message"] = Raw(_ENC.encode(problem_message(p, env, ctx, dmap, 0)))
+        err["message"] = Raw(_ENC.encode(problem_message(p, env.summary, ctx, dmap, 0)))
         if p.details is not None:
             err["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
         res: dict[str, Raw] = {}

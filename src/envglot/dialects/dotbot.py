@@ -209,7 +209,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     payload = object_payload(env.payload, env.ok, ctx, NAME)
     problems = env.problems
     if not env.ok and not problems:
-        problems = (missing_problem(env, ctx, dmap),)
+        problems = (missing_problem(env.summary, ctx, dmap),)
     elif env.ok and problems:
         ctx.report.add(
             Kind.STATUS_MISMATCH, ctx.path("ok"), "a success carrying errors becomes status 'error' in dotbot", NAME
@@ -217,7 +217,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     errors = [
         Issue(
             code=write_code(p, dmap, ctx, i),
-            message=problem_message(p, env, ctx, dmap, i),
+            message=problem_message(p, env.summary, ctx, dmap, i),
             path=p.path,
             details=raw_or_absent(object_or_wrapped(p.details, ctx, "problem.details", NAME, i)),
         )

@@ -9,15 +9,16 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker
-from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
+from ..context import Context, missing_problem, problem_message, read_problem, whole_ms, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..mappings import Mappings
+from ..fields import Build, Check, Let, Move, Reading, Writing
+from ..mappings import DialectMap, Mappings
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
-__all__ = ["NAME", "Envelope", "Errorcode", "MetaPagination", "ToolError", "ToolMeta", "read", "write"]
+__all__ = ["NAME", "READING", "WRITING", "Envelope", "Errorcode", "MetaPagination", "ToolError", "ToolMeta"]
 
 NAME = "errorcode"
 SHAPE = Shape(closed=True)
@@ -75,60 +76,77 @@ def derived_retryable(code: str, m: Mappings) -> bool:
     return plan.retryable
 
 
-def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-    """Read an errorcode envelope into the canonical model."""
-    w, extras, residue = _DEC.decode(buf)
-    dmap = ctx.mappings[NAME]
-    payload: Raw | None = w.data
-    problems: tuple[c.Problem, ...] = ()
+# --- reading ---------------------------------------------------------------------------
+
+
+def _no_error_on_success(w: Envelope) -> None:
     if w.success and w.error is not None:
         raise ParseError("error must be absent when success is true", path="$.error", dialect=NAME)
-    if not w.success:
-        if w.data == RAW_NULL:
-            payload = None
-        e = w.error
-        if e is not None:
-            row = dmap.codes.get(e.code)
-            if row is not None and row.retryable is not None and row.retryable != e.retryable:
-                ctx.report.add(
-                    Kind.STATUS_MISMATCH,
-                    "$.error.retryable",
-                    f"retryable={str(e.retryable).lower()} contradicts the code {quoted(e.code)}; kept as stated",
-                    NAME,
-                )
-            problems = (
-                read_problem(
-                    dmap,
-                    e.code,
-                    ctx,
-                    "$.error.code",
-                    retryable=e.retryable,
-                    message=e.message,
-                    rate_limit_reset=e.rate_limit_reset,
-                    retry_after_ms=e.retry_after_ms,
-                    policy_decision=e.policy_decision,
-                ),
-            )
-    m = w.meta
-    if m is None:
-        return c.Envelope(ok=w.success, payload=payload, problems=problems, extras=extras, residue=residue)
-    if m.tool_version != TOOL_VERSION:
-        extras += (c.Extra(dialect=NAME, path="$.meta.tool_version", value=Raw(_ENC.encode(m.tool_version))),)
-    pg = m.pagination
-    return c.Envelope(
-        ok=w.success,
-        payload=payload,
-        problems=problems,
-        duration_ms=m.elapsed_ms,
-        mode=m.mode,
-        approval_mode=m.approval_mode,
-        request_id=m.correlation_id,
-        pagination=None
-        if pg is None
-        else c.Pagination(cursor=pg.next_token, has_more=pg.has_more, page_size=pg.result_count),
-        extras=extras,
-        residue=residue,
+
+
+def _payload(w: Envelope) -> Raw | None:
+    """A failure's ``data: null`` is no payload."""
+    return None if not w.success and w.data == RAW_NULL else w.data
+
+
+def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
+    e = w.error
+    if w.success or e is None:
+        return ()
+    row = dmap.codes.get(e.code)
+    if row is not None and row.retryable is not None and row.retryable != e.retryable:
+        ctx.report.add(
+            Kind.STATUS_MISMATCH,
+            "$.error.retryable",
+            f"retryable={str(e.retryable).lower()} contradicts the code {quoted(e.code)}; kept as stated",
+            NAME,
+        )
+    return (
+        read_problem(
+            dmap,
+            e.code,
+            ctx,
+            "$.error.code",
+            retryable=e.retryable,
+            message=e.message,
+            rate_limit_reset=e.rate_limit_reset,
+            retry_after_ms=e.retry_after_ms,
+            policy_decision=e.policy_decision,
+        ),
     )
+
+
+def _read_pagination(w: Envelope) -> c.Pagination | None:
+    pg = None if w.meta is None else w.meta.pagination
+    if pg is None:
+        return None
+    return c.Pagination(cursor=pg.next_token, has_more=pg.has_more, page_size=pg.result_count)
+
+
+def _version_extra(w: Envelope, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
+    """A ``tool_version`` other than the contract's is kept as an unknown field."""
+    m = w.meta
+    if m is None or m.tool_version == TOOL_VERSION:
+        return extras
+    return (*extras, c.Extra(dialect=NAME, path="$.meta.tool_version", value=Raw(_ENC.encode(m.tool_version))))
+
+
+READING = Reading(
+    _DEC,
+    Check(_no_error_on_success),
+    Move("ok", "w.success"),
+    Let("payload", _payload, pure=True),
+    Let("problems", _problems),
+    Move("duration_ms", "w.meta.elapsed_ms"),
+    Move("mode", "w.meta.mode"),
+    Move("approval_mode", "w.meta.approval_mode"),
+    Move("request_id", "w.meta.correlation_id"),
+    Let("pagination", _read_pagination, pure=True),
+    Let("extras", _version_extra, pure=True),
+)
+
+
+# --- writing ---------------------------------------------------------------------------
 
 
 def _pagination(pg: c.Pagination | None, ctx: Context) -> MetaPagination | None:
@@ -151,43 +169,52 @@ def _pagination(pg: c.Pagination | None, ctx: Context) -> MetaPagination | None:
     return None
 
 
-def write(env: c.Envelope, ctx: Context) -> bytes:
-    """Write the canonical envelope as errorcode (``retryable`` derived from the code)."""
-    dmap = ctx.mappings[NAME]
-    report_losses(env, dmap, ctx)
-    error = None
-    payload = env.payload
-    if env.ok:
-        data = payload if payload is not None else RAW_NULL
-    else:
-        data = payload if payload is not None and payload != RAW_EMPTY_OBJECT else RAW_NULL
-        if env.problems:
-            p = env.problems[0]
-        else:
-            p = missing_problem(env, ctx, dmap)
-        code = write_code(p, dmap, ctx, 0)
-        retryable = derived_retryable(code, ctx.mappings)
-        if p.retryable is not None and p.retryable != retryable:
-            ctx.report.add(
-                Kind.RETRYABLE_CHANGED,
-                ctx.path("problem.retryable", 0),
-                f"errorcode derives retryable={str(retryable).lower()} from {quoted(code)}; "
-                f"the source said {str(p.retryable).lower()}",
-                NAME,
-            )
-        message = problem_message(p, env, ctx, dmap, 0)
-        error = ToolError(
-            code=code,
-            message=message,
-            retryable=retryable,
-            rate_limit_reset=p.rate_limit_reset,
-            retry_after_ms=count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME),
-            policy_decision=p.policy_decision,
+def _data(ok: bool, payload: Raw | None) -> Raw:
+    """``data`` is required: ``null`` for none (and for a failure's empty object)."""
+    if ok:
+        return payload if payload is not None else RAW_NULL
+    return payload if payload is not None and payload != RAW_EMPTY_OBJECT else RAW_NULL
+
+
+def _error(
+    ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
+) -> ToolError | None:
+    """The failure's one ``error`` (``retryable`` derived from the code, a change reported)."""
+    if ok:
+        return None
+    p = problems[0] if problems else missing_problem(summary, ctx, dmap)
+    code = write_code(p, dmap, ctx, 0)
+    retryable = derived_retryable(code, ctx.mappings)
+    if p.retryable is not None and p.retryable != retryable:
+        ctx.report.add(
+            Kind.RETRYABLE_CHANGED,
+            ctx.path("problem.retryable", 0),
+            f"errorcode derives retryable={str(retryable).lower()} from {quoted(code)}; "
+            f"the source said {str(p.retryable).lower()}",
+            NAME,
         )
-    meta = None
-    pg = _pagination(env.pagination, ctx)
-    mode, approval = env.mode, env.approval_mode
-    if (mode is None) != (approval is None):  # the contract's two profiles: both or neither
+    return ToolError(
+        code=code,
+        message=problem_message(p, summary, ctx, dmap, 0),
+        retryable=retryable,
+        rate_limit_reset=p.rate_limit_reset,
+        retry_after_ms=count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME),
+        policy_decision=p.policy_decision,
+    )
+
+
+def _meta(
+    duration_ms: int | float | None,
+    mode: str | None,
+    approval_mode: bool | None,
+    request_id: str | None,
+    pagination: c.Pagination | None,
+    ctx: Context,
+    dmap: DialectMap,
+) -> ToolMeta | None:
+    """``meta`` when anything goes in it (``tool_version`` and ``elapsed_ms`` are then required)."""
+    pg = _pagination(pagination, ctx)
+    if (mode is None) != (approval_mode is None):  # the contract's two profiles: both or neither
         lone = "mode" if mode is not None else "approval_mode"
         ctx.report.add(
             Kind.FIELD_DROPPED,
@@ -195,24 +222,25 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             f"errorcode carries mode and approval_mode together or not at all; {lone} alone left out",
             NAME,
         )
-        mode = approval = None
-    if (
-        env.duration_ms is not None
-        or mode is not None
-        or approval is not None
-        or env.request_id is not None
-        or pg is not None
-    ):
-        elapsed = whole_ms(env.duration_ms, dmap, ctx, "meta.elapsed_ms")
-        meta = ToolMeta(
-            tool_version=TOOL_VERSION,
-            elapsed_ms=elapsed,
-            mode=mode,
-            approval_mode=approval,
-            correlation_id=env.request_id,
-            pagination=pg,
-        )
-    return _ENC.encode(Envelope(success=env.ok, data=data, error=error, meta=meta))
+        mode = approval_mode = None
+    if duration_ms is None and mode is None and request_id is None and pg is None:
+        return None
+    return ToolMeta(
+        tool_version=TOOL_VERSION,
+        elapsed_ms=whole_ms(duration_ms, dmap, ctx, "meta.elapsed_ms"),
+        mode=mode,
+        approval_mode=approval_mode,
+        correlation_id=request_id,
+        pagination=pg,
+    )
+
+
+WRITING = Writing(
+    Let("data", _data, pure=True),
+    Let("error", _error),
+    Let("meta", _meta),
+    Build.of("out", Envelope, success="ok", data="data", error="error", meta="meta"),
+)
 
 
 # --- contract ------------------------------------------------------------------------
@@ -291,6 +319,6 @@ class Errorcode(Dialect):
         Probe(100, _bare, "`success` and `data` (and maybe `meta`)"),
     )
     reader_kinds = frozenset({Kind.STATUS_MISMATCH, Kind.CODE_UNKNOWN})
-    read = staticmethod(read)
-    write = staticmethod(write)
+    reading = READING
+    writing = WRITING
     contract = staticmethod(contract)

@@ -300,7 +300,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     report_losses(env, dmap, ctx)
     if env.ok:
         return _write_success(env, ctx)
-    problems = env.problems or (missing_problem(env, ctx, dmap),)
+    problems = env.problems or (missing_problem(env.summary, ctx, dmap),)
     top = _fields(problems[0], ctx, dmap, 0)
     rest = []
     for i, p in enumerate(problems[1:], 1):

@@ -282,7 +282,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     payload = object_payload(env.payload, env.ok, ctx, NAME)
     error: str | None = None
     if not env.ok:
-        p = env.problems[0] if env.problems else missing_problem(env, ctx, dmap)
+        p = env.problems[0] if env.problems else missing_problem(env.summary, ctx, dmap)
         code = write_code(p, dmap, ctx, 0)
         plan = dmap.plan(code)
         if p.domain == NAME and p.type is not None and (p.code == code):
@@ -334,7 +334,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
                 retry_ms = whole
             d["retry_after_seconds"] = _seconds(retry_ms)
         payload = Raw(_ENC.encode(d))
-        error = problem_message(p, env, ctx, dmap, 0, fallback=f"{code} ({p.category})")
+        error = problem_message(p, env.summary, ctx, dmap, 0, fallback=f"{code} ({p.category})")
     warnings = None
     details = None
     if env.warnings:

@@ -180,7 +180,7 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     if env.problems:
         p = env.problems[0]
     else:
-        p = missing_problem(env, ctx, dmap)
+        p = missing_problem(env.summary, ctx, dmap)
     exc_type, exc_message = p.exception_type, p.exception_message
     if (exc_type is None) != (exc_message is None):  # the Result emits both or neither
         lone = "problem.exception_type" if exc_type is not None else "problem.exception_message"

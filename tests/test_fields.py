@@ -1,0 +1,248 @@
+"""Declarations compiled twice (``envglot.fields``): the fused pair paths against the hub.
+
+Every ordered pair of dialects that declare ``reading``/``writing``: the fused path and the
+hub (reader -> canonical -> writer) give the same bytes, or the same error, over the
+goldens, the examples, ``../shared/upstream/``, the benchmark corpus and hypothesis-generated
+and -mutated documents, in every output style. Where diagnostics are collected, preserve
+is on, or an MCP outcome is reconciled, the fused path never runs (so the diagnostics are
+the hub's by construction).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import envglot
+from envelopes import documents, json_values, sample_files
+from envglot import api, fields, mcp
+from envglot.dialect import Dialect, get_dialect, registered
+from envglot.errors import EnvglotError
+
+ROOT = Path(__file__).resolve().parents[1]
+UPSTREAM = ROOT / ".." / "shared" / "upstream"
+DECLARED = [d.name for d in registered() if d.reading is not None]
+TARGETS = [d.name for d in registered() if d.writing is not None]
+STYLES = ("compact", "native", "pretty")
+
+_spec = importlib.util.spec_from_file_location("bench_corpus", ROOT / "benchmarks" / "corpus.py")
+assert _spec is not None and _spec.loader is not None
+bench_corpus = importlib.util.module_from_spec(_spec)
+sys.modules["bench_corpus"] = bench_corpus
+_spec.loader.exec_module(bench_corpus)
+
+
+def _outcome(doc: bytes, dst: str, style: str, src: str | None) -> tuple[str, Any]:
+    try:
+        return "ok", envglot.convert(doc, to=dst, from_=src, unsupported="ignore", style=style)
+    except EnvglotError as exc:
+        return type(exc).__name__, (str(exc), getattr(exc, "path", None))
+
+
+def _both(doc: bytes, dst: str, style: str = "compact", src: str | None = None) -> tuple[Any, Any, int]:
+    """``(hub outcome, compiled outcome, fused calls)`` of one conversion."""
+    fields.use_compiled(False)
+    try:
+        hub = _outcome(doc, dst, style, src)
+    finally:
+        fields.use_compiled(True)
+    before = _CALLS[0]
+    compiled = _outcome(doc, dst, style, src)
+    return hub, compiled, _CALLS[0] - before
+
+
+_CALLS = [0]
+
+
+@pytest.fixture(autouse=True)
+def _count_fused(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Count the calls of every fused function (pipelines built during the test see the spy)."""
+
+    def counting(src: Dialect, dst: Dialect) -> Any:
+        fn = fields.pair_function(src, dst)
+        if fn is None:
+            return None
+
+        def spy(buf: bytes, ctx: Any) -> Any:
+            _CALLS[0] += 1
+            return fn(buf, ctx)
+
+        return spy
+
+    monkeypatch.setattr(api, "pair_function", counting)
+    api._PIPELINES.clear()
+    yield
+    api._PIPELINES.clear()
+    fields.use_compiled(True)
+
+
+def _check(doc: bytes, dst: str, style: str = "compact", src: str | None = None) -> int:
+    hub, compiled, calls = _both(doc, dst, style, src)
+    assert compiled == hub, f"{src or 'detected'} -> {dst} ({style}) differs for {doc[:300]!r}"
+    return calls
+
+
+def _files() -> list[Path]:
+    out = [p for d in registered() for p in sample_files(d.name)]
+    if UPSTREAM.is_dir():
+        out += sorted(p for p in UPSTREAM.rglob("*.json"))
+    return out
+
+
+FILES = _files()
+
+
+def test_some_dialects_are_declared() -> None:
+    assert DECLARED and TARGETS, "no dialect declares reading/writing: the fused paths are untested"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_files_convert_identically(path: Path) -> None:
+    doc = path.read_bytes()
+    calls = 0
+    for dst in TARGETS:
+        for style in STYLES:
+            calls += _check(doc, dst, style)
+    found = envglot.detect(doc) if _detects(doc) else None
+    if found in DECLARED:
+        assert calls, "a declared pair never took its fused path"
+
+
+def _detects(doc: bytes) -> bool:
+    try:
+        envglot.detect(doc)
+    except EnvglotError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Any]:
+    c = bench_corpus.generate({"tiny": 6, "medium": 3, "large": 1}, seed=7, dialects=tuple(DECLARED))
+    return list(c)
+
+
+def test_the_benchmark_corpus_converts_identically(corpus: list[Any]) -> None:
+    calls = 0
+    for rec in corpus:
+        for dst in TARGETS:
+            calls += _check(rec.data, dst, src=rec.dialect)
+            calls += _check(rec.data, dst)
+    assert calls >= len(corpus) * len(TARGETS)
+
+
+_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("src", DECLARED)
+@_SETTINGS
+@given(data=st.data())
+def test_generated_documents_convert_identically(src: str, data: st.DataObject) -> None:
+    doc = msgspec.json.encode(data.draw(documents(src)))
+    dst = data.draw(st.sampled_from(TARGETS))
+    _check(doc, dst, src=src)
+    _check(doc, dst)
+
+
+def _mutate(draw: Callable[..., Any], doc: Any, depth: int = 0) -> Any:
+    """One structural change somewhere in ``doc``: a key dropped, added or retyped."""
+    if not isinstance(doc, dict) or not doc or depth > 3:
+        return draw(json_values)
+    keys = sorted(doc)
+    key = draw(st.sampled_from(keys))
+    how = draw(st.sampled_from(("drop", "add", "retype", "descend")))
+    out = dict(doc)
+    if how == "drop":
+        del out[key]
+    elif how == "add":
+        out[draw(st.sampled_from(("extra", "_envglot", key + "_x", "meta", "error", "status")))] = draw(json_values)
+    elif how == "retype":
+        out[key] = draw(json_values)
+    else:
+        out[key] = _mutate(draw, out[key], depth + 1)
+    return out
+
+
+@pytest.mark.parametrize("src", DECLARED)
+@_SETTINGS
+@given(data=st.data())
+def test_mutated_documents_convert_identically(src: str, data: st.DataObject) -> None:
+    base = data.draw(documents(src))
+    doc = msgspec.json.encode(_mutate(data.draw, base))
+    for dst in TARGETS:
+        _check(doc, dst, src=src)
+
+
+def test_mutated_samples_convert_identically() -> None:
+    """A seeded walk over the sample files: every key dropped or retyped in turn."""
+    rng = random.Random(12)
+    for path in FILES:
+        try:
+            base = msgspec.json.decode(path.read_bytes())
+        except msgspec.DecodeError:
+            continue
+        if not isinstance(base, dict):
+            continue
+        for key in sorted(base):
+            for variant in ({k: v for k, v in base.items() if k != key}, {**base, key: rng.choice([None, 1, "x", []])}):
+                doc = msgspec.json.encode(variant)
+                for dst in TARGETS:
+                    _check(doc, dst)
+
+
+def test_listening_preserve_and_mcp_take_the_hub() -> None:
+    doc = sample_files(DECLARED[0])[0].read_bytes()
+    dst = TARGETS[0]
+    before = _CALLS[0]
+    envglot.conversion(doc, to=dst)  # diagnostics collected
+    envglot.convert(doc, to=dst, preserve=True, unsupported="ignore")
+    wrapped = mcp.wrap(doc)
+    envglot.convert(msgspec.json.encode(wrapped), to=dst, unsupported="ignore")
+    assert _CALLS[0] == before
+    envglot.convert(doc, to=dst, unsupported="ignore")
+    assert _CALLS[0] == before + 1
+
+
+def test_use_compiled_turns_the_fused_paths_off() -> None:
+    doc = sample_files(DECLARED[0])[0].read_bytes()
+    fields.use_compiled(False)
+    before = _CALLS[0]
+    envglot.convert(doc, to=TARGETS[0], unsupported="ignore")
+    assert _CALLS[0] == before
+
+
+def test_generated_source_is_readable_and_dumped(tmp_path: Path) -> None:
+    src, dst = get_dialect(DECLARED[0]), get_dialect(TARGETS[0])
+    fn = fields.pair_function(src, dst)
+    assert fn is not None
+    text = fields.source(fn)
+    assert text.startswith(f"def {src.name.replace('-', '_')}_to_{dst.name.replace('-', '_')}(buf, ctx):")
+    code = (
+        "import envglot\n"
+        "from envglot.dialect import registered\n"
+        "from envglot.fields import pair_function\n"
+        "for s in registered():\n"
+        "    for d in registered():\n"
+        "        pair_function(s, d)\n"
+        "    if s.reading is not None:\n"
+        "        s._generate()\n"
+    )
+    env = {**os.environ, "ENVGLOT_DUMP_COMPILED": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=ROOT)
+    dumped = sorted(p.name for p in tmp_path.iterdir())
+    pairs = [f"{s.replace('-', '_')}_to_{d.replace('-', '_')}.py" for s in DECLARED for d in TARGETS]
+    assert set(pairs) <= set(dumped)
+    assert {f"read_{s.replace('-', '_')}.py" for s in DECLARED} <= set(dumped)
+    for p in tmp_path.iterdir():
+        compile(p.read_text(), str(p), "exec")  # plain Python, as dumped
