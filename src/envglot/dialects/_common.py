@@ -16,6 +16,7 @@ from ..context import Context
 from ..diagnostics import Kind
 from ..errors import ParseError
 from ..excerpt import quoted
+from ..fields import ABSENT
 from ..mappings import DialectMap
 from ..residue import key_segment
 
@@ -32,8 +33,6 @@ __all__ = [
     "wrap_payload",
 ]
 
-ABSENT = Raw(b"")
-"""Default of optional Raw wire fields (``Raw | None`` cannot be decoded by msgspec); omitted on encode."""
 RAW_EMPTY_OBJECT = Raw(b"{}")
 RAW_NULL = Raw(b"null")
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
