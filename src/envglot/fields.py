@@ -222,12 +222,18 @@ class _Side:
         return self.prefix + name
 
     def call(self, hook: Callable[..., Any]) -> str:
+        """The call of ``hook`` with its parameters bound by name (positionally while none is
+        skipped, a little cheaper than keywords)."""
         args = []
+        positional = True
         for p in _params(hook):
             n = p.name
             if n in self.locals or n in self.special or (n in CANONICAL and self.canonical_bound):
-                args.append(f"{n}={self.var(n)}")
-            elif p.default is inspect.Parameter.empty:
+                keyword_only = p.kind is inspect.Parameter.KEYWORD_ONLY
+                args.append(self.var(n) if positional and not keyword_only else f"{n}={self.var(n)}")
+            elif p.default is not inspect.Parameter.empty:
+                positional = False
+            else:
                 raise TypeError(f"{self.dialect}: hook {hook.__qualname__} asks for {n!r}, which no step defines")
         return f"{self.unit.ref(hook, getattr(hook, '__name__', 'hook'))}({', '.join(args)})"
 

@@ -18,6 +18,7 @@ from .api import _mappings, write
 from .canonical import Envelope
 from .context import Context
 from .diagnostics import Report, report_for
+from .dialect import get_dialect
 from .dialects import result as _result_dialect
 from .dialects._common import ABSENT
 from .errors import EnvglotError, ParseError
@@ -218,7 +219,7 @@ class Result(Generic[T]):
             disposition=self.disposition or None,
             additional_agent_instructions=self.additional_agent_instructions or None,
         )
-        return _result_dialect.from_wire(wire, ctx)
+        return get_dialect(_result_dialect.NAME).from_wire(wire, ctx)
 
     def to_envelope(
         self, *, options: Options | None = None, mappings: MappingsArg = UNSET, report: Report | None = None

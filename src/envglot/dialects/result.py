@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, join_path
-from ..context import Context, missing_problem, read_problem, report_losses, write_code
+from ..context import Context, missing_problem, read_problem, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
-from ..mappings import Mappings
+from ..fields import Check, Let, Move, Reading, Writing
+from ..mappings import DialectMap, Mappings
 from ._common import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
 
-__all__ = ["NAME", "Envelope", "FailureEnvelope", "OkEnvelope", "Result", "read", "write"]
+__all__ = ["NAME", "READING", "WRITING", "Envelope", "FailureEnvelope", "OkEnvelope", "Result", "split_error_data"]
 
 NAME = "result"
 SHAPE = Shape(open_codes=True)
@@ -73,49 +74,62 @@ _ENC = msgspec.json.Encoder()
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 
 
-def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-    """Read a Result document into the canonical model."""
-    w, extras, residue = _DEC.decode(buf)
-    return from_wire(w, ctx, extras, residue)
+# --- reading ---------------------------------------------------------------------------
 
 
-def from_wire(w: Envelope, ctx: Context, extras: tuple[c.Extra, ...] = (), residue: Raw | None = None) -> c.Envelope:
-    """The canonical envelope of a decoded (or constructed) Result wire Struct."""
-    dmap = ctx.mappings[NAME]
-    problems: tuple[c.Problem, ...] = ()
-    payload = opt(w.value)
+def _one_outcome(w: Envelope) -> None:
+    """A failure carries no value; a success carries no error."""
     if not w.success:
         if w.value is not ABSENT:
             raise ParseError("a failure carries no value", path="$.value", dialect=NAME)
-        payload, details = split_error_data(opt(w.error_data))
-        problems = (
-            read_problem(
-                dmap,
-                w.error_type,
-                ctx,
-                "$.error_type",
-                message=w.error,
-                details=details,
-                exception_type=w.exception_type,
-                exception_message=w.exception_message,
-            ),
-        )
     elif w.error is not None or w.error_type is not None:
         raise ParseError(
             "a success carries no error", path="$.error" if w.error is not None else "$.error_type", dialect=NAME
         )
-    return c.Envelope(
-        ok=w.success,
-        payload=payload,
-        summary=w.message,
-        problems=problems,
-        instruction=w.instruction,
-        additional_instructions=w.additional_agent_instructions,
-        disposition=w.disposition,
-        arguments=opt(w.arguments),
-        extras=extras,
-        residue=residue,
+
+
+class _Parts(NamedTuple):
+    payload: Raw | None
+    details: Raw | None
+
+
+def _parts(w: Envelope) -> _Parts:
+    """A success's ``value``; a failure's ``error_data`` split into payload and details."""
+    if w.success:
+        return _Parts(opt(w.value), None)
+    return _Parts(*split_error_data(opt(w.error_data)))
+
+
+def _problems(w: Envelope, parts: _Parts, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
+    if w.success:
+        return ()
+    return (
+        read_problem(
+            dmap,
+            w.error_type,
+            ctx,
+            "$.error_type",
+            message=w.error,
+            details=parts.details,
+            exception_type=w.exception_type,
+            exception_message=w.exception_message,
+        ),
     )
+
+
+READING = Reading(
+    _DEC,
+    Check(_one_outcome),
+    Move("ok", "w.success"),
+    Let("parts", _parts, pure=True),
+    Move("payload", "parts.payload"),
+    Let("problems", _problems),
+    Move("summary", "w.message"),
+    Move("instruction", "w.instruction"),
+    Move("additional_instructions", "w.additional_agent_instructions"),
+    Move("disposition", "w.disposition"),
+    Move("arguments", "w.arguments", absent=True),
+)
 
 
 def split_error_data(error_data: Raw | None) -> tuple[Raw | None, Raw | None]:
@@ -161,47 +175,92 @@ def _error_data(payload: Raw | None, details: Raw | None, ctx: Context) -> Raw:
     return Raw(_ENC.encode(d)) if d else ABSENT
 
 
-def write(env: c.Envelope, ctx: Context) -> bytes:
-    """Write the canonical envelope as a Result document (``Result.to_json()`` shape)."""
-    dmap = ctx.mappings[NAME]
-    report_losses(env, dmap, ctx)
-    if env.ok:
-        return _ENC.encode(
-            OkEnvelope(
-                success=True,
-                value=raw_or_absent(env.payload),
-                message=env.summary,
-                arguments=raw_or_absent(env.arguments),
-                instruction=env.instruction,
-                disposition=env.disposition,
-                additional_agent_instructions=env.additional_instructions,
-            )
-        )
-    if env.problems:
-        p = env.problems[0]
-    else:
-        p = missing_problem(env.summary, ctx, dmap)
-    exc_type, exc_message = p.exception_type, p.exception_message
-    if (exc_type is None) != (exc_message is None):  # the Result emits both or neither
-        lone = "problem.exception_type" if exc_type is not None else "problem.exception_message"
+# --- writing ---------------------------------------------------------------------------
+
+
+def _problem(
+    ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
+) -> c.Problem | None:
+    """The failure's one problem (a synthesized one, reported, when the source named none)."""
+    if ok:
+        return None
+    return problems[0] if problems else missing_problem(summary, ctx, dmap)
+
+
+class _Exception(NamedTuple):
+    type: str | None
+    message: str | None
+
+
+def _exception(p: c.Problem | None, ctx: Context) -> _Exception:
+    """``exception_type`` and ``exception_message``: the Result emits both or neither."""
+    if p is None:
+        return _Exception(None, None)
+    if (p.exception_type is None) != (p.exception_message is None):
+        lone = "problem.exception_type" if p.exception_type is not None else "problem.exception_message"
         ctx.report.add(Kind.FIELD_DROPPED, ctx.path(lone), f"{lone} without its pair has no place in {NAME}", NAME)
-        exc_type = exc_message = None
-    return _ENC.encode(
-        FailureEnvelope(
-            success=False,
-            error=p.message,
-            # Result emits error_type even when None: a Result source without one stays without one
-            error_type=None if p.code is None and p.domain == NAME else write_code(p, dmap, ctx, 0),
-            error_data=_error_data(env.payload, p.details, ctx),
-            exception_type=exc_type,
-            exception_message=exc_message,
-            message=env.summary,
-            arguments=raw_or_absent(env.arguments),
-            instruction=env.instruction,
-            disposition=env.disposition,
-            additional_agent_instructions=env.additional_instructions,
+        return _Exception(None, None)
+    return _Exception(p.exception_type, p.exception_message)
+
+
+def _error_type(p: c.Problem | None, ctx: Context, dmap: DialectMap) -> str | None:
+    # Result emits error_type even when None: a Result source without one stays without one
+    if p is None or (p.code is None and p.domain == NAME):
+        return None
+    return write_code(p, dmap, ctx, 0)
+
+
+def _failure_data(p: c.Problem | None, payload: Raw | None, ctx: Context) -> Raw:
+    return ABSENT if p is None else _error_data(payload, p.details, ctx)
+
+
+def _out(
+    ok: bool,
+    payload: Raw | None,
+    summary: str | None,
+    arguments: Raw | None,
+    instruction: str | None,
+    disposition: str | None,
+    additional_instructions: str | None,
+    p: c.Problem | None,
+    exception: _Exception,
+    error_type: str | None,
+    error_data: Raw,
+) -> OkEnvelope | FailureEnvelope:
+    """The document in ``Result.to_json()``'s shape for its outcome."""
+    if ok:
+        return OkEnvelope(
+            success=True,
+            value=raw_or_absent(payload),
+            message=summary,
+            arguments=raw_or_absent(arguments),
+            instruction=instruction,
+            disposition=disposition,
+            additional_agent_instructions=additional_instructions,
         )
+    assert p is not None
+    return FailureEnvelope(
+        success=False,
+        error=p.message,
+        error_type=error_type,
+        error_data=error_data,
+        exception_type=exception.type,
+        exception_message=exception.message,
+        message=summary,
+        arguments=raw_or_absent(arguments),
+        instruction=instruction,
+        disposition=disposition,
+        additional_agent_instructions=additional_instructions,
     )
+
+
+WRITING = Writing(
+    Let("p", _problem),
+    Let("exception", _exception),
+    Let("error_type", _error_type),
+    Let("error_data", _failure_data),
+    Let("out", _out, pure=True),
+)
 
 
 # --- contract ------------------------------------------------------------------------
@@ -267,6 +326,6 @@ class Result(Dialect):
         ),
     )
     example_code = "example_not_ready"
-    read = staticmethod(read)
-    write = staticmethod(write)
+    reading = READING
+    writing = WRITING
     contract = staticmethod(contract)
