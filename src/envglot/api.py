@@ -218,6 +218,7 @@ class _Pipeline:
 
     __slots__ = (
         "_fused",
+        "_ignore",
         "dst",
         "mappings",
         "max_depth",
@@ -249,8 +250,10 @@ class _Pipeline:
         self.unwrap = unwrap
         self.strict = options.strict
         self.max_depth = options.max_depth
-        self._fused: dict[str, Callable[[bytes, Context], bytes | None] | None] = {}
-        """Source dialect -> its fused path to ``dst`` (``envglot.fields``), looked up once."""
+        self._fused: dict[str, tuple[Callable[[bytes, Context], bytes | None] | None, Context]] = {}
+        """Source dialect -> its fused path to ``dst`` (``envglot.fields``) and the context it runs
+        with when nothing is collected (immutable then: built once)."""
+        self._ignore = self.policy.level is Level.IGNORE
 
     def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
         """The :class:`Conversion` of one document; ``checked`` as for :meth:`convert`."""
@@ -261,7 +264,7 @@ class _Pipeline:
 
     def report(self) -> Report:
         """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
-        return report_for(self.policy)
+        return DISCARD if self._ignore else report_for(self.policy)
 
     def convert(
         self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None
@@ -297,13 +300,16 @@ class _Pipeline:
                 buf = msgspec.json.format(buf, indent=-1)
             except msgspec.DecodeError:
                 pass
-        ctx = Context(m, report, m[src.name], self.synth, compact)
-        if is_error is None and not self.preserve and not report.collecting and _COMPILED[0]:
+        if report is DISCARD and is_error is None and not self.preserve and _COMPILED[0]:
             # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
             # path gives the hub's bytes without building the canonical envelope.
-            fused = self._fused.get(src.name, _UNSET)
-            if fused is _UNSET:
-                fused = self._fused[src.name] = pair_function(src, self.dst)
+            entry = self._fused.get(src.name)
+            if entry is None:
+                entry = self._fused[src.name] = (
+                    pair_function(src, self.dst),
+                    Context(m, DISCARD, m[src.name], self.synth, compact),
+                )
+            fused, ctx = entry
             if fused is not None:
                 try:
                     fast = fused(buf, ctx)
@@ -311,6 +317,7 @@ class _Pipeline:
                     raise _surrogate(exc, self.dst.name) from None
                 if fast is not None:
                     return (fast if compact else _style(fast, self.style, self.dst.name)), src.name, unwrapped
+        ctx = Context(m, report, m[src.name], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
         if is_error is not None:
             env = _reconcile(env, is_error, detection, m, report)
