@@ -322,6 +322,14 @@ def _canonical_inputs(steps: Sequence[Step]) -> list[str]:
     return out
 
 
+def _writer_inputs(writing: Writing) -> list[str]:
+    """Canonical fields a writing reads: its steps', then its ``finish`` hook's."""
+    out = _canonical_inputs(writing.steps)
+    if writing.finish is not None:
+        out += [p.name for p in _params(writing.finish) if p.name in CANONICAL and p.name not in out]
+    return out
+
+
 def _finish(side: _Side, writing: Writing) -> None:
     enc = side.unit.ref(_ENC.encode, "encode")
     side.unit.emit(f"doc = {enc}({side.var(writing.result)})")
@@ -365,7 +373,7 @@ def _compile_write(d: Dialect) -> Callable[..., bytes]:
         from .context import report_losses
 
         u.emit(f"{u.ref(report_losses, 'report_losses')}(env, dmap, ctx)")
-    for f in _canonical_inputs(writing.steps):
+    for f in _writer_inputs(writing):
         u.emit(f"{f} = env.{f}")
     _emit_steps(side, writing.steps)
     _finish(side, writing)
@@ -375,9 +383,7 @@ def _compile_write(d: Dialect) -> Callable[..., bytes]:
 def _keep(reading: Reading, writing: Writing, same: bool) -> set[int]:
     """Indexes of the reading steps a fused path runs: every impure step, and the pure ones
     whose names the target (or a kept step) uses."""
-    needed: set[str] = set(_canonical_inputs(writing.steps)) | {"ok"}
-    if writing.finish is not None:
-        needed |= {p.name for p in _params(writing.finish)} & set(CANONICAL)
+    needed: set[str] = set(_writer_inputs(writing)) | {"ok"}
     if same:
         needed.add("extras")
     keep: set[int] = set()
@@ -410,13 +416,9 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         u.emit("if extras:")
         u.emit("return None  # the hub puts the dialect's own unknown fields back", 2)
     produced = set(defined(reading.steps)) & r.locals
-    for f in _canonical_inputs(writing.steps):
+    for f in _writer_inputs(writing):
         if f not in produced:
             u.emit(f"{f} = {_default(u, f)}")
-    if writing.finish is not None:
-        for p in _params(writing.finish):
-            if p.name in CANONICAL and p.name not in produced and p.name not in _canonical_inputs(writing.steps):
-                u.emit(f"{p.name} = {_default(u, p.name)}")
     _emit_steps(wr, writing.steps)
     _finish(wr, writing)
     return u.build(fn)
