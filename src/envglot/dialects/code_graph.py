@@ -11,15 +11,18 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import MISSING, Checker, type_name
-from ..context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
+from ..context import Context, missing_problem, problem_message, read_problem, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
+from ..fields import Build, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for, object_or_wrapped, raw_is_object, timestamp_for
 
 __all__ = [
     "NAME",
+    "READING",
+    "WRITING",
     "Data",
     "Envelope",
     "Meta",
@@ -27,8 +30,6 @@ __all__ = [
     "Suggestion",
     "Workspace",
     "approx_tokens",
-    "read",
-    "write",
 ]
 
 NAME = "code-graph"
@@ -129,79 +130,120 @@ def _str_field(d: dict[str, Raw], key: str, path: str, required: bool) -> str | 
         raise ParseError("expected a string", path=path, dialect=NAME) from None
 
 
-def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-    """Read a code-graph envelope into the canonical model."""
-    w, extras, residue = _DEC.decode(buf)
-    d = w.data
-    m = d.meta
-    dmap = ctx.mappings[NAME]
-    payload: Raw | None = d.result
-    problems: tuple[c.Problem, ...] = ()
-    if not w.success:
-        if not raw_is_object(d.result):
-            raise ParseError(
-                "an error result must be an object with an `error` member", path="$.data.result", dialect=NAME
-            )
-        res = _RAW_DICT.decode(d.result)
-        err_raw = res.pop("error", None)
-        if err_raw is None or not raw_is_object(err_raw):
-            raise ParseError("missing error object", path="$.data.result.error", dialect=NAME)
-        err = _RAW_DICT.decode(err_raw)
-        code = _str_field(err, "code", "$.data.result.error.code", True)
-        message = _str_field(err, "message", "$.data.result.error.message", True)
-        details = err.pop("details", None)
-        problems = (
-            read_problem(
-                dmap,
-                code,
-                ctx,
-                "$.data.result.error.code",
-                message=message,
-                details=details,
-                extra=Raw(_ENC.encode(err)) if err else None,
-            ),
-        )
-        payload = Raw(_ENC.encode(res)) if res else None
-    steps = tuple(
-        c.NextStep(kind="query", tool=s.tool, args=s.args, reason=s.reason) for s in (m.next_query_suggestion or ())
+# --- reading ---------------------------------------------------------------------------
+
+
+def _failure(ok: bool, data: Data) -> tuple[dict[str, Raw], dict[str, Raw]] | None:
+    """A failure's ``result`` split into its other members and its ``error`` object's members
+    (``None`` on success); a result or error that is no object is a parse error."""
+    if ok:
+        return None
+    if not raw_is_object(data.result):
+        raise ParseError("an error result must be an object with an `error` member", path="$.data.result", dialect=NAME)
+    res = _RAW_DICT.decode(data.result)
+    err_raw = res.pop("error", None)
+    if err_raw is None or not raw_is_object(err_raw):
+        raise ParseError("missing error object", path="$.data.result.error", dialect=NAME)
+    return res, _RAW_DICT.decode(err_raw)
+
+
+def _problems(
+    failure: tuple[dict[str, Raw], dict[str, Raw]] | None, dmap: DialectMap, ctx: Context
+) -> tuple[c.Problem, ...]:
+    """The failure's one problem: ``code`` and ``message`` required, other members kept as ``extra``."""
+    if failure is None:
+        return ()
+    err = failure[1]
+    code = _str_field(err, "code", "$.data.result.error.code", True)
+    message = _str_field(err, "message", "$.data.result.error.message", True)
+    details = err.pop("details", None)
+    return (
+        read_problem(
+            dmap,
+            code,
+            ctx,
+            "$.data.result.error.code",
+            message=message,
+            details=details,
+            extra=Raw(_ENC.encode(err)) if err else None,
+        ),
     )
-    pg = m.page
-    ws = d.workspace
-    return c.Envelope(
-        ok=w.success,
-        payload=payload,
-        problems=problems,
-        tool=d.tool,
-        request_id=d.request_id,
-        timestamp=d.generated_at,
-        workspace=c.Workspace(root=ws.root, repo_name=ws.repo_name, rev=ws.rev),
-        token_estimate=m.approx_tokens,
-        fidelity=c.Fidelity(truncated=m.truncated),
-        limits=m.limits,
-        next_steps=steps,
-        pagination=None if pg is None else c.Pagination(cursor=pg.cursor, has_more=pg.has_more, total=pg.total),
-        extras=extras
-        if d.version == VERSION
-        else (*extras, c.Extra(dialect=NAME, path="$.data.version", value=Raw(_ENC.encode(d.version)))),
-        residue=residue,
+
+
+def _payload(data: Data, failure: tuple[dict[str, Raw], dict[str, Raw]] | None) -> Raw | None:
+    """The result; a failure's is what its result holds besides ``error`` (none when nothing)."""
+    if failure is None:
+        return data.result
+    res = failure[0]
+    return Raw(_ENC.encode(res)) if res else None
+
+
+def _read_workspace(data: Data) -> c.Workspace:
+    ws = data.workspace
+    return c.Workspace(root=ws.root, repo_name=ws.repo_name, rev=ws.rev)
+
+
+def _fidelity(meta: Meta) -> c.Fidelity:
+    return c.Fidelity(truncated=meta.truncated)
+
+
+def _next_steps(meta: Meta) -> tuple[c.NextStep, ...]:
+    return tuple(
+        c.NextStep(kind="query", tool=s.tool, args=s.args, reason=s.reason) for s in (meta.next_query_suggestion or ())
     )
+
+
+def _read_pagination(meta: Meta) -> c.Pagination | None:
+    pg = meta.page
+    return None if pg is None else c.Pagination(cursor=pg.cursor, has_more=pg.has_more, total=pg.total)
+
+
+def _version_extra(data: Data, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
+    """A ``version`` other than the contract's is kept as an unknown field."""
+    if data.version == VERSION:
+        return extras
+    return (*extras, c.Extra(dialect=NAME, path="$.data.version", value=Raw(_ENC.encode(data.version))))
+
+
+READING = Reading(
+    _DEC,
+    Move("ok", "w.success"),
+    Move("data", "w.data"),
+    Move("meta", "data.meta"),
+    Let("failure", _failure),
+    Let("problems", _problems),
+    Let("payload", _payload, pure=True),
+    Move("tool", "data.tool"),
+    Move("request_id", "data.request_id"),
+    Move("timestamp", "data.generated_at"),
+    Let("workspace", _read_workspace, pure=True),
+    Move("token_estimate", "meta.approx_tokens"),
+    Let("fidelity", _fidelity, pure=True),
+    Move("limits", "meta.limits"),
+    Let("next_steps", _next_steps, pure=True),
+    Let("pagination", _read_pagination, pure=True),
+    Let("extras", _version_extra, pure=True),
+)
+
+
+# --- writing ---------------------------------------------------------------------------
 
 
 def _synth(ctx: Context, dmap: DialectMap, field: str, what: str, rule: str | None = None) -> str:
     return str(ctx.synth_value(dmap, field, what, rule))
 
 
-def _request_id(env: c.Envelope) -> str:
+def _request_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple[c.Problem, ...]) -> str:
     """Reproducible 8-char base-36 id: a hash of the tool, outcome, payload and first error."""
     import hashlib  # only for documents without a requestId: keep it off the import path
 
     h = hashlib.blake2b(digest_size=8)
-    h.update((env.tool or "").encode())
-    h.update(b"1" if env.ok else b"0")
-    if env.payload is not None:
-        h.update(bytes(env.payload))
-    if env.problems:
-        h.update((env.problems[0].code or "").encode() + (env.problems[0].message or "").encode())
+    h.update((tool or "").encode())
+    h.update(b"1" if ok else b"0")
+    if payload is not None:
+        h.update(bytes(payload))
+    if problems:
+        h.update((problems[0].code or "").encode() + (problems[0].message or "").encode())
     n = int.from_bytes(h.digest(), "big")
     out = ""
     for _ in range(8):
@@ -210,56 +252,62 @@ def _request_id(env: c.Envelope) -> str:
     return out
 
 
-def write(env: c.Envelope, ctx: Context) -> bytes:
-    """Write the canonical envelope as code-graph (``version`` "1.0", ``approxTokens`` recomputed)."""
-    dmap = ctx.mappings[NAME]
-    report_losses(env, dmap, ctx)
-    payload = env.payload
-    if env.ok:
-        result = payload if payload is not None else RAW_NULL
-    else:
-        if env.problems:
-            p = env.problems[0]
+def _result(
+    ok: bool,
+    payload: Raw | None,
+    problems: tuple[c.Problem, ...],
+    summary: str | None,
+    ctx: Context,
+    dmap: DialectMap,
+) -> Raw:
+    """``data.result``: the payload (``null`` for none); a failure's is ``{...payload, error}``."""
+    if ok:
+        return payload if payload is not None else RAW_NULL
+    p = problems[0] if problems else missing_problem(summary, ctx, dmap)
+    err: dict[str, Raw] = _RAW_DICT.decode(p.extra) if p.extra is not None else {}
+    err["code"] = Raw(_ENC.encode(write_code(p, dmap, ctx, 0)))
+    err["message"] = Raw(_ENC.encode(problem_message(p, summary, ctx, dmap, 0)))
+    if p.details is not None:
+        err["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
+    res: dict[str, Raw] = {}
+    if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
+        if raw_is_object(payload):
+            res = {k: v for k, v in _RAW_DICT.decode(payload).items() if k != "error"}
         else:
-            p = missing_problem(env.summary, ctx, dmap)
-        err: dict[str, Raw] = _RAW_DICT.decode(p.extra) if p.extra is not None else {}
-        err["code"] = Raw(_ENC.encode(write_code(p, dmap, ctx, 0)))
-        err["message"] = Raw(_ENC.encode(problem_message(p, env.summary, ctx, dmap, 0)))
-        if p.details is not None:
-            err["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
-        res: dict[str, Raw] = {}
-        if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
-            if raw_is_object(payload):
-                res = {k: v for k, v in _RAW_DICT.decode(payload).items() if k != "error"}
-            else:
-                ctx.dropped("payload", NAME, what="a non-object payload of a failure")
-        res["error"] = Raw(_ENC.encode(err))
-        result = Raw(_ENC.encode(res))
-    fid = env.fidelity
-    truncated = False
-    if fid is not None:
-        truncated = fid.truncated if fid.truncated is not None else fid.level not in (None, "full")
-    ws = env.workspace
-    if ws is None or ws.root is None or ws.repo_name is None:
-        root = (
-            ws.root if ws is not None and ws.root is not None else _synth(ctx, dmap, "workspace.root", "workspace.root")
+            ctx.dropped("payload", NAME, what="a non-object payload of a failure")
+    res["error"] = Raw(_ENC.encode(err))
+    return Raw(_ENC.encode(res))
+
+
+def _truncated(fidelity: c.Fidelity | None) -> bool:
+    if fidelity is None:
+        return False
+    return fidelity.truncated if fidelity.truncated is not None else fidelity.level not in (None, "full")
+
+
+def _workspace(workspace: c.Workspace | None, ctx: Context, dmap: DialectMap) -> Workspace:
+    """``workspace``: ``root`` and ``repoName`` required (synthesized, the name from the root)."""
+    ws = workspace
+    if ws is not None and ws.root is not None and ws.repo_name is not None:
+        return Workspace(root=ws.root, repo_name=ws.repo_name, rev=ws.rev)
+    root = ws.root if ws is not None and ws.root is not None else _synth(ctx, dmap, "workspace.root", "workspace.root")
+    repo = (
+        ws.repo_name
+        if ws is not None and ws.repo_name is not None
+        else _synth(
+            ctx,
+            dmap,
+            "workspace.repo_name",
+            "workspace.repoName",
+            root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1],
         )
-        repo = (
-            ws.repo_name
-            if ws is not None and ws.repo_name is not None
-            else _synth(
-                ctx,
-                dmap,
-                "workspace.repo_name",
-                "workspace.repoName",
-                root.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1],
-            )
-        )
-        workspace = Workspace(root=root, repo_name=repo, rev=ws.rev if ws is not None else None)
-    else:
-        workspace = Workspace(root=ws.root, repo_name=ws.repo_name, rev=ws.rev)
-    pg = env.pagination
-    suggestions = [
+    )
+    return Workspace(root=root, repo_name=repo, rev=ws.rev if ws is not None else None)
+
+
+def _suggestions(next_steps: tuple[c.NextStep, ...], ctx: Context) -> list[Suggestion] | None:
+    """``meta.nextQuerySuggestion`` (``args`` an object: ``{}`` for none); ``None`` when empty."""
+    out = [
         Suggestion(
             tool=s.tool or "",
             args=RAW_EMPTY_OBJECT
@@ -267,45 +315,101 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             else object_or_wrapped(s.args, ctx, "next_step.args", NAME, i),
             reason=s.reason,
         )
-        for i, s in enumerate(env.next_steps)
+        for i, s in enumerate(next_steps)
     ]
-    stamp = timestamp_for(env.timestamp, ctx, dmap, "generatedAt", utc=False)
-    data = Data(
-        tool=env.tool if env.tool is not None else _synth(ctx, dmap, "tool", "a tool name"),
-        version=VERSION,
-        request_id=env.request_id
-        if env.request_id is not None
-        else _synth(ctx, dmap, "request_id", "a requestId", _request_id(env)),
-        generated_at=stamp if stamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt"),
-        workspace=workspace,
-        result=result,
-        meta=Meta(
-            approx_tokens=0,
-            truncated=truncated,
-            limits=env.limits if env.limits is not None else RAW_EMPTY_OBJECT,
-            next_query_suggestion=suggestions or None,
-            page=None
-            if pg is None
-            else Page(
-                has_more=bool(pg.has_more), cursor=pg.cursor, total=count_for(pg.total, ctx, "pagination.total", NAME)
-            ),
-        ),
-    )
-    out = _ENC.encode(Envelope(success=env.ok, data=data))
+    return out or None
+
+
+def _stamp(timestamp: str | None, ctx: Context, dmap: DialectMap) -> str | None:
+    return timestamp_for(timestamp, ctx, dmap, "generatedAt", utc=False)
+
+
+def _tool(tool: str | None, ctx: Context, dmap: DialectMap) -> str:
+    return tool if tool is not None else _synth(ctx, dmap, "tool", "a tool name")
+
+
+def _data_request_id(
+    request_id: str | None,
+    tool: str | None,
+    ok: bool,
+    payload: Raw | None,
+    problems: tuple[c.Problem, ...],
+    ctx: Context,
+    dmap: DialectMap,
+) -> str:
+    if request_id is not None:
+        return request_id
+    return _synth(ctx, dmap, "request_id", "a requestId", _request_id(tool, ok, payload, problems))
+
+
+def _generated_at(stamp: str | None, ctx: Context, dmap: DialectMap) -> str:
+    return stamp if stamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt")
+
+
+def _page(pagination: c.Pagination | None, ctx: Context) -> Page | None:
+    pg = pagination
+    if pg is None:
+        return None
+    return Page(has_more=bool(pg.has_more), cursor=pg.cursor, total=count_for(pg.total, ctx, "pagination.total", NAME))
+
+
+def _limits(limits: Raw | None) -> Raw:
+    return limits if limits is not None else RAW_EMPTY_OBJECT
+
+
+def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
+    """``approxTokens`` recomputed over the written envelope (a change reported), spliced in."""
     if not ctx.compact:  # approxTokens counts the minified envelope
-        out = msgspec.json.format(out, indent=-1)
-    tokens = approx_tokens(out)
-    if env.token_estimate is not None and env.token_estimate != tokens:
+        doc = msgspec.json.format(doc, indent=-1)
+    tokens = approx_tokens(doc)
+    if stated_tokens is not None and stated_tokens != tokens:
         ctx.report.add(
             Kind.VALUE_COERCED,
             ctx.path("token_estimate"),
-            f"approxTokens recomputed as {tokens} (the source said {env.token_estimate})",
+            f"approxTokens recomputed as {tokens} (the source said {stated_tokens})",
             NAME,
         )
-    i = out.rfind(_TOKENS_AT)
+    i = doc.rfind(_TOKENS_AT)
     j = i + len(_TOKENS_AT) - 1
-    mv = memoryview(out)
+    mv = memoryview(doc)
     return b"".join((mv[:j], str(tokens).encode(), mv[j + 1 :]))
+
+
+WRITING = Writing(
+    Let("result", _result),
+    Let("truncated", _truncated, pure=True),
+    Let("ws", _workspace),
+    Let("suggestions", _suggestions),
+    Let("stamp", _stamp),
+    Let("tool_name", _tool),
+    Let("rid", _data_request_id),
+    Let("generated_at", _generated_at),
+    Let("page", _page),
+    Let("limits_object", _limits, pure=True),
+    Move("stated_tokens", "token_estimate"),  # for finish: the hub binds only canonical fields a step reads
+    Build.of(
+        "meta",
+        Meta,
+        approx_tokens=Const(0),
+        truncated="truncated",
+        limits="limits_object",
+        next_query_suggestion="suggestions",
+        page="page",
+    ),
+    Build.of(
+        "data",
+        Data,
+        tool="tool_name",
+        version=Const(VERSION),
+        request_id="rid",
+        generated_at="generated_at",
+        workspace="ws",
+        result="result",
+        meta="meta",
+    ),
+    Build.of("out", Envelope, success="ok", data="data"),
+    finish=_count_tokens,
+)
 
 
 def _with_tokens(doc: bytes, tokens: int) -> bytes:
@@ -405,7 +509,7 @@ class CodeGraph(Dialect):
     native_indent = 2  # JSON.stringify(envelope, null, 2)
     wire = Envelope
     probes = (Probe(50, _probe, "`success` plus `data.requestId` and `data.generatedAt`"),)
-    read = staticmethod(read)
-    write = staticmethod(write)
+    reading = READING
+    writing = WRITING
     seal = staticmethod(seal)
     contract = staticmethod(contract)
