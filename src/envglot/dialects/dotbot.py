@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, type_name
-from ..context import Context, missing_problem, problem_message, read_problem, report_losses, whole_ms, write_code
+from ..context import Context, missing_problem, problem_message, read_problem, whole_ms, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
+from ..fields import Build, Check, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ._common import (
     ABSENT,
@@ -28,7 +29,18 @@ from ._common import (
     unwrap_payload,
 )
 
-__all__ = ["NAME", "SCHEMA_ID", "Action", "Audit", "Dotbot", "Envelope", "Intent", "Issue", "read", "write"]
+__all__ = [
+    "NAME",
+    "READING",
+    "SCHEMA_ID",
+    "WRITING",
+    "Action",
+    "Audit",
+    "Dotbot",
+    "Envelope",
+    "Intent",
+    "Issue",
+]
 
 NAME = "dotbot"
 SHAPE = Shape(payload="object", max_problems=0)
@@ -95,16 +107,23 @@ _NON_SLUG = re.compile(r"[^a-z0-9]+")
 _SEMVER = re.compile(r"\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?")
 
 
-def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-    """Read a dotbot envelope into the canonical model."""
-    w, extras, residue = _DEC.decode(buf)
+# --- reading ---------------------------------------------------------------------------
+
+
+def _schema_id(w: Envelope) -> None:
     if w.schema_id != SCHEMA_ID:
         raise ParseError(
             f"schema_id must be {SCHEMA_ID!r}, got {quoted(w.schema_id)}", path="$.schema_id", dialect=NAME
         )
+
+
+def _data_is_object(w: Envelope) -> None:
     if not raw_is_object(w.data):
         raise ParseError("data must be an object", path="$.data", dialect=NAME)
-    dmap = ctx.mappings[NAME]
+
+
+def _status_agrees(w: Envelope, ctx: Context) -> None:
+    """``status`` wins over what ``errors``/``warnings`` compute (a disagreement is reported)."""
     computed = "error" if w.errors else "warning" if w.warnings else "ok"
     if computed != w.status:
         ctx.report.add(
@@ -113,31 +132,44 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
             f"status {quoted(w.status)} disagrees with errors/warnings (computed {computed!r}); status wins",
             NAME,
         )
-    payload: Raw = w.data
-    inner = unwrap_payload(payload)
-    if inner is not None:
-        payload = inner
-        ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
-    problems = (
-        tuple(
-            read_problem(
-                dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details)
-            )
-            for i, e in enumerate(w.errors)
-        )
-        if w.errors
-        else ()
+
+
+def _ok(w: Envelope) -> bool:
+    return w.status != "error"
+
+
+def _payload(w: Envelope, ctx: Context) -> Raw:
+    """``data``, or the value a writer wrapped as ``{"value": ...}`` (reported)."""
+    inner = unwrap_payload(w.data)
+    if inner is None:
+        return w.data
+    ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
+    return inner
+
+
+def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
+    if not w.errors:
+        return ()
+    return tuple(
+        read_problem(dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details))
+        for i, e in enumerate(w.errors)
     )
-    warnings = (
-        tuple(
-            c.Notice(message=x)
-            if isinstance(x, str)
-            else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
-            for x in w.warnings
-        )
-        if w.warnings
-        else ()
+
+
+def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
+    """Plain strings and ``Issue`` objects alike."""
+    if not w.warnings:
+        return ()
+    return tuple(
+        c.Notice(message=x)
+        if isinstance(x, str)
+        else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
+        for x in w.warnings
     )
+
+
+def _next_steps(w: Envelope) -> tuple[c.NextStep, ...]:
+    """``intent`` first, then every action."""
     steps: list[c.NextStep] = []
     if w.intent is not None:
         it = w.intent
@@ -148,25 +180,32 @@ def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
                 kind="action", tool=a.tool, args=opt(a.parameters), reason=a.reason, id=a.id, type=a.type, label=a.label
             )
         )
-    au = w.audit
-    return c.Envelope(
-        ok=w.status != "error",
-        payload=payload,
-        summary=w.summary,
-        problems=problems,
-        warnings=warnings,
-        tool=w.tool,
-        tool_version=w.version,
-        request_id=au.correlation_id,
-        timestamp=au.timestamp,
-        duration_ms=au.duration_ms,
-        source=au.source,
-        host=au.host,
-        write_to=au.write_to,
-        next_steps=tuple(steps),
-        extras=extras,
-        residue=residue,
-    )
+    return tuple(steps)
+
+
+READING = Reading(
+    _DEC,
+    Check(_schema_id),
+    Check(_data_is_object),
+    Check(_status_agrees),
+    Let("payload", _payload),
+    Let("problems", _problems),
+    Let("ok", _ok, pure=True),
+    Move("summary", "w.summary"),
+    Let("warnings", _warnings, pure=True),
+    Move("tool", "w.tool"),
+    Move("tool_version", "w.version"),
+    Move("request_id", "w.audit.correlation_id"),
+    Move("timestamp", "w.audit.timestamp"),
+    Move("duration_ms", "w.audit.duration_ms"),
+    Move("source", "w.audit.source"),
+    Move("host", "w.audit.host"),
+    Move("write_to", "w.audit.write_to"),
+    Let("next_steps", _next_steps, pure=True),
+)
+
+
+# --- writing ---------------------------------------------------------------------------
 
 
 def _slug(tool: str | None) -> str:
@@ -202,28 +241,39 @@ def _action(st: c.NextStep, i: int, before: list[Action], dmap: DialectMap, ctx:
     return Action(id=aid, type=atype, label=label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(args))
 
 
-def write(env: c.Envelope, ctx: Context) -> bytes:
-    """Write the canonical envelope as dotbot (status computed, compact)."""
-    dmap = ctx.mappings[NAME]
-    report_losses(env, dmap, ctx)
-    payload = object_payload(env.payload, env.ok, ctx, NAME)
-    problems = env.problems
-    if not env.ok and not problems:
-        problems = (missing_problem(env.summary, ctx, dmap),)
-    elif env.ok and problems:
+def _data(payload: Raw | None, ok: bool, ctx: Context) -> Raw:
+    return object_payload(payload, ok, ctx, NAME)
+
+
+def _failures(
+    ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
+) -> tuple[c.Problem, ...]:
+    """The problems written as ``errors``: a failure without one gets one (reported); a
+    success with some becomes status ``error`` (reported)."""
+    if not ok and not problems:
+        return (missing_problem(summary, ctx, dmap),)
+    if ok and problems:
         ctx.report.add(
             Kind.STATUS_MISMATCH, ctx.path("ok"), "a success carrying errors becomes status 'error' in dotbot", NAME
         )
-    errors = [
+    return problems
+
+
+def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap) -> list[Issue]:
+    return [
         Issue(
             code=write_code(p, dmap, ctx, i),
-            message=problem_message(p, env.summary, ctx, dmap, i),
+            message=problem_message(p, summary, ctx, dmap, i),
             path=p.path,
             details=raw_or_absent(object_or_wrapped(p.details, ctx, "problem.details", NAME, i)),
         )
-        for i, p in enumerate(problems)
+        for i, p in enumerate(failures)
     ]
-    warnings: list[str | Issue] = [
+
+
+def _notices(warnings: tuple[c.Notice, ...], ctx: Context) -> list[str | Issue]:
+    """A bare message as a plain string, anything more as an ``Issue``."""
+    return [
         w.message
         if w.code is None and w.path is None and w.context is None
         else Issue(
@@ -232,45 +282,100 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             path=w.path,
             details=raw_or_absent(object_or_wrapped(w.context, ctx, "warning.context", NAME, j)),
         )
-        for j, w in enumerate(env.warnings)
+        for j, w in enumerate(warnings)
     ]
+
+
+class _Next(NamedTuple):
+    intent: Intent | None
+    actions: list[Action] | None
+
+
+def _next(next_steps: tuple[c.NextStep, ...], ctx: Context, dmap: DialectMap) -> _Next:
+    """The first intent as ``intent``, every other step as an action (in one pass: what each
+    reports stays in the order of the steps)."""
     intent = None
     actions: list[Action] = []
-    for st in env.next_steps:
+    for st in next_steps:
         if st.kind == "intent" and intent is None:
             args = object_or_wrapped(st.args, ctx, "next_step.args", NAME)
             intent = Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
         else:
             actions.append(_action(st, len(actions), actions, dmap, ctx))
-    summary = env.summary
-    if summary is None:
-        summary = (problems[0].message or "Failed.") if problems else "Completed."
-        ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {quoted(summary)}")
-    stamp = timestamp_for(env.timestamp, ctx, dmap, "audit.timestamp", utc=True)
-    audit = Audit(
+    return _Next(intent, actions or None)
+
+
+def _summary(summary: str | None, failures: tuple[c.Problem, ...], ctx: Context, dmap: DialectMap) -> str:
+    """``summary`` is required: synthesized from the first error, else ``Completed.`` (reported)."""
+    if summary is not None:
+        return summary
+    summary = (failures[0].message or "Failed.") if failures else "Completed."
+    ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {quoted(summary)}")
+    return summary
+
+
+def _audit(
+    timestamp: str | None,
+    duration_ms: int | float | None,
+    source: str | None,
+    host: str | None,
+    request_id: str | None,
+    write_to: str | None,
+    ctx: Context,
+    dmap: DialectMap,
+) -> Audit:
+    """``audit``: ``timestamp`` (UTC), ``duration_ms`` and ``source`` are required (synthesized)."""
+    stamp = timestamp_for(timestamp, ctx, dmap, "audit.timestamp", utc=True)
+    return Audit(
         timestamp=stamp if stamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp"),  # type: ignore[arg-type]
-        duration_ms=whole_ms(env.duration_ms, dmap, ctx, "audit.duration_ms"),
-        source=env.source if env.source is not None else ctx.synth_value(dmap, "source", "audit.source"),  # type: ignore[arg-type]
-        host=env.host,
-        correlation_id=env.request_id,
-        write_to=env.write_to,
+        duration_ms=whole_ms(duration_ms, dmap, ctx, "audit.duration_ms"),
+        source=source if source is not None else ctx.synth_value(dmap, "source", "audit.source"),  # type: ignore[arg-type]
+        host=host,
+        correlation_id=request_id,
+        write_to=write_to,
     )
-    out = Envelope(
-        schema_id=SCHEMA_ID,
-        tool=env.tool if env.tool is not None else ctx.synth_value(dmap, "tool", "a tool name"),  # type: ignore[arg-type]
-        version=env.tool_version
-        if env.tool_version is not None
-        else ctx.synth_value(dmap, "tool_version", "a tool version"),  # type: ignore[arg-type]
-        status="error" if errors else "warning" if warnings else "ok",
-        summary=summary,
-        data=payload,
-        warnings=warnings,
-        errors=errors,
-        audit=audit,
-        intent=intent,
-        actions=actions or None,
-    )
-    return _ENC.encode(out)
+
+
+def _tool(tool: str | None, ctx: Context, dmap: DialectMap) -> str:
+    return tool if tool is not None else ctx.synth_value(dmap, "tool", "a tool name")  # type: ignore[return-value]
+
+
+def _version(tool_version: str | None, ctx: Context, dmap: DialectMap) -> str:
+    return tool_version if tool_version is not None else ctx.synth_value(dmap, "tool_version", "a tool version")  # type: ignore[return-value]
+
+
+def _status(errors: list[Issue], notices: list[str | Issue]) -> str:
+    """Computed from ``errors`` and ``warnings``."""
+    return "error" if errors else "warning" if notices else "ok"
+
+
+WRITING = Writing(
+    Let("data", _data),
+    Let("failures", _failures),
+    Let("errors", _errors),
+    Let("notices", _notices),
+    Let("next", _next),
+    Let("summary_text", _summary),
+    Let("audit", _audit),
+    Let("tool_name", _tool),
+    Let("version", _version),
+    Let("status", _status, pure=True),
+    Build.of(
+        "out",
+        Envelope,
+        schema_id=Const(SCHEMA_ID),
+        tool="tool_name",
+        version="version",
+        status="status",
+        summary="summary_text",
+        data="data",
+        warnings="notices",
+        errors="errors",
+        audit="audit",
+        intent="next.intent",
+        actions="next.actions",
+    ),
+)
 
 
 # --- contract ------------------------------------------------------------------------
@@ -345,6 +450,6 @@ class Dotbot(Dialect):
     """Only dotbot has the key: a wrong value is a broken dotbot envelope."""
     outcome_key = "status"
     failure_value = b'"error"'
-    read = staticmethod(read)
-    write = staticmethod(write)
+    reading = READING
+    writing = WRITING
     contract = staticmethod(contract)
