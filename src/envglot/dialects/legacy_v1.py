@@ -19,10 +19,11 @@ from ..context import Context, read_problem
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import EnvglotError, ParseError
-from ..mappings import Mappings
+from ..fields import Let, Move, Reading
+from ..mappings import DialectMap, Mappings
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
-__all__ = ["NAME", "InterimMeta", "LegacyV1", "LegacyV1Envelope", "is_interim", "read", "write"]
+__all__ = ["NAME", "READING", "InterimMeta", "LegacyV1", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
 
 NAME = "legacy-v1"
 SHAPE = Shape(payload="object", writable=False)
@@ -65,6 +66,51 @@ def is_interim(doc: dict[str, Raw]) -> bool:
     )
 
 
+class Parsed(Struct):
+    """What the decoder read (no wire Struct holds a flat tool dict): the top-level members
+    (``_envglot`` set aside) and, for the interim envelope, its ``data`` split apart."""
+
+    top: dict[str, Raw]
+    interim: bool = False
+    """Shape B (:func:`is_interim`); shape A otherwise."""
+    data: dict[str, Raw] | None = None
+    """Shape B: ``data`` without ``_meta`` and ``_warnings`` (the payload)."""
+    meta: Raw | None = None
+    """Shape B: ``data._meta``, not yet validated."""
+    warnings: Raw | None = None
+    """Shape B: ``data._warnings``, not yet validated."""
+
+
+class _Decoder:
+    """``decode(buf) -> (Parsed, (), residue)``: the top level as raw members (and the interim
+    ``data`` one level further); every check on the members is a reading step."""
+
+    __slots__ = ()
+
+    def decode(self, buf: bytes | memoryview | str) -> tuple[Parsed, tuple[c.Extra, ...], Raw | None]:
+        try:
+            doc = _RAW_DICT.decode(buf)
+        except msgspec.ValidationError:
+            raise ParseError("a legacy-v1 response must be a JSON object", path="$", dialect=NAME) from None
+        except msgspec.DecodeError as exc:
+            raise ParseError(f"invalid JSON: {exc}", path="$", dialect=NAME) from None
+        residue = doc.pop("_envglot", None)
+        if not is_interim(doc):
+            return Parsed(doc), (), residue
+        data = _RAW_DICT.decode(doc["data"])
+        meta = data.pop("_meta", None)
+        warnings = data.pop("_warnings", None)
+        return Parsed(doc, True, data, meta, warnings), (), residue
+
+
+_DEC = _Decoder()
+_NO_META = InterimMeta()
+"""``_meta`` of a document without one (shape A included): every member ``None``."""
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
 def _bool(doc: dict[str, Raw], key: str) -> bool:
     try:
         return _BOOL.decode(doc[key])
@@ -72,8 +118,8 @@ def _bool(doc: dict[str, Raw], key: str) -> bool:
         raise ParseError(f"{key} must be a boolean", path=f"$.{key}", dialect=NAME) from None
 
 
-def _error(doc: dict[str, Raw]) -> str | None:
-    raw = doc.get("error")
+def _error(w: Parsed) -> str | None:
+    raw = w.top.get("error")
     if raw is None:
         return None
     try:
@@ -82,76 +128,83 @@ def _error(doc: dict[str, Raw]) -> str | None:
         raise ParseError("error must be a string or null", path="$.error", dialect=NAME) from None
 
 
-def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-    """Read a legacy foundry response (shape A or B) into the canonical model."""
+def _ok(w: Parsed, error: str | None) -> bool:
+    """An explicit ``success`` (always there in shape B) wins; else success iff no non-empty ``error``."""
+    return _bool(w.top, "success") if "success" in w.top else not error
+
+
+def _warnings(w: Parsed, ok: bool, error: str | None, ctx: Context) -> tuple[c.Notice, ...]:
+    """Shape B: ``data._warnings``. Shape A: a non-empty ``error`` beside ``success: true`` (reported)."""
+    if w.interim:
+        if w.warnings is None:
+            return ()
+        try:
+            return tuple(c.Notice(message=s) for s in _STRS.decode(w.warnings))
+        except msgspec.ValidationError:
+            raise ParseError("_warnings must be a list of strings", path="$.data._warnings", dialect=NAME) from None
+    if ok and error:
+        ctx.report.add(
+            Kind.STATUS_MISMATCH,
+            "$.error",
+            "success is true but error is set; the error is kept as a warning",
+            NAME,
+        )
+        return (c.Notice(message=error),)
+    return ()
+
+
+def _meta(w: Parsed) -> InterimMeta:
+    if w.meta is None:
+        return _NO_META
     try:
-        doc = _RAW_DICT.decode(buf)
-    except msgspec.ValidationError:
-        raise ParseError("a legacy-v1 response must be a JSON object", path="$", dialect=NAME) from None
-    except msgspec.DecodeError as exc:
-        raise ParseError(f"invalid JSON: {exc}", path="$", dialect=NAME) from None
-    dmap = ctx.mappings[NAME]
-    residue = doc.pop("_envglot", None)
-    error = _error(doc)
-    extras: list[c.Extra] = []
-    warnings: tuple[c.Notice, ...] = ()
-    pagination = None
-    duration = None
-    if is_interim(doc):
-        ok = _bool(doc, "success")
-        data = _RAW_DICT.decode(doc["data"])
-        meta_raw = data.pop("_meta", None)
-        warn_raw = data.pop("_warnings", None)
-        if warn_raw is not None:
-            try:
-                warnings = tuple(c.Notice(message=s) for s in _STRS.decode(warn_raw))
-            except msgspec.ValidationError:
-                raise ParseError("_warnings must be a list of strings", path="$.data._warnings", dialect=NAME) from None
-        if meta_raw is not None:
-            try:
-                meta = _META.decode(meta_raw)
-            except msgspec.ValidationError as exc:
-                raise ParseError(f"bad _meta: {exc}", path="$.data._meta", dialect=NAME) from None
-            if meta.version is not None:
-                extras.append(c.Extra(dialect=NAME, path="$.data._meta.version", value=Raw(_ENC.encode(meta.version))))
-            pg = meta.pagination
-            if pg is not None:
-                pagination = c.Pagination(offset=pg.offset, limit=pg.limit, total=pg.total, has_more=pg.has_more)
-            if meta.timing is not None:
-                duration = meta.timing.duration_ms
-        payload = Raw(_ENC.encode(data)) if data else RAW_EMPTY_OBJECT
-    else:
-        if "success" in doc:
-            ok = _bool(doc, "success")
-        else:
-            ok = not error
-        rest = {k: v for k, v in doc.items() if k not in ("success", "error", "schema_version")}
-        if "schema_version" in doc:
-            extras.append(c.Extra(dialect=NAME, path="$.schema_version", value=doc["schema_version"]))
-        payload = Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
-        if ok and error:
-            ctx.report.add(
-                Kind.STATUS_MISMATCH,
-                "$.error",
-                "success is true but error is set; the error is kept as a warning",
-                NAME,
-            )
-            warnings = (c.Notice(message=error),)
-    problems: tuple[c.Problem, ...] = ()
-    if not ok:
-        problems = (read_problem(dmap, None, ctx, "$.error", message=error or ""),)
-    if not raw_is_object(payload):  # pragma: no cover - payload is always built from an object
-        raise ParseError("payload must be an object", path="$", dialect=NAME)
-    return c.Envelope(
-        ok=ok,
-        payload=payload,
-        problems=problems,
-        warnings=warnings,
-        pagination=pagination,
-        duration_ms=duration,
-        extras=tuple(extras),
-        residue=residue,
-    )
+        return _META.decode(w.meta)
+    except msgspec.ValidationError as exc:
+        raise ParseError(f"bad _meta: {exc}", path="$.data._meta", dialect=NAME) from None
+
+
+def _payload(w: Parsed) -> Raw:
+    """Shape B: ``data`` without the reserved keys. Shape A: every top-level key but
+    ``success``, ``error`` and ``schema_version``."""
+    if w.data is not None:
+        return Raw(_ENC.encode(w.data)) if w.data else RAW_EMPTY_OBJECT
+    rest = {k: v for k, v in w.top.items() if k not in ("success", "error", "schema_version")}
+    return Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
+
+
+def _pagination(meta: InterimMeta) -> c.Pagination | None:
+    pg = meta.pagination
+    if pg is None:
+        return None
+    return c.Pagination(offset=pg.offset, limit=pg.limit, total=pg.total, has_more=pg.has_more)
+
+
+def _problems(ok: bool, error: str | None, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
+    """A failure's one problem: no native code (the table's default category), ``error`` its message."""
+    if ok:
+        return ()
+    return (read_problem(dmap, None, ctx, "$.error", message=error or ""),)
+
+
+def _extras(w: Parsed, meta: InterimMeta, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
+    """The version markers (``data._meta.version``, ``schema_version``) are kept as unknown fields."""
+    if meta.version is not None:
+        return (*extras, c.Extra(dialect=NAME, path="$.data._meta.version", value=Raw(_ENC.encode(meta.version))))
+    sv = w.top.get("schema_version")
+    return extras if sv is None else (*extras, c.Extra(dialect=NAME, path="$.schema_version", value=sv))
+
+
+READING = Reading(
+    _DEC,
+    Let("error", _error),
+    Let("ok", _ok),
+    Let("warnings", _warnings),
+    Let("meta", _meta),
+    Let("payload", _payload, pure=True),
+    Move("duration_ms", "meta.timing.duration_ms"),
+    Let("pagination", _pagination, pure=True),
+    Let("problems", _problems),
+    Let("extras", _extras, pure=True),
+)
 
 
 def write(env: c.Envelope, ctx: Context) -> bytes:
@@ -238,12 +291,12 @@ class LegacyV1(Dialect):
     fallback = True
     """Any other object is a marker-less flat dict: a bare payload (evidence ``None``)."""
     example_code = "EXAMPLE_NOT_READY"
-    read = staticmethod(read)
+    reading = READING
     write = staticmethod(write)
     contract = staticmethod(contract)
 
     def failed(self, doc: bytes) -> bool:
-        """``success: false``; without ``success``, a non-empty ``error`` string (as :func:`read` decides)."""
+        """``success: false``; without ``success``, a non-empty ``error`` string (as the reading decides)."""
         try:
             top = _RAW_DICT.decode(doc)
         except msgspec.MsgspecError as exc:
