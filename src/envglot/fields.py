@@ -81,7 +81,8 @@ class Const(NamedTuple):
 
 
 class Move(NamedTuple):
-    """``name = <path>``: a dotted path from a local (``w.meta.elapsed_ms``), ``None``-safe."""
+    """``name = <path>``: a dotted path from a local (``w.meta.elapsed_ms``), ``None`` when the
+    local or any parent on the way is ``None``."""
 
     name: str
     path: str
@@ -260,7 +261,7 @@ def _path_expr(side: _Side, path: str, absent: bool) -> str:
     expr = side.var(head)
     guards: list[str] = []
     for i, seg in enumerate(rest):
-        if i > 0:
+        if i > 0 or head != "w":  # the decoded wire Struct is never None; any other local may be
             guards.append(expr)
         expr = f"{expr}.{seg}"
     out = expr
