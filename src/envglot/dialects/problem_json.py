@@ -19,15 +19,16 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, join_path
-from ..context import Context, missing_problem, read_problem, report_losses, write_code
+from ..context import Context, missing_problem, read_problem, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
+from ..fields import Build, Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ._common import ABSENT, WireDecoder, count_for, opt, raw_or_absent
 
-__all__ = ["NAME", "Entry", "Envelope", "ProblemJson", "read", "write"]
+__all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope", "ProblemJson"]
 
 NAME = "problem-json"
 SHAPE = Shape(max_problems=0, residue="$.envglot")
@@ -114,19 +115,22 @@ def _title(code: str, category: str, m: Mappings) -> str:
 # --- reading -----------------------------------------------------------------------------
 
 
-def _read_entry(e: Entry, at: str, ctx: Context, extras: list[c.Extra], parent: c.Problem | None = None) -> c.Problem:
+def _of_parent(e: Entry) -> bool:
+    """An ``errors`` entry with none of ``type``, ``title``, ``status``, ``code`` is of the
+    document's problem type (RFC 9457 §3: one type, an array of occurrences)."""
+    return e.type is None and e.title is None and e.status is None and e.code is None
+
+
+def _entry_problem(e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.Problem | None = None) -> c.Problem:
     """The canonical problem of one problem details object at JSON path ``at``.
 
     The ``code`` member names the code; without one (or with one the tables do not know) the
-    ``status`` is looked up in the table's status rows. ``type``, ``title`` and ``status`` are
-    kept only where they say more than the code implies. An ``errors`` entry with none of
-    ``type``, ``title``, ``status``, ``code`` is of the document's problem type (RFC 9457 §3:
-    one type, an array of occurrences): it takes the ``parent``'s category, code and type.
+    ``status`` is looked up in the table's status rows. ``type`` is kept only where it says
+    more than the code implies (``title``, ``status`` and ``instance``: :func:`_entry_extras`).
+    An ``errors`` entry of the document's problem type takes the ``parent``'s category, code
+    and type.
     """
-    dmap = ctx.mappings[NAME]
-    if parent is not None and e.type is None and e.title is None and e.status is None and e.code is None:
-        if e.instance is not None:
-            extras.append(c.Extra(dialect=NAME, path=join_path(at, "instance"), value=Raw(_ENC.encode(e.instance))))
+    if parent is not None and _of_parent(e):
         return msgspec.structs.replace(
             parent,
             message=e.detail,
@@ -156,17 +160,25 @@ def _read_entry(e: Entry, at: str, ctx: Context, extras: list[c.Extra], parent: 
     else:
         p = read_problem(dmap, key, ctx, join_path(at, "status"), e.retryable, **fields)
     code = p.code
-    if code is None:  # no code, no status: nothing implies a type or a title
+    if code is None:  # no code, no status: nothing implies a type
         stated = e.type
     else:
         stated = e.type if e.type != _type(code, dmap) else None
-        if e.status is not None and e.status != _status(p, code, ctx.mappings):
-            extras.append(c.Extra(dialect=NAME, path=join_path(at, "status"), value=Raw(_ENC.encode(e.status))))
-    if e.title is not None and (code is None or e.title != _title(code, p.category, ctx.mappings)):
-        extras.append(c.Extra(dialect=NAME, path=join_path(at, "title"), value=Raw(_ENC.encode(e.title))))
-    if e.instance is not None:
-        extras.append(c.Extra(dialect=NAME, path=join_path(at, "instance"), value=Raw(_ENC.encode(e.instance))))
     return p if stated is None else msgspec.structs.replace(p, type=stated)
+
+
+def _entry_extras(e: Entry, at: str, p: c.Problem, m: Mappings, extras: list[c.Extra], of_parent: bool) -> None:
+    """What one problem details object states beyond its problem ``p``, kept as extras: a
+    ``status`` or ``title`` other than the code implies (an entry of the document's type has
+    none of its own), the ``instance``."""
+    if not of_parent:
+        code = p.code
+        if code is not None and e.status is not None and e.status != _status(p, code, m):
+            _keep(extras, join_path(at, "status"), e.status)
+        if e.title is not None and (code is None or e.title != _title(code, p.category, m)):
+            _keep(extras, join_path(at, "title"), e.title)
+    if e.instance is not None:
+        _keep(extras, join_path(at, "instance"), e.instance)
 
 
 def _outcome(status: int | None, at: str) -> bool:
@@ -186,9 +198,15 @@ def _keep(extras: list[c.Extra], path: str, value: object) -> None:
     extras.append(c.Extra(dialect=NAME, path=path, value=Raw(_ENC.encode(value))))
 
 
-def _read_success(w: Envelope, extras: list[c.Extra], residue: Raw | None) -> c.Envelope:
-    """A success document (a 2xx/3xx status): payload, request id, warnings; the RFC 9457
-    members that say more than envglot's ``about:blank``/``OK``/``200`` are kept as extras."""
+def _ok(w: Envelope) -> bool:
+    """``status`` is the outcome (a non-HTTP status raises)."""
+    return _outcome(w.status, "$")
+
+
+def _no_problem_members(w: Envelope, ok: bool) -> None:
+    """A success (a 2xx/3xx status) carries no problem member."""
+    if not ok:
+        return
     for key in _PROBLEM_MEMBERS:
         value = getattr(w, key)
         if value is not None and value is not ABSENT:
@@ -197,51 +215,62 @@ def _read_success(w: Envelope, extras: list[c.Extra], residue: Raw | None) -> c.
                 path=f"$.{key}",
                 dialect=NAME,
             )
-    if w.type is not None and w.type != ABOUT_BLANK:  # absent: about:blank (RFC 9457 §3.1.1)
-        _keep(extras, "$.type", w.type)
-    if w.title is not None and w.title != SUCCESS_TITLE:
-        _keep(extras, "$.title", w.title)
-    if w.status != SUCCESS_STATUS:
-        _keep(extras, "$.status", w.status)
-    for key in ("detail", "instance"):
-        if getattr(w, key) is not None:
-            _keep(extras, f"$.{key}", getattr(w, key))
-    return c.Envelope(
-        ok=True,
-        payload=opt(w.data),
-        request_id=w.request_id,
-        warnings=_warnings(w.warnings),
-        extras=tuple(extras),
-        residue=residue,
-    )
 
 
-def _warnings(messages: list[str] | None) -> tuple[c.Notice, ...]:
-    return tuple(c.Notice(message=m) for m in messages) if messages else ()
+def _problems(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
+    """A failure's problems: the document's own, then its ``errors`` (a success has none)."""
+    if ok:
+        return ()
+    first = _entry_problem(w, "$", ctx, dmap)
+    if not w.errors:
+        return (first,)
+    return (first, *(_entry_problem(e, f"$.errors[{i}]", ctx, dmap, first) for i, e in enumerate(w.errors)))
 
 
-def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-    """Read a problem details document into the canonical model (``status`` is the outcome)."""
-    w, found, residue = _DEC.decode(buf)
-    extras = list(found)
+def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
+    return tuple(c.Notice(message=m) for m in w.warnings) if w.warnings else ()
+
+
+def _extras(
+    w: Envelope, ok: bool, problems: tuple[c.Problem, ...], extras: tuple[c.Extra, ...], ctx: Context
+) -> tuple[c.Extra, ...]:
+    """The decoder's unknown members, then what the document states beyond the canonical
+    fields: an empty ``warnings``; for a success the RFC 9457 members that say more than
+    envglot's ``about:blank``/``OK``/``200``; for a failure each problem's (and an empty ``errors``)."""
+    out = list(extras)
     if w.warnings == []:
-        _keep(extras, "$.warnings", [])
-    if _outcome(w.status, "$"):
-        return _read_success(w, extras, residue)
-    problems = [_read_entry(w, "$", ctx, extras)]
+        _keep(out, "$.warnings", [])
+    if ok:
+        if w.type is not None and w.type != ABOUT_BLANK:  # absent: about:blank (RFC 9457 §3.1.1)
+            _keep(out, "$.type", w.type)
+        if w.title is not None and w.title != SUCCESS_TITLE:
+            _keep(out, "$.title", w.title)
+        if w.status != SUCCESS_STATUS:
+            _keep(out, "$.status", w.status)
+        for key in ("detail", "instance"):
+            if getattr(w, key) is not None:
+                _keep(out, f"$.{key}", getattr(w, key))
+        return tuple(out)
+    m = ctx.mappings
+    _entry_extras(w, "$", problems[0], m, out, False)
     if w.errors is not None:
         if not w.errors:
-            extras.append(c.Extra(dialect=NAME, path="$.errors", value=Raw(b"[]")))
-        problems += [_read_entry(e, f"$.errors[{i}]", ctx, extras, problems[0]) for i, e in enumerate(w.errors)]
-    return c.Envelope(
-        ok=False,
-        payload=opt(w.data),
-        problems=tuple(problems),
-        request_id=w.request_id,
-        warnings=_warnings(w.warnings),
-        extras=tuple(extras),
-        residue=residue,
-    )
+            out.append(c.Extra(dialect=NAME, path="$.errors", value=Raw(b"[]")))
+        for i, (e, p) in enumerate(zip(w.errors, problems[1:], strict=True)):
+            _entry_extras(e, f"$.errors[{i}]", p, m, out, _of_parent(e))
+    return tuple(out)
+
+
+READING = Reading(
+    _DEC,
+    Let("ok", _ok),
+    Check(_no_problem_members),
+    Let("problems", _problems),
+    Move("payload", "w.data", absent=True),
+    Move("request_id", "w.request_id"),
+    Let("warnings", _warnings, pure=True),
+    Let("extras", _extras, pure=True),
+)
 
 
 # --- writing -----------------------------------------------------------------------------
@@ -271,52 +300,74 @@ def _fields(p: c.Problem, ctx: Context, dmap: DialectMap, i: int) -> dict[str, A
 
 _INHERITED = ("type", "title", "status", "code", "retryable")
 """Members an ``errors`` entry leaves out when they equal the document's (read back from it)."""
+_SUCCESS = Entry(type=ABOUT_BLANK, title=SUCCESS_TITLE, status=SUCCESS_STATUS)
+"""A success's own members (envglot's convention); never changed."""
 
 
-def _write_success(env: c.Envelope, ctx: Context) -> bytes:
-    """A success: ``about:blank``, ``OK``, 200 and the payload as ``data`` (envglot's convention)."""
-    if env.problems and ctx.report.collecting:
-        ctx.report.add(
-            Kind.FIELD_DROPPED,
-            ctx.path("problems"),
-            f"a success's {len(env.problems)} error(s) have no place in a {NAME} success (status 200)",
-            NAME,
-        )
-    return _ENC.encode(
-        Envelope(
-            type=ABOUT_BLANK,
-            title=SUCCESS_TITLE,
-            status=SUCCESS_STATUS,
-            request_id=env.request_id,
-            data=raw_or_absent(env.payload),
-            warnings=[w.message for w in env.warnings] or None,
-        )
-    )
+def _written(
+    ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
+) -> tuple[c.Problem, ...]:
+    """The problems the document states: a failure's (one synthesized when it names none);
+    none for a success (its problems reported as dropped)."""
+    if ok:
+        if problems and ctx.report.collecting:
+            ctx.report.add(
+                Kind.FIELD_DROPPED,
+                ctx.path("problems"),
+                f"a success's {len(problems)} error(s) have no place in a {NAME} success (status 200)",
+                NAME,
+            )
+        return ()
+    return problems or (missing_problem(summary, ctx, dmap),)
 
 
-def write(env: c.Envelope, ctx: Context) -> bytes:
-    """Write a failure as a problem details document, a success as a status-200 document."""
-    dmap = ctx.mappings[NAME]
-    report_losses(env, dmap, ctx)
-    if env.ok:
-        return _write_success(env, ctx)
-    problems = env.problems or (missing_problem(env.summary, ctx, dmap),)
-    top = _fields(problems[0], ctx, dmap, 0)
+def _top(written: tuple[c.Problem, ...], ctx: Context, dmap: DialectMap) -> Entry:
+    """The document's own problem members: the first problem's, or a success's ``about:blank``/``OK``/200."""
+    return Entry(**_fields(written[0], ctx, dmap, 0)) if written else _SUCCESS
+
+
+def _errors(written: tuple[c.Problem, ...], top: Entry, ctx: Context, dmap: DialectMap) -> list[Entry] | None:
+    """The further problems (``None``: there are none)."""
     rest = []
-    for i, p in enumerate(problems[1:], 1):
+    for i, p in enumerate(written[1:], 1):
         entry = _fields(p, ctx, dmap, i)
-        if all(entry[k] == top[k] for k in _INHERITED):  # of the document's type: say it once
+        if all(entry[k] == getattr(top, k) for k in _INHERITED):  # of the document's type: say it once
             entry.update(dict.fromkeys(_INHERITED))
         rest.append(Entry(**entry))
-    return _ENC.encode(
-        Envelope(
-            **top,
-            request_id=env.request_id,
-            data=raw_or_absent(env.payload),
-            warnings=[w.message for w in env.warnings] or None,
-            errors=rest or None,
-        )
-    )
+    return rest or None
+
+
+def _data(payload: Raw | None) -> Raw:
+    return raw_or_absent(payload)
+
+
+def _messages(warnings: tuple[c.Notice, ...]) -> list[str] | None:
+    return [w.message for w in warnings] or None
+
+
+WRITING = Writing(
+    Let("written", _written),
+    Let("top", _top),
+    Let("errors", _errors),
+    Let("data", _data, pure=True),
+    Let("messages", _messages, pure=True),
+    Build.of(
+        "out",
+        Envelope,
+        type="top.type",
+        title="top.title",
+        status="top.status",
+        detail="top.detail",
+        code="top.code",
+        retryable="top.retryable",
+        retry_after_ms="top.retry_after_ms",
+        details="top.details",
+        request_id="request_id",
+        data="data",
+        warnings="messages",
+        errors="errors",
+    ),
+)
 
 
 # --- contract ----------------------------------------------------------------------------
@@ -383,8 +434,8 @@ class ProblemJson(Dialect):
     )
     outcome_key = "status"
     example_code = "example_not_ready"
-    read = staticmethod(read)
-    write = staticmethod(write)
+    reading = READING
+    writing = WRITING
     contract = staticmethod(contract)
 
     def failed(self, doc: bytes) -> bool:
