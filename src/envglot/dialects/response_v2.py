@@ -16,7 +16,6 @@ from ..context import (
     non_negative_ms,
     problem_message,
     read_problem,
-    report_losses,
     type_implied,
     write_code,
 )
@@ -24,7 +23,8 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..mappings import Mappings, type_for
+from ..fields import Build, Check, Const, Let, Move, Reading, Writing
+from ..mappings import DialectMap, Mappings, type_for
 from ._common import (
     ABSENT,
     RAW_EMPTY_OBJECT,
@@ -39,7 +39,7 @@ from ._common import (
     unwrap_payload,
 )
 
-__all__ = ["NAME", "Envelope", "Meta", "Pagination", "ResponseV2", "WarningDetail", "read", "write"]
+__all__ = ["NAME", "READING", "WRITING", "Envelope", "Meta", "Pagination", "ResponseV2", "WarningDetail"]
 
 NAME = "response-v2"
 SHAPE = Shape(payload="object", residue="$.meta._envglot")
@@ -99,35 +99,48 @@ _NUM = msgspec.json.Decoder(int | float)
 REQUEST_ID = re.compile(r"[a-zA-Z0-9_-]+")
 """What the response-v2 contract allows in ``meta.request_id`` (writer and validator share it)."""
 _ERROR_KEYS = ("error_code", "error_type", "remediation", "details", "retry_after_seconds")
+"""The error's fields in a failure's ``data`` (in the order the writer reports a payload key it replaces)."""
+_ERROR_KEY_SET = frozenset(_ERROR_KEYS)
 
 
-def _opt_str(d: dict[str, Raw], key: str, path: str) -> str | None:
-    raw = d.pop(key, None)
-    if raw is None or raw == RAW_NULL:
-        return None
-    try:
-        return _STR.decode(raw)
-    except msgspec.ValidationError:
-        raise ParseError(f"expected a string at {path}", path=path, dialect=NAME) from None
+# --- reading ---------------------------------------------------------------------------
+#
+# The reader works in stages: the wire Struct keeps ``data`` (and ``meta``'s free-form
+# members) as Raw; a failure's ``data`` (the error's fields live in it) and a ``telemetry``
+# object (for its ``duration_ms``) are decoded further, once each, as ``{key: Raw}``.
+
+
+def _valid(w: Envelope) -> None:
+    """What the decode cannot check: the version marker, an object ``data``, ``error`` as ``success`` says."""
+    if w.meta.version != VERSION:
+        raise ParseError(
+            f"meta.version must be {VERSION!r}, got {quoted(w.meta.version)}", path="$.meta.version", dialect=NAME
+        )
+    if not raw_is_object(w.data):
+        raise ParseError("data must be an object", path="$.data", dialect=NAME)
+    if w.success:
+        if w.error is not None:
+            raise ParseError("error must be null when success is true", path="$.error", dialect=NAME)
+    elif not w.error:
+        raise ParseError("error must be a non-empty string when success is false", path="$.error", dialect=NAME)
 
 
 _META_ERROR_KEYS = ("error_code", "error_type", "remediation")
 
 
-def _codes_from_meta(
-    d: dict[str, Raw], extras: tuple[c.Extra, ...], ctx: Context
-) -> tuple[dict[str, Raw], tuple[c.Extra, ...]]:
+def _codes_from_meta(members: dict[str, Raw], extras: tuple[c.Extra, ...], ctx: Context) -> tuple[c.Extra, ...]:
     """Take ``error_code``/``error_type``/``remediation`` from ``meta`` where ``data`` lacks them.
 
     Five of foundry's golden fixtures put them in ``meta`` (merged in through
     ``error_response(meta=...)``); reading them there keeps the error's category. Each one
-    taken is reported as ``field_relocated``: the writer puts it back in ``data``.
+    taken is added to ``members`` and reported as ``field_relocated`` (the writer puts it
+    back in ``data``); the unknown fields left are returned.
     """
     keep: list[c.Extra] = []
     for ex in extras:
         key = ex.path[len("$.meta.") :] if ex.path.startswith("$.meta.") else None
-        if key in _META_ERROR_KEYS and key not in d:
-            d[key] = ex.value
+        if key in _META_ERROR_KEYS and key not in members:
+            members[key] = ex.value
             ctx.report.add(
                 Kind.FIELD_RELOCATED,
                 ex.path,
@@ -136,231 +149,347 @@ def _codes_from_meta(
             )
         else:
             keep.append(ex)
-    return d, tuple(keep)
+    return tuple(keep)
 
 
-def read(buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-    """Read a response-v2 document into the canonical model."""
-    w, extras, residue = _DEC.decode(buf)
-    m = w.meta
-    if m.version != VERSION:
-        raise ParseError(
-            f"meta.version must be {VERSION!r}, got {quoted(m.version)}", path="$.meta.version", dialect=NAME
-        )
-    if not raw_is_object(w.data):
-        raise ParseError("data must be an object", path="$.data", dialect=NAME)
-    dmap = ctx.mappings[NAME]
-    payload: Raw | None = w.data
-    problems: tuple[c.Problem, ...] = ()
+def _opt_str(members: dict[str, Raw], key: str, path: str) -> str | None:
+    raw = members.get(key)
+    if raw is None or raw == RAW_NULL:
+        return None
+    try:
+        return _STR.decode(raw)
+    except msgspec.ValidationError:
+        raise ParseError(f"expected a string at {path}", path=path, dialect=NAME) from None
+
+
+class _Failure(Struct, frozen=True):
+    """A failure's ``data``, decoded once: its members and the error's fields read from them."""
+
+    members: dict[str, Raw]
+    extras: tuple[c.Extra, ...]
+    """The unknown fields left once ``meta``'s error keys are taken."""
+    code: str | None
+    type: str | None
+    remediation: str | None
+    details: Raw | None
+    retry_after_ms: int | None
+
+
+def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure | None:
+    """A failure's ``data`` as ``{key: Raw}``, ``meta``'s error keys taken in, the error's fields
+    read (and checked) in this order; ``None`` on success."""
     if w.success:
-        if w.error is not None:
-            raise ParseError("error must be null when success is true", path="$.error", dialect=NAME)
-        inner = unwrap_payload(w.data)
-        if inner is not None:
-            payload = inner
-            ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
-    else:
-        if not w.error:
-            raise ParseError("error must be a non-empty string when success is false", path="$.error", dialect=NAME)
-        d = _RAW_DICT.decode(w.data)
-        if extras:
-            d, extras = _codes_from_meta(d, extras, ctx)
-        code = _opt_str(d, "error_code", "$.data.error_code")
-        etype = _opt_str(d, "error_type", "$.data.error_type")
-        remediation = _opt_str(d, "remediation", "$.data.remediation")
-        details = d.pop("details", None)
-        ras = d.pop("retry_after_seconds", None)
-        retry_ms = None
-        if ras is not None and ras != RAW_NULL:
-            retry_ms = _retry_ms(ras)
-        payload = Raw(_ENC.encode(d)) if d else RAW_EMPTY_OBJECT
-        trow = dmap.types.get(etype) if etype is not None else None
-        if etype is not None and trow is None:
-            ctx.report.add(
-                Kind.CODE_UNKNOWN,
-                "$.data.error_type",
-                f"response-v2 error_type {quoted(etype)} is not in the tables",
-                NAME,
-            )
-        fields = dict(
-            message=w.error,
-            type=etype,
-            remediation=remediation,
-            details=details,
-            retry_after_ms=retry_ms,
-        )
-        if code is not None and code in dmap.codes:
-            p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
-            if p.retryable is None and trow is not None:
-                p = msgspec.structs.replace(p, retryable=trow.retryable)
-        elif trow is not None:
-            if code is not None:
-                ctx.report.add(
-                    Kind.CODE_UNKNOWN,
-                    "$.data.error_code",
-                    f"response-v2 code {quoted(code)} is not in the tables; "
-                    f"read by its error_type {quoted(etype)} as {quoted(trow.category)}",
-                    NAME,
-                )
-            p = c.Problem(
-                category=trow.category,
-                code=code,
-                domain=NAME,
-                retryable=trow.retryable,
-                origin=trow.origin,
-                upstream=trow.upstream,
-                aspect=trow.aspect,
-                **fields,  # type: ignore[arg-type]
-            )
-        else:
-            p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
-        problems = (p,)
-    warnings: tuple[c.Notice, ...] = ()
-    if m.warning_details:
-        warnings = tuple(
-            c.Notice(message=wd.message, code=wd.code, severity=wd.severity, context=opt(wd.context))
-            for wd in m.warning_details
-        )
-        detailed = {wd.message for wd in m.warning_details}
-        warnings += tuple(c.Notice(message=s) for s in (m.warnings or ()) if s not in detailed)
-    elif m.warnings:
-        warnings = tuple(c.Notice(message=s) for s in m.warnings)
-    duration = None
-    telemetry = opt(m.telemetry)
-    if telemetry is not None and raw_is_object(telemetry):
-        t = _RAW_DICT.decode(telemetry)
-        dur = t.pop("duration_ms", None)
-        if dur is not None:
-            try:
-                duration = _NUM.decode(dur)
-            except msgspec.ValidationError:
-                raise ParseError("expected a number", path="$.meta.telemetry.duration_ms", dialect=NAME) from None
-            telemetry = Raw(_ENC.encode(t)) if t else None
-    pg = m.pagination
-    fidelity = None
-    if (
-        m.content_fidelity is not None
-        or m.content_fidelity_schema_version is not None
-        or m.dropped_content_ids is not ABSENT
-        or m.content_archive_hashes is not ABSENT
-    ):
-        fidelity = c.Fidelity(
-            level=m.content_fidelity,
-            schema_version=m.content_fidelity_schema_version,
-            dropped_ids=opt(m.dropped_content_ids),
-            archive_hashes=opt(m.content_archive_hashes),
-        )
-    return c.Envelope(
-        ok=w.success,
-        payload=payload,
-        problems=problems,
-        warnings=warnings,
-        request_id=m.request_id,
-        duration_ms=duration,
-        telemetry=telemetry,
-        rate_limit=opt(m.rate_limit),
-        pagination=None
-        if pg is None
-        else c.Pagination(
-            cursor=pg.cursor,
-            has_more=pg.has_more,
-            total=pg.total_count,
-            page_size=pg.page_size,
-            offset=pg.offset,
-            limit=pg.limit,
-        ),
-        fidelity=fidelity,
-        extras=extras,
-        residue=residue,
+        return None
+    members = _RAW_DICT.decode(w.data)
+    if extras:
+        extras = _codes_from_meta(members, extras, ctx)
+    ras = members.get("retry_after_seconds")
+    return _Failure(
+        members,
+        extras,
+        _opt_str(members, "error_code", "$.data.error_code"),
+        _opt_str(members, "error_type", "$.data.error_type"),
+        _opt_str(members, "remediation", "$.data.remediation"),
+        members.get("details"),
+        None if ras is None or ras == RAW_NULL else _retry_ms(ras),
     )
 
 
-def write(env: c.Envelope, ctx: Context) -> bytes:
-    """Write the canonical envelope as response-v2 (compact, ``meta.version`` first)."""
-    dmap = ctx.mappings[NAME]
-    report_losses(env, dmap, ctx)
-    payload = object_payload(env.payload, env.ok, ctx, NAME)
-    error: str | None = None
-    if not env.ok:
-        p = env.problems[0] if env.problems else missing_problem(env.summary, ctx, dmap)
-        code = write_code(p, dmap, ctx, 0)
-        plan = dmap.plan(code)
-        if p.domain == NAME and p.type is not None and (p.code == code):
-            etype = p.type
-        elif plan is not None and plan.word is not None:
-            etype = plan.word
-        else:
-            etype = type_for(ctx.mappings, NAME, p.category, p.origin, p.upstream, p.aspect, p.partial)
-        if p.type is not None and p.type != etype and not type_implied(p, ctx.mappings):
-            what = f"the {p.domain or 'source'} error type {quoted(p.type)} (error_type is {quoted(etype)})"
-            ctx.dropped("problem.type", NAME, 0 if ctx.source and ctx.source.shape.max_problems != 1 else None, what)
-        trow = dmap.types.get(etype)
-        implied = trow.retryable if trow is not None else None
-        if p.retryable is not None and implied is not None and implied != p.retryable:
+def _extras(failure: _Failure | None, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
+    return extras if failure is None else failure.extras
+
+
+def _payload(w: Envelope, failure: _Failure | None, ctx: Context) -> Raw:
+    """``data``, or the payload a ``{"value": ...}`` wraps (reported); a failure's without the error's fields."""
+    if failure is None:
+        inner = unwrap_payload(w.data)
+        if inner is None:
+            return w.data
+        ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
+        return inner
+    rest = {k: v for k, v in failure.members.items() if k not in _ERROR_KEY_SET}
+    return Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
+
+
+def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
+    """A failure's one problem: by its code where the tables know it, else by its ``error_type``."""
+    if failure is None:
+        return ()
+    code, etype = failure.code, failure.type
+    trow = dmap.types.get(etype) if etype is not None else None
+    if etype is not None and trow is None:
+        ctx.report.add(
+            Kind.CODE_UNKNOWN,
+            "$.data.error_type",
+            f"response-v2 error_type {quoted(etype)} is not in the tables",
+            NAME,
+        )
+    fields: dict[str, Any] = dict(
+        message=w.error,
+        type=etype,
+        remediation=failure.remediation,
+        details=failure.details,
+        retry_after_ms=failure.retry_after_ms,
+    )
+    if code is not None and code in dmap.codes:
+        p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+        if p.retryable is None and trow is not None:
+            p = msgspec.structs.replace(p, retryable=trow.retryable)
+    elif trow is not None:
+        if code is not None:
             ctx.report.add(
-                Kind.RETRYABLE_CHANGED,
-                ctx.path("problem.retryable", 0),
-                f"response-v2 error_type {quoted(etype)} implies retryable={str(implied).lower()}, "
-                f"the source said {str(p.retryable).lower()}",
+                Kind.CODE_UNKNOWN,
+                "$.data.error_code",
+                f"response-v2 code {quoted(code)} is not in the tables; "
+                f"read by its error_type {quoted(etype)} as {quoted(trow.category)}",
                 NAME,
             )
-        d = _RAW_DICT.decode(payload) if payload != RAW_EMPTY_OBJECT else {}
-        for k in _ERROR_KEYS:
-            if k in d:
-                ctx.report.add(
-                    Kind.VALUE_COERCED,
-                    ctx.path("payload") + "." + k,
-                    f"payload key {quoted(k)} replaced by the error field",
-                    NAME,
-                )
-                del d[k]
-        d["error_code"] = Raw(_ENC.encode(code))
-        d["error_type"] = Raw(_ENC.encode(etype))
-        if p.remediation is not None:
-            d["remediation"] = Raw(_ENC.encode(p.remediation))
-        if p.details is not None:
-            d["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
-        retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
-        if retry_ms is not None:
-            if retry_ms % 1000 and retry_ms >= _MAX_FLOAT_SECONDS * 1000:  # a fraction no reader can hold
-                whole = (retry_ms + 500) // 1000 * 1000
-                ctx.report.add(
-                    Kind.VALUE_COERCED,
-                    ctx.path("problem.retry_after_ms", 0),
-                    f"retry_after_ms {retry_ms} written as whole seconds: a fraction of seconds this large "
-                    "does not survive a float",
-                    NAME,
-                )
-                retry_ms = whole
-            d["retry_after_seconds"] = _seconds(retry_ms)
-        payload = Raw(_ENC.encode(d))
-        error = problem_message(p, env.summary, ctx, dmap, 0, fallback=f"{code} ({p.category})")
-    warnings = None
-    details = None
-    if env.warnings:
-        warnings = [w.message for w in env.warnings]
-        if any(w.code is not None or w.severity is not None or w.context is not None for w in env.warnings):
-            details = [
-                WarningDetail(
-                    message=w.message,
-                    code=w.code,
-                    severity=w.severity,
-                    context=raw_or_absent(object_or_wrapped(w.context, ctx, "warning.context", NAME, i)),
-                )
-                for i, w in enumerate(env.warnings)
-            ]
-    telemetry = env.telemetry
-    if env.duration_ms is not None:
-        duration = _ENC.encode(non_negative_ms(env.duration_ms, dmap, ctx, "telemetry.duration_ms"))
-        if telemetry is None:  # the usual case: no dict round trip
-            telemetry = Raw(b'{"duration_ms":' + duration + b"}")
-        else:
-            t = _RAW_DICT.decode(telemetry)
-            t = {"duration_ms": Raw(duration), **{k: v for k, v in t.items() if k != "duration_ms"}}
-            telemetry = Raw(_ENC.encode(t))
-    pg = env.pagination
-    fid = env.fidelity
-    request_id = env.request_id
+        p = c.Problem(
+            category=trow.category,
+            code=code,
+            domain=NAME,
+            retryable=trow.retryable,
+            origin=trow.origin,
+            upstream=trow.upstream,
+            aspect=trow.aspect,
+            **fields,  # type: ignore[arg-type]
+        )
+    else:
+        p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+    return (p,)
+
+
+def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
+    """``warning_details``, then the ``warnings`` they do not detail."""
+    m = w.meta
+    if m.warning_details:
+        detailed = {wd.message for wd in m.warning_details}
+        return tuple(
+            c.Notice(message=wd.message, code=wd.code, severity=wd.severity, context=opt(wd.context))
+            for wd in m.warning_details
+        ) + tuple(c.Notice(message=s) for s in (m.warnings or ()) if s not in detailed)
+    if m.warnings:
+        return tuple(c.Notice(message=s) for s in m.warnings)
+    return ()
+
+
+class _Timing(Struct, frozen=True):
+    """``meta.telemetry`` split: its ``duration_ms``, and its members when that had to be taken out."""
+
+    duration_ms: int | float | None = None
+    members: dict[str, Raw] | None = None
+
+
+_NO_TIMING = _Timing()
+
+
+def _timing(w: Envelope) -> _Timing:
+    """``duration_ms`` from ``meta.telemetry`` (an object holding it is decoded, once, for that)."""
+    t = w.meta.telemetry
+    if t is ABSENT or not raw_is_object(t):
+        return _NO_TIMING
+    d = _RAW_DICT.decode(t)
+    dur = d.get("duration_ms")
+    if dur is None:
+        return _NO_TIMING
+    try:
+        return _Timing(_NUM.decode(dur), d)
+    except msgspec.ValidationError:
+        raise ParseError("expected a number", path="$.meta.telemetry.duration_ms", dialect=NAME) from None
+
+
+def _telemetry(w: Envelope, timing: _Timing) -> Raw | None:
+    """``meta.telemetry`` without ``duration_ms`` (``None`` when nothing else is in it)."""
+    if timing.members is None:
+        return opt(w.meta.telemetry)
+    rest = {k: v for k, v in timing.members.items() if k != "duration_ms"}
+    return Raw(_ENC.encode(rest)) if rest else None
+
+
+def _pagination(w: Envelope) -> c.Pagination | None:
+    pg = w.meta.pagination
+    if pg is None:
+        return None
+    return c.Pagination(
+        cursor=pg.cursor,
+        has_more=pg.has_more,
+        total=pg.total_count,
+        page_size=pg.page_size,
+        offset=pg.offset,
+        limit=pg.limit,
+    )
+
+
+def _fidelity(w: Envelope) -> c.Fidelity | None:
+    m = w.meta
+    if (
+        m.content_fidelity is None
+        and m.content_fidelity_schema_version is None
+        and m.dropped_content_ids is ABSENT
+        and m.content_archive_hashes is ABSENT
+    ):
+        return None
+    return c.Fidelity(
+        level=m.content_fidelity,
+        schema_version=m.content_fidelity_schema_version,
+        dropped_ids=opt(m.dropped_content_ids),
+        archive_hashes=opt(m.content_archive_hashes),
+    )
+
+
+READING = Reading(
+    _DEC,
+    Check(_valid),
+    Move("ok", "w.success"),
+    Let("failure", _failure),
+    Let("extras", _extras, pure=True),
+    Let("payload", _payload),
+    Let("problems", _problems),
+    Let("warnings", _warnings, pure=True),
+    Let("timing", _timing),
+    Move("duration_ms", "timing.duration_ms"),
+    Let("telemetry", _telemetry, pure=True),
+    Move("request_id", "w.meta.request_id"),
+    Move("rate_limit", "w.meta.rate_limit", absent=True),
+    Let("pagination", _pagination, pure=True),
+    Let("fidelity", _fidelity, pure=True),
+)
+
+
+# --- writing ---------------------------------------------------------------------------
+
+
+def _body(payload: Raw | None, ok: bool, ctx: Context) -> Raw:
+    """``data`` is an object: ``{}`` for none, any other value wrapped (reported)."""
+    return object_payload(payload, ok, ctx, NAME)
+
+
+class _WireError(Struct, frozen=True):
+    """The failure's problem and the ``error_code`` and ``error_type`` written for it."""
+
+    problem: c.Problem
+    code: str
+    type: str
+
+
+def _wire_error(
+    ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
+) -> _WireError | None:
+    """The failure's one problem (synthesized, reported, when it names none), its code and
+    error_type (a change reported); ``None`` on success."""
+    if ok:
+        return None
+    p = problems[0] if problems else missing_problem(summary, ctx, dmap)
+    code = write_code(p, dmap, ctx, 0)
+    return _WireError(p, code, _error_type_for(p, code, ctx, dmap))
+
+
+def _error_type_for(p: c.Problem, code: str, ctx: Context, dmap: DialectMap) -> str:
+    """``data.error_type``: the problem's own word for its own code, else the code's, else the category's.
+
+    A source error type it replaces is reported as dropped, a ``retryable`` it contradicts as changed.
+    """
+    plan = dmap.plan(code)
+    if p.domain == NAME and p.type is not None and (p.code == code):
+        etype = p.type
+    elif plan is not None and plan.word is not None:
+        etype = plan.word
+    else:
+        etype = type_for(ctx.mappings, NAME, p.category, p.origin, p.upstream, p.aspect, p.partial)
+    if p.type is not None and p.type != etype and not type_implied(p, ctx.mappings):
+        what = f"the {p.domain or 'source'} error type {quoted(p.type)} (error_type is {quoted(etype)})"
+        ctx.dropped("problem.type", NAME, 0 if ctx.source and ctx.source.shape.max_problems != 1 else None, what)
+    trow = dmap.types.get(etype)
+    implied = trow.retryable if trow is not None else None
+    if p.retryable is not None and implied is not None and implied != p.retryable:
+        ctx.report.add(
+            Kind.RETRYABLE_CHANGED,
+            ctx.path("problem.retryable", 0),
+            f"response-v2 error_type {quoted(etype)} implies retryable={str(implied).lower()}, "
+            f"the source said {str(p.retryable).lower()}",
+            NAME,
+        )
+    return etype
+
+
+def _data(body: Raw, wire_error: _WireError | None, ctx: Context) -> Raw:
+    """``data``; a failure's carries the error's fields (a payload key they replace is reported)."""
+    if wire_error is None:
+        return body
+    p = wire_error.problem
+    d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else {}
+    for k in _ERROR_KEYS:
+        if k in d:
+            ctx.report.add(
+                Kind.VALUE_COERCED,
+                ctx.path("payload") + "." + k,
+                f"payload key {quoted(k)} replaced by the error field",
+                NAME,
+            )
+            del d[k]
+    d["error_code"] = Raw(_ENC.encode(wire_error.code))
+    d["error_type"] = Raw(_ENC.encode(wire_error.type))
+    if p.remediation is not None:
+        d["remediation"] = Raw(_ENC.encode(p.remediation))
+    if p.details is not None:
+        d["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
+    retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
+    if retry_ms is not None:
+        if retry_ms % 1000 and retry_ms >= _MAX_FLOAT_SECONDS * 1000:  # a fraction no reader can hold
+            whole = (retry_ms + 500) // 1000 * 1000
+            ctx.report.add(
+                Kind.VALUE_COERCED,
+                ctx.path("problem.retry_after_ms", 0),
+                f"retry_after_ms {retry_ms} written as whole seconds: a fraction of seconds this large "
+                "does not survive a float",
+                NAME,
+            )
+            retry_ms = whole
+        d["retry_after_seconds"] = _seconds(retry_ms)
+    return Raw(_ENC.encode(d))
+
+
+def _error(wire_error: _WireError | None, summary: str | None, ctx: Context, dmap: DialectMap) -> str | None:
+    """``error``: the failure's message (a substitute reported); null on success."""
+    if wire_error is None:
+        return None
+    p, code = wire_error.problem, wire_error.code
+    return problem_message(p, summary, ctx, dmap, 0, fallback=f"{code} ({p.category})")
+
+
+def _warning_texts(warnings: tuple[c.Notice, ...]) -> list[str] | None:
+    return [w.message for w in warnings] if warnings else None
+
+
+def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[WarningDetail] | None:
+    """``meta.warning_details`` when any warning has more than a message."""
+    if not warnings or not any(w.code is not None or w.severity is not None or w.context is not None for w in warnings):
+        return None
+    return [
+        WarningDetail(
+            message=w.message,
+            code=w.code,
+            severity=w.severity,
+            context=raw_or_absent(object_or_wrapped(w.context, ctx, "warning.context", NAME, i)),
+        )
+        for i, w in enumerate(warnings)
+    ]
+
+
+def _meta_telemetry(telemetry: Raw | None, duration_ms: int | float | None, dmap: DialectMap, ctx: Context) -> Raw:
+    """``meta.telemetry``, ``duration_ms`` first in it."""
+    if duration_ms is None:
+        return raw_or_absent(telemetry)
+    duration = _ENC.encode(non_negative_ms(duration_ms, dmap, ctx, "telemetry.duration_ms"))
+    if telemetry is None:  # the usual case: no dict round trip
+        return Raw(b'{"duration_ms":' + duration + b"}")
+    t = _RAW_DICT.decode(telemetry)
+    t = {"duration_ms": Raw(duration), **{k: v for k, v in t.items() if k != "duration_ms"}}
+    return Raw(_ENC.encode(t))
+
+
+def _request_id(request_id: str | None, ctx: Context) -> str | None:
+    """``meta.request_id`` when the contract allows it (else left out, reported)."""
     if request_id is not None and REQUEST_ID.fullmatch(request_id) is None:
         ctx.report.add(
             Kind.FIELD_DROPPED,
@@ -368,30 +497,82 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
             f"request id {quoted(request_id)} is not a response-v2 request_id (letters, digits, '_', '-'); left out",
             NAME,
         )
-        request_id = None
-    meta = Meta(
-        version=VERSION,
-        request_id=request_id,
-        warnings=warnings,
-        warning_details=details,
-        pagination=None
-        if pg is None
-        else Pagination(
-            cursor=pg.cursor,
-            has_more=pg.has_more,
-            page_size=count_for(pg.page_size, ctx, "pagination.page_size", NAME),
-            total_count=count_for(pg.total, ctx, "pagination.total", NAME),
-            offset=count_for(pg.offset, ctx, "pagination.offset", NAME),
-            limit=count_for(pg.limit, ctx, "pagination.limit", NAME),
-        ),
-        rate_limit=raw_or_absent(env.rate_limit),
-        telemetry=raw_or_absent(telemetry),
-        content_fidelity=fid.level if fid else None,
-        content_fidelity_schema_version=fid.schema_version if fid else None,
-        dropped_content_ids=raw_or_absent(fid.dropped_ids if fid else None),
-        content_archive_hashes=raw_or_absent(fid.archive_hashes if fid else None),
+        return None
+    return request_id
+
+
+def _meta_pagination(pagination: c.Pagination | None, ctx: Context) -> Pagination | None:
+    """``meta.pagination`` (a negative count left out, reported)."""
+    pg = pagination
+    if pg is None:
+        return None
+    return Pagination(
+        cursor=pg.cursor,
+        has_more=pg.has_more,
+        page_size=count_for(pg.page_size, ctx, "pagination.page_size", NAME),
+        total_count=count_for(pg.total, ctx, "pagination.total", NAME),
+        offset=count_for(pg.offset, ctx, "pagination.offset", NAME),
+        limit=count_for(pg.limit, ctx, "pagination.limit", NAME),
     )
-    return _ENC.encode(Envelope(success=env.ok, data=payload, error=error, meta=meta))
+
+
+def _rate_limit(rate_limit: Raw | None) -> Raw:
+    """An optional Raw wire field takes ``ABSENT`` for none (omitted), not ``None``."""
+    return raw_or_absent(rate_limit)
+
+
+class _FidelityWire(Struct, frozen=True):
+    """``meta``'s content fidelity members, as the wire Struct takes them."""
+
+    level: str | None = None
+    schema_version: str | None = None
+    dropped_ids: Raw = ABSENT
+    archive_hashes: Raw = ABSENT
+
+
+_NO_FIDELITY = _FidelityWire()
+
+
+def _meta_fidelity(fidelity: c.Fidelity | None) -> _FidelityWire:
+    if fidelity is None:
+        return _NO_FIDELITY
+    return _FidelityWire(
+        fidelity.level,
+        fidelity.schema_version,
+        raw_or_absent(fidelity.dropped_ids),
+        raw_or_absent(fidelity.archive_hashes),
+    )
+
+
+WRITING = Writing(
+    Let("body", _body),
+    Let("wire_error", _wire_error),
+    Let("data", _data),
+    Let("error", _error),
+    Let("warning_texts", _warning_texts),
+    Let("warning_details", _warning_details),
+    Let("meta_telemetry", _meta_telemetry),
+    Let("rid", _request_id),
+    Let("page", _meta_pagination),
+    Let("rate", _rate_limit),
+    Let("fid", _meta_fidelity),
+    Build.of(
+        "meta",
+        Meta,
+        version=Const(VERSION),
+        request_id="rid",
+        warnings="warning_texts",
+        warning_details="warning_details",
+        pagination="page",
+        rate_limit="rate",
+        telemetry="meta_telemetry",
+        content_fidelity="fid.level",
+        content_fidelity_schema_version="fid.schema_version",
+        dropped_content_ids="fid.dropped_ids",
+        content_archive_hashes="fid.archive_hashes",
+    ),
+    Build.of("out", Envelope, success="ok", data="data", error="error", meta="meta"),
+)
 
 
 _MAX_FLOAT_SECONDS = 1e15
@@ -519,6 +700,6 @@ class ResponseV2(Dialect):
         ),
     )
     example_code = "EXAMPLE_NOT_READY"
-    read = staticmethod(read)
-    write = staticmethod(write)
+    reading = READING
+    writing = WRITING
     contract = staticmethod(contract)
