@@ -412,10 +412,13 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     u.emit(f"r_dmap = ctx.mappings[{src.name!r}]")
     u.emit(f"w_dmap = ctx.mappings[{dst.name!r}]" if not same else "w_dmap = r_dmap")
     u.emit(f"w, extras, residue = {dec}.decode(buf)")
-    _emit_steps(r, reading.steps, keep=_keep(reading, writing, same))
     if same:
         u.emit("if extras:")
         u.emit("return None  # the hub puts the dialect's own unknown fields back", 2)
+    _emit_steps(r, reading.steps, keep=_keep(reading, writing, same))
+    if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
+        u.emit("if extras:")
+        u.emit("return None  # a step kept a field of the dialect's own as an unknown one", 2)
     produced = set(defined(reading.steps)) & r.locals
     for f in _writer_inputs(writing):
         if f not in produced:
