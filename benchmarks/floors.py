@@ -4,7 +4,10 @@ Each floor is plain hand-tuned code for one (source, target) pair: decode the so
 msgspec into its wire Struct (the type checks envglot's reader relies on), the checks
 envglot's rules require for that pair, then the target document built directly as bytes,
 plus the pair's unavoidable extra work (minifying a spaced source, code-graph's
-``approxTokens`` and synthesized ``requestId``). No canonical model, no diagnostics
+``approxTokens`` and synthesized ``requestId``). :func:`build` puts the input checks every
+document must pass in front of it (valid UTF-8 and nesting depth, ``envglot.limits.check_input``:
+the trust-boundary rules require them of every conversion; they are envglot's own function
+because no cheaper exact check is known; ``checked=False`` gives the bare pair code). No canonical model, no diagnostics
 (the harness runs envglot with ``unsupported="ignore"``).
 
 Error codes are looked up in a table built once per pair (:func:`code_table`; per
@@ -42,6 +45,7 @@ from msgspec import Raw
 
 import envglot
 from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
+from envglot.limits import MAX_DEPTH, check_input
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
 
@@ -1828,7 +1832,21 @@ NOT_WRITTEN = "no floor written for this pair"
 """What the harness says for a pair without a floor."""
 
 
-def build(src: str, dst: str) -> Conv | None:
-    """The floor of ``src -> dst``, or ``None`` when none is written."""
+def build(src: str, dst: str, checked: bool = True) -> Conv | None:
+    """The floor of ``src -> dst``, or ``None`` when none is written.
+
+    ``checked``: the floor first makes the input checks every document must pass (valid UTF-8,
+    nesting within ``MAX_DEPTH``: ``envglot.limits.check_input``), which envglot's trust-boundary
+    rules require of any conversion; ``False`` gives the bare pair code.
+    """
     make = FLOORS.get((src, dst))
-    return make() if make is not None else None
+    if make is None:
+        return None
+    bare = make()
+    if not checked:
+        return bare
+
+    def floor(b: bytes) -> bytes:
+        return bare(check_input(b, MAX_DEPTH)[0])
+
+    return floor
