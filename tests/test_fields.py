@@ -249,3 +249,118 @@ def test_generated_source_is_readable_and_dumped(tmp_path: Path) -> None:
     assert {f"read_{s.replace('-', '_')}.py" for s in DECLARED} <= set(dumped)
     for p in tmp_path.iterdir():
         compile(p.read_text(), str(p), "exec")  # plain Python, as dumped
+
+
+# ---- the declaration language itself ------------------------------------------------------
+
+
+class _Inner(msgspec.Struct):
+    value: int | None = None
+
+
+class _Outer(msgspec.Struct):
+    flag: bool
+    inner: _Inner | None = None
+    blob: msgspec.Raw = fields.ABSENT
+
+
+class _Out(msgspec.Struct, omit_defaults=True):
+    success: bool
+    value: int | None = None
+    note: str | None = None
+
+
+class _Decoder:
+    """A decoder as Reading expects one: ``(wire, extras, residue)``."""
+
+    def decode(self, buf: bytes) -> tuple[_Outer, tuple[Any, ...], None]:
+        return msgspec.json.decode(buf, type=_Outer), (), None
+
+
+class _Toy(Dialect):
+    """Not registered (no ``name`` in the class body): a dialect made only to compile."""
+
+
+def _toy(reading: fields.Reading, writing: fields.Writing | None = None) -> Dialect:
+    toy = _Toy()
+    toy.name = "toy"  # type: ignore[misc]
+    toy.reading = reading  # type: ignore[misc]
+    toy.writing = writing  # type: ignore[misc]
+    return toy
+
+
+class _Ctx:
+    """What generated code reads of a context here: the tables by dialect name."""
+
+    def __init__(self) -> None:
+        self.mappings: dict[str, None] = {"toy": None, "toy2": None}
+
+
+def test_a_move_is_none_safe_along_its_path_and_maps_absent_raw() -> None:
+    r = fields.Reading(
+        _Decoder(),
+        fields.Move("ok", "w.flag"),
+        fields.Move("duration_ms", "w.inner.value"),
+        fields.Move("payload", "w.blob", absent=True),
+    )
+    read, _, _ = fields.hub(_toy(r))
+    env = read(b'{"flag":true}', _Ctx())
+    assert (env.ok, env.duration_ms, env.payload) == (True, None, None)
+    env = read(b'{"flag":false,"inner":{"value":3},"blob":[1]}', _Ctx())
+    assert (env.ok, env.duration_ms, bytes(env.payload)) == (False, 3, b"[1]")
+
+
+def test_hook_parameters_are_bound_by_name_and_an_unknown_one_is_refused() -> None:
+    def double(w: _Outer) -> int | None:
+        return None if w.inner is None or w.inner.value is None else 2 * w.inner.value
+
+    def note(doubled: int | None, ok: bool, spare: str = "kept default") -> str:
+        return f"{doubled}/{ok}/{spare}"
+
+    r = fields.Reading(
+        _Decoder(),
+        fields.Move("ok", "w.flag"),
+        fields.Let("doubled", double),
+        fields.Let("summary", note),
+    )
+    read, _, _ = fields.hub(_toy(r))
+    assert read(b'{"flag":true,"inner":{"value":4}}', _Ctx()).summary == "8/True/kept default"
+
+    def needs(nowhere: int) -> int:
+        return nowhere
+
+    with pytest.raises(TypeError, match="'nowhere', which no step defines"):
+        fields.hub(_toy(fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Let("x", needs))))
+
+
+def test_a_reading_must_define_ok() -> None:
+    with pytest.raises(TypeError, match="defines no 'ok'"):
+        fields.hub(_toy(fields.Reading(_Decoder(), fields.Move("summary", "w.flag"))))
+
+
+def test_a_fused_pair_skips_pure_steps_the_target_does_not_use() -> None:
+    seen: list[str] = []
+
+    def pure(w: _Outer) -> str:
+        seen.append("pure")
+        return "x"
+
+    def impure(w: _Outer) -> None:
+        seen.append("impure")
+
+    r = fields.Reading(
+        _Decoder(),
+        fields.Move("ok", "w.flag"),
+        fields.Let("summary", pure, pure=True),
+        fields.Check(impure),
+        fields.Move("duration_ms", "w.inner.value"),
+    )
+    w = fields.Writing(fields.Build.of("out", _Out, success="ok", value="duration_ms", note=fields.Const("n")))
+    src, dst = _toy(r), _toy(r, w)
+    dst.name = "toy2"  # type: ignore[misc]
+    fn = fields._compile_pair(src, dst)
+    ctx = _Ctx()
+    assert fn(b'{"flag":true,"inner":{"value":5}}', ctx) == b'{"success":true,"value":5,"note":"n"}'
+    assert seen == ["impure"]  # the target writes no summary: the pure step never ran
+    text = fields.source(fn)
+    assert "pure(" not in text.replace("impure(", "") and "summary" not in text
