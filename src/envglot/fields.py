@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import linecache
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -158,6 +159,8 @@ class Writing:
 _READ_SPECIAL = frozenset({"w", "ctx", "dmap", "extras", "residue"})
 _WRITE_SPECIAL = frozenset({"ctx", "dmap", "doc"})
 _ENC = msgspec.json.Encoder()
+_RESERVED = frozenset({*CANONICAL, *_READ_SPECIAL, *_WRITE_SPECIAL, "buf", "env", "r_dmap", "w_dmap"})
+"""Names a generated function uses for its locals: never given to a module-level object."""
 
 
 class _Unit:
@@ -178,7 +181,7 @@ class _Unit:
         if not base[0].isalpha() and base[0] != "_":
             base = "_" + base
         name, n = base, 1
-        while name in self.ns or keyword.iskeyword(name):
+        while name in self.ns or keyword.iskeyword(name) or name in _RESERVED or name.startswith(("r_", "w_")):
             n += 1
             name = f"{base}_{n}"
         self.ns[name] = obj
@@ -191,6 +194,7 @@ class _Unit:
     def build(self, fn_name: str) -> Callable[..., Any]:
         text = "\n".join(self.lines) + "\n"
         filename = f"<envglot.fields {self.title}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # tracebacks show it
         exec(compile(text, filename, "exec"), self.ns)
         fn: Callable[..., Any] = self.ns[fn_name]
         _SOURCES[fn] = text
