@@ -364,3 +364,11 @@ def test_a_fused_pair_skips_pure_steps_the_target_does_not_use() -> None:
     assert seen == ["impure"]  # the target writes no summary: the pure step never ran
     text = fields.source(fn)
     assert "pure(" not in text.replace("impure(", "") and "summary" not in text
+
+
+def test_the_generated_code_shown_in_the_guide_is_current() -> None:
+    """docs/adding-a-dialect.md quotes errorcode -> result as generated: it must not go stale."""
+    text = (ROOT / "docs" / "adding-a-dialect.md").read_text(encoding="utf-8")
+    fn = fields.pair_function(get_dialect("errorcode"), get_dialect("result"))
+    assert fn is not None
+    assert "```python\n" + fields.source(fn) + "```" in text
