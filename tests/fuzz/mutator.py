@@ -283,7 +283,10 @@ def _objects(tree: Any) -> list[Obj]:
 
 
 def _other_type(rng: random.Random, v: Any) -> Any:
-    options = [None, True, False, 0, -1, 1.5, "", "x", "true", "false", [], Obj(), [v], Obj([("value", v)])]
+    # a copy inside the wrappers: the value may stay in its slot too (a duplicated key), and a shared
+    # subtree would take the residue added later into both places while the twin lacks it in both
+    options = [None, True, False, 0, -1, 1.5, "", "x", "true", "false", [], Obj()]
+    options += [[clone(v)], Obj([("value", clone(v))])]
     if isinstance(v, str):
         options.append(v.upper())
     if isinstance(v, int | float) and not isinstance(v, bool):

@@ -134,3 +134,22 @@ def test_an_input_broken_in_many_places_is_validated_once_per_target(monkeypatch
     inp = Input.from_bytes(data)
     assert probe.run(inp, False) == []  # passed through: its violations are inherited, not made
     assert calls["n"] <= 3, calls
+
+
+def test_a_retyped_value_is_copied_into_its_wrapper() -> None:
+    """A wrapper built around a value never shares it: a duplicated key kept the value in its slot
+    too, so a residue added later landed in both places while the twin lacked it in both, and the
+    campaign reported a residue changing the output (seed 2,783,612; envglot was right)."""
+    import random
+
+    from fuzz.mutator import _other_type
+
+    v = Obj([("version", "response-v2")])
+    rng = random.Random(0)
+    for _ in range(200):
+        out = _other_type(rng, v)
+        inner = out[0] if isinstance(out, list) and out and not isinstance(out, Obj) else None
+        if isinstance(out, Obj) and out and out[0][0] == "value":
+            inner = out[0][1]
+        assert inner is not v
+    assert Mutator(2_783_612).case().data.count(b'"_envglot"') == 1
