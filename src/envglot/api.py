@@ -198,9 +198,6 @@ _BACK_OPTIONS = Options(unsupported=Level.IGNORE)
 """The options of the target -> source writer a preserve residue is computed with."""
 
 
-_UNSET: Any = object()
-
-
 def _surrogate(exc: UnicodeEncodeError, dialect: str) -> ParseError:
     """The error for a string no UTF-8 can carry (a lone surrogate in a Python-built envelope)."""
     return ParseError(

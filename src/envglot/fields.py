@@ -454,10 +454,6 @@ def use_compiled(on: bool) -> None:
     _ENABLED[0] = on
 
 
-def compiled_enabled() -> bool:
-    return _ENABLED[0]
-
-
 def source(fn: Callable[..., Any]) -> str:
     """The generated source of a compiled function (``KeyError`` for any other)."""
     return _SOURCES[fn]
