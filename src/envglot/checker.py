@@ -1,19 +1,29 @@
-"""The contract checker: helpers a dialect's ``contract`` uses to list every violation.
+"""The contract checker: what ``validate`` derives from a dialect's wire Structs, and helpers.
 
-Each dialect declares its contract checks on its class (``Dialect.contract``); they call a
-:class:`Checker` that records a :class:`Violation` per broken rule, with its JSON path.
-:func:`envglot.validate` runs them (see ``validation.py``).
+A dialect's contract is its wire Struct read as a specification (:meth:`Checker.wire`): each
+field's JSON type and whether it is required come from the Struct that decodes it, and the
+rules the spec adds to one field (a constant, an enumeration, a lower bound, a time stamp,
+required although real emitters omit it) are declared on that same field as
+``Annotated[T, Rule(...)]``, which msgspec ignores, so decoding stays as lenient as real
+emitters need. Only rules across fields (a status computed from the errors, a flag derived
+from the code) are written as code, in the dialect's ``invariants``. A :class:`Checker`
+records a :class:`Violation` per broken rule, with its JSON path; :func:`envglot.validate`
+runs the contract (see ``validation.py``).
 """
 
 from __future__ import annotations
 
+import re
+import types
+import typing
 from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import Any
+from functools import cache
+from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["MISSING", "Checker", "Violation", "article", "join_path", "type_name"]
+__all__ = ["MISSING", "Checker", "Rule", "Violation", "article", "join_path", "type_name"]
 
 
 class Violation(msgspec.Struct, frozen=True):
@@ -41,6 +51,160 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "array": lambda v: isinstance(v, list),
     "any": lambda v: True,
 }
+
+
+class Rule:
+    """What a dialect's spec adds to one wire field: ``Annotated[T, Rule(...)]`` on the Struct.
+
+    Args:
+        kind: the JSON type the spec wants where the Struct takes any value (``Raw``):
+            ``"object"``, ``"array"``, ``"string"``...
+        required: the spec requires the field although the Struct (real emitters) may omit it.
+        nullable: whether ``null`` is allowed (default: for an optional field, or a type with ``None``).
+        const: the one value the field may have.
+        one_of: the values the field may have.
+        ge: a lower bound (0: "must not be negative").
+        timestamp: ``"utc"`` or ``"any"``: an ISO 8601 date-time with a zone (UTC when ``"utc"``).
+        pattern: a regular expression the whole value must match, and ``says`` what it means
+            ("a semantic version (major.minor.patch)").
+        by_outcome: whether the field is there depends on the outcome (``error`` only on a
+            failure): the dialect's ``invariants`` check it, with :meth:`Checker.wire` for an
+            object's members.
+    """
+
+    __slots__ = (
+        "by_outcome",
+        "const",
+        "ge",
+        "kind",
+        "nullable",
+        "one_of",
+        "pattern",
+        "required",
+        "says",
+        "timestamp",
+    )
+
+    def __init__(
+        self,
+        *,
+        kind: str | None = None,
+        required: bool | None = None,
+        nullable: bool | None = None,
+        const: str | None = None,
+        one_of: Sequence[str] | None = None,
+        ge: int | None = None,
+        timestamp: Literal["utc", "any"] | None = None,
+        pattern: str | None = None,
+        says: str = "",
+        by_outcome: bool = False,
+    ) -> None:
+        if kind is not None and kind not in _JSON_TYPES:
+            raise ValueError(f"Rule(kind={kind!r}): not one of {', '.join(_JSON_TYPES)}")
+        self.kind = kind
+        self.required = required
+        self.nullable = nullable
+        self.const = const
+        self.one_of = tuple(one_of) if one_of is not None else None
+        self.ge = ge
+        self.timestamp = timestamp
+        self.pattern = re.compile(pattern) if pattern is not None else None
+        self.says = says
+        self.by_outcome = by_outcome
+
+    def check(self, c: Checker, v: Any, path: str) -> None:
+        """Report to ``c`` how the (well-typed) value ``v`` at ``path`` breaks this rule."""
+        if self.const is not None and v != self.const:
+            c.add(path, f"must be {self.const!r}, got {v!r}")
+        if self.one_of is not None and v not in self.one_of:
+            c.add(path, f"must be one of {', '.join(map(repr, self.one_of))}, got {v!r}")
+        if self.ge is not None and isinstance(v, int | float | Decimal) and v < self.ge:
+            c.add(path, f"must not be negative, got {v}" if self.ge == 0 else f"must be at least {self.ge}, got {v}")
+        if self.pattern is not None and isinstance(v, str) and not self.pattern.fullmatch(v):
+            c.add(path, f"expected {self.says or 'a match for ' + repr(self.pattern.pattern)}, got {v!r}")
+        if self.timestamp is not None and isinstance(v, str):
+            c.timestamp_value(v, path, utc=self.timestamp == "utc")
+
+
+class _Field(msgspec.Struct, frozen=True):
+    """One wire field as the contract reads it."""
+
+    key: str
+    kind: str
+    required: bool
+    nullable: bool
+    rule: Rule | None
+    sub: type[msgspec.Struct] | None = None
+    """The Struct an object (or each object of an array) must match."""
+    items: str | None = None
+    """An array's item kind: ``"string"``, ``"object"``, or ``"string|object"``."""
+
+
+def _strip(t: Any) -> tuple[Any, Rule | None]:
+    rule = None
+    if typing.get_origin(t) is typing.Annotated:
+        t, *meta = typing.get_args(t)
+        rule = next((m for m in meta if isinstance(m, Rule)), None)
+    return t, rule
+
+
+def _kind(t: Any) -> tuple[str, type[msgspec.Struct] | None, str | None, bool]:
+    """``(kind, sub Struct, item kind, takes null)`` of a field type."""
+    args = typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,)
+    null = type(None) in args
+    rest = [a for a in args if a is not type(None)]
+    if not rest:
+        return "any", None, None, True
+    if len(rest) == 1:
+        t = rest[0]
+        if t is bool:
+            return "boolean", None, None, null
+        if t is str or typing.get_origin(t) is Literal:
+            return "string", None, None, null
+        if t is int:
+            return "integer", None, None, null
+        if t is float:
+            return "number", None, None, null
+        if isinstance(t, type) and issubclass(t, msgspec.Struct):
+            return "object", t, None, null
+        if t is dict or typing.get_origin(t) is dict:
+            return "object", None, None, null
+        if t is list or typing.get_origin(t) is list:
+            (item,) = typing.get_args(t) or (Any,)
+            ik, isub, _, _ = _kind(_strip(item)[0])
+            return "array", isub, ik, null
+        return "any", None, None, null
+    kinds = sorted({_kind(a)[0] for a in rest})
+    if kinds == ["integer", "number"]:
+        return "number", None, None, null
+    if kinds == ["object", "string"]:
+        sub = next((a for a in rest if isinstance(a, type) and issubclass(a, msgspec.Struct)), None)
+        return "string|object", sub, None, null
+    return "any", None, None, null
+
+
+@cache
+def _plan(struct: type[msgspec.Struct]) -> tuple[_Field, ...]:
+    """The contract of one wire Struct's fields, read once from its annotations."""
+    hints = typing.get_type_hints(struct, include_extras=True)
+    out = []
+    for f in msgspec.structs.fields(struct):
+        t, rule = _strip(hints[f.name])
+        kind, sub, items, null = _kind(t)
+        if typing.get_origin(t) is Literal and (rule is None or rule.one_of is None):
+            lit = Rule(one_of=typing.get_args(t))
+            rule = lit if rule is None else rule  # an explicit rule wins
+        if rule is not None and rule.kind is not None:
+            kind = rule.kind
+        required = f.required if rule is None or rule.required is None else rule.required
+        if rule is not None and rule.nullable is not None:
+            nullable = rule.nullable
+        elif required and not f.required:  # the spec requires what emitters may omit: ``None`` is decoding's
+            nullable = False
+        else:
+            nullable = null or not required
+        out.append(_Field(f.encode_name, kind, required, nullable, rule, sub, items))
+    return tuple(out)
 
 
 def type_name(v: Any) -> str:
@@ -101,6 +265,43 @@ class Checker:
             return MISSING
         return v
 
+    def wire(self, obj: dict[str, Any], struct: type[msgspec.Struct], path: str = "$") -> None:
+        """Check ``obj`` against the wire Struct ``struct`` read as a contract (see the module doc):
+        each field's type, presence and declared :class:`Rule`, nested Structs and arrays of them."""
+        for f in _plan(struct):
+            if f.rule is not None and f.rule.by_outcome:
+                continue
+            if f.kind == "string|object":
+                v = self.field(obj, f.key, path, "any", required=f.required, nullable=f.nullable)
+                if v is MISSING or v is None:
+                    continue
+                self._one_of_string_object(v, join_path(path, f.key), f.sub)
+                continue
+            v = self.field(obj, f.key, path, f.kind, required=f.required, nullable=f.nullable)
+            if v is MISSING or v is None:
+                continue
+            p = join_path(path, f.key)
+            if f.rule is not None:
+                f.rule.check(self, v, p)
+            if f.kind == "object" and f.sub is not None:
+                self.wire(v, f.sub, p)
+            elif f.kind == "array" and f.items not in (None, "any"):
+                for i, item in enumerate(v):
+                    ip = join_path(p, i)
+                    if f.items == "string|object":
+                        self._one_of_string_object(item, ip, f.sub)
+                    elif not _JSON_TYPES[f.items](item):  # type: ignore[index]
+                        self.add(ip, f"expected {article(f.items)}, got {type_name(item)}")  # type: ignore[arg-type]
+                    elif f.sub is not None:
+                        self.wire(item, f.sub, ip)
+
+    def _one_of_string_object(self, v: Any, path: str, sub: type[msgspec.Struct] | None) -> None:
+        if isinstance(v, dict):
+            if sub is not None:
+                self.wire(v, sub, path)
+        elif not isinstance(v, str):
+            self.add(path, f"expected a string or an object, got {type_name(v)}")
+
     def optional(self, obj: dict[str, Any], key: str, path: str, kind: str) -> Any:
         """An optional field (absent or null allowed)."""
         return self.field(obj, key, path, kind, required=False, nullable=True)
@@ -125,14 +326,17 @@ class Checker:
 
     def timestamp(self, obj: dict[str, Any], key: str, path: str, *, utc: bool) -> None:
         v = self.field(obj, key, path, "string")
-        if not isinstance(v, str):
-            return
+        if isinstance(v, str):
+            self.timestamp_value(v, join_path(path, key), utc=utc)
+
+    def timestamp_value(self, v: str, path: str, *, utc: bool) -> None:
+        """Report a string that is not an ISO 8601 date-time with a zone (or not UTC when ``utc``)."""
         from .dialects._common import is_timestamp  # (the dialects package imports this module)
 
         if not is_timestamp(v):
-            self.add(join_path(path, key), f"expected an ISO 8601 date-time with a time zone, got {v!r}")
+            self.add(path, f"expected an ISO 8601 date-time with a time zone, got {v!r}")
         elif utc and not (v.endswith("Z") or v.endswith("+00:00")):
-            self.add(join_path(path, key), f"expected a UTC time stamp (ending in Z), got {v!r}")
+            self.add(path, f"expected a UTC time stamp (ending in Z), got {v!r}")
 
     def strings(self, obj: dict[str, Any], key: str, path: str) -> None:
         """An optional array of strings."""

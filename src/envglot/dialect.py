@@ -207,7 +207,16 @@ class Dialect:
         return doc
 
     def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
-        """Report to ``c`` every way the document ``d`` breaks the dialect's specification."""
+        """Report to ``c`` every way the document ``d`` breaks the dialect's specification: the
+        wire Struct read as a contract (:meth:`Checker.wire`, with the :class:`~envglot.checker.Rule`
+        declared on its fields), then :meth:`invariants`."""
+        if self.wire is not None:
+            c.wire(d, self.wire)
+        self.invariants(d, c, m)
+
+    def invariants(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
+        """The spec's rules across fields, which no one field's declaration states (a status
+        computed from the errors, a flag derived from the code); report each break to ``c``."""
 
     def schema_type(self) -> type[Struct]:
         """The Struct whose JSON Schema ``envglot schema`` prints."""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..checker import Checker
+from ..checker import Checker, Rule
 from ..context import Context, missing_problem, problem_message, read_problem, whole_ms, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -35,19 +35,22 @@ class ToolError(_Wire):
     message: str
     retryable: bool
     rate_limit_reset: str | None = None
-    retry_after_ms: int | None = None
+    retry_after_ms: Annotated[int | None, Rule(ge=0)] = None
     policy_decision: str | None = None
 
 
 class MetaPagination(_Wire):
+    """TuitBot's ``PaginationInfo {next_token: Option<String>, result_count: u32, has_more: bool}``
+    (read even when incomplete; the contract requires the two)."""
+
     next_token: str | None = None
-    result_count: int | None = None
-    has_more: bool | None = None
+    result_count: Annotated[int | None, Rule(required=True, ge=0)] = None
+    has_more: Annotated[bool | None, Rule(required=True)] = None
 
 
 class ToolMeta(_Wire):
-    tool_version: str
-    elapsed_ms: int
+    tool_version: Annotated[str, Rule(const=TOOL_VERSION)]
+    elapsed_ms: Annotated[int, Rule(ge=0)]
     mode: str | None = None
     approval_mode: bool | None = None
     pagination: MetaPagination | None = None
@@ -59,7 +62,7 @@ class Envelope(_Wire):
 
     success: bool
     data: Raw
-    error: ToolError | None = None
+    error: Annotated[ToolError | None, Rule(by_outcome=True)] = None
     meta: ToolMeta | None = None
 
 
@@ -243,49 +246,33 @@ WRITING = Writing(
 )
 
 
-# --- contract ------------------------------------------------------------------------
+# --- contract (the wire Structs and their Rules, then these) ------------------------------
 
 
-def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
-    """Every way ``d`` breaks the contract, reported to ``c``."""
-    success = c.field(d, "success", "$", "boolean")
-    c.field(d, "data", "$", "any")
+def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """The contract's rules across fields: ``error`` iff failure, a code of the enum, the
+    ``retryable`` the code implies, the two profiles of ``meta``."""
+    success = d.get("success")
     if success is True and "error" in d:
         c.add("$.error", "error must be omitted when success is true")
-    elif success is False:
-        error = c.field(d, "error", "$", "object")
-        if isinstance(error, dict):
-            codes = m[NAME].codes
-            code = c.field(error, "code", "$.error", "string")
-            if isinstance(code, str) and code not in codes:
-                c.add("$.error.code", f"{code!r} is not an ErrorCode variant")
-            c.field(error, "message", "$.error", "string")
-            retryable = c.field(error, "retryable", "$.error", "boolean")
-            if isinstance(code, str) and code in codes and isinstance(retryable, bool):
-                derived = derived_retryable(code, m)
-                if derived != retryable:
-                    c.add(
-                        "$.error.retryable",
-                        f"retryable is derived from the code: {code!r} means retryable={str(derived).lower()}",
-                    )
-            c.optional(error, "rate_limit_reset", "$.error", "string")
-            c.non_negative(error, "retry_after_ms", "$.error", "integer", required=False)
-            c.optional(error, "policy_decision", "$.error", "string")
-    meta = c.optional(d, "meta", "$", "object")
-    if isinstance(meta, dict):
-        c.const(meta, "tool_version", "$.meta", TOOL_VERSION)
-        c.non_negative(meta, "elapsed_ms", "$.meta", "integer")
-        c.optional(meta, "mode", "$.meta", "string")
-        c.optional(meta, "approval_mode", "$.meta", "boolean")
-        if ("mode" in meta) != ("approval_mode" in meta):
-            c.add("$.meta", "mode and approval_mode come together (workflow profile) or not at all (API profile)")
-        pg = c.optional(meta, "pagination", "$.meta", "object")
-        if isinstance(pg, dict):
-            # PaginationInfo {next_token: Option<String>, result_count: u32, has_more: bool}
-            c.optional(pg, "next_token", "$.meta.pagination", "string")
-            c.non_negative(pg, "result_count", "$.meta.pagination", "integer")
-            c.field(pg, "has_more", "$.meta.pagination", "boolean")
-        c.optional(meta, "correlation_id", "$.meta", "string")
+    elif success is False and not isinstance(d.get("error"), dict):
+        c.field(d, "error", "$", "object")
+    error = d.get("error")
+    if success is False and isinstance(error, dict):
+        c.wire(error, ToolError, "$.error")
+        code, retryable = error.get("code"), error.get("retryable")
+        if isinstance(code, str) and code not in m[NAME].codes:
+            c.add("$.error.code", f"{code!r} is not an ErrorCode variant")
+        elif isinstance(code, str) and isinstance(retryable, bool):
+            derived = derived_retryable(code, m)
+            if derived != retryable:
+                c.add(
+                    "$.error.retryable",
+                    f"retryable is derived from the code: {code!r} means retryable={str(derived).lower()}",
+                )
+    meta = d.get("meta")
+    if isinstance(meta, dict) and ("mode" in meta) != ("approval_mode" in meta):
+        c.add("$.meta", "mode and approval_mode come together (workflow profile) or not at all (API profile)")
 
 
 def _coded(f: Facts) -> str | None:
@@ -321,4 +308,4 @@ class Errorcode(Dialect):
     reader_kinds = frozenset({Kind.STATUS_MISMATCH, Kind.CODE_UNKNOWN})
     reading = READING
     writing = WRITING
-    contract = staticmethod(contract)
+    invariants = staticmethod(invariants)
