@@ -69,18 +69,18 @@ _CALLS = [0]
 def _count_fused(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Count the calls of every fused function (pipelines built during the test see the spy)."""
 
-    def counting(src: Dialect, dst: Dialect) -> Any:
-        fn = fields.pair_function(src, dst)
+    def counting(src: Dialect, dst: Dialect, ctx: Any) -> Any:
+        fn = fields.bound_pair(src, dst, ctx)
         if fn is None:
             return None
 
-        def spy(buf: bytes, ctx: Any) -> Any:
+        def spy(buf: bytes) -> Any:
             _CALLS[0] += 1
-            return fn(buf, ctx)
+            return fn(buf)
 
         return spy
 
-    monkeypatch.setattr(api, "pair_function", counting)
+    monkeypatch.setattr(api, "bound_pair", counting)
     api._PIPELINES.clear()
     yield
     api._PIPELINES.clear()
@@ -371,4 +371,49 @@ def test_the_generated_code_shown_in_the_guide_is_current() -> None:
     text = (ROOT / "docs" / "adding-a-dialect.md").read_text(encoding="utf-8")
     fn = fields.pair_function(get_dialect("errorcode"), get_dialect("result"))
     assert fn is not None
-    assert "```python\n" + fields.source(fn) + "```" in text
+    unbound, bind = fields.source(fn).split("\n\ndef bind(ctx):\n")
+    assert "```python\n" + unbound + "\n```" in text
+    assert bind.strip().endswith("return None")  # nothing of result's writing is constant for errorcode
+
+
+def test_a_bound_pair_runs_the_steps_constant_for_its_context_once() -> None:
+    runs: list[str] = []
+
+    def label(summary: str | None, ctx: _Ctx) -> str:  # the source never defines a summary
+        runs.append("label")
+        return "none" if summary is None else summary
+
+    def listed(label: str) -> list[str]:
+        return [label]
+
+    def opaque(label: str) -> object:
+        return object()
+
+    r = fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Move("duration_ms", "w.inner.value"))
+    w = fields.Writing(
+        fields.Let("label", label),
+        fields.Let("listed", listed),
+        fields.Build.of("out", _Out, success="ok", value="duration_ms", note="label"),
+    )
+    src, dst = _toy(r), _toy(r, w)
+    dst.name = "toy2"  # type: ignore[misc]
+    ctx = _Ctx()
+    bound = fields.bound_pair(src, dst, ctx)  # type: ignore[arg-type]
+    assert bound is not None and runs == ["label"]
+    docs = [b'{"flag":true,"inner":{"value":5}}', b'{"flag":false}']
+    unbound = fields.pair_function(src, dst)
+    assert unbound is not None
+    assert [bound(b) for b in docs] == [unbound(b, ctx) for b in docs]  # type: ignore[arg-type]
+    assert runs == ["label"] * 3  # once when bound, once per unbound call
+    text = fields.source(unbound)
+    assert "def bind(ctx):" in text and "label(summary, ctx)" in text.split("_bound(buf):")[0]
+
+    # a value that is not plain data is never shared: the binding gives way to the unbound function
+    w2 = fields.Writing(
+        fields.Let("label", label), fields.Let("handle", opaque), fields.Build.of("out", _Out, success="ok")
+    )
+    dst2 = _toy(r, w2)
+    dst2.name = "toy2"  # type: ignore[misc]
+    assert fields._BINDERS[fields.pair_function(src, dst2)](ctx) is None  # type: ignore[index]
+    bound2 = fields.bound_pair(src, dst2, ctx)  # type: ignore[arg-type]
+    assert bound2 is not None and bound2(docs[0]) == b'{"success":true}'

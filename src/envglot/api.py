@@ -17,7 +17,7 @@ from .dialects._common import may_be_loose
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
 from .fields import _ENABLED as _COMPILED
-from .fields import pair_function
+from .fields import bound_pair
 from .limits import MAX_DEPTH, check_input, check_text, encode_checked
 from .mappings import Mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
@@ -43,6 +43,7 @@ Data = TypeVar("Data", bytes, str, dict[str, Any])
 
 _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
+_MISSING: Any = object()
 
 
 class Conversion(msgspec.Struct, frozen=True):
@@ -247,9 +248,9 @@ class _Pipeline:
         self.unwrap = unwrap
         self.strict = options.strict
         self.max_depth = options.max_depth
-        self._fused: dict[str, tuple[Callable[[bytes, Context], bytes | None] | None, Context]] = {}
-        """Source dialect -> its fused path to ``dst`` (``envglot.fields``) and the context it runs
-        with when nothing is collected (immutable then: built once)."""
+        self._fused: dict[str, Callable[[bytes], bytes | None] | None] = {}
+        """Source dialect -> its fused path to ``dst`` (``envglot.fields``), bound to the context
+        it runs with when nothing is collected (immutable then: built once); ``None``: the hub."""
         self._ignore = self.policy.level is Level.IGNORE
 
     def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
@@ -300,16 +301,13 @@ class _Pipeline:
         if report is DISCARD and is_error is None and not self.preserve and _COMPILED[0]:
             # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
             # path gives the hub's bytes without building the canonical envelope.
-            entry = self._fused.get(src.name)
-            if entry is None:
-                entry = self._fused[src.name] = (
-                    pair_function(src, self.dst),
-                    Context(m, DISCARD, m[src.name], self.synth, compact),
-                )
-            fused, ctx = entry
+            fused = self._fused.get(src.name, _MISSING)
+            if fused is _MISSING:
+                ctx = Context(m, DISCARD, m[src.name], self.synth, compact)
+                fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
             if fused is not None:
                 try:
-                    fast = fused(buf, ctx)
+                    fast = fused(buf)
                 except UnicodeEncodeError as exc:
                     raise _surrogate(exc, self.dst.name) from None
                 if fast is not None:

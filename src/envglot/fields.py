@@ -14,6 +14,7 @@ A hook's parameters are bound by name: ``w`` (the decoded wire Struct, reading o
 ``ctx``, ``dmap`` (the dialect's own compiled tables), ``extras``, ``residue`` (reading
 only), any canonical :class:`~envglot.canonical.Envelope` field, and any name an earlier
 step of the same side defined. A parameter with a default that matches nothing keeps it.
+Hooks never change their arguments in place (a value may be shared, see below).
 
 From the declarations envglot generates Python source:
 
@@ -25,7 +26,10 @@ From the declarations envglot generates Python source:
   between and the source's pure steps the target does not use left out. It is used only
   where the hub's extra work could not be seen: no diagnostics collected, no preserve, no
   MCP outcome to reconcile (:func:`pair_function`); differential tests prove it gives the
-  hub's bytes and errors.
+  hub's bytes and errors. A pipeline binds it to its context (:func:`bound_pair`): the
+  target's steps whose inputs are all constant for the pair and that context (a required
+  field the source never carries, synthesized from the table or the caller) run once
+  there, and their values are shared by every document.
 
 ``ENVGLOT_DUMP_COMPILED=<dir>`` writes every generated module to ``<dir>`` as it is built;
 ``ENVGLOT_NO_COMPILED=1`` (or :func:`use_compiled` ``(False)``) turns fused paths off;
@@ -284,22 +288,22 @@ def _member(side: _Side, v: str | Const) -> str:
     return ".".join((side.var(head), *rest))
 
 
-def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None) -> None:
+def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None, indent: int = 1) -> None:
     for i, st in enumerate(steps):
         if keep is not None and i not in keep:
             continue
         if isinstance(st, Move):
-            side.unit.emit(f"{side.var(st.name)} = {_path_expr(side, st.path, st.absent)}")
+            side.unit.emit(f"{side.var(st.name)} = {_path_expr(side, st.path, st.absent)}", indent)
             side.locals.add(st.name)
         elif isinstance(st, Let):
-            side.unit.emit(f"{side.var(st.name)} = {side.call(st.hook)}")
+            side.unit.emit(f"{side.var(st.name)} = {side.call(st.hook)}", indent)
             side.locals.add(st.name)
         elif isinstance(st, Check):
-            side.unit.emit(side.call(st.hook))
+            side.unit.emit(side.call(st.hook), indent)
         else:
             struct = side.unit.ref(st.struct, st.struct.__name__)
             members = ", ".join(f"{k}={_member(side, v)}" for k, v in st.members.items())
-            side.unit.emit(f"{side.var(st.name)} = {struct}({members})")
+            side.unit.emit(f"{side.var(st.name)} = {struct}({members})", indent)
             side.locals.add(st.name)
 
 
@@ -335,12 +339,12 @@ def _writer_inputs(writing: Writing) -> list[str]:
     return out
 
 
-def _finish(side: _Side, writing: Writing) -> None:
+def _finish(side: _Side, writing: Writing, indent: int = 1) -> None:
     enc = side.unit.ref(_ENC.encode, "encode")
-    side.unit.emit(f"doc = {enc}({side.var(writing.result)})")
+    side.unit.emit(f"doc = {enc}({side.var(writing.result)})", indent)
     if writing.finish is not None:
-        side.unit.emit(f"doc = {side.call(writing.finish)}")
-    side.unit.emit("return doc")
+        side.unit.emit(f"doc = {side.call(writing.finish)}", indent)
+    side.unit.emit("return doc", indent)
 
 
 def _compile_read(d: Dialect) -> tuple[Callable[..., c.Envelope], Callable[..., c.Envelope]]:
@@ -402,34 +406,94 @@ def _keep(reading: Reading, writing: Writing, same: bool) -> set[int]:
     return keep
 
 
+def _constant_steps(writing: Writing, constants: set[str]) -> set[int]:
+    """Indexes of the writing steps whose inputs are all constant for a pair and a context
+    (canonical fields the source never defines, the context, the table, earlier such steps)."""
+    known = {*constants, "ctx", "dmap"}
+    out: set[int] = set()
+    for i, st in enumerate(writing.steps):
+        if isinstance(st, Check) or not inputs(st) <= known:
+            continue
+        out.add(i)
+        known.add(st.name)
+    return out
+
+
+def _shareable(v: Any) -> bool:
+    """Whether a value computed once may be shared by every document's output: data only
+    (JSON values, tuples, lists and Structs of them), which no hook changes in place."""
+    if v is None or isinstance(v, bool | int | float | str | bytes | Raw):
+        return True
+    if isinstance(v, tuple | list):
+        return all(_shareable(x) for x in v)
+    if isinstance(v, msgspec.Struct):
+        return all(_shareable(x) for x in msgspec.structs.astuple(v))
+    return False
+
+
 def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None]:
+    """The fused function ``(buf, ctx)``; its ``bind(ctx)`` gives a one-argument version for a
+    fixed context with the pair's constant writing steps done once (see :func:`bound_pair`)."""
     reading, writing = src.reading, dst.writing
     assert reading is not None and writing is not None
     same = src.name == dst.name
-    u = _Unit(f"{_ident(src.name)}_to_{_ident(dst.name)}")
-    dec = u.ref(reading.decoder, "decoder")
-    r = _Side(u, "r_", "r_dmap", src.name, reading=True)
-    wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
     fn = f"{_ident(src.name)}_to_{_ident(dst.name)}"
+    u = _Unit(fn)
+    dec = u.ref(reading.decoder, "decoder")
+    keep = _keep(reading, writing, same)
+    produced = set(defined(reading.steps)) & {getattr(reading.steps[i], "name", None) for i in keep}
+    defaults = [f for f in _writer_inputs(writing) if f not in produced]
+    folded = _constant_steps(writing, set(defaults))
+
+    def head(indent: int) -> None:
+        u.emit(f"r_dmap = ctx.mappings[{src.name!r}]", indent)
+        u.emit(f"w_dmap = ctx.mappings[{dst.name!r}]" if not same else "w_dmap = r_dmap", indent)
+
+    def body(indent: int, skip: set[int]) -> None:
+        r = _Side(u, "r_", "r_dmap", src.name, reading=True)
+        wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
+        u.emit(f"w, extras, residue = {dec}.decode(buf)", indent)
+        if same:
+            u.emit("if extras:", indent)
+            u.emit("return None  # the hub puts the dialect's own unknown fields back", indent + 1)
+        _emit_steps(r, reading.steps, keep=keep, indent=indent)
+        if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
+            u.emit("if extras:", indent)
+            u.emit("return None  # a step kept a field of the dialect's own as an unknown one", indent + 1)
+        if not skip:
+            for f in defaults:
+                u.emit(f"{f} = {_default(u, f)}", indent)
+        wr.locals |= {getattr(writing.steps[i], "name", "") for i in skip}
+        _emit_steps(wr, writing.steps, keep=set(range(len(writing.steps))) - skip, indent=indent)
+        _finish(wr, writing, indent)
+
     u.emit(f"def {fn}(buf, ctx):", 0)
     u.emit(f'"""{src.name} -> {dst.name} without a canonical envelope (``None``: take the hub)."""')
-    u.emit(f"r_dmap = ctx.mappings[{src.name!r}]")
-    u.emit(f"w_dmap = ctx.mappings[{dst.name!r}]" if not same else "w_dmap = r_dmap")
-    u.emit(f"w, extras, residue = {dec}.decode(buf)")
-    if same:
-        u.emit("if extras:")
-        u.emit("return None  # the hub puts the dialect's own unknown fields back", 2)
-    _emit_steps(r, reading.steps, keep=_keep(reading, writing, same))
-    if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
-        u.emit("if extras:")
-        u.emit("return None  # a step kept a field of the dialect's own as an unknown one", 2)
-    produced = set(defined(reading.steps)) & r.locals
-    for f in _writer_inputs(writing):
-        if f not in produced:
-            u.emit(f"{f} = {_default(u, f)}")
-    _emit_steps(wr, writing.steps)
-    _finish(wr, writing)
-    return u.build(fn)
+    head(1)
+    body(1, set())
+    u.emit("", 0)
+    u.emit("def bind(ctx):", 0)
+    u.emit(f'"""{fn} for one context: the steps constant for it done once (``None``: cannot be)."""')
+    if folded:
+        wc = _Side(u, "w_", "w_dmap", dst.name, reading=False)
+        head(1)
+        u.emit("try:")
+        for f in defaults:
+            u.emit(f"{f} = {_default(u, f)}", 2)
+        _emit_steps(wc, writing.steps, keep=folded, indent=2)
+        u.emit("except Exception:")
+        u.emit("return None  # raised for every document: the unbound function raises it in order", 2)
+        names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
+        u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
+        u.emit("return None", 2)
+        u.emit(f"def {fn}_bound(buf):")
+        body(2, folded)
+        u.emit(f"return {fn}_bound")
+    else:
+        u.emit("return None")
+    out = u.build(fn)
+    _BINDERS[out] = u.ns["bind"]
+    return out
 
 
 def _default(u: _Unit, field: str) -> str:
@@ -444,6 +508,7 @@ def _ident(name: str) -> str:
 # ---- caches and switches ----------------------------------------------------------------
 
 _SOURCES: dict[Callable[..., Any], str] = {}
+_BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[[bytes], bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
 _ENABLED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
@@ -481,6 +546,18 @@ def pair_function(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     if fn is _MISSING:
         fn = _PAIRS[key] = _compile_pair(src, dst)
     return fn  # type: ignore[return-value]
+
+
+def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[[bytes], bytes | None] | None:
+    """The fused ``src -> dst`` function for one context (a pipeline's, which nothing collects
+    from): the target's steps that are constant for the pair and ``ctx`` (synthesized
+    required fields, fields the source never carries) are done once here, not per document.
+    ``None`` as for :func:`pair_function`."""
+    fn = pair_function(src, dst)
+    if fn is None:
+        return None
+    bound = _BINDERS[fn](ctx)
+    return bound if bound is not None else lambda buf: fn(buf, ctx)
 
 
 _MISSING: Any = object()
