@@ -68,8 +68,8 @@ class Rule:
         pattern: a regular expression the whole value must match, and ``says`` what it means
             ("a semantic version (major.minor.patch)").
         by_outcome: whether the field is there depends on the outcome (``error`` only on a
-            failure): the dialect's ``invariants`` check it, with :meth:`Checker.wire` for an
-            object's members.
+            failure): the dialect's ``invariants`` check it, with :meth:`Checker.member`, or
+            :meth:`Checker.wire` for an object's members.
     """
 
     __slots__ = (
@@ -269,31 +269,37 @@ class Checker:
         """Check ``obj`` against the wire Struct ``struct`` read as a contract (see the module doc):
         each field's type, presence and declared :class:`Rule`, nested Structs and arrays of them."""
         for f in _plan(struct):
-            if f.rule is not None and f.rule.by_outcome:
-                continue
-            if f.kind == "string|object":
-                v = self.field(obj, f.key, path, "any", required=f.required, nullable=f.nullable)
-                if v is MISSING or v is None:
-                    continue
+            if f.rule is None or not f.rule.by_outcome:
+                self._wire_field(obj, f, path)
+
+    def member(self, obj: dict[str, Any], struct: type[msgspec.Struct], key: str, path: str = "$") -> None:
+        """Check the one member ``key`` (its encode name) of ``obj`` as ``struct`` declares it, as
+        :meth:`wire` does, a ``by_outcome`` field included (for ``invariants``)."""
+        self._wire_field(obj, next(f for f in _plan(struct) if f.key == key), path)
+
+    def _wire_field(self, obj: dict[str, Any], f: _Field, path: str) -> None:
+        if f.kind == "string|object":
+            v = self.field(obj, f.key, path, "any", required=f.required, nullable=f.nullable)
+            if v is not MISSING and v is not None:
                 self._one_of_string_object(v, join_path(path, f.key), f.sub)
-                continue
-            v = self.field(obj, f.key, path, f.kind, required=f.required, nullable=f.nullable)
-            if v is MISSING or v is None:
-                continue
-            p = join_path(path, f.key)
-            if f.rule is not None:
-                f.rule.check(self, v, p)
-            if f.kind == "object" and f.sub is not None:
-                self.wire(v, f.sub, p)
-            elif f.kind == "array" and f.items not in (None, "any"):
-                for i, item in enumerate(v):
-                    ip = join_path(p, i)
-                    if f.items == "string|object":
-                        self._one_of_string_object(item, ip, f.sub)
-                    elif not _JSON_TYPES[f.items](item):  # type: ignore[index]
-                        self.add(ip, f"expected {article(f.items)}, got {type_name(item)}")  # type: ignore[arg-type]
-                    elif f.sub is not None:
-                        self.wire(item, f.sub, ip)
+            return
+        v = self.field(obj, f.key, path, f.kind, required=f.required, nullable=f.nullable)
+        if v is MISSING or v is None:
+            return
+        p = join_path(path, f.key)
+        if f.rule is not None:
+            f.rule.check(self, v, p)
+        if f.kind == "object" and f.sub is not None:
+            self.wire(v, f.sub, p)
+        elif f.kind == "array" and f.items not in (None, "any"):
+            for i, item in enumerate(v):
+                ip = join_path(p, i)
+                if f.items == "string|object":
+                    self._one_of_string_object(item, ip, f.sub)
+                elif not _JSON_TYPES[f.items](item):  # type: ignore[index]
+                    self.add(ip, f"expected {article(f.items)}, got {type_name(item)}")  # type: ignore[arg-type]
+                elif f.sub is not None:
+                    self.wire(item, f.sub, ip)
 
     def _one_of_string_object(self, v: Any, path: str, sub: type[msgspec.Struct] | None) -> None:
         if isinstance(v, dict):

@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..checker import MISSING, Checker, type_name
+from ..checker import Checker, Rule, type_name
 from ..context import Context, missing_problem, problem_message, read_problem, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..fields import Build, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for, object_or_wrapped, raw_is_object, timestamp_for
+from ._common import (
+    ABSENT,
+    RAW_EMPTY_OBJECT,
+    RAW_NULL,
+    WireDecoder,
+    count_for,
+    object_or_wrapped,
+    raw_is_object,
+    timestamp_for,
+)
 
 __all__ = [
     "NAME",
@@ -27,6 +36,7 @@ __all__ = [
     "Envelope",
     "Meta",
     "Page",
+    "ResultError",
     "Suggestion",
     "Workspace",
     "approx_tokens",
@@ -49,29 +59,29 @@ class Workspace(_Wire):
 
 class Suggestion(_Wire):
     tool: str
-    args: Raw
+    args: Annotated[Raw, Rule(kind="object")]
     reason: str | None = None
 
 
 class Page(_Wire):
     has_more: bool
     cursor: str | None = None
-    total: int | None = None
+    total: Annotated[int | None, Rule(ge=0)] = None
 
 
 class Meta(_Wire):
-    approx_tokens: int
+    approx_tokens: Annotated[int, Rule(ge=0)]
     truncated: bool
-    limits: Raw
+    limits: Annotated[Raw, Rule(kind="object")]
     next_query_suggestion: list[Suggestion] | None = None
     page: Page | None = None
 
 
 class Data(_Wire):
     tool: str
-    version: str
+    version: Annotated[str, Rule(const=VERSION)]
     request_id: str
-    generated_at: str
+    generated_at: Annotated[str, Rule(timestamp="any")]
     workspace: Workspace
     result: Raw
     meta: Meta
@@ -82,6 +92,15 @@ class Envelope(_Wire):
 
     success: bool
     data: Data
+
+
+class ResultError(Struct):
+    """``data.result.error`` of a failure, read member by member (the others are kept as the
+    problem's ``extra``)."""
+
+    code: str
+    message: str
+    details: Annotated[Raw, Rule(kind="object")] = ABSENT
 
 
 _DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
@@ -436,61 +455,36 @@ def seal(doc: bytes) -> bytes:
     return _with_tokens(doc, counted_tokens(doc))
 
 
-# --- contract ------------------------------------------------------------------------
+# --- contract (the wire Structs and their Rules, then these) ------------------------------
 
 
-def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
-    """Every way ``d`` breaks the contract, reported to ``c``."""
-    success = c.field(d, "success", "$", "boolean")
-    data = c.field(d, "data", "$", "object")
+def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """The contract's rules across fields: a failure's result is an object with an ``error``,
+    and ``approxTokens`` counts the whole document."""
+    data = d.get("data")
     if not isinstance(data, dict):
         return
-    c.field(data, "tool", "$.data", "string")
-    c.const(data, "version", "$.data", VERSION)
-    c.field(data, "requestId", "$.data", "string")
-    c.timestamp(data, "generatedAt", "$.data", utc=False)
-    ws = c.field(data, "workspace", "$.data", "object")
-    if isinstance(ws, dict):
-        c.field(ws, "root", "$.data.workspace", "string")
-        c.field(ws, "repoName", "$.data.workspace", "string")
-        c.optional(ws, "rev", "$.data.workspace", "string")
-    result = c.field(data, "result", "$.data", "any")
-    if success is False and result is not MISSING:
+    if d.get("success") is False and "result" in data:
+        result = data["result"]
         if not isinstance(result, dict):
             c.add("$.data.result", f"an error result must be an object with an error member, got {type_name(result)}")
-        else:
-            err = c.field(result, "error", "$.data.result", "object")
-            if isinstance(err, dict):
-                c.field(err, "code", "$.data.result.error", "string")
-                c.field(err, "message", "$.data.result.error", "string")
-                c.optional(err, "details", "$.data.result.error", "object")
-    meta = c.field(data, "meta", "$.data", "object")
-    if not isinstance(meta, dict):
+        elif isinstance(err := c.field(result, "error", "$.data.result", "object"), dict):
+            c.wire(err, ResultError, "$.data.result.error")
+    meta = data.get("meta")
+    tokens = meta.get("approxTokens") if isinstance(meta, dict) else None
+    if not isinstance(tokens, int) or isinstance(tokens, bool):
         return
-    tokens = c.non_negative(meta, "approxTokens", "$.data.meta", "integer")
-    c.field(meta, "truncated", "$.data.meta", "boolean")
-    c.field(meta, "limits", "$.data.meta", "object")
-    for p, s in c.objects(meta, "nextQuerySuggestion", "$.data.meta", required=False):
-        c.field(s, "tool", p, "string")
-        c.field(s, "args", p, "object")
-        c.optional(s, "reason", p, "string")
-    page = c.optional(meta, "page", "$.data.meta", "object")
-    if isinstance(page, dict):
-        c.optional(page, "cursor", "$.data.meta.page", "string")
-        c.field(page, "hasMore", "$.data.meta.page", "boolean")
-        c.non_negative(page, "total", "$.data.meta.page", "integer", required=False)
-    if isinstance(tokens, int):
-        try:
-            expected = counted_tokens(c.document)
-        except msgspec.DecodeError as exc:  # e.g. a lone surrogate escape, which no emitter can count
-            c.add("$", f"the envelope cannot be counted for approxTokens: {exc}")
-            return
-        if tokens != expected:
-            c.add(
-                "$.data.meta.approxTokens",
-                f"approxTokens is {tokens}; the emitter computes {expected} "
-                "(ceil(length of the compact envelope with approxTokens 0 / 4))",
-            )
+    try:
+        expected = counted_tokens(c.document)
+    except msgspec.DecodeError as exc:  # e.g. a lone surrogate escape, which no emitter can count
+        c.add("$", f"the envelope cannot be counted for approxTokens: {exc}")
+        return
+    if tokens != expected:
+        c.add(
+            "$.data.meta.approxTokens",
+            f"approxTokens is {tokens}; the emitter computes {expected} "
+            "(ceil(length of the compact envelope with approxTokens 0 / 4))",
+        )
 
 
 def _probe(f: Facts) -> str | None:
@@ -512,4 +506,4 @@ class CodeGraph(Dialect):
     reading = READING
     writing = WRITING
     seal = staticmethod(seal)
-    contract = staticmethod(contract)
+    invariants = staticmethod(invariants)

@@ -8,13 +8,13 @@ Shape B (interim, never released): ``{success, data, error}`` with ``data._meta`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..checker import Checker
+from ..checker import Checker, Rule
 from ..context import Context, read_problem
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -30,14 +30,14 @@ SHAPE = Shape(payload="object", writable=False)
 
 
 class _Pagination(Struct, omit_defaults=True):
-    offset: int | None = None
-    limit: int | None = None
-    total: int | None = None
+    offset: Annotated[int | None, Rule(ge=0)] = None
+    limit: Annotated[int | None, Rule(ge=0)] = None
+    total: Annotated[int | None, Rule(ge=0)] = None
     has_more: bool | None = None
 
 
 class _Timing(Struct, omit_defaults=True):
-    duration_ms: int | float | None = None
+    duration_ms: Annotated[int | float | None, Rule(ge=0)] = None
 
 
 class InterimMeta(Struct, omit_defaults=True):
@@ -212,32 +212,6 @@ def write(env: c.Envelope, ctx: Context) -> bytes:
     raise EnvglotError("legacy-v1 is a read-only source dialect; it cannot be written", dialect=NAME)
 
 
-# --- contract ------------------------------------------------------------------------
-
-
-def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
-    """Every way ``d`` breaks the contract, reported to ``c``."""
-    c.optional(d, "success", "$", "boolean")
-    c.optional(d, "found", "$", "boolean")
-    c.optional(d, "error", "$", "string")
-    c.optional(d, "schema_version", "$", "string")
-    if d.keys() != {"success", "data", "error"} or not isinstance(d.get("data"), dict):
-        return
-    data = d["data"]
-    meta = c.optional(data, "_meta", "$.data", "object")
-    if isinstance(meta, dict):
-        c.optional(meta, "version", "$.data._meta", "string")
-        pg = c.optional(meta, "pagination", "$.data._meta", "object")
-        if isinstance(pg, dict):
-            for key in ("offset", "limit", "total"):
-                c.non_negative(pg, key, "$.data._meta.pagination", "integer", required=False)
-            c.optional(pg, "has_more", "$.data._meta.pagination", "boolean")
-        timing = c.optional(meta, "timing", "$.data._meta", "object")
-        if isinstance(timing, dict):
-            c.non_negative(timing, "duration_ms", "$.data._meta.timing", "number", required=False)
-    c.strings(data, "_warnings", "$.data")
-
-
 class LegacyInterimData(Struct):
     """``data`` of the interim envelope: the payload plus the reserved ``_meta``/``_warnings`` keys."""
 
@@ -252,7 +226,16 @@ class LegacyV1Envelope(Struct):
     found: bool | None = None
     error: str | None = None
     schema_version: str | None = None
-    data: LegacyInterimData | None = None
+    data: Annotated[LegacyInterimData | None, Rule(kind="any")] = None
+    """The interim envelope's; in a flat dict, a payload member like any other."""
+
+
+def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """The interim envelope (exactly ``success``, ``data`` and ``error``, ``data`` an object):
+    ``data`` holds the reserved ``_meta`` and ``_warnings``."""
+    data = d.get("data")
+    if d.keys() == _INTERIM_KEYS and isinstance(data, dict):
+        c.wire(data, LegacyInterimData, "$.data")
 
 
 def _flagged(f: Facts) -> str | None:
@@ -293,7 +276,13 @@ class LegacyV1(Dialect):
     example_code = "EXAMPLE_NOT_READY"
     reading = READING
     write = staticmethod(write)
-    contract = staticmethod(contract)
+    invariants = staticmethod(invariants)
+
+    def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
+        """:class:`LegacyV1Envelope` read as a contract (no wire Struct decodes a flat dict, so
+        ``wire`` stays unset), then :meth:`invariants`."""
+        c.wire(d, LegacyV1Envelope)
+        self.invariants(d, c, m)
 
     def failed(self, doc: bytes) -> bool:
         """``success: false``; without ``success``, a non-empty ``error`` string (as the reading decides)."""

@@ -12,13 +12,13 @@ Decisions: ``docs/dialects/problem-json.md``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any, TypeGuard
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..checker import Checker, join_path
+from ..checker import Checker, Rule, join_path
 from ..context import Context, missing_problem, read_problem, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -61,7 +61,7 @@ class Entry(_Wire):
     instance: str | None = None
     code: str | None = None
     retryable: bool | None = None
-    retry_after_ms: int | None = None
+    retry_after_ms: Annotated[int | None, Rule(ge=0)] = None
     details: Raw = ABSENT
 
 
@@ -71,7 +71,7 @@ class Envelope(Entry):
     request_id: str | None = None
     data: Raw = ABSENT
     warnings: list[str] | None = None
-    errors: list[Entry] | None = None
+    errors: Annotated[list[Entry] | None, Rule(by_outcome=True)] = None
 
 
 _DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
@@ -373,30 +373,27 @@ WRITING = Writing(
 # --- contract ----------------------------------------------------------------------------
 
 
-def _entry_contract(d: dict[str, Any], at: str, c: Checker) -> None:
-    for key in ("type", "title", "detail", "instance", "code"):
-        c.optional(d, key, at, "string")
-    status = c.optional(d, "status", at, "integer")
-    if isinstance(status, int) and not (200 <= status <= 599 if at == "$" else 400 <= status <= 599):
-        what = "200-399 (a success) or 400-599 (a problem)" if at == "$" else "400-599 (a problem)"
-        c.add(join_path(at, "status"), f"status is an HTTP status {what}, got {status}")
-    c.optional(d, "retryable", at, "boolean")
-    c.non_negative(d, "retry_after_ms", at, "integer", required=False)
+def _http_status(v: Any) -> TypeGuard[int]:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
-def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
-    """Every way ``d`` breaks RFC 9457 (as far as JSON can tell) or envglot's extension members."""
-    _entry_contract(d, "$", c)
-    c.optional(d, "request_id", "$", "string")
-    c.strings(d, "warnings", "$")
+def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """The contract's rules across fields: ``status`` is the outcome (200-399 a success, which
+    carries no problem member, 400-599 a problem, as is each of a failure's ``errors``)."""
     status = d.get("status")
-    if isinstance(status, int) and not isinstance(status, bool) and 200 <= status <= 399:
+    if _http_status(status) and not 200 <= status <= 599:
+        c.add("$.status", f"status is an HTTP status 200-399 (a success) or 400-599 (a problem), got {status}")
+    if _http_status(status) and 200 <= status <= 399:
         for key in _PROBLEM_MEMBERS:
             if d.get(key) is not None:
                 c.add(f"$.{key}", f"a success (status {status}) carries no problem member; a problem is 400-599")
         return
-    for at, entry in c.objects(d, "errors", "$", required=False):
-        _entry_contract(entry, at, c)
+    c.member(d, Envelope, "errors")
+    errors = d.get("errors")
+    for i, e in enumerate(errors if isinstance(errors, list) else ()):
+        own = e.get("status") if isinstance(e, dict) else None
+        if _http_status(own) and not 400 <= own <= 599:
+            c.add(f"$.errors[{i}].status", f"status is an HTTP status 400-599 (a problem), got {own}")
 
 
 # --- detection and the class -------------------------------------------------------------
@@ -436,7 +433,7 @@ class ProblemJson(Dialect):
     example_code = "example_not_ready"
     reading = READING
     writing = WRITING
-    contract = staticmethod(contract)
+    invariants = staticmethod(invariants)
 
     def failed(self, doc: bytes) -> bool:
         """``status`` 400-599, or none (a problem details document): a failure (MCP ``isError``);
