@@ -42,8 +42,8 @@ BREAKS_CONTRACT: dict[str, list[tuple[str, str]]] = {
     "code-graph/doc-issues-error-invalid-input-details.json": [("$.data.meta.approxTokens", _TOKENS.format(150, 122))],
     # SOURCES.md: "no `error` key and `meta` lacks `version` (shorthand in the docs)"
     "response-v2/doc-quirk-blocked-no-version-no-error.json": [
-        ("$.error", _NO_ERROR),
         ("$.meta.version", "missing required field (expected a string)"),
+        ("$.error", _NO_ERROR),
     ],
     # SOURCES.md: "omits the required `error` key"
     "response-v2/doc-quirk-multi-payload-no-error-key.json": [("$.error", _NO_ERROR)],

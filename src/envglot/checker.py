@@ -59,6 +59,8 @@ class Rule:
     Args:
         kind: the JSON type the spec wants where the Struct takes any value (``Raw``):
             ``"object"``, ``"array"``, ``"string"``...
+        of: the type the spec wants where the Struct takes any value, read as a field's type
+            (``list[str]``, a contract-only Struct): its items or members are checked too.
         required: the spec requires the field although the Struct (real emitters) may omit it.
         nullable: whether ``null`` is allowed (default: for an optional field, or a type with ``None``).
         const: the one value the field may have.
@@ -78,6 +80,7 @@ class Rule:
         "ge",
         "kind",
         "nullable",
+        "of",
         "one_of",
         "pattern",
         "required",
@@ -89,6 +92,7 @@ class Rule:
         self,
         *,
         kind: str | None = None,
+        of: Any = None,
         required: bool | None = None,
         nullable: bool | None = None,
         const: str | None = None,
@@ -102,6 +106,7 @@ class Rule:
         if kind is not None and kind not in _JSON_TYPES:
             raise ValueError(f"Rule(kind={kind!r}): not one of {', '.join(_JSON_TYPES)}")
         self.kind = kind
+        self.of = of
         self.required = required
         self.nullable = nullable
         self.const = const
@@ -194,6 +199,8 @@ def _plan(struct: type[msgspec.Struct]) -> tuple[_Field, ...]:
         if typing.get_origin(t) is Literal and (rule is None or rule.one_of is None):
             lit = Rule(one_of=typing.get_args(t))
             rule = lit if rule is None else rule  # an explicit rule wins
+        if rule is not None and rule.of is not None:
+            kind, sub, items, _ = _kind(rule.of)
         if rule is not None and rule.kind is not None:
             kind = rule.kind
         required = f.required if rule is None or rule.required is None else rule.required

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..checker import Checker, join_path, type_name
+from ..checker import Checker, Rule, join_path, type_name
 from ..context import (
     Context,
     missing_problem,
@@ -44,6 +44,10 @@ __all__ = ["NAME", "READING", "WRITING", "Envelope", "Meta", "Pagination", "Resp
 NAME = "response-v2"
 SHAPE = Shape(payload="object", residue="$.meta._envglot")
 VERSION = "response-v2"
+REQUEST_ID = re.compile(r"[a-zA-Z0-9_-]+")
+"""What the response-v2 contract allows in ``meta.request_id`` (writer and validator share it)."""
+_SEVERITY = ("info", "warning", "error")
+_FIDELITY = ("full", "partial", "summary", "reference_only")
 
 
 class _Wire(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -54,41 +58,58 @@ class WarningDetail(_Wire, kw_only=True):
     """An entry of ``meta.warning_details``, in foundry's key order."""
 
     code: str | None = None
-    severity: str | None = None
+    severity: Annotated[str | None, Rule(one_of=_SEVERITY)] = None
     message: str
-    context: Raw = ABSENT
+    context: Annotated[Raw, Rule(kind="object")] = ABSENT
 
 
 class Pagination(_Wire):
     cursor: str | None = None
     has_more: bool | None = None
-    page_size: int | None = None
-    total_count: int | None = None
-    offset: int | None = None
-    limit: int | None = None
+    page_size: Annotated[int | None, Rule(ge=0)] = None
+    total_count: Annotated[int | None, Rule(ge=0)] = None
+    offset: Annotated[int | None, Rule(ge=0)] = None
+    limit: Annotated[int | None, Rule(ge=0)] = None
+
+
+class _Telemetry(Struct):
+    """What the contract requires of ``meta.telemetry`` (its other members are free)."""
+
+    duration_ms: Annotated[int | float | None, Rule(ge=0)] = None
 
 
 class Meta(_Wire):
-    version: str
-    request_id: str | None = None
+    version: Annotated[str, Rule(const=VERSION)]
+    request_id: Annotated[str | None, Rule(pattern=REQUEST_ID.pattern, says="letters, digits, '_' or '-' only")] = None
     warnings: list[str] | None = None
     warning_details: list[WarningDetail] | None = None
     pagination: Pagination | None = None
-    rate_limit: Raw = ABSENT
-    telemetry: Raw = ABSENT
-    content_fidelity: str | None = None
+    rate_limit: Annotated[Raw, Rule(kind="object")] = ABSENT
+    telemetry: Annotated[Raw, Rule(of=_Telemetry)] = ABSENT
+    content_fidelity: Annotated[str | None, Rule(one_of=_FIDELITY)] = None
     content_fidelity_schema_version: str | None = None
-    dropped_content_ids: Raw = ABSENT
-    content_archive_hashes: Raw = ABSENT
+    dropped_content_ids: Annotated[Raw, Rule(of=list[str])] = ABSENT
+    content_archive_hashes: Annotated[Raw, Rule(kind="object")] = ABSENT
 
 
 class Envelope(_Wire):
     """The response-v2 envelope. ``error`` is null iff ``success``; ``data`` is always an object."""
 
     success: bool
-    data: Raw
-    error: str | None
+    data: Annotated[Raw, Rule(kind="object")]
+    error: Annotated[str | None, Rule(by_outcome=True)]
     meta: Meta
+
+
+class _ErrorFields(Struct):
+    """The error's fields in a failure's ``data``, in the order the writer reports a payload key
+    it replaces (``meta`` may hold the first three where ``data`` lacks them)."""
+
+    error_code: str | None = None
+    error_type: str | None = None
+    remediation: str | None = None
+    details: dict[str, Any] | None = None
+    retry_after_seconds: Annotated[int | float | None, Rule(ge=0)] = None
 
 
 _DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
@@ -96,10 +117,7 @@ _ENC = msgspec.json.Encoder()
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _STR = msgspec.json.Decoder(str)
 _NUM = msgspec.json.Decoder(int | float)
-REQUEST_ID = re.compile(r"[a-zA-Z0-9_-]+")
-"""What the response-v2 contract allows in ``meta.request_id`` (writer and validator share it)."""
-_ERROR_KEYS = ("error_code", "error_type", "remediation", "details", "retry_after_seconds")
-"""The error's fields in a failure's ``data`` (in the order the writer reports a payload key it replaces)."""
+_ERROR_KEYS = tuple(f.encode_name for f in msgspec.structs.fields(_ErrorFields))
 _ERROR_KEY_SET = frozenset(_ERROR_KEYS)
 
 
@@ -601,20 +619,18 @@ def _seconds(ms: int) -> Raw:
     return Raw(f"{sign}{q}".encode() if r == 0 else f"{sign}{q}.{r:03d}".rstrip("0").encode())
 
 
-# --- contract ------------------------------------------------------------------------
+# --- contract (the wire Structs and their Rules, then these) ------------------------------
 
-_V2_TOP = ("success", "data", "error", "meta")
-_V2_FIDELITY = ("full", "partial", "summary", "reference_only")
-_V2_SEVERITY = ("info", "warning", "error")
+_TOP = tuple(f.encode_name for f in msgspec.structs.fields(Envelope))
 
 
-def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
-    """Every way ``d`` breaks the contract, reported to ``c``."""
+def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """The contract's rules across fields: no other top-level key, ``error`` null on success and
+    a message on failure, a failure's error fields in ``data`` (or ``meta``), ``version`` first in ``meta``."""
     for key in d:
-        if key not in _V2_TOP:
-            c.add(join_path("$", key), "unknown top-level key (response-v2 allows only success, data, error, meta)")
-    success = c.field(d, "success", "$", "boolean")
-    data = c.field(d, "data", "$", "object")
+        if key not in _TOP:
+            c.add(join_path("$", key), f"unknown top-level key (response-v2 allows only {', '.join(_TOP)})")
+    success, data, meta = d.get("success"), d.get("data"), d.get("meta")
     if "error" not in d:
         c.add("$.error", "missing required field (null on success, a message on failure)")
     elif success is True and d["error"] is not None:
@@ -622,43 +638,11 @@ def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
     elif success is False and not (isinstance(d["error"], str) and d["error"]):
         c.add("$.error", "error must be a non-empty string when success is false")
     if success is False and isinstance(data, dict):
-        for key in ("error_code", "error_type", "remediation"):
-            c.optional(data, key, "$.data", "string")
-        c.optional(data, "details", "$.data", "object")
-        c.non_negative(data, "retry_after_seconds", "$.data", "number", required=False)
-    meta = c.field(d, "meta", "$", "object")
-    if not isinstance(meta, dict):
-        return
-    c.const(meta, "version", "$.meta", VERSION)
-    if success is False and isinstance(data, dict):
-        for key in ("error_code", "error_type", "remediation"):  # read from meta when data lacks them
-            if key not in data:
-                c.optional(meta, key, "$.meta", "string")
-    if meta and "version" in meta and next(iter(meta)) != "version":
+        c.wire(data, _ErrorFields, "$.data")
+        if isinstance(meta, dict):  # read from meta when data lacks them
+            c.wire({k: meta[k] for k in _META_ERROR_KEYS if k in meta and k not in data}, _ErrorFields, "$.meta")
+    if isinstance(meta, dict) and "version" in meta and next(iter(meta)) != "version":
         c.add("$.meta.version", "meta.version must be the first key of meta")
-    rid = c.optional(meta, "request_id", "$.meta", "string")
-    if isinstance(rid, str) and not REQUEST_ID.fullmatch(rid):
-        c.add("$.meta.request_id", f"expected letters, digits, '_' or '-' only, got {rid!r}")
-    c.strings(meta, "warnings", "$.meta")
-    for p, w in c.objects(meta, "warning_details", "$.meta", required=False):
-        c.field(w, "message", p, "string")
-        c.optional(w, "code", p, "string")
-        c.enum(w, "severity", p, _V2_SEVERITY, required=False)
-        c.optional(w, "context", p, "object")
-    pg = c.optional(meta, "pagination", "$.meta", "object")
-    if isinstance(pg, dict):
-        c.optional(pg, "cursor", "$.meta.pagination", "string")
-        c.optional(pg, "has_more", "$.meta.pagination", "boolean")
-        for key in ("page_size", "total_count", "offset", "limit"):
-            c.non_negative(pg, key, "$.meta.pagination", "integer", required=False)
-    c.optional(meta, "rate_limit", "$.meta", "object")
-    telemetry = c.optional(meta, "telemetry", "$.meta", "object")
-    if isinstance(telemetry, dict):
-        c.non_negative(telemetry, "duration_ms", "$.meta.telemetry", "number", required=False)
-    c.enum(meta, "content_fidelity", "$.meta", _V2_FIDELITY, required=False)
-    c.optional(meta, "content_fidelity_schema_version", "$.meta", "string")
-    c.strings(meta, "dropped_content_ids", "$.meta")
-    c.optional(meta, "content_archive_hashes", "$.meta", "object")
 
 
 _DISTINCT_META = frozenset(f.encode_name for f in msgspec.structs.fields(Meta)) - {"pagination"}
@@ -702,4 +686,4 @@ class ResponseV2(Dialect):
     example_code = "EXAMPLE_NOT_READY"
     reading = READING
     writing = WRITING
-    contract = staticmethod(contract)
+    invariants = staticmethod(invariants)
