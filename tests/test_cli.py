@@ -337,8 +337,8 @@ def test_validate_clean_and_violating(tmp_path: Path) -> None:
     p = run("validate", bad)
     assert p.returncode == 1
     assert p.stdout.decode().splitlines() == [
-        f"{bad}: $.status: status 'error' disagrees with errors/warnings (computed 'ok')",
         f"{bad}: $.audit.duration_ms: expected an integer, got number",
+        f"{bad}: $.status: status 'error' disagrees with errors/warnings (computed 'ok')",
         f"{bad}: 2 violations of the dotbot contract",
     ]
 

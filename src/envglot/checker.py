@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["MISSING", "Checker", "Rule", "Violation", "article", "join_path", "type_name"]
+__all__ = ["MISSING", "Checker", "Rule", "Violation", "article", "join_path", "outcome_keys", "type_name"]
 
 
 class Violation(msgspec.Struct, frozen=True):
@@ -71,7 +71,8 @@ class Rule:
             ("a semantic version (major.minor.patch)").
         by_outcome: whether the field is there depends on the outcome (``error`` only on a
             failure): the dialect's ``invariants`` check it, with :meth:`Checker.member`, or
-            :meth:`Checker.wire` for an object's members.
+            :meth:`Checker.wire` for an object's members (``by_outcome=True``: the marked
+            fields themselves).
     """
 
     __slots__ = (
@@ -214,6 +215,11 @@ def _plan(struct: type[msgspec.Struct]) -> tuple[_Field, ...]:
     return tuple(out)
 
 
+def outcome_keys(struct: type[msgspec.Struct]) -> tuple[str, ...]:
+    """The wire keys of ``struct``'s fields marked ``Rule(by_outcome=True)``."""
+    return tuple(f.key for f in _plan(struct) if f.rule is not None and f.rule.by_outcome)
+
+
 def type_name(v: Any) -> str:
     if v is None:
         return "null"
@@ -272,11 +278,15 @@ class Checker:
             return MISSING
         return v
 
-    def wire(self, obj: dict[str, Any], struct: type[msgspec.Struct], path: str = "$") -> None:
+    def wire(
+        self, obj: dict[str, Any], struct: type[msgspec.Struct], path: str = "$", *, by_outcome: bool = False
+    ) -> None:
         """Check ``obj`` against the wire Struct ``struct`` read as a contract (see the module doc):
-        each field's type, presence and declared :class:`Rule`, nested Structs and arrays of them."""
+        each field's type, presence and declared :class:`Rule`, nested Structs and arrays of them.
+        The fields marked ``Rule(by_outcome=True)`` are skipped, or with ``by_outcome`` the only
+        ones checked (once the dialect's ``invariants`` know the outcome)."""
         for f in _plan(struct):
-            if f.rule is None or not f.rule.by_outcome:
+            if (f.rule is not None and f.rule.by_outcome) == by_outcome:
                 self._wire_field(obj, f, path)
 
     def member(self, obj: dict[str, Any], struct: type[msgspec.Struct], key: str, path: str = "$") -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..checker import Checker, type_name
+from ..checker import Checker, Rule
 from ..context import Context, missing_problem, problem_message, read_problem, whole_ms, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Probe, Shape
@@ -46,6 +46,8 @@ NAME = "dotbot"
 SHAPE = Shape(payload="object", max_problems=0)
 """``data`` is a hashtable (others are wrapped as ``{"value": ...}``); ``errors`` is an array."""
 SCHEMA_ID = "dotbot-mcp-response@1"
+_SEMVER = r"\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?"
+_Status = Literal["ok", "warning", "error"]
 
 
 class _Wire(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -58,12 +60,12 @@ class Issue(_Wire):
     code: str
     message: str
     path: str | None = None
-    details: Raw = ABSENT
+    details: Annotated[Raw, Rule(kind="object")] = ABSENT
 
 
 class Audit(_Wire):
-    timestamp: str
-    duration_ms: int | float
+    timestamp: Annotated[str, Rule(timestamp="utc")]
+    duration_ms: Annotated[int | float, Rule(kind="integer", ge=0)]
     source: str
     host: str | None = None
     correlation_id: str | None = None
@@ -73,27 +75,30 @@ class Audit(_Wire):
 class Intent(_Wire):
     recommended_next: str | None = None
     reason: str | None = None
-    parameters: Raw = ABSENT
+    parameters: Annotated[Raw, Rule(kind="object")] = ABSENT
 
 
 class Action(_Wire):
-    id: str | None = None
-    type: str | None = None
-    label: str | None = None
+    """A suggested action; the standard defines one by ``id``, ``type`` and ``label`` (read
+    even without them)."""
+
+    id: Annotated[str | None, Rule(required=True)] = None
+    type: Annotated[str | None, Rule(required=True)] = None
+    label: Annotated[str | None, Rule(required=True)] = None
     reason: str | None = None
     tool: str | None = None
-    parameters: Raw = ABSENT
+    parameters: Annotated[Raw, Rule(kind="object")] = ABSENT
 
 
 class Envelope(_Wire):
     """The dotbot envelope. Real tools put plain strings in ``warnings``; both forms are accepted."""
 
-    schema_id: str
+    schema_id: Annotated[str, Rule(const=SCHEMA_ID)]
     tool: str
-    version: str
-    status: Literal["ok", "warning", "error"]
+    version: Annotated[str, Rule(pattern=_SEMVER, says="a semantic version (major.minor.patch)")]
+    status: _Status
     summary: str
-    data: Raw
+    data: Annotated[Raw, Rule(kind="object")]
     warnings: list[str | Issue]
     errors: list[Issue]
     audit: Audit
@@ -104,7 +109,6 @@ class Envelope(_Wire):
 _DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
-_SEMVER = re.compile(r"\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?")
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -344,8 +348,8 @@ def _version(tool_version: str | None, ctx: Context, dmap: DialectMap) -> str:
     return tool_version if tool_version is not None else ctx.synth_value(dmap, "tool_version", "a tool version")  # type: ignore[return-value]
 
 
-def _status(errors: list[Issue], notices: list[str | Issue]) -> str:
-    """Computed from ``errors`` and ``warnings``."""
+def _status(errors: list[Any], notices: list[Any]) -> str:
+    """Computed from ``errors`` and ``warnings`` (the writer and the contract share this rule)."""
     return "error" if errors else "warning" if notices else "ok"
 
 
@@ -378,58 +382,16 @@ WRITING = Writing(
 )
 
 
-# --- contract ------------------------------------------------------------------------
+# --- contract (the wire Structs and their Rules, then these) ------------------------------
 
 
-def _dotbot_issue(c: Checker, issue: dict[str, Any], path: str) -> None:
-    c.field(issue, "code", path, "string")
-    c.field(issue, "message", path, "string")
-    c.optional(issue, "path", path, "string")
-    c.optional(issue, "details", path, "object")
-
-
-def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
-    """Every way ``d`` breaks the contract, reported to ``c``."""
-    c.const(d, "schema_id", "$", SCHEMA_ID)
-    c.field(d, "tool", "$", "string")
-    version = c.field(d, "version", "$", "string")
-    if isinstance(version, str) and not _SEMVER.fullmatch(version):
-        c.add("$.version", f"expected a semantic version (major.minor.patch), got {version!r}")
-    status = c.enum(d, "status", "$", ("ok", "warning", "error"))
-    c.field(d, "summary", "$", "string")
-    c.field(d, "data", "$", "object")
-    warnings = c.field(d, "warnings", "$", "array")
-    if isinstance(warnings, list):
-        for i, w in enumerate(warnings):
-            if isinstance(w, dict):
-                _dotbot_issue(c, w, f"$.warnings[{i}]")
-            elif not isinstance(w, str):
-                c.add(f"$.warnings[{i}]", f"expected a string or an object, got {type_name(w)}")
-    errors = c.objects(d, "errors", "$", required=True)
-    for p, e in errors:
-        _dotbot_issue(c, e, p)
-    if isinstance(status, str) and isinstance(warnings, list) and isinstance(d.get("errors"), list):
-        computed = "error" if d["errors"] else "warning" if warnings else "ok"
+def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """The contract's rule across fields: ``status`` is computed from ``errors`` and ``warnings``."""
+    status, errors, warnings = d.get("status"), d.get("errors"), d.get("warnings")
+    if status in get_args(_Status) and isinstance(errors, list) and isinstance(warnings, list):
+        computed = _status(errors, warnings)
         if computed != status:
             c.add("$.status", f"status {status!r} disagrees with errors/warnings (computed {computed!r})")
-    audit = c.field(d, "audit", "$", "object")
-    if isinstance(audit, dict):
-        c.timestamp(audit, "timestamp", "$.audit", utc=True)
-        c.non_negative(audit, "duration_ms", "$.audit", "integer")
-        c.field(audit, "source", "$.audit", "string")
-        for key in ("host", "correlation_id", "write_to"):
-            c.optional(audit, key, "$.audit", "string")
-    intent = c.optional(d, "intent", "$", "object")
-    if isinstance(intent, dict):
-        c.optional(intent, "recommended_next", "$.intent", "string")
-        c.optional(intent, "reason", "$.intent", "string")
-        c.optional(intent, "parameters", "$.intent", "object")
-    for p, a in c.objects(d, "actions", "$", required=False):
-        for key in ("id", "type", "label"):  # the standard defines an action by them
-            c.field(a, key, p, "string")
-        for key in ("reason", "tool"):
-            c.optional(a, key, p, "string")
-        c.optional(a, "parameters", p, "object")
 
 
 class Dotbot(Dialect):
@@ -452,4 +414,4 @@ class Dotbot(Dialect):
     failure_value = b'"error"'
     reading = READING
     writing = WRITING
-    contract = staticmethod(contract)
+    invariants = staticmethod(invariants)

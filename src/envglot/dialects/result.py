@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
-from ..checker import Checker, join_path
+from ..checker import Checker, Rule, join_path, outcome_keys
 from ..context import Context, missing_problem, read_problem, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -25,15 +25,16 @@ SHAPE = Shape(open_codes=True)
 
 
 class Envelope(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    """Any Result document, as read (every field optional but ``success``)."""
+    """Any Result document, as read (every field optional but ``success``; the failure's own
+    fields are the contract's only on a failure)."""
 
     success: bool
     value: Raw = ABSENT
-    error: str | None = None
-    error_type: str | None = None
-    error_data: Raw = ABSENT
-    exception_type: str | None = None
-    exception_message: str | None = None
+    error: Annotated[str | None, Rule(by_outcome=True)] = None
+    error_type: Annotated[str | None, Rule(by_outcome=True)] = None
+    error_data: Annotated[Raw, Rule(kind="object", by_outcome=True)] = ABSENT
+    exception_type: Annotated[str | None, Rule(by_outcome=True)] = None
+    exception_message: Annotated[str | None, Rule(by_outcome=True)] = None
     message: str | None = None
     arguments: Raw = ABSENT
     instruction: str | None = None
@@ -263,16 +264,17 @@ WRITING = Writing(
 )
 
 
-# --- contract ------------------------------------------------------------------------
+# --- contract (the wire Struct and its Rules, then these) -------------------------------
 
-_RESULT_FAILURE_ONLY = ("error", "error_type", "error_data", "exception_type", "exception_message")
+_FAILURE_ONLY = outcome_keys(Envelope)
 
 
-def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
-    """Every way ``d`` breaks the contract, reported to ``c``."""
-    success = c.field(d, "success", "$", "boolean")
+def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """The contract's rules across fields: the failure's fields only on a failure (``error``
+    and ``error_type`` always), no ``value`` there, no empty ``error_data``, the exception pair."""
+    success = d.get("success")
     if success is True:
-        for key in _RESULT_FAILURE_ONLY:
+        for key in _FAILURE_ONLY:
             if key in d:
                 c.add(join_path("$", key), f"a success carries no {key}")
     elif success is False:
@@ -281,17 +283,11 @@ def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
         for key in ("error", "error_type"):
             if key not in d:
                 c.add(join_path("$", key), "missing required field (a failure always carries error and error_type)")
-            else:
-                c.optional(d, key, "$", "string")
-        error_data = c.optional(d, "error_data", "$", "object")
-        if error_data == {}:
+        c.wire(d, Envelope, by_outcome=True)
+        if d.get("error_data") == {}:
             c.add("$.error_data", "an empty error_data is never emitted (Result.to_json() writes it only when truthy)")
-        c.optional(d, "exception_type", "$", "string")
-        c.optional(d, "exception_message", "$", "string")
         if ("exception_type" in d) != ("exception_message" in d):
             c.add("$", "exception_type and exception_message come together")
-    for key in ("message", "instruction", "disposition", "additional_agent_instructions"):
-        c.optional(d, key, "$", "string")
 
 
 _KEYS = frozenset(f.encode_name for f in msgspec.structs.fields(Envelope)) | {"_envglot"}
@@ -328,4 +324,4 @@ class Result(Dialect):
     example_code = "example_not_ready"
     reading = READING
     writing = WRITING
-    contract = staticmethod(contract)
+    invariants = staticmethod(invariants)
