@@ -41,12 +41,40 @@ class TestLegacyV1(GoldenSuite):
         assert env.ok is ok
         assert (env.problems[0].message if env.problems else None) == message
 
-    def test_success_beside_an_error_keeps_the_error_as_a_warning(self) -> None:
+    @pytest.mark.parametrize(
+        ("doc", "warnings"),
+        [
+            ({"success": True, "error": "partial index"}, ["partial index"]),
+            ({"success": True, "count": 1, "error": "partial index"}, ["partial index"]),
+            ({"success": True, "data": {"n": 1}, "error": "partial index"}, ["partial index"]),
+            (
+                {"success": True, "data": {"n": 1, "_warnings": ["stale"]}, "error": "partial index"},
+                ["stale", "partial index"],
+            ),
+        ],
+    )
+    def test_success_beside_an_error_keeps_the_error_as_a_warning(self, doc: dict, warnings: list[str]) -> None:
         report = envglot.Report("ignore")
-        env = envglot.read(b'{"success": true, "error": "partial index"}', report=report)
-        assert env.ok
-        assert [w.message for w in env.warnings] == ["partial index"]
+        env = envglot.read(msgspec.json.encode(doc), from_="legacy-v1", report=report)
+        assert env.ok and env.problems == ()
+        assert [w.message for w in env.warnings] == warnings
         assert [(d.kind, d.path) for d in report] == [(Kind.STATUS_MISMATCH, "$.error")]
+        assert [v.path for v in envglot.validate(msgspec.json.encode(doc))] == ["$.error"]
+
+    @pytest.mark.parametrize(
+        ("doc", "message"),
+        [
+            ({"success": False, "data": {}, "error": "gone"}, "gone"),
+            ({"success": False, "data": {}, "error": None}, ""),
+            ({"success": False, "error": None}, ""),
+        ],
+    )
+    def test_a_stated_failure_stays_a_failure(self, doc: dict, message: str) -> None:
+        report = envglot.Report("ignore")
+        env = envglot.read(msgspec.json.encode(doc), from_="legacy-v1", report=report)
+        assert not env.ok
+        assert [p.message for p in env.problems] == [message]
+        assert env.warnings == () and list(report) == []
 
     @pytest.mark.parametrize(
         ("stem", "dropped"),

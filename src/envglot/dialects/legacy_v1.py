@@ -134,12 +134,12 @@ def _ok(w: Parsed, error: str | None) -> bool:
 
 
 def _warnings(w: Parsed, ok: bool, error: str | None, ctx: Context) -> tuple[c.Notice, ...]:
-    """Shape B: ``data._warnings``. Shape A: a non-empty ``error`` beside ``success: true`` (reported)."""
-    if w.interim:
-        if w.warnings is None:
-            return ()
+    """Shape B's ``data._warnings``, then a non-empty ``error`` beside ``success: true`` (either
+    shape; reported)."""
+    notices: tuple[c.Notice, ...] = ()
+    if w.warnings is not None:
         try:
-            return tuple(c.Notice(message=s) for s in _STRS.decode(w.warnings))
+            notices = tuple(c.Notice(message=s) for s in _STRS.decode(w.warnings))
         except msgspec.ValidationError:
             raise ParseError("_warnings must be a list of strings", path="$.data._warnings", dialect=NAME) from None
     if ok and error:
@@ -149,8 +149,8 @@ def _warnings(w: Parsed, ok: bool, error: str | None, ctx: Context) -> tuple[c.N
             "success is true but error is set; the error is kept as a warning",
             NAME,
         )
-        return (c.Notice(message=error),)
-    return ()
+        return (*notices, c.Notice(message=error))
+    return notices
 
 
 def _meta(w: Parsed) -> InterimMeta:
