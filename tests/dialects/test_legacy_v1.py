@@ -94,6 +94,41 @@ class TestLegacyV1(GoldenSuite):
         assert doc["meta"]["telemetry"] == {"duration_ms": 12}
         assert doc["meta"]["pagination"] == {"has_more": False, "total_count": 1, "offset": 0, "limit": 50}
 
+    @pytest.mark.parametrize(
+        ("data", "warnings", "duration_ms"),
+        [
+            ({"n": 1, "_meta": None}, [], None),
+            ({"n": 1, "_warnings": None}, [], None),
+            ({"n": 1, "_meta": None, "_warnings": None}, [], None),
+            ({"n": 1, "_meta": None, "_warnings": ["w"]}, ["w"], None),
+            ({"n": 1, "_meta": {"timing": {"duration_ms": 4}}, "_warnings": None}, [], 4),
+            ({"n": 1, "_meta": {"pagination": None, "timing": None, "version": None}}, [], None),
+        ],
+    )
+    def test_null_reserved_members_are_absent(self, data: dict, warnings: list[str], duration_ms: int | None) -> None:
+        doc = msgspec.json.encode({"success": True, "data": data, "error": None})
+        report = envglot.Report("ignore")
+        env = envglot.read(doc, from_="legacy-v1", report=report)
+        assert msgspec.json.decode(env.payload) == {"n": 1}
+        assert [w.message for w in env.warnings] == warnings
+        assert (env.duration_ms, env.pagination, env.extras) == (duration_ms, None, ())
+        assert list(report) == [] and envglot.validate(doc) == []
+
+    @pytest.mark.parametrize(
+        ("data", "path"),
+        [
+            ({"_meta": []}, "$.data._meta"),
+            ({"_meta": {"timing": {"duration_ms": "4"}}}, "$.data._meta"),
+            ({"_warnings": "w"}, "$.data._warnings"),
+            ({"_warnings": [None]}, "$.data._warnings"),
+        ],
+    )
+    def test_bad_reserved_members_are_parse_errors(self, data: dict, path: str) -> None:
+        doc = msgspec.json.encode({"success": True, "data": data, "error": None})
+        with pytest.raises(envglot.ParseError) as exc:
+            envglot.read(doc, from_="legacy-v1")
+        assert exc.value.path == path
+
     def test_a_failure_migrates_with_foundry_default_error_fields(self) -> None:
         conv = envglot.conversion(b'{"error": "Task not found: task-9"}', to="response-v2", unsupported="ignore")
         doc = msgspec.json.decode(conv.output)

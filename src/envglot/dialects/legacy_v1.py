@@ -76,9 +76,9 @@ class Parsed(Struct):
     data: dict[str, Raw] | None = None
     """Shape B: ``data`` without ``_meta`` and ``_warnings`` (the payload)."""
     meta: Raw | None = None
-    """Shape B: ``data._meta``, not yet validated."""
+    """Shape B: ``data._meta``, not yet validated (``None`` when absent or ``null``)."""
     warnings: Raw | None = None
-    """Shape B: ``data._warnings``, not yet validated."""
+    """Shape B: ``data._warnings``, not yet validated (``None`` when absent or ``null``)."""
 
 
 class _Decoder:
@@ -98,9 +98,14 @@ class _Decoder:
         if not is_interim(doc):
             return Parsed(doc), (), residue
         data = _RAW_DICT.decode(doc["data"])
-        meta = data.pop("_meta", None)
-        warnings = data.pop("_warnings", None)
+        meta = _present(data.pop("_meta", None))
+        warnings = _present(data.pop("_warnings", None))
         return Parsed(doc, True, data, meta, warnings), (), residue
+
+
+def _present(raw: Raw | None) -> Raw | None:
+    """A reserved member as read: ``null`` (a Python emitter's ``None``) is absent."""
+    return None if raw is None or raw == RAW_NULL else raw
 
 
 _DEC = _Decoder()
