@@ -7,7 +7,9 @@ import pytest
 
 import envglot
 from envglot import Kind
-from envglot.dialects import WRITABLE
+from envglot.dialect import get_dialect
+from envglot.dialects import WRITABLE, legacy_v1
+from envglot.residue import parse_path
 from golden import cases
 
 from .golden_suite import GoldenSuite
@@ -128,6 +130,25 @@ class TestLegacyV1(GoldenSuite):
         with pytest.raises(envglot.ParseError) as exc:
             envglot.read(doc, from_="legacy-v1")
         assert exc.value.path == path
+
+    @pytest.mark.parametrize(
+        ("doc", "payload"),
+        [
+            ({"count": 1}, {"count": 1}),
+            ({"success": True, "data": {"n": 1}, "error": None}, {"n": 1}),
+        ],
+    )
+    def test_the_member_at_the_declared_residue_place_is_set_aside(self, doc: dict, payload: dict) -> None:
+        residue = {"v": 1}
+        (key,) = parse_path(get_dialect("legacy-v1").shape.residue)
+        env = envglot.read(msgspec.json.encode({**doc, key: residue}), from_="legacy-v1")
+        assert msgspec.json.decode(env.payload) == payload
+        assert env.residue is not None and msgspec.json.decode(env.residue) == residue
+
+    @pytest.mark.parametrize("path", ["$.meta._envglot", "$[0]", "$"])
+    def test_a_residue_place_below_the_top_level_is_refused(self, path: str) -> None:
+        with pytest.raises(envglot.EnvglotError, match="top-level member"):
+            legacy_v1._top_member(path)
 
     def test_a_failure_migrates_with_foundry_default_error_fields(self) -> None:
         conv = envglot.conversion(b'{"error": "Task not found: task-9"}', to="response-v2", unsupported="ignore")

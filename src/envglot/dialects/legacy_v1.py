@@ -21,6 +21,7 @@ from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import EnvglotError, ParseError
 from ..fields import Let, Move, Reading
 from ..mappings import DialectMap, Mappings
+from ..residue import parse_path
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
 __all__ = ["NAME", "READING", "InterimMeta", "LegacyV1", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
@@ -68,7 +69,7 @@ def is_interim(doc: dict[str, Raw]) -> bool:
 
 class Parsed(Struct):
     """What the decoder read (no wire Struct holds a flat tool dict): the top-level members
-    (``_envglot`` set aside) and, for the interim envelope, its ``data`` split apart."""
+    (the residue member set aside) and, for the interim envelope, its ``data`` split apart."""
 
     top: dict[str, Raw]
     interim: bool = False
@@ -79,6 +80,17 @@ class Parsed(Struct):
     """Shape B: ``data._meta``, not yet validated (``None`` when absent or ``null``)."""
     warnings: Raw | None = None
     """Shape B: ``data._warnings``, not yet validated (``None`` when absent or ``null``)."""
+
+
+def _top_member(path: str) -> str:
+    """The key of the top-level member JSON path ``path`` names (a flat dict has no other place)."""
+    segs = parse_path(path)
+    if len(segs) != 1 or not isinstance(segs[0], str):
+        raise EnvglotError(f"{NAME}'s residue place must be a top-level member, not {path}", dialect=NAME)
+    return segs[0]
+
+
+_RESIDUE_KEY = _top_member(SHAPE.residue)
 
 
 class _Decoder:
@@ -94,7 +106,7 @@ class _Decoder:
             raise ParseError("a legacy-v1 response must be a JSON object", path="$", dialect=NAME) from None
         except msgspec.DecodeError as exc:
             raise ParseError(f"invalid JSON: {exc}", path="$", dialect=NAME) from None
-        residue = doc.pop("_envglot", None)
+        residue = doc.pop(_RESIDUE_KEY, None)
         if not is_interim(doc):
             return Parsed(doc), (), residue
         data = _RAW_DICT.decode(doc["data"])
