@@ -241,3 +241,31 @@ class TestResponseV2(GoldenSuite):
         env = envglot.read(doc, from_="response-v2", report=envglot.Report("ignore"))
         assert env.problems[0].code == "CONFLICT"
         assert [e.path for e in env.extras] == ["$.meta.error_code"]
+
+    @pytest.mark.parametrize(
+        ("fields", "details", "written"),
+        [
+            ({"details": None}, None, {}),
+            ({"details": {"field": "spec_id"}}, {"field": "spec_id"}, {"details": {"field": "spec_id"}}),
+            ({"details": {}}, {}, {"details": {}}),
+            ({}, None, {}),
+            ({"details": None, "remediation": None, "retry_after_seconds": None}, None, {}),
+            ({"details": None, "remediation": "retry"}, None, {"remediation": "retry"}),
+        ],
+    )
+    def test_null_error_fields_are_absent(self, fields: dict, details: Any, written: dict) -> None:
+        data = {"spec_id": "s", "error_code": "VALIDATION_ERROR", "error_type": "validation", **fields}
+        doc = msgspec.json.encode({"success": False, "data": data, "error": "bad", "meta": {"version": "response-v2"}})
+        assert envglot.validate(doc) == []
+        report = envglot.Report("ignore")
+        p = envglot.read(doc, report=report).problems[0]
+        assert (None if p.details is None else msgspec.json.decode(p.details)) == details
+        assert list(report) == []
+        back = envglot.conversion(doc, to="response-v2", unsupported="ignore")
+        expected = {"spec_id": "s", "error_code": "VALIDATION_ERROR", "error_type": "validation", **written}
+        assert msgspec.json.decode(back.output)["data"] == expected
+        assert back.diagnostics == []
+        for target in ("dotbot", "code-graph", "problem-json", "result"):
+            assert b'"details":null' not in envglot.convert(doc, to=target, unsupported="ignore")
+        errorcode = envglot.conversion(doc, to="errorcode", unsupported="ignore")  # no place for details
+        assert ("$.data.details" in [d.path for d in errorcode.diagnostics]) is (details is not None)

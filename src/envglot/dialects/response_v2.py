@@ -195,12 +195,13 @@ class _Failure(Struct, frozen=True):
 
 def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure | None:
     """A failure's ``data`` as ``{key: Raw}``, ``meta``'s error keys taken in, the error's fields
-    read (and checked) in this order; ``None`` on success."""
+    read (and checked) in this order, a ``null`` one as absent; ``None`` on success."""
     if w.success:
         return None
     members = _RAW_DICT.decode(w.data)
     if extras:
         extras = _codes_from_meta(members, extras, ctx)
+    details = members.get("details")
     ras = members.get("retry_after_seconds")
     return _Failure(
         members,
@@ -208,7 +209,7 @@ def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure
         _opt_str(members, "error_code", "$.data.error_code"),
         _opt_str(members, "error_type", "$.data.error_type"),
         _opt_str(members, "remediation", "$.data.remediation"),
-        members.get("details"),
+        None if details == RAW_NULL else details,
         None if ras is None or ras == RAW_NULL else _retry_ms(ras),
     )
 
