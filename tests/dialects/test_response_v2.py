@@ -269,3 +269,35 @@ class TestResponseV2(GoldenSuite):
             assert b'"details":null' not in envglot.convert(doc, to=target, unsupported="ignore")
         errorcode = envglot.conversion(doc, to="errorcode", unsupported="ignore")  # no place for details
         assert ("$.data.details" in [d.path for d in errorcode.diagnostics]) is (details is not None)
+
+    @pytest.mark.parametrize(
+        ("telemetry", "duration_ms", "written", "wrapped"),
+        [
+            (b"[1]", 5, {"duration_ms": 5, "value": [1]}, True),
+            (b'"fast"', 2.5, {"duration_ms": 2.5, "value": "fast"}, True),
+            (b"3", None, {"value": 3}, True),
+            (b"null", 5, {"duration_ms": 5}, False),
+            (b"null", None, None, False),
+            (b'{"calls":2}', 5, {"duration_ms": 5, "calls": 2}, False),
+            (b'{"duration_ms":1,"calls":2}', 5, {"duration_ms": 5, "calls": 2}, False),
+            (None, 5, {"duration_ms": 5}, False),
+        ],
+    )
+    def test_telemetry_is_written_as_an_object(
+        self, telemetry: bytes | None, duration_ms: float | None, written: Any, wrapped: bool
+    ) -> None:
+        env = envglot.Envelope(
+            ok=True, duration_ms=duration_ms, telemetry=None if telemetry is None else msgspec.Raw(telemetry)
+        )
+        report = envglot.Report("ignore")
+        out = envglot.write(env, "response-v2", report=report)
+        assert msgspec.json.decode(out)["meta"]["telemetry"] == written
+        assert [(d.kind, d.path) for d in report] == ([(Kind.PAYLOAD_WRAPPED, "$.telemetry")] if wrapped else [])
+        assert envglot.validate(out) == []
+
+    def test_a_non_object_telemetry_read_as_it_is_is_written_wrapped(self) -> None:
+        doc = b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v2","telemetry":[1]}}'
+        assert [v.path for v in envglot.validate(doc)] == ["$.meta.telemetry"]
+        conv = envglot.conversion(doc, to="response-v2", unsupported="ignore")
+        assert msgspec.json.decode(conv.output)["meta"]["telemetry"] == {"value": [1]}
+        assert [(d.kind, d.path) for d in conv.diagnostics] == [(Kind.PAYLOAD_WRAPPED, "$.meta.telemetry")]

@@ -496,11 +496,13 @@ def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[Warni
 
 
 def _meta_telemetry(telemetry: Raw | None, duration_ms: int | float | None, dmap: DialectMap, ctx: Context) -> Raw:
-    """``meta.telemetry``, ``duration_ms`` first in it."""
+    """``meta.telemetry``, ``duration_ms`` first in it: an object (any other value but ``null``
+    wrapped, reported); beside a duration, ``null`` telemetry is absent."""
+    telemetry = object_or_wrapped(telemetry, ctx, "telemetry", NAME)
     if duration_ms is None:
         return raw_or_absent(telemetry)
     duration = _ENC.encode(non_negative_ms(duration_ms, dmap, ctx, "telemetry.duration_ms"))
-    if telemetry is None:  # the usual case: no dict round trip
+    if telemetry is None or telemetry == RAW_NULL:  # the usual case: no dict round trip
         return Raw(b'{"duration_ms":' + duration + b"}")
     t = _RAW_DICT.decode(telemetry)
     t = {"duration_ms": Raw(duration), **{k: v for k, v in t.items() if k != "duration_ms"}}
