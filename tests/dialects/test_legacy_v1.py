@@ -7,7 +7,9 @@ import pytest
 
 import envglot
 from envglot import Kind
-from envglot.dialects import WRITABLE
+from envglot.dialect import get_dialect
+from envglot.dialects import WRITABLE, legacy_v1
+from envglot.residue import parse_path
 from golden import cases
 
 from .golden_suite import GoldenSuite
@@ -41,12 +43,40 @@ class TestLegacyV1(GoldenSuite):
         assert env.ok is ok
         assert (env.problems[0].message if env.problems else None) == message
 
-    def test_success_beside_an_error_keeps_the_error_as_a_warning(self) -> None:
+    @pytest.mark.parametrize(
+        ("doc", "warnings"),
+        [
+            ({"success": True, "error": "partial index"}, ["partial index"]),
+            ({"success": True, "count": 1, "error": "partial index"}, ["partial index"]),
+            ({"success": True, "data": {"n": 1}, "error": "partial index"}, ["partial index"]),
+            (
+                {"success": True, "data": {"n": 1, "_warnings": ["stale"]}, "error": "partial index"},
+                ["stale", "partial index"],
+            ),
+        ],
+    )
+    def test_success_beside_an_error_keeps_the_error_as_a_warning(self, doc: dict, warnings: list[str]) -> None:
         report = envglot.Report("ignore")
-        env = envglot.read(b'{"success": true, "error": "partial index"}', report=report)
-        assert env.ok
-        assert [w.message for w in env.warnings] == ["partial index"]
+        env = envglot.read(msgspec.json.encode(doc), from_="legacy-v1", report=report)
+        assert env.ok and env.problems == ()
+        assert [w.message for w in env.warnings] == warnings
         assert [(d.kind, d.path) for d in report] == [(Kind.STATUS_MISMATCH, "$.error")]
+        assert [v.path for v in envglot.validate(msgspec.json.encode(doc))] == ["$.error"]
+
+    @pytest.mark.parametrize(
+        ("doc", "message"),
+        [
+            ({"success": False, "data": {}, "error": "gone"}, "gone"),
+            ({"success": False, "data": {}, "error": None}, ""),
+            ({"success": False, "error": None}, ""),
+        ],
+    )
+    def test_a_stated_failure_stays_a_failure(self, doc: dict, message: str) -> None:
+        report = envglot.Report("ignore")
+        env = envglot.read(msgspec.json.encode(doc), from_="legacy-v1", report=report)
+        assert not env.ok
+        assert [p.message for p in env.problems] == [message]
+        assert env.warnings == () and list(report) == []
 
     @pytest.mark.parametrize(
         ("stem", "dropped"),
@@ -65,6 +95,60 @@ class TestLegacyV1(GoldenSuite):
         assert doc["meta"]["warnings"] == ["spec has no phases"]
         assert doc["meta"]["telemetry"] == {"duration_ms": 12}
         assert doc["meta"]["pagination"] == {"has_more": False, "total_count": 1, "offset": 0, "limit": 50}
+
+    @pytest.mark.parametrize(
+        ("data", "warnings", "duration_ms"),
+        [
+            ({"n": 1, "_meta": None}, [], None),
+            ({"n": 1, "_warnings": None}, [], None),
+            ({"n": 1, "_meta": None, "_warnings": None}, [], None),
+            ({"n": 1, "_meta": None, "_warnings": ["w"]}, ["w"], None),
+            ({"n": 1, "_meta": {"timing": {"duration_ms": 4}}, "_warnings": None}, [], 4),
+            ({"n": 1, "_meta": {"pagination": None, "timing": None, "version": None}}, [], None),
+        ],
+    )
+    def test_null_reserved_members_are_absent(self, data: dict, warnings: list[str], duration_ms: int | None) -> None:
+        doc = msgspec.json.encode({"success": True, "data": data, "error": None})
+        report = envglot.Report("ignore")
+        env = envglot.read(doc, from_="legacy-v1", report=report)
+        assert msgspec.json.decode(env.payload) == {"n": 1}
+        assert [w.message for w in env.warnings] == warnings
+        assert (env.duration_ms, env.pagination, env.extras) == (duration_ms, None, ())
+        assert list(report) == [] and envglot.validate(doc) == []
+
+    @pytest.mark.parametrize(
+        ("data", "path"),
+        [
+            ({"_meta": []}, "$.data._meta"),
+            ({"_meta": {"timing": {"duration_ms": "4"}}}, "$.data._meta"),
+            ({"_warnings": "w"}, "$.data._warnings"),
+            ({"_warnings": [None]}, "$.data._warnings"),
+        ],
+    )
+    def test_bad_reserved_members_are_parse_errors(self, data: dict, path: str) -> None:
+        doc = msgspec.json.encode({"success": True, "data": data, "error": None})
+        with pytest.raises(envglot.ParseError) as exc:
+            envglot.read(doc, from_="legacy-v1")
+        assert exc.value.path == path
+
+    @pytest.mark.parametrize(
+        ("doc", "payload"),
+        [
+            ({"count": 1}, {"count": 1}),
+            ({"success": True, "data": {"n": 1}, "error": None}, {"n": 1}),
+        ],
+    )
+    def test_the_member_at_the_declared_residue_place_is_set_aside(self, doc: dict, payload: dict) -> None:
+        residue = {"v": 1}
+        (key,) = parse_path(get_dialect("legacy-v1").shape.residue)
+        env = envglot.read(msgspec.json.encode({**doc, key: residue}), from_="legacy-v1")
+        assert msgspec.json.decode(env.payload) == payload
+        assert env.residue is not None and msgspec.json.decode(env.residue) == residue
+
+    @pytest.mark.parametrize("path", ["$.meta._envglot", "$[0]", "$"])
+    def test_a_residue_place_below_the_top_level_is_refused(self, path: str) -> None:
+        with pytest.raises(envglot.EnvglotError, match="top-level member"):
+            legacy_v1._top_member(path)
 
     def test_a_failure_migrates_with_foundry_default_error_fields(self) -> None:
         conv = envglot.conversion(b'{"error": "Task not found: task-9"}', to="response-v2", unsupported="ignore")

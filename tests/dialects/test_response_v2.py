@@ -241,3 +241,63 @@ class TestResponseV2(GoldenSuite):
         env = envglot.read(doc, from_="response-v2", report=envglot.Report("ignore"))
         assert env.problems[0].code == "CONFLICT"
         assert [e.path for e in env.extras] == ["$.meta.error_code"]
+
+    @pytest.mark.parametrize(
+        ("fields", "details", "written"),
+        [
+            ({"details": None}, None, {}),
+            ({"details": {"field": "spec_id"}}, {"field": "spec_id"}, {"details": {"field": "spec_id"}}),
+            ({"details": {}}, {}, {"details": {}}),
+            ({}, None, {}),
+            ({"details": None, "remediation": None, "retry_after_seconds": None}, None, {}),
+            ({"details": None, "remediation": "retry"}, None, {"remediation": "retry"}),
+        ],
+    )
+    def test_null_error_fields_are_absent(self, fields: dict, details: Any, written: dict) -> None:
+        data = {"spec_id": "s", "error_code": "VALIDATION_ERROR", "error_type": "validation", **fields}
+        doc = msgspec.json.encode({"success": False, "data": data, "error": "bad", "meta": {"version": "response-v2"}})
+        assert envglot.validate(doc) == []
+        report = envglot.Report("ignore")
+        p = envglot.read(doc, report=report).problems[0]
+        assert (None if p.details is None else msgspec.json.decode(p.details)) == details
+        assert list(report) == []
+        back = envglot.conversion(doc, to="response-v2", unsupported="ignore")
+        expected = {"spec_id": "s", "error_code": "VALIDATION_ERROR", "error_type": "validation", **written}
+        assert msgspec.json.decode(back.output)["data"] == expected
+        assert back.diagnostics == []
+        for target in ("dotbot", "code-graph", "problem-json", "result"):
+            assert b'"details":null' not in envglot.convert(doc, to=target, unsupported="ignore")
+        errorcode = envglot.conversion(doc, to="errorcode", unsupported="ignore")  # no place for details
+        assert ("$.data.details" in [d.path for d in errorcode.diagnostics]) is (details is not None)
+
+    @pytest.mark.parametrize(
+        ("telemetry", "duration_ms", "written", "wrapped"),
+        [
+            (b"[1]", 5, {"duration_ms": 5, "value": [1]}, True),
+            (b'"fast"', 2.5, {"duration_ms": 2.5, "value": "fast"}, True),
+            (b"3", None, {"value": 3}, True),
+            (b"null", 5, {"duration_ms": 5}, False),
+            (b"null", None, None, False),
+            (b'{"calls":2}', 5, {"duration_ms": 5, "calls": 2}, False),
+            (b'{"duration_ms":1,"calls":2}', 5, {"duration_ms": 5, "calls": 2}, False),
+            (None, 5, {"duration_ms": 5}, False),
+        ],
+    )
+    def test_telemetry_is_written_as_an_object(
+        self, telemetry: bytes | None, duration_ms: float | None, written: Any, wrapped: bool
+    ) -> None:
+        env = envglot.Envelope(
+            ok=True, duration_ms=duration_ms, telemetry=None if telemetry is None else msgspec.Raw(telemetry)
+        )
+        report = envglot.Report("ignore")
+        out = envglot.write(env, "response-v2", report=report)
+        assert msgspec.json.decode(out)["meta"]["telemetry"] == written
+        assert [(d.kind, d.path) for d in report] == ([(Kind.PAYLOAD_WRAPPED, "$.telemetry")] if wrapped else [])
+        assert envglot.validate(out) == []
+
+    def test_a_non_object_telemetry_read_as_it_is_is_written_wrapped(self) -> None:
+        doc = b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v2","telemetry":[1]}}'
+        assert [v.path for v in envglot.validate(doc)] == ["$.meta.telemetry"]
+        conv = envglot.conversion(doc, to="response-v2", unsupported="ignore")
+        assert msgspec.json.decode(conv.output)["meta"]["telemetry"] == {"value": [1]}
+        assert [(d.kind, d.path) for d in conv.diagnostics] == [(Kind.PAYLOAD_WRAPPED, "$.meta.telemetry")]

@@ -21,6 +21,7 @@ from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import EnvglotError, ParseError
 from ..fields import Let, Move, Reading
 from ..mappings import DialectMap, Mappings
+from ..residue import parse_path
 from ._common import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
 __all__ = ["NAME", "READING", "InterimMeta", "LegacyV1", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
@@ -68,7 +69,7 @@ def is_interim(doc: dict[str, Raw]) -> bool:
 
 class Parsed(Struct):
     """What the decoder read (no wire Struct holds a flat tool dict): the top-level members
-    (``_envglot`` set aside) and, for the interim envelope, its ``data`` split apart."""
+    (the residue member set aside) and, for the interim envelope, its ``data`` split apart."""
 
     top: dict[str, Raw]
     interim: bool = False
@@ -76,9 +77,20 @@ class Parsed(Struct):
     data: dict[str, Raw] | None = None
     """Shape B: ``data`` without ``_meta`` and ``_warnings`` (the payload)."""
     meta: Raw | None = None
-    """Shape B: ``data._meta``, not yet validated."""
+    """Shape B: ``data._meta``, not yet validated (``None`` when absent or ``null``)."""
     warnings: Raw | None = None
-    """Shape B: ``data._warnings``, not yet validated."""
+    """Shape B: ``data._warnings``, not yet validated (``None`` when absent or ``null``)."""
+
+
+def _top_member(path: str) -> str:
+    """The key of the top-level member JSON path ``path`` names (a flat dict has no other place)."""
+    segs = parse_path(path)
+    if len(segs) != 1 or not isinstance(segs[0], str):
+        raise EnvglotError(f"{NAME}'s residue place must be a top-level member, not {path}", dialect=NAME)
+    return segs[0]
+
+
+_RESIDUE_KEY = _top_member(SHAPE.residue)
 
 
 class _Decoder:
@@ -94,13 +106,18 @@ class _Decoder:
             raise ParseError("a legacy-v1 response must be a JSON object", path="$", dialect=NAME) from None
         except msgspec.DecodeError as exc:
             raise ParseError(f"invalid JSON: {exc}", path="$", dialect=NAME) from None
-        residue = doc.pop("_envglot", None)
+        residue = doc.pop(_RESIDUE_KEY, None)
         if not is_interim(doc):
             return Parsed(doc), (), residue
         data = _RAW_DICT.decode(doc["data"])
-        meta = data.pop("_meta", None)
-        warnings = data.pop("_warnings", None)
+        meta = _present(data.pop("_meta", None))
+        warnings = _present(data.pop("_warnings", None))
         return Parsed(doc, True, data, meta, warnings), (), residue
+
+
+def _present(raw: Raw | None) -> Raw | None:
+    """A reserved member as read: ``null`` (a Python emitter's ``None``) is absent."""
+    return None if raw is None or raw == RAW_NULL else raw
 
 
 _DEC = _Decoder()
@@ -134,12 +151,12 @@ def _ok(w: Parsed, error: str | None) -> bool:
 
 
 def _warnings(w: Parsed, ok: bool, error: str | None, ctx: Context) -> tuple[c.Notice, ...]:
-    """Shape B: ``data._warnings``. Shape A: a non-empty ``error`` beside ``success: true`` (reported)."""
-    if w.interim:
-        if w.warnings is None:
-            return ()
+    """Shape B's ``data._warnings``, then a non-empty ``error`` beside ``success: true`` (either
+    shape; reported)."""
+    notices: tuple[c.Notice, ...] = ()
+    if w.warnings is not None:
         try:
-            return tuple(c.Notice(message=s) for s in _STRS.decode(w.warnings))
+            notices = tuple(c.Notice(message=s) for s in _STRS.decode(w.warnings))
         except msgspec.ValidationError:
             raise ParseError("_warnings must be a list of strings", path="$.data._warnings", dialect=NAME) from None
     if ok and error:
@@ -149,8 +166,8 @@ def _warnings(w: Parsed, ok: bool, error: str | None, ctx: Context) -> tuple[c.N
             "success is true but error is set; the error is kept as a warning",
             NAME,
         )
-        return (c.Notice(message=error),)
-    return ()
+        return (*notices, c.Notice(message=error))
+    return notices
 
 
 def _meta(w: Parsed) -> InterimMeta:

@@ -195,12 +195,13 @@ class _Failure(Struct, frozen=True):
 
 def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure | None:
     """A failure's ``data`` as ``{key: Raw}``, ``meta``'s error keys taken in, the error's fields
-    read (and checked) in this order; ``None`` on success."""
+    read (and checked) in this order, a ``null`` one as absent; ``None`` on success."""
     if w.success:
         return None
     members = _RAW_DICT.decode(w.data)
     if extras:
         extras = _codes_from_meta(members, extras, ctx)
+    details = members.get("details")
     ras = members.get("retry_after_seconds")
     return _Failure(
         members,
@@ -208,7 +209,7 @@ def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure
         _opt_str(members, "error_code", "$.data.error_code"),
         _opt_str(members, "error_type", "$.data.error_type"),
         _opt_str(members, "remediation", "$.data.remediation"),
-        members.get("details"),
+        None if details == RAW_NULL else details,
         None if ras is None or ras == RAW_NULL else _retry_ms(ras),
     )
 
@@ -495,11 +496,13 @@ def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[Warni
 
 
 def _meta_telemetry(telemetry: Raw | None, duration_ms: int | float | None, dmap: DialectMap, ctx: Context) -> Raw:
-    """``meta.telemetry``, ``duration_ms`` first in it."""
+    """``meta.telemetry``, ``duration_ms`` first in it: an object (any other value but ``null``
+    wrapped, reported); beside a duration, ``null`` telemetry is absent."""
+    telemetry = object_or_wrapped(telemetry, ctx, "telemetry", NAME)
     if duration_ms is None:
         return raw_or_absent(telemetry)
     duration = _ENC.encode(non_negative_ms(duration_ms, dmap, ctx, "telemetry.duration_ms"))
-    if telemetry is None:  # the usual case: no dict round trip
+    if telemetry is None or telemetry == RAW_NULL:  # the usual case: no dict round trip
         return Raw(b'{"duration_ms":' + duration + b"}")
     t = _RAW_DICT.decode(telemetry)
     t = {"duration_ms": Raw(duration), **{k: v for k, v in t.items() if k != "duration_ms"}}
