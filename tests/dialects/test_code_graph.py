@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import envglot
 from envelopes import code_of, counts, json_values, objects, record, text
 from envglot import Kind
+from envglot.canonical import NextStep
 from golden import cases
 
 from .golden_suite import GoldenSuite
@@ -182,3 +183,47 @@ def test_synthesized_request_id_does_not_depend_on_input_whitespace() -> None:
     loose = envglot.convert(json.dumps(doc, indent=2).encode(), to="code-graph", unsupported="ignore")
     tight = envglot.convert(json.dumps(doc, separators=(",", ":")).encode(), to="code-graph", unsupported="ignore")
     assert loose == tight
+
+
+def _write(env: envglot.Envelope, **context: Any) -> tuple[dict[str, Any], list[tuple[Kind, str, str]]]:
+    report = envglot.Report("ignore")
+    out = envglot.write(env, "code-graph", report=report, context=context or None)
+    assert envglot.validate(out, "code-graph") == []
+    return json.loads(out), [(d.kind, d.path, d.message) for d in report]
+
+
+@pytest.mark.parametrize(
+    ("steps", "written", "dropped"),
+    [
+        ((NextStep(kind="query", tool="a"),), ["a"], []),
+        ((NextStep(kind="query"),), None, ["$.next_steps[0]"]),
+        (
+            (NextStep(kind="intent", reason="r"), NextStep(kind="action", tool="b"), NextStep(kind="action")),
+            ["b"],
+            ["$.next_steps[0]", "$.next_steps[2]"],
+        ),
+    ],
+)
+def test_a_next_step_without_a_tool_is_left_out_and_reported(
+    steps: tuple[NextStep, ...], written: list[str] | None, dropped: list[str]
+) -> None:
+    doc, diags = _write(envglot.Envelope(ok=True, next_steps=steps))
+    suggestions = doc["data"]["meta"].get("nextQuerySuggestion")
+    assert (None if suggestions is None else [s["tool"] for s in suggestions]) == written
+    assert [p for k, p, m in diags if k is Kind.FIELD_DROPPED and "names no tool" in m] == dropped
+
+
+_DOTBOT_STEPS = (
+    b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":"s","data":{},'
+    b'"warnings":[],"errors":[],"audit":{"timestamp":"2026-01-02T13:57:00Z","duration_ms":1,"source":"x"},'
+    b'"intent":{"reason":"look first"},"actions":[{"id":"a","type":"suggestion","label":"A","tool":"t.a"},'
+    b'{"id":"b","type":"link","label":"Docs"}]}'
+)
+
+
+def test_steps_without_a_tool_are_reported_at_their_source_paths() -> None:
+    conv = envglot.conversion(_DOTBOT_STEPS, to="code-graph", unsupported="ignore")
+    assert [s["tool"] for s in json.loads(conv.output)["data"]["meta"]["nextQuerySuggestion"]] == ["t.a"]
+    dropped = [d.path for d in conv.diagnostics if d.kind is Kind.FIELD_DROPPED and "names no tool" in d.message]
+    assert dropped == ["$.intent", "$.actions[1]"]
+    assert envglot.convert(_DOTBOT_STEPS, to="code-graph", unsupported="ignore") == conv.output

@@ -325,17 +325,31 @@ def _workspace(workspace: c.Workspace | None, ctx: Context, dmap: DialectMap) ->
 
 
 def _suggestions(next_steps: tuple[c.NextStep, ...], ctx: Context) -> list[Suggestion] | None:
-    """``meta.nextQuerySuggestion`` (``args`` an object: ``{}`` for none); ``None`` when empty."""
-    out = [
-        Suggestion(
-            tool=s.tool or "",
-            args=RAW_EMPTY_OBJECT
-            if s.args is None or s.args == RAW_NULL
-            else object_or_wrapped(s.args, ctx, "next_step.args", NAME, i),
-            reason=s.reason,
+    """``meta.nextQuerySuggestion`` (``args`` an object: ``{}`` for none); ``None`` when empty.
+
+    A suggestion is a call of a named tool: a step without a tool is left out (reported).
+    """
+    out: list[Suggestion] = []
+    for i, s in enumerate(next_steps):
+        if s.tool is None:
+            if ctx.report.collecting:
+                ctx.report.add(
+                    Kind.FIELD_DROPPED,
+                    ctx.step_path(next_steps, i),
+                    f"next step #{i + 1} ({s.kind}) names no tool, which a code-graph suggestion requires; left out",
+                    NAME,
+                )
+            continue
+        args = s.args
+        out.append(
+            Suggestion(
+                tool=s.tool,
+                args=RAW_EMPTY_OBJECT
+                if args is None or args == RAW_NULL
+                else object_or_wrapped(args, ctx, "next_step.args", NAME, i),
+                reason=s.reason,
+            )
         )
-        for i, s in enumerate(next_steps)
-    ]
     return out or None
 
 
