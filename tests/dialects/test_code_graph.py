@@ -227,3 +227,23 @@ def test_steps_without_a_tool_are_reported_at_their_source_paths() -> None:
     dropped = [d.path for d in conv.diagnostics if d.kind is Kind.FIELD_DROPPED and "names no tool" in d.message]
     assert dropped == ["$.intent", "$.actions[1]"]
     assert envglot.convert(_DOTBOT_STEPS, to="code-graph", unsupported="ignore") == conv.output
+
+
+@pytest.mark.parametrize(
+    ("limits", "context", "written", "diag"),
+    [
+        (None, {}, {}, (Kind.SYNTHESIZED, "$.data.meta.limits")),
+        (None, {"limits": {"maxItems": 5}}, {"maxItems": 5}, (Kind.SYNTHESIZED, "$.data.meta.limits")),
+        (b'{"maxItems":3}', {}, {"maxItems": 3}, None),
+        (b"{}", {}, {}, None),
+        (b"null", {}, {}, (Kind.VALUE_COERCED, "$.limits")),
+        (b"5", {}, {"value": 5}, (Kind.PAYLOAD_WRAPPED, "$.limits")),
+    ],
+)
+def test_limits_is_an_object_and_a_missing_one_is_synthesized(
+    limits: bytes | None, context: dict[str, Any], written: dict[str, Any], diag: tuple[Kind, str] | None
+) -> None:
+    env = envglot.Envelope(ok=True, limits=None if limits is None else msgspec.Raw(limits))
+    doc, diags = _write(env, **context)
+    assert doc["data"]["meta"]["limits"] == written
+    assert [(k, p) for k, p, _ in diags if "limits" in p] == ([] if diag is None else [diag])

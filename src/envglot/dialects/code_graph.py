@@ -386,8 +386,15 @@ def _page(pagination: c.Pagination | None, ctx: Context) -> Page | None:
     return Page(has_more=bool(pg.has_more), cursor=pg.cursor, total=count_for(pg.total, ctx, "pagination.total", NAME))
 
 
-def _limits(limits: Raw | None) -> Raw:
-    return limits if limits is not None else RAW_EMPTY_OBJECT
+def _limits(limits: Raw | None, ctx: Context, dmap: DialectMap) -> Raw:
+    """``meta.limits``, an object: ``{}`` when the source has none (synthesized) or ``null``
+    (coerced); any other non-object is wrapped (reported)."""
+    if limits is None:
+        return Raw(_ENC.encode(ctx.synth_value(dmap, "limits", "meta.limits", {})))
+    if limits == RAW_NULL:
+        ctx.report.add(Kind.VALUE_COERCED, ctx.path("limits"), "null meta.limits written as {}", NAME)
+        return RAW_EMPTY_OBJECT
+    return object_or_wrapped(limits, ctx, "limits", NAME)
 
 
 def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
@@ -418,7 +425,7 @@ WRITING = Writing(
     Let("rid", _data_request_id),
     Let("generated_at", _generated_at),
     Let("page", _page),
-    Let("limits_object", _limits, pure=True),
+    Let("limits_object", _limits),
     Move("stated_tokens", "token_estimate"),  # for finish: the hub binds only canonical fields a step reads
     Build.of(
         "meta",
