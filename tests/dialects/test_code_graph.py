@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import envglot
 from envelopes import code_of, counts, json_values, objects, record, text
 from envglot import Kind
-from envglot.canonical import NextStep
+from envglot.canonical import NextStep, Pagination
 from golden import cases
 
 from .golden_suite import GoldenSuite
@@ -247,3 +247,38 @@ def test_limits_is_an_object_and_a_missing_one_is_synthesized(
     doc, diags = _write(env, **context)
     assert doc["data"]["meta"]["limits"] == written
     assert [(k, p) for k, p, _ in diags if "limits" in p] == ([] if diag is None else [diag])
+
+
+@pytest.mark.parametrize(
+    ("pagination", "context", "has_more", "how"),
+    [
+        (Pagination(has_more=True), {}, True, None),
+        (Pagination(has_more=False, cursor="c2"), {}, False, None),
+        (Pagination(cursor="c2"), {}, True, "by rule"),  # a cursor names the next page
+        (Pagination(cursor="c2", offset=5, limit=5, total=10), {}, True, "by rule"),
+        (Pagination(offset=0, limit=5, total=10), {}, True, "by rule"),
+        (Pagination(offset=5, limit=5, total=10), {}, False, "by rule"),
+        (Pagination(offset=0, limit=5), {}, False, "by rule"),
+        (Pagination(total=10), {}, False, "by rule"),
+        (Pagination(total=10), {"pagination.has_more": True}, True, "from the caller"),
+    ],
+)
+def test_has_more_is_synthesized_when_the_source_does_not_say(
+    pagination: Pagination, context: dict[str, Any], has_more: bool, how: str | None
+) -> None:
+    doc, diags = _write(envglot.Envelope(ok=True, pagination=pagination), **context)
+    assert doc["data"]["meta"]["page"]["hasMore"] is has_more
+    synthesized = [m for k, p, m in diags if (k, p) == (Kind.SYNTHESIZED, "$.data.meta.page.hasMore")]
+    assert synthesized == ([] if how is None else [f"code-graph requires page.hasMore; wrote {has_more} ({how})"])
+
+
+@pytest.mark.parametrize(
+    ("pagination", "has_more"),
+    [(b'{"cursor":"c2","page_size":10}', True), (b'{"page_size":10,"total_count":3}', False)],
+)
+def test_a_response_v2_pagination_without_has_more(pagination: bytes, has_more: bool) -> None:
+    src = b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v2","pagination":' + pagination + b"}}"
+    conv = envglot.conversion(src, to="code-graph", unsupported="ignore")
+    assert json.loads(conv.output)["data"]["meta"]["page"]["hasMore"] is has_more
+    assert (Kind.SYNTHESIZED, "$.data.meta.page.hasMore") in [(d.kind, d.path) for d in conv.diagnostics]
+    assert envglot.convert(src, to="code-graph", unsupported="ignore") == conv.output

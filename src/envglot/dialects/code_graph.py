@@ -379,11 +379,27 @@ def _generated_at(stamp: str | None, ctx: Context, dmap: DialectMap) -> str:
     return stamp if stamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt")
 
 
-def _page(pagination: c.Pagination | None, ctx: Context) -> Page | None:
+def _page(pagination: c.Pagination | None, ctx: Context, dmap: DialectMap) -> Page | None:
+    """``meta.page``: ``hasMore`` is required (synthesized when the source does not say)."""
     pg = pagination
     if pg is None:
         return None
-    return Page(has_more=bool(pg.has_more), cursor=pg.cursor, total=count_for(pg.total, ctx, "pagination.total", NAME))
+    has_more = (
+        pg.has_more
+        if pg.has_more is not None
+        else ctx.synth_value(dmap, "pagination.has_more", "page.hasMore", _more(pg))
+    )
+    return Page(has_more=has_more, cursor=pg.cursor, total=count_for(pg.total, ctx, "pagination.total", NAME))  # type: ignore[arg-type]
+
+
+def _more(pg: c.Pagination) -> bool:
+    """``hasMore`` by rule: true with a cursor (it names the next page), else ``offset + limit <
+    total`` when all three are known, else false."""
+    if pg.cursor is not None:
+        return True
+    if pg.offset is not None and pg.limit is not None and pg.total is not None:
+        return pg.offset + pg.limit < pg.total
+    return False
 
 
 def _limits(limits: Raw | None, ctx: Context, dmap: DialectMap) -> Raw:
