@@ -282,3 +282,40 @@ def test_a_response_v2_pagination_without_has_more(pagination: bytes, has_more: 
     assert json.loads(conv.output)["data"]["meta"]["page"]["hasMore"] is has_more
     assert (Kind.SYNTHESIZED, "$.data.meta.page.hasMore") in [(d.kind, d.path) for d in conv.diagnostics]
     assert envglot.convert(src, to="code-graph", unsupported="ignore") == conv.output
+
+
+def _with_details(details: bytes) -> bytes:
+    return (
+        b'{"success":false,"data":{"tool":"t","version":"1.0","requestId":"r","generatedAt":"2026-01-10T12:00:00.000Z",'
+        b'"workspace":{"root":"/w","repoName":"w"},"result":{"error":{"code":"INVALID_INPUT","message":"m","details":'
+        + details
+        + b'}},"meta":{"approxTokens":0,"truncated":false,"limits":{}}}}'
+    )
+
+
+@pytest.mark.parametrize("details", [b'["x",1]', b'"text"', b"7", b"true"])
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        ("code-graph", Kind.PAYLOAD_WRAPPED),
+        ("dotbot", Kind.PAYLOAD_WRAPPED),
+        ("response-v2", Kind.PAYLOAD_WRAPPED),
+        ("errorcode", Kind.FIELD_DROPPED),
+        ("result", None),  # error_data.details takes any JSON: carried as it is
+        ("problem-json", None),
+    ],
+)
+def test_non_object_details_are_read_verbatim_and_reported_where_a_target_changes_them(
+    details: bytes, target: str, kind: Kind | None
+) -> None:
+    """The reader keeps them (canonical ``details`` is any JSON); a writer reports wrapping or dropping them."""
+    data = _with_details(details)
+    assert envglot.read(data).problems[0].details == msgspec.Raw(details)
+    conv = envglot.conversion(data, to=target, unsupported="ignore")
+    kinds = [d.kind for d in conv.diagnostics if d.path == "$.data.result.error.details"]
+    if kind is None:
+        assert kinds == []
+        assert envglot.read(conv.output, from_=target).problems[0].details == msgspec.Raw(details)
+    else:
+        assert kinds == [kind]
+    assert envglot.validate(conv.output, target) == []
