@@ -299,3 +299,34 @@ class TestDotbot(GoldenSuite):
         env = Envelope(ok=True, next_steps=(NextStep(kind="query", tool="t"),))
         out = msgspec.json.decode(envglot.write(env, "dotbot", unsupported="ignore", context={"next_step.type": "x"}))
         assert out["actions"][0]["type"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("notice", "written", "synthesized"),
+    [
+        (Notice(message="plain"), "plain", False),
+        (Notice(message="m", code="FRONTMATTER_MISSING"), {"code": "FRONTMATTER_MISSING", "message": "m"}, False),
+        (Notice(message="m", path="a.md"), {"code": "WARNING", "message": "m", "path": "a.md"}, True),
+        (
+            Notice(message="m", context=msgspec.Raw(b'{"n":1}')),
+            {"code": "WARNING", "message": "m", "details": {"n": 1}},
+            True,
+        ),
+        (Notice(message="m", code=""), {"code": "", "message": "m"}, False),  # the source's own code, kept
+    ],
+)
+def test_a_warning_object_without_a_code_gets_a_synthesized_one(
+    notice: Notice, written: Any, synthesized: bool
+) -> None:
+    doc, diags = _write(Envelope(ok=True, summary="s", warnings=(Notice(message="first"), notice)))
+    assert doc["warnings"] == ["first", written]
+    said = "dotbot requires a code for a warning with a path or details; wrote 'WARNING' (by rule)"
+    assert [(d.kind, d.message) for d in diags if d.path == "$.warnings[1].code"] == (
+        [(Kind.SYNTHESIZED, said)] if synthesized else []
+    )
+
+
+def test_the_context_can_supply_a_warning_code() -> None:
+    env = Envelope(ok=True, summary="s", warnings=(Notice(message="m", path="a.md"),))
+    out = msgspec.json.decode(envglot.write(env, "dotbot", unsupported="ignore", context={"warning.code": "STALE"}))
+    assert out["warnings"] == [{"code": "STALE", "message": "m", "path": "a.md"}]

@@ -275,13 +275,16 @@ def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, 
     ]
 
 
-def _notices(warnings: tuple[c.Notice, ...], ctx: Context) -> list[str | Issue]:
-    """A bare message as a plain string, anything more as an ``Issue``."""
+def _notices(warnings: tuple[c.Notice, ...], ctx: Context, dmap: DialectMap) -> list[str | Issue]:
+    """A bare message as a plain string, anything more as an ``Issue``, whose required ``code``
+    is synthesized (reported) when the warning has none."""
     return [
         w.message
         if w.code is None and w.path is None and w.context is None
         else Issue(
-            code=w.code or "WARNING",
+            code=w.code
+            if w.code is not None
+            else str(ctx.synth_value(dmap, "warning.code", "a code for a warning with a path or details", None, j)),
             message=w.message,
             path=w.path,
             details=raw_or_absent(object_or_wrapped(w.context, ctx, "warning.context", NAME, j)),
