@@ -330,3 +330,63 @@ def test_the_context_can_supply_a_warning_code() -> None:
     env = Envelope(ok=True, summary="s", warnings=(Notice(message="m", path="a.md"),))
     out = msgspec.json.decode(envglot.write(env, "dotbot", unsupported="ignore", context={"warning.code": "STALE"}))
     assert out["warnings"] == [{"code": "STALE", "message": "m", "path": "a.md"}]
+
+
+def _step(kind: str, tool: str | None = None, **more: Any) -> NextStep:
+    return NextStep(kind=kind, tool=tool, **more)
+
+
+@pytest.mark.parametrize(
+    ("steps", "intent", "actions", "coerced"),
+    [
+        ((_step("intent", "a"),), "a", None, []),
+        ((_step("intent", "a"), _step("intent", "b")), "a", ["b"], ["$.next_steps[1]"]),
+        ((_step("action", "x"), _step("intent", "a"), _step("intent", "b")), "a", ["x", "b"], ["$.next_steps[2]"]),
+        (
+            (_step("intent", "a"), _step("intent", "b"), _step("intent", "c")),
+            "a",
+            ["b", "c"],
+            [f"$.next_steps[{i}]" for i in (1, 2)],
+        ),
+    ],
+)
+def test_dotbot_carries_one_intent_and_a_further_one_becomes_a_reported_action(
+    steps: tuple[NextStep, ...], intent: str, actions: list[str] | None, coerced: list[str]
+) -> None:
+    doc, diags = _write(Envelope(ok=True, summary="s", next_steps=steps))
+    assert doc["intent"]["recommended_next"] == intent
+    assert (None if "actions" not in doc else [a["tool"] for a in doc["actions"]]) == actions
+    assert [d.path for d in diags if d.kind is Kind.VALUE_COERCED] == coerced
+
+
+@pytest.mark.parametrize(
+    ("steps", "ids"),
+    [
+        ((_step("action", "a.b"), _step("action", "a.b")), ["a-b", "a-b-2"]),
+        ((_step("action", "a.b"), _step("action", "x", id="a-b")), ["a-b-2", "a-b"]),  # a later explicit id
+        (
+            (_step("action", "a.b"), _step("query", "a.b"), _step("action", "x", id="a-b-2")),
+            ["a-b", "a-b-3", "a-b-2"],
+        ),
+        ((_step("intent", "a.b", id="a-b"), _step("action", "a.b")), ["a-b"]),  # the intent's id is not written
+        ((_step("action", "a.b", id="mine"), _step("action", "mine")), ["mine", "mine-2"]),
+    ],
+)
+def test_a_synthesized_action_id_is_unique_in_the_document(steps: tuple[NextStep, ...], ids: list[str]) -> None:
+    doc, _ = _write(Envelope(ok=True, summary="s", next_steps=steps))
+    assert [a["id"] for a in doc["actions"]] == ids
+
+
+def test_a_dotbot_action_without_an_id_avoids_a_later_explicit_one() -> None:
+    case = next(c for c in cases("dotbot") if c.stem == "spec-5-actions")
+    doc = msgspec.json.decode(case.data)
+    doc["actions"] = [{"tool": "solution.structure"}, {**doc["actions"][0], "id": "solution-structure"}]
+    data = msgspec.json.encode(doc)
+    conv = envglot.conversion(data, to="dotbot", unsupported="ignore")
+    assert [a["id"] for a in msgspec.json.decode(conv.output)["actions"]] == [
+        "solution-structure-2",
+        "solution-structure",
+    ]
+    assert (Kind.SYNTHESIZED, "$.actions[0].id") in [(d.kind, d.path) for d in conv.diagnostics]
+    assert envglot.convert(data, to="dotbot", unsupported="ignore") == conv.output
+    assert envglot.validate(conv.output, "dotbot") == []
