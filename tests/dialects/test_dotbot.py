@@ -390,3 +390,17 @@ def test_a_dotbot_action_without_an_id_avoids_a_later_explicit_one() -> None:
     assert (Kind.SYNTHESIZED, "$.actions[0].id") in [(d.kind, d.path) for d in conv.diagnostics]
     assert envglot.convert(data, to="dotbot", unsupported="ignore") == conv.output
     assert envglot.validate(conv.output, "dotbot") == []
+
+
+@pytest.mark.parametrize(
+    ("step", "dropped"),
+    [
+        (_step("intent", "a", reason="r"), []),
+        (_step("intent", "a", label="Go"), ["$.next_steps[0].label"]),
+        (_step("intent", "a", id="i", type="suggestion"), ["$.next_steps[0].id", "$.next_steps[0].type"]),
+    ],
+)
+def test_what_an_intent_cannot_carry_is_reported(step: NextStep, dropped: list[str]) -> None:
+    doc, diags = _write(Envelope(ok=True, summary="s", next_steps=(step,)))
+    assert doc["intent"]["recommended_next"] == "a"
+    assert [d.path for d in diags if d.kind is Kind.FIELD_DROPPED] == dropped

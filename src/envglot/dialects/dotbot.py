@@ -314,8 +314,7 @@ def _next(next_steps: tuple[c.NextStep, ...], ctx: Context, dmap: DialectMap) ->
     actions: list[Action] = []
     for i, st in enumerate(next_steps):
         if i == first:
-            args = object_or_wrapped(st.args, ctx, "next_step.args", NAME)
-            intent = Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
+            intent = _intent(next_steps, i, ctx)
             continue
         if st.kind == "intent" and ctx.report.collecting:
             ctx.report.add(
@@ -326,6 +325,23 @@ def _next(next_steps: tuple[c.NextStep, ...], ctx: Context, dmap: DialectMap) ->
             )
         actions.append(_action(st, len(actions), taken, dmap, ctx))
     return _Next(intent, actions or None)
+
+
+def _intent(next_steps: tuple[c.NextStep, ...], i: int, ctx: Context) -> Intent:
+    """``intent``: the step's tool, reason and args; an ``id``, ``type`` or ``label`` has no
+    place in it (reported)."""
+    st = next_steps[i]
+    if ctx.report.collecting:
+        for attr in ("id", "type", "label"):
+            if getattr(st, attr) is not None:
+                ctx.report.add(
+                    Kind.FIELD_DROPPED,
+                    f"{ctx.step_path(next_steps, i)}.{attr}",
+                    f"the {attr} of next step #{i + 1} (intent) has no place in dotbot's intent",
+                    NAME,
+                )
+    args = object_or_wrapped(st.args, ctx, "next_step.args", NAME)
+    return Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
 
 
 def _summary(summary: str | None, failures: tuple[c.Problem, ...], ctx: Context, dmap: DialectMap) -> str:
