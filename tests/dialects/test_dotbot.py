@@ -404,3 +404,38 @@ def test_what_an_intent_cannot_carry_is_reported(step: NextStep, dropped: list[s
     doc, diags = _write(Envelope(ok=True, summary="s", next_steps=(step,)))
     assert doc["intent"]["recommended_next"] == "a"
     assert [d.path for d in diags if d.kind is Kind.FIELD_DROPPED] == dropped
+
+
+def _with_duration(ms: bytes) -> bytes:
+    return (
+        b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":"s","data":{},'
+        b'"warnings":[],"errors":[],"audit":{"timestamp":"2026-01-02T13:57:00Z","duration_ms":'
+        + ms
+        + b',"source":"x"}}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("ms", "whole", "exact"),
+    [
+        (b"78", 78, 78),
+        (b"12.5", 12, 12.5),  # half to even, as PowerShell's [int] cast rounds
+        (b"13.5", 14, 13.5),
+        (b"12.0", 12, 12.0),
+        (b"123456789012345678901234567890", 123456789012345678901234567890, 123456789012345678901234567890),
+    ],
+)
+def test_a_float_duration_is_read_exactly_and_rounding_is_reported(ms: bytes, whole: int, exact: int | float) -> None:
+    """The standard and the emitter say integer; a float is read as it is (validate reports it)."""
+    data = _with_duration(ms)
+    read = envglot.read(data).duration_ms
+    assert (read, type(read)) == (exact, type(exact))
+    assert bool(envglot.validate(data, "dotbot")) is isinstance(exact, float)
+    rounded = ["$.audit.duration_ms"] if isinstance(exact, float) else []
+    for target, member in (("dotbot", "audit.duration_ms"), ("errorcode", "meta.elapsed_ms")):
+        conv = envglot.conversion(data, to=target, unsupported="ignore")
+        outer, inner = member.split(".")
+        assert msgspec.json.decode(conv.output)[outer][inner] == whole
+        assert [d.path for d in conv.diagnostics if d.kind is Kind.VALUE_COERCED] == rounded
+    out = envglot.convert(data, to="response-v2", unsupported="ignore")
+    assert msgspec.json.decode(out)["meta"]["telemetry"]["duration_ms"] == exact
