@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .canonical import Envelope, Problem
+from .canonical import Envelope, NextStep, Problem
 from .diagnostics import Diagnostic, Kind, Report
 from .excerpt import quoted
 from .mappings import DialectMap, Mappings
@@ -61,6 +61,23 @@ class Context:
                 if head is not None:
                     return head
         return "$." + field if index is None else f"$.{field}[{index}]"
+
+    def step_path(self, steps: tuple[NextStep, ...], i: int) -> str:
+        """JSON path of next step ``i`` of ``steps`` in the source document.
+
+        A kind the source keeps in a place of its own is there (dotbot's ``$.intent``); the
+        other steps are entries of its shared list (``$.actions[j]``, ``j`` counted among them);
+        without a source table, ``$.next_steps[i]``.
+        """
+        src = self.source
+        if src is None:
+            return f"$.next_steps[{i}]"
+        kind = steps[i].kind
+        own = src.path(f"next_step.{kind}", sum(1 for st in steps[:i] if st.kind == kind))
+        if own is not None:
+            return own
+        j = sum(1 for st in steps[:i] if src.path(f"next_step.{st.kind}") is None)
+        return f"{self.path('next_steps')}[{j}]"
 
     def synthesized(self, target: DialectMap, field: str, message: str, index: int | None = None) -> None:
         """Report a value ``target`` requires and the source lacks (at the target's path)."""

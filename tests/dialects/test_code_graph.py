@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import envglot
 from envelopes import code_of, counts, json_values, objects, record, text
 from envglot import Kind
+from envglot.canonical import NextStep, Pagination
 from golden import cases
 
 from .golden_suite import GoldenSuite
@@ -182,3 +183,139 @@ def test_synthesized_request_id_does_not_depend_on_input_whitespace() -> None:
     loose = envglot.convert(json.dumps(doc, indent=2).encode(), to="code-graph", unsupported="ignore")
     tight = envglot.convert(json.dumps(doc, separators=(",", ":")).encode(), to="code-graph", unsupported="ignore")
     assert loose == tight
+
+
+def _write(env: envglot.Envelope, **context: Any) -> tuple[dict[str, Any], list[tuple[Kind, str, str]]]:
+    report = envglot.Report("ignore")
+    out = envglot.write(env, "code-graph", report=report, context=context or None)
+    assert envglot.validate(out, "code-graph") == []
+    return json.loads(out), [(d.kind, d.path, d.message) for d in report]
+
+
+@pytest.mark.parametrize(
+    ("steps", "written", "dropped"),
+    [
+        ((NextStep(kind="query", tool="a"),), ["a"], []),
+        ((NextStep(kind="query"),), None, ["$.next_steps[0]"]),
+        (
+            (NextStep(kind="intent", reason="r"), NextStep(kind="action", tool="b"), NextStep(kind="action")),
+            ["b"],
+            ["$.next_steps[0]", "$.next_steps[2]"],
+        ),
+    ],
+)
+def test_a_next_step_without_a_tool_is_left_out_and_reported(
+    steps: tuple[NextStep, ...], written: list[str] | None, dropped: list[str]
+) -> None:
+    doc, diags = _write(envglot.Envelope(ok=True, next_steps=steps))
+    suggestions = doc["data"]["meta"].get("nextQuerySuggestion")
+    assert (None if suggestions is None else [s["tool"] for s in suggestions]) == written
+    assert [p for k, p, m in diags if k is Kind.FIELD_DROPPED and "names no tool" in m] == dropped
+
+
+_DOTBOT_STEPS = (
+    b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":"s","data":{},'
+    b'"warnings":[],"errors":[],"audit":{"timestamp":"2026-01-02T13:57:00Z","duration_ms":1,"source":"x"},'
+    b'"intent":{"reason":"look first"},"actions":[{"id":"a","type":"suggestion","label":"A","tool":"t.a"},'
+    b'{"id":"b","type":"link","label":"Docs"}]}'
+)
+
+
+def test_steps_without_a_tool_are_reported_at_their_source_paths() -> None:
+    conv = envglot.conversion(_DOTBOT_STEPS, to="code-graph", unsupported="ignore")
+    assert [s["tool"] for s in json.loads(conv.output)["data"]["meta"]["nextQuerySuggestion"]] == ["t.a"]
+    dropped = [d.path for d in conv.diagnostics if d.kind is Kind.FIELD_DROPPED and "names no tool" in d.message]
+    assert dropped == ["$.intent", "$.actions[1]"]
+    assert envglot.convert(_DOTBOT_STEPS, to="code-graph", unsupported="ignore") == conv.output
+
+
+@pytest.mark.parametrize(
+    ("limits", "context", "written", "diag"),
+    [
+        (None, {}, {}, (Kind.SYNTHESIZED, "$.data.meta.limits")),
+        (None, {"limits": {"maxItems": 5}}, {"maxItems": 5}, (Kind.SYNTHESIZED, "$.data.meta.limits")),
+        (b'{"maxItems":3}', {}, {"maxItems": 3}, None),
+        (b"{}", {}, {}, None),
+        (b"null", {}, {}, (Kind.VALUE_COERCED, "$.limits")),
+        (b"5", {}, {"value": 5}, (Kind.PAYLOAD_WRAPPED, "$.limits")),
+    ],
+)
+def test_limits_is_an_object_and_a_missing_one_is_synthesized(
+    limits: bytes | None, context: dict[str, Any], written: dict[str, Any], diag: tuple[Kind, str] | None
+) -> None:
+    env = envglot.Envelope(ok=True, limits=None if limits is None else msgspec.Raw(limits))
+    doc, diags = _write(env, **context)
+    assert doc["data"]["meta"]["limits"] == written
+    assert [(k, p) for k, p, _ in diags if "limits" in p] == ([] if diag is None else [diag])
+
+
+@pytest.mark.parametrize(
+    ("pagination", "context", "has_more", "how"),
+    [
+        (Pagination(has_more=True), {}, True, None),
+        (Pagination(has_more=False, cursor="c2"), {}, False, None),
+        (Pagination(cursor="c2"), {}, True, "by rule"),  # a cursor names the next page
+        (Pagination(cursor="c2", offset=5, limit=5, total=10), {}, True, "by rule"),
+        (Pagination(offset=0, limit=5, total=10), {}, True, "by rule"),
+        (Pagination(offset=5, limit=5, total=10), {}, False, "by rule"),
+        (Pagination(offset=0, limit=5), {}, False, "by rule"),
+        (Pagination(total=10), {}, False, "by rule"),
+        (Pagination(total=10), {"pagination.has_more": True}, True, "from the caller"),
+    ],
+)
+def test_has_more_is_synthesized_when_the_source_does_not_say(
+    pagination: Pagination, context: dict[str, Any], has_more: bool, how: str | None
+) -> None:
+    doc, diags = _write(envglot.Envelope(ok=True, pagination=pagination), **context)
+    assert doc["data"]["meta"]["page"]["hasMore"] is has_more
+    synthesized = [m for k, p, m in diags if (k, p) == (Kind.SYNTHESIZED, "$.data.meta.page.hasMore")]
+    assert synthesized == ([] if how is None else [f"code-graph requires page.hasMore; wrote {has_more} ({how})"])
+
+
+@pytest.mark.parametrize(
+    ("pagination", "has_more"),
+    [(b'{"cursor":"c2","page_size":10}', True), (b'{"page_size":10,"total_count":3}', False)],
+)
+def test_a_response_v2_pagination_without_has_more(pagination: bytes, has_more: bool) -> None:
+    src = b'{"success":true,"data":{},"error":null,"meta":{"version":"response-v2","pagination":' + pagination + b"}}"
+    conv = envglot.conversion(src, to="code-graph", unsupported="ignore")
+    assert json.loads(conv.output)["data"]["meta"]["page"]["hasMore"] is has_more
+    assert (Kind.SYNTHESIZED, "$.data.meta.page.hasMore") in [(d.kind, d.path) for d in conv.diagnostics]
+    assert envglot.convert(src, to="code-graph", unsupported="ignore") == conv.output
+
+
+def _with_details(details: bytes) -> bytes:
+    return (
+        b'{"success":false,"data":{"tool":"t","version":"1.0","requestId":"r","generatedAt":"2026-01-10T12:00:00.000Z",'
+        b'"workspace":{"root":"/w","repoName":"w"},"result":{"error":{"code":"INVALID_INPUT","message":"m","details":'
+        + details
+        + b'}},"meta":{"approxTokens":0,"truncated":false,"limits":{}}}}'
+    )
+
+
+@pytest.mark.parametrize("details", [b'["x",1]', b'"text"', b"7", b"true"])
+@pytest.mark.parametrize(
+    ("target", "kind"),
+    [
+        ("code-graph", Kind.PAYLOAD_WRAPPED),
+        ("dotbot", Kind.PAYLOAD_WRAPPED),
+        ("response-v2", Kind.PAYLOAD_WRAPPED),
+        ("errorcode", Kind.FIELD_DROPPED),
+        ("result", None),  # error_data.details takes any JSON: carried as it is
+        ("problem-json", None),
+    ],
+)
+def test_non_object_details_are_read_verbatim_and_reported_where_a_target_changes_them(
+    details: bytes, target: str, kind: Kind | None
+) -> None:
+    """The reader keeps them (canonical ``details`` is any JSON); a writer reports wrapping or dropping them."""
+    data = _with_details(details)
+    assert envglot.read(data).problems[0].details == msgspec.Raw(details)
+    conv = envglot.conversion(data, to=target, unsupported="ignore")
+    kinds = [d.kind for d in conv.diagnostics if d.path == "$.data.result.error.details"]
+    if kind is None:
+        assert kinds == []
+        assert envglot.read(conv.output, from_=target).problems[0].details == msgspec.Raw(details)
+    else:
+        assert kinds == [kind]
+    assert envglot.validate(conv.output, target) == []

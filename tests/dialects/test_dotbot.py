@@ -299,3 +299,143 @@ class TestDotbot(GoldenSuite):
         env = Envelope(ok=True, next_steps=(NextStep(kind="query", tool="t"),))
         out = msgspec.json.decode(envglot.write(env, "dotbot", unsupported="ignore", context={"next_step.type": "x"}))
         assert out["actions"][0]["type"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("notice", "written", "synthesized"),
+    [
+        (Notice(message="plain"), "plain", False),
+        (Notice(message="m", code="FRONTMATTER_MISSING"), {"code": "FRONTMATTER_MISSING", "message": "m"}, False),
+        (Notice(message="m", path="a.md"), {"code": "WARNING", "message": "m", "path": "a.md"}, True),
+        (
+            Notice(message="m", context=msgspec.Raw(b'{"n":1}')),
+            {"code": "WARNING", "message": "m", "details": {"n": 1}},
+            True,
+        ),
+        (Notice(message="m", code=""), {"code": "", "message": "m"}, False),  # the source's own code, kept
+    ],
+)
+def test_a_warning_object_without_a_code_gets_a_synthesized_one(
+    notice: Notice, written: Any, synthesized: bool
+) -> None:
+    doc, diags = _write(Envelope(ok=True, summary="s", warnings=(Notice(message="first"), notice)))
+    assert doc["warnings"] == ["first", written]
+    said = "dotbot requires a code for a warning with a path or details; wrote 'WARNING' (by rule)"
+    assert [(d.kind, d.message) for d in diags if d.path == "$.warnings[1].code"] == (
+        [(Kind.SYNTHESIZED, said)] if synthesized else []
+    )
+
+
+def test_the_context_can_supply_a_warning_code() -> None:
+    env = Envelope(ok=True, summary="s", warnings=(Notice(message="m", path="a.md"),))
+    out = msgspec.json.decode(envglot.write(env, "dotbot", unsupported="ignore", context={"warning.code": "STALE"}))
+    assert out["warnings"] == [{"code": "STALE", "message": "m", "path": "a.md"}]
+
+
+def _step(kind: str, tool: str | None = None, **more: Any) -> NextStep:
+    return NextStep(kind=kind, tool=tool, **more)
+
+
+@pytest.mark.parametrize(
+    ("steps", "intent", "actions", "coerced"),
+    [
+        ((_step("intent", "a"),), "a", None, []),
+        ((_step("intent", "a"), _step("intent", "b")), "a", ["b"], ["$.next_steps[1]"]),
+        ((_step("action", "x"), _step("intent", "a"), _step("intent", "b")), "a", ["x", "b"], ["$.next_steps[2]"]),
+        (
+            (_step("intent", "a"), _step("intent", "b"), _step("intent", "c")),
+            "a",
+            ["b", "c"],
+            [f"$.next_steps[{i}]" for i in (1, 2)],
+        ),
+    ],
+)
+def test_dotbot_carries_one_intent_and_a_further_one_becomes_a_reported_action(
+    steps: tuple[NextStep, ...], intent: str, actions: list[str] | None, coerced: list[str]
+) -> None:
+    doc, diags = _write(Envelope(ok=True, summary="s", next_steps=steps))
+    assert doc["intent"]["recommended_next"] == intent
+    assert (None if "actions" not in doc else [a["tool"] for a in doc["actions"]]) == actions
+    assert [d.path for d in diags if d.kind is Kind.VALUE_COERCED] == coerced
+
+
+@pytest.mark.parametrize(
+    ("steps", "ids"),
+    [
+        ((_step("action", "a.b"), _step("action", "a.b")), ["a-b", "a-b-2"]),
+        ((_step("action", "a.b"), _step("action", "x", id="a-b")), ["a-b-2", "a-b"]),  # a later explicit id
+        (
+            (_step("action", "a.b"), _step("query", "a.b"), _step("action", "x", id="a-b-2")),
+            ["a-b", "a-b-3", "a-b-2"],
+        ),
+        ((_step("intent", "a.b", id="a-b"), _step("action", "a.b")), ["a-b"]),  # the intent's id is not written
+        ((_step("action", "a.b", id="mine"), _step("action", "mine")), ["mine", "mine-2"]),
+    ],
+)
+def test_a_synthesized_action_id_is_unique_in_the_document(steps: tuple[NextStep, ...], ids: list[str]) -> None:
+    doc, _ = _write(Envelope(ok=True, summary="s", next_steps=steps))
+    assert [a["id"] for a in doc["actions"]] == ids
+
+
+def test_a_dotbot_action_without_an_id_avoids_a_later_explicit_one() -> None:
+    case = next(c for c in cases("dotbot") if c.stem == "spec-5-actions")
+    doc = msgspec.json.decode(case.data)
+    doc["actions"] = [{"tool": "solution.structure"}, {**doc["actions"][0], "id": "solution-structure"}]
+    data = msgspec.json.encode(doc)
+    conv = envglot.conversion(data, to="dotbot", unsupported="ignore")
+    assert [a["id"] for a in msgspec.json.decode(conv.output)["actions"]] == [
+        "solution-structure-2",
+        "solution-structure",
+    ]
+    assert (Kind.SYNTHESIZED, "$.actions[0].id") in [(d.kind, d.path) for d in conv.diagnostics]
+    assert envglot.convert(data, to="dotbot", unsupported="ignore") == conv.output
+    assert envglot.validate(conv.output, "dotbot") == []
+
+
+@pytest.mark.parametrize(
+    ("step", "dropped"),
+    [
+        (_step("intent", "a", reason="r"), []),
+        (_step("intent", "a", label="Go"), ["$.next_steps[0].label"]),
+        (_step("intent", "a", id="i", type="suggestion"), ["$.next_steps[0].id", "$.next_steps[0].type"]),
+    ],
+)
+def test_what_an_intent_cannot_carry_is_reported(step: NextStep, dropped: list[str]) -> None:
+    doc, diags = _write(Envelope(ok=True, summary="s", next_steps=(step,)))
+    assert doc["intent"]["recommended_next"] == "a"
+    assert [d.path for d in diags if d.kind is Kind.FIELD_DROPPED] == dropped
+
+
+def _with_duration(ms: bytes) -> bytes:
+    return (
+        b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":"s","data":{},'
+        b'"warnings":[],"errors":[],"audit":{"timestamp":"2026-01-02T13:57:00Z","duration_ms":'
+        + ms
+        + b',"source":"x"}}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("ms", "whole", "exact"),
+    [
+        (b"78", 78, 78),
+        (b"12.5", 12, 12.5),  # half to even, as PowerShell's [int] cast rounds
+        (b"13.5", 14, 13.5),
+        (b"12.0", 12, 12.0),
+        (b"123456789012345678901234567890", 123456789012345678901234567890, 123456789012345678901234567890),
+    ],
+)
+def test_a_float_duration_is_read_exactly_and_rounding_is_reported(ms: bytes, whole: int, exact: int | float) -> None:
+    """The standard and the emitter say integer; a float is read as it is (validate reports it)."""
+    data = _with_duration(ms)
+    read = envglot.read(data).duration_ms
+    assert (read, type(read)) == (exact, type(exact))
+    assert bool(envglot.validate(data, "dotbot")) is isinstance(exact, float)
+    rounded = ["$.audit.duration_ms"] if isinstance(exact, float) else []
+    for target, member in (("dotbot", "audit.duration_ms"), ("errorcode", "meta.elapsed_ms")):
+        conv = envglot.conversion(data, to=target, unsupported="ignore")
+        outer, inner = member.split(".")
+        assert msgspec.json.decode(conv.output)[outer][inner] == whole
+        assert [d.path for d in conv.diagnostics if d.kind is Kind.VALUE_COERCED] == rounded
+    out = envglot.convert(data, to="response-v2", unsupported="ignore")
+    assert msgspec.json.decode(out)["meta"]["telemetry"]["duration_ms"] == exact

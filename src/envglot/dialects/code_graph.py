@@ -325,17 +325,31 @@ def _workspace(workspace: c.Workspace | None, ctx: Context, dmap: DialectMap) ->
 
 
 def _suggestions(next_steps: tuple[c.NextStep, ...], ctx: Context) -> list[Suggestion] | None:
-    """``meta.nextQuerySuggestion`` (``args`` an object: ``{}`` for none); ``None`` when empty."""
-    out = [
-        Suggestion(
-            tool=s.tool or "",
-            args=RAW_EMPTY_OBJECT
-            if s.args is None or s.args == RAW_NULL
-            else object_or_wrapped(s.args, ctx, "next_step.args", NAME, i),
-            reason=s.reason,
+    """``meta.nextQuerySuggestion`` (``args`` an object: ``{}`` for none); ``None`` when empty.
+
+    A suggestion is a call of a named tool: a step without a tool is left out (reported).
+    """
+    out: list[Suggestion] = []
+    for i, s in enumerate(next_steps):
+        if s.tool is None:
+            if ctx.report.collecting:
+                ctx.report.add(
+                    Kind.FIELD_DROPPED,
+                    ctx.step_path(next_steps, i),
+                    f"next step #{i + 1} ({s.kind}) names no tool, which a code-graph suggestion requires; left out",
+                    NAME,
+                )
+            continue
+        args = s.args
+        out.append(
+            Suggestion(
+                tool=s.tool,
+                args=RAW_EMPTY_OBJECT
+                if args is None or args == RAW_NULL
+                else object_or_wrapped(args, ctx, "next_step.args", NAME, i),
+                reason=s.reason,
+            )
         )
-        for i, s in enumerate(next_steps)
-    ]
     return out or None
 
 
@@ -365,15 +379,38 @@ def _generated_at(stamp: str | None, ctx: Context, dmap: DialectMap) -> str:
     return stamp if stamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt")
 
 
-def _page(pagination: c.Pagination | None, ctx: Context) -> Page | None:
+def _page(pagination: c.Pagination | None, ctx: Context, dmap: DialectMap) -> Page | None:
+    """``meta.page``: ``hasMore`` is required (synthesized when the source does not say)."""
     pg = pagination
     if pg is None:
         return None
-    return Page(has_more=bool(pg.has_more), cursor=pg.cursor, total=count_for(pg.total, ctx, "pagination.total", NAME))
+    has_more = (
+        pg.has_more
+        if pg.has_more is not None
+        else ctx.synth_value(dmap, "pagination.has_more", "page.hasMore", _more(pg))
+    )
+    return Page(has_more=has_more, cursor=pg.cursor, total=count_for(pg.total, ctx, "pagination.total", NAME))  # type: ignore[arg-type]
 
 
-def _limits(limits: Raw | None) -> Raw:
-    return limits if limits is not None else RAW_EMPTY_OBJECT
+def _more(pg: c.Pagination) -> bool:
+    """``hasMore`` by rule: true with a cursor (it names the next page), else ``offset + limit <
+    total`` when all three are known, else false."""
+    if pg.cursor is not None:
+        return True
+    if pg.offset is not None and pg.limit is not None and pg.total is not None:
+        return pg.offset + pg.limit < pg.total
+    return False
+
+
+def _limits(limits: Raw | None, ctx: Context, dmap: DialectMap) -> Raw:
+    """``meta.limits``, an object: ``{}`` when the source has none (synthesized) or ``null``
+    (coerced); any other non-object is wrapped (reported)."""
+    if limits is None:
+        return Raw(_ENC.encode(ctx.synth_value(dmap, "limits", "meta.limits", {})))
+    if limits == RAW_NULL:
+        ctx.report.add(Kind.VALUE_COERCED, ctx.path("limits"), "null meta.limits written as {}", NAME)
+        return RAW_EMPTY_OBJECT
+    return object_or_wrapped(limits, ctx, "limits", NAME)
 
 
 def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
@@ -404,7 +441,7 @@ WRITING = Writing(
     Let("rid", _data_request_id),
     Let("generated_at", _generated_at),
     Let("page", _page),
-    Let("limits_object", _limits, pure=True),
+    Let("limits_object", _limits),
     Move("stated_tokens", "token_estimate"),  # for finish: the hub binds only canonical fields a step reads
     Build.of(
         "meta",

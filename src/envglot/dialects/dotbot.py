@@ -217,25 +217,25 @@ def _slug(tool: str | None) -> str:
     return _NON_SLUG.sub("-", (tool or "").lower()).strip("-") or "action"
 
 
-def _action(st: c.NextStep, i: int, before: list[Action], dmap: DialectMap, ctx: Context) -> Action:
+def _action(st: c.NextStep, i: int, taken: set[str], dmap: DialectMap, ctx: Context) -> Action:
     """The dotbot action of a next step; ``id``/``type``/``label`` it lacks are synthesized.
 
     The standard defines an action by all six fields. Rules (``[synthesize]`` in
     ``mappings/dotbot.toml``): ``type`` the constant (``"suggestion"``), ``label`` the
     template with ``{tool}``, ``id`` the template with ``{slug}`` (the tool in lower kebab
-    case), suffixed ``-2``, ``-3``, ... when an earlier action already has that id.
+    case), suffixed ``-2``, ``-3``, ... while ``taken`` (the ids of the document's other
+    actions) has it; the id chosen is added to ``taken``.
     """
     tool = st.tool or ""
     aid, atype, label = st.id, st.type, st.label
     if aid is None:
-        rule = str(dmap.synthesize["next_step.id"]).format(slug=_slug(st.tool), tool=tool)
-        taken = {a.id for a in before}
+        rule = base = str(dmap.synthesize["next_step.id"]).format(slug=_slug(st.tool), tool=tool)
         n = 1
-        base = rule
         while rule in taken:
             n += 1
             rule = f"{base}-{n}"
         aid = str(ctx.synth_value(dmap, "next_step.id", "an action id", rule, i))
+        taken.add(aid)
     if atype is None:
         atype = str(ctx.synth_value(dmap, "next_step.type", "an action type", None, i))
     if label is None:
@@ -275,13 +275,16 @@ def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, 
     ]
 
 
-def _notices(warnings: tuple[c.Notice, ...], ctx: Context) -> list[str | Issue]:
-    """A bare message as a plain string, anything more as an ``Issue``."""
+def _notices(warnings: tuple[c.Notice, ...], ctx: Context, dmap: DialectMap) -> list[str | Issue]:
+    """A bare message as a plain string, anything more as an ``Issue``, whose required ``code``
+    is synthesized (reported) when the warning has none."""
     return [
         w.message
         if w.code is None and w.path is None and w.context is None
         else Issue(
-            code=w.code or "WARNING",
+            code=w.code
+            if w.code is not None
+            else str(ctx.synth_value(dmap, "warning.code", "a code for a warning with a path or details", None, j)),
             message=w.message,
             path=w.path,
             details=raw_or_absent(object_or_wrapped(w.context, ctx, "warning.context", NAME, j)),
@@ -297,16 +300,48 @@ class _Next(NamedTuple):
 
 def _next(next_steps: tuple[c.NextStep, ...], ctx: Context, dmap: DialectMap) -> _Next:
     """The first intent as ``intent``, every other step as an action (in one pass: what each
-    reports stays in the order of the steps)."""
+    reports stays in the order of the steps).
+
+    dotbot carries one intent: a further one is written as an action (reported as
+    ``value_coerced``). A synthesized action id differs from every id of the document's
+    actions, those of later actions included.
+    """
+    if not next_steps:
+        return _Next(None, None)
+    first = next((i for i, st in enumerate(next_steps) if st.kind == "intent"), None)
+    taken = {st.id for i, st in enumerate(next_steps) if i != first and st.id is not None}
     intent = None
     actions: list[Action] = []
-    for st in next_steps:
-        if st.kind == "intent" and intent is None:
-            args = object_or_wrapped(st.args, ctx, "next_step.args", NAME)
-            intent = Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
-        else:
-            actions.append(_action(st, len(actions), actions, dmap, ctx))
+    for i, st in enumerate(next_steps):
+        if i == first:
+            intent = _intent(next_steps, i, ctx)
+            continue
+        if st.kind == "intent" and ctx.report.collecting:
+            ctx.report.add(
+                Kind.VALUE_COERCED,
+                ctx.step_path(next_steps, i),
+                f"dotbot carries one intent; next step #{i + 1} (intent) written as an action",
+                NAME,
+            )
+        actions.append(_action(st, len(actions), taken, dmap, ctx))
     return _Next(intent, actions or None)
+
+
+def _intent(next_steps: tuple[c.NextStep, ...], i: int, ctx: Context) -> Intent:
+    """``intent``: the step's tool, reason and args; an ``id``, ``type`` or ``label`` has no
+    place in it (reported)."""
+    st = next_steps[i]
+    if ctx.report.collecting:
+        for attr in ("id", "type", "label"):
+            if getattr(st, attr) is not None:
+                ctx.report.add(
+                    Kind.FIELD_DROPPED,
+                    f"{ctx.step_path(next_steps, i)}.{attr}",
+                    f"the {attr} of next step #{i + 1} (intent) has no place in dotbot's intent",
+                    NAME,
+                )
+    args = object_or_wrapped(st.args, ctx, "next_step.args", NAME)
+    return Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
 
 
 def _summary(summary: str | None, failures: tuple[c.Problem, ...], ctx: Context, dmap: DialectMap) -> str:
