@@ -381,7 +381,7 @@ def problem_message(
     if p.message:
         return p.message
     msg = summary or fallback
-    if msg != p.message:
+    if msg != p.message and ctx.report.collecting:
         ctx.synthesized(
             target, "problem.message", f"{target.name} requires an error message; wrote {quoted(msg)}", index
         )
@@ -391,7 +391,8 @@ def problem_message(
 def missing_problem(summary: str | None, ctx: Context, target: DialectMap) -> Problem:
     """The problem a writer emits for a failure that names none (fallback category), reported."""
     category = ctx.mappings.unknown_category
-    ctx.synthesized(target, "problems", f"failure without an error object; wrote category {category!r}")
+    if ctx.report.collecting:
+        ctx.synthesized(target, "problems", f"failure without an error object; wrote category {category!r}")
     return Problem(category=category, message=summary or "failed")
 
 

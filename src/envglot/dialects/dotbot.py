@@ -349,7 +349,8 @@ def _summary(summary: str | None, failures: tuple[c.Problem, ...], ctx: Context,
     if summary is not None:
         return summary
     summary = (failures[0].message or "Failed.") if failures else "Completed."
-    ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {quoted(summary)}")
+    if ctx.report.collecting:
+        ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {quoted(summary)}")
     return summary
 
 
