@@ -11,6 +11,7 @@ import pytest
 import envglot
 from envglot import Converter, EnvglotError, ParseError, UnknownDialectError, UnsupportedError
 from envglot.dialects import WRITABLE
+from envglot.options import UNSET
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*/*.json"))
 CASES = [(p, to) for p in EXAMPLES for to in WRITABLE]
@@ -142,6 +143,26 @@ def test_one_shot_calls_share_a_pipeline_per_options() -> None:
     ctx = {"tool": "search"}  # a caller's dict may change between calls: never cached
     with_ctx = Options(unsupported="ignore", context=ctx)
     assert api._pipeline(None, "dotbot", with_ctx) is not api._pipeline(None, "dotbot", with_ctx)
+
+
+def test_one_shot_calls_are_keyed_by_their_own_arguments_too() -> None:
+    """Plain keyword calls skip option resolution: same arguments, same pipeline; an argument
+    equal to a valid one but of another type is still refused; overlays are resolved."""
+    from envglot import api
+    from envglot.mappings import mappings_for
+
+    doc = b'{"success": true, "data": {"n": 1}}'
+    envglot.convert(doc, to="result", strict=True, unsupported="ignore")
+    plain = [k for k in api._PIPELINES if k[0] is api._ARGUMENTS and k[1] == "result" and k[6] is True]
+    assert plain, "the call's own arguments key a pipeline"
+    p = api._PIPELINES[plain[0]]
+    assert api._one_shot("result", None, None, UNSET, "ignore", UNSET, UNSET, UNSET, True, UNSET) is p
+    with pytest.raises(EnvglotError, match="strict must be True or False, not 1"):
+        envglot.convert(doc, to="result", strict=1, unsupported="ignore")
+    with pytest.raises(EnvglotError, match="style must be"):
+        envglot.convert(doc, to="result", style=["pretty"])  # unhashable: resolved, and refused there
+    overlay = api._one_shot("result", None, None, UNSET, UNSET, [], UNSET, UNSET, UNSET, UNSET)
+    assert overlay.mappings is mappings_for([])
 
 
 def test_one_shot_context_is_read_on_every_call() -> None:

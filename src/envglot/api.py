@@ -19,7 +19,7 @@ from .excerpt import excerpt
 from .fields import _ENABLED as _COMPILED
 from .fields import bound_pair
 from .limits import MAX_DEPTH, check_input, check_text, encode_checked
-from .mappings import Mappings, mappings_for
+from .mappings import Mappings, default_mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level, Policy
 from .transport import unwrap_bytes, unwrap_jsonrpc
@@ -566,6 +566,57 @@ def _pipeline(from_: str | None, to: str, o: Options) -> _Pipeline:
 _PIPELINES: dict[tuple[Any, ...], _Pipeline] = {}
 """One-shot calls' pipelines by their options (``convert()`` then costs what a reused Converter does)."""
 _PIPELINES_MAX = 256
+_ARGUMENTS: Any = object()
+"""The first member of a ``_PIPELINES`` key made of a one-shot call's own arguments."""
+
+
+def _one_shot(
+    to: str,
+    from_: str | None,
+    options: Options | None,
+    preserve: Any,
+    unsupported: Any,
+    mappings: Any,
+    style: Any,
+    context: Any,
+    strict: Any,
+    max_depth: Any,
+) -> _Pipeline:
+    """The pipeline of a one-shot call (``convert``, ``conversion``): looked up by the call's own
+    arguments when they are plain values and the tables are the bundled ones (no ``options``,
+    ``mappings`` or ``context``: nothing to resolve), else by the resolved :class:`Options`
+    (:func:`_pipeline`). Both kinds of key live in ``_PIPELINES``."""
+    plain = options is None and mappings is UNSET and context is UNSET
+    if plain:
+        key = (  # True and 1 are equal keys, not equal options: the types go in too
+            _ARGUMENTS, to, from_, preserve, unsupported, style, strict, max_depth,
+            type(preserve), type(unsupported), type(style), type(strict), type(max_depth),
+        )  # fmt: skip
+        try:
+            p = _PIPELINES.get(key)
+        except TypeError:  # an unhashable argument: resolve() names what is wrong with it
+            plain = False
+        else:
+            if p is not None and p.mappings is default_mappings():
+                return p
+    o = resolve(
+        options,
+        preserve=preserve,
+        unsupported=unsupported,
+        mappings=mappings,
+        style=style,
+        context=context,
+        strict=strict,
+        max_depth=max_depth,
+    )
+    p = _pipeline(from_, to, o)
+    if plain and o.context is None:
+        if len(_PIPELINES) >= _PIPELINES_MAX:
+            _PIPELINES.clear()
+        _PIPELINES[key] = p
+    return p
+
+
 _BACK_PIPELINES: dict[tuple[Any, ...], _Pipeline] = {}
 """The write-back pipelines of ``preserve`` (see :meth:`_Pipeline._back`)."""
 
@@ -588,17 +639,7 @@ def conversion(
 
     Same arguments as :func:`convert`; the output is always bytes.
     """
-    o = resolve(
-        options,
-        preserve=preserve,
-        unsupported=unsupported,
-        mappings=mappings,
-        style=style,
-        context=context,
-        strict=strict,
-        max_depth=max_depth,
-    )
-    p = _pipeline(from_, to, o)
+    p = _one_shot(to, from_, options, preserve, unsupported, mappings, style, context, strict, max_depth)
     return p.run(_to_bytes(data), Report(p.policy))
 
 
@@ -638,17 +679,7 @@ def convert(
         UnknownDialectError: ``to`` or ``from_`` is not a dialect name.
         EnvglotError: an option has a bad value.
     """
-    o = resolve(
-        options,
-        preserve=preserve,
-        unsupported=unsupported,
-        mappings=mappings,
-        style=style,
-        context=context,
-        strict=strict,
-        max_depth=max_depth,
-    )
-    p = _pipeline(from_, to, o)
+    p = _one_shot(to, from_, options, preserve, unsupported, mappings, style, context, strict, max_depth)
     rep = p.report() if report is None else report
     return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)
 
