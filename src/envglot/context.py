@@ -416,10 +416,11 @@ def whole_ms(value: int | float | None, target: DialectMap, ctx: Context, what: 
     value = non_negative_ms(value, target, ctx, what)
     if isinstance(value, int):
         return value
-    ctx.report.add(
-        Kind.VALUE_COERCED,
-        ctx.path("duration_ms"),
-        f"{target.name} {what} is a whole number of milliseconds; {value} rounded",
-        target.name,
-    )
+    if ctx.report.collecting:
+        ctx.report.add(
+            Kind.VALUE_COERCED,
+            ctx.path("duration_ms"),
+            f"{target.name} {what} is a whole number of milliseconds; {value} rounded",
+            target.name,
+        )
     return round(value)

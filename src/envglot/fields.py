@@ -473,24 +473,23 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     body(1, set())
     u.emit("", 0)
     u.emit("def bind(ctx):", 0)
-    u.emit(f'"""{fn} for one context: the steps constant for it done once (``None``: cannot be)."""')
+    u.emit(f'"""{fn} for one context: tables looked up, constant steps done once (``None``: cannot be)."""')
+    wc = _Side(u, "w_", "w_dmap", dst.name, reading=False)
+    u.emit("try:")
+    head(2)
     if folded:
-        wc = _Side(u, "w_", "w_dmap", dst.name, reading=False)
-        head(1)
-        u.emit("try:")
         for f in defaults:
             u.emit(f"{f} = {_default(u, f)}", 2)
         _emit_steps(wc, writing.steps, keep=folded, indent=2)
-        u.emit("except Exception:")
-        u.emit("return None  # raised for every document: the unbound function raises it in order", 2)
+    u.emit("except Exception:")
+    u.emit("return None  # raised for every document: the unbound function raises it in order", 2)
+    if folded:
         names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
         u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
         u.emit("return None", 2)
-        u.emit(f"def {fn}_bound(buf):")
-        body(2, folded)
-        u.emit(f"return {fn}_bound")
-    else:
-        u.emit("return None")
+    u.emit(f"def {fn}_bound(buf):")
+    body(2, folded)
+    u.emit(f"return {fn}_bound")
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]
     return out

@@ -354,26 +354,20 @@ def _summary(summary: str | None, failures: tuple[c.Problem, ...], ctx: Context,
     return summary
 
 
-def _audit(
-    timestamp: str | None,
-    duration_ms: int | float | None,
-    source: str | None,
-    host: str | None,
-    request_id: str | None,
-    write_to: str | None,
-    ctx: Context,
-    dmap: DialectMap,
-) -> Audit:
-    """``audit``: ``timestamp`` (UTC), ``duration_ms`` and ``source`` are required (synthesized)."""
+def _audit_stamp(timestamp: str | None, ctx: Context, dmap: DialectMap) -> str:
+    """``audit.timestamp`` (required, UTC): the source's, converted to UTC, else synthesized."""
     stamp = timestamp_for(timestamp, ctx, dmap, "audit.timestamp", utc=True)
-    return Audit(
-        timestamp=stamp if stamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp"),  # type: ignore[arg-type]
-        duration_ms=whole_ms(duration_ms, dmap, ctx, "audit.duration_ms"),
-        source=source if source is not None else ctx.synth_value(dmap, "source", "audit.source"),  # type: ignore[arg-type]
-        host=host,
-        correlation_id=request_id,
-        write_to=write_to,
-    )
+    return stamp if stamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp")  # type: ignore[return-value]
+
+
+def _audit_ms(duration_ms: int | float | None, ctx: Context, dmap: DialectMap) -> int:
+    """``audit.duration_ms`` (required): whole milliseconds, else synthesized."""
+    return whole_ms(duration_ms, dmap, ctx, "audit.duration_ms")
+
+
+def _audit_source(source: str | None, ctx: Context, dmap: DialectMap) -> str:
+    """``audit.source`` (required): the source's, else synthesized."""
+    return source if source is not None else ctx.synth_value(dmap, "source", "audit.source")  # type: ignore[return-value]
 
 
 def _tool(tool: str | None, ctx: Context, dmap: DialectMap) -> str:
@@ -396,7 +390,19 @@ WRITING = Writing(
     Let("notices", _notices),
     Let("next", _next),
     Let("summary_text", _summary),
-    Let("audit", _audit),
+    Let("audit_stamp", _audit_stamp),  # the synthesized parts are steps of their own: constant
+    Let("audit_ms", _audit_ms),  # for a source without them, a fused path runs them once
+    Let("audit_source", _audit_source),
+    Build.of(
+        "audit",
+        Audit,
+        timestamp="audit_stamp",
+        duration_ms="audit_ms",
+        source="audit_source",
+        host="host",
+        correlation_id="request_id",
+        write_to="write_to",
+    ),
     Let("tool_name", _tool),
     Let("version", _version),
     Let("status", _status, pure=True),
