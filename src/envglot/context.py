@@ -258,7 +258,8 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                     ctx.dropped("next_steps", name, None, what)
                 continue
             if where is not None and f"next_step.{st.kind}" not in carried:
-                ctx.report.add(Kind.FIELD_DROPPED, where, f"{what} is written as a plain next step in {name}", name)
+                said = f"{what}: {name} has no place for its kind; it can only be a plain next step there"
+                ctx.report.add(Kind.FIELD_DROPPED, where, said, name)
             for s, key in plan.step:
                 if getattr(st, s) is not None:
                     ctx.dropped(key, name, j)
