@@ -44,6 +44,24 @@ def test_readme_starts_with_two_setup_commands() -> None:
     assert "pytest" in lines[1]
 
 
+def test_readme_main_job_converts_every_bundled_example(tmp_path: Path) -> None:
+    """The README's first command, after its install: the installed ``envglot`` migrates every
+    bundled example with exit status 0 (nothing rejected)."""
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    first = re.search(r"```sh\n(.*?)```", README.read_text(), re.S).group(1).strip().splitlines()[0]  # type: ignore[union-attr]
+    job = shlex.split(first.rsplit("&& ", 1)[1])
+    assert job[:3] == ["envglot", "migrate", "examples"]
+    exe = shutil.which("envglot", path=str(Path(sys.executable).parent)) or "envglot"
+    job[job.index("--out") + 1] = str(tmp_path / "converted")
+    done = subprocess.run([exe, *job[1:], "-q"], cwd=DOCS.parent, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "converted" / ".envglot-rejects.jsonl").exists()
+
+
 def test_ci_runs_the_readme_test_command() -> None:
     import subprocess
 
