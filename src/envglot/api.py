@@ -582,7 +582,7 @@ def _one_shot(
     strict: Any,
     max_depth: Any,
 ) -> _Pipeline:
-    """The pipeline of a one-shot call (``convert``, ``conversion``): looked up by the call's own
+    """The pipeline of a call (``convert``, ``conversion``, ``Converter``): looked up by the call's own
     arguments when they are plain values and the tables are the bundled ones (no ``options``,
     ``mappings`` or ``context``: nothing to resolve), else by the resolved :class:`Options`
     (:func:`_pipeline`). Both kinds of key live in ``_PIPELINES``."""
@@ -774,17 +774,7 @@ class Converter:
         strict: bool = UNSET,
         max_depth: int = UNSET,
     ) -> None:
-        o = resolve(
-            options,
-            preserve=preserve,
-            unsupported=unsupported,
-            mappings=mappings,
-            style=style,
-            context=context,
-            strict=strict,
-            max_depth=max_depth,
-        )
-        self._p = _pipeline(from_, to, o)
+        self._p = _one_shot(to, from_, options, preserve, unsupported, mappings, style, context, strict, max_depth)
         self.from_ = self._p.src.name if self._p.src is not None else None
         self.to = self._p.dst.name
 

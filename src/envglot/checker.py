@@ -325,33 +325,6 @@ class Checker:
         elif not isinstance(v, str):
             self.add(path, f"expected a string or an object, got {type_name(v)}")
 
-    def optional(self, obj: dict[str, Any], key: str, path: str, kind: str) -> Any:
-        """An optional field (absent or null allowed)."""
-        return self.field(obj, key, path, kind, required=False, nullable=True)
-
-    def const(self, obj: dict[str, Any], key: str, path: str, value: str) -> None:
-        v = self.field(obj, key, path, "string")
-        if isinstance(v, str) and v != value:
-            self.add(join_path(path, key), f"must be {value!r}, got {v!r}")
-
-    def enum(self, obj: dict[str, Any], key: str, path: str, values: Sequence[str], *, required: bool = True) -> Any:
-        v = self.field(obj, key, path, "string", required=required, nullable=not required)
-        if isinstance(v, str) and v not in values:
-            self.add(join_path(path, key), f"must be one of {', '.join(map(repr, values))}, got {v!r}")
-            return MISSING
-        return v
-
-    def non_negative(self, obj: dict[str, Any], key: str, path: str, kind: str, *, required: bool = True) -> Any:
-        v = self.field(obj, key, path, kind, required=required, nullable=not required)
-        if isinstance(v, int | float | Decimal) and v < 0:
-            self.add(join_path(path, key), f"must not be negative, got {v}")
-        return v
-
-    def timestamp(self, obj: dict[str, Any], key: str, path: str, *, utc: bool) -> None:
-        v = self.field(obj, key, path, "string")
-        if isinstance(v, str):
-            self.timestamp_value(v, join_path(path, key), utc=utc)
-
     def timestamp_value(self, v: str, path: str, *, utc: bool) -> None:
         """Report a string that is not an ISO 8601 date-time with a zone (or not UTC when ``utc``)."""
         from .dialects._common import is_timestamp  # (the dialects package imports this module)
@@ -360,15 +333,6 @@ class Checker:
             self.add(path, f"expected an ISO 8601 date-time with a time zone, got {v!r}")
         elif utc and not (v.endswith("Z") or v.endswith("+00:00")):
             self.add(path, f"expected a UTC time stamp (ending in Z), got {v!r}")
-
-    def strings(self, obj: dict[str, Any], key: str, path: str) -> None:
-        """An optional array of strings."""
-        items = self.optional(obj, key, path, "array")
-        if isinstance(items, list):
-            p = join_path(path, key)
-            for i, s in enumerate(items):
-                if not isinstance(s, str):
-                    self.add(join_path(p, i), f"expected a string, got {type_name(s)}")
 
     def objects(self, obj: dict[str, Any], key: str, path: str, *, required: bool) -> list[tuple[str, dict[str, Any]]]:
         """The (path, object) entries of an array of objects; reports non-object entries."""
