@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import time
@@ -40,10 +41,14 @@ class SourceCounts(msgspec.Struct):
 
 class _Task(msgspec.Struct, frozen=True):
     source: str
-    kind: Literal["lines", "doc"]
+    kind: Literal["lines", "doc", "oversize"]
     data: bytes
+    """The records; for ``oversize`` the reason (UTF-8) a record too long to read is rejected."""
     first_line: int
+    """Line number of the first record (``oversize``: 0 for a ``.json`` document)."""
     style: str
+    size: int = 0
+    """``oversize``: the record's length in bytes (it is not in ``data``)."""
 
 
 class _ChunkResult(msgspec.Struct):
@@ -58,10 +63,15 @@ class _ChunkResult(msgspec.Struct):
     bytes_in: int
     internal: int = 0
     """Rejects caused by a bug in envglot (``error_type == "InternalError"``), not by the input."""
+    omitted: int = 0
+    """Rejects whose bytes are not in the rejects file (longer than ``max_record_bytes``)."""
     details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
     """Per record (line, or None for a document), in order: its diagnostics, and why it was rejected.
     Only from a ``Migrator(details=True)`` (``migrate(on_diagnostic=...)``)."""
 
+
+_NOT_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+"""A byte that makes a line a record (``bytes.strip`` removes all the others)."""
 
 _WORKER: Migrator | None = None
 
@@ -126,6 +136,14 @@ def _migrate_chunk(mig: Migrator, task: _Task) -> _ChunkResult:
     res = _ChunkResult(
         out=b"", rejects=[], counts={}, kinds={}, converted=0, passed=0, rejected=0, records=0, bytes_in=len(task.data)
     )
+    if task.kind == "oversize":
+        res.bytes_in = task.size
+        too_long = Outcome(
+            status="rejected", output=None, source=None, error=task.data.decode(), error_type="ParseError", path="$"
+        )
+        _account(mig, too_long, b"", res, task, task.first_line or None)
+        res.omitted = 1
+        return res
     if task.kind == "doc":
         body = task.data
         if not body.strip():
@@ -139,37 +157,46 @@ def _migrate_chunk(mig: Migrator, task: _Task) -> _ChunkResult:
         elif o.status == "passed":
             res.out = body
         return res
+    data = task.data
     buf = bytearray()
-    pieces = task.data.split(b"\n")
-    last = len(pieces) - 1
     lineno = task.first_line
-    for i, piece in enumerate(pieces):
-        if i == last:
-            if not piece:
-                break
-            term = b""
-        else:
-            term = b"\n"
-        body = piece
+    pos, n = 0, len(data)
+    while pos < n:
+        m = _NOT_BLANK.search(data, pos)  # blank lines are skipped at C speed and copied as they are
+        if m is None:
+            buf += data[pos:]
+            break
+        start = max(pos, data.rfind(b"\n", pos, m.start()) + 1)
+        if start > pos:
+            buf += data[pos:start]
+            lineno += data.count(b"\n", pos, start)
+        nl = data.find(b"\n", m.start())
+        end = n if nl < 0 else nl
+        piece = data[start:end]
+        body, term = piece, (b"" if nl < 0 else b"\n")
         if term and body.endswith(b"\r"):
             body = body[:-1]
             term = b"\r\n"
-        if not body.strip():
-            buf += piece + (b"\n" if i != last else b"")
-        else:
-            o = _tally(mig, body, res, task, lineno)
-            if o.status == "converted":
-                assert o.output is not None
-                buf += o.output + term
-            elif o.status == "passed":
-                buf += piece + (b"\n" if i != last else b"")
+        o = _tally(mig, body, res, task, lineno)
+        if o.status == "converted":
+            assert o.output is not None
+            buf += o.output + term
+        elif o.status == "passed":
+            buf += data[start : end + 1]
         lineno += 1
+        pos = end + 1
     res.out = bytes(buf)
     return res
 
 
 def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int | None) -> Outcome:
     o = mig.record(body)
+    _account(mig, o, body, res, task, line)
+    return o
+
+
+def _account(mig: Migrator, o: Outcome, body: bytes, res: _ChunkResult, task: _Task, line: int | None) -> None:
+    """Count one record's outcome into ``res`` (and its reject line, its details)."""
     res.records += 1
     if o.details:
         res.details.extend((line, d) for d in o.details)
@@ -195,11 +222,11 @@ def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int
         c.lossy += bool(o.diagnostics)
         for d in o.diagnostics:
             res.kinds[d["kind"]] = res.kinds.get(d["kind"], 0) + 1
-        res.rejects.append((line, reject_line(task.source, line, body, o)))
+        size = task.size if task.kind == "oversize" else None
+        res.rejects.append((line, reject_line(task.source, line, body, o, omitted=size)))
         if mig.details:
             message = o.error or "rejected"
             if o.path is not None:  # the reason without its "(at PATH)": the path is a field of its own
                 message = message.removesuffix(f" (at {o.path})")
             kind = o.error_type or "EnvglotError"
             res.details.append((line, RecordError(error_type=kind, path=o.path, message=message, dialect=o.source)))
-    return o
