@@ -333,3 +333,18 @@ def test_two_concurrent_runs_into_one_out(tmp_path: Path) -> None:
     assert b"Traceback" not in second.stderr
     rejects = (tmp_path / "out" / ".envglot-rejects.jsonl").read_bytes().splitlines()
     assert len(rejects) == 12  # 4 files x 3, none twice
+
+
+def test_blank_runs_end_where_the_first_non_blank_byte_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The windowed scan agrees with the plain definition, across window edges."""
+    import random
+
+    from envglot.migration import workers
+
+    monkeypatch.setattr(workers, "_WINDOW", 4)
+    rng = random.Random(23)
+    for _ in range(2000):
+        data = bytes(rng.choice(b" \t\n\r\x0b\x0cx{") for _ in range(rng.randrange(0, 40)))
+        pos = rng.randrange(0, len(data) + 1)
+        rest = data[pos:]
+        assert workers._blank_run(data, pos) == pos + len(rest) - len(rest.lstrip()), (data, pos)
