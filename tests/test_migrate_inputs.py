@@ -133,6 +133,27 @@ def test_cli_reports_each_skipped_file_and_exits_66(hostile_tree: Path, tmp_path
     assert b"Traceback" not in proc.stderr
 
 
+def test_links_named_on_the_command_line(tmp_path: Path) -> None:
+    """Named by the user, a link is followed anywhere; a loop or a dangling one is refused before any write."""
+    (tmp_path / "secret.jsonl").write_bytes(SECRET + b"\n")
+    (tmp_path / "named.jsonl").symlink_to(tmp_path / "secret.jsonl")
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "nowhere")
+    rep = migrate([tmp_path / "named.jsonl"], out=tmp_path / "out", jobs=1)
+    assert rep.converted == 1 and b"SECRET" in (tmp_path / "out" / "named.jsonl").read_bytes()
+    for name, why in [("loop.jsonl", "symbolic link loop"), ("dangling.jsonl", "dangling symbolic link")]:
+        with pytest.raises(MigrationError, match=why) as info:
+            migrate([tmp_path / name], out=tmp_path / "out2", jobs=1)
+        assert info.value.exit_code == 66 and not (tmp_path / "out2").exists()
+
+
+@pytest.mark.parametrize("bad", [{"max_record_bytes": 0}, {"max_gzip_ratio": 0}])
+def test_limits_must_be_positive(tmp_path: Path, bad: dict[str, int]) -> None:
+    with pytest.raises(MigrationError, match="must be positive") as info:
+        migrate([tmp_path], check=True, **bad)  # type: ignore[arg-type]
+    assert info.value.exit_code == 2
+
+
 def test_the_readers_never_follow_a_link_nor_wait_on_a_fifo(tmp_path: Path) -> None:
     """A file swapped for a FIFO or a link after the walk is refused when opened, at once."""
     os.mkfifo(tmp_path / "fifo")

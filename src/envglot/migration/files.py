@@ -198,9 +198,20 @@ def _walk(
                 unreadable.append(FileFailure(file=display(p), error=_read_error(err), exit_code=66))
         elif p.exists():
             raise MigrationError(f"{display(arg)}: not a regular file or directory", 66)
+        elif p.is_symlink():
+            why = "symbolic link loop" if _loops(p) else "dangling symbolic link"
+            raise MigrationError(f"{display(arg)}: {why}", 66)
         else:
             raise MigrationError(f"{display(arg)}: no such file or directory", 66)
     return jobs, unreadable
+
+
+def _loops(p: Path) -> bool:
+    try:
+        os.stat(p)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _job(p: Path, dst: Path | None, st: os.stat_result, src: Path) -> _Job:
