@@ -93,11 +93,11 @@ _Event = _Start | _Chunk | _End | _ReadFailure
 
 
 SMALL_READ = 256 * 1024
-"""A plain file at most this large (as walked) is read whole, with three system calls."""
+"""A plain file at most this large (as walked) is read whole, with a handful of system calls."""
 
 
 class _SmallFile:
-    """A small input read at once (``os.open``, one ``read``, ``close``): the stream interface
+    """A small input read at once (:func:`.inputs.open_fd`, one ``read``, ``close``): the stream interface
     ``_produce`` uses, without a buffered file object's extra calls (``fstat``, ``ioctl``, ``lseek``)."""
 
     def __init__(self, data: bytes) -> None:

@@ -113,12 +113,13 @@ def open_fd(path: str | os.PathLike[str]) -> int:
     Raises:
         OSError: it cannot be opened; :class:`InputRefusedError` when it is no regular file.
     """
+    # O_NONBLOCK: opening a FIFO does not wait for a writer; it has no effect on a regular
+    # file's reads (open(2)), so it is left set
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise InputRefusedError(f"{file_kind(mode)}, not a regular file")
-        os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
