@@ -133,6 +133,20 @@ def test_cli_reports_each_skipped_file_and_exits_66(hostile_tree: Path, tmp_path
     assert b"Traceback" not in proc.stderr
 
 
+@pytest.mark.skipif(ENVGLOT is None, reason="the envglot executable is not installed")
+def test_follow_symlinks_only_from_the_command_line(hostile_tree: Path, tmp_path: Path) -> None:
+    """A configuration file cannot widen what migrate reads; the flag on the command line can."""
+    assert ENVGLOT is not None
+    (tmp_path / "envglot.toml").write_text("[migrate]\nfollow-symlinks = true\n")
+    args = [ENVGLOT, "migrate", str(hostile_tree), "--out", str(tmp_path / "out"), "-q"]
+    refused = subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=60)
+    assert refused.returncode == 2 and b"follow-symlinks is taken from the command line only" in refused.stderr
+    assert not (tmp_path / "out").exists()
+    given = subprocess.run([*args, "--follow-symlinks"], cwd=tmp_path, capture_output=True, timeout=60)
+    assert given.returncode == 66, given.stderr  # the FIFO, the socket, the loops... are still skipped
+    assert b"SECRET-OUTSIDE-THE-TREE" in (tmp_path / "out" / "passwd.jsonl").read_bytes()
+
+
 def test_links_named_on_the_command_line(tmp_path: Path) -> None:
     """Named by the user, a link is followed anywhere; a loop or a dangling one is refused before any write."""
     (tmp_path / "secret.jsonl").write_bytes(SECRET + b"\n")

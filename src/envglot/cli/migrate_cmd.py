@@ -422,6 +422,10 @@ def migrate_command(
         raise click.UsageError("--check writes nothing; drop --out/--in-place")
     if not check and out is None and not in_place and inputs != ("-",):
         raise click.UsageError("say where the output goes: --out DIR, --in-place, or --check")
+    if follow_symlinks and ctx.get_parameter_source("follow_symlinks") is not click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError(
+            "follow-symlinks is taken from the command line only: a configuration file cannot widen what migrate reads"
+        )
     if engine == "local" and (scheduler is not None or workers is not None):
         raise click.UsageError("--scheduler/--workers need --engine dask")
     if not backup and not no_backup:
