@@ -291,11 +291,11 @@ def test_a_long_line_is_joined_in_linear_time() -> None:
     times = {}
     for mb in (8, 32):
         line = b"a" * (mb << 20)
-        best = min(_read_all(line + b"\n{}\n", 16 * 1024)[1] for _ in range(2))
+        best = min(_read_all(line + b"\n{}\n", 16 * 1024)[1] for _ in range(3))
         tasks, _ = _read_all(line + b"\n{}\n", 16 * 1024)
         assert [t.data for t in tasks] == [line + b"\n{}\n"]
         times[mb] = best
-    assert times[32] < 8 * times[8] + 0.05, times
+    assert times[32] < 8 * times[8] + 0.2, times  # quadratic: 16 times, seconds
 
 
 def test_an_over_long_line_is_counted_not_held() -> None:
@@ -310,7 +310,7 @@ def test_an_over_long_line_is_counted_not_held() -> None:
 
 
 def test_blank_lines_are_skipped_cheaply() -> None:
-    """16 MiB of blank lines: copied through in well under a second (a Python loop per line took ~5 s)."""
+    """2 x 16 MiB of blank lines: copied through in about 0.2 s (a Python loop per line took ~10 s)."""
     blank = b"\n" * (8 << 20) + b" \t\r\n" * (2 << 20)
     task = _Task("x.jsonl", "lines", blank + b"not json\n" + blank, 1, "compact")
     t0 = time.perf_counter()
@@ -318,7 +318,7 @@ def test_blank_lines_are_skipped_cheaply() -> None:
     elapsed = time.perf_counter() - t0
     assert res.out == blank + blank and res.rejected == 1
     assert res.rejects[0][0] == 1 + (8 << 20) + (2 << 20)  # the record's line number counts the blank lines
-    assert elapsed < 1.5, elapsed
+    assert elapsed < 2.5, elapsed
 
 
 # --------------------------------------------------------------------------- the --out lock
