@@ -310,7 +310,7 @@ def test_an_over_long_line_is_counted_not_held() -> None:
 
 
 def test_blank_lines_are_skipped_cheaply() -> None:
-    """2 x 16 MiB of blank lines: copied through in about 0.2 s (a Python loop per line took ~10 s)."""
+    """2 x 16 MiB of blank lines: copied through in about 0.2 s (the loop per line it replaces: 24 s)."""
     blank = b"\n" * (8 << 20) + b" \t\r\n" * (2 << 20)
     task = _Task("x.jsonl", "lines", blank + b"not json\n" + blank, 1, "compact")
     t0 = time.perf_counter()
