@@ -64,9 +64,9 @@ Exit codes:
   66   an input is missing, unreadable or skipped (not a regular file, a link
        loop, a link out of the tree, a gzip bomb); the others were still migrated
   74   an output, backup or the rejects file cannot be written
-  75   another migration is writing into the same --out (its lock is held)
   70   a bug in envglot: a worker process died (the file in progress is not
        written), or records were rejected as InternalError (the run completed)
+  75   another migration is writing into the same --out (its lock is held)
   130  interrupted (committed outputs are complete; nothing is half-written)
   141  stdout was closed by its reader (- without --out, e.g. | head)
 """
@@ -335,6 +335,7 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 @click.option(
     "--max-gzip-ratio",
     type=click.IntRange(min=1),
+    metavar="N",
     default=DEFAULT_MAX_GZIP_RATIO,
     show_default=True,
     help="Stop reading a .gz input that expands more than this many times (a decompression bomb).",
