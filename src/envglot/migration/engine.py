@@ -49,7 +49,7 @@ from .inputs import (
 from .lock import OutLock
 from .records import RecordError, _rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
-from .workers import SourceCounts, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _Task, _worker_init
+from .workers import SourceCounts, Task, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _worker_init
 
 # --------------------------------------------------------------------------- engine
 
@@ -77,7 +77,7 @@ class _End(msgspec.Struct):
 
 class _Chunk(msgspec.Struct):
     job: _Job
-    task: _Task
+    task: Task
     disk_pos: int
     """Input bytes read from the file (on disk) once this chunk was cut."""
 
@@ -628,7 +628,7 @@ class _Engine:
         self.done_disk = 0
         self.files_done = 0
 
-    def run(self, events: Iterator[_Event], submit: Callable[[_Task], Any], limit: int) -> None:
+    def run(self, events: Iterator[_Event], submit: Callable[[Task], Any], limit: int) -> None:
         """Submit chunks as the producer yields them (at most ``limit`` in flight), consume in order."""
         pending: deque[Any] = deque()
         in_flight = 0

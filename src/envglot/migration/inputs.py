@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from .workers import _Task
+from .workers import Task
 
 DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024
 """A record (JSON Lines line or ``.json`` document) longer than this is rejected unread."""
@@ -168,7 +168,7 @@ def _too_long(size: int, limit: int, whole: bool) -> str:
 
 
 class RecordReader:
-    """Cuts one input stream into :class:`~envglot.migration.workers._Task` s, in bounded memory.
+    """Cuts one input stream into tasks (:class:`~envglot.migration.workers.Task`), in bounded memory.
 
     JSON Lines become chunks of whole lines of about ``read_size``; an unfinished line is
     kept as a list of blocks and joined once (linear in its length). A line longer than
@@ -195,14 +195,14 @@ class RecordReader:
         """Line terminators read so far."""
         return self.line - self.first_line
 
-    def __iter__(self) -> Iterator[_Task]:
+    def __iter__(self) -> Iterator[Task]:
         return self._document() if self.doc else self._lines()
 
-    def _oversize(self, size: int, whole: bool, line: int | None) -> _Task:
+    def _oversize(self, size: int, whole: bool, line: int | None) -> Task:
         reason = _too_long(size, self.max_record, whole)
-        return _Task(self.source, "oversize", reason.encode(), 0 if line is None else line, self.style, size)
+        return Task(self.source, "oversize", reason.encode(), 0 if line is None else line, self.style, size)
 
-    def _document(self) -> Iterator[_Task]:
+    def _document(self) -> Iterator[Task]:
         parts: list[bytes] = []
         n = 0
         while block := self.fh.read(self.read_size):
@@ -211,9 +211,9 @@ class RecordReader:
                 yield self._oversize(self.max_record, False, None)
                 return
             parts.append(block)
-        yield _Task(self.source, "doc", b"".join(parts), 1, self.style)
+        yield Task(self.source, "doc", b"".join(parts), 1, self.style)
 
-    def _lines(self) -> Iterator[_Task]:
+    def _lines(self) -> Iterator[Task]:
         pending: list[bytes] = []  # the unfinished last line, in blocks (joined once)
         held = 0
         over = -1  # while an over-long line is read past: its bytes so far
@@ -247,7 +247,7 @@ class RecordReader:
         elif pending:
             yield from self._complete(b"".join(pending))
 
-    def _complete(self, region: bytes) -> Iterator[_Task]:
+    def _complete(self, region: bytes) -> Iterator[Task]:
         """Tasks for whole lines (the last may lack its terminator at the end of the input)."""
         if not region:
             return
@@ -268,7 +268,7 @@ class RecordReader:
             return
         yield from self._complete_short(region)
 
-    def _complete_short(self, region: bytes) -> Iterator[_Task]:
-        task = _Task(self.source, "lines", region, self.line, self.style)
+    def _complete_short(self, region: bytes) -> Iterator[Task]:
+        task = Task(self.source, "lines", region, self.line, self.style)
         self.line += region.count(b"\n")
         yield task

@@ -39,7 +39,9 @@ class SourceCounts(msgspec.Struct):
         self.unwrapped += other.unwrapped
 
 
-class _Task(msgspec.Struct, frozen=True):
+class Task(msgspec.Struct, frozen=True):
+    """One piece of work for a worker: whole JSON Lines, a document, or a record too long to read."""
+
     source: str
     kind: Literal["lines", "doc", "oversize"]
     data: bytes
@@ -121,13 +123,13 @@ def _die_with_parent() -> None:
         return
 
 
-def _run_task(task: _Task) -> _ChunkResult:
+def _run_task(task: Task) -> _ChunkResult:
     """Worker entry point: migrate one chunk with this process's Migrator."""
     assert _WORKER is not None, "worker not initialised"
     return _migrate_chunk(_WORKER, task)
 
 
-def _migrate_chunk(mig: Migrator, task: _Task) -> _ChunkResult:
+def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
     if mig._test_delay:
         time.sleep(mig._test_delay)
     res = _ChunkResult(
@@ -210,13 +212,13 @@ def _blank_run(data: bytes, pos: int) -> int:
             pos += _WINDOW
 
 
-def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int | None) -> Outcome:
+def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> Outcome:
     o = mig.record(body)
     _account(mig, o, body, res, task, line)
     return o
 
 
-def _account(mig: Migrator, o: Outcome, body: bytes, res: _ChunkResult, task: _Task, line: int | None) -> None:
+def _account(mig: Migrator, o: Outcome, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> None:
     """Count one record's outcome into ``res`` (and its reject line, its details)."""
     res.records += 1
     if o.details:
