@@ -384,3 +384,12 @@ def test_blank_runs_end_where_the_first_non_blank_byte_is(monkeypatch: pytest.Mo
         pos = rng.randrange(0, len(data) + 1)
         rest = data[pos:]
         assert workers._blank_run(data, pos) == pos + len(rest) - len(rest.lstrip()), (data, pos)
+
+
+def test_the_lock_is_never_taken_through_a_link(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "elsewhere").write_text("keep\n")
+    (tmp_path / "out" / LOCK_NAME).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(MigrationError, match="through the symbolic link") as info:
+        migrate([tmp_path / "elsewhere"], out=tmp_path / "out", jobs=1)
+    assert info.value.exit_code == 74 and (tmp_path / "elsewhere").read_text() == "keep\n"
