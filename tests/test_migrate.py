@@ -8,7 +8,6 @@ import json
 import os
 import pickle
 import re
-import signal
 import stat
 import sys
 from pathlib import Path
@@ -362,33 +361,6 @@ def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_fifo_among_the_inputs_is_read_as_a_stream(tmp_path: Path) -> None:
-    """A FIFO is not a regular file: it is never read whole by size (which would wait for a second writer)."""
-    import threading
-
-    (tmp_path / "in").mkdir()
-    fifo = tmp_path / "in" / "pipe.jsonl"
-    os.mkfifo(fifo)
-    line = legacy_variant(0) + b"\n"
-
-    def writer() -> None:
-        with open(fifo, "wb") as fh:
-            fh.write(line * 3)
-
-    t = threading.Thread(target=writer, daemon=True)
-    t.start()
-    old = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("the run hung on a FIFO")))
-    signal.alarm(20)
-    try:
-        rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-    t.join(5)
-    # read as a stream, as before: converted, or refused as unreadable (a pipe has no position): never a hang
-    assert rep.converted == 3 or [f.exit_code for f in rep.failed] == [66], rep
-
-
 def test_in_place_with_backup_restores_exactly(tmp_path: Path) -> None:
     corpus = make_corpus(tmp_path / "in")
     original = _outputs(tmp_path / "in")
@@ -558,12 +530,14 @@ def test_walked_names_are_spelled_as_pathlib_spells_them(
         (tmp_path / rel).write_bytes(b"{}\n")
     (tmp_path / "in").mkdir()
     (tmp_path / "sub" / "link").symlink_to(tmp_path / "sub" / "deeper")  # a linked directory is not entered
-    (tmp_path / "broken.jsonl").symlink_to(tmp_path / "nowhere")  # nor is a dangling link read
+    (tmp_path / "broken.jsonl").symlink_to(tmp_path / "nowhere")  # nor is a dangling link read: it is reported
     monkeypatch.chdir(tmp_path)
     arg = spelling.format(tmp=tmp_path)
     jobs, bad = _walk([arg], None, ("*.json", "*.jsonl"), (), set(), None)
     root = Path(arg)
-    assert not bad
+    assert [(b.file, b.error, b.exit_code) for b in bad] == [
+        (str(root / "broken.jsonl"), "dangling symbolic link: skipped", 66)
+    ]
     assert [j.name for j in jobs] == [str(root / r) for r in ("a.jsonl", "sub/b.jsonl", "sub/deeper/c.json")]
     assert all(j.size == 3 and j.perm == (tmp_path / "a.jsonl").stat().st_mode & 0o7777 for j in jobs)
 

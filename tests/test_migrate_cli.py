@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import envglot
-from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_BATCH_ENV, TEST_DELAY_ENV
+from envglot.migration import LOCK_NAME, REJECTS_NAME, TEMP_PREFIX, TEST_BATCH_ENV, TEST_DELAY_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
 from migrate_corpus import legacy_variant, make_corpus
@@ -249,10 +249,11 @@ def test_sigkill_leaves_no_partial_output(tmp_path: Path) -> None:
     left = tree(tmp_path / "out", temps=True)
     temps = [k for k in left if Path(k).name.startswith(TEMP_PREFIX)]
     assert temps, "the kill did not land mid-file"
+    assert left.pop(LOCK_NAME) == f"{proc.pid}\n".encode()  # the dead run's lock is left behind ...
     for rel, data in left.items():
         if rel not in temps:
             assert data == expected[rel], f"{rel} is not a complete output"
-    # the next run ignores and removes the leftovers, and completes the tree
+    # ... and taken over: the next run ignores and removes the leftovers, and completes the tree
     again = run(tmp_path / "in", "--out", tmp_path / "out", "--rejects", tmp_path / "rejects.jsonl")
     assert again.returncode == 1, again.stderr
     assert tree(tmp_path / "out", temps=True) == expected

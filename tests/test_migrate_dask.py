@@ -28,7 +28,7 @@ pytest.importorskip("dask", reason="the dask extra is not installed (pip install
 pytest.importorskip("distributed", reason="the dask extra is not installed (pip install 'envglot[dask]')")
 fsspec = pytest.importorskip("fsspec", reason="the dask extra is not installed (pip install 'envglot[dask]')")
 
-from envglot.migration import REJECTS_NAME, TEST_DELAY_ENV, dask_engine, migrate  # noqa: E402
+from envglot.migration import LOCK_NAME, REJECTS_NAME, TEST_DELAY_ENV, dask_engine, migrate  # noqa: E402
 from envglot.migration.fs import DASK_TEMP_PREFIX  # noqa: E402
 from envglot.migration.partitions import FileSpec, plan  # noqa: E402
 
@@ -367,6 +367,7 @@ def test_sigkilled_client_then_rerun_exactly_once(archive: Any, tmp_path: Path) 
     p.kill()
     p.wait(10)
     partial = _tree(out)
+    assert partial.pop(LOCK_NAME) == f"{p.pid}\n".encode()  # the dead client's lock, taken over by the re-run
     assert {k for k in partial if DASK_TEMP_PREFIX not in k} != set(ref_tree)  # killed mid-run
     assert all(ref_tree[k] == v for k, v in partial.items() if DASK_TEMP_PREFIX not in k and k != REJECTS_NAME)
     again = subprocess.run([*argv, "--scheduler", "synchronous", "-q"], capture_output=True, timeout=60)

@@ -20,6 +20,8 @@ from ..errors import EnvglotError
 from ..excerpt import MESSAGE_LIMIT, excerpt
 from ..migration import (
     DEFAULT_CHUNK_BYTES,
+    DEFAULT_MAX_GZIP_RATIO,
+    DEFAULT_MAX_RECORD_BYTES,
     EX_INTERRUPTED,
     EX_SOFTWARE,
     UNDETECTED,
@@ -59,19 +61,26 @@ Exit codes:
   1    some records rejected (see --rejects), or --check found work to do
   2    usage error
   65   --max-errors exceeded: the run stopped early
-  66   an input is missing or unreadable (other files were still migrated)
+  66   an input is missing, unreadable or skipped (not a regular file, a link
+       loop, a link out of the tree, a gzip bomb); the others were still migrated
   74   an output, backup or the rejects file cannot be written
   70   a bug in envglot: a worker process died (the file in progress is not
        written), or records were rejected as InternalError (the run completed)
+  75   another migration is writing into the same --out (its lock is held)
   130  interrupted (committed outputs are complete; nothing is half-written)
   141  stdout was closed by its reader (- without --out, e.g. | head)
 """
 
-_SUFFIXES = {"": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
+_SUFFIXES = {
+    "": 1,
+    **{u: 1024 for u in ("k", "kb", "kib")},
+    **{u: 1024**2 for u in ("m", "mb", "mib")},
+    **{u: 1024**3 for u in ("g", "gb", "gib")},
+}
 
 
 class _Size(click.ParamType):
-    """A byte count: ``4194304``, ``512K``, ``4M``/``4MiB``."""
+    """A byte count: ``4194304``, ``512K``, ``4M``/``4MiB``, ``1G``."""
 
     name = "size"
 
@@ -79,10 +88,10 @@ class _Size(click.ParamType):
         if isinstance(value, int):
             return value
         s = str(value).strip().lower()
-        num = s.rstrip("kmib")
+        num = s.rstrip("kmgib")
         unit = s[len(num) :]
         if unit not in _SUFFIXES or not num.isdigit() or int(num) < 1:
-            self.fail(f"{value!r} is not a size such as 4194304, 512K or 4M", param, ctx)
+            self.fail(f"{value!r} is not a size such as 4194304, 512K, 4M or 1G", param, ctx)
         return int(num) * _SUFFIXES[unit]
 
 
@@ -313,6 +322,25 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     help="JSON Lines chunk handed to a worker, in whole lines (default 1M); bounds memory with --jobs.",
 )
 @click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="Follow links found in directories to files anywhere (default: only to files inside the input tree).",
+)
+@click.option(
+    "--max-record-bytes",
+    type=_Size(),
+    default=DEFAULT_MAX_RECORD_BYTES,
+    help="Reject a record (line or .json document) longer than this, unread (default 64M).",
+)
+@click.option(
+    "--max-gzip-ratio",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=DEFAULT_MAX_GZIP_RATIO,
+    show_default=True,
+    help="Stop reading a .gz input that expands more than this many times (a decompression bomb).",
+)
+@click.option(
     "--engine",
     type=click.Choice(["local", "dask"]),
     default="local",
@@ -362,6 +390,9 @@ def migrate_command(
     style: str,
     max_errors: int | None,
     chunk_size: int,
+    follow_symlinks: bool,
+    max_record_bytes: int,
+    max_gzip_ratio: int,
     engine: str,
     scheduler: str | None,
     workers: int | None,
@@ -392,6 +423,10 @@ def migrate_command(
         raise click.UsageError("--check writes nothing; drop --out/--in-place")
     if not check and out is None and not in_place and inputs != ("-",):
         raise click.UsageError("say where the output goes: --out DIR, --in-place, or --check")
+    if follow_symlinks and ctx.get_parameter_source("follow_symlinks") is not click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError(
+            "follow-symlinks is taken from the command line only: a configuration file cannot widen what migrate reads"
+        )
     if engine == "local" and (scheduler is not None or workers is not None):
         raise click.UsageError("--scheduler/--workers need --engine dask")
     if not backup and not no_backup:
@@ -433,6 +468,9 @@ def migrate_command(
             ),
             max_errors=max_errors,
             chunk_bytes=chunk_size,
+            follow_symlinks=follow_symlinks,
+            max_record_bytes=max_record_bytes,
+            max_gzip_ratio=max_gzip_ratio,
             progress=line,
             engine=engine,
             scheduler=scheduler,

@@ -12,8 +12,10 @@ Two layers (``docs/migration.md``):
   them, replacing that file's rejects of an earlier run, and returns a :class:`MigrationReport`.
 
 Modules: ``constants`` (names and limits), ``records`` (the per-record layer),
-``workers`` (the process-pool side), ``files`` (inputs, atomic outputs, backups, rejects),
-``report`` (the summary) and ``engine`` (:func:`migrate`).
+``workers`` (the process-pool side), ``inputs`` (which inputs are read, and how: special
+files, links, record and gzip limits — for both engines), ``files`` (the walk, atomic
+outputs, backups, rejects), ``lock`` (one run per ``--out``), ``report`` (the summary) and
+``engine`` (:func:`migrate`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from .constants import (
     DEFAULT_CHUNK_BYTES,
     DEFAULT_INCLUDE,
     EX_INTERRUPTED,
+    EX_LOCKED,
     EX_SOFTWARE,
+    LOCK_NAME,
     REJECTS_NAME,
     TEMP_PREFIX,
     TEST_BATCH_ENV,
@@ -31,6 +35,7 @@ from .constants import (
 )
 from .engine import migrate
 from .files import BackupExistsError, MigrationError, clean_stale_temps
+from .inputs import DEFAULT_MAX_GZIP_RATIO, DEFAULT_MAX_RECORD_BYTES
 from .records import Migrator, Outcome, RecordError, reject_line
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .workers import SourceCounts
@@ -38,8 +43,12 @@ from .workers import SourceCounts
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
     "DEFAULT_INCLUDE",
+    "DEFAULT_MAX_GZIP_RATIO",
+    "DEFAULT_MAX_RECORD_BYTES",
     "EX_INTERRUPTED",
+    "EX_LOCKED",
     "EX_SOFTWARE",
+    "LOCK_NAME",
     "REJECTS_NAME",
     "TEMP_PREFIX",
     "TEST_BATCH_ENV",

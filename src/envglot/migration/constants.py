@@ -12,6 +12,14 @@ TEMP_PREFIX = ".envglot-tmp-"
 """Every temporary file starts with this; inputs never match it; stale ones are removed."""
 REJECTS_NAME = ".envglot-rejects.jsonl"
 """Default rejects file name (see :func:`migrate`); never read as an input."""
+LOCK_NAME = ".envglot-lock"
+"""The lock file a run keeps in its ``--out`` directory (one run per ``--out`` at a time)."""
+OWN_NAMES = frozenset({REJECTS_NAME, LOCK_NAME})
+"""envglot's own file names, never taken as inputs from a directory."""
+EX_OUTPUT = 74
+"""Exit code when an output, a backup, the rejects or the lock file cannot be written."""
+EX_LOCKED = 75
+"""Exit code when another live run holds the ``--out`` directory's lock (``EX_TEMPFAIL``: try again later)."""
 DEFAULT_INCLUDE: tuple[str, ...] = (
     "*.json",
     "*.jsonl",

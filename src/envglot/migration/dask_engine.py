@@ -11,6 +11,7 @@ those of the local engine on the same input.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import time
@@ -23,6 +24,8 @@ import msgspec
 from . import fs as store
 from .constants import _ENC, DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME
 from .files import MigrationError, _walk
+from .inputs import InputLimits
+from .lock import OutLock
 from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import _rebuild_migrator, _RejectRecord
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
@@ -134,12 +137,16 @@ def migrate_dask(
     storage_options: dict[str, Any] | None = None,
     notice: Callable[[str], None] | None = None,
     t0: float,
+    limits: InputLimits | None = None,
 ) -> MigrationReport:
     """Run :func:`~envglot.migration.migrate` with ``engine="dask"`` (options already checked)."""
     if mode not in ("out", "check") or "-" in names:
         raise MigrationError("the dask engine writes to out= (or checks); in_place and stdin need engine='local'", 2)
+    limits = limits or InputLimits()
     mig = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
-    src_fs, files, unreadable = _inputs(names, out, include, exclude, rejects, storage_options, mode)
+    src_fs, files, unreadable = _inputs(
+        names, out, include, exclude, rejects, storage_options, mode, limits.follow_symlinks
+    )
     dst_fs, out_path = store.resolve(out, storage_options) if out is not None else (src_fs, "")
     if out is not None and mode == "out":
         if dst_fs.exists(out_path) and not dst_fs.isdir(out_path):
@@ -152,63 +159,67 @@ def migrate_dask(
             if store.is_local(src_fs) and store.is_local(dst_fs) and f.dst == os.path.abspath(f.src):
                 raise MigrationError(f"{f.name} would be written over itself; use in_place=True", 2)
             seen[f.dst] = f.name
-    rej_name = rejects if rejects is not None else (store.join(out, REJECTS_NAME) if mode == "out" and out else None)
-    run = secrets.token_hex(4)
-    rej_file = None
-    if rej_name is not None:
-        rfs, rpath = store.resolve(rej_name, storage_options)
-        rej_file = store.RejectsFile(rfs, rpath, run)
-    rep = MigrationReport(
-        target=mig.to,
-        source=mig.from_,
-        mode=mode,  # type: ignore[arg-type]
-        jobs=1,
-        files_total=len(files),
-        rejects_file=rej_name,
-        failed=unreadable,
-    )
-    out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
-    if rej_file is not None and store.is_local(rej_file.fs):
-        out_dirs.add(os.path.dirname(rej_file.path))  # a killed run's temporary of the rejects file
-    if mode == "out":
-        for p in store.leftovers(dst_fs, out_path, None, out_dirs):
-            store.remove(dst_fs, p)
-            rep.temp_files_removed += 1
-    total = sum(max(f.size, 0) for f in files)
-    own_cluster: list[Any] = []
-    try:
-        if client is None and scheduler != "synchronous":
-            client = _connect(scheduler, workers, notice, own_cluster)
-        ex: _Sync | _Distributed = _Sync() if client is None else _Distributed(client)
-        n_workers = _worker_count(client)
-        rep.jobs = n_workers
-        most = partition_bytes or DEFAULT_PARTITION_BYTES
-        target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * n_workers)))
-        spec = RunSpec(
-            run=run,
-            options=options,
-            style=style,
-            chunk_bytes=chunk_bytes,
-            check=mode == "check",
-            src_fs=src_fs,
-            dst_fs=dst_fs,
+    local_out = Path(out_path) if mode == "out" and out is not None and store.is_local(dst_fs) else None
+    with OutLock(local_out) if local_out is not None else contextlib.nullcontext():  # one run per --out
+        rej_name = (
+            rejects if rejects is not None else (store.join(out, REJECTS_NAME) if mode == "out" and out else None)
         )
-        driver = _Driver(rep, files, spec, ex, rej_file, max_errors, progress, total, t0)
+        run = secrets.token_hex(4)
+        rej_file = None
+        if rej_name is not None:
+            rfs, rpath = store.resolve(rej_name, storage_options)
+            rej_file = store.RejectsFile(rfs, rpath, run)
+        rep = MigrationReport(
+            target=mig.to,
+            source=mig.from_,
+            mode=mode,  # type: ignore[arg-type]
+            jobs=1,
+            files_total=len(files),
+            rejects_file=rej_name,
+            failed=unreadable,
+        )
+        out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
+        if rej_file is not None and store.is_local(rej_file.fs):
+            out_dirs.add(os.path.dirname(rej_file.path))  # a killed run's temporary of the rejects file
+        if mode == "out":
+            for p in store.leftovers(dst_fs, out_path, None, out_dirs):
+                store.remove(dst_fs, p)
+                rep.temp_files_removed += 1
+        total = sum(max(f.size, 0) for f in files)
+        own_cluster: list[Any] = []
         try:
-            driver.run(plan(files, target))
+            if client is None and scheduler != "synchronous":
+                client = _connect(scheduler, workers, notice, own_cluster)
+            ex: _Sync | _Distributed = _Sync() if client is None else _Distributed(client)
+            n_workers = _worker_count(client)
+            rep.jobs = n_workers
+            most = partition_bytes or DEFAULT_PARTITION_BYTES
+            target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * n_workers)))
+            spec = RunSpec(
+                run=run,
+                options=options,
+                style=style,
+                chunk_bytes=chunk_bytes,
+                check=mode == "check",
+                src_fs=src_fs,
+                dst_fs=dst_fs,
+                limits=limits,
+            )
+            driver = _Driver(rep, files, spec, ex, rej_file, max_errors, progress, total, t0)
+            try:
+                driver.run(plan(files, target))
+            finally:
+                if mode == "out":
+                    for p in store.leftovers(dst_fs, out_path, run, out_dirs):
+                        store.remove(dst_fs, p)
         finally:
-            if mode == "out":
-                for p in store.leftovers(dst_fs, out_path, run, out_dirs):
-                    store.remove(dst_fs, p)
-    finally:
-        for c in own_cluster:
-            c.close()
-        from .engine import _finish, _write_report
+            for c in own_cluster:
+                c.close()
+            from .engine import _finish, _write_report
 
-        _finish(rep, t0)
-        if report is not None:
-            local_out = Path(out_path) if mode == "out" and store.is_local(dst_fs) else None
-            _write_report(Path(report), rep, local_out)
+            _finish(rep, t0)
+            if report is not None:
+                _write_report(Path(report), rep, local_out)
     return rep
 
 
@@ -250,6 +261,7 @@ def _inputs(
     rejects: str | None,
     storage_options: dict[str, Any] | None,
     mode: str,
+    follow_symlinks: bool = False,
 ) -> tuple[Any, list[FileSpec], list[FileFailure]]:
     """The input files (walk order) with their destinations, and unreadable directories."""
     inc = tuple(include) if include else DEFAULT_INCLUDE
@@ -262,7 +274,7 @@ def _inputs(
         src_fs = store.resolve(".", storage_options)[0]
         skip = {Path(p).resolve() for p in (rejects,) if p is not None and not store.is_url(p)}
         out_local = Path(out) if out is not None and mode == "out" and not store.is_url(out) else None
-        jobs, unreadable = _walk(names, out_local, inc, tuple(exclude), skip, None)
+        jobs, unreadable = _walk(names, out_local, inc, tuple(exclude), skip, None, follow_symlinks)
         for i, j in enumerate(jobs):
             assert j.src is not None
             dst = shown = None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gzip
 import os
 import sys
 import time
@@ -12,7 +11,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -38,9 +37,19 @@ from .files import (
     display,
     refuse_links,
 )
+from .inputs import (
+    DEFAULT_MAX_GZIP_RATIO,
+    DEFAULT_MAX_RECORD_BYTES,
+    InputLimits,
+    RecordReader,
+    open_fd,
+    open_gzip,
+    open_input,
+)
+from .lock import OutLock
 from .records import RecordError, _rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
-from .workers import SourceCounts, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _Task, _worker_init
+from .workers import SourceCounts, Task, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _worker_init
 
 # --------------------------------------------------------------------------- engine
 
@@ -68,7 +77,7 @@ class _End(msgspec.Struct):
 
 class _Chunk(msgspec.Struct):
     job: _Job
-    task: _Task
+    task: Task
     disk_pos: int
     """Input bytes read from the file (on disk) once this chunk was cut."""
 
@@ -84,11 +93,11 @@ _Event = _Start | _Chunk | _End | _ReadFailure
 
 
 SMALL_READ = 256 * 1024
-"""A plain file at most this large (as walked) is read whole, with three system calls."""
+"""A plain file at most this large (as walked) is read whole, with a handful of system calls."""
 
 
 class _SmallFile:
-    """A small input read at once (``os.open``, one ``read``, ``close``): the stream interface
+    """A small input read at once (:func:`.inputs.open_fd`, one ``read``, ``close``): the stream interface
     ``_produce`` uses, without a buffered file object's extra calls (``fstat``, ``ioctl``, ``lseek``)."""
 
     def __init__(self, data: bytes) -> None:
@@ -102,7 +111,7 @@ class _SmallFile:
         (then it is read as a stream)."""
         assert job.src is not None
         size = job.size
-        fd = os.open(job.src, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_fd(job.src)
         try:
             data = os.read(fd, size + 1)
             if len(data) > size:
@@ -144,11 +153,13 @@ class _Counting:
         return self.n
 
 
-def _produce(jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | None) -> Iterator[_Event]:
+def _produce(
+    jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | None, limits: InputLimits
+) -> Iterator[_Event]:
     """Yield, in order, each file's start, its chunks, then its end (or a read failure)."""
     for index, job in enumerate(jobs):
         yield _Start(job=job, index=index)
-        close: list[IO[bytes]] = []
+        close: list[Any] = []
         try:
             if job.src is None:
                 assert stdin is not None
@@ -157,37 +168,19 @@ def _produce(jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | N
             elif job.regular and not job.gz and job.size <= SMALL_READ and (small := _SmallFile.read_whole(job)):
                 raw = fh = small
             else:
-                raw = open(job.src, "rb")
+                raw = open_input(job.src)
                 close.append(raw)
                 fh = raw
                 if job.gz:
-                    fh = gzip.GzipFile(fileobj=raw, mode="rb")
+                    fh = open_gzip(raw, limits)
                     close.insert(0, fh)
-            if job.doc:
-                data = fh.read()
-                yield _Chunk(job=job, task=_Task(job.name, "doc", data, 1, style), disk_pos=raw.tell())
-            else:
-                line = 1
-                carry = b""
-                # a small file is read in one call without a chunk-sized buffer (an mmap per file)
-                size = chunk_bytes if job.gz or job.size < 0 else max(1, min(chunk_bytes, job.size + 1))
-                while True:
-                    block = fh.read(size)
-                    if not block:
-                        if carry:
-                            yield _Chunk(
-                                job=job, task=_Task(job.name, "lines", carry, line, style), disk_pos=raw.tell()
-                            )
-                        break
-                    buf = carry + block if carry else block
-                    cut = buf.rfind(b"\n")
-                    if cut < 0:
-                        carry = buf
-                        continue
-                    chunk = buf[: cut + 1]
-                    carry = buf[cut + 1 :]
-                    yield _Chunk(job=job, task=_Task(job.name, "lines", chunk, line, style), disk_pos=raw.tell())
-                    line += chunk.count(b"\n")
+            # a small file is read in one call without a chunk-sized buffer (an mmap per file)
+            size = chunk_bytes if job.gz or job.size < 0 else max(1, min(chunk_bytes, job.size + 1))
+            reader = RecordReader(
+                fh, source=job.name, style=style, doc=job.doc, read_size=size, max_record=limits.max_record_bytes
+            )
+            for task in reader:
+                yield _Chunk(job=job, task=task, disk_pos=raw.tell())
         except (OSError, EOFError, zlib.error) as exc:
             yield _ReadFailure(job=job, error=_read_error(exc))
             continue
@@ -214,6 +207,8 @@ class _Sink:
         self.converted = 0
         self.passed = 0
         self.rejected = 0
+        self.omitted = 0
+        """Records rejected without their bytes (too long): the only copy is the input."""
 
     def write(self, b: bytes) -> None:
         if self.atomic is not None:
@@ -257,6 +252,9 @@ def migrate(
     notice: Callable[[str], None] | None = None,
     on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
     skip: Sequence[str | os.PathLike[str]] = (),
+    follow_symlinks: bool = False,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    max_gzip_ratio: int = DEFAULT_MAX_GZIP_RATIO,
 ) -> MigrationReport:
     """Migrate files, directory trees and JSON Lines streams to dialect ``to``.
 
@@ -307,6 +305,12 @@ def migrate(
             when this is given. Local engine only.
         skip: files never taken as inputs from a directory (the CLI's ``--log`` file), like
             the rejects and report files.
+        follow_symlinks: follow a link found in a directory to a regular file anywhere
+            (default: only to one inside that directory's tree; others are skipped, exit 66).
+        max_record_bytes: a record (line or ``.json`` document) longer than this is rejected
+            with its length, without being held in memory or copied to the rejects file.
+        max_gzip_ratio: a ``.gz`` input that expands more than this many times the
+            compressed bytes read (past 16 MiB) is not read further (that file fails, exit 66).
 
     Returns:
         The :class:`MigrationReport`; its ``exit_code`` follows ``docs/migration.md``.
@@ -336,6 +340,9 @@ def migrate(
         # first: a dialect declared among them registers itself (docs/declared-dialects.md)
         mappings_for(list(opts.mappings))
     _check_options(to, chunk_bytes, max_errors, backup if mode == "in-place" else None)
+    limits = InputLimits(max_record_bytes, max_gzip_ratio, follow_symlinks)
+    if (problem := limits.problem()) is not None:
+        raise MigrationError(problem, 2)
     out_dir = Path(out) if out is not None else None
     options_: dict[str, Any] = {"to": to, "from_": from_, "options": opts}
     if on_diagnostic is not None:
@@ -365,57 +372,59 @@ def migrate(
         tuple(exclude),
         skipped,
         (backup or "") if mode == "in-place" else None,
+        follow_symlinks,
     )
     if mode == "out":
         _check_destinations(job_list)
     if mode == "check":
         for j in job_list:
             j.dst = None
-    n_jobs = max(1, jobs if jobs is not None else _cpus())
-    rep = MigrationReport(
-        target=mig.to,
-        source=mig.from_,
-        mode=mode,
-        jobs=n_jobs,
-        files_total=len(job_list),
-        rejects_file=display(rejects_path) if rejects_path is not None else None,
-        failed=unreadable,
-    )
-    total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
-    use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
-    rep.jobs = n_jobs if use_pool else 1
-    local = _Engine(
-        rep=rep,
-        jobs=job_list,
-        mode=mode,
-        backup=backup if mode == "in-place" else None,
-        rejects=_Rejects(rejects_path),
-        max_errors=max_errors,
-        progress=progress,
-        total_disk=total_disk,
-        t0=t0,
-        stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
-        root=out_dir if mode == "out" else None,
-        on_diagnostic=on_diagnostic,
-    )
-    src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
-    tasks = _produce(job_list, chunk_bytes, style, src_stream)
-    try:
-        if use_pool:
-            with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(options_,)) as pool:
-                _start_workers(pool)
-                try:
-                    local.run(tasks, lambda t: pool.submit(_run_task, t), limit=_in_flight(n_jobs, chunk_bytes))
-                finally:
-                    pool.shutdown(wait=True, cancel_futures=True)
-        else:
-            local.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
-    finally:
-        local.rejects.close()
-        rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
-        _finish(rep, t0)
-        if report is not None:
-            _write_report(Path(report), rep, out_dir if mode == "out" else None)
+    with OutLock(out_dir) if mode == "out" and out_dir is not None else contextlib.nullcontext():
+        n_jobs = max(1, jobs if jobs is not None else _cpus())
+        rep = MigrationReport(
+            target=mig.to,
+            source=mig.from_,
+            mode=mode,
+            jobs=n_jobs,
+            files_total=len(job_list),
+            rejects_file=display(rejects_path) if rejects_path is not None else None,
+            failed=unreadable,
+        )
+        total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
+        use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
+        rep.jobs = n_jobs if use_pool else 1
+        local = _Engine(
+            rep=rep,
+            jobs=job_list,
+            mode=mode,
+            backup=backup if mode == "in-place" else None,
+            rejects=_Rejects(rejects_path),
+            max_errors=max_errors,
+            progress=progress,
+            total_disk=total_disk,
+            t0=t0,
+            stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
+            root=out_dir if mode == "out" else None,
+            on_diagnostic=on_diagnostic,
+        )
+        src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
+        tasks = _produce(job_list, chunk_bytes, style, src_stream, limits)
+        try:
+            if use_pool:
+                with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(options_,)) as pool:
+                    _start_workers(pool)
+                    try:
+                        local.run(tasks, lambda t: pool.submit(_run_task, t), limit=_in_flight(n_jobs, chunk_bytes))
+                    finally:
+                        pool.shutdown(wait=True, cancel_futures=True)
+            else:
+                local.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
+        finally:
+            local.rejects.close()
+            rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
+            _finish(rep, t0)
+            if report is not None:
+                _write_report(Path(report), rep, out_dir if mode == "out" else None)
     return rep
 
 
@@ -444,6 +453,7 @@ def _other_engine(
         storage_options=kw["storage_options"],
         notice=kw["notice"],
         t0=kw["t0"],
+        limits=kw["limits"],
         **{k: kw[k] for k in args},
     )
 
@@ -618,7 +628,7 @@ class _Engine:
         self.done_disk = 0
         self.files_done = 0
 
-    def run(self, events: Iterator[_Event], submit: Callable[[_Task], Any], limit: int) -> None:
+    def run(self, events: Iterator[_Event], submit: Callable[[Task], Any], limit: int) -> None:
         """Submit chunks as the producer yields them (at most ``limit`` in flight), consume in order."""
         pending: deque[Any] = deque()
         in_flight = 0
@@ -758,6 +768,7 @@ class _Engine:
         sink.converted += res.converted
         sink.passed += res.passed
         sink.rejected += res.rejected
+        sink.omitted += res.omitted
         if self.progress is not None:
             self._progress(disk_pos)
         if self.max_errors is not None and rep.rejected > self.max_errors:
@@ -799,8 +810,11 @@ class _Engine:
         try:
             if sink.atomic is not None:
                 assert job.dst is not None
-                if job.doc and sink.rejected:
-                    sink.atomic.abort()  # a rejected document leaves no output file (and its input untouched)
+                keep = sink.omitted and self.mode == "in-place" and self.backup is None
+                if (job.doc and sink.rejected) or keep:
+                    # a rejected document leaves no output file (and its input untouched); so does, in
+                    # place without a backup, a file whose too-long record is only in the input
+                    sink.atomic.abort()
                     self._commit_rejects(job, changed)
                 elif not changed:
                     sink.atomic.abort()

@@ -20,9 +20,10 @@ import msgspec
 
 from ..errors import EnvglotError
 from ..excerpt import display_path as display
-from .constants import REJECTS_NAME, TEMP_PREFIX
+from .constants import OWN_NAMES, TEMP_PREFIX
 from .fs import Patterns
 from .fs import fsync_dir as _fsync_dir
+from .inputs import entry_source, open_input
 from .report import FileFailure
 
 # --------------------------------------------------------------------------- files
@@ -65,7 +66,8 @@ def _is_doc(name: str) -> bool:
     return base.endswith(".json")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True while a process ``pid`` exists (ours or another user's)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -83,7 +85,7 @@ def _stale_temp(name: str) -> bool:
     if not pid_s.isdigit():
         return False
     pid = int(pid_s)
-    return pid != os.getpid() and not _pid_alive(pid)
+    return pid != os.getpid() and not pid_alive(pid)
 
 
 def clean_stale_temps(directory: str | os.PathLike[str]) -> list[Path]:
@@ -140,8 +142,10 @@ def _walk(
     exclude: Sequence[str],
     skip: set[Path],
     backup: str | None,
+    follow_symlinks: bool = False,
 ) -> tuple[list[_Job], list[FileFailure]]:
-    """The input files in order, and the directories that could not be read (exit 66)."""
+    """The input files in order, and the inputs not read (exit 66): unreadable directories, and
+    walked entries that are no regular file or a link not followed (:func:`.inputs.entry_source`)."""
     jobs: list[_Job] = []
     unreadable: list[FileFailure] = []
     in_place = backup is not None
@@ -164,40 +168,57 @@ def _walk(
         p = Path(arg)
         if p.is_dir():
             top = str(p)
+            root = os.path.realpath(top)
             for _here, relroot, entries in _scan(top, onerror, keep_dir):
                 for e in entries:
                     f = e.name
-                    if f.startswith(TEMP_PREFIX) or f == REJECTS_NAME or (backup and f.endswith(backup)):
+                    if f.startswith(TEMP_PREFIX) or f in OWN_NAMES or (backup and f.endswith(backup)):
                         continue
                     rel = f"{relroot}/{f}" if relroot else f
                     if not inc.match(rel, f) or exc.match(rel, f):
                         continue
                     fp = Path(rel if top == "." else e.path)  # as pathlib spells it: "./x" is "x"
-                    if (f in skip_names and fp.resolve() in skip) or (e.is_symlink() and not e.is_file()):
+                    if f in skip_names and fp.resolve() in skip:
                         continue
+                    found = entry_source(e, root, follow_symlinks)
+                    if isinstance(found, str):
+                        unreadable.append(FileFailure(file=display(fp), error=found, exit_code=66))
+                        continue
+                    src, st = found
                     if in_place:
                         dst = fp.resolve()
                     else:
                         dst = Path(f"{out_s}/{rel}") if out_s is not None else None
-                    jobs.append(_job(fp, dst, e))
+                    jobs.append(_job(fp, dst, st, Path(src) if src != e.path else fp))
         elif p.is_file():
             dst = p.resolve() if in_place else (out / p.name if out is not None else None)
-            jobs.append(_job(p, dst))
+            try:  # named by the user: a link is followed wherever it points
+                jobs.append(_job(p, dst, os.stat(p), p.resolve() if p.is_symlink() else p))
+            except OSError as err:
+                unreadable.append(FileFailure(file=display(p), error=_read_error(err), exit_code=66))
         elif p.exists():
             raise MigrationError(f"{display(arg)}: not a regular file or directory", 66)
+        elif p.is_symlink():
+            why = "symbolic link loop" if _loops(p) else "dangling symbolic link"
+            raise MigrationError(f"{display(arg)}: {why}", 66)
         else:
             raise MigrationError(f"{display(arg)}: no such file or directory", 66)
     return jobs, unreadable
 
 
-def _job(p: Path, dst: Path | None, entry: os.DirEntry[str] | None = None) -> _Job:
+def _loops(p: Path) -> bool:
     try:
-        st = entry.stat() if entry is not None else os.stat(p)
-        size, perm, regular = st.st_size, stat.S_IMODE(st.st_mode), stat.S_ISREG(st.st_mode)
-    except OSError:
-        size, perm, regular = 0, -1, False
+        os.stat(p)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def _job(p: Path, dst: Path | None, st: os.stat_result, src: Path) -> _Job:
+    """The job of the walked path ``p``, read from ``src`` (``p``, or a followed link's target)."""
+    size, perm = st.st_size, stat.S_IMODE(st.st_mode)
     name, doc, gz = display(p), _is_doc(p.name), _is_gz(p.name)
-    return _Job(src=p, name=name, dst=dst, doc=doc, gz=gz, size=size, perm=perm, regular=regular)
+    return _Job(src=src, name=name, dst=dst, doc=doc, gz=gz, size=size, perm=perm, regular=stat.S_ISREG(st.st_mode))
 
 
 class _Cleaner:
@@ -379,7 +400,7 @@ def _copy_to_temp(src: Path, dst: Path, cleaned: _Cleaner) -> _AtomicOutput:
     """Copy ``src`` byte for byte to a closed (not yet fsynced) temporary beside ``dst``."""
     out = _AtomicOutput(dst, False, cleaned)
     try:
-        with open(src, "rb") as fh:
+        with open_input(src) as fh:
             shutil.copyfileobj(fh, out.raw, 1024 * 1024)
         out.close(durable=False)
     except BaseException:
@@ -392,7 +413,7 @@ def _copy_atomic(src: Path, dst: Path, cleaned: _Cleaner) -> None:
     """Copy ``src`` to ``dst`` byte-for-byte through a temporary file, durably, at once."""
     out = _AtomicOutput(dst, False, cleaned)
     try:
-        with open(src, "rb") as fh:
+        with open_input(src) as fh:
             shutil.copyfileobj(fh, out.raw, 1024 * 1024)
         out.commit(src.stat().st_mode & 0o7777)
     except BaseException:

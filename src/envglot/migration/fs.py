@@ -29,7 +29,8 @@ from typing import IO, Any
 
 import msgspec
 
-from .constants import REJECTS_NAME, TEMP_PREFIX
+from .constants import OWN_NAMES, TEMP_PREFIX
+from .inputs import open_input
 
 DASK_TEMP_PREFIX = TEMP_PREFIX + "dask-"
 """Temporary keys of the Dask engine: ``.envglot-tmp-dask-<run>-<piece>-<name>``."""
@@ -60,9 +61,9 @@ def is_local(fs: Any) -> bool:
 
 
 def open_read(fs: Any, path: str) -> IO[bytes]:
-    """Open ``path`` for reading."""
+    """Open ``path`` for reading (a local path only if it is a regular file: :func:`.inputs.open_input`)."""
     if is_local(fs):
-        return open(path, "rb")
+        return open_input(path)
     return fs.open(path, "rb")  # type: ignore[no-any-return]
 
 
@@ -102,7 +103,7 @@ def walk_store(
         rel = path[len(prefix) :]
         parts = rel.split("/")
         name = parts[-1]
-        if name.startswith(TEMP_PREFIX) or name == REJECTS_NAME or (backup and name.endswith(backup)):
+        if name.startswith(TEMP_PREFIX) or name in OWN_NAMES or (backup and name.endswith(backup)):
             continue
         if any(exc.match("/".join(parts[: i + 1]), parts[i]) for i in range(len(parts) - 1)):
             continue

@@ -26,8 +26,9 @@ import msgspec
 
 from . import fs as store
 from .files import _read_error
+from .inputs import InputLimits, RecordReader, open_gzip
 from .records import Migrator, _rebuild_migrator
-from .workers import SourceCounts, _ChunkResult, _migrate_chunk, _Task
+from .workers import SourceCounts, _ChunkResult, _migrate_chunk
 
 
 class FileSpec(msgspec.Struct, frozen=True):
@@ -93,6 +94,7 @@ class RunSpec(msgspec.Struct, frozen=True):
     check: bool
     src_fs: Any
     dst_fs: Any
+    limits: InputLimits = InputLimits()
 
 
 def plan(files: list[FileSpec], target: int, max_files: int = 5000) -> list[list[Piece]]:
@@ -211,7 +213,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
                 raw.seek(begin)
                 fh = _Limited(raw, end - begin)
             elif f.gz:
-                fh = gzip.GzipFile(fileobj=raw, mode="rb")
+                fh = open_gzip(raw, spec.limits)
                 close.insert(0, fh)
         except (OSError, EOFError, zlib.error) as exc:
             res.error, res.error_code = _read_error(exc), 66
@@ -269,7 +271,7 @@ class _WriteError(OSError):
 
 
 def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult, out: IO[bytes] | None) -> None:
-    """Read whole-line chunks (or the whole document), migrate them, write the output."""
+    """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
 
     def emit(c: _ChunkResult) -> None:
         _merge(res, c)
@@ -279,30 +281,17 @@ def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult
             except OSError as exc:
                 raise _WriteError(exc.strerror or str(exc)) from exc
 
-    if f.doc:
-        data = fh.read()
-        emit(_migrate_chunk(mig, _Task(f.name, "doc", data, 1, spec.style)))
-        return
-    line = 1
-    carry = b""
-    while True:
-        block = fh.read(spec.chunk_bytes)
-        if not block:
-            if carry:
-                emit(_migrate_chunk(mig, _Task(f.name, "lines", carry, line, spec.style)))
-                res.lines += carry.count(b"\n")
-            break
-        buf = carry + block if carry else block
-        cut = buf.rfind(b"\n")
-        if cut < 0:
-            carry = buf
-            continue
-        chunk = buf[: cut + 1]
-        carry = buf[cut + 1 :]
-        emit(_migrate_chunk(mig, _Task(f.name, "lines", chunk, line, spec.style)))
-        n = chunk.count(b"\n")
-        line += n
-        res.lines += n
+    reader = RecordReader(
+        fh,
+        source=f.name,
+        style=spec.style,
+        doc=f.doc,
+        read_size=spec.chunk_bytes,
+        max_record=spec.limits.max_record_bytes,
+    )
+    for task in reader:
+        emit(_migrate_chunk(mig, task))
+    res.lines = reader.lines
 
 
 def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[str | None], changed: bool) -> str:

@@ -238,22 +238,27 @@ class _RejectRecord(msgspec.Struct, omit_defaults=True):
     dialect: str | None
     original: str | None = None
     original_b64: str | None = None
+    original_size: int | None = None
     diagnostics: tuple[dict[str, Any], ...] = ()
 
 
-def reject_line(source: str, line: int | None, original: bytes, outcome: Outcome) -> bytes:
+def reject_line(
+    source: str, line: int | None, original: bytes, outcome: Outcome, *, omitted: int | None = None
+) -> bytes:
     """One line of the rejects file (JSON + ``\\n``) for a rejected record.
 
     ``original`` is the record's text when its bytes are valid UTF-8 (so
     ``original.encode("utf-8")`` gives the exact bytes back), else ``original_b64``
-    holds the bytes in base64.
+    holds the bytes in base64. ``omitted`` (a record too long to read) replaces both by
+    ``original_size``: the record's length; its bytes stay in the input only.
     """
-    try:
-        text: str | None = original.decode("utf-8")
-        b64 = None
-    except UnicodeDecodeError:
-        text = None
-        b64 = base64.b64encode(original).decode("ascii")
+    text: str | None = None
+    b64: str | None = None
+    if omitted is None:
+        try:
+            text = original.decode("utf-8")
+        except UnicodeDecodeError:
+            b64 = base64.b64encode(original).decode("ascii")
     rec = _RejectRecord(
         source=source,
         line=line,
@@ -263,6 +268,7 @@ def reject_line(source: str, line: int | None, original: bytes, outcome: Outcome
         dialect=outcome.source,
         original=text,
         original_b64=b64,
+        original_size=omitted,
         diagnostics=outcome.diagnostics,
     )
     return _ENC.encode(rec) + b"\n"

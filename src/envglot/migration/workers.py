@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 import time
@@ -38,12 +39,18 @@ class SourceCounts(msgspec.Struct):
         self.unwrapped += other.unwrapped
 
 
-class _Task(msgspec.Struct, frozen=True):
+class Task(msgspec.Struct, frozen=True):
+    """One piece of work for a worker: whole JSON Lines, a document, or a record too long to read."""
+
     source: str
-    kind: Literal["lines", "doc"]
+    kind: Literal["lines", "doc", "oversize"]
     data: bytes
+    """The records; for ``oversize`` the reason (UTF-8) a record too long to read is rejected."""
     first_line: int
+    """Line number of the first record (``oversize``: 0 for a ``.json`` document)."""
     style: str
+    size: int = 0
+    """``oversize``: the record's length in bytes (it is not in ``data``)."""
 
 
 class _ChunkResult(msgspec.Struct):
@@ -58,6 +65,8 @@ class _ChunkResult(msgspec.Struct):
     bytes_in: int
     internal: int = 0
     """Rejects caused by a bug in envglot (``error_type == "InternalError"``), not by the input."""
+    omitted: int = 0
+    """Rejects whose bytes are not in the rejects file (longer than ``max_record_bytes``)."""
     details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
     """Per record (line, or None for a document), in order: its diagnostics, and why it was rejected.
     Only from a ``Migrator(details=True)`` (``migrate(on_diagnostic=...)``)."""
@@ -114,18 +123,26 @@ def _die_with_parent() -> None:
         return
 
 
-def _run_task(task: _Task) -> _ChunkResult:
+def _run_task(task: Task) -> _ChunkResult:
     """Worker entry point: migrate one chunk with this process's Migrator."""
     assert _WORKER is not None, "worker not initialised"
     return _migrate_chunk(_WORKER, task)
 
 
-def _migrate_chunk(mig: Migrator, task: _Task) -> _ChunkResult:
+def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
     if mig._test_delay:
         time.sleep(mig._test_delay)
     res = _ChunkResult(
         out=b"", rejects=[], counts={}, kinds={}, converted=0, passed=0, rejected=0, records=0, bytes_in=len(task.data)
     )
+    if task.kind == "oversize":
+        res.bytes_in = task.size
+        too_long = Outcome(
+            status="rejected", output=None, source=None, error=task.data.decode(), error_type="ParseError", path="$"
+        )
+        _account(mig, too_long, b"", res, task, task.first_line or None)
+        res.omitted = 1
+        return res
     if task.kind == "doc":
         body = task.data
         if not body.strip():
@@ -134,42 +151,75 @@ def _migrate_chunk(mig: Migrator, task: _Task) -> _ChunkResult:
         o = _tally(mig, body, res, task, None)
         if o.status == "converted":
             assert o.output is not None
-            out = o.output if task.style == "compact" else _style(o.output, task.style, mig.to)
-            res.out = out + (b"\n" if body.endswith(b"\n") else b"")
+            doc = o.output if task.style == "compact" else _style(o.output, task.style, mig.to)
+            res.out = doc + (b"\n" if body.endswith(b"\n") else b"")
         elif o.status == "passed":
             res.out = body
         return res
-    buf = bytearray()
-    pieces = task.data.split(b"\n")
-    last = len(pieces) - 1
+    data = task.data
+    out: list[bytes] = []  # joined once (no copy at all for a chunk of blank lines)
     lineno = task.first_line
-    for i, piece in enumerate(pieces):
-        if i == last:
-            if not piece:
-                break
-            term = b""
-        else:
-            term = b"\n"
-        body = piece
+    pos, n = 0, len(data)
+    while pos < n:
+        start = _blank_run(data, pos)  # blank lines are skipped at C speed and copied as they are
+        if start == n:
+            out.append(data[pos:] if pos else data)
+            break
+        start = max(pos, data.rfind(b"\n", pos, start) + 1)  # the record's line starts after the blank ones
+        if start > pos:
+            out.append(data[pos:start])
+            lineno += data.count(b"\n", pos, start)
+        nl = data.find(b"\n", start)
+        end = n if nl < 0 else nl
+        piece = data[start:end]
+        body, term = piece, (b"" if nl < 0 else b"\n")
         if term and body.endswith(b"\r"):
             body = body[:-1]
             term = b"\r\n"
-        if not body.strip():
-            buf += piece + (b"\n" if i != last else b"")
-        else:
-            o = _tally(mig, body, res, task, lineno)
-            if o.status == "converted":
-                assert o.output is not None
-                buf += o.output + term
-            elif o.status == "passed":
-                buf += piece + (b"\n" if i != last else b"")
+        o = _tally(mig, body, res, task, lineno)
+        if o.status == "converted":
+            assert o.output is not None
+            out.append(o.output + term)
+        elif o.status == "passed":
+            out.append(data[start : end + 1])
         lineno += 1
-    res.out = bytes(buf)
+        pos = end + 1
+    res.out = out[0] if len(out) == 1 else b"".join(out)
     return res
 
 
-def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int | None) -> Outcome:
+_WHITESPACE = b" \t\n\r\x0b\x0c"
+"""What ``bytes.strip`` removes: a line of only these is blank (not a record)."""
+_BLANKS = re.compile(b"[" + re.escape(_WHITESPACE) + b"]*")
+_WINDOW = 64 * 1024
+
+
+def _blank_run(data: bytes, pos: int) -> int:
+    """Where the run of whitespace starting at ``pos`` ends (``len(data)`` if it runs to the end).
+
+    The regex scans a window at a time; whole blank windows are passed over with
+    ``bytes.translate`` (several times faster), so gigabytes of blank lines cost seconds.
+    """
+    n = len(data)
+    while True:
+        stop = min(n, pos + _WINDOW)
+        m = _BLANKS.match(data, pos, stop)
+        assert m is not None  # "*" matches the empty string
+        if m.end() < stop or stop == n:
+            return m.end()
+        pos = stop  # the whole window was blank
+        while pos + _WINDOW <= n and not data[pos : pos + _WINDOW].translate(None, _WHITESPACE):
+            pos += _WINDOW
+
+
+def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> Outcome:
     o = mig.record(body)
+    _account(mig, o, body, res, task, line)
+    return o
+
+
+def _account(mig: Migrator, o: Outcome, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> None:
+    """Count one record's outcome into ``res`` (and its reject line, its details)."""
     res.records += 1
     if o.details:
         res.details.extend((line, d) for d in o.details)
@@ -195,11 +245,11 @@ def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: _Task, line: int
         c.lossy += bool(o.diagnostics)
         for d in o.diagnostics:
             res.kinds[d["kind"]] = res.kinds.get(d["kind"], 0) + 1
-        res.rejects.append((line, reject_line(task.source, line, body, o)))
+        size = task.size if task.kind == "oversize" else None
+        res.rejects.append((line, reject_line(task.source, line, body, o, omitted=size)))
         if mig.details:
             message = o.error or "rejected"
             if o.path is not None:  # the reason without its "(at PATH)": the path is a field of its own
                 message = message.removesuffix(f" (at {o.path})")
             kind = o.error_type or "EnvglotError"
             res.details.append((line, RecordError(error_type=kind, path=o.path, message=message, dialect=o.source)))
-    return o
