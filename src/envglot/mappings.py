@@ -17,6 +17,7 @@ import msgspec
 from msgspec import Struct
 
 from .errors import MappingError
+from .tomlfile import parse_toml, read_regular
 
 if TYPE_CHECKING:
     from .dialect import Dialect
@@ -177,9 +178,14 @@ def mappings_dir() -> Path:
 _ROW_TYPES: dict[str, type] = {"codes": CodeRow, "types": TypeRow}
 
 
-def _toml(buf: bytes) -> object:
-    """``tomllib.loads(buf)``, memoized on disk by content hash: parsing TOML in pure Python is
-    nearly all the cost of loading the tables; msgpack reads the same document ~10x faster."""
+def _toml(buf: bytes, source: str) -> object:
+    """The TOML document in ``buf`` (read from ``source``) within :mod:`envglot.tomlfile`'s limits,
+    memoized on disk by content hash: parsing TOML in pure Python is nearly all the cost of
+    loading the tables; msgpack reads the same document ~10x faster.
+
+    Raises:
+        MappingError: the document is no TOML or passes a limit (naming ``source``).
+    """
     import hashlib
 
     key = hashlib.sha1(buf).hexdigest()
@@ -188,12 +194,7 @@ def _toml(buf: bytes) -> object:
         return msgspec.msgpack.decode(cache.read_bytes())
     except (OSError, msgspec.DecodeError):
         pass
-    import tomllib
-
-    try:
-        doc = tomllib.loads(buf.decode())
-    except tomllib.TOMLDecodeError as exc:
-        raise msgspec.DecodeError(str(exc)) from None
+    doc = parse_toml(buf, source, error=MappingError)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(f".{os.getpid()}.tmp")
@@ -205,16 +206,12 @@ def _toml(buf: bytes) -> object:
 
 
 def _decode(path: Path, typ: type) -> object:
+    buf = read_regular(path, "mapping table", error=MappingError)
+    doc = _toml(buf, str(path))
     try:
-        buf = path.read_bytes()
-    except OSError as exc:
-        raise MappingError(f"{path}: cannot read mapping table: {exc.strerror}") from None
-    try:
-        return msgspec.convert(_toml(buf), type=typ, str_keys=True)
+        return msgspec.convert(doc, type=typ, str_keys=True)
     except msgspec.ValidationError as exc:
         raise MappingError(f"{path}: {_locate(buf, exc)}", path=_path_of(str(exc))) from None
-    except (msgspec.DecodeError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
-        raise MappingError(f"{path}: not valid TOML: {exc}") from None
 
 
 def _locate(buf: bytes, exc: msgspec.ValidationError) -> str:
