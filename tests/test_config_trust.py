@@ -276,6 +276,14 @@ def test_toml_bombs_in_a_found_configuration(tmp_path: Path, bombs: dict[str, Pa
     assert r.returncode == 2 and str(tmp_path / "envglot.toml") in clean(r), r.stderr
 
 
+@pytest.mark.parametrize("bomb", ["fifo", "zero", "deep"])
+def test_a_configured_mapping_path_is_held_to_the_same_rules(tmp_path: Path, bombs: dict[str, Path], bomb: str) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'mappings = ["{bombs[bomb]}"]\n')
+    r = run(tmp_path, "--config", cfg, "convert", "-t", "result", OK)
+    assert r.returncode == (65 if bomb == "deep" else 66) and str(bombs[bomb]) in clean(r), r.stderr
+
+
 def test_out_of_range_values_in_the_configuration(tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text("[migrate]\njobs = 73786976294838206464\n")

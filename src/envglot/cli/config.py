@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -99,7 +99,9 @@ def untrusted(st: os.stat_result) -> str | None:
     return None
 
 
-def _trust_check(path: Path) -> Any:
+def _trust_check(path: Path) -> Callable[[os.stat_result], None]:
+    """The check of the opened file's status (and of ``path`` itself when it is a symbolic link)."""
+
     def check(st: os.stat_result) -> None:
         link = os.lstat(path)
         why = untrusted(link) if stat.S_ISLNK(link.st_mode) else None
@@ -126,7 +128,9 @@ def _envglot_table(doc: dict[str, Any]) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-class _File(NamedTuple):
+class ConfigFile(NamedTuple):
+    """A configuration file read: its text (for line numbers) and its envglot table."""
+
     path: Path
     text: str
     table: dict[str, Any]
@@ -134,16 +138,16 @@ class _File(NamedTuple):
     """Where the table sits in the file: ``("tool", "envglot")`` in pyproject.toml."""
 
 
-def _load(path: Path, found: bool) -> _File | None:
+def _load(path: Path, found: bool) -> ConfigFile | None:
     """The envglot settings in ``path`` (None: a pyproject.toml without ``[tool.envglot]``)."""
     text, doc = _read(path, found)
     if path.name != PYPROJECT:
-        return _File(path, text, doc, ())
+        return ConfigFile(path, text, doc, ())
     table = _envglot_table(doc)
-    return None if table is None else _File(path, text, table, ("tool", "envglot"))
+    return None if table is None else ConfigFile(path, text, table, ("tool", "envglot"))
 
 
-def find_config(start: Path) -> tuple[_File | None, str | None]:
+def find_config(start: Path) -> tuple[ConfigFile | None, str | None]:
     """The configuration that applies in ``start`` (the nearest upwards), and the warning
     about a found file that is not trusted (then no configuration applies)."""
     for d in (start, *start.parents):
@@ -225,7 +229,7 @@ def option_key(p: click.Option) -> str:
     return longs[0] if longs else name
 
 
-def settings(f: _File, ctx: click.Context) -> dict[str, dict[str, Setting]]:
+def settings(f: ConfigFile, ctx: click.Context) -> dict[str, dict[str, Setting]]:
     """The configuration in ``f`` as option defaults for the commands of ``ctx``'s group.
 
     Raises:
