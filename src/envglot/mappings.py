@@ -220,7 +220,7 @@ def _locate(buf: bytes, exc: msgspec.ValidationError) -> str:
     for section, row_type in _ROW_TYPES.items():
         if f"$.{section}[...]" not in msg:
             continue
-        rows = msgspec.toml.decode(buf).get(section, {})
+        rows = parse_toml(buf, "", error=MappingError).get(section, {})  # parsed once already: within limits
         for key, row in rows.items():
             try:
                 msgspec.convert(row, row_type)
