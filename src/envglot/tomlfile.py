@@ -24,7 +24,6 @@ import math
 import os
 import re
 import stat
-import tomllib
 from collections.abc import Callable
 from typing import Any
 
@@ -114,18 +113,18 @@ def load_toml(
     return buf, parse_toml(buf, str(path), error=error)
 
 
-_SCAN = re.compile(
+_SCAN = (
     r'"""(?:[^\\]|\\.)*?"""(?!")|\'\'\'.*?\'\'\'(?!\')'  # multi-line strings
     r'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*'  # strings and comments
-    r"|[\[{]|[\]}]|\.|[,=\n]",
-    re.S,
+    r"|[\[{]|[\]}]|\.|[,=\n]"
 )
+"""The tokens the depth scan looks at (compiled on first use: importing envglot stays cheap)."""
 
 
 def _scan_depth(text: str) -> tuple[int, str] | None:
     """``(line, what)`` of the first nesting deeper than :data:`MAX_TOML_DEPTH` (strings and comments skipped)."""
     depth = dots = 0
-    for m in _SCAN.finditer(text):
+    for m in re.compile(_SCAN, re.S).finditer(text):  # (re caches the compiled pattern)
         tok = m.group()
         c = tok[0]
         if c in "[{":
@@ -156,6 +155,8 @@ def parse_toml(buf: bytes, source: str, *, error: type[EnvglotError] = EnvglotEr
     deep = _scan_depth(text)
     if deep is not None:
         raise error(f"nested too deeply: {deep[1]}", source=source, line=deep[0])
+    import tomllib  # not imported with envglot: the bundled tables are usually read from the cache
+
     try:
         doc = tomllib.loads(text)
     except RecursionError:  # the scan above keeps this from happening; a last guard
@@ -199,13 +200,12 @@ def _json_path(keys: tuple[str | int, ...]) -> str:
 
 _KEY_PART = r'(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|\'[^\']*\')'
 _CHAIN = rf"{_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*"
-_HEADER = re.compile(rf"[ \t]*(\[\[?)[ \t]*({_CHAIN})[ \t]*\]")
-_ASSIGN = re.compile(rf"[ \t]*({_CHAIN})[ \t]*=")
-_PART = re.compile(_KEY_PART)
+_HEADER = rf"[ \t]*(\[\[?)[ \t]*({_CHAIN})[ \t]*\]"
+_ASSIGN = rf"[ \t]*({_CHAIN})[ \t]*="
 
 
 def _chain(s: str) -> tuple[str, ...]:
-    return tuple(p[1:-1] if p[0] in "\"'" else p for p in _PART.findall(s))
+    return tuple(p[1:-1] if p[0] in "\"'" else p for p in re.findall(_KEY_PART, s))
 
 
 def key_line(text: str, keys: tuple[str | int, ...]) -> int | None:
@@ -218,7 +218,7 @@ def key_line(text: str, keys: tuple[str | int, ...]) -> int | None:
     table: tuple[str | int, ...] = ()
     arrays: dict[tuple[str | int, ...], int] = {}
     for n, line in enumerate(text.splitlines(), 1):
-        h = _HEADER.match(line)
+        h = re.match(_HEADER, line)
         if h is not None:
             name: tuple[str | int, ...] = _chain(h.group(2))
             if h.group(1) == "[[":
@@ -229,7 +229,7 @@ def key_line(text: str, keys: tuple[str | int, ...]) -> int | None:
             if want[: len(table)] == table and len(want) == len(table):
                 return n
             continue
-        a = _ASSIGN.match(line)
+        a = re.match(_ASSIGN, line)
         if a is not None:
             full = (*table, *_chain(a.group(1)))
             if want[: len(full)] == full:
