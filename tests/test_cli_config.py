@@ -117,3 +117,18 @@ def test_an_invalid_config_is_a_usage_error_naming_file_and_key(project: Path, t
     r = run(project / "a" / "b", "convert", "ok.json", "-t", "result")
     assert r.returncode == 2, r.stderr
     assert says in r.stderr.decode(), r.stderr.decode()
+
+
+def test_a_configured_declaration_names_a_dialect_the_configuration_can_use(project: Path) -> None:
+    """`mappings` registers its declared dialects before `to = "acme"` is checked (as --mappings does)."""
+    acme = ROOT / "examples" / "declared" / "acme.toml"
+    (project / "envglot.toml").write_text(f'to = "acme"\nmappings = ["{acme}"]\n')
+    r = run(project / "a" / "b", "convert", "ok.json")
+    assert r.returncode == 0 and r.stdout.startswith(b'{"tier":"v1"'), r.stderr
+    bad = project / "bad.toml"
+    bad.write_text(acme.read_text().replace("priority = ", "priority = 99999999999999999999 #"))
+    (project / "envglot.toml").write_text('[convert]\nmappings = ["bad.toml"]\n')
+    r = run(project / "a" / "b", "convert", "ok.json")
+    err = r.stderr.decode()
+    assert r.returncode == 65 and f"{project / 'envglot.toml'}:2: [convert] mappings: {bad}:" in err, err
+    assert "Traceback" not in err

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import click
 
-from ..errors import EnvglotError
+from ..errors import EnvglotError, MappingError
 from ..tomlfile import key_line, parse_toml, read_regular
 
 CONFIG_NAME = "envglot.toml"
@@ -236,14 +236,21 @@ def settings(f: ConfigFile, ctx: click.Context) -> dict[str, dict[str, Setting]]
         ConfigError: an unknown key, a value of the wrong type, a table that is not one, or
             a key of :data:`COMMAND_LINE_ONLY`.
     """
+    from ..declared import register_declarations
+    from . import exits
+    from .common import die
+
     group = ctx.command
     assert isinstance(group, click.Group)
     commands = {name: group.commands[name] for name in sorted(group.commands)}
     where = f"[{'.'.join(f.prefix)}] " if f.prefix else ""
 
-    def fail(keys: tuple[str, ...], scope: str, msg: str) -> ConfigError:
+    def at(keys: tuple[str, ...]) -> str:
         line = key_line(f.text, (*f.prefix, *keys))
-        return ConfigError(f"{f.path}{f':{line}' if line else ''}: {scope}{msg}")
+        return f"{f.path}{f':{line}' if line else ''}"
+
+    def fail(keys: tuple[str, ...], scope: str, msg: str) -> ConfigError:
+        return ConfigError(f"{at(keys)}: {scope}{msg}")
 
     shared: dict[str, Any] = {}
     per_command: dict[str, dict[str, Any]] = {}
@@ -257,6 +264,13 @@ def settings(f: ConfigFile, ctx: click.Context) -> dict[str, dict[str, Setting]]
             raise fail((key,), where, f"{key}: no command has an option --{key}")
         else:
             shared[key] = value
+    for keys_of, values in (((), shared), *(((n,), t) for n, t in per_command.items())):
+        if isinstance(values.get("mappings"), list):  # declared dialects first, so `to = "acme"` knows its name
+            try:
+                register_declarations(_relative(f.path, "mappings", values["mappings"]))
+            except MappingError as exc:  # an invalid declaration: exit 65, as with --mappings
+                scope = f"[{'.'.join((*f.prefix, *keys_of))}] " if f.prefix or keys_of else ""
+                die(f"{at((*keys_of, 'mappings'))}: {scope}mappings: {exc}", exits.EX_DATAERR)
     out: dict[str, dict[str, Setting]] = {}
     for name, cmd in commands.items():
         opts = _options(cmd)
