@@ -408,3 +408,32 @@ def test_envglot_config_without_a_file_and_with_an_ignored_one(tree: Path) -> No
     assert b"ignoring config" in r.stderr
     bad = run(tree / "a" / "b", "config", "nope")
     assert bad.returncode == 2 and b"nope: not a command with options to configure" in bad.stderr
+
+
+# --------------------------------------------------------------------------- the parsed-table cache
+
+
+@pytest.mark.parametrize("planted", ["own", "other-user", "writable"])
+def test_a_planted_table_cache_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str) -> None:
+    """The msgpack cache of parsed tables (ENVGLOT_CACHE_DIR) is read only if it is the user's own file."""
+    import hashlib
+
+    import msgspec
+
+    if planted == "other-user" and os.geteuid() != 0:
+        pytest.skip("chown needs root")
+    monkeypatch.setenv("ENVGLOT_CACHE_DIR", str(tmp_path / "cache"))
+    overlay = tmp_path / "ours.toml"
+    shutil.copy(ROOT / "docs" / "examples" / "overlays" / "good.toml", overlay)
+    cache = tmp_path / "cache" / f"toml-{hashlib.sha1(overlay.read_bytes()).hexdigest()}.msgpack"
+    cache.parent.mkdir()
+    cache.write_bytes(msgspec.msgpack.encode({"dialect": "no-such-dialect"}))  # what a planted file would say
+    if planted == "other-user":
+        os.chown(cache, NOBODY, NOBODY)
+    elif planted == "writable":
+        cache.chmod(0o666)
+    if planted == "own":  # the user's own cache is trusted (and here says something else than the file)
+        with pytest.raises(MappingError, match="no-such-dialect"):
+            envglot.mappings.check_overlay(overlay)
+    else:
+        envglot.mappings.check_overlay(overlay)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import msgspec
 from msgspec import Struct
 
-from .errors import MappingError
-from .tomlfile import parse_toml, read_regular
+from .errors import EnvglotError, MappingError
+from .tomlfile import MAX_TOML_BYTES, parse_toml, read_regular, untrusted
 
 if TYPE_CHECKING:
     from .dialect import Dialect
@@ -187,22 +187,30 @@ def _toml(buf: bytes, source: str) -> object:
         MappingError: the document is no TOML or passes a limit (naming ``source``).
     """
     import hashlib
+    import tempfile
 
     key = hashlib.sha1(buf).hexdigest()
     cache = Path(os.environ.get("ENVGLOT_CACHE_DIR") or Path.home() / ".cache" / "envglot") / f"toml-{key}.msgpack"
-    try:
-        return msgspec.msgpack.decode(cache.read_bytes())
-    except (OSError, msgspec.DecodeError):
+    try:  # only a regular file of ours that no one else can write (the tables decide outcomes)
+        return msgspec.msgpack.decode(read_regular(cache, "cache", limit=8 * MAX_TOML_BYTES, check=_own_file))
+    except (EnvglotError, msgspec.DecodeError):
         pass
     doc = parse_toml(buf, source, error=MappingError)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(msgspec.msgpack.encode(doc))
-        tmp.replace(cache)
+        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=cache.name, suffix=".tmp")  # O_EXCL: no planted link
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(msgspec.msgpack.encode(doc))
+        os.replace(tmp, cache)
     except (OSError, TypeError):
         pass
     return doc
+
+
+def _own_file(st: os.stat_result) -> None:
+    why = untrusted(st)
+    if why is not None:
+        raise EnvglotError(why)
 
 
 def _decode(path: Path, typ: type) -> object:

@@ -40,6 +40,7 @@ __all__ = [
     "open_regular",
     "parse_toml",
     "read_regular",
+    "untrusted",
 ]
 
 MAX_TOML_BYTES = 512 * 1024
@@ -103,6 +104,22 @@ def read_regular(
     if len(buf) > limit:
         raise error(f"{what} is larger than {limit:,} bytes (the limit for a TOML file)", source=str(path))
     return buf
+
+
+def untrusted(st: os.stat_result) -> str | None:
+    """Why a file with this status is not the user's own, or None (git's ``safe.directory`` rule).
+
+    It must belong to the current user or root and be writable by neither its group nor
+    others. Platforms without user ids (Windows) have no such rule.
+    """
+    if not hasattr(os, "geteuid"):
+        return None
+    me = os.geteuid()
+    if st.st_uid not in (me, 0):
+        return f"owned by uid {st.st_uid}, not by you (uid {me}) or root"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"writable by others than its owner (mode {stat.filemode(st.st_mode)})"
+    return None
 
 
 def load_toml(

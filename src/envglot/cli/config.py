@@ -8,7 +8,7 @@ ignores any.
 
 A configuration is data the user chose. A *found* file is used only if it is owned by the
 user (or root) and writable by no one else, as git's ``safe.directory`` rule has it
-(:func:`untrusted`); another is ignored with a warning naming it and the rule, and a run
+(:func:`envglot.tomlfile.untrusted`); another is ignored with a warning naming it and the rule, and a run
 that uses a found file says so once on stderr. A file named explicitly is the user's
 choice and is not checked. Every file is read through :mod:`envglot.tomlfile` (a regular
 file, size and depth bounded).
@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import click
 
 from ..errors import EnvglotError, MappingError
-from ..tomlfile import key_line, parse_toml, read_regular
+from ..tomlfile import key_line, parse_toml, read_regular, untrusted
 
 CONFIG_NAME = "envglot.toml"
 PYPROJECT = "pyproject.toml"
@@ -81,22 +81,6 @@ class Config(NamedTuple):
 
 class _UntrustedError(Exception):
     """A found configuration file the ownership rule refuses; the message says why."""
-
-
-def untrusted(st: os.stat_result) -> str | None:
-    """Why a found file with this status may not be used, or None (git's ``safe.directory`` rule).
-
-    It must belong to the current user or root and be writable by neither its group nor
-    others. Platforms without user ids (Windows) have no such rule.
-    """
-    if not hasattr(os, "geteuid"):
-        return None
-    me = os.geteuid()
-    if st.st_uid not in (me, 0):
-        return f"owned by uid {st.st_uid}, not by you (uid {me}) or root"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"writable by others than its owner (mode {stat.filemode(st.st_mode)})"
-    return None
 
 
 def _trust_check(path: Path) -> Callable[[os.stat_result], None]:
