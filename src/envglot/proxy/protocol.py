@@ -1,9 +1,9 @@
 """The MCP protocol-error table (``mappings/mcp-protocol.toml``): what the proxy answers
 when an upstream fails below the tool (a JSON-RPC error, a timeout, a dead process).
 
-Read with :func:`envglot.tomlfile.load_toml` (bounded) and validated strictly: an unknown key, a wrong type, an
-unknown answer or a category that is not canonical is a :class:`MappingError` naming
-the file and the row.
+Read with :func:`envglot.tomlfile.load_toml` (bounded) and validated strictly: an unknown
+key, a wrong type, an unknown answer or a category that is not canonical is a
+:class:`MappingError` naming the file and the row.
 """
 
 from __future__ import annotations
