@@ -71,7 +71,8 @@ def config(ctx: click.Context, commands: tuple[str, ...]) -> None:
                 cli_only.append(key)
             elif p.name in own:
                 s = own[p.name]
-                rows.append((f"{key} = {_toml_value(s.value)}", f"{cfg.path}:{s.line}: {s.key}"))
+                at = f"{cfg.path}:{s.line}" if s.line is not None else str(cfg.path)
+                rows.append((f"{key} = {_toml_value(s.value)}", f"{at}: {s.key}"))
             else:
                 default = _toml_value(p.get_default(bare, call=True))
                 if default is None:
