@@ -313,7 +313,12 @@ def test_proxy_upstream_values_out_of_range(tmp_path: Path) -> None:
     for text, says in (
         ("timeout = 73786976294838206464\n[[upstream]]\ncommand = 'x'\n", ":1: the integer 73786976294838206464"),
         ("[[upstream]]\ncommand = 'x'\n[[upstream]]\nprefix = 'b'\nurl = 'http://h'\ntimeout = inf\n", ":6: inf"),
-        ("listen = '127.0.0.1:8931'\n[[upstream]]\ncommand = 'x'\n", ": Object contains unknown field `listen`"),
+        ("listen = '127.0.0.1:8931'\n[[upstream]]\ncommand = 'x'\n", ":1: Object contains unknown field `listen`"),
+        (
+            "[[upstream]]\ncommand = 'x'\nenv = { A = 1 }\n",
+            ":3: Expected `str`, got `int` - at `$.upstream[0].env[...]`",
+        ),
+        ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\n[[upstream]]\nprefix = 'b'\ncommand = 3\n", ":6: Expected"),
     ):
         p.write_text(text)
         r = CliRunner().invoke(main, ["proxy", "-t", "result", "--upstreams", str(p)])

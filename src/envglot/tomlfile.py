@@ -41,6 +41,7 @@ __all__ = [
     "parse_toml",
     "read_regular",
     "untrusted",
+    "validation_line",
 ]
 
 MAX_TOML_BYTES = 512 * 1024
@@ -223,6 +224,21 @@ _ASSIGN = rf"[ \t]*({_CHAIN})[ \t]*="
 
 def _chain(s: str) -> tuple[str, ...]:
     return tuple(p[1:-1] if p[0] in "\"'" else p for p in re.findall(_KEY_PART, s))
+
+
+def validation_line(text: str, message: str) -> int | None:
+    """The line of ``text`` a ``msgspec.ValidationError`` message points at (``- at `$.a[0].b```), best effort."""
+    at = re.search(r"- at `(\$[^`]*)`", message)
+    field = re.match(r"Object contains unknown field `([^`]*)`", message)
+    keys: list[str | int] = []
+    for m in re.finditer(r"\.([A-Za-z0-9_-]+)|\[(\d+)\]|\[\.\.\.\]", at.group(1) if at else ""):
+        if m.group() == "[...]":  # a value in a table of any keys: the table's line
+            break
+        keys.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+    else:
+        if field is not None:
+            keys.append(field.group(1))
+    return key_line(text, tuple(keys)) if keys else None
 
 
 def key_line(text: str, keys: tuple[str | int, ...]) -> int | None:

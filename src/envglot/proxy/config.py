@@ -27,7 +27,7 @@ from pathlib import Path
 import msgspec
 
 from ..errors import EnvglotError
-from ..tomlfile import load_toml
+from ..tomlfile import load_toml, validation_line
 
 __all__ = ["PREFIX_RE", "SEPARATOR", "ProxyConfig", "UpstreamSpec", "load_config"]
 
@@ -108,9 +108,9 @@ def load_config(path: Path) -> ProxyConfig:
         EnvglotError: unreadable, not TOML, unknown keys or wrong types (with the
             offending key's path), or a rule of :meth:`ProxyConfig.check` broken.
     """
-    _, raw = load_toml(path, "proxy configuration")
+    buf, raw = load_toml(path, "proxy configuration")
     try:
         cfg = msgspec.convert(raw, ProxyConfig)
     except msgspec.ValidationError as exc:
-        raise EnvglotError(str(exc), source=str(path)) from None
+        raise EnvglotError(str(exc), source=str(path), line=validation_line(buf.decode(), str(exc))) from None
     return cfg.check(str(path))
