@@ -37,7 +37,8 @@ def project(tmp_path: Path) -> Path:
 
 def test_pyproject_found_upwards_gives_defaults(project: Path) -> None:
     r = run(project / "a" / "b", "convert", "ok.json")
-    assert (r.returncode, r.stdout, r.stderr) == (0, EC_OK, b"")
+    notice = f"envglot: using config {project / 'pyproject.toml'}\n".encode()
+    assert (r.returncode, r.stdout, r.stderr) == (0, EC_OK, notice)
 
 
 def test_the_command_line_wins(project: Path) -> None:
@@ -71,7 +72,7 @@ def test_per_command_table_and_flags(project: Path) -> None:
         'to = "response-v2"\n\n[convert]\nunsupported = "ignore"\npretty = true\n\n[detect]\njson = true\n'
     )
     r = run(project / "a" / "b", "convert", "ok.json")
-    assert r.returncode == 0 and r.stdout.startswith(b"{\n  ") and r.stderr == b""
+    assert r.returncode == 0 and r.stdout.startswith(b"{\n  ") and r.stderr.startswith(b"envglot: using config ")
     d = run(project / "a" / "b", "detect", "ok.json")
     assert d.stdout.startswith(b'{"file":"ok.json"')
 
@@ -100,15 +101,15 @@ def test_config_names_a_file(project: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ('to = "respons-v2"\n', "envglot.toml: to: unknown dialect 'respons-v2'; did you mean 'response-v2'?"),
-        ("jobz = 3\n", "envglot.toml: jobz: no command has an option --jobz"),
-        ('[migrate]\njobs = "x"\n', "envglot.toml: [migrate] jobs: 'x' is not a valid integer range"),
-        ("[convert]\njobs = 2\n", "envglot.toml: [convert] jobs: envglot convert has no option --jobs"),
-        ("[nope]\nx = 1\n", "envglot.toml: [nope]: no such command"),
-        ('mappings = "x.toml"\ninclude = "*.json"\n', "envglot.toml: include: expected a list"),
-        ("to =\n", "envglot.toml: invalid TOML: Invalid value (at line 1, column 5)"),
-        ("[convert]\npretty = false\n", "envglot.toml: [convert] pretty: expected true"),
-        ('fail-if-lossy = "yes"\n', "envglot.toml: fail-if-lossy: expected true or false"),
+        ('to = "respons-v2"\n', "envglot.toml:1: to: unknown dialect 'respons-v2'; did you mean 'response-v2'?"),
+        ("jobz = 3\n", "envglot.toml:1: jobz: no command has an option --jobz"),
+        ('[migrate]\njobs = "x"\n', "envglot.toml:2: [migrate] jobs: 'x' is not a valid integer range"),
+        ("[convert]\njobs = 2\n", "envglot.toml:2: [convert] jobs: envglot convert has no option --jobs"),
+        ("[nope]\nx = 1\n", "envglot.toml:1: [nope]: no such command"),
+        ('mappings = "x.toml"\ninclude = "*.json"\n', "envglot.toml:2: include: expected a list"),
+        ("to =\n", "envglot.toml: not a valid TOML file: Invalid value (at line 1, column 5)"),
+        ("[convert]\npretty = false\n", "envglot.toml:2: [convert] pretty: expected true"),
+        ('fail-if-lossy = "yes"\n', "envglot.toml:1: fail-if-lossy: expected true or false"),
     ],
 )
 def test_an_invalid_config_is_a_usage_error_naming_file_and_key(project: Path, text: str, says: str) -> None:
@@ -116,3 +117,18 @@ def test_an_invalid_config_is_a_usage_error_naming_file_and_key(project: Path, t
     r = run(project / "a" / "b", "convert", "ok.json", "-t", "result")
     assert r.returncode == 2, r.stderr
     assert says in r.stderr.decode(), r.stderr.decode()
+
+
+def test_a_configured_declaration_names_a_dialect_the_configuration_can_use(project: Path) -> None:
+    """`mappings` registers its declared dialects before `to = "acme"` is checked (as --mappings does)."""
+    acme = ROOT / "examples" / "declared" / "acme.toml"
+    (project / "envglot.toml").write_text(f'to = "acme"\nmappings = ["{acme}"]\n')
+    r = run(project / "a" / "b", "convert", "ok.json")
+    assert r.returncode == 0 and r.stdout.startswith(b'{"tier":"v1"'), r.stderr
+    bad = project / "bad.toml"
+    bad.write_text(acme.read_text().replace("priority = ", "priority = 99999999999999999999 #"))
+    (project / "envglot.toml").write_text('[convert]\nmappings = ["bad.toml"]\n')
+    r = run(project / "a" / "b", "convert", "ok.json")
+    err = r.stderr.decode()
+    assert r.returncode == 65 and f"{project / 'envglot.toml'}:2: [convert] mappings: {bad}:" in err, err
+    assert "Traceback" not in err

@@ -28,6 +28,7 @@ from .diagnostics import Kind
 from .dialect import _REGISTRY, Dialect, Facts, Probe, Shape, registered
 from .errors import MappingError, ParseError
 from .mappings import DialectTable, Mappings, _locate, _path_of, _toml, load_mappings
+from .tomlfile import read_regular
 
 __all__ = ["Declare", "DeclaredDialect", "Detect", "register_declarations"]
 
@@ -692,14 +693,8 @@ def _check(
 
 
 def _doc(path: Path) -> tuple[bytes, dict[str, Any]]:
-    try:
-        buf = path.read_bytes()
-    except OSError as exc:
-        raise MappingError(f"{path}: cannot read mapping table: {exc.strerror}") from None
-    try:
-        doc = _toml(buf)
-    except (msgspec.DecodeError, ValueError) as exc:
-        raise MappingError(f"{path}: not valid TOML: {exc}") from None
+    buf = read_regular(path, "mapping table", error=MappingError)
+    doc = _toml(buf, str(path))
     if not isinstance(doc, dict):
         raise MappingError(f"{path}: not a TOML table")
     return buf, doc

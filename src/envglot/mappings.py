@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import msgspec
 from msgspec import Struct
 
-from .errors import MappingError
+from .errors import EnvglotError, MappingError
+from .tomlfile import MAX_TOML_BYTES, parse_toml, read_regular, untrusted
 
 if TYPE_CHECKING:
     from .dialect import Dialect
@@ -177,44 +178,48 @@ def mappings_dir() -> Path:
 _ROW_TYPES: dict[str, type] = {"codes": CodeRow, "types": TypeRow}
 
 
-def _toml(buf: bytes) -> object:
-    """``tomllib.loads(buf)``, memoized on disk by content hash: parsing TOML in pure Python is
-    nearly all the cost of loading the tables; msgpack reads the same document ~10x faster."""
+def _toml(buf: bytes, source: str) -> object:
+    """The TOML document in ``buf`` (read from ``source``) within :mod:`envglot.tomlfile`'s limits,
+    memoized on disk by content hash: parsing TOML in pure Python is nearly all the cost of
+    loading the tables; msgpack reads the same document ~10x faster.
+
+    Raises:
+        MappingError: the document is no TOML or passes a limit (naming ``source``).
+    """
     import hashlib
+    import tempfile
 
     key = hashlib.sha1(buf).hexdigest()
     cache = Path(os.environ.get("ENVGLOT_CACHE_DIR") or Path.home() / ".cache" / "envglot") / f"toml-{key}.msgpack"
-    try:
-        return msgspec.msgpack.decode(cache.read_bytes())
-    except (OSError, msgspec.DecodeError):
+    try:  # only a regular file of ours that no one else can write (the tables decide outcomes)
+        return msgspec.msgpack.decode(read_regular(cache, "cache", limit=8 * MAX_TOML_BYTES, check=_own_file))
+    except (EnvglotError, msgspec.DecodeError):
         pass
-    import tomllib
-
-    try:
-        doc = tomllib.loads(buf.decode())
-    except tomllib.TOMLDecodeError as exc:
-        raise msgspec.DecodeError(str(exc)) from None
+    doc = parse_toml(buf, source, error=MappingError)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(msgspec.msgpack.encode(doc))
-        tmp.replace(cache)
+        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=cache.name, suffix=".tmp")  # O_EXCL: no planted link
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(msgspec.msgpack.encode(doc))
+        os.replace(tmp, cache)
     except (OSError, TypeError):
         pass
     return doc
 
 
+def _own_file(st: os.stat_result) -> None:
+    why = untrusted(st)
+    if why is not None:
+        raise EnvglotError(why)
+
+
 def _decode(path: Path, typ: type) -> object:
+    buf = read_regular(path, "mapping table", error=MappingError)
+    doc = _toml(buf, str(path))
     try:
-        buf = path.read_bytes()
-    except OSError as exc:
-        raise MappingError(f"{path}: cannot read mapping table: {exc.strerror}") from None
-    try:
-        return msgspec.convert(_toml(buf), type=typ, str_keys=True)
+        return msgspec.convert(doc, type=typ, str_keys=True)
     except msgspec.ValidationError as exc:
         raise MappingError(f"{path}: {_locate(buf, exc)}", path=_path_of(str(exc))) from None
-    except (msgspec.DecodeError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
-        raise MappingError(f"{path}: not valid TOML: {exc}") from None
 
 
 def _locate(buf: bytes, exc: msgspec.ValidationError) -> str:
@@ -223,7 +228,7 @@ def _locate(buf: bytes, exc: msgspec.ValidationError) -> str:
     for section, row_type in _ROW_TYPES.items():
         if f"$.{section}[...]" not in msg:
             continue
-        rows = msgspec.toml.decode(buf).get(section, {})
+        rows = parse_toml(buf, "", error=MappingError).get(section, {})  # parsed once already: within limits
         for key, row in rows.items():
             try:
                 msgspec.convert(row, row_type)

@@ -65,13 +65,50 @@ def _quietly(f: Any) -> None:
         pass
 
 
+def announce_config(ctx: click.Context) -> None:
+    """Say once on stderr which found configuration file this run uses (not with ``-q``)."""
+    from .config import META_KEY, Config
+
+    root = ctx.find_root()
+    cfg = root.meta.get(META_KEY)
+    if not isinstance(cfg, Config) or cfg.how != "found" or root.meta.get("envglot.announced"):
+        return
+    root.meta["envglot.announced"] = True
+    if not ctx.params.get("quiet"):
+        click.echo(f"envglot: using config {cfg.path}", err=True)
+
+
+class _Command(click.Command):
+    """A command of ``envglot``: announces the configuration found (after its own options are parsed)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        announce_config(ctx)
+        return super().invoke(ctx)
+
+
+class _Group(click.Group):
+    """A command group under ``envglot`` (``mappings``): announces as :class:`_Command` does."""
+
+    command_class = _Command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        announce_config(ctx)
+        return super().invoke(ctx)
+
+
+_Main.command_class = _Command
+_Main.group_class = _Group
+
+
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="envglot")
 @click.option(
     "--config",
     "config_path",
     metavar="FILE",
-    help="Take option defaults from FILE (envglot.toml, or a pyproject.toml with [tool.envglot]).",
+    envvar="ENVGLOT_CONFIG",
+    help="Take option defaults from FILE (envglot.toml, or a pyproject.toml with [tool.envglot]); "
+    "also $ENVGLOT_CONFIG.",
 )
 @click.option("--no-config", is_flag=True, help="Ignore envglot.toml and [tool.envglot] in pyproject.toml.")
 @click.pass_context
@@ -79,8 +116,9 @@ def main(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
     """Convert MCP tool response envelopes between dialects.
 
     Option defaults come from the nearest envglot.toml, or pyproject.toml with a
-    [tool.envglot] table, in the current directory or above (see docs/cli.md,
-    "Project configuration"); options given on the command line win.
+    [tool.envglot] table, in the current directory or above, if it belongs to you (or
+    root) and no one else can write it (see docs/cli.md, "Project configuration");
+    options given on the command line win. `envglot config` shows what is in effect.
 
     \b
     Examples:
@@ -89,21 +127,18 @@ def main(ctx: click.Context, config_path: str | None, no_config: bool) -> None:
       envglot migrate archive/ --out migrated/
       envglot --no-config convert reply.json -t result
     """
-    from pathlib import Path
+    from .config import ENV_VAR, META_KEY, resolve
 
-    from .config import default_map, find_config
-
-    if config_path is not None and no_config:
+    from_env = ctx.get_parameter_source("config_path") is click.core.ParameterSource.ENVIRONMENT
+    if config_path == "" and from_env:  # ENVGLOT_CONFIG= (empty): not set
+        config_path = None
+    if config_path is not None and no_config and not from_env:
         raise click.UsageError("--config and --no-config exclude each other")
-    if no_config:
-        return
-    path = Path(config_path) if config_path is not None else find_config(Path.cwd())
-    if path is None:
-        return
-    if config_path is not None and not path.is_file():
-        raise click.UsageError(f"--config {config_path}: no such file")
-    assert isinstance(ctx.command, click.Group)
-    ctx.default_map = default_map(path, ctx.command, ctx)
+    cfg = resolve(ctx, config_path, no_config, ENV_VAR if from_env else "--config")
+    if cfg.ignored is not None:
+        click.echo(cfg.ignored, err=True)
+    ctx.meta[META_KEY] = cfg
+    ctx.default_map = cfg.default_map()
 
 
 # Command modules register themselves on `main` when imported (one line each).

@@ -160,14 +160,23 @@ def detection_options(f: Any) -> Any:
     )(f)
 
 
+def unreadable(path: str, what: str = "mapping overlay") -> str | None:
+    """Why the file ``path`` cannot be read (missing, unreadable, not a regular file), or None."""
+    from ..tomlfile import open_regular
+
+    try:
+        os.close(open_regular(path, what))
+    except EnvglotError as exc:
+        return exc.message
+    return None
+
+
 def load_mappings(paths: Sequence[str]) -> Mappings:
     """The bundled tables plus overlays; exits 66 if an overlay is unreadable, 65 if invalid."""
     for p in paths:
-        try:
-            with open(p, "rb"):
-                pass
-        except OSError as exc:
-            die(f"cannot read mapping overlay: {exc.strerror}", exits.EX_NOINPUT, p)
+        why = unreadable(p)
+        if why is not None:
+            die(why, exits.EX_NOINPUT, p)
     try:
         return mappings_for(list(paths))
     except MappingError as exc:

@@ -10,7 +10,7 @@ import click
 from ..errors import MappingError
 from ..mappings import check_overlay, default_mappings
 from . import exits, main
-from .common import DialectType, echo, open_output, output_failed
+from .common import DialectType, echo, open_output, output_failed, unreadable
 
 __all__ = ["mappings"]
 
@@ -72,18 +72,18 @@ def check(files: tuple[str, ...]) -> None:
     """
     code = exits.EX_OK
     for path in files:
-        try:
-            with open(path, "rb"):
-                pass
-        except OSError as exc:
-            click.echo(f"{path}: error: cannot read mapping overlay: {exc.strerror}", err=True)
+        why = unreadable(path)
+        if why is not None:
+            click.echo(f"{path}: error: {why}", err=True)
             code = exits.EX_NOINPUT
             continue
         try:
             check_overlay(path)
         except MappingError as exc:
-            msg = str(exc).removeprefix(f"{path}: ")
-            click.echo(f"{path}: error: {msg}", err=True)
+            where, _, msg = str(exc).partition(": ")  # "FILE: ..." or "FILE:LINE: ..."
+            if where != path and not where.startswith(f"{path}:"):
+                where, msg = path, str(exc)
+            click.echo(f"{where}: error: {msg}", err=True)
             if code != exits.EX_NOINPUT:
                 code = exits.EX_DATAERR
             continue

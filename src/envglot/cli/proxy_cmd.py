@@ -11,7 +11,7 @@ import click
 from ..errors import EnvglotError
 from ..options import Options
 from . import exits, main
-from .common import DialectType, die, load_mappings, mappings_option
+from .common import DialectType, die, load_mappings, mappings_option, unreadable
 
 __all__ = ["proxy"]
 
@@ -19,8 +19,8 @@ _EPILOG = """\b
 Exit codes:
   0   the client closed the connection (stdio) or the server was stopped (HTTP)
   2   usage error (no upstream, --listen not a loopback HOST:PORT, ...)
-  65  the config file or a mapping overlay is invalid
-  66  the config file or a mapping overlay is unreadable
+  65  the --upstreams file or a mapping overlay is invalid
+  66  the --upstreams file or a mapping overlay is unreadable (or not a regular file)
 """
 
 
@@ -30,9 +30,10 @@ Exit codes:
     context_settings={"allow_interspersed_args": False},
 )
 @click.argument("command", nargs=-1, metavar="[-- UPSTREAM_CMD ARGS...]")
-@click.option("-t", "--to", "to", type=DialectType(writable=True), help="Target dialect (or `target` in --config).")
+@click.option("-t", "--to", "to", type=DialectType(writable=True), help="Target dialect (or `target` in --upstreams).")
 @click.option("--prefix", metavar="NAME", default="", help="Prefix of the upstream's tool names (NAME_tool).")
-@click.option("-c", "--config", "config_path", metavar="FILE", help="TOML file with several upstreams (docs/proxy.md).")
+@click.option("-u", "--upstreams", metavar="FILE", help="TOML file with several upstreams (docs/proxy.md).")
+@click.option("-c", "--config", "old_upstreams", metavar="FILE", hidden=True, help="Old spelling of --upstreams.")
 @click.option("--listen", metavar="HOST:PORT", help="Serve Streamable HTTP on http://HOST:PORT/mcp (loopback only).")
 @click.option("--annotate", is_flag=True, help="Put each call's diagnostics in the result's _meta.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per upstream call (default 60).")
@@ -42,7 +43,8 @@ def proxy(
     command: tuple[str, ...],
     to: str | None,
     prefix: str,
-    config_path: str | None,
+    upstreams: str | None,
+    old_upstreams: str | None,
     listen: str | None,
     annotate: bool,
     timeout: float | None,
@@ -60,33 +62,39 @@ def proxy(
     Examples:
       envglot proxy -t response-v2 -- dotbot-mcp --stdio
       envglot proxy -t result --prefix gh -- npx -y @modelcontextprotocol/server-github
-      envglot proxy --config proxy.toml --listen 127.0.0.1:8931
+      envglot proxy --upstreams proxy.toml --listen 127.0.0.1:8931
     """
     from ..proxy.config import ProxyConfig, UpstreamSpec, load_config
 
+    if old_upstreams is not None:
+        if upstreams is not None:
+            raise click.UsageError("give --upstreams once (--config is its old spelling)")
+        click.echo("envglot proxy: --config FILE is deprecated, use --upstreams FILE", err=True)
+        upstreams = old_upstreams
     m = load_mappings(mappings)
-    if config_path is not None:
+    if upstreams is not None:
         if command or prefix:
-            raise click.UsageError("give the upstream either after -- or in --config, not both")
-        if not Path(config_path).is_file():
-            die("cannot read the config file", exits.EX_NOINPUT, config_path)
+            raise click.UsageError("give the upstream either after -- or in --upstreams, not both")
+        why = unreadable(upstreams, "the upstreams file")
+        if why is not None:
+            die(why, exits.EX_NOINPUT, upstreams)
         try:
-            cfg = load_config(Path(config_path))
+            cfg = load_config(Path(upstreams))
         except EnvglotError as exc:
             die(str(exc), exits.EX_DATAERR)
     else:
         if not command:
-            raise click.UsageError("no upstream: give its command after -- or use --config FILE")
+            raise click.UsageError("no upstream: give its command after -- or use --upstreams FILE")
         cfg = ProxyConfig(upstream=[UpstreamSpec(prefix=prefix, command=command[0], args=list(command[1:]))])
     try:
         if timeout is not None:
             cfg = ProxyConfig(upstream=cfg.upstream, target=cfg.target, timeout=timeout)
-        cfg.check("command line" if config_path is None else config_path)
+        cfg.check("command line" if upstreams is None else upstreams)
     except EnvglotError as exc:
         raise click.UsageError(str(exc)) from None
     target = to or (DialectType(writable=True).convert(cfg.target, None, None) if cfg.target else None)
     if target is None:
-        raise click.UsageError("no target dialect: give -t DIALECT (or target = ... in --config)")
+        raise click.UsageError("no target dialect: give -t DIALECT (or target = ... in --upstreams)")
 
     try:
         from ..proxy.rewrite import Rewriter

@@ -22,12 +22,12 @@ its tools are published as ``PREFIX_TOOL``.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import msgspec
 
 from ..errors import EnvglotError
+from ..tomlfile import load_toml, validation_line
 
 __all__ = ["PREFIX_RE", "SEPARATOR", "ProxyConfig", "UpstreamSpec", "load_config"]
 
@@ -108,14 +108,9 @@ def load_config(path: Path) -> ProxyConfig:
         EnvglotError: unreadable, not TOML, unknown keys or wrong types (with the
             offending key's path), or a rule of :meth:`ProxyConfig.check` broken.
     """
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise EnvglotError(f"cannot read {exc.strerror}", source=str(path)) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise EnvglotError(f"not a valid TOML file: {exc}", source=str(path)) from None
+    buf, raw = load_toml(path, "proxy configuration")
     try:
         cfg = msgspec.convert(raw, ProxyConfig)
     except msgspec.ValidationError as exc:
-        raise EnvglotError(str(exc), source=str(path)) from None
+        raise EnvglotError(str(exc), source=str(path), line=validation_line(buf.decode(), str(exc))) from None
     return cfg.check(str(path))

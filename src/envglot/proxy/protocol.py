@@ -1,15 +1,14 @@
 """The MCP protocol-error table (``mappings/mcp-protocol.toml``): what the proxy answers
 when an upstream fails below the tool (a JSON-RPC error, a timeout, a dead process).
 
-Read with :mod:`tomllib` and validated strictly: an unknown key, a wrong type, an
-unknown answer or a category that is not canonical is a :class:`MappingError` naming
-the file and the row.
+Read with :func:`envglot.tomlfile.load_toml` (bounded) and validated strictly: an unknown
+key, a wrong type, an unknown answer or a category that is not canonical is a
+:class:`MappingError` naming the file and the row.
 """
 
 from __future__ import annotations
 
 import functools
-import tomllib
 from pathlib import Path
 from typing import Literal
 
@@ -17,6 +16,7 @@ import msgspec
 
 from ..errors import MappingError
 from ..mappings import Mappings, default_mappings, mappings_dir
+from ..tomlfile import load_toml
 
 __all__ = ["EVENTS", "TABLE_NAME", "ProtocolRule", "ProtocolTable", "load_protocol_table", "protocol_table"]
 
@@ -61,12 +61,7 @@ def load_protocol_table(path: Path, mappings: Mappings | None = None) -> Protoco
         MappingError: the file is missing, not TOML, or breaks the table's schema.
     """
     m = mappings if mappings is not None else default_mappings()
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MappingError(f"{path}: cannot read the MCP protocol table: {exc.strerror}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise MappingError(f"{path}: not a valid TOML file: {exc}") from None
+    _, raw = load_toml(path, "MCP protocol table", error=MappingError)
     try:
         doc = msgspec.convert(raw, _File)
     except msgspec.ValidationError as exc:
