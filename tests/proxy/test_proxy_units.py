@@ -47,7 +47,7 @@ def test_config_file_with_stdio_and_http_upstreams(tmp_path: Path) -> None:
         ("[[upstream]]\ncommand = 'x'\n[[upstream]]\nprefix = 'b'\ncommand = 'y'\n", "needs a prefix"),
         ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\ncolour = 'red'\n", "colour"),
         ("[[upstream]]\nprefix = 'a'\ncommand = 3\n", "upstream[0].command"),
-        ("timeout = -1\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "timeout must be positive"),
+        ("timeout = -1\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "timeout must be a positive number"),
         ("[[upstream\n", "not a valid TOML file"),
     ],
 )
@@ -215,14 +215,19 @@ class _FakeUpstream:
         self.timeout = 0.2
         self.behaviour = behaviour
 
+        self.listing_failure = None
+
     async def session(self) -> None:
         return None
 
-    async def call(self, name: str, arguments: object) -> dict[str, object]:
+    def timed_out(self) -> None:
+        self.behaviour = "timed out"
+
+    async def call(self, name: str, arguments: object) -> object:
         import anyio
 
         from envglot.proxy.sdk import make_error
-        from envglot.proxy.upstream import UpstreamGoneError
+        from envglot.proxy.upstream import Called, UpstreamGoneError
 
         if self.behaviour == "slow":
             await anyio.sleep(5)
@@ -230,7 +235,7 @@ class _FakeUpstream:
             raise UpstreamGoneError("upstream f closed the connection during the request", exited=True)
         if self.behaviour.startswith("jsonrpc"):
             raise make_error(int(self.behaviour.split(":")[1]), "upstream says no")
-        return {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        return Called(wire={"content": [{"type": "text", "text": "ok"}], "isError": False})
 
 
 def _call(behaviour: str, target: str = "response-v2") -> dict[str, object]:
