@@ -10,7 +10,6 @@ logger.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -23,12 +22,13 @@ from .. import __version__
 from ..diagnostics import Diagnostic, Kind
 from ..errors import EnvglotError
 from .config import ProxyConfig
+from .listen import BearerAuth, Listen
 from .protocol import ProtocolRule
 from .rewrite import Rewriter, Rewritten
-from .sdk import V2, ProtocolError, error_code, make_error, types
+from .sdk import V2, ProtocolError, error_code, make_error, security_settings, types
 from .upstream import Called, Upstream, UpstreamAnswerError, UpstreamGoneError
 
-__all__ = ["INVALID_PARAMS", "Proxy", "build_server", "parse_listen", "serve_http", "serve_stdio"]
+__all__ = ["INVALID_PARAMS", "Proxy", "build_server", "http_app", "serve_http", "serve_stdio"]
 
 _log = logging.getLogger("envglot.proxy")
 INVALID_PARAMS = -32602
@@ -91,6 +91,7 @@ class Proxy:
 
         async def one(i: int, up: Upstream) -> None:
             failure: tuple[str, str] | None = None
+            await up.settled()
             try:
                 with anyio.fail_after(up.timeout):  # connecting included
                     await up.session()
@@ -195,6 +196,7 @@ class Proxy:
         There is no envelope to carry a failure in: an upstream JSON-RPC error is passed on
         as it is, and a timeout or a dead upstream is a JSON-RPC internal error naming it.
         """
+        await up.settled()
         try:
             with anyio.fail_after(up.timeout):  # connecting included
                 await up.session()
@@ -242,6 +244,7 @@ class Proxy:
             return out.result
         rule: ProtocolRule | None = None
         code: int | None = None
+        await up.settled()
         try:
             with anyio.fail_after(up.timeout):  # connecting included
                 await up.session()
@@ -393,53 +396,38 @@ async def serve_stdio(proxy: Proxy) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def parse_listen(value: str) -> tuple[str, int]:
-    """``HOST:PORT`` (a loopback address) for ``--listen``.
+def http_app(proxy: Proxy, listen: Listen, token: str | None = None) -> Any:
+    """The ASGI app serving the proxy over Streamable HTTP at ``/mcp``.
 
-    Raises:
-        EnvglotError: not HOST:PORT, a port outside 0-65535, or a host that is not loopback
-            (the proxy has no authentication: it serves this machine only).
+    Host/Origin (DNS-rebinding) protection allows the bound address only, on both SDK
+    lines; with ``token``, every request needs ``Authorization: Bearer TOKEN``.
     """
-    host, sep, port = value.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise EnvglotError(f"--listen must be HOST:PORT (e.g. 127.0.0.1:8931), not {value!r}")
-    if host != "localhost":
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback:
-            raise EnvglotError(
-                f"--listen {value}: the proxy has no authentication and listens on loopback only "
-                "(127.0.0.1, ::1 or localhost)"
-            )
-    return host, int(port)
-
-
-def http_app(proxy: Proxy, host: str) -> Any:
-    """The Starlette app serving the proxy over Streamable HTTP at ``/mcp``."""
     server = build_server(proxy)
+    security = security_settings(listen.allowed_hosts(), listen.allowed_origins())
+    app: Any
     if V2:
-        return server.streamable_http_app(host=host)
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # mcp 1.x
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
+        app = server.streamable_http_app(host=listen.host, transport_security=security)
+    else:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # mcp 1.x
+        from starlette.applications import Starlette
+        from starlette.routing import Mount
 
-    manager = StreamableHTTPSessionManager(app=server)
+        manager = StreamableHTTPSessionManager(app=server, security_settings=security)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Any) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
+        @contextlib.asynccontextmanager
+        async def lifespan(_app: Any) -> AsyncIterator[None]:
+            async with manager.run():
+                yield
 
-    return Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
+        app = Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
+    return BearerAuth(app, token) if token is not None else app
 
 
-async def serve_http(proxy: Proxy, host: str, port: int) -> None:
+async def serve_http(proxy: Proxy, listen: Listen, token: str | None = None) -> None:
     """Serve the proxy over Streamable HTTP on ``http://HOST:PORT/mcp``."""
     import uvicorn
 
-    config = uvicorn.Config(http_app(proxy, host), host=host, port=port, log_level="warning", lifespan="on")
+    app = http_app(proxy, listen, token)
+    config = uvicorn.Config(app, host=listen.host, port=listen.port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     await server.serve()

@@ -53,6 +53,13 @@ class _Head(msgspec.Struct):
     method: str | None = None
 
 
+_ABSENT: Any = object()
+
+
+class _Shape(msgspec.Struct):
+    result: Any = _ABSENT
+
+
 class StdioTransport:
     """One upstream process and the message streams the SDK's ``ClientSession`` reads and writes."""
 
@@ -159,7 +166,7 @@ class StdioTransport:
         try:
             message = parse_message(text)
         except (ValueError, RecursionError) as exc:
-            await self._refuse(line[:_HEAD], _reason(exc), sink, whole=line)
+            await self._refuse(line[:_HEAD], _reason(exc, line), sink, whole=line)
             return
         head = _head(line)
         if head is not None and head.method is None and head.id is not None:
@@ -215,16 +222,28 @@ def _id_near_start(head: bytes) -> int | str | None:
     return raw.decode("utf-8", errors="replace").strip('"') if raw.startswith(b'"') else int(raw)
 
 
-def _reason(exc: BaseException) -> str:
-    """Why the SDK cannot read a message, in one bounded line."""
+def _reason(exc: BaseException, line: bytes) -> str:
+    """Why the SDK cannot read ``line``, in one bounded line."""
     errors = getattr(exc, "errors", None)
-    text = str(exc)
+    first: Any = None
     if callable(errors):
         with contextlib.suppress(Exception):
-            first = errors()[0]
-            text = f"{'.'.join(str(p) for p in first.get('loc', ()))}: {first.get('msg', '')}".strip(": ")
-    if isinstance(exc, RecursionError):
+            first = errors()[0].get("msg")
+    if isinstance(first, str) and first.startswith("Invalid JSON"):
+        text = first  # e.g. "recursion limit exceeded", "number out of range"
+    elif isinstance(exc, RecursionError):
         text = "nested too deeply"
+    else:
+        try:
+            shape = msgspec.json.decode(line, type=_Shape)
+        except (msgspec.DecodeError, RecursionError):
+            text = "not JSON the SDK accepts"
+        else:
+            text = (
+                "its result is not an object"
+                if shape.result is not _ABSENT and not isinstance(shape.result, dict)
+                else "not a JSON-RPC message"
+            )
     text = " ".join(text.split())
     return "the upstream's answer is not a message the MCP SDK can read: " + text[:_REASON_CHARS]
 

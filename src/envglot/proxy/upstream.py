@@ -38,7 +38,7 @@ _log = logging.getLogger("envglot.proxy")
 _ENC = msgspec.json.Encoder()
 CONNECTION_CLOSED = -32000
 """The SDK's JSON-RPC code for "connection closed" (both lines)."""
-PING_LIMIT = 5.0
+PING_LIMIT = 2.0
 """Longest wait for the ``ping`` after a timed-out call (the upstream's timeout if shorter)."""
 
 
@@ -162,8 +162,6 @@ class Upstream:
         Raises:
             UpstreamGoneError: the upstream could not be started or reached.
         """
-        if self._probing is not None:
-            await self._probing.wait()
         session = self._session
         if session is not None:
             return session
@@ -179,6 +177,14 @@ class Upstream:
                 why = _describe(attempt.failure) if attempt.failure is not None else "it closed the connection"
                 raise UpstreamGoneError(f"cannot connect to upstream {self.spec.label}: {why}", exited=False)
             return attempt.session
+
+    async def settled(self) -> None:
+        """Wait until the check after a timed-out call (if any) is over: at most ``PING_LIMIT`` plus a restart.
+
+        Not counted in the next call's timeout, which then starts on a live or a fresh upstream.
+        """
+        if self._probing is not None:
+            await self._probing.wait()
 
     async def _end(self) -> None:
         """Close the current connection (and its process), if any, and wait until it is gone."""
@@ -201,7 +207,7 @@ class Upstream:
 
         The SDK has told the upstream the call is cancelled. An upstream that does not answer a
         ``ping`` either (a single-threaded server stuck in the call) is restarted; until then,
-        the next call waits for the verdict instead of queueing behind the stuck one.
+        the next call waits for the verdict (:meth:`settled`) instead of queueing behind the stuck one.
         """
         if self._probing is None and self._session is not None:
             self._probing = anyio.Event()
