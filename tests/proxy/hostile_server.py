@@ -91,8 +91,8 @@ def main() -> None:
         if rid is None or method is None:
             continue  # notifications (initialized, cancelled) and responses
         if method == "initialize":
-            info = {"name": "hostile", "version": "1"}
-            _result(rid, {"protocolVersion": params["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": info})
+            version, info = params["protocolVersion"], {"name": "hostile", "version": "1"}
+            _result(rid, {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": info})
         elif method == "ping":
             _result(rid, {})
         elif method == "tools/list":

@@ -48,6 +48,10 @@ def test_config_file_with_stdio_and_http_upstreams(tmp_path: Path) -> None:
         ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\ncolour = 'red'\n", "colour"),
         ("[[upstream]]\nprefix = 'a'\ncommand = 3\n", "upstream[0].command"),
         ("timeout = -1\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "timeout must be a positive number"),
+        ("timeout = nan\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "timeout must be a positive number"),
+        ("timeout = inf\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "timeout must be a positive number"),
+        ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\ntimeout = nan\n", "timeout must be a positive number"),
+        ("max_result_bytes = 10\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "max_result_bytes"),
         ("[[upstream\n", "not a valid TOML file"),
     ],
 )
@@ -120,6 +124,51 @@ def test_rewrite_converts_the_envelope_and_keeps_upstream_meta() -> None:
     assert out.result["_meta"] == {"com.example/trace": "t1"}
     assert out.result["structuredContent"] == json.loads(out.result["content"][0]["text"])
     assert envglot.read(out.result["structuredContent"], "result").problems[0].category == "resource_exhausted"
+
+
+def test_upstream_dev_envglot_meta_is_stripped_or_replaced() -> None:
+    forged = {META_KEY: [{"kind": "forged"}], "dev.envglot/other": 1, "com.example/trace": "t1"}
+    wire = {**_wire({"x": 1}, is_error=False), "_meta": forged}
+    assert Rewriter("result").result(wire, "q").result["_meta"] == {"com.example/trace": "t1"}
+    annotated = Rewriter("result", annotate=True).result(wire, "q").result["_meta"]
+    assert set(annotated) == {"com.example/trace", META_KEY}
+    assert all(d["kind"] != "forged" for d in annotated[META_KEY])
+
+
+def test_transport_notes_come_first_among_the_diagnostics() -> None:
+    from envglot.diagnostics import Diagnostic, Kind
+
+    note = Diagnostic(kind=Kind.VALUE_COERCED, path="$", message="2 invalid UTF-8 sequence(s) replaced")
+    out = Rewriter("result").result(_wire({"x": 1}, is_error=False), "q", notes=[note])
+    assert out.diagnostics[0] == note
+    plain = {"content": [{"type": "text", "text": "caf\ufffd"}], "isError": False}
+    assert Rewriter("result").result(plain, "q", notes=[note]).diagnostics[0] == note
+
+
+def test_output_check_never_runs_an_upstream_regex() -> None:
+    from envglot.proxy.outschema import OutputCheck, without_patterns
+
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}, "e": {"enum": ["a"]}, "n": {"type": "integer"}},
+        "patternProperties": {"^(x+)+$": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    stripped, skipped = without_patterns(schema)
+    assert skipped and "pattern" not in json.dumps(stripped) and "additionalProperties" not in stripped
+    assert stripped["properties"]["e"] == {"enum": ["a"]}
+    check = OutputCheck(schema)
+    assert check.skipped and check.unchecked is None
+    assert check.problem({"s": "a" * 40 + "!", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx!": "v"}) is None  # instant
+    assert "outputSchema" in (check.problem({"n": "seven"}) or "")
+    assert "no structuredContent" in (check.problem(None) or "")
+    remote = OutputCheck({"$ref": "https://example.invalid/schema.json"})
+    assert remote.problem({"a": 1}) is None and "cannot be resolved" in (remote.unchecked or "")
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(100):
+        node["items"] = node = {}
+    assert "deeper than" in (OutputCheck(deep).unchecked or "")
 
 
 def test_rewrite_is_deterministic() -> None:
@@ -230,6 +279,9 @@ class _FakeUpstream:
         self.listing_failure = None
 
     async def session(self) -> None:
+        return None
+
+    async def settled(self) -> None:
         return None
 
     def timed_out(self) -> None:
