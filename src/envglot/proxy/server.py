@@ -100,7 +100,7 @@ class Proxy:
                 if error_code(exc) != METHOD_NOT_FOUND:
                     _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, exc)
             except UpstreamAnswerError as exc:
-                _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, exc)
+                failure = (exc.event, f"upstream {up.spec.label}: {exc}")
             except UpstreamGoneError as exc:
                 failure = ("upstream_exited" if exc.exited else "connect_failed", str(exc))
             except TimeoutError:
