@@ -8,8 +8,10 @@ metadata never reaches the client.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -83,10 +85,29 @@ async def _hostile_calls(s: Any) -> None:
     assert error_flag(result) is False and structured(result)["data"] == {"text": "fine"}
 
 
-def test_hostile_upstream_over_stdio(tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def proxy_session(transport: str, args: list[str], log: Path) -> AsyncIterator[Any]:
+    """A client session with ``envglot proxy ARGS`` over stdio or Streamable HTTP (stderr to ``log``)."""
+    if transport == "stdio":
+        async with stdio_session(["proxy", *args], log) as s:
+            yield s
+        return
+    port = free_port()
+    head, upstream = args[: args.index("--")], args[args.index("--") :]
+    cmd = [str(ENVGLOT), "proxy", *head, "--listen", f"127.0.0.1:{port}", *upstream]
+    with running(cmd, port) as proc, anyio.fail_after(LIMIT):
+        async with http_session(f"http://127.0.0.1:{port}/mcp") as s:
+            yield s
+        proc.terminate()
+        assert proc.stderr is not None
+        log.write_bytes(proc.stderr.read())
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_hostile_upstream(transport: str, tmp_path: Path) -> None:
     async def run() -> None:
         with anyio.fail_after(LIMIT):
-            async with stdio_session(["proxy", *PROXY_ARGS, "--", *hostile_cmd()], tmp_path / "log") as s:
+            async with proxy_session(transport, [*PROXY_ARGS, "--", *hostile_cmd()], tmp_path / "log") as s:
                 await _hostile_calls(s)
 
     anyio.run(run)
@@ -96,29 +117,17 @@ def test_hostile_upstream_over_stdio(tmp_path: Path) -> None:
     assert "Traceback" not in log
 
 
-def test_hostile_upstream_over_streamable_http(tmp_path: Path) -> None:
-    port = free_port()
-
-    async def run() -> None:
-        with anyio.fail_after(LIMIT):
-            async with http_session(f"http://127.0.0.1:{port}/mcp") as s:
-                await _hostile_calls(s)
-
-    cmd = [str(ENVGLOT), "proxy", *PROXY_ARGS, "--listen", f"127.0.0.1:{port}", "--", *hostile_cmd()]
-    with running(cmd, port):
-        anyio.run(run)
-
-
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("mode", ["crash-start", "hang-start"])
-def test_start_up_failures_are_unavailable_not_unknown_tool(mode: str, tmp_path: Path) -> None:
+def test_start_up_failures_are_unavailable_not_unknown_tool(transport: str, mode: str, tmp_path: Path) -> None:
     from envglot.proxy.sdk import ProtocolError
 
     timeout = 2.0
 
     async def run() -> None:
         with anyio.fail_after(LIMIT):
-            args = ["proxy", "-t", "errorcode", "--timeout", f"{timeout:g}", "--prefix", "hx", "--", *hostile_cmd(mode)]
-            async with stdio_session(args, tmp_path / "log") as s:
+            args = ["-t", "errorcode", "--timeout", f"{timeout:g}", "--prefix", "hx", "--", *hostile_cmd(mode)]
+            async with proxy_session(transport, args, tmp_path / "log") as s:
                 for _ in range(2):  # and again: each call is bounded, none is "Unknown tool"
                     result, took = await _timed(s, "hx_ok")
                     problem = _problem(result)

@@ -172,7 +172,13 @@ class StdioTransport:
         if head is not None and head.method is None and head.id is not None:
             self._pending.discard(head.id)
         if replaced:
-            message = self._marked(text, replaced, message)
+            try:
+                message = self._marked(text, replaced, message)
+            except (ValueError, RecursionError) as exc:  # the SDK's parser took what json cannot
+                await self._refuse(
+                    line[:_HEAD], f"{replaced} invalid UTF-8 sequence(s) not reported: {exc}", sink, whole=line
+                )
+                return
         await sink.send(SessionMessage(message))
 
     def _marked(self, text: str, replaced: int, message: Any) -> Any:
