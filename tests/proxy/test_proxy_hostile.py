@@ -114,7 +114,9 @@ def test_hostile_upstream(transport: str, tmp_path: Path) -> None:
     log = (tmp_path / "log").read_text()
     assert "outputSchema's pattern/patternProperties are not checked" in log
     assert "restarting it" in log
-    assert "Traceback" not in log
+    assert "Failed to parse JSONRPC message" not in log  # the SDK's client parser never saw a line
+    if transport == "stdio":  # (over HTTP, SIGTERM at the end makes the SDK's server print teardown noise)
+        assert "Traceback" not in log
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

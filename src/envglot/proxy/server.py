@@ -410,7 +410,7 @@ def http_app(proxy: Proxy, listen: Listen, token: str | None = None) -> Any:
     else:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # mcp 1.x
         from starlette.applications import Starlette
-        from starlette.routing import Mount
+        from starlette.routing import Route
 
         manager = StreamableHTTPSessionManager(app=server, security_settings=security)
 
@@ -419,7 +419,11 @@ def http_app(proxy: Proxy, listen: Listen, token: str | None = None) -> Any:
             async with manager.run():
                 yield
 
-        app = Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
+        class Endpoint:  # an ASGI app, so that Route serves /mcp itself (Mount redirects it to /mcp/)
+            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                await manager.handle_request(scope, receive, send)
+
+        app = Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan)
     return BearerAuth(app, token) if token is not None else app
 
 
