@@ -371,3 +371,51 @@ def test_stdin_lines_skip_an_overlong_message() -> None:
         return [line async for line in LineReader(r)]
 
     assert asyncio.run(lines()) == ['{"a":1}\n', "\n", '{"b":2}\n', '{"c":']
+
+
+# ---- the stdio transport, on a scripted process ------------------------------------------
+
+
+def test_stdio_transport_reads_lines_across_chunks_and_refuses_what_it_cannot_take() -> None:
+    """Lines split over writes, several in one write, an over-long one, a bad byte, a log line."""
+    import sys
+
+    import anyio
+
+    from envglot.proxy.sdk import SessionMessage, parse_message, wire
+    from envglot.proxy.stdio import REFUSED, StdioTransport
+
+    writes = [
+        b'{"jsonrpc": "2.0", "id": 1, "res',
+        b'ult": {"a": 1}}\n{"jsonrpc": "2.0", "id": 2, "result": {"t": "caf\xe9"}}\nnot json, a log line\n',
+        b'{"jsonrpc": "2.0", "id": 3, "result": {"big": "' + b"x" * 3000,
+        b"x" * 3000 + b'"}}\n{"jsonrpc": "2.0", "id": 4, "result": [1]}\n',
+    ]
+    script = (
+        "import sys, time\nsys.stdin.readline()\n"
+        f"for w in {writes!r}:\n    sys.stdout.buffer.write(w); sys.stdout.buffer.flush(); time.sleep(0.05)\n"
+    )
+    transport = StdioTransport(
+        sys.executable, ["-c", script], env=None, cwd=None, errlog=sys.stderr, max_bytes=4096, label="t"
+    )
+    got: list[dict[str, object]] = []
+
+    async def run() -> None:
+        with anyio.fail_after(20):
+            async with transport.open() as (read, write):
+                for rid in (3, 4):  # pending requests: the refusals below answer them
+                    await write.send(SessionMessage(parse_message(f'{{"jsonrpc":"2.0","id":{rid},"method":"ping"}}')))
+                async for message in read:
+                    got.append(wire(message.message))
+                    if len(got) == 4:
+                        break
+
+    anyio.run(run)
+    assert [m["id"] for m in got] == [1, 2, 3, 4]
+    assert got[0]["result"] == {"a": 1}
+    assert got[1]["result"]["t"] == "caf\ufffd"  # type: ignore[index]
+    assert got[1]["result"]["_meta"] == {transport.mark: {"replaced_bytes": 1}}  # type: ignore[index]
+    for refused, words in [(got[2], "over 4096 bytes"), (got[3], "result is not an object")]:
+        error: dict[str, object] = refused["error"]  # type: ignore[assignment]
+        assert error["code"] == REFUSED and words in str(error["message"])
+        assert error["data"] == {transport.mark: {"refused": error["message"]}}
