@@ -79,6 +79,8 @@ class _Attempt:
         self.failure: BaseException | None = None
         self.session: Session | None = None
         self.transport: StdioTransport | None = None
+        self.scope = anyio.CancelScope()
+        """Cancelled when the attempt is dropped while still connecting."""
 
 
 class Upstream:
@@ -110,36 +112,8 @@ class Upstream:
 
     async def _supervise(self, attempt: _Attempt) -> None:
         try:
-            async with contextlib.AsyncExitStack() as stack:
-                connecting = stack.enter_context(anyio.fail_after(self.timeout))
-                if self.spec.command is not None:
-                    attempt.transport = StdioTransport(
-                        self.spec.command,
-                        list(self.spec.args),
-                        env=self.spec.env,
-                        cwd=self.spec.cwd,
-                        errlog=self._errlog,
-                        max_bytes=self.max_result_bytes,
-                        label=self.spec.label,
-                    )
-                    read, write = await stack.enter_async_context(attempt.transport.open())
-                else:
-                    assert self.spec.url is not None
-                    read, write = await stack.enter_async_context(http_client(self.spec.url))
-                session = await stack.enter_async_context(Session(read, write))
-                await session.initialize()
-                connecting.deadline = float("inf")
-                attempt.session = session
-                attempt.ready.set()
-                async with anyio.create_task_group() as watch:
-                    if attempt.transport is not None:
-                        watch.start_soon(_set_when, attempt.transport.ended, attempt.stop)
-                    await attempt.stop.wait()
-                    watch.cancel_scope.cancel()
-                if attempt.transport is not None and attempt.transport.ended.is_set():
-                    _log.warning(
-                        "upstream %s: its process closed its output; restarted on the next call", self.spec.label
-                    )
+            with attempt.scope:
+                await self._connection(attempt)
         except TimeoutError:
             attempt.failure = TimeoutError(f"not started within {self.timeout:g} s")
         except Exception as exc:  # the connection's end, whatever its cause, is this upstream's only
@@ -150,6 +124,37 @@ class Upstream:
             attempt.session = None
             attempt.ready.set()
             attempt.done.set()
+
+    async def _connection(self, attempt: _Attempt) -> None:
+        """Connect (bounded by the timeout), then hold the connection until stopped or ended."""
+        async with contextlib.AsyncExitStack() as stack:
+            connecting = stack.enter_context(anyio.fail_after(self.timeout))
+            if self.spec.command is not None:
+                attempt.transport = StdioTransport(
+                    self.spec.command,
+                    list(self.spec.args),
+                    env=self.spec.env,
+                    cwd=self.spec.cwd,
+                    errlog=self._errlog,
+                    max_bytes=self.max_result_bytes,
+                    label=self.spec.label,
+                )
+                read, write = await stack.enter_async_context(attempt.transport.open())
+            else:
+                assert self.spec.url is not None
+                read, write = await stack.enter_async_context(http_client(self.spec.url))
+            session = await stack.enter_async_context(Session(read, write))
+            await session.initialize()
+            connecting.deadline = float("inf")
+            attempt.session = session
+            attempt.ready.set()
+            async with anyio.create_task_group() as watch:
+                if attempt.transport is not None:
+                    watch.start_soon(_set_when, attempt.transport.ended, attempt.stop)
+                await attempt.stop.wait()
+                watch.cancel_scope.cancel()
+            if attempt.transport is not None and attempt.transport.ended.is_set():
+                _log.warning("upstream %s: its process closed its output; restarted on the next call", self.spec.label)
 
     @property
     def _session(self) -> Session | None:
@@ -191,6 +196,8 @@ class Upstream:
         attempt, self._attempt = self._attempt, None
         if attempt is not None:
             attempt.stop.set()
+            if not attempt.ready.is_set():
+                attempt.scope.cancel()  # still connecting: no reason to finish
             with anyio.move_on_after(5):
                 await attempt.done.wait()
 
