@@ -170,3 +170,14 @@ def test_token_options_on_the_command_line(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("ENVGLOT_LISTEN_TOKEN", TOKEN)
     stdio = run(main, ["proxy", "--", "x"])
     assert stdio.exit_code == 2 and "no target dialect" in stdio.output
+
+
+def test_a_configuration_file_cannot_set_the_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from envglot.cli import main
+
+    (tmp_path / "envglot.toml").write_text(f'[proxy]\nlisten-token = "{TOKEN}"\n')
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["--config", "envglot.toml", "proxy", "-t", "result", "--", "x"])
+    assert res.exit_code == 2 and "command-line only" in res.output

@@ -77,6 +77,20 @@ def test_protocol_table_decisions() -> None:
     assert t.events["upstream_exited"].category == "unavailable"
 
 
+def test_docs_answer_each_event_as_the_table_says() -> None:
+    """docs/proxy.md's row for each [events] row of mcp-protocol.toml has its category and retryability."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "proxy.md").read_text()
+    for name, rule in protocol_table().events.items():
+        rows = [ln for ln in doc.splitlines() if ln.startswith("|") and f"(aspect {rule.aspect}" in ln]
+        assert rows, f"no row of docs/proxy.md names aspect {rule.aspect} ([events.{name}])"
+        for row in rows:
+            answer = row.split("|")[3].strip()
+            assert re.match(rf"{rule.category}\b", answer), (name, row)
+            assert ("retryable" in answer) is bool(rule.retryable), (name, row)
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

@@ -110,7 +110,10 @@ def proxy(
     if target is None:
         raise click.UsageError("no target dialect: give -t DIALECT (or target = ... in --config)")
 
-    if listen is None and _from_env("listen_token"):
+    for name in ("listen_token", "listen_token_file"):
+        if _source(name) is click.core.ParameterSource.DEFAULT_MAP:
+            raise click.UsageError(f"{name.replace('_', '-')} is command-line only, not a configuration key")
+    if listen is None and _source("listen_token") is click.core.ParameterSource.ENVIRONMENT:
         listen_token = None  # ENVGLOT_LISTEN_TOKEN set for other runs: a stdio proxy has no listener
     if listen_token is not None and listen_token_file is not None:
         raise click.UsageError("give --listen-token or --listen-token-file, not both")
@@ -156,6 +159,6 @@ def proxy(
         sys.exit(130)
 
 
-def _from_env(param: str) -> bool:
-    """True when ``param``'s value came from its environment variable."""
-    return click.get_current_context().get_parameter_source(param) is click.core.ParameterSource.ENVIRONMENT
+def _source(param: str) -> click.core.ParameterSource | None:
+    """Where ``param``'s value came from (command line, environment, configuration, default)."""
+    return click.get_current_context().get_parameter_source(param)
