@@ -176,6 +176,14 @@ def test_output_check_never_runs_an_upstream_regex() -> None:
     assert check.problem({"s": "a" * 40 + "!", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx!": "v"}) is None  # instant
     assert "outputSchema" in (check.problem({"n": "seven"}) or "")
     assert "no structuredContent" in (check.problem(None) or "")
+    named = {
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "pattern": "^(a+)+$"}},
+        "required": ["pattern"],
+    }
+    kept, _ = without_patterns(named)
+    assert kept == {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]}
+    assert "pattern" in (OutputCheck(named).problem({"other": 1}) or "")  # a property's name is not a keyword
     remote = OutputCheck({"$ref": "https://example.invalid/schema.json"})
     assert remote.problem({"a": 1}) is None and "cannot be resolved" in (remote.unchecked or "")
     deep: dict[str, object] = {}

@@ -15,6 +15,10 @@ __all__ = ["MAX_SCHEMA_DEPTH", "OutputCheck", "without_patterns"]
 MAX_SCHEMA_DEPTH = 64
 """Deeper schema nesting is not checked at all (the SDK refuses far deeper messages anyway)."""
 _REGEX_KEYS = frozenset({"pattern", "patternProperties"})
+_DATA = frozenset({"const", "enum", "default", "examples", "required"})
+"""Keywords whose values are data (or names), not schemas."""
+_NAMED = frozenset({"properties", "$defs", "definitions", "dependentSchemas", "dependencies"})
+"""Keywords whose values map names to schemas."""
 _OPEN_WHEN_PATTERNS = ("additionalProperties", "unevaluatedProperties")
 """Dropped beside ``patternProperties``: without the patterns they would refuse what the patterns admit."""
 
@@ -41,8 +45,13 @@ def without_patterns(schema: Any, depth: int = 0) -> tuple[Any, bool]:
     for key, value in schema.items():
         if key in _REGEX_KEYS or ("patternProperties" in schema and key in _OPEN_WHEN_PATTERNS):
             continue
-        if key in ("const", "enum", "default", "examples"):
-            out[key] = value  # data, not schema
+        if key in _DATA:
+            out[key] = value
+            continue
+        if key in _NAMED and isinstance(value, dict):  # names -> schemas: a property may be called "pattern"
+            named = {name: without_patterns(sub, depth + 1) for name, sub in value.items()}
+            out[key] = {name: sub for name, (sub, _) in named.items()}
+            skipped = skipped or any(deeper for _, deeper in named.values())
             continue
         out[key], deeper = without_patterns(value, depth + 1)
         skipped = skipped or deeper
