@@ -51,6 +51,7 @@ class _Head(msgspec.Struct):
 
     id: int | str | None = None
     method: str | None = None
+    params: Any = None
 
 
 _ABSENT: Any = object()
@@ -120,6 +121,8 @@ class StdioTransport:
                     head = msgspec.json.decode(text, type=_Head)
                     if head.method is not None and head.id is not None:
                         self._pending.add(head.id)
+                    elif head.method == "notifications/cancelled" and isinstance(head.params, dict):
+                        self._pending.discard(head.params.get("requestId"))  # no answer is owed any more
                     await process.stdin.send(text.encode("utf-8") + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await sink.aclose()  # the session sees the connection end instead of waiting
