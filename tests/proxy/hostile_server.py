@@ -2,7 +2,8 @@
 
 No SDK: it writes what a broken or malicious server writes (invalid UTF-8, answers the
 SDK cannot read, huge answers, forged ``_meta``, a regex that backtracks forever) and
-misbehaves on purpose (hangs or crashes at start-up, hangs single-threaded in a call).
+misbehaves on purpose (hangs or crashes at start-up, hangs single-threaded in a call,
+closes its stdout and lives on).
 
     python hostile_server.py [serve|hang-start|crash-start]
 """
@@ -10,6 +11,7 @@ misbehaves on purpose (hangs or crashes at start-up, hangs single-threaded in a 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -26,6 +28,7 @@ TOOLS = [
     "redos",
     "forged_meta",
     "log_line_then_ok",
+    "close_output",
     "hang",
 ]
 
@@ -75,6 +78,9 @@ def _call(rid: Any, name: str, args: dict[str, Any]) -> None:
     elif name == "log_line_then_ok":
         _line(b"starting the tool... (a log line on stdout)")
         _result(rid, _text("fine after a log line"))
+    elif name == "close_output":
+        os.close(1)  # stdout gone, the process alive: the proxy must not wait on it forever
+        time.sleep(3600)
     elif name == "hang":
         time.sleep(3600)  # single-threaded: pings and cancellations go unanswered too
 

@@ -77,6 +77,12 @@ async def _hostile_calls(s: Any) -> None:
     result, _ = await _timed(s, "log_line_then_ok")
     assert error_flag(result) is False
 
+    result, took = await _timed(s, "close_output")  # a broken stream: answered, then restarted
+    problem = _problem(result)
+    assert (problem.category, problem.retryable) == ("unavailable", True) and took < TIMEOUT - 1
+    result, _ = await _timed(s, "ok")
+    assert error_flag(result) is False
+
     result, took = await _timed(s, "hang")  # single-threaded: stuck for an hour
     problem = _problem(result)
     assert (problem.category, problem.retryable) == ("unavailable", True)
