@@ -125,20 +125,23 @@ def check_token(token: str) -> str:
 
 
 class BearerAuth:
-    """ASGI middleware: an HTTP request without ``Authorization: Bearer TOKEN`` gets 401."""
+    """ASGI middleware: a request without ``Authorization: Bearer TOKEN`` gets 401 (a WebSocket is closed)."""
 
     def __init__(self, app: Callable[[_Scope, _Receive, _Send], Awaitable[None]], token: str) -> None:
         self.app = app
         self._expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] != "lifespan":
             got = b""
             for key, val in scope.get("headers", ()):
                 if key.lower() == b"authorization":
                     got = val
                     break
             if not hmac.compare_digest(got, self._expected):
+                if scope["type"] != "http":  # a WebSocket (the proxy serves none): refused all the same
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
                 body = b"missing or wrong bearer token\n"
                 await send(
                     {
