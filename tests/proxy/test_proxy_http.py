@@ -20,7 +20,7 @@ def test_streamable_http_both_ways(tmp_path: Path) -> None:
     cmd = upstream_cmd()
     config = tmp_path / "proxy.toml"
     config.write_text(
-        'target = "response-v2"\ntimeout = 5\n'
+        'target = "response-v2"\ntimeout = 15\n'
         f'[[upstream]]\nprefix = "web"\nurl = "http://127.0.0.1:{up_port}/mcp"\n'
         f'[[upstream]]\nprefix = "local"\ncommand = {cmd[0]!r}\nargs = [{cmd[1]!r}]\n'
     )
@@ -44,6 +44,6 @@ def test_streamable_http_both_ways(tmp_path: Path) -> None:
 
     with (
         running([*cmd, "http", str(up_port)], up_port),
-        running([str(ENVGLOT), "proxy", "--config", str(config), "--listen", f"127.0.0.1:{proxy_port}"], proxy_port),
+        running([str(ENVGLOT), "proxy", "--upstreams", str(config), "--listen", f"127.0.0.1:{proxy_port}"], proxy_port),
     ):
         anyio.run(run)

@@ -47,7 +47,11 @@ def test_config_file_with_stdio_and_http_upstreams(tmp_path: Path) -> None:
         ("[[upstream]]\ncommand = 'x'\n[[upstream]]\nprefix = 'b'\ncommand = 'y'\n", "needs a prefix"),
         ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\ncolour = 'red'\n", "colour"),
         ("[[upstream]]\nprefix = 'a'\ncommand = 3\n", "upstream[0].command"),
-        ("timeout = -1\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "timeout must be positive"),
+        ("timeout = -1\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "timeout must be a positive number"),
+        ("timeout = nan\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "is not accepted (no envglot setting is infinite or not a number) (at $."),
+        ("timeout = inf\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "is not accepted (no envglot setting is infinite or not a number) (at $."),
+        ("[[upstream]]\nprefix = 'a'\ncommand = 'x'\ntimeout = nan\n", "is not accepted (no envglot setting is infinite or not a number) (at $."),
+        ("max_result_bytes = 10\n[[upstream]]\nprefix = 'a'\ncommand = 'x'\n", "max_result_bytes"),
         ("[[upstream\n", "not a valid TOML file"),
     ],
 )
@@ -71,6 +75,20 @@ def test_protocol_table_decisions() -> None:
     assert t.for_code(12345) is t.fallback and t.fallback.category == "unknown"
     assert t.events["timeout"].category == "unavailable" and t.events["timeout"].retryable is True
     assert t.events["upstream_exited"].category == "unavailable"
+
+
+def test_docs_answer_each_event_as_the_table_says() -> None:
+    """docs/proxy.md's row for each [events] row of mcp-protocol.toml has its category and retryability."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "proxy.md").read_text()
+    for name, rule in protocol_table().events.items():
+        rows = [ln for ln in doc.splitlines() if ln.startswith("|") and f"(aspect {rule.aspect}" in ln]
+        assert rows, f"no row of docs/proxy.md names aspect {rule.aspect} ([events.{name}])"
+        for row in rows:
+            answer = row.split("|")[3].strip()
+            assert re.match(rf"{rule.category}\b", answer), (name, row)
+            assert ("retryable" in answer) is bool(rule.retryable), (name, row)
 
 
 @pytest.mark.parametrize(
@@ -120,6 +138,59 @@ def test_rewrite_converts_the_envelope_and_keeps_upstream_meta() -> None:
     assert out.result["_meta"] == {"com.example/trace": "t1"}
     assert out.result["structuredContent"] == json.loads(out.result["content"][0]["text"])
     assert envglot.read(out.result["structuredContent"], "result").problems[0].category == "resource_exhausted"
+
+
+def test_upstream_dev_envglot_meta_is_stripped_or_replaced() -> None:
+    forged = {META_KEY: [{"kind": "forged"}], "dev.envglot/other": 1, "com.example/trace": "t1"}
+    wire = {**_wire({"x": 1}, is_error=False), "_meta": forged}
+    assert Rewriter("result").result(wire, "q").result["_meta"] == {"com.example/trace": "t1"}
+    annotated = Rewriter("result", annotate=True).result(wire, "q").result["_meta"]
+    assert set(annotated) == {"com.example/trace", META_KEY}
+    assert all(d["kind"] != "forged" for d in annotated[META_KEY])
+
+
+def test_transport_notes_come_first_among_the_diagnostics() -> None:
+    from envglot.diagnostics import Diagnostic, Kind
+
+    note = Diagnostic(kind=Kind.VALUE_COERCED, path="$", message="2 invalid UTF-8 sequence(s) replaced")
+    out = Rewriter("result").result(_wire({"x": 1}, is_error=False), "q", notes=[note])
+    assert out.diagnostics[0] == note
+    plain = {"content": [{"type": "text", "text": "caf\ufffd"}], "isError": False}
+    assert Rewriter("result").result(plain, "q", notes=[note]).diagnostics[0] == note
+
+
+def test_output_check_never_runs_an_upstream_regex() -> None:
+    from envglot.proxy.outschema import OutputCheck, without_patterns
+
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}, "e": {"enum": ["a"]}, "n": {"type": "integer"}},
+        "patternProperties": {"^(x+)+$": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    stripped, skipped = without_patterns(schema)
+    assert skipped and "pattern" not in json.dumps(stripped) and "additionalProperties" not in stripped
+    assert stripped["properties"]["e"] == {"enum": ["a"]}
+    check = OutputCheck(schema)
+    assert check.skipped and check.unchecked is None
+    assert check.problem({"s": "a" * 40 + "!", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx!": "v"}) is None  # instant
+    assert "outputSchema" in (check.problem({"n": "seven"}) or "")
+    assert "no structuredContent" in (check.problem(None) or "")
+    named = {
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "pattern": "^(a+)+$"}},
+        "required": ["pattern"],
+    }
+    kept, _ = without_patterns(named)
+    assert kept == {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]}
+    assert "pattern" in (OutputCheck(named).problem({"other": 1}) or "")  # a property's name is not a keyword
+    remote = OutputCheck({"$ref": "https://example.invalid/schema.json"})
+    assert remote.problem({"a": 1}) is None and "cannot be resolved" in (remote.unchecked or "")
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(100):
+        node["items"] = node = {}
+    assert "deeper than" in (OutputCheck(deep).unchecked or "")
 
 
 def test_rewrite_is_deterministic() -> None:
@@ -181,7 +252,19 @@ def test_read_only_target_is_refused() -> None:
     [
         (["proxy", "-t", "result"], "no upstream"),
         (["proxy", "--", "x"], "no target dialect"),
-        (["proxy", "-t", "result", "--listen", "0.0.0.0:8000", "--", "x"], "loopback only"),
+        (["proxy", "-t", "result", "--listen", "0.0.0.0:8000", "--", "x"], "not every interface"),
+        (["proxy", "-t", "result", "--listen", "192.168.1.9:8000", "--", "x"], "loopback only"),
+        (["proxy", "-t", "result", "--listen", "127.0.0.2:8000", "--", "x"], "loopback only"),
+        (["proxy", "-t", "result", "--listen", "127.0.0.1:²", "--", "x"], "HOST:PORT"),
+        (["proxy", "-t", "result", "--listen", "127.0.0.1:70000", "--", "x"], "HOST:PORT"),
+        (["proxy", "-t", "result", "--listen", "example.com:80", "--", "x"], "IP address or localhost"),
+        (["proxy", "-t", "result", "--timeout", "nan", "--", "x"], "positive number"),
+        (["proxy", "-t", "result", "--timeout", "inf", "--", "x"], "positive number"),
+        (["proxy", "-t", "result", "--timeout", "0", "--", "x"], "positive number"),
+        (["proxy", "-t", "result", "--timeout", "-3", "--", "x"], "positive number"),
+        (["proxy", "-t", "result", "--max-result-bytes", "10", "--", "x"], "max-result-bytes"),
+        (["proxy", "-t", "result", "--listen-token", "t" * 20, "--", "x"], "needs --listen"),
+        (["proxy", "-t", "result", "--listen", "127.0.0.1:1", "--listen-token", "short", "--", "x"], "16 visible"),
         (["proxy", "-t", "result", "--listen", "localhost", "--", "x"], "HOST:PORT"),
         (["proxy", "-t", "result", "--prefix", "a.b", "--", "x"], "prefix 'a.b'"),
         (["proxy", "-t", "nope", "--", "x"], "nope"),
@@ -194,11 +277,11 @@ def test_usage_errors(args: list[str], message: str) -> None:
 
 
 def test_bad_config_file_exit_codes(tmp_path: Path) -> None:
-    res = CliRunner().invoke(main, ["proxy", "--config", str(tmp_path / "missing.toml")])
+    res = CliRunner().invoke(main, ["proxy", "--upstreams", str(tmp_path / "missing.toml")])
     assert res.exit_code == 66
     bad = tmp_path / "bad.toml"
     bad.write_text("[[upstream]]\nprefix = 'a'\n")
-    res = CliRunner().invoke(main, ["proxy", "--config", str(bad)])
+    res = CliRunner().invoke(main, ["proxy", "--upstreams", str(bad)])
     assert res.exit_code == 65 and "exactly one of command" in res.output
 
 
@@ -215,14 +298,22 @@ class _FakeUpstream:
         self.timeout = 0.2
         self.behaviour = behaviour
 
+        self.listing_failure = None
+
     async def session(self) -> None:
         return None
 
-    async def call(self, name: str, arguments: object) -> dict[str, object]:
+    async def settled(self) -> None:
+        return None
+
+    def timed_out(self) -> None:
+        self.behaviour = "timed out"
+
+    async def call(self, name: str, arguments: object) -> object:
         import anyio
 
         from envglot.proxy.sdk import make_error
-        from envglot.proxy.upstream import UpstreamGoneError
+        from envglot.proxy.upstream import Called, UpstreamGoneError
 
         if self.behaviour == "slow":
             await anyio.sleep(5)
@@ -230,7 +321,7 @@ class _FakeUpstream:
             raise UpstreamGoneError("upstream f closed the connection during the request", exited=True)
         if self.behaviour.startswith("jsonrpc"):
             raise make_error(int(self.behaviour.split(":")[1]), "upstream says no")
-        return {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        return Called(wire={"content": [{"type": "text", "text": "ok"}], "isError": False})
 
 
 def _call(behaviour: str, target: str = "response-v2") -> dict[str, object]:
@@ -302,3 +393,51 @@ def test_stdin_lines_skip_an_overlong_message() -> None:
         return [line async for line in LineReader(r)]
 
     assert asyncio.run(lines()) == ['{"a":1}\n', "\n", '{"b":2}\n', '{"c":']
+
+
+# ---- the stdio transport, on a scripted process ------------------------------------------
+
+
+def test_stdio_transport_reads_lines_across_chunks_and_refuses_what_it_cannot_take() -> None:
+    """Lines split over writes, several in one write, an over-long one, a bad byte, a log line."""
+    import sys
+
+    import anyio
+
+    from envglot.proxy.sdk import SessionMessage, parse_message, wire
+    from envglot.proxy.stdio import REFUSED, StdioTransport
+
+    writes = [
+        b'{"jsonrpc": "2.0", "id": 1, "res',
+        b'ult": {"a": 1}}\n{"jsonrpc": "2.0", "id": 2, "result": {"t": "caf\xe9"}}\nnot json, a log line\n',
+        b'{"jsonrpc": "2.0", "id": 3, "result": {"big": "' + b"x" * 3000,
+        b"x" * 3000 + b'"}}\n{"jsonrpc": "2.0", "id": 4, "result": [1]}\n',
+    ]
+    script = (
+        "import sys, time\nsys.stdin.readline()\n"
+        f"for w in {writes!r}:\n    sys.stdout.buffer.write(w); sys.stdout.buffer.flush(); time.sleep(0.05)\n"
+    )
+    transport = StdioTransport(
+        sys.executable, ["-c", script], env=None, cwd=None, errlog=sys.stderr, max_bytes=4096, label="t"
+    )
+    got: list[dict[str, object]] = []
+
+    async def run() -> None:
+        with anyio.fail_after(20):
+            async with transport.open() as (read, write):
+                for rid in (3, 4):  # pending requests: the refusals below answer them
+                    await write.send(SessionMessage(parse_message(f'{{"jsonrpc":"2.0","id":{rid},"method":"ping"}}')))
+                async for message in read:
+                    got.append(wire(message.message))
+                    if len(got) == 4:
+                        break
+
+    anyio.run(run)
+    assert [m["id"] for m in got] == [1, 2, 3, 4]
+    assert got[0]["result"] == {"a": 1}
+    assert got[1]["result"]["t"] == "caf\ufffd"  # type: ignore[index]
+    assert got[1]["result"]["_meta"] == {transport.mark: {"replaced_bytes": 1}}  # type: ignore[index]
+    for refused, words in [(got[2], "over 4096 bytes"), (got[3], "result is not an object")]:
+        error: dict[str, object] = refused["error"]  # type: ignore[assignment]
+        assert error["code"] == REFUSED and words in str(error["message"])
+        assert error["data"] == {transport.mark: {"refused": error["message"]}}

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+import msgspec
 
 from ..errors import EnvglotError
 from ..options import Options
@@ -18,7 +19,7 @@ __all__ = ["proxy"]
 _EPILOG = """\b
 Exit codes:
   0   the client closed the connection (stdio) or the server was stopped (HTTP)
-  2   usage error (no upstream, --listen not a loopback HOST:PORT, ...)
+  2   usage error (no upstream, --listen not a loopback HOST:PORT without a token, ...)
   65  the --upstreams file or a mapping overlay is invalid
   66  the --upstreams file or a mapping overlay is unreadable (or not a regular file)
 """
@@ -35,8 +36,22 @@ Exit codes:
 @click.option("-u", "--upstreams", metavar="FILE", help="TOML file with several upstreams (docs/proxy.md).")
 @click.option("-c", "--config", "old_upstreams", metavar="FILE", hidden=True, help="Old spelling of --upstreams.")
 @click.option("--listen", metavar="HOST:PORT", help="Serve Streamable HTTP on http://HOST:PORT/mcp (loopback only).")
+@click.option(
+    "--listen-token",
+    metavar="TOKEN",
+    envvar="ENVGLOT_LISTEN_TOKEN",
+    show_envvar=True,
+    help="Bearer token every HTTP request must carry (prefer the env var or --listen-token-file).",
+)
+@click.option("--listen-token-file", metavar="FILE", help="Read the --listen-token from FILE.")
 @click.option("--annotate", is_flag=True, help="Put each call's diagnostics in the result's _meta.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per upstream call (default 60).")
+@click.option("--timeout", type=float, help="Seconds per upstream call and start-up (default 60).")
+@click.option(
+    "--max-result-bytes",
+    type=click.IntRange(min=1024),
+    metavar="N",
+    help="Longest upstream answer taken, in bytes (default 16 MiB).",
+)
 @mappings_option
 @click.option("-q", "--quiet", is_flag=True, help="No log line per call (warnings still go to stderr).")
 def proxy(
@@ -46,8 +61,11 @@ def proxy(
     upstreams: str | None,
     old_upstreams: str | None,
     listen: str | None,
+    listen_token: str | None,
+    listen_token_file: str | None,
     annotate: bool,
     timeout: float | None,
+    max_result_bytes: int | None,
     mappings: tuple[str, ...],
     quiet: bool,
 ) -> None:
@@ -64,7 +82,8 @@ def proxy(
       envglot proxy -t result --prefix gh -- npx -y @modelcontextprotocol/server-github
       envglot proxy --upstreams proxy.toml --listen 127.0.0.1:8931
     """
-    from ..proxy.config import ProxyConfig, UpstreamSpec, load_config
+    from ..proxy.config import ProxyConfig, UpstreamSpec, check_timeout, load_config
+    from ..proxy.listen import check_token, parse_listen, read_token_file
 
     if old_upstreams is not None:
         if upstreams is not None:
@@ -88,7 +107,10 @@ def proxy(
         cfg = ProxyConfig(upstream=[UpstreamSpec(prefix=prefix, command=command[0], args=list(command[1:]))])
     try:
         if timeout is not None:
-            cfg = ProxyConfig(upstream=cfg.upstream, target=cfg.target, timeout=timeout)
+            check_timeout(timeout, "--timeout")
+            cfg = msgspec.structs.replace(cfg, timeout=timeout)
+        if max_result_bytes is not None:
+            cfg = msgspec.structs.replace(cfg, max_result_bytes=max_result_bytes)
         cfg.check("command line" if upstreams is None else upstreams)
     except EnvglotError as exc:
         raise click.UsageError(str(exc)) from None
@@ -96,13 +118,32 @@ def proxy(
     if target is None:
         raise click.UsageError("no target dialect: give -t DIALECT (or target = ... in --upstreams)")
 
+    for name in ("listen_token", "listen_token_file"):
+        if _source(name) is click.core.ParameterSource.DEFAULT_MAP:
+            raise click.UsageError(f"{name.replace('_', '-')} is command-line only, not a configuration key")
+    if listen is None and _source("listen_token") is click.core.ParameterSource.ENVIRONMENT:
+        listen_token = None  # ENVGLOT_LISTEN_TOKEN set for other runs: a stdio proxy has no listener
+    if listen_token is not None and listen_token_file is not None:
+        raise click.UsageError("give --listen-token or --listen-token-file, not both")
+    try:
+        token = read_token_file(listen_token_file) if listen_token_file is not None else listen_token
+    except EnvglotError as exc:
+        die(str(exc), exits.EX_NOINPUT)
+    try:
+        if token is not None:
+            if listen is None:
+                raise EnvglotError("--listen-token needs --listen (a stdio proxy has no listener)")
+            check_token(token)
+        where = parse_listen(listen, token=token is not None) if listen is not None else None
+    except EnvglotError as exc:
+        raise click.UsageError(str(exc)) from None
+
     try:
         from ..proxy.rewrite import Rewriter
-        from ..proxy.server import Proxy, parse_listen, serve_http, serve_stdio
+        from ..proxy.server import Proxy, serve_http, serve_stdio
     except ImportError as exc:
         die(str(exc), exits.EX_USAGE)
     try:
-        where = parse_listen(listen) if listen is not None else None
         rewriter = Rewriter(target, options=Options(mappings=m), annotate=annotate)
     except EnvglotError as exc:
         raise click.UsageError(str(exc)) from None
@@ -121,6 +162,11 @@ def proxy(
         if where is None:
             anyio.run(serve_stdio, p)
         else:
-            anyio.run(serve_http, p, *where)
+            anyio.run(serve_http, p, where, token)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def _source(param: str) -> click.core.ParameterSource | None:
+    """Where ``param``'s value came from (command line, environment, configuration, default)."""
+    return click.get_current_context().get_parameter_source(param)

@@ -3,7 +3,8 @@
 From the command line (one stdio upstream) or a TOML file with several::
 
     target = "response-v2"        # optional when given with --to
-    timeout = 60                  # seconds per upstream call (optional)
+    timeout = 60                  # seconds per upstream call and start-up (optional)
+    max_result_bytes = 16777216   # longest upstream answer taken (optional)
 
     [[upstream]]
     prefix = "dot"
@@ -21,6 +22,7 @@ its tools are published as ``PREFIX_TOOL``.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -29,13 +31,21 @@ import msgspec
 from ..errors import EnvglotError
 from ..tomlfile import load_toml, validation_line
 
-__all__ = ["PREFIX_RE", "SEPARATOR", "ProxyConfig", "UpstreamSpec", "load_config"]
+__all__ = ["PREFIX_RE", "SEPARATOR", "ProxyConfig", "UpstreamSpec", "check_timeout", "load_config"]
 
 SEPARATOR = "_"
 """Between an upstream's prefix and its tool's name."""
 PREFIX_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}")
 """A prefix: letters, digits and dashes (no ``_``, so ``PREFIX_TOOL`` splits at its first ``_``)."""
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
+"""The longest upstream answer (one JSON-RPC message) the proxy takes: 16 MiB."""
+
+
+def check_timeout(value: float, where: str) -> None:
+    """Raises :class:`EnvglotError` unless ``value`` is a finite number of seconds above 0."""
+    if not (math.isfinite(value) and value > 0):
+        raise EnvglotError(f"{where}: timeout must be a positive number of seconds, not {value}")
 
 
 class UpstreamSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -67,18 +77,21 @@ class ProxyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     upstream: list[UpstreamSpec]
     target: str | None = None
     timeout: float = DEFAULT_TIMEOUT
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
 
     def check(self, where: str = "configuration") -> ProxyConfig:
         """Validate cross-field rules; returns ``self``.
 
         Raises:
             EnvglotError: no upstream, a bad or duplicate prefix, neither or both of
-                command and url, a URL that is not http(s), a non-positive timeout.
+                command and url, a URL that is not http(s), a timeout that is not a
+                positive finite number, a ``max_result_bytes`` below 1 KiB.
         """
         if not self.upstream:
             raise EnvglotError(f"{where}: no upstream server (add an [[upstream]] table)")
-        if self.timeout <= 0:
-            raise EnvglotError(f"{where}: timeout must be positive, not {self.timeout}")
+        check_timeout(self.timeout, where)
+        if not 1024 <= self.max_result_bytes <= 1 << 40:
+            raise EnvglotError(f"{where}: max_result_bytes must be between 1024 and 2**40, not {self.max_result_bytes}")
         seen: set[str] = set()
         for i, up in enumerate(self.upstream):
             at = f"{where}: upstream[{i}]"
@@ -96,8 +109,8 @@ class ProxyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             if up.prefix in seen:
                 raise EnvglotError(f"{at}: prefix {up.prefix!r} is used twice")
             seen.add(up.prefix)
-            if up.timeout is not None and up.timeout <= 0:
-                raise EnvglotError(f"{at}: timeout must be positive, not {up.timeout}")
+            if up.timeout is not None:
+                check_timeout(up.timeout, at)
         return self
 
 

@@ -21,7 +21,7 @@ from ..tomlfile import load_toml
 __all__ = ["EVENTS", "TABLE_NAME", "ProtocolRule", "ProtocolTable", "load_protocol_table", "protocol_table"]
 
 TABLE_NAME = "mcp-protocol.toml"
-EVENTS = ("timeout", "upstream_exited", "connect_failed", "invalid_result")
+EVENTS = ("timeout", "upstream_exited", "connect_failed", "invalid_result", "unreadable_result", "result_too_large")
 """The failures the proxy observes itself; each must have an ``[events.NAME]`` row."""
 
 

@@ -10,6 +10,7 @@ result that carries no envelope, and every protocol failure, becomes a canonical
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,9 +29,11 @@ from ..policy import Level
 from ..transport import wrap_bytes
 from .protocol import ProtocolRule, ProtocolTable, protocol_table
 
-__all__ = ["META_KEY", "Rewriter", "Rewritten"]
+__all__ = ["META_KEY", "META_PREFIX", "Rewriter", "Rewritten"]
 
-META_KEY = "dev.envglot/diagnostics"
+META_PREFIX = "dev.envglot/"
+"""``_meta`` keys the proxy owns: an upstream's own are removed from every result."""
+META_KEY = META_PREFIX + "diagnostics"
 """The ``_meta`` key ``--annotate`` puts the diagnostics under."""
 _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
@@ -98,23 +101,35 @@ class Rewriter:
         timing = {"tool": tool, "timestamp": stamp, "duration_ms": round(elapsed * 1000)}
         return self.options.replace(context={**timing, **own})
 
-    def result(self, wire: dict[str, Any], tool: str, started: float | None = None, elapsed: float = 0.0) -> Rewritten:
+    def result(
+        self,
+        wire: dict[str, Any],
+        tool: str,
+        started: float | None = None,
+        elapsed: float = 0.0,
+        *,
+        notes: Sequence[Diagnostic] = (),
+    ) -> Rewritten:
         """Rewrite an upstream CallToolResult wire dict (``tool`` is its upstream name).
 
         The envelope it carries (any dialect, detected) is converted to the target; a
         result with no envelope is wrapped as the target's success or failure as its
-        ``isError`` says.
+        ``isError`` says. ``notes`` (what the transport changed, e.g. replaced bytes) come
+        first among the diagnostics.
         """
         ctx = self._context(tool, time.time() if started is None else started, elapsed)
         buf = _ENC.encode(wire)
         try:
             conv = conversion(buf, to=self.target, options=ctx)
         except ParseError as exc:
-            return self._wrap_plain(buf, wire, exc, ctx)
+            return self._wrap_plain(buf, wire, exc, ctx, notes)
         # the core never reads a result flagged isError as a success (issue 10): no check here
-        return self._answer(conv.output, is_error(conv.output, self.target), conv.source, list(conv.diagnostics), wire)
+        diags = [*notes, *conv.diagnostics]
+        return self._answer(conv.output, is_error(conv.output, self.target), conv.source, diags, wire)
 
-    def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: Options) -> Rewritten:
+    def _wrap_plain(
+        self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: Options, notes: Sequence[Diagnostic]
+    ) -> Rewritten:
         """The target envelope of a result that carries none; ``isError`` decides the outcome.
 
         Synthesized as :func:`envglot.mcp.unwrap_envelope` documents (a success carries the
@@ -124,7 +139,7 @@ class Rewriter:
         env = synthesize(buf, self.mappings.unknown_category, rep)
         rep.add(Kind.SYNTHESIZED, "$", f"no envelope to carry: {why.message}")
         doc = write(env, self.target, options=ctx, report=rep)
-        return self._answer(doc, not env.ok, "none", rep.diagnostics, wire)
+        return self._answer(doc, not env.ok, "none", [*notes, *rep.diagnostics], wire)
 
     def failure(
         self,
@@ -158,12 +173,19 @@ class Rewriter:
         self, doc: bytes, is_error: bool, source: str, diags: list[Diagnostic], wire: dict[str, Any] | None
     ) -> Rewritten:
         result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
-        meta = wire.get("_meta") if wire is not None else None
+        meta = _foreign_meta(wire.get("_meta") if wire is not None else None)
         if self.annotate:
             meta = {**(meta or {}), META_KEY: [_wire_diagnostic(d) for d in diags]}
         if meta:
             result["_meta"] = meta
         return Rewritten(result=result, source=source, is_error=is_error, diagnostics=diags)
+
+
+def _foreign_meta(meta: Any) -> dict[str, Any] | None:
+    """An upstream's ``_meta`` without keys under ``dev.envglot/`` (only the proxy writes those)."""
+    if not isinstance(meta, dict):
+        return None
+    return {k: v for k, v in meta.items() if not k.startswith(META_PREFIX)}
 
 
 def _wire_diagnostic(d: Diagnostic) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from typing import Any
 try:
     import mcp.types as types
     from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp.client.stdio import get_default_environment
+    from mcp.shared.message import SessionMessage
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("envglot proxy needs the mcp package: pip install 'envglot[mcp]'") from exc
 
@@ -25,10 +27,15 @@ __all__ = [
     "V2",
     "ClientSession",
     "ProtocolError",
+    "Session",
+    "SessionMessage",
     "StdioServerParameters",
     "error_code",
+    "get_default_environment",
     "http_client",
     "make_error",
+    "parse_message",
+    "security_settings",
     "stdio_client",
     "types",
     "wire",
@@ -41,6 +48,36 @@ try:
 except ImportError:  # pragma: no cover
     V2 = False
 """True on the 2.x line (handlers passed to ``Server(on_...=)``, snake_case fields)."""
+
+
+class Session(ClientSession):  # type: ignore[misc]
+    """A ``ClientSession`` that leaves tool results unvalidated: the proxy validates them itself.
+
+    The SDK validates ``structuredContent`` against the upstream's ``outputSchema`` on the
+    event loop, regular expressions included; :mod:`envglot.proxy.outschema` does it
+    without running an upstream's patterns.
+    """
+
+    async def validate_tool_result(self, name: str, result: Any) -> None:  # 2.x
+        return None
+
+    async def _validate_tool_result(self, name: str, result: Any) -> None:  # 1.x
+        return None
+
+
+def parse_message(text: str | bytes) -> Any:
+    """One JSON-RPC message as the SDK's model (raises ``ValueError`` as the SDK's parser does)."""
+    if V2:
+        return types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    v1: Any = types.JSONRPCMessage
+    return v1.model_validate_json(text)
+
+
+def security_settings(hosts: list[str], origins: list[str]) -> Any:
+    """Host/Origin (DNS-rebinding) protection allowing exactly ``hosts`` and ``origins`` (both lines)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
 def error_code(exc: BaseException) -> int:

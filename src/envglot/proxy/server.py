@@ -10,7 +10,6 @@ logger.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -20,14 +19,16 @@ import anyio
 import anyio.abc
 
 from .. import __version__
+from ..diagnostics import Diagnostic, Kind
 from ..errors import EnvglotError
 from .config import ProxyConfig
+from .listen import BearerAuth, Listen
 from .protocol import ProtocolRule
 from .rewrite import Rewriter, Rewritten
-from .sdk import V2, ProtocolError, error_code, make_error, types
-from .upstream import Upstream, UpstreamGoneError
+from .sdk import V2, ProtocolError, error_code, make_error, security_settings, types
+from .upstream import Called, Upstream, UpstreamAnswerError, UpstreamGoneError
 
-__all__ = ["INVALID_PARAMS", "Proxy", "build_server", "parse_listen", "serve_http", "serve_stdio"]
+__all__ = ["INVALID_PARAMS", "Proxy", "build_server", "http_app", "serve_http", "serve_stdio"]
 
 _log = logging.getLogger("envglot.proxy")
 INVALID_PARAMS = -32602
@@ -53,7 +54,16 @@ class Proxy:
     async def running(self) -> AsyncIterator[Proxy]:
         """Open the upstreams (connected in the background) for the life of the block."""
         async with anyio.create_task_group() as tg:
-            self.upstreams = [Upstream(spec, tg, errlog=self.errlog) for spec in self.config.upstream]
+            self.upstreams = [
+                Upstream(
+                    spec,
+                    tg,
+                    timeout=spec.timeout if spec.timeout is not None else self.config.timeout,
+                    max_result_bytes=self.config.max_result_bytes,
+                    errlog=self.errlog,
+                )
+                for spec in self.config.upstream
+            ]
             for up in self.upstreams:
                 tg.start_soon(self._warm, up)
             try:
@@ -70,28 +80,35 @@ class Proxy:
         except UpstreamGoneError as exc:
             _log.warning("%s", exc)
 
-    def _timeout(self, up: Upstream) -> float:
-        return up.timeout if up.timeout is not None else self.config.timeout
-
     async def _gather(self, method: str) -> list[tuple[Upstream, list[dict[str, Any]]]]:
         """``Upstream.<method>()`` of every upstream at once; a failing upstream contributes nothing.
 
         An upstream without the capability (JSON-RPC "method not found") lists nothing quietly;
-        any other failure is logged as a warning.
+        any other failure is logged as a warning and, for tools, kept as the upstream's
+        ``listing_failure`` (a call to one of its tools is then answered with it).
         """
         results: list[list[dict[str, Any]]] = [[] for _ in self.upstreams]
 
         async def one(i: int, up: Upstream) -> None:
+            failure: tuple[str, str] | None = None
+            await up.settled()
             try:
-                await up.session()  # connecting is bounded on its own
-                with anyio.fail_after(self._timeout(up)):
+                with anyio.fail_after(up.timeout):  # connecting included
+                    await up.session()
                     results[i] = await getattr(up, method)()
             except ProtocolError as exc:
                 if error_code(exc) != METHOD_NOT_FOUND:
                     _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, exc)
-            except (UpstreamGoneError, TimeoutError) as exc:
-                why = str(exc) or f"no answer within {self._timeout(up):g} s"
-                _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, why)
+            except UpstreamAnswerError as exc:
+                failure = (exc.event, f"upstream {up.spec.label}: {exc}")
+            except UpstreamGoneError as exc:
+                failure = ("upstream_exited" if exc.exited else "connect_failed", str(exc))
+            except TimeoutError:
+                failure = ("timeout", f"upstream {up.spec.label}: no answer within {up.timeout:g} s")
+            if failure is not None:
+                _log.warning("upstream %s: %s failed, its items are left out: %s", up.spec.label, method, failure[1])
+            if method == "list_tools":
+                up.listing_failure = failure
 
         async with anyio.create_task_group() as tg:
             for i, up in enumerate(self.upstreams):
@@ -179,22 +196,34 @@ class Proxy:
         There is no envelope to carry a failure in: an upstream JSON-RPC error is passed on
         as it is, and a timeout or a dead upstream is a JSON-RPC internal error naming it.
         """
+        await up.settled()
         try:
-            await up.session()
-            with anyio.fail_after(self._timeout(up)):
+            with anyio.fail_after(up.timeout):  # connecting included
+                await up.session()
                 return await getattr(up, method)(*args)
         except TimeoutError:
-            why = f"upstream {up.spec.label}: no answer within {self._timeout(up):g} s"
-        except UpstreamGoneError as exc:
+            why = f"upstream {up.spec.label}: no answer within {up.timeout:g} s"
+            up.timed_out()
+        except (UpstreamGoneError, UpstreamAnswerError) as exc:
             why = str(exc)
         raise make_error(INTERNAL_ERROR, why)
 
     async def _route(self, name: str) -> tuple[Upstream, str]:
+        """The owner of a published tool name and its own name for it.
+
+        Raises:
+            ProtocolError: -32602 ``Unknown tool``, unless the upstream the name's prefix
+                points to could not list its tools (then :class:`_UnlistedError`).
+        """
         hit = self.routes.get(name)
         if hit is None:  # a client that calls without listing first: list once
             await self.list_tools()
             hit = self.routes.get(name)
         if hit is None:
+            for up in self.upstreams:
+                own = name.removeprefix(up.spec.public_name(""))
+                if up.listing_failure is not None and (not up.spec.prefix or own != name):
+                    raise _UnlistedError(up, own, *up.listing_failure)
             raise make_error(INVALID_PARAMS, f"Unknown tool: {name}")
         return hit
 
@@ -205,16 +234,26 @@ class Proxy:
             ProtocolError: an unknown tool, or an upstream JSON-RPC error the table keeps
                 as a protocol error (same code and message).
         """
-        up, tool = await self._route(name)
         started, clock = time.time(), time.perf_counter()
+        try:
+            up, tool = await self._route(name)
+        except _UnlistedError as exc:
+            why = f"{exc.why}; its tools could not be listed"
+            out = self.rewriter.failure(self.rewriter.table.events[exc.event], why, exc.tool, started=started)
+            self._log_result(name, exc.upstream, out, clock)
+            return out.result
         rule: ProtocolRule | None = None
         code: int | None = None
+        await up.settled()
         try:
-            await up.session()  # connecting is bounded on its own
-            with anyio.fail_after(self._timeout(up)):
-                wire = await up.call(tool, arguments)
+            with anyio.fail_after(up.timeout):  # connecting included
+                await up.session()
+                called = await up.call(tool, arguments)
         except TimeoutError:
-            rule, why = self.rewriter.table.events["timeout"], f"no answer within {self._timeout(up):g} s"
+            rule, why = self.rewriter.table.events["timeout"], f"no answer within {up.timeout:g} s"
+            up.timed_out()
+        except UpstreamAnswerError as exc:
+            rule, why = self.rewriter.table.events[exc.event], str(exc)
         except UpstreamGoneError as exc:
             rule, why = self.rewriter.table.events["upstream_exited" if exc.exited else "connect_failed"], str(exc)
         except ProtocolError as exc:
@@ -223,14 +262,14 @@ class Proxy:
             if rule.answer == "protocol":
                 self._log_call(name, up, "protocol", f"JSON-RPC error {code} forwarded", clock)
                 raise
-        except RuntimeError as exc:  # the SDK refused the upstream's answer (e.g. against its outputSchema)
-            rule, why = self.rewriter.table.events["invalid_result"], str(exc)
+        except RuntimeError as exc:  # the SDK refused the upstream's answer
+            rule, why = self.rewriter.table.events["unreadable_result"], str(exc)
         elapsed = time.perf_counter() - clock
         if rule is not None:
             out = self.rewriter.failure(rule, why, tool, code=code, started=started, elapsed=elapsed)
         else:
             try:
-                out = self.rewriter.result(wire, tool, started, elapsed)
+                out = self.rewriter.result(called.wire, tool, started, elapsed, notes=_notes(called))
             except EnvglotError as exc:
                 out = self.rewriter.failure(self.rewriter.table.events["invalid_result"], str(exc), tool)
         self._log_result(name, up, out, clock)
@@ -248,6 +287,27 @@ class Proxy:
         self._log_call(
             name, up, outcome, f"diagnostics={len(out.diagnostics)}" + (f" [{diags}]" if diags else ""), clock
         )
+
+
+class _UnlistedError(Exception):
+    """A tool name whose upstream could not list its tools: answered with that failure, not "Unknown tool"."""
+
+    def __init__(self, upstream: Upstream, tool: str, event: str, why: str) -> None:
+        super().__init__(why)
+        self.upstream, self.tool, self.event, self.why = upstream, tool, event, why
+
+
+def _notes(called: Called) -> list[Diagnostic]:
+    """What the transport changed in a result, as diagnostics reported with its conversion's."""
+    if not called.replaced_bytes:
+        return []
+    return [
+        Diagnostic(
+            kind=Kind.VALUE_COERCED,
+            path="$",
+            message=f"{called.replaced_bytes} invalid UTF-8 sequence(s) in the upstream's answer replaced with U+FFFD",
+        )
+    ]
 
 
 # ---- the SDK server ----------------------------------------------------------------------
@@ -336,53 +396,42 @@ async def serve_stdio(proxy: Proxy) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def parse_listen(value: str) -> tuple[str, int]:
-    """``HOST:PORT`` (a loopback address) for ``--listen``.
+def http_app(proxy: Proxy, listen: Listen, token: str | None = None) -> Any:
+    """The ASGI app serving the proxy over Streamable HTTP at ``/mcp``.
 
-    Raises:
-        EnvglotError: not HOST:PORT, a port outside 0-65535, or a host that is not loopback
-            (the proxy has no authentication: it serves this machine only).
+    Host/Origin (DNS-rebinding) protection allows the bound address only, on both SDK
+    lines; with ``token``, every request needs ``Authorization: Bearer TOKEN``.
     """
-    host, sep, port = value.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise EnvglotError(f"--listen must be HOST:PORT (e.g. 127.0.0.1:8931), not {value!r}")
-    if host != "localhost":
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback:
-            raise EnvglotError(
-                f"--listen {value}: the proxy has no authentication and listens on loopback only "
-                "(127.0.0.1, ::1 or localhost)"
-            )
-    return host, int(port)
-
-
-def http_app(proxy: Proxy, host: str) -> Any:
-    """The Starlette app serving the proxy over Streamable HTTP at ``/mcp``."""
     server = build_server(proxy)
+    security = security_settings(listen.allowed_hosts(), listen.allowed_origins())
+    app: Any
     if V2:
-        return server.streamable_http_app(host=host)
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # mcp 1.x
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
+        app = server.streamable_http_app(host=listen.host, transport_security=security)
+    else:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager  # mcp 1.x
+        from starlette.applications import Starlette
+        from starlette.routing import Route
 
-    manager = StreamableHTTPSessionManager(app=server)
+        manager = StreamableHTTPSessionManager(app=server, security_settings=security)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Any) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
+        @contextlib.asynccontextmanager
+        async def lifespan(_app: Any) -> AsyncIterator[None]:
+            async with manager.run():
+                yield
 
-    return Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
+        class Endpoint:  # an ASGI app, so that Route serves /mcp itself (Mount redirects it to /mcp/)
+            async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+                await manager.handle_request(scope, receive, send)
+
+        app = Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan)
+    return BearerAuth(app, token) if token is not None else app
 
 
-async def serve_http(proxy: Proxy, host: str, port: int) -> None:
+async def serve_http(proxy: Proxy, listen: Listen, token: str | None = None) -> None:
     """Serve the proxy over Streamable HTTP on ``http://HOST:PORT/mcp``."""
     import uvicorn
 
-    config = uvicorn.Config(http_app(proxy, host), host=host, port=port, log_level="warning", lifespan="on")
+    app = http_app(proxy, listen, token)
+    config = uvicorn.Config(app, host=listen.host, port=listen.port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     await server.serve()
