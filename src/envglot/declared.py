@@ -29,7 +29,7 @@ from .dialect import _REGISTRY, Dialect, Facts, Probe, Shape, registered
 from .errors import MappingError, ParseError
 from .mappings import DialectTable, Mappings, _locate, _path_of, _toml, load_mappings
 
-__all__ = ["Declare", "DeclaredDialect", "Detect", "register_declarations"]
+__all__ = ["Declare", "DeclaredDialect", "Detect", "register_declarations", "unregister"]
 
 _ABSENT = Raw(b"")
 _NULL = Raw(b"null")
@@ -853,3 +853,9 @@ def _forget(name: str) -> None:
     if isinstance(d, DeclaredDialect):
         del _REGISTRY[name]
         _registry_changed()
+
+
+def unregister(name: str) -> None:
+    """Forget the declared dialect ``name`` (``envglot learn`` checks a trial declaration and
+    leaves the process as it found it); a bundled dialect is never removed."""
+    _forget(name)
