@@ -779,8 +779,8 @@ class _Learner:
         w("# how many samples support it; ⚑ marks each inferred code category. docs/learn.md,")
         w("# docs/declared-dialects.md.")
         for note in sorted(set(self.notes)):
-            for k, line in enumerate(textwrap.wrap(note, 94)):
-                w(f"# {'⚑' if k == 0 else ' '} {line}")
+            for j, line in enumerate(textwrap.wrap(note, 94)):
+                w(f"# {'⚑' if j == 0 else ' '} {line}")
         for line in self._schema_notes(detect):
             w(f"# {line}")
         w(f"dialect = {_q(self.name)}")
