@@ -348,13 +348,14 @@ class _Learner:
             for k, (label, idx) in enumerate(groups, 1):
                 keys = sorted(set().union(*(self.docs[i].keys() for i in idx)))
                 what = label or "members " + ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "")
-                parts.append(f"[{k}] {self.label(idx)} ({what})")
+                parts.append(f"[{k}] {_names(sorted(self.samples[i].name for i in idx), 2)} ({what})")
             raise LearnError(
                 f"the samples hold {len(groups)} kinds of envelope; learn one server at a time: " + "; ".join(parts)
             )
 
     def _groups(self, bundled: dict[int, str]) -> list[tuple[str | None, list[int]]]:
-        """Samples joined when they share half the members of the smaller one; bundled ones by dialect."""
+        """Samples joined when they share half the members of the smaller one (a group whose samples
+        are all one bundled dialect's is labelled so)."""
         parent = list(range(self.n))
 
         def find(i: int) -> int:
@@ -365,15 +366,17 @@ class _Learner:
 
         for i in range(self.n):
             for j in range(i + 1, self.n):
-                if (i in bundled) != (j in bundled) or bundled.get(i) != bundled.get(j):
-                    continue
                 a, b = set(self.docs[i]), set(self.docs[j])
-                if i in bundled or 2 * len(a & b) >= min(len(a), len(b)):
+                if 2 * len(a & b) >= min(len(a), len(b)):
                     parent[find(i)] = find(j)
         by: dict[int, list[int]] = {}
         for i in range(self.n):
             by.setdefault(find(i), []).append(i)
-        out = [(f"{bundled[idx[0]]}, a bundled dialect" if idx[0] in bundled else None, idx) for idx in by.values()]
+        out: list[tuple[str | None, list[int]]] = []
+        for idx in by.values():
+            names = {bundled.get(i) for i in idx}
+            one = names.pop() if len(names) == 1 else None
+            out.append((f"{one}, a bundled dialect" if one else None, idx))
         return sorted(out, key=lambda g: g[1][0])
 
     # -- the outcome ----------------------------------------------------------------------
@@ -404,7 +407,10 @@ class _Learner:
                 continue
             err = _Error(p, array.pop(), items, failed)
             code = self._code_key(err)
-            rank = (code is not None, self.vocab.reads_as("problems", p[-1]), len(failed), -len(p), p)
+            named = self.vocab.reads_as("problems", p[-1])
+            if code is None and not named:  # objects that come and go, neither named nor coded as errors
+                continue
+            rank = (code is not None, named, len(failed), -len(p), p)
             if best is None or rank > best[0]:
                 best = (rank, err)
         failing = [i for i, s in enumerate(self.samples) if s.is_error]
@@ -592,7 +598,7 @@ class _Learner:
             for f in ("warning.message", *_WARNING):
                 ks = [
                     k
-                    for k in items[0]
+                    for k in dict.fromkeys(k for x in items for k in x)
                     if k not in keys.values()
                     and self.vocab.reads_as(f, k)
                     and all(k not in x or _typed(x[k], _TYPE[f]) for x in items)
@@ -614,7 +620,7 @@ class _Learner:
         for f in _PROBLEM:
             ks = [
                 k
-                for k in objs[0]
+                for k in dict.fromkeys(k for o in objs for k in o)
                 if k not in {v for v, _ in out.values()}
                 and self.vocab.reads_as(f, k)
                 and all(k not in o or o[k] is None or _typed(o[k], _TYPE[f]) for o in objs)
@@ -846,6 +852,7 @@ class _Learner:
             if len(retry.get(c, ())) == 1:
                 w(f"retryable = {str(next(iter(retry[c]))).lower()}")
         invented = self._invented(seen, cats)
+        cats.update({c: cat for cat, c in invented.items()})
         for cat, c in invented.items():
             w("")
             w(f"# ⚑ never seen: the code envglot writes for {cat} (replace it with the server's own, if it has one)")
@@ -870,7 +877,7 @@ class _Learner:
             if any(cats[c] == cat for c in seen):
                 continue
             code = self._style(cat, seen)
-            if code not in seen and code not in out.values():
+            if code not in seen and code not in out.values() and self.vocab.category(code)[0] == cat:
                 out[cat] = code
         return out
 

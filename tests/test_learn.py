@@ -1,0 +1,302 @@
+"""``envglot learn`` (envglot.learn): declarations inferred from invented servers' responses.
+
+Each server under ``tests/learn/<server>/`` has a ``learn/`` subset (what the declaration is
+learned from) and a ``check/`` rest it must then read right: detection, outcome, message,
+code category and payload. The servers differ in shape: a boolean flag (ferry), the presence
+of an array of errors with object warnings and nested metadata (quay), an enum status beside
+an error object and a nested payload, pretty-printed (tern), CallToolResults with HTTP-number
+codes and camelCase members (dock); codes in SCREAMING_CASE, snake_case, dotted and numeric.
+"""
+
+from __future__ import annotations
+
+import random
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import envglot
+from envglot.declared import DeclaredDialect, unregister
+from envglot.detect import classify
+from envglot.dialect import registered
+from envglot.learn import LearnError, Sample, check_examples, learn, learn_checked, read_samples
+from envglot.mappings import load_mappings, mappings_for
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "learn"
+SERVERS = ["ferry", "quay", "tern", "dock"]
+_ANY = msgspec.json.Decoder()
+
+PAYLOAD = {"ferry": ("result",), "quay": ("data",), "tern": ("reply", "body"), "dock": ("payload",)}
+"""Where each server keeps its payload (what the held-out samples' payload must be read from)."""
+EXPECTED: dict[str, dict[str, tuple[bool, str | None, str | None]]] = {
+    "ferry": {
+        "list-ok.json": (True, None, None),
+        "permission.json": (False, "doc-3 is read-only for you", "unknown"),
+        "timeout.json": (False, "the index did not answer in 5 s", "unknown"),
+        "not-found-again.json": (False, "no document doc-77", "not_found"),
+    },
+    "quay": {
+        "search-ok.json": (True, None, None),
+        "taken.json": (False, "b2 is booked on 2026-05-01", "unknown"),
+        "down.json": (False, "the harbour office is closed", "unknown"),
+        "limited-again.json": (False, "30 requests per minute", "resource_exhausted"),
+    },
+    "tern": {
+        "survey-ok.json": (True, None, None),
+        "timeout.json": (False, "the counter did not answer", "unknown"),
+        "missing-again.json": (False, "no species 'Sterna alba'", "not_found"),
+    },
+    "dock": {
+        "schedule-ok.json": (True, None, None),
+        "crash.json": (False, "the crane log is corrupt", "internal"),
+        "bad-request.json": (False, "eta must be HH:MM", "invalid_argument"),
+        "gone-again.json": (False, "no ship 'Vega'", "not_found"),
+    },
+}
+"""Held-out sample -> (ok, message, category). A code the subset never showed reads as the
+unknown category (with a code_unknown diagnostic); one it showed reads as learned."""
+CATEGORIES = {
+    "DOC_NOT_FOUND": "not_found",
+    "RATE_LIMITED": "resource_exhausted",
+    "ACCESS_DENIED": "permission_denied",
+    "UPSTREAM_TIMEOUT": "deadline_exceeded",
+    "invalid_berth": "invalid_argument",
+    "rate_limited": "resource_exhausted",
+    "berth_already_booked": "already_exists",
+    "service_unavailable": "unavailable",
+    "species.not_found": "not_found",
+    "auth.permission_denied": "permission_denied",
+    "survey.timeout": "deadline_exceeded",
+    "404": "not_found",
+    "429": "resource_exhausted",
+    "400": "invalid_argument",
+    "500": "internal",
+}
+"""Every code of the corpus that carries meaning in its words, and the category learn infers."""
+
+
+@pytest.fixture(autouse=True)
+def _forget_declared() -> Iterator[None]:
+    """Every declared dialect a test registers is unregistered after it."""
+    yield
+    for d in list(registered()):
+        if isinstance(d, DeclaredDialect):
+            unregister(d.name)
+
+
+def _load(text: str, tmp_path: Path, name: str) -> list[str]:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    m = [str(path)]
+    mappings_for(m)
+    return m
+
+
+def _at(doc: Any, keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        doc = doc.get(k) if isinstance(doc, dict) else None
+    return doc
+
+
+# --- learned from a subset, right on the rest ---------------------------------------------------
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_learned_declaration_reads_the_held_out_responses(server: str, tmp_path: Path) -> None:
+    text = learn_checked(read_samples([str(CORPUS / server / "learn")]), server)
+    m = _load(text, tmp_path, server)
+    held_out = read_samples([str(CORPUS / server / "check")])
+    assert {Path(s.name).name for s in held_out} == set(EXPECTED[server])
+    for s in held_out:
+        ok, message, category = EXPECTED[server][Path(s.name).name]
+        assert classify(s.envelope).dialect == server, s.name
+        assert envglot.validate(s.envelope, server, mappings=m) == [], s.name
+        conv = envglot.conversion(s.envelope, to="response-v2", mappings=m)
+        assert conv.source == server
+        env = envglot.read(s.envelope, server, mappings=m)
+        assert env.ok is ok, s.name
+        doc = _ANY.decode(s.envelope)
+        if ok:
+            assert env.problems == ()
+            assert _ANY.decode(bytes(env.payload)) == _at(doc, PAYLOAD[server])  # type: ignore[arg-type]
+        else:
+            assert env.problems[0].message == message
+            assert env.problems[0].category == category
+            kinds = {d.kind.value for d in conv.diagnostics}
+            assert ("code_unknown" in kinds) == (category == "unknown"), conv.diagnostics
+        if s.is_error is not None:
+            assert envglot.mcp.is_error(s.envelope, server) is s.is_error
+    assert check_examples(server, [(s.name, s.record) for s in held_out], load_mappings(m)) == []
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_every_code_gets_the_category_its_words_say_flagged_for_review(server: str) -> None:
+    text = learn_checked(read_samples([str(CORPUS / server)]), server)
+    rows = tomllib.loads(text)["codes"]
+    seen = {c: r["category"] for c, r in rows.items() if c in CATEGORIES}
+    assert seen, text
+    for code, cat in seen.items():
+        assert cat == CATEGORIES[code], code
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("[codes."):
+            assert lines[i - 1].startswith("# ⚑ "), line  # every row is flagged for review
+
+
+def test_the_rules_found_for_each_shape(tmp_path: Path) -> None:
+    ferry = learn(read_samples([str(CORPUS / "ferry" / "learn")]), "ferry")
+    assert 'ok = "$.ok"' in ferry and 'problems = "$.error"' in ferry and 'payload = "$.result"' in ferry
+    assert 'tool = "$.op"' in ferry and 'request_id = "$.trace_id"' in ferry
+    assert "$.warnings holds strings" in ferry  # string warnings: named, not declared (issue 24)
+    assert "# outcome: $.ok is true in all 2 successes and false in all 2 failures; none contradicts it" in ferry
+    quay = learn(read_samples([str(CORPUS / "quay" / "learn")]), "quay")
+    assert 'problems = "$.errors[]"' in quay and '"problem.path" = "$.errors[].field"' in quay
+    assert '"problem.retry_after_ms" = "$.errors[].retry_after_ms"' in quay
+    assert 'warnings = "$.notes[]"' in quay and '"warning.severity" = "$.notes[].level"' in quay
+    assert 'duration_ms = "$.meta.took_ms"' in quay and '"pagination.cursor" = "$.meta.next_cursor"' in quay
+    assert "ok = " not in quay  # the outcome is the presence of the errors
+    assert "# $.meta.next_cursor in 1 of 4 samples (absent from" in quay
+    tern = learn(read_samples([str(CORPUS / "tern" / "learn")]), "tern")
+    assert 'payload = "$.reply.body"' in tern and 'request_id = "$.reply.req_id"' in tern
+    assert "native_indent = 2" in tern
+    assert '$.status is "failed" on failures and "ok"/"partial" on successes: an enum outcome' in tern
+    dock = learn(read_samples([str(CORPUS / "dock" / "learn")]), "dock")
+    assert '"problem.code" = "$.error.errorCode"' in dock and 'request_id = "$.requestId"' in dock
+    assert '"$.dockVersion" = "3"' in dock and 'keys = ["dockVersion"]' in dock
+
+
+def test_the_proxy_serves_a_learned_declaration(tmp_path: Path) -> None:
+    from envglot.proxy.rewrite import Rewriter
+
+    text = learn_checked(read_samples([str(CORPUS / "dock" / "learn")]), "dock")
+    m = _load(text, tmp_path, "dock")
+    r = Rewriter("response-v2", options=envglot.Options(mappings=m))
+    for s in read_samples([str(CORPUS / "dock" / "check")]):
+        out = r.result(_ANY.decode(s.record), "ships")
+        assert out.source == "dock" and out.is_error is s.is_error
+        assert out.result["structuredContent"]["success"] is not s.is_error
+    to_dock = Rewriter("dock", options=envglot.Options(mappings=m))
+    wire = {"content": [{"type": "text", "text": "{}"}], "structuredContent": {"rows": [1]}, "isError": True}
+    out = to_dock.result(wire, "q")
+    assert out.is_error and out.result["structuredContent"]["dockVersion"] == "3"
+    assert envglot.validate(out.result["structuredContent"], "dock", mappings=m) == []
+
+
+# --- refusals -----------------------------------------------------------------------------------
+
+
+def _samples(*docs: bytes) -> list[Sample]:
+    return [Sample(name=f"s{i}.json", envelope=d, record=d) for i, d in enumerate(docs)]
+
+
+def test_a_single_sample_is_refused() -> None:
+    with pytest.raises(LearnError, match="a single sample is not enough"):
+        learn(read_samples([str(CORPUS / "ferry" / "check" / "list-ok.json")]), "ferry")
+
+
+def test_only_successes_are_refused_with_the_fix() -> None:
+    ok = [s for s in read_samples([str(CORPUS / "quay")]) if b'"errors"' not in s.envelope]
+    with pytest.raises(LearnError) as info:
+        learn(ok, "quay")
+    assert str(info.value) == "no failure seen; the error shape cannot be inferred — add a failing response"
+
+
+def test_mixed_servers_in_one_folder_are_refused_naming_the_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for server in ("ferry", "quay"):
+        for p in (CORPUS / server / "check").iterdir():
+            (tmp_path / f"{server}-{p.name}").write_bytes(p.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(LearnError) as info:
+        learn(read_samples(["."]), "mixed")
+    msg = str(info.value)
+    assert "2 kinds of envelope; learn one server at a time" in msg
+    assert "[1] " in msg and "[2] " in msg and "ferry-list-ok.json" in msg and "quay-down.json" in msg
+
+
+def test_samples_of_a_bundled_dialect_are_refused() -> None:
+    with pytest.raises(LearnError, match=r"already errorcode envelopes .a bundled dialect.*no declaration is needed"):
+        learn(read_samples([str(ROOT / "examples" / "errorcode")]), "x")
+    with pytest.raises(LearnError, match=r"2 kinds of envelope.*errorcode, a bundled dialect"):
+        learn(read_samples([str(ROOT / "examples" / "errorcode"), str(CORPUS / "dock" / "check")]), "x")
+
+
+@pytest.mark.parametrize(
+    ("docs", "words"),
+    [
+        (
+            (b'{"k":"1","ok":true,"out":{}}', b'{"k":"1","ok":false,"err":"boom"}'),
+            "is a string; a declared error is an object with a code",
+        ),
+        (
+            (b'{"k":"1","out":{}}', b'{"k":"1","error":{"code":404,"message":"m"}}'),
+            "holds integer codes; a declaration reads string codes",
+        ),
+        (
+            (b'{"k":"1","out":{}}', b'{"k":"1","error":{"what":"x"}}'),
+            "has no member that reads as a code",
+        ),
+        (
+            (b'{"data":{},"meta":{}}', b'{"error":{"code":"X"},"meta":{}}'),
+            "no member present in every sample sets these envelopes apart",
+        ),
+    ],
+)
+def test_what_a_declaration_cannot_say_is_refused_by_name(docs: tuple[bytes, ...], words: str) -> None:
+    with pytest.raises(LearnError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        learn(_samples(*docs), "x")
+
+
+def test_a_call_result_that_contradicts_the_rule_is_refused() -> None:
+    ok = b'{"k":"1","out":{}}'
+    wrapped = msgspec.json.encode({"structuredContent": _ANY.decode(ok), "isError": True})
+    bad = Sample(name="w.json", envelope=ok, record=wrapped, is_error=True)
+    fail = b'{"k":"1","error":{"code":"BROKEN","message":"m"}}'
+    with pytest.raises(LearnError, match=r"w\.json: its CallToolResult says isError=true"):
+        learn([*_samples(fail, ok), bad], "x")
+
+
+def test_names_are_checked() -> None:
+    docs = read_samples([str(CORPUS / "ferry" / "learn")])
+    with pytest.raises(LearnError, match="lowercase"):
+        learn(docs, "Ferry Co")
+    with pytest.raises(LearnError, match="already a dialect's name"):
+        learn(docs, "errorcode")
+
+
+def test_a_declaration_that_fails_its_samples_is_never_handed_out() -> None:
+    # the bundled errorcode probe (priority 60) claims these before any declaration: learn refuses
+    docs = _samples(
+        b'{"success":true,"k":"1","data":{},"meta":{"elapsed_ms":"x"}}',
+        b'{"success":false,"k":"1","error":{"code":"X","message":"m"},"data":{}}',
+    )
+    with pytest.raises(LearnError, match=r"fails 2 samples it was learned from.*detected as errorcode"):
+        learn_checked(docs, "x")
+    assert "x" not in {d.name for d in registered()}  # the trial declaration is gone
+
+
+# --- determinism --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_same_samples_in_any_order_give_the_same_bytes(server: str, tmp_path: Path) -> None:
+    docs = read_samples([str(CORPUS / server)])
+    first = learn(docs, server)
+    rng = random.Random(30)
+    for _ in range(3):
+        shuffled = docs[:]
+        rng.shuffle(shuffled)
+        assert learn(shuffled, server) == first
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for s in docs:  # the same records read from elsewhere: only the names in comments change
+        (copy / f"{Path(s.name).name.replace(':', '-')}.json").write_bytes(s.record + b"\n")
+    again = learn(read_samples([str(copy)]), server)
+    strip = lambda t: [ln for ln in t.splitlines() if not ln.startswith("# ")]  # noqa: E731
+    assert strip(again) == strip(first)
