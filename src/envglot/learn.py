@@ -354,8 +354,8 @@ class _Learner:
             )
 
     def _groups(self, bundled: dict[int, str]) -> list[tuple[str | None, list[int]]]:
-        """Samples joined when they share half the members of the smaller one (a group whose samples
-        are all one bundled dialect's is labelled so)."""
+        """Samples joined when they share half the members of the smaller one, counting the members no
+        bundled dialect has when both have some (a group of one bundled dialect's samples says so)."""
         parent = list(range(self.n))
 
         def find(i: int) -> int:
@@ -364,10 +364,11 @@ class _Learner:
                 i = parent[i]
             return i
 
+        own = [set(d) - self.vocab.bundled_keys for d in self.docs]  # the members that tell servers apart
         for i in range(self.n):
             for j in range(i + 1, self.n):
-                a, b = set(self.docs[i]), set(self.docs[j])
-                if 2 * len(a & b) >= min(len(a), len(b)):
+                a, b = (own[i], own[j]) if own[i] and own[j] else (set(self.docs[i]), set(self.docs[j]))
+                if a & b and 2 * len(a & b) >= min(len(a), len(b)):
                     parent[find(i)] = find(j)
         by: dict[int, list[int]] = {}
         for i in range(self.n):
@@ -787,7 +788,10 @@ class _Learner:
         for note in sorted(set(self.notes)):
             for j, line in enumerate(textwrap.wrap(note, 94)):
                 w(f"# {'⚑' if j == 0 else ' '} {line}")
-        for line in self._schema_notes(detect):
+        declared: dict[str, Any] = dict(consts)
+        kinds = {**_TYPE, "ok": (bool,), "payload": _TYPE["problem.details"]}
+        declared.update({path[2:]: kinds[f] for f, path, _ in fields if path.count(".") == 1})
+        for line in self._schema_notes(declared):
             w(f"# {line}")
         w(f"dialect = {_q(self.name)}")
         w("")
@@ -889,22 +893,50 @@ class _Learner:
             return cat
         return cat.upper()
 
-    def _schema_notes(self, detect: list[str]) -> list[str]:
+    def _schema_notes(self, members: dict[str, Any]) -> list[str]:
+        """What the tools' outputSchemas say about the declared top-level members (``members``: key ->
+        the JSON types the declaration gives it, or the constant's value); ⚑ where they disagree."""
         if not self.schemas:
             return []
         n = len(self.schemas)
         lines = [f"outputSchema of {_count(n, 'tool')} (tools/list) read as evidence:"]
-        for k in detect:
-            listed = [t for t, s in self.schemas if k in (s.get("properties") or {})]
-            req = [t for t, s in self.schemas if k in (s.get("required") or [])]
-            missing = sorted(t for t, s in self.schemas if t not in listed)
-            line = f"  detection key {k!r}: listed by {len(listed)} of {n}, required by {len(req)} of {n}"
-            lines.append(line + (f"; ⚑ not listed by {_names(missing)}" if missing else ""))
-        props = Counter(k for _, s in self.schemas for k in (s.get("required") or []))
-        everywhere = sorted(k for k, c in props.items() if c == n)
-        if everywhere:
-            lines.append(f"  required by every tool's outputSchema: {', '.join(everywhere)}")
+        for k, want in members.items():
+            listed = [(t, (s.get("properties") or {})[k]) for t, s in self.schemas if k in (s.get("properties") or {})]
+            req = sum(k in (s.get("required") or []) for _, s in self.schemas)
+            line = f"  $.{k}: listed by {len(listed)} of {n}, required by {req} of {n}"
+            bad = sorted(t for t, prop in listed if not _schema_agrees(prop, want))
+            unlisted = sorted(t for t, s in self.schemas if t not in {t2 for t2, _ in listed})
+            if bad:
+                line += f"; ⚑ {_names(bad)} say{'s' if len(bad) == 1 else ''} another type or value"
+            if unlisted:
+                line += f"; ⚑ not listed by {_names(unlisted)}"
+            lines.append(line)
+        undeclared = sorted(
+            {k for _, s in self.schemas for k in (s.get("required") or []) if k not in members}
+            & set().union(*(d.keys() for d in self.docs))
+        )
+        if undeclared:
+            lines.append(f"  required by a schema, declared by no rule: {', '.join(undeclared)}")
         return lines
+
+
+_JSON_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number"}
+
+
+def _schema_agrees(prop: Any, want: Any) -> bool:
+    """Whether a JSON Schema property allows ``want`` (a constant's value, or a tuple of types)."""
+    if not isinstance(prop, dict):
+        return True
+    if "const" in prop and not isinstance(want, tuple):
+        return bool(prop["const"] == want)
+    kinds = prop.get("type")
+    if kinds is None:
+        return True
+    allowed = set(kinds) if isinstance(kinds, list) else {kinds}
+    if "number" in allowed:
+        allowed.add("integer")
+    types = want if isinstance(want, tuple) else (type(want),)
+    return any(_JSON_TYPES.get(t) in allowed for t in types)
 
 
 def _top_int(c: Counter[int]) -> int:
