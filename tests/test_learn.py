@@ -10,7 +10,11 @@ codes and camelCase members (dock); codes in SCREAMING_CASE, snake_case, dotted 
 
 from __future__ import annotations
 
+import os
 import random
+import shlex
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +27,7 @@ import envglot
 from envglot.declared import DeclaredDialect, unregister
 from envglot.detect import classify
 from envglot.dialect import registered
-from envglot.learn import LearnError, Sample, check_examples, learn, learn_checked, read_samples
+from envglot.learn import LearnError, Sample, check_examples, from_server, learn, learn_checked, read_samples
 from envglot.mappings import load_mappings, mappings_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,8 +85,10 @@ CATEGORIES = {
 
 
 @pytest.fixture(autouse=True)
-def _forget_declared() -> Iterator[None]:
-    """Every declared dialect a test registers is unregistered after it."""
+def _forget_declared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """From the repository root (sample names are relative to it); every declared dialect a test
+    registers is unregistered after it."""
+    monkeypatch.chdir(ROOT)
     yield
     for d in list(registered()):
         if isinstance(d, DeclaredDialect):
@@ -300,3 +306,98 @@ def test_same_samples_in_any_order_give_the_same_bytes(server: str, tmp_path: Pa
     again = learn(read_samples([str(copy)]), server)
     strip = lambda t: [ln for ln in t.splitlines() if not ln.startswith("# ")]  # noqa: E731
     assert strip(again) == strip(first)
+
+
+# --- a live server, the proxy, the command line ---------------------------------------------------
+
+
+def _envglot(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("envglot")
+    env = {k: v for k, v in os.environ.items() if k != "ENVGLOT_MAPPINGS_DIR"}
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+def test_from_server_reads_output_schemas_and_calls_only_what_call_names(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    marker = tmp_path / "called"
+    server = [sys.executable, str(CORPUS / "marker_server.py"), str(marker)]
+    schemas, called = from_server(server)
+    assert [t for t, _ in schemas] == ["mark"] and called == []
+    assert not marker.exists()  # tools/list only: no tool was called
+    text = learn(read_samples([str(CORPUS / "ferry" / "learn")]), "ferry", schemas)
+    assert "#   $.ferry: listed by 1 of 1, required by 1 of 1; ⚑ mark says another type or value" in text
+    assert "#   $.op: listed by 1 of 1, required by 1 of 1\n" in text
+    schemas, called = from_server(server, ("mark", {}))
+    assert marker.exists() and len(called) == 1
+    assert called[0].is_error is True and b'"DOC_NOT_FOUND"' in called[0].envelope
+    p = _envglot(
+        "learn", str(CORPUS / "ferry" / "learn"), "--name", "ferry", "--from-server", "--call", "mark", "{}",
+        "--", *server,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "from 5 samples" in p.stdout and "outputSchema of 1 tool" in p.stdout
+    gone = _envglot("learn", str(CORPUS / "ferry" / "learn"), "--from-server", "--", sys.executable, "-c", "pass")
+    assert gone.returncode == 65 and "error: " in gone.stderr and "Traceback" not in gone.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--call", "t", "{}"], "--call needs --from-server"),
+        (["--from-server"], "--from-server needs the server's command after --"),
+        (["--", "x"], "a command after -- needs --from-server"),
+        (["--from-server", "--call", "t", "[1]", "--", "x"], "ARGS_JSON must be a JSON object"),
+    ],
+)
+def test_cli_usage_errors(args: list[str], words: str) -> None:
+    p = _envglot("learn", "tests/learn/ferry/learn", *args)
+    assert p.returncode == 2 and words in p.stderr, p.stderr
+
+
+def test_cli_writes_atomically_and_never_overwrites_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "ferry.toml"
+    p = _envglot("learn", "tests/learn/ferry/learn", "-o", str(out))
+    assert p.returncode == 0 and f"wrote {out} (dialect ferry, 4 samples)" in p.stderr
+    assert out.read_text() == learn(read_samples(["tests/learn/ferry/learn"]), "ferry")
+    again = _envglot("learn", "tests/learn/ferry/learn", "-o", str(out))
+    assert again.returncode == 2 and "exists; use --force" in again.stderr
+    assert _envglot("learn", "tests/learn/nothing-here").returncode == 66
+    only_ok = _envglot("learn", "tests/learn/ferry/check/list-ok.json", "tests/learn/quay/check/search-ok.json")
+    assert only_ok.returncode == 65 and not (tmp_path / "learned.toml").exists()
+
+
+def test_mappings_check_examples_needs_a_declaration() -> None:
+    p = _envglot("mappings", "check", "docs/examples/overlays/good.toml", "--examples", "examples/learn/samples")
+    assert p.returncode == 65 and "--examples checks a declaration" in p.stderr
+    ok = _envglot("mappings", "check", "examples/learn/pier.toml", "--examples", "examples/learn/samples")
+    assert ok.returncode == 0 and ok.stdout == "examples/learn/pier.toml: ok (5 examples)\n"
+
+
+def test_the_example_declaration_is_what_learn_writes() -> None:
+    fresh = learn_checked(read_samples(["examples/learn/samples"]), "pier")
+    assert (ROOT / "examples" / "learn" / "pier.toml").read_text() == fresh
+
+
+def test_the_proxy_of_docs_learn_md_answers_in_response_v2() -> None:
+    """The ``envglot proxy`` line of docs/learn.md, run as written, with an MCP client calling the pier server."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    line = next(ln for ln in (ROOT / "docs" / "learn.md").read_text().splitlines() if ln.startswith("envglot proxy"))
+    args = [sys.executable if a == "python3" else a for a in shlex.split(line)[1:]]
+
+    async def call() -> Any:
+        exe = str(Path(sys.executable).with_name("envglot"))
+        params = StdioServerParameters(command=exe, args=args, cwd=str(ROOT))
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as session:
+                await session.initialize()
+                with anyio.fail_after(60):
+                    return await session.call_tool("get_berth", {"berth": "Z9"})
+
+    result = anyio.run(call)
+    doc = result.structuredContent if hasattr(result, "structuredContent") else result.structured_content
+    is_error = result.isError if hasattr(result, "isError") else result.is_error
+    assert is_error is True
+    assert doc["success"] is False and doc["data"]["error_code"] == "NOT_FOUND" and doc["error"] == "no berth Z9"
