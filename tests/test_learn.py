@@ -401,3 +401,21 @@ def test_the_proxy_of_docs_learn_md_answers_in_response_v2() -> None:
     is_error = result.isError if hasattr(result, "isError") else result.is_error
     assert is_error is True
     assert doc["success"] is False and doc["data"]["error_code"] == "NOT_FOUND" and doc["error"] == "no berth Z9"
+
+
+def test_only_failures_are_refused_with_the_fix() -> None:
+    failures = [s for s in read_samples([str(CORPUS / "quay")]) if b'"errors"' in s.envelope]
+    with pytest.raises(LearnError, match=r"no success seen: \$\.errors holds an error in every sample"):
+        learn(failures, "quay")
+
+
+def test_sample_names_and_long_values_cannot_break_the_declaration(tmp_path: Path) -> None:
+    evil = tmp_path / 'x\n[codes.EVIL]\ncategory = "internal".json'
+    evil.write_bytes((CORPUS / "ferry" / "check" / "timeout.json").read_bytes())
+    (tmp_path / "ok.json").write_bytes((CORPUS / "ferry" / "check" / "list-ok.json").read_bytes())
+    text = learn_checked(read_samples([str(tmp_path)]), "ferry")
+    assert "EVIL" not in tomllib.loads(text)["codes"]  # the name is a comment, escaped, never a row
+    assert all(line.startswith("#") or "EVIL" not in line for line in text.splitlines())
+    big = b'{"k":"1","out":{}}', b'{"k":"1","error":{"code":"' + b"C" * 200 + b'","message":"m"}}'
+    with pytest.raises(LearnError, match="a code of 200 characters"):
+        learn(_samples(*big), "x")

@@ -27,18 +27,33 @@ from .api import convert, unwrap
 from .declared import DeclaredDialect, register_declarations, unregister
 from .dialect import get_dialect, registered, writable_names
 from .errors import EnvglotError, MappingError
+from .excerpt import excerpt
 from .mappings import Mappings, default_mappings, load_mappings, mappings_dir
 from .mcp import is_error as outcome_is_error
 from .validation import validate
 
-__all__ = ["MAX_SAMPLES", "LearnError", "Sample", "check_examples", "learn", "learn_checked", "read_samples"]
+__all__ = [
+    "MAX_CODE",
+    "MAX_SAMPLES",
+    "LearnError",
+    "Sample",
+    "check_examples",
+    "from_server",
+    "learn",
+    "learn_checked",
+    "read_samples",
+]
 
-MAX_SAMPLES = 5000
+MAX_SAMPLES = 1000
 """Samples one run reads at most (inference compares every sample with every rule)."""
 _MAX_DEPTH = 4
 """How deep a member is looked for (payload, fields, error object)."""
 _ANY = msgspec.json.Decoder()
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MAX_KEY = 64
+"""Longest member name learn declares (a longer one stays an undeclared member)."""
+MAX_CODE = 128
+"""Longest code learn puts in a declaration."""
 _NAME = re.compile(r"[a-z][a-z0-9-]*")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -251,7 +266,7 @@ def _get(doc: Any, path: Path_) -> Any:
 def _members(doc: dict[str, Any], base: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
     """Every member reachable through objects (not arrays), in document order, plain keys only."""
     for k, v in doc.items():
-        if _KEY.fullmatch(k) is None:
+        if len(k) > _MAX_KEY or _KEY.fullmatch(k) is None:
             continue
         p = (*base, k)
         yield p, v
@@ -273,8 +288,13 @@ def _typed(v: Any, types: tuple[type, ...]) -> bool:
     return isinstance(v, types)
 
 
+def _shown(name: str) -> str:
+    """A sample's or tool's name as a comment or message may carry it: one bounded printable line."""
+    return excerpt(name if name.isprintable() else name.encode("unicode_escape").decode("ascii"))
+
+
 def _names(names: Sequence[str], limit: int = 4) -> str:
-    shown = ", ".join(names[:limit])
+    shown = ", ".join(_shown(n) for n in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
@@ -392,6 +412,7 @@ class _Learner:
                 elif isinstance(v, str) and self.vocab.reads_as("problems", p[-1]):
                     strings.append(p)
         best: tuple[tuple[Any, ...], _Error] | None = None
+        everywhere: list[Path_] = []
         for p in cands:
             failed, items, array = [], [], set()
             ok = True
@@ -404,6 +425,8 @@ class _Learner:
                     array.add(got[0])
                 elif not _empty(v):
                     ok = False
+            if ok and len(failed) == self.n:
+                everywhere.append(p)
             if not ok or len(array) != 1 or not failed or len(failed) == self.n:
                 continue
             err = _Error(p, array.pop(), items, failed)
@@ -422,6 +445,12 @@ class _Learner:
                     f"the failures' error {_wire(p)} is a string; a declared error is an object with a code "
                     "(string errors need a later declaration format, issue 24, or a Python dialect)"
                 )
+            always = [p for p in everywhere if self.vocab.reads_as("problems", p[-1])]
+            if always:
+                raise LearnError(
+                    f"no success seen: {_wire(always[0])} holds an error in every sample; the payload and the "
+                    "outcome cannot be inferred — add a successful response"
+                )
             if failing:
                 raise LearnError(
                     f"{self.label(failing)} failed (isError) but carry no error object envglot can read; "
@@ -429,9 +458,10 @@ class _Learner:
                 )
             raise LearnError("no failure seen; the error shape cannot be inferred — add a failing response")
         err = best[1]
-        if len(err.failed) == self.n:  # pragma: no cover - excluded above
-            raise LearnError("no success seen; add a successful response")
         code = self._code_key(err)
+        long = [it[code] for its in err.items for it in its if code is not None and len(it[code]) > MAX_CODE]
+        if long:
+            raise LearnError(f"a code of {len(long[0])} characters; learn declares codes of at most {MAX_CODE}")
         if code is None:
             keys = sorted({k for its in err.items for it in its for k in it})
             ints = [
@@ -634,9 +664,9 @@ class _Learner:
     def constants(self, taken: list[Path_]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for k, v in self.docs[0].items():
-            if _KEY.fullmatch(k) is None or _inside((k,), taken) or isinstance(v, bool):
+            if len(k) > _MAX_KEY or _KEY.fullmatch(k) is None or _inside((k,), taken) or isinstance(v, bool):
                 continue
-            if not isinstance(v, str | int):
+            if not isinstance(v, str | int) or (isinstance(v, str) and len(v) > MAX_CODE):
                 continue
             if all(k in d and type(d[k]) is type(v) and d[k] == v for d in self.docs):
                 out[k] = v
