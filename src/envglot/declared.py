@@ -29,7 +29,7 @@ from .dialect import _REGISTRY, Dialect, Facts, Probe, Shape, registered
 from .errors import MappingError, ParseError
 from .mappings import DialectTable, Mappings, _locate, _path_of, _toml, load_mappings
 
-__all__ = ["Declare", "DeclaredDialect", "Detect", "register_declarations", "unregister"]
+__all__ = ["Declare", "DeclaredDialect", "Detect", "register_declarations", "unregister", "valid_name"]
 
 _ABSENT = Raw(b"")
 _NULL = Raw(b"null")
@@ -859,3 +859,8 @@ def unregister(name: str) -> None:
     """Forget the declared dialect ``name`` (``envglot learn`` checks a trial declaration and
     leaves the process as it found it); a bundled dialect is never removed."""
     _forget(name)
+
+
+def valid_name(name: str) -> bool:
+    """Whether ``name`` can name a declared dialect (lowercase letters, digits and ``-``)."""
+    return _NAME.fullmatch(name) is not None

@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from .api import convert, unwrap
-from .declared import DeclaredDialect, register_declarations, unregister
+from .declared import DeclaredDialect, register_declarations, unregister, valid_name
 from .dialect import get_dialect, registered, writable_names
 from .errors import EnvglotError, MappingError
 from .excerpt import excerpt
@@ -54,7 +54,6 @@ _MAX_KEY = 64
 """Longest member name learn declares (a longer one stays an undeclared member)."""
 MAX_CODE = 128
 """Longest code learn puts in a declaration."""
-_NAME = re.compile(r"[a-z][a-z0-9-]*")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _SCALARS = (
@@ -999,7 +998,7 @@ def learn(
     Raises:
         LearnError: the samples do not support a rule (the message says which and why).
     """
-    if _NAME.fullmatch(name) is None:
+    if not valid_name(name):
         raise LearnError(f"--name {name!r}: a dialect name is lowercase letters, digits and -")
     taken = {d.name for d in registered()} | {a for d in registered() for a in d.aliases}
     if name in taken:

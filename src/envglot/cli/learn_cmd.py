@@ -127,5 +127,7 @@ def _name_of(output: str | None) -> str:
     """A dialect name from the output file's name (``team.toml`` -> ``team``), else ``learned``."""
     if output in (None, "-"):
         return "learned"
+    from ..declared import valid_name
+
     stem = re.sub(r"[^a-z0-9-]+", "-", Path(str(output)).stem.lower()).strip("-")
-    return stem if re.fullmatch(r"[a-z][a-z0-9-]*", stem) else "learned"
+    return stem if valid_name(stem) else "learned"
