@@ -680,7 +680,7 @@ class _Learner:
         for i, s in enumerate(self.samples):
             if s.is_error is not None and s.is_error != (i in failed):
                 raise LearnError(
-                    f"{s.name}: its CallToolResult says isError={str(s.is_error).lower()}, but "
+                    f"{_shown(s.name)}: its CallToolResult says isError={str(s.is_error).lower()}, but "
                     f"{_wire(err.path)} says {'failure' if i in failed else 'success'}; no rule fits every sample"
                 )
         flag, flag_why = self.flag(err)
@@ -829,7 +829,10 @@ class _Learner:
         w(f"description = {_q(description)}")
         w('payload = "any"')
         w(
-            f"# native print style: {dict(sorted(indents.items(), key=lambda kv: str(kv[0])))} (indent: samples)"
+            "# native print style: "
+            + ", ".join(
+                f"{'minified' if k < 0 else f'indent {k}'} in {_count(c, 'sample')}" for k, c in sorted(indents.items())
+            )
             if indents
             else "# native print style: no sample file says (minified)"
         )
