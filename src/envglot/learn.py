@@ -175,8 +175,7 @@ class _Vocabulary:
                 if last != "$":
                     names.setdefault(f, set()).add(_snake(last))
         names.setdefault("problem.message", set()).update(_snake(k) for k in m.message_keys)
-        table = _learn_table()
-        for f, extra in table.get("names", {}).items():
+        for f, extra in _learn_table().names.items():
             names.setdefault(f, set()).update(_snake(k) for k in extra)
         self.names = {f: frozenset(v) for f, v in names.items()}
         self.bundled_keys = frozenset().union(*(d.keys for d in bundled))
@@ -235,14 +234,30 @@ class _Vocabulary:
         return self.unknown, "no word of it is in the bundled codes"
 
 
-def _learn_table() -> dict[str, Any]:
+class _LearnTable(msgspec.Struct, forbid_unknown_fields=True):
+    """``mappings/learn.toml``."""
+
+    names: dict[str, list[str]] = {}
+
+
+_LOOKED_FOR = frozenset(
+    {"ok", "payload", "problems", "warnings", "problem.code", "warning.message", *_SCALARS, *_PROBLEM, *_WARNING}
+)
+"""The canonical fields learn looks for (the keys ``learn.toml`` may name)."""
+
+
+def _learn_table() -> _LearnTable:
     import tomllib
 
     path = mappings_dir() / "learn.toml"
     try:
-        return tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        table = msgspec.convert(tomllib.loads(path.read_text()), _LearnTable)
+    except (OSError, tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
         raise MappingError(f"{path}: cannot read learn's vocabulary: {exc}") from None
+    for f in table.names:
+        if f not in _LOOKED_FOR:
+            raise MappingError(f"{path}: [names] {f!r} is not a field learn looks for", path=f"$.names.{f}")
+    return table
 
 
 def _top(c: Mapping[str, float]) -> str:
@@ -450,10 +465,16 @@ class _Learner:
                     f"no success seen: {_wire(always[0])} holds an error in every sample; the payload and the "
                     "outcome cannot be inferred — add a successful response"
                 )
-            if failing:
+            flags = [
+                p
+                for p, v in _members(self.docs[0])
+                if isinstance(v, bool) and {_get(d, p) for d in self.docs} == {True, False}
+            ]
+            if flags or failing:
+                why = f"{_wire(flags[0])} varies" if flags else f"{self.label(failing)} failed (isError)"
                 raise LearnError(
-                    f"{self.label(failing)} failed (isError) but carry no error object envglot can read; "
-                    "the error shape cannot be inferred"
+                    f"{why}, but no failure carries an error object with a code; a declared error is one "
+                    "(an error that is only a flag and a message needs a later declaration format, issue 24)"
                 )
             raise LearnError("no failure seen; the error shape cannot be inferred — add a failing response")
         err = best[1]
