@@ -353,6 +353,8 @@ class _Learner:
         self.schemas = list(schemas)
         self.docs: list[dict[str, Any]] = [_ANY.decode(s.envelope) for s in samples]
         self.n = len(samples)
+        self.detected: Counter[str] = Counter()
+        """How many samples each bundled dialect's markers claim (valid or not)."""
         self.notes: list[str] = []
         """Findings that are no rule (what the format cannot say, what was left undeclared)."""
 
@@ -364,19 +366,28 @@ class _Learner:
     def refuse_bundled_and_mixed(self) -> None:
         from .detect import classify
 
-        bundled: dict[int, str] = {}
+        bundled: dict[int, str] = {}  # valid envelopes of a bundled dialect
+        claimed: dict[int, str] = {}  # with a bundled dialect's markers, valid or not
         for i, s in enumerate(self.samples):
             det = classify(s.envelope)
             d = get_dialect(det.dialect)
             if det.evidence is not None and not isinstance(d, DeclaredDialect):
+                self.detected[d.name] += 1
+                claimed[i] = d.name
                 if not validate(s.envelope, d.name, mappings=self.m):
                     bundled[i] = d.name
-        if len(bundled) == self.n and len(set(bundled.values())) == 1:
-            raise LearnError(
-                f"the samples are already {next(iter(bundled.values()))} envelopes (a bundled dialect): "
-                "envglot reads them as they are (envglot convert -t DIALECT); no declaration is needed"
+        if len(bundled) == self.n:
+            kinds = Counter(bundled.values())
+            what = (
+                f"{next(iter(kinds))} envelopes (a bundled dialect)"
+                if len(kinds) == 1
+                else "envelopes of bundled dialects (" + ", ".join(f"{d}: {c}" for d, c in sorted(kinds.items())) + ")"
             )
-        groups = self._groups(bundled)
+            raise LearnError(
+                f"the samples are already {what}: envglot reads them as they are (envglot convert -t DIALECT); "
+                "no declaration is needed"
+            )
+        groups = self._groups(claimed)
         if len(groups) > 1:
             parts = []
             for k, (label, idx) in enumerate(groups, 1):
@@ -387,9 +398,10 @@ class _Learner:
                 f"the samples hold {len(groups)} kinds of envelope; learn one server at a time: " + "; ".join(parts)
             )
 
-    def _groups(self, bundled: dict[int, str]) -> list[tuple[str | None, list[int]]]:
+    def _groups(self, claimed: dict[int, str]) -> list[tuple[str | None, list[int]]]:
         """Samples joined when they share half the members of the smaller one, counting the members no
-        bundled dialect has when both have some (a group of one bundled dialect's samples says so)."""
+        bundled dialect has when both have some; two samples with bundled dialects' markers are joined
+        when the dialect is the same (a group of one dialect's samples says so)."""
         parent = list(range(self.n))
 
         def find(i: int) -> int:
@@ -401,6 +413,10 @@ class _Learner:
         own = [set(d) - self.vocab.bundled_keys for d in self.docs]  # the members that tell servers apart
         for i in range(self.n):
             for j in range(i + 1, self.n):
+                if i in claimed and j in claimed:
+                    if claimed[i] == claimed[j]:
+                        parent[find(i)] = find(j)
+                    continue
                 a, b = (own[i], own[j]) if own[i] and own[j] else (set(self.docs[i]), set(self.docs[j]))
                 if a & b and 2 * len(a & b) >= min(len(a), len(b)):
                     parent[find(i)] = find(j)
@@ -409,9 +425,9 @@ class _Learner:
             by.setdefault(find(i), []).append(i)
         out: list[tuple[str | None, list[int]]] = []
         for idx in by.values():
-            names = {bundled.get(i) for i in idx}
+            names = {claimed.get(i) for i in idx}
             one = names.pop() if len(names) == 1 else None
-            out.append((f"{one}, a bundled dialect" if one else None, idx))
+            out.append((f"{one}'s markers" if one else None, idx))
         return sorted(out, key=lambda g: g[1][0])
 
     # -- the outcome ----------------------------------------------------------------------
@@ -737,10 +753,17 @@ class _Learner:
                     break
         if not detect:
             everywhere = sorted(set.intersection(*(set(d) for d in self.docs)))
+            claimed = ", ".join(f"{d}: {c} of {self.n}" for d, c in sorted(self.detected.items()))
+            hint = (
+                f"; bundled dialects' markers are in them ({claimed}): if that is what they are, "
+                "envglot validate says what is wrong with them"
+                if claimed
+                else ""
+            )
             raise LearnError(
                 "no member present in every sample sets these envelopes apart from the bundled dialects "
                 f"(in every sample: {', '.join(everywhere) or 'nothing'}; each is a bundled dialect's key or no "
-                "field a declaration carries); a declaration's detection needs one"
+                f"field a declaration carries); a declaration's detection needs one{hint}"
             )
         return self._render(err, flag, flag_why, payload, payload_why, pkeys, warn, scalars, consts, detect, synth)
 
