@@ -312,6 +312,11 @@ def _names(names: Sequence[str], limit: int = 4) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
+def _all(n: int, word: str) -> str:
+    """``the 1 failure`` / ``all 3 failures``."""
+    return f"the 1 {word}" if n == 1 else f"all {_count(n, word)}"
+
+
 def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 'es' if word.endswith('s') else 's'}"
 
@@ -565,8 +570,8 @@ class _Learner:
             return None, ""
         p = min(found, key=lambda p: (not self.vocab.reads_as("ok", p[-1]), len(p), p))
         return p, (
-            f"{_wire(p)} is true in all {_count(self.n - len(failed), 'success')} and false in all "
-            f"{_count(len(failed), 'failure')}; none contradicts it"
+            f"{_wire(p)} is true in {_all(self.n - len(failed), 'success')} and false in "
+            f"{_all(len(failed), 'failure')}; none contradicts it"
         )
 
     def payload(self, err: _Error, flag: Path_ | None) -> tuple[Path_, str]:
@@ -579,7 +584,7 @@ class _Learner:
             for p, _ in _members(self.docs[i]):
                 seen.setdefault(p, None)
         for p in seen:
-            if _inside(p, taken):
+            if _inside(p, taken) or any(_inside(t, [p]) for t in taken):  # nor one holding the error
                 continue
             vals = [_get(self.docs[i], p) for i in succ]
             if any(v is _NOTHING for v in vals):
@@ -598,12 +603,12 @@ class _Learner:
                 best = (rank, p)
         if best is None:
             raise LearnError(
-                f"no member holds the payload in all {_count(len(succ), 'success')} "
+                f"no member holds the payload in {_all(len(succ), 'success')} "
                 f"({self.label(succ)}); a declaration needs a payload path"
             )
         p = best[1]
         absent = [i for i in err.failed if _get(self.docs[i], p) is _NOTHING]
-        why = f"{_wire(p)} is in all {_count(len(succ), 'success')}"
+        why = f"{_wire(p)} is in {_all(len(succ), 'success')}"
         why += f"; absent from {self.label(absent)}" if absent else " and in every failure"
         return p, why
 
@@ -816,10 +821,10 @@ class _Learner:
             p = tuple(path[2:].split("."))
             rows.append((top_order[p], [(f, path, why)]))
         outcome = (
-            f"outcome: the flag above; {ep} holds the error on all {_count(len(failed), 'failure')}"
+            f"outcome: the flag above; {ep} holds the error on {_all(len(failed), 'failure')}"
             if flag is not None
-            else f"outcome: {ep} is present on all {_count(len(failed), 'failure')} and absent (or null) on all "
-            f"{_count(succ, 'success')}; none contradicts it"
+            else f"outcome: {ep} is present on {_all(len(failed), 'failure')} and absent (or null) on "
+            f"{_all(succ, 'success')}; none contradicts it"
         )
         err_rows = [("problems", ep, outcome)]
         key_order = {k: i for i, k in enumerate(dict.fromkeys(k for o in objs for k in o))}
@@ -884,13 +889,13 @@ class _Learner:
         w(f"required = [{', '.join(_q(r) for r in required)}]")
         w("")
         if consts:
-            w(f"# the same value in all {_count(n, 'sample')} ⚑ (a member only equal by chance is no constant)")
+            w(f"# the same value in {_all(n, 'sample')} ⚑ (a member only equal by chance is no constant)")
             w("[declare.constants]")
             for k, v in consts.items():
                 w(f"{_q('$.' + k)} = {_q(v) if isinstance(v, str) else v}")
             w("")
         w("[declare.detect]")
-        w(f"# in all {_count(n, 'sample')}, written on every document, and no bundled dialect's key")
+        w(f"# in {_all(n, 'sample')}, written on every document, and no bundled dialect's key")
         w(f"keys = [{', '.join(_q(k) for k in detect)}]")
         w("")
         w("# canonical field -> wire path, in the samples' member order (the order envglot writes)")
