@@ -10,12 +10,14 @@ codes and camelCase members (dock); codes in SCREAMING_CASE, snake_case, dotted 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +25,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import envglot
 from envglot.declared import DeclaredDialect, unregister
@@ -30,7 +34,7 @@ from envglot.detect import classify
 from envglot.dialect import registered
 from envglot.errors import MappingError
 from envglot.learn import LearnError, Sample, check_examples, from_server, learn, learn_checked, read_samples
-from envglot.mappings import load_mappings, mappings_for
+from envglot.mappings import Mappings, load_mappings, mappings_for
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "learn"
@@ -439,3 +443,53 @@ def test_the_vocabulary_table_names_only_fields_learn_looks_for(
         f.write('next_steps = ["then"]\n')
     with pytest.raises(MappingError, match="'next_steps' is not a field learn looks for"):
         learn(docs, "ferry")
+
+
+_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["", "a", "NOT_FOUND", "x.y", "404"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "code", "msg", "ok"]), inner),
+    max_leaves=6,
+)
+_SHAPE = st.fixed_dictionaries(
+    {
+        "flag": st.sampled_from(["ok", "good", None]),
+        "error": st.sampled_from(["error", "errors", "fault"]),
+        "payload": st.sampled_from(["data", "result"]),
+        "extra": st.dictionaries(st.sampled_from(["meta", "took_ms", "notes", "status", "tool"]), _VALUE, max_size=3),
+        "outcomes": st.lists(st.booleans(), min_size=2, max_size=5),
+        "codes": st.lists(st.sampled_from(["NOT_FOUND", "rate_limited", "x.timeout", "404", "E1"]), min_size=5),
+    }
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_SHAPE)
+def test_any_samples_give_a_declaration_that_passes_its_check_or_a_refusal(shape: dict[str, Any]) -> None:
+    docs = []
+    for n, ok in enumerate(shape["outcomes"]):
+        d: dict[str, Any] = {"srv": "9", **shape["extra"]}
+        if shape["flag"]:
+            d[shape["flag"]] = ok
+        if ok:
+            d[shape["payload"]] = {"n": n}
+        else:
+            e = {"code": shape["codes"][n], "message": f"failure {n}"}
+            d[shape["error"]] = [e] if shape["error"] == "errors" else e
+        docs.append(msgspec.json.encode(d))
+    try:
+        text = learn_checked(_samples(*docs), "fz")
+    except LearnError:
+        return
+    with _trial_file(text) as m:
+        assert check_examples("fz", [(f"s{i}", d) for i, d in enumerate(docs)], m) == []
+
+
+@contextlib.contextmanager
+def _trial_file(text: str) -> Iterator[Mappings]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fz.toml"
+        path.write_text(text)
+        try:
+            yield load_mappings([str(path)])
+        finally:
+            unregister("fz")

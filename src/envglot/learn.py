@@ -342,7 +342,7 @@ def _error_items(v: Any) -> tuple[bool, list[dict[str, Any]]] | None:
 
 
 def _empty(v: Any) -> bool:
-    return v is _NOTHING or v is None or v == [] or v == {}
+    return v is _NOTHING or v is None or v == []
 
 
 class _Learner:
@@ -362,6 +362,12 @@ class _Learner:
         """How many samples each bundled dialect's markers claim (valid or not)."""
         self.notes: list[str] = []
         """Findings that are no rule (what the format cannot say, what was left undeclared)."""
+
+    def parents_ok(self, p: Path_) -> bool:
+        """Whether every object on the way to ``p`` is an object (or absent) in every sample."""
+        return all(
+            _get(d, p[:k]) is _NOTHING or isinstance(_get(d, p[:k]), dict) for d in self.docs for k in range(1, len(p))
+        )
 
     def label(self, idx: Iterable[int]) -> str:
         return _names(sorted(self.samples[i].name for i in idx))
@@ -449,6 +455,8 @@ class _Learner:
         best: tuple[tuple[Any, ...], _Error] | None = None
         everywhere: list[Path_] = []
         for p in cands:
+            if not self.parents_ok(p):
+                continue
             failed, items, array = [], [], set()
             ok = True
             for i, doc in enumerate(self.docs):
@@ -462,6 +470,8 @@ class _Learner:
                     ok = False
             if ok and len(failed) == self.n:
                 everywhere.append(p)
+            if array == {False} and any(_get(d, p) == [] for d in self.docs):
+                ok = False  # an object on failure, an empty array on success: no declared shape says both
             if not ok or len(array) != 1 or not failed or len(failed) == self.n:
                 continue
             err = _Error(p, array.pop(), items, failed)
@@ -489,7 +499,7 @@ class _Learner:
             flags = [
                 p
                 for p, v in _members(self.docs[0])
-                if isinstance(v, bool) and {_get(d, p) for d in self.docs} == {True, False}
+                if isinstance(v, bool) and {x for d in self.docs if isinstance(x := _get(d, p), bool)} == {True, False}
             ]
             if flags or failing:
                 why = f"{_wire(flags[0])} varies" if flags else f"{self.label(failing)} failed (isError)"
@@ -566,6 +576,13 @@ class _Learner:
                             "it stays an undeclared member"
                         )
         self.notes += notes
+        carried = [i for i, d in enumerate(self.docs) if i not in failed and _get(d, err.path) not in (_NOTHING, None)]
+        if found and carried:  # an empty error on a success: only the error's presence says the outcome
+            self.notes.append(
+                f"{_wire(found[0])} follows the outcome, but {self.label(carried)} carry an empty {_wire(err.path)}: "
+                "a declared flag needs the error absent (or null) on success; the outcome is the error's presence"
+            )
+            found = []
         if not found:
             return None, ""
         p = min(found, key=lambda p: (not self.vocab.reads_as("ok", p[-1]), len(p), p))
@@ -584,8 +601,8 @@ class _Learner:
             for p, _ in _members(self.docs[i]):
                 seen.setdefault(p, None)
         for p in seen:
-            if _inside(p, taken) or any(_inside(t, [p]) for t in taken):  # nor one holding the error
-                continue
+            if _inside(p, taken) or any(_inside(t, [p]) for t in taken) or not self.parents_ok(p):
+                continue  # nor one holding the error
             vals = [_get(self.docs[i], p) for i in succ]
             if any(v is _NOTHING for v in vals):
                 continue
@@ -629,12 +646,7 @@ class _Learner:
                 vals = [(i, _get(d, p)) for i, d in enumerate(self.docs)]
                 have = [i for i, v in vals if v is not _NOTHING and v is not None]
                 wrong = [i for i, v in vals if v is not _NOTHING and v is not None and not _typed(v, _TYPE[f])]
-                parents_ok = all(
-                    _get(d, p[:k]) is _NOTHING or isinstance(_get(d, p[:k]), dict)
-                    for d in self.docs
-                    for k in range(1, len(p))
-                )
-                if wrong or not have or not parents_ok:
+                if wrong or not have or not self.parents_ok(p):
                     if wrong:
                         self.notes.append(
                             f"{_wire(p)} reads as {f} but holds another type in {self.label(wrong)}: not declared"
@@ -653,7 +665,7 @@ class _Learner:
     def warnings(self, taken: list[Path_]) -> tuple[Path_, dict[str, str], str] | None:
         """The warnings array: its member, item field -> key, and why (object items only)."""
         for p in sorted({p for d in self.docs for p, v in _members(d) if isinstance(v, list)}):
-            if _inside(p, taken) or not self.vocab.reads_as("warnings", p[-1]):
+            if _inside(p, taken) or not self.vocab.reads_as("warnings", p[-1]) or not self.parents_ok(p):
                 continue
             lists = [(i, _get(d, p)) for i, d in enumerate(self.docs)]
             items = [x for _, v in lists if isinstance(v, list) for x in v]
