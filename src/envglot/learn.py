@@ -406,7 +406,9 @@ class _Learner:
                 what = label or "members " + ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "")
                 parts.append(f"[{k}] {_names(sorted(self.samples[i].name for i in idx), 2)} ({what})")
             raise LearnError(
-                f"the samples hold {len(groups)} kinds of envelope; learn one server at a time: " + "; ".join(parts)
+                f"the samples hold {len(groups)} kinds of envelope; learn one server at a time: "
+                + "; ".join(parts)
+                + " (if they are one server's, they share no member of their own: a declaration's detection needs one)"
             )
 
     def _groups(self, claimed: dict[int, str]) -> list[tuple[str | None, list[int]]]:
@@ -569,7 +571,8 @@ class _Learner:
                 if all(isinstance(x, str) for x in vals):
                     fv = {vals[i] for i in failed}
                     sv = {vals[i] for i in range(self.n) if i not in failed}
-                    if not fv & sv and len(fv) == 1:
+                    named = any(self.vocab.reads_as(f, p[-1]) for f in _SCALARS)  # a field, not a status
+                    if not fv & sv and len(fv) == 1 and len(failed) >= 2 and not named:
                         notes.append(
                             f"{_wire(p)} is {_q(next(iter(fv)))} on failures and {'/'.join(map(_q, sorted(sv)))} "
                             "on successes: an enum outcome needs a later declaration format (issue 24); "
