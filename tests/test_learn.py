@@ -493,3 +493,11 @@ def _trial_file(text: str) -> Iterator[Mappings]:
             yield load_mappings([str(path)])
         finally:
             unregister("fz")
+
+
+def test_the_excerpt_in_docs_learn_md_is_from_the_example_declaration() -> None:
+    page = (ROOT / "docs" / "learn.md").read_text()
+    block = page.split("```toml\n", 1)[1].split("```", 1)[0]
+    lines = set((ROOT / "examples" / "learn" / "pier.toml").read_text().splitlines())
+    shown = [ln for ln in block.splitlines() if ln and ln != "..."]
+    assert shown and [ln for ln in shown if ln not in lines] == []
