@@ -29,7 +29,15 @@ from .dialect import _REGISTRY, Dialect, Facts, Probe, Shape, registered
 from .errors import MappingError, ParseError
 from .mappings import DialectTable, Mappings, _locate, _path_of, _toml, load_mappings
 
-__all__ = ["Declare", "DeclaredDialect", "Detect", "register_declarations", "unregister", "valid_name"]
+__all__ = [
+    "Declare",
+    "DeclaredDialect",
+    "Detect",
+    "field_types",
+    "register_declarations",
+    "unregister",
+    "valid_name",
+]
 
 _ABSENT = Raw(b"")
 _NULL = Raw(b"null")
@@ -864,3 +872,9 @@ def unregister(name: str) -> None:
 def valid_name(name: str) -> bool:
     """Whether ``name`` can name a declared dialect (lowercase letters, digits and ``-``)."""
     return _NAME.fullmatch(name) is not None
+
+
+def field_types() -> dict[str, Any]:
+    """Canonical field -> the wire type of a declared member carrying it: ``str``, ``bool``,
+    ``int``, ``int | float``, or ``Raw`` (any JSON)."""
+    return dict(_TYPES)

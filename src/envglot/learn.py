@@ -24,7 +24,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from .api import convert, unwrap
-from .declared import DeclaredDialect, register_declarations, unregister, valid_name
+from .declared import DeclaredDialect, field_types, register_declarations, unregister, valid_name
 from .dialect import get_dialect, registered, writable_names
 from .errors import EnvglotError, MappingError
 from .excerpt import excerpt
@@ -56,50 +56,23 @@ MAX_CODE = 128
 """Longest code learn puts in a declaration."""
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_SCALARS = (
-    "summary",
-    "tool",
-    "tool_version",
-    "request_id",
-    "timestamp",
-    "duration_ms",
-    "host",
-    "pagination.cursor",
-    "pagination.has_more",
-    "pagination.total",
-    "pagination.page_size",
-    "pagination.offset",
-    "pagination.limit",
-)
-"""Canonical scalars learn looks for outside the error, payload and warnings."""
-_PROBLEM = ("problem.message", "problem.retryable", "problem.retry_after_ms", "problem.path", "problem.details")
-_WARNING = ("warning.code", "warning.severity", "warning.path")
-_TYPE: dict[str, tuple[type, ...]] = {
-    "summary": (str,),
-    "tool": (str,),
-    "tool_version": (str,),
-    "request_id": (str,),
-    "timestamp": (str,),
-    "duration_ms": (int, float),
-    "host": (str,),
-    "pagination.cursor": (str,),
-    "pagination.has_more": (bool,),
-    "pagination.total": (int,),
-    "pagination.page_size": (int,),
-    "pagination.offset": (int,),
-    "pagination.limit": (int,),
-    "problem.code": (str,),
-    "problem.message": (str,),
-    "problem.retryable": (bool,),
-    "problem.retry_after_ms": (int,),
-    "problem.path": (str,),
-    "problem.details": (dict, list, str, int, float, bool),
-    "warning.message": (str,),
-    "warning.code": (str,),
-    "warning.severity": (str,),
-    "warning.path": (str,),
+_JSON: dict[Any, tuple[type, ...]] = {
+    str: (str,),
+    bool: (bool,),
+    int: (int,),
+    int | float: (int, float),
+    msgspec.Raw: (dict, list, str, int, float, bool),
 }
+_TYPE = {f: _JSON[t] for f, t in field_types().items()}
 """The JSON types a member must hold to carry a canonical field (the declared wire types)."""
+_SCALARS = tuple(
+    f
+    for f, t in _TYPE.items()
+    if f not in ("ok", "payload") and not f.startswith(("problem.", "warning.")) and t != _JSON[msgspec.Raw]
+)
+"""Canonical scalars learn looks for outside the error, payload and warnings (by name, then type)."""
+_PROBLEM = tuple(f for f in _TYPE if f.startswith("problem.") and f != "problem.code")
+_WARNING = tuple(f for f in _TYPE if f.startswith("warning.") and f != "warning.message")
 
 Path_ = tuple[str, ...]
 
