@@ -33,7 +33,16 @@ from envglot.declared import DeclaredDialect, unregister
 from envglot.detect import classify
 from envglot.dialect import registered
 from envglot.errors import MappingError
-from envglot.learn import LearnError, Sample, check_examples, from_server, learn, learn_checked, read_samples
+from envglot.learn import (
+    MAX_MEMBERS,
+    LearnError,
+    Sample,
+    check_examples,
+    from_server,
+    learn,
+    learn_checked,
+    read_samples,
+)
 from envglot.mappings import Mappings, load_mappings, mappings_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -501,3 +510,12 @@ def test_the_excerpt_in_docs_learn_md_is_from_the_example_declaration() -> None:
     lines = set((ROOT / "examples" / "learn" / "pier.toml").read_text().splitlines())
     shown = [ln for ln in block.splitlines() if ln and ln != "..."]
     assert shown and [ln for ln in shown if ln not in lines] == []
+
+
+def test_inference_is_bounded_by_the_members_it_compares() -> None:
+    wide = {"k": "1", "ok": True, "data": {f"key{j}": {"a": j} for j in range(500)}}  # a payload is not walked
+    fail = {"k": "1", "ok": False, "error": {"code": "NOT_FOUND", "message": "m"}}
+    assert 'payload = "$.data"' in learn(_samples(*(msgspec.json.encode(d) for d in (wide, fail))), "x")
+    many = [msgspec.json.encode({"k": "1", **{f"m{i}_{j}": {"x": 1} for j in range(30)}}) for i in range(200)]
+    with pytest.raises(LearnError, match=f"more than {MAX_MEMBERS} distinct members"):
+        learn(_samples(*many), "x")

@@ -12,6 +12,7 @@ own samples. See ``docs/learn.md``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import tempfile
@@ -34,6 +35,7 @@ from .validation import validate
 
 __all__ = [
     "MAX_CODE",
+    "MAX_MEMBERS",
     "MAX_SAMPLES",
     "LearnError",
     "Sample",
@@ -50,6 +52,10 @@ _MAX_DEPTH = 4
 """How deep a member is looked for (payload, fields, error object)."""
 _ANY = msgspec.json.Decoder()
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WIDE = 64
+"""An object with more members is data (a payload's), not a part of the envelope: not looked into."""
+MAX_MEMBERS = 4096
+"""Distinct member paths the samples may hold (outside wide objects): inference compares each with each rule."""
 _MAX_KEY = 64
 """Longest member name learn declares (a longer one stays an undeclared member)."""
 MAX_CODE = 128
@@ -132,6 +138,7 @@ def _indent(rec: bytes) -> int:
 # --- the vocabulary ---------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def _snake(key: str) -> str:
     return "_".join(w.lower() for w in _WORD.findall(key))
 
@@ -251,13 +258,14 @@ def _get(doc: Any, path: Path_) -> Any:
 
 
 def _members(doc: dict[str, Any], base: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
-    """Every member reachable through objects (not arrays), in document order, plain keys only."""
+    """Every member reachable through objects (not arrays), in document order, plain keys only;
+    not inside an object wider than an envelope part (``_WIDE`` members: a payload's data)."""
     for k, v in doc.items():
         if len(k) > _MAX_KEY or _KEY.fullmatch(k) is None:
             continue
         p = (*base, k)
         yield p, v
-        if isinstance(v, dict) and len(p) < _MAX_DEPTH:
+        if isinstance(v, dict) and len(p) < _MAX_DEPTH and len(v) <= _WIDE:
             yield from _members(v, p)
 
 
@@ -331,6 +339,14 @@ class _Learner:
         self.schemas = list(schemas)
         self.docs: list[dict[str, Any]] = [_ANY.decode(s.envelope) for s in samples]
         self.n = len(samples)
+        paths: set[Path_] = set()
+        for d in self.docs:
+            paths.update(p for p, _ in _members(d))
+            if len(paths) > MAX_MEMBERS:
+                raise LearnError(
+                    f"the samples hold more than {MAX_MEMBERS} distinct members; learn from a few responses of "
+                    "one server"
+                )
         self.detected: Counter[str] = Counter()
         """How many samples each bundled dialect's markers claim (valid or not)."""
         self.notes: list[str] = []
@@ -576,6 +592,8 @@ class _Learner:
         for i in succ:
             for p, _ in _members(self.docs[i]):
                 seen.setdefault(p, None)
+        # members that read as envelope fields: one holding them is an envelope part, no payload
+        fieldlike = [q for q in seen if any(self.vocab.reads_as(f, q[-1]) for f in _SCALARS)]
         for p in seen:
             if _inside(p, taken) or any(_inside(t, [p]) for t in taken) or not self.parents_ok(p):
                 continue  # nor one holding the error
@@ -586,11 +604,7 @@ class _Learner:
             containers = sum(isinstance(v, dict | list) for v in vals)
             if not named and not containers:
                 continue
-            fields = sum(  # members inside it that read as envelope fields: an envelope part, no payload
-                1
-                for q in seen
-                if len(q) > len(p) and q[: len(p)] == p and any(self.vocab.reads_as(f, q[-1]) for f in _SCALARS)
-            )
+            fields = sum(1 for q in fieldlike if len(q) > len(p) and q[: len(p)] == p)
             rank = (named, -fields, containers, -len(p), tuple(-ord(c) for c in ".".join(p)))
             if best is None or rank > best[0]:
                 best = (rank, p)
