@@ -869,11 +869,14 @@ def input_records(
     inputs: Sequence[str], include: Sequence[str] = DEFAULT_INCLUDE, stdin: BinaryIO | None = None
 ) -> Iterator[tuple[str, bytes]]:
     """Every record of ``inputs`` as :func:`migrate` walks and reads them (files, folders, JSON
-    Lines, ``.gz``, ``-`` for ``stdin``): ``(name, record)``, named ``FILE`` or ``FILE:LINE``.
+    Lines, ``.gz``, ``-`` for ``stdin``, else standard input): ``(name, record)``, named ``FILE``
+    or ``FILE:LINE``.
 
     Raises:
         MigrationError: an input is missing or cannot be read (``exit_code`` 66).
     """
+    if stdin is None and "-" in inputs:
+        stdin = sys.stdin.buffer
     jobs, unreadable = _walk(inputs, None, include, (), set(), None)
     if unreadable:
         raise MigrationError(f"{unreadable[0].file}: {unreadable[0].error}", 66)
