@@ -303,7 +303,7 @@ def _count(n: int, word: str) -> str:
 
 
 class _Error:
-    """Where a failure's error lives: the member, whether it is an array, its code key."""
+    """Where a failure's error lives: the member, whether it is an array, each failing sample's errors."""
 
     def __init__(self, path: Path_, array: bool, items: list[list[dict[str, Any]]], failed: list[int]) -> None:
         self.path = path
