@@ -181,7 +181,8 @@ def test_parser_reads_every_part(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- docs/cli.md, run as written
 
-CLI_DOC = ROOT / "docs" / "cli.md"
+CLI_DOCS = (ROOT / "docs" / "cli.md", ROOT / "docs" / "learn.md")
+"""Pages whose ``$ command`` blocks run as written."""
 _DOC_BLOCK = re.compile(r"^```(?:console|text)?\n(\$ .*?)^```[ \t]*$", re.M | re.S)
 
 
@@ -189,6 +190,7 @@ _DOC_BLOCK = re.compile(r"^```(?:console|text)?\n(\$ .*?)^```[ \t]*$", re.M | re
 class DocCommand:
     """One ``$ command`` of docs/cli.md, its shown output and the exit code an ``echo $?`` shows."""
 
+    page: str
     line: int
     command: str
     output: list[str]
@@ -196,7 +198,14 @@ class DocCommand:
 
 
 def _doc_commands() -> list[DocCommand]:
-    text = CLI_DOC.read_text()
+    found: list[DocCommand] = []
+    for page in CLI_DOCS:
+        found += _page_commands(page)
+    return found
+
+
+def _page_commands(page: Path) -> list[DocCommand]:
+    text = page.read_text()
     found: list[DocCommand] = []
     for m in _DOC_BLOCK.finditer(text):
         first = text.count("\n", 0, m.start(1)) + 1
@@ -217,7 +226,7 @@ def _doc_commands() -> list[DocCommand]:
             if i < len(lines) and lines[i] == "$ echo $?":
                 code = int(lines[i + 1])
                 i += 2
-            found.append(DocCommand(first + start, cmd, out, code))
+            found.append(DocCommand(page.name, first + start, cmd, out, code))
     return found
 
 
@@ -239,7 +248,7 @@ def _interleaves(expected: list[str], stdout: list[str], stderr: list[str]) -> b
     return go(0, 0, 0)
 
 
-@pytest.mark.parametrize("doc", _doc_commands(), ids=lambda d: f"cli.md:{d.line}")
+@pytest.mark.parametrize("doc", _doc_commands(), ids=lambda d: f"{d.page}:{d.line}")
 def test_cli_doc_command_runs_as_written(doc: DocCommand, tmp_path: Path) -> None:
     """From a directory holding the repository's examples/ and docs/ (outputs land there)."""
     for name in ("examples", "docs"):

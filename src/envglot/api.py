@@ -36,6 +36,7 @@ __all__ = [
     "detect",
     "detection",
     "read",
+    "unwrap",
     "write",
 ]
 
@@ -140,10 +141,24 @@ def detection(
     max_depth: int = UNSET,
 ) -> Detection:
     """Like :func:`detect`, with the evidence the dialect was recognized by (``None``: no markers)."""
+    _, det, _ = unwrap(data, options=options, strict=strict, max_depth=max_depth)
+    return det
+
+
+def unwrap(
+    data: bytes | str | dict[str, Any],
+    *,
+    options: Options | None = None,
+    strict: bool = UNSET,
+    max_depth: int = UNSET,
+) -> tuple[bytes, Detection, bool | None]:
+    """``(envelope, detection, isError)``: the envelope inside an MCP CallToolResult or JSON-RPC
+    response (or ``data`` itself), checked as :func:`detection` checks it; ``isError`` is the
+    CallToolResult's flag (``None`` when there was none)."""
     o = resolve(options, strict=strict, max_depth=max_depth)
     buf, _ = check_input(_to_bytes(data), o.max_depth)
-    inner, det, _ = _locate(buf, True, o.strict, DISCARD, o.max_depth)
-    return msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det
+    inner, det, is_error = _locate(buf, True, o.strict, DISCARD, o.max_depth)
+    return inner, (msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det), is_error
 
 
 def _locate(

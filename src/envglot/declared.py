@@ -30,7 +30,15 @@ from .errors import MappingError, ParseError
 from .mappings import DialectTable, Mappings, _locate, _path_of, _toml, load_mappings
 from .tomlfile import read_regular
 
-__all__ = ["Declare", "DeclaredDialect", "Detect", "register_declarations"]
+__all__ = [
+    "Declare",
+    "DeclaredDialect",
+    "Detect",
+    "field_types",
+    "register_declarations",
+    "unregister",
+    "valid_name",
+]
 
 _ABSENT = Raw(b"")
 _NULL = Raw(b"null")
@@ -848,3 +856,20 @@ def _forget(name: str) -> None:
     if isinstance(d, DeclaredDialect):
         del _REGISTRY[name]
         _registry_changed()
+
+
+def unregister(name: str) -> None:
+    """Forget the declared dialect ``name`` (``envglot learn`` checks a trial declaration and
+    leaves the process as it found it); a bundled dialect is never removed."""
+    _forget(name)
+
+
+def valid_name(name: str) -> bool:
+    """Whether ``name`` can name a declared dialect (lowercase letters, digits and ``-``)."""
+    return _NAME.fullmatch(name) is not None
+
+
+def field_types() -> dict[str, Any]:
+    """Canonical field -> the wire type of a declared member carrying it: ``str``, ``bool``,
+    ``int``, ``int | float``, or ``Raw`` (any JSON)."""
+    return dict(_TYPES)

@@ -1,4 +1,4 @@
-"""Registers the commands on ``main``: convert, detect, validate, dialects, schema, codes, mappings, proxy, config.
+"""Registers the commands on ``main`` (convert, detect, validate, info, mappings, proxy, config, learn).
 
 Each lives in its own module; shared helpers (inputs, outputs, diagnostics, exit status)
 are in :mod:`envglot.cli.common`.
@@ -6,6 +6,15 @@ are in :mod:`envglot.cli.common`.
 
 from __future__ import annotations
 
-from . import config_cmd, convert_cmd, detect_cmd, info_cmd, mappings_cmd, proxy_cmd, validate_cmd
+from . import config_cmd, convert_cmd, detect_cmd, info_cmd, learn_cmd, mappings_cmd, proxy_cmd, validate_cmd
 
-__all__ = ["config_cmd", "convert_cmd", "detect_cmd", "info_cmd", "mappings_cmd", "proxy_cmd", "validate_cmd"]
+__all__ = [
+    "config_cmd",
+    "convert_cmd",
+    "detect_cmd",
+    "info_cmd",
+    "learn_cmd",
+    "mappings_cmd",
+    "proxy_cmd",
+    "validate_cmd",
+]

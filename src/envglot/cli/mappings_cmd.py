@@ -1,4 +1,4 @@
-"""``envglot mappings init|check``: start and check mapping overlay files."""
+"""``envglot mappings init|check``: start and check mapping overlay files (and declarations on examples)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import sys
 import click
 
 from ..errors import MappingError
-from ..mappings import check_overlay, default_mappings
+from ..excerpt import display_path
+from ..mappings import Mappings, check_overlay, default_mappings
 from . import exits, main
-from .common import DialectType, echo, open_output, output_failed, unreadable
+from .common import DialectType, die, echo, open_output, output_failed, unreadable
 
 __all__ = ["mappings"]
 
@@ -57,20 +58,46 @@ def init(dialect: str, output: str | None, force: bool) -> None:
 
 @mappings.command(
     "check",
-    epilog="\b\nExit codes:\n  0   every file is valid\n  65  a file is invalid\n  66  a file cannot be read",
+    epilog="\b\nExit codes:\n  0   every file is valid (and every example passes)\n  65  a file is invalid, or an "
+    "example fails\n  66  a file or an example cannot be read",
 )
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
-def check(files: tuple[str, ...]) -> None:
+@click.option(
+    "--examples",
+    multiple=True,
+    metavar="FILE|DIR",
+    help="Envelopes a declaration must detect, validate and round-trip (repeatable; folders, JSON Lines, .gz).",
+)
+def check(files: tuple[str, ...], examples: tuple[str, ...]) -> None:
     """Check overlay files against the bundled tables (each on its own).
 
     Prints `FILE: ok` per valid file; an invalid one is reported with its file and row
     and the command exits 65 (66 if a file cannot be read) after checking them all.
 
+    With --examples, every FILE must be a declaration (docs/declared-dialects.md), and every
+    example must be detected as its dialect, validate, and come back as the same JSON from
+    every other writable dialect with --preserve; each failing example is named.
+
     \b
-    Example:
+    Examples:
       envglot mappings check overlays/*.toml
+      envglot mappings check examples/learn/team.toml --examples examples/learn/samples
     """
     code = exits.EX_OK
+    records: list[tuple[str, bytes]] | None = None
+    if examples:
+        from ..learn import MAX_SAMPLES
+        from ..migration import MigrationError
+        from ..migration.engine import input_records
+
+        records = []
+        try:
+            for rec in input_records(list(examples)):
+                if len(records) >= MAX_SAMPLES:
+                    die(f"more than {MAX_SAMPLES} examples", exits.EX_DATAERR)
+                records.append(rec)
+        except MigrationError as exc:
+            die(str(exc), exc.exit_code)
     for path in files:
         why = unreadable(path)
         if why is not None:
@@ -78,7 +105,8 @@ def check(files: tuple[str, ...]) -> None:
             code = exits.EX_NOINPUT
             continue
         try:
-            check_overlay(path)
+            m = check_overlay(path)
+            failures = None if records is None else _examples(path, records, m)
         except MappingError as exc:
             where, _, msg = str(exc).partition(": ")  # "FILE: ..." or "FILE:LINE: ..."
             if where != path and not where.startswith(f"{path}:"):
@@ -87,5 +115,24 @@ def check(files: tuple[str, ...]) -> None:
             if code != exits.EX_NOINPUT:
                 code = exits.EX_DATAERR
             continue
-        echo(f"{path}: ok")
+        if failures:
+            for name, why in failures:
+                click.echo(f"{path}: error: {display_path(name)}: {why}", err=True)
+            if code != exits.EX_NOINPUT:
+                code = exits.EX_DATAERR
+            continue
+        echo(f"{path}: ok" + ("" if records is None else f" ({len(records)} examples)"))
     sys.exit(code)
+
+
+def _examples(path: str, records: list[tuple[str, bytes]], m: Mappings) -> list[tuple[str, str]]:
+    """What :func:`envglot.learn.check_examples` finds for the declaration in ``path``."""
+    import tomllib
+
+    from ..learn import check_examples
+
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)  # loaded and checked above: a valid TOML table
+    if "declare" not in doc:
+        raise MappingError(f"{path}: --examples checks a declaration (a [declare] table); this is an overlay")
+    return check_examples(str(doc["dialect"]), records, m)

@@ -877,3 +877,40 @@ def _cancel(pending: deque[Any]) -> None:
     for p in pending:
         if isinstance(p, _Pending) and isinstance(p.result, Future):
             p.result.cancel()
+
+
+def input_records(
+    inputs: Sequence[str],
+    include: Sequence[str] = DEFAULT_INCLUDE,
+    stdin: BinaryIO | None = None,
+    limits: InputLimits | None = None,
+) -> Iterator[tuple[str, bytes]]:
+    """Every record of ``inputs`` as :func:`migrate` walks and reads them (files, folders, JSON
+    Lines, ``.gz``, ``-`` for ``stdin``, else standard input): ``(name, record)``, named ``FILE``
+    or ``FILE:LINE``.
+
+    Raises:
+        MigrationError: an input is missing or cannot be read (``exit_code`` 66), or a record
+            is longer than ``limits`` allow (65).
+    """
+    limits = limits if limits is not None else InputLimits()
+    if stdin is None and "-" in inputs:
+        stdin = sys.stdin.buffer
+    jobs, unreadable = _walk(inputs, None, include, (), set(), None)
+    if unreadable:
+        raise MigrationError(f"{unreadable[0].file}: {unreadable[0].error}", 66)
+    for ev in _produce(jobs, DEFAULT_CHUNK_BYTES, "compact", stdin, limits):
+        if isinstance(ev, _ReadFailure):
+            raise MigrationError(f"{ev.job.name}: {ev.error}", 66)
+        if not isinstance(ev, _Chunk):
+            continue
+        task = ev.task
+        if task.kind == "oversize":
+            raise MigrationError(f"{task.source}: {task.data.decode()}", 65)
+        if task.kind == "doc":
+            if task.data.strip():
+                yield task.source, task.data
+            continue
+        for n, line in enumerate(task.data.split(b"\n"), task.first_line):
+            if line.strip():
+                yield f"{task.source}:{n}", line.removesuffix(b"\r")
