@@ -43,6 +43,7 @@ __all__ = [
     "die",
     "echo",
     "error_kind",
+    "expand_folders",
     "is_jsonl_name",
     "load_mappings",
     "make_policy",
@@ -238,8 +239,28 @@ class Record(NamedTuple):
 
 
 def is_jsonl_name(name: str) -> bool:
-    """True for ``*.jsonl`` / ``*.ndjson`` / ``*.log`` file names."""
-    return name.lower().endswith(JSONL_SUFFIXES)
+    """True for ``*.jsonl`` / ``*.ndjson`` / ``*.log`` file names (and their ``.gz`` forms)."""
+    return name.lower().removesuffix(".gz").endswith(JSONL_SUFFIXES)
+
+
+def expand_folders(paths: Sequence[str]) -> tuple[list[str], int]:
+    """``paths`` with each folder replaced by the files ``migrate`` takes from it (recursively,
+    its filters: ``*.json``, ``*.jsonl``, ``*.ndjson`` and their ``.gz``), and how many folders
+    could not be read (each reported on stderr; the caller counts them: exit 66)."""
+    out: list[str] = []
+    unreadable = 0
+    for p in paths:
+        if p == "-" or not os.path.isdir(p):
+            out.append(p)
+            continue
+        from ..migration import input_files
+
+        files, failures = input_files(p)
+        out += files
+        for f in failures:
+            click.echo(f"{f.file}: error: {f.error}", err=True)
+        unreadable += len(failures)
+    return out, unreadable
 
 
 def try_open(path: str) -> tuple[str, BinaryIO] | None:
@@ -249,6 +270,10 @@ def try_open(path: str) -> tuple[str, BinaryIO] | None:
         return STDIN_NAME, sys.stdin.buffer
     name = display_path(path)
     try:
+        if path.endswith(".gz"):
+            import gzip
+
+            return name, gzip.open(path, "rb")  # type: ignore[return-value]
         return name, open(path, "rb")
     except OSError as exc:
         click.echo(f"{name}: error: cannot read input: {exc.strerror}", err=True)

@@ -30,7 +30,7 @@ from .constants import (
     UNDETECTED,
 )
 from .engine import migrate
-from .files import BackupExistsError, MigrationError, clean_stale_temps
+from .files import BackupExistsError, MigrationError, clean_stale_temps, input_files
 from .records import Migrator, Outcome, RecordError, reject_line
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .workers import SourceCounts
@@ -56,6 +56,7 @@ __all__ = [
     "RecordError",
     "SourceCounts",
     "clean_stale_temps",
+    "input_files",
     "migrate",
     "reject_line",
 ]
