@@ -15,7 +15,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, Any, BinaryIO, NamedTuple, NoReturn
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, NamedTuple, NoReturn
 
 import click
 import msgspec
@@ -30,6 +30,9 @@ from ..mappings import Mappings, mappings_for
 from ..options import Options
 from ..policy import Policy
 from . import exits
+
+if TYPE_CHECKING:
+    from .findings import Findings
 
 __all__ = [
     "STDIN_NAME",
@@ -599,11 +602,15 @@ class LogWriter:
 
     Fields: ``file``, ``line`` (JSON Lines input, else null), ``kind`` (a diagnostic kind,
     or ``parse_error``/``detect_error``/``unsupported_error``/... for errors), ``path``,
-    ``message``, ``dialect`` and ``lossy``. Written atomically when the run ends.
+    ``message``, ``dialect`` and ``lossy``. Written atomically when the run ends; ``-`` is stdout.
     """
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self._out: Output
+        if path == "-":  # stdout
+            self._out = _Stdout()
+            return
         try:
             self._out = writer_for(path)
         except OSError as exc:
@@ -624,13 +631,18 @@ class LogWriter:
         try:
             self._out.write(_ENC.encode(rec) + b"\n")
         except OSError as exc:
-            die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
+            self._failed(exc)
 
     def close(self) -> None:
         try:
             self._out.commit()
         except OSError as exc:
-            die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
+            self._failed(exc)
+
+    def _failed(self, exc: OSError) -> NoReturn:
+        if isinstance(self._out, _Stdout):
+            output_failed(None, exc)  # a closed pipe ends the run quietly (141)
+        die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
 
     def abort(self) -> None:
         """Drop the log (an interrupted run): an existing FILE stays as it was."""
@@ -683,7 +695,7 @@ class Stderr:
     Errors print as ``FILE[:LINE]: error: message (at $.path)``.
     """
 
-    __slots__ = ("counts", "documents", "log", "policy", "quiet", "verbose")
+    __slots__ = ("counts", "documents", "findings", "log", "policy", "quiet", "verbose")
 
     def __init__(
         self,
@@ -692,9 +704,12 @@ class Stderr:
         quiet: bool = False,
         log: LogWriter | None = None,
         policy: Policy | None = None,
+        findings: Findings | None = None,
     ) -> None:
-        self.verbose = verbose
-        self.quiet = quiet
+        self.findings = findings if findings is not None and findings.active else None
+        """A machine ``--output-format``: diagnostics and errors go there instead of the text."""
+        self.verbose = verbose and self.findings is None
+        self.quiet = quiet or self.findings is not None
         self.log = log
         self.policy = policy if policy is not None else Policy()
         self.counts: dict[tuple[str, str], int] = {}
@@ -710,6 +725,8 @@ class Stderr:
                 self.log.record(name, line, str(d.kind), d.path, d.message, d.dialect, d.lossy)
             selected = self.policy.selects(d)
             counted |= selected
+            if self.findings is not None:
+                self.findings.diagnostic(name, line, d, "warning" if selected else "note")
             if selected:
                 key = (d.kind.value, _bounded(d.path))
                 self.counts[key] = self.counts.get(key, 0) + 1
@@ -748,10 +765,16 @@ class Stderr:
         for d in diags:
             if self.log is not None:
                 self.log.record(name, line, str(d.kind), d.path, d.message, d.dialect, d.lossy)
-            click.echo(f"{prefix}warning: {d.kind}: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
+            if self.findings is not None:
+                self.findings.diagnostic(name, line, d, "error")
+            else:
+                click.echo(f"{prefix}warning: {d.kind}: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
         exc.located(source=name, line=line)
         if self.log is not None:
             self.log.record(name, line, error_kind(exc), exc.path, exc.message, exc.dialect, True)
+        if self.findings is not None:
+            self.findings.error(name, line, exc)
+            return
         n = len(diags)
         click.echo(f"{_where(name, line)}error: {why}: {n} lossy diagnostic{'' if n == 1 else 's'}", err=True)
 
@@ -759,6 +782,9 @@ class Stderr:
         exc.located(source=name, line=line)
         if self.log is not None:
             self.log.record(name, line, error_kind(exc), exc.path, exc.message, exc.dialect, False)
+        if self.findings is not None:
+            self.findings.error(name, line, exc)
+            return
         message = _bounded(exc.message)
         if exc.path and exc.path not in exc.message:
             message += f" (at {_bounded(exc.path)})"
