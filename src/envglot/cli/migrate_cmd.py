@@ -166,7 +166,7 @@ def _where_outputs(rep: MigrationReport, out: str | None) -> str:
         return "stdout"
     if rep.mode == "in-place":
         return "the inputs, rewritten in place" + (" (originals kept as backups)" if rep.backups else "")
-    return f"{display_path(out)}/ (the inputs' names and layout)" if out is not None else "--out"
+    return f"{display_path(out.rstrip('/') or '/')}/ (the inputs' names and layout)" if out is not None else "--out"
 
 
 def format_summary(rep: MigrationReport, out: str | None = None) -> str:
