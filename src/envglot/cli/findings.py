@@ -64,17 +64,19 @@ def _doc(obj: Any) -> str:
 
 
 def _error_classes() -> Iterator[type[EnvglotError]]:
+    """The error classes of :mod:`envglot.errors` (the ones a record can fail with), by name."""
     seen: list[type[EnvglotError]] = [EnvglotError]
     i = 0
     while i < len(seen):
         seen.extend(c for c in seen[i].__subclasses__() if c not in seen)
         i += 1
-    return iter(sorted(seen, key=lambda c: c.__name__))
+    return iter(sorted((c for c in seen if c.__module__ == EnvglotError.__module__), key=lambda c: c.__name__))
 
 
 def rules() -> tuple[tuple[str, str, Severity], ...]:
     """Every rule a finding can name: ``(id, help text, default severity)``, derived from the catalogues."""
     from ..dialect import registered
+    from ..migration.constants import INTERNAL_ERROR
 
     out: list[tuple[str, str, Severity]] = [(k.value, kind_help()[k], "warning") for k in Kind]
     out += [
@@ -82,6 +84,7 @@ def rules() -> tuple[tuple[str, str, Severity], ...]:
     ]
     out.append((f"{CONTRACT_PREFIX}json", "The input is not JSON (no dialect's contract applies).", "error"))
     out += [(kind_of_error(c.__name__), _doc(c), "error") for c in _error_classes()]
+    out.append((kind_of_error(INTERNAL_ERROR), "A record rejected by a bug in envglot, not by bad input.", "error"))
     return tuple(out)
 
 
