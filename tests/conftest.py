@@ -1,10 +1,12 @@
-"""Shared test setup: markers, the order and grouping that keep ``pytest -q`` (xdist, ``-n auto``)
-short, and a progress line naming each test module as it starts.
+"""Shared test setup: markers, the order and the xdist scheduling that keep ``pytest -q`` (``-n
+auto``) short, and a progress line naming each test module as it starts.
 
 The golden corpus helpers live in ``tests/golden`` (importable as ``golden``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -26,14 +28,12 @@ SLOW: dict[str, str] = {
 slow"`` leaves them out while iterating); they are scheduled first, so that on two workers no
 long test starts last."""
 
-GROUPED = (
-    "tests/test_bench_smoke.py",
-    "tests/test_migrate_dask.py",
-    "tests/test_cli_faults.py",
-    "tests/test_fields.py",
+GROUPED = frozenset(
+    {"tests/test_bench_smoke.py", "tests/test_migrate_dask.py", "tests/test_cli_faults.py", "tests/test_fields.py"}
 )
-"""Modules whose module-scoped fixture is expensive: each runs on one xdist worker (``--dist
-loadgroup``), so the fixture is built once, not once per worker."""
+"""Modules whose module-scoped fixture is expensive: all their tests go to one xdist worker, one
+after another, so the fixture is built once (xdist's own ``loadgroup`` marks no longer reach the
+scheduler with pytest 9.2, whose node ids do not take xdist's suffix)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -48,13 +48,10 @@ def _slow_reason(nodeid: str) -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark and group; slow modules first (a stable sort: the order within each part is kept)."""
+    """Mark; slow modules first (a stable sort: the order within each part is kept)."""
     for item in items:
-        path = item.nodeid.split("::", 1)[0]
         if _slow_reason(item.nodeid) is not None:
             item.add_marker(pytest.mark.slow)
-        if path in GROUPED:
-            item.add_marker(pytest.mark.xdist_group(path))
     items.sort(key=lambda item: _slow_reason(item.nodeid) is None)
 
 
@@ -73,3 +70,16 @@ def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) 
         why = _slow_reason(nodeid)
         column = reporter._tw.width_of_current_line  # start our own line after the dots
         reporter.write(("\n" if column else "") + module + (f"  (slow: {why})" if why else "") + "\n")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Tests go to the workers one at a time, in collection order (slow ones first), except that
+    a module of :data:`GROUPED` goes whole to one worker."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByTestAndGroupedModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:  # xdist's extension point (LoadFileScheduling overrides it too)
+            module = nodeid.split("::", 1)[0]
+            return module if module in GROUPED else nodeid
+
+    return ByTestAndGroupedModule(config, log)
