@@ -175,62 +175,11 @@ def test_parser_reads_every_part(tmp_path: Path) -> None:
     assert lines_match(["x", "z…"], ["x", "y", "z1"], subsequence=True)
     assert not lines_match(["z", "x"], ["x", "y", "z"], subsequence=True)
     assert not lines_match(["x"], ["x", "y"])
-    assert _interleaves(["a", "…", "z"], ["a", "b", "c", "z"], []) and _interleaves(["a", "…"], ["a"], ["e"]) is False
-    assert _interleaves(["a", "…", "e"], ["a", "b"], ["e"])
+    assert interleaves(["a", "…", "z"], ["a", "b", "c", "z"], []) and interleaves(["a", "…"], ["a"], ["e"]) is False
+    assert interleaves(["a", "…", "e"], ["a", "b"], ["e"])
 
 
-# --------------------------------------------------------------------------- docs/cli.md, run as written
-
-CLI_DOCS = (ROOT / "docs" / "cli.md", ROOT / "docs" / "learn.md")
-"""Pages whose ``$ command`` blocks run as written."""
-_DOC_BLOCK = re.compile(r"^```(?:console|text)?\n(\$ .*?)^```[ \t]*$", re.M | re.S)
-
-
-@dataclass(frozen=True)
-class DocCommand:
-    """One ``$ command`` of docs/cli.md, its shown output and the exit code an ``echo $?`` shows."""
-
-    page: str
-    line: int
-    command: str
-    output: list[str]
-    exit_code: int | None
-
-
-def _doc_commands() -> list[DocCommand]:
-    found: list[DocCommand] = []
-    for page in CLI_DOCS:
-        found += _page_commands(page)
-    return found
-
-
-def _page_commands(page: Path) -> list[DocCommand]:
-    text = page.read_text()
-    found: list[DocCommand] = []
-    for m in _DOC_BLOCK.finditer(text):
-        first = text.count("\n", 0, m.start(1)) + 1
-        lines = m.group(1).splitlines()
-        i = 0
-        while i < len(lines):
-            start = i
-            cmd = lines[i][2:]
-            while cmd.endswith("\\"):  # a continued command line
-                i += 1
-                cmd = cmd[:-1] + " " + lines[i].strip()
-            i += 1
-            out: list[str] = []
-            while i < len(lines) and not lines[i].startswith("$ "):
-                out.append(lines[i])
-                i += 1
-            code = None
-            if i < len(lines) and lines[i] == "$ echo $?":
-                code = int(lines[i + 1])
-                i += 2
-            found.append(DocCommand(page.name, first + start, cmd, out, code))
-    return found
-
-
-def _interleaves(expected: list[str], stdout: list[str], stderr: list[str]) -> bool:
+def interleaves(expected: list[str], stdout: list[str], stderr: list[str]) -> bool:
     """True if ``expected`` is stdout's and stderr's lines, each in its own order, merged.
 
     ``…`` in a line stands for any characters; a line that is just ``…`` for any number of stdout lines.
@@ -246,17 +195,3 @@ def _interleaves(expected: list[str], stdout: list[str], stderr: list[str]) -> b
         return r < len(stderr) and line_matches(expected[e], stderr[r]) and go(e + 1, o, r + 1)
 
     return go(0, 0, 0)
-
-
-@pytest.mark.parametrize("doc", _doc_commands(), ids=lambda d: f"{d.page}:{d.line}")
-def test_cli_doc_command_runs_as_written(doc: DocCommand, tmp_path: Path) -> None:
-    """From a directory holding the repository's examples/ and docs/ (outputs land there)."""
-    for name in ("examples", "docs"):
-        (tmp_path / name).symlink_to(ROOT / name)
-    env = {k: v for k, v in os.environ.items() if k != "ENVGLOT_MAPPINGS_DIR"}
-    env["PATH"] = str(Path(envglot_exe()).parent) + os.pathsep + env.get("PATH", "")
-    r = subprocess.run(["bash", "-c", doc.command], cwd=tmp_path, capture_output=True, env=env, timeout=60)
-    out, err = r.stdout.decode().splitlines(), r.stderr.decode().splitlines()
-    assert _interleaves(doc.output, out, err), f"$ {doc.command}\nstdout: {out}\nstderr: {err}"
-    if doc.exit_code is not None:
-        assert r.returncode == doc.exit_code, r.stderr

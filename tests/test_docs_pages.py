@@ -73,12 +73,6 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert out.strip() == second
 
 
-def test_readme_python_example_runs() -> None:
-    code = re.search(r"```python\n(.*?)```", README.read_text(), re.S)
-    assert code is not None
-    exec(compile(code.group(1), "README.md", "exec"), {})
-
-
 def test_the_detection_table_is_generated_from_the_registered_probes() -> None:
     import runpy
 

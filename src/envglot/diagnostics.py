@@ -16,7 +16,7 @@ from .policy import LEVELS, Policy, as_policy
 if TYPE_CHECKING:
     import logging
 
-__all__ = ["LEVELS", "LOSSY_KINDS", "Diagnostic", "Kind", "Policy", "Report", "listening", "report_for"]
+__all__ = ["LEVELS", "LOSSY_KINDS", "Diagnostic", "Kind", "Policy", "Report", "kind_help", "listening", "report_for"]
 
 _WARNING, _INFO = 30, 20  # logging.WARNING, logging.INFO (logging is imported lazily)
 
@@ -268,3 +268,26 @@ def report_for(unsupported: str | Policy) -> Report:
     if policy.level == "ignore" or (policy.level == "warn" and not listening()):
         return DISCARD
     return Report(policy)
+
+
+@functools.cache
+def kind_help() -> dict[Kind, str]:
+    """Each kind's help text: the docstring written under it in :class:`Kind` (read from the source)."""
+    import ast
+    import inspect
+    import itertools
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(Kind)))
+    out: dict[Kind, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for stmt, after in itertools.pairwise(body):
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            out[Kind[stmt.targets[0].id]] = " ".join(after.value.value.split())
+    return out

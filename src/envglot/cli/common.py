@@ -15,7 +15,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, Any, BinaryIO, NamedTuple, NoReturn
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, NamedTuple, NoReturn
 
 import click
 import msgspec
@@ -31,6 +31,9 @@ from ..options import Options
 from ..policy import Policy
 from . import exits
 
+if TYPE_CHECKING:
+    from .findings import Findings
+
 __all__ = [
     "STDIN_NAME",
     "AtomicWriter",
@@ -43,6 +46,7 @@ __all__ = [
     "die",
     "echo",
     "error_kind",
+    "expand_folders",
     "is_jsonl_name",
     "load_mappings",
     "make_policy",
@@ -247,8 +251,28 @@ class Record(NamedTuple):
 
 
 def is_jsonl_name(name: str) -> bool:
-    """True for ``*.jsonl`` / ``*.ndjson`` / ``*.log`` file names."""
-    return name.lower().endswith(JSONL_SUFFIXES)
+    """True for ``*.jsonl`` / ``*.ndjson`` / ``*.log`` file names (and their ``.gz`` forms)."""
+    return name.lower().removesuffix(".gz").endswith(JSONL_SUFFIXES)
+
+
+def expand_folders(paths: Sequence[str]) -> tuple[list[str], int]:
+    """``paths`` with each folder replaced by the files ``migrate`` takes from it (recursively,
+    its filters: ``*.json``, ``*.jsonl``, ``*.ndjson`` and their ``.gz``), and how many folders
+    could not be read (each reported on stderr; the caller counts them: exit 66)."""
+    out: list[str] = []
+    unreadable = 0
+    for p in paths:
+        if p == "-" or not os.path.isdir(p):
+            out.append(p)
+            continue
+        from ..migration import input_files
+
+        files, failures = input_files(p)
+        out += files
+        for f in failures:
+            click.echo(f"{f.file}: error: {f.error}", err=True)
+        unreadable += len(failures)
+    return out, unreadable
 
 
 def try_open(path: str) -> tuple[str, BinaryIO] | None:
@@ -258,6 +282,10 @@ def try_open(path: str) -> tuple[str, BinaryIO] | None:
         return STDIN_NAME, sys.stdin.buffer
     name = display_path(path)
     try:
+        if path.endswith(".gz"):
+            import gzip
+
+            return name, gzip.open(path, "rb")  # type: ignore[return-value]
         return name, open(path, "rb")
     except OSError as exc:
         click.echo(f"{name}: error: cannot read input: {exc.strerror}", err=True)
@@ -583,11 +611,15 @@ class LogWriter:
 
     Fields: ``file``, ``line`` (JSON Lines input, else null), ``kind`` (a diagnostic kind,
     or ``parse_error``/``detect_error``/``unsupported_error``/... for errors), ``path``,
-    ``message``, ``dialect`` and ``lossy``. Written atomically when the run ends.
+    ``message``, ``dialect`` and ``lossy``. Written atomically when the run ends; ``-`` is stdout.
     """
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self._out: Output
+        if path == "-":  # stdout
+            self._out = _Stdout()
+            return
         try:
             self._out = writer_for(path)
         except OSError as exc:
@@ -608,13 +640,18 @@ class LogWriter:
         try:
             self._out.write(_ENC.encode(rec) + b"\n")
         except OSError as exc:
-            die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
+            self._failed(exc)
 
     def close(self) -> None:
         try:
             self._out.commit()
         except OSError as exc:
-            die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
+            self._failed(exc)
+
+    def _failed(self, exc: OSError) -> NoReturn:
+        if isinstance(self._out, _Stdout):
+            output_failed(None, exc)  # a closed pipe ends the run quietly (141)
+        die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
 
     def abort(self) -> None:
         """Drop the log (an interrupted run): an existing FILE stays as it was."""
@@ -667,7 +704,7 @@ class Stderr:
     Errors print as ``FILE[:LINE]: error: message (at $.path)``.
     """
 
-    __slots__ = ("counts", "documents", "log", "policy", "quiet", "verbose")
+    __slots__ = ("counts", "documents", "findings", "log", "policy", "quiet", "verbose")
 
     def __init__(
         self,
@@ -676,9 +713,12 @@ class Stderr:
         quiet: bool = False,
         log: LogWriter | None = None,
         policy: Policy | None = None,
+        findings: Findings | None = None,
     ) -> None:
-        self.verbose = verbose
-        self.quiet = quiet
+        self.findings = findings if findings is not None and findings.active else None
+        """A machine ``--output-format``: diagnostics and errors go there instead of the text."""
+        self.verbose = verbose and self.findings is None
+        self.quiet = quiet or self.findings is not None
         self.log = log
         self.policy = policy if policy is not None else Policy()
         self.counts: dict[tuple[str, str], int] = {}
@@ -694,6 +734,8 @@ class Stderr:
                 self.log.record(name, line, str(d.kind), d.path, d.message, d.dialect, d.lossy)
             selected = self.policy.selects(d)
             counted |= selected
+            if self.findings is not None:
+                self.findings.diagnostic(name, line, d, "warning" if selected else "note")
             if selected:
                 key = (d.kind.value, _bounded(d.path))
                 self.counts[key] = self.counts.get(key, 0) + 1
@@ -732,10 +774,16 @@ class Stderr:
         for d in diags:
             if self.log is not None:
                 self.log.record(name, line, str(d.kind), d.path, d.message, d.dialect, d.lossy)
-            click.echo(f"{prefix}warning: {d.kind}: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
+            if self.findings is not None:
+                self.findings.diagnostic(name, line, d, "error")
+            else:
+                click.echo(f"{prefix}warning: {d.kind}: {_bounded(d.path)}: {_bounded(d.message)}", err=True)
         exc.located(source=name, line=line)
         if self.log is not None:
             self.log.record(name, line, error_kind(exc), exc.path, exc.message, exc.dialect, True)
+        if self.findings is not None:
+            self.findings.error(name, line, exc)
+            return
         n = len(diags)
         click.echo(f"{_where(name, line)}error: {why}: {n} lossy diagnostic{'' if n == 1 else 's'}", err=True)
 
@@ -743,6 +791,9 @@ class Stderr:
         exc.located(source=name, line=line)
         if self.log is not None:
             self.log.record(name, line, error_kind(exc), exc.path, exc.message, exc.dialect, False)
+        if self.findings is not None:
+            self.findings.error(name, line, exc)
+            return
         message = _bounded(exc.message)
         if exc.path and exc.path not in exc.message:
             message += f" (at {_bounded(exc.path)})"

@@ -31,6 +31,7 @@ from .common import (
     read_records,
     same_file,
 )
+from .findings import Findings, output_format_option, stream_echo
 
 __all__ = ["convert"]
 
@@ -75,7 +76,9 @@ Exit codes:
 @click.option("--compact", "style", flag_value="compact", help="One-line output (the default).")
 @click.option("--native", "style", flag_value="native", help="Print as the target's real emitter does.")
 @mappings_option
-@click.option("--log", "log_path", metavar="FILE", help="Write every diagnostic and error as JSON lines to FILE.")
+@click.option(
+    "--log", "log_path", metavar="FILE", help="Write every diagnostic and error as JSON lines to FILE (- for stdout)."
+)
 @click.option("--jsonl", is_flag=True, default=None, help="Treat the input as JSON Lines (one document per line).")
 @click.option(
     "--wrap",
@@ -91,6 +94,8 @@ Exit codes:
 )
 @detection_options
 @click.option("-v", "--verbose", is_flag=True, help="Also show notes (synthesized values, unwrapping, ...).")
+@click.option("-q", "--quiet", is_flag=True, help="No closing tally of diagnostics (errors are still printed).")
+@output_format_option
 def convert(
     files: tuple[str, ...],
     to: str,
@@ -110,6 +115,8 @@ def convert(
     strict_detect: bool,
     max_depth: int,
     verbose: bool,
+    quiet: bool,
+    output_format: str,
 ) -> None:
     """Convert an envelope (or JSON Lines of envelopes) to dialect DIALECT.
 
@@ -117,8 +124,10 @@ def convert(
     given. The source dialect is detected per document unless -f is given; an MCP
     CallToolResult is unwrapped first. Loss is tallied on stderr when the run ends (one
     line per diagnostic kind and JSON path in the source document); -v prints every
-    diagnostic of every document. --select/--ignore KIND[:PATH] decide what counts as loss
-    (for the tally, --unsupported raise and --fail-if-lossy).
+    diagnostic of every document, -q none. --select/--ignore KIND[:PATH] decide what counts
+    as loss (for the tally, --unsupported raise and --fail-if-lossy). --output-format
+    json|sarif|github prints every diagnostic and error for machines instead of the text
+    (on stdout with -o, else on stderr; docs/cli.md, "Output formats").
 
     JSON Lines (FILE ends in .jsonl/.ndjson, --jsonl, or the first non-blank line is a
     whole JSON document and more lines follow) are streamed: each good line is converted
@@ -133,6 +142,7 @@ def convert(
       envglot convert reply.json -t response-v2 --unsupported raise --select code_mapped
       envglot convert reply.json -t errorcode --fail-if-lossy --ignore field_dropped:$.summary
       envglot convert reply.json -t errorcode --wrap mcp
+      envglot convert reply.json -t response-v2 -o out.json --output-format sarif > loss.sarif
 
     One input per run: for several, use `envglot migrate FILE... --out DIR` (one
     output per input, --log and -v as here) or concatenate them into one stream
@@ -140,8 +150,14 @@ def convert(
     """
     file = _one_input(files)
     ctx_values = parse_context(context)
-    if output not in (None, "-") and log_path and same_file(output, log_path):
+    if quiet and verbose:
+        raise click.UsageError("-q and -v exclude each other")
+    to_stdout = output in (None, "-")
+    if log_path == "-" and to_stdout:
+        raise click.UsageError("--log - and the converted documents would share stdout; give -o FILE")
+    if not to_stdout and log_path and log_path != "-" and same_file(output, log_path):  # type: ignore[arg-type]
         raise click.UsageError(f"-o {output} and --log {log_path} name the same file; give the log its own file")
+    findings = Findings(output_format, stream_echo(to_stderr=to_stdout or log_path == "-"))
     m = load_mappings(mappings)
     log = LogWriter(log_path) if log_path else None
     opts = make_options(
@@ -155,7 +171,13 @@ def convert(
         strict=strict_detect,
         max_depth=max_depth,
     )
-    err = Stderr(verbose=verbose, quiet=opts.policy.level is Level.IGNORE, log=log, policy=opts.policy)
+    err = Stderr(
+        verbose=verbose,
+        quiet=quiet or opts.policy.level is Level.IGNORE,
+        log=log,
+        policy=opts.policy,
+        findings=findings,
+    )
     status = RunStatus()
     try:
         with open_input(file) as (name, stream):
@@ -227,6 +249,7 @@ def convert(
         raise
     if log is not None:
         log.close()
+    findings.close()
     code = status.exit_code(fail_if_lossy)
     if code == exits.EX_FAILED and fail_if_lossy and status.lossy:
         click.echo(f"error: {status.lossy} lossy document(s) (--fail-if-lossy)", err=True)

@@ -16,6 +16,7 @@ from .common import (
     detection_options,
     echo,
     error_kind,
+    expand_folders,
     load_mappings,
     mappings_option,
     read_records,
@@ -57,7 +58,7 @@ MARKERLESS = " (no markers: read as a bare payload)"
 
 
 @main.command(epilog=_EPILOG, short_help="Print the dialect of each input or record.")
-@click.argument("files", nargs=-1, metavar="[FILE|-]...")
+@click.argument("files", nargs=-1, metavar="[FILE|DIR|-]...")
 @click.option("--jsonl", is_flag=True, default=None, help="Treat every input as JSON Lines.")
 @mappings_option
 @detection_options
@@ -80,7 +81,8 @@ def detect(
     named. A document recognized only by elimination (no dialect's markers) prints
     `legacy-v1 (no markers: read as a bare payload)`; --strict-detect refuses it (exit 65). Detection does
     not depend on the mapping tables; --mappings is accepted (and checked) so the
-    same options work on every command.
+    same options work on every command. A folder is walked recursively and its files
+    are taken as `migrate` takes them (*.json, *.jsonl, *.ndjson and their .gz forms).
 
     --json prints one JSON object per document or record on stdout, in input order:
     {"file", "line" (null for a document), "dialect" (null when not recognised),
@@ -92,14 +94,15 @@ def detect(
     Examples:
       envglot detect examples/dotbot/structure-ok.json
       envglot detect examples/*/*.json
+      envglot detect examples/
       cat replies.jsonl | envglot detect
       envglot detect --json examples/*/*.json
     """
     load_mappings(mappings)
-    inputs = files or ("-",)
-    many = len(inputs) > 1
     err = Stderr(verbose=verbose)
     status = RunStatus()
+    inputs, status.missing = expand_folders(files or ("-",))
+    many = len(inputs) > 1 or inputs != list(files or ("-",))  # a folder names its files
     for path in inputs:
         opened = try_open(path)
         if opened is None:

@@ -17,7 +17,7 @@ import click
 
 from ..diagnostics import LOSSY_KINDS, Diagnostic
 from ..errors import EnvglotError
-from ..excerpt import MESSAGE_LIMIT, excerpt
+from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
 from ..migration import (
     DEFAULT_CHUNK_BYTES,
     DEFAULT_MAX_GZIP_RATIO,
@@ -37,6 +37,7 @@ from .common import (
     LogWriter,
     detection_options,
     die,
+    echo,
     kind_of_error,
     load_mappings,
     make_options,
@@ -44,6 +45,7 @@ from .common import (
     parse_context,
     policy_options,
 )
+from .findings import Findings, Severity, output_format_option, stream_echo
 
 __all__ = ["format_summary", "migrate_command"]
 
@@ -53,6 +55,8 @@ Examples:
   envglot migrate archive/ --out migrated/
   envglot migrate logs/ --in-place            # keeps each original as FILE.bak
   envglot migrate archive/ --check            # exit 1 if anything would change
+  envglot migrate archive/ --check --diff     # and show how, as a unified diff
+  envglot migrate archive/ --check --output-format github --report -
   zcat day.jsonl.gz | envglot migrate - > day.v2.jsonl
 
 \b
@@ -100,7 +104,10 @@ def _mb(n: float) -> str:
 
 
 class _ProgressLine:
-    """One self-rewriting status line on stderr: records, MB, rate, ETA (at most 10 redraws/s).
+    """One self-rewriting status line on stderr: share done, MB, records, rate, ETA (at most 10 redraws/s).
+
+    MB are record bytes read, uncompressed, as in the summary's ``bytes:`` line; the share
+    done and the ETA follow the input files' sizes as stored.
 
     The ETA is the latest of three estimates, each from the rate since the first report
     (start-up excluded): input bytes, files (a per-file cost such as opening and
@@ -137,15 +144,13 @@ class _ProgressLine:
             return
         self.last = now
         rate = p.records / p.elapsed_s if p.elapsed_s > 0 else 0.0
-        mbs = p.bytes_done / 1e6 / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        mbs = p.bytes_in / 1e6 / p.elapsed_s if p.elapsed_s > 0 else 0.0
         parts = []
-        if p.bytes_total:
+        if p.bytes_total:  # the share of the input files (as stored) done
             frac = min(p.bytes_done / p.bytes_total, 1.0)
             bar = "#" * int(frac * 20)
             parts.append(f"[{bar:<20}] {frac:4.0%}")
-            parts.append(f"{p.bytes_done / 1e6:,.1f}/{p.bytes_total / 1e6:,.1f} MB")
-        else:
-            parts.append(f"{p.bytes_done / 1e6:,.1f} MB")
+        parts.append(f"{p.bytes_in / 1e6:,.1f} MB")
         parts.append(f"{p.records:,} records")
         parts.append(f"{rate:,.0f} rec/s, {mbs:,.1f} MB/s")
         parts.append(f"file {min(p.files_done + 1, p.files_total)}/{p.files_total}")
@@ -162,8 +167,19 @@ class _ProgressLine:
             sys.stderr.flush()
 
 
-def format_summary(rep: MigrationReport) -> str:
-    """The human summary printed at the end of a run (the same facts as ``--report``)."""
+def _where_outputs(rep: MigrationReport, out: str | None) -> str:
+    """Where the run put its outputs, in words."""
+    if rep.mode == "check":
+        return "none written (--check)"
+    if rep.mode == "stdout":
+        return "stdout"
+    if rep.mode == "in-place":
+        return "the inputs, rewritten in place" + (" (originals kept as backups)" if rep.backups else "")
+    return f"{display_path(out.rstrip('/') or '/')}/ (the inputs' names and layout)" if out is not None else "--out"
+
+
+def format_summary(rep: MigrationReport, out: str | None = None) -> str:
+    """The human summary printed at the end of a run (the same facts as ``--report``; ``out``: the --out DIR)."""
     verb = "checked" if rep.mode == "check" else "migrated"
     done = rep.files_total - len(rep.not_processed)
     files_n = f"{done:,} of {rep.files_total:,}" if rep.not_processed else f"{rep.files_total:,}"
@@ -191,7 +207,8 @@ def format_summary(rep: MigrationReport) -> str:
     if rep.failed:
         files += f", {len(rep.failed):,} failed"
     lines.append(files)
-    lines.append(f"  bytes: {_mb(rep.bytes_in)} in, {_mb(rep.bytes_out)} out")
+    lines.append(f"  bytes: {_mb(rep.bytes_in)} in, {_mb(rep.bytes_out)} out (records, uncompressed)")
+    lines.append(f"  outputs: {_where_outputs(rep, out)}")
     if rep.unwrapped:
         lines.append(f"  unwrapped: {rep.unwrapped:,} records were MCP CallToolResults (written as bare envelopes)")
     if rep.rejected:
@@ -213,10 +230,13 @@ class _PerRecord:
     nothing) and ``FILE[:LINE]: error: message (at PATH)`` for a rejected record.
     """
 
-    def __init__(self, log: LogWriter | None, verbose: bool, progress: _ProgressLine | None) -> None:
+    def __init__(
+        self, log: LogWriter | None, verbose: bool, progress: _ProgressLine | None, findings: Findings
+    ) -> None:
         self.log = log
         self.verbose = verbose
         self.progress = progress
+        self.findings = findings
 
     def __call__(self, name: str, line: int | None, item: Diagnostic | RecordError) -> None:
         where = name if line is None else f"{name}:{line}"
@@ -229,6 +249,8 @@ class _PerRecord:
             text = f"{where}: error: {_cut(item.message)}{at}"
         if self.log is not None:
             self.log.record(name, line, kind, item.path, item.message, item.dialect, lossy)
+        severity: Severity = "error" if isinstance(item, RecordError) else "warning" if lossy else "note"
+        self.findings.add(name, line, item.path, kind, severity, item.message)
         if self.verbose:
             if self.progress is not None:
                 self.progress.clear()
@@ -274,13 +296,18 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     "own earlier ones). Default: .envglot-rejects.jsonl in the "
     "--out directory, else in the first input's directory.",
 )
-@click.option("--report", metavar="FILE", help="Write the summary as JSON to FILE.")
+@click.option("--report", metavar="FILE", help="Write the summary as JSON to FILE (- for stdout).")
 @click.option(
     "--check",
     "--dry-run",
     "check",
     is_flag=True,
     help="Convert in memory and report; write nothing; exit 1 if anything would change.",
+)
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="With --check: print a unified diff of each file that would change, as it would be written.",
 )
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: number of CPUs).")
 @click.option(
@@ -361,9 +388,11 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     "--log",
     "log_path",
     metavar="FILE",
-    help="Write every diagnostic and every reject's reason as JSON Lines, with file and line (as convert --log).",
+    help="Write every diagnostic and every reject's reason as JSON Lines, with file and line (as convert --log); "
+    "- for stdout.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Print each record's diagnostics and rejects on stderr.")
+@output_format_option
 @detection_options
 @click.pass_context
 def migrate_command(
@@ -378,6 +407,7 @@ def migrate_command(
     rejects: str | None,
     report: str | None,
     check: bool,
+    diff: bool,
     jobs: int | None,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
@@ -400,6 +430,7 @@ def migrate_command(
     quiet: bool,
     log_path: str | None,
     verbose: bool,
+    output_format: str,
     strict_detect: bool,
     max_depth: int,
 ) -> None:
@@ -410,7 +441,8 @@ def migrate_command(
     compressed. The source dialect is detected per record (or forced with -f); records
     already in the target pass through byte-identical. Records that cannot be converted
     go to the rejects file with their original bytes and are left out of the output.
-    See docs/migration.md.
+    --check --diff shows each change as a unified diff; --output-format json|sarif|github
+    prints every diagnostic and reject for machines (docs/cli.md). See docs/migration.md.
     """
     backup_given = ctx.get_parameter_source("backup") is click.core.ParameterSource.COMMANDLINE
     if no_backup and backup_given:
@@ -433,12 +465,28 @@ def migrate_command(
         raise click.UsageError("--backup needs a non-empty suffix (use --no-backup for none)")
     load_mappings(mappings)  # exits 66/65 with a clear message on a bad overlay
     synth = parse_context(context)
-    if engine != "local" and (log_path is not None or verbose):
-        raise click.UsageError("--log and -v need --engine local")
+    if diff and not check:
+        raise click.UsageError("--diff needs --check")
+    machine = output_format != "text"
+    if engine != "local" and (log_path is not None or verbose or diff or machine):
+        raise click.UsageError("--log, -v, --diff and --output-format need --engine local")
+    stdout_users = [
+        name
+        for name, used in (
+            ("the migrated records (- without --out)", not check and out is None and not in_place),
+            ("--report -", report == "-"),
+            ("--log -", log_path == "-"),
+            ("--diff", diff),
+        )
+        if used
+    ]
+    if len(stdout_users) > 1:
+        raise click.UsageError(f"{' and '.join(stdout_users)} would share stdout; send all but one to a file")
+    findings = Findings(output_format, stream_echo(to_stderr=bool(stdout_users)))
     show = progress if progress is not None else (sys.stderr.isatty() and not quiet)
     line = _ProgressLine() if show else None
     log = LogWriter(log_path) if log_path is not None else None
-    per_record = _PerRecord(log, verbose, line) if log is not None or verbose else None
+    per_record = _PerRecord(log, verbose, line, findings) if log is not None or verbose or machine else None
     rep: MigrationReport | None = None
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
@@ -451,7 +499,7 @@ def migrate_command(
             backup=None if no_backup else backup,
             check=check,
             rejects=rejects,
-            report=report,
+            report=None if report == "-" else report,
             jobs=jobs,
             include=include or None,
             exclude=exclude,
@@ -477,7 +525,8 @@ def migrate_command(
             workers=workers,
             notice=None if quiet else (lambda msg: click.echo(msg, err=True)),
             on_diagnostic=per_record,
-            skip=[log_path] if log_path is not None else [],
+            on_output=_print_diff if diff else None,
+            skip=[log_path] if log_path not in (None, "-") else [],
         )
     except MigrationError as exc:
         die(exc.message, exc.exit_code)
@@ -509,11 +558,37 @@ def migrate_command(
         log.close()
     if line is not None:
         line.clear()
-    _print_outcome(rep, quiet, unsupported)
+    findings.close()
+    if report == "-":
+        echo(rep.to_json().decode().rstrip("\n"))
+    _print_outcome(rep, quiet, unsupported, out)
     sys.exit(rep.exit_code)
 
 
-def _print_outcome(rep: MigrationReport, quiet: bool, unsupported: str) -> None:
+def _print_diff(name: str, path: str, output: bytes) -> None:
+    """``--check --diff``: the unified diff of one input file and what would be written for it."""
+    import difflib
+    import gzip
+
+    try:
+        with gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb") as f:
+            before = f.read()
+    except OSError as exc:
+        click.echo(f"{name}: error: cannot read input for --diff: {exc.strerror or exc}", err=True)
+        return
+    for text in difflib.unified_diff(_lines(before), _lines(output), f"a/{name}", f"b/{name}"):
+        echo(text.rstrip("\n"))
+
+
+def _lines(data: bytes) -> list[str]:
+    """Lines for a diff; a missing final newline is marked as ``diff -u`` does."""
+    lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n\\ No newline at end of file\n"
+    return lines
+
+
+def _print_outcome(rep: MigrationReport, quiet: bool, unsupported: str, out: str | None) -> None:
     err = sys.stderr
     if rep.mode == "check" and not quiet:
         for f in rep.changed:
@@ -533,7 +608,7 @@ def _print_outcome(rep: MigrationReport, quiet: bool, unsupported: str) -> None:
             more = f" and {len(rep.not_processed) - 5:,} more (see --report)" if len(rep.not_processed) > 5 else ""
             print(f"not processed (no output written): {shown}{more}", file=err)
     if not quiet:
-        print(format_summary(rep), file=err)
+        print(format_summary(rep, out), file=err)
         if unsupported == "warn" and rep.lossy:
             kinds = ", ".join(f"{k} x{n:,}" for k, n in sorted(rep.diagnostics.items()) if k in LOSSY_KINDS)
             print(

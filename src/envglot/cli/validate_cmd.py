@@ -9,7 +9,17 @@ import click
 from ..api import detection
 from ..errors import EnvglotError
 from . import main
-from .common import DialectType, RunStatus, echo, load_mappings, mappings_option, read_records, try_open
+from .common import (
+    DialectType,
+    RunStatus,
+    echo,
+    expand_folders,
+    load_mappings,
+    mappings_option,
+    read_records,
+    try_open,
+)
+from .findings import CONTRACT_PREFIX, Findings, output_format_option
 
 __all__ = ["validate"]
 
@@ -28,13 +38,16 @@ def _plural(n: int, word: str) -> str:
 
 
 @main.command(epilog=_EPILOG, short_help="Check documents against their dialect's contract.")
-@click.argument("files", nargs=-1, metavar="[FILE|-]...")
+@click.argument("files", nargs=-1, metavar="[FILE|DIR|-]...")
 @click.option(
     "-f", "--from", "--read", "from_", type=DialectType(auto=True), help="Check against this dialect (default: detect)."
 )
 @click.option("--jsonl", is_flag=True, default=None, help="Treat every input as JSON Lines.")
 @mappings_option
-def validate(files: tuple[str, ...], from_: str | None, jsonl: bool | None, mappings: tuple[str, ...]) -> None:
+@output_format_option
+def validate(
+    files: tuple[str, ...], from_: str | None, jsonl: bool | None, mappings: tuple[str, ...], output_format: str
+) -> None:
     """Check each document against its dialect's contract and list EVERY violation.
 
     Prints one line per violation, `FILE[:LINE]: $.json.path: message`, then one summary
@@ -44,17 +57,26 @@ def validate(files: tuple[str, ...], from_: str | None, jsonl: bool | None, mapp
     approxTokens, ...). An MCP CallToolResult is unwrapped (paths are then relative to
     the envelope inside it) and its isError checked against the envelope.
 
+    A folder is walked recursively and its files are taken as `migrate` takes them
+    (*.json, *.jsonl, *.ndjson and their .gz forms). --output-format json|sarif|github
+    prints the violations for machines instead (one rule per dialect contract:
+    contract/DIALECT; docs/cli.md, "Output formats").
+
     \b
     Examples:
       envglot validate examples/dotbot/structure-ok.json
       envglot validate -f response-v2 reply.json
       envglot validate replies.jsonl
+      envglot validate examples/ --output-format github
     """
     from ..validation import validate as validate_document  # imported here: only this command needs it
 
     m = load_mappings(mappings)
     status = RunStatus()
-    for path in files or ("-",):
+    found_out = Findings(output_format, echo)
+    say = (lambda line: None) if found_out.active else echo
+    inputs, status.missing = expand_folders(files or ("-",))
+    for path in inputs:
         opened = try_open(path)
         if opened is None:
             status.missing += 1
@@ -73,7 +95,9 @@ def validate(files: tuple[str, ...], from_: str | None, jsonl: bool | None, mapp
                     violations += len(found)
                     last_dialect = found[0].dialect
                     for v in found:
-                        echo(f"{where}: {v.path}: {v.message}")
+                        say(f"{where}: {v.path}: {v.message}")
+                        rule = f"{CONTRACT_PREFIX}{v.dialect or 'json'}"
+                        found_out.add(name, rec.line, v.path, rule, "error", v.message)
                 elif not is_jsonl:
                     try:
                         last_dialect = from_ or detection(rec.data).dialect
@@ -98,5 +122,6 @@ def validate(files: tuple[str, ...], from_: str | None, jsonl: bool | None, mapp
             )
         else:
             summary = f"valid {last_dialect}"
-        echo(f"{name}: {summary}")
+        say(f"{name}: {summary}")
+    found_out.close()
     sys.exit(status.exit_code())

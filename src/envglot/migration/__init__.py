@@ -34,7 +34,7 @@ from .constants import (
     UNDETECTED,
 )
 from .engine import migrate
-from .files import BackupExistsError, MigrationError, clean_stale_temps
+from .files import BackupExistsError, MigrationError, clean_stale_temps, input_files
 from .inputs import DEFAULT_MAX_GZIP_RATIO, DEFAULT_MAX_RECORD_BYTES
 from .records import Migrator, Outcome, RecordError, reject_line
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
@@ -65,6 +65,7 @@ __all__ = [
     "RecordError",
     "SourceCounts",
     "clean_stale_temps",
+    "input_files",
     "migrate",
     "reject_line",
 ]

@@ -573,6 +573,7 @@ class _Driver:
                 files_done=self.files_seen,
                 files_total=len(self.files),
                 elapsed_s=time.monotonic() - self.t0,
+                bytes_in=self.rep.bytes_in,
             )
         )
 

@@ -194,10 +194,12 @@ def _produce(
 class _Sink:
     """Where one file's output goes: an atomic temp file, stdout, or nowhere (dry run)."""
 
-    def __init__(self, job: _Job, mode: Mode, cleaned: _Cleaner, stdout: BinaryIO | None) -> None:
+    def __init__(self, job: _Job, mode: Mode, cleaned: _Cleaner, stdout: BinaryIO | None, keep: bool = False) -> None:
         self.job = job
         self.atomic: _AtomicOutput | None = None
         self.stream: BinaryIO | None = None
+        self.kept: bytearray | None = bytearray() if keep and mode == "check" else None
+        """A dry run's output, kept for ``on_output`` (``--check --diff``)."""
         if mode != "check":
             if job.dst is not None:
                 self.atomic = _AtomicOutput(job.dst, job.gz, cleaned, -1 if job.gz else job.size)
@@ -215,6 +217,8 @@ class _Sink:
             self.atomic.write(b)
         elif self.stream is not None:
             self.stream.write(b)
+        elif self.kept is not None:
+            self.kept += b
 
 
 def migrate(
@@ -251,6 +255,7 @@ def migrate(
     storage_options: dict[str, Any] | None = None,
     notice: Callable[[str], None] | None = None,
     on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
+    on_output: Callable[[str, str, bytes], None] | None = None,
     skip: Sequence[str | os.PathLike[str]] = (),
     follow_symlinks: bool = False,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
@@ -303,6 +308,10 @@ def migrate(
             ``line`` is ``None`` for a ``.json`` document) and for every rejected record
             (a :class:`RecordError`, after its diagnostics). The workers collect them only
             when this is given. Local engine only.
+        on_output: ``check`` only: called in input order with ``(file, its path, the bytes
+            that would be written)`` for every input file that would change and be written
+            (a rejected ``.json`` document is not); the output is held in memory per file.
+            Local engine only.
         skip: files never taken as inputs from a directory (the CLI's ``--log`` file), like
             the rejects and report files.
         follow_symlinks: follow a link found in a directory to a regular file anywhere
@@ -349,6 +358,8 @@ def migrate(
         if engine != "local":
             raise MigrationError("on_diagnostic (--log, -v) needs the local engine", 2)
         options_["details"] = True
+    if on_output is not None and (engine != "local" or mode != "check"):
+        raise MigrationError("on_output (--diff) needs check=True and the local engine", 2)
     mig = _rebuild_migrator(to, {k: v for k, v in options_.items() if k != "to"})  # validates options early
     if engine != "local":
         return _other_engine(engine, names, mode, options_, locals())
@@ -406,6 +417,7 @@ def migrate(
             stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
             root=out_dir if mode == "out" else None,
             on_diagnostic=on_diagnostic,
+            on_output=on_output,
         )
         src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
         tasks = _produce(job_list, chunk_bytes, style, src_stream, limits)
@@ -609,9 +621,11 @@ class _Engine:
         stdout: BinaryIO | None,
         root: Path | None,
         on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
+        on_output: Callable[[str, str, bytes], None] | None = None,
     ) -> None:
         self.rep = rep
         self.on_diagnostic = on_diagnostic
+        self.on_output = on_output
         self.jobs = jobs
         self.mode = mode
         self.backup = backup
@@ -708,7 +722,7 @@ class _Engine:
         if isinstance(ev, _Start):
             self.index = ev.index
             try:
-                self.sink = _Sink(ev.job, self.mode, self.cleaned, self.stdout)
+                self.sink = _Sink(ev.job, self.mode, self.cleaned, self.stdout, self.on_output is not None)
             except OSError as exc:
                 self._output_error(ev.job, exc)
         elif isinstance(ev, _Pending):
@@ -793,6 +807,7 @@ class _Engine:
                 files_done=self.files_done,
                 files_total=len(self.jobs),
                 elapsed_s=time.monotonic() - self.t0,
+                bytes_in=self.rep.bytes_in,
             )
         )
 
@@ -842,6 +857,9 @@ class _Engine:
                 if sink.stream is not None:
                     sink.stream.flush()
                     rep.files_written += 1
+                if sink.kept is not None and changed and job.src is not None and not (job.doc and sink.rejected):
+                    assert self.on_output is not None
+                    self.on_output(job.name, os.fspath(job.src), bytes(sink.kept))
         except OSError as exc:
             self._output_error(job, exc)
         if changed:

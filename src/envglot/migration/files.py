@@ -20,7 +20,7 @@ import msgspec
 
 from ..errors import EnvglotError
 from ..excerpt import display_path as display
-from .constants import OWN_NAMES, TEMP_PREFIX
+from .constants import DEFAULT_INCLUDE, OWN_NAMES, TEMP_PREFIX
 from .fs import Patterns
 from .fs import fsync_dir as _fsync_dir
 from .inputs import entry_source, open_input
@@ -643,3 +643,12 @@ def _read_error(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"cannot read: {exc.strerror}"
     return f"cannot read: {type(exc).__name__}: {exc}"
+
+
+def input_files(
+    folder: str, include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequence[str] = ()
+) -> tuple[list[str], list[FileFailure]]:
+    """The files ``migrate`` takes from ``folder`` (the same walk and filters), in its order,
+    and the directories that could not be read (for ``detect`` and ``validate``)."""
+    jobs, unreadable = _walk([folder], None, tuple(include), tuple(exclude), set(), None)
+    return [os.fspath(j.src) for j in jobs if j.src is not None], unreadable

@@ -41,6 +41,8 @@ class Progress(msgspec.Struct):
     files_done: int
     files_total: int
     elapsed_s: float
+    bytes_in: int = 0
+    """Record bytes read so far (uncompressed): what the progress line and the summary count."""
 
 
 class MigrationReport(msgspec.Struct, kw_only=True):
