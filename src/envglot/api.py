@@ -14,7 +14,7 @@ from .detect import JSONRPC, MCP, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
 from .dialect import Dialect, get_dialect, writable_names
 from .dialects._common import may_be_loose
-from .errors import DetectError, EnvglotError, ParseError
+from .errors import DetectError, EnvglotError, NoEnvelopeError, ParseError
 from .excerpt import excerpt
 from .fields import _ENABLED as _COMPILED
 from .fields import bound_pair
@@ -31,11 +31,13 @@ __all__ = [
     "Options",
     "Style",
     "Unsupported",
+    "answer",
     "conversion",
     "convert",
     "detect",
     "detection",
     "read",
+    "refusal",
     "write",
 ]
 
@@ -146,21 +148,9 @@ def detection(
     return msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det
 
 
-def _locate(
-    buf: bytes,
-    unwrap: bool,
-    strict: bool,
-    report: Report,
-    max_depth: int = MAX_DEPTH,
-    known: Detection | None = None,
-) -> tuple[bytes, Detection, bool | None]:
-    """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each.
-
-    ``known`` is ``classify(buf)`` when the caller already has it (``migrate`` detects each
-    record once). An envelope taken out of a text block was a JSON string: it is checked
-    again (depth, BOM).
-    """
-    det = classify(buf) if known is None else known
+def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tuple[bytes, Detection, bool | None]:
+    """``(envelope bytes, its detection, MCP isError)``: a JSON-RPC response and an MCP
+    CallToolResult (``det`` says which) taken off, one level each; other documents as they are."""
     is_error: bool | None = None
     if det.dialect == JSONRPC:
         if not unwrap:
@@ -179,6 +169,49 @@ def _locate(
             "envglot unwraps one CallToolResult (in one JSON-RPC response), not nested ones",
             path="$",
         )
+    return buf, det, is_error
+
+
+_WRAPPER_HINTS = (b'"content"', b'"structuredContent"', b'"jsonrpc"', b"\\u")
+"""Bytes one of which any transport wrapper's top level holds (a key may be escaped: ``\\u``)."""
+
+
+def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> tuple[bytes, bool | None]:
+    """``(envelope bytes, MCP isError)`` of a document read as a forced source dialect.
+
+    A forced ``from_`` names the envelope's dialect, not the wrapper's: a CallToolResult or
+    JSON-RPC response is taken off first, so its ``isError`` still applies (a failure can never
+    be read as a success). A document detection cannot read is left to the reader to report.
+    """
+    if known is None:
+        if not any(h in buf for h in _WRAPPER_HINTS):
+            return buf, None
+        try:
+            known = classify(buf)
+        except DetectError:
+            return buf, None
+    if known.dialect not in (MCP, JSONRPC):
+        return buf, None
+    inner, _, is_error = _untransport(buf, known, True, max_depth)
+    return inner, is_error
+
+
+def _locate(
+    buf: bytes,
+    unwrap: bool,
+    strict: bool,
+    report: Report,
+    max_depth: int = MAX_DEPTH,
+    known: Detection | None = None,
+) -> tuple[bytes, Detection, bool | None]:
+    """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each.
+
+    ``known`` is ``classify(buf)`` when the caller already has it (``migrate`` detects each
+    record once). An envelope taken out of a text block was a JSON string: it is checked
+    again (depth, BOM).
+    """
+    det = classify(buf) if known is None else known
+    buf, det, is_error = _untransport(buf, det, unwrap, max_depth)
     if det.evidence is None:
         if strict:
             raise DetectError(
@@ -289,6 +322,10 @@ class _Pipeline:
             unwrapped = inner is not buf
             buf = inner
             src = get_dialect(detection.dialect)
+        elif self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
+            inner, is_error = _forced_untransport(buf, known, self.max_depth)
+            unwrapped = inner is not buf
+            buf = inner
         m = self.mappings
         compact = self.style == "compact"
         if compact and may_be_loose(buf):
@@ -684,6 +721,70 @@ def convert(
     return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)
 
 
+REFUSED = "refused"
+"""The ``source`` of a :func:`refusal`: no dialect was read."""
+
+
+def refusal(
+    error: EnvglotError,
+    *,
+    to: str,
+    options: Options | None = None,
+    context: dict[str, Any] | None = UNSET,
+) -> Conversion:
+    """The answer to a document the core refused (``error``): a failure, never a success.
+
+    Every face that must answer whatever it was given (``envglot proxy``, ``@emits``) answers
+    a refused document with this: a failure of the ``[refusal]`` category of
+    ``mappings/canonical.toml``, the refusal (with its JSON path) as its message, written as
+    ``to`` with ``options`` (``context`` overrides its field); a ``synthesized`` diagnostic at
+    the refusal's path says so; ``source`` is :data:`REFUSED`. The loss policy reports but never
+    refuses this answer (``raise`` acts as ``warn``), so the failure always reaches the caller.
+    """
+    o = resolve(options, context=context)
+    if o.policy.level is Level.RAISE:
+        o = o.replace(unsupported=msgspec.structs.replace(o.policy, level=Level.WARN))
+    rule = _mappings(o.mappings).refusal
+    text = str(error)
+    problem = Problem(category=rule.category, message=text, origin=rule.origin, aspect=rule.aspect)
+    rep = Report(o.policy)
+    rep.add(
+        Kind.SYNTHESIZED,
+        error.path or "$",
+        f"the document is refused ({excerpt(text, 200)}): answered with a failure of category {rule.category!r}",
+    )
+    out = write(Envelope(ok=False, problems=(problem,)), to, options=o, report=rep)
+    return Conversion(output=out, source=REFUSED, target=get_dialect(to).name, diagnostics=rep.diagnostics)
+
+
+def answer(
+    data: bytes | str | dict[str, Any],
+    *,
+    to: str,
+    from_: str | None = None,
+    options: Options | None = None,
+) -> Conversion:
+    """The conversion a face answers with: :func:`conversion`, or the :func:`refusal` of a refused document.
+
+    The one outcome decision of every face that must answer (the proxy, ``@emits``): a
+    document the core reads is converted (an MCP ``isError`` or any failure marker can only
+    make a failure); a document it refuses (any :class:`ParseError`: not UTF-8 JSON, a lone
+    surrogate escape, ``NaN``, too deep, trailing bytes, a repeated outcome key, a broken
+    contract; a dict holding a value JSON cannot carry) is answered as a failure.
+
+    Raises:
+        NoEnvelopeError: an MCP CallToolResult that carries no envelope at all (plain text):
+            not a refusal; the face synthesizes an envelope (``isError`` decides).
+        UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
+    """
+    try:
+        return conversion(data, to=to, from_=from_, options=options)
+    except NoEnvelopeError:
+        raise
+    except ParseError as exc:
+        return refusal(exc, to=to, options=options)
+
+
 def read(
     data: bytes | str | dict[str, Any],
     from_: str | None = None,
@@ -711,6 +812,8 @@ def read(
     if from_ is None:
         buf, det, is_error = _locate(buf, True, o.strict, rep, o.max_depth)
         from_ = det.dialect
+    else:  # a forced source names the envelope: its wrapper's isError still applies
+        buf, is_error = _forced_untransport(buf, None, o.max_depth)
     mod = get_dialect(from_)
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
     return env if is_error is None else _reconcile(env, is_error, det, m, rep)

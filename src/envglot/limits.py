@@ -15,6 +15,7 @@ names the offset and path runs only for a document that is too deep.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from itertools import accumulate
@@ -99,19 +100,24 @@ _ENC = msgspec.json.Encoder()
 def encode_checked(obj: Any, max_depth: int = MAX_DEPTH) -> bytes:
     """JSON bytes of a Python value given as input (a dict), refusing what JSON cannot carry exactly.
 
-    Lone surrogates, non-finite floats (which an encoder would silently write as ``null``),
-    integers too long to print and values of no JSON type are a :class:`ParseError` at their path.
+    Only JSON's own types are taken (dict, list, tuple, str, int, float, bool, None): a ``set``,
+    ``bytes``, ``datetime``, ``Decimal``... would be encoded as something else, silently. They,
+    lone surrogates, non-finite floats and integers too long to print are a :class:`ParseError`
+    at their path. Encoded by the standard library's C encoder, which calls no hook for JSON's
+    own types and refuses the rest.
     """
     try:
-        out = _ENC.encode(obj)
+        return _STD_JSON(obj).encode()
     except (UnicodeEncodeError, TypeError, ValueError, RecursionError, OverflowError) as exc:
         path, why = bad_value(obj, max_depth, True)
         raise ParseError(f"the input cannot be encoded as JSON: {why or excerpt(str(exc))}", path=path) from None
-    if b"null" in out:  # only then can a non-finite float hide in it
-        path, why = bad_value(obj, max_depth, False)
-        if why:
-            raise ParseError(f"the input cannot be encoded as JSON: {why}", path=path)
-    return out
+
+
+def _refuse(value: object) -> Any:
+    raise TypeError(f"a {type(value).__name__} is not a JSON value")
+
+
+_STD_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_refuse).encode
 
 
 def bad_value(obj: Any, max_depth: int, failed: bool) -> tuple[str, str | None]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 from msgspec import Raw, Struct
 
-from .errors import ParseError
+from .errors import NoEnvelopeError, ParseError
 from .excerpt import excerpt
 
 __all__ = ["CallToolResultProbe", "unwrap_bytes", "unwrap_jsonrpc", "wrap_bytes"]
@@ -50,7 +50,8 @@ def unwrap_bytes(buf: bytes) -> tuple[bytes, bool | None]:
     """The envelope inside a CallToolResult, and its ``isError`` flag.
 
     Prefers ``structuredContent`` (an object); else the first text block holding a JSON
-    object. Raises :class:`ParseError` when neither holds an envelope.
+    object. Raises :class:`NoEnvelopeError` when neither holds an envelope (plain text, no
+    content), :class:`ParseError` when ``buf`` is no CallToolResult.
     """
     try:
         probe = _PROBE.decode(buf)
@@ -64,10 +65,12 @@ def unwrap_bytes(buf: bytes) -> tuple[bytes, bool | None]:
             t = block.text.lstrip()
             if t.startswith("{"):
                 return t.encode(), probe.isError
-            raise ParseError(
+            raise NoEnvelopeError(
                 "the text block of this CallToolResult is not a JSON envelope", path=f"$.content[{i}].text"
             )
-    raise ParseError("this CallToolResult carries no envelope (no structuredContent, no JSON text)", path="$.content")
+    raise NoEnvelopeError(
+        "this CallToolResult carries no envelope (no structuredContent, no JSON text)", path="$.content"
+    )
 
 
 def unwrap_jsonrpc(buf: bytes) -> bytes:

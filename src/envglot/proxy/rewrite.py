@@ -16,11 +16,11 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
-from ..api import _mappings, conversion, write
+from ..api import _mappings, answer, write
 from ..canonical import Envelope, Problem
 from ..diagnostics import Diagnostic, Kind, Report
 from ..dialect import get_dialect, writable_names
-from ..errors import EnvglotError, ParseError
+from ..errors import EnvglotError, NoEnvelopeError
 from ..mappings import Mappings
 from ..mcp import is_error, output_schema, synthesize
 from ..options import UNSET, Options, resolve
@@ -101,20 +101,20 @@ class Rewriter:
     def result(self, wire: dict[str, Any], tool: str, started: float | None = None, elapsed: float = 0.0) -> Rewritten:
         """Rewrite an upstream CallToolResult wire dict (``tool`` is its upstream name).
 
-        The envelope it carries (any dialect, detected) is converted to the target; a
-        result with no envelope is wrapped as the target's success or failure as its
-        ``isError`` says.
+        The outcome is the core's (:func:`envglot.answer`): the envelope it carries (any
+        dialect, detected) is converted to the target, ``isError`` or a failure marker can only
+        make a failure, and a result the core refuses is answered as a failure (source
+        ``refused``); a result with no envelope at all (plain text) is wrapped as the target's
+        success or failure as its ``isError`` says.
         """
         ctx = self._context(tool, time.time() if started is None else started, elapsed)
-        buf = _ENC.encode(wire)
         try:
-            conv = conversion(buf, to=self.target, options=ctx)
-        except ParseError as exc:
-            return self._wrap_plain(buf, wire, exc, ctx)
-        # the core never reads a result flagged isError as a success (issue 10): no check here
+            conv = answer(wire, to=self.target, options=ctx)
+        except NoEnvelopeError as exc:
+            return self._wrap_plain(_ENC.encode(wire), wire, exc, ctx)
         return self._answer(conv.output, is_error(conv.output, self.target), conv.source, list(conv.diagnostics), wire)
 
-    def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: Options) -> Rewritten:
+    def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: NoEnvelopeError, ctx: Options) -> Rewritten:
         """The target envelope of a result that carries none; ``isError`` decides the outcome.
 
         Synthesized as :func:`envglot.mcp.unwrap_envelope` documents (a success carries the
