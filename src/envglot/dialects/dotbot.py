@@ -127,19 +127,22 @@ def _data_is_object(w: Envelope) -> None:
 
 
 def _status_agrees(w: Envelope, ctx: Context) -> None:
-    """``status`` wins over what ``errors``/``warnings`` compute (a disagreement is reported)."""
+    """A ``status`` that disagrees with what ``errors``/``warnings`` compute is reported; where
+    the two disagree on the outcome, the failure wins (see :func:`_ok`), elsewhere ``status``."""
     computed = "error" if w.errors else "warning" if w.warnings else "ok"
     if computed != w.status:
+        wins = "the failure wins" if "error" in (computed, w.status) else "status wins"
         ctx.report.add(
             Kind.STATUS_MISMATCH,
             "$.status",
-            f"status {quoted(w.status)} disagrees with errors/warnings (computed {computed!r}); status wins",
+            f"status {quoted(w.status)} disagrees with errors/warnings (computed {computed!r}); {wins}",
             NAME,
         )
 
 
 def _ok(w: Envelope) -> bool:
-    return w.status != "error"
+    """A success only when ``status`` says so and ``errors`` is empty: any failure marker makes a failure."""
+    return w.status != "error" and not w.errors
 
 
 def _payload(w: Envelope, ctx: Context) -> Raw:
