@@ -7,7 +7,10 @@ same properties at random; these are the classes it found, pinned.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import tracemalloc
+import uuid
 from typing import Any
 
 import msgspec
@@ -437,3 +440,88 @@ def test_a_member_put_back_never_changes_the_outcome_the_writer_wrote() -> None:
     assert envglot.mcp.is_error(c.output, "problem-json") is True
     assert envglot.validate(c.output, "problem-json") == []
     assert "field_dropped" in [d.kind for d in c.diagnostics]
+
+
+# --- issue 23: a forced source never flips a wrapper's failure; dict inputs are JSON only -----
+
+_STORED = {"success": True, "data": {"task_id": "t-1"}, "error": None}
+
+
+def _stored(is_error: bool) -> bytes:
+    """A stored CallToolResult (foundry archives keep them): a legacy-v1 success inside."""
+    return ENC.encode({"content": [{"type": "text", "text": ENC.encode(_STORED).decode()}], "isError": is_error})
+
+
+@pytest.mark.parametrize("from_", ["legacy-v1", "errorcode"])
+def test_a_forced_source_never_flips_a_wrappers_failure_api(from_: str) -> None:
+    flagged = _stored(True)
+    for out in (
+        envglot.convert(flagged, to="response-v2", from_=from_, unsupported="ignore"),
+        envglot.Converter(to="response-v2", from_=from_)(flagged),
+    ):
+        assert msgspec.json.decode(out)["success"] is False
+    assert envglot.read(flagged, from_).ok is False
+    conv = envglot.conversion(flagged, to="response-v2", from_=from_)
+    assert conv.unwrapped and Kind.STATUS_MISMATCH in {d.kind for d in conv.diagnostics}
+    # isError false keeps what the envelope says
+    assert msgspec.json.decode(envglot.convert(_stored(False), to="response-v2", from_="legacy-v1"))["success"]
+
+
+def test_a_forced_source_never_flips_a_wrappers_failure_cli(tmp_path: Any) -> None:
+    import json
+    import shutil
+    import subprocess
+
+    exe = shutil.which("envglot")
+    assert exe is not None
+    src = tmp_path / "archive"
+    src.mkdir()
+    (src / "stored.jsonl").write_bytes(_stored(True) + b"\n" + _stored(False) + b"\n")
+    run = subprocess.run(
+        [exe, "convert", "-f", "legacy-v1", "-t", "response-v2"], input=_stored(True), capture_output=True
+    )
+    assert run.returncode == 0 and json.loads(run.stdout)["success"] is False, run
+    out = tmp_path / "out"
+    run = subprocess.run([exe, "migrate", "-f", "legacy-v1", "-o", str(out), str(src)], capture_output=True)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(x) for x in (out / "stored.jsonl").read_bytes().splitlines()]
+    assert [x["success"] for x in lines] == [False, True]
+
+
+_NOT_JSON = [
+    ({1, 2}, "set"),
+    (frozenset(), "frozenset"),
+    (b"ab", "bytes"),
+    (bytearray(b"x"), "bytearray"),
+    (1j, "complex"),
+    (datetime.date(2026, 1, 1), "date"),
+    (decimal.Decimal("1.5"), "Decimal"),
+    (uuid.UUID(int=1), "UUID"),
+]
+_DICT_FACES: list[Any] = [
+    lambda d: envglot.convert(d, to="result"),
+    lambda d: envglot.conversion(d, to="result"),
+    lambda d: envglot.Converter(to="result")(d),
+    lambda d: envglot.detect(d),
+    lambda d: envglot.read(d),
+    lambda d: envglot.answer(d, to="result") and envglot.convert(d, to="result"),
+]
+
+
+@pytest.mark.parametrize(("value", "kind"), _NOT_JSON, ids=[k for _, k in _NOT_JSON])
+@pytest.mark.parametrize("face", range(len(_DICT_FACES)))
+def test_a_dict_value_json_cannot_carry_is_refused_at_its_path(value: object, kind: str, face: int) -> None:
+    doc = {"success": True, "data": {"items": [1, {"x": value}]}, "error": None}
+    with pytest.raises(ParseError, match=f"a {kind} is not a JSON value") as exc:
+        _DICT_FACES[face](doc)
+    assert exc.value.path == "$.data.items[1].x"
+
+
+def test_a_refused_dict_is_answered_as_a_failure() -> None:
+    answered = envglot.answer({"success": True, "data": {"x": {1}}, "error": None}, to="result")
+    assert answered.source == "refused" and msgspec.json.decode(answered.output)["success"] is False
+
+
+def test_a_tuple_is_a_json_array() -> None:
+    out = envglot.convert({"success": True, "data": {"t": (1, 2)}, "error": None}, to="result")
+    assert out["value"] == {"t": [1, 2]}

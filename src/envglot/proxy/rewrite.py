@@ -2,8 +2,9 @@
 
 Independent of the ``mcp`` package (the server turns the dicts into SDK objects), so it
 is tested on its own. Every conversion goes through envglot's public API: the upstream
-result is converted with :func:`envglot.conversion` (source detected per result); a
-result that carries no envelope, and every protocol failure, becomes a canonical
+result is converted with :func:`envglot.answer` (source detected per result; a refused
+envelope answered as a failure); a result that carries no envelope, and every protocol
+failure, becomes a canonical
 :class:`~envglot.canonical.Envelope` written with :func:`envglot.write`.
 """
 
@@ -42,7 +43,8 @@ class Rewritten(msgspec.Struct, frozen=True):
     result: dict[str, Any]
     """The CallToolResult wire dict to answer with."""
     source: str
-    """The upstream envelope's dialect, ``none`` (no envelope) or ``protocol`` (a protocol failure)."""
+    """The upstream envelope's dialect, ``none`` (no envelope), ``refused`` (the core refused it:
+    answered as a failure) or ``protocol`` (a protocol failure)."""
     is_error: bool
     diagnostics: list[Diagnostic]
 
