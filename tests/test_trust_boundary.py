@@ -525,3 +525,28 @@ def test_a_refused_dict_is_answered_as_a_failure() -> None:
 def test_a_tuple_is_a_json_array() -> None:
     out = envglot.convert({"success": True, "data": {"t": (1, 2)}, "error": None}, to="result")
     assert out["value"] == {"t": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        b'{"type":"https://x.dev/not-found","status":404,"title":"Not found","detail":"no task t-1"}',
+        b'{"success":false,"data":null,"error":{"code":"not_found","message":"no task t-1","retryable":false}}',
+        V2_FAIL,
+    ],
+    ids=["problem-json", "errorcode", "response-v2"],
+)
+def test_a_forced_source_never_reads_another_dialects_failure_as_a_success(doc: bytes) -> None:
+    """legacy-v1 reads almost any object; forced on another dialect's failure, the failure wins
+    (reported) or the document is refused: never a success."""
+    try:
+        conv = envglot.conversion(doc, to="errorcode", from_="legacy-v1")
+    except ParseError:
+        with pytest.raises(ParseError):
+            envglot.read(doc, "legacy-v1")
+        return
+    assert msgspec.json.decode(conv.output)["success"] is False
+    assert msgspec.json.decode(envglot.convert(doc, to="errorcode", from_="legacy-v1"))["success"] is False
+    assert envglot.read(doc, "legacy-v1").ok is False
+    if b"success" not in doc:  # legacy-v1 alone would have read a success: the contradiction is reported
+        assert any(d.kind is Kind.STATUS_MISMATCH and "the failure wins" in d.message for d in conv.diagnostics)

@@ -326,6 +326,7 @@ class _Pipeline:
             inner, is_error = _forced_untransport(buf, known, self.max_depth)
             unwrapped = inner is not buf
             buf = inner
+        forced = known if self.src is not None and not unwrapped else None
         m = self.mappings
         compact = self.style == "compact"
         if compact and may_be_loose(buf):
@@ -347,10 +348,14 @@ class _Pipeline:
                     fast = fused(buf)
                 except UnicodeEncodeError as exc:
                     raise _surrogate(exc, self.dst.name) from None
-                if fast is not None:
+                if fast is not None and (
+                    self.src is None or self.dst.failed(fast) or _contrary(buf, src, forced, m) is None
+                ):
                     return (fast if compact else _style(fast, self.style, self.dst.name)), src.name, unwrapped
         ctx = Context(m, report, m[src.name], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
+        if self.src is not None and env.ok:
+            env = _failure_wins(env, src, _contrary(buf, src, forced, m), report)
         if is_error is not None:
             env = _reconcile(env, is_error, detection, m, report)
         out, restored = self._write(env, src, ctx, buf)
@@ -521,6 +526,39 @@ class _Pipeline:
     def _seal(self, doc: bytes) -> bytes:
         """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
         return self.dst.seal(doc)
+
+
+def _contrary(buf: bytes, src: Dialect, det: Detection | None, m: Mappings) -> Envelope | None:
+    """The failure another dialect reads in a document forced as ``src``: detection names that
+    dialect by its evidence and its reader says failure (``None`` otherwise). ``det`` is the
+    document's detection when the caller has it."""
+    if det is None:
+        try:
+            det = classify(buf)
+        except DetectError:
+            return None
+    if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
+        return None
+    other = get_dialect(det.dialect)
+    try:
+        env: Envelope = other.read(buf, Context(m, DISCARD, m[other.name]))
+    except EnvglotError:
+        return None
+    return None if env.ok else env
+
+
+def _failure_wins(env: Envelope, src: Dialect, contrary: Envelope | None, report: Report) -> Envelope:
+    """A forced source's success over a document another dialect reads as a failure: the failure wins."""
+    if contrary is None:
+        return env
+    if report.collecting:
+        report.add(
+            Kind.STATUS_MISMATCH,
+            "$",
+            f"read as {src.name} (forced) this is a success, but it carries another dialect's failure "
+            "markers; the failure wins",
+        )
+    return msgspec.structs.replace(env, ok=False, problems=contrary.problems)
 
 
 def _reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings, report: Report) -> Envelope:
@@ -816,6 +854,8 @@ def read(
         buf, is_error = _forced_untransport(buf, None, o.max_depth)
     mod = get_dialect(from_)
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
+    if det is None and env.ok:  # a forced source: another dialect's failure markers still win
+        env = _failure_wins(env, mod, _contrary(buf, mod, None, m), rep)
     return env if is_error is None else _reconcile(env, is_error, det, m, rep)
 
 
