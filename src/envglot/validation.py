@@ -41,6 +41,8 @@ __all__ = ["Violation", "validate"]
 
 _DEPTH = MAX_DEPTH + OUTPUT_DEPTH_MARGIN
 """envglot's own outputs may nest a few levels deeper than its inputs (``limits.OUTPUT_DEPTH_MARGIN``)."""
+
+
 def _number(text: str) -> Decimal:
     """A JSON number with a fraction or exponent, exactly, as a Decimal; one whose exponent not
     even a Decimal holds (hundreds of digits) as the value it tends to: a signed infinity, or
