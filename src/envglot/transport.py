@@ -62,7 +62,7 @@ def unwrap_bytes(buf: bytes) -> tuple[bytes, bool | None]:
         return bytes(sc), probe.isError
     for i, block in enumerate(probe.content or ()):
         if block.type == "text" and block.text is not None:
-            t = block.text.lstrip()
+            t = block.text.lstrip().removeprefix("\ufeff").lstrip()  # a BOM hides no envelope
             if t.startswith("{"):
                 return t.encode(), probe.isError
             raise NoEnvelopeError(
