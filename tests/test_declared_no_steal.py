@@ -18,27 +18,19 @@ import msgspec
 import pytest
 
 import envglot
+from envelopes import sample_files
 from envglot.declared import DeclaredDialect, _forget
 from envglot.detect import classify, probe_table
 from envglot.dialect import registered
 from envglot.errors import MappingError
-from envglot.mappings import mappings_for
+from envglot.mappings import default_mappings, mappings_for
 
 ROOT = Path(__file__).resolve().parents[1]
 ACME = ROOT / "examples" / "declared" / "acme.toml"
 UPSTREAM = ROOT / ".." / "shared" / "upstream"
 BUNDLED = sorted(d.name for d in registered() if not d.declared)
-CORPUS = sorted(p for d in BUNDLED for p in (ROOT / "tests" / "golden" / d).glob("*.json")) + sorted(
-    UPSTREAM.glob("*/*.json")
-)
-_WRITE = "".join(
-    f'\n[[write]]\ncategory = "{c}"\ncode = "oops"\n'
-    for c in (
-        "cancelled unknown invalid_argument deadline_exceeded not_found already_exists permission_denied "
-        "resource_exhausted failed_precondition aborted out_of_range unimplemented internal unavailable "
-        "data_loss unauthenticated"
-    ).split()
-)
+CORPUS = [p for d in BUNDLED for p in sample_files(d)] + sorted(UPSTREAM.glob("*/*.json"))
+_WRITE = "".join(f'\n[[write]]\ncategory = "{c}"\ncode = "oops"\n' for c in default_mappings().categories)
 # The stealing declaration: keyed on task_id at priority 41, shaped like the bundled
 # envelopes it would claim (success/data/error): refused, naming the bundled dialect.
 STEALING = (

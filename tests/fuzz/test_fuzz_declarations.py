@@ -22,19 +22,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envglot
+from envelopes import sample_files
 from envglot.declared import DeclaredDialect, _forget
 from envglot.detect import classify
 from envglot.dialect import registered
 from envglot.errors import MappingError
-from envglot.mappings import mappings_for
+from envglot.mappings import default_mappings, mappings_for
 
-from .corpus import ROOT
 from .settings import DECLARATIONS, FUZZ
 
 BUNDLED = sorted(d.name for d in registered() if not d.declared)
-_FILES = sorted(p for d in BUNDLED for p in (ROOT / "examples" / d).glob("*.json")) + sorted(
-    p for d in BUNDLED for p in (ROOT / "tests" / "golden" / d).glob("*.json")
-)
+_FILES = [p for d in BUNDLED for p in sample_files(d)]
 DOCS: list[bytes] = [p.read_bytes() for p in _FILES]
 _OBJ = msgspec.json.Decoder(dict[str, Any])
 _ENC = msgspec.json.Encoder()
@@ -50,11 +48,7 @@ CONSTANTS = [
     ("$.success", "true"),
     ("$.type", '"about:blank"'),
 ]
-CATEGORIES = (
-    "cancelled unknown invalid_argument deadline_exceeded not_found already_exists permission_denied "
-    "resource_exhausted failed_precondition aborted out_of_range unimplemented internal unavailable "
-    "data_loss unauthenticated"
-).split()
+CATEGORIES = sorted(default_mappings().categories)
 
 
 @st.composite
