@@ -395,7 +395,10 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
     if isinstance(ret, Struct) and type(ret).__module__ in _STRUCT_DIALECT:
         return ret, None
     if isinstance(ret, bytes | bytearray):
-        ret = bytes(ret).decode()
+        try:
+            ret = bytes(ret).decode()
+        except UnicodeDecodeError as exc:  # refused like any input: answered by envglot.refusal
+            raise ParseError(f"the returned bytes are not valid UTF-8 (byte {exc.start})", path="$") from None
     if isinstance(ret, str | dict):
         if from_ is not None:
             return ret, from_

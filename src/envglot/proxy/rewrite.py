@@ -17,11 +17,11 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
-from ..api import _mappings, answer, write
+from ..api import _mappings, answer, refusal, write
 from ..canonical import Envelope, Problem
 from ..diagnostics import Diagnostic, Kind, Report
 from ..dialect import get_dialect, writable_names
-from ..errors import EnvglotError, NoEnvelopeError
+from ..errors import EnvglotError, NoEnvelopeError, ParseError
 from ..mappings import Mappings
 from ..mcp import is_error, output_schema, synthesize
 from ..options import UNSET, Options, resolve
@@ -114,7 +114,13 @@ class Rewriter:
             conv = answer(wire, to=self.target, options=ctx)
         except NoEnvelopeError as exc:
             return self._wrap_plain(_ENC.encode(wire), wire, exc, ctx)
-        return self._answer(conv.output, is_error(conv.output, self.target), conv.source, list(conv.diagnostics), wire)
+        try:
+            return self._answer(
+                conv.output, is_error(conv.output, self.target), conv.source, list(conv.diagnostics), wire
+            )
+        except ParseError as exc:  # an envelope no MCP result dict can carry: refused like any other
+            refused = refusal(exc, to=self.target, options=ctx)
+            return self._answer(refused.output, True, refused.source, refused.diagnostics, wire)
 
     def _wrap_plain(self, buf: bytes, wire: dict[str, Any], why: NoEnvelopeError, ctx: Options) -> Rewritten:
         """The target envelope of a result that carries none; ``isError`` decides the outcome.
@@ -159,7 +165,10 @@ class Rewriter:
     def _answer(
         self, doc: bytes, is_error: bool, source: str, diags: list[Diagnostic], wire: dict[str, Any] | None
     ) -> Rewritten:
-        result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
+        try:
+            result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
+        except msgspec.ValidationError as exc:  # a number Python cannot hold (1e400), passed through exactly
+            raise ParseError(f"the envelope cannot be carried in an MCP result: {exc}", path="$") from None
         meta = wire.get("_meta") if wire is not None else None
         if self.annotate:
             meta = {**(meta or {}), META_KEY: [_wire_diagnostic(d) for d in diags]}
