@@ -434,7 +434,9 @@ def emits(
     text that :func:`envglot.detect` reads as legacy-v1 counts as a payload unless
     ``from_`` names the dialect). An uncaught ``Exception`` becomes an error envelope
     (category ``internal``, ``exception_type``/``exception_message`` kept) and is logged
-    on the ``envglot.mcp`` logger; so does a failure to convert what was returned.
+    on the ``envglot.mcp`` logger; so does a failure to convert what was returned. A
+    returned document the core refuses (JSON object text or bytes included) is answered by
+    :func:`envglot.refusal`: a failure, never a success or a string payload.
 
     Args:
         dialect: the dialect every answer is written in.
