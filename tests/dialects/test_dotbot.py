@@ -14,6 +14,7 @@ from envelopes import code_of, json_values, objects, record, text
 from envglot import Envelope, Kind, Problem
 from envglot.canonical import NextStep, Notice
 from envglot.mappings import default_mappings
+from envglot.mcp import is_error, wrap
 from golden import cases
 
 from .golden_suite import GoldenSuite
@@ -125,6 +126,7 @@ class TestDotbot(GoldenSuite):
         report = envglot.Report("ignore")
         env = envglot.read(doc, report=report)
         assert not env.ok and [p.message for p in env.problems] == ["no such task"]
+        assert is_error(doc, "dotbot") and wrap(doc)["isError"] is True
         mismatch = [d for d in report if d.kind is Kind.STATUS_MISMATCH]
         assert [d.path for d in mismatch] == ["$.status"] and "the failure wins" in mismatch[0].message
         for target in ("response-v2", "errorcode", "result", "dotbot"):  # the error is never dropped

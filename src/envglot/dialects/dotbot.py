@@ -108,6 +108,13 @@ class Envelope(_Wire):
 
 _DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
+
+
+class _Errors(msgspec.Struct):
+    errors: list[Raw] | None = None
+
+
+_ERRORS = msgspec.json.Decoder(_Errors)
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -457,6 +464,17 @@ class Dotbot(Dialect):
     """Only dotbot has the key: a wrong value is a broken dotbot envelope."""
     outcome_key = "status"
     failure_value = b'"error"'
+
+    def failed(self, doc: bytes) -> bool:
+        """``status: "error"``, or a non-empty ``errors[]`` beside another status (the failure wins)."""
+        if super().failed(doc):
+            return True
+        try:
+            errors = _ERRORS.decode(doc).errors
+        except msgspec.MsgspecError:  # the outcome flag was readable: a bad errors member says nothing more
+            return False
+        return bool(errors)
+
     reading = READING
     writing = WRITING
     invariants = staticmethod(invariants)
