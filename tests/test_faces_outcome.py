@@ -34,6 +34,8 @@ REFUSED = {  # the classes of document the core refuses
     "too-deep": '{"success": false, "data": {"x": ' + "[" * 300 + "]" * 300 + "}, " + ERR + "}",
     "trailing-bytes": '{"success": false, "data": null, ' + ERR + "} x",
     "repeated-success": '{"success": false, "success": true, "data": null, ' + ERR + "}",
+    "repeated-success-later-true": '{"success": false, "data": {"x": 1}, "success": true}',
+    "repeated-success-escaped": '{"success": false, "data": {"x": 1}, "succ\\u0065ss": true}',
     "broken-contract": '{"success": false, "data": null, "error": {"code": 5, "message": "m", "retryable": true}}',
     "not-json": '{"success": false, error}',
     "invalid-utf8": '{"success": false, "data": null, "error": {"code": "x", "message": "\udcff", "retryable": true}}',

@@ -550,3 +550,31 @@ def test_a_forced_source_never_reads_another_dialects_failure_as_a_success(doc: 
     assert envglot.read(doc, "legacy-v1").ok is False
     if b"success" not in doc:  # legacy-v1 alone would have read a success: the contradiction is reported
         assert any(d.kind is Kind.STATUS_MISMATCH and "the failure wins" in d.message for d in conv.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("doc", "key"),
+    [
+        (b'{"success":false,"data":{"x":1},"success":true}', "success"),
+        (b'{"success":false,"data":{"x":1},"succ\\u0065ss":true}', "success"),  # an escaped spelling
+        (b'{"schema_id":"dotbot-mcp-response@1","status":"error","status":"ok"}', "status"),
+        (b'{"type":"about:blank","status":404,"title":"t","status":200}', "status"),
+        (b'{"content":[{"type":"text","text":"{}"}],"isError":true,"isError":false}', "isError"),
+    ],
+)
+def test_a_repeated_outcome_member_is_refused(doc: bytes, key: str) -> None:
+    """Which occurrence a parser keeps is its choice: a later success could hide a failure (issue 23)."""
+    for call in (
+        lambda: envglot.convert(doc, to="result"),
+        lambda: envglot.read(doc),
+        lambda: envglot.Converter(to="result").convert_bytes(doc),
+    ):
+        with pytest.raises(ParseError, match=f"outcome member '{key}' appears more than once") as exc:
+            call()
+        assert exc.value.path == f"$.{key}"
+    assert f"$.{key}" in [v.path for v in envglot.validate(doc)]
+
+
+def test_an_outcome_key_repeated_only_inside_the_payload_is_fine() -> None:
+    doc = b'{"success":true,"data":{"success":false,"items":[{"success":true}]},"error":null}'
+    assert envglot.read(doc).ok and envglot.validate(doc) == []

@@ -18,7 +18,7 @@ from .errors import DetectError, EnvglotError, NoEnvelopeError, ParseError
 from .excerpt import excerpt
 from .fields import _ENABLED as _COMPILED
 from .fields import bound_pair
-from .limits import MAX_DEPTH, check_input, check_text, encode_checked
+from .limits import MAX_DEPTH, check_input, check_text, encode_checked, repeated_member
 from .mappings import Mappings, default_mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level, Policy
@@ -160,6 +160,7 @@ def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tu
     if det.dialect == MCP:
         if not unwrap:
             raise ParseError("this is an MCP CallToolResult, not an envelope (unwrapping is off)", path="$")
+        _one_outcome(buf, "isError", MCP)
         buf, is_error = unwrap_bytes(buf)
         buf = check_input(buf, max_depth)[0]
         det = classify(buf)
@@ -170,6 +171,17 @@ def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tu
             path="$",
         )
     return buf, det, is_error
+
+
+def _one_outcome(buf: bytes, key: str, dialect: str) -> None:
+    """Refuse a document whose outcome member is repeated (one occurrence could hide a failure)."""
+    if repeated_member(buf, key):
+        raise ParseError(
+            f"the outcome member {key!r} appears more than once: which occurrence holds is a parser's "
+            "choice, so the document is refused",
+            path=f"$.{key}",
+            dialect=dialect,
+        )
 
 
 _WRAPPER_HINTS = (b'"content"', b'"structuredContent"', b'"jsonrpc"', b"\\u")
@@ -327,6 +339,7 @@ class _Pipeline:
             unwrapped = inner is not buf
             buf = inner
         forced = known if self.src is not None and not unwrapped else None
+        _one_outcome(buf, src.outcome_key, src.name)
         m = self.mappings
         compact = self.style == "compact"
         if compact and may_be_loose(buf):
@@ -853,6 +866,7 @@ def read(
     else:  # a forced source names the envelope: its wrapper's isError still applies
         buf, is_error = _forced_untransport(buf, None, o.max_depth)
     mod = get_dialect(from_)
+    _one_outcome(buf, mod.outcome_key, mod.name)
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
     if det is None and env.ok:  # a forced source: another dialect's failure markers still win
         env = _failure_wins(env, mod, _contrary(buf, mod, None, m), rep)

@@ -33,7 +33,7 @@ from .diagnostics import DISCARD, Report
 from .dialect import get_dialect
 from .errors import EnvglotError
 from .excerpt import excerpt
-from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input
+from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input, repeated_member
 from .mappings import Mappings, mappings_for
 
 __all__ = ["Violation", "validate"]
@@ -143,6 +143,9 @@ def validate(
     if not isinstance(doc, dict):
         c.add("$", f"a {name} envelope must be a JSON object, got {type_name(doc)}")
         return c.violations
+    key = get_dialect(name).outcome_key
+    if repeated_member(buf, key):
+        c.add(f"$.{key}", f"the outcome member {key!r} appears more than once")
     try:
         get_dialect(name).contract(doc, c, m)
     except msgspec.DecodeError as exc:  # a contract rule on the raw bytes met JSON msgspec refuses
