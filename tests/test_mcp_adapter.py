@@ -320,7 +320,16 @@ RETURNS: list[tuple[str, object, dict[str, Any], bool]] = [
     ("plain-int", 7, {"success": True, "value": 7}, False),
     ("plain-none", None, {"success": True}, False),
     ("plain-str", "hello", {"success": True, "value": "hello"}, False),
-    ("plain-str-brace", "{not json", {"success": True, "value": "{not json"}, False),
+    (  # JSON object text is a document: one the core refuses is a failure, never a string payload (issue 23)
+        "refused-str-brace",
+        "{not json",
+        {
+            "success": False,
+            "error": "invalid JSON: JSON is malformed: object keys must be strings (byte 1) (at $)",
+            "error_type": "internal",
+        },
+        True,
+    ),
     ("plain-dict", {"items": [1], "count": 1}, {"success": True, "value": {"items": [1], "count": 1}}, False),
     ("plain-json-text", '{"items": []}', {"success": True, "value": {"items": []}}, False),
     ("plain-dataclass", Point(1, 2), {"success": True, "value": {"x": 1, "y": 2}}, False),

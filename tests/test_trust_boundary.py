@@ -7,7 +7,10 @@ same properties at random; these are the classes it found, pinned.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import tracemalloc
+import uuid
 from typing import Any
 
 import msgspec
@@ -437,3 +440,141 @@ def test_a_member_put_back_never_changes_the_outcome_the_writer_wrote() -> None:
     assert envglot.mcp.is_error(c.output, "problem-json") is True
     assert envglot.validate(c.output, "problem-json") == []
     assert "field_dropped" in [d.kind for d in c.diagnostics]
+
+
+# --- issue 23: a forced source never flips a wrapper's failure; dict inputs are JSON only -----
+
+_STORED = {"success": True, "data": {"task_id": "t-1"}, "error": None}
+
+
+def _stored(is_error: bool) -> bytes:
+    """A stored CallToolResult (foundry archives keep them): a legacy-v1 success inside."""
+    return ENC.encode({"content": [{"type": "text", "text": ENC.encode(_STORED).decode()}], "isError": is_error})
+
+
+@pytest.mark.parametrize("from_", ["legacy-v1", "errorcode"])
+def test_a_forced_source_never_flips_a_wrappers_failure_api(from_: str) -> None:
+    flagged = _stored(True)
+    for out in (
+        envglot.convert(flagged, to="response-v2", from_=from_, unsupported="ignore"),
+        envglot.Converter(to="response-v2", from_=from_)(flagged),
+    ):
+        assert msgspec.json.decode(out)["success"] is False
+    assert envglot.read(flagged, from_).ok is False
+    conv = envglot.conversion(flagged, to="response-v2", from_=from_)
+    assert conv.unwrapped and Kind.STATUS_MISMATCH in {d.kind for d in conv.diagnostics}
+    # isError false keeps what the envelope says
+    assert msgspec.json.decode(envglot.convert(_stored(False), to="response-v2", from_="legacy-v1"))["success"]
+
+
+def test_a_forced_source_never_flips_a_wrappers_failure_cli(tmp_path: Any) -> None:
+    import json
+    import shutil
+    import subprocess
+
+    exe = shutil.which("envglot")
+    assert exe is not None
+    src = tmp_path / "archive"
+    src.mkdir()
+    (src / "stored.jsonl").write_bytes(_stored(True) + b"\n" + _stored(False) + b"\n")
+    run = subprocess.run(
+        [exe, "convert", "-f", "legacy-v1", "-t", "response-v2"], input=_stored(True), capture_output=True
+    )
+    assert run.returncode == 0 and json.loads(run.stdout)["success"] is False, run
+    out = tmp_path / "out"
+    run = subprocess.run([exe, "migrate", "-f", "legacy-v1", "-o", str(out), str(src)], capture_output=True)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(x) for x in (out / "stored.jsonl").read_bytes().splitlines()]
+    assert [x["success"] for x in lines] == [False, True]
+
+
+_NOT_JSON = [
+    ({1, 2}, "set"),
+    (frozenset(), "frozenset"),
+    (b"ab", "bytes"),
+    (bytearray(b"x"), "bytearray"),
+    (1j, "complex"),
+    (datetime.date(2026, 1, 1), "date"),
+    (decimal.Decimal("1.5"), "Decimal"),
+    (uuid.UUID(int=1), "UUID"),
+]
+_DICT_FACES: list[Any] = [
+    lambda d: envglot.convert(d, to="result"),
+    lambda d: envglot.conversion(d, to="result"),
+    lambda d: envglot.Converter(to="result")(d),
+    lambda d: envglot.detect(d),
+    lambda d: envglot.read(d),
+    lambda d: envglot.answer(d, to="result") and envglot.convert(d, to="result"),
+]
+
+
+@pytest.mark.parametrize(("value", "kind"), _NOT_JSON, ids=[k for _, k in _NOT_JSON])
+@pytest.mark.parametrize("face", range(len(_DICT_FACES)))
+def test_a_dict_value_json_cannot_carry_is_refused_at_its_path(value: object, kind: str, face: int) -> None:
+    doc = {"success": True, "data": {"items": [1, {"x": value}]}, "error": None}
+    with pytest.raises(ParseError, match=f"a {kind} is not a JSON value") as exc:
+        _DICT_FACES[face](doc)
+    assert exc.value.path == "$.data.items[1].x"
+
+
+def test_a_refused_dict_is_answered_as_a_failure() -> None:
+    answered = envglot.answer({"success": True, "data": {"x": {1}}, "error": None}, to="result")
+    assert answered.source == "refused" and msgspec.json.decode(answered.output)["success"] is False
+
+
+def test_a_tuple_is_a_json_array() -> None:
+    out = envglot.convert({"success": True, "data": {"t": (1, 2)}, "error": None}, to="result")
+    assert out["value"] == {"t": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        b'{"type":"https://x.dev/not-found","status":404,"title":"Not found","detail":"no task t-1"}',
+        b'{"success":false,"data":null,"error":{"code":"not_found","message":"no task t-1","retryable":false}}',
+        V2_FAIL,
+    ],
+    ids=["problem-json", "errorcode", "response-v2"],
+)
+def test_a_forced_source_never_reads_another_dialects_failure_as_a_success(doc: bytes) -> None:
+    """legacy-v1 reads almost any object; forced on another dialect's failure, the failure wins
+    (reported) or the document is refused: never a success."""
+    try:
+        conv = envglot.conversion(doc, to="errorcode", from_="legacy-v1")
+    except ParseError:
+        with pytest.raises(ParseError):
+            envglot.read(doc, "legacy-v1")
+        return
+    assert msgspec.json.decode(conv.output)["success"] is False
+    assert msgspec.json.decode(envglot.convert(doc, to="errorcode", from_="legacy-v1"))["success"] is False
+    assert envglot.read(doc, "legacy-v1").ok is False
+    if b"success" not in doc:  # legacy-v1 alone would have read a success: the contradiction is reported
+        assert any(d.kind is Kind.STATUS_MISMATCH and "the failure wins" in d.message for d in conv.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("doc", "key"),
+    [
+        (b'{"success":false,"data":{"x":1},"success":true}', "success"),
+        (b'{"success":false,"data":{"x":1},"succ\\u0065ss":true}', "success"),  # an escaped spelling
+        (b'{"schema_id":"dotbot-mcp-response@1","status":"error","status":"ok"}', "status"),
+        (b'{"type":"about:blank","status":404,"title":"t","status":200}', "status"),
+        (b'{"content":[{"type":"text","text":"{}"}],"isError":true,"isError":false}', "isError"),
+    ],
+)
+def test_a_repeated_outcome_member_is_refused(doc: bytes, key: str) -> None:
+    """Which occurrence a parser keeps is its choice: a later success could hide a failure (issue 23)."""
+    for call in (
+        lambda: envglot.convert(doc, to="result"),
+        lambda: envglot.read(doc),
+        lambda: envglot.Converter(to="result").convert_bytes(doc),
+    ):
+        with pytest.raises(ParseError, match=f"outcome member '{key}' appears more than once") as exc:
+            call()
+        assert exc.value.path == f"$.{key}"
+    assert f"$.{key}" in [v.path for v in envglot.validate(doc)]
+
+
+def test_an_outcome_key_repeated_only_inside_the_payload_is_fine() -> None:
+    doc = b'{"success":true,"data":{"success":false,"items":[{"success":true}]},"error":null}'
+    assert envglot.read(doc).ok and envglot.validate(doc) == []

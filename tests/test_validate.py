@@ -304,3 +304,37 @@ def test_output_validates_under_an_overlay_whose_code_row_leaves_retryable_to_th
     assert doc["error"]["code"] == "x_network_error"
     assert doc["error"]["retryable"] is default_mappings().categories["unavailable"].retryable is True
     assert validate(out, "errorcode", mappings=[overlay]) == []
+
+
+DOTBOT_AT = (
+    '{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":"s",'
+    '"data":{"x":PAYLOAD},"warnings":[],"errors":[],'
+    '"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":DURATION,"source":"x"}}'
+)
+NUMBER_AT = {
+    None: '{"success":true,"data":{"x":PAYLOAD},"error":null}',
+    "legacy-v1": '{"success":true,"data":{"x":PAYLOAD},"error":null}',
+    "errorcode": '{"success":true,"data":{"x":PAYLOAD}}',
+    "response-v2": '{"success":true,"data":{"x":PAYLOAD},"error":null,"meta":{"version":"response-v2"}}',
+    "result": '{"success":true,"value":{"x":PAYLOAD}}',
+    "dotbot": DOTBOT_AT.replace("DURATION", "1"),
+}
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "1" + "0" * 300 + "1e4" + "0" * 400,  # the fuzzed case: long mantissa, exponent of 401 digits
+        "-1e4" + "0" * 400,
+        "1e-4" + "0" * 400,
+        "0e4" + "0" * 400,
+        "1" * 5000 + ".5e" + "9" * 500,  # an integer part past Python's 4,300 digits: the second parser
+    ],
+)
+@pytest.mark.parametrize("dialect", list(NUMBER_AT))
+def test_a_number_whose_exponent_no_decimal_holds_is_still_valid_json(number: str, dialect: str | None) -> None:
+    """Issue 23, item 11: validate raised decimal.InvalidOperation; a payload number is any JSON number."""
+    assert validate(NUMBER_AT[dialect].replace("PAYLOAD", number), dialect) == []
+    # a typed member holding one is a violation, never a foreign exception
+    bad = DOTBOT_AT.replace("PAYLOAD", "1").replace("DURATION", number)
+    assert [v.path for v in validate(bad, "dotbot")] == ["$.audit.duration_ms"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .api import Conversion, Converter, conversion, convert, detect, read, write
+from .api import Conversion, Converter, answer, conversion, convert, detect, read, refusal, write
 from .canonical import Envelope, Problem
 from .diagnostics import Diagnostic, Kind, Report
 from .dialects import NAMES as DIALECTS
@@ -12,6 +12,7 @@ from .errors import (
     DetectError,
     EnvglotError,
     MappingError,
+    NoEnvelopeError,
     ParseError,
     UnknownDialectError,
     UnsupportedError,
@@ -62,6 +63,7 @@ __all__ = [
     "MappingError",
     "MigrationReport",
     "Migrator",
+    "NoEnvelopeError",
     "Options",
     "ParseError",
     "Policy",
@@ -72,6 +74,7 @@ __all__ = [
     "UnsupportedError",
     "Violation",
     "__version__",
+    "answer",
     "conversion",
     "convert",
     "detect",
@@ -79,6 +82,7 @@ __all__ = [
     "load_mappings",
     "migrate",
     "read",
+    "refusal",
     "validate",
     "write",
 ]

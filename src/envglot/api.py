@@ -14,11 +14,11 @@ from .detect import JSONRPC, MCP, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
 from .dialect import Dialect, get_dialect, writable_names
 from .dialects._common import may_be_loose
-from .errors import DetectError, EnvglotError, ParseError
+from .errors import DetectError, EnvglotError, NoEnvelopeError, ParseError
 from .excerpt import excerpt
 from .fields import _ENABLED as _COMPILED
 from .fields import bound_pair
-from .limits import MAX_DEPTH, check_input, check_text, encode_checked
+from .limits import MAX_DEPTH, check_input, check_text, encode_checked, repeated_member
 from .mappings import Mappings, default_mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level, Policy
@@ -31,11 +31,13 @@ __all__ = [
     "Options",
     "Style",
     "Unsupported",
+    "answer",
     "conversion",
     "convert",
     "detect",
     "detection",
     "read",
+    "refusal",
     "unwrap",
     "write",
 ]
@@ -161,6 +163,66 @@ def unwrap(
     return inner, (msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det), is_error
 
 
+def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tuple[bytes, Detection, bool | None]:
+    """``(envelope bytes, its detection, MCP isError)``: a JSON-RPC response and an MCP
+    CallToolResult (``det`` says which) taken off, one level each; other documents as they are."""
+    is_error: bool | None = None
+    if det.dialect == JSONRPC:
+        if not unwrap:
+            raise ParseError("this is a JSON-RPC response, not an envelope (unwrapping is off)", path="$")
+        buf = unwrap_jsonrpc(buf)
+        det = classify(buf)
+    if det.dialect == MCP:
+        if not unwrap:
+            raise ParseError("this is an MCP CallToolResult, not an envelope (unwrapping is off)", path="$")
+        _one_outcome(buf, "isError", MCP)
+        buf, is_error = unwrap_bytes(buf)
+        buf = check_input(buf, max_depth)[0]
+        det = classify(buf)
+    if det.dialect in (MCP, JSONRPC):
+        raise ParseError(
+            f"a {'CallToolResult' if det.dialect == MCP else 'JSON-RPC response'} inside a transport wrapper: "
+            "envglot unwraps one CallToolResult (in one JSON-RPC response), not nested ones",
+            path="$",
+        )
+    return buf, det, is_error
+
+
+def _one_outcome(buf: bytes, key: str, dialect: str) -> None:
+    """Refuse a document whose outcome member is repeated (one occurrence could hide a failure)."""
+    if repeated_member(buf, key):
+        raise ParseError(
+            f"the outcome member {key!r} appears more than once: which occurrence holds is a parser's "
+            "choice, so the document is refused",
+            path=f"$.{key}",
+            dialect=dialect,
+        )
+
+
+_WRAPPER_HINTS = (b'"content"', b'"structuredContent"', b'"jsonrpc"', b"\\u")
+"""Bytes one of which any transport wrapper's top level holds (a key may be escaped: ``\\u``)."""
+
+
+def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> tuple[bytes, bool | None]:
+    """``(envelope bytes, MCP isError)`` of a document read as a forced source dialect.
+
+    A forced ``from_`` names the envelope's dialect, not the wrapper's: a CallToolResult or
+    JSON-RPC response is taken off first, so its ``isError`` still applies (a failure can never
+    be read as a success). A document detection cannot read is left to the reader to report.
+    """
+    if known is None:
+        if not any(h in buf for h in _WRAPPER_HINTS):
+            return buf, None
+        try:
+            known = classify(buf)
+        except DetectError:
+            return buf, None
+    if known.dialect not in (MCP, JSONRPC):
+        return buf, None
+    inner, _, is_error = _untransport(buf, known, True, max_depth)
+    return inner, is_error
+
+
 def _locate(
     buf: bytes,
     unwrap: bool,
@@ -176,24 +238,7 @@ def _locate(
     again (depth, BOM).
     """
     det = classify(buf) if known is None else known
-    is_error: bool | None = None
-    if det.dialect == JSONRPC:
-        if not unwrap:
-            raise ParseError("this is a JSON-RPC response, not an envelope (unwrapping is off)", path="$")
-        buf = unwrap_jsonrpc(buf)
-        det = classify(buf)
-    if det.dialect == MCP:
-        if not unwrap:
-            raise ParseError("this is an MCP CallToolResult, not an envelope (unwrapping is off)", path="$")
-        buf, is_error = unwrap_bytes(buf)
-        buf = check_input(buf, max_depth)[0]
-        det = classify(buf)
-    if det.dialect in (MCP, JSONRPC):
-        raise ParseError(
-            f"a {'CallToolResult' if det.dialect == MCP else 'JSON-RPC response'} inside a transport wrapper: "
-            "envglot unwraps one CallToolResult (in one JSON-RPC response), not nested ones",
-            path="$",
-        )
+    buf, det, is_error = _untransport(buf, det, unwrap, max_depth)
     if det.evidence is None:
         if strict:
             raise DetectError(
@@ -304,6 +349,12 @@ class _Pipeline:
             unwrapped = inner is not buf
             buf = inner
             src = get_dialect(detection.dialect)
+        elif self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
+            inner, is_error = _forced_untransport(buf, known, self.max_depth)
+            unwrapped = inner is not buf
+            buf = inner
+        forced = known if self.src is not None and not unwrapped else None
+        _one_outcome(buf, src.outcome_key, src.name)
         m = self.mappings
         compact = self.style == "compact"
         if compact and may_be_loose(buf):
@@ -325,10 +376,14 @@ class _Pipeline:
                     fast = fused(buf)
                 except UnicodeEncodeError as exc:
                     raise _surrogate(exc, self.dst.name) from None
-                if fast is not None:
+                if fast is not None and (
+                    self.src is None or self.dst.failed(fast) or _contrary(buf, src, forced, m) is None
+                ):
                     return (fast if compact else _style(fast, self.style, self.dst.name)), src.name, unwrapped
         ctx = Context(m, report, m[src.name], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
+        if self.src is not None and env.ok:
+            env = _failure_wins(env, src, _contrary(buf, src, forced, m), report)
         if is_error is not None:
             env = _reconcile(env, is_error, detection, m, report)
         out, restored = self._write(env, src, ctx, buf)
@@ -499,6 +554,39 @@ class _Pipeline:
     def _seal(self, doc: bytes) -> bytes:
         """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
         return self.dst.seal(doc)
+
+
+def _contrary(buf: bytes, src: Dialect, det: Detection | None, m: Mappings) -> Envelope | None:
+    """The failure another dialect reads in a document forced as ``src``: detection names that
+    dialect by its evidence and its reader says failure (``None`` otherwise). ``det`` is the
+    document's detection when the caller has it."""
+    if det is None:
+        try:
+            det = classify(buf)
+        except DetectError:
+            return None
+    if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
+        return None
+    other = get_dialect(det.dialect)
+    try:
+        env: Envelope = other.read(buf, Context(m, DISCARD, m[other.name]))
+    except EnvglotError:
+        return None
+    return None if env.ok else env
+
+
+def _failure_wins(env: Envelope, src: Dialect, contrary: Envelope | None, report: Report) -> Envelope:
+    """A forced source's success over a document another dialect reads as a failure: the failure wins."""
+    if contrary is None:
+        return env
+    if report.collecting:
+        report.add(
+            Kind.STATUS_MISMATCH,
+            "$",
+            f"read as {src.name} (forced) this is a success, but it carries another dialect's failure "
+            "markers; the failure wins",
+        )
+    return msgspec.structs.replace(env, ok=False, problems=contrary.problems)
 
 
 def _reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings, report: Report) -> Envelope:
@@ -699,6 +787,70 @@ def convert(
     return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)
 
 
+REFUSED = "refused"
+"""The ``source`` of a :func:`refusal`: no dialect was read."""
+
+
+def refusal(
+    error: EnvglotError,
+    *,
+    to: str,
+    options: Options | None = None,
+    context: dict[str, Any] | None = UNSET,
+) -> Conversion:
+    """The answer to a document the core refused (``error``): a failure, never a success.
+
+    Every face that must answer whatever it was given (``envglot proxy``, ``@emits``) answers
+    a refused document with this: a failure of the ``[refusal]`` category of
+    ``mappings/canonical.toml``, the refusal (with its JSON path) as its message, written as
+    ``to`` with ``options`` (``context`` overrides its field); a ``synthesized`` diagnostic at
+    the refusal's path says so; ``source`` is :data:`REFUSED`. The loss policy reports but never
+    refuses this answer (``raise`` acts as ``warn``), so the failure always reaches the caller.
+    """
+    o = resolve(options, context=context)
+    if o.policy.level is Level.RAISE:
+        o = o.replace(unsupported=msgspec.structs.replace(o.policy, level=Level.WARN))
+    rule = _mappings(o.mappings).refusal
+    text = str(error)
+    problem = Problem(category=rule.category, message=text, origin=rule.origin, aspect=rule.aspect)
+    rep = Report(o.policy)
+    rep.add(
+        Kind.SYNTHESIZED,
+        error.path or "$",
+        f"the document is refused ({excerpt(text, 200)}): answered with a failure of category {rule.category!r}",
+    )
+    out = write(Envelope(ok=False, problems=(problem,)), to, options=o, report=rep)
+    return Conversion(output=out, source=REFUSED, target=get_dialect(to).name, diagnostics=rep.diagnostics)
+
+
+def answer(
+    data: bytes | str | dict[str, Any],
+    *,
+    to: str,
+    from_: str | None = None,
+    options: Options | None = None,
+) -> Conversion:
+    """The conversion a face answers with: :func:`conversion`, or the :func:`refusal` of a refused document.
+
+    The one outcome decision of every face that must answer (the proxy, ``@emits``): a
+    document the core reads is converted (an MCP ``isError`` or any failure marker can only
+    make a failure); a document it refuses (any :class:`ParseError`: not UTF-8 JSON, a lone
+    surrogate escape, ``NaN``, too deep, trailing bytes, a repeated outcome key, a broken
+    contract; a dict holding a value JSON cannot carry) is answered as a failure.
+
+    Raises:
+        NoEnvelopeError: an MCP CallToolResult that carries no envelope at all (plain text):
+            not a refusal; the face synthesizes an envelope (``isError`` decides).
+        UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
+    """
+    try:
+        return conversion(data, to=to, from_=from_, options=options)
+    except NoEnvelopeError:
+        raise
+    except ParseError as exc:
+        return refusal(exc, to=to, options=options)
+
+
 def read(
     data: bytes | str | dict[str, Any],
     from_: str | None = None,
@@ -726,8 +878,13 @@ def read(
     if from_ is None:
         buf, det, is_error = _locate(buf, True, o.strict, rep, o.max_depth)
         from_ = det.dialect
+    else:  # a forced source names the envelope: its wrapper's isError still applies
+        buf, is_error = _forced_untransport(buf, None, o.max_depth)
     mod = get_dialect(from_)
+    _one_outcome(buf, mod.outcome_key, mod.name)
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
+    if det is None and env.ok:  # a forced source: another dialect's failure markers still win
+        env = _failure_wins(env, mod, _contrary(buf, mod, None, m), rep)
     return env if is_error is None else _reconcile(env, is_error, det, m, rep)
 
 

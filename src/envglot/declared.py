@@ -24,7 +24,7 @@ from msgspec import Raw, Struct
 from . import canonical as c
 from .checker import Checker
 from .context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
-from .diagnostics import Kind
+from .diagnostics import DISCARD, Kind
 from .dialect import _REGISTRY, Dialect, Facts, Probe, Shape, registered
 from .errors import MappingError, ParseError
 from .mappings import DialectTable, Mappings, _locate, _path_of, _toml, load_mappings
@@ -386,6 +386,7 @@ class DeclaredDialect(Dialect):
     digest: ClassVar[str]
     _required: ClassVar[frozenset[str]]
     reader_kinds = frozenset({Kind.STATUS_MISMATCH})
+    declared = True
 
     def __init__(self) -> None:
         from .dialects._common import WireDecoder
@@ -833,11 +834,36 @@ def register_declarations(paths: Iterable[str | Any]) -> list[str]:
         if cls is not None:  # defining the class registered it (Dialect.__init_subclass__)
             _registry_changed()
             try:  # its code tables are checked with all the others; a bad one is not kept
-                load_mappings()
+                _no_overlap(path, name, load_mappings())
             except MappingError:
                 _forget(name)
                 raise
     return rest
+
+
+def _no_overlap(path: Path, name: str, m: Mappings) -> None:
+    """Refuse a declaration whose own documents carry a bundled dialect's evidence.
+
+    Declared probes run after every bundled one (``Dialect.declared``), so such a declaration
+    could never read its own documents, and its detection overlaps a bundled dialect's
+    evidence: the success and the failure document it writes must be detected as itself.
+    """
+    from .detect import classify
+
+    d = _REGISTRY[name]
+    ctx = Context(m, DISCARD, m[name])
+    problem = c.Problem(category=m.unknown_category, message="failed")
+    for env in (c.Envelope(ok=True, payload=Raw(b"{}")), c.Envelope(ok=False, problems=(problem,))):
+        doc = d.write(env, ctx)
+        det = classify(doc)
+        if det.dialect != name and det.evidence is not None:
+            outcome = "success" if env.ok else "failure"
+            raise MappingError(
+                f"{path}: [declare.detect] overlaps the bundled dialect {det.dialect}: a {outcome} document "
+                f"of {name} carries {det.dialect}'s evidence ({det.evidence}), and a bundled dialect's markers "
+                f"always win (rename or drop the members {det.dialect} defines)",
+                path="$.declare.detect",
+            )
 
 
 def _registry_changed() -> None:

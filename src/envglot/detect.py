@@ -87,18 +87,18 @@ def _plan() -> _Plan:
     """Built once from the registry: every top-level key a dialect (or a wrapper) defines, and
     every probe in priority order."""
     keys: set[str] = set(_WRAPPER_KEYS)
-    probes: list[tuple[Probe, str]] = list(_TRANSPORT)
+    probes: list[tuple[Probe, str, bool]] = [(p, name, False) for p, name in _TRANSPORT]
     fallback = None
     for d in registered():
         keys |= d.keys
         top = d.shape.residue.split(".")
         if len(top) == 2:
             keys.add(top[1])
-        probes += [(p, d.name) for p in d.probes]
+        probes += [(p, d.name, d.declared) for p in d.probes]
         if d.fallback:
             fallback = d.name
-    probes.sort(key=lambda pn: pn[0].priority)
-    return _Plan(frozenset(keys), tuple(probes), fallback)
+    probes.sort(key=lambda pnd: (pnd[2], pnd[0].priority))  # declared dialects after every bundled one
+    return _Plan(frozenset(keys), tuple((p, name) for p, name, _ in probes), fallback)
 
 
 def probe_table() -> list[tuple[int, str, str]]:
@@ -128,8 +128,9 @@ def detect_bytes(buf: bytes | memoryview | str) -> str:
 def classify(buf: bytes | memoryview | str) -> Detection:
     """The dialect of one JSON document and the evidence it was recognized by.
 
-    Every probe of every registered dialect, plus the JSON-RPC (priority 30) and MCP (40)
-    wrappers, in priority order; the first that names evidence wins. An object no probe
+    Every probe of every bundled dialect, plus the JSON-RPC (priority 30) and MCP (40)
+    wrappers, in priority order, then every declared dialect's (in their priority order); the
+    first that names evidence wins. An object no probe
     claims goes to the fallback dialect (a bare payload, evidence ``None``).
     """
     plan = _plan()

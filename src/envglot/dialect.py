@@ -137,6 +137,9 @@ class Dialect:
     probes: ClassVar[tuple[Probe, ...]] = ()
     fallback: ClassVar[bool] = False
     """Reads any object no probe claims (a bare payload; detection evidence ``None``)."""
+    declared: ClassVar[bool] = False
+    """Compiled from a declaration file: its probes run after every bundled dialect's, so a
+    declaration never outranks a bundled dialect whose markers are present."""
     outcome_key: ClassVar[str] = "success"
     """The member that says success or failure (``isError`` mirrors it)."""
     failure_value: ClassVar[bytes] = b"false"

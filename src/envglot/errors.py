@@ -14,6 +14,7 @@ __all__ = [
     "DetectError",
     "EnvglotError",
     "MappingError",
+    "NoEnvelopeError",
     "ParseError",
     "UnknownDialectError",
     "UnsupportedError",
@@ -74,6 +75,15 @@ class ParseError(EnvglotError):
 
 class DetectError(ParseError):
     """No dialect matches the input document."""
+
+
+class NoEnvelopeError(ParseError):
+    """An MCP CallToolResult that carries no envelope (plain text, no JSON object): not a refusal.
+
+    Faces that must answer synthesize an envelope from it (``isError`` decides, as
+    :func:`envglot.mcp.unwrap_envelope` describes); a document the core *refuses* is any
+    other :class:`ParseError`, answered as a failure (:func:`envglot.refusal`).
+    """
 
 
 class UnsupportedError(EnvglotError):

@@ -15,6 +15,8 @@ names the offset and path runs only for a document that is too deep.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 from itertools import accumulate
@@ -35,6 +37,7 @@ __all__ = [
     "check_text",
     "encode_checked",
     "path_at",
+    "repeated_member",
 ]
 
 MAX_DEPTH = 256
@@ -99,19 +102,51 @@ _ENC = msgspec.json.Encoder()
 def encode_checked(obj: Any, max_depth: int = MAX_DEPTH) -> bytes:
     """JSON bytes of a Python value given as input (a dict), refusing what JSON cannot carry exactly.
 
-    Lone surrogates, non-finite floats (which an encoder would silently write as ``null``),
-    integers too long to print and values of no JSON type are a :class:`ParseError` at their path.
+    Only JSON's own types are taken (dict, list, tuple, str, int, float, bool, None): a ``set``,
+    ``bytes``, ``datetime``, ``Decimal``... would be encoded as something else, silently. They,
+    lone surrogates, non-finite floats and integers too long to print are a :class:`ParseError`
+    at their path. Encoded by the standard library's C encoder, which calls no hook for JSON's
+    own types and refuses the rest.
     """
     try:
-        out = _ENC.encode(obj)
+        return _STD_JSON(obj).encode()
     except (UnicodeEncodeError, TypeError, ValueError, RecursionError, OverflowError) as exc:
         path, why = bad_value(obj, max_depth, True)
         raise ParseError(f"the input cannot be encoded as JSON: {why or excerpt(str(exc))}", path=path) from None
-    if b"null" in out:  # only then can a non-finite float hide in it
-        path, why = bad_value(obj, max_depth, False)
-        if why:
-            raise ParseError(f"the input cannot be encoded as JSON: {why}", path=path)
-    return out
+
+
+def repeated_member(buf: bytes, key: str) -> bool:
+    """Whether the top-level object of ``buf`` (checked input) holds member ``key`` more than once.
+
+    JSON parsers keep one occurrence (msgspec and ``JSON.parse`` the last): a repeated outcome
+    member would let a later ``true`` hide an earlier ``false``. Two C scans decide for almost
+    every document; only one that holds the key twice, or an escape of one of its letters
+    (``"succ\\u0065ss"``), is parsed again, by the standard library, keeping its members' pairs.
+    """
+    if buf.count(b'"%s"' % key.encode()) < 2 and _escapes(key).search(buf) is None:
+        return False
+    try:
+        top = json.loads(buf, object_pairs_hook=_pairs)
+    except (ValueError, RecursionError):  # the reader reports what is wrong with it
+        return False
+    return isinstance(top, list) and sum(1 for k, _ in top if k == key) > 1
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return pairs
+
+
+@functools.cache
+def _escapes(key: str) -> re.Pattern[bytes]:
+    """``\\u00XX`` of any character of ``key``: how a key can be spelled to dodge a byte search."""
+    return re.compile(rb"\\u00(?:%s)" % b"|".join(b"%02x" % ord(c) for c in sorted(set(key))), re.IGNORECASE)
+
+
+def _refuse(value: object) -> Any:
+    raise TypeError(f"a {type(value).__name__} is not a JSON value")
+
+
+_STD_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_refuse).encode
 
 
 def bad_value(obj: Any, max_depth: int, failed: bool) -> tuple[str, str | None]:

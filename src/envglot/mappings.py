@@ -59,9 +59,18 @@ class Inference(_Table):
     """Top-level string keys tried in order for the error message."""
 
 
+class Refusal(_Table):
+    """The failure a face answers with when the core refuses a document (``[refusal]``)."""
+
+    category: str
+    origin: str | None = None
+    aspect: str | None = None
+
+
 class CanonicalTable(_Table):
     unknown_category: str
     categories: dict[str, Category]
+    refusal: Refusal
     inference: Inference = msgspec.field(default_factory=Inference)
 
 
@@ -384,6 +393,7 @@ class Mappings:
         self.categories = canonical.categories
         self.unknown_category = canonical.unknown_category
         self.message_keys = tuple(canonical.inference.message_keys)
+        self.refusal = canonical.refusal
         self.dialects = dialects
         for d in dialects.values():
             d.tables = self
@@ -526,6 +536,8 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
     cats = m.categories
     if m.unknown_category not in cats:
         raise MappingError(f"canonical.toml: unknown_category {m.unknown_category!r} is not a category")
+    if m.refusal.category not in cats:
+        raise MappingError(f"canonical.toml: [refusal] category {m.refusal.category!r} is not a category")
 
     def need_cat(cat: str, where: str) -> None:
         if cat not in cats:

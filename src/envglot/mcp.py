@@ -20,12 +20,12 @@ from typing import Annotated, Any, Literal, ParamSpec, cast
 import msgspec
 from msgspec import Raw, Struct
 
-from .api import _mappings, _reconcile, _to_bytes, convert, read, write
+from .api import _mappings, _reconcile, _to_bytes, convert, read, refusal, write
 from .canonical import Envelope, Problem
 from .detect import MCP, classify, detect_bytes
 from .diagnostics import Kind, Report, report_for
 from .dialect import get_dialect, registered, writable_names
-from .errors import DetectError, EnvglotError, ParseError
+from .errors import EnvglotError, ParseError
 from .limits import check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level
@@ -395,21 +395,20 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
     if isinstance(ret, Struct) and type(ret).__module__ in _STRUCT_DIALECT:
         return ret, None
     if isinstance(ret, bytes | bytearray):
-        ret = bytes(ret).decode()
+        try:
+            ret = bytes(ret).decode()
+        except UnicodeDecodeError as exc:  # refused like any input: answered by envglot.refusal
+            raise ParseError(f"the returned bytes are not valid UTF-8 (byte {exc.start})", path="$") from None
     if isinstance(ret, str | dict):
         if from_ is not None:
             return ret, from_
         if isinstance(ret, dict) or ret.lstrip("\ufeff \t\r\n").startswith("{"):
-            buf = _to_bytes(ret)
-            try:
-                buf = check_input(buf)[0]
-                found = classify(buf)
-            except DetectError:  # text that only looks like JSON: a plain string payload
-                found = None
-            if found is not None and found.evidence is None:  # no dialect's markers: a plain payload
+            # JSON object text is a document: one the core refuses is a failure, never a string payload
+            buf = check_input(_to_bytes(ret))[0]
+            found = classify(buf)
+            if found.evidence is None:  # no dialect's markers: a plain payload
                 return Envelope(ok=True, payload=Raw(buf)), None
-            if found is not None:
-                return buf, found.dialect
+            return buf, found.dialect
     return Envelope(ok=True, payload=None if ret is None else encode_value(ret)), None
 
 
@@ -435,7 +434,9 @@ def emits(
     text that :func:`envglot.detect` reads as legacy-v1 counts as a payload unless
     ``from_`` names the dialect). An uncaught ``Exception`` becomes an error envelope
     (category ``internal``, ``exception_type``/``exception_message`` kept) and is logged
-    on the ``envglot.mcp`` logger; so does a failure to convert what was returned.
+    on the ``envglot.mcp`` logger; so does a failure to convert what was returned. A
+    returned document the core refuses (JSON object text or bytes included) is answered by
+    :func:`envglot.refusal`: a failure, never a success or a string payload.
 
     Args:
         dialect: the dialect every answer is written in.
@@ -493,6 +494,9 @@ def emits(
                 try:
                     thing, src = _classify(ret, from_)
                     answered = finish(*_render(thing, target, src, o.replace(context=synth), None))
+                except ParseError as refused:  # the core refused what the tool returned: a failure
+                    _log.warning("tool %s returned a document envglot refuses: %s", name, refused)
+                    answered = finish(refusal(refused, to=target, options=fallback, context=synth).output, True)
                 except Exception as conv_exc:
                     exc = conv_exc
             if exc is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 from msgspec import Raw, Struct
 
-from .errors import ParseError
+from .errors import NoEnvelopeError, ParseError
 from .excerpt import excerpt
 
 __all__ = ["CallToolResultProbe", "unwrap_bytes", "unwrap_jsonrpc", "wrap_bytes"]
@@ -50,7 +50,8 @@ def unwrap_bytes(buf: bytes) -> tuple[bytes, bool | None]:
     """The envelope inside a CallToolResult, and its ``isError`` flag.
 
     Prefers ``structuredContent`` (an object); else the first text block holding a JSON
-    object. Raises :class:`ParseError` when neither holds an envelope.
+    object. Raises :class:`NoEnvelopeError` when neither holds an envelope (plain text, no
+    content), :class:`ParseError` when ``buf`` is no CallToolResult.
     """
     try:
         probe = _PROBE.decode(buf)
@@ -61,13 +62,15 @@ def unwrap_bytes(buf: bytes) -> tuple[bytes, bool | None]:
         return bytes(sc), probe.isError
     for i, block in enumerate(probe.content or ()):
         if block.type == "text" and block.text is not None:
-            t = block.text.lstrip()
+            t = block.text.lstrip().removeprefix("\ufeff").lstrip()  # a BOM hides no envelope
             if t.startswith("{"):
                 return t.encode(), probe.isError
-            raise ParseError(
+            raise NoEnvelopeError(
                 "the text block of this CallToolResult is not a JSON envelope", path=f"$.content[{i}].text"
             )
-    raise ParseError("this CallToolResult carries no envelope (no structuredContent, no JSON text)", path="$.content")
+    raise NoEnvelopeError(
+        "this CallToolResult carries no envelope (no structuredContent, no JSON text)", path="$.content"
+    )
 
 
 def unwrap_jsonrpc(buf: bytes) -> bytes:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
@@ -33,7 +33,7 @@ from .diagnostics import DISCARD, Report
 from .dialect import get_dialect
 from .errors import EnvglotError
 from .excerpt import excerpt
-from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input
+from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input, repeated_member
 from .mappings import Mappings, mappings_for
 
 __all__ = ["Violation", "validate"]
@@ -41,14 +41,30 @@ __all__ = ["Violation", "validate"]
 
 _DEPTH = MAX_DEPTH + OUTPUT_DEPTH_MARGIN
 """envglot's own outputs may nest a few levels deeper than its inputs (``limits.OUTPUT_DEPTH_MARGIN``)."""
-_ANY = msgspec.json.Decoder(float_hook=Decimal)
+
+
+def _number(text: str) -> Decimal:
+    """A JSON number with a fraction or exponent, exactly, as a Decimal; one whose exponent not
+    even a Decimal holds (hundreds of digits) as the value it tends to: a signed infinity, or
+    zero (a zero mantissa, or a huge negative exponent). Valid JSON either way."""
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        mantissa, _, exponent = text.lower().partition("e")
+        sign = "-" if mantissa.startswith("-") else ""
+        if exponent.startswith("-") or not mantissa.strip("+-0."):
+            return Decimal(f"{sign}0")
+        return Decimal(f"{sign}Infinity")
+
+
+_ANY = msgspec.json.Decoder(float_hook=_number)
 """Numbers beyond a float's range (``1e400``) are valid JSON: they are checked as Decimals."""
 _ENC = msgspec.json.Encoder()
 
 
 def _int(text: str) -> int | Decimal:
     """A JSON integer: a Python int while Python prints it, else a Decimal (as exact)."""
-    return int(text) if len(text) < 4000 else Decimal(text)
+    return int(text) if len(text) < 4000 else _number(text)
 
 
 def _related(a: str, b: str) -> bool:
@@ -118,7 +134,7 @@ def validate(
         if "out of range" not in str(exc):
             return [Violation("$", f"invalid JSON: {exc}", name)]
         try:  # an integer past 4,300 digits is valid JSON; Python's parser can read it
-            doc = json.loads(buf, parse_float=Decimal, parse_int=_int)
+            doc = json.loads(buf, parse_float=_number, parse_int=_int)
         except (ValueError, RecursionError) as exc2:
             return [Violation("$", f"invalid JSON: {excerpt(str(exc2))}", name)]
     except RecursionError:  # pragma: no cover - check_input bounds the depth first
@@ -127,6 +143,9 @@ def validate(
     if not isinstance(doc, dict):
         c.add("$", f"a {name} envelope must be a JSON object, got {type_name(doc)}")
         return c.violations
+    key = get_dialect(name).outcome_key
+    if repeated_member(buf, key):
+        c.add(f"$.{key}", f"the outcome member {key!r} appears more than once")
     try:
         get_dialect(name).contract(doc, c, m)
     except msgspec.DecodeError as exc:  # a contract rule on the raw bytes met JSON msgspec refuses

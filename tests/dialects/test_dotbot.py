@@ -14,6 +14,7 @@ from envelopes import code_of, json_values, objects, record, text
 from envglot import Envelope, Kind, Problem
 from envglot.canonical import NextStep, Notice
 from envglot.mappings import default_mappings
+from envglot.mcp import is_error, wrap
 from golden import cases
 
 from .golden_suite import GoldenSuite
@@ -105,6 +106,41 @@ class TestDotbot(GoldenSuite):
         conv = envglot.conversion(case.data, to="dotbot", unsupported="ignore")
         assert [(d.kind, d.path) for d in conv.diagnostics] == [(Kind.STATUS_MISMATCH, "$.status")]
         assert msgspec.json.decode(conv.output)["status"] == "warning"
+
+    @pytest.mark.parametrize("status", ["ok", "warning"])
+    def test_errors_beside_a_success_status_are_a_failure(self, status: str) -> None:
+        """A failure marker can only make a failure (issue 23, item 12): errors[] wins over status."""
+        doc = msgspec.json.encode(
+            {
+                "schema_id": "dotbot-mcp-response@1",
+                "tool": "t",
+                "version": "1.0.0",
+                "status": status,
+                "summary": "s",
+                "data": {},
+                "warnings": [],
+                "errors": [{"code": "NOT_FOUND", "message": "no such task"}],
+                "audit": {"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1, "source": "x"},
+            }
+        )
+        report = envglot.Report("ignore")
+        env = envglot.read(doc, report=report)
+        assert not env.ok and [p.message for p in env.problems] == ["no such task"]
+        assert is_error(doc, "dotbot") and wrap(doc)["isError"] is True
+        mismatch = [d for d in report if d.kind is Kind.STATUS_MISMATCH]
+        assert [d.path for d in mismatch] == ["$.status"] and "the failure wins" in mismatch[0].message
+        for target in ("response-v2", "errorcode", "result", "dotbot"):  # the error is never dropped
+            out = envglot.convert(doc, to=target, unsupported="ignore")
+            assert envglot.read(out, target).problems[0].message == "no such task"
+        # raise with field_dropped ignored: the failure is carried, not dropped behind exit 0
+        out = envglot.convert(
+            doc, to="response-v2", unsupported=envglot.Policy(level="raise", ignore=("field_dropped",))
+        )
+        assert msgspec.json.decode(out)["error"] == "no such task"
+        with pytest.raises(envglot.UnsupportedError, match="the failure wins"):  # selectable like any kind
+            envglot.convert(
+                doc, to="response-v2", unsupported=envglot.Policy(level="raise", select=("status_mismatch",))
+            )
 
     @pytest.mark.parametrize("source", [c for c in cases() if c.dialect != "dotbot"], ids=str)
     def test_schema_id_and_key_order_are_written_exactly(self, source) -> None:

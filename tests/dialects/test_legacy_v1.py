@@ -46,19 +46,17 @@ class TestLegacyV1(GoldenSuite):
     @pytest.mark.parametrize(
         ("doc", "warnings"),
         [
-            ({"success": True, "error": "partial index"}, ["partial index"]),
-            ({"success": True, "count": 1, "error": "partial index"}, ["partial index"]),
-            ({"success": True, "data": {"n": 1}, "error": "partial index"}, ["partial index"]),
-            (
-                {"success": True, "data": {"n": 1, "_warnings": ["stale"]}, "error": "partial index"},
-                ["stale", "partial index"],
-            ),
+            ({"success": True, "error": "partial index"}, []),
+            ({"success": True, "count": 1, "error": "partial index"}, []),
+            ({"success": True, "data": {"n": 1}, "error": "partial index"}, []),
+            ({"success": True, "data": {"n": 1, "_warnings": ["stale"]}, "error": "partial index"}, ["stale"]),
         ],
     )
-    def test_success_beside_an_error_keeps_the_error_as_a_warning(self, doc: dict, warnings: list[str]) -> None:
+    def test_success_beside_an_error_is_a_failure(self, doc: dict, warnings: list[str]) -> None:
+        """A failure marker can only make a failure (issue 23): the failure wins, reported."""
         report = envglot.Report("ignore")
         env = envglot.read(msgspec.json.encode(doc), from_="legacy-v1", report=report)
-        assert env.ok and env.problems == ()
+        assert not env.ok and [p.message for p in env.problems] == ["partial index"]
         assert [w.message for w in env.warnings] == warnings
         assert [(d.kind, d.path) for d in report] == [(Kind.STATUS_MISMATCH, "$.error")]
         assert [v.path for v in envglot.validate(msgspec.json.encode(doc))] == ["$.error"]

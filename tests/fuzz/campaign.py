@@ -258,7 +258,8 @@ def code_literal(data: bytes) -> str:
 def reproducer(probe_name: str, data: bytes) -> str:
     """A Python one-liner that reproduces a failure of ``probe_name`` on ``data``."""
     code = by_name()[probe_name].code if probe_name in by_name() else f"<{probe_name}>"
-    return f'python -c "import envglot, envglot.mcp, envglot.inspect; D = {code_literal(data)}; print({code})"'
+    imports = "envglot, envglot.mcp, envglot.inspect, envglot.proxy.rewrite"
+    return f'python -c "import {imports}; D = {code_literal(data)}; print({code})"'
 
 
 def write_findings(tally: Tally, out: Path, shrink_budget: int = 400) -> list[dict[str, Any]]:

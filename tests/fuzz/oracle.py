@@ -13,7 +13,8 @@ smallest reproducer. The properties:
   document of its target (``envglot.validate(output, dialect=target)``);
 - the same input and options give the same bytes (each call is made twice);
 - the outcome never flips: if the input (or its MCP ``isError``, or a JSON-RPC ``error``)
-  says failure, the output says failure;
+  says failure, the output says failure; the proxy's ``Rewriter.result`` answers a failure
+  for a CallToolResult flagged ``isError`` and for one whose envelope the core refuses;
 - a crafted ``_envglot`` residue in the input changes nothing: with preserve off the
   output equals the output of the input without it; with preserve on, equal once the
   residues of both outputs are removed.
@@ -39,6 +40,7 @@ from envglot.api import _locate
 from envglot.diagnostics import DISCARD
 from envglot.dialect import get_dialect, registered, writable_names
 from envglot.limits import check_input
+from envglot.proxy.rewrite import Rewriter
 
 from .mutator import BOM, Case, says_failure
 from .tree import parse, to_python
@@ -490,6 +492,57 @@ def _unwrap_to(target: str) -> Call:
     return call
 
 
+def _upstream_text(data: bytes) -> str:
+    """The input as an upstream's text block carries it (undecodable bytes as lone surrogates)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _rewrite(target: str, is_error: bool) -> Call:
+    """The proxy's ``Rewriter.result`` on a CallToolResult whose text block is the input."""
+    rw = Rewriter(target, timing=False)
+
+    def call(data: bytes) -> Any:
+        wire = {"content": [{"type": "text", "text": _upstream_text(data)}], "isError": is_error}
+        return rw.result(wire, "tool").result
+
+    return call
+
+
+def _refused(data: bytes) -> bool:
+    """The input is a document (JSON object text) the core refuses to read."""
+    text = _upstream_text(data).lstrip().removeprefix("\ufeff").lstrip()
+    if not text.startswith("{"):
+        return False
+    try:
+        envglot.read(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return True
+    except EnvglotError:
+        return True
+    return False
+
+
+def _check_rewrite(target: str, is_error: bool) -> Callable[[Any, Input], None]:
+    """The proxy answers a valid target CallToolResult; it is a failure when the upstream's
+    ``isError`` is true, when the envelope says failure and when the core refuses the envelope."""
+    wrap_check = _check_wrap(target)
+
+    def check(w: Any, inp: Input) -> None:
+        wrap_check(w, inp)
+        if w.get("isError") is True:
+            return
+        if is_error:
+            raise _Broken("outcome-flip", "the upstream's isError true answered as a success", "isError true flipped")
+        if _refused(inp.data):
+            raise _Broken(
+                "outcome-flip",
+                "the core refuses the upstream's envelope, the proxy answers a success",
+                "refusal flipped",
+            )
+
+    return check
+
+
 def _inspect(data: bytes) -> tuple[Any, ...]:
     return (
         envinfo.category(data),
@@ -675,6 +728,17 @@ def _probes() -> list[Probe]:
                 _emits(t, "wire"),
                 _check_wrap(t),
                 f"envglot.mcp.emits({t!r}, output='wire', unsupported='ignore')(lambda: D)()",
+            ),
+            *(
+                Probe(
+                    f"proxy.Rewriter.result[{t!r},isError={flag}]",
+                    _rewrite(t, flag),
+                    _check_rewrite(t, flag),
+                    f"envglot.proxy.rewrite.Rewriter({t!r}, timing=False).result("
+                    f"{{'content': [{{'type': 'text', 'text': D.decode('utf-8', 'surrogateescape')}}], "
+                    f"'isError': {flag}}}, 'tool').result",
+                )
+                for flag in (False, True)
             ),
             Probe(
                 f"Migrator.record[to={t!r}]",

@@ -40,6 +40,7 @@ ENTRY_POINTS = {
     "inspect",
     "Result",
     "Migrator.record",
+    "proxy.Rewriter.result",
 }
 
 

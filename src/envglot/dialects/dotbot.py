@@ -108,6 +108,13 @@ class Envelope(_Wire):
 
 _DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
+
+
+class _Errors(msgspec.Struct):
+    errors: list[Raw] | None = None
+
+
+_ERRORS = msgspec.json.Decoder(_Errors)
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -127,19 +134,22 @@ def _data_is_object(w: Envelope) -> None:
 
 
 def _status_agrees(w: Envelope, ctx: Context) -> None:
-    """``status`` wins over what ``errors``/``warnings`` compute (a disagreement is reported)."""
+    """A ``status`` that disagrees with what ``errors``/``warnings`` compute is reported; where
+    the two disagree on the outcome, the failure wins (see :func:`_ok`), elsewhere ``status``."""
     computed = "error" if w.errors else "warning" if w.warnings else "ok"
     if computed != w.status:
+        wins = "the failure wins" if "error" in (computed, w.status) else "status wins"
         ctx.report.add(
             Kind.STATUS_MISMATCH,
             "$.status",
-            f"status {quoted(w.status)} disagrees with errors/warnings (computed {computed!r}); status wins",
+            f"status {quoted(w.status)} disagrees with errors/warnings (computed {computed!r}); {wins}",
             NAME,
         )
 
 
 def _ok(w: Envelope) -> bool:
-    return w.status != "error"
+    """A success only when ``status`` says so and ``errors`` is empty: any failure marker makes a failure."""
+    return w.status != "error" and not w.errors
 
 
 def _payload(w: Envelope, ctx: Context) -> Raw:
@@ -454,6 +464,17 @@ class Dotbot(Dialect):
     """Only dotbot has the key: a wrong value is a broken dotbot envelope."""
     outcome_key = "status"
     failure_value = b'"error"'
+
+    def failed(self, doc: bytes) -> bool:
+        """``status: "error"``, or a non-empty ``errors[]`` beside another status (the failure wins)."""
+        if super().failed(doc):
+            return True
+        try:
+            errors = _ERRORS.decode(doc).errors
+        except msgspec.MsgspecError:  # the outcome flag was readable: a bad errors member says nothing more
+            return False
+        return bool(errors)
+
     reading = READING
     writing = WRITING
     invariants = staticmethod(invariants)

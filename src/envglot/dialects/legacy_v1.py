@@ -145,29 +145,26 @@ def _error(w: Parsed) -> str | None:
         raise ParseError("error must be a string or null", path="$.error", dialect=NAME) from None
 
 
-def _ok(w: Parsed, error: str | None) -> bool:
-    """An explicit ``success`` (always there in shape B) wins; else success iff no non-empty ``error``."""
-    return _bool(w.top, "success") if "success" in w.top else not error
+def _ok(w: Parsed, error: str | None, ctx: Context) -> bool:
+    """A non-empty ``error`` is a failure whatever ``success`` says (the failure wins: a
+    ``success: true`` beside it is reported); else an explicit ``success`` (always there in
+    shape B) decides; else a success."""
+    flag = _bool(w.top, "success") if "success" in w.top else None
+    if error:
+        if flag:
+            ctx.report.add(Kind.STATUS_MISMATCH, "$.error", "success is true but error is set; the failure wins", NAME)
+        return False
+    return flag is not False
 
 
-def _warnings(w: Parsed, ok: bool, error: str | None, ctx: Context) -> tuple[c.Notice, ...]:
-    """Shape B's ``data._warnings``, then a non-empty ``error`` beside ``success: true`` (either
-    shape; reported)."""
-    notices: tuple[c.Notice, ...] = ()
-    if w.warnings is not None:
-        try:
-            notices = tuple(c.Notice(message=s) for s in _STRS.decode(w.warnings))
-        except msgspec.ValidationError:
-            raise ParseError("_warnings must be a list of strings", path="$.data._warnings", dialect=NAME) from None
-    if ok and error:
-        ctx.report.add(
-            Kind.STATUS_MISMATCH,
-            "$.error",
-            "success is true but error is set; the error is kept as a warning",
-            NAME,
-        )
-        return (*notices, c.Notice(message=error))
-    return notices
+def _warnings(w: Parsed) -> tuple[c.Notice, ...]:
+    """Shape B's ``data._warnings``."""
+    if w.warnings is None:
+        return ()
+    try:
+        return tuple(c.Notice(message=s) for s in _STRS.decode(w.warnings))
+    except msgspec.ValidationError:
+        raise ParseError("_warnings must be a list of strings", path="$.data._warnings", dialect=NAME) from None
 
 
 def _meta(w: Parsed) -> InterimMeta:

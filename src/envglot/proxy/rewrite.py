@@ -2,8 +2,9 @@
 
 Independent of the ``mcp`` package (the server turns the dicts into SDK objects), so it
 is tested on its own. Every conversion goes through envglot's public API: the upstream
-result is converted with :func:`envglot.conversion` (source detected per result); a
-result that carries no envelope, and every protocol failure, becomes a canonical
+result is converted with :func:`envglot.answer` (source detected per result; a refused
+envelope answered as a failure); a result that carries no envelope, and every protocol
+failure, becomes a canonical
 :class:`~envglot.canonical.Envelope` written with :func:`envglot.write`.
 """
 
@@ -17,11 +18,11 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
-from ..api import _mappings, conversion, write
+from ..api import _mappings, answer, refusal, write
 from ..canonical import Envelope, Problem
 from ..diagnostics import Diagnostic, Kind, Report
 from ..dialect import get_dialect, writable_names
-from ..errors import EnvglotError, ParseError
+from ..errors import EnvglotError, NoEnvelopeError, ParseError
 from ..mappings import Mappings
 from ..mcp import is_error, output_schema, synthesize
 from ..options import UNSET, Options, resolve
@@ -45,7 +46,8 @@ class Rewritten(msgspec.Struct, frozen=True):
     result: dict[str, Any]
     """The CallToolResult wire dict to answer with."""
     source: str
-    """The upstream envelope's dialect, ``none`` (no envelope) or ``protocol`` (a protocol failure)."""
+    """The upstream envelope's dialect, ``none`` (no envelope), ``refused`` (the core refused it:
+    answered as a failure) or ``protocol`` (a protocol failure)."""
     is_error: bool
     diagnostics: list[Diagnostic]
 
@@ -112,23 +114,28 @@ class Rewriter:
     ) -> Rewritten:
         """Rewrite an upstream CallToolResult wire dict (``tool`` is its upstream name).
 
-        The envelope it carries (any dialect, detected) is converted to the target; a
-        result with no envelope is wrapped as the target's success or failure as its
-        ``isError`` says. ``notes`` (what the transport changed, e.g. replaced bytes) come
-        first among the diagnostics.
+        The outcome is the core's (:func:`envglot.answer`): the envelope it carries (any
+        dialect, detected) is converted to the target, ``isError`` or a failure marker can only
+        make a failure, and a result the core refuses is answered as a failure (source
+        ``refused``); a result with no envelope at all (plain text) is wrapped as the target's
+        success or failure as its ``isError`` says. ``notes`` (what the transport changed, e.g.
+        replaced bytes) come first among the diagnostics.
         """
         ctx = self._context(tool, time.time() if started is None else started, elapsed)
-        buf = _ENC.encode(wire)
         try:
-            conv = conversion(buf, to=self.target, options=ctx)
-        except ParseError as exc:
-            return self._wrap_plain(buf, wire, exc, ctx, notes)
-        # the core never reads a result flagged isError as a success (issue 10): no check here
-        diags = [*notes, *conv.diagnostics]
-        return self._answer(conv.output, is_error(conv.output, self.target), conv.source, diags, wire)
+            conv = answer(wire, to=self.target, options=ctx)
+        except NoEnvelopeError as exc:
+            return self._wrap_plain(_ENC.encode(wire), wire, exc, ctx, notes)
+        try:
+            return self._answer(
+                conv.output, is_error(conv.output, self.target), conv.source, [*notes, *conv.diagnostics], wire
+            )
+        except ParseError as exc:  # an envelope no MCP result dict can carry: refused like any other
+            refused = refusal(exc, to=self.target, options=ctx)
+            return self._answer(refused.output, True, refused.source, [*notes, *refused.diagnostics], wire)
 
     def _wrap_plain(
-        self, buf: bytes, wire: dict[str, Any], why: ParseError, ctx: Options, notes: Sequence[Diagnostic]
+        self, buf: bytes, wire: dict[str, Any], why: NoEnvelopeError, ctx: Options, notes: Sequence[Diagnostic]
     ) -> Rewritten:
         """The target envelope of a result that carries none; ``isError`` decides the outcome.
 
@@ -172,7 +179,10 @@ class Rewriter:
     def _answer(
         self, doc: bytes, is_error: bool, source: str, diags: list[Diagnostic], wire: dict[str, Any] | None
     ) -> Rewritten:
-        result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
+        try:
+            result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
+        except msgspec.ValidationError as exc:  # a number Python cannot hold (1e400), passed through exactly
+            raise ParseError(f"the envelope cannot be carried in an MCP result: {exc}", path="$") from None
         meta = _foreign_meta(wire.get("_meta") if wire is not None else None)
         if self.annotate:
             meta = {**(meta or {}), META_KEY: [_wire_diagnostic(d) for d in diags]}

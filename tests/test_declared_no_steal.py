@@ -1,0 +1,162 @@
+"""Declarations cannot steal (issue 23, item 4): a declared dialect never outranks a bundled one.
+
+Declared probes run after every bundled dialect's, whatever their priority, and a declaration
+whose own documents carry a bundled dialect's evidence is refused at load and by
+``envglot mappings check``, naming both dialects. With each declaration loaded (the acme
+example, and hostile ones keyed on ``task_id`` at priority 41), every bundled golden and every
+upstream envelope keeps its dialect and its outcome.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import envglot
+from envelopes import sample_files
+from envglot.declared import DeclaredDialect, _forget
+from envglot.detect import classify, probe_table
+from envglot.dialect import registered
+from envglot.errors import MappingError
+from envglot.mappings import default_mappings, mappings_for
+
+ROOT = Path(__file__).resolve().parents[1]
+ACME = ROOT / "examples" / "declared" / "acme.toml"
+UPSTREAM = ROOT / ".." / "shared" / "upstream"
+BUNDLED = sorted(d.name for d in registered() if not d.declared)
+CORPUS = [p for d in BUNDLED for p in sample_files(d)] + sorted(UPSTREAM.glob("*/*.json"))
+_WRITE = "".join(f'\n[[write]]\ncategory = "{c}"\ncode = "oops"\n' for c in default_mappings().categories)
+# The issue's stealing declaration: keyed on task_id at priority 41, shaped like the bundled
+# envelopes it would claim (success/data/error): refused, naming the bundled dialect.
+STEALING = (
+    """
+dialect = "tasky"
+[declare]
+description = "claims every envelope that carries a task_id"
+payload = "any"
+[declare.detect]
+keys = ["task_id"]
+priority = 41
+[fields]
+ok = "$.success"
+tool = "$.task_id"
+payload = "$.data"
+problems = "$.error"
+"problem.code" = "$.error.code"
+"problem.message" = "$.error.message"
+[synthesize]
+tool = "t"
+[codes.oops]
+category = "internal"
+"""
+    + _WRITE
+)
+# The same key and priority with members no bundled dialect defines: it loads, and still
+# cannot take a document that carries a bundled dialect's markers.
+SNEAKY = (
+    """
+dialect = "sneaky"
+[declare]
+description = "task_id first, nothing bundled"
+payload = "any"
+[declare.detect]
+keys = ["task_id"]
+priority = 41
+[fields]
+tool = "$.task_id"
+payload = "$.result"
+problems = "$.fault"
+"problem.code" = "$.fault.kind"
+"problem.message" = "$.fault.text"
+[synthesize]
+tool = "t"
+[codes.oops]
+category = "internal"
+"""
+    + _WRITE
+)
+# Failures of the bundled dialects that also carry a task_id member (the issue's repro).
+TASK_FAILURES = {
+    "legacy-v1": b'{"success":false,"task_id":"t-1","error":"Task not found: t-1"}',
+    "errorcode": b'{"success":false,"task_id":"t-1","data":null,"error":{"code":"not_found",'
+    b'"message":"no t-1","retryable":false}}',
+    "result": b'{"success":false,"task_id":"t-1","error_type":"not_found","message":"no t-1"}',
+    "problem-json": b'{"type":"https://x.dev/nf","status":404,"title":"Not found","task_id":"t-1"}',
+}
+
+
+def _forget_declared() -> None:
+    for d in list(registered()):
+        if isinstance(d, DeclaredDialect):
+            _forget(d.name)
+
+
+def _state(buf: bytes) -> tuple[str, bool | str]:
+    try:
+        det = classify(buf)
+        return det.dialect, envglot.read(buf).ok
+    except envglot.EnvglotError as exc:
+        return "refused", type(exc).__name__
+
+
+BEFORE = {p: _state(p.read_bytes()) for p in CORPUS} | {k: _state(v) for k, v in TASK_FAILURES.items()}
+
+
+@pytest.fixture(params=["acme", "sneaky"])
+def declaration(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "acme":
+        path = ACME
+    else:
+        path = tmp_path / "sneaky.toml"
+        path.write_text(SNEAKY)
+    mappings_for([str(path)])
+    yield request.param
+    _forget_declared()
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(CORPUS) > 40 and {p.parent.name for p in CORPUS} >= set(BUNDLED) - {"legacy-v1"} | {"dotbot"}
+
+
+def test_every_bundled_document_keeps_its_dialect_and_outcome(declaration: str) -> None:
+    assert envglot.detect(b'{"task_id": "t-1", "result": 1}') == ("sneaky" if declaration == "sneaky" else "legacy-v1")
+    after = {p: _state(p.read_bytes()) for p in CORPUS} | {k: _state(v) for k, v in TASK_FAILURES.items()}
+    assert after == BEFORE
+    for name in TASK_FAILURES:  # the issue's repro: still bundled failures
+        assert BEFORE[name][0] in BUNDLED and BEFORE[name][1] is False, name
+
+
+def test_a_declared_probe_runs_after_every_bundled_one(tmp_path: Path) -> None:
+    path = tmp_path / "sneaky.toml"
+    path.write_text(SNEAKY)
+    try:
+        mappings_for([str(path)])
+        order = [name for _, name, _ in probe_table()]
+        assert order.index("sneaky") > max(i for i, n in enumerate(order[:-1]) if n != "sneaky")
+        # a bundled marker beside task_id: the bundled dialect wins
+        doc = msgspec.json.encode({"task_id": "t-1", "result": {}, "schema_id": "dotbot-mcp-response@1"})
+        assert classify(doc).dialect == "dotbot"
+    finally:
+        _forget_declared()
+
+
+def test_a_declaration_overlapping_a_bundled_dialect_is_refused_naming_both(tmp_path: Path) -> None:
+    path = tmp_path / "tasky.toml"
+    path.write_text(STEALING)
+    with pytest.raises(MappingError, match="overlaps the bundled dialect errorcode") as info:
+        mappings_for([str(path)])
+    assert "tasky" in str(info.value) and str(path) in str(info.value)
+    with pytest.raises(envglot.UnknownDialectError):  # not kept
+        envglot.convert(TASK_FAILURES["errorcode"], to="tasky")
+    exe = shutil.which("envglot")
+    assert exe is not None
+    run = subprocess.run([exe, "mappings", "check", str(path)], capture_output=True, timeout=60)
+    assert run.returncode == 65, run
+    assert b"overlaps the bundled dialect errorcode" in run.stderr and b"tasky" in run.stderr
+    assert b"Traceback" not in run.stderr
+    _forget_declared()
