@@ -66,8 +66,6 @@ OPEN: dict[str, str] = {
     r"^\S+ -> \S+: [^:]*: (category|retryable) ": "a writer's table chooses a code of another category "
     "(code tables not round-trip stable)",
     r"^errorcode -> \S+: [^:]*: \$\.error\.retryable: ": "retryable read back from a code of another category",
-    r"^errorcode -> (problem-json|result): [^:]*: \$\.meta\.tool_version: ": "errorcode meta.tool_version "
-    "is not read into the canonical model",
     r"^dotbot -> (code-graph|errorcode|result): [^:]*: \$\.status: ": "dotbot status 'warning' is derived "
     "from warnings a target cannot carry",
     r"^problem-json -> \S+: [^:]*: \$\.(status|title|type|retryable|errors\[\d+\]\.retryable): ": "problem-json "
