@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import msgspec
+from msgspec import Raw
+
 from .canonical import Envelope, NextStep, Problem
 from .diagnostics import Diagnostic, Kind, Report
 from .excerpt import quoted
@@ -9,6 +12,8 @@ from .mappings import DialectMap, Mappings
 
 __all__ = [
     "Context",
+    "carried_meaning",
+    "carry_meaning",
     "missing_problem",
     "non_negative_ms",
     "problem_message",
@@ -425,3 +430,88 @@ def whole_ms(value: int | float | None, target: DialectMap, ctx: Context, what: 
             target.name,
         )
     return round(value)
+
+
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
+_ENC = msgspec.json.Encoder()
+_TRUE, _FALSE = Raw(b"true"), Raw(b"false")
+
+
+def _meaning_keys(dmap: DialectMap) -> tuple[str | None, str | None]:
+    """The members of the error's ``details`` object where ``dmap``'s table keeps a category and a
+    ``retryable`` its codes cannot say (``problem.category`` / ``problem.retryable`` rows whose
+    path lies inside ``problem.details``); ``None`` for a place the table does not declare."""
+    base = dmap.fields.get("problem.details")
+    if base is None:
+        return None, None
+    keys: list[str | None] = []
+    for field in ("problem.category", "problem.retryable"):
+        p = dmap.fields.get(field)
+        keys.append(p[len(base) + 1 :] if p is not None and p.startswith(base + ".") else None)
+    return keys[0], keys[1]
+
+
+def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) -> Raw | None:
+    """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
+    the code ``dmap``'s writer chose, reads as another category or implies another ``retryable``:
+    the target's extension place (its table's ``problem.category`` row) carries what its codes
+    cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
+    it is no object (the writer wraps it first)."""
+    cat_key, retry_key = _meaning_keys(dmap)
+    if cat_key is None:
+        return details
+    plan = dmap.plan(code)
+    if plan is None:  # an unknown code written back verbatim: its reader takes the fallback category
+        tables = dmap.tables
+        fallback = dmap.default_category or (tables.unknown_category if tables is not None else None)
+        read_as, implied = fallback, None
+    else:
+        read_as, implied = plan.category, plan.retryable
+    add: dict[str, Raw] = {}
+    if read_as != p.category:
+        add[cat_key] = Raw(_ENC.encode(p.category))
+        if p.retryable is not None and retry_key is not None:
+            add[retry_key] = _TRUE if p.retryable else _FALSE
+    elif p.retryable is not None and p.retryable != implied and retry_key is not None:
+        add[retry_key] = _TRUE if p.retryable else _FALSE
+    if not add:
+        return details
+    if details is None or details == Raw(b"null"):
+        return Raw(_ENC.encode(add))
+    if memoryview(details)[:1] != b"{":
+        return details
+    return Raw(_ENC.encode({**_RAW_DICT.decode(details), **add}))
+
+
+def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
+    """``p`` with the category and ``retryable`` its ``details`` carry (:func:`carry_meaning`)
+    taken out of them: a category the code could not say wins over the code's, and the code's
+    hints (which describe another category) are dropped."""
+    cat_key, retry_key = _meaning_keys(dmap)
+    d = p.details
+    if cat_key is None or d is None or memoryview(d)[:1] != b"{":
+        return p
+    members = _RAW_DICT.decode(d)
+    cat_raw, retry_raw = members.get(cat_key), members.get(retry_key) if retry_key else None
+    category = msgspec.json.decode(cat_raw) if cat_raw is not None and memoryview(cat_raw)[:1] == b'"' else None
+    if category not in ctx.mappings.categories:
+        category = None
+    retryable = None if retry_raw is None else {bytes(_TRUE): True, bytes(_FALSE): False}.get(bytes(retry_raw))
+    if category is None and retryable is None:
+        return p
+    rest = {
+        k: v for k, v in members.items() if (k != cat_key or category is None) and (k != retry_key or retryable is None)
+    }
+    details = Raw(_ENC.encode(rest)) if rest else None
+    if category is None:
+        return msgspec.structs.replace(p, retryable=retryable, details=details)
+    return msgspec.structs.replace(
+        p,
+        category=category,
+        retryable=retryable,
+        details=details,
+        origin=None,
+        upstream=None,
+        aspect=None,
+        partial=False,
+    )

@@ -20,6 +20,7 @@ from ..mappings import DialectMap, Mappings
 from ._common import (
     ABSENT,
     WireDecoder,
+    error_details,
     object_or_wrapped,
     object_payload,
     opt,
@@ -60,7 +61,7 @@ class Issue(_Wire):
     code: str
     message: str
     path: str | None = None
-    details: Annotated[Raw, Rule(kind="object")] = ABSENT
+    details: Annotated[Raw, Rule(kind="object", nullable=False)] = ABSENT
 
 
 class Audit(_Wire):
@@ -269,7 +270,7 @@ def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, 
             code=write_code(p, dmap, ctx, i),
             message=problem_message(p, summary, ctx, dmap, i),
             path=p.path,
-            details=raw_or_absent(object_or_wrapped(p.details, ctx, "problem.details", NAME, i)),
+            details=raw_or_absent(error_details(p.details, ctx, NAME, i)),
         )
         for i, p in enumerate(failures)
     ]

@@ -31,6 +31,7 @@ from ._common import (
     RAW_NULL,
     WireDecoder,
     count_for,
+    error_details,
     object_or_wrapped,
     object_payload,
     opt,
@@ -108,7 +109,7 @@ class _ErrorFields(Struct):
     error_code: str | None = None
     error_type: str | None = None
     remediation: str | None = None
-    details: dict[str, Any] | None = None
+    details: Annotated[dict[str, Any] | None, Rule(nullable=False)] = None
     retry_after_seconds: Annotated[int | float | None, Rule(ge=0)] = None
 
 
@@ -450,8 +451,9 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context) -> Raw:
     d["error_type"] = Raw(_ENC.encode(wire_error.type))
     if p.remediation is not None:
         d["remediation"] = Raw(_ENC.encode(p.remediation))
-    if p.details is not None:
-        d["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
+    details = error_details(p.details, ctx, NAME)
+    if details is not None:
+        d["details"] = details
     retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
     if retry_ms is not None:
         if retry_ms % 1000 and retry_ms >= _MAX_FLOAT_SECONDS * 1000:  # a fraction no reader can hold
