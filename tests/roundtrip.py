@@ -5,7 +5,8 @@ returns every leaf of the source that came back changed or missing while neither
 reported anything at its path (or an ancestor's). A diagnostic of the first conversion names a
 path of the source; one of the way back names a path of ``T``'s document, which the two
 dialects' field tables (``mappings/<dialect>.toml`` ``[fields]``) translate back through the
-canonical field they share.
+canonical field they share (so do the first conversion's ``synthesized`` diagnostics, which
+name the target's path).
 
 A constant of the source's contract (``Rule(const=...)``, errorcode's ``meta.tool_version``) says
 nothing but that its object is there: when the whole object is gone and a loss inside it was
@@ -132,8 +133,13 @@ def round_trip(data: bytes, src: str, dst: str) -> tuple[bytes, list[Diagnostic]
 
 def _covering(src: str, dst: str, first: list[Diagnostic], second: list[Diagnostic]) -> list[str]:
     paths = [d.path for d in first]
+    for d in first:  # a value synthesized for the target is named at the target's path
+        if d.kind is Kind.SYNTHESIZED:
+            p = back_path(d.path, dst, src)
+            if p is not None:
+                paths.append(p)
     for d in second:
-        p = back_path(d.path, dst, src)
+        p = d.path if d.kind is Kind.SYNTHESIZED else back_path(d.path, dst, src)
         if p is not None:
             paths.append(p)
     return paths

@@ -301,7 +301,14 @@ def _result(
     res: dict[str, Raw] = {}
     if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
         if raw_is_object(payload):
-            res = {k: v for k, v in _RAW_DICT.decode(payload).items() if k != "error"}
+            res = _RAW_DICT.decode(payload)
+            if res.pop("error", None) is not None:
+                ctx.report.add(
+                    Kind.VALUE_COERCED,
+                    ctx.path("payload") + ".error",
+                    'payload key "error" replaced by the error',
+                    NAME,
+                )
         else:
             ctx.dropped("payload", NAME, what="a non-object payload of a failure")
     res["error"] = Raw(_ENC.encode(err))
