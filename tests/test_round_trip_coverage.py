@@ -66,8 +66,6 @@ OPEN: dict[str, str] = {
     r"^\S+ -> \S+: [^:]*: (category|retryable) ": "a writer's table chooses a code of another category "
     "(code tables not round-trip stable)",
     r"^errorcode -> \S+: [^:]*: \$\.error\.retryable: ": "retryable read back from a code of another category",
-    r"^dotbot -> (code-graph|errorcode|result): [^:]*: \$\.status: ": "dotbot status 'warning' is derived "
-    "from warnings a target cannot carry",
     r"^problem-json -> \S+: [^:]*: \$\.(status|title|type|retryable|errors\[\d+\]\.retryable): ": "problem-json "
     "status/title/type are derived from the category",
     r"^response-v2 -> \S+: [^:]*: \$\.data\.error_type: ": "a stated error_type not implied by the code is "

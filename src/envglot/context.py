@@ -241,6 +241,9 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                 for s in _NOTICE:  # parts the source keeps elsewhere (response-v2 warning_details)
                     if getattr(w, s) is not None and not _within(ctx.path(f"warning.{s}", i), whole):
                         ctx.dropped(f"warning.{s}", name, i)
+            flag = ctx.source.path("warnings.status") if ctx.source is not None else None
+            if flag is not None and env.ok and not env.problems:  # dotbot's status "warning" goes with them
+                ctx.report.add(Kind.FIELD_DROPPED, flag, f"the status that says warnings has no place in {name}", name)
         else:
             for i, w in enumerate(env.warnings):
                 for s, key in plan.notice:
