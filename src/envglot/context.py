@@ -230,7 +230,7 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                     ctx.dropped(key, name, at)
             if p.type is not None and "problem.type" not in carried and not type_implied(p, ctx.mappings):
                 ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {quoted(p.type)}")
-            if plan.retryable and p.retryable is not None and p.retryable != retryable_implied(p, ctx.mappings):
+            if plan.retryable and p.retryable is not None and p.retryable != _retryable_there(p, target, ctx.mappings):
                 said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
                 ctx.dropped("problem.retryable", name, at, said)
     if env.warnings:
@@ -274,6 +274,17 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
     for ex in env.extras:
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, f"{ex.dialect} field has no place in {name}", name)
+
+
+def _retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:
+    """The ``retryable`` a reader of ``target`` takes from the code its writer chooses for ``p``
+    (that code row's own value); when that row states none, what ``p``'s own code implies in
+    its dialect (:func:`retryable_implied`: restored if the code comes back)."""
+    code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    row = target.codes.get(code)
+    if row is not None and row.retryable is not None:
+        return row.retryable
+    return retryable_implied(p, m)
 
 
 def _within(path: str, parent: str) -> bool:
@@ -351,7 +362,7 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
     """
     if p.code is not None and p.domain == dmap.name and p.code not in dmap.codes and not dmap.shape.closed:
         return p.code
-    code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial)
+    code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
     if not ctx.report.collecting:
         return code
     if code != p.code:
@@ -456,7 +467,8 @@ def _meaning_keys(dmap: DialectMap) -> tuple[str | None, str | None]:
 
 def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) -> Raw | None:
     """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
-    the code ``dmap``'s writer chose, reads as another category or implies another ``retryable``:
+    the code ``dmap``'s writer chose, reads as another category or does not state the same
+    ``retryable`` in its row:
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
     it is no object (the writer wraps it first)."""
@@ -464,12 +476,13 @@ def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) 
     if cat_key is None:
         return details
     plan = dmap.plan(code)
+    row = dmap.codes.get(code)
     if plan is None:  # an unknown code written back verbatim: its reader takes the fallback category
         tables = dmap.tables
-        fallback = dmap.default_category or (tables.unknown_category if tables is not None else None)
-        read_as, implied = fallback, None
+        read_as = dmap.default_category or (tables.unknown_category if tables is not None else None)
     else:
-        read_as, implied = plan.category, plan.retryable
+        read_as = plan.category
+    implied = row.retryable if row is not None else None  # what a reader takes from the code
     add: dict[str, Raw] = {}
     if read_as != p.category:
         add[cat_key] = Raw(_ENC.encode(p.category))

@@ -329,6 +329,10 @@ class DialectMap:
         self._plans[code] = hit
         return hit
 
+    def _retryable(self, code: str) -> bool | None:
+        plan = self.plan(code)
+        return plan.retryable if plan is not None else None
+
     def choose(
         self,
         category: str,
@@ -338,9 +342,17 @@ class DialectMap:
         upstream: str | None = None,
         aspect: str | None = None,
         partial: bool = False,
+        retryable: bool | None = None,
     ) -> str:
-        """The native code a writer of this dialect emits for a canonical problem."""
-        key = (category, code, domain, origin, upstream, aspect, partial)
+        """The native code a writer of this dialect emits for a canonical problem.
+
+        The problem's own code when this dialect minted it (or it has the same category here),
+        else the first matching ``[[write]]`` row. A stated ``retryable`` the chosen code would
+        contradict picks, among codes of the same category, the first matching row's code that
+        agrees, else the first documented code row of the category that agrees (so meaning
+        never flips through a round trip); none agreeing, the choice stands.
+        """
+        key = (category, code, domain, origin, upstream, aspect, partial, retryable)
         hit = self._choice_cache.get(key)
         if hit is not None:
             return hit
@@ -350,15 +362,22 @@ class DialectMap:
             if row is not None and (domain == self.name or row.category == category):
                 choice = code
         if choice is None:
-            for w in self.write.get(category, ()):
-                if (
-                    (w.origin is None or w.origin == origin)
-                    and (w.upstream is None or w.upstream == upstream)
-                    and (w.aspect is None or w.aspect == aspect)
-                    and (w.partial is None or w.partial == partial)
-                ):
-                    choice = w.code
-                    break
+            rows = [
+                w.code
+                for w in self.write.get(category, ())
+                if (w.origin is None or w.origin == origin)
+                and (w.upstream is None or w.upstream == upstream)
+                and (w.aspect is None or w.aspect == aspect)
+                and (w.partial is None or w.partial == partial)
+            ]
+            choice = rows[0] if rows else None
+            if choice is not None and retryable is not None and self._retryable(choice) not in (None, retryable):
+                agreeing = [c for c in rows if self._retryable(c) == retryable] or [
+                    c
+                    for c, r in self.codes.items()
+                    if r.category == category and not r.ext and self._retryable(c) == retryable
+                ]
+                choice = agreeing[0] if agreeing else choice
         if choice is None:  # validated away for bundled tables; overlays are checked too
             raise MappingError(f"{self.name}: no writer choice for category {category!r}")
         if len(self._choice_cache) < 4096:

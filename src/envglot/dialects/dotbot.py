@@ -10,7 +10,16 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..context import Context, missing_problem, problem_message, read_problem, whole_ms, write_code
+from ..context import (
+    Context,
+    carried_meaning,
+    carry_meaning,
+    missing_problem,
+    problem_message,
+    read_problem,
+    whole_ms,
+    write_code,
+)
 from ..diagnostics import Kind
 from ..dialect import Dialect, Probe, Shape
 from ..errors import ParseError
@@ -156,7 +165,13 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
     if not w.errors:
         return ()
     return tuple(
-        read_problem(dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details))
+        carried_meaning(
+            read_problem(
+                dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details)
+            ),
+            dmap,
+            ctx,
+        )
         for i, e in enumerate(w.errors)
     )
 
@@ -265,15 +280,19 @@ def _failures(
 
 
 def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap) -> list[Issue]:
-    return [
-        Issue(
-            code=write_code(p, dmap, ctx, i),
-            message=problem_message(p, summary, ctx, dmap, i),
-            path=p.path,
-            details=raw_or_absent(error_details(p.details, ctx, NAME, i)),
+    out = []
+    for i, p in enumerate(failures):
+        code = write_code(p, dmap, ctx, i)
+        details = carry_meaning(p, code, error_details(p.details, ctx, NAME, i), dmap)
+        out.append(
+            Issue(
+                code=code,
+                message=problem_message(p, summary, ctx, dmap, i),
+                path=p.path,
+                details=raw_or_absent(details),
+            )
         )
-        for i, p in enumerate(failures)
-    ]
+    return out
 
 
 def _notices(warnings: tuple[c.Notice, ...], ctx: Context, dmap: DialectMap) -> list[str | Issue]:
