@@ -104,3 +104,17 @@ def test_null_details_are_never_written_as_null(target: str) -> None:
 )
 def test_validate_rejects_null_details(target: str, doc: dict, path: str) -> None:
     assert path in [v.path for v in envglot.validate(msgspec.json.encode(doc), target)]
+
+
+NULL_CURSOR = (
+    b'{"success":true,"data":{"a":1},"error":null,"meta":{"version":"response-v2",'
+    b'"pagination":{"cursor":null,"has_more":false,"page_size":100}}}'
+)
+
+
+def test_an_explicit_null_cursor_survives_response_v2() -> None:
+    env = envglot.read(NULL_CURSOR, from_="response-v2")
+    assert env.pagination is not None and env.pagination.null_cursor and env.pagination.cursor is None
+    assert envglot.convert(NULL_CURSOR, from_="response-v2", to="response-v2") == NULL_CURSOR
+    absent = NULL_CURSOR.replace(b'"cursor":null,', b"")
+    assert envglot.convert(absent, from_="response-v2", to="response-v2") == absent

@@ -151,7 +151,7 @@ _SCALARS = (
     "approval_mode",
 )
 _NESTED = {
-    "pagination": ("cursor", "has_more", "total", "page_size", "offset", "limit", "extra"),
+    "pagination": ("cursor", "has_more", "total", "page_size", "count", "offset", "limit", "extra"),
     "fidelity": ("truncated", "level", "schema_version", "dropped_ids", "archive_hashes"),
     "workspace": ("root", "repo_name", "rev"),
 }

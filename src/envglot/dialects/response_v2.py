@@ -6,7 +6,7 @@ import re
 from typing import Annotated, Any
 
 import msgspec
-from msgspec import Raw, Struct
+from msgspec import UNSET, Raw, Struct, UnsetType
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, type_name
@@ -65,7 +65,8 @@ class WarningDetail(_Wire, kw_only=True):
 
 
 class Pagination(_Wire):
-    cursor: str | None = None
+    cursor: str | UnsetType | None = UNSET
+    """``null`` (no next page) is kept apart from absent."""
     has_more: bool | None = None
     page_size: Annotated[int | None, Rule(ge=0)] = None
     total_count: Annotated[int | None, Rule(ge=0)] = None
@@ -331,7 +332,8 @@ def _pagination(w: Envelope) -> c.Pagination | None:
     if pg is None:
         return None
     return c.Pagination(
-        cursor=pg.cursor,
+        cursor=pg.cursor if isinstance(pg.cursor, str) else None,
+        null_cursor=pg.cursor is None,
         has_more=pg.has_more,
         total=pg.total_count,
         page_size=pg.page_size,
@@ -530,7 +532,7 @@ def _meta_pagination(pagination: c.Pagination | None, ctx: Context) -> Paginatio
     if pg is None:
         return None
     return Pagination(
-        cursor=pg.cursor,
+        cursor=pg.cursor if pg.cursor is not None else None if pg.null_cursor else UNSET,
         has_more=pg.has_more,
         page_size=count_for(pg.page_size, ctx, "pagination.page_size", NAME),
         total_count=count_for(pg.total, ctx, "pagination.total", NAME),
