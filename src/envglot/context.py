@@ -8,7 +8,7 @@ from msgspec import Raw
 from .canonical import Envelope, NextStep, Problem
 from .diagnostics import Diagnostic, Kind, Report
 from .excerpt import quoted
-from .mappings import DialectMap, Mappings
+from .mappings import DialectMap, Mappings, type_for
 
 __all__ = [
     "Context",
@@ -19,6 +19,7 @@ __all__ = [
     "problem_message",
     "read_problem",
     "report_losses",
+    "respelled",
     "retryable_implied",
     "type_implied",
     "whole_ms",
@@ -354,6 +355,27 @@ def read_problem(
     )
 
 
+def respelled(p: Problem, code: str, dmap: DialectMap, m: Mappings) -> bool:
+    """True if writing ``p`` (a known code of its own dialect) as ``dmap``'s ``code`` is an exact,
+    table-reversible re-spelling: ``code`` reads as the same category and retryability, and the
+    source dialect's writer turns it back into ``p.code``."""
+    src = m.dialects.get(p.domain) if p.domain is not None else None
+    row = dmap.codes.get(code)
+    if src is None or not src.shape.writable or p.code is None or p.code not in src.codes or row is None:
+        return False
+    there, here = dmap.plan(code), src.plan(p.code)
+    if there is None or here is None or (there.category, there.retryable) != (here.category, here.retryable):
+        return False
+    read = row.retryable  # what a reader of the target takes: the row's, else its category word's
+    if read is None and dmap.types:
+        word = row.type or type_for(m, dmap.name, row.category, row.origin, row.upstream, row.aspect, row.partial)
+        read = dmap.types[word].retryable if word in dmap.types else None
+    if read is not None and read != here.retryable:
+        return False
+    back = src.choose(row.category, code, dmap.name, row.origin, row.upstream, row.aspect, row.partial, read)
+    return back == p.code
+
+
 def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> str:
     """The native code ``dmap``'s writer emits for ``p``; reports any change of code.
 
@@ -367,16 +389,26 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
         return code
     if code != p.code:
         where = ctx.path("problem.code", index)
+        row = dmap.codes.get(code)
         if p.code is None:
             ctx.synthesized(
                 dmap, "problem.code", f"{dmap.name} needs a code; chose {code!r} for category {p.category!r}", index
             )
+        elif respelled(p, code, dmap, ctx.mappings):
+            said = f"{p.domain} code {quoted(p.code)} written as {dmap.name} {quoted(code)}, which reads back as it"
+            ctx.report.add(Kind.CODE_RESPELLED, where, said, dmap.name)
         else:
+            what = f"wrote {quoted(code)} ({p.category})"
+            if row is not None and row.category != p.category:
+                kept = "; the category travels in details" if "problem.category" in dmap.carried else ""
+                what = (
+                    f"wrote {quoted(code)}, which reads as {row.category!r}: "
+                    f"{dmap.name} has no code for {p.category!r}{kept}"
+                )
             ctx.report.add(
                 Kind.CODE_MAPPED,
                 where,
-                f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; "
-                f"wrote {quoted(code)} ({p.category})",
+                f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; {what}",
                 dmap.name,
             )
     row = dmap.codes.get(code)
