@@ -189,7 +189,12 @@ def inverted(data: bytes, src: str, dst: str) -> list[str]:
     if a.problems and b.problems:
         pa, pb = a.problems[0], b.problems[0]
         said = [d for d in (*first, *second) if d.kind in _SAYS_RETRYABLE and "retryable" in d.message]
-        if pa.category != pb.category and not any(d.kind is Kind.CODE_UNKNOWN for d in first):
+        told = f"not {pa.category!r}"  # code_mapped names a category its chosen code does not say
+        category_said = any(
+            d.kind is Kind.CODE_UNKNOWN or (d.kind in (Kind.CODE_MAPPED, Kind.SYNTHESIZED) and told in d.message)
+            for d in (*first, *second)
+        )
+        if pa.category != pb.category and not category_said:
             found.append(f"category {pa.category} -> {pb.category}")
         if pa.retryable is not None and pb.retryable != pa.retryable and not said:
             found.append(f"retryable {pa.retryable} -> {pb.retryable}")

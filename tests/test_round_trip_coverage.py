@@ -61,11 +61,6 @@ CORPUS = _corpus()
 
 OPEN: dict[str, str] = {
     # pattern over "<src> -> <dst>: <corpus name>: <finding>" -> why it is still open (issue 25)
-    r"^(\S+ -> code-graph|code-graph -> \S+): [^:]*: (category|retryable) ": "code-graph's five codes "
-    "collapse categories and nothing carries the category back",
-    r"^\S+ -> \S+: [^:]*: (category|retryable) ": "a writer's table chooses a code of another category "
-    "(code tables not round-trip stable)",
-    r"^errorcode -> \S+: [^:]*: \$\.error\.retryable: ": "retryable read back from a code of another category",
     r"^problem-json -> \S+: [^:]*: \$\.(status|title|type|retryable|errors\[\d+\]\.retryable): ": "problem-json "
     "status/title/type are derived from the category",
     r"^response-v2 -> \S+: [^:]*: \$\.data\.error_type: ": "a stated error_type not implied by the code is "

@@ -21,6 +21,7 @@ __all__ = [
     "report_losses",
     "respelled",
     "retryable_implied",
+    "retryable_there",
     "type_implied",
     "whole_ms",
     "write_code",
@@ -231,7 +232,7 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                     ctx.dropped(key, name, at)
             if p.type is not None and "problem.type" not in carried and not type_implied(p, ctx.mappings):
                 ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {quoted(p.type)}")
-            if plan.retryable and p.retryable is not None and p.retryable != _retryable_there(p, target, ctx.mappings):
+            if plan.retryable and p.retryable is not None and p.retryable != retryable_there(p, target, ctx.mappings):
                 said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
                 ctx.dropped("problem.retryable", name, at, said)
     if env.warnings:
@@ -277,14 +278,20 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, f"{ex.dialect} field has no place in {name}", name)
 
 
-def _retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:
+def retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:
     """The ``retryable`` a reader of ``target`` takes from the code its writer chooses for ``p``
     (that code row's own value); when that row states none, what ``p``'s own code implies in
-    its dialect (:func:`retryable_implied`: restored if the code comes back)."""
+    its dialect (:func:`retryable_implied`) if converting back gives that code again, else
+    ``None`` (nothing restores it)."""
     code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
     row = target.codes.get(code)
     if row is not None and row.retryable is not None:
         return row.retryable
+    src = m.dialects.get(p.domain) if p.domain is not None else None
+    if row is not None and src is not None and src.shape.writable and p.code in src.codes:
+        back = src.choose(row.category, code, target.name, row.origin, row.upstream, row.aspect, row.partial)
+        if back != p.code:
+            return None
     return retryable_implied(p, m)
 
 
@@ -391,9 +398,10 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
         where = ctx.path("problem.code", index)
         row = dmap.codes.get(code)
         if p.code is None:
-            ctx.synthesized(
-                dmap, "problem.code", f"{dmap.name} needs a code; chose {code!r} for category {p.category!r}", index
-            )
+            chose = f"chose {code!r} for category {p.category!r}"
+            if row is not None and row.category != p.category:
+                chose = f"chose {code!r}, which reads as {row.category!r}, not {p.category!r}"
+            ctx.synthesized(dmap, "problem.code", f"{dmap.name} needs a code; {chose}", index)
         elif respelled(p, code, dmap, ctx.mappings):
             said = f"{p.domain} code {quoted(p.code)} written as {dmap.name} {quoted(code)}, which reads back as it"
             ctx.report.add(Kind.CODE_RESPELLED, where, said, dmap.name)
@@ -401,10 +409,7 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
             what = f"wrote {quoted(code)} ({p.category})"
             if row is not None and row.category != p.category:
                 kept = "; the category travels in details" if "problem.category" in dmap.carried else ""
-                what = (
-                    f"wrote {quoted(code)}, which reads as {row.category!r}: "
-                    f"{dmap.name} has no code for {p.category!r}{kept}"
-                )
+                what = f"wrote {quoted(code)}, which reads as {row.category!r}, not {p.category!r}{kept}"
             ctx.report.add(
                 Kind.CODE_MAPPED,
                 where,

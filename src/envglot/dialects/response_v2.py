@@ -16,6 +16,7 @@ from ..context import (
     non_negative_ms,
     problem_message,
     read_problem,
+    retryable_there,
     type_implied,
     write_code,
 )
@@ -431,6 +432,9 @@ def _error_type_for(p: c.Problem, code: str, ctx: Context, dmap: DialectMap) -> 
             f"the source said {str(p.retryable).lower()}",
             NAME,
         )
+    elif p.retryable is not None and implied is None and retryable_there(p, dmap, ctx.mappings) != p.retryable:
+        said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
+        ctx.dropped("problem.retryable", NAME, None, said)
     return etype
 
 
