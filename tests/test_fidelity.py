@@ -118,3 +118,17 @@ def test_an_explicit_null_cursor_survives_response_v2() -> None:
     assert envglot.convert(NULL_CURSOR, from_="response-v2", to="response-v2") == NULL_CURSOR
     absent = NULL_CURSOR.replace(b'"cursor":null,', b"")
     assert envglot.convert(absent, from_="response-v2", to="response-v2") == absent
+
+
+def test_a_stated_error_type_wins_over_an_extension_codes_guess() -> None:
+    """response-v2 ``TIMEOUT`` is an extension code (its row is a reading of its spelling); an
+    envelope that states ``error_type: unavailable`` is unavailable, not deadline_exceeded."""
+    stated = (
+        b'{"success":false,"data":{"error_code":"TIMEOUT","error_type":"unavailable"},"error":"slow",'
+        b'"meta":{"version":"response-v2"}}'
+    )
+    assert envglot.read(stated, from_="response-v2").problems[0].category == "unavailable"
+    dotbot = msgspec.json.decode(envglot.convert(stated, from_="response-v2", to="dotbot", unsupported="ignore"))
+    assert dotbot["errors"][0]["code"] != "DEADLINE_EXCEEDED"
+    silent = stated.replace(b',"error_type":"unavailable"', b"")
+    assert envglot.read(silent, from_="response-v2").problems[0].category == "deadline_exceeded"

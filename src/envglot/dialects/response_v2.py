@@ -234,7 +234,12 @@ def _payload(w: Envelope, failure: _Failure | None, ctx: Context) -> Raw:
 
 
 def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
-    """A failure's one problem: by its code where the tables know it, else by its ``error_type``."""
+    """A failure's one problem: by its code where the tables know it, else by its ``error_type``.
+
+    A stated ``error_type`` wins over an extension code's row (``ext``: a code outside the
+    documented catalogue, read by what its spelling suggests) that names another category:
+    ``TIMEOUT`` stated ``unavailable`` is unavailable, not ``deadline_exceeded``.
+    """
     if failure is None:
         return ()
     code, etype = failure.code, failure.type
@@ -253,12 +258,13 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
         details=failure.details,
         retry_after_ms=failure.retry_after_ms,
     )
-    if code is not None and code in dmap.codes:
+    row = dmap.codes.get(code) if code is not None else None
+    if row is not None and not (row.ext and trow is not None and trow.category != row.category):
         p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
         if p.retryable is None and trow is not None:
             p = msgspec.structs.replace(p, retryable=trow.retryable)
-    elif trow is not None:
-        if code is not None:
+    elif trow is not None:  # no known code, or an extension code whose row is a guess the stated word overrules
+        if code is not None and row is None:
             ctx.report.add(
                 Kind.CODE_UNKNOWN,
                 "$.data.error_code",
