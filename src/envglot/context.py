@@ -502,6 +502,24 @@ def _meaning_keys(dmap: DialectMap) -> tuple[str | None, str | None]:
     return keys[0], keys[1]
 
 
+def _read_retryable(p: Problem, code: str, dmap: DialectMap) -> bool | None:
+    """The ``retryable`` a reader of ``dmap`` takes from ``code``: its row's, else (a dialect
+    with category words) the word written beside it."""
+    row = dmap.codes.get(code)
+    if row is not None and row.retryable is not None:
+        return row.retryable
+    if not dmap.types or dmap.tables is None:
+        return None
+    if p.domain == dmap.name and p.code == code and p.type is not None:
+        word = p.type
+    elif row is not None and row.type is not None:
+        word = row.type
+    else:
+        word = type_for(dmap.tables, dmap.name, p.category, p.origin, p.upstream, p.aspect, p.partial)
+    trow = dmap.types.get(word)
+    return trow.retryable if trow is not None else None
+
+
 def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) -> Raw | None:
     """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
     the code ``dmap``'s writer chose, reads as another category or does not state the same
@@ -513,13 +531,10 @@ def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) 
     if cat_key is None:
         return details
     plan = dmap.plan(code)
-    row = dmap.codes.get(code)
-    if plan is None:  # an unknown code written back verbatim: its reader takes the fallback category
-        tables = dmap.tables
-        read_as = dmap.default_category or (tables.unknown_category if tables is not None else None)
-    else:
-        read_as = plan.category
-    implied = row.retryable if row is not None else None  # what a reader takes from the code
+    if plan is None:  # an unknown code written back verbatim to its own dialect: read back as it was read
+        return details
+    read_as = plan.category
+    implied = _read_retryable(p, code, dmap)
     add: dict[str, Raw] = {}
     if read_as != p.category:
         add[cat_key] = Raw(_ENC.encode(p.category))

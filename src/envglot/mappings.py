@@ -646,5 +646,35 @@ def mappings_for(overlays: Sequence[str | os.PathLike[str]] | None) -> Mappings:
 
 
 def check_overlay(path: str | os.PathLike[str]) -> Mappings:
-    """Validate one overlay file against the bundled tables; raises :class:`MappingError`."""
-    return load_mappings([path])
+    """Validate one overlay file against the bundled tables; raises :class:`MappingError`.
+
+    Besides the rows themselves, the overlay must keep the code tables round-trip stable
+    (:func:`envglot.crosswalk.unstable_codes`): it may not make a meaning (a category and
+    retryability, from a dialect through a target) come back changed where the bundled tables
+    bring it back, whether through a code it changes or one it adds (a target whose writer cannot
+    spell a category and has no place to carry it, errorcode's closed enum, is reported at
+    conversion instead).
+    """
+    from .crosswalk import unstable_codes
+
+    def meaning(u: dict[str, object]) -> tuple[object, ...]:
+        return (u["dialect"], u["target"], u["category"], u["retryable"])
+
+    def inherent(u: dict[str, object]) -> bool:  # the target can neither spell nor carry the category
+        t, cat = m[str(u["target"])], str(u["category"])
+        plan = t.plan(t.choose(cat))
+        return "problem.category" not in t.carried and (plan is None or plan.category != cat)
+
+    m = load_mappings([path])
+    before = {meaning(u) for u in unstable_codes(default_mappings())}
+    new = [u for u in unstable_codes(m) if meaning(u) not in before and not inherent(u)]
+    if new:
+        u = new[0]
+        more = f" (+{len(new) - 1} more)" if len(new) > 1 else ""
+        raise MappingError(
+            f"{path}: {u['dialect']} code {u['code']!r} does not read back: written as {u['target']} "
+            f"{u['written']!r}, it comes back as {u['back']!r} ({u['back_category']}, retryable="
+            f"{str(u['back_retryable']).lower()}; it was {u['category']}, retryable="
+            f"{str(u['retryable']).lower()}){more}"
+        )
+    return m

@@ -12,6 +12,8 @@ from .. import canonical as c
 from ..checker import Checker, Rule, join_path, type_name
 from ..context import (
     Context,
+    carried_meaning,
+    carry_meaning,
     missing_problem,
     non_negative_ms,
     problem_message,
@@ -284,7 +286,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
         )
     else:
         p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
-    return (p,)
+    return (carried_meaning(p, dmap, ctx),)
 
 
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
@@ -444,7 +446,7 @@ def _error_type_for(p: c.Problem, code: str, ctx: Context, dmap: DialectMap) -> 
     return etype
 
 
-def _data(body: Raw, wire_error: _WireError | None, ctx: Context) -> Raw:
+def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectMap) -> Raw:
     """``data``; a failure's carries the error's fields (a payload key they replace is reported)."""
     if wire_error is None:
         return body
@@ -463,7 +465,7 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context) -> Raw:
     d["error_type"] = Raw(_ENC.encode(wire_error.type))
     if p.remediation is not None:
         d["remediation"] = Raw(_ENC.encode(p.remediation))
-    details = error_details(p.details, ctx, NAME)
+    details = carry_meaning(p, wire_error.code, error_details(p.details, ctx, NAME), dmap)
     if details is not None:
         d["details"] = details
     retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
