@@ -63,8 +63,6 @@ OPEN: dict[str, str] = {
     # pattern over "<src> -> <dst>: <corpus name>: <finding>" -> why it is still open (issue 25)
     r"^problem-json -> \S+: [^:]*: \$\.(status|title|type|retryable|errors\[\d+\]\.retryable): ": "problem-json "
     "status/title/type are derived from the category",
-    r"^response-v2 -> \S+: [^:]*: \$\.data\.error_type: ": "a stated error_type not implied by the code is "
-    "replaced silently",
     r"^(response-v2|dotbot) -> \S+: [^:]*: \$\.(meta\.)?warning(s|_details)\[\d+\](\.message)?: ": "warning "
     "messages re-split or moved between warnings and warning_details",
 }

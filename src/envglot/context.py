@@ -14,6 +14,7 @@ __all__ = [
     "Context",
     "carried_meaning",
     "carry_meaning",
+    "code_returns",
     "missing_problem",
     "non_negative_ms",
     "problem_message",
@@ -230,7 +231,13 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             for s, key in plan.problem:
                 if getattr(p, s) is not None:
                     ctx.dropped(key, name, at)
-            if p.type is not None and "problem.type" not in carried and not type_implied(p, ctx.mappings):
+            if (
+                p.type is not None
+                # a target with category words reports a replaced word itself; another one's
+                # type place (problem-json's type URI) holds only its own dialect's types
+                and ("problem.type" not in carried or (p.domain != name and not target.types))
+                and not (type_implied(p, ctx.mappings) and code_returns(p, target, ctx.mappings))
+            ):
                 ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {quoted(p.type)}")
             if plan.retryable and p.retryable is not None and p.retryable != retryable_there(p, target, ctx.mappings):
                 said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
@@ -287,12 +294,19 @@ def retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:
     row = target.codes.get(code)
     if row is not None and row.retryable is not None:
         return row.retryable
+    return retryable_implied(p, m) if code_returns(p, target, m) else None
+
+
+def code_returns(p: Problem, target: DialectMap, m: Mappings) -> bool:
+    """True if converting ``p`` to ``target`` and back gives its own code again (what its code
+    implies is then restored by the source's reader)."""
+    code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    row = target.codes.get(code)
     src = m.dialects.get(p.domain) if p.domain is not None else None
-    if row is not None and src is not None and src.shape.writable and p.code in src.codes:
-        back = src.choose(row.category, code, target.name, row.origin, row.upstream, row.aspect, row.partial)
-        if back != p.code:
-            return None
-    return retryable_implied(p, m)
+    if row is None or src is None or not src.shape.writable or p.code not in src.codes:
+        return True  # nothing to go back to: the code's own reading decides
+    back = src.choose(row.category, code, target.name, row.origin, row.upstream, row.aspect, row.partial)
+    return back == p.code
 
 
 def _within(path: str, parent: str) -> bool:
