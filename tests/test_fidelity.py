@@ -132,3 +132,28 @@ def test_a_stated_error_type_wins_over_an_extension_codes_guess() -> None:
     assert dotbot["errors"][0]["code"] != "DEADLINE_EXCEEDED"
     silent = stated.replace(b',"error_type":"unavailable"', b"")
     assert envglot.read(silent, from_="response-v2").problems[0].category == "deadline_exceeded"
+
+
+def test_an_exact_re_spelling_is_code_respelled_not_a_loss() -> None:
+    src = b'{"success":false,"error":"gone","error_type":"not_found"}'
+    conv = envglot.conversion(src, from_="result", to="response-v2")
+    assert [d.kind.value for d in conv.diagnostics] == ["code_respelled"]
+    assert not conv.lossy
+    back = msgspec.json.decode(envglot.convert(conv.output, from_="response-v2", to="result"))
+    assert back["error_type"] == "not_found"
+
+
+def test_a_code_of_another_category_is_still_code_mapped() -> None:
+    conv = envglot.conversion(FORBIDDEN, from_="errorcode", to="code-graph", unsupported="ignore")
+    mapped = [d for d in conv.diagnostics if d.kind.value == "code_mapped"]
+    assert mapped and "reads as 'unavailable', not 'permission_denied'" in mapped[0].message
+
+
+@pytest.mark.parametrize("target", ["result", "errorcode", "code-graph"])
+def test_empty_members_that_carry_nothing_are_not_reported_dropped(target: str) -> None:
+    doc = (
+        b'{"success":true,"data":{"a":1},"error":null,"meta":{"version":"response-v2","warnings":[],'
+        b'"warning_details":[],"pagination":null}}'
+    )
+    conv = envglot.conversion(doc, from_="response-v2", to=target, unsupported="ignore")
+    assert not [d for d in conv.diagnostics if d.kind.value == "field_dropped"]
