@@ -143,7 +143,9 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
     before and after.
     """
     from .api import read, write
-    from .canonical import Envelope, Problem
+    from .canonical import Envelope
+    from .context import Context, read_problem
+    from .diagnostics import DISCARD
 
     names = writable(m)
     out: list[dict[str, Any]] = []
@@ -151,18 +153,8 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
         if src not in names:
             continue
         dmap = m[src]
-        for code, row in dmap.codes.items():
-            p = Problem(
-                category=row.category,
-                message="m",
-                code=code,
-                domain=src,
-                retryable=row.retryable,
-                origin=row.origin,
-                upstream=row.upstream,
-                aspect=row.aspect,
-                partial=row.partial,
-            )
+        for code in dmap.codes:
+            p = read_problem(dmap, code, Context(m, DISCARD), "$", message="m")
             doc = write(Envelope(ok=False, problems=(p,)), to=src, mappings=m, unsupported="ignore")
             env = read(doc, from_=src, mappings=m)  # the code as its own reader takes it
             p0 = env.problems[0]
