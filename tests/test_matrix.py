@@ -86,7 +86,7 @@ def expected_code(p: Problem, dst: str) -> str | None:
         return None  # a code its own dialect left out stays out (Result's error_type: null)
     if p.code is not None and p.domain == dst and p.code not in dmap.codes and not dmap.shape.closed:
         return p.code  # an unknown code goes back verbatim to its own open vocabulary
-    return dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial)
+    return dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
 
 
 def test_the_golden_corpus_is_consistent() -> None:

@@ -428,12 +428,17 @@ class _Pipeline:
             else:
                 res = _residue.decode_residue(env.residue, where)
                 if res.from_ != dst.name:
-                    ctx.report.add(
-                        Kind.RESIDUE_DROPPED,
-                        where,
-                        f"preserve residue for {excerpt(repr(res.from_), 40)} has no use in {dst.name}",
-                        dst.name,
-                    )
+                    nested = self._unnest(res.from_, env, src, carrier)
+                    if nested is not None:  # the document it restores carried one for dst
+                        return nested, True
+                    if not (src.shape.writable and self._nests(env, src)):
+                        ctx.report.add(
+                            Kind.RESIDUE_DROPPED,
+                            where,
+                            f"preserve residue for {excerpt(repr(res.from_), 40)} has no use in {dst.name}",
+                            dst.name,
+                        )
+                    # else: the new residue carries it intact, nested (_add_residue)
                     res = None
         if not own and res is None:
             return out, False
@@ -459,6 +464,41 @@ class _Pipeline:
             return plain, False
         restored = self._restore(doc, res, env, src, ctx, carrier)
         return (plain, False) if restored is None else (restored, True)
+
+    def _unnest(self, via: str, env: Envelope, src: Dialect, carrier: bytes | None) -> bytes | None:
+        """The target document a chain of residues restores, or ``None``.
+
+        A residue for another dialect ``via`` restores the ``via`` document this one was made
+        from (with every check of :meth:`_restore`); when that document carries a residue for
+        the target (nested), converting it on restores the target's document (the same
+        checks again).
+        """
+        dst = self.dst
+        if carrier is None or via in (src.name, dst.name) or not get_dialect(via).shape.writable:
+            return None
+        m = self.mappings
+        options = _BACK_OPTIONS.replace(preserve=True, context=self.synth)
+        first = _Pipeline(src.name, via, options, mappings=m)
+        ctx = Context(m, DISCARD, m[src.name], self.synth)
+        mid, restored = first._write(env, src, ctx, carrier)
+        if not restored:
+            return None
+        mid_src = get_dialect(via)
+        ctx = Context(m, DISCARD, m[via], self.synth)
+        out, restored = _Pipeline(via, dst.name, options, mappings=m)._write(mid_src.read(mid, ctx), mid_src, ctx, mid)
+        return out if restored else None
+
+    def _nests(self, env: Envelope, src: Dialect) -> bool:
+        """True if ``env``'s residue is for a writable third dialect: it is carried on, nested."""
+        if env.residue is None:
+            return False
+        try:
+            via = _residue.decode_residue(env.residue, self.mappings[src.name].shape.residue).from_
+        except EnvglotError:
+            return False
+        return (
+            via not in (src.name, self.dst.name) and via in self.mappings.dialects and get_dialect(via).shape.writable
+        )
 
     def _same_outcome(self, doc: bytes, env: Envelope) -> bool:
         """Whether ``doc`` says the outcome ``env`` has (by the target's own outcome flag)."""
@@ -526,7 +566,9 @@ class _Pipeline:
         back_env = self.dst.read(out, back_ctx)
         back, _ = self._back(src)._write(back_env, self.dst, back_ctx)
         original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
-        skip = tuple(_residue.parse_path(m[src.name].shape.residue))
+        # an input residue for a third dialect travels on inside the new one (nested); one that was
+        # for this target and was rejected does not
+        skip = () if self._nests(env, src) else tuple(_residue.parse_path(m[src.name].shape.residue))
         sets, dels = _residue.diff(original, back, skip)
         if not sets and not dels:
             return out

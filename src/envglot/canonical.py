@@ -86,15 +86,24 @@ class NextStep(_Frozen, frozen=True):
 
 
 class Pagination(_Frozen, frozen=True):
-    """Paging state, the union of every dialect's notion."""
+    """Paging state, the union of every dialect's notion: each fact has one field, and a
+    dialect maps only the facts it has (``docs/canonical-model.md``)."""
 
     cursor: str | None = None
+    """Where the next page starts (response-v2 ``cursor``, errorcode ``next_token``)."""
     has_more: bool | None = None
     total: int | None = None
+    """Items in all pages together (response-v2 ``total_count``)."""
     page_size: int | None = None
+    """The requested page size: the most items a page holds (response-v2 ``page_size``)."""
+    count: int | None = None
+    """Items in this page (errorcode ``result_count``): not the page size."""
     offset: int | None = None
     limit: int | None = None
     extra: Raw | None = None
+    null_cursor: bool = False
+    """The source stated ``cursor: null`` (there is no next page), as opposed to saying nothing;
+    a writer whose cursor member may be ``null`` writes it back."""
 
 
 class Fidelity(_Frozen, frozen=True):

@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from .excerpt import MESSAGE_LIMIT, excerpt
+
 __all__ = ["MISSING", "Checker", "Rule", "Violation", "article", "join_path", "outcome_keys", "type_name"]
 
 
@@ -252,6 +254,9 @@ class Checker:
         self.violations: list[Violation] = []
 
     def add(self, path: str, message: str) -> None:
+        """Record one violation (a message or path quoting a huge input value is cut)."""
+        if len(message) > MESSAGE_LIMIT or len(path) > MESSAGE_LIMIT:
+            message, path = excerpt(message, MESSAGE_LIMIT), excerpt(path, MESSAGE_LIMIT)
         self.violations.append(Violation(path, message, self.dialect))
 
     def field(

@@ -17,7 +17,15 @@ from .dialect import get_dialect
 from .errors import UnknownDialectError, UnsupportedError
 from .mappings import CodeRow, Mappings, type_for
 
-__all__ = ["crosswalk", "describe_code", "equivalent", "hints_of", "overlay_template", "writable"]
+__all__ = [
+    "crosswalk",
+    "describe_code",
+    "equivalent",
+    "hints_of",
+    "overlay_template",
+    "unstable_codes",
+    "writable",
+]
 
 _HINTS = ("origin", "upstream", "aspect")
 
@@ -122,6 +130,55 @@ def crosswalk(src: str, dst: str, m: Mappings) -> list[dict[str, Any]]:
                 "note": row.note,
             }
         )
+    return out
+
+
+def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[str, Any]]:
+    """Codes that do not read back as themselves: every code of every writable dialect (or of
+    ``dialects``), written to every writable target and converted back (the real readers and
+    writers, with these tables), must come back as the same code or as one of the same category
+    and retryability as the reader takes them (a category the codes cannot say may travel in
+    the error's details: ``problem.category`` rows; issue 25). Each entry: dialect, code,
+    target, written (the target's code), back (the code it became), category and retryable
+    before and after.
+    """
+    from .api import read, write
+    from .canonical import Envelope
+    from .context import Context, read_problem
+    from .diagnostics import DISCARD
+
+    names = writable(m)
+    out: list[dict[str, Any]] = []
+    for src in dialects if dialects is not None else names:
+        if src not in names:
+            continue
+        dmap = m[src]
+        for code in dmap.codes:
+            p = read_problem(dmap, code, Context(m, DISCARD), "$", message="m")
+            doc = write(Envelope(ok=False, problems=(p,)), to=src, mappings=m, unsupported="ignore")
+            env = read(doc, from_=src, mappings=m)  # the code as its own reader takes it
+            p0 = env.problems[0]
+            want = (p0.category, p0.retryable if p0.retryable is not None else m.default_retryable(p0.category))
+            for dst in names:
+                there = write(env, to=dst, mappings=m, unsupported="ignore")
+                back = write(read(there, from_=dst, mappings=m), to=src, mappings=m, unsupported="ignore")
+                q = read(back, from_=src, mappings=m).problems[0]
+                got = (q.category, q.retryable if q.retryable is not None else m.default_retryable(q.category))
+                if q.code == code or got == want:
+                    continue
+                out.append(
+                    {
+                        "dialect": src,
+                        "code": code,
+                        "target": dst,
+                        "written": read(there, from_=dst, mappings=m).problems[0].code,
+                        "back": q.code,
+                        "category": want[0],
+                        "retryable": want[1],
+                        "back_category": got[0],
+                        "back_retryable": got[1],
+                    }
+                )
     return out
 
 

@@ -49,6 +49,9 @@ class Kind(enum.StrEnum):
     """The target carries one error; further errors were left out."""
     CODE_MAPPED = "code_mapped"
     """The native code had no exact equivalent; a code of the same category was chosen."""
+    CODE_RESPELLED = "code_respelled"
+    """The code was written in the target's spelling of the same meaning (same category and
+    retryability), and converting back gives the source's code exactly: nothing is lost."""
     CODE_UNKNOWN = "code_unknown"
     """A native code no table knows; it was read with the fallback category."""
     CODE_EXTENSION = "code_extension"

@@ -343,6 +343,10 @@ class DialectMap:
         self._plans[code] = hit
         return hit
 
+    def _retryable(self, code: str) -> bool | None:
+        plan = self.plan(code)
+        return plan.retryable if plan is not None else None
+
     def choose(
         self,
         category: str,
@@ -352,9 +356,17 @@ class DialectMap:
         upstream: str | None = None,
         aspect: str | None = None,
         partial: bool = False,
+        retryable: bool | None = None,
     ) -> str:
-        """The native code a writer of this dialect emits for a canonical problem."""
-        key = (category, code, domain, origin, upstream, aspect, partial)
+        """The native code a writer of this dialect emits for a canonical problem.
+
+        The problem's own code when this dialect minted it (or it has the same category here),
+        else the first matching ``[[write]]`` row. A stated ``retryable`` the chosen code would
+        contradict picks, among codes of the same category, the first matching row's code that
+        agrees, else the first documented code row of the category that agrees (so meaning
+        never flips through a round trip); none agreeing, the choice stands.
+        """
+        key = (category, code, domain, origin, upstream, aspect, partial, retryable)
         hit = self._choice_cache.get(key)
         if hit is not None:
             return hit
@@ -364,15 +376,22 @@ class DialectMap:
             if row is not None and (domain == self.name or row.category == category):
                 choice = code
         if choice is None:
-            for w in self.write.get(category, ()):
-                if (
-                    (w.origin is None or w.origin == origin)
-                    and (w.upstream is None or w.upstream == upstream)
-                    and (w.aspect is None or w.aspect == aspect)
-                    and (w.partial is None or w.partial == partial)
-                ):
-                    choice = w.code
-                    break
+            rows = [
+                w.code
+                for w in self.write.get(category, ())
+                if (w.origin is None or w.origin == origin)
+                and (w.upstream is None or w.upstream == upstream)
+                and (w.aspect is None or w.aspect == aspect)
+                and (w.partial is None or w.partial == partial)
+            ]
+            choice = rows[0] if rows else None
+            if choice is not None and retryable is not None and self._retryable(choice) not in (None, retryable):
+                agreeing = [c for c in rows if self._retryable(c) == retryable] or [
+                    c
+                    for c, r in self.codes.items()
+                    if r.category == category and not r.ext and self._retryable(c) == retryable
+                ]
+                choice = agreeing[0] if agreeing else choice
         if choice is None:  # validated away for bundled tables; overlays are checked too
             raise MappingError(f"{self.name}: no writer choice for category {category!r}")
         if len(self._choice_cache) < 4096:
@@ -644,5 +663,35 @@ def mappings_for(overlays: Sequence[str | os.PathLike[str]] | None) -> Mappings:
 
 
 def check_overlay(path: str | os.PathLike[str]) -> Mappings:
-    """Validate one overlay file against the bundled tables; raises :class:`MappingError`."""
-    return load_mappings([path])
+    """Validate one overlay file against the bundled tables; raises :class:`MappingError`.
+
+    Besides the rows themselves, the overlay must keep the code tables round-trip stable
+    (:func:`envglot.crosswalk.unstable_codes`): it may not make a meaning (a category and
+    retryability, from a dialect through a target) come back changed where the bundled tables
+    bring it back, whether through a code it changes or one it adds (a target whose writer cannot
+    spell a category and has no place to carry it, errorcode's closed enum, is reported at
+    conversion instead).
+    """
+    from .crosswalk import unstable_codes
+
+    def meaning(u: dict[str, object]) -> tuple[object, ...]:
+        return (u["dialect"], u["target"], u["category"], u["retryable"])
+
+    def inherent(u: dict[str, object]) -> bool:  # the target can neither spell nor carry the category
+        t, cat = m[str(u["target"])], str(u["category"])
+        plan = t.plan(t.choose(cat))
+        return "problem.category" not in t.carried and (plan is None or plan.category != cat)
+
+    m = load_mappings([path])
+    before = {meaning(u) for u in unstable_codes(default_mappings())}
+    new = [u for u in unstable_codes(m) if meaning(u) not in before and not inherent(u)]
+    if new:
+        u = new[0]
+        more = f" (+{len(new) - 1} more)" if len(new) > 1 else ""
+        raise MappingError(
+            f"{path}: {u['dialect']} code {u['code']!r} does not read back: written as {u['target']} "
+            f"{u['written']!r}, it comes back as {u['back']!r} ({u['back_category']}, retryable="
+            f"{str(u['back_retryable']).lower()}; it was {u['category']}, retryable="
+            f"{str(u['retryable']).lower()}){more}"
+        )
+    return m

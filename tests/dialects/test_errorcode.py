@@ -190,13 +190,27 @@ class TestErrorcode(GoldenSuite):
         with pytest.raises(envglot.UnsupportedError):
             envglot.convert(v2, from_="response-v2", to="errorcode", unsupported="raise")
 
-    def test_complete_pagination_is_written(self) -> None:
+    def test_a_requested_page_size_is_not_a_result_count(self) -> None:
+        """response-v2 ``page_size`` is the requested limit, errorcode ``result_count`` the number
+        of results in this page (issue 25): one never stands in for the other."""
         v2 = (
             b'{"success":true,"data":{"tweets":[]},"error":null,"meta":{"version":"response-v2",'
             b'"pagination":{"cursor":"c2","has_more":false,"page_size":20}}}'
         )
-        out = msgspec.json.decode(envglot.convert(v2, from_="response-v2", to="errorcode", unsupported="ignore"))
-        assert out["meta"]["pagination"] == {"next_token": "c2", "result_count": 20, "has_more": False}
+        conv = envglot.conversion(v2, from_="response-v2", to="errorcode", unsupported="ignore")
+        assert "meta" not in msgspec.json.decode(conv.output)
+        assert "$.meta.pagination.page_size" in [d.path for d in conv.diagnostics if d.lossy]
+
+    def test_complete_pagination_is_written(self) -> None:
+        doc = (
+            b'{"success":true,"data":[],"meta":{"tool_version":"1.0","elapsed_ms":3,'
+            b'"pagination":{"next_token":"c2","result_count":1,"has_more":false}}}'
+        )
+        assert envglot.read(doc, from_="errorcode").pagination == envglot.canonical.Pagination(
+            cursor="c2", count=1, has_more=False
+        )
+        out = msgspec.json.decode(envglot.convert(doc, from_="errorcode", to="errorcode"))
+        assert out["meta"]["pagination"] == {"next_token": "c2", "result_count": 1, "has_more": False}
 
     def test_validate_requires_result_count_and_has_more(self) -> None:
         doc = b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":3,"pagination":{"next_token":"n"}}}'

@@ -369,10 +369,14 @@ class TestProblemJson(GoldenSuite):
             there = envglot.convert(doc, to=dst, preserve=True, unsupported="ignore")
             assert envglot.convert(there, to=NAME, preserve=True) == doc
 
-    def test_a_stated_retryable_a_target_cannot_carry_is_reported(self) -> None:
+    def test_a_stated_retryable_a_target_code_cannot_say_travels_in_its_details(self) -> None:
+        """result's codes do not state a retryable: the stated one travels in error_data.details
+        (issue 25) and reads back, so nothing is lost."""
         doc = b'{"type":"about:blank","title":"Bad Gateway","status":502,"retryable":true}'
         conv = envglot.conversion(doc, to="result", unsupported="ignore")
-        assert "$.retryable" in [d.path for d in conv.diagnostics if d.lossy]
+        assert msgspec.json.decode(conv.output)["error_data"] == {"details": {"retryable": True}}
+        assert "$.retryable" not in [d.path for d in conv.diagnostics if d.lossy]
+        assert envglot.read(conv.output, from_="result").problems[0].retryable is True
 
     def test_a_foreign_type_uri_into_response_v2_is_reported(self) -> None:
         doc = b'{"type":"https://example.com/probs/out-of-credit","title":"No credit","status":403}'

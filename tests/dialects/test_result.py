@@ -117,7 +117,12 @@ class TestResult(GoldenSuite):
         )
         conv = envglot.conversion(doc, from_="errorcode", to="result", unsupported="ignore")
         out = msgspec.json.decode(conv.output)
-        assert out["error_data"] == {"posted_tweet_ids": ["1901", "1902"], "failed_at_index": 2}
+        # the payload's keys, then the error's details carrying the retryable partial_failure's row does not state
+        assert out["error_data"] == {
+            "posted_tweet_ids": ["1901", "1902"],
+            "failed_at_index": 2,
+            "details": {"retryable": True},
+        }
         assert "value" not in out
         assert not [d for d in conv.diagnostics if d.path.startswith("$.data")]
         back = envglot.convert(conv.output, from_="result", to="errorcode", unsupported="ignore")

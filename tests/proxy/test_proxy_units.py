@@ -229,7 +229,8 @@ def test_failure_of_a_protocol_error_keeps_the_code() -> None:
     out = r.failure(r.table.for_code(-32099), "weird", "t", code=-32099)
     doc = out.result["structuredContent"]
     assert out.is_error and doc["success"] is False and doc["error"] == "weird"
-    assert doc["data"]["details"] == {"jsonrpc_code": -32099}
+    # INTERNAL_ERROR reads as internal: the category (unknown) travels in the details (issue 25)
+    assert doc["data"]["details"] == {"jsonrpc_code": -32099, "category": "unknown"}
 
 
 def test_tool_listing_rewrite() -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "RAW_EMPTY_OBJECT",
     "RAW_NULL",
     "WireDecoder",
+    "error_details",
     "object_payload",
     "opt",
     "raw_is_object",
@@ -251,6 +252,13 @@ def object_or_wrapped(raw: Raw | None, ctx: Context, field: str, dialect: str, i
             Kind.PAYLOAD_WRAPPED, ctx.path(field, index), f'non-object {field} wrapped as {{"value": ...}}', dialect
         )
     return wrap_payload(raw)
+
+
+def error_details(raw: Raw | None, ctx: Context, dialect: str, index: int | None = None) -> Raw | None:
+    """An error's ``details`` for a target whose spec makes it an optional object: ``null``
+    carries nothing and is left out (never written as ``details: null``); any other non-object
+    is wrapped (:func:`object_or_wrapped`)."""
+    return None if raw is None or raw == RAW_NULL else object_or_wrapped(raw, ctx, "problem.details", dialect, index)
 
 
 ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")

@@ -11,7 +11,15 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, type_name
-from ..context import Context, missing_problem, problem_message, read_problem, write_code
+from ..context import (
+    Context,
+    carried_meaning,
+    carry_meaning,
+    missing_problem,
+    problem_message,
+    read_problem,
+    write_code,
+)
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
@@ -23,6 +31,7 @@ from ._common import (
     RAW_NULL,
     WireDecoder,
     count_for,
+    error_details,
     object_or_wrapped,
     raw_is_object,
     timestamp_for,
@@ -100,7 +109,7 @@ class ResultError(Struct):
 
     code: str
     message: str
-    details: Annotated[Raw, Rule(kind="object")] = ABSENT
+    details: Annotated[Raw, Rule(kind="object", nullable=False)] = ABSENT
 
 
 _DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
@@ -176,17 +185,16 @@ def _problems(
     code = _str_field(err, "code", "$.data.result.error.code", True)
     message = _str_field(err, "message", "$.data.result.error.message", True)
     details = err.pop("details", None)
-    return (
-        read_problem(
-            dmap,
-            code,
-            ctx,
-            "$.data.result.error.code",
-            message=message,
-            details=details,
-            extra=Raw(_ENC.encode(err)) if err else None,
-        ),
+    p = read_problem(
+        dmap,
+        code,
+        ctx,
+        "$.data.result.error.code",
+        message=message,
+        details=details,
+        extra=Raw(_ENC.encode(err)) if err else None,
     )
+    return (carried_meaning(p, dmap, ctx),)
 
 
 def _payload(data: Data, failure: tuple[dict[str, Raw], dict[str, Raw]] | None) -> Raw | None:
@@ -284,14 +292,23 @@ def _result(
         return payload if payload is not None else RAW_NULL
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
     err: dict[str, Raw] = _RAW_DICT.decode(p.extra) if p.extra is not None else {}
-    err["code"] = Raw(_ENC.encode(write_code(p, dmap, ctx, 0)))
+    code = write_code(p, dmap, ctx, 0)
+    err["code"] = Raw(_ENC.encode(code))
     err["message"] = Raw(_ENC.encode(problem_message(p, summary, ctx, dmap, 0)))
-    if p.details is not None:
-        err["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
+    details = carry_meaning(p, code, error_details(p.details, ctx, NAME), dmap)
+    if details is not None:
+        err["details"] = details
     res: dict[str, Raw] = {}
     if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
         if raw_is_object(payload):
-            res = {k: v for k, v in _RAW_DICT.decode(payload).items() if k != "error"}
+            res = _RAW_DICT.decode(payload)
+            if res.pop("error", None) is not None:
+                ctx.report.add(
+                    Kind.VALUE_COERCED,
+                    ctx.path("payload") + ".error",
+                    'payload key "error" replaced by the error',
+                    NAME,
+                )
         else:
             ctx.dropped("payload", NAME, what="a non-object payload of a failure")
     res["error"] = Raw(_ENC.encode(err))

@@ -10,7 +10,16 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..context import Context, missing_problem, problem_message, read_problem, whole_ms, write_code
+from ..context import (
+    Context,
+    carried_meaning,
+    carry_meaning,
+    missing_problem,
+    problem_message,
+    read_problem,
+    whole_ms,
+    write_code,
+)
 from ..diagnostics import Kind
 from ..dialect import Dialect, Probe, Shape
 from ..errors import ParseError
@@ -20,6 +29,7 @@ from ..mappings import DialectMap, Mappings
 from ._common import (
     ABSENT,
     WireDecoder,
+    error_details,
     object_or_wrapped,
     object_payload,
     opt,
@@ -60,7 +70,7 @@ class Issue(_Wire):
     code: str
     message: str
     path: str | None = None
-    details: Annotated[Raw, Rule(kind="object")] = ABSENT
+    details: Annotated[Raw, Rule(kind="object", nullable=False)] = ABSENT
 
 
 class Audit(_Wire):
@@ -165,7 +175,13 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
     if not w.errors:
         return ()
     return tuple(
-        read_problem(dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details))
+        carried_meaning(
+            read_problem(
+                dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details)
+            ),
+            dmap,
+            ctx,
+        )
         for i, e in enumerate(w.errors)
     )
 
@@ -274,15 +290,19 @@ def _failures(
 
 
 def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap) -> list[Issue]:
-    return [
-        Issue(
-            code=write_code(p, dmap, ctx, i),
-            message=problem_message(p, summary, ctx, dmap, i),
-            path=p.path,
-            details=raw_or_absent(object_or_wrapped(p.details, ctx, "problem.details", NAME, i)),
+    out = []
+    for i, p in enumerate(failures):
+        code = write_code(p, dmap, ctx, i)
+        details = carry_meaning(p, code, error_details(p.details, ctx, NAME, i), dmap)
+        out.append(
+            Issue(
+                code=code,
+                message=problem_message(p, summary, ctx, dmap, i),
+                path=p.path,
+                details=raw_or_absent(details),
+            )
         )
-        for i, p in enumerate(failures)
-    ]
+    return out
 
 
 def _notices(warnings: tuple[c.Notice, ...], ctx: Context, dmap: DialectMap) -> list[str | Issue]:

@@ -123,7 +123,7 @@ def _read_pagination(w: Envelope) -> c.Pagination | None:
     pg = None if w.meta is None else w.meta.pagination
     if pg is None:
         return None
-    return c.Pagination(cursor=pg.next_token, has_more=pg.has_more, page_size=pg.result_count)
+    return c.Pagination(cursor=pg.next_token, has_more=pg.has_more, count=pg.result_count)
 
 
 def _version_extra(w: Envelope, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
@@ -157,16 +157,17 @@ def _pagination(pg: c.Pagination | None, ctx: Context) -> MetaPagination | None:
 
     TuitBot's ``PaginationInfo`` requires ``result_count`` (u32) and ``has_more`` (bool):
     its serde rejects a pagination without them, so an incomplete one is left out whole
-    (``result_count`` is never guessed from the payload: which array it counts is unknowable).
+    (``result_count`` is never guessed from the payload: which array it counts is unknowable,
+    nor taken from a requested page size, which is another fact).
     """
     if pg is None:
         return None
-    if pg.page_size is not None and pg.page_size < 0:
-        pg = msgspec.structs.replace(pg, page_size=count_for(pg.page_size, ctx, "pagination.page_size", NAME))
-    if pg.page_size is not None and pg.has_more is not None:
-        return MetaPagination(next_token=pg.cursor, result_count=pg.page_size, has_more=pg.has_more)
-    lacking = " and ".join(k for k, v in (("result_count", pg.page_size), ("has_more", pg.has_more)) if v is None)
-    for field in ("cursor", "has_more", "page_size"):
+    if pg.count is not None and pg.count < 0:
+        pg = msgspec.structs.replace(pg, count=count_for(pg.count, ctx, "pagination.count", NAME))
+    if pg.count is not None and pg.has_more is not None:
+        return MetaPagination(next_token=pg.cursor, result_count=pg.count, has_more=pg.has_more)
+    lacking = " and ".join(k for k, v in (("result_count", pg.count), ("has_more", pg.has_more)) if v is None)
+    for field in ("cursor", "has_more", "count"):
         if getattr(pg, field) is not None:
             ctx.dropped(f"pagination.{field}", NAME, what=f"pagination.{field} of a pagination without {lacking}")
     return None

@@ -6,16 +6,19 @@ import re
 from typing import Annotated, Any
 
 import msgspec
-from msgspec import Raw, Struct
+from msgspec import UNSET, Raw, Struct, UnsetType
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, type_name
 from ..context import (
     Context,
+    carried_meaning,
+    carry_meaning,
     missing_problem,
     non_negative_ms,
     problem_message,
     read_problem,
+    retryable_there,
     type_implied,
     write_code,
 )
@@ -31,6 +34,7 @@ from ._common import (
     RAW_NULL,
     WireDecoder,
     count_for,
+    error_details,
     object_or_wrapped,
     object_payload,
     opt,
@@ -64,7 +68,8 @@ class WarningDetail(_Wire, kw_only=True):
 
 
 class Pagination(_Wire):
-    cursor: str | None = None
+    cursor: str | UnsetType | None = UNSET
+    """``null`` (no next page) is kept apart from absent."""
     has_more: bool | None = None
     page_size: Annotated[int | None, Rule(ge=0)] = None
     total_count: Annotated[int | None, Rule(ge=0)] = None
@@ -108,7 +113,7 @@ class _ErrorFields(Struct):
     error_code: str | None = None
     error_type: str | None = None
     remediation: str | None = None
-    details: dict[str, Any] | None = None
+    details: Annotated[dict[str, Any] | None, Rule(nullable=False)] = None
     retry_after_seconds: Annotated[int | float | None, Rule(ge=0)] = None
 
 
@@ -231,7 +236,12 @@ def _payload(w: Envelope, failure: _Failure | None, ctx: Context) -> Raw:
 
 
 def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
-    """A failure's one problem: by its code where the tables know it, else by its ``error_type``."""
+    """A failure's one problem: by its code where the tables know it, else by its ``error_type``.
+
+    A stated ``error_type`` wins over an extension code's row (``ext``: a code outside the
+    documented catalogue, read by what its spelling suggests) that names another category:
+    ``TIMEOUT`` stated ``unavailable`` is unavailable, not ``deadline_exceeded``.
+    """
     if failure is None:
         return ()
     code, etype = failure.code, failure.type
@@ -250,12 +260,13 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
         details=failure.details,
         retry_after_ms=failure.retry_after_ms,
     )
-    if code is not None and code in dmap.codes:
+    row = dmap.codes.get(code) if code is not None else None
+    if row is not None and not (row.ext and trow is not None and trow.category != row.category):
         p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
         if p.retryable is None and trow is not None:
             p = msgspec.structs.replace(p, retryable=trow.retryable)
-    elif trow is not None:
-        if code is not None:
+    elif trow is not None:  # no known code, or an extension code whose row is a guess the stated word overrules
+        if code is not None and row is None:
             ctx.report.add(
                 Kind.CODE_UNKNOWN,
                 "$.data.error_code",
@@ -275,7 +286,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
         )
     else:
         p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
-    return (p,)
+    return (carried_meaning(p, dmap, ctx),)
 
 
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
@@ -330,7 +341,8 @@ def _pagination(w: Envelope) -> c.Pagination | None:
     if pg is None:
         return None
     return c.Pagination(
-        cursor=pg.cursor,
+        cursor=pg.cursor if isinstance(pg.cursor, str) else None,
+        null_cursor=pg.cursor is None,
         has_more=pg.has_more,
         total=pg.total_count,
         page_size=pg.page_size,
@@ -428,10 +440,13 @@ def _error_type_for(p: c.Problem, code: str, ctx: Context, dmap: DialectMap) -> 
             f"the source said {str(p.retryable).lower()}",
             NAME,
         )
+    elif p.retryable is not None and implied is None and retryable_there(p, dmap, ctx.mappings) != p.retryable:
+        said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
+        ctx.dropped("problem.retryable", NAME, None, said)
     return etype
 
 
-def _data(body: Raw, wire_error: _WireError | None, ctx: Context) -> Raw:
+def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectMap) -> Raw:
     """``data``; a failure's carries the error's fields (a payload key they replace is reported)."""
     if wire_error is None:
         return body
@@ -450,8 +465,9 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context) -> Raw:
     d["error_type"] = Raw(_ENC.encode(wire_error.type))
     if p.remediation is not None:
         d["remediation"] = Raw(_ENC.encode(p.remediation))
-    if p.details is not None:
-        d["details"] = object_or_wrapped(p.details, ctx, "problem.details", NAME)
+    details = carry_meaning(p, wire_error.code, error_details(p.details, ctx, NAME), dmap)
+    if details is not None:
+        d["details"] = details
     retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
     if retry_ms is not None:
         if retry_ms % 1000 and retry_ms >= _MAX_FLOAT_SECONDS * 1000:  # a fraction no reader can hold
@@ -528,7 +544,7 @@ def _meta_pagination(pagination: c.Pagination | None, ctx: Context) -> Paginatio
     if pg is None:
         return None
     return Pagination(
-        cursor=pg.cursor,
+        cursor=pg.cursor if pg.cursor is not None else None if pg.null_cursor else UNSET,
         has_more=pg.has_more,
         page_size=count_for(pg.page_size, ctx, "pagination.page_size", NAME),
         total_count=count_for(pg.total, ctx, "pagination.total", NAME),

@@ -9,7 +9,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, outcome_keys
-from ..context import Context, missing_problem, read_problem, write_code
+from ..context import Context, carried_meaning, carry_meaning, missing_problem, read_problem, write_code
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
@@ -104,18 +104,17 @@ def _parts(w: Envelope) -> _Parts:
 def _problems(w: Envelope, parts: _Parts, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
     if w.success:
         return ()
-    return (
-        read_problem(
-            dmap,
-            w.error_type,
-            ctx,
-            "$.error_type",
-            message=w.error,
-            details=parts.details,
-            exception_type=w.exception_type,
-            exception_message=w.exception_message,
-        ),
+    p = read_problem(
+        dmap,
+        w.error_type,
+        ctx,
+        "$.error_type",
+        message=w.error,
+        details=parts.details,
+        exception_type=w.exception_type,
+        exception_message=w.exception_message,
     )
+    return (carried_meaning(p, dmap, ctx),)
 
 
 READING = Reading(
@@ -211,8 +210,15 @@ def _error_type(p: c.Problem | None, ctx: Context, dmap: DialectMap) -> str | No
     return write_code(p, dmap, ctx, 0)
 
 
-def _failure_data(p: c.Problem | None, payload: Raw | None, ctx: Context) -> Raw:
-    return ABSENT if p is None else _error_data(payload, p.details, ctx)
+def _failure_data(
+    p: c.Problem | None, error_type: str | None, payload: Raw | None, ctx: Context, dmap: DialectMap
+) -> Raw:
+    """A failure's ``error_data``, its ``details`` carrying a category (and ``retryable``) the
+    written ``error_type`` cannot say."""
+    if p is None:
+        return ABSENT
+    details = p.details if error_type is None else carry_meaning(p, error_type, p.details, dmap)
+    return _error_data(payload, details, ctx)
 
 
 def _out(
