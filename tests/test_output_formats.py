@@ -247,7 +247,7 @@ def test_convert_errors_and_refusals_are_findings() -> None:
     assert annotation.startswith("::error file=<stdin>,line=1,title=detect_error::$: invalid JSON: ")
     r = run(
         [
-            *("convert", "examples/errorcode/rate-limited.json", "-t", "response-v2", "--unsupported", "raise"),
+            *("convert", "examples/errorcode/rate-limited.json", "-t", "code-graph", "--unsupported", "raise"),
             *("--ignore", "field_dropped", "--output-format", "json"),
         ]
     )
