@@ -8,6 +8,7 @@ same properties at random; these are the classes it found, pinned.
 from __future__ import annotations
 
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
@@ -18,7 +19,7 @@ import envglot.mcp as emcp
 from envglot import Kind, ParseError
 from envglot.api import detection
 from envglot.dialects import WRITABLE
-from envglot.limits import MAX_DEPTH
+from envglot.limits import MAX_DEPTH, check_input
 from envglot.mappings import default_mappings
 from envglot.residue import digest
 from envglot.transport import wrap_bytes
@@ -147,6 +148,35 @@ def test_escaped_quotes_and_backslashes_do_not_confuse_the_depth_count(escapes: 
     assert envglot.convert(doc, to="result", max_depth=251, unsupported="ignore")
     with pytest.raises(ParseError, match="nesting deeper than 249"):
         envglot.convert(doc, to="result", max_depth=249)
+
+
+def _depths_refused(max_depth: int) -> list[bool]:
+    """Whether ``check_input`` refuses documents nested max_depth - 2 .. max_depth + 2 deep."""
+    out = []
+    for n in range(max_depth - 2, max_depth + 3):
+        for doc in (_deep(n - 1), b'{"a":' * n + b'"]]"' + b"}" * n, b"[" * n + b'1,"[' + b"]" * n):
+            try:
+                check_input(doc, max_depth)
+                out.append(False)
+            except ParseError as exc:
+                assert f"nesting deeper than {max_depth} levels" in str(exc)
+                out.append(True)
+    return out
+
+
+@pytest.mark.parametrize("max_depth", [3, 40, MAX_DEPTH, 900])
+def test_the_depth_limit_holds_to_the_level_at_any_stack_depth_and_in_any_thread(max_depth: int) -> None:
+    # The fast check runs msgspec at a lowered recursion budget; a caller deep in its own
+    # stack, other threads and broken JSON (the last document) must get the same answers.
+    expected = [n > max_depth for n in range(max_depth - 2, max_depth + 3) for _ in range(3)]
+
+    def nested(levels: int) -> list[bool]:
+        return nested(levels - 1) if levels else _depths_refused(max_depth)
+
+    assert _depths_refused(max_depth) == expected
+    assert nested(400) == expected
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(lambda _: _depths_refused(max_depth), range(8))) == [expected] * 8
 
 
 @pytest.mark.parametrize(
