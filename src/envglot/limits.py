@@ -19,8 +19,9 @@ import ctypes
 import math
 import re
 import threading
+from collections.abc import Callable
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -33,12 +34,16 @@ __all__ = [
     "MAX_DEPTH_CEILING",
     "OUTPUT_DEPTH_MARGIN",
     "bad_value",
+    "check_depth",
     "check_input",
     "check_text",
     "encode_checked",
     "path_at",
     "too_deep",
+    "within_depth",
 ]
+
+_T = TypeVar("_T")
 
 MAX_DEPTH = 256
 """Default nesting limit (objects and arrays), as jq's; ``max_depth=`` changes it."""
@@ -61,8 +66,12 @@ _STEP[ord(")")] = -1
 _MAX_SEGMENTS = 12
 
 
-def check_input(buf: bytes, max_depth: int = MAX_DEPTH) -> tuple[bytes, bool]:
-    """``(document without BOM, had a BOM)``; raises :class:`ParseError` on bad encoding or depth."""
+def check_input(buf: bytes, max_depth: int = MAX_DEPTH, *, depth: bool = True) -> tuple[bytes, bool]:
+    """``(document without BOM, had a BOM)``; raises :class:`ParseError` on bad encoding or depth.
+
+    ``depth=False`` leaves the depth to the caller, who then parses the document first
+    through :func:`within_depth` (or calls :func:`check_depth`) before anything else reads it.
+    """
     if not 0 < max_depth <= MAX_DEPTH_CEILING:
         raise EnvglotError(f"max_depth must be between 1 and {MAX_DEPTH_CEILING}, not {max_depth}")
     bom = buf[:3] == BOM
@@ -77,13 +86,54 @@ def check_input(buf: bytes, max_depth: int = MAX_DEPTH) -> tuple[bytes, bool]:
                 f"invalid UTF-8 at byte {off + 3 * bom} ({exc.reason}: {excerpt(buf[off : off + 4])})",
                 path=path_at(buf, off),
             ) from None
+    if depth:
+        check_depth(buf, max_depth, bom)
+    return buf, bom
+
+
+def check_depth(buf: bytes, max_depth: int, bom: bool = False) -> None:
+    """Raise :class:`ParseError` naming the byte offset and path if ``buf`` nests deeper than ``max_depth``.
+
+    ``bom``: a byte order mark was removed from the front (the offset counts it).
+    """
     if len(buf) > 2 * max_depth and too_deep(buf, max_depth):
         off = _too_deep_at(buf, max_depth)
         raise ParseError(
             f"nesting deeper than {max_depth} levels at byte {off + 3 * bom} (the limit is max_depth={max_depth})",
             path=path_at(buf, off),
         )
-    return buf, bom
+
+
+def within_depth(fn: Callable[[bytes], _T], buf: bytes, max_depth: int, bom: bool = False) -> _T:
+    """``fn(buf)`` for a document whose depth is not checked yet, with the parse ``fn`` does as the check.
+
+    ``fn`` must parse all of ``buf`` with msgspec before it returns (a dialect's decoder, or
+    ``msgspec.json.format``). It runs with this thread's recursion budget lowered as in
+    :func:`too_deep`, so msgspec's own guard stops a document nested ``max_depth`` levels or
+    more; if ``fn`` raises anything, the exact check decides: the depth :class:`ParseError`
+    first, as :func:`check_input` would have raised it, else ``fn``'s own exception (a
+    ``RecursionError`` runs ``fn`` again at the full budget). Where the budget cannot be
+    lowered, the exact check runs first.
+    """
+    cell = _BUDGET.counter()
+    cap = max_depth + _BUDGET.slack - 1
+    if len(buf) <= 2 * max_depth:
+        return fn(buf)
+    if cell is None or cap < 1 or cell.value <= cap:
+        check_depth(buf, max_depth, bom)
+        return fn(buf)
+    saved = cell.value
+    cell.value = cap
+    try:
+        return fn(buf)
+    except Exception as exc:
+        failed = exc
+    finally:
+        cell.value = saved
+    check_depth(buf, max_depth, bom)
+    if isinstance(failed, RecursionError):
+        return fn(buf)
+    raise failed
 
 
 def check_text(text: str, where: str = "$") -> None:
