@@ -173,13 +173,17 @@ def _converter(doc: bytes, max_depth: int) -> object:
     return envglot.Converter(to="dotbot", from_="result", unsupported="ignore", max_depth=max_depth).convert_bytes(doc)
 
 
-@pytest.mark.parametrize("check", [check_input, _converter], ids=["check_input", "converter"])
+def _detecting(doc: bytes, max_depth: int) -> object:
+    return envglot.Converter(to="dotbot", unsupported="ignore", max_depth=max_depth).convert_bytes(doc)
+
+
+@pytest.mark.parametrize("check", [check_input, _converter, _detecting], ids=["check_input", "converter", "detecting"])
 @pytest.mark.parametrize("max_depth", [3, 40, MAX_DEPTH, 900])
 def test_the_depth_limit_holds_to_the_level_at_any_stack_depth_and_in_any_thread(
     max_depth: int, check: Callable[[bytes, int], object]
 ) -> None:
     # The depth is checked by msgspec's own guard at a lowered recursion budget (a skip in
-    # check_input, the reader's parse in a Converter with a known source): a caller deep in
+    # check_input, the detection's or the known source reader's parse in a Converter): a caller deep in
     # its own stack, other threads and broken JSON must get the same answers as the exact count.
     expected = [n > max_depth for n in range(max_depth - 2, max_depth + 3) for _ in range(4)]
 

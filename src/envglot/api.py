@@ -278,8 +278,9 @@ class _Pipeline:
         caller has already done both (``migrate``): neither is done again.
         """
         start = len(report.diagnostics)
-        # With the source known, the first parse of the document checks its depth (within_depth)
-        deferred = checked is None and self.src is not None
+        # The first parse of the document (the detection's, or the known source's reader) checks
+        # its depth: limits.within_depth
+        deferred = checked is None
         if checked is None:
             buf, bom = check_input(buf, self.max_depth, depth=not deferred)
             known: Detection | None = None
@@ -292,6 +293,9 @@ class _Pipeline:
         detection: Detection | None = None
         src = self.src
         if src is None:
+            if deferred:
+                known = within_depth(classify, buf, self.max_depth, bom)
+                deferred = False
             inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
             unwrapped = inner is not buf
             buf = inner
