@@ -286,7 +286,7 @@ class _Budget:
     hold, :attr:`offset` stays ``None`` and the exact bracket count is used.
     """
 
-    WORDS = 64  # ints of the thread state searched (the counter is in its first 64 bytes on 3.11-3.13)
+    WORDS = 64  # ints of the thread state searched (the counter is in its first 64 bytes on 3.11-3.13, of 256 read)
 
     def __init__(self) -> None:
         self.offset: int | None = None
