@@ -5,9 +5,10 @@ msgspec into its wire Struct (the type checks envglot's reader relies on), the c
 envglot's rules require for that pair, then the target document built directly as bytes,
 plus the pair's unavoidable extra work (minifying a spaced source, code-graph's
 ``approxTokens`` and synthesized ``requestId``). :func:`build` puts the input checks every
-document must pass in front of it (valid UTF-8 and nesting depth, ``envglot.limits.check_input``:
-the trust-boundary rules require them of every conversion; they are envglot's own function
-because no cheaper exact check is known; ``checked=False`` gives the bare pair code). No canonical model, no diagnostics
+document must pass (valid UTF-8, ``envglot.limits.check_input``, and nesting depth, checked
+by the pair code's own msgspec parse through ``envglot.limits.within_depth``: the trust-boundary
+rules require them of every conversion; they are envglot's own functions because no cheaper
+exact check is known; ``checked=False`` gives the bare pair code). No canonical model, no diagnostics
 (the harness runs envglot with ``unsupported="ignore"``).
 
 Error codes are looked up in a table built once per pair (:func:`code_table`; per
@@ -45,7 +46,7 @@ from msgspec import Raw
 
 import envglot
 from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
-from envglot.limits import MAX_DEPTH, check_input
+from envglot.limits import MAX_DEPTH, check_input, within_depth
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
 
@@ -1835,9 +1836,10 @@ NOT_WRITTEN = "no floor written for this pair"
 def build(src: str, dst: str, checked: bool = True) -> Conv | None:
     """The floor of ``src -> dst``, or ``None`` when none is written.
 
-    ``checked``: the floor first makes the input checks every document must pass (valid UTF-8,
-    nesting within ``MAX_DEPTH``: ``envglot.limits.check_input``), which envglot's trust-boundary
-    rules require of any conversion; ``False`` gives the bare pair code.
+    ``checked``: the floor makes the input checks every document must pass (valid UTF-8 by
+    ``envglot.limits.check_input``, nesting within ``MAX_DEPTH`` by running the pair code through
+    ``envglot.limits.within_depth``), which envglot's trust-boundary rules require of any
+    conversion; ``False`` gives the bare pair code.
     """
     make = FLOORS.get((src, dst))
     if make is None:
@@ -1847,6 +1849,7 @@ def build(src: str, dst: str, checked: bool = True) -> Conv | None:
         return bare
 
     def floor(b: bytes) -> bytes:
-        return bare(check_input(b, MAX_DEPTH)[0])
+        buf, bom = check_input(b, MAX_DEPTH, depth=False)
+        return within_depth(bare, buf, MAX_DEPTH, bom)
 
     return floor

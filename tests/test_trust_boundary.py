@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import os
+import subprocess
+import sys
 import tracemalloc
 import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import msgspec
@@ -21,7 +26,7 @@ import envglot.mcp as emcp
 from envglot import Kind, ParseError
 from envglot.api import detection
 from envglot.dialects import WRITABLE
-from envglot.limits import MAX_DEPTH
+from envglot.limits import MAX_DEPTH, check_input
 from envglot.mappings import default_mappings
 from envglot.residue import digest
 from envglot.transport import wrap_bytes
@@ -150,6 +155,52 @@ def test_escaped_quotes_and_backslashes_do_not_confuse_the_depth_count(escapes: 
     assert envglot.convert(doc, to="result", max_depth=251, unsupported="ignore")
     with pytest.raises(ParseError, match="nesting deeper than 249"):
         envglot.convert(doc, to="result", max_depth=249)
+
+
+def _depths_refused(max_depth: int, check: Callable[[bytes, int], object]) -> list[bool]:
+    """Whether ``check`` refuses documents nested max_depth - 2 .. max_depth + 2 deep."""
+    out = []
+    for n in range(max_depth - 2, max_depth + 3):
+        for doc in (
+            _deep(n - 1),  # a result success
+            b'{"success": true, "value": ' + b"[ " * (n - 1) + b'"]]"' + b" ]" * (n - 1) + b"}",  # spaced
+            b'{"success":true,"value":' + b"[" * (n - 1) + b'1,"[' + b"]" * (n - 1),  # broken beyond the depth
+            b'{"success":true,"value":x' + b"[" * (n - 1) + b"]" * (n - 1) + b"}",  # broken before it
+        ):
+            try:
+                check(doc, max_depth)
+                out.append(False)
+            except ParseError as exc:
+                out.append(f"nesting deeper than {max_depth} levels" in str(exc))
+    return out
+
+
+def _converter(doc: bytes, max_depth: int) -> object:
+    return envglot.Converter(to="dotbot", from_="result", unsupported="ignore", max_depth=max_depth).convert_bytes(doc)
+
+
+def _detecting(doc: bytes, max_depth: int) -> object:
+    return envglot.Converter(to="dotbot", unsupported="ignore", max_depth=max_depth).convert_bytes(doc)
+
+
+@pytest.mark.parametrize("check", [check_input, _converter, _detecting], ids=["check_input", "converter", "detecting"])
+@pytest.mark.parametrize("max_depth", [3, 40, MAX_DEPTH, 900])
+def test_the_depth_limit_holds_to_the_level_at_any_stack_depth_and_in_any_thread(
+    max_depth: int, check: Callable[[bytes, int], object]
+) -> None:
+    # The depth is checked by msgspec's own guard at a lowered recursion budget (a skip in
+    # check_input, the detection's or the known source reader's parse in a Converter): a caller deep in
+    # its own stack, other threads and broken JSON must get the same answers as the exact count.
+    expected = [n > max_depth for n in range(max_depth - 2, max_depth + 3) for _ in range(4)]
+
+    def nested(levels: int) -> list[bool]:
+        return nested(levels - 1) if levels else _depths_refused(max_depth, check)
+
+    assert _depths_refused(max_depth, check) == expected
+    if max_depth <= MAX_DEPTH:  # (a caller 400 frames deep leaves no room for 900 levels on 3.11)
+        assert nested(400) == expected
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(lambda _: _depths_refused(max_depth, check), range(8))) == [expected] * 8
 
 
 @pytest.mark.parametrize(
@@ -578,3 +629,20 @@ def test_a_repeated_outcome_member_is_refused(doc: bytes, key: str) -> None:
 def test_an_outcome_key_repeated_only_inside_the_payload_is_fine() -> None:
     doc = b'{"success":true,"data":{"success":false,"items":[{"success":true}]},"error":null}'
     assert envglot.read(doc).ok and envglot.validate(doc) == []
+
+
+def test_the_depth_budget_can_be_turned_off_with_the_same_answers() -> None:
+    """``ENVGLOT_DEPTH_BUDGET=exact``: no search of the thread state; the exact count decides alike."""
+    code = (
+        "from envglot import limits\n"
+        "assert limits._BUDGET.offset is None\n"
+        "limits.check_input(b'[' * 256 + b']' * 256)\n"
+        "try:\n"
+        "    limits.check_input(b'[' * 257 + b']' * 257)\n"
+        "except limits.ParseError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {**os.environ, "ENVGLOT_DEPTH_BUDGET": "exact"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("nesting deeper than 256 levels at byte 256 (the limit is max_depth=256)")

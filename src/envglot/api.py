@@ -18,7 +18,15 @@ from .errors import DetectError, EnvglotError, NoEnvelopeError, ParseError
 from .excerpt import excerpt
 from .fields import _ENABLED as _COMPILED
 from .fields import bound_pair
-from .limits import MAX_DEPTH, check_input, check_text, encode_checked, repeated_member
+from .limits import (
+    MAX_DEPTH,
+    check_depth,
+    check_input,
+    check_text,
+    encode_checked,
+    repeated_member,
+    within_depth,
+)
 from .mappings import Mappings, default_mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level, Policy
@@ -100,6 +108,11 @@ def _from_bytes(out: bytes, like: object, target: Dialect) -> Any:
 
 def _mappings(m: MappingsArg) -> Mappings:
     return m if isinstance(m, Mappings) else mappings_for(m)
+
+
+def _minify(buf: bytes) -> bytes:
+    """``buf`` without insignificant whitespace (``msgspec.DecodeError`` for broken JSON)."""
+    return msgspec.json.format(buf, indent=-1)
 
 
 def _style(out: bytes, style: str, target: str) -> bytes:
@@ -333,8 +346,11 @@ class _Pipeline:
         caller has already done both (``migrate``): neither is done again.
         """
         start = len(report.diagnostics)
+        # The first parse of the document (the detection's, or the known source's reader) checks
+        # its depth: limits.within_depth
+        deferred = checked is None
         if checked is None:
-            buf, bom = check_input(buf, self.max_depth)
+            buf, bom = check_input(buf, self.max_depth, depth=not deferred)
             known: Detection | None = None
         else:
             buf, bom, known = checked
@@ -345,6 +361,9 @@ class _Pipeline:
         detection: Detection | None = None
         src = self.src
         if src is None:
+            if deferred:
+                known = within_depth(classify, buf, self.max_depth, bom)
+                deferred = False
             inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
             unwrapped = inner is not buf
             buf = inner
@@ -361,9 +380,10 @@ class _Pipeline:
             # Minify the input once: Raw payloads then carry no insignificant whitespace, so
             # no writer has to minify its output; broken JSON is left for the reader to report.
             try:
-                buf = msgspec.json.format(buf, indent=-1)
+                buf = within_depth(_minify, buf, self.max_depth, bom) if deferred else _minify(buf)
             except msgspec.DecodeError:
                 pass
+            deferred = False  # parsed whole under the guard, or measured exactly
         if report is DISCARD and is_error is None and not self.preserve and _COMPILED[0]:
             # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
             # path gives the hub's bytes without building the canonical envelope.
@@ -373,13 +393,15 @@ class _Pipeline:
                 fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
             if fused is not None:
                 try:
-                    fast = fused(buf)
+                    fast = within_depth(fused, buf, self.max_depth, bom) if deferred else fused(buf)
                 except UnicodeEncodeError as exc:
                     raise _surrogate(exc, self.dst.name) from None
                 if fast is not None and (
                     self.src is None or self.dst.failed(fast) or _contrary(buf, src, forced, m) is None
                 ):
                     return (fast if compact else _style(fast, self.style, self.dst.name)), src.name, unwrapped
+        if deferred:
+            check_depth(buf, self.max_depth, bom)
         ctx = Context(m, report, m[src.name], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
         if self.src is not None and env.ok:

@@ -7,7 +7,6 @@ so it travels byte for byte unless a writer must change it.
 
 from __future__ import annotations
 
-import msgspec
 from msgspec import Raw, Struct
 
 __all__ = [
@@ -170,4 +169,4 @@ class Envelope(_Frozen, frozen=True):
     """``preserve`` mode: what another dialect needs to restore its original document."""
 
 
-ENVELOPE_FIELDS: tuple[str, ...] = tuple(f.name for f in msgspec.structs.fields(Envelope))
+ENVELOPE_FIELDS: tuple[str, ...] = Envelope.__struct_fields__

@@ -159,7 +159,7 @@ class Dialect:
         if "name" not in cls.__dict__:
             return
         if "keys" not in cls.__dict__ and cls.wire is not None:
-            cls.keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls.wire))
+            cls.keys = frozenset(cls.wire.__struct_encode_fields__)  # (no annotations evaluated)
         _REGISTRY[cls.name] = cls()
 
     # -- the unit's behaviour ------------------------------------------------------------

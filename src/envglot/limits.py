@@ -8,19 +8,23 @@ removed. Failures are :class:`~envglot.errors.ParseError` naming the byte offset
 the JSON path.
 
 Cost: ``bytes.isascii`` for the common document; a UTF-8 decode for non-ASCII input; for
-a document longer than twice ``max_depth``, a few C-speed passes that keep its brackets
-outside strings and a ``count`` per block of them (``_too_deep``); the token scan that
-names the offset and path runs only for a document that is too deep.
+a document longer than twice ``max_depth``, one pass of msgspec's parser skipping it
+(:func:`too_deep`), whose own recursion guard stops at ``max_depth`` levels; the token scan
+that names the offset and path runs only for a document that is too deep.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import math
+import os
 import re
+import threading
+from collections.abc import Callable
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -33,12 +37,17 @@ __all__ = [
     "MAX_DEPTH_CEILING",
     "OUTPUT_DEPTH_MARGIN",
     "bad_value",
+    "check_depth",
     "check_input",
     "check_text",
     "encode_checked",
     "path_at",
     "repeated_member",
+    "too_deep",
+    "within_depth",
 ]
+
+_T = TypeVar("_T")
 
 MAX_DEPTH = 256
 """Default nesting limit (objects and arrays), as jq's; ``max_depth=`` changes it."""
@@ -61,8 +70,12 @@ _STEP[ord(")")] = -1
 _MAX_SEGMENTS = 12
 
 
-def check_input(buf: bytes, max_depth: int = MAX_DEPTH) -> tuple[bytes, bool]:
-    """``(document without BOM, had a BOM)``; raises :class:`ParseError` on bad encoding or depth."""
+def check_input(buf: bytes, max_depth: int = MAX_DEPTH, *, depth: bool = True) -> tuple[bytes, bool]:
+    """``(document without BOM, had a BOM)``; raises :class:`ParseError` on bad encoding or depth.
+
+    ``depth=False`` leaves the depth to the caller, who then parses the document first
+    through :func:`within_depth` (or calls :func:`check_depth`) before anything else reads it.
+    """
     if not 0 < max_depth <= MAX_DEPTH_CEILING:
         raise EnvglotError(f"max_depth must be between 1 and {MAX_DEPTH_CEILING}, not {max_depth}")
     bom = buf[:3] == BOM
@@ -77,13 +90,54 @@ def check_input(buf: bytes, max_depth: int = MAX_DEPTH) -> tuple[bytes, bool]:
                 f"invalid UTF-8 at byte {off + 3 * bom} ({exc.reason}: {excerpt(buf[off : off + 4])})",
                 path=path_at(buf, off),
             ) from None
-    if len(buf) > 2 * max_depth and _too_deep(buf, max_depth):
+    if depth:
+        check_depth(buf, max_depth, bom)
+    return buf, bom
+
+
+def check_depth(buf: bytes, max_depth: int, bom: bool = False) -> None:
+    """Raise :class:`ParseError` naming the byte offset and path if ``buf`` nests deeper than ``max_depth``.
+
+    ``bom``: a byte order mark was removed from the front (the offset counts it).
+    """
+    if len(buf) > 2 * max_depth and too_deep(buf, max_depth):
         off = _too_deep_at(buf, max_depth)
         raise ParseError(
             f"nesting deeper than {max_depth} levels at byte {off + 3 * bom} (the limit is max_depth={max_depth})",
             path=path_at(buf, off),
         )
-    return buf, bom
+
+
+def within_depth(fn: Callable[[bytes], _T], buf: bytes, max_depth: int, bom: bool = False) -> _T:
+    """``fn(buf)`` for a document whose depth is not checked yet, with the parse ``fn`` does as the check.
+
+    ``fn`` must parse all of ``buf`` with msgspec before it returns (a dialect's decoder, or
+    ``msgspec.json.format``). It runs with this thread's recursion budget lowered as in
+    :func:`too_deep`, so msgspec's own guard stops a document nested ``max_depth`` levels or
+    more; if ``fn`` raises anything, the exact check decides: the depth :class:`ParseError`
+    first, as :func:`check_input` would have raised it, else ``fn``'s own exception (a
+    ``RecursionError`` runs ``fn`` again at the full budget). Where the budget cannot be
+    lowered, the exact check runs first.
+    """
+    cell = _BUDGET.counter()
+    cap = max_depth + _BUDGET.slack - 1
+    if len(buf) <= 2 * max_depth:
+        return fn(buf)
+    if cell is None or cap < 1 or cell.value <= cap:
+        check_depth(buf, max_depth, bom)
+        return fn(buf)
+    saved = cell.value
+    cell.value = cap
+    try:
+        return fn(buf)
+    except Exception as exc:
+        failed = exc
+    finally:
+        cell.value = saved
+    check_depth(buf, max_depth, bom)
+    if isinstance(failed, RecursionError):
+        return fn(buf)
+    raise failed
 
 
 def check_text(text: str, where: str = "$") -> None:
@@ -224,6 +278,132 @@ def _too_deep(buf: bytes, max_depth: int) -> bool:
             return True
         depth += 2 * opens - len(part)
     return False
+
+
+def too_deep(buf: bytes, max_depth: int) -> bool:
+    """Whether the JSON document ``buf`` nests deeper than ``max_depth`` levels.
+
+    msgspec's parser skips the document (no objects built) with this thread's recursion
+    budget lowered to ``max_depth - 1`` levels (:class:`_Budget`): a document it skips
+    whole is shallow enough. One its guard stops (``RecursionError``: nested ``max_depth``
+    levels or more), one it refuses as broken JSON, a thread already deeper in its stack
+    than the budget, or an interpreter whose recursion counter was not found at import,
+    takes the exact bracket count (:func:`_too_deep`), so the answer is the same either way.
+    """
+    cell = _BUDGET.counter()
+    cap = max_depth + _BUDGET.slack - 1  # one level short: a refusal is always checked exactly
+    if cell is None or cap < 1:
+        return _too_deep(buf, max_depth)
+    saved = cell.value
+    if saved <= cap:  # the caller is deep in its stack already: a refusal would prove little
+        return _too_deep(buf, max_depth)
+    cell.value = cap  # only ever lowered: never lets anything recurse deeper than CPython would
+    try:
+        _SKIP(buf)
+        skipped = True
+    except (RecursionError, msgspec.DecodeError):  # too deep, nearly, or broken: measured exactly
+        skipped = False  # (broken JSON beyond its first error, as before)
+    finally:
+        cell.value = saved
+    return not skipped and _too_deep(buf, max_depth)
+
+
+class _Budget:
+    """This thread's recursion counter (the one ``Py_EnterRecursiveCall`` decrements), found by measurement.
+
+    CPython keeps it in the thread state, at an offset that differs between versions (3.11
+    counts Python frames in it too; 3.12 and later count C recursion on its own, with a
+    different limit). At import, the one ``int`` of the thread state that drops by exactly
+    the number of C levels entered (a nested list comparison, measured at two depths) is
+    taken, then checked: with it lowered, msgspec's parser must stop at the same level
+    at two budgets. ``slack`` is how many more units than levels a skip needs at most
+    (an unspecialized call into msgspec may count one more: the budget only ever errs
+    towards stopping early, which the exact count then corrects). If any of this does not
+    hold, :attr:`offset` stays ``None`` and the exact bracket count is used.
+    """
+
+    WORDS = 64  # ints of the thread state searched (the counter is in its first 64 bytes on 3.11-3.13, of 256 read)
+
+    def __init__(self) -> None:
+        self.offset: int | None = None
+        self.slack = 0
+        self._local = threading.local()
+        if os.environ.get("ENVGLOT_DEPTH_BUDGET", "").lower() in ("0", "off", "exact"):
+            return  # the user's choice: every depth check is the exact bracket count
+        try:
+            self._get = ctypes.pythonapi.PyThreadState_Get
+            self._get.restype = ctypes.c_void_p
+            self.offset, self.slack = self._calibrate()
+        except Exception:  # pragma: no cover - an interpreter without the C API: the exact count
+            self.offset = None
+
+    def counter(self) -> ctypes.c_int | None:
+        """The running thread's counter (cached per thread), ``None`` if not found."""
+        if self.offset is None:
+            return None
+        cell: ctypes.c_int | None = getattr(self._local, "cell", None)
+        if cell is None:
+            cell = self._local.cell = ctypes.c_int.from_address(self._get() + self.offset)
+        return cell
+
+    def _words(self) -> list[int]:
+        return list((ctypes.c_int * self.WORDS).from_address(self._get()))
+
+    def _inside(self, levels: int) -> list[int]:
+        """The thread state's ints read ``levels`` C recursion levels deeper than here."""
+        seen: list[list[int]] = []
+        words = self._words
+
+        class Probe:
+            def __eq__(self, other: object) -> bool:
+                seen.append(words())
+                return True
+
+            __hash__ = None  # type: ignore[assignment]
+
+        a: Any = Probe()
+        b: Any = 0
+        for _ in range(levels):
+            a, b = [a], [b]
+        _ = a == b
+        return seen[0]
+
+    def _calibrate(self) -> tuple[int | None, int]:
+        low, high = self._inside(10), self._inside(40)
+        found = [i for i in range(self.WORDS) if low[i] - high[i] == 30 and high[i] > 100]
+        if len(found) != 1:
+            return None, 0
+        offset = found[0] * ctypes.sizeof(ctypes.c_int)
+        self.offset = offset
+        cell = self.counter()
+        assert cell is not None
+        # the most levels any call reaches (an unspecialized call into msgspec may count one more unit)
+        stops = [max(_deepest(cell, cap) for _ in range(12)) for cap in (60, 150)]
+        slack = 60 - stops[0]
+        if stops[1] != 150 - slack or not -4 < slack < 4:
+            return None, 0
+        self._local = threading.local()
+        return offset, slack
+
+
+def _deepest(cell: ctypes.c_int, cap: int) -> int:
+    """The deepest array nesting msgspec skips with ``cell`` at ``cap`` (set as :func:`too_deep` sets it)."""
+    for depth in range(cap + 4, 0, -1):
+        doc = b"[" * depth + b"]" * depth
+        saved = cell.value
+        cell.value = cap
+        try:
+            _SKIP(doc)
+        except RecursionError:
+            continue
+        finally:
+            cell.value = saved
+        return depth
+    return 0
+
+
+_SKIP = msgspec.json.Decoder(msgspec.Raw).decode
+_BUDGET = _Budget()
 
 
 def _too_deep_at(buf: bytes, max_depth: int) -> int:

@@ -152,7 +152,7 @@ class ErrorTypeRow(_Table):
     note: str | None = None
 
 
-_ROW_KEYS = frozenset(f.name for f in msgspec.structs.fields(ErrorTypeRow)) - {"words"}
+_ROW_KEYS = frozenset(ErrorTypeRow.__struct_fields__) - {"words"}
 
 
 class ErrorTypesTable(_Table):

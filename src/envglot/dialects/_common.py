@@ -144,18 +144,27 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_residue", "_tree", "dialect")
+    __slots__ = ("_dec", "_residue", "_tp", "_tree", "dialect")
 
     def __init__(self, tp: type[msgspec.Struct], dialect: str, residue_path: str) -> None:
         self.dialect = dialect
-        self._dec = msgspec.json.Decoder(tp)
-        self._tree = known_tree(tp)
+        self._tp = tp
+        self._dec: msgspec.json.Decoder[Any] | None = None  # built on first use (see :meth:`decoder`)
+        self._tree: _Tree | None = None
         self._residue = residue_path
+
+    def decoder(self) -> msgspec.json.Decoder[Any]:
+        """The strict decoder, built on first use: building one evaluates the Structs'
+        annotations, a cost a command that never reads this dialect should not pay."""
+        if self._dec is None:
+            self._dec = msgspec.json.Decoder(self._tp)
+        return self._dec
 
     def decode(self, buf: bytes | memoryview | str) -> tuple[Any, tuple[Extra, ...], Raw | None]:
         """Returns ``(wire, extras, residue)``; raises :class:`ParseError` with the JSON path."""
+        dec = self._dec if self._dec is not None else self.decoder()
         try:
-            return self._dec.decode(buf), (), None
+            return dec.decode(buf), (), None
         except msgspec.ValidationError as exc:
             msg = str(exc)
             if "unknown field" not in msg:
@@ -178,9 +187,11 @@ class WireDecoder:
             top = _RAW_DICT.decode(buf)
         except msgspec.DecodeError as exc:
             raise ParseError(f"invalid JSON: {exc}", path="$", dialect=self.dialect) from None
+        if self._tree is None:
+            self._tree = known_tree(self._tp)
         cleaned = self._strip(top, self._tree, "$", extras, residue)
         try:
-            wire = self._dec.decode(_ENC.encode(cleaned))
+            wire = self.decoder().decode(_ENC.encode(cleaned))
         except msgspec.ValidationError as exc:
             raise _parse_error(str(exc), self.dialect) from None
         return wire, tuple(extras), residue[0] if residue else None

@@ -276,7 +276,7 @@ class LegacyV1(Dialect):
     aliases = ("v1",)
     shape = SHAPE
     native_indent = 2  # FastMCP's default pretty JSON
-    keys = frozenset(f.encode_name for f in msgspec.structs.fields(LegacyV1Envelope))
+    keys = frozenset(LegacyV1Envelope.__struct_encode_fields__)
     probes = (
         Probe(80, _flagged, "the interim envelope: exactly `success`, `data` (an object) and `error` (string or null)"),
         Probe(

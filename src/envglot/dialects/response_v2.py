@@ -122,7 +122,7 @@ _ENC = msgspec.json.Encoder()
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _STR = msgspec.json.Decoder(str)
 _NUM = msgspec.json.Decoder(int | float)
-_ERROR_KEYS = tuple(f.encode_name for f in msgspec.structs.fields(_ErrorFields))
+_ERROR_KEYS = _ErrorFields.__struct_encode_fields__
 _ERROR_KEY_SET = frozenset(_ERROR_KEYS)
 
 
@@ -640,7 +640,7 @@ def _seconds(ms: int) -> Raw:
 
 # --- contract (the wire Structs and their Rules, then these) ------------------------------
 
-_TOP = tuple(f.encode_name for f in msgspec.structs.fields(Envelope))
+_TOP = Envelope.__struct_encode_fields__
 
 
 def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
@@ -664,7 +664,7 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
         c.add("$.meta.version", "meta.version must be the first key of meta")
 
 
-_DISTINCT_META = frozenset(f.encode_name for f in msgspec.structs.fields(Meta)) - {"pagination"}
+_DISTINCT_META = frozenset(Meta.__struct_encode_fields__) - {"pagination"}
 """``meta`` keys no other dialect's ``meta`` defines (``warnings``, ``request_id``, ``telemetry``...)."""
 _UNMARKED_KEYS = frozenset({"success", "data", "meta", "_envglot"})
 

@@ -296,7 +296,7 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             c.add("$", "exception_type and exception_message come together")
 
 
-_KEYS = frozenset(f.encode_name for f in msgspec.structs.fields(Envelope)) | {"_envglot"}
+_KEYS = frozenset(Envelope.__struct_encode_fields__) | {"_envglot"}
 """Every key a Result document may have (its wire Struct's fields, plus the preserve residue)."""
 _ONLY = _KEYS - {"success", "error", "_envglot"}
 """Keys that make a document with ``error`` a Result rather than a bare legacy failure."""

@@ -16,7 +16,7 @@ from ..diagnostics import Diagnostic, Report
 from ..dialect import get_dialect
 from ..errors import EnvglotError
 from ..excerpt import excerpt
-from ..limits import check_input
+from ..limits import check_input, within_depth
 from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Unsupported, resolve
 from ..policy import Level
@@ -154,9 +154,9 @@ class Migrator:
         """Migrate one record; see the class docstring for the rules. Never raises."""
         name: str | None = None
         try:
-            clean, bom = check_input(record, self._max_depth)  # encoding and depth, before anything reads it
-            try:
-                det: Detection | None = classify(clean)
+            clean, bom = check_input(record, self._max_depth, depth=False)  # the encoding, before anything reads it
+            try:  # the depth: checked by the detection's own parse, before anything else reads it
+                det: Detection | None = within_depth(classify, clean, self._max_depth, bom)
             except EnvglotError:
                 det = None  # the converter detects again and raises the error with its context
             name = det.dialect if det is not None else None
