@@ -316,7 +316,7 @@ def test_blank_lines_are_skipped_cheaply() -> None:
     t0 = time.perf_counter()
     res = _migrate_chunk(Migrator(), task)
     elapsed = time.perf_counter() - t0
-    assert res.out == blank + blank and res.rejected == 1
+    assert res.out == blank + blank and res.tally.rejected == 1
     assert res.rejects[0][0] == 1 + (8 << 20) + (2 << 20)  # the record's line number counts the blank lines
     assert elapsed < 2.5, elapsed
 

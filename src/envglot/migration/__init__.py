@@ -38,7 +38,7 @@ from .files import BackupExistsError, MigrationError, clean_stale_temps
 from .inputs import DEFAULT_MAX_GZIP_RATIO, DEFAULT_MAX_RECORD_BYTES
 from .records import Migrator, Outcome, RecordError, reject_line
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
-from .workers import SourceCounts
+from .tally import SourceCounts
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",

@@ -21,7 +21,7 @@ from ..errors import EnvglotError
 from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Style, Unsupported, resolve
 from .commit import CommitBatch
-from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
+from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME, Mode
 from .files import (
     BackupExistsError,
     MigrationError,
@@ -36,6 +36,7 @@ from .files import (
     _walk,
     display,
     refuse_links,
+    write_report,
 )
 from .inputs import (
     DEFAULT_MAX_GZIP_RATIO,
@@ -49,7 +50,8 @@ from .inputs import (
 from .lock import OutLock
 from .records import RecordError, _rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
-from .workers import SourceCounts, Task, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _worker_init
+from .tally import Tally
+from .workers import Task, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _worker_init, cpus
 
 # --------------------------------------------------------------------------- engine
 
@@ -204,9 +206,8 @@ class _Sink:
             else:
                 assert stdout is not None, "only stdout mode has inputs without a destination"
                 self.stream = stdout
-        self.converted = 0
-        self.passed = 0
-        self.rejected = 0
+        self.tally = Tally()
+        """The file's counts so far."""
         self.omitted = 0
         """Records rejected without their bytes (too long): the only copy is the input."""
 
@@ -351,7 +352,28 @@ def migrate(
         options_["details"] = True
     mig = _rebuild_migrator(to, {k: v for k, v in options_.items() if k != "to"})  # validates options early
     if engine != "local":
-        return _other_engine(engine, names, mode, options_, locals())
+        return _other_engine(
+            engine,
+            names,
+            mode,
+            options_,
+            out=out,
+            rejects=rejects,
+            report=report,
+            include=include,
+            exclude=exclude,
+            style=style,
+            max_errors=max_errors,
+            chunk_bytes=chunk_bytes,
+            progress=progress,
+            client=client,
+            scheduler=scheduler,
+            workers=workers,
+            storage_options=storage_options,
+            notice=notice,
+            t0=t0,
+            limits=limits,
+        )
     if out_dir is not None:
         for n in names:
             if n != "-" and Path(n).is_dir() and Path(n).resolve() == out_dir.resolve():
@@ -380,7 +402,7 @@ def migrate(
         for j in job_list:
             j.dst = None
     with OutLock(out_dir) if mode == "out" and out_dir is not None else contextlib.nullcontext():
-        n_jobs = max(1, jobs if jobs is not None else _cpus())
+        n_jobs = max(1, jobs if jobs is not None else cpus())
         rep = MigrationReport(
             target=mig.to,
             source=mig.from_,
@@ -422,39 +444,47 @@ def migrate(
         finally:
             local.rejects.close()
             rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
-            _finish(rep, t0)
+            rep.finish(t0)
             if report is not None:
-                _write_report(Path(report), rep, out_dir if mode == "out" else None)
+                write_report(Path(report), rep, out_dir if mode == "out" else None)
     return rep
 
 
 def _other_engine(
-    engine: str, names: list[str], mode: Mode, options: dict[str, Any], kw: dict[str, Any]
+    engine: str,
+    names: list[str],
+    mode: Mode,
+    options: dict[str, Any],
+    *,
+    out: str | os.PathLike[str] | None,
+    rejects: str | os.PathLike[str] | None,
+    report: str | os.PathLike[str] | None,
+    client: Any,
+    scheduler: str | None,
+    **rest: Any,
 ) -> MigrationReport:
+    """Hand the run to the Dask engine (``rest``: the options it shares with the local one)."""
     if engine != "dask":
         raise MigrationError(f"engine must be local or dask, not {engine!r}", 2)
     try:
         import dask  # noqa: F401
         import fsspec  # noqa: F401
 
-        if kw["client"] is None and kw["scheduler"] != "synchronous":
+        if client is None and scheduler != "synchronous":
             import distributed  # noqa: F401
         from .dask_engine import migrate_dask
     except ImportError as exc:  # pragma: no cover - the extra is not installed
         raise MigrationError(f"engine='dask' needs the dask extra (pip install 'envglot[dask]'): {exc}", 2) from None
-    args = ("include", "exclude", "style", "max_errors", "chunk_bytes", "progress", "client", "scheduler", "workers")
     return migrate_dask(
         names,
         mode=mode,
         options=options,
-        out=None if kw["out"] is None else os.fspath(kw["out"]),
-        rejects=None if kw["rejects"] is None else os.fspath(kw["rejects"]),
-        report=None if kw["report"] is None else os.fspath(kw["report"]),
-        storage_options=kw["storage_options"],
-        notice=kw["notice"],
-        t0=kw["t0"],
-        limits=kw["limits"],
-        **{k: kw[k] for k in args},
+        out=None if out is None else os.fspath(out),
+        rejects=None if rejects is None else os.fspath(rejects),
+        report=None if report is None else os.fspath(report),
+        client=client,
+        scheduler=scheduler,
+        **rest,
     )
 
 
@@ -553,42 +583,6 @@ MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
 
 def _in_flight(jobs: int, chunk_bytes: int) -> int:
     return max(2, min(jobs + 1, MAX_IN_FLIGHT_BYTES // chunk_bytes))
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def _finish(rep: MigrationReport, t0: float) -> None:
-    rep.elapsed_s = round(time.monotonic() - t0, 3)
-    if rep.elapsed_s > 0:
-        rep.records_per_s = round(rep.records / rep.elapsed_s, 1)
-        rep.mb_per_s = round(rep.bytes_in / 1e6 / rep.elapsed_s, 2)
-    codes = [0]
-    if rep.rejected or (rep.mode == "check" and rep.files_changed):
-        codes.append(1)
-    if rep.stopped is not None and rep.stopped.startswith("max-errors"):
-        codes.append(65)
-    if rep.internal_errors:
-        codes.append(EX_SOFTWARE)
-    codes.extend(f.exit_code for f in rep.failed)
-    rep.exit_code = max(codes)  # 74 (output) > 70 (a bug) > 66 (input) > 65 (max-errors) > 1 (rejects, changes)
-    if rep.stopped == "interrupted":
-        rep.exit_code = EX_INTERRUPTED
-
-
-def _write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:
-    """Atomically; never through a symlinked directory under ``root`` (the ``--out`` directory)."""
-    out = _AtomicOutput(path, False, _Cleaner(root))
-    try:
-        out.write(rep.to_json())
-        out.commit(None)
-    except BaseException:
-        out.abort()
-        raise
 
 
 class _Engine:
@@ -746,33 +740,16 @@ class _Engine:
             sink.write(res.out)
         except OSError as exc:
             self._output_error(job, exc)
-        rep.records += res.records
-        rep.converted += res.converted
-        rep.passed_through += res.passed
-        rep.rejected += res.rejected
-        rep.internal_errors += res.internal
-        rep.bytes_in += res.bytes_in
-        rep.bytes_out += len(res.out)
-        for k, c in res.counts.items():
-            mine = rep.by_source.get(k)
-            if mine is None:
-                mine = rep.by_source[k] = SourceCounts()
-            mine.add(c)
-            rep.lossy += c.lossy
-            rep.unwrapped += c.unwrapped
-        for k, n in res.kinds.items():
-            rep.diagnostics[k] = rep.diagnostics.get(k, 0) + n
+        rep.add(res.tally)
         if self.on_diagnostic is not None:
             for line, item in res.details:
                 self.on_diagnostic(job.name, line, item)
-        sink.converted += res.converted
-        sink.passed += res.passed
-        sink.rejected += res.rejected
+        sink.tally.add(res.tally)
         sink.omitted += res.omitted
         if self.progress is not None:
             self._progress(disk_pos)
         if self.max_errors is not None and rep.rejected > self.max_errors:
-            before = rep.rejected - res.rejected
+            before = rep.rejected - res.tally.rejected
             line = res.rejects[self.max_errors - before][0]
             where = job.name if line is None else f"{job.name}:{line}"
             try:  # the file is not written, but its rejects so far are (a re-run replaces them)
@@ -805,13 +782,13 @@ class _Engine:
     def _end(self, job: _Job) -> None:
         sink = self.sink
         assert sink is not None and sink.job is job
-        changed = bool(sink.converted or sink.rejected)
+        changed = sink.tally.changed
         rep = self.rep
         try:
             if sink.atomic is not None:
                 assert job.dst is not None
                 keep = sink.omitted and self.mode == "in-place" and self.backup is None
-                if (job.doc and sink.rejected) or keep:
+                if (job.doc and sink.tally.rejected) or keep:
                     # a rejected document leaves no output file (and its input untouched); so does, in
                     # place without a backup, a file whose too-long record is only in the input
                     sink.atomic.abort()
@@ -850,9 +827,9 @@ class _Engine:
                 ChangedFile(
                     file=job.name,
                     output=display(job.dst) if job.dst is not None else None,
-                    converted=sink.converted,
-                    passed_through=sink.passed,
-                    rejected=sink.rejected,
+                    converted=sink.tally.converted,
+                    passed_through=sink.tally.passed_through,
+                    rejected=sink.tally.rejected,
                 )
             )
         else:

@@ -24,7 +24,7 @@ from .constants import OWN_NAMES, TEMP_PREFIX
 from .fs import Patterns
 from .fs import fsync_dir as _fsync_dir
 from .inputs import entry_source, open_input
-from .report import FileFailure
+from .report import FileFailure, MigrationReport
 
 # --------------------------------------------------------------------------- files
 
@@ -643,3 +643,14 @@ def _read_error(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"cannot read: {exc.strerror}"
     return f"cannot read: {type(exc).__name__}: {exc}"
+
+
+def write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:
+    """Write the report as JSON, atomically; never through a symlinked directory under ``root`` (``--out``)."""
+    out = _AtomicOutput(path, False, _Cleaner(root))
+    try:
+        out.write(rep.to_json())
+        out.commit(None)
+    except BaseException:
+        out.abort()
+        raise

@@ -28,7 +28,8 @@ from . import fs as store
 from .files import _read_error
 from .inputs import InputLimits, RecordReader, open_gzip
 from .records import Migrator, _rebuild_migrator
-from .workers import SourceCounts, _ChunkResult, _migrate_chunk
+from .tally import Tally
+from .workers import _ChunkResult, _migrate_chunk
 
 
 class FileSpec(msgspec.Struct, frozen=True):
@@ -64,18 +65,11 @@ class PieceResult(msgspec.Struct):
 
     file: int
     part: int
-    records: int = 0
-    converted: int = 0
-    passed: int = 0
-    rejected: int = 0
-    bytes_in: int = 0
-    bytes_out: int = 0
+    tally: Tally = msgspec.field(default_factory=Tally)
     disk: int = 0
     """Input bytes of this piece as stored (compressed for .gz)."""
     lines: int = 0
     """Line terminators read (to number the lines of the next range)."""
-    counts: dict[str, SourceCounts] = msgspec.field(default_factory=dict)
-    kinds: dict[str, int] = msgspec.field(default_factory=dict)
     rejects: list[tuple[int | None, bytes]] = msgspec.field(default_factory=list)
     tmp: str | None = None
     """The temporary output (None: nothing written)."""
@@ -175,23 +169,6 @@ class _Limited:
         return b
 
 
-def _merge(res: PieceResult, c: _ChunkResult) -> None:
-    res.records += c.records
-    res.converted += c.converted
-    res.passed += c.passed
-    res.rejected += c.rejected
-    res.bytes_in += c.bytes_in
-    res.bytes_out += len(c.out)
-    for k, v in c.counts.items():
-        mine = res.counts.get(k)
-        if mine is None:
-            mine = res.counts[k] = SourceCounts()
-        mine.add(v)
-    for k, n in c.kinds.items():
-        res.kinds[k] = res.kinds.get(k, 0) + n
-    res.rejects.extend(c.rejects)
-
-
 def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
     f = piece.file
     res = PieceResult(file=f.index, part=piece.part, disk=max(piece.end - piece.start, 0))
@@ -242,8 +219,8 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
                     out.close()
                 raw_out.close()  # made durable for the whole task at once (run_task)
                 raw_out = None
-                changed = bool(res.converted or res.rejected)
-                if not ranged and f.doc and res.rejected:
+                changed = res.tally.changed
+                if not ranged and f.doc and res.tally.rejected:
                     store.remove(spec.dst_fs, tmp)  # a rejected document leaves no output file
                 elif not ranged and not changed:
                     store.remove(spec.dst_fs, tmp)
@@ -274,7 +251,8 @@ def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult
     """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
 
     def emit(c: _ChunkResult) -> None:
-        _merge(res, c)
+        res.tally.add(c.tally)
+        res.rejects.extend(c.rejects)
         if out is not None and c.out:
             try:
                 out.write(c.out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import sys
@@ -13,30 +14,10 @@ import msgspec
 
 from ..api import _style
 from ..diagnostics import Diagnostic
-from .constants import INTERNAL_ERROR, UNDETECTED
 from .records import Migrator, Outcome, RecordError, _rebuild_migrator, reject_line
+from .tally import Tally
 
 # --------------------------------------------------------------------------- chunks (worker side)
-
-
-class SourceCounts(msgspec.Struct):
-    """Records of one source dialect: how many, and what became of them."""
-
-    records: int = 0
-    converted: int = 0
-    passed_through: int = 0
-    rejected: int = 0
-    lossy: int = 0
-    unwrapped: int = 0
-
-    def add(self, other: SourceCounts) -> None:
-        """Add ``other`` into this one."""
-        self.records += other.records
-        self.converted += other.converted
-        self.passed_through += other.passed_through
-        self.rejected += other.rejected
-        self.lossy += other.lossy
-        self.unwrapped += other.unwrapped
 
 
 class Task(msgspec.Struct, frozen=True):
@@ -56,15 +37,7 @@ class Task(msgspec.Struct, frozen=True):
 class _ChunkResult(msgspec.Struct):
     out: bytes
     rejects: list[tuple[int | None, bytes]]
-    counts: dict[str, SourceCounts]
-    kinds: dict[str, int]
-    converted: int
-    passed: int
-    rejected: int
-    records: int
-    bytes_in: int
-    internal: int = 0
-    """Rejects caused by a bug in envglot (``error_type == "InternalError"``), not by the input."""
+    tally: Tally
     omitted: int = 0
     """Rejects whose bytes are not in the rejects file (longer than ``max_record_bytes``)."""
     details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
@@ -87,6 +60,14 @@ def _worker_init(options: dict[str, Any]) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by _start_workers
     _die_with_parent()
     _WORKER = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def _noop() -> None:
@@ -130,13 +111,17 @@ def _run_task(task: Task) -> _ChunkResult:
 
 
 def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
+    res = _convert_chunk(mig, task)
+    res.tally.bytes_out = len(res.out)
+    return res
+
+
+def _convert_chunk(mig: Migrator, task: Task) -> _ChunkResult:
     if mig._test_delay:
         time.sleep(mig._test_delay)
-    res = _ChunkResult(
-        out=b"", rejects=[], counts={}, kinds={}, converted=0, passed=0, rejected=0, records=0, bytes_in=len(task.data)
-    )
+    res = _ChunkResult(out=b"", rejects=[], tally=Tally(bytes_in=len(task.data)))
     if task.kind == "oversize":
-        res.bytes_in = task.size
+        res.tally.bytes_in = task.size
         too_long = Outcome(
             status="rejected", output=None, source=None, error=task.data.decode(), error_type="ParseError", path="$"
         )
@@ -148,7 +133,7 @@ def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
         if not body.strip():
             res.out = body
             return res
-        o = _tally(mig, body, res, task, None)
+        o = _record(mig, body, res, task, None)
         if o.status == "converted":
             assert o.output is not None
             doc = o.output if task.style == "compact" else _style(o.output, task.style, mig.to)
@@ -176,7 +161,7 @@ def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
         if term and body.endswith(b"\r"):
             body = body[:-1]
             term = b"\r\n"
-        o = _tally(mig, body, res, task, lineno)
+        o = _record(mig, body, res, task, lineno)
         if o.status == "converted":
             assert o.output is not None
             out.append(o.output + term)
@@ -212,7 +197,7 @@ def _blank_run(data: bytes, pos: int) -> int:
             pos += _WINDOW
 
 
-def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> Outcome:
+def _record(mig: Migrator, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> Outcome:
     o = mig.record(body)
     _account(mig, o, body, res, task, line)
     return o
@@ -220,31 +205,10 @@ def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: Task, line: int 
 
 def _account(mig: Migrator, o: Outcome, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> None:
     """Count one record's outcome into ``res`` (and its reject line, its details)."""
-    res.records += 1
+    res.tally.count(o)
     if o.details:
         res.details.extend((line, d) for d in o.details)
-    key = o.source or UNDETECTED
-    c = res.counts.get(key)
-    if c is None:
-        c = res.counts[key] = SourceCounts()
-    c.records += 1
-    if o.status == "converted":
-        res.converted += 1
-        c.converted += 1
-        c.lossy += o.lossy
-        c.unwrapped += o.unwrapped
-        for k in o.kinds:
-            res.kinds[k] = res.kinds.get(k, 0) + 1
-    elif o.status == "passed":
-        res.passed += 1
-        c.passed_through += 1
-    else:
-        res.rejected += 1
-        c.rejected += 1
-        res.internal += o.error_type == INTERNAL_ERROR
-        c.lossy += bool(o.diagnostics)
-        for d in o.diagnostics:
-            res.kinds[d["kind"]] = res.kinds.get(d["kind"], 0) + 1
+    if o.status == "rejected":
         size = task.size if task.kind == "oversize" else None
         res.rejects.append((line, reject_line(task.source, line, body, o, omitted=size)))
         if mig.details:
