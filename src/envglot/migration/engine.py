@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sys
 import time
@@ -86,6 +87,7 @@ class _Chunk(msgspec.Struct):
 
 class _Pending(msgspec.Struct):
     job: _Job
+    task: Task
     disk_pos: int
     result: Any
     """A Future (pool) or a finished _ChunkResult (inline)."""
@@ -193,29 +195,97 @@ def _produce(
         yield _End(job=job)
 
 
-class _Sink:
-    """Where one file's output goes: an atomic temp file, stdout, or nowhere (dry run)."""
+class _InputFailedError(Exception):
+    """An input read again to copy its unchanged part failed, or its bytes differ from the first reading."""
 
-    def __init__(self, job: _Job, mode: Mode, cleaned: _Cleaner, stdout: BinaryIO | None) -> None:
+
+class _Sink:
+    """Where one file's output goes: an atomic temp file, stdout, or nowhere (dry run).
+
+    An output file is only created at the first chunk that changes something: until then
+    the output is the input's own bytes, so nothing is written (an unchanged file is then
+    copied, or left in place). At that first change the unchanged part is copied from the
+    input, checked against a digest of what was read the first time.
+    """
+
+    def __init__(self, job: _Job, mode: Mode, cleaned: _Cleaner, stdout: BinaryIO | None, limits: InputLimits) -> None:
         self.job = job
+        self.cleaned = cleaned
+        self.limits = limits
         self.atomic: _AtomicOutput | None = None
         self.stream: BinaryIO | None = None
-        if mode != "check":
-            if job.dst is not None:
-                self.atomic = _AtomicOutput(job.dst, job.gz, cleaned, -1 if job.gz else job.size)
-            else:
-                assert stdout is not None, "only stdout mode has inputs without a destination"
-                self.stream = stdout
+        self.to_file = mode != "check" and job.dst is not None
+        """The output is a file (``--out`` or in place), created at the first change."""
+        if mode != "check" and job.dst is None:
+            assert stdout is not None, "only stdout mode has inputs without a destination"
+            self.stream = stdout
+        self.same = 0
+        """Bytes of output so far that are the input's own (not written while nothing changed)."""
+        self.digest = hashlib.blake2b(digest_size=16)
         self.tally = Tally()
         """The file's counts so far."""
         self.omitted = 0
         """Records rejected without their bytes (too long): the only copy is the input."""
 
-    def write(self, b: bytes) -> None:
-        if self.atomic is not None:
-            self.atomic.write(b)
-        elif self.stream is not None:
+    def write(self, b: bytes, changed: bool) -> None:
+        """Write a chunk's output (``changed``: it differs from the chunk's input bytes)."""
+        if self.stream is not None:
             self.stream.write(b)
+            return
+        if self.atomic is None:
+            if not self.to_file:
+                return
+            if not changed:
+                self.same += len(b)
+                self.digest.update(b)
+                return
+            self.atomic = self._start()
+        self.atomic.write(b)
+
+    def _start(self) -> _AtomicOutput:
+        """The output file, holding the unchanged part read again from the input.
+
+        Raises:
+            _InputFailedError: the input cannot be read again, or its bytes differ.
+        """
+        job = self.job
+        assert job.dst is not None and job.src is not None
+        out = _AtomicOutput(job.dst, job.gz, self.cleaned, -1 if job.gz else job.size)
+        if not self.same:
+            return out
+        close: list[Any] = []
+        try:
+            try:
+                raw = open_input(job.src)
+                close.append(raw)
+                fh: Any = raw
+                if job.gz:
+                    fh = open_gzip(raw, self.limits)
+                    close.insert(0, fh)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise _InputFailedError(_read_error(exc)) from None
+            again = hashlib.blake2b(digest_size=16)
+            left = self.same
+            while left > 0:
+                try:
+                    block = fh.read(min(left, 1024 * 1024))
+                except (OSError, EOFError, zlib.error) as exc:
+                    raise _InputFailedError(_read_error(exc)) from None
+                if not block:
+                    break
+                left -= len(block)
+                again.update(block)
+                out.write(block)  # an OSError here is the output's
+            if left or again.digest() != self.digest.digest():
+                raise _InputFailedError("the file changed while it was being migrated")
+        except BaseException:
+            out.abort()
+            raise
+        finally:
+            for f in close:
+                with contextlib.suppress(OSError):
+                    f.close()
+        return out
 
 
 def migrate(
@@ -427,6 +497,7 @@ def migrate(
             t0=t0,
             stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
             root=out_dir if mode == "out" else None,
+            limits=limits,
             on_diagnostic=on_diagnostic,
         )
         src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
@@ -602,9 +673,11 @@ class _Engine:
         t0: float,
         stdout: BinaryIO | None,
         root: Path | None,
+        limits: InputLimits,
         on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
     ) -> None:
         self.rep = rep
+        self.limits = limits
         self.on_diagnostic = on_diagnostic
         self.jobs = jobs
         self.mode = mode
@@ -617,6 +690,8 @@ class _Engine:
         self.stdout = stdout
         self.cleaned = _Cleaner(root)
         self.sink: _Sink | None = None
+        self.dropped: _Job | None = None
+        """A file that failed part-way: the rest of its chunks are not used."""
         self.batch = CommitBatch()
         self.index = 0
         self.done_disk = 0
@@ -642,7 +717,7 @@ class _Engine:
         try:
             for ev in events:
                 if isinstance(ev, _Chunk):
-                    pending.append(_Pending(job=ev.job, disk_pos=ev.disk_pos, result=submit(ev.task)))
+                    pending.append(_Pending(job=ev.job, task=ev.task, disk_pos=ev.disk_pos, result=submit(ev.task)))
                     in_flight += 1
                 else:
                     pending.append(ev)
@@ -702,14 +777,16 @@ class _Engine:
         if isinstance(ev, _Start):
             self.index = ev.index
             try:
-                self.sink = _Sink(ev.job, self.mode, self.cleaned, self.stdout)
+                self.sink = _Sink(ev.job, self.mode, self.cleaned, self.stdout, self.limits)
             except OSError as exc:
                 self._output_error(ev.job, exc)
         elif isinstance(ev, _Pending):
             res: _ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
-            self._chunk(ev.job, res, ev.disk_pos)
+            if self.dropped is not ev.job:
+                self._chunk(ev.job, res, ev.task, ev.disk_pos)
         elif isinstance(ev, _End):
-            self._end(ev.job)
+            if self.dropped is not ev.job:
+                self._end(ev.job)
         elif isinstance(ev, _ReadFailure):
             self._abort_current()
             self._fail(ev.job, ev.error, 66)
@@ -726,7 +803,7 @@ class _Engine:
         self._fail(job, f"cannot write {target}: {exc.strerror or exc}", 74)
         raise _StopRunError(f"output error: cannot write {target}", 74) from None
 
-    def _chunk(self, job: _Job, res: _ChunkResult, disk_pos: int) -> None:
+    def _chunk(self, job: _Job, res: _ChunkResult, task: Task, disk_pos: int) -> None:
         sink = self.sink
         assert sink is not None and sink.job is job
         rep = self.rep
@@ -737,9 +814,15 @@ class _Engine:
         if sink.stream is not None and res.rejects:  # a stream cannot wait for the file's end
             self._commit_rejects(job, False)
         try:
-            sink.write(res.out)
+            sink.write(task.data if res.same else res.out, res.tally.changed)
         except OSError as exc:
             self._output_error(job, exc)
+        except _InputFailedError as exc:  # the rest of the file's chunks are dropped
+            self._abort_current()
+            self._fail(job, str(exc), 66)
+            self._file_done(job)
+            self.dropped = job
+            return
         rep.add(res.tally)
         if self.on_diagnostic is not None:
             for line, item in res.details:
@@ -785,21 +868,22 @@ class _Engine:
         changed = sink.tally.changed
         rep = self.rep
         try:
-            if sink.atomic is not None:
+            if sink.to_file:
                 assert job.dst is not None
                 keep = sink.omitted and self.mode == "in-place" and self.backup is None
-                if (job.doc and sink.tally.rejected) or keep:
-                    # a rejected document leaves no output file (and its input untouched); so does, in
-                    # place without a backup, a file whose too-long record is only in the input
-                    sink.atomic.abort()
-                    self._commit_rejects(job, changed)
-                elif not changed:
-                    sink.atomic.abort()
+                if not changed:  # nothing was written: the input's own bytes are copied (or left in place)
                     self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
                         copy = _copy_to_temp(job.src, job.dst, self.cleaned)
                         self._stage(copy, job.perm if job.perm >= 0 else None, job)
+                elif (job.doc and sink.tally.rejected) or keep:
+                    # a rejected document leaves no output file (and its input untouched); so does, in
+                    # place without a backup, a file whose too-long record is only in the input
+                    if sink.atomic is not None:
+                        sink.atomic.abort()
+                    self._commit_rejects(job, changed)
                 else:
+                    assert sink.atomic is not None, "a changed file's output was started at its first change"
                     bak = None
                     if self.mode == "in-place" and self.backup is not None and job.src is not None:
                         try:

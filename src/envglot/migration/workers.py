@@ -38,6 +38,8 @@ class _ChunkResult(msgspec.Struct):
     out: bytes
     rejects: list[tuple[int | None, bytes]]
     tally: Tally
+    same: bool = False
+    """The output is the task's own bytes (nothing changed), not sent back: the parent has them."""
     omitted: int = 0
     """Rejects whose bytes are not in the rejects file (longer than ``max_record_bytes``)."""
     details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
@@ -107,7 +109,10 @@ def _die_with_parent() -> None:
 def _run_task(task: Task) -> _ChunkResult:
     """Worker entry point: migrate one chunk with this process's Migrator."""
     assert _WORKER is not None, "worker not initialised"
-    return _migrate_chunk(_WORKER, task)
+    res = _migrate_chunk(_WORKER, task)
+    if not res.tally.changed and res.out == task.data:  # the parent has these bytes: not sent back
+        res.out, res.same = b"", True
+    return res
 
 
 def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
