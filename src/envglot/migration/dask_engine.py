@@ -380,7 +380,11 @@ class _Driver:
                         self._piece_done(r)
                 else:
                     st = self.state[tag[1]]
-                    st.final = ("ready", value)
+                    tmp, error = value
+                    if error:  # the input changed under the run: the file fails as unreadable
+                        last = st.results[st.parts - 1]
+                        last.error, last.error_code = error, 66
+                    st.final = ("ready", tmp)
                 self._commit_ready()
                 self._report_progress()
             self._commit_ready()
@@ -419,7 +423,7 @@ class _Driver:
             return
         changed = any(p.tally.changed for p in parts)
         st.final = "assembling"
-        self.ex.submit(finish_ranged, self.spec, st.spec, [p.tmp for p in parts], changed, tag=("final", r.file))
+        self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
 
     def _commit_ready(self, upto: int | None = None) -> None:
         """Commit the consecutive finished files from the cursor: rejects first, then outputs."""

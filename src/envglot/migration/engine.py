@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sys
 import time
@@ -25,8 +24,10 @@ from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME, Mode
 from .files import (
     BackupExistsError,
+    InputChangedError,
     MigrationError,
     SymlinkRefusedError,
+    Unchanged,
     _AtomicOutput,
     _Cleaner,
     _copy_to_temp,
@@ -195,10 +196,6 @@ def _produce(
         yield _End(job=job)
 
 
-class _InputFailedError(Exception):
-    """An input read again to copy its unchanged part failed, or its bytes differ from the first reading."""
-
-
 class _Sink:
     """Where one file's output goes: an atomic temp file, stdout, or nowhere (dry run).
 
@@ -219,9 +216,8 @@ class _Sink:
         if mode != "check" and job.dst is None:
             assert stdout is not None, "only stdout mode has inputs without a destination"
             self.stream = stdout
-        self.same = 0
-        """Bytes of output so far that are the input's own (not written while nothing changed)."""
-        self.digest = hashlib.blake2b(digest_size=16)
+        self.unchanged = Unchanged()
+        """The output so far while nothing changed: the input's own bytes, not written."""
         self.tally = Tally()
         """The file's counts so far."""
         self.omitted = 0
@@ -236,8 +232,7 @@ class _Sink:
             if not self.to_file:
                 return
             if not changed:
-                self.same += len(b)
-                self.digest.update(b)
+                self.unchanged.add(b)
                 return
             self.atomic = self._start()
         self.atomic.write(b)
@@ -246,45 +241,22 @@ class _Sink:
         """The output file, holding the unchanged part read again from the input.
 
         Raises:
-            _InputFailedError: the input cannot be read again, or its bytes differ.
+            InputChangedError: the input cannot be read again, or its bytes differ.
         """
         job = self.job
         assert job.dst is not None and job.src is not None
+        src = job.src
         out = _AtomicOutput(job.dst, job.gz, self.cleaned, -1 if job.gz else job.size)
-        if not self.same:
-            return out
-        close: list[Any] = []
+
+        def reopen() -> list[Any]:
+            raw = open_input(src)
+            return [open_gzip(raw, self.limits), raw] if job.gz else [raw]
+
         try:
-            try:
-                raw = open_input(job.src)
-                close.append(raw)
-                fh: Any = raw
-                if job.gz:
-                    fh = open_gzip(raw, self.limits)
-                    close.insert(0, fh)
-            except (OSError, EOFError, zlib.error) as exc:
-                raise _InputFailedError(_read_error(exc)) from None
-            again = hashlib.blake2b(digest_size=16)
-            left = self.same
-            while left > 0:
-                try:
-                    block = fh.read(min(left, 1024 * 1024))
-                except (OSError, EOFError, zlib.error) as exc:
-                    raise _InputFailedError(_read_error(exc)) from None
-                if not block:
-                    break
-                left -= len(block)
-                again.update(block)
-                out.write(block)  # an OSError here is the output's
-            if left or again.digest() != self.digest.digest():
-                raise _InputFailedError("the file changed while it was being migrated")
+            self.unchanged.copy(reopen, out.write)
         except BaseException:
             out.abort()
             raise
-        finally:
-            for f in close:
-                with contextlib.suppress(OSError):
-                    f.close()
         return out
 
 
@@ -817,7 +789,7 @@ class _Engine:
             sink.write(task.data if res.same else res.out, res.tally.changed)
         except OSError as exc:
             self._output_error(job, exc)
-        except _InputFailedError as exc:  # the rest of the file's chunks are dropped
+        except InputChangedError as exc:  # the rest of the file's chunks are dropped
             self._abort_current()
             self._fail(job, str(exc), 66)
             self._file_done(job)
