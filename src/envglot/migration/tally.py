@@ -26,26 +26,8 @@ class SourceCounts(msgspec.Struct):
 
     def add(self, other: SourceCounts) -> None:
         """Add ``other`` into this one."""
-        self.records += other.records
-        self.converted += other.converted
-        self.passed_through += other.passed_through
-        self.rejected += other.rejected
-        self.lossy += other.lossy
-        self.unwrapped += other.unwrapped
-
-
-COUNTS = (
-    "records",
-    "converted",
-    "passed_through",
-    "rejected",
-    "internal_errors",
-    "lossy",
-    "unwrapped",
-    "bytes_in",
-    "bytes_out",
-)
-"""The plain counts of a :class:`Tally` (and of a :class:`~.report.MigrationReport`), summed field by field."""
+        for name in self.__struct_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 class Counted(Protocol):
@@ -113,6 +95,10 @@ class Tally(msgspec.Struct):
     def add(self, other: Tally) -> None:
         """Add ``other`` into this one."""
         add_counts(self, other)
+
+
+COUNTS = tuple(name for name in Tally.__struct_fields__ if name not in ("by_source", "diagnostics"))
+"""The plain counts of a :class:`Tally` (and of a :class:`~.report.MigrationReport`), summed field by field."""
 
 
 def add_counts(into: Counted, other: Tally) -> None:
