@@ -14,8 +14,9 @@ Two layers (``docs/migration.md``):
 Modules: ``constants`` (names and limits), ``records`` (the per-record layer),
 ``workers`` (the process-pool side), ``inputs`` (which inputs are read, and how: special
 files, links, record and gzip limits — for both engines), ``files`` (the walk, atomic
-outputs, backups, rejects), ``lock`` (one run per ``--out``), ``report`` (the summary) and
-``engine`` (:func:`migrate`).
+outputs, backups, rejects, the unchanged part of an output), ``lock`` (one run per
+``--out``), ``tally`` (the counts, one shape for chunk, file and report), ``report`` (the
+summary) and ``engine`` (:func:`migrate`).
 """
 
 from __future__ import annotations
