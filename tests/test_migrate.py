@@ -291,8 +291,8 @@ def test_an_unchanged_file_is_copied_not_rewritten(tmp_path: Path, monkeypatch: 
     from envglot.migration import files
 
     writes: list[int] = []
-    real = files._AtomicOutput.write
-    monkeypatch.setattr(files._AtomicOutput, "write", lambda self, b: (writes.append(len(b)), real(self, b))[1])
+    real = files.AtomicOutput.write
+    monkeypatch.setattr(files.AtomicOutput, "write", lambda self, b: (writes.append(len(b)), real(self, b))[1])
     (tmp_path / "in").mkdir()
     body = (_V2 + b"\n\n") * 20000  # ~1.6 MB: many chunks
     (tmp_path / "in" / "a.jsonl").write_bytes(body)
@@ -414,8 +414,8 @@ def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
             raise OSError(28, "No space left on device")
         return real_open(path, flags, mode)
 
-    cleaned = files._Cleaner(tmp_path)
-    out = files._AtomicOutput(tmp_path / "a.jsonl", False, cleaned, size_hint=10)
+    cleaned = files.Cleaner(tmp_path)
+    out = files.AtomicOutput(tmp_path / "a.jsonl", False, cleaned, size_hint=10)
     assert out.held is not None
     monkeypatch.setattr(files.os, "open", full)
     with pytest.raises(OSError, match="No space left"):
@@ -586,7 +586,7 @@ def test_walked_names_are_spelled_as_pathlib_spells_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
 ) -> None:
     """The names in reports and rejects (which a re-run matches) do not depend on how the walk was written."""
-    from envglot.migration.files import _walk
+    from envglot.migration.files import walk_inputs
 
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     for rel in ("a.jsonl", "sub/b.jsonl", "sub/deeper/c.json"):
@@ -596,7 +596,7 @@ def test_walked_names_are_spelled_as_pathlib_spells_them(
     (tmp_path / "broken.jsonl").symlink_to(tmp_path / "nowhere")  # nor is a dangling link read: it is reported
     monkeypatch.chdir(tmp_path)
     arg = spelling.format(tmp=tmp_path)
-    jobs, bad = _walk([arg], None, ("*.json", "*.jsonl"), (), set(), None)
+    jobs, bad = walk_inputs([arg], None, ("*.json", "*.jsonl"), (), set(), None)
     root = Path(arg)
     assert [(b.file, b.error, b.exit_code) for b in bad] == [
         (str(root / "broken.jsonl"), "dangling symbolic link: skipped", 66)

@@ -22,12 +22,12 @@ from typing import Any
 import msgspec
 
 from . import fs as store
-from .constants import _ENC, DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_SOFTWARE, REJECTS_NAME
-from .files import MigrationError, _walk, write_report
+from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, ENCODER, EX_SOFTWARE, REJECTS_NAME
+from .files import MigrationError, walk_inputs, write_report
 from .inputs import InputLimits
 from .lock import OutLock
 from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
-from .records import _rebuild_migrator, _RejectRecord
+from .records import RejectRecord, rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .tally import Tally
 from .workers import cpus
@@ -37,7 +37,7 @@ DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 MIN_PARTITION_BYTES = 1024 * 1024
 """Pieces are not made smaller than this to spread work (a task costs a few milliseconds)."""
 
-_REJECT = msgspec.json.Decoder(_RejectRecord)
+_REJECT = msgspec.json.Decoder(RejectRecord)
 
 
 class _FileState:
@@ -142,7 +142,7 @@ def migrate_dask(
     if mode not in ("out", "check") or "-" in names:
         raise MigrationError("the dask engine writes to out= (or checks); in_place and stdin need engine='local'", 2)
     limits = limits or InputLimits()
-    mig = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    mig = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
     src_fs, files, unreadable = _inputs(
         names, out, include, exclude, rejects, storage_options, mode, limits.follow_symlinks
     )
@@ -269,7 +269,7 @@ def _inputs(
         src_fs = store.resolve(".", storage_options)[0]
         skip = {Path(p).resolve() for p in (rejects,) if p is not None and not store.is_url(p)}
         out_local = Path(out) if out is not None and mode == "out" and not store.is_url(out) else None
-        jobs, unreadable = _walk(names, out_local, inc, tuple(exclude), skip, None, follow_symlinks)
+        jobs, unreadable = walk_inputs(names, out_local, inc, tuple(exclude), skip, None, follow_symlinks)
         for i, j in enumerate(jobs):
             assert j.src is not None
             dst = shown = None
@@ -308,10 +308,10 @@ def _dst(out: str | None, out_path: str | None, rel: str) -> tuple[str | None, s
 
 
 def _spec(i: int, name: str, src: str, dst: str | None, size: int, shown: str | None) -> FileSpec:
-    from .files import _is_doc, _is_gz
+    from .files import is_doc, is_gz
 
     base = src.rsplit("/", 1)[-1]
-    return FileSpec(i, name, src, dst, _is_doc(base), _is_gz(base), size, None, shown)
+    return FileSpec(i, name, src, dst, is_doc(base), is_gz(base), size, None, shown)
 
 
 def _relative(name: str, inputs: list[str]) -> str:
@@ -331,7 +331,7 @@ def _renumber(line: bytes, offset: int) -> bytes:
     rec = _REJECT.decode(line)
     if rec.line is not None:
         rec.line += offset
-    return _ENC.encode(rec) + b"\n"
+    return ENCODER.encode(rec) + b"\n"
 
 
 class _Driver:

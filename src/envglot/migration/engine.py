@@ -23,21 +23,21 @@ from ..options import UNSET, Options, Style, Unsupported, resolve
 from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME, Mode
 from .files import (
+    AtomicOutput,
     BackupExistsError,
+    Cleaner,
     InputChangedError,
+    Job,
     MigrationError,
+    PendingRejects,
     SymlinkRefusedError,
     Unchanged,
-    _AtomicOutput,
-    _Cleaner,
-    _copy_to_temp,
-    _Job,
-    _make_backup,
-    _read_error,
-    _Rejects,
-    _walk,
+    copy_to_temp,
     display,
+    make_backup,
+    read_error,
     refuse_links,
+    walk_inputs,
     write_report,
 )
 from .inputs import (
@@ -50,10 +50,10 @@ from .inputs import (
     open_input,
 )
 from .lock import OutLock
-from .records import RecordError, _rebuild_migrator
+from .records import RecordError, rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .tally import Tally
-from .workers import Task, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _worker_init, cpus
+from .workers import ChunkResult, Task, cpus, migrate_chunk, run_chunk, start_workers, worker_init
 
 # --------------------------------------------------------------------------- engine
 
@@ -66,32 +66,32 @@ class _StopRunError(Exception):
 
 
 class _ReadFailure(msgspec.Struct):
-    job: _Job
+    job: Job
     error: str
 
 
 class _Start(msgspec.Struct):
-    job: _Job
+    job: Job
     index: int
 
 
 class _End(msgspec.Struct):
-    job: _Job
+    job: Job
 
 
 class _Chunk(msgspec.Struct):
-    job: _Job
+    job: Job
     task: Task
     disk_pos: int
     """Input bytes read from the file (on disk) once this chunk was cut."""
 
 
 class _Pending(msgspec.Struct):
-    job: _Job
+    job: Job
     task: Task
     disk_pos: int
     result: Any
-    """A Future (pool) or a finished _ChunkResult (inline)."""
+    """A Future (pool) or a finished ChunkResult (inline)."""
 
 
 _Event = _Start | _Chunk | _End | _ReadFailure
@@ -110,7 +110,7 @@ class _SmallFile:
         self.pos = 0
 
     @classmethod
-    def read_whole(cls, job: _Job) -> _SmallFile | None:
+    def read_whole(cls, job: Job) -> _SmallFile | None:
         """The file as it is now, if it is no larger than walked (one ``read`` when its size is
         unchanged; a short read, or a file that shrank, is read on to its end); None if it grew
         (then it is read as a stream)."""
@@ -159,7 +159,7 @@ class _Counting:
 
 
 def _produce(
-    jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | None, limits: InputLimits
+    jobs: list[Job], chunk_bytes: int, style: str, stdin: BinaryIO | None, limits: InputLimits
 ) -> Iterator[_Event]:
     """Yield, in order, each file's start, its chunks, then its end (or a read failure)."""
     for index, job in enumerate(jobs):
@@ -187,7 +187,7 @@ def _produce(
             for task in reader:
                 yield _Chunk(job=job, task=task, disk_pos=raw.tell())
         except (OSError, EOFError, zlib.error) as exc:
-            yield _ReadFailure(job=job, error=_read_error(exc))
+            yield _ReadFailure(job=job, error=read_error(exc))
             continue
         finally:
             for f in close:
@@ -205,11 +205,11 @@ class _Sink:
     input, checked against a digest of what was read the first time.
     """
 
-    def __init__(self, job: _Job, mode: Mode, cleaned: _Cleaner, stdout: BinaryIO | None, limits: InputLimits) -> None:
+    def __init__(self, job: Job, mode: Mode, cleaned: Cleaner, stdout: BinaryIO | None, limits: InputLimits) -> None:
         self.job = job
         self.cleaned = cleaned
         self.limits = limits
-        self.atomic: _AtomicOutput | None = None
+        self.atomic: AtomicOutput | None = None
         self.stream: BinaryIO | None = None
         self.to_file = mode != "check" and job.dst is not None
         """The output is a file (``--out`` or in place), created at the first change."""
@@ -237,7 +237,7 @@ class _Sink:
             self.atomic = self._start()
         self.atomic.write(b)
 
-    def _start(self) -> _AtomicOutput:
+    def _start(self) -> AtomicOutput:
         """The output file, holding the unchanged part read again from the input.
 
         Raises:
@@ -246,7 +246,7 @@ class _Sink:
         job = self.job
         assert job.dst is not None and job.src is not None
         src = job.src
-        out = _AtomicOutput(job.dst, job.gz, self.cleaned, -1 if job.gz else job.size)
+        out = AtomicOutput(job.dst, job.gz, self.cleaned, -1 if job.gz else job.size)
 
         def reopen() -> list[Any]:
             raw = open_input(src)
@@ -392,7 +392,7 @@ def migrate(
         if engine != "local":
             raise MigrationError("on_diagnostic (--log, -v) needs the local engine", 2)
         options_["details"] = True
-    mig = _rebuild_migrator(to, {k: v for k, v in options_.items() if k != "to"})  # validates options early
+    mig = rebuild_migrator(to, {k: v for k, v in options_.items() if k != "to"})  # validates options early
     if engine != "local":
         return _other_engine(
             engine,
@@ -429,7 +429,7 @@ def migrate(
     for p in (rejects_path, Path(report) if report is not None else None, *(Path(x) for x in skip)):
         if p is not None:
             skipped.add(p.resolve())
-    job_list, unreadable = _walk(
+    job_list, unreadable = walk_inputs(
         names,
         out_dir if mode == "out" else None,
         tuple(include) if include else DEFAULT_INCLUDE,
@@ -462,7 +462,7 @@ def migrate(
             jobs=job_list,
             mode=mode,
             backup=backup if mode == "in-place" else None,
-            rejects=_Rejects(rejects_path),
+            rejects=PendingRejects(rejects_path),
             max_errors=max_errors,
             progress=progress,
             total_disk=total_disk,
@@ -476,14 +476,14 @@ def migrate(
         tasks = _produce(job_list, chunk_bytes, style, src_stream, limits)
         try:
             if use_pool:
-                with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(options_,)) as pool:
-                    _start_workers(pool)
+                with ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(options_,)) as pool:
+                    start_workers(pool)
                     try:
-                        local.run(tasks, lambda t: pool.submit(_run_task, t), limit=_in_flight(n_jobs, chunk_bytes))
+                        local.run(tasks, lambda t: pool.submit(run_chunk, t), limit=_in_flight(n_jobs, chunk_bytes))
                     finally:
                         pool.shutdown(wait=True, cancel_futures=True)
             else:
-                local.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
+                local.run(tasks, lambda t: migrate_chunk(mig, t), limit=1)
         finally:
             local.rejects.close()
             rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
@@ -584,7 +584,7 @@ def _check_rejects_path(path: Path, out_dir: Path | None) -> None:
             raise MigrationError(f"cannot write the rejects file {display(path)}: {exc.strerror}", 74) from None
 
 
-def _check_destinations(jobs: list[_Job]) -> None:
+def _check_destinations(jobs: list[Job]) -> None:
     """No two inputs may share an output path, and no input may be its own output.
 
     Directories are resolved and listed once each (not a syscall per file and path
@@ -635,10 +635,10 @@ class _Engine:
         self,
         *,
         rep: MigrationReport,
-        jobs: list[_Job],
+        jobs: list[Job],
         mode: Mode,
         backup: str | None,
-        rejects: _Rejects,
+        rejects: PendingRejects,
         max_errors: int | None,
         progress: Callable[[Progress], None] | None,
         total_disk: int | None,
@@ -660,9 +660,9 @@ class _Engine:
         self.total_disk = total_disk
         self.t0 = t0
         self.stdout = stdout
-        self.cleaned = _Cleaner(root)
+        self.cleaned = Cleaner(root)
         self.sink: _Sink | None = None
-        self.dropped: _Job | None = None
+        self.dropped: Job | None = None
         """A file that failed part-way: the rest of its chunks are not used."""
         self.batch = CommitBatch()
         self.index = 0
@@ -719,7 +719,7 @@ class _Engine:
                 self.batch.abort()
             raise
 
-    def _stage(self, out: _AtomicOutput, mode: int | None, job: _Job, backup: Path | None = None) -> None:
+    def _stage(self, out: AtomicOutput, mode: int | None, job: Job, backup: Path | None = None) -> None:
         """Queue a closed temporary for the next commit batch (its rejects are durable already)."""
         self.batch.add(out, mode, job, job.size, backup)
         if self.batch.full():
@@ -728,7 +728,7 @@ class _Engine:
     def _flush(self) -> None:
         """Commit the batch: one sync, the renames, one fsync per directory."""
 
-        def done(_job: _Job) -> None:
+        def done(_job: Job) -> None:
             self.rep.files_written += 1
 
         try:
@@ -753,7 +753,7 @@ class _Engine:
             except OSError as exc:
                 self._output_error(ev.job, exc)
         elif isinstance(ev, _Pending):
-            res: _ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
+            res: ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
             if self.dropped is not ev.job:
                 self._chunk(ev.job, res, ev.task, ev.disk_pos)
         elif isinstance(ev, _End):
@@ -764,10 +764,10 @@ class _Engine:
             self._fail(ev.job, ev.error, 66)
             self._file_done(ev.job)
 
-    def _fail(self, job: _Job, error: str, code: int) -> None:
+    def _fail(self, job: Job, error: str, code: int) -> None:
         self.rep.failed.append(FileFailure(file=job.name, error=error, exit_code=code))
 
-    def _output_error(self, job: _Job, exc: OSError, what: str | None = None) -> None:
+    def _output_error(self, job: Job, exc: OSError, what: str | None = None) -> None:
         self._abort_current()
         if isinstance(exc, BrokenPipeError) and what is None and job.dst is None:
             raise exc  # stdout's reader went away (`| head`): the caller ends quietly (the CLI: exit 141)
@@ -775,7 +775,7 @@ class _Engine:
         self._fail(job, f"cannot write {target}: {exc.strerror or exc}", 74)
         raise _StopRunError(f"output error: cannot write {target}", 74) from None
 
-    def _chunk(self, job: _Job, res: _ChunkResult, task: Task, disk_pos: int) -> None:
+    def _chunk(self, job: Job, res: ChunkResult, task: Task, disk_pos: int) -> None:
         sink = self.sink
         assert sink is not None and sink.job is job
         rep = self.rep
@@ -828,13 +828,13 @@ class _Engine:
             )
         )
 
-    def _file_done(self, job: _Job) -> None:
+    def _file_done(self, job: Job) -> None:
         self.files_done += 1
         self.done_disk += max(job.size, 0)
         if self.progress is not None:
             self._progress(0)
 
-    def _end(self, job: _Job) -> None:
+    def _end(self, job: Job) -> None:
         sink = self.sink
         assert sink is not None and sink.job is job
         changed = sink.tally.changed
@@ -846,7 +846,7 @@ class _Engine:
                 if not changed:  # nothing was written: the input's own bytes are copied (or left in place)
                     self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
-                        copy = _copy_to_temp(job.src, job.dst, self.cleaned)
+                        copy = copy_to_temp(job.src, job.dst, self.cleaned)
                         self._stage(copy, job.perm if job.perm >= 0 else None, job)
                 elif (job.doc and sink.tally.rejected) or keep:
                     # a rejected document leaves no output file (and its input untouched); so does, in
@@ -859,7 +859,7 @@ class _Engine:
                     bak = None
                     if self.mode == "in-place" and self.backup is not None and job.src is not None:
                         try:
-                            bak = _make_backup(job.dst, self.backup, self.cleaned, sync=False)
+                            bak = make_backup(job.dst, self.backup, self.cleaned, sync=False)
                         except BackupExistsError as exc:
                             self._abort_current()
                             self._fail(job, str(exc), 74)
@@ -893,7 +893,7 @@ class _Engine:
         self.sink = None
         self._file_done(job)
 
-    def _commit_rejects(self, job: _Job, changed: bool) -> None:
+    def _commit_rejects(self, job: Job, changed: bool) -> None:
         """Step (a) of a file's commit: its rejects, replacing its earlier ones when it is re-emitted.
 
         Streamed to stdout, the output cannot be held back: each chunk's rejects are appended
@@ -929,7 +929,7 @@ def input_records(
     limits = limits if limits is not None else InputLimits()
     if stdin is None and "-" in inputs:
         stdin = sys.stdin.buffer
-    jobs, unreadable = _walk(inputs, None, include, (), set(), None)
+    jobs, unreadable = walk_inputs(inputs, None, include, (), set(), None)
     if unreadable:
         raise MigrationError(f"{unreadable[0].file}: {unreadable[0].error}", 66)
     for ev in _produce(jobs, DEFAULT_CHUNK_BYTES, "compact", stdin, limits):

@@ -10,7 +10,7 @@
   in the middle; a document is one record).
 
 A task streams each piece through the same per-chunk function as the local engine
-(:func:`~envglot.migration.workers._migrate_chunk`, one :class:`Migrator` per worker
+(:func:`~envglot.migration.workers.migrate_chunk`, one :class:`Migrator` per worker
 process), so the bytes written are those the local engine writes.
 """
 
@@ -25,11 +25,11 @@ from typing import IO, Any
 import msgspec
 
 from . import fs as store
-from .files import InputChangedError, Unchanged, _read_error
+from .files import InputChangedError, Unchanged, read_error
 from .inputs import InputLimits, RecordReader, open_gzip
-from .records import Migrator, _rebuild_migrator
+from .records import Migrator, rebuild_migrator
 from .tally import Tally
-from .workers import _migrate_chunk
+from .workers import migrate_chunk
 
 
 class FileSpec(msgspec.Struct, frozen=True):
@@ -130,7 +130,7 @@ def migrator_for(options: dict[str, Any]) -> Migrator:
     key = msgspec.json.encode(options)
     mig = _MIGRATORS.get(key)
     if mig is None:
-        mig = _MIGRATORS[key] = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+        mig = _MIGRATORS[key] = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
     return mig
 
 
@@ -195,7 +195,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
                 fh = open_gzip(raw, spec.limits)
                 close.insert(0, fh)
         except (OSError, EOFError, zlib.error) as exc:
-            res.error, res.error_code = _read_error(exc), 66
+            res.error, res.error_code = read_error(exc), 66
             return res
         if not spec.check and f.dst is not None:
             tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
@@ -209,7 +209,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
             if isinstance(exc, _WriteError):
                 res.error, res.error_code = f"cannot write {f.dst}: {exc.args[0]}", 74
             else:
-                res.error, res.error_code = _read_error(exc), 66
+                res.error, res.error_code = read_error(exc), 66
             return res
         if out is not None:
             try:
@@ -318,7 +318,7 @@ def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult
         max_record=spec.limits.max_record_bytes,
     )
     for task in reader:
-        c = _migrate_chunk(mig, task)
+        c = migrate_chunk(mig, task)
         res.tally.add(c.tally)
         res.rejects.extend(c.rejects)
         if out is not None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from .constants import _ENC, EX_INTERRUPTED, EX_SOFTWARE, Mode
+from .constants import ENCODER, EX_INTERRUPTED, EX_SOFTWARE, Mode
 from .tally import SourceCounts, Tally, add_counts
 
 # --------------------------------------------------------------------------- report
@@ -112,4 +112,4 @@ class MigrationReport(msgspec.Struct, kw_only=True):
 
     def to_json(self) -> bytes:
         """The report as pretty JSON (what ``--report`` writes)."""
-        return msgspec.json.format(_ENC.encode(self), indent=2) + b"\n"
+        return msgspec.json.format(ENCODER.encode(self), indent=2) + b"\n"

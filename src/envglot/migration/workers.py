@@ -14,7 +14,7 @@ import msgspec
 
 from ..api import _style
 from ..diagnostics import Diagnostic
-from .records import Migrator, Outcome, RecordError, _rebuild_migrator, reject_line
+from .records import Migrator, Outcome, RecordError, rebuild_migrator, reject_line
 from .tally import Tally
 
 # --------------------------------------------------------------------------- chunks (worker side)
@@ -34,7 +34,7 @@ class Task(msgspec.Struct, frozen=True):
     """``oversize``: the record's length in bytes (it is not in ``data``)."""
 
 
-class _ChunkResult(msgspec.Struct):
+class ChunkResult(msgspec.Struct):
     out: bytes
     rejects: list[tuple[int | None, bytes]]
     tally: Tally
@@ -53,15 +53,15 @@ _WORKER: Migrator | None = None
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
-def _worker_init(options: dict[str, Any]) -> None:
+def worker_init(options: dict[str, Any]) -> None:
     """Process-pool initializer: ignore Ctrl-C (the parent handles it), build one Migrator."""
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a handler inherited from the parent must not run here
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by _start_workers
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by start_workers
     _die_with_parent()
-    _WORKER = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    _WORKER = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
 
 
 def cpus() -> int:
@@ -76,7 +76,7 @@ def _noop() -> None:
     """A task that only makes the pool start its workers."""
 
 
-def _start_workers(pool: ProcessPoolExecutor) -> None:
+def start_workers(pool: ProcessPoolExecutor) -> None:
     """Start the workers now, with Ctrl-C and SIGTERM held back while they fork.
 
     A signal arriving during ``fork()`` would be raised inside an at-fork hook, where
@@ -106,25 +106,25 @@ def _die_with_parent() -> None:
         return
 
 
-def _run_task(task: Task) -> _ChunkResult:
+def run_chunk(task: Task) -> ChunkResult:
     """Worker entry point: migrate one chunk with this process's Migrator."""
     assert _WORKER is not None, "worker not initialised"
-    res = _migrate_chunk(_WORKER, task)
+    res = migrate_chunk(_WORKER, task)
     if not res.tally.changed and res.out == task.data:  # the parent has these bytes: not sent back
         res.out, res.same = b"", True
     return res
 
 
-def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
+def migrate_chunk(mig: Migrator, task: Task) -> ChunkResult:
     res = _convert_chunk(mig, task)
     res.tally.bytes_out = len(res.out)
     return res
 
 
-def _convert_chunk(mig: Migrator, task: Task) -> _ChunkResult:
+def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
     if mig._test_delay:
         time.sleep(mig._test_delay)
-    res = _ChunkResult(out=b"", rejects=[], tally=Tally(bytes_in=len(task.data)))
+    res = ChunkResult(out=b"", rejects=[], tally=Tally(bytes_in=len(task.data)))
     if task.kind == "oversize":
         res.tally.bytes_in = task.size
         too_long = Outcome(
@@ -202,13 +202,13 @@ def _blank_run(data: bytes, pos: int) -> int:
             pos += _WINDOW
 
 
-def _record(mig: Migrator, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> Outcome:
+def _record(mig: Migrator, body: bytes, res: ChunkResult, task: Task, line: int | None) -> Outcome:
     o = mig.record(body)
     _account(mig, o, body, res, task, line)
     return o
 
 
-def _account(mig: Migrator, o: Outcome, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> None:
+def _account(mig: Migrator, o: Outcome, body: bytes, res: ChunkResult, task: Task, line: int | None) -> None:
     """Count one record's outcome into ``res`` (and its reject line, its details)."""
     res.tally.count(o)
     if o.details:
