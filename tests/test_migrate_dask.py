@@ -149,6 +149,29 @@ def test_unchanged_ranges_and_files_are_not_rewritten(
     assert names == ["late.jsonl", "late.jsonl", "same.jsonl", "same.jsonl.gz"]
 
 
+def test_a_range_changed_before_its_file_is_put_together_fails_that_file(
+    small_pieces: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unchanged range is copied from the input when its file is put together, checked against
+    what its task read: an input changed in between fails (66), nothing of it is written."""
+    src = tmp_path / "in"
+    src.mkdir()
+    late = src / "late.jsonl"
+    late.write_bytes(b"\n".join([_V2] * 4000 + [legacy_variant(1)]) + b"\n")
+    (src / "other.jsonl").write_bytes(legacy_variant(2) + b"\n")
+    real = dask_engine.finish_ranged
+
+    def edit_then_finish(*args: Any) -> Any:
+        late.write_bytes(late.read_bytes().replace(b'"a":1', b'"a":2', 1))  # same length, other bytes
+        return real(*args)
+
+    monkeypatch.setattr(dask_engine, "finish_ranged", edit_then_finish)
+    rep = migrate([src], out=tmp_path / "out", engine="dask", scheduler="synchronous", chunk_bytes=16 * 1024)
+    assert [(f.file, f.exit_code) for f in rep.failed] == [(str(late), 66)] and rep.exit_code == 66
+    assert "changed while it was being migrated" in rep.failed[0].error
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["other.jsonl"]
+
+
 def test_rerun_replaces_rejects_and_cleans_leftovers(archive: Any, small_pieces: None, tmp_path: Path) -> None:
     root, ref_tree, _ = archive
     out = tmp_path / "out"

@@ -224,7 +224,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
         if out is not None:
             with contextlib.suppress(Exception):
                 out.close()
-            if res.error is not None or res.tmp is None:
+            if out.touched and (res.error is not None or res.tmp is None):
                 store.remove(spec.dst_fs, out.tmp)
                 res.tmp = None
 
@@ -236,6 +236,7 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResul
         if ranged or not (f.doc and res.tally.rejected):  # a rejected document leaves no output file
             res.tmp = out.tmp
     elif not ranged:
+        out.touched = True
         store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp)  # unchanged: the input's own bytes
         res.tmp = out.tmp
     else:  # an unchanged range: its input bytes, copied when the file is put together (if it changed)
@@ -256,6 +257,8 @@ class _PieceOutput:
         self.raw: IO[bytes] | None = None
         self.fh: IO[bytes] | None = None
         self.unchanged = Unchanged()
+        self.touched = False
+        """The temporary may exist (it is removed if the piece fails or leaves no output)."""
 
     def write(self, b: bytes, changed: bool) -> None:
         if self.fh is None:
@@ -275,6 +278,7 @@ class _PieceOutput:
 
     def _start(self) -> None:
         spec, f = self.spec, self.file
+        self.touched = True
         try:
             self.raw = self.fh = store.open_write(spec.dst_fs, self.tmp)
             if self.gz:
