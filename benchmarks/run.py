@@ -719,6 +719,10 @@ def run_migrate(
             log(f"  -j {jobs}: {r['wall_s']}s, {r['mb_per_s']} MB/s, exit {r['exit_code']}, RSS {r['peak_rss_mb']} MB")
             runs.append(r)
         j1, j2 = runs[:2]
+        # the -j 1 output again: every record already response-v2, so the file is copied, not rewritten
+        migrated = work / "out-j1" / src.name
+        again = run_migrate_once(cmd, migrated, work / "out-unchanged", 1, records, migrated.stat().st_size)
+        log(f"  unchanged (-j 1 on its own output): {again['wall_s']}s, {again['mb_per_s']} MB/s")
         dask_ok = _dask_installed()
         if dask_ok:
             r = run_migrate_once(cmd, src, work / "out-dask", 2, records, nbytes, dask_workers=2)
@@ -737,6 +741,9 @@ def run_migrate(
             "inmemory_conversion": inmem_diag,
             "runs": runs,
         }
+        res["unchanged"] = again
+        if again["exit_code"] != 0 or again["output_records"] != j1["output_records"]:
+            res["status"] = "failed"
         if "records_per_s" in j1 and inmem.get("envelopes_per_s"):
             res["j1_vs_inmemory"] = round(j1["records_per_s"] / inmem["envelopes_per_s"], 3)
             res["j2_vs_j1"] = round(j2["records_per_s"] / j1["records_per_s"], 3)
@@ -1181,6 +1188,14 @@ def markdown(results: dict[str, Any]) -> str:
             )
         head = ["run", "exit", "wall s", "MB/s", "records/s", "vs in-memory", "peak RSS MB (per process)"]
         lines += _table([*head, "peak RSS MB (all processes, sampled)"], "lrrrrrrr", body)
+        unch = mig.get("unchanged")
+        if unch:
+            lines += [
+                "",
+                f"Unchanged: `-j 1` on its own output (every record already response-v2, "
+                f"{unch['bytes'] / MB:.1f} MB): {unch['wall_s']:.2f} s, {_fmt(unch['mb_per_s'], 1)} MB/s, "
+                f"{_fmt(unch['records_per_s'], 0)} records/s (each record checked, the file copied, not rewritten).",
+            ]
         lsf = mig.get("local_small_files")
         if lsf:
             lines += [

@@ -427,29 +427,29 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from envglot.migration import commit, files
 
     events: list[str] = []
-    real_sync, real_rename = commit.sync_local_files, files._AtomicOutput.rename
-    real_append, real_rewrite = files._Rejects._append, files._Rejects._rewrite
+    real_sync, real_rename = commit.sync_local_files, files.AtomicOutput.rename
+    real_append, real_rewrite = files.PendingRejects._append, files.PendingRejects._rewrite
 
     def sync(paths: list[str]) -> None:
         events.append(f"sync {len(paths)}")
         real_sync(paths)
 
-    def rename(self: files._AtomicOutput, mode: int | None) -> None:
+    def rename(self: files.AtomicOutput, mode: int | None) -> None:
         events.append(f"rename {self.dst.name}")
         real_rename(self, mode)
 
-    def append(self: files._Rejects) -> None:
+    def append(self: files.PendingRejects) -> None:
         events.append("rejects")
         real_append(self)
 
-    def rewrite(self: files._Rejects, source: str) -> None:
+    def rewrite(self: files.PendingRejects, source: str) -> None:
         events.append("rejects")
         real_rewrite(self, source)
 
     monkeypatch.setattr(commit, "sync_local_files", sync)
-    monkeypatch.setattr(files._AtomicOutput, "rename", rename)
-    monkeypatch.setattr(files._Rejects, "_append", append)
-    monkeypatch.setattr(files._Rejects, "_rewrite", rewrite)
+    monkeypatch.setattr(files.AtomicOutput, "rename", rename)
+    monkeypatch.setattr(files.PendingRejects, "_append", append)
+    monkeypatch.setattr(files.PendingRejects, "_rewrite", rewrite)
     return events
 
 
@@ -485,23 +485,23 @@ def test_a_failed_rename_mid_batch_fails_the_rest_and_leaves_no_temp(
 
     ids = make_corpus(tmp_path / "in", files=8, lines=20)
     rejects = tmp_path / "r.jsonl"
-    real = files._AtomicOutput.rename
+    real = files.AtomicOutput.rename
     calls = {"n": 0}
 
-    def flaky(self: files._AtomicOutput, mode: int | None) -> None:
+    def flaky(self: files.AtomicOutput, mode: int | None) -> None:
         calls["n"] += 1
         if calls["n"] == 5:
             raise OSError(28, "No space left on device")
         real(self, mode)
 
     monkeypatch.setenv(TEST_BATCH_ENV, "3")
-    monkeypatch.setattr(files._AtomicOutput, "rename", flaky)
+    monkeypatch.setattr(files.AtomicOutput, "rename", flaky)
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
     assert rep.exit_code == 74 and rep.stopped and rep.stopped.startswith("output error")
     assert rep.files_written == 4
     assert len([f for f in rep.failed if f.exit_code == 74]) == 2  # the unrenamed rest of the second batch
     assert not list((tmp_path / "out").rglob(f"{TEMP_PREFIX}*"))
-    monkeypatch.setattr(files._AtomicOutput, "rename", real)
+    monkeypatch.setattr(files.AtomicOutput, "rename", real)
     again = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
     assert again.exit_code == 1
     assert accounted(tmp_path / "out", rejects) == ids

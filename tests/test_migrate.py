@@ -284,6 +284,69 @@ def test_order_is_preserved_across_chunks(tmp_path: Path, jobs: int) -> None:
     assert out == [Migrator()(r).output for r in recs]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_unchanged_file_is_copied_not_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """Records all in the target dialect: no output is written record by record; the input is copied
+    (``--out``) or left as it is (in place)."""
+    from envglot.migration import files
+
+    writes: list[int] = []
+    real = files.AtomicOutput.write
+    monkeypatch.setattr(files.AtomicOutput, "write", lambda self, b: (writes.append(len(b)), real(self, b))[1])
+    (tmp_path / "in").mkdir()
+    body = (_V2 + b"\n\n") * 20000  # ~1.6 MB: many chunks
+    (tmp_path / "in" / "a.jsonl").write_bytes(body)
+    (tmp_path / "in" / "b.jsonl.gz").write_bytes(gzip.compress(body))
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=jobs, chunk_bytes=64 * 1024)
+    assert rep.passed_through == 40000 and rep.files_unchanged == 2 and rep.exit_code == 0
+    assert rep.bytes_out == rep.bytes_in == 2 * len(body)
+    assert (tmp_path / "out" / "a.jsonl").read_bytes() == body
+    assert (tmp_path / "out" / "b.jsonl.gz").read_bytes() == (tmp_path / "in" / "b.jsonl.gz").read_bytes()
+    mtime = (tmp_path / "in" / "a.jsonl").stat().st_mtime_ns
+    rep = migrate([tmp_path / "in"], in_place=True, jobs=jobs, chunk_bytes=64 * 1024)
+    assert rep.files_unchanged == 2 and rep.backups == 0 and (tmp_path / "in" / "a.jsonl").stat().st_mtime_ns == mtime
+    assert writes == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("name", ["a.jsonl", "a.jsonl.gz"])
+def test_a_late_change_copies_the_unchanged_part_from_the_input(tmp_path: Path, jobs: int, name: str) -> None:
+    """The unchanged chunks before the first change are not written as they pass; the output is the same."""
+    recs = [_V2] * 3000 + [legacy_variant(1), b"not json", _V2]
+    body = b"\n".join(recs) + b"\n"
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / name).write_bytes(gzip.compress(body) if name.endswith(".gz") else body)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=jobs, chunk_bytes=16 * 1024)
+    assert (rep.converted, rep.rejected, rep.passed_through) == (1, 1, 3001)
+    assert _records(tmp_path / "out" / name) == [*[_V2] * 3000, _converted(legacy_variant(1)), _V2]
+    rep = migrate([tmp_path / "in"], in_place=True, jobs=jobs, chunk_bytes=16 * 1024)
+    assert _records(tmp_path / "in" / name) == [*[_V2] * 3000, _converted(legacy_variant(1)), _V2]
+    bak = (tmp_path / "in" / (name + ".bak")).read_bytes()
+    assert (gzip.decompress(bak) if name.endswith(".gz") else bak) == body
+
+
+def test_an_input_that_changes_before_its_unchanged_part_is_copied_fails(tmp_path: Path) -> None:
+    """The unchanged part is read again to be copied: if its bytes differ, the file fails (66), nothing is written."""
+    src = tmp_path / "in" / "a.jsonl"
+    src.parent.mkdir()
+    src.write_bytes(b"\n".join([_V2] * 2000 + [legacy_variant(1)]) + b"\n")
+    other = tmp_path / "in" / "b.jsonl"
+    other.write_bytes(legacy_variant(2) + b"\n")
+    changed: list[bool] = []
+
+    def progress(p: envglot.migration.Progress) -> None:
+        if not changed:  # after the first chunk was read: the same length, other bytes
+            changed.append(True)
+            data = src.read_bytes()
+            src.write_bytes(data.replace(b'"a":1', b'"a":2', 1))
+
+    rep = migrate([src.parent], out=tmp_path / "out", jobs=1, chunk_bytes=16 * 1024, progress=progress)
+    assert [(f.file, f.exit_code) for f in rep.failed] == [(str(src), 66)] and rep.exit_code == 66
+    assert "changed while it was being migrated" in rep.failed[0].error
+    assert not (tmp_path / "out" / "a.jsonl").exists() and (tmp_path / "out" / "b.jsonl").exists()
+    assert rep.files_written == 1
+
+
 @pytest.mark.parametrize("size", ["small", "large"])  # held and written at the end, or written as it comes
 def test_outputs_keep_the_input_mode_whatever_the_umask(tmp_path: Path, size: str) -> None:
     (tmp_path / "in").mkdir()
@@ -351,8 +414,8 @@ def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
             raise OSError(28, "No space left on device")
         return real_open(path, flags, mode)
 
-    cleaned = files._Cleaner(tmp_path)
-    out = files._AtomicOutput(tmp_path / "a.jsonl", False, cleaned, size_hint=10)
+    cleaned = files.Cleaner(tmp_path)
+    out = files.AtomicOutput(tmp_path / "a.jsonl", False, cleaned, size_hint=10)
     assert out.held is not None
     monkeypatch.setattr(files.os, "open", full)
     with pytest.raises(OSError, match="No space left"):
@@ -523,7 +586,7 @@ def test_walked_names_are_spelled_as_pathlib_spells_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
 ) -> None:
     """The names in reports and rejects (which a re-run matches) do not depend on how the walk was written."""
-    from envglot.migration.files import _walk
+    from envglot.migration.files import walk_inputs
 
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     for rel in ("a.jsonl", "sub/b.jsonl", "sub/deeper/c.json"):
@@ -533,7 +596,7 @@ def test_walked_names_are_spelled_as_pathlib_spells_them(
     (tmp_path / "broken.jsonl").symlink_to(tmp_path / "nowhere")  # nor is a dangling link read: it is reported
     monkeypatch.chdir(tmp_path)
     arg = spelling.format(tmp=tmp_path)
-    jobs, bad = _walk([arg], None, ("*.json", "*.jsonl"), (), set(), None)
+    jobs, bad = walk_inputs([arg], None, ("*.json", "*.jsonl"), (), set(), None)
     root = Path(arg)
     assert [(b.file, b.error, b.exit_code) for b in bad] == [
         (str(root / "broken.jsonl"), "dangling symbolic link: skipped", 66)

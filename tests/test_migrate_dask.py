@@ -120,6 +120,58 @@ def test_synchronous_byte_identical_with_ranges(archive: Any, small_pieces: None
     assert rep.exit_code == ref.exit_code == 1
 
 
+_V2 = b'{"success":true,"data":{"a":1},"error":null,"meta":{"version":"response-v2"}}'
+
+
+def test_unchanged_ranges_and_files_are_not_rewritten(
+    small_pieces: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unchanged files and unchanged ranges write no temporary of their own: an unchanged file is
+    copied; a file changed late has its unchanged ranges copied from the input when it is put together."""
+    from envglot.migration import fs
+
+    opened: list[str] = []
+    real = fs.open_write
+    monkeypatch.setattr(fs, "open_write", lambda f, p: (opened.append(p), real(f, p))[1])
+    src = tmp_path / "in"
+    src.mkdir()
+    same = b"\n".join([_V2] * 4000) + b"\n"  # ~330 KB: several ranges
+    late = b"\n".join([_V2] * 4000 + [legacy_variant(1), b"not json", _V2]) + b"\n"
+    (src / "same.jsonl").write_bytes(same)
+    (src / "late.jsonl").write_bytes(late)
+    (src / "same.jsonl.gz").write_bytes(gzip.compress(same))
+    ref = migrate([src], out=tmp_path / "local", jobs=1)
+    rep = migrate([src], out=tmp_path / "out", engine="dask", scheduler="synchronous", chunk_bytes=16 * 1024)
+    assert _tree(tmp_path / "out") == _tree(tmp_path / "local")
+    assert _facts(rep) == _facts(ref)
+    # one temporary per file; for late.jsonl also the range holding its change (the others are not written)
+    names = sorted(p.rsplit("-", 1)[-1] for p in opened if DASK_TEMP_PREFIX in p)
+    assert names == ["late.jsonl", "late.jsonl", "same.jsonl", "same.jsonl.gz"]
+
+
+def test_a_range_changed_before_its_file_is_put_together_fails_that_file(
+    small_pieces: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unchanged range is copied from the input when its file is put together, checked against
+    what its task read: an input changed in between fails (66), nothing of it is written."""
+    src = tmp_path / "in"
+    src.mkdir()
+    late = src / "late.jsonl"
+    late.write_bytes(b"\n".join([_V2] * 4000 + [legacy_variant(1)]) + b"\n")
+    (src / "other.jsonl").write_bytes(legacy_variant(2) + b"\n")
+    real = dask_engine.finish_ranged
+
+    def edit_then_finish(*args: Any) -> Any:
+        late.write_bytes(late.read_bytes().replace(b'"a":1', b'"a":2', 1))  # same length, other bytes
+        return real(*args)
+
+    monkeypatch.setattr(dask_engine, "finish_ranged", edit_then_finish)
+    rep = migrate([src], out=tmp_path / "out", engine="dask", scheduler="synchronous", chunk_bytes=16 * 1024)
+    assert [(f.file, f.exit_code) for f in rep.failed] == [(str(late), 66)] and rep.exit_code == 66
+    assert "changed while it was being migrated" in rep.failed[0].error
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["other.jsonl"]
+
+
 def test_rerun_replaces_rejects_and_cleans_leftovers(archive: Any, small_pieces: None, tmp_path: Path) -> None:
     root, ref_tree, _ = archive
     out = tmp_path / "out"

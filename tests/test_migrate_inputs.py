@@ -27,7 +27,7 @@ import pytest
 from envglot.migration import EX_LOCKED, LOCK_NAME, TEST_DELAY_ENV, MigrationError, Migrator, migrate
 from envglot.migration.inputs import GZIP_RATIO_FLOOR, InputRefusedError, RecordReader, open_fd
 from envglot.migration.lock import OutLock
-from envglot.migration.workers import Task, _migrate_chunk
+from envglot.migration.workers import Task, migrate_chunk
 
 sys.path.insert(0, str(Path(__file__).parent))
 from migrate_corpus import legacy_variant
@@ -314,9 +314,9 @@ def test_blank_lines_are_skipped_cheaply() -> None:
     blank = b"\n" * (8 << 20) + b" \t\r\n" * (2 << 20)
     task = Task("x.jsonl", "lines", blank + b"not json\n" + blank, 1, "compact")
     t0 = time.perf_counter()
-    res = _migrate_chunk(Migrator(), task)
+    res = migrate_chunk(Migrator(), task)
     elapsed = time.perf_counter() - t0
-    assert res.out == blank + blank and res.rejected == 1
+    assert res.out == blank + blank and res.tally.rejected == 1
     assert res.rejects[0][0] == 1 + (8 << 20) + (2 << 20)  # the record's line number counts the blank lines
     assert elapsed < 2.5, elapsed
 

@@ -14,8 +14,9 @@ Two layers (``docs/migration.md``):
 Modules: ``constants`` (names and limits), ``records`` (the per-record layer),
 ``workers`` (the process-pool side), ``inputs`` (which inputs are read, and how: special
 files, links, record and gzip limits — for both engines), ``files`` (the walk, atomic
-outputs, backups, rejects), ``lock`` (one run per ``--out``), ``report`` (the summary) and
-``engine`` (:func:`migrate`).
+outputs, backups, rejects, the unchanged part of an output), ``lock`` (one run per
+``--out``), ``tally`` (the counts, one shape for chunk, file and report), ``report`` (the
+summary) and ``engine`` (:func:`migrate`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .files import BackupExistsError, MigrationError, clean_stale_temps, input_f
 from .inputs import DEFAULT_MAX_GZIP_RATIO, DEFAULT_MAX_RECORD_BYTES
 from .records import Migrator, Outcome, RecordError, reject_line
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
-from .workers import SourceCounts
+from .tally import SourceCounts
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .constants import TEST_BATCH_ENV
-from .files import _AtomicOutput, _Job
+from .files import AtomicOutput, Job
 from .fs import sync_local_dirs, sync_local_files
 
 BATCH_FILES = 1000
@@ -31,7 +31,7 @@ BATCH_SECONDS = 5.0
 class _Staged:
     __slots__ = ("job", "mode", "out")
 
-    def __init__(self, out: _AtomicOutput, mode: int | None, job: _Job) -> None:
+    def __init__(self, out: AtomicOutput, mode: int | None, job: Job) -> None:
         self.out = out
         self.mode = mode
         self.job = job
@@ -51,7 +51,7 @@ class CommitBatch:
     def __len__(self) -> int:
         return len(self.staged)
 
-    def add(self, out: _AtomicOutput, mode: int | None, job: _Job, size: int, backup: Path | None = None) -> None:
+    def add(self, out: AtomicOutput, mode: int | None, job: Job, size: int, backup: Path | None = None) -> None:
         """Stage a closed temporary (``out.close(durable=False)``); ``backup``: a link made for it."""
         if not self.staged:
             self.since = time.monotonic()
@@ -67,7 +67,7 @@ class CommitBatch:
             or time.monotonic() - self.since >= BATCH_SECONDS
         )
 
-    def commit(self, done: Callable[[_Job], None]) -> None:
+    def commit(self, done: Callable[[Job], None]) -> None:
         """Sync, then rename every staged file; ``done`` is called for each once its rename is durable.
 
         Raises:
@@ -92,7 +92,7 @@ class CommitBatch:
             if not self.staged:
                 self.bytes = 0
 
-    def abort(self) -> list[_Job]:
+    def abort(self) -> list[Job]:
         """Delete the staged temporaries (their destinations are untouched); returns their jobs."""
         jobs = [s.job for s in self.staged]
         for s in self.staged:

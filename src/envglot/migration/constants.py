@@ -49,4 +49,4 @@ REASON_LIMIT = MESSAGE_LIMIT
 Status = Literal["converted", "passed", "rejected"]
 Mode = Literal["out", "in-place", "check", "stdout"]
 
-_ENC = msgspec.json.Encoder()
+ENCODER = msgspec.json.Encoder()

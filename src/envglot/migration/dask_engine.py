@@ -22,23 +22,22 @@ from typing import Any
 import msgspec
 
 from . import fs as store
-from .constants import _ENC, DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME
-from .files import MigrationError, _walk
+from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, ENCODER, EX_SOFTWARE, REJECTS_NAME
+from .files import MigrationError, walk_inputs, write_report
 from .inputs import InputLimits
 from .lock import OutLock
 from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
-from .records import _rebuild_migrator, _RejectRecord
+from .records import RejectRecord, rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
-from .workers import SourceCounts
+from .tally import Tally
+from .workers import cpus
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 """Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
 MIN_PARTITION_BYTES = 1024 * 1024
 """Pieces are not made smaller than this to spread work (a task costs a few milliseconds)."""
-EX_SOFTWARE = 70
-"""A task failed on every worker that tried it (a worker died repeatedly): exit code."""
 
-_REJECT = msgspec.json.Decoder(_RejectRecord)
+_REJECT = msgspec.json.Decoder(RejectRecord)
 
 
 class _FileState:
@@ -143,7 +142,7 @@ def migrate_dask(
     if mode not in ("out", "check") or "-" in names:
         raise MigrationError("the dask engine writes to out= (or checks); in_place and stdin need engine='local'", 2)
     limits = limits or InputLimits()
-    mig = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    mig = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
     src_fs, files, unreadable = _inputs(
         names, out, include, exclude, rejects, storage_options, mode, limits.follow_symlinks
     )
@@ -215,11 +214,9 @@ def migrate_dask(
         finally:
             for c in own_cluster:
                 c.close()
-            from .engine import _finish, _write_report
-
-            _finish(rep, t0)
+            rep.finish(t0)
             if report is not None:
-                _write_report(Path(report), rep, local_out)
+                write_report(Path(report), rep, local_out)
     return rep
 
 
@@ -230,10 +227,8 @@ def _connect(scheduler: str | None, workers: int | None, notice: Callable[[str],
         client = Client(scheduler)
         own.append(client)
         return client
-    from .engine import _cpus
-
     cluster = LocalCluster(
-        n_workers=workers or _cpus(),
+        n_workers=workers or cpus(),
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",
@@ -274,7 +269,7 @@ def _inputs(
         src_fs = store.resolve(".", storage_options)[0]
         skip = {Path(p).resolve() for p in (rejects,) if p is not None and not store.is_url(p)}
         out_local = Path(out) if out is not None and mode == "out" and not store.is_url(out) else None
-        jobs, unreadable = _walk(names, out_local, inc, tuple(exclude), skip, None, follow_symlinks)
+        jobs, unreadable = walk_inputs(names, out_local, inc, tuple(exclude), skip, None, follow_symlinks)
         for i, j in enumerate(jobs):
             assert j.src is not None
             dst = shown = None
@@ -313,10 +308,10 @@ def _dst(out: str | None, out_path: str | None, rel: str) -> tuple[str | None, s
 
 
 def _spec(i: int, name: str, src: str, dst: str | None, size: int, shown: str | None) -> FileSpec:
-    from .files import _is_doc, _is_gz
+    from .files import is_doc, is_gz
 
     base = src.rsplit("/", 1)[-1]
-    return FileSpec(i, name, src, dst, _is_doc(base), _is_gz(base), size, None, shown)
+    return FileSpec(i, name, src, dst, is_doc(base), is_gz(base), size, None, shown)
 
 
 def _relative(name: str, inputs: list[str]) -> str:
@@ -336,7 +331,7 @@ def _renumber(line: bytes, offset: int) -> bytes:
     rec = _REJECT.decode(line)
     if rec.line is not None:
         rec.line += offset
-    return _ENC.encode(rec) + b"\n"
+    return ENCODER.encode(rec) + b"\n"
 
 
 class _Driver:
@@ -385,7 +380,11 @@ class _Driver:
                         self._piece_done(r)
                 else:
                     st = self.state[tag[1]]
-                    st.final = ("ready", value)
+                    tmp, error = value
+                    if error:  # the input changed under the run: the file fails as unreadable
+                        last = st.results[st.parts - 1]
+                        last.error, last.error_code = error, 66
+                    st.final = ("ready", tmp)
                 self._commit_ready()
                 self._report_progress()
             self._commit_ready()
@@ -413,7 +412,7 @@ class _Driver:
     def _piece_done(self, r: PieceResult) -> None:
         st = self.state[r.file]
         st.results[r.part] = r
-        self.records_seen += r.records
+        self.records_seen += r.tally.records
         self.bytes_seen += r.disk
         if len(st.results) < st.parts:
             return
@@ -422,9 +421,9 @@ class _Driver:
         if st.parts == 1 or self.spec.check or any(p.error for p in parts):
             st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
             return
-        changed = any(p.converted or p.rejected for p in parts)
+        changed = any(p.tally.changed for p in parts)
         st.final = "assembling"
-        self.ex.submit(finish_ranged, self.spec, st.spec, [p.tmp for p in parts], changed, tag=("final", r.file))
+        self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
 
     def _commit_ready(self, upto: int | None = None) -> None:
         """Commit the consecutive finished files from the cursor: rejects first, then outputs."""
@@ -444,9 +443,9 @@ class _Driver:
             st = self.state[i]
             parts = [st.results[k] for k in range(st.parts)]
             if self.max_errors is not None and not any(p.error for p in parts):
-                n = sum(p.rejected for p in parts)
+                n = sum(p.tally.rejected for p in parts)
                 if rejected + n > self.max_errors:
-                    self._count(st.spec, parts)
+                    self._count(parts)
                     where = self._limit_line(st.spec, parts, self.max_errors - rejected)
                     stop = _StopError(
                         f"max-errors: more than {self.max_errors} rejected records (limit passed at {where})"
@@ -499,29 +498,13 @@ class _Driver:
             offset += p.lines
         return out
 
-    def _count(self, spec: FileSpec, parts: list[PieceResult]) -> tuple[int, int, int]:
-        rep = self.rep
-        conv = passed = rej = 0
+    def _count(self, parts: list[PieceResult]) -> Tally:
+        """A file's counts (the sum of its pieces'), added to the report."""
+        tally = Tally()
         for r in parts:
-            rep.records += r.records
-            rep.converted += r.converted
-            rep.passed_through += r.passed
-            rep.rejected += r.rejected
-            rep.bytes_in += r.bytes_in
-            rep.bytes_out += r.bytes_out
-            for k, c in r.counts.items():
-                mine = rep.by_source.get(k)
-                if mine is None:
-                    mine = rep.by_source[k] = SourceCounts()
-                mine.add(c)
-                rep.lossy += c.lossy
-                rep.unwrapped += c.unwrapped
-            for k, n in r.kinds.items():
-                rep.diagnostics[k] = rep.diagnostics.get(k, 0) + n
-            conv += r.converted
-            passed += r.passed
-            rej += r.rejected
-        return conv, passed, rej
+            tally.add(r.tally)
+        self.rep.add(tally)
+        return tally
 
     def _commit_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> bool:
         """Count a finished file and move its output into place; True if an output was renamed."""
@@ -536,8 +519,7 @@ class _Driver:
             if err.error_code == 74:
                 raise _StopError(f"output error: {err.error}")
             return False
-        conv, passed, rej = self._count(spec, parts)
-        changed = bool(conv or rej)
+        tally = self._count(parts)
         if tmp is not None and spec.dst is not None:
             try:
                 store.commit(self.spec.dst_fs, tmp, spec.dst, spec.mode, sync_dir=False)
@@ -547,15 +529,15 @@ class _Driver:
                 )
                 raise _StopError(f"output error: cannot write {spec.dst}") from None
             rep.files_written += 1
-        if changed:
+        if tally.changed:
             rep.files_changed += 1
             rep.changed.append(
                 ChangedFile(
                     file=spec.name,
                     output=spec.shown,
-                    converted=conv,
-                    passed_through=passed,
-                    rejected=rej,
+                    converted=tally.converted,
+                    passed_through=tally.passed_through,
+                    rejected=tally.rejected,
                 )
             )
         else:

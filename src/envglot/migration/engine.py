@@ -21,21 +21,24 @@ from ..errors import EnvglotError
 from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Style, Unsupported, resolve
 from .commit import CommitBatch
-from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, EX_INTERRUPTED, EX_SOFTWARE, REJECTS_NAME, Mode
+from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME, Mode
 from .files import (
+    AtomicOutput,
     BackupExistsError,
+    Cleaner,
+    InputChangedError,
+    Job,
     MigrationError,
+    PendingRejects,
     SymlinkRefusedError,
-    _AtomicOutput,
-    _Cleaner,
-    _copy_to_temp,
-    _Job,
-    _make_backup,
-    _read_error,
-    _Rejects,
-    _walk,
+    Unchanged,
+    copy_to_temp,
     display,
+    make_backup,
+    read_error,
     refuse_links,
+    walk_inputs,
+    write_report,
 )
 from .inputs import (
     DEFAULT_MAX_GZIP_RATIO,
@@ -47,9 +50,10 @@ from .inputs import (
     open_input,
 )
 from .lock import OutLock
-from .records import RecordError, _rebuild_migrator
+from .records import RecordError, rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
-from .workers import SourceCounts, Task, _ChunkResult, _migrate_chunk, _run_task, _start_workers, _worker_init
+from .tally import Tally
+from .workers import ChunkResult, Task, cpus, migrate_chunk, run_chunk, start_workers, worker_init
 
 # --------------------------------------------------------------------------- engine
 
@@ -62,31 +66,32 @@ class _StopRunError(Exception):
 
 
 class _ReadFailure(msgspec.Struct):
-    job: _Job
+    job: Job
     error: str
 
 
 class _Start(msgspec.Struct):
-    job: _Job
+    job: Job
     index: int
 
 
 class _End(msgspec.Struct):
-    job: _Job
+    job: Job
 
 
 class _Chunk(msgspec.Struct):
-    job: _Job
+    job: Job
     task: Task
     disk_pos: int
     """Input bytes read from the file (on disk) once this chunk was cut."""
 
 
 class _Pending(msgspec.Struct):
-    job: _Job
+    job: Job
+    task: Task
     disk_pos: int
     result: Any
-    """A Future (pool) or a finished _ChunkResult (inline)."""
+    """A Future (pool) or a finished ChunkResult (inline)."""
 
 
 _Event = _Start | _Chunk | _End | _ReadFailure
@@ -105,7 +110,7 @@ class _SmallFile:
         self.pos = 0
 
     @classmethod
-    def read_whole(cls, job: _Job) -> _SmallFile | None:
+    def read_whole(cls, job: Job) -> _SmallFile | None:
         """The file as it is now, if it is no larger than walked (one ``read`` when its size is
         unchanged; a short read, or a file that shrank, is read on to its end); None if it grew
         (then it is read as a stream)."""
@@ -154,7 +159,7 @@ class _Counting:
 
 
 def _produce(
-    jobs: list[_Job], chunk_bytes: int, style: str, stdin: BinaryIO | None, limits: InputLimits
+    jobs: list[Job], chunk_bytes: int, style: str, stdin: BinaryIO | None, limits: InputLimits
 ) -> Iterator[_Event]:
     """Yield, in order, each file's start, its chunks, then its end (or a read failure)."""
     for index, job in enumerate(jobs):
@@ -182,7 +187,7 @@ def _produce(
             for task in reader:
                 yield _Chunk(job=job, task=task, disk_pos=raw.tell())
         except (OSError, EOFError, zlib.error) as exc:
-            yield _ReadFailure(job=job, error=_read_error(exc))
+            yield _ReadFailure(job=job, error=read_error(exc))
             continue
         finally:
             for f in close:
@@ -192,33 +197,79 @@ def _produce(
 
 
 class _Sink:
-    """Where one file's output goes: an atomic temp file, stdout, or nowhere (dry run)."""
+    """Where one file's output goes: an atomic temp file, stdout, or nowhere (dry run).
 
-    def __init__(self, job: _Job, mode: Mode, cleaned: _Cleaner, stdout: BinaryIO | None, keep: bool = False) -> None:
+    An output file is only created at the first chunk that changes something: until then
+    the output is the input's own bytes, so nothing is written (an unchanged file is then
+    copied, or left in place). At that first change the unchanged part is copied from the
+    input, checked against a digest of what was read the first time.
+    """
+
+    def __init__(
+        self,
+        job: Job,
+        mode: Mode,
+        cleaned: Cleaner,
+        stdout: BinaryIO | None,
+        limits: InputLimits,
+        keep: bool = False,
+    ) -> None:
         self.job = job
-        self.atomic: _AtomicOutput | None = None
+        self.cleaned = cleaned
+        self.limits = limits
+        self.atomic: AtomicOutput | None = None
         self.stream: BinaryIO | None = None
         self.kept: bytearray | None = bytearray() if keep and mode == "check" else None
         """A dry run's output, kept for ``on_output`` (``--check --diff``)."""
-        if mode != "check":
-            if job.dst is not None:
-                self.atomic = _AtomicOutput(job.dst, job.gz, cleaned, -1 if job.gz else job.size)
-            else:
-                assert stdout is not None, "only stdout mode has inputs without a destination"
-                self.stream = stdout
-        self.converted = 0
-        self.passed = 0
-        self.rejected = 0
+        self.to_file = mode != "check" and job.dst is not None
+        """The output is a file (``--out`` or in place), created at the first change."""
+        if mode != "check" and job.dst is None:
+            assert stdout is not None, "only stdout mode has inputs without a destination"
+            self.stream = stdout
+        self.unchanged = Unchanged()
+        """The output so far while nothing changed: the input's own bytes, not written."""
+        self.tally = Tally()
+        """The file's counts so far."""
         self.omitted = 0
         """Records rejected without their bytes (too long): the only copy is the input."""
 
-    def write(self, b: bytes) -> None:
-        if self.atomic is not None:
-            self.atomic.write(b)
-        elif self.stream is not None:
+    def write(self, b: bytes, changed: bool) -> None:
+        """Write a chunk's output (``changed``: it differs from the chunk's input bytes)."""
+        if self.stream is not None:
             self.stream.write(b)
-        elif self.kept is not None:
+            return
+        if self.kept is not None:
             self.kept += b
+        if self.atomic is None:
+            if not self.to_file:
+                return
+            if not changed:
+                self.unchanged.add(b)
+                return
+            self.atomic = self._start()
+        self.atomic.write(b)
+
+    def _start(self) -> AtomicOutput:
+        """The output file, holding the unchanged part read again from the input.
+
+        Raises:
+            InputChangedError: the input cannot be read again, or its bytes differ.
+        """
+        job = self.job
+        assert job.dst is not None and job.src is not None
+        src = job.src
+        out = AtomicOutput(job.dst, job.gz, self.cleaned, -1 if job.gz else job.size)
+
+        def reopen() -> list[Any]:
+            raw = open_input(src)
+            return [open_gzip(raw, self.limits), raw] if job.gz else [raw]
+
+        try:
+            self.unchanged.copy(reopen, out.write)
+        except BaseException:
+            out.abort()
+            raise
+        return out
 
 
 def migrate(
@@ -360,9 +411,30 @@ def migrate(
         options_["details"] = True
     if on_output is not None and (engine != "local" or mode != "check"):
         raise MigrationError("on_output (--diff) needs check=True and the local engine", 2)
-    mig = _rebuild_migrator(to, {k: v for k, v in options_.items() if k != "to"})  # validates options early
+    mig = rebuild_migrator(to, {k: v for k, v in options_.items() if k != "to"})  # validates options early
     if engine != "local":
-        return _other_engine(engine, names, mode, options_, locals())
+        return _other_engine(
+            engine,
+            names,
+            mode,
+            options_,
+            out=out,
+            rejects=rejects,
+            report=report,
+            include=include,
+            exclude=exclude,
+            style=style,
+            max_errors=max_errors,
+            chunk_bytes=chunk_bytes,
+            progress=progress,
+            client=client,
+            scheduler=scheduler,
+            workers=workers,
+            storage_options=storage_options,
+            notice=notice,
+            t0=t0,
+            limits=limits,
+        )
     if out_dir is not None:
         for n in names:
             if n != "-" and Path(n).is_dir() and Path(n).resolve() == out_dir.resolve():
@@ -376,7 +448,7 @@ def migrate(
     for p in (rejects_path, Path(report) if report is not None else None, *(Path(x) for x in skip)):
         if p is not None:
             skipped.add(p.resolve())
-    job_list, unreadable = _walk(
+    job_list, unreadable = walk_inputs(
         names,
         out_dir if mode == "out" else None,
         tuple(include) if include else DEFAULT_INCLUDE,
@@ -391,7 +463,7 @@ def migrate(
         for j in job_list:
             j.dst = None
     with OutLock(out_dir) if mode == "out" and out_dir is not None else contextlib.nullcontext():
-        n_jobs = max(1, jobs if jobs is not None else _cpus())
+        n_jobs = max(1, jobs if jobs is not None else cpus())
         rep = MigrationReport(
             target=mig.to,
             source=mig.from_,
@@ -409,13 +481,14 @@ def migrate(
             jobs=job_list,
             mode=mode,
             backup=backup if mode == "in-place" else None,
-            rejects=_Rejects(rejects_path),
+            rejects=PendingRejects(rejects_path),
             max_errors=max_errors,
             progress=progress,
             total_disk=total_disk,
             t0=t0,
             stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
             root=out_dir if mode == "out" else None,
+            limits=limits,
             on_diagnostic=on_diagnostic,
             on_output=on_output,
         )
@@ -423,50 +496,58 @@ def migrate(
         tasks = _produce(job_list, chunk_bytes, style, src_stream, limits)
         try:
             if use_pool:
-                with ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init, initargs=(options_,)) as pool:
-                    _start_workers(pool)
+                with ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(options_,)) as pool:
+                    start_workers(pool)
                     try:
-                        local.run(tasks, lambda t: pool.submit(_run_task, t), limit=_in_flight(n_jobs, chunk_bytes))
+                        local.run(tasks, lambda t: pool.submit(run_chunk, t), limit=_in_flight(n_jobs, chunk_bytes))
                     finally:
                         pool.shutdown(wait=True, cancel_futures=True)
             else:
-                local.run(tasks, lambda t: _migrate_chunk(mig, t), limit=1)
+                local.run(tasks, lambda t: migrate_chunk(mig, t), limit=1)
         finally:
             local.rejects.close()
             rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
-            _finish(rep, t0)
+            rep.finish(t0)
             if report is not None:
-                _write_report(Path(report), rep, out_dir if mode == "out" else None)
+                write_report(Path(report), rep, out_dir if mode == "out" else None)
     return rep
 
 
 def _other_engine(
-    engine: str, names: list[str], mode: Mode, options: dict[str, Any], kw: dict[str, Any]
+    engine: str,
+    names: list[str],
+    mode: Mode,
+    options: dict[str, Any],
+    *,
+    out: str | os.PathLike[str] | None,
+    rejects: str | os.PathLike[str] | None,
+    report: str | os.PathLike[str] | None,
+    client: Any,
+    scheduler: str | None,
+    **rest: Any,
 ) -> MigrationReport:
+    """Hand the run to the Dask engine (``rest``: the options it shares with the local one)."""
     if engine != "dask":
         raise MigrationError(f"engine must be local or dask, not {engine!r}", 2)
     try:
         import dask  # noqa: F401
         import fsspec  # noqa: F401
 
-        if kw["client"] is None and kw["scheduler"] != "synchronous":
+        if client is None and scheduler != "synchronous":
             import distributed  # noqa: F401
         from .dask_engine import migrate_dask
     except ImportError as exc:  # pragma: no cover - the extra is not installed
         raise MigrationError(f"engine='dask' needs the dask extra (pip install 'envglot[dask]'): {exc}", 2) from None
-    args = ("include", "exclude", "style", "max_errors", "chunk_bytes", "progress", "client", "scheduler", "workers")
     return migrate_dask(
         names,
         mode=mode,
         options=options,
-        out=None if kw["out"] is None else os.fspath(kw["out"]),
-        rejects=None if kw["rejects"] is None else os.fspath(kw["rejects"]),
-        report=None if kw["report"] is None else os.fspath(kw["report"]),
-        storage_options=kw["storage_options"],
-        notice=kw["notice"],
-        t0=kw["t0"],
-        limits=kw["limits"],
-        **{k: kw[k] for k in args},
+        out=None if out is None else os.fspath(out),
+        rejects=None if rejects is None else os.fspath(rejects),
+        report=None if report is None else os.fspath(report),
+        client=client,
+        scheduler=scheduler,
+        **rest,
     )
 
 
@@ -523,7 +604,7 @@ def _check_rejects_path(path: Path, out_dir: Path | None) -> None:
             raise MigrationError(f"cannot write the rejects file {display(path)}: {exc.strerror}", 74) from None
 
 
-def _check_destinations(jobs: list[_Job]) -> None:
+def _check_destinations(jobs: list[Job]) -> None:
     """No two inputs may share an output path, and no input may be its own output.
 
     Directories are resolved and listed once each (not a syscall per file and path
@@ -567,42 +648,6 @@ def _in_flight(jobs: int, chunk_bytes: int) -> int:
     return max(2, min(jobs + 1, MAX_IN_FLIGHT_BYTES // chunk_bytes))
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def _finish(rep: MigrationReport, t0: float) -> None:
-    rep.elapsed_s = round(time.monotonic() - t0, 3)
-    if rep.elapsed_s > 0:
-        rep.records_per_s = round(rep.records / rep.elapsed_s, 1)
-        rep.mb_per_s = round(rep.bytes_in / 1e6 / rep.elapsed_s, 2)
-    codes = [0]
-    if rep.rejected or (rep.mode == "check" and rep.files_changed):
-        codes.append(1)
-    if rep.stopped is not None and rep.stopped.startswith("max-errors"):
-        codes.append(65)
-    if rep.internal_errors:
-        codes.append(EX_SOFTWARE)
-    codes.extend(f.exit_code for f in rep.failed)
-    rep.exit_code = max(codes)  # 74 (output) > 70 (a bug) > 66 (input) > 65 (max-errors) > 1 (rejects, changes)
-    if rep.stopped == "interrupted":
-        rep.exit_code = EX_INTERRUPTED
-
-
-def _write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:
-    """Atomically; never through a symlinked directory under ``root`` (the ``--out`` directory)."""
-    out = _AtomicOutput(path, False, _Cleaner(root))
-    try:
-        out.write(rep.to_json())
-        out.commit(None)
-    except BaseException:
-        out.abort()
-        raise
-
-
 class _Engine:
     """The consumer side: takes results in order, writes outputs, commits files, keeps counts."""
 
@@ -610,20 +655,22 @@ class _Engine:
         self,
         *,
         rep: MigrationReport,
-        jobs: list[_Job],
+        jobs: list[Job],
         mode: Mode,
         backup: str | None,
-        rejects: _Rejects,
+        rejects: PendingRejects,
         max_errors: int | None,
         progress: Callable[[Progress], None] | None,
         total_disk: int | None,
         t0: float,
         stdout: BinaryIO | None,
         root: Path | None,
+        limits: InputLimits,
         on_diagnostic: Callable[[str, int | None, Diagnostic | RecordError], None] | None = None,
         on_output: Callable[[str, str, bytes], None] | None = None,
     ) -> None:
         self.rep = rep
+        self.limits = limits
         self.on_diagnostic = on_diagnostic
         self.on_output = on_output
         self.jobs = jobs
@@ -635,8 +682,10 @@ class _Engine:
         self.total_disk = total_disk
         self.t0 = t0
         self.stdout = stdout
-        self.cleaned = _Cleaner(root)
+        self.cleaned = Cleaner(root)
         self.sink: _Sink | None = None
+        self.dropped: Job | None = None
+        """A file that failed part-way: the rest of its chunks are not used."""
         self.batch = CommitBatch()
         self.index = 0
         self.done_disk = 0
@@ -662,7 +711,7 @@ class _Engine:
         try:
             for ev in events:
                 if isinstance(ev, _Chunk):
-                    pending.append(_Pending(job=ev.job, disk_pos=ev.disk_pos, result=submit(ev.task)))
+                    pending.append(_Pending(job=ev.job, task=ev.task, disk_pos=ev.disk_pos, result=submit(ev.task)))
                     in_flight += 1
                 else:
                     pending.append(ev)
@@ -692,7 +741,7 @@ class _Engine:
                 self.batch.abort()
             raise
 
-    def _stage(self, out: _AtomicOutput, mode: int | None, job: _Job, backup: Path | None = None) -> None:
+    def _stage(self, out: AtomicOutput, mode: int | None, job: Job, backup: Path | None = None) -> None:
         """Queue a closed temporary for the next commit batch (its rejects are durable already)."""
         self.batch.add(out, mode, job, job.size, backup)
         if self.batch.full():
@@ -701,7 +750,7 @@ class _Engine:
     def _flush(self) -> None:
         """Commit the batch: one sync, the renames, one fsync per directory."""
 
-        def done(_job: _Job) -> None:
+        def done(_job: Job) -> None:
             self.rep.files_written += 1
 
         try:
@@ -722,23 +771,25 @@ class _Engine:
         if isinstance(ev, _Start):
             self.index = ev.index
             try:
-                self.sink = _Sink(ev.job, self.mode, self.cleaned, self.stdout, self.on_output is not None)
+                self.sink = _Sink(ev.job, self.mode, self.cleaned, self.stdout, self.limits, self.on_output is not None)
             except OSError as exc:
                 self._output_error(ev.job, exc)
         elif isinstance(ev, _Pending):
-            res: _ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
-            self._chunk(ev.job, res, ev.disk_pos)
+            res: ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
+            if self.dropped is not ev.job:
+                self._chunk(ev.job, res, ev.task, ev.disk_pos)
         elif isinstance(ev, _End):
-            self._end(ev.job)
+            if self.dropped is not ev.job:
+                self._end(ev.job)
         elif isinstance(ev, _ReadFailure):
             self._abort_current()
             self._fail(ev.job, ev.error, 66)
             self._file_done(ev.job)
 
-    def _fail(self, job: _Job, error: str, code: int) -> None:
+    def _fail(self, job: Job, error: str, code: int) -> None:
         self.rep.failed.append(FileFailure(file=job.name, error=error, exit_code=code))
 
-    def _output_error(self, job: _Job, exc: OSError, what: str | None = None) -> None:
+    def _output_error(self, job: Job, exc: OSError, what: str | None = None) -> None:
         self._abort_current()
         if isinstance(exc, BrokenPipeError) and what is None and job.dst is None:
             raise exc  # stdout's reader went away (`| head`): the caller ends quietly (the CLI: exit 141)
@@ -746,7 +797,7 @@ class _Engine:
         self._fail(job, f"cannot write {target}: {exc.strerror or exc}", 74)
         raise _StopRunError(f"output error: cannot write {target}", 74) from None
 
-    def _chunk(self, job: _Job, res: _ChunkResult, disk_pos: int) -> None:
+    def _chunk(self, job: Job, res: ChunkResult, task: Task, disk_pos: int) -> None:
         sink = self.sink
         assert sink is not None and sink.job is job
         rep = self.rep
@@ -757,36 +808,25 @@ class _Engine:
         if sink.stream is not None and res.rejects:  # a stream cannot wait for the file's end
             self._commit_rejects(job, False)
         try:
-            sink.write(res.out)
+            sink.write(task.data if res.same else res.out, res.tally.changed)
         except OSError as exc:
             self._output_error(job, exc)
-        rep.records += res.records
-        rep.converted += res.converted
-        rep.passed_through += res.passed
-        rep.rejected += res.rejected
-        rep.internal_errors += res.internal
-        rep.bytes_in += res.bytes_in
-        rep.bytes_out += len(res.out)
-        for k, c in res.counts.items():
-            mine = rep.by_source.get(k)
-            if mine is None:
-                mine = rep.by_source[k] = SourceCounts()
-            mine.add(c)
-            rep.lossy += c.lossy
-            rep.unwrapped += c.unwrapped
-        for k, n in res.kinds.items():
-            rep.diagnostics[k] = rep.diagnostics.get(k, 0) + n
+        except InputChangedError as exc:  # the rest of the file's chunks are dropped
+            self._abort_current()
+            self._fail(job, str(exc), 66)
+            self._file_done(job)
+            self.dropped = job
+            return
+        rep.add(res.tally)
         if self.on_diagnostic is not None:
             for line, item in res.details:
                 self.on_diagnostic(job.name, line, item)
-        sink.converted += res.converted
-        sink.passed += res.passed
-        sink.rejected += res.rejected
+        sink.tally.add(res.tally)
         sink.omitted += res.omitted
         if self.progress is not None:
             self._progress(disk_pos)
         if self.max_errors is not None and rep.rejected > self.max_errors:
-            before = rep.rejected - res.rejected
+            before = rep.rejected - res.tally.rejected
             line = res.rejects[self.max_errors - before][0]
             where = job.name if line is None else f"{job.name}:{line}"
             try:  # the file is not written, but its rejects so far are (a re-run replaces them)
@@ -811,37 +851,38 @@ class _Engine:
             )
         )
 
-    def _file_done(self, job: _Job) -> None:
+    def _file_done(self, job: Job) -> None:
         self.files_done += 1
         self.done_disk += max(job.size, 0)
         if self.progress is not None:
             self._progress(0)
 
-    def _end(self, job: _Job) -> None:
+    def _end(self, job: Job) -> None:
         sink = self.sink
         assert sink is not None and sink.job is job
-        changed = bool(sink.converted or sink.rejected)
+        changed = sink.tally.changed
         rep = self.rep
         try:
-            if sink.atomic is not None:
+            if sink.to_file:
                 assert job.dst is not None
                 keep = sink.omitted and self.mode == "in-place" and self.backup is None
-                if (job.doc and sink.rejected) or keep:
-                    # a rejected document leaves no output file (and its input untouched); so does, in
-                    # place without a backup, a file whose too-long record is only in the input
-                    sink.atomic.abort()
-                    self._commit_rejects(job, changed)
-                elif not changed:
-                    sink.atomic.abort()
+                if not changed:  # nothing was written: the input's own bytes are copied (or left in place)
                     self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
-                        copy = _copy_to_temp(job.src, job.dst, self.cleaned)
+                        copy = copy_to_temp(job.src, job.dst, self.cleaned)
                         self._stage(copy, job.perm if job.perm >= 0 else None, job)
+                elif (job.doc and sink.tally.rejected) or keep:
+                    # a rejected document leaves no output file (and its input untouched); so does, in
+                    # place without a backup, a file whose too-long record is only in the input
+                    if sink.atomic is not None:
+                        sink.atomic.abort()
+                    self._commit_rejects(job, changed)
                 else:
+                    assert sink.atomic is not None, "a changed file's output was started at its first change"
                     bak = None
                     if self.mode == "in-place" and self.backup is not None and job.src is not None:
                         try:
-                            bak = _make_backup(job.dst, self.backup, self.cleaned, sync=False)
+                            bak = make_backup(job.dst, self.backup, self.cleaned, sync=False)
                         except BackupExistsError as exc:
                             self._abort_current()
                             self._fail(job, str(exc), 74)
@@ -857,7 +898,7 @@ class _Engine:
                 if sink.stream is not None:
                     sink.stream.flush()
                     rep.files_written += 1
-                if sink.kept is not None and changed and job.src is not None and not (job.doc and sink.rejected):
+                if sink.kept is not None and changed and job.src is not None and not (job.doc and sink.tally.rejected):
                     assert self.on_output is not None
                     self.on_output(job.name, os.fspath(job.src), bytes(sink.kept))
         except OSError as exc:
@@ -868,9 +909,9 @@ class _Engine:
                 ChangedFile(
                     file=job.name,
                     output=display(job.dst) if job.dst is not None else None,
-                    converted=sink.converted,
-                    passed_through=sink.passed,
-                    rejected=sink.rejected,
+                    converted=sink.tally.converted,
+                    passed_through=sink.tally.passed_through,
+                    rejected=sink.tally.rejected,
                 )
             )
         else:
@@ -878,7 +919,7 @@ class _Engine:
         self.sink = None
         self._file_done(job)
 
-    def _commit_rejects(self, job: _Job, changed: bool) -> None:
+    def _commit_rejects(self, job: Job, changed: bool) -> None:
         """Step (a) of a file's commit: its rejects, replacing its earlier ones when it is re-emitted.
 
         Streamed to stdout, the output cannot be held back: each chunk's rejects are appended
@@ -914,7 +955,7 @@ def input_records(
     limits = limits if limits is not None else InputLimits()
     if stdin is None and "-" in inputs:
         stdin = sys.stdin.buffer
-    jobs, unreadable = _walk(inputs, None, include, (), set(), None)
+    jobs, unreadable = walk_inputs(inputs, None, include, (), set(), None)
     if unreadable:
         raise MigrationError(f"{unreadable[0].file}: {unreadable[0].error}", 66)
     for ev in _produce(jobs, DEFAULT_CHUNK_BYTES, "compact", stdin, limits):

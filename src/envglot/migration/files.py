@@ -6,15 +6,17 @@ import contextlib
 import errno
 import filecmp
 import gzip
+import hashlib
 import itertools
 import os
 import secrets
 import shutil
 import stat
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
 import msgspec
 
@@ -24,7 +26,7 @@ from .constants import DEFAULT_INCLUDE, OWN_NAMES, TEMP_PREFIX
 from .fs import Patterns
 from .fs import fsync_dir as _fsync_dir
 from .inputs import entry_source, open_input
-from .report import FileFailure
+from .report import FileFailure, MigrationReport
 
 # --------------------------------------------------------------------------- files
 
@@ -37,7 +39,7 @@ class MigrationError(EnvglotError):
         self.exit_code = exit_code
 
 
-class _Job(msgspec.Struct):
+class Job(msgspec.Struct):
     src: Path | None
     """None for stdin."""
     name: str
@@ -57,12 +59,12 @@ class SymlinkRefusedError(OSError):
     """An output would be written through a symbolic link planted under the output directory."""
 
 
-def _is_gz(name: str) -> bool:
+def is_gz(name: str) -> bool:
     return name.endswith(".gz")
 
 
-def _is_doc(name: str) -> bool:
-    base = name[:-3] if _is_gz(name) else name
+def is_doc(name: str) -> bool:
+    base = name[:-3] if is_gz(name) else name
     return base.endswith(".json")
 
 
@@ -135,7 +137,7 @@ def _scan(
         todo.extend(reversed(subdirs))
 
 
-def _walk(
+def walk_inputs(
     inputs: Sequence[str],
     out: Path | None,
     include: Sequence[str],
@@ -143,10 +145,10 @@ def _walk(
     skip: set[Path],
     backup: str | None,
     follow_symlinks: bool = False,
-) -> tuple[list[_Job], list[FileFailure]]:
+) -> tuple[list[Job], list[FileFailure]]:
     """The input files in order, and the inputs not read (exit 66): unreadable directories, and
     walked entries that are no regular file or a link not followed (:func:`.inputs.entry_source`)."""
-    jobs: list[_Job] = []
+    jobs: list[Job] = []
     unreadable: list[FileFailure] = []
     in_place = backup is not None
     out_res = out.resolve() if out is not None else None
@@ -155,7 +157,7 @@ def _walk(
     inc, exc = Patterns(include), Patterns(exclude)
 
     def onerror(exc: OSError) -> None:
-        unreadable.append(FileFailure(file=display(str(exc.filename)), error=_read_error(exc), exit_code=66))
+        unreadable.append(FileFailure(file=display(str(exc.filename)), error=read_error(exc), exit_code=66))
 
     def keep_dir(path: str, rel: str, name: str) -> bool:
         return not (out_res is not None and Path(path).resolve() == out_res) and not exc.match(rel, name)
@@ -163,7 +165,7 @@ def _walk(
     for arg in inputs:
         if arg == "-":
             dst = out / "stdin.jsonl" if out is not None else None
-            jobs.append(_Job(src=None, name="<stdin>", dst=dst, doc=False, gz=False, size=-1))
+            jobs.append(Job(src=None, name="<stdin>", dst=dst, doc=False, gz=False, size=-1))
             continue
         p = Path(arg)
         if p.is_dir():
@@ -195,7 +197,7 @@ def _walk(
             try:  # named by the user: a link is followed wherever it points
                 jobs.append(_job(p, dst, os.stat(p), p.resolve() if p.is_symlink() else p))
             except OSError as err:
-                unreadable.append(FileFailure(file=display(p), error=_read_error(err), exit_code=66))
+                unreadable.append(FileFailure(file=display(p), error=read_error(err), exit_code=66))
         elif p.exists():
             raise MigrationError(f"{display(arg)}: not a regular file or directory", 66)
         elif p.is_symlink():
@@ -214,14 +216,14 @@ def _loops(p: Path) -> bool:
     return False
 
 
-def _job(p: Path, dst: Path | None, st: os.stat_result, src: Path) -> _Job:
+def _job(p: Path, dst: Path | None, st: os.stat_result, src: Path) -> Job:
     """The job of the walked path ``p``, read from ``src`` (``p``, or a followed link's target)."""
     size, perm = st.st_size, stat.S_IMODE(st.st_mode)
-    name, doc, gz = display(p), _is_doc(p.name), _is_gz(p.name)
-    return _Job(src=src, name=name, dst=dst, doc=doc, gz=gz, size=size, perm=perm, regular=stat.S_ISREG(st.st_mode))
+    name, doc, gz = display(p), is_doc(p.name), is_gz(p.name)
+    return Job(src=src, name=name, dst=dst, doc=doc, gz=gz, size=size, perm=perm, regular=stat.S_ISREG(st.st_mode))
 
 
-class _Cleaner:
+class Cleaner:
     """Prepares each output directory once per run: refuses symlinks under ``root``, creates
     it, removes stale temp files (and counts them)."""
 
@@ -282,7 +284,7 @@ SPILL_BYTES = 256 * 1024
 """... unless it grows past this: then its temporary is created and written as it comes."""
 
 
-class _AtomicOutput:
+class AtomicOutput:
     """An output written to ``<dir>/.envglot-tmp-<pid>-<rand><n>-<name>``, then fsynced and renamed.
 
     The output of a small input (``size_hint`` up to :data:`HOLD_BYTES`, not gzip) is held in
@@ -291,7 +293,7 @@ class _AtomicOutput:
     grows past :data:`SPILL_BYTES` is written as it comes instead.
     """
 
-    def __init__(self, dst: Path, gz: bool, cleaned: _Cleaner, size_hint: int = -1) -> None:
+    def __init__(self, dst: Path, gz: bool, cleaned: Cleaner, size_hint: int = -1) -> None:
         self.dst = dst
         parent, name = os.path.split(os.fspath(dst))
         parent = parent or "."
@@ -396,9 +398,9 @@ class _AtomicOutput:
             os.unlink(self.tmp)
 
 
-def _copy_to_temp(src: Path, dst: Path, cleaned: _Cleaner) -> _AtomicOutput:
+def copy_to_temp(src: Path, dst: Path, cleaned: Cleaner) -> AtomicOutput:
     """Copy ``src`` byte for byte to a closed (not yet fsynced) temporary beside ``dst``."""
-    out = _AtomicOutput(dst, False, cleaned)
+    out = AtomicOutput(dst, False, cleaned)
     try:
         with open_input(src) as fh:
             shutil.copyfileobj(fh, out.raw, 1024 * 1024)
@@ -409,9 +411,9 @@ def _copy_to_temp(src: Path, dst: Path, cleaned: _Cleaner) -> _AtomicOutput:
     return out
 
 
-def _copy_atomic(src: Path, dst: Path, cleaned: _Cleaner) -> None:
+def _copy_atomic(src: Path, dst: Path, cleaned: Cleaner) -> None:
     """Copy ``src`` to ``dst`` byte-for-byte through a temporary file, durably, at once."""
-    out = _AtomicOutput(dst, False, cleaned)
+    out = AtomicOutput(dst, False, cleaned)
     try:
         with open_input(src) as fh:
             shutil.copyfileobj(fh, out.raw, 1024 * 1024)
@@ -432,7 +434,7 @@ def _same_content(a: Path, b: Path) -> bool:
         return False
 
 
-def _make_backup(src: Path, suffix: str, cleaned: _Cleaner, sync: bool = True) -> Path:
+def make_backup(src: Path, suffix: str, cleaned: Cleaner, sync: bool = True) -> Path:
     """Keep the original as ``src + suffix`` (hard link, else an fsynced copy); never clobbers.
 
     With ``sync=False`` the caller makes the link durable (one directory fsync per batch)
@@ -467,7 +469,7 @@ SPOOL_BYTES = 1024 * 1024
 """A file's reject lines are kept in memory up to this size, then in an unnamed temp file."""
 
 
-class _Rejects:
+class PendingRejects:
     """The rejects file and its commit protocol (docs/migration.md, "Atomicity and interruption").
 
     The reject lines of the file in progress are collected (:meth:`add`) and made durable
@@ -639,7 +641,7 @@ class _Rejects:
         self.discard()
 
 
-def _read_error(exc: BaseException) -> str:
+def read_error(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"cannot read: {exc.strerror}"
     return f"cannot read: {type(exc).__name__}: {exc}"
@@ -650,5 +652,77 @@ def input_files(
 ) -> tuple[list[str], list[FileFailure]]:
     """The files ``migrate`` takes from ``folder`` (the same walk and filters), in its order,
     and the directories that could not be read (for ``detect`` and ``validate``)."""
-    jobs, unreadable = _walk([folder], None, tuple(include), tuple(exclude), set(), None)
+    jobs, unreadable = walk_inputs([folder], None, tuple(include), tuple(exclude), set(), None)
     return [os.fspath(j.src) for j in jobs if j.src is not None], unreadable
+
+
+def write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:
+    """Write the report as JSON, atomically; never through a symlinked directory under ``root`` (``--out``)."""
+    out = AtomicOutput(path, False, Cleaner(root))
+    try:
+        out.write(rep.to_json())
+        out.commit(None)
+    except BaseException:
+        out.abort()
+        raise
+
+
+class InputChangedError(Exception):
+    """An input read again to copy its unchanged part cannot be read, or its bytes differ (it fails: 66)."""
+
+
+class Unchanged:
+    """The leading part of an output that is its input's own bytes: not written as it passes.
+
+    It is counted and digested as it passes; once something changes, :meth:`copy` writes it
+    from the input read again, and checks that it is what was read the first time.
+    """
+
+    def __init__(self, size: int = 0, digest: bytes | None = None) -> None:
+        """``size`` and ``digest``: a part passed over elsewhere (a worker), as :meth:`digest` gave it."""
+        self.size = size
+        self.hash = hashlib.blake2b(digest_size=16)
+        self.known = digest
+
+    def add(self, b: bytes) -> None:
+        """Pass over output bytes that are the input's own."""
+        self.size += len(b)
+        self.hash.update(b)
+
+    def digest(self) -> bytes:
+        """The digest of the bytes passed over."""
+        return self.known if self.known is not None else self.hash.digest()
+
+    def copy(self, open_: Callable[[], list[Any]], write: Callable[[bytes], object]) -> None:
+        """Write the unchanged part, read again through ``open_()`` (the reader first, then what it wraps).
+
+        Raises:
+            InputChangedError: the input cannot be opened or read, or its bytes differ.
+            OSError: from ``write`` (the output's error).
+        """
+        if not self.size:
+            return
+        streams: list[Any] = []
+        try:
+            try:
+                streams = open_()
+            except (OSError, EOFError, zlib.error) as exc:
+                raise InputChangedError(read_error(exc)) from None
+            again = hashlib.blake2b(digest_size=16)
+            left = self.size
+            while left > 0:
+                try:
+                    block = streams[0].read(min(left, 1024 * 1024))
+                except (OSError, EOFError, zlib.error) as exc:
+                    raise InputChangedError(read_error(exc)) from None
+                if not block:
+                    break
+                left -= len(block)
+                again.update(block)
+                write(block)
+            if left or again.digest() != self.digest():
+                raise InputChangedError("the file changed while it was being migrated")
+        finally:
+            for f in streams:
+                with contextlib.suppress(Exception):
+                    f.close()

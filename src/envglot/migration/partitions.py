@@ -10,7 +10,7 @@
   in the middle; a document is one record).
 
 A task streams each piece through the same per-chunk function as the local engine
-(:func:`~envglot.migration.workers._migrate_chunk`, one :class:`Migrator` per worker
+(:func:`~envglot.migration.workers.migrate_chunk`, one :class:`Migrator` per worker
 process), so the bytes written are those the local engine writes.
 """
 
@@ -25,10 +25,11 @@ from typing import IO, Any
 import msgspec
 
 from . import fs as store
-from .files import _read_error
+from .files import InputChangedError, Unchanged, read_error
 from .inputs import InputLimits, RecordReader, open_gzip
-from .records import Migrator, _rebuild_migrator
-from .workers import SourceCounts, _ChunkResult, _migrate_chunk
+from .records import Migrator, rebuild_migrator
+from .tally import Tally
+from .workers import migrate_chunk
 
 
 class FileSpec(msgspec.Struct, frozen=True):
@@ -64,21 +65,20 @@ class PieceResult(msgspec.Struct):
 
     file: int
     part: int
-    records: int = 0
-    converted: int = 0
-    passed: int = 0
-    rejected: int = 0
-    bytes_in: int = 0
-    bytes_out: int = 0
+    tally: Tally = msgspec.field(default_factory=Tally)
     disk: int = 0
     """Input bytes of this piece as stored (compressed for .gz)."""
     lines: int = 0
     """Line terminators read (to number the lines of the next range)."""
-    counts: dict[str, SourceCounts] = msgspec.field(default_factory=dict)
-    kinds: dict[str, int] = msgspec.field(default_factory=dict)
     rejects: list[tuple[int | None, bytes]] = msgspec.field(default_factory=list)
     tmp: str | None = None
     """The temporary output (None: nothing written)."""
+    begin: int = 0
+    """Where the piece's first line starts in the input (a range of a file)."""
+    same: int = 0
+    """A range in which nothing changed: its output is its input's ``same`` bytes from ``begin`` (not written)."""
+    digest: bytes = b""
+    """With ``same``: the digest of those bytes as read (:class:`~.files.Unchanged`)."""
     error: str | None = None
     error_code: int = 0
     """66 (read) or 74 (write) with ``error``."""
@@ -130,7 +130,7 @@ def migrator_for(options: dict[str, Any]) -> Migrator:
     key = msgspec.json.encode(options)
     mig = _MIGRATORS.get(key)
     if mig is None:
-        mig = _MIGRATORS[key] = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+        mig = _MIGRATORS[key] = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
     return mig
 
 
@@ -175,32 +175,11 @@ class _Limited:
         return b
 
 
-def _merge(res: PieceResult, c: _ChunkResult) -> None:
-    res.records += c.records
-    res.converted += c.converted
-    res.passed += c.passed
-    res.rejected += c.rejected
-    res.bytes_in += c.bytes_in
-    res.bytes_out += len(c.out)
-    for k, v in c.counts.items():
-        mine = res.counts.get(k)
-        if mine is None:
-            mine = res.counts[k] = SourceCounts()
-        mine.add(v)
-    for k, n in c.kinds.items():
-        res.kinds[k] = res.kinds.get(k, 0) + n
-    res.rejects.extend(c.rejects)
-
-
 def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
     f = piece.file
     res = PieceResult(file=f.index, part=piece.part, disk=max(piece.end - piece.start, 0))
-    out: IO[bytes] | None = None
-    raw_out: IO[bytes] | None = None
-    tmp: str | None = None
     ranged = piece.parts > 1
-    if not spec.check and f.dst is not None:
-        tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
+    out: _PieceOutput | None = None
     close: list[Any] = []
     try:
         try:
@@ -208,49 +187,33 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
             close.append(raw)
             fh: Any = raw
             if ranged:
-                begin = _boundary(raw, piece.start, f.size)
+                res.begin = _boundary(raw, piece.start, f.size)
                 end = _boundary(raw, piece.end, f.size)
-                raw.seek(begin)
-                fh = _Limited(raw, end - begin)
+                raw.seek(res.begin)
+                fh = _Limited(raw, end - res.begin)
             elif f.gz:
                 fh = open_gzip(raw, spec.limits)
                 close.insert(0, fh)
         except (OSError, EOFError, zlib.error) as exc:
-            res.error, res.error_code = _read_error(exc), 66
+            res.error, res.error_code = read_error(exc), 66
             return res
-        if tmp is not None:
-            try:
-                raw_out = store.open_write(spec.dst_fs, tmp)
-                out = raw_out
-                if f.gz and not ranged:
-                    inner = f.dst.rsplit("/", 1)[-1][:-3] if f.dst else ""
-                    out = gzip.GzipFile(filename=inner, mode="wb", fileobj=raw_out, compresslevel=6, mtime=0)  # type: ignore[assignment]
-            except OSError as exc:
-                res.error, res.error_code = f"cannot write {tmp}: {exc.strerror or exc}", 74
-                return res
+        if not spec.check and f.dst is not None:
+            tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
+            out = _PieceOutput(spec, f, tmp, res.begin, gz=f.gz and not ranged)
         try:
             _stream(spec, mig, f, fh, res, out)
+        except InputChangedError as exc:
+            res.error, res.error_code = str(exc), 66
+            return res
         except (OSError, EOFError, zlib.error) as exc:
             if isinstance(exc, _WriteError):
                 res.error, res.error_code = f"cannot write {f.dst}: {exc.args[0]}", 74
             else:
-                res.error, res.error_code = _read_error(exc), 66
+                res.error, res.error_code = read_error(exc), 66
             return res
-        if out is not None and raw_out is not None and tmp is not None:
+        if out is not None:
             try:
-                if out is not raw_out:
-                    out.close()
-                raw_out.close()  # made durable for the whole task at once (run_task)
-                raw_out = None
-                changed = bool(res.converted or res.rejected)
-                if not ranged and f.doc and res.rejected:
-                    store.remove(spec.dst_fs, tmp)  # a rejected document leaves no output file
-                elif not ranged and not changed:
-                    store.remove(spec.dst_fs, tmp)
-                    store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp)  # unchanged: the input's own bytes
-                    res.tmp = tmp
-                else:
-                    res.tmp = tmp
+                _finish_piece(spec, f, out, res, ranged)
             except OSError as exc:
                 res.error, res.error_code = f"cannot write {f.dst}: {exc.strerror or exc}", 74
         return res
@@ -258,29 +221,98 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
         for c in close:
             with contextlib.suppress(Exception):
                 c.close()
-        if raw_out is not None:
+        if out is not None:
             with contextlib.suppress(Exception):
-                raw_out.close()
-        if res.error is not None and tmp is not None:
-            store.remove(spec.dst_fs, tmp)
-            res.tmp = None
+                out.close()
+            if out.touched and (res.error is not None or res.tmp is None):
+                store.remove(spec.dst_fs, out.tmp)
+                res.tmp = None
+
+
+def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResult, ranged: bool) -> None:
+    """Close a piece's output, or say which input bytes stand for it (nothing in it changed)."""
+    if out.raw is not None:
+        out.close()  # made durable for the whole task at once (run_task)
+        if ranged or not (f.doc and res.tally.rejected):  # a rejected document leaves no output file
+            res.tmp = out.tmp
+    elif not ranged:
+        out.touched = True
+        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp)  # unchanged: the input's own bytes
+        res.tmp = out.tmp
+    else:  # an unchanged range: its input bytes, copied when the file is put together (if it changed)
+        res.same = out.unchanged.size
+        res.digest = out.unchanged.digest()
+
+
+class _PieceOutput:
+    """A piece's temporary output, started at its first change (the unchanged part before it is
+    copied from the input then, checked: :class:`~.files.Unchanged`)."""
+
+    def __init__(self, spec: RunSpec, f: FileSpec, tmp: str, begin: int, gz: bool) -> None:
+        self.spec = spec
+        self.file = f
+        self.tmp = tmp
+        self.begin = begin
+        self.gz = gz
+        self.raw: IO[bytes] | None = None
+        self.fh: IO[bytes] | None = None
+        self.unchanged = Unchanged()
+        self.touched = False
+        """The temporary may exist (it is removed if the piece fails or leaves no output)."""
+
+    def write(self, b: bytes, changed: bool) -> None:
+        if self.fh is None:
+            if not changed:
+                self.unchanged.add(b)
+                return
+            self._start()
+        assert self.fh is not None
+        self._write(b)
+
+    def _write(self, b: bytes) -> None:
+        assert self.fh is not None
+        try:
+            self.fh.write(b)
+        except OSError as exc:
+            raise _WriteError(exc.strerror or str(exc)) from exc
+
+    def _start(self) -> None:
+        spec, f = self.spec, self.file
+        self.touched = True
+        try:
+            self.raw = self.fh = store.open_write(spec.dst_fs, self.tmp)
+            if self.gz:
+                inner = (f.dst or self.tmp).rsplit("/", 1)[-1][:-3]
+                self.fh = gzip.GzipFile(filename=inner, mode="wb", fileobj=self.raw, compresslevel=6, mtime=0)  # type: ignore[assignment]
+        except OSError as exc:
+            raise _WriteError(exc.strerror or str(exc)) from exc
+
+        def reopen() -> list[Any]:
+            raw = store.open_read(spec.src_fs, f.src)
+            if self.begin:
+                raw.seek(self.begin)
+            return [open_gzip(raw, spec.limits), raw] if self.gz else [raw]
+
+        self.unchanged.copy(reopen, self._write)
+
+    def close(self) -> None:
+        """Close the output (if it was started); errors propagate."""
+        fh, raw = self.fh, self.raw
+        self.fh = self.raw = None
+        try:
+            if fh is not None and fh is not raw:
+                fh.close()
+        finally:
+            if raw is not None:
+                raw.close()
 
 
 class _WriteError(OSError):
     """An output write failed (as opposed to reading the input)."""
 
 
-def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult, out: IO[bytes] | None) -> None:
+def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult, out: _PieceOutput | None) -> None:
     """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
-
-    def emit(c: _ChunkResult) -> None:
-        _merge(res, c)
-        if out is not None and c.out:
-            try:
-                out.write(c.out)
-            except OSError as exc:
-                raise _WriteError(exc.strerror or str(exc)) from exc
-
     reader = RecordReader(
         fh,
         source=f.name,
@@ -290,43 +322,56 @@ def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult
         max_record=spec.limits.max_record_bytes,
     )
     for task in reader:
-        emit(_migrate_chunk(mig, task))
+        c = migrate_chunk(mig, task)
+        res.tally.add(c.tally)
+        res.rejects.extend(c.rejects)
+        if out is not None:
+            out.write(c.out, c.tally.changed)
     res.lines = reader.lines
 
 
-def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[str | None], changed: bool) -> str:
-    """A Dask task: one temporary output for a file read in ranges.
+def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed: bool) -> tuple[str | None, str]:
+    """A Dask task: one temporary output for a file read in ranges, or why the input could not be read.
 
-    Changed: the ranges' outputs concatenated in order; unchanged: the input's own bytes
-    (as the local engine copies an unchanged file). The ranges' temporaries are removed.
+    Changed: the ranges' outputs in order (an unchanged range's: its input bytes, checked to be
+    those read); unchanged: the input's own bytes (as the local engine copies an unchanged
+    file). The ranges' temporaries are removed.
     """
     assert f.dst is not None
     tmp = store.temp_path(f.dst, spec.run, str(f.index))
-    if not changed:
+    try:
+        if not changed:
+            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp)
+        else:
+            _concatenate(spec, f, tmp, parts)
+    except InputChangedError as exc:
+        return None, str(exc)
+    finally:
         for p in parts:
-            if p is not None:
-                store.remove(spec.dst_fs, p)
-        store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp)
-    else:
-        _concatenate(spec, tmp, parts)
+            if p.tmp is not None:
+                store.remove(spec.dst_fs, p.tmp)
     store.sync_written(spec.dst_fs, [tmp])
-    return tmp
+    return tmp, ""
 
 
-def _concatenate(spec: RunSpec, tmp: str, parts: list[str | None]) -> None:
+def _concatenate(spec: RunSpec, f: FileSpec, tmp: str, parts: list[PieceResult]) -> None:
     w = store.open_write(spec.dst_fs, tmp)
     try:
         for p in parts:
-            if p is None:
-                continue
-            with store.open_read(spec.dst_fs, p) as r:
-                shutil.copyfileobj(r, w, 1 << 20)
+            if p.tmp is not None:
+                with store.open_read(spec.dst_fs, p.tmp) as r:
+                    shutil.copyfileobj(r, w, 1 << 20)
+            elif p.same:
+
+                def reopen(begin: int = p.begin) -> list[Any]:
+                    raw = store.open_read(spec.src_fs, f.src)
+                    raw.seek(begin)
+                    return [raw]
+
+                Unchanged(p.same, p.digest).copy(reopen, w.write)
         w.close()
     except BaseException:
         with contextlib.suppress(Exception):
             w.close()
         store.remove(spec.dst_fs, tmp)
         raise
-    for p in parts:
-        if p is not None:
-            store.remove(spec.dst_fs, p)

@@ -20,7 +20,7 @@ from ..limits import check_input, within_depth
 from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Unsupported, resolve
 from ..policy import Level
-from .constants import _ENC, INTERNAL_ERROR, REASON_LIMIT, TEST_DELAY_ENV, Status
+from .constants import ENCODER, INTERNAL_ERROR, REASON_LIMIT, TEST_DELAY_ENV, Status
 
 # --------------------------------------------------------------------------- per record
 
@@ -141,7 +141,7 @@ class Migrator:
         return self._policy.level
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_migrator, (self.to, {"from_": self.from_, "options": self.options, "details": self.details}))
+        return (rebuild_migrator, (self.to, {"from_": self.from_, "options": self.options, "details": self.details}))
 
     def __repr__(self) -> str:
         return f"Migrator(to={self.to!r}, from_={self.from_!r}, unsupported={self.unsupported!r})"
@@ -225,11 +225,11 @@ def internal_reason(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}: {excerpt(str(exc))}"
 
 
-def _rebuild_migrator(to: str, opts: dict[str, Any]) -> Migrator:
+def rebuild_migrator(to: str, opts: dict[str, Any]) -> Migrator:
     return Migrator(to, **opts)
 
 
-class _RejectRecord(msgspec.Struct, omit_defaults=True):
+class RejectRecord(msgspec.Struct, omit_defaults=True):
     source: str
     line: int | None
     error: str
@@ -259,7 +259,7 @@ def reject_line(
             text = original.decode("utf-8")
         except UnicodeDecodeError:
             b64 = base64.b64encode(original).decode("ascii")
-    rec = _RejectRecord(
+    rec = RejectRecord(
         source=source,
         line=line,
         error=outcome.error or "rejected",
@@ -271,4 +271,4 @@ def reject_line(
         original_size=omitted,
         diagnostics=outcome.diagnostics,
     )
-    return _ENC.encode(rec) + b"\n"
+    return ENCODER.encode(rec) + b"\n"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import msgspec
 
-from .constants import _ENC, Mode
-from .workers import SourceCounts
+from .constants import ENCODER, EX_INTERRUPTED, EX_SOFTWARE, Mode
+from .tally import SourceCounts, Tally, add_counts
 
 # --------------------------------------------------------------------------- report
 
@@ -85,10 +86,32 @@ class MigrationReport(msgspec.Struct, kw_only=True):
     temp_files_removed: int = 0
     exit_code: int = 0
 
+    def add(self, tally: Tally) -> None:
+        """Add a finished file's (or chunk's) counts."""
+        add_counts(self, tally)
+
+    def finish(self, t0: float) -> None:
+        """Set the timings (the run began at monotonic time ``t0``) and the exit code."""
+        self.elapsed_s = round(time.monotonic() - t0, 3)
+        if self.elapsed_s > 0:
+            self.records_per_s = round(self.records / self.elapsed_s, 1)
+            self.mb_per_s = round(self.bytes_in / 1e6 / self.elapsed_s, 2)
+        codes = [0]
+        if self.rejected or (self.mode == "check" and self.files_changed):
+            codes.append(1)
+        if self.stopped is not None and self.stopped.startswith("max-errors"):
+            codes.append(65)
+        if self.internal_errors:
+            codes.append(EX_SOFTWARE)
+        codes.extend(f.exit_code for f in self.failed)
+        self.exit_code = max(codes)  # 74 (output) > 70 (a bug) > 66 (input) > 65 (max-errors) > 1 (rejects, changes)
+        if self.stopped == "interrupted":
+            self.exit_code = EX_INTERRUPTED
+
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-able data."""
         return msgspec.to_builtins(self)  # type: ignore[no-any-return]
 
     def to_json(self) -> bytes:
         """The report as pretty JSON (what ``--report`` writes)."""
-        return msgspec.json.format(_ENC.encode(self), indent=2) + b"\n"
+        return msgspec.json.format(ENCODER.encode(self), indent=2) + b"\n"

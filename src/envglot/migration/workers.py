@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import sys
@@ -13,30 +14,10 @@ import msgspec
 
 from ..api import _style
 from ..diagnostics import Diagnostic
-from .constants import INTERNAL_ERROR, UNDETECTED
-from .records import Migrator, Outcome, RecordError, _rebuild_migrator, reject_line
+from .records import Migrator, Outcome, RecordError, rebuild_migrator, reject_line
+from .tally import Tally
 
 # --------------------------------------------------------------------------- chunks (worker side)
-
-
-class SourceCounts(msgspec.Struct):
-    """Records of one source dialect: how many, and what became of them."""
-
-    records: int = 0
-    converted: int = 0
-    passed_through: int = 0
-    rejected: int = 0
-    lossy: int = 0
-    unwrapped: int = 0
-
-    def add(self, other: SourceCounts) -> None:
-        """Add ``other`` into this one."""
-        self.records += other.records
-        self.converted += other.converted
-        self.passed_through += other.passed_through
-        self.rejected += other.rejected
-        self.lossy += other.lossy
-        self.unwrapped += other.unwrapped
 
 
 class Task(msgspec.Struct, frozen=True):
@@ -53,18 +34,12 @@ class Task(msgspec.Struct, frozen=True):
     """``oversize``: the record's length in bytes (it is not in ``data``)."""
 
 
-class _ChunkResult(msgspec.Struct):
+class ChunkResult(msgspec.Struct):
     out: bytes
     rejects: list[tuple[int | None, bytes]]
-    counts: dict[str, SourceCounts]
-    kinds: dict[str, int]
-    converted: int
-    passed: int
-    rejected: int
-    records: int
-    bytes_in: int
-    internal: int = 0
-    """Rejects caused by a bug in envglot (``error_type == "InternalError"``), not by the input."""
+    tally: Tally
+    same: bool = False
+    """The output is the task's own bytes (nothing changed), not sent back: the parent has them."""
     omitted: int = 0
     """Rejects whose bytes are not in the rejects file (longer than ``max_record_bytes``)."""
     details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
@@ -78,22 +53,30 @@ _WORKER: Migrator | None = None
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
-def _worker_init(options: dict[str, Any]) -> None:
+def worker_init(options: dict[str, Any]) -> None:
     """Process-pool initializer: ignore Ctrl-C (the parent handles it), build one Migrator."""
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a handler inherited from the parent must not run here
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by _start_workers
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by start_workers
     _die_with_parent()
-    _WORKER = _rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    _WORKER = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def _noop() -> None:
     """A task that only makes the pool start its workers."""
 
 
-def _start_workers(pool: ProcessPoolExecutor) -> None:
+def start_workers(pool: ProcessPoolExecutor) -> None:
     """Start the workers now, with Ctrl-C and SIGTERM held back while they fork.
 
     A signal arriving during ``fork()`` would be raised inside an at-fork hook, where
@@ -123,20 +106,27 @@ def _die_with_parent() -> None:
         return
 
 
-def _run_task(task: Task) -> _ChunkResult:
+def run_chunk(task: Task) -> ChunkResult:
     """Worker entry point: migrate one chunk with this process's Migrator."""
     assert _WORKER is not None, "worker not initialised"
-    return _migrate_chunk(_WORKER, task)
+    res = migrate_chunk(_WORKER, task)
+    if not res.tally.changed and res.out == task.data:  # the parent has these bytes: not sent back
+        res.out, res.same = b"", True
+    return res
 
 
-def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
+def migrate_chunk(mig: Migrator, task: Task) -> ChunkResult:
+    res = _convert_chunk(mig, task)
+    res.tally.bytes_out = len(res.out)
+    return res
+
+
+def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
     if mig._test_delay:
         time.sleep(mig._test_delay)
-    res = _ChunkResult(
-        out=b"", rejects=[], counts={}, kinds={}, converted=0, passed=0, rejected=0, records=0, bytes_in=len(task.data)
-    )
+    res = ChunkResult(out=b"", rejects=[], tally=Tally(bytes_in=len(task.data)))
     if task.kind == "oversize":
-        res.bytes_in = task.size
+        res.tally.bytes_in = task.size
         too_long = Outcome(
             status="rejected", output=None, source=None, error=task.data.decode(), error_type="ParseError", path="$"
         )
@@ -148,7 +138,7 @@ def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
         if not body.strip():
             res.out = body
             return res
-        o = _tally(mig, body, res, task, None)
+        o = _record(mig, body, res, task, None)
         if o.status == "converted":
             assert o.output is not None
             doc = o.output if task.style == "compact" else _style(o.output, task.style, mig.to)
@@ -176,7 +166,7 @@ def _migrate_chunk(mig: Migrator, task: Task) -> _ChunkResult:
         if term and body.endswith(b"\r"):
             body = body[:-1]
             term = b"\r\n"
-        o = _tally(mig, body, res, task, lineno)
+        o = _record(mig, body, res, task, lineno)
         if o.status == "converted":
             assert o.output is not None
             out.append(o.output + term)
@@ -212,39 +202,18 @@ def _blank_run(data: bytes, pos: int) -> int:
             pos += _WINDOW
 
 
-def _tally(mig: Migrator, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> Outcome:
+def _record(mig: Migrator, body: bytes, res: ChunkResult, task: Task, line: int | None) -> Outcome:
     o = mig.record(body)
     _account(mig, o, body, res, task, line)
     return o
 
 
-def _account(mig: Migrator, o: Outcome, body: bytes, res: _ChunkResult, task: Task, line: int | None) -> None:
+def _account(mig: Migrator, o: Outcome, body: bytes, res: ChunkResult, task: Task, line: int | None) -> None:
     """Count one record's outcome into ``res`` (and its reject line, its details)."""
-    res.records += 1
+    res.tally.count(o)
     if o.details:
         res.details.extend((line, d) for d in o.details)
-    key = o.source or UNDETECTED
-    c = res.counts.get(key)
-    if c is None:
-        c = res.counts[key] = SourceCounts()
-    c.records += 1
-    if o.status == "converted":
-        res.converted += 1
-        c.converted += 1
-        c.lossy += o.lossy
-        c.unwrapped += o.unwrapped
-        for k in o.kinds:
-            res.kinds[k] = res.kinds.get(k, 0) + 1
-    elif o.status == "passed":
-        res.passed += 1
-        c.passed_through += 1
-    else:
-        res.rejected += 1
-        c.rejected += 1
-        res.internal += o.error_type == INTERNAL_ERROR
-        c.lossy += bool(o.diagnostics)
-        for d in o.diagnostics:
-            res.kinds[d["kind"]] = res.kinds.get(d["kind"], 0) + 1
+    if o.status == "rejected":
         size = task.size if task.kind == "oversize" else None
         res.rejects.append((line, reject_line(task.source, line, body, o, omitted=size)))
         if mig.details:
