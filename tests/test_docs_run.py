@@ -43,6 +43,11 @@ COPIED = ("examples", "docs", "mappings")
 _FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 NOT_RUN = re.compile(r"^\*Not run in CI: (.+)\*$")
 SHELL_LANGS = ("sh", "console", "shell", "bash")
+SETUP = (
+    "the README's set-up commands: the second is CI's own command (.ci/run runs it); the test suite runs "
+    "the first line's `envglot migrate` (tests/test_docs_pages.py)"
+)
+"""Why the README's first ``sh`` block (which must stay exactly its two set-up commands) is not run here."""
 _REFUSED = (2, 66, 126, 127)
 """Exit codes a command of a ```sh block must not end with: it did not run as written."""
 
@@ -82,7 +87,10 @@ def page_blocks(page: Path, name: str | None = None) -> list[Block]:
         before = text[: m.start()].rstrip().splitlines()
         reason = NOT_RUN.match(before[-1]) if before else None
         line = text.count("\n", 0, m.start()) + 2
-        found.append(Block(name, line, kind, body, reason.group(1) if reason else None))
+        why = reason.group(1) if reason else None
+        if name == "README.md" and kind == "sh" and not found:  # the README opens with its two set-up commands
+            why = SETUP
+        found.append(Block(name, line, kind, body, why))
     return found
 
 
