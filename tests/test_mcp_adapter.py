@@ -172,7 +172,8 @@ def test_unwrap_reads_result_objects_by_attribute(spelling: dict[str, str]) -> N
     rep = Report("ignore")
     env = emcp.unwrap_envelope(plain, report=rep)
     assert not env.ok and env.problems[0].message == "it broke"
-    assert (Kind.FIELD_DROPPED, "$.content[1]") in [(d.kind, d.path) for d in rep]
+    assert msgspec.json.decode(env.problems[0].details) == {"content": [{"type": "image"}]}  # referenced, not dropped
+    assert [d.kind for d in rep] == [Kind.SYNTHESIZED]
 
 
 def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> None:
@@ -206,8 +207,61 @@ def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> Non
                 ],
                 "isError": True,
             },
-            Envelope(ok=False, problems=(envglot.Problem(category="unknown", message="Error executing tool x: boom"),)),
-            [(Kind.FIELD_DROPPED, "$.content[1]"), (Kind.SYNTHESIZED, "$.content")],
+            Envelope(
+                ok=False,
+                problems=(
+                    envglot.Problem(
+                        category="unknown",
+                        message="Error executing tool x: boom",
+                        details=Raw(b'{"content":[{"type":"image","mimeType":"image/png"}]}'),
+                    ),
+                ),
+            ),
+            [(Kind.SYNTHESIZED, "$.content")],
+        ),
+        (
+            {
+                "content": [
+                    _text("a chart"),
+                    {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                    {"type": "resource_link", "uri": "file:///r.csv", "name": "r.csv", "mimeType": "text/csv"},
+                    {"type": "resource", "resource": {"uri": "file:///n.txt", "text": "n", "mimeType": "text/plain"}},
+                    {"type": "audio", "data": "AA==", "mimeType": "audio/wav"},
+                ]
+            },
+            Envelope(
+                ok=True,
+                payload=Raw(
+                    b'{"text":"a chart","content":[{"type":"image","mimeType":"image/png"},'
+                    b'{"type":"resource_link","mimeType":"text/csv","uri":"file:///r.csv","name":"r.csv"},'
+                    b'{"type":"resource","mimeType":"text/plain","uri":"file:///n.txt"},'
+                    b'{"type":"audio","mimeType":"audio/wav"}]}'
+                ),
+            ),
+            [(Kind.SYNTHESIZED, "$.content")],
+        ),
+        (
+            {
+                "content": [
+                    _text(
+                        "Error executing tool add: 1 validation error for addArguments\na\n  Input should be a valid "
+                        "integer, unable to parse string as an integer [type=int_parsing, input_value='x']"
+                    )
+                ],
+                "isError": True,
+            },
+            Envelope(
+                ok=False,
+                problems=(
+                    envglot.Problem(
+                        category="invalid_argument",
+                        origin="client",
+                        message="Error executing tool add: 1 validation error for addArguments\na\n  Input should be "
+                        "a valid integer, unable to parse string as an integer [type=int_parsing, input_value='x']",
+                    ),
+                ),
+            ),
+            [(Kind.SYNTHESIZED, "$.content")],
         ),
         (
             {"content": [_text("[1, 2]")], "structuredContent": [1, 2]},
@@ -220,7 +274,15 @@ def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> Non
             [(Kind.SYNTHESIZED, "$.content")],
         ),
     ],
-    ids=["text", "two-texts", "error-text-and-image", "non-object-structured", "empty"],
+    ids=[
+        "text",
+        "two-texts",
+        "error-text-and-image",
+        "every-block-kind",
+        "sdk-input-validation",
+        "non-object-structured",
+        "empty",
+    ],
 )
 def test_a_result_without_envelope_is_synthesized(
     wire: dict[str, Any], expected: Envelope, diagnostics: list[tuple[Kind, str]]
@@ -365,6 +427,34 @@ def test_emits_turns_exceptions_into_error_envelopes(caplog: pytest.LogCaptureFi
     assert body["error"] == "no such file: a.md"
     assert env_inspect.category(body) == "internal"
     assert any(r.exc_info and r.exc_info[0] is FileNotFoundError for r in caplog.records)
+
+
+def test_emits_answers_a_key_error_as_an_internal_failure() -> None:
+    @emcp.emits("errorcode", output="wire")
+    def lookup(key: str) -> dict[str, int]:
+        return {}[key]  # type: ignore[return-value]
+
+    wire = lookup("nope")
+    assert wire["isError"] is True
+    # errorcode's closed enum has one generic internal code: it is read back as internal
+    assert env_inspect.category(wire["structuredContent"]) == "internal"
+
+
+def test_emits_carries_the_non_text_blocks_of_a_returned_result() -> None:
+    image = {"type": "image", "data": "AA==", "mimeType": "image/png"}
+
+    @emcp.emits("response-v2", output="wire")
+    def chart() -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "a chart"}, image], "isError": False}
+
+    wire = chart()
+    assert wire["content"][1:] == [image]
+    assert wire["structuredContent"]["data"] == {
+        "text": "a chart",
+        "content": [{"type": "image", "mimeType": "image/png"}],
+    }
+    assert emcp.media_blocks(wire) == [image]
+    assert emcp.wrap(wire, "result")["content"][1:] == [image]
 
 
 def test_emits_turns_a_failed_conversion_into_an_error_envelope() -> None:

@@ -36,8 +36,10 @@ from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
 __all__ = [
     "Output",
     "call_tool_result",
+    "content_reference",
     "emits",
     "is_error",
+    "media_blocks",
     "output_schema",
     "synthesize",
     "unwrap",
@@ -73,13 +75,16 @@ def _as_dict(doc: bytes) -> dict[str, Any]:
     return out
 
 
-def _wire_dict(doc: bytes, is_error: bool, result_type: bool) -> dict[str, Any]:
-    """The CallToolResult wire dict carrying ``doc``."""
+def _wire_dict(doc: bytes, is_error: bool, blocks: list[dict[str, Any]], result_type: bool) -> dict[str, Any]:
+    """The CallToolResult wire dict carrying ``doc``, then the non-text ``blocks`` unchanged."""
     try:
         wire = wrap_bytes(doc, is_error, result_type)
     except UnicodeDecodeError as exc:
         raise ParseError(f"the envelope is not valid UTF-8 (byte {exc.start})", path="$") from None
-    return _as_dict(wire)
+    out = _as_dict(wire)
+    if blocks:
+        out["content"].extend(blocks)
+    return out
 
 
 # ---- reading a CallToolResult -------------------------------------------------------
@@ -101,20 +106,58 @@ def _looks_like_result(obj: object) -> bool:
     )
 
 
+def _block(block: object) -> dict[str, Any]:
+    """A content block as its wire dict: a dict as it is, an SDK model dumped, another object by attribute."""
+    if isinstance(block, dict):
+        return block
+    dump = getattr(block, "model_dump", None)
+    if callable(dump):
+        out: dict[str, Any] = dump(by_alias=True, mode="json", exclude_none=True)
+        return out
+    return {k: v for k, v in vars(block).items() if v is not None} if hasattr(block, "__dict__") else {}
+
+
+def media_blocks(result: object) -> list[dict[str, Any]]:
+    """The non-text content blocks of a CallToolResult (image, audio, resource link, embedded
+    resource), as wire dicts in their order; from a wire dict, its JSON or an SDK object.
+
+    They travel unchanged after the envelope's text block (docs/adapters.md, "Content blocks").
+    """
+    if _looks_like_result(result):
+        blocks = _attr(result, "content") or ()
+    else:
+        wire = result if isinstance(result, dict) else _as_dict(_wire(result))
+        blocks = wire.get("content") or ()
+    if not isinstance(blocks, list | tuple):
+        return []
+    return [b for b in map(_block, blocks) if b.get("type") != "text"]
+
+
+def content_reference(block: dict[str, Any]) -> dict[str, Any]:
+    """How an envelope references a non-text block: its ``type`` and, where it has them,
+    ``mimeType``, ``uri`` and ``name`` (never its data)."""
+    ref = {"type": block.get("type")}
+    resource = block.get("resource")
+    inner = resource if isinstance(resource, dict) else {}
+    for key in ("mimeType", "uri", "name"):
+        value = block.get(key)
+        value = inner.get(key) if value is None else value
+        if isinstance(value, str):
+            ref[key] = value
+    return ref
+
+
 def _wire(result: object) -> bytes:
     """A CallToolResult as wire JSON bytes: from bytes, str, a wire dict or an object with its attributes.
 
-    Objects are read by attribute, camelCase (``mcp`` 1.x) or snake_case (``mcp`` 2.x), and
-    only what unwrapping uses is kept: each content block's type and text, the structured
-    content and the error flag.
+    Objects are read by attribute, camelCase (``mcp`` 1.x) or snake_case (``mcp`` 2.x):
+    their content blocks (text blocks as type and text), structured content and error flag.
     """
     if not _looks_like_result(result):
         return check_input(_to_bytes(result))[0]  # type: ignore[arg-type]
     blocks = [
-        {"type": b.get("type"), "text": b.get("text")}
-        if isinstance(b, dict)
-        else {"type": getattr(b, "type", None), "text": getattr(b, "text", None)}
-        for b in _attr(result, "content") or ()
+        {"type": "text", "text": b.get("text")} if b.get("type") == "text" else b
+        for b in map(_block, _attr(result, "content") or ())
     ]
     wire: dict[str, Any] = {"content": blocks}
     structured = _attr(result, "structured_content", "structuredContent")
@@ -127,7 +170,15 @@ def _wire(result: object) -> bytes:
 
 
 def synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
-    """The canonical envelope of a CallToolResult that carries none (conventions §1.3, unwrap step 4)."""
+    """The canonical envelope of a CallToolResult that carries none (conventions §1.3, unwrap step 4).
+
+    Non-text blocks are referenced (:func:`content_reference`, in order) under ``content``:
+    in a success's ``{"text": ...}`` payload, in a failure's problem details; a failure
+    whose text an SDK writes for a known error (``[[text]]`` rows of
+    ``mappings/mcp-protocol.toml``) gets that row's category, else ``m_unknown``.
+    """
+    from .proxy.protocol import protocol_table  # the proxy package imports this module
+
     try:
         probe = _PROBE.decode(buf)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
@@ -135,26 +186,34 @@ def synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
     if probe.content is None and bytes(probe.structuredContent) == b"":
         raise ParseError("not an MCP CallToolResult: no content", path="$.content")
     texts: list[str] = []
-    for i, block in enumerate(probe.content or ()):
+    refs: list[dict[str, Any]] = []
+    for block in probe.content or ():
         if block.type == "text" and block.text is not None:
             texts.append(block.text)
         else:
-            report.add(
-                Kind.FIELD_DROPPED, f"$.content[{i}]", f"a {block.type} content block has no place in an envelope"
-            )
+            refs.append(content_reference(msgspec.to_builtins(block)))
     text = "\n".join(texts)
     ok = not probe.isError
     sc = bytes(probe.structuredContent)
-    payload = Raw(sc) if sc not in (b"", b"null") else (encode_value({"text": text}) if ok else None)
+    structured = sc not in (b"", b"null")
+    listed = {"content": refs} if refs else {}
+    payload = Raw(sc) if structured else (encode_value({"text": text, **listed}) if ok else None)
     report.add(
         Kind.SYNTHESIZED,
         "$.content",
         f"this CallToolResult carries no envelope; synthesized a {'success' if ok else 'failure'} from its "
-        + ("structured content" if sc not in (b"", b"null") else "text"),
+        + ("structured content" if structured else "text"),
     )
     if ok:
         return Envelope(ok=True, payload=payload)
-    return Envelope(ok=False, payload=payload, problems=(Problem(category=m_unknown, message=text),))
+    rule = protocol_table().for_text(text)
+    details = encode_value(listed) if refs else None
+    problem = (
+        Problem(category=m_unknown, message=text, details=details)
+        if rule is None
+        else rule.problem(text, details=details)
+    )
+    return Envelope(ok=False, payload=payload, problems=(problem,))
 
 
 def unwrap_envelope(
@@ -252,15 +311,16 @@ def unwrap(
 
 def _render(
     envelope: object, dialect: str | None, from_: str | None, options: Options, report: Report | None
-) -> tuple[bytes, bool]:
-    """``(document, is_error)``: ``envelope`` written as ``dialect`` (as it is when ``None``)."""
+) -> tuple[bytes, bool, list[dict[str, Any]]]:
+    """``(document, is_error, blocks)``: ``envelope`` written as ``dialect`` (as it is when ``None``),
+    and the non-text content blocks of a CallToolResult it came in (to travel on after it)."""
     opts: dict[str, Any] = {"options": options, "report": report}
     if isinstance(envelope, Result):
-        return envelope.to(dialect or envelope.DIALECT, **opts), not envelope.success
+        return envelope.to(dialect or envelope.DIALECT, **opts), not envelope.success, []
     if isinstance(envelope, Envelope):
         if dialect is None:
             raise EnvglotError("a canonical Envelope has no dialect of its own: pass dialect=")
-        return write(envelope, dialect, **opts), not envelope.ok
+        return write(envelope, dialect, **opts), not envelope.ok, []
     if isinstance(envelope, Struct):
         from_ = _STRUCT_DIALECT.get(type(envelope).__module__)
         if from_ is None:
@@ -271,17 +331,18 @@ def _render(
     else:
         raise EnvglotError(f"cannot wrap a {type(envelope).__name__}: expected bytes, str, dict, Struct or Result")
     name: str | None = from_ if from_ is not None else detect_bytes(buf)
-    if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting)
+    if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting) and its blocks
         wrapper = buf
+        blocks = media_blocks(buf)
         buf = unwrap(buf, dialect, **opts)
         if dialect is not None:
-            return buf, is_error(buf, dialect)
+            return buf, is_error(buf, dialect), blocks
         # carried as it is: the outcome is the wrapper's as read (isError can only make a failure)
-        return buf, not read(wrapper, options=options).ok
+        return buf, not read(wrapper, options=options).ok, blocks
     if dialect is None:
-        return buf, not read(buf, name, options=options).ok
+        return buf, not read(buf, name, options=options).ok, []
     out: bytes = convert(buf, to=dialect, from_=name, **opts)
-    return out, is_error(out, dialect)
+    return out, is_error(out, dialect), []
 
 
 def wrap(
@@ -298,10 +359,10 @@ def wrap(
 ) -> dict[str, Any]:
     """A ``CallToolResult`` wire dict carrying ``envelope`` (conventions §1.3).
 
-    The envelope goes in ``structuredContent`` and, as compact JSON, in ``content[0]``;
-    ``isError`` mirrors failure (dotbot ``status == "error"``, elsewhere
-    ``success == false``). ``result_type=True`` adds ``"resultType": "complete"``
-    (MCP 2026-07-28).
+    The envelope goes in ``structuredContent`` and, as compact JSON, in ``content[0]``
+    (the non-text blocks of a CallToolResult ``envelope`` follow unchanged); ``isError``
+    mirrors failure (dotbot ``status == "error"``, elsewhere ``success == false``).
+    ``result_type=True`` adds ``"resultType": "complete"`` (MCP 2026-07-28).
 
     Args:
         envelope: a document of any dialect (bytes, str, dict), a dialect's wire
@@ -315,8 +376,8 @@ def wrap(
             document is always carried compact: ``style`` does not apply).
     """
     o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
-    doc, is_error = _render(envelope, dialect, from_, o if o.style == "compact" else o.replace(style="compact"), report)
-    return _wire_dict(doc, is_error, result_type)
+    compact = o if o.style == "compact" else o.replace(style="compact")
+    return _wire_dict(*_render(envelope, dialect, from_, compact, report), result_type)
 
 
 @functools.cache
@@ -486,8 +547,8 @@ def emits(
                 taken = round((time.perf_counter() - clock) * 1000)
                 synth = {"timestamp": stamp.replace("+00:00", "Z"), "duration_ms": taken, **base}
 
-            def finish(doc: bytes, is_error: bool) -> dict[str, Any]:
-                return _as_dict(doc) if output == "envelope" else _wire_dict(doc, is_error, result_type)
+            def finish(doc: bytes, is_error: bool, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+                return _as_dict(doc) if output == "envelope" else _wire_dict(doc, is_error, blocks, result_type)
 
             if exc is None:
                 try:

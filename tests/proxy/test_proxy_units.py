@@ -71,6 +71,11 @@ def test_protocol_table_decisions() -> None:
     assert t.for_code(12345) is t.fallback and t.fallback.category == "unknown"
     assert t.events["timeout"].category == "unavailable" and t.events["timeout"].retryable is True
     assert t.events["upstream_exited"].category == "unavailable"
+    assert t.for_code(-32602).revision == "2025-11-25" and t.events["timeout"].revision == "proxy"
+    sdk_text = "Error executing tool add: 2 validation errors for addArguments\na\n  Input should be a valid integer"
+    hit = t.for_text(sdk_text)
+    assert hit is not None and hit.category == "invalid_argument"
+    assert t.for_text("Error executing tool add: division by zero") is None
 
 
 @pytest.mark.parametrize(
@@ -90,6 +95,9 @@ def test_protocol_table_decisions() -> None:
         (lambda s: s.replace("[events.timeout]", "[events.nap]", 1), "missing timeout"),
         (lambda s: s + "\n[fallback.extra]\nx = 1\n", "extra"),
         (lambda s: s.replace('name = "parse error"', 'name = "parse error"\nsurprise = 1', 1), "surprise"),
+        (lambda s: s.replace('revision = "sdk"', 'revision = "2027-01-01"', 1), "revision '2027-01-01'"),
+        (lambda s: s.replace("pattern = '^Error", "pattern = '(^Error", 1), "not a regular expression"),
+        (lambda s: s.replace('revision = "2024-11-05"\n', "", 1), "revision"),
     ],
 )
 def test_protocol_table_is_validated_strictly(tmp_path: Path, edit: object, message: str) -> None:
@@ -146,11 +154,25 @@ def test_is_error_never_becomes_a_success() -> None:
     assert "outcome_inferred" in [d["kind"] for d in out.result["_meta"][META_KEY]]
 
 
-def test_image_blocks_are_reported_dropped() -> None:
-    wire = {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}, {"type": "text", "text": "hi"}]}
+def test_non_text_blocks_travel_after_the_envelope_and_are_referenced() -> None:
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    link = {"type": "resource_link", "uri": "file:///a.csv", "name": "a.csv"}
+    wire = {"content": [image, {"type": "text", "text": "hi"}, link]}
     out = Rewriter("result").result(wire, "snap")
-    assert [d.path for d in out.diagnostics if d.kind.value == "field_dropped"] == ["$.content[0]"]
-    assert out.result["structuredContent"] == {"success": True, "value": {"text": "hi"}}
+    assert not [d for d in out.diagnostics if d.kind.value == "field_dropped"]
+    refs = [
+        {"type": "image", "mimeType": "image/png"},
+        {"type": "resource_link", "uri": "file:///a.csv", "name": "a.csv"},
+    ]
+    assert out.result["structuredContent"] == {"success": True, "value": {"text": "hi", "content": refs}}
+    assert out.result["content"][1:] == [image, link]  # unchanged, in order, after the envelope's text block
+    assert json.loads(out.result["content"][0]["text"]) == out.result["structuredContent"]
+    # an envelope that came with an image: converted, and the image still follows it
+    env = {"success": True, "value": {"n": 1}}
+    carried = Rewriter("response-v2").result({"content": [{"type": "text", "text": json.dumps(env)}, image]}, "t")
+    assert carried.source == "result" and carried.result["content"][1:] == [image]
+    # the client's unwrap keeps the references
+    assert json.loads(envglot.mcp.unwrap(out.result))["value"]["content"] == refs
 
 
 def test_failure_of_a_protocol_error_keeps_the_code() -> None:

@@ -17,12 +17,12 @@ import msgspec
 from msgspec import Raw
 
 from ..api import _mappings, conversion, write
-from ..canonical import Envelope, Problem
+from ..canonical import Envelope
 from ..diagnostics import Diagnostic, Kind, Report
 from ..dialect import get_dialect, writable_names
 from ..errors import EnvglotError, ParseError
 from ..mappings import Mappings
-from ..mcp import is_error, output_schema, synthesize
+from ..mcp import is_error, media_blocks, output_schema, synthesize
 from ..options import UNSET, Options, resolve
 from ..policy import Level
 from ..transport import wrap_bytes
@@ -139,14 +139,8 @@ class Rewriter:
         """The target's failure envelope for a protocol failure (a JSON-RPC error, a timeout, a dead upstream)."""
         ctx = self._context(tool, time.time() if started is None else started, elapsed)
         details = {"jsonrpc_code": code} if code is not None else None
-        problem = Problem(
-            category=rule.category,
-            message=message,
-            retryable=rule.retryable,
-            origin=rule.origin,
-            aspect=rule.aspect,
-            upstream="mcp",
-            details=Raw(_ENC.encode(details)) if details is not None else None,
+        problem = rule.problem(
+            message, upstream="mcp", details=Raw(_ENC.encode(details)) if details is not None else None
         )
         rep = Report(Level.IGNORE)
         rep.add(Kind.SYNTHESIZED, "$", f"{rule.name}: the upstream gave no result; answered with a failure envelope")
@@ -158,6 +152,8 @@ class Rewriter:
         self, doc: bytes, is_error: bool, source: str, diags: list[Diagnostic], wire: dict[str, Any] | None
     ) -> Rewritten:
         result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
+        if wire is not None:  # image, audio, resource blocks travel on after the envelope's text block
+            result["content"].extend(media_blocks(wire))
         meta = wire.get("_meta") if wire is not None else None
         if self.annotate:
             meta = {**(meta or {}), META_KEY: [_wire_diagnostic(d) for d in diags]}
