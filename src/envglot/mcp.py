@@ -30,7 +30,7 @@ from .limits import check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level
 from .pyresult import Result, encode_value
-from .schema import json_schema
+from .schema import embed_schema, json_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
 
 __all__ = [
@@ -398,13 +398,31 @@ def call_tool_result(envelope: object, dialect: str | None = None, **options: An
 # ---- the output schema --------------------------------------------------------------
 
 
-def output_schema(dialect: str) -> dict[str, Any]:
-    """A self-contained JSON Schema of ``dialect``'s envelope for a tool's ``outputSchema``.
+def output_schema(
+    dialect: str, payload: dict[str, Any] | None = None, *, mappings: MappingsArg = UNSET
+) -> dict[str, Any]:
+    """A self-contained JSON Schema (2020-12) of ``dialect``'s envelope for a tool's ``outputSchema``.
 
-    Root ``"type": "object"``, every ``$ref`` inlined (``envglot.schema.json_schema``
-    with ``inline=True``); a fresh dict on every call.
+    Root ``"type": "object"``, no ``$ref`` (``envglot.schema.json_schema`` with
+    ``inline=True``); a fresh dict on every call. With ``payload`` (the tool's own schema
+    of what it returns), that schema is placed at the dialect's payload member
+    (``[fields] payload`` of its table: response-v2 ``data``, result ``value``, code-graph
+    ``data.result`` ...) for successes, with its ``$defs`` hoisted
+    (:func:`envglot.schema.embed_schema`): failures still validate. A ``payload`` that is
+    itself a dialect's envelope schema is no payload's: the plain envelope schema is returned.
+
+    Raises:
+        EnvglotError: ``payload`` refers outside itself (a ``$ref`` that is not ``#...``).
     """
-    return json_schema(dialect, inline=True)
+    base = json_schema(dialect, inline=True)
+    if payload is None or any(payload == json_schema(d.name, inline=True) for d in registered()):
+        return base
+    m = _mappings(resolve(None, mappings=mappings).mappings)
+    table = m[get_dialect(dialect).name]
+    at = table.path("payload")
+    if at is None or at == "$":
+        return base
+    return embed_schema(base, at, payload, ok=table.path("ok"), wrap_value=table.shape.payload == "object")
 
 
 @functools.cache

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -184,10 +185,53 @@ def test_failure_of_a_protocol_error_keeps_the_code() -> None:
 
 
 def test_tool_listing_rewrite() -> None:
-    tool = {"name": "search", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", "x": 1}}
+    tool = {"name": "search", "inputSchema": {"type": "object"}}
     out = Rewriter("dotbot").tool(tool, "gh_search")
     assert out["name"] == "gh_search" and out["inputSchema"] == tool["inputSchema"]
     assert out["outputSchema"] == output_schema("dotbot")
+    enveloped = {**tool, "outputSchema": output_schema("errorcode")}  # an envelope is no payload
+    assert Rewriter("dotbot").tool(enveloped, "x")["outputSchema"] == output_schema("dotbot")
+
+
+WEATHER = {
+    "$defs": {
+        "City": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        "Payload": {"type": "string"},  # collides with the hoisted root's default name
+    },
+    "type": "object",
+    "properties": {"city": {"$ref": "#/$defs/City"}, "celsius": {"type": "number"}, "again": {"$ref": "#"}},
+    "required": ["city", "celsius"],
+}
+
+
+@pytest.mark.parametrize("target", ["response-v2", "result", "errorcode", "code-graph", "dotbot", "problem-json"])
+def test_a_typed_tool_keeps_its_payload_schema(target: str) -> None:
+    validator = pytest.importorskip("jsonschema").Draft202012Validator
+    tool = {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": WEATHER}
+    schema = Rewriter(target).tool(tool, "w")["outputSchema"]
+    validator.check_schema(schema)
+    text = json.dumps(schema)
+    refs = set(re.findall(r'"\$ref": "#/\$defs/([^"/]+)', text))
+    assert refs and refs <= set(schema["$defs"])  # self-contained: no dangling $ref
+    assert {"City", "Payload", "Payload_2"} <= set(schema["$defs"])  # hoisted, renamed without collision
+    assert schema["type"] == "object" and "$schema" in schema
+
+    def check(doc: dict[str, object]) -> list[str]:
+        wire = {"content": [{"type": "text", "text": json.dumps(doc)}], "structuredContent": doc}
+        out = Rewriter(target).result(wire, "weather")
+        return [e.message for e in validator(schema).iter_errors(out.result["structuredContent"])]
+
+    assert check({"city": {"name": "Oslo"}, "celsius": 3.5}) == []
+    failure = Rewriter(target).result({"content": [{"type": "text", "text": "no such city"}], "isError": True}, "w")
+    assert list(validator(schema).iter_errors(failure.result["structuredContent"])) == []
+    if target in ("response-v2", "result", "errorcode", "code-graph"):  # success is a boolean: typed exactly
+        assert check({"city": {"name": 3}, "celsius": 3.5}) != []
+
+
+def test_a_schema_that_refers_outside_itself_is_published_plain(caplog: pytest.LogCaptureFixture) -> None:
+    tool = {"name": "t", "outputSchema": {"type": "object", "properties": {"a": {"$ref": "https://x/s.json"}}}}
+    assert Rewriter("result").tool(tool, "t")["outputSchema"] == output_schema("result")
+    assert "refers outside itself" in caplog.text
 
 
 def test_read_only_target_is_refused() -> None:

@@ -9,6 +9,7 @@ result that carries no envelope, and every protocol failure, becomes a canonical
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -34,6 +35,7 @@ META_KEY = "dev.envglot/diagnostics"
 """The ``_meta`` key ``--annotate`` puts the diagnostics under."""
 _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
+_log = logging.getLogger("envglot.proxy")
 
 
 class Rewritten(msgspec.Struct, frozen=True):
@@ -84,8 +86,18 @@ class Rewriter:
     # ---- tools/list -------------------------------------------------------------------
 
     def tool(self, tool: dict[str, Any], public_name: str) -> dict[str, Any]:
-        """A tool's wire dict as the proxy publishes it: renamed, ``outputSchema`` the target's."""
-        return {**tool, "name": public_name, "outputSchema": self.schema}
+        """A tool's wire dict as the proxy publishes it: renamed, ``outputSchema`` the target's
+        envelope with the tool's own ``outputSchema`` at its payload member
+        (:func:`envglot.mcp.output_schema`); the plain envelope schema when the tool has
+        none or its schema cannot be made self-contained (logged)."""
+        own = tool.get("outputSchema")
+        schema = self.schema
+        if isinstance(own, dict):
+            try:
+                schema = output_schema(self.target, own, mappings=self.mappings)
+            except EnvglotError as exc:
+                _log.warning("tool %s: its outputSchema is published as the plain envelope's: %s", public_name, exc)
+        return {**tool, "name": public_name, "outputSchema": schema}
 
     # ---- tools/call -------------------------------------------------------------------
 
