@@ -172,7 +172,9 @@ def test_unwrap_reads_result_objects_by_attribute(spelling: dict[str, str]) -> N
     rep = Report("ignore")
     env = emcp.unwrap_envelope(plain, report=rep)
     assert not env.ok and env.problems[0].message == "it broke"
-    assert msgspec.json.decode(env.problems[0].details) == {"content": [{"type": "image"}]}  # referenced, not dropped
+    assert msgspec.json.decode(env.problems[0].details or b"") == {
+        "content": [{"type": "image"}]
+    }  # referenced, not dropped
     assert [d.kind for d in rep] == [Kind.SYNTHESIZED]
 
 
@@ -696,7 +698,12 @@ def test_live_server_and_client(sdk: Any) -> None:
     assert tools["find"]["description"] == "Find things by name."
     assert tools["find"]["inputSchema"]["properties"].keys() == {"name", "limit"}
     assert tools["find"]["inputSchema"]["required"] == ["name"]
-    assert tools["find"]["outputSchema"] == emcp.output_schema("dotbot")
+    # the envelope's schema, with the tool's own payload type (list[str]) on success
+    assert tools["find"]["outputSchema"] == emcp.output_schema("dotbot", emcp.payload_schema(Result[list[str]]))
+    assert tools["find"]["outputSchema"]["properties"]["data"]["anyOf"][0]["properties"]["value"] == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
     assert tools["count"]["outputSchema"] == emcp.output_schema("response-v2")
     assert tools["plain"].get("outputSchema") is None
 
@@ -804,3 +811,64 @@ def test_emits_answers_an_error_when_the_answer_cannot_be_carried(output: str, c
     assert envelope["success"] is False and envelope["error_type"] == "internal"
     assert output == "envelope" or wire["isError"] is True
     assert "cannot be returned as a dict" in caplog.text
+
+
+try:
+    from pydantic import BaseModel
+except ImportError:  # pragma: no cover - pydantic comes with the mcp extra
+    BaseModel = object  # type: ignore[assignment,misc]
+
+
+class City(BaseModel):
+    name: str
+
+
+class Weather(BaseModel):
+    """A payload type with ``$defs`` (City) in its schema."""
+
+    city: City
+    celsius: float
+
+
+def test_emits_above_the_tool_decorator_is_a_clear_error(sdk: Any) -> None:
+    server = _server("wrong-order")
+    with pytest.raises(EnvglotError, match=r"@emits\('result'\) is above the server's tool decorator") as exc:
+
+        @emcp.emits("result")
+        @server.tool()
+        def search(query: str) -> dict[str, Any]:
+            return {"hits": [query]}
+
+    assert "@server.tool()\n    @emits('result')\n    def search" in str(exc.value)
+
+
+def test_emits_publishes_a_model_return_type_at_the_payload_member(sdk: Any) -> None:
+    validator = pytest.importorskip("jsonschema").Draft202012Validator
+    server = _server("typed")
+
+    @server.tool()
+    @emcp.emits("response-v2")
+    def weather(city: str) -> Weather:
+        """Today's weather."""
+        if city == "nowhere":
+            raise KeyError(city)
+        return Weather(city=City(name=city), celsius=3.5)
+
+    async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        async with _client(server) as client:
+            schema = (await client.list_tools()).tools[0].model_dump(mode="json", by_alias=True)["outputSchema"]
+            calls = [await client.call_tool("weather", {"city": c}) for c in ("Oslo", "nowhere")]
+        return schema, [_wire_of(c) for c in calls]
+
+    schema, (ok, failed) = asyncio.run(scenario())
+    validator.check_schema(schema)
+    assert "$ref" not in json.dumps(schema)  # self-contained (pydantic needs it inlined)
+    assert schema["then"]["properties"]["data"]["properties"]["city"]["properties"]["name"] == {
+        "title": "Name",
+        "type": "string",
+    }
+    assert ok["isError"] is False and list(validator(schema).iter_errors(ok["structuredContent"])) == []
+    assert failed["isError"] is True and list(validator(schema).iter_errors(failed["structuredContent"])) == []
+    assert failed["structuredContent"]["data"]["error_type"] == "internal"  # a KeyError is an internal error
+    bad = {**ok["structuredContent"], "data": {"city": {"name": 1}, "celsius": "hot"}}
+    assert list(validator(schema).iter_errors(bad))

@@ -9,13 +9,16 @@ objects by attribute (``mcp`` 1.x camelCase and 2.x snake_case alike); only
 
 from __future__ import annotations
 
+import copy
 import functools
+import gc
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+import typing
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, ParamSpec, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
 import msgspec
 from msgspec import Raw, Struct
@@ -30,10 +33,11 @@ from .limits import check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level
 from .pyresult import Result, encode_value
-from .schema import embed_schema, json_schema
+from .schema import embed_schema, inline_refs, json_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
 
 __all__ = [
+    "Emitter",
     "Output",
     "call_tool_result",
     "content_reference",
@@ -41,13 +45,18 @@ __all__ = [
     "is_error",
     "media_blocks",
     "output_schema",
+    "payload_schema",
     "synthesize",
     "unwrap",
     "unwrap_envelope",
     "wrap",
 ]
 
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
 P = ParamSpec("P")
+R_co = TypeVar("R_co", covariant=True)
 Output = Literal["sdk", "wire", "envelope"]
 _log = logging.getLogger("envglot.mcp")
 _ANY = msgspec.json.Decoder()
@@ -426,25 +435,58 @@ def output_schema(
 
 
 @functools.cache
-def _schema_model(dialect: str) -> Any:
-    """A pydantic model that accepts any object and publishes ``output_schema(dialect)``.
+def _schema_model(dialect: str, payload: str | None = None) -> Any:
+    """A pydantic model that accepts any object and publishes ``output_schema(dialect, payload)``
+    (``payload``: the tool's own payload schema as JSON text, or ``None``).
 
-    Used as ``Annotated[CallToolResult, model]`` so FastMCP / MCPServer advertise the
+    Used as ``Annotated[CallToolResult, model]`` so MCPServer / FastMCP advertise the
     envelope schema; it validates nothing itself (the envelope came from a writer).
     """
     from pydantic import BaseModel, ConfigDict
 
+    own = None if payload is None else _ANY.decode(payload)
     schema = output_schema(dialect)
+    if own is not None:
+        try:  # pydantic resolves every $ref of a schema against its own definitions: none may be left
+            schema = inline_refs(output_schema(dialect, own))
+        except EnvglotError as exc:  # a recursive payload schema
+            _log.info("the payload schema cannot be published inline (%s): the envelope schema is published", exc)
 
     class EnvelopeSchema(BaseModel):
         model_config = ConfigDict(extra="allow")
 
         @classmethod
         def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
-            return output_schema(dialect)
+            return copy.deepcopy(schema)
 
     EnvelopeSchema.__name__ = EnvelopeSchema.__qualname__ = str(schema.get("title", "Envelope"))
     return EnvelopeSchema
+
+
+def payload_schema(returns: object) -> dict[str, Any] | None:
+    """The JSON Schema of what a tool annotated ``-> returns`` carries as its payload, if it says:
+    a pydantic model's (not a ``CallToolResult``'s), or ``T``'s for ``Result[T]`` (``None`` for
+    anything else, or a ``T`` pydantic cannot describe)."""
+    if typing.get_origin(returns) is Result:
+        args = typing.get_args(returns)
+        value: Any = args[0] if args else Any
+    elif (
+        isinstance(returns, type)
+        and hasattr(returns, "model_json_schema")
+        and not any(c.__name__ == "CallToolResult" for c in returns.__mro__)  # a result, not a payload
+    ):
+        value = returns
+    else:
+        return None
+    if value is Any:
+        return None
+    from pydantic import PydanticUserError, TypeAdapter
+
+    try:
+        out: dict[str, Any] = TypeAdapter(value).json_schema(mode="serialization")
+    except (PydanticUserError, TypeError, ValueError):
+        return None
+    return out
 
 
 # ---- the decorator ------------------------------------------------------------------
@@ -492,6 +534,70 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
     return Envelope(ok=True, payload=None if ret is None else encode_value(ret)), None
 
 
+def _registered(fn: object) -> bool:
+    """Whether a server API (MCPServer, FastMCP ...) registered ``fn`` as a tool already: some
+    object's attributes (a tool record's ``__dict__``) hold it as ``fn`` beside a ``name``."""
+    return any(
+        isinstance(ref, dict) and ref.get("fn") is fn and "name" in ref and "__builtins__" not in ref
+        for ref in gc.get_referrers(fn)
+    )
+
+
+class Emitter(Protocol[R_co]):
+    """What :func:`emits` returns: a decorator keeping the function's parameters (``ParamSpec``);
+    a coroutine function stays one. ``R_co`` is what a call answers with."""
+
+    @overload
+    def __call__(self, fn: Callable[P, Coroutine[Any, Any, Any]], /) -> Callable[P, Coroutine[Any, Any, R_co]]: ...
+    @overload
+    def __call__(self, fn: Callable[P, Any], /) -> Callable[P, R_co]: ...
+
+
+@overload
+def emits(
+    dialect: str,
+    *,
+    output: Literal["sdk"] = "sdk",
+    from_: str | None = None,
+    tool: str | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    context: dict[str, Any] | None = UNSET,
+    result_type: bool = False,
+    schema: bool = True,
+    timing: bool = True,
+) -> Emitter[CallToolResult]: ...
+@overload
+def emits(
+    dialect: str,
+    *,
+    output: Literal["wire", "envelope"],
+    from_: str | None = None,
+    tool: str | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    context: dict[str, Any] | None = UNSET,
+    result_type: bool = False,
+    schema: bool = True,
+    timing: bool = True,
+) -> Emitter[dict[str, Any]]: ...
+@overload
+def emits(
+    dialect: str,
+    *,
+    output: Output,
+    from_: str | None = None,
+    tool: str | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    context: dict[str, Any] | None = UNSET,
+    result_type: bool = False,
+    schema: bool = True,
+    timing: bool = True,
+) -> Emitter[Any]: ...
 def emits(
     dialect: str,
     *,
@@ -505,7 +611,7 @@ def emits(
     result_type: bool = False,
     schema: bool = True,
     timing: bool = True,
-) -> Callable[[Callable[P, Any]], Callable[P, Any]]:
+) -> Emitter[Any]:
     """Decorate a tool function (sync or async) so that it answers in ``dialect``.
 
     The function may return an :class:`envglot.Result`, an envelope of any dialect
@@ -554,8 +660,14 @@ def emits(
         o.replace(unsupported=msgspec.structs.replace(policy, level=Level.WARN)) if policy.level is Level.RAISE else o
     )
 
-    def decorate(fn: Callable[P, Any]) -> Callable[P, Any]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         name = tool or getattr(fn, "__name__", "tool")
+        if _registered(fn):
+            raise EnvglotError(
+                f"@emits({dialect!r}) is above the server's tool decorator: {name} is registered as a tool "
+                "already, without @emits. Put @emits directly above the function, below the tool decorator:\n"
+                f"    @server.tool()\n    @emits({dialect!r})\n    def {name}(...): ..."
+            )
         base = {"tool": name, **(o_context or {})}
 
         def answer(started: float, clock: float, ret: object = None, exc: Exception | None = None) -> Any:
@@ -609,7 +721,9 @@ def emits(
         except NameError:  # a forward reference not yet defined: keep the annotations as written
             sig = inspect.signature(fn)
         if sdk is not None:
-            returns: Any = Annotated[sdk, _schema_model(target)] if schema else sdk
+            own = payload_schema(sig.return_annotation) if schema else None
+            model = _schema_model(target, None if own is None else _ENC.encode(own).decode())
+            returns: Any = Annotated[sdk, model] if schema else sdk
         else:
             returns = dict[str, Any]
         sig = sig.replace(return_annotation=returns)
@@ -618,6 +732,6 @@ def emits(
             **{p.name: p.annotation for p in sig.parameters.values() if p.annotation is not p.empty},
             "return": returns,
         }
-        return cast(Callable[P, Any], wrapper)
+        return wrapper
 
-    return decorate
+    return cast(Emitter[Any], decorate)

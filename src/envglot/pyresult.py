@@ -7,9 +7,10 @@ which build the canonical envelope straight from the fields and hand it to a wri
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 from msgspec import Raw
@@ -29,6 +30,8 @@ from .policy import Level
 __all__ = ["Result", "encode_value"]
 
 T = TypeVar("T")
+V = TypeVar("V")
+"""A value's type where a constructor infers it (``Result.ok(["a"])`` is a ``Result[list[str]]``)."""
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -116,24 +119,25 @@ class Result(Generic[T]):
     @classmethod
     def ok(
         cls,
-        value: T | None = None,
+        value: V | None = None,
         message: str | None = None,
         instruction: str | None = None,
         *,
         arguments: Any = None,
         disposition: str | None = None,
         additional_agent_instructions: str | None = None,
-    ) -> Result[T]:
+    ) -> Result[V]:
         """A successful result (``instruction`` defaults to ``default_success_instruction``)."""
-        return cls(
+        made = cls(
             success=True,
-            value=value,
+            value=cast(Any, value),
             message=message,
             arguments=arguments,
             instruction=instruction if instruction is not None else cls.default_success_instruction,
             disposition=disposition,
             additional_agent_instructions=additional_agent_instructions,
         )
+        return cast("Result[V]", made)
 
     @classmethod
     def failure(
@@ -148,8 +152,9 @@ class Result(Generic[T]):
         arguments: Any = None,
         disposition: str | None = None,
         additional_agent_instructions: str | None = None,
-    ) -> Result[T]:
-        """A failed result (``instruction`` defaults to ``default_failure_instruction``)."""
+    ) -> Result[Any]:
+        """A failed result (``instruction`` defaults to ``default_failure_instruction``); it
+        has no value, so it is a ``Result`` of any value type."""
         return cls(
             success=False,
             error=error,
@@ -195,6 +200,31 @@ class Result(Generic[T]):
         if self.additional_agent_instructions:
             out["additional_agent_instructions"] = self.additional_agent_instructions
         return out
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """pydantic support for ``Result`` (pydantic asks a class, not ``Result[T]``): an instance
+        validates as itself, serializes as :meth:`to_json`, and its JSON Schema is the result
+        dialect's (:func:`envglot.mcp.output_schema`)."""
+        from pydantic_core import core_schema
+
+        from .mcp import output_schema, payload_schema
+        from .schema import inline_refs
+
+        own = payload_schema(source)
+        try:
+            schema = inline_refs(output_schema(cls.DIALECT, own))
+        except EnvglotError:  # a recursive T: the dialect's schema alone
+            schema = output_schema(cls.DIALECT)
+
+        def publish(_core: Any, _handler: Any) -> dict[str, Any]:
+            return copy.deepcopy(schema)
+
+        return core_schema.is_instance_schema(
+            cls,
+            serialization=core_schema.plain_serializer_function_ser_schema(lambda r: r.to_json()),
+            metadata={"pydantic_js_functions": [publish]},
+        )
 
     def to_json_str(self) -> str:
         """``json.dumps(self.to_json())``, as the ADR renders it for MCP tool responses."""

@@ -195,6 +195,13 @@ def hoist(schema: dict[str, Any], taken: set[str], root: str = "Payload") -> tup
     return {"$ref": f"#/$defs/{_escape(root_name)}"}, defs
 
 
+def _refers(node: Any) -> bool:
+    """Whether a schema has a ``$ref`` anywhere."""
+    if isinstance(node, dict):
+        return "$ref" in node or any(_refers(v) for v in node.values())
+    return isinstance(node, list) and any(_refers(v) for v in node)
+
+
 def _root_type(schema: dict[str, Any]) -> Any:
     """The ``type`` of a schema's root, following local ``$ref``s to its definitions."""
     node: Any = schema
@@ -220,9 +227,12 @@ def embed_schema(
     hoisted (:func:`hoist`); the result is a fresh dict.
     """
     out = copy.deepcopy(envelope)
-    defs: dict[str, Any] = out.setdefault("$defs", {})
-    member, new_defs = hoist(payload, set(defs))
-    defs.update(new_defs)
+    if _refers(payload) or "$defs" in payload or "definitions" in payload:
+        defs: dict[str, Any] = out.setdefault("$defs", {})
+        member, new_defs = hoist(payload, set(defs))
+        defs.update(new_defs)
+    else:  # nothing to hoist: the schema goes where it is used
+        member = {k: copy.deepcopy(v) for k, v in payload.items() if k not in ("$schema", "$id")}
     if wrap_value and _root_type(payload) != "object":
         member = {"type": "object", "properties": {"value": member}, "required": ["value"]}
     keys = at.removeprefix("$.").split(".")
