@@ -137,8 +137,10 @@ def test_rewrapping_a_call_tool_result_converts_its_envelope() -> None:
     assert emcp.wrap(plain, "result", unsupported="ignore")["structuredContent"] == {
         "success": False,
         "error": "Error executing tool find: boom",
-        "error_type": "unknown",
+        "error_type": "internal",  # the SDK's text for a tool that raised ([[text]] of mcp-protocol.toml)
     }
+    other = {"content": [_text("the disk is full")], "isError": True}
+    assert emcp.wrap(other, "result", unsupported="ignore")["structuredContent"]["error_type"] == "unknown"
 
 
 def test_unwrap_prefers_structured_content() -> None:
@@ -213,7 +215,8 @@ def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> Non
                 ok=False,
                 problems=(
                     envglot.Problem(
-                        category="unknown",
+                        category="internal",
+                        origin="server",
                         message="Error executing tool x: boom",
                         details=Raw(b'{"content":[{"type":"image","mimeType":"image/png"}]}'),
                     ),

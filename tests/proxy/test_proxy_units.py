@@ -76,7 +76,10 @@ def test_protocol_table_decisions() -> None:
     sdk_text = "Error executing tool add: 2 validation errors for addArguments\na\n  Input should be a valid integer"
     hit = t.for_text(sdk_text)
     assert hit is not None and hit.category == "invalid_argument"
-    assert t.for_text("Error executing tool add: division by zero") is None
+    raised = t.for_text("Error executing tool add: division by zero")
+    assert raised is not None and raised.category == "internal"
+    assert t.for_text("Error calling tool 'add': boom") is not None
+    assert t.for_text("division by zero") is None
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,14 @@ class Rewritten(msgspec.Struct, frozen=True):
     is_error: bool
     diagnostics: list[Diagnostic]
 
+    def describe(self, target: str, ms: float) -> str:
+        """What the log line of its call says: source, target, isError, time taken, diagnostics."""
+        diags = "; ".join(f"{d.kind.value} {d.path}: {d.message}" for d in self.diagnostics)
+        return (
+            f"source={self.source} target={target} isError={str(self.is_error).lower()} {ms:.1f}ms "
+            f"diagnostics={len(self.diagnostics)}" + (f" [{diags}]" if diags else "")
+        )
+
 
 class Rewriter:
     """Rewrites tool listings and results into one target dialect; built once per proxy.

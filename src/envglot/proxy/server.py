@@ -243,11 +243,8 @@ class Proxy:
     def _log_result(self, name: str, up: Upstream, out: Rewritten, clock: float) -> None:
         if not _log.isEnabledFor(logging.INFO):
             return
-        diags = "; ".join(f"{d.kind.value} {d.path}: {d.message}" for d in out.diagnostics)
-        outcome = f"source={out.source} target={self.rewriter.target} isError={str(out.is_error).lower()}"
-        self._log_call(
-            name, up, outcome, f"diagnostics={len(out.diagnostics)}" + (f" [{diags}]" if diags else ""), clock
-        )
+        ms = (time.perf_counter() - clock) * 1000
+        _log.info("call %s upstream=%s %s", name, up.spec.label, out.describe(self.rewriter.target, ms))
 
 
 # ---- the SDK server ----------------------------------------------------------------------
