@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -269,6 +270,46 @@ def test_bad_config_file_exit_codes(tmp_path: Path) -> None:
     bad.write_text("[[upstream]]\nprefix = 'a'\n")
     res = CliRunner().invoke(main, ["proxy", "--config", str(bad)])
     assert res.exit_code == 65 and "exactly one of command" in res.output
+
+
+def test_a_busy_port_is_one_line_and_exit_69() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        res = CliRunner().invoke(main, ["proxy", "-t", "result", "--listen", f"127.0.0.1:{port}", "--", "x"])
+    assert res.exit_code == 69, res.output
+    lines = res.output.strip().splitlines()
+    assert lines == [f"error: cannot listen on 127.0.0.1:{port}: Address already in use"]
+
+
+def _http_config(tmp_path: Path, headers: str = "") -> str:
+    config = tmp_path / "p.toml"
+    config.write_text(f'[[upstream]]\nprefix = "web"\nurl = "http://127.0.0.1:1/mcp"\n{headers}')
+    return str(config)
+
+
+def test_headers_for_http_upstreams_come_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = load_config(Path(_http_config(tmp_path, 'headers = { Authorization = "Bearer ${TOK}", X-Cost = "$$5" }\n')))
+    monkeypatch.setenv("TOK", "s3cret")
+    assert spec.upstream[0].resolved_headers() == {"Authorization": "Bearer s3cret", "X-Cost": "$5"}
+    monkeypatch.delenv("TOK")
+    with pytest.raises(EnvglotError, match="header Authorization: environment variable TOK is not set") as exc:
+        spec.upstream[0].resolved_headers()
+    assert "Bearer" not in str(exc.value)  # the value is never echoed
+    res = CliRunner().invoke(
+        main, ["proxy", "-t", "result", "--config", _http_config(tmp_path), "--header", "X-Key=$NOPE_UNSET"]
+    )
+    assert res.exit_code == 2 and "environment variable NOPE_UNSET is not set" in res.output
+    for bad in ("NoEquals", "Bad Name=x"):
+        res = CliRunner().invoke(main, ["proxy", "-t", "result", "--config", _http_config(tmp_path), "--header", bad])
+        assert res.exit_code == 2 and "--header must be NAME=VALUE" in res.output
+    res = CliRunner().invoke(main, ["proxy", "-t", "result", "--header", "A=b", "--", "x"])
+    assert res.exit_code == 2 and "--header is for url" in res.output
+    stdio = tmp_path / "s.toml"
+    stdio.write_text('[[upstream]]\ncommand = "x"\nheaders = { A = "b" }\n')
+    res = CliRunner().invoke(main, ["proxy", "-t", "result", "--config", str(stdio)])
+    assert res.exit_code == 65 and "headers are for a url" in res.output
 
 
 # ---- routing and protocol failures, with a stand-in upstream ---------------------------

@@ -63,11 +63,20 @@ def wire(model: Any) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def http_client(url: str) -> AsyncIterator[tuple[Any, Any]]:
-    """The read and write streams of a Streamable HTTP connection (2.x and 1.x spellings)."""
+async def http_client(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """The read and write streams of a Streamable HTTP connection (2.x and 1.x spellings), sending ``headers``."""
     import mcp.client.streamable_http as transport
 
-    v1_name = "streamablehttp_client"  # mcp 1.x before the rename
-    connect: Any = getattr(transport, "streamable_http_client", None) or getattr(transport, v1_name)
-    async with connect(url) as streams:
+    connect: Any = getattr(transport, "streamable_http_client", None)
+    if connect is None:  # mcp 1.x before the rename: headers are an argument
+        async with transport.streamablehttp_client(url, headers=headers) as streams:  # type: ignore[attr-defined]
+            yield streams[0], streams[1]
+        return
+    if not headers:
+        async with connect(url) as streams:
+            yield streams[0], streams[1]
+        return
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers=headers) as client, connect(url, http_client=client) as streams:
         yield streams[0], streams[1]

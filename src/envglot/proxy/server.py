@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import IO, Any
@@ -27,7 +28,16 @@ from .rewrite import Rewriter, Rewritten
 from .sdk import V2, ProtocolError, error_code, make_error, types
 from .upstream import Upstream, UpstreamGoneError
 
-__all__ = ["INVALID_PARAMS", "Proxy", "build_server", "parse_listen", "serve_http", "serve_stdio"]
+__all__ = [
+    "INVALID_PARAMS",
+    "Proxy",
+    "bind_listener",
+    "build_server",
+    "listen_url",
+    "parse_listen",
+    "serve_http",
+    "serve_stdio",
+]
 
 _log = logging.getLogger("envglot.proxy")
 INVALID_PARAMS = -32602
@@ -376,10 +386,35 @@ def http_app(proxy: Proxy, host: str) -> Any:
     return Starlette(routes=[Mount("/mcp", app=manager.handle_request)], lifespan=lifespan)
 
 
-async def serve_http(proxy: Proxy, host: str, port: int) -> None:
-    """Serve the proxy over Streamable HTTP on ``http://HOST:PORT/mcp``."""
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``HOST:PORT`` (port 0: any free one), for :func:`serve_http`.
+
+    Raises:
+        OSError: the address is in use, or not one of this machine's.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def listen_url(sock: socket.socket) -> str:
+    """The proxy's URL on a bound socket: ``http://HOST:PORT/mcp``."""
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+
+
+async def serve_http(proxy: Proxy, host: str, port: int, sock: socket.socket | None = None) -> None:
+    """Serve the proxy over Streamable HTTP on ``http://HOST:PORT/mcp`` (on ``sock`` when given)."""
     import uvicorn
 
     config = uvicorn.Config(http_app(proxy, host), host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    await server.serve()
+    await server.serve(sockets=[sock] if sock is not None else None)

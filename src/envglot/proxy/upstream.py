@@ -79,7 +79,8 @@ class Upstream:
                     )
                 else:
                     assert self.spec.url is not None
-                    read, write = await stack.enter_async_context(http_client(self.spec.url))
+                    headers = self.spec.resolved_headers()
+                    read, write = await stack.enter_async_context(http_client(self.spec.url, headers))
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
                 connecting.deadline = float("inf")
