@@ -27,6 +27,7 @@ __all__ = [
     "ProtocolError",
     "StdioServerParameters",
     "error_code",
+    "handshake",
     "http_client",
     "make_error",
     "stdio_client",
@@ -41,6 +42,25 @@ try:
 except ImportError:  # pragma: no cover
     V2 = False
 """True on the 2.x line (handlers passed to ``Server(on_...=)``, snake_case fields)."""
+
+
+async def handshake(session: Any) -> str | None:
+    """Open ``session`` at the newest revision both sides speak; the negotiated revision.
+
+    2.x: ``server/discover`` (MCP 2026-07-28, stateless) first, the ``initialize``
+    handshake (2025-11-25 and older) when the server does not answer it with a modern
+    revision; 1.x: ``initialize``.
+    """
+    discover = getattr(session, "discover", None)
+    if discover is not None:
+        try:
+            await discover()
+        except (ProtocolError, RuntimeError):  # not a modern server (method not found, no mutual revision)
+            await session.initialize()
+    else:
+        await session.initialize()
+    version = getattr(session, "protocol_version", None)
+    return version if isinstance(version, str) else None
 
 
 def error_code(exc: BaseException) -> int:

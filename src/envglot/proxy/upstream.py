@@ -22,6 +22,7 @@ from .sdk import (
     ProtocolError,
     StdioServerParameters,
     error_code,
+    handshake,
     http_client,
     stdio_client,
     types,
@@ -59,6 +60,8 @@ class Upstream:
         self._lock = anyio.Lock()
         self.generation = 0
         """How many times a connection was opened (1 after the first)."""
+        self.revision: str | None = None
+        """The MCP revision the current (or last) connection negotiated."""
 
     @property
     def timeout(self) -> float | None:
@@ -82,7 +85,8 @@ class Upstream:
                     headers = self.spec.resolved_headers()
                     read, write = await stack.enter_async_context(http_client(self.spec.url, headers))
                 session = await stack.enter_async_context(ClientSession(read, write))
-                await session.initialize()
+                self.revision = await handshake(session)
+                _log.info("upstream %s: connected (MCP %s)", self.spec.label, self.revision or "unknown revision")
                 connecting.deadline = float("inf")
                 self._session = session
                 ready.set()
