@@ -5,7 +5,9 @@ and argument validation errors."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,7 @@ async def _open(session: Any, revision: str) -> None:
     assert session.protocol_version == revision
 
 
-async def _exercise(session: Any, revision: str) -> None:
+async def _exercise(session: Any, revision: str, logs: list[Any]) -> None:
     await _open(session, revision)
     tools = {t.name: t for t in (await session.list_tools()).tools}
     schema = output_schema_of(tools["fx_weather"])
@@ -62,11 +64,35 @@ async def _exercise(session: Any, revision: str) -> None:
     assert isinstance(structured(numbers), dict)  # an envelope: an object whatever the client's revision
     assert structured(numbers)["data"] == {"value": [1, 2, 3]}  # the upstream's array is the payload
 
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    steps = await session.call_tool("fx_steps", {}, progress_callback=on_progress)
+    assert error_flag(steps) is False
+    assert progress == [(1, 2, "half way"), (2, 2, "done")]  # the upstream's progress, forwarded
+    assert logs == ["working on it"]  # and its log line
+
     wrong = await session.call_tool("fx_add", {"a": "three", "b": 1})
     assert error_flag(wrong) is True
     assert envglot.detect(structured(wrong)) == "response-v2"
     assert unwrap_envelope(wrong).problems[0].category == "invalid_argument"
     assert structured(wrong)["data"]["error_type"] == "validation"
+
+
+@contextlib.asynccontextmanager
+async def _client(read: Any, write: Any) -> AsyncIterator[tuple[Any, list[Any]]]:
+    """A ClientSession that collects the log messages it receives (opted in at 2026-07-28)."""
+    from mcp import ClientSession
+
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params.data)
+
+    async with ClientSession(read, write, logging_callback=on_log, log_level="debug") as session:
+        yield session, logs
 
 
 def _proxy_args(*extra: str) -> list[str]:
@@ -75,13 +101,13 @@ def _proxy_args(*extra: str) -> list[str]:
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_stdio_at_both_revisions(revision: str, tmp_path: Path) -> None:
-    from mcp import ClientSession, StdioServerParameters, stdio_client
+    from mcp import StdioServerParameters, stdio_client
 
     async def run() -> None:
         params = StdioServerParameters(command=str(ENVGLOT), args=_proxy_args())
         with anyio.fail_after(LIMIT), (tmp_path / "err").open("a") as errlog:
-            async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as session:
-                await _exercise(session, revision)
+            async with stdio_client(params, errlog=errlog) as (r, w), _client(r, w) as (session, logs):
+                await _exercise(session, revision, logs)
 
     anyio.run(run)
     log = (tmp_path / "err").read_text().splitlines()
@@ -90,8 +116,6 @@ def test_stdio_at_both_revisions(revision: str, tmp_path: Path) -> None:
 
 
 def test_http_at_both_revisions() -> None:
-    from mcp import ClientSession
-
     from envglot.proxy.sdk import http_client
 
     port = free_port()
@@ -99,8 +123,8 @@ def test_http_at_both_revisions() -> None:
     async def run() -> None:
         with anyio.fail_after(LIMIT):
             for revision in REVISIONS:
-                async with http_client(f"http://127.0.0.1:{port}/mcp") as (r, w), ClientSession(r, w) as session:
-                    await _exercise(session, revision)
+                async with http_client(f"http://127.0.0.1:{port}/mcp") as (r, w), _client(r, w) as (session, logs):
+                    await _exercise(session, revision, logs)
 
     with running([str(ENVGLOT), *_proxy_args("--listen", f"127.0.0.1:{port}")], port) as proc:
         anyio.run(run)

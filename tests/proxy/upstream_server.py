@@ -150,6 +150,21 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+try:
+    from mcp.server.mcpserver import Context
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
+
+
+@server.tool()
+async def steps(ctx: Context) -> str:  # type: ignore[type-arg]
+    """Reports progress twice and logs a line while it works."""
+    await ctx.report_progress(1, 2, "half way")
+    await ctx.info("working on it")
+    await ctx.report_progress(2, 2, "done")
+    return "finished"
+
+
 @server.prompt()
 def review(path: str) -> str:
     """A prompt, forwarded by the proxy under its prefix."""

@@ -26,7 +26,7 @@ from .config import ProxyConfig
 from .protocol import ProtocolRule
 from .rewrite import Rewriter, Rewritten
 from .sdk import V2, ProtocolError, error_code, make_error, types
-from .upstream import Upstream, UpstreamGoneError
+from .upstream import Relay, Upstream, UpstreamGoneError
 
 __all__ = [
     "INVALID_PARAMS",
@@ -208,8 +208,11 @@ class Proxy:
             raise make_error(INVALID_PARAMS, f"Unknown tool: {name}")
         return hit
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        """Forward one call and rewrite its result (a CallToolResult wire dict).
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, relay: Relay | None = None
+    ) -> dict[str, Any]:
+        """Forward one call and rewrite its result (a CallToolResult wire dict); the upstream's
+        progress and log notifications during it go to ``relay``.
 
         Raises:
             ProtocolError: an unknown tool, or an upstream JSON-RPC error the table keeps
@@ -222,7 +225,7 @@ class Proxy:
         try:
             await up.session()  # connecting is bounded on its own
             with anyio.fail_after(self._timeout(up)):
-                wire = await up.call(tool, arguments)
+                wire = await up.call(tool, arguments, relay)
         except TimeoutError:
             rule, why = self.rewriter.table.events["timeout"], f"no answer within {self._timeout(up):g} s"
         except UpstreamGoneError as exc:
@@ -260,6 +263,31 @@ class Proxy:
 # ---- the SDK server ----------------------------------------------------------------------
 
 
+class _ClientRelay:
+    """Passes an upstream's progress and log notifications to the client of one call (mcp 2.x context)."""
+
+    def __init__(self, ctx: Any, params: Any) -> None:
+        self._session = ctx.session
+        self._request_id = getattr(ctx, "request_id", None)
+        meta = getattr(params, "meta", None) or {}
+        token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, dict) else None
+        self._token = token if token is not None else getattr(meta, "progress_token", None)
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if self._token is not None:  # the client asked for progress on this call
+            await self._session.send_progress_notification(
+                self._token, progress, total, message, related_request_id=self._request_id
+            )
+
+    async def log(self, message: dict[str, Any]) -> None:
+        await self._session.send_log_message(
+            message.get("level", "info"),
+            message.get("data"),
+            message.get("logger"),
+            related_request_id=self._request_id,
+        )
+
+
 def build_server(proxy: Proxy, name: str = "envglot-proxy") -> Any:
     """An SDK low-level ``Server`` publishing ``proxy`` (``mcp`` 2.x or 1.x)."""
     from mcp.server.lowlevel.server import Server
@@ -274,8 +302,9 @@ def build_server(proxy: Proxy, name: str = "envglot-proxy") -> Any:
     async def list_tools(_params: Any) -> Any:
         return t.ListToolsResult.model_validate({"tools": await proxy.list_tools()})
 
-    async def call_tool(params: Any) -> Any:
-        return t.CallToolResult.model_validate(await proxy.call_tool(params.name, params.arguments))
+    async def call_tool(params: Any, ctx: Any = None) -> Any:
+        relay = _ClientRelay(ctx, params) if ctx is not None else None
+        return t.CallToolResult.model_validate(await proxy.call_tool(params.name, params.arguments, relay))
 
     async def list_prompts(_params: Any) -> Any:
         return t.ListPromptsResult.model_validate({"prompts": await proxy.list_prompts()})
@@ -307,9 +336,9 @@ def build_server(proxy: Proxy, name: str = "envglot-proxy") -> Any:
 
     if V2:
 
-        def on(fn: Callable[[Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
+        def on(fn: Callable[..., Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
             async def handler(ctx: Any, params: Any) -> Any:
-                return await fn(params)
+                return await (fn(params, ctx) if fn is call_tool else fn(params))
 
             return handler
 

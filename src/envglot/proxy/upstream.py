@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from typing import IO, Any, TextIO, cast
+from collections.abc import Awaitable, Callable
+from typing import IO, Any, Protocol, TextIO, cast
 
 import anyio
 import anyio.abc
@@ -29,13 +30,22 @@ from .sdk import (
     wire,
 )
 
-__all__ = ["CONNECTION_CLOSED", "Upstream", "UpstreamGoneError"]
+__all__ = ["CONNECTION_CLOSED", "Relay", "Upstream", "UpstreamGoneError"]
 
 _log = logging.getLogger("envglot.proxy")
 CONNECTION_CLOSED = -32000
 """The SDK's JSON-RPC code for "connection closed" (both lines)."""
 CONNECT_TIMEOUT = 30.0
 """Seconds to start an upstream and complete its initialize handshake (not counted in a call's timeout)."""
+
+
+class Relay(Protocol):
+    """Notifications of one call, passed on to the client that made it."""
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+    async def log(self, message: dict[str, Any]) -> None:
+        """A ``notifications/message``'s params as a wire dict (``level``, ``data``, ``logger``)."""
 
 
 class UpstreamGoneError(Exception):
@@ -62,6 +72,8 @@ class Upstream:
         """How many times a connection was opened (1 after the first)."""
         self.revision: str | None = None
         """The MCP revision the current (or last) connection negotiated."""
+        self._log_sinks: list[Callable[[dict[str, Any]], Awaitable[None]]] = []
+        """Where the upstream's log messages go: the downstream clients of the calls in progress."""
 
     @property
     def timeout(self) -> float | None:
@@ -84,7 +96,10 @@ class Upstream:
                     assert self.spec.url is not None
                     headers = self.spec.resolved_headers()
                     read, write = await stack.enter_async_context(http_client(self.spec.url, headers))
-                session = await stack.enter_async_context(ClientSession(read, write))
+                extra: dict[str, Any] = {"log_level": "debug"} if V2 else {}  # 2026-07-28: logs are opt-in
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, logging_callback=self._on_log, **extra)
+                )
                 self.revision = await handshake(session)
                 _log.info("upstream %s: connected (MCP %s)", self.spec.label, self.revision or "unknown revision")
                 connecting.deadline = float("inf")
@@ -99,6 +114,15 @@ class Upstream:
             self._session = None
             ready.set()
             done.set()
+
+    async def _on_log(self, params: Any) -> None:
+        """An upstream ``notifications/message``: to the clients of the calls in progress, else to the log."""
+        message = wire(params)
+        if not self._log_sinks:
+            _log.info("upstream %s: %s %s", self.spec.label, message.get("level"), message.get("data"))
+        for sink in list(self._log_sinks):
+            with contextlib.suppress(Exception):  # a client that went away misses a log line, nothing more
+                await sink(message)
 
     async def session(self) -> ClientSession:
         """The live session, connecting first when there is none.
@@ -172,9 +196,19 @@ class Upstream:
         """Every tool of the upstream (all pages), as wire dicts."""
         return await self._list("list_tools", "tools")
 
-    async def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        """Call a tool; its CallToolResult as a wire dict (errors as :meth:`_request`)."""
-        return wire(await self._request("call_tool", name, arguments))
+    async def call(self, name: str, arguments: dict[str, Any] | None, relay: Relay | None = None) -> dict[str, Any]:
+        """Call a tool; its CallToolResult as a wire dict (errors as :meth:`_request`).
+
+        With ``relay``, the upstream's progress notifications for this call, and its log
+        messages while it runs, are handed to it (for the downstream client).
+        """
+        if relay is None:
+            return wire(await self._request("call_tool", name, arguments))
+        self._log_sinks.append(relay.log)
+        try:
+            return wire(await self._request("call_tool", name, arguments, progress_callback=relay.progress))
+        finally:
+            self._log_sinks.remove(relay.log)
 
     async def list_prompts(self) -> list[dict[str, Any]]:
         return await self._list("list_prompts", "prompts")
