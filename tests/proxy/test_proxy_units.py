@@ -328,7 +328,7 @@ class _FakeUpstream:
     async def session(self) -> None:
         return None
 
-    async def call(self, name: str, arguments: object) -> dict[str, object]:
+    async def call(self, name: str, arguments: object, relay: object = None) -> dict[str, object]:
         import anyio
 
         from envglot.proxy.sdk import make_error
