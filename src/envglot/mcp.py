@@ -33,7 +33,7 @@ from .limits import check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level
 from .pyresult import Result, encode_value
-from .schema import embed_schema, inline_refs, json_schema
+from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
 
 __all__ = [
@@ -418,15 +418,25 @@ def output_schema(
     (``[fields] payload`` of its table: response-v2 ``data``, result ``value``, code-graph
     ``data.result`` ...) for successes, with its ``$defs`` hoisted
     (:func:`envglot.schema.embed_schema`): failures still validate. A ``payload`` that is
-    itself a dialect's envelope schema is no payload's: the plain envelope schema is returned.
+    itself a dialect's envelope schema is no payload's: the payload type it carries, if
+    any, is placed instead (a converted envelope keeps its type), else the plain envelope
+    schema is returned.
 
     Raises:
         EnvglotError: ``payload`` refers outside itself (a ``$ref`` that is not ``#...``).
     """
     base = json_schema(dialect, inline=True)
-    if payload is None or any(payload == json_schema(d.name, inline=True) for d in registered()):
+    if payload is None:
         return base
     m = _mappings(resolve(None, mappings=mappings).mappings)
+    for unit in registered():  # a dialect's envelope schema: its payload type, if any, is the payload
+        at = m[unit.name].path("payload") if unit.name in m.dialects else None
+        own = embedded_payload(payload, json_schema(unit.name, inline=True), at or "$")
+        if own is not NOT_EMBEDDED:
+            if own is None:
+                return base
+            payload = own
+            break
     table = m[get_dialect(dialect).name]
     at = table.path("payload")
     if at is None or at == "$":

@@ -25,7 +25,7 @@ from msgspec import Raw, Struct
 from .dialects import get_dialect
 from .errors import EnvglotError
 
-__all__ = ["SCHEMA_DIALECT", "embed_schema", "hoist", "inline_refs", "json_schema"]
+__all__ = ["NOT_EMBEDDED", "SCHEMA_DIALECT", "embed_schema", "embedded_payload", "hoist", "inline_refs", "json_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The ``$schema`` every generated schema declares (MCP's default dialect)."""
@@ -251,3 +251,63 @@ def embed_schema(
     props = node.setdefault("properties", {})
     props[keys[-1]] = {"anyOf": [member, props.get(keys[-1], {})]}
     return out
+
+
+def _untitled(node: Any) -> Any:
+    """A schema without its ``title`` annotations (a property named ``title`` stays)."""
+    if isinstance(node, list):
+        return [_untitled(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _untitled(sub) for name, sub in value.items()}
+        else:
+            out[key] = _untitled(value)
+    return out
+
+
+NOT_EMBEDDED = object()
+"""What :func:`embedded_payload` answers for a schema that is not an envelope's."""
+
+
+def embedded_payload(schema: dict[str, Any], envelope: dict[str, Any], at: str) -> Any:
+    """What :func:`embed_schema` placed at ``at`` when it made ``schema`` from ``envelope``:
+    the payload schema (with the ``$defs`` it uses), ``None`` when ``schema`` is ``envelope``
+    itself, or :data:`NOT_EMBEDDED` when ``schema`` is neither. Titles are annotations, not
+    constraints: ``schema`` may have lost them (FastMCP prunes them).
+    """
+    schema, envelope = _untitled(schema), _untitled(envelope)
+    if schema == envelope:
+        return None
+    keys = at.removeprefix("$.").split(".")
+    rest = {k: v for k, v in schema.items() if k not in ("if", "then", "$defs")}
+    defs = schema.get("$defs")
+    if "then" in schema and rest == envelope:
+        node: Any = schema["then"]
+        for key in keys:
+            node = node.get("properties", {}).get(key) if isinstance(node, dict) else None
+    else:  # anyOf at the member
+        node = rest
+        for key in keys:
+            node = node.get("properties", {}).get(key) if isinstance(node, dict) else None
+        plain: Any = envelope
+        for key in keys:
+            plain = plain.get("properties", {}).get(key) if isinstance(plain, dict) else None
+        branches = node.get("anyOf") if isinstance(node, dict) else None
+        if not (isinstance(branches, list) and len(branches) == 2 and branches[1] == (plain or {})):
+            return NOT_EMBEDDED
+        outside = copy.deepcopy(rest)
+        target = outside
+        for key in keys[:-1]:
+            target = target["properties"][key]
+        target["properties"][keys[-1]] = plain
+        if outside != envelope:
+            return NOT_EMBEDDED
+        node = branches[0]
+    if not isinstance(node, dict):
+        return NOT_EMBEDDED
+    return {**node, "$defs": defs} if defs else node

@@ -232,6 +232,24 @@ def test_a_typed_tool_keeps_its_payload_schema(target: str) -> None:
         assert check({"city": {"name": 3}, "celsius": 3.5}) != []
 
 
+@pytest.mark.parametrize("source", ["result", "response-v2", "dotbot", "code-graph", "problem-json"])
+def test_an_upstream_envelope_schema_keeps_its_payload_type(source: str) -> None:
+    """An upstream that answers in a dialect publishes that envelope's schema: its payload type is carried over."""
+    typed = output_schema(source, WEATHER)
+    pruned = json.loads(json.dumps(typed).replace('"title": "Envelope", ', ""))  # as FastMCP lists it
+    for listed in (typed, pruned):
+        schema = Rewriter("result").tool({"name": "w", "outputSchema": listed}, "w")["outputSchema"]
+        member = schema["then"]["properties"]["value"]
+        if source in ("response-v2", "dotbot"):  # object payloads: the type is as their data member holds it
+            assert "City" in json.dumps(schema["$defs"]) or "City" in json.dumps(member)
+        else:
+            assert schema["$defs"][member["$ref"].rpartition("/")[2]] is not None
+        pytest.importorskip("jsonschema").Draft202012Validator.check_schema(schema)
+    assert Rewriter("result").tool({"name": "w", "outputSchema": output_schema(source)}, "w")["outputSchema"] == (
+        output_schema("result")
+    )
+
+
 def test_a_schema_that_refers_outside_itself_is_published_plain(caplog: pytest.LogCaptureFixture) -> None:
     tool = {"name": "t", "outputSchema": {"type": "object", "properties": {"a": {"$ref": "https://x/s.json"}}}}
     assert Rewriter("result").tool(tool, "t")["outputSchema"] == output_schema("result")
