@@ -35,7 +35,7 @@ __all__ = ["EnvelopeMiddleware"]
 _log = logging.getLogger("envglot.proxy")
 
 
-class EnvelopeMiddleware(Middleware):  # type: ignore[misc]
+class EnvelopeMiddleware(Middleware):
     """Rewrites a FastMCP server's tool listing and tool results into the dialect ``to``.
 
     Args:

@@ -128,11 +128,17 @@ def json_schema(dialect: str, inline: bool = False) -> dict[str, Any]:
     Raises:
         UnknownDialectError: ``dialect`` is not a dialect name.
     """
-    envelope = get_dialect(dialect).schema_type()
+    out: dict[str, Any] = msgspec.json.decode(_schema_json(get_dialect(dialect).schema_type(), inline))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_json(envelope: type, inline: bool) -> bytes:
+    """:func:`json_schema` of a wire Struct as JSON, made once per Struct (the proxy asks per tool)."""
     schema = msgspec.json.schema(_shadow_struct(envelope, {}))
     if inline:
         schema = inline_refs(schema)
-    return {"$schema": SCHEMA_DIALECT, **schema}
+    return msgspec.json.encode({"$schema": SCHEMA_DIALECT, **schema})
 
 
 def _unescape(token: str) -> str:
