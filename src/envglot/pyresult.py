@@ -7,7 +7,6 @@ which build the canonical envelope straight from the fields and hand it to a wri
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, cast
@@ -200,31 +199,6 @@ class Result(Generic[T]):
         if self.additional_agent_instructions:
             out["additional_agent_instructions"] = self.additional_agent_instructions
         return out
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        """pydantic support for ``Result`` (pydantic asks a class, not ``Result[T]``): an instance
-        validates as itself, serializes as :meth:`to_json`, and its JSON Schema is the result
-        dialect's (:func:`envglot.mcp.output_schema`)."""
-        from pydantic_core import core_schema
-
-        from .mcp import output_schema, payload_schema
-        from .schema import inline_refs
-
-        own = payload_schema(source)
-        try:
-            schema = inline_refs(output_schema(cls.DIALECT, own))
-        except EnvglotError:  # a recursive T: the dialect's schema alone
-            schema = output_schema(cls.DIALECT)
-
-        def publish(_core: Any, _handler: Any) -> dict[str, Any]:
-            return copy.deepcopy(schema)
-
-        return core_schema.is_instance_schema(
-            cls,
-            serialization=core_schema.plain_serializer_function_ser_schema(lambda r: r.to_json()),
-            metadata={"pydantic_js_functions": [publish]},
-        )
 
     def to_json_str(self) -> str:
         """``json.dumps(self.to_json())``, as the ADR renders it for MCP tool responses."""
