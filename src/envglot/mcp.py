@@ -545,10 +545,11 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
 
 
 def _registered(fn: object) -> bool:
-    """Whether a server API (MCPServer, FastMCP ...) registered ``fn`` as a tool already: some
-    object's attributes (a tool record's ``__dict__``) hold it as ``fn`` beside a ``name``."""
+    """Whether a server API registered ``fn`` as a tool already: a tool record's attributes
+    (its ``__dict__``) hold it as ``fn`` beside a ``name`` and the derived ``parameters``
+    (MCPServer's ``Tool``, FastMCP's ``FunctionTool``)."""
     return any(
-        isinstance(ref, dict) and ref.get("fn") is fn and "name" in ref and "__builtins__" not in ref
+        isinstance(ref, dict) and ref.get("fn") is fn and "name" in ref and "parameters" in ref
         for ref in gc.get_referrers(fn)
     )
 

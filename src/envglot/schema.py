@@ -179,6 +179,8 @@ def hoist(schema: dict[str, Any], taken: set[str], root: str = "Payload") -> tup
         if not value.startswith("#"):
             raise EnvglotError(f"the schema refers outside itself ($ref {value!r}): it cannot be made self-contained")
         pointer = value[1:]
+        if pointer and not pointer.startswith("/"):  # "#name": an $anchor, which moves with its schema
+            return value
         for prefix in ("/$defs/", "/definitions/"):
             if pointer.startswith(prefix):
                 name, sep, rest = pointer[len(prefix) :].partition("/")
