@@ -650,10 +650,16 @@ def emits(
             them (dotbot ``audit``, code-graph ``generatedAt``); ``context`` wins.
         schema: with ``output="sdk"``, annotate the return type as
             ``Annotated[CallToolResult, <envelope schema>]`` so the server advertises
-            :func:`output_schema` as the tool's ``outputSchema``.
+            :func:`output_schema` as the tool's ``outputSchema``, with the payload type the
+            function's own return annotation gives (:func:`payload_schema`).
 
     The wrapper keeps the function's name, docstring and parameters (the input schema
-    is derived from them); only the return annotation changes.
+    is derived from them; type checkers see them through ``ParamSpec``); only the return
+    annotation changes. ``@emits`` goes below the server's tool decorator.
+
+    Raises:
+        EnvglotError: when decorating, a function a server registered as a tool already
+            (``@emits`` above the tool decorator), or invalid options.
     """
     o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
     m = _mappings(o.mappings)  # first: a declaration among them registers its dialect
