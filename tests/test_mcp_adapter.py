@@ -180,6 +180,14 @@ def test_unwrap_reads_result_objects_by_attribute(spelling: dict[str, str]) -> N
     assert [d.kind for d in rep] == [Kind.SYNTHESIZED]
 
 
+def test_a_result_object_whose_block_is_not_json_is_a_parse_error() -> None:
+    odd = SimpleNamespace(type="image", data=object())
+    obj = SimpleNamespace(content=[odd], structured_content=None, is_error=False)
+    with pytest.raises(ParseError, match="cannot be read as JSON") as exc:
+        emcp.unwrap_envelope(obj)
+    assert exc.value.path == "$.content"
+
+
 def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> None:
     rep = Report("ignore")
     env = emcp.unwrap_envelope({"content": [_text('{"success": true, "value": 1}')], "isError": True}, report=rep)

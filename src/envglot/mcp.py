@@ -175,7 +175,10 @@ def _wire(result: object) -> bytes:
     is_error = _attr(result, "is_error", "isError")
     if is_error is not None:
         wire["isError"] = bool(is_error)
-    return _ENC.encode(wire)
+    try:
+        return _ENC.encode(wire)
+    except (TypeError, msgspec.EncodeError) as exc:  # a block object holding what JSON cannot
+        raise ParseError(f"this CallToolResult cannot be read as JSON: {exc}", path="$.content") from None
 
 
 def synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
