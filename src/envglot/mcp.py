@@ -135,8 +135,8 @@ def media_blocks(result: object) -> list[dict[str, Any]]:
     if _looks_like_result(result):
         blocks = _attr(result, "content") or ()
     else:
-        wire = result if isinstance(result, dict) else _as_dict(_wire(result))
-        blocks = wire.get("content") or ()
+        wire: Any = result if isinstance(result, dict) else _as_dict(_wire(result))
+        blocks = wire.get("content") or () if isinstance(wire, dict) else ()
     if not isinstance(blocks, list | tuple):
         return []
     return [b for b in map(_block, blocks) if b.get("type") != "text"]
