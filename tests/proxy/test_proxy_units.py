@@ -430,3 +430,29 @@ def test_stdin_lines_skip_an_overlong_message() -> None:
         return [line async for line in LineReader(r)]
 
     assert asyncio.run(lines()) == ['{"a":1}\n', "\n", '{"b":2}\n', '{"c":']
+
+
+@pytest.mark.parametrize("speaks_discover", [True, False])
+def test_the_upstream_handshake_falls_back_to_initialize(speaks_discover: bool) -> None:
+    import anyio
+
+    from envglot.proxy.sdk import handshake, make_error
+
+    class Session:
+        def __init__(self) -> None:
+            self.protocol_version: str | None = None
+            self.calls: list[str] = []
+
+        async def discover(self) -> None:
+            self.calls.append("discover")
+            if not speaks_discover:
+                raise make_error(-32601, "Method not found")
+            self.protocol_version = "2026-07-28"
+
+        async def initialize(self) -> None:
+            self.calls.append("initialize")
+            self.protocol_version = "2025-11-25"
+
+    session = Session()
+    assert anyio.run(handshake, session) == ("2026-07-28" if speaks_discover else "2025-11-25")
+    assert session.calls == (["discover"] if speaks_discover else ["discover", "initialize"])
