@@ -316,6 +316,10 @@ class Upstream:
                 self._checks.pop(tool["name"], None)
                 continue
             check = self._checks[tool["name"]] = OutputCheck(schema)
+            if check.schema is None:  # published as what is checked: no upstream regex reaches a client
+                del tool["outputSchema"]
+            else:
+                tool["outputSchema"] = check.schema
             if check.skipped:
                 _log.warning(
                     "upstream %s: tool %s: its outputSchema's pattern/patternProperties are not checked "
