@@ -6,6 +6,8 @@ call after it ended. Connecting is bounded by the upstream's timeout; a stdio up
 speaks through :class:`~envglot.proxy.stdio.StdioTransport` (lenient decoding, a size cap,
 unreadable answers answered at once). After a call timed out, a ``ping`` tells whether the
 upstream still answers; one that does not is restarted before the next call.
+A connection opens at MCP 2026-07-28 when the upstream answers ``server/discover``, else by
+the ``initialize`` handshake; a call's progress and log notifications go to its :class:`Relay`.
 """
 
 from __future__ import annotations
