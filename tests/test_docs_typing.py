@@ -1,9 +1,12 @@
-"""Every documented Python example passes ``mypy --strict``, and every public name has its real type."""
+"""Every documented Python example passes ``mypy --strict`` and ``pyright`` strict, and every public
+name has its real type."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,8 +48,8 @@ def _mypy(tmp_path: Path, *files: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_page_examples_pass_mypy_strict(name: str, tmp_path: Path) -> None:
+def _page_module(name: str, tmp_path: Path) -> Path:
+    """The page's examples as a module in ``tmp_path`` (skips when the page needs a missing package)."""
     needs = PAGES[name]
     if needs is not None:
         try:
@@ -57,8 +60,32 @@ def test_page_examples_pass_mypy_strict(name: str, tmp_path: Path) -> None:
             pytest.skip(f"{name} needs {needs} (pip install -e '.[mcp]')")
     module = tmp_path / (name.removesuffix(".md").replace("-", "_") + ".py")
     module.write_text(_module(DOCS / name))
+    return module
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_examples_pass_mypy_strict(name: str, tmp_path: Path) -> None:
+    module = _page_module(name, tmp_path)
     p = _mypy(tmp_path, module)
     # mypy's line numbers are the page's line numbers
+    assert p.returncode == 0, p.stdout.replace(str(module), f"docs/{name}")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_examples_pass_pyright_strict(name: str, tmp_path: Path) -> None:
+    """pyright (the ``test`` extra; it runs on node) in strict mode, against this interpreter's packages."""
+    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
+    if pyright is None:
+        pytest.skip("pyright is not installed (pip install -e '.[test]')")
+    module = _page_module(name, tmp_path)
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.11"}))
+    p = subprocess.run(
+        [pyright, "--pythonpath", sys.executable, module.name],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout.replace(str(module), f"docs/{name}")
 
 

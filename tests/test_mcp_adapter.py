@@ -137,8 +137,10 @@ def test_rewrapping_a_call_tool_result_converts_its_envelope() -> None:
     assert emcp.wrap(plain, "result", unsupported="ignore")["structuredContent"] == {
         "success": False,
         "error": "Error executing tool find: boom",
-        "error_type": "unknown",
+        "error_type": "internal",  # the SDK's text for a tool that raised ([[text]] of mcp-protocol.toml)
     }
+    other = {"content": [_text("the disk is full")], "isError": True}
+    assert emcp.wrap(other, "result", unsupported="ignore")["structuredContent"]["error_type"] == "unknown"
 
 
 def test_unwrap_prefers_structured_content() -> None:
@@ -172,7 +174,18 @@ def test_unwrap_reads_result_objects_by_attribute(spelling: dict[str, str]) -> N
     rep = Report("ignore")
     env = emcp.unwrap_envelope(plain, report=rep)
     assert not env.ok and env.problems[0].message == "it broke"
-    assert (Kind.FIELD_DROPPED, "$.content[1]") in [(d.kind, d.path) for d in rep]
+    assert msgspec.json.decode(env.problems[0].details or b"") == {
+        "content": [{"type": "image"}]
+    }  # referenced, not dropped
+    assert [d.kind for d in rep] == [Kind.SYNTHESIZED]
+
+
+def test_a_result_object_whose_block_is_not_json_is_a_parse_error() -> None:
+    odd = SimpleNamespace(type="image", data=object())
+    obj = SimpleNamespace(content=[odd], structured_content=None, is_error=False)
+    with pytest.raises(ParseError, match="cannot be read as JSON") as exc:
+        emcp.unwrap_envelope(obj)
+    assert exc.value.path == "$.content"
 
 
 def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> None:
@@ -206,8 +219,62 @@ def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> Non
                 ],
                 "isError": True,
             },
-            Envelope(ok=False, problems=(envglot.Problem(category="unknown", message="Error executing tool x: boom"),)),
-            [(Kind.FIELD_DROPPED, "$.content[1]"), (Kind.SYNTHESIZED, "$.content")],
+            Envelope(
+                ok=False,
+                problems=(
+                    envglot.Problem(
+                        category="internal",
+                        origin="server",
+                        message="Error executing tool x: boom",
+                        details=Raw(b'{"content":[{"type":"image","mimeType":"image/png"}]}'),
+                    ),
+                ),
+            ),
+            [(Kind.SYNTHESIZED, "$.content")],
+        ),
+        (
+            {
+                "content": [
+                    _text("a chart"),
+                    {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                    {"type": "resource_link", "uri": "file:///r.csv", "name": "r.csv", "mimeType": "text/csv"},
+                    {"type": "resource", "resource": {"uri": "file:///n.txt", "text": "n", "mimeType": "text/plain"}},
+                    {"type": "audio", "data": "AA==", "mimeType": "audio/wav"},
+                ]
+            },
+            Envelope(
+                ok=True,
+                payload=Raw(
+                    b'{"text":"a chart","content":[{"type":"image","mimeType":"image/png"},'
+                    b'{"type":"resource_link","mimeType":"text/csv","uri":"file:///r.csv","name":"r.csv"},'
+                    b'{"type":"resource","mimeType":"text/plain","uri":"file:///n.txt"},'
+                    b'{"type":"audio","mimeType":"audio/wav"}]}'
+                ),
+            ),
+            [(Kind.SYNTHESIZED, "$.content")],
+        ),
+        (
+            {
+                "content": [
+                    _text(
+                        "Error executing tool add: 1 validation error for addArguments\na\n  Input should be a valid "
+                        "integer, unable to parse string as an integer [type=int_parsing, input_value='x']"
+                    )
+                ],
+                "isError": True,
+            },
+            Envelope(
+                ok=False,
+                problems=(
+                    envglot.Problem(
+                        category="invalid_argument",
+                        origin="client",
+                        message="Error executing tool add: 1 validation error for addArguments\na\n  Input should be "
+                        "a valid integer, unable to parse string as an integer [type=int_parsing, input_value='x']",
+                    ),
+                ),
+            ),
+            [(Kind.SYNTHESIZED, "$.content")],
         ),
         (
             {"content": [_text("[1, 2]")], "structuredContent": [1, 2]},
@@ -220,7 +287,15 @@ def test_unwrap_envelope_reports_a_status_mismatch_and_the_failure_wins() -> Non
             [(Kind.SYNTHESIZED, "$.content")],
         ),
     ],
-    ids=["text", "two-texts", "error-text-and-image", "non-object-structured", "empty"],
+    ids=[
+        "text",
+        "two-texts",
+        "error-text-and-image",
+        "every-block-kind",
+        "sdk-input-validation",
+        "non-object-structured",
+        "empty",
+    ],
 )
 def test_a_result_without_envelope_is_synthesized(
     wire: dict[str, Any], expected: Envelope, diagnostics: list[tuple[Kind, str]]
@@ -374,6 +449,34 @@ def test_emits_turns_exceptions_into_error_envelopes(caplog: pytest.LogCaptureFi
     assert body["error"] == "no such file: a.md"
     assert env_inspect.category(body) == "internal"
     assert any(r.exc_info and r.exc_info[0] is FileNotFoundError for r in caplog.records)
+
+
+def test_emits_answers_a_key_error_as_an_internal_failure() -> None:
+    @emcp.emits("errorcode", output="wire")
+    def lookup(key: str) -> dict[str, int]:
+        return {}[key]  # type: ignore[return-value]
+
+    wire = lookup("nope")
+    assert wire["isError"] is True
+    # errorcode's closed enum has one generic internal code: it is read back as internal
+    assert env_inspect.category(wire["structuredContent"]) == "internal"
+
+
+def test_emits_carries_the_non_text_blocks_of_a_returned_result() -> None:
+    image = {"type": "image", "data": "AA==", "mimeType": "image/png"}
+
+    @emcp.emits("response-v2", output="wire")
+    def chart() -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "a chart"}, image], "isError": False}
+
+    wire = chart()
+    assert wire["content"][1:] == [image]
+    assert wire["structuredContent"]["data"] == {
+        "text": "a chart",
+        "content": [{"type": "image", "mimeType": "image/png"}],
+    }
+    assert emcp.media_blocks(wire) == [image]
+    assert emcp.wrap(wire, "result")["content"][1:] == [image]
 
 
 def test_emits_turns_a_failed_conversion_into_an_error_envelope() -> None:
@@ -615,7 +718,12 @@ def test_live_server_and_client(sdk: Any) -> None:
     assert tools["find"]["description"] == "Find things by name."
     assert tools["find"]["inputSchema"]["properties"].keys() == {"name", "limit"}
     assert tools["find"]["inputSchema"]["required"] == ["name"]
-    assert tools["find"]["outputSchema"] == emcp.output_schema("dotbot")
+    # the envelope's schema, with the tool's own payload type (list[str]) on success
+    assert tools["find"]["outputSchema"] == emcp.output_schema("dotbot", emcp.payload_schema(Result[list[str]]))
+    assert tools["find"]["outputSchema"]["properties"]["data"]["anyOf"][0]["properties"]["value"] == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
     assert tools["count"]["outputSchema"] == emcp.output_schema("response-v2")
     assert tools["plain"].get("outputSchema") is None
 
@@ -723,3 +831,64 @@ def test_emits_answers_an_error_when_the_answer_cannot_be_carried(output: str, c
     assert envelope["success"] is False and envelope["error_type"] == "internal"
     assert output == "envelope" or wire["isError"] is True
     assert "cannot be returned as a dict" in caplog.text
+
+
+try:
+    from pydantic import BaseModel
+except ImportError:  # pragma: no cover - pydantic comes with the mcp extra
+    BaseModel = object  # type: ignore[assignment,misc]
+
+
+class City(BaseModel):
+    name: str
+
+
+class Weather(BaseModel):
+    """A payload type with ``$defs`` (City) in its schema."""
+
+    city: City
+    celsius: float
+
+
+def test_emits_above_the_tool_decorator_is_a_clear_error(sdk: Any) -> None:
+    server = _server("wrong-order")
+    with pytest.raises(EnvglotError, match=r"@emits\('result'\) is above the server's tool decorator") as exc:
+
+        @emcp.emits("result")
+        @server.tool()
+        def search(query: str) -> dict[str, Any]:
+            return {"hits": [query]}
+
+    assert "@server.tool()\n    @emits('result')\n    def search" in str(exc.value)
+
+
+def test_emits_publishes_a_model_return_type_at_the_payload_member(sdk: Any) -> None:
+    validator = pytest.importorskip("jsonschema").Draft202012Validator
+    server = _server("typed")
+
+    @server.tool()
+    @emcp.emits("response-v2")
+    def weather(city: str) -> Weather:
+        """Today's weather."""
+        if city == "nowhere":
+            raise KeyError(city)
+        return Weather(city=City(name=city), celsius=3.5)
+
+    async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        async with _client(server) as client:
+            schema = (await client.list_tools()).tools[0].model_dump(mode="json", by_alias=True)["outputSchema"]
+            calls = [await client.call_tool("weather", {"city": c}) for c in ("Oslo", "nowhere")]
+        return schema, [_wire_of(c) for c in calls]
+
+    schema, (ok, failed) = asyncio.run(scenario())
+    validator.check_schema(schema)
+    assert "$ref" not in json.dumps(schema)  # self-contained (pydantic needs it inlined)
+    assert schema["then"]["properties"]["data"]["properties"]["city"]["properties"]["name"] == {
+        "title": "Name",
+        "type": "string",
+    }
+    assert ok["isError"] is False and list(validator(schema).iter_errors(ok["structuredContent"])) == []
+    assert failed["isError"] is True and list(validator(schema).iter_errors(failed["structuredContent"])) == []
+    assert failed["structuredContent"]["data"]["error_type"] == "internal"  # a KeyError is an internal error
+    bad = {**ok["structuredContent"], "data": {"city": {"name": 1}, "celsius": "hot"}}
+    assert list(validator(schema).iter_errors(bad))

@@ -9,7 +9,7 @@ import pytest
 
 from envglot.dialects import NAMES, get_dialect
 from envglot.errors import EnvglotError, UnknownDialectError
-from envglot.schema import SCHEMA_DIALECT, inline_refs, json_schema
+from envglot.schema import SCHEMA_DIALECT, hoist, inline_refs, json_schema
 
 
 def _refs(node: Any) -> list[str]:
@@ -110,3 +110,41 @@ def test_inline_refs_refuses_recursive_components() -> None:
     schema = {"$ref": "#/$defs/A", "$defs": {"A": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}}}
     with pytest.raises(EnvglotError, match="recursive"):
         inline_refs(schema)
+
+
+def test_hoist_makes_a_schema_components_of_another() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://example.com/tree",
+        "title": "Tree",
+        "type": "object",
+        "properties": {
+            "kids": {"type": "array", "items": {"$ref": "#"}},
+            "leaf": {"$ref": "#/$defs/Leaf"},
+            "old": {"$ref": "#/definitions/Old"},
+            "same": {"$ref": "#/properties/leaf"},
+            "anchored": {"$ref": "#here"},
+        },
+        "$defs": {"Leaf": {"$anchor": "here", "type": "string"}},
+        "definitions": {"Old": {"type": "integer"}},
+    }
+    ref, defs = hoist(schema, {"Tree", "Leaf"})
+    assert ref == {"$ref": "#/$defs/Tree_2"}
+    assert set(defs) == {"Tree_2", "Leaf_2", "Old"}
+    props = defs["Tree_2"]["properties"]
+    assert props["kids"]["items"] == {"$ref": "#/$defs/Tree_2"}
+    assert props["leaf"] == {"$ref": "#/$defs/Leaf_2"} and props["old"] == {"$ref": "#/$defs/Old"}
+    assert props["same"] == {"$ref": "#/$defs/Tree_2/properties/leaf"} and props["anchored"] == {"$ref": "#here"}
+    assert "$schema" not in defs["Tree_2"] and "$id" not in defs["Tree_2"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"$ref": "https://example.com/s.json"}, "refers outside itself"),
+        ({"$ref": "#/$defs/Missing"}, "does not have"),
+    ],
+)
+def test_hoist_refuses_what_cannot_be_self_contained(schema: dict[str, object], message: str) -> None:
+    with pytest.raises(EnvglotError, match=message):
+        hoist(schema, set())

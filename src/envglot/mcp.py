@@ -9,13 +9,16 @@ objects by attribute (``mcp`` 1.x camelCase and 2.x snake_case alike); only
 
 from __future__ import annotations
 
+import copy
 import functools
+import gc
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+import typing
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, ParamSpec, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, TypeVar, cast, overload
 
 import msgspec
 from msgspec import Raw, Struct
@@ -30,22 +33,30 @@ from .limits import check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level
 from .pyresult import Result, encode_value
-from .schema import json_schema
+from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
 
 __all__ = [
+    "Emitter",
     "Output",
     "call_tool_result",
+    "content_reference",
     "emits",
     "is_error",
+    "media_blocks",
     "output_schema",
+    "payload_schema",
     "synthesize",
     "unwrap",
     "unwrap_envelope",
     "wrap",
 ]
 
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
+
 P = ParamSpec("P")
+R_co = TypeVar("R_co", covariant=True)
 Output = Literal["sdk", "wire", "envelope"]
 _log = logging.getLogger("envglot.mcp")
 _ANY = msgspec.json.Decoder()
@@ -73,13 +84,16 @@ def _as_dict(doc: bytes) -> dict[str, Any]:
     return out
 
 
-def _wire_dict(doc: bytes, is_error: bool, result_type: bool) -> dict[str, Any]:
-    """The CallToolResult wire dict carrying ``doc``."""
+def _wire_dict(doc: bytes, is_error: bool, blocks: list[dict[str, Any]], result_type: bool) -> dict[str, Any]:
+    """The CallToolResult wire dict carrying ``doc``, then the non-text ``blocks`` unchanged."""
     try:
         wire = wrap_bytes(doc, is_error, result_type)
     except UnicodeDecodeError as exc:
         raise ParseError(f"the envelope is not valid UTF-8 (byte {exc.start})", path="$") from None
-    return _as_dict(wire)
+    out = _as_dict(wire)
+    if blocks:
+        out["content"].extend(blocks)
+    return out
 
 
 # ---- reading a CallToolResult -------------------------------------------------------
@@ -101,20 +115,58 @@ def _looks_like_result(obj: object) -> bool:
     )
 
 
+def _block(block: object) -> dict[str, Any]:
+    """A content block as its wire dict: a dict as it is, an SDK model dumped, another object by attribute."""
+    if isinstance(block, dict):
+        return block
+    dump = getattr(block, "model_dump", None)
+    if callable(dump):
+        out: dict[str, Any] = dump(by_alias=True, mode="json", exclude_none=True)
+        return out
+    return {k: v for k, v in vars(block).items() if v is not None} if hasattr(block, "__dict__") else {}
+
+
+def media_blocks(result: object) -> list[dict[str, Any]]:
+    """The non-text content blocks of a CallToolResult (image, audio, resource link, embedded
+    resource), as wire dicts in their order; from a wire dict, its JSON or an SDK object.
+
+    They travel unchanged after the envelope's text block (docs/adapters.md, "Content blocks").
+    """
+    if _looks_like_result(result):
+        blocks = _attr(result, "content") or ()
+    else:
+        wire: Any = result if isinstance(result, dict) else _as_dict(_wire(result))
+        blocks = wire.get("content") or () if isinstance(wire, dict) else ()
+    if not isinstance(blocks, list | tuple):
+        return []
+    return [b for b in map(_block, blocks) if b.get("type") != "text"]
+
+
+def content_reference(block: dict[str, Any]) -> dict[str, Any]:
+    """How an envelope references a non-text block: its ``type`` and, where it has them,
+    ``mimeType``, ``uri`` and ``name`` (never its data)."""
+    ref = {"type": block.get("type")}
+    resource = block.get("resource")
+    inner = resource if isinstance(resource, dict) else {}
+    for key in ("mimeType", "uri", "name"):
+        value = block.get(key)
+        value = inner.get(key) if value is None else value
+        if isinstance(value, str):
+            ref[key] = value
+    return ref
+
+
 def _wire(result: object) -> bytes:
     """A CallToolResult as wire JSON bytes: from bytes, str, a wire dict or an object with its attributes.
 
-    Objects are read by attribute, camelCase (``mcp`` 1.x) or snake_case (``mcp`` 2.x), and
-    only what unwrapping uses is kept: each content block's type and text, the structured
-    content and the error flag.
+    Objects are read by attribute, camelCase (``mcp`` 1.x) or snake_case (``mcp`` 2.x):
+    their content blocks (text blocks as type and text), structured content and error flag.
     """
     if not _looks_like_result(result):
         return check_input(_to_bytes(result))[0]  # type: ignore[arg-type]
     blocks = [
-        {"type": b.get("type"), "text": b.get("text")}
-        if isinstance(b, dict)
-        else {"type": getattr(b, "type", None), "text": getattr(b, "text", None)}
-        for b in _attr(result, "content") or ()
+        {"type": "text", "text": b.get("text")} if b.get("type") == "text" else b
+        for b in map(_block, _attr(result, "content") or ())
     ]
     wire: dict[str, Any] = {"content": blocks}
     structured = _attr(result, "structured_content", "structuredContent")
@@ -123,11 +175,22 @@ def _wire(result: object) -> bytes:
     is_error = _attr(result, "is_error", "isError")
     if is_error is not None:
         wire["isError"] = bool(is_error)
-    return _ENC.encode(wire)
+    try:
+        return _ENC.encode(wire)
+    except (TypeError, msgspec.EncodeError) as exc:  # a block object holding what JSON cannot
+        raise ParseError(f"this CallToolResult cannot be read as JSON: {exc}", path="$.content") from None
 
 
 def synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
-    """The canonical envelope of a CallToolResult that carries none (conventions §1.3, unwrap step 4)."""
+    """The canonical envelope of a CallToolResult that carries none (conventions §1.3, unwrap step 4).
+
+    Non-text blocks are referenced (:func:`content_reference`, in order) under ``content``:
+    in a success's ``{"text": ...}`` payload, in a failure's problem details; a failure
+    whose text an SDK writes for a known error (``[[text]]`` rows of
+    ``mappings/mcp-protocol.toml``) gets that row's category, else ``m_unknown``.
+    """
+    from .proxy.protocol import protocol_table  # the proxy package imports this module
+
     try:
         probe = _PROBE.decode(buf)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
@@ -135,26 +198,34 @@ def synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
     if probe.content is None and bytes(probe.structuredContent) == b"":
         raise ParseError("not an MCP CallToolResult: no content", path="$.content")
     texts: list[str] = []
-    for i, block in enumerate(probe.content or ()):
+    refs: list[dict[str, Any]] = []
+    for block in probe.content or ():
         if block.type == "text" and block.text is not None:
             texts.append(block.text)
         else:
-            report.add(
-                Kind.FIELD_DROPPED, f"$.content[{i}]", f"a {block.type} content block has no place in an envelope"
-            )
+            refs.append(content_reference(msgspec.to_builtins(block)))
     text = "\n".join(texts)
     ok = not probe.isError
     sc = bytes(probe.structuredContent)
-    payload = Raw(sc) if sc not in (b"", b"null") else (encode_value({"text": text}) if ok else None)
+    structured = sc not in (b"", b"null")
+    listed = {"content": refs} if refs else {}
+    payload = Raw(sc) if structured else (encode_value({"text": text, **listed}) if ok else None)
     report.add(
         Kind.SYNTHESIZED,
         "$.content",
         f"this CallToolResult carries no envelope; synthesized a {'success' if ok else 'failure'} from its "
-        + ("structured content" if sc not in (b"", b"null") else "text"),
+        + ("structured content" if structured else "text"),
     )
     if ok:
         return Envelope(ok=True, payload=payload)
-    return Envelope(ok=False, payload=payload, problems=(Problem(category=m_unknown, message=text),))
+    rule = protocol_table().for_text(text)
+    details = encode_value(listed) if refs else None
+    problem = (
+        Problem(category=m_unknown, message=text, details=details)
+        if rule is None
+        else rule.problem(text, details=details)
+    )
+    return Envelope(ok=False, payload=payload, problems=(problem,))
 
 
 def unwrap_envelope(
@@ -252,15 +323,16 @@ def unwrap(
 
 def _render(
     envelope: object, dialect: str | None, from_: str | None, options: Options, report: Report | None
-) -> tuple[bytes, bool]:
-    """``(document, is_error)``: ``envelope`` written as ``dialect`` (as it is when ``None``)."""
+) -> tuple[bytes, bool, list[dict[str, Any]]]:
+    """``(document, is_error, blocks)``: ``envelope`` written as ``dialect`` (as it is when ``None``),
+    and the non-text content blocks of a CallToolResult it came in (to travel on after it)."""
     opts: dict[str, Any] = {"options": options, "report": report}
     if isinstance(envelope, Result):
-        return envelope.to(dialect or envelope.DIALECT, **opts), not envelope.success
+        return envelope.to(dialect or envelope.DIALECT, **opts), not envelope.success, []
     if isinstance(envelope, Envelope):
         if dialect is None:
             raise EnvglotError("a canonical Envelope has no dialect of its own: pass dialect=")
-        return write(envelope, dialect, **opts), not envelope.ok
+        return write(envelope, dialect, **opts), not envelope.ok, []
     if isinstance(envelope, Struct):
         from_ = _STRUCT_DIALECT.get(type(envelope).__module__)
         if from_ is None:
@@ -271,17 +343,18 @@ def _render(
     else:
         raise EnvglotError(f"cannot wrap a {type(envelope).__name__}: expected bytes, str, dict, Struct or Result")
     name: str | None = from_ if from_ is not None else detect_bytes(buf)
-    if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting)
+    if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting) and its blocks
         wrapper = buf
+        blocks = media_blocks(buf)
         buf = unwrap(buf, dialect, **opts)
         if dialect is not None:
-            return buf, is_error(buf, dialect)
+            return buf, is_error(buf, dialect), blocks
         # carried as it is: the outcome is the wrapper's as read (isError can only make a failure)
-        return buf, not read(wrapper, options=options).ok
+        return buf, not read(wrapper, options=options).ok, blocks
     if dialect is None:
-        return buf, not read(buf, name, options=options).ok
+        return buf, not read(buf, name, options=options).ok, []
     out: bytes = convert(buf, to=dialect, from_=name, **opts)
-    return out, is_error(out, dialect)
+    return out, is_error(out, dialect), []
 
 
 def wrap(
@@ -298,10 +371,10 @@ def wrap(
 ) -> dict[str, Any]:
     """A ``CallToolResult`` wire dict carrying ``envelope`` (conventions §1.3).
 
-    The envelope goes in ``structuredContent`` and, as compact JSON, in ``content[0]``;
-    ``isError`` mirrors failure (dotbot ``status == "error"``, elsewhere
-    ``success == false``). ``result_type=True`` adds ``"resultType": "complete"``
-    (MCP 2026-07-28).
+    The envelope goes in ``structuredContent`` and, as compact JSON, in ``content[0]``
+    (the non-text blocks of a CallToolResult ``envelope`` follow unchanged); ``isError``
+    mirrors failure (dotbot ``status == "error"``, elsewhere ``success == false``).
+    ``result_type=True`` adds ``"resultType": "complete"`` (MCP 2026-07-28).
 
     Args:
         envelope: a document of any dialect (bytes, str, dict), a dialect's wire
@@ -315,8 +388,8 @@ def wrap(
             document is always carried compact: ``style`` does not apply).
     """
     o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
-    doc, is_error = _render(envelope, dialect, from_, o if o.style == "compact" else o.replace(style="compact"), report)
-    return _wire_dict(doc, is_error, result_type)
+    compact = o if o.style == "compact" else o.replace(style="compact")
+    return _wire_dict(*_render(envelope, dialect, from_, compact, report), result_type)
 
 
 @functools.cache
@@ -337,35 +410,96 @@ def call_tool_result(envelope: object, dialect: str | None = None, **options: An
 # ---- the output schema --------------------------------------------------------------
 
 
-def output_schema(dialect: str) -> dict[str, Any]:
-    """A self-contained JSON Schema of ``dialect``'s envelope for a tool's ``outputSchema``.
+def output_schema(
+    dialect: str, payload: dict[str, Any] | None = None, *, mappings: MappingsArg = UNSET
+) -> dict[str, Any]:
+    """A self-contained JSON Schema (2020-12) of ``dialect``'s envelope for a tool's ``outputSchema``.
 
-    Root ``"type": "object"``, every ``$ref`` inlined (``envglot.schema.json_schema``
-    with ``inline=True``); a fresh dict on every call.
+    Root ``"type": "object"``, no ``$ref`` (``envglot.schema.json_schema`` with
+    ``inline=True``); a fresh dict on every call. With ``payload`` (the tool's own schema
+    of what it returns), that schema is placed at the dialect's payload member
+    (``[fields] payload`` of its table: response-v2 ``data``, result ``value``, code-graph
+    ``data.result`` ...) for successes, with its ``$defs`` hoisted
+    (:func:`envglot.schema.embed_schema`): failures still validate. A ``payload`` that is
+    itself a dialect's envelope schema is no payload's: the payload type it carries, if
+    any, is placed instead (a converted envelope keeps its type), else the plain envelope
+    schema is returned.
+
+    Raises:
+        EnvglotError: ``payload`` refers outside itself (a ``$ref`` that is not ``#...``).
     """
-    return json_schema(dialect, inline=True)
+    base = json_schema(dialect, inline=True)
+    if payload is None:
+        return base
+    m = _mappings(resolve(None, mappings=mappings).mappings)
+    for unit in registered():  # a dialect's envelope schema: its payload type, if any, is the payload
+        at = m[unit.name].path("payload") if unit.name in m.dialects else None
+        own = embedded_payload(payload, json_schema(unit.name, inline=True), at or "$")
+        if own is not NOT_EMBEDDED:
+            if own is None:
+                return base
+            payload = own
+            break
+    table = m[get_dialect(dialect).name]
+    at = table.path("payload")
+    if at is None or at == "$":
+        return base
+    return embed_schema(base, at, payload, ok=table.path("ok"), wrap_value=table.shape.payload == "object")
 
 
 @functools.cache
-def _schema_model(dialect: str) -> Any:
-    """A pydantic model that accepts any object and publishes ``output_schema(dialect)``.
+def _schema_model(dialect: str, payload: str | None = None) -> Any:
+    """A pydantic model that accepts any object and publishes ``output_schema(dialect, payload)``
+    (``payload``: the tool's own payload schema as JSON text, or ``None``).
 
-    Used as ``Annotated[CallToolResult, model]`` so FastMCP / MCPServer advertise the
+    Used as ``Annotated[CallToolResult, model]`` so MCPServer / FastMCP advertise the
     envelope schema; it validates nothing itself (the envelope came from a writer).
     """
     from pydantic import BaseModel, ConfigDict
 
+    own = None if payload is None else _ANY.decode(payload)
     schema = output_schema(dialect)
+    if own is not None:
+        try:  # pydantic resolves every $ref of a schema against its own definitions: none may be left
+            schema = inline_refs(output_schema(dialect, own))
+        except EnvglotError as exc:  # a recursive payload schema
+            _log.info("the payload schema cannot be published inline (%s): the envelope schema is published", exc)
 
     class EnvelopeSchema(BaseModel):
         model_config = ConfigDict(extra="allow")
 
         @classmethod
         def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
-            return output_schema(dialect)
+            return copy.deepcopy(schema)
 
     EnvelopeSchema.__name__ = EnvelopeSchema.__qualname__ = str(schema.get("title", "Envelope"))
     return EnvelopeSchema
+
+
+def payload_schema(returns: object) -> dict[str, Any] | None:
+    """The JSON Schema of what a tool annotated ``-> returns`` carries as its payload, if it says:
+    a pydantic model's (not a ``CallToolResult``'s), or ``T``'s for ``Result[T]`` (``None`` for
+    anything else, or a ``T`` pydantic cannot describe)."""
+    if typing.get_origin(returns) is Result:
+        args = typing.get_args(returns)
+        value: Any = args[0] if args else Any
+    elif (
+        isinstance(returns, type)
+        and hasattr(returns, "model_json_schema")
+        and not any(c.__name__ == "CallToolResult" for c in returns.__mro__)  # a result, not a payload
+    ):
+        value = returns
+    else:
+        return None
+    if value is Any:
+        return None
+    from pydantic import PydanticUserError, TypeAdapter
+
+    try:
+        out: dict[str, Any] = TypeAdapter(value).json_schema(mode="serialization")
+    except (PydanticUserError, TypeError, ValueError):
+        return None
+    return out
 
 
 # ---- the decorator ------------------------------------------------------------------
@@ -412,6 +546,71 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
     return Envelope(ok=True, payload=None if ret is None else encode_value(ret)), None
 
 
+def _registered(fn: object) -> bool:
+    """Whether a server API registered ``fn`` as a tool already: a tool record's attributes
+    (its ``__dict__``) hold it as ``fn`` beside a ``name`` and the derived ``parameters``
+    (MCPServer's ``Tool``, FastMCP's ``FunctionTool``)."""
+    return any(
+        isinstance(ref, dict) and ref.get("fn") is fn and "name" in ref and "parameters" in ref
+        for ref in gc.get_referrers(fn)
+    )
+
+
+class Emitter(Protocol[R_co]):
+    """What :func:`emits` returns: a decorator keeping the function's parameters (``ParamSpec``);
+    a coroutine function stays one. ``R_co`` is what a call answers with."""
+
+    @overload
+    def __call__(self, fn: Callable[P, Coroutine[Any, Any, Any]], /) -> Callable[P, Coroutine[Any, Any, R_co]]: ...
+    @overload
+    def __call__(self, fn: Callable[P, Any], /) -> Callable[P, R_co]: ...
+
+
+@overload
+def emits(
+    dialect: str,
+    *,
+    output: Literal["sdk"] = "sdk",
+    from_: str | None = None,
+    tool: str | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    context: dict[str, Any] | None = UNSET,
+    result_type: bool = False,
+    schema: bool = True,
+    timing: bool = True,
+) -> Emitter[CallToolResult]: ...
+@overload
+def emits(
+    dialect: str,
+    *,
+    output: Literal["wire", "envelope"],
+    from_: str | None = None,
+    tool: str | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    context: dict[str, Any] | None = UNSET,
+    result_type: bool = False,
+    schema: bool = True,
+    timing: bool = True,
+) -> Emitter[dict[str, Any]]: ...
+@overload
+def emits(
+    dialect: str,
+    *,
+    output: Output,
+    from_: str | None = None,
+    tool: str | None = None,
+    options: Options | None = None,
+    unsupported: Unsupported = UNSET,
+    mappings: MappingsArg = UNSET,
+    context: dict[str, Any] | None = UNSET,
+    result_type: bool = False,
+    schema: bool = True,
+    timing: bool = True,
+) -> Emitter[Any]: ...
 def emits(
     dialect: str,
     *,
@@ -425,7 +624,7 @@ def emits(
     result_type: bool = False,
     schema: bool = True,
     timing: bool = True,
-) -> Callable[[Callable[P, Any]], Callable[P, Any]]:
+) -> Emitter[Any]:
     """Decorate a tool function (sync or async) so that it answers in ``dialect``.
 
     The function may return an :class:`envglot.Result`, an envelope of any dialect
@@ -455,10 +654,16 @@ def emits(
             them (dotbot ``audit``, code-graph ``generatedAt``); ``context`` wins.
         schema: with ``output="sdk"``, annotate the return type as
             ``Annotated[CallToolResult, <envelope schema>]`` so the server advertises
-            :func:`output_schema` as the tool's ``outputSchema``.
+            :func:`output_schema` as the tool's ``outputSchema``, with the payload type the
+            function's own return annotation gives (:func:`payload_schema`).
 
     The wrapper keeps the function's name, docstring and parameters (the input schema
-    is derived from them); only the return annotation changes.
+    is derived from them; type checkers see them through ``ParamSpec``); only the return
+    annotation changes. ``@emits`` goes below the server's tool decorator.
+
+    Raises:
+        EnvglotError: when decorating, a function a server registered as a tool already
+            (``@emits`` above the tool decorator), or invalid options.
     """
     o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
     m = _mappings(o.mappings)  # first: a declaration among them registers its dialect
@@ -476,8 +681,14 @@ def emits(
         o.replace(unsupported=msgspec.structs.replace(policy, level=Level.WARN)) if policy.level is Level.RAISE else o
     )
 
-    def decorate(fn: Callable[P, Any]) -> Callable[P, Any]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         name = tool or getattr(fn, "__name__", "tool")
+        if _registered(fn):
+            raise EnvglotError(
+                f"@emits({dialect!r}) is above the server's tool decorator: {name} is registered as a tool "
+                "already, without @emits. Put @emits directly above the function, below the tool decorator:\n"
+                f"    @server.tool()\n    @emits({dialect!r})\n    def {name}(...): ..."
+            )
         base = {"tool": name, **(o_context or {})}
 
         def answer(started: float, clock: float, ret: object = None, exc: Exception | None = None) -> Any:
@@ -487,8 +698,8 @@ def emits(
                 taken = round((time.perf_counter() - clock) * 1000)
                 synth = {"timestamp": stamp.replace("+00:00", "Z"), "duration_ms": taken, **base}
 
-            def finish(doc: bytes, is_error: bool) -> dict[str, Any]:
-                return _as_dict(doc) if output == "envelope" else _wire_dict(doc, is_error, result_type)
+            def finish(doc: bytes, is_error: bool, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+                return _as_dict(doc) if output == "envelope" else _wire_dict(doc, is_error, blocks, result_type)
 
             if exc is None:
                 try:
@@ -534,7 +745,9 @@ def emits(
         except NameError:  # a forward reference not yet defined: keep the annotations as written
             sig = inspect.signature(fn)
         if sdk is not None:
-            returns: Any = Annotated[sdk, _schema_model(target)] if schema else sdk
+            own = payload_schema(sig.return_annotation) if schema else None
+            model = _schema_model(target, None if own is None else _ENC.encode(own).decode())
+            returns: Any = Annotated[sdk, model] if schema else sdk
         else:
             returns = dict[str, Any]
         sig = sig.replace(return_annotation=returns)
@@ -543,6 +756,6 @@ def emits(
             **{p.name: p.annotation for p in sig.parameters.values() if p.annotation is not p.empty},
             "return": returns,
         }
-        return cast(Callable[P, Any], wrapper)
+        return wrapper
 
-    return decorate
+    return cast(Emitter[Any], decorate)

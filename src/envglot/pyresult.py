@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 from msgspec import Raw
@@ -29,6 +29,8 @@ from .policy import Level
 __all__ = ["Result", "encode_value"]
 
 T = TypeVar("T")
+V = TypeVar("V")
+"""A value's type where a constructor infers it (``Result.ok(["a"])`` is a ``Result[list[str]]``)."""
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -116,24 +118,25 @@ class Result(Generic[T]):
     @classmethod
     def ok(
         cls,
-        value: T | None = None,
+        value: V | None = None,
         message: str | None = None,
         instruction: str | None = None,
         *,
         arguments: Any = None,
         disposition: str | None = None,
         additional_agent_instructions: str | None = None,
-    ) -> Result[T]:
+    ) -> Result[V]:
         """A successful result (``instruction`` defaults to ``default_success_instruction``)."""
-        return cls(
+        made = cls(
             success=True,
-            value=value,
+            value=cast(Any, value),
             message=message,
             arguments=arguments,
             instruction=instruction if instruction is not None else cls.default_success_instruction,
             disposition=disposition,
             additional_agent_instructions=additional_agent_instructions,
         )
+        return cast("Result[V]", made)
 
     @classmethod
     def failure(
@@ -148,8 +151,9 @@ class Result(Generic[T]):
         arguments: Any = None,
         disposition: str | None = None,
         additional_agent_instructions: str | None = None,
-    ) -> Result[T]:
-        """A failed result (``instruction`` defaults to ``default_failure_instruction``)."""
+    ) -> Result[Any]:
+        """A failed result (``instruction`` defaults to ``default_failure_instruction``); it
+        has no value, so it is a ``Result`` of any value type."""
         return cls(
             success=False,
             error=error,

@@ -25,7 +25,7 @@ from msgspec import Raw, Struct
 from .dialects import get_dialect
 from .errors import EnvglotError
 
-__all__ = ["SCHEMA_DIALECT", "inline_refs", "json_schema"]
+__all__ = ["NOT_EMBEDDED", "SCHEMA_DIALECT", "embed_schema", "embedded_payload", "hoist", "inline_refs", "json_schema"]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The ``$schema`` every generated schema declares (MCP's default dialect)."""
@@ -128,8 +128,194 @@ def json_schema(dialect: str, inline: bool = False) -> dict[str, Any]:
     Raises:
         UnknownDialectError: ``dialect`` is not a dialect name.
     """
-    envelope = get_dialect(dialect).schema_type()
+    out: dict[str, Any] = msgspec.json.decode(_schema_json(get_dialect(dialect).schema_type(), inline))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_json(envelope: type, inline: bool) -> bytes:
+    """:func:`json_schema` of a wire Struct as JSON, made once per Struct (the proxy asks per tool)."""
     schema = msgspec.json.schema(_shadow_struct(envelope, {}))
     if inline:
         schema = inline_refs(schema)
-    return {"$schema": SCHEMA_DIALECT, **schema}
+    return msgspec.json.encode({"$schema": SCHEMA_DIALECT, **schema})
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def hoist(schema: dict[str, Any], taken: set[str], root: str = "Payload") -> tuple[dict[str, Any], dict[str, Any]]:
+    """``schema`` as components of another document: ``({"$ref": ...}, new $defs)``.
+
+    Its ``$defs`` (and draft-07 ``definitions``) and the schema itself become definitions
+    named without colliding with ``taken`` (``Name``, then ``Name_2`` ...); every local
+    ``$ref`` is rewritten to match (``#/$defs/X...`` to the renamed ``X``, any other
+    ``#...`` to the hoisted root); ``$schema`` and ``$id`` of the root are dropped.
+
+    Raises:
+        EnvglotError: a ``$ref`` that is not local (``#...``) or names a definition the
+            schema does not have: the result would not be self-contained.
+    """
+    names: dict[str, str] = {}
+
+    def fresh(name: str) -> str:
+        base, n = name or "Def", 2
+        while name in taken or not name:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name)
+        return name
+
+    own = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+    root_name = fresh(str(schema.get("title") or root).replace("/", "_"))
+    for name in own:
+        names[name] = fresh(name)
+
+    def ref(value: str) -> str:
+        if not value.startswith("#"):
+            raise EnvglotError(f"the schema refers outside itself ($ref {value!r}): it cannot be made self-contained")
+        pointer = value[1:]
+        if pointer and not pointer.startswith("/"):  # "#name": an $anchor, which moves with its schema
+            return value
+        for prefix in ("/$defs/", "/definitions/"):
+            if pointer.startswith(prefix):
+                name, sep, rest = pointer[len(prefix) :].partition("/")
+                target = names.get(_unescape(name))
+                if target is None:
+                    raise EnvglotError(f"$ref {value!r} names a definition the schema does not have")
+                return f"#/$defs/{_escape(target)}{sep}{rest}"
+        return f"#/$defs/{_escape(root_name)}{pointer}"
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: (ref(v) if k == "$ref" and isinstance(v, str) else walk(v)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions", "$schema", "$id")}
+    defs = {root_name: walk(body)}
+    defs.update({names[name]: walk(value) for name, value in own.items()})
+    return {"$ref": f"#/$defs/{_escape(root_name)}"}, defs
+
+
+def _refers(node: Any) -> bool:
+    """Whether a schema has a ``$ref`` anywhere."""
+    if isinstance(node, dict):
+        return "$ref" in node or any(_refers(v) for v in node.values())
+    return isinstance(node, list) and any(_refers(v) for v in node)
+
+
+def _root_type(schema: dict[str, Any]) -> Any:
+    """The ``type`` of a schema's root, following local ``$ref``s to its definitions."""
+    node: Any = schema
+    own = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+    for _ in range(len(own) + 1):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if not isinstance(ref, str) or "type" in node:
+            break
+        node = own.get(_unescape(ref.rpartition("/")[2]), {})
+    return node.get("type") if isinstance(node, dict) else None
+
+
+def embed_schema(
+    envelope: dict[str, Any], at: str, payload: dict[str, Any], *, ok: str | None = None, wrap_value: bool = False
+) -> dict[str, Any]:
+    """``envelope`` (a self-contained schema) with ``payload`` placed at the member ``at``.
+
+    ``at`` and ``ok`` are ``$.a.b`` paths. When ``ok`` names a boolean member, the payload
+    schema applies when it is ``true`` (``if``/``then``: a failure still validates against
+    the envelope alone); otherwise the member becomes ``anyOf`` the payload schema and
+    what it was. ``wrap_value``: the member holds ``{"value": <payload>}`` unless the payload
+    schema is an object's (dialects whose payload is always an object). ``payload`` is
+    hoisted (:func:`hoist`); the result is a fresh dict.
+    """
+    out = copy.deepcopy(envelope)
+    if _refers(payload) or "$defs" in payload or "definitions" in payload:
+        defs: dict[str, Any] = out.setdefault("$defs", {})
+        member, new_defs = hoist(payload, set(defs))
+        defs.update(new_defs)
+    else:  # nothing to hoist: the schema goes where it is used
+        member = {k: copy.deepcopy(v) for k, v in payload.items() if k not in ("$schema", "$id")}
+    if wrap_value and _root_type(payload) != "object":
+        member = {"type": "object", "properties": {"value": member}, "required": ["value"]}
+    keys = at.removeprefix("$.").split(".")
+    ok_keys = ok.removeprefix("$.").split(".") if ok is not None else None
+    flag = out.get("properties", {}).get(ok_keys[0], {}) if ok_keys is not None and len(ok_keys) == 1 else {}
+    if ok_keys is not None and flag.get("type") == "boolean":
+        then: dict[str, Any] = member
+        for key in reversed(keys):
+            then = {"properties": {key: then}}
+        out["if"] = {"properties": {ok_keys[0]: {"const": True}}, "required": [ok_keys[0]]}
+        out["then"] = then
+        return out
+    node = out
+    for key in keys[:-1]:
+        node = node.setdefault("properties", {}).setdefault(key, {})
+    props = node.setdefault("properties", {})
+    props[keys[-1]] = {"anyOf": [member, props.get(keys[-1], {})]}
+    return out
+
+
+def _untitled(node: Any) -> Any:
+    """A schema without its ``title`` annotations (a property named ``title`` stays)."""
+    if isinstance(node, list):
+        return [_untitled(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _untitled(sub) for name, sub in value.items()}
+        else:
+            out[key] = _untitled(value)
+    return out
+
+
+NOT_EMBEDDED = object()
+"""What :func:`embedded_payload` answers for a schema that is not an envelope's."""
+
+
+def embedded_payload(schema: dict[str, Any], envelope: dict[str, Any], at: str) -> Any:
+    """What :func:`embed_schema` placed at ``at`` when it made ``schema`` from ``envelope``:
+    the payload schema (with the ``$defs`` it uses), ``None`` when ``schema`` is ``envelope``
+    itself, or :data:`NOT_EMBEDDED` when ``schema`` is neither. Titles are annotations, not
+    constraints: ``schema`` may have lost them (FastMCP prunes them).
+    """
+    schema, envelope = _untitled(schema), _untitled(envelope)
+    if schema == envelope:
+        return None
+    keys = at.removeprefix("$.").split(".")
+    rest = {k: v for k, v in schema.items() if k not in ("if", "then", "$defs")}
+    defs = schema.get("$defs")
+    if "then" in schema and rest == envelope:
+        node: Any = schema["then"]
+        for key in keys:
+            node = node.get("properties", {}).get(key) if isinstance(node, dict) else None
+    else:  # anyOf at the member
+        node = rest
+        for key in keys:
+            node = node.get("properties", {}).get(key) if isinstance(node, dict) else None
+        plain: Any = envelope
+        for key in keys:
+            plain = plain.get("properties", {}).get(key) if isinstance(plain, dict) else None
+        branches = node.get("anyOf") if isinstance(node, dict) else None
+        if not (isinstance(branches, list) and len(branches) == 2 and branches[1] == (plain or {})):
+            return NOT_EMBEDDED
+        outside = copy.deepcopy(rest)
+        target = outside
+        for key in keys[:-1]:
+            target = target["properties"][key]
+        target["properties"][keys[-1]] = plain
+        if outside != envelope:
+            return NOT_EMBEDDED
+        node = branches[0]
+    if not isinstance(node, dict):
+        return NOT_EMBEDDED
+    return {**node, "$defs": defs} if defs else node

@@ -18,9 +18,18 @@ __all__ = ["CallToolResultProbe", "unwrap_bytes", "unwrap_jsonrpc", "wrap_bytes"
 _NONE = Raw(b"")
 
 
+class _Resource(Struct):
+    uri: str | None = None
+    mimeType: str | None = None  # noqa: N815 - MCP wire name
+
+
 class _Content(Struct):
     type: str | None = None
     text: str | None = None
+    mimeType: str | None = None  # noqa: N815 - MCP wire name
+    uri: str | None = None
+    name: str | None = None
+    resource: _Resource | None = None
 
 
 class CallToolResultProbe(Struct):

@@ -9,6 +9,7 @@ metadata never reaches the client.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -22,6 +23,7 @@ import envglot
 from envglot.proxy import META_KEY
 
 from .conftest import ENVGLOT, HERE, error_flag, free_port, http_session, running, stdio_session, structured
+from .hostile_server import REDOS
 
 HOSTILE = HERE / "hostile_server.py"
 TIMEOUT = 3.0
@@ -46,7 +48,11 @@ async def _timed(session: Any, name: str, args: dict[str, Any] | None = None) ->
 
 async def _hostile_calls(s: Any) -> None:
     """The same calls and expectations whatever the proxy's own transport."""
-    await s.list_tools()  # the upstream is up: every bound below is the call's own
+    listed = await s.list_tools()  # the upstream is up: every bound below is the call's own
+    redos = next(t for t in listed.tools if t.name == "redos")
+    published = redos.model_dump(by_alias=True)["outputSchema"]
+    assert REDOS not in json.dumps(published)  # a client that checks results never runs the upstream's regex
+    assert published["then"]["properties"]["data"]["properties"]["s"] == {"type": "string"}  # the rest is kept
 
     result, _ = await _timed(s, "bad_utf8")
     assert error_flag(result) is False

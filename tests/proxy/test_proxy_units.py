@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,14 @@ def test_protocol_table_decisions() -> None:
     assert t.for_code(12345) is t.fallback and t.fallback.category == "unknown"
     assert t.events["timeout"].category == "unavailable" and t.events["timeout"].retryable is True
     assert t.events["upstream_exited"].category == "unavailable"
+    assert t.for_code(-32602).revision == "2025-11-25" and t.events["timeout"].revision == "proxy"
+    sdk_text = "Error executing tool add: 2 validation errors for addArguments\na\n  Input should be a valid integer"
+    hit = t.for_text(sdk_text)
+    assert hit is not None and hit.category == "invalid_argument"
+    raised = t.for_text("Error executing tool add: division by zero")
+    assert raised is not None and raised.category == "internal"
+    assert t.for_text("Error calling tool 'add': boom") is not None
+    assert t.for_text("division by zero") is None
 
 
 def test_docs_answer_each_event_as_the_table_says() -> None:
@@ -108,6 +118,9 @@ def test_docs_answer_each_event_as_the_table_says() -> None:
         (lambda s: s.replace("[events.timeout]", "[events.nap]", 1), "missing timeout"),
         (lambda s: s + "\n[fallback.extra]\nx = 1\n", "extra"),
         (lambda s: s.replace('name = "parse error"', 'name = "parse error"\nsurprise = 1', 1), "surprise"),
+        (lambda s: s.replace('revision = "sdk"', 'revision = "2027-01-01"', 1), "revision '2027-01-01'"),
+        (lambda s: s.replace("pattern = '^Error", "pattern = '(^Error", 1), "not a regular expression"),
+        (lambda s: s.replace('revision = "2024-11-05"\n', "", 1), "revision"),
     ],
 )
 def test_protocol_table_is_validated_strictly(tmp_path: Path, edit: object, message: str) -> None:
@@ -217,11 +230,25 @@ def test_is_error_never_becomes_a_success() -> None:
     assert "outcome_inferred" in [d["kind"] for d in out.result["_meta"][META_KEY]]
 
 
-def test_image_blocks_are_reported_dropped() -> None:
-    wire = {"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}, {"type": "text", "text": "hi"}]}
+def test_non_text_blocks_travel_after_the_envelope_and_are_referenced() -> None:
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    link = {"type": "resource_link", "uri": "file:///a.csv", "name": "a.csv"}
+    wire = {"content": [image, {"type": "text", "text": "hi"}, link]}
     out = Rewriter("result").result(wire, "snap")
-    assert [d.path for d in out.diagnostics if d.kind.value == "field_dropped"] == ["$.content[0]"]
-    assert out.result["structuredContent"] == {"success": True, "value": {"text": "hi"}}
+    assert not [d for d in out.diagnostics if d.kind.value == "field_dropped"]
+    refs = [
+        {"type": "image", "mimeType": "image/png"},
+        {"type": "resource_link", "uri": "file:///a.csv", "name": "a.csv"},
+    ]
+    assert out.result["structuredContent"] == {"success": True, "value": {"text": "hi", "content": refs}}
+    assert out.result["content"][1:] == [image, link]  # unchanged, in order, after the envelope's text block
+    assert json.loads(out.result["content"][0]["text"]) == out.result["structuredContent"]
+    # an envelope that came with an image: converted, and the image still follows it
+    env = {"success": True, "value": {"n": 1}}
+    carried = Rewriter("response-v2").result({"content": [{"type": "text", "text": json.dumps(env)}, image]}, "t")
+    assert carried.source == "result" and carried.result["content"][1:] == [image]
+    # the client's unwrap keeps the references
+    assert json.loads(envglot.mcp.unwrap(out.result))["value"]["content"] == refs
 
 
 def test_failure_of_a_protocol_error_keeps_the_code() -> None:
@@ -234,10 +261,71 @@ def test_failure_of_a_protocol_error_keeps_the_code() -> None:
 
 
 def test_tool_listing_rewrite() -> None:
-    tool = {"name": "search", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", "x": 1}}
+    tool = {"name": "search", "inputSchema": {"type": "object"}}
     out = Rewriter("dotbot").tool(tool, "gh_search")
     assert out["name"] == "gh_search" and out["inputSchema"] == tool["inputSchema"]
     assert out["outputSchema"] == output_schema("dotbot")
+    enveloped = {**tool, "outputSchema": output_schema("errorcode")}  # an envelope is no payload
+    assert Rewriter("dotbot").tool(enveloped, "x")["outputSchema"] == output_schema("dotbot")
+
+
+WEATHER = {
+    "$defs": {
+        "City": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        "Payload": {"type": "string"},  # collides with the hoisted root's default name
+    },
+    "type": "object",
+    "properties": {"city": {"$ref": "#/$defs/City"}, "celsius": {"type": "number"}, "again": {"$ref": "#"}},
+    "required": ["city", "celsius"],
+}
+
+
+@pytest.mark.parametrize("target", ["response-v2", "result", "errorcode", "code-graph", "dotbot", "problem-json"])
+def test_a_typed_tool_keeps_its_payload_schema(target: str) -> None:
+    validator = pytest.importorskip("jsonschema").Draft202012Validator
+    tool = {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": WEATHER}
+    schema = Rewriter(target).tool(tool, "w")["outputSchema"]
+    validator.check_schema(schema)
+    text = json.dumps(schema)
+    refs = set(re.findall(r'"\$ref": "#/\$defs/([^"/]+)', text))
+    assert refs and refs <= set(schema["$defs"])  # self-contained: no dangling $ref
+    assert {"City", "Payload", "Payload_2"} <= set(schema["$defs"])  # hoisted, renamed without collision
+    assert schema["type"] == "object" and "$schema" in schema
+
+    def check(doc: dict[str, object]) -> list[str]:
+        wire = {"content": [{"type": "text", "text": json.dumps(doc)}], "structuredContent": doc}
+        out = Rewriter(target).result(wire, "weather")
+        return [e.message for e in validator(schema).iter_errors(out.result["structuredContent"])]
+
+    assert check({"city": {"name": "Oslo"}, "celsius": 3.5}) == []
+    failure = Rewriter(target).result({"content": [{"type": "text", "text": "no such city"}], "isError": True}, "w")
+    assert list(validator(schema).iter_errors(failure.result["structuredContent"])) == []
+    if target in ("response-v2", "result", "errorcode", "code-graph"):  # success is a boolean: typed exactly
+        assert check({"city": {"name": 3}, "celsius": 3.5}) != []
+
+
+@pytest.mark.parametrize("source", ["result", "response-v2", "dotbot", "code-graph", "problem-json"])
+def test_an_upstream_envelope_schema_keeps_its_payload_type(source: str) -> None:
+    """An upstream that answers in a dialect publishes that envelope's schema: its payload type is carried over."""
+    typed = output_schema(source, WEATHER)
+    pruned = json.loads(json.dumps(typed).replace('"title": "Envelope", ', ""))  # as FastMCP lists it
+    for listed in (typed, pruned):
+        schema = Rewriter("result").tool({"name": "w", "outputSchema": listed}, "w")["outputSchema"]
+        member = schema["then"]["properties"]["value"]
+        if source in ("response-v2", "dotbot"):  # object payloads: the type is as their data member holds it
+            assert "City" in json.dumps(schema["$defs"]) or "City" in json.dumps(member)
+        else:
+            assert schema["$defs"][member["$ref"].rpartition("/")[2]] is not None
+        pytest.importorskip("jsonschema").Draft202012Validator.check_schema(schema)
+    assert Rewriter("result").tool({"name": "w", "outputSchema": output_schema(source)}, "w")["outputSchema"] == (
+        output_schema("result")
+    )
+
+
+def test_a_schema_that_refers_outside_itself_is_published_plain(caplog: pytest.LogCaptureFixture) -> None:
+    tool = {"name": "t", "outputSchema": {"type": "object", "properties": {"a": {"$ref": "https://x/s.json"}}}}
+    assert Rewriter("result").tool(tool, "t")["outputSchema"] == output_schema("result")
+    assert "refers outside itself" in caplog.text
 
 
 def test_read_only_target_is_refused() -> None:
@@ -286,6 +374,48 @@ def test_bad_config_file_exit_codes(tmp_path: Path) -> None:
     assert res.exit_code == 65 and "exactly one of command" in res.output
 
 
+def test_a_busy_port_is_one_line_and_exit_69() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        res = CliRunner().invoke(main, ["proxy", "-t", "result", "--listen", f"127.0.0.1:{port}", "--", "x"])
+    assert res.exit_code == 69, res.output
+    lines = res.output.strip().splitlines()
+    assert lines == [f"error: cannot listen on 127.0.0.1:{port}: Address already in use"]
+
+
+def _http_config(tmp_path: Path, headers: str = "") -> str:
+    config = tmp_path / "p.toml"
+    config.write_text(f'[[upstream]]\nprefix = "web"\nurl = "http://127.0.0.1:1/mcp"\n{headers}')
+    return str(config)
+
+
+def test_headers_for_http_upstreams_come_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = load_config(Path(_http_config(tmp_path, 'headers = { Authorization = "Bearer ${TOK}", X-Cost = "$$5" }\n')))
+    monkeypatch.setenv("TOK", "s3cret")
+    assert spec.upstream[0].resolved_headers() == {"Authorization": "Bearer s3cret", "X-Cost": "$5"}
+    monkeypatch.delenv("TOK")
+    with pytest.raises(EnvglotError, match="header Authorization: environment variable TOK is not set") as exc:
+        spec.upstream[0].resolved_headers()
+    assert "Bearer" not in str(exc.value)  # the value is never echoed
+    res = CliRunner().invoke(
+        main, ["proxy", "-t", "result", "--upstreams", _http_config(tmp_path), "--header", "X-Key=$NOPE_UNSET"]
+    )
+    assert res.exit_code == 2 and "environment variable NOPE_UNSET is not set" in res.output
+    for bad in ("NoEquals", "Bad Name=x"):
+        res = CliRunner().invoke(
+            main, ["proxy", "-t", "result", "--upstreams", _http_config(tmp_path), "--header", bad]
+        )
+        assert res.exit_code == 2 and "--header must be NAME=VALUE" in res.output
+    res = CliRunner().invoke(main, ["proxy", "-t", "result", "--header", "A=b", "--", "x"])
+    assert res.exit_code == 2 and "--header is for url" in res.output
+    stdio = tmp_path / "s.toml"
+    stdio.write_text('[[upstream]]\ncommand = "x"\nheaders = { A = "b" }\n')
+    res = CliRunner().invoke(main, ["proxy", "-t", "result", "--upstreams", str(stdio)])
+    assert res.exit_code == 65 and "headers are for a url" in res.output
+
+
 # ---- routing and protocol failures, with a stand-in upstream ---------------------------
 
 
@@ -310,7 +440,7 @@ class _FakeUpstream:
     def timed_out(self) -> None:
         self.behaviour = "timed out"
 
-    async def call(self, name: str, arguments: object) -> object:
+    async def call(self, name: str, arguments: object, relay: object = None) -> object:
         import anyio
 
         from envglot.proxy.sdk import make_error
@@ -442,3 +572,29 @@ def test_stdio_transport_reads_lines_across_chunks_and_refuses_what_it_cannot_ta
         error: dict[str, object] = refused["error"]  # type: ignore[assignment]
         assert error["code"] == REFUSED and words in str(error["message"])
         assert error["data"] == {transport.mark: {"refused": error["message"]}}
+
+
+@pytest.mark.parametrize("speaks_discover", [True, False])
+def test_the_upstream_handshake_falls_back_to_initialize(speaks_discover: bool) -> None:
+    import anyio
+
+    from envglot.proxy.sdk import handshake, make_error
+
+    class Session:
+        def __init__(self) -> None:
+            self.protocol_version: str | None = None
+            self.calls: list[str] = []
+
+        async def discover(self) -> None:
+            self.calls.append("discover")
+            if not speaks_discover:
+                raise make_error(-32601, "Method not found")
+            self.protocol_version = "2026-07-28"
+
+        async def initialize(self) -> None:
+            self.calls.append("initialize")
+            self.protocol_version = "2025-11-25"
+
+    session = Session()
+    assert anyio.run(handshake, session) == ("2026-07-28" if speaks_discover else "2025-11-25")
+    assert session.calls == (["discover"] if speaks_discover else ["discover", "initialize"])

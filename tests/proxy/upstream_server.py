@@ -1,7 +1,9 @@
 """A real upstream MCP server for the proxy tests (SDK MCPServer, or FastMCP on mcp 1.x).
 
 Its tools answer with the repository's example envelopes of three dialects (successes
-and failures), plain text, and one tool kills the process mid-call.
+and failures), plain text, and one tool kills the process mid-call; others return text and
+an image, a typed payload (a pydantic model whose schema has ``$defs``), an array as
+structured content (MCP 2026-07-28), or take integer arguments (called with a string).
 
     python upstream_server.py            # stdio
     python upstream_server.py http PORT  # Streamable HTTP on 127.0.0.1:PORT/mcp
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp.types as types
+from pydantic import BaseModel
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -100,6 +103,66 @@ def crash() -> types.CallToolResult:
     """Kills this server process in the middle of the call."""
     sys.stderr.flush()
     os._exit(3)
+
+
+class City(BaseModel):
+    name: str
+
+
+class Weather(BaseModel):
+    """A typed payload: its JSON Schema has ``$defs`` (City)."""
+
+    city: City
+    celsius: float
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+@server.tool()
+def weather(city: str = "Oslo") -> Weather:
+    """A typed tool (its own outputSchema)."""
+    return Weather(city=City(name=city), celsius=3.5)
+
+
+@server.tool()
+def chart() -> types.CallToolResult:
+    """Text and an image."""
+    return types.CallToolResult.model_validate(
+        {
+            "content": [{"type": "text", "text": "a chart"}, {"type": "image", "data": PNG, "mimeType": "image/png"}],
+            "isError": False,
+        }
+    )
+
+
+@server.tool()
+def numbers() -> types.CallToolResult:
+    """An array as structured content (any JSON value since MCP 2026-07-28)."""
+    return types.CallToolResult.model_validate(
+        {"content": [{"type": "text", "text": "[1, 2, 3]"}], "structuredContent": [1, 2, 3], "isError": False}
+    )
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Called with a wrong-type argument by the tests."""
+    return a + b
+
+
+try:
+    from mcp.server.mcpserver import Context
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
+
+
+@server.tool()
+async def steps(ctx: Context) -> str:  # type: ignore[type-arg]
+    """Reports progress twice and logs a line while it works."""
+    await ctx.report_progress(1, 2, "half way")
+    await ctx.info("working on it")
+    await ctx.report_progress(2, 2, "done")
+    return "finished"
 
 
 @server.prompt()

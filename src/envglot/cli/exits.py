@@ -12,6 +12,8 @@ EX_DATAERR = 65
 """Invalid input data: bad JSON, no dialect matches, a contract violation on read."""
 EX_NOINPUT = 66
 """An input file is missing or unreadable."""
+EX_UNAVAILABLE = 69
+"""A service cannot start: ``envglot proxy --listen`` on an address that is in use or not this machine's."""
 EX_IOERR = 74
 """An output could not be written."""
 EX_INTERRUPTED = 130

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import msgspec
@@ -14,6 +15,9 @@ from ..options import Options
 from . import exits, main
 from .common import DialectType, die, load_mappings, mappings_option, unreadable
 
+if TYPE_CHECKING:
+    from ..proxy.config import ProxyConfig
+
 __all__ = ["proxy"]
 
 _EPILOG = """\b
@@ -22,6 +26,7 @@ Exit codes:
   2   usage error (no upstream, --listen not a loopback HOST:PORT without a token, ...)
   65  the --upstreams file or a mapping overlay is invalid
   66  the --upstreams file or a mapping overlay is unreadable (or not a regular file)
+  69  --listen: the address is in use (or not this machine's)
 """
 
 
@@ -45,6 +50,13 @@ Exit codes:
 )
 @click.option("--listen-token-file", metavar="FILE", help="Read the --listen-token from FILE.")
 @click.option("--annotate", is_flag=True, help="Put each call's diagnostics in the result's _meta.")
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="HTTP header for every url upstream (repeatable); $NAME / ${NAME} in VALUE: an environment variable.",
+)
 @click.option("--timeout", type=float, help="Seconds per upstream call and start-up (default 60).")
 @click.option(
     "--max-result-bytes",
@@ -64,6 +76,7 @@ def proxy(
     listen_token: str | None,
     listen_token_file: str | None,
     annotate: bool,
+    headers: tuple[str, ...],
     timeout: float | None,
     max_result_bytes: int | None,
     mappings: tuple[str, ...],
@@ -80,7 +93,7 @@ def proxy(
     Examples:
       envglot proxy -t response-v2 -- dotbot-mcp --stdio
       envglot proxy -t result --prefix gh -- npx -y @modelcontextprotocol/server-github
-      envglot proxy --upstreams proxy.toml --listen 127.0.0.1:8931
+      envglot proxy --upstreams proxy.toml --listen 127.0.0.1:8931 --header 'Authorization=Bearer $TOKEN'
     """
     from ..proxy.config import ProxyConfig, UpstreamSpec, check_timeout, load_config
     from ..proxy.listen import check_token, parse_listen, read_token_file
@@ -111,7 +124,11 @@ def proxy(
             cfg = msgspec.structs.replace(cfg, timeout=timeout)
         if max_result_bytes is not None:
             cfg = msgspec.structs.replace(cfg, max_result_bytes=max_result_bytes)
+        if headers:
+            cfg = _with_headers(cfg, headers)
         cfg.check("command line" if upstreams is None else upstreams)
+        for up in cfg.upstream:
+            up.resolved_headers()  # every environment reference is set: fail now, not at the first call
     except EnvglotError as exc:
         raise click.UsageError(str(exc)) from None
     target = to or (DialectType(writable=True).convert(cfg.target, None, None) if cfg.target else None)
@@ -140,13 +157,23 @@ def proxy(
 
     try:
         from ..proxy.rewrite import Rewriter
-        from ..proxy.server import Proxy, serve_http, serve_stdio
+        from ..proxy.server import Proxy, bind_listener, listen_url, serve_http, serve_stdio
     except ImportError as exc:
         die(str(exc), exits.EX_USAGE)
     try:
         rewriter = Rewriter(target, options=Options(mappings=m), annotate=annotate)
     except EnvglotError as exc:
         raise click.UsageError(str(exc)) from None
+
+    sock = None
+    if where is not None:
+        try:
+            sock = bind_listener(where.host, where.port)
+        except OSError as exc:
+            die(f"cannot listen on {listen}: {exc.strerror or exc}", exits.EX_UNAVAILABLE)
+    listed = ", ".join(f"{u.prefix or '(no prefix)'}={u.url or u.command}" for u in cfg.upstream)
+    served = listen_url(sock) if sock is not None else "stdio"
+    click.echo(f"envglot proxy: serving {served} as {target}; upstreams: {listed}", err=True)
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("envglot proxy: %(message)s"))
@@ -162,7 +189,7 @@ def proxy(
         if where is None:
             anyio.run(serve_stdio, p)
         else:
-            anyio.run(serve_http, p, where, token)
+            anyio.run(serve_http, p, where, token, sock)
     except KeyboardInterrupt:
         sys.exit(130)
 
@@ -170,3 +197,21 @@ def proxy(
 def _source(param: str) -> click.core.ParameterSource | None:
     """Where ``param``'s value came from (command line, environment, configuration, default)."""
     return click.get_current_context().get_parameter_source(param)
+
+
+def _with_headers(cfg: ProxyConfig, headers: tuple[str, ...]) -> ProxyConfig:
+    """``cfg`` with ``--header`` values added to every url upstream (over the file's own).
+
+    Raises:
+        EnvglotError: a header is not ``NAME=VALUE``, or no upstream is a url one.
+    """
+    from ..proxy.config import parse_header
+
+    extra = dict(parse_header(h) for h in headers)
+    if not any(u.url is not None for u in cfg.upstream):
+        raise EnvglotError("--header is for url (Streamable HTTP) upstreams: give them in --upstreams")
+    ups = [
+        msgspec.structs.replace(u, headers={**(u.headers or {}), **extra}) if u.url is not None else u
+        for u in cfg.upstream
+    ]
+    return msgspec.structs.replace(cfg, upstream=ups)

@@ -15,6 +15,7 @@ From the command line (one stdio upstream) or a TOML file with several::
     [[upstream]]
     prefix = "graph"
     url = "http://127.0.0.1:8931/mcp"       # Streamable HTTP
+    headers = { Authorization = "Bearer ${GRAPH_TOKEN}" }   # optional; $NAME / ${NAME}: environment
 
 Every upstream has exactly one of ``command`` and ``url``, and a unique ``prefix``:
 its tools are published as ``PREFIX_TOOL``.
@@ -23,7 +24,9 @@ its tools are published as ``PREFIX_TOOL``.
 from __future__ import annotations
 
 import math
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
@@ -31,7 +34,16 @@ import msgspec
 from ..errors import EnvglotError
 from ..tomlfile import load_toml, validation_line
 
-__all__ = ["PREFIX_RE", "SEPARATOR", "ProxyConfig", "UpstreamSpec", "check_timeout", "load_config"]
+__all__ = [
+    "PREFIX_RE",
+    "SEPARATOR",
+    "ProxyConfig",
+    "UpstreamSpec",
+    "check_timeout",
+    "expand_env",
+    "load_config",
+    "parse_header",
+]
 
 SEPARATOR = "_"
 """Between an upstream's prefix and its tool's name."""
@@ -48,6 +60,42 @@ def check_timeout(value: float, where: str) -> None:
         raise EnvglotError(f"{where}: timeout must be a positive number of seconds, not {value}")
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""An HTTP header name (RFC 9110 token)."""
+_ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(\$))")
+
+
+def expand_env(value: str, what: str, environ: Mapping[str, str] | None = None) -> str:
+    """``value`` with ``$NAME`` and ``${NAME}`` replaced by environment variables (``$$``: a ``$``).
+
+    Raises:
+        EnvglotError: a variable is not set (``what`` names the value, never its text).
+    """
+    env = os.environ if environ is None else environ
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(3):
+            return "$"
+        name = m.group(1) or m.group(2)
+        if name not in env:
+            raise EnvglotError(f"{what}: environment variable {name} is not set")
+        return env[name]
+
+    return _ENV_REF.sub(one, value)
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (``--header``) as a pair; the value is expanded later (:meth:`UpstreamSpec.resolved_headers`).
+
+    Raises:
+        EnvglotError: no ``=``, or not a valid header name.
+    """
+    name, sep, value = text.partition("=")
+    if not sep or not _HEADER_NAME.fullmatch(name):
+        raise EnvglotError(f"--header must be NAME=VALUE with an HTTP header name, not {name if sep else text!r}")
+    return name, value
+
+
 class UpstreamSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One upstream MCP server: a stdio command or a Streamable HTTP URL."""
 
@@ -58,8 +106,18 @@ class UpstreamSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     env: dict[str, str] | None = None
     cwd: str | None = None
     url: str | None = None
+    headers: dict[str, str] | None = None
+    """HTTP headers sent to a ``url`` upstream; ``$NAME``/``${NAME}`` in a value is an environment variable."""
     timeout: float | None = None
     """Seconds per call (default: the proxy's)."""
+
+    def resolved_headers(self) -> dict[str, str]:
+        """The headers with their environment references expanded.
+
+        Raises:
+            EnvglotError: a referenced variable is not set.
+        """
+        return {k: expand_env(v, f"upstream {self.label}: header {k}") for k, v in (self.headers or {}).items()}
 
     @property
     def label(self) -> str:
@@ -85,7 +143,8 @@ class ProxyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         Raises:
             EnvglotError: no upstream, a bad or duplicate prefix, neither or both of
                 command and url, a URL that is not http(s), a timeout that is not a
-                positive finite number, a ``max_result_bytes`` below 1 KiB.
+                positive finite number, a ``max_result_bytes`` below 1 KiB, headers on a
+                stdio upstream or a header name that is not one.
         """
         if not self.upstream:
             raise EnvglotError(f"{where}: no upstream server (add an [[upstream]] table)")
@@ -101,6 +160,11 @@ class ProxyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
                 raise EnvglotError(f"{at}: url must start with http:// or https://, not {up.url!r}")
             if up.command is not None and not up.command.strip():
                 raise EnvglotError(f"{at}: command is empty")
+            if up.headers and up.url is None:
+                raise EnvglotError(f"{at}: headers are for a url (Streamable HTTP) upstream")
+            for name in up.headers or ():
+                if not _HEADER_NAME.fullmatch(name):
+                    raise EnvglotError(f"{at}: {name!r} is not an HTTP header name")
             if up.prefix == "":
                 if len(self.upstream) > 1:
                     raise EnvglotError(f"{at}: every upstream needs a prefix when there are several")

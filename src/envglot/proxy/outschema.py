@@ -4,6 +4,8 @@ An upstream's ``pattern`` and ``patternProperties`` are regular expressions it c
 with catastrophic backtracking would block the proxy's event loop (Python's ``re`` cannot
 be interrupted). The proxy checks every other keyword and skips those, and says so once per
 tool (:attr:`OutputCheck.skipped`). The SDK's own check is turned off (:class:`~.sdk.Session`).
+The proxy republishes a tool's schema as checked (:attr:`OutputCheck.schema`), so its
+clients never run those regexes either.
 """
 
 from __future__ import annotations
@@ -70,12 +72,15 @@ class OutputCheck:
         """The schema had regex keywords, which are not checked."""
         self.unchecked: str | None = None
         """Why nothing is checked (a schema too deep or invalid), or ``None``."""
+        self.schema: dict[str, Any] | None = None
+        """The schema as checked (no regex keywords), ``None`` when nothing is checked."""
         self._validator: Any = None
         try:
             stripped, self.skipped = without_patterns(schema)
             cls: Any = validator_for(stripped)
             cls.check_schema(stripped)
             self._validator = cls(stripped, registry=Registry())  # no $ref is fetched
+            self.schema = stripped
         except _TooDeepError:
             self.unchecked = f"its outputSchema is nested deeper than {MAX_SCHEMA_DEPTH} levels"
         except SchemaError as exc:

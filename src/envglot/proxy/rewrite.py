@@ -10,6 +10,7 @@ failure, becomes a canonical
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -19,12 +20,12 @@ import msgspec
 from msgspec import Raw
 
 from ..api import _mappings, answer, refusal, write
-from ..canonical import Envelope, Problem
+from ..canonical import Envelope
 from ..diagnostics import Diagnostic, Kind, Report
 from ..dialect import get_dialect, writable_names
 from ..errors import EnvglotError, NoEnvelopeError, ParseError
 from ..mappings import Mappings
-from ..mcp import is_error, output_schema, synthesize
+from ..mcp import is_error, media_blocks, output_schema, synthesize
 from ..options import UNSET, Options, resolve
 from ..policy import Level
 from ..transport import wrap_bytes
@@ -38,6 +39,7 @@ META_KEY = META_PREFIX + "diagnostics"
 """The ``_meta`` key ``--annotate`` puts the diagnostics under."""
 _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
+_log = logging.getLogger("envglot.proxy")
 
 
 class Rewritten(msgspec.Struct, frozen=True):
@@ -50,6 +52,14 @@ class Rewritten(msgspec.Struct, frozen=True):
     answered as a failure) or ``protocol`` (a protocol failure)."""
     is_error: bool
     diagnostics: list[Diagnostic]
+
+    def describe(self, target: str, ms: float) -> str:
+        """What the log line of its call says: source, target, isError, time taken, diagnostics."""
+        diags = "; ".join(f"{d.kind.value} {d.path}: {d.message}" for d in self.diagnostics)
+        return (
+            f"source={self.source} target={target} isError={str(self.is_error).lower()} {ms:.1f}ms "
+            f"diagnostics={len(self.diagnostics)}" + (f" [{diags}]" if diags else "")
+        )
 
 
 class Rewriter:
@@ -89,8 +99,18 @@ class Rewriter:
     # ---- tools/list -------------------------------------------------------------------
 
     def tool(self, tool: dict[str, Any], public_name: str) -> dict[str, Any]:
-        """A tool's wire dict as the proxy publishes it: renamed, ``outputSchema`` the target's."""
-        return {**tool, "name": public_name, "outputSchema": self.schema}
+        """A tool's wire dict as the proxy publishes it: renamed, ``outputSchema`` the target's
+        envelope with the tool's own ``outputSchema`` at its payload member
+        (:func:`envglot.mcp.output_schema`); the plain envelope schema when the tool has
+        none or its schema cannot be made self-contained (logged)."""
+        own = tool.get("outputSchema")
+        schema = self.schema
+        if isinstance(own, dict):
+            try:
+                schema = output_schema(self.target, own, mappings=self.mappings)
+            except EnvglotError as exc:
+                _log.warning("tool %s: its outputSchema is published as the plain envelope's: %s", public_name, exc)
+        return {**tool, "name": public_name, "outputSchema": schema}
 
     # ---- tools/call -------------------------------------------------------------------
 
@@ -161,14 +181,8 @@ class Rewriter:
         """The target's failure envelope for a protocol failure (a JSON-RPC error, a timeout, a dead upstream)."""
         ctx = self._context(tool, time.time() if started is None else started, elapsed)
         details = {"jsonrpc_code": code} if code is not None else None
-        problem = Problem(
-            category=rule.category,
-            message=message,
-            retryable=rule.retryable,
-            origin=rule.origin,
-            aspect=rule.aspect,
-            upstream="mcp",
-            details=Raw(_ENC.encode(details)) if details is not None else None,
+        problem = rule.problem(
+            message, upstream="mcp", details=Raw(_ENC.encode(details)) if details is not None else None
         )
         rep = Report(Level.IGNORE)
         rep.add(Kind.SYNTHESIZED, "$", f"{rule.name}: the upstream gave no result; answered with a failure envelope")
@@ -183,6 +197,8 @@ class Rewriter:
             result: dict[str, Any] = _ANY.decode(wrap_bytes(doc, is_error))
         except msgspec.ValidationError as exc:  # a number Python cannot hold (1e400), passed through exactly
             raise ParseError(f"the envelope cannot be carried in an MCP result: {exc}", path="$") from None
+        if wire is not None:  # image, audio, resource blocks travel on after the envelope's text block
+            result["content"].extend(media_blocks(wire))
         meta = _foreign_meta(wire.get("_meta") if wire is not None else None)
         if self.annotate:
             meta = {**(meta or {}), META_KEY: [_wire_diagnostic(d) for d in diags]}

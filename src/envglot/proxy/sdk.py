@@ -32,6 +32,7 @@ __all__ = [
     "StdioServerParameters",
     "error_code",
     "get_default_environment",
+    "handshake",
     "http_client",
     "make_error",
     "parse_message",
@@ -80,6 +81,25 @@ def security_settings(hosts: list[str], origins: list[str]) -> Any:
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
+async def handshake(session: Any) -> str | None:
+    """Open ``session`` at the newest revision both sides speak; the negotiated revision.
+
+    2.x: ``server/discover`` (MCP 2026-07-28, stateless) first, the ``initialize``
+    handshake (2025-11-25 and older) when the server does not answer it with a modern
+    revision; 1.x: ``initialize``.
+    """
+    discover = getattr(session, "discover", None)
+    if discover is not None:
+        try:
+            await discover()
+        except (ProtocolError, RuntimeError):  # not a modern server (method not found, no mutual revision)
+            await session.initialize()
+    else:
+        await session.initialize()
+    version = getattr(session, "protocol_version", None)
+    return version if isinstance(version, str) else None
+
+
 def error_code(exc: BaseException) -> int:
     """The JSON-RPC code of a protocol error raised by the SDK."""
     return int(exc.error.code)  # type: ignore[attr-defined]
@@ -100,11 +120,20 @@ def wire(model: Any) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def http_client(url: str) -> AsyncIterator[tuple[Any, Any]]:
-    """The read and write streams of a Streamable HTTP connection (2.x and 1.x spellings)."""
+async def http_client(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """The read and write streams of a Streamable HTTP connection (2.x and 1.x spellings), sending ``headers``."""
     import mcp.client.streamable_http as transport
 
-    v1_name = "streamablehttp_client"  # mcp 1.x before the rename
-    connect: Any = getattr(transport, "streamable_http_client", None) or getattr(transport, v1_name)
-    async with connect(url) as streams:
+    connect: Any = getattr(transport, "streamable_http_client", None)
+    if connect is None:  # mcp 1.x before the rename: headers are an argument
+        async with transport.streamablehttp_client(url, headers=headers) as streams:  # type: ignore[attr-defined]
+            yield streams[0], streams[1]
+        return
+    if not headers:
+        async with connect(url) as streams:
+            yield streams[0], streams[1]
+        return
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client(headers=headers) as client, connect(url, http_client=client) as streams:
         yield streams[0], streams[1]

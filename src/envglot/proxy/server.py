@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import IO, Any
 
 import anyio
 import anyio.abc
+import msgspec
 
 from .. import __version__
 from ..diagnostics import Diagnostic, Kind
@@ -26,9 +28,18 @@ from .listen import BearerAuth, Listen
 from .protocol import ProtocolRule
 from .rewrite import Rewriter, Rewritten
 from .sdk import V2, ProtocolError, error_code, make_error, security_settings, types
-from .upstream import Called, Upstream, UpstreamAnswerError, UpstreamGoneError
+from .upstream import Called, Relay, Upstream, UpstreamAnswerError, UpstreamGoneError
 
-__all__ = ["INVALID_PARAMS", "Proxy", "build_server", "http_app", "serve_http", "serve_stdio"]
+__all__ = [
+    "INVALID_PARAMS",
+    "Proxy",
+    "bind_listener",
+    "build_server",
+    "http_app",
+    "listen_url",
+    "serve_http",
+    "serve_stdio",
+]
 
 _log = logging.getLogger("envglot.proxy")
 INVALID_PARAMS = -32602
@@ -227,8 +238,11 @@ class Proxy:
             raise make_error(INVALID_PARAMS, f"Unknown tool: {name}")
         return hit
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        """Forward one call and rewrite its result (a CallToolResult wire dict).
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, relay: Relay | None = None
+    ) -> dict[str, Any]:
+        """Forward one call and rewrite its result (a CallToolResult wire dict); the upstream's
+        progress and log notifications during it go to ``relay``.
 
         Raises:
             ProtocolError: an unknown tool, or an upstream JSON-RPC error the table keeps
@@ -248,7 +262,7 @@ class Proxy:
         try:
             with anyio.fail_after(up.timeout):  # connecting included
                 await up.session()
-                called = await up.call(tool, arguments)
+                called = await up.call(tool, arguments, relay)
         except TimeoutError:
             rule, why = self.rewriter.table.events["timeout"], f"no answer within {up.timeout:g} s"
             up.timed_out()
@@ -282,11 +296,8 @@ class Proxy:
     def _log_result(self, name: str, up: Upstream, out: Rewritten, clock: float) -> None:
         if not _log.isEnabledFor(logging.INFO):
             return
-        diags = "; ".join(f"{d.kind.value} {d.path}: {d.message}" for d in out.diagnostics)
-        outcome = f"source={out.source} target={self.rewriter.target} isError={str(out.is_error).lower()}"
-        self._log_call(
-            name, up, outcome, f"diagnostics={len(out.diagnostics)}" + (f" [{diags}]" if diags else ""), clock
-        )
+        ms = (time.perf_counter() - clock) * 1000
+        _log.info("call %s upstream=%s %s", name, up.spec.label, out.describe(self.rewriter.target, ms))
 
 
 class _UnlistedError(Exception):
@@ -313,6 +324,31 @@ def _notes(called: Called) -> list[Diagnostic]:
 # ---- the SDK server ----------------------------------------------------------------------
 
 
+class _ClientRelay:
+    """Passes an upstream's progress and log notifications to the client of one call (mcp 2.x context)."""
+
+    def __init__(self, ctx: Any, params: Any) -> None:
+        self._session = ctx.session
+        self._request_id = getattr(ctx, "request_id", None)
+        meta = getattr(params, "meta", None) or {}
+        token = meta.get("progress_token", meta.get("progressToken")) if isinstance(meta, dict) else None
+        self._token = token if token is not None else getattr(meta, "progress_token", None)
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if self._token is not None:  # the client asked for progress on this call
+            await self._session.send_progress_notification(
+                self._token, progress, total, message, related_request_id=self._request_id
+            )
+
+    async def log(self, message: dict[str, Any]) -> None:
+        await self._session.send_log_message(
+            message.get("level", "info"),
+            message.get("data"),
+            message.get("logger"),
+            related_request_id=self._request_id,
+        )
+
+
 def build_server(proxy: Proxy, name: str = "envglot-proxy") -> Any:
     """An SDK low-level ``Server`` publishing ``proxy`` (``mcp`` 2.x or 1.x)."""
     from mcp.server.lowlevel.server import Server
@@ -327,8 +363,9 @@ def build_server(proxy: Proxy, name: str = "envglot-proxy") -> Any:
     async def list_tools(_params: Any) -> Any:
         return t.ListToolsResult.model_validate({"tools": await proxy.list_tools()})
 
-    async def call_tool(params: Any) -> Any:
-        return t.CallToolResult.model_validate(await proxy.call_tool(params.name, params.arguments))
+    async def call_tool(params: Any, ctx: Any = None) -> Any:
+        relay = _ClientRelay(ctx, params) if ctx is not None else None
+        return t.CallToolResult.model_validate(await proxy.call_tool(params.name, params.arguments, relay))
 
     async def list_prompts(_params: Any) -> Any:
         return t.ListPromptsResult.model_validate({"prompts": await proxy.list_prompts()})
@@ -360,9 +397,9 @@ def build_server(proxy: Proxy, name: str = "envglot-proxy") -> Any:
 
     if V2:
 
-        def on(fn: Callable[[Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
+        def on(fn: Callable[..., Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
             async def handler(ctx: Any, params: Any) -> Any:
-                return await fn(params)
+                return await (fn(params, ctx) if fn is call_tool else fn(params))
 
             return handler
 
@@ -427,11 +464,42 @@ def http_app(proxy: Proxy, listen: Listen, token: str | None = None) -> Any:
     return BearerAuth(app, token) if token is not None else app
 
 
-async def serve_http(proxy: Proxy, listen: Listen, token: str | None = None) -> None:
-    """Serve the proxy over Streamable HTTP on ``http://HOST:PORT/mcp``."""
+def bind_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``HOST:PORT`` (port 0: any free one), for :func:`serve_http`.
+
+    Raises:
+        OSError: the address is in use, or not one of this machine's.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def listen_url(sock: socket.socket) -> str:
+    """The proxy's URL on a bound socket: ``http://HOST:PORT/mcp``."""
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/mcp"
+
+
+async def serve_http(proxy: Proxy, listen: Listen, token: str | None = None, sock: socket.socket | None = None) -> None:
+    """Serve the proxy over Streamable HTTP on ``http://HOST:PORT/mcp``.
+
+    ``sock``: a socket already bound to ``listen`` (:func:`bind_listener`), so that a busy
+    address is reported before anything starts.
+    """
     import uvicorn
 
+    if sock is not None and listen.port == 0:  # Host/Origin checks name the port it was given
+        listen = msgspec.structs.replace(listen, port=sock.getsockname()[1])
     app = http_app(proxy, listen, token)
     config = uvicorn.Config(app, host=listen.host, port=listen.port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    await server.serve()
+    await server.serve(sockets=[sock] if sock is not None else None)

@@ -6,6 +6,8 @@ call after it ended. Connecting is bounded by the upstream's timeout; a stdio up
 speaks through :class:`~envglot.proxy.stdio.StdioTransport` (lenient decoding, a size cap,
 unreadable answers answered at once). After a call timed out, a ``ping`` tells whether the
 upstream still answers; one that does not is restarted before the next call.
+A connection opens at MCP 2026-07-28 when the upstream answers ``server/discover``, else by
+the ``initialize`` handshake; a call's progress and log notifications go to its :class:`Relay`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from typing import IO, Any
+from collections.abc import Awaitable, Callable
+from typing import IO, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -26,13 +29,14 @@ from .sdk import (
     ProtocolError,
     Session,
     error_code,
+    handshake,
     http_client,
     types,
     wire,
 )
 from .stdio import REFUSED, StdioTransport
 
-__all__ = ["CONNECTION_CLOSED", "Called", "Upstream", "UpstreamAnswerError", "UpstreamGoneError"]
+__all__ = ["CONNECTION_CLOSED", "Called", "Relay", "Upstream", "UpstreamAnswerError", "UpstreamGoneError"]
 
 _log = logging.getLogger("envglot.proxy")
 _ENC = msgspec.json.Encoder()
@@ -40,6 +44,15 @@ CONNECTION_CLOSED = -32000
 """The SDK's JSON-RPC code for "connection closed" (both lines)."""
 PING_LIMIT = 2.0
 """Longest wait for the ``ping`` after a timed-out call (the upstream's timeout if shorter)."""
+
+
+class Relay(Protocol):
+    """Notifications of one call, passed on to the client that made it."""
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+    async def log(self, message: dict[str, Any]) -> None:
+        """A ``notifications/message``'s params as a wire dict (``level``, ``data``, ``logger``)."""
 
 
 class UpstreamGoneError(Exception):
@@ -107,6 +120,10 @@ class Upstream:
         self._checks: dict[str, OutputCheck] = {}
         self.generation = 0
         """How many times a connection was opened (1 after the first)."""
+        self.revision: str | None = None
+        """The MCP revision the current (or last) connection negotiated."""
+        self._log_sinks: list[Callable[[dict[str, Any]], Awaitable[None]]] = []
+        """Where the upstream's log messages go: the downstream clients of the calls in progress."""
         self.listing_failure: tuple[str, str] | None = None
         """``(event, reason)`` when its last tools/list failed (it could not be started, or timed out)."""
 
@@ -142,9 +159,12 @@ class Upstream:
                 read, write = await stack.enter_async_context(attempt.transport.open())
             else:
                 assert self.spec.url is not None
-                read, write = await stack.enter_async_context(http_client(self.spec.url))
-            session = await stack.enter_async_context(Session(read, write))
-            await session.initialize()
+                headers = self.spec.resolved_headers()
+                read, write = await stack.enter_async_context(http_client(self.spec.url, headers))
+            extra: dict[str, Any] = {"log_level": "debug"} if V2 else {}  # 2026-07-28: logs are opt-in
+            session = await stack.enter_async_context(Session(read, write, logging_callback=self._on_log, **extra))
+            self.revision = await handshake(session)
+            _log.info("upstream %s: connected (MCP %s)", self.spec.label, self.revision or "unknown revision")
             connecting.deadline = float("inf")
             attempt.session = session
             attempt.ready.set()
@@ -155,6 +175,15 @@ class Upstream:
                 watch.cancel_scope.cancel()
             if attempt.transport is not None and attempt.transport.ended.is_set():
                 _log.warning("upstream %s: its process closed its output; restarted on the next call", self.spec.label)
+
+    async def _on_log(self, params: Any) -> None:
+        """An upstream ``notifications/message``: to the clients of the calls in progress, else to the log."""
+        message = wire(params)
+        if not self._log_sinks:
+            _log.info("upstream %s: %s %s", self.spec.label, message.get("level"), message.get("data"))
+        for sink in list(self._log_sinks):
+            with contextlib.suppress(Exception):  # a client that went away misses a log line, nothing more
+                await sink(message)
 
     @property
     def _session(self) -> Session | None:
@@ -289,6 +318,10 @@ class Upstream:
                 self._checks.pop(tool["name"], None)
                 continue
             check = self._checks[tool["name"]] = OutputCheck(schema)
+            if check.schema is None:  # published as what is checked: no upstream regex reaches a client
+                del tool["outputSchema"]
+            else:
+                tool["outputSchema"] = check.schema
             if check.skipped:
                 _log.warning(
                     "upstream %s: tool %s: its outputSchema's pattern/patternProperties are not checked "
@@ -302,14 +335,24 @@ class Upstream:
                 )
         return tools
 
-    async def call(self, name: str, arguments: dict[str, Any] | None) -> Called:
+    async def call(self, name: str, arguments: dict[str, Any] | None, relay: Relay | None = None) -> Called:
         """Call a tool (errors as :meth:`_request`).
+
+        With ``relay``, the upstream's progress notifications for this call, and its log
+        messages while it runs, are handed to it (for the downstream client).
 
         Raises:
             UpstreamAnswerError: also when the result is over ``max_result_bytes`` (an HTTP
                 upstream's is measured once received) or breaks the tool's ``outputSchema``.
         """
-        result = wire(await self._request("call_tool", name, arguments))
+        if relay is None:
+            result = wire(await self._request("call_tool", name, arguments))
+        else:
+            self._log_sinks.append(relay.log)
+            try:
+                result = wire(await self._request("call_tool", name, arguments, progress_callback=relay.progress))
+            finally:
+                self._log_sinks.remove(relay.log)
         meta = result.get("_meta")
         note = self._transport_note(meta)
         replaced = note.get("replaced_bytes", 0) if isinstance(note, dict) else 0
