@@ -127,6 +127,26 @@ def test_generated_round_trip_changes_nothing_silently(src: str) -> None:
     check()
 
 
+def test_a_message_synthesized_for_a_single_error_target_is_covered() -> None:
+    """Found by the property above: a dotbot error with an empty message is written to code-graph
+    with the summary as its message; the ``synthesized`` diagnostic at code-graph's index-less
+    ``$.data.result.error.message`` names the first error's ``$.errors[0].message``."""
+    doc = {
+        "schema_id": "dotbot-mcp-response@1",
+        "status": "error",
+        "errors": [{"message": "", "code": "ALIAS_CONFLICT"}],
+        "warnings": [],
+        "tool": "",
+        "version": "",
+        "summary": "Output",
+        "data": {},
+        "audit": {"timestamp": "", "duration_ms": 0, "source": ""},
+    }
+    data = msgspec.json.encode(doc)
+    assert uncovered(data, "dotbot", "code-graph") == []
+    assert inverted(data, "dotbot", "code-graph") == []
+
+
 @pytest.mark.parametrize("dst", WRITABLE)
 def test_every_writer_output_over_the_corpus_validates(dst: str) -> None:
     """envglot never writes what its own validator rejects (issue 25): the output of every
