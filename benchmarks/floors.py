@@ -12,11 +12,13 @@ exact check is known; ``checked=False`` gives the bare pair code). No canonical 
 (the harness runs envglot with ``unsupported="ignore"``).
 
 Error codes are looked up in a table built once per pair (:func:`code_table`; per
-``(error_code, error_type)`` for a response-v2 source, one entry for legacy-v1, which has no
-codes; a problem-json source is looked up by its ``code`` member, else by its ``status``,
-both rows of one table): envglot itself converts one minimal failure per code of the
-source's table, and the floor keeps what the target wrote (for a problem-json target: the
-``type``, ``title``, ``status``, ``code`` and implied ``retryable`` members the code gives).
+``(error_code, error_type)`` for a response-v2 source, ``(code, retryable)`` for errorcode,
+one entry for legacy-v1, which has no codes; a problem-json source is looked up by its
+``code`` member, else by its ``status``, both rows of one table): envglot itself converts one
+minimal failure per code of the source's table, and the floor keeps what the target wrote
+(for a problem-json target: the ``type``, ``title``, ``status``, ``code`` and implied
+``retryable`` members the code gives; for a target whose codes cannot say every category or
+``retryable``, the members its writer adds to the error's ``details`` to carry them).
 Synthesized values (``"unknown"`` tools, time stamps) come from the target's ``[synthesize]``
 table. That is a precomputation, as a compiled fast path would do; the per-record work is the
 floor's own. A few pure rules are reused rather than
@@ -163,22 +165,53 @@ _FAILURE_DOC: dict[str, Callable[[str], bytes]] = {
     "problem-json": lambda code: orjson.dumps({"code": code, "detail": "m"}),
 }
 
+
+def _members(details: dict[str, Any] | None) -> bytes:
+    """The members of a minimal failure's ``details``: what the target's writer added to carry
+    a category and ``retryable`` its code cannot say (``b""`` when it added none)."""
+    return _enc(details)[1:-1] if details else b""
+
+
+def _carry(details: bytes | None, carried: bytes) -> bytes | None:
+    """``details`` with the ``carried`` members (:func:`code_table`) added, as envglot's writer
+    adds them (``context.carry_meaning``): into an object, as the object when unset; other
+    values are left as they are."""
+    if not carried or (details is not None and details != RAW_NULL and _OBJECT(details) is None):
+        return details
+    if details is None or details == RAW_NULL or details == RAW_EMPTY:
+        return b"{" + carried + b"}"
+    d = bytes(details)
+    if b'"category"' in d or b'"retryable"' in d:
+        raise OutsideError("details holding a member envglot's writer may replace")
+    return d[:-1] + b"," + carried + b"}"
+
+
 _TARGET_CODE: dict[str, Callable[[Any], tuple[Any, ...]]] = {
-    "response-v2": lambda d: (d["data"]["error_code"], d["data"]["error_type"]),
+    "response-v2": lambda d: (d["data"]["error_code"], d["data"]["error_type"], _members(d["data"].get("details"))),
     "errorcode": lambda d: (d["error"]["code"], d["error"]["retryable"]),
-    "result": lambda d: (d["error_type"],),
-    "code-graph": lambda d: (d["data"]["result"]["error"]["code"],),
-    "dotbot": lambda d: (d["errors"][0]["code"],),
+    "result": lambda d: (d["error_type"], _members(d.get("error_data", {}).get("details"))),
+    "code-graph": lambda d: (
+        d["data"]["result"]["error"]["code"],
+        _members(d["data"]["result"]["error"].get("details")),
+    ),
+    "dotbot": lambda d: (d["errors"][0]["code"], _members(d["errors"][0].get("details"))),
     "problem-json": lambda d: (d["type"], d["title"], d["status"], d.get("code"), d.get("retryable")),
 }
 
 
-def code_table(src: str, dst: str) -> dict[str, tuple[Any, ...]]:
-    """Source code -> what envglot writes for it in ``dst`` (built once, by envglot, per pair)."""
+def code_table(src: str, dst: str) -> dict[Any, tuple[Any, ...]]:
+    """Source code -> what envglot writes for it in ``dst`` (built once, by envglot, per pair);
+    for an errorcode source, which states ``retryable`` beside its code, ``(code, retryable)``."""
     from envglot.mappings import default_mappings
 
-    out = {}
+    out: dict[Any, tuple[Any, ...]] = {}
     for code in default_mappings()[src].codes:
+        if src == "errorcode":
+            for retryable in (False, True):
+                doc = _FAILURE_DOC[src](code).replace(b'"retryable":false', b'"retryable":' + _enc(retryable))
+                got = envglot.convert(doc, from_=src, to=dst, unsupported="ignore")
+                out[(code, retryable)] = _TARGET_CODE[dst](orjson.loads(got))
+            continue
         doc = envglot.convert(_FAILURE_DOC[src](code), from_=src, to=dst, unsupported="ignore")
         out[code] = _TARGET_CODE[dst](orjson.loads(doc))
     return out
@@ -296,10 +329,11 @@ def dotbot_to_response_v2() -> Conv:
         if w.status != "error":
             return b"".join((b'{"success":true,"data":', w.data, b',"error":null,"meta":', *meta))
         e = _dotbot_problem(w)
-        code, etype = codes[e.code]
+        code, etype, carried = codes[e.code]
         data = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
-        if e.details:
-            data += b',"details":' + _object(e.details)
+        details = _carry(_object(e.details) if e.details else None, carried)
+        if details is not None:
+            data += b',"details":' + details
         message = e.message or w.summary
         if not message:
             raise OutsideError("a failure without any message")
@@ -338,10 +372,11 @@ def dotbot_to_result() -> Conv:
         if w.status != "error":
             return b"".join((b'{"success":true,"value":', w.data, b',"message":', summary, b"}"))
         e = _dotbot_problem(w)
-        (code,) = codes[e.code]
+        code, carried = codes[e.code]
         head = b'{"success":false,"error":' + _enc(e.message) + b',"error_type":' + _enc(code)
-        if e.details:
-            head += b',"error_data":{"details":' + e.details + b"}"
+        details = _carry(e.details or None, carried)
+        if details is not None:
+            head += b',"error_data":{"details":' + details + b"}"
         return head + b',"message":' + summary + b"}"
 
     return floor
@@ -361,11 +396,12 @@ def dotbot_to_code_graph() -> Conv:
             rid = au.correlation_id or _request_id(w.tool, True, w.data, None, None)
         else:
             e = _dotbot_problem(w)
-            (code,) = codes[e.code]
+            code, carried = codes[e.code]
             message = e.message or w.summary
             err = b'{"error":{"code":' + _enc(code) + b',"message":' + _enc(message)
-            if e.details:
-                err += b',"details":' + _object(e.details)
+            details = _carry(_object(e.details) if e.details else None, carried)
+            if details is not None:
+                err += b',"details":' + details
             result = err + b"}}"
             rid = au.correlation_id or _request_id(w.tool, False, w.data, e.code, e.message)
         steps = []
@@ -476,8 +512,6 @@ def errorcode_to_response_v2() -> Conv:
                     page["cursor"] = pg.next_token
                 if pg.has_more is not None:
                     page["has_more"] = pg.has_more
-                if pg.result_count is not None:
-                    page["page_size"] = pg.result_count
                 meta += b',"pagination":' + _enc(page)
             meta += b',"telemetry":{"duration_ms":' + _enc(m.elapsed_ms) + b"}"
         meta += b"}}"
@@ -488,12 +522,14 @@ def errorcode_to_response_v2() -> Conv:
             return b"".join((b'{"success":true,"data":', data, b',"error":null,"meta":', meta))
         e = w.error
         assert e is not None
-        code, etype = codes[e.code]
+        code, etype, carried = codes[(e.code, e.retryable)]
         retry = e.retry_after_ms
         if retry is not None and retry < 0:
             raise OutsideError("a negative retry delay")
         if data == RAW_NULL or data == RAW_EMPTY:
             out = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
+            if carried:
+                out += b',"details":{' + carried + b"}"
             if retry is not None:
                 out += b',"retry_after_seconds":' + _seconds(retry)
             out += b"}"
@@ -503,6 +539,8 @@ def errorcode_to_response_v2() -> Conv:
                 d.pop(k, None)
             d["error_code"] = Raw(_enc(code))
             d["error_type"] = Raw(_enc(etype))
+            if carried:
+                d["details"] = Raw(b"{" + carried + b"}")
             if retry is not None:
                 d["retry_after_seconds"] = Raw(_seconds(retry))
             out = _enc(d)
@@ -534,13 +572,14 @@ def errorcode_to_dotbot() -> Conv:
             return b"".join((head, b'"ok","summary":"Completed.","data":', data, b',"warnings":[],"errors":[]', audit))
         e = w.error
         assert e is not None
-        (code,) = codes[e.code]
+        code, carried = codes[(e.code, e.retryable)]
         if data == RAW_NULL:
             data = RAW_EMPTY
         elif _OBJECT(data) is None:
             raise OutsideError("a non-object payload (wrapped by envglot)")
         message = _enc(e.message)
-        error = b'[{"code":' + _enc(code) + b',"message":' + message + b"}]"
+        error = b'[{"code":' + _enc(code) + b',"message":' + message
+        error += (b',"details":{' + carried + b"}}]") if carried else b"}]"
         return b"".join(
             (head, b'"error","summary":', message, b',"data":', data, b',"warnings":[],"errors":', error, audit)
         )
@@ -557,12 +596,18 @@ def errorcode_to_result() -> Conv:
             return b'{"success":true,"value":' + w.data + b"}"
         e = w.error
         assert e is not None
-        (code,) = codes[e.code]
+        code, carried = codes[(e.code, e.retryable)]
         out = b'{"success":false,"error":' + _enc(e.message) + b',"error_type":' + _enc(code)
         data = w.data
         if data != RAW_NULL and data != RAW_EMPTY:
-            _payload_dict(data)  # envglot reads it as a dict: an object is written as is
+            d = _payload_dict(data)  # envglot reads it as a dict: an object is written as is
+            if carried:
+                if "details" in d:
+                    raise OutsideError("a payload's own details beside details to carry")
+                data = Raw(bytes(data)[:-1] + b',"details":{' + carried + b"}}")  # d is not empty
             out += b',"error_data":' + data
+        elif carried:
+            out += b',"error_data":{"details":{' + carried + b"}}"
         return out + b"}"
 
     return floor
@@ -587,8 +632,9 @@ def errorcode_to_code_graph() -> Conv:
         else:
             e = w.error
             assert e is not None
-            (code,) = codes[e.code]
-            err = b'{"code":' + _enc(code) + b',"message":' + _enc(e.message) + b"}"
+            code, carried = codes[(e.code, e.retryable)]
+            err = b'{"code":' + _enc(code) + b',"message":' + _enc(e.message)
+            err += (b',"details":{' + carried + b"}}") if carried else b"}"
             if data == RAW_NULL:
                 result = b'{"error":' + err + b"}"
                 rid = _request_id("", False, None, e.code, e.message)
@@ -637,7 +683,7 @@ def errorcode_to_problem_json() -> Conv:
         e = w.error
         assert e is not None
         payload = None if w.data == RAW_NULL else w.data
-        out = _problem(_coded(codes, e.code), e.message, None, e.retry_after_ms, e.retryable)
+        out = _problem(_coded(codes, (e.code, e.retryable)), e.message, None, e.retry_after_ms, e.retryable)
         return out + _problem_tail(None, payload, None)
 
     return floor
@@ -748,18 +794,11 @@ def response_v2_to_errorcode() -> Conv:
     def floor(b: bytes) -> bytes:
         r = _rv2_in(_compact(b))
         meta = b""
-        pg = r.pagination
-        pg_ok = pg is not None and pg.page_size is not None and pg.has_more is not None
-        if r.duration is not None or r.request_id is not None or pg_ok:
+        # response-v2 states no count: errorcode's pagination, which requires one, is never written
+        if r.duration is not None or r.request_id is not None:
             dur = r.duration if r.duration is not None else 0
             dur = dur if dur >= 0 else 0
             meta = b',"meta":{"tool_version":"1.0","elapsed_ms":' + _enc(dur if type(dur) is int else round(dur))
-            if pg_ok:
-                assert pg is not None
-                page = {"next_token": pg.cursor} if pg.cursor is not None else {}
-                page["result_count"] = pg.page_size
-                page["has_more"] = pg.has_more
-                meta += b',"pagination":' + _enc(page)
             if r.request_id is not None:
                 meta += b',"correlation_id":' + _enc(r.request_id)
             meta += b"}"
@@ -785,10 +824,11 @@ def response_v2_to_result() -> Conv:
         if r.ok:
             return b'{"success":true,"value":' + r.data + b"}"
         assert r.key is not None
-        (code,) = codes[r.key]
+        code, carried = codes[r.key]
         out = b'{"success":false,"error":' + _enc(r.message) + b',"error_type":' + _enc(code)
-        if r.details is not None:
-            out += b',"error_data":{"details":' + r.details + b"}"
+        details = _carry(r.details, carried)
+        if details is not None:
+            out += b',"error_data":{"details":' + details + b"}"
         return out + b"}"
 
     return floor
@@ -828,11 +868,12 @@ def response_v2_to_dotbot() -> Conv:
                 )
             )
         assert r.key is not None
-        (code,) = codes[r.key]
+        code, carried = codes[r.key]
         message = _enc(r.message)
         error = b'[{"code":' + _enc(code) + b',"message":' + message
-        if r.details is not None and r.details != RAW_NULL:
-            error += b',"details":' + _object(r.details)
+        details = _carry(_object(r.details) if r.details is not None else None, carried)
+        if details is not None and details != RAW_NULL:
+            error += b',"details":' + details
         return b"".join(
             (
                 head,
@@ -868,10 +909,11 @@ def response_v2_to_code_graph() -> Conv:
             rid = r.request_id or _request_id("", True, r.data, None, None)
         else:
             assert r.key is not None
-            (code,) = codes[r.key]
+            code, carried = codes[r.key]
             err = b'{"error":{"code":' + _enc(code) + b',"message":' + _enc(r.message)
-            if r.details is not None and r.details != RAW_NULL:
-                err += b',"details":' + _object(r.details)
+            details = _carry(_object(r.details) if r.details is not None else None, carried)
+            if details is not None and details != RAW_NULL:
+                err += b',"details":' + details
             result = err + b"}}"
             rid = r.request_id or _request_id("", False, RAW_EMPTY, r.key[0], r.message)
         tail = b',"truncated":' + (b"true" if r.truncated else b"false") + b',"limits":{}'
@@ -994,15 +1036,16 @@ def result_to_response_v2() -> Conv:
                 + _object_payload(r.payload)
                 + b',"error":null,"meta":{"version":"response-v2"}}'
             )
-        code, etype = codes[r.code]  # type: ignore[index]
+        code, etype, carried = codes[r.code]  # type: ignore[index]
         payload = _object_payload(r.payload)
         d = _RAW_DICT(payload) if payload != RAW_EMPTY else {}
         for k in _RV2_ERROR_KEYS:
             d.pop(k, None)
         d["error_code"] = Raw(_enc(code))
         d["error_type"] = Raw(_enc(etype))
-        if r.details is not None:
-            d["details"] = _object(r.details)
+        details = _carry(_object(r.details) if r.details is not None else None, carried)
+        if details is not None:
+            d["details"] = Raw(details)
         return b"".join(
             (b'{"success":false,"data":', _enc(d), b',"error":', _enc(r.message), b',"meta":{"version":"response-v2"}}')
         )
@@ -1028,12 +1071,13 @@ def result_to_dotbot() -> Conv:
             return b"".join(
                 (head, b'"ok","summary":', summary, b',"data":', data, b',"warnings":[],"errors":[]', audit)
             )
-        (code,) = codes[r.code]  # type: ignore[index]
+        code, carried = codes[r.code]  # type: ignore[index]
         message = _enc(r.message)
         summary = _enc(r.summary) if r.summary is not None else message
         error = b'[{"code":' + _enc(code) + b',"message":' + message
-        if r.details is not None and r.details != RAW_NULL:
-            error += b',"details":' + _object(r.details)
+        details = _carry(_object(r.details) if r.details is not None else None, carried)
+        if details is not None and details != RAW_NULL:
+            error += b',"details":' + details
         return b"".join(
             (head, b'"error","summary":', summary, b',"data":', data, b',"warnings":[],"errors":', error, b"}]", audit)
         )
@@ -1057,10 +1101,11 @@ def result_to_code_graph() -> Conv:
             res = r.payload if r.payload is not None else RAW_NULL
             rid = _request_id("", True, r.payload, None, None)
         else:
-            (code,) = codes[r.code]  # type: ignore[index]
+            code, carried = codes[r.code]  # type: ignore[index]
             err = b'{"code":' + _enc(code) + b',"message":' + _enc(r.message)
-            if r.details is not None and r.details != RAW_NULL:
-                err += b',"details":' + _object(r.details)
+            details = _carry(_object(r.details) if r.details is not None else None, carried)
+            if details is not None and details != RAW_NULL:
+                err += b',"details":' + details
             err += b"}"
             p = r.payload
             if p is None or p == RAW_NULL or p == RAW_EMPTY:
@@ -1174,10 +1219,11 @@ def code_graph_to_response_v2() -> Conv:
         meta += b"}}"
         if r.ok:
             return b'{"success":true,"data":' + _object_payload(d.result) + b',"error":null' + meta
-        code, etype = codes[r.code]  # type: ignore[index]
+        code, etype, carried = codes[r.code]  # type: ignore[index]
         data = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
-        if r.details is not None:
-            data += b',"details":' + _object(r.details)
+        details = _carry(_object(r.details) if r.details is not None else None, carried)
+        if details is not None:
+            data += b',"details":' + details
         return b'{"success":false,"data":' + data + b'},"error":' + _enc(r.message) + meta
 
     return floor
@@ -1205,10 +1251,11 @@ def code_graph_to_result() -> Conv:
         r = _cg_in(_compact(b))
         if r.ok:
             return b'{"success":true,"value":' + r.data.result + b"}"
-        (code,) = codes[r.code]  # type: ignore[index]
+        code, carried = codes[r.code]  # type: ignore[index]
         out = b'{"success":false,"error":' + _enc(r.message) + b',"error_type":' + _enc(code)
-        if r.details is not None:
-            out += b',"error_data":{"details":' + r.details + b"}"
+        details = _carry(r.details, carried)
+        if details is not None:
+            out += b',"error_data":{"details":' + details + b"}"
         return out + b"}"
 
     return floor
@@ -1264,11 +1311,12 @@ def code_graph_to_dotbot() -> Conv:
                     b"}",
                 )
             )
-        (code,) = codes[r.code]  # type: ignore[index]
+        code, carried = codes[r.code]  # type: ignore[index]
         message = _enc(r.message)
         error = b'[{"code":' + _enc(code) + b',"message":' + message
-        if r.details is not None and r.details != RAW_NULL:
-            error += b',"details":' + _object(r.details)
+        details = _carry(_object(r.details) if r.details is not None else None, carried)
+        if details is not None and details != RAW_NULL:
+            error += b',"details":' + details
         return b"".join(
             (head, b'"error","summary":', message, b',"data":{},"warnings":[],"errors":', error, b"}]", tail, b"}")
         )
@@ -1357,7 +1405,8 @@ def _legacy_message(r: _Legacy) -> str:
 
 
 def legacy_v1_to_response_v2() -> Conv:
-    code, etype = legacy_code("response-v2")
+    code, etype, carried = legacy_code("response-v2")
+    assert not carried, "every target's code says legacy-v1's one category"
     code_fields = {"error_code": Raw(_enc(code)), "error_type": Raw(_enc(etype))}
 
     def floor(b: bytes) -> bytes:
@@ -1412,7 +1461,8 @@ def legacy_v1_to_errorcode() -> Conv:
 
 
 def legacy_v1_to_result() -> Conv:
-    (code,) = legacy_code("result")
+    code, carried = legacy_code("result")
+    assert not carried, "every target's code says legacy-v1's one category"
     error_type = b',"error_type":' + _enc(code)
 
     def floor(b: bytes) -> bytes:
@@ -1430,7 +1480,8 @@ def legacy_v1_to_result() -> Conv:
 def legacy_v1_to_dotbot() -> Conv:
     from envglot.mappings import default_mappings
 
-    (code,) = legacy_code("dotbot")
+    code, carried = legacy_code("dotbot")
+    assert not carried, "every target's code says legacy-v1's one category"
     syn = default_mappings()["dotbot"].synthesize
     head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
     head += b',"version":' + _enc(syn["tool_version"]) + b',"status":'
@@ -1482,7 +1533,8 @@ def legacy_v1_to_dotbot() -> Conv:
 def legacy_v1_to_code_graph() -> Conv:
     from envglot.mappings import default_mappings
 
-    (code,) = legacy_code("code-graph")
+    code, carried = legacy_code("code-graph")
+    assert not carried, "every target's code says legacy-v1's one category"
     syn = default_mappings()["code-graph"].synthesize
     tool = _enc(syn["tool"])
     stamp = _enc(syn["timestamp"])
@@ -1577,6 +1629,8 @@ def _problem_json_in(b: bytes) -> tuple[problem_json.Envelope, str | None]:
         raise OutsideError("a status that is no outcome")
     if w.errors is not None:
         raise OutsideError("further problems")
+    if w.retryable is not None:
+        raise OutsideError("a stated retryable (a target may carry it in details)")
     if w.code is not None:
         return w, w.code
     if status is None:
@@ -1586,7 +1640,8 @@ def _problem_json_in(b: bytes) -> tuple[problem_json.Envelope, str | None]:
 
 def problem_json_to_response_v2() -> Conv:
     codes = {
-        k: (Raw(_enc(code)), Raw(_enc(etype))) for k, (code, etype) in code_table("problem-json", "response-v2").items()
+        k: (Raw(_enc(code)), Raw(_enc(etype)), carried)
+        for k, (code, etype, carried) in code_table("problem-json", "response-v2").items()
     }
 
     def floor(b: bytes) -> bytes:
@@ -1601,13 +1656,14 @@ def problem_json_to_response_v2() -> Conv:
         payload = _object_payload(w.data or None)
         if key is None:
             return b'{"success":true,"data":' + payload + b',"error":null' + meta
-        code, etype = _coded(codes, key)
+        code, etype, carried = _coded(codes, key)
         if not w.detail:
             raise OutsideError("a failure without a message")
+        details = _carry(_object(w.details) if w.details else None, carried)
         if payload == RAW_EMPTY:
             data = b'{"error_code":' + code + b',"error_type":' + etype
-            if w.details:
-                data += b',"details":' + _object(w.details)
+            if details is not None:
+                data += b',"details":' + details
             if w.retry_after_ms is not None and w.retry_after_ms >= 0:
                 data += b',"retry_after_seconds":' + _seconds(w.retry_after_ms)
             data += b"}"
@@ -1617,8 +1673,8 @@ def problem_json_to_response_v2() -> Conv:
                 d.pop(k, None)
             d["error_code"] = code
             d["error_type"] = etype
-            if w.details:
-                d["details"] = _object(w.details)
+            if details is not None:
+                d["details"] = Raw(details)
             if w.retry_after_ms is not None and w.retry_after_ms >= 0:
                 d["retry_after_seconds"] = Raw(_seconds(w.retry_after_ms))
             data = _enc(d)
@@ -1656,15 +1712,19 @@ def problem_json_to_errorcode() -> Conv:
 
 
 def problem_json_to_result() -> Conv:
-    codes = {k: b',"error_type":' + _enc(code) for k, (code,) in code_table("problem-json", "result").items()}
+    codes = {
+        k: (b',"error_type":' + _enc(code), carried)
+        for k, (code, carried) in code_table("problem-json", "result").items()
+    }
 
     def floor(b: bytes) -> bytes:
         w, key = _problem_json_in(_compact(b))
         data = w.data
         if key is None:
             return b'{"success":true,"value":' + data + b"}" if data else b'{"success":true}'
-        out = b'{"success":false,"error":' + _enc(w.detail) + _coded(codes, key)
-        details = w.details or None
+        error_type, carried = _coded(codes, key)
+        out = b'{"success":false,"error":' + _enc(w.detail) + error_type
+        details = _carry(w.details or None, carried)
         if data and data != RAW_NULL and data != RAW_EMPTY and _OBJECT(data) is not None:
             d = _RAW_DICT(data)
             if details is not None:
@@ -1681,7 +1741,8 @@ def problem_json_to_dotbot() -> Conv:
     from envglot.mappings import default_mappings
 
     codes = {
-        k: b'[{"code":' + _enc(code) + b',"message":' for k, (code,) in code_table("problem-json", "dotbot").items()
+        k: (b'[{"code":' + _enc(code) + b',"message":', carried)
+        for k, (code, carried) in code_table("problem-json", "dotbot").items()
     }
     syn = default_mappings()["dotbot"].synthesize
     head = b'{"schema_id":' + _enc(dotbot.SCHEMA_ID) + b',"tool":' + _enc(syn["tool"])
@@ -1708,9 +1769,11 @@ def problem_json_to_dotbot() -> Conv:
                     tail,
                 )
             )
-        error = _coded(codes, key) + _enc(w.detail or "")
-        if w.details:
-            error += b',"details":' + _object(w.details)
+        opening, carried = _coded(codes, key)
+        error = opening + _enc(w.detail or "")
+        details = _carry(_object(w.details) if w.details else None, carried)
+        if details is not None:
+            error += b',"details":' + details
         return b"".join(
             (
                 head,
@@ -1734,7 +1797,8 @@ def problem_json_to_code_graph() -> Conv:
     from envglot.mappings import default_mappings
 
     codes = {
-        k: b'{"code":' + _enc(code) + b',"message":' for k, (code,) in code_table("problem-json", "code-graph").items()
+        k: (b'{"code":' + _enc(code) + b',"message":', carried)
+        for k, (code, carried) in code_table("problem-json", "code-graph").items()
     }
     syn = default_mappings()["code-graph"].synthesize
     tool = _enc(syn["tool"])
@@ -1751,9 +1815,11 @@ def problem_json_to_code_graph() -> Conv:
             if rid is None:
                 rid = _request_id("", True, payload, None, None)
         else:
-            err = _coded(codes, key) + _enc(w.detail or "")
-            if w.details:
-                err += b',"details":' + _object(w.details)
+            opening, carried = _coded(codes, key)
+            err = opening + _enc(w.detail or "")
+            details = _carry(_object(w.details) if w.details else None, carried)
+            if details is not None:
+                err += b',"details":' + details
             err += b"}"
             if payload is None or payload == RAW_NULL or payload == RAW_EMPTY or _OBJECT(payload) is None:
                 result = b'{"error":' + err + b"}"  # a failure's non-object payload has no place

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["CONVERSIONS", "DOTBOT_TO_V2", "dotbot_to_v2", "legacy_v1_to_v2"]
+__all__ = ["CONVERSIONS", "DOTBOT_TO_V2", "PRECONDITION_CODES", "dotbot_to_v2", "legacy_v1_to_v2"]
 
 _loads = orjson.loads
 _dumps = orjson.dumps
@@ -48,6 +48,22 @@ DOTBOT_TO_V2: dict[str, tuple[str, str]] = {
 }
 """dotbot error code -> response-v2 (error_code, error_type), as a user would table it."""
 
+PRECONDITION_CODES = frozenset(
+    {
+        "STATE_FILE_INVALID",
+        "REGISTRY_PARSE_ERROR",
+        "BROKEN_FILE_REFERENCE",
+        "FRONTMATTER_MISSING",
+        "FRONTMATTER_INVALID",
+        "INVALID_STATE",
+        "STATE_NOT_INITIALIZED",
+        "PHASE_ORDER_MISSING",
+        "HISTORY_FILE_INVALID",
+    }
+)
+"""dotbot codes meaning ``failed_precondition``, which no response-v2 code says: the category
+goes in ``details.category`` (as envglot carries it)."""
+
 _INTERNAL = ("INTERNAL_ERROR", "internal")
 _INTERIM_KEYS = {"success", "data", "error"}
 _LEGACY_DROP = ("success", "error", "schema_version")
@@ -73,6 +89,8 @@ def dotbot_to_v2(buf: bytes) -> bytes:
         data["error_code"] = code
         data["error_type"] = etype
         details = err.get("details")
+        if err["code"] in PRECONDITION_CODES:
+            details = {**(details or {}), "category": "failed_precondition"}
         if details is not None:
             data["details"] = details
         return _dumps({"success": False, "data": data, "error": err["message"], "meta": meta})

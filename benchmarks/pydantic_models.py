@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from handwritten import DOTBOT_TO_V2
+from handwritten import DOTBOT_TO_V2, PRECONDITION_CODES
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 __all__ = [
@@ -167,8 +167,11 @@ def dotbot_to_v2(buf: bytes) -> bytes:
         err = src.errors[0]
         code, etype = DOTBOT_TO_V2.get(err.code, _INTERNAL)
         data = dict(src.data, error_code=code, error_type=etype)
-        if err.details is not None:
-            data["details"] = err.details
+        details = err.details
+        if err.code in PRECONDITION_CODES:
+            details = {**(details or {}), "category": "failed_precondition"}
+        if details is not None:
+            data["details"] = details
         return _dump(V2Envelope(success=False, data=data, error=err.message, meta=V2Meta(**meta)))
     return _dump(V2Envelope(success=True, data=src.data, error=None, meta=V2Meta(**meta)))
 

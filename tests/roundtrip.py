@@ -121,7 +121,9 @@ def back_path(path: str, target: str, source: str) -> str | None:
             best = (hit.end(), field, hit.group(1) if rx.groups else None)
     if best is None:
         return None
-    return default_mappings()[source].path(best[1], None if best[2] is None else int(best[2]))
+    # a target path without an index (code-graph's one error) holds the first element: the writer
+    # of a single-error dialect writes the first problem
+    return default_mappings()[source].path(best[1], 0 if best[2] is None else int(best[2]))
 
 
 def round_trip(data: bytes, src: str, dst: str) -> tuple[bytes, list[Diagnostic], list[Diagnostic]]:

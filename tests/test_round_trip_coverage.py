@@ -71,6 +71,9 @@ fails the test (so a fixed class is taken off the list)."""
 
 GENERATED_OPEN: dict[str, str] = {
     r"^dotbot -> code-graph: [^:]*: \$\.actions\[\d+\]\.(reason|tool): ": "action strings re-spelled",
+    r"^dotbot -> code-graph: [^:]*: \$\.actions\[\d+\]\.parameters[.\[]": "an intent and the actions both "
+    "become code-graph next steps; read back, the intent is actions[0] and every action moves one place on, "
+    "which only the intent's field_dropped reports (not each action's parameters)",
 }
 """Open findings only generated envelopes reach."""
 
@@ -125,6 +128,26 @@ def test_generated_round_trip_changes_nothing_silently(src: str) -> None:
         assert [f for f in found if not _open(f)] == []
 
     check()
+
+
+def test_a_message_synthesized_for_a_single_error_target_is_covered() -> None:
+    """Found by the property above: a dotbot error with an empty message is written to code-graph
+    with the summary as its message; the ``synthesized`` diagnostic at code-graph's index-less
+    ``$.data.result.error.message`` names the first error's ``$.errors[0].message``."""
+    doc = {
+        "schema_id": "dotbot-mcp-response@1",
+        "status": "error",
+        "errors": [{"message": "", "code": "ALIAS_CONFLICT"}],
+        "warnings": [],
+        "tool": "",
+        "version": "",
+        "summary": "Output",
+        "data": {},
+        "audit": {"timestamp": "", "duration_ms": 0, "source": ""},
+    }
+    data = msgspec.json.encode(doc)
+    assert uncovered(data, "dotbot", "code-graph") == []
+    assert inverted(data, "dotbot", "code-graph") == []
 
 
 @pytest.mark.parametrize("dst", WRITABLE)
