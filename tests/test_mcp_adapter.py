@@ -479,6 +479,27 @@ def test_emits_carries_the_non_text_blocks_of_a_returned_result() -> None:
     assert emcp.wrap(wire, "result")["content"][1:] == [image]
 
 
+def test_emits_answers_without_blocks_the_sdk_refuses(caplog: pytest.LogCaptureFixture) -> None:
+    """An image block without its mimeType is no SDK ImageContent: the envelope is answered alone, and said."""
+    pytest.importorskip("mcp")
+    broken = {"type": "image", "data": "AAAA"}
+
+    @emcp.emits("code-graph")
+    def chart() -> dict[str, Any]:
+        return {
+            "content": [
+                broken,
+                {"type": "text", "text": '{"success": false, "error": "no", "error_type": "not_found"}'},
+            ],
+            "isError": True,
+        }
+
+    with caplog.at_level(logging.WARNING, logger="envglot.mcp"):
+        res = chart()
+    assert res.is_error is True and len(res.content) == 1 and res.content[0].type == "text"
+    assert any("content block(s) the MCP SDK refuses" in r.getMessage() for r in caplog.records)
+
+
 def test_emits_turns_a_failed_conversion_into_an_error_envelope() -> None:
     @emcp.emits("response-v2", output="wire", unsupported="raise")
     def lossy() -> Result[int]:

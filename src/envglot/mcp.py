@@ -707,14 +707,26 @@ def emits(
                     answered = finish(*_render(thing, target, src, o.replace(context=synth), None))
                 except ParseError as refused:  # the core refused what the tool returned: a failure
                     _log.warning("tool %s returned a document envglot refuses: %s", name, refused)
-                    answered = finish(refusal(refused, to=target, options=fallback, context=synth).output, True)
+                    answered = finish(refusal(refused, to=target, options=fallback, context=synth).output, True, [])
                 except Exception as conv_exc:
                     exc = conv_exc
             if exc is not None:
                 _log.warning("tool %s failed; answering with an error envelope", name, exc_info=exc)
                 failed = _exception_envelope(exc)
                 answered = finish(*_render(failed, target, None, fallback.replace(context=synth), None))
-            return answered if sdk is None or output == "envelope" else sdk.model_validate(answered)
+            if sdk is None or output == "envelope":
+                return answered
+            try:
+                return sdk.model_validate(answered)
+            except ValueError:  # pydantic's ValidationError: a content block the SDK's types refuse
+                if len(answered["content"]) <= 1:
+                    raise
+                _log.warning(
+                    "tool %s returned %d content block(s) the MCP SDK refuses; answered with the envelope alone",
+                    name,
+                    len(answered["content"]) - 1,
+                )
+                return sdk.model_validate({**answered, "content": answered["content"][:1]})
 
         wrapper: Callable[..., Any]
         if inspect.iscoroutinefunction(fn):
