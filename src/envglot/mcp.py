@@ -14,6 +14,7 @@ import functools
 import gc
 import inspect
 import logging
+import sys
 import time
 import typing
 from collections.abc import Awaitable, Callable, Coroutine
@@ -546,10 +547,17 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
     return Envelope(ok=True, payload=None if ret is None else encode_value(ret)), None
 
 
+_SERVER_APIS = ("mcp.server", "fastmcp")
+"""The packages whose tool records :func:`_registered` recognises; with neither imported, none exists."""
+
+
 def _registered(fn: object) -> bool:
     """Whether a server API registered ``fn`` as a tool already: a tool record's attributes
     (its ``__dict__``) hold it as ``fn`` beside a ``name`` and the derived ``parameters``
-    (MCPServer's ``Tool``, FastMCP's ``FunctionTool``)."""
+    (MCPServer's ``Tool``, FastMCP's ``FunctionTool``). The search walks the heap
+    (``gc.get_referrers``), so it runs only once a server API is imported."""
+    if not any(name in sys.modules for name in _SERVER_APIS):
+        return False
     return any(
         isinstance(ref, dict) and ref.get("fn") is fn and "name" in ref and "parameters" in ref
         for ref in gc.get_referrers(fn)

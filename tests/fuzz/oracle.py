@@ -469,11 +469,15 @@ def _check_wrap(target: str | None) -> Callable[[Any, Input], None]:
 
 
 def _emits(target: str, output: str) -> Call:
-    def call(data: bytes) -> Any:
-        @mcp.emits(target, output=output, timing=False, unsupported="ignore")  # type: ignore[arg-type]
-        def tool() -> bytes:
-            return data
+    returns: list[bytes] = [b""]
+    """What the tool returns on its next call (decorated once: decorating is a server's start-up cost)."""
 
+    @mcp.emits(target, output=output, timing=False, unsupported="ignore")  # type: ignore[arg-type]
+    def tool() -> bytes:
+        return returns[0]
+
+    def call(data: bytes) -> Any:
+        returns[0] = data
         result = tool()
         if output == "sdk":  # read by attribute: pydantic's own serializer stops at 255 levels
             blocks = [{"type": c.type, "text": getattr(c, "text", None)} for c in result.content]
