@@ -25,6 +25,7 @@ from .limits import (
     check_text,
     encode_checked,
     repeated_member,
+    top_members,
     within_depth,
 )
 from .mappings import Mappings, default_mappings, mappings_for
@@ -212,8 +213,8 @@ def _one_outcome(buf: bytes, key: str, dialect: str) -> None:
         )
 
 
-_WRAPPER_HINTS = (b'"content"', b'"structuredContent"', b'"jsonrpc"', b"\\u")
-"""Bytes one of which any transport wrapper's top level holds (a key may be escaped: ``\\u``)."""
+_WRAPPER_KEYS = ("content", "structuredContent", "jsonrpc")
+"""Members one of which any transport wrapper's top level holds."""
 
 
 def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> tuple[bytes, bool | None]:
@@ -224,7 +225,11 @@ def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> 
     be read as a success). A document detection cannot read is left to the reader to report.
     """
     if known is None:
-        if not any(h in buf for h in _WRAPPER_HINTS):
+        try:  # the top level's keys (escapes read), its values skipped in C
+            keys = top_members(buf)
+        except (msgspec.DecodeError, RecursionError):  # not an object, broken or too deep: the reader says
+            return buf, None
+        if not any(k in keys for k in _WRAPPER_KEYS):
             return buf, None
         try:
             known = classify(buf)

@@ -44,6 +44,7 @@ __all__ = [
     "path_at",
     "repeated_member",
     "too_deep",
+    "top_members",
     "within_depth",
 ]
 
@@ -173,21 +174,42 @@ def repeated_member(buf: bytes, key: str) -> bool:
     """Whether the top-level object of ``buf`` (checked input) holds member ``key`` more than once.
 
     JSON parsers keep one occurrence (msgspec and ``JSON.parse`` the last): a repeated outcome
-    member would let a later ``true`` hide an earlier ``false``. Two C scans decide for almost
-    every document; only one that holds the key twice, or an escape of one of its letters
-    (``"succ\\u0065ss"``), is parsed again, by the standard library, keeping its members' pairs.
+    member would let a later ``true`` hide an earlier ``false``. Two C scans decide for most
+    documents; one that holds the key's bytes twice is split by msgspec into its top-level
+    members (values skipped, in C), and the occurrences inside their values are not at the top.
+    Only a document still showing the key twice at the top (or another key repeated, whose
+    dropped value may hold it), or an escape of one of its letters (``"succ\u0065ss"``), is
+    parsed again, by the standard library, keeping its members' pairs.
     """
-    if buf.count(b'"%s"' % key.encode()) < 2 and _escapes(key).search(buf) is None:
-        return False
+    quoted = b'"%s"' % key.encode()
+    seen = buf.count(quoted)
+    if _escapes(key).search(buf) is None:
+        if seen < 2:
+            return False
+        try:
+            members = top_members(buf)
+        except (msgspec.DecodeError, RecursionError):
+            members = None
+        if members is not None and seen - sum(bytes(v).count(quoted) for v in members.values()) <= 1:
+            return False
     try:
         top = json.loads(buf, object_pairs_hook=_pairs)
     except (ValueError, RecursionError):  # the reader reports what is wrong with it
         return False
-    return isinstance(top, list) and sum(1 for k, _ in top if k == key) > 1
+    return isinstance(top, _Members) and sum(1 for k, _ in top if k == key) > 1
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    return pairs
+top_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+"""The top-level members of an object document, their values skipped in C (the last of a repeated
+key); raises ``msgspec.DecodeError`` for anything else."""
+
+
+class _Members(list[tuple[str, Any]]):
+    """An object's members in document order (what ``json.loads`` builds with :func:`_pairs`)."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Members:
+    return _Members(pairs)
 
 
 @functools.cache
