@@ -10,7 +10,7 @@ import msgspec
 from . import residue as _residue
 from .canonical import Envelope, Problem
 from .context import Context
-from .detect import JSONRPC, MCP, Detection, classify
+from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
 from .dialect import Dialect, get_dialect, writable_names
 from .dialects._common import may_be_loose
@@ -213,8 +213,8 @@ def _one_outcome(buf: bytes, key: str, dialect: str) -> None:
         )
 
 
-_WRAPPER_KEYS = ("content", "structuredContent", "jsonrpc")
-"""Members one of which any transport wrapper's top level holds."""
+_WRAPPER_KEYS = (*MCP_MARKERS, JSONRPC_MARKER)
+"""Members one of which any transport wrapper's top level holds (detection's own markers)."""
 
 
 def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> tuple[bytes, bool | None]:

@@ -15,7 +15,7 @@ from msgspec import Raw, Struct
 from .dialect import Facts, Probe, registered
 from .errors import DetectError
 
-__all__ = ["JSONRPC", "MCP", "Detection", "classify", "detect_bytes", "probe_table"]
+__all__ = ["JSONRPC", "JSONRPC_MARKER", "MCP", "MCP_MARKERS", "Detection", "classify", "detect_bytes", "probe_table"]
 
 MCP = "mcp"
 """Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
@@ -37,18 +37,22 @@ class Detection(Struct, frozen=True):
 
 
 _WRAPPER_KEYS = ("content", "structuredContent", "isError", "jsonrpc", "result", "error")
+MCP_MARKERS = ("content", "structuredContent")
+"""The members one of which an MCP CallToolResult holds (:func:`_mcp` requires one)."""
+JSONRPC_MARKER = "jsonrpc"
+"""The member a JSON-RPC response holds (:func:`_jsonrpc` requires it)."""
 
 
 def _jsonrpc(f: Facts) -> str | None:
     """A JSON-RPC 2.0 response (``jsonrpc`` with ``result`` or ``error``)."""
-    return "jsonrpc" if f.has("jsonrpc") and (f.has("result") or f.has("error")) and not f.has("success") else None
+    return "jsonrpc" if f.has(JSONRPC_MARKER) and (f.has("result") or f.has("error")) and not f.has("success") else None
 
 
 def _mcp(f: Facts) -> str | None:
     """An MCP CallToolResult (``content``/``structuredContent``, no envelope keys)."""
     if f.has("success") or f.has("data"):
         return None
-    return "content" if f.has("content") else "structuredContent" if f.has("structuredContent") else None
+    return next((k for k in MCP_MARKERS if f.has(k)), None)
 
 
 _TRANSPORT = (
