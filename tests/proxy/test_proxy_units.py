@@ -598,3 +598,21 @@ def test_the_upstream_handshake_falls_back_to_initialize(speaks_discover: bool) 
     session = Session()
     assert anyio.run(handshake, session) == ("2026-07-28" if speaks_discover else "2025-11-25")
     assert session.calls == (["discover"] if speaks_discover else ["discover", "initialize"])
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://user:secret@example.com:8443/mcp?token=abc", "https://***@example.com:8443/mcp?***"),
+        ("http://127.0.0.1:9000/mcp", "http://127.0.0.1:9000/mcp"),
+        ("https://token@example.com/", "https://***@example.com/"),
+    ],
+)
+def test_logs_never_show_url_credentials(tmp_path: Path, url: str, shown: str) -> None:
+    """The start-up line and every log line name a url upstream without its user info or query
+    (where credentials and tokens travel)."""
+    f = tmp_path / "up.toml"
+    f.write_text(f'[[upstream]]\nprefix = ""\nurl = "{url}"\n')
+    (spec,) = load_config(f).upstream
+    assert spec.shown_url == shown
+    assert "secret" not in spec.label and "abc" not in spec.label

@@ -171,7 +171,7 @@ def proxy(
             sock = bind_listener(where.host, where.port)
         except OSError as exc:
             die(f"cannot listen on {listen}: {exc.strerror or exc}", exits.EX_UNAVAILABLE)
-    listed = ", ".join(f"{u.prefix or '(no prefix)'}={u.url or u.command}" for u in cfg.upstream)
+    listed = ", ".join(f"{u.prefix or '(no prefix)'}={u.shown_url or u.command}" for u in cfg.upstream)
     served = listen_url(sock) if sock is not None else "stdio"
     click.echo(f"envglot proxy: serving {served} as {target}; upstreams: {listed}", err=True)
 

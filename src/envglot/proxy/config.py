@@ -28,6 +28,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
@@ -43,6 +44,7 @@ __all__ = [
     "expand_env",
     "load_config",
     "parse_header",
+    "redact_url",
 ]
 
 SEPARATOR = "_"
@@ -122,11 +124,26 @@ class UpstreamSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     @property
     def label(self) -> str:
         """How logs name this upstream."""
-        return self.prefix or (self.command or self.url or "upstream")
+        return self.prefix or (self.command or self.shown_url or "upstream")
+
+    @property
+    def shown_url(self) -> str | None:
+        """The url as logs show it: user info and query string (where credentials and tokens
+        travel) replaced by ``***``."""
+        return None if self.url is None else redact_url(self.url)
 
     def public_name(self, tool: str) -> str:
         """The name the proxy publishes for ``tool``."""
         return f"{self.prefix}{SEPARATOR}{tool}" if self.prefix else tool
+
+
+def redact_url(url: str) -> str:
+    """``url`` without what may be a secret: ``https://user:pw@host/p?token=x`` ->
+    ``https://***@host/p?***``."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")
+    netloc = f"***@{host[2]}" if host[1] else parts.netloc
+    return urlunsplit((parts.scheme, netloc, parts.path, "***" if parts.query else "", ""))
 
 
 class ProxyConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
