@@ -28,7 +28,7 @@ import msgspec
 
 import envglot
 from envglot.dialect import get_dialect
-from envglot.dialects._common import may_be_loose
+from envglot.wire import may_be_loose
 from envglot.limits import check_input
 
 

@@ -13,7 +13,6 @@ from .context import Context
 from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
 from .dialect import Dialect, get_dialect, writable_names
-from .dialects._common import may_be_loose
 from .errors import DetectError, EnvglotError, NoEnvelopeError, ParseError
 from .excerpt import excerpt
 from .fields import _ENABLED as _COMPILED
@@ -32,6 +31,7 @@ from .mappings import Mappings, default_mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level, Policy
 from .transport import unwrap_bytes, unwrap_jsonrpc
+from .wire import may_be_loose
 
 __all__ = [
     "Conversion",

@@ -389,7 +389,7 @@ class DeclaredDialect(Dialect):
     declared = True
 
     def __init__(self) -> None:
-        from .dialects._common import WireDecoder
+        from .wire import WireDecoder
 
         d = self.declaration
         self._dec = WireDecoder(d.wire, self.name, self.shape.residue)
@@ -402,7 +402,7 @@ class DeclaredDialect(Dialect):
     # -- read ------------------------------------------------------------------------------
 
     def read(self, buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-        from .dialects._common import unwrap_payload
+        from .wire import unwrap_payload
 
         d = self.declaration
         w, extras, residue = self._dec.decode(buf)
@@ -483,7 +483,7 @@ class DeclaredDialect(Dialect):
     # -- write -----------------------------------------------------------------------------
 
     def write(self, env: c.Envelope, ctx: Context) -> bytes:
-        from .dialects._common import count_for, object_payload
+        from .wire import count_for, object_payload
 
         d = self.declaration
         dmap = ctx.mappings[self.name]
@@ -537,7 +537,7 @@ class DeclaredDialect(Dialect):
         return item
 
     def _problems(self, env: c.Envelope, ctx: Context) -> list[dict[str, Any]]:
-        from .dialects._common import count_for
+        from .wire import count_for
 
         d = self.declaration
         dmap = ctx.mappings[self.name]

@@ -135,7 +135,7 @@ class Reading:
 
     def __init__(self, decoder: Any, *steps: Step) -> None:
         self.decoder = decoder
-        """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.dialects._common.WireDecoder`)."""
+        """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`)."""
         self.steps: tuple[Step, ...] = steps
 
 

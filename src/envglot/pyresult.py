@@ -20,11 +20,11 @@ from .context import Context
 from .diagnostics import Report, report_for
 from .dialect import get_dialect
 from .dialects import result as _result_dialect
-from .dialects._common import ABSENT
 from .errors import EnvglotError, ParseError
 from .limits import MAX_DEPTH, bad_value, check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .policy import Level
+from .wire import ABSENT
 
 __all__ = ["Result", "encode_value"]
 

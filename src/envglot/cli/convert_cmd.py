@@ -11,7 +11,7 @@ from ..api import Converter
 from ..errors import EnvglotError, UnsupportedError
 from ..policy import Level
 from ..transport import wrap_bytes
-from . import exits, main
+from . import exits
 from .common import (
     DialectType,
     LogWriter,
@@ -32,6 +32,7 @@ from .common import (
     same_file,
 )
 from .findings import Findings, output_format_option, stream_echo
+from .group import main
 
 __all__ = ["convert"]
 

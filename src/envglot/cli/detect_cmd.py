@@ -9,7 +9,6 @@ import msgspec
 
 from ..api import detection
 from ..errors import EnvglotError
-from . import main
 from .common import (
     RunStatus,
     Stderr,
@@ -22,6 +21,7 @@ from .common import (
     read_records,
     try_open,
 )
+from .group import main
 
 __all__ = ["detect"]
 

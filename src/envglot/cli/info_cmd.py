@@ -13,8 +13,9 @@ import msgspec
 from ..dialect import registered
 from ..errors import EnvglotError
 from ..mappings import Mappings
-from . import exits, main
+from . import exits
 from .common import DialectType, echo, load_mappings, mappings_option
+from .group import main
 
 __all__ = ["codes", "dialects", "schema"]
 

@@ -12,8 +12,9 @@ import click
 import msgspec
 
 from ..errors import EnvglotError
-from . import exits, main
+from . import exits
 from .common import die, open_output, output_failed
+from .group import main
 
 __all__ = ["learn"]
 

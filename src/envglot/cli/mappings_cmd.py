@@ -10,8 +10,9 @@ import click
 from ..errors import MappingError
 from ..excerpt import display_path
 from ..mappings import Mappings, check_overlay, default_mappings
-from . import exits, main
+from . import exits
 from .common import DialectType, die, echo, open_output, output_failed, unreadable
+from .group import main
 
 __all__ = ["mappings"]
 

@@ -31,7 +31,7 @@ from ..migration import (
     RecordError,
     migrate,
 )
-from . import exits, main
+from . import exits
 from .common import (
     DialectType,
     LogWriter,
@@ -46,6 +46,7 @@ from .common import (
     policy_options,
 )
 from .findings import Findings, Severity, output_format_option, stream_echo
+from .group import main
 
 __all__ = ["format_summary", "migrate_command"]
 

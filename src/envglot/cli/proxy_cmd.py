@@ -12,8 +12,9 @@ import msgspec
 
 from ..errors import EnvglotError
 from ..options import Options
-from . import exits, main
+from . import exits
 from .common import DialectType, die, load_mappings, mappings_option, unreadable
+from .group import main
 
 if TYPE_CHECKING:
     from ..proxy.config import ProxyConfig

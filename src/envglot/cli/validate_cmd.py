@@ -8,7 +8,6 @@ import click
 
 from ..api import detection
 from ..errors import EnvglotError
-from . import main
 from .common import (
     DialectType,
     RunStatus,
@@ -20,6 +19,7 @@ from .common import (
     try_open,
 )
 from .findings import CONTRACT_PREFIX, Findings, output_format_option
+from .group import main
 
 __all__ = ["validate"]
 

@@ -25,7 +25,7 @@ from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..fields import Build, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import (
+from ..wire import (
     ABSENT,
     RAW_EMPTY_OBJECT,
     RAW_NULL,

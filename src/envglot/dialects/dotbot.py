@@ -26,7 +26,7 @@ from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import (
+from ..wire import (
     ABSENT,
     WireDecoder,
     error_details,

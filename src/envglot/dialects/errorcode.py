@@ -16,7 +16,7 @@ from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
+from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "Errorcode", "MetaPagination", "ToolError", "ToolMeta"]
 

@@ -22,7 +22,7 @@ from ..errors import EnvglotError, ParseError
 from ..fields import Let, Move, Reading
 from ..mappings import DialectMap, Mappings
 from ..residue import parse_path
-from ._common import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
+from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
 __all__ = ["NAME", "READING", "InterimMeta", "LegacyV1", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
 

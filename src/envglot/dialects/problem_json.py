@@ -26,7 +26,7 @@ from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import ABSENT, WireDecoder, count_for, opt, raw_or_absent
+from ..wire import ABSENT, WireDecoder, count_for, opt, raw_or_absent
 
 __all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope", "ProblemJson"]
 

@@ -28,7 +28,7 @@ from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings, type_for
-from ._common import (
+from ..wire import (
     ABSENT,
     RAW_EMPTY_OBJECT,
     RAW_NULL,

@@ -15,7 +15,7 @@ from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..fields import Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
+from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "FailureEnvelope", "OkEnvelope", "Result", "split_error_data"]
 
