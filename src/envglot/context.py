@@ -8,7 +8,7 @@ from msgspec import Raw
 from .canonical import Envelope, NextStep, Problem
 from .diagnostics import Diagnostic, Kind, Report
 from .excerpt import quoted
-from .mappings import DialectMap, Mappings, type_for
+from .tables import DialectMap, Mappings, type_for
 
 __all__ = [
     "Context",

@@ -25,11 +25,11 @@ from typing import Any, BinaryIO
 import msgspec
 
 from .api import convert, unwrap
-from .declared import DeclaredDialect, field_types, register_declarations, unregister, valid_name
+from .declared import DeclaredDialect, field_types, valid_name
 from .dialect import get_dialect, registered, writable_names
 from .errors import EnvglotError, MappingError
 from .excerpt import excerpt
-from .mappings import Mappings, default_mappings, load_mappings, mappings_dir
+from .mappings import Mappings, default_mappings, load_mappings, mappings_dir, register_declarations, unregister
 from .mcp import is_error as outcome_is_error
 from .validation import validate
 

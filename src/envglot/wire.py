@@ -18,7 +18,7 @@ from .diagnostics import Kind
 from .errors import ParseError
 from .excerpt import key_segment, quoted
 from .fields import ABSENT
-from .mappings import DialectMap
+from .tables import DialectMap
 
 __all__ = [
     "ABSENT",

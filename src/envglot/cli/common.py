@@ -125,7 +125,7 @@ class DialectType(click.ParamType):
 def _declare(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
     """Register the dialects declared among the ``--mappings`` files before any other option is
     parsed (eager), so ``-t NAME`` and ``-f NAME`` know them; exits 65 on a bad declaration."""
-    from ..declared import register_declarations
+    from ..mappings import register_declarations
 
     try:
         register_declarations(value or ())

@@ -9,7 +9,7 @@ import click
 
 from ..errors import MappingError
 from ..excerpt import display_path
-from ..mappings import Mappings, check_overlay, default_mappings
+from ..mappings import Mappings, default_mappings
 from . import exits
 from .common import DialectType, die, echo, open_output, output_failed, unreadable
 from .group import main
@@ -99,6 +99,8 @@ def check(files: tuple[str, ...], examples: tuple[str, ...]) -> None:
                 records.append(rec)
         except MigrationError as exc:
             die(str(exc), exc.exit_code)
+    from ..crosswalk import check_overlay
+
     for path in files:
         why = unreadable(path)
         if why is not None:
