@@ -2,7 +2,8 @@
 
 Every import counts, at the top of a module or inside a function (only ``if TYPE_CHECKING:``
 blocks are left out, they never run): the import graph has no cycle, and no module imports
-from a layer above its own.
+from a layer above its own. And no private name (``_x``) is used outside the module that
+defines it: a name shared between modules is public.
 """
 
 from __future__ import annotations
@@ -157,3 +158,86 @@ def test_no_module_imports_from_a_higher_layer(module: str) -> None:
 def test_the_scan_sees_function_level_imports() -> None:
     assert "envglot.declared" in imports("envglot.mappings")  # imported inside register_declarations
     assert "envglot.api" in imports("envglot.crosswalk")  # imported inside unstable_codes
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _own_names(tree: ast.Module) -> set[str]:
+    """The private names a module defines: functions, classes, variables, attributes it sets, parameters."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.alias):
+            out.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            out.add(node.value)  # a slot or a key given as a string (``__slots__ = ("_p",)``)
+    return {n for n in out if _private(n)}
+
+
+def private_uses(module: str, source: str | None = None) -> list[str]:
+    """Where ``module`` uses a private name of another module: ``from x import _y``, an import of
+    a private module, or ``obj._y`` where ``obj`` is not ``self``/``cls`` and the module does not
+    define ``_y`` itself (so ``other._y`` between instances of one class stays allowed)."""
+    tree = ast.parse(modules()[module].read_text(encoding="utf-8") if source is None else source)
+    own = _own_names(tree)
+    modules_bound: set[str] = set()  # local names bound to an envglot module
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _resolve(module, node)
+            if not (base == "envglot" or base.startswith("envglot.")):
+                continue
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                if full in modules():
+                    modules_bound.add(a.asname or a.name)
+                if _private(a.name) or any(_private(part) for part in base.split(".")):
+                    out.append(f"{node.lineno}: from {base} import {a.name}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("envglot"):
+                    modules_bound.add(a.asname or a.name.split(".")[0])
+                    if any(_private(part) for part in a.name.split(".")):
+                        out.append(f"{node.lineno}: import {a.name}")
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+            continue
+        base = node.value
+        if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+            continue
+        on_module = isinstance(base, ast.Name) and base.id in modules_bound
+        if on_module or node.attr not in own:
+            out.append(f"{node.lineno}: {ast.unparse(base)}.{node.attr}")
+    return out
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_no_private_name_is_used_outside_its_module(module: str) -> None:
+    assert private_uses(module) == [], f"{modules()[module].relative_to(SRC)} uses private names of other modules"
+
+
+def test_the_private_scan_finds_what_it_looks_for() -> None:
+    source = (
+        "from . import fields\n"
+        "from .fields import _ENABLED, hub\n"
+        "from .dialects import _common\n"
+        "class A:\n"
+        "    __slots__ = ('_own',)\n"
+        "    def f(self, other, conv):\n"
+        "        return self._x, other._own, conv._p, fields._cache, hub\n"
+    )
+    assert private_uses("envglot.api", source) == [
+        "2: from envglot.fields import _ENABLED",
+        "3: from envglot.dialects import _common",
+        "7: conv._p",
+        "7: fields._cache",
+    ]

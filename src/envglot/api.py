@@ -15,8 +15,7 @@ from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
 from .dialect import Dialect, get_dialect, writable_names
 from .errors import DetectError, EnvglotError, NoEnvelopeError, ParseError
 from .excerpt import excerpt
-from .fields import _ENABLED as _COMPILED
-from .fields import bound_pair
+from .fields import COMPILED, bound_pair
 from .limits import (
     MAX_DEPTH,
     check_depth,
@@ -75,7 +74,7 @@ class Conversion(msgspec.Struct, frozen=True):
         return any(d.lossy for d in self.diagnostics)
 
 
-def _to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
+def to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
     """The input as JSON bytes; a dict or str must be encodable as UTF-8 JSON."""
     if isinstance(data, bytes):
         return data
@@ -107,7 +106,8 @@ def _from_bytes(out: bytes, like: object, target: Dialect) -> Any:
     return out
 
 
-def _mappings(m: MappingsArg) -> Mappings:
+def as_mappings(m: MappingsArg) -> Mappings:
+    """The tables ``m`` names: a :class:`Mappings` as is, else the bundled tables plus ``m``'s overlays."""
     return m if isinstance(m, Mappings) else mappings_for(m)
 
 
@@ -116,7 +116,7 @@ def _minify(buf: bytes) -> bytes:
     return msgspec.json.format(buf, indent=-1)
 
 
-def _style(out: bytes, style: str, target: str) -> bytes:
+def styled(out: bytes, style: str, target: str) -> bytes:
     """``out`` laid out in ``style`` (checked by :class:`Options`)."""
     if style == "compact":
         # Raw payloads keep the source's whitespace; minify only when some may be there.
@@ -172,8 +172,8 @@ def unwrap(
     response (or ``data`` itself), checked as :func:`detection` checks it; ``isError`` is the
     CallToolResult's flag (``None`` when there was none)."""
     o = resolve(options, strict=strict, max_depth=max_depth)
-    buf, _ = check_input(_to_bytes(data), o.max_depth)
-    inner, det, is_error = _locate(buf, True, o.strict, DISCARD, o.max_depth)
+    buf, _ = check_input(to_bytes(data), o.max_depth)
+    inner, det, is_error = locate(buf, True, o.strict, DISCARD, o.max_depth)
     return inner, (msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det), is_error
 
 
@@ -241,7 +241,7 @@ def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> 
     return inner, is_error
 
 
-def _locate(
+def locate(
     buf: bytes,
     unwrap: bool,
     strict: bool,
@@ -285,7 +285,7 @@ def _surrogate(exc: UnicodeEncodeError, dialect: str) -> ParseError:
     )
 
 
-class _Pipeline:
+class Pipeline:
     """Reader -> canonical -> writer for one :class:`Options` value; shared by the API and Converter.
 
     The options were checked when they were built; their fields are copied into slots
@@ -318,7 +318,7 @@ class _Pipeline:
                 f"{self.dst.name} is a read-only source dialect; write one of {', '.join(writable_names())}"
             )
         self.options = options
-        self.mappings = mappings if mappings is not None else _mappings(options.mappings)
+        self.mappings = mappings if mappings is not None else as_mappings(options.mappings)
         self.preserve = options.preserve
         self.policy = options.policy
         self.style = options.style
@@ -369,7 +369,7 @@ class _Pipeline:
             if deferred:
                 known = within_depth(classify, buf, self.max_depth, bom)
                 deferred = False
-            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
+            inner, detection, is_error = locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
             unwrapped = inner is not buf
             buf = inner
             src = get_dialect(detection.dialect)
@@ -389,7 +389,7 @@ class _Pipeline:
             except msgspec.DecodeError:
                 pass
             deferred = False  # parsed whole under the guard, or measured exactly
-        if report is DISCARD and is_error is None and not self.preserve and _COMPILED[0]:
+        if report is DISCARD and is_error is None and not self.preserve and COMPILED[0]:
             # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
             # path gives the hub's bytes without building the canonical envelope.
             fused = self._fused.get(src.name, _MISSING)
@@ -404,7 +404,7 @@ class _Pipeline:
                 if fast is not None and (
                     self.src is None or self.dst.failed(fast) or _contrary(buf, src, forced, m) is None
                 ):
-                    return (fast if compact else _style(fast, self.style, self.dst.name)), src.name, unwrapped
+                    return (fast if compact else styled(fast, self.style, self.dst.name)), src.name, unwrapped
         if deferred:
             check_depth(buf, self.max_depth, bom)
         ctx = Context(m, report, m[src.name], self.synth, compact)
@@ -412,7 +412,7 @@ class _Pipeline:
         if self.src is not None and env.ok:
             env = _failure_wins(env, src, _contrary(buf, src, forced, m), report)
         if is_error is not None:
-            env = _reconcile(env, is_error, detection, m, report)
+            env = reconcile(env, is_error, detection, m, report)
         out, restored = self._write(env, src, ctx, buf)
         if self.preserve and not restored:  # a residue that restored its document is consumed
             out = self._add_residue(buf, out, src, env)
@@ -423,7 +423,7 @@ class _Pipeline:
             name = tool if isinstance(tool, str) else None
             report.finish(self.policy, start=start, source=src.name, target=self.dst.name, tool=name)
         if not compact:
-            out = _style(out, self.style, self.dst.name)
+            out = styled(out, self.style, self.dst.name)
         return out, src.name, unwrapped
 
     def _write(self, env: Envelope, src: Dialect, ctx: Context, carrier: bytes | None = None) -> tuple[bytes, bool]:
@@ -505,14 +505,14 @@ class _Pipeline:
             return None
         m = self.mappings
         options = _BACK_OPTIONS.replace(preserve=True, context=self.synth)
-        first = _Pipeline(src.name, via, options, mappings=m)
+        first = Pipeline(src.name, via, options, mappings=m)
         ctx = Context(m, DISCARD, m[src.name], self.synth)
         mid, restored = first._write(env, src, ctx, carrier)
         if not restored:
             return None
         mid_src = get_dialect(via)
         ctx = Context(m, DISCARD, m[via], self.synth)
-        out, restored = _Pipeline(via, dst.name, options, mappings=m)._write(mid_src.read(mid, ctx), mid_src, ctx, mid)
+        out, restored = Pipeline(via, dst.name, options, mappings=m)._write(mid_src.read(mid, ctx), mid_src, ctx, mid)
         return out if restored else None
 
     def _nests(self, env: Envelope, src: Dialect) -> bool:
@@ -607,14 +607,14 @@ class _Pipeline:
         )
         return self._seal(_residue.encode(doc))
 
-    def _back(self, src: Dialect) -> _Pipeline:
+    def _back(self, src: Dialect) -> Pipeline:
         """The pipeline writing this one's target back as ``src`` (built once per source dialect)."""
         if self.synth is not None:  # a caller's context: not cached (see _pipeline)
-            return _Pipeline(self.dst.name, src.name, _BACK_OPTIONS.replace(context=self.synth), mappings=self.mappings)
+            return Pipeline(self.dst.name, src.name, _BACK_OPTIONS.replace(context=self.synth), mappings=self.mappings)
         key = (self.dst.name, src.name, id(self.mappings))
         p = _BACK_PIPELINES.get(key)
         if p is None or p.mappings is not self.mappings:
-            p = _Pipeline(self.dst.name, src.name, _BACK_OPTIONS, mappings=self.mappings)
+            p = Pipeline(self.dst.name, src.name, _BACK_OPTIONS, mappings=self.mappings)
             if len(_BACK_PIPELINES) >= _PIPELINES_MAX:
                 _BACK_PIPELINES.clear()
             _BACK_PIPELINES[key] = p
@@ -658,7 +658,7 @@ def _failure_wins(env: Envelope, src: Dialect, contrary: Envelope | None, report
     return msgspec.structs.replace(env, ok=False, problems=contrary.problems)
 
 
-def _reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings, report: Report) -> Envelope:
+def reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings, report: Report) -> Envelope:
     """Apply the MCP ``isError`` flag: the outcome can only ever become a failure, never a success.
 
     A failure flag over a marker-less object makes it a failure whose details are the object
@@ -713,29 +713,29 @@ def _evident_message(payload: msgspec.Raw | None, keys: tuple[str, ...]) -> tupl
     return None, None
 
 
-def _pipeline(from_: str | None, to: str, o: Options) -> _Pipeline:
+def _pipeline(from_: str | None, to: str, o: Options) -> Pipeline:
     """The pipeline for these options: built once per distinct options (no ``context``) and reused.
 
     A pipeline holds no per-call state; the key holds the :class:`Mappings` object itself
     (overlays are cached by path and modification time, so an edited overlay is a new key).
     """
     if o.context is not None:  # a caller's dict may change between calls: never cached
-        return _Pipeline(from_, to, o)
-    m = _mappings(o.mappings)
+        return Pipeline(from_, to, o)
+    m = as_mappings(o.mappings)
     key = (to, from_, o, id(m))
     try:
         p = _PIPELINES.get(key)
     except TypeError:  # an unhashable option value: built, not cached
-        return _Pipeline(from_, to, o, mappings=m)
+        return Pipeline(from_, to, o, mappings=m)
     if p is None or p.mappings is not m:
-        p = _Pipeline(from_, to, o, mappings=m)
+        p = Pipeline(from_, to, o, mappings=m)
         if len(_PIPELINES) >= _PIPELINES_MAX:
             _PIPELINES.clear()
         _PIPELINES[key] = p
     return p
 
 
-_PIPELINES: dict[tuple[Any, ...], _Pipeline] = {}
+_PIPELINES: dict[tuple[Any, ...], Pipeline] = {}
 """One-shot calls' pipelines by their options (``convert()`` then costs what a reused Converter does)."""
 _PIPELINES_MAX = 256
 _ARGUMENTS: Any = object()
@@ -753,7 +753,7 @@ def _one_shot(
     context: Any,
     strict: Any,
     max_depth: Any,
-) -> _Pipeline:
+) -> Pipeline:
     """The pipeline of a call (``convert``, ``conversion``, ``Converter``): looked up by the call's own
     arguments when they are plain values and the tables are the bundled ones (no ``options``,
     ``mappings`` or ``context``: nothing to resolve), else by the resolved :class:`Options`
@@ -789,8 +789,8 @@ def _one_shot(
     return p
 
 
-_BACK_PIPELINES: dict[tuple[Any, ...], _Pipeline] = {}
-"""The write-back pipelines of ``preserve`` (see :meth:`_Pipeline._back`)."""
+_BACK_PIPELINES: dict[tuple[Any, ...], Pipeline] = {}
+"""The write-back pipelines of ``preserve`` (see :meth:`Pipeline._back`)."""
 
 
 def conversion(
@@ -812,7 +812,7 @@ def conversion(
     Same arguments as :func:`convert`; the output is always bytes.
     """
     p = _one_shot(to, from_, options, preserve, unsupported, mappings, style, context, strict, max_depth)
-    return p.run(_to_bytes(data), Report(p.policy))
+    return p.run(to_bytes(data), Report(p.policy))
 
 
 def convert(
@@ -853,7 +853,7 @@ def convert(
     """
     p = _one_shot(to, from_, options, preserve, unsupported, mappings, style, context, strict, max_depth)
     rep = p.report() if report is None else report
-    return _from_bytes(p.convert(_to_bytes(data), rep)[0], data, p.dst)
+    return _from_bytes(p.convert(to_bytes(data), rep)[0], data, p.dst)
 
 
 REFUSED = "refused"
@@ -879,7 +879,7 @@ def refusal(
     o = resolve(options, context=context)
     if o.policy.level is Level.RAISE:
         o = o.replace(unsupported=msgspec.structs.replace(o.policy, level=Level.WARN))
-    rule = _mappings(o.mappings).refusal
+    rule = as_mappings(o.mappings).refusal
     text = str(error)
     problem = Problem(category=rule.category, message=text, origin=rule.origin, aspect=rule.aspect)
     rep = Report(o.policy)
@@ -937,15 +937,15 @@ def read(
     keywords, as for :func:`convert`) ``mappings``, ``strict`` and ``max_depth`` apply.
     """
     o = resolve(options, mappings=mappings, strict=strict, max_depth=max_depth)
-    m = _mappings(o.mappings)
+    m = as_mappings(o.mappings)
     rep = report if report is not None else Report(Level.IGNORE)
-    buf, bom = check_input(_to_bytes(data), o.max_depth)
+    buf, bom = check_input(to_bytes(data), o.max_depth)
     if bom:
         rep.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
     det: Detection | None = None
     is_error: bool | None = None
     if from_ is None:
-        buf, det, is_error = _locate(buf, True, o.strict, rep, o.max_depth)
+        buf, det, is_error = locate(buf, True, o.strict, rep, o.max_depth)
         from_ = det.dialect
     else:  # a forced source names the envelope: its wrapper's isError still applies
         buf, is_error = _forced_untransport(buf, None, o.max_depth)
@@ -954,7 +954,7 @@ def read(
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
     if det is None and env.ok:  # a forced source: another dialect's failure markers still win
         env = _failure_wins(env, mod, _contrary(buf, mod, None, m), rep)
-    return env if is_error is None else _reconcile(env, is_error, det, m, rep)
+    return env if is_error is None else reconcile(env, is_error, det, m, rep)
 
 
 def write(
@@ -978,7 +978,7 @@ def write(
     (``$.audit.host``) instead of canonical field names (``$.host``).
     """
     o = resolve(options, mappings=mappings, unsupported=unsupported, style=style, context=context)
-    p = _Pipeline(source, to, o if not o.preserve else o.replace(preserve=False))
+    p = Pipeline(source, to, o if not o.preserve else o.replace(preserve=False))
     rep = p.report() if report is None else report
     start = len(rep.diagnostics)
     m = p.mappings
@@ -987,7 +987,7 @@ def write(
     out, _ = p._write(envelope, src, ctx)
     tool = envelope.tool if envelope.tool is not None else (p.synth or {}).get("tool")
     rep.finish(p.policy, start=start, source=source, target=p.dst.name, tool=tool if isinstance(tool, str) else None)
-    return _style(out, p.style, p.dst.name)
+    return styled(out, p.style, p.dst.name)
 
 
 class Converter:
@@ -1025,6 +1025,12 @@ class Converter:
         return self._p.options
 
     @property
+    def pipeline(self) -> Pipeline:
+        """The :class:`Pipeline` this converter runs (the batch engine hands it records it has
+        already checked and detected)."""
+        return self._p
+
+    @property
     def policy(self) -> Policy:
         """The loss policy (``unsupported=``) this converter applies."""
         return self._p.policy
@@ -1036,11 +1042,11 @@ class Converter:
 
     def conversion(self, data: bytes | str | dict[str, Any]) -> Conversion:
         """Convert one document and return the :class:`Conversion` with diagnostics."""
-        return self._p.run(_to_bytes(data), Report(self._p.policy))
+        return self._p.run(to_bytes(data), Report(self._p.policy))
 
     def __call__(self, data: Data) -> Data:
         p = self._p
-        return _from_bytes(p.convert(_to_bytes(data), p.report())[0], data, p.dst)  # type: ignore[no-any-return]
+        return _from_bytes(p.convert(to_bytes(data), p.report())[0], data, p.dst)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"Converter(from_={self.from_!r}, to={self.to!r})"

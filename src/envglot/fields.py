@@ -509,13 +509,13 @@ def _ident(name: str) -> str:
 _SOURCES: dict[Callable[..., Any], str] = {}
 _BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[[bytes], bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
-_ENABLED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
+COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
 
 
 def use_compiled(on: bool) -> None:
     """Turn the fused pair paths on or off (off: every conversion takes the hub)."""
-    _ENABLED[0] = on
+    COMPILED[0] = on
 
 
 def source(fn: Callable[..., Any]) -> str:
@@ -538,7 +538,7 @@ def pair_function(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     It returns the target document's compact bytes, or ``None`` when the hub must do the
     work after all (a same-dialect document with unknown fields to put back).
     """
-    if not _ENABLED[0] or src.reading is None or dst.writing is None:
+    if not COMPILED[0] or src.reading is None or dst.writing is None:
         return None
     key = (src.name, dst.name, id(src.reading), id(dst.writing))
     fn = _PAIRS.get(key, _MISSING)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 import msgspec
 from msgspec import Raw
 
-from .api import _mappings, write
+from .api import as_mappings, write
 from .canonical import Envelope
 from .context import Context
 from .diagnostics import Report, report_for
@@ -234,7 +234,7 @@ class Result(Generic[T]):
         takes the fallback category and a ``code_unknown`` diagnostic in ``report``). Of the
         :class:`~envglot.Options` only ``mappings`` applies.
         """
-        m = _mappings(resolve(options, mappings=mappings).mappings)
+        m = as_mappings(resolve(options, mappings=mappings).mappings)
         rep = report if report is not None else Report(Level.IGNORE)
         return self._envelope(Context(m, rep, m[_result_dialect.NAME]))
 
@@ -261,7 +261,7 @@ class Result(Generic[T]):
             UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
         """
         o = resolve(options, unsupported=unsupported, mappings=mappings, style=style, context=context)
-        m = _mappings(o.mappings)
+        m = as_mappings(o.mappings)
         rep = report if report is not None else report_for(o.policy)
         envelope = self._envelope(Context(m, rep, m[_result_dialect.NAME], o.context))
         return write(envelope, dialect, options=o, report=rep, source=_result_dialect.NAME)

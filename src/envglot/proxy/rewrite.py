@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
-from ..api import _mappings, answer, refusal, write
+from ..api import answer, as_mappings, refusal, write
 from ..canonical import Envelope
 from ..diagnostics import Diagnostic, Kind, Report
 from ..dialect import get_dialect, writable_names
@@ -89,7 +89,7 @@ class Rewriter:
                 f"{self.target} is a read-only source dialect; write one of {', '.join(writable_names())}"
             )
         o = resolve(options, mappings=mappings)
-        self.mappings: Mappings = _mappings(o.mappings)
+        self.mappings: Mappings = as_mappings(o.mappings)
         self.options = o.replace(unsupported=Level.IGNORE, style="compact", mappings=self.mappings)
         self.annotate = annotate
         self.timing = timing
