@@ -9,6 +9,7 @@ defines it: a name shared between modules is public.
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -17,31 +18,23 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "envglot"
 
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "canonical model, errors, diagnostics",
-        (
-            "canonical",
-            "diagnostics",
-            "errors",
-            "excerpt",
-            "kinds",
-            "limits",
-            "policy",
-            "residue",
-            "tomlfile",
-            "transport",
-        ),
-    ),
-    ("tables & codes", ("context", "tables")),
-    ("kit", ("checker", "declared", "detect", "dialect", "fields", "mappings", "registry", "wire")),
-    ("dialects", ("dialects",)),
-    ("pipeline & api", ("api", "crosswalk", "inspect", "options", "pyresult", "schema", "validation")),
-    ("faces", ("", "cli", "fastmcp", "learn", "mcp", "migration", "proxy")),
-)
-"""Lowest first. A name is a module or a package (with everything in it) under ``envglot``;
-``""`` is the package itself: ``import envglot`` re-exports the Python API and, on first use,
-the batch API (``envglot.migrate``), so it sits with the faces."""
+ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+
+
+def _layers() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The layer table of docs/architecture.md, lowest first: (name, modules). A module name is
+    relative to ``envglot`` (``cli/`` is the package ``envglot.cli``); ``envglot`` is the package itself."""
+    rows = []
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("Layer", "---"):
+            continue
+        names = [n.rstrip("/") for n in re.findall(r"`([^`]+)`", cells[1])]
+        rows.append((cells[0], tuple("" if n == "envglot" else n for n in names)))
+    return tuple(rows)
+
+
+LAYERS = _layers()
 
 
 def module_name(path: Path) -> str:
@@ -115,7 +108,19 @@ def layer_of(module: str) -> int:
         for n in names:
             if rel == n or (n and rel.startswith(n + ".")):
                 return i
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS here and to docs/architecture.md")
+    raise AssertionError(f"{module} is in no layer: add it to the table of docs/architecture.md")
+
+
+def test_the_layer_table_is_read() -> None:
+    assert [name for name, _ in LAYERS] == [
+        "canonical model, errors, diagnostics",
+        "tables & codes",
+        "kit",
+        "dialects",
+        "pipeline & api",
+        "faces",
+    ]
+    assert "" in LAYERS[-1][1] and "cli" in LAYERS[-1][1] and "api" in LAYERS[-2][1]
 
 
 def test_every_module_has_a_layer() -> None:
