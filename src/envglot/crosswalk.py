@@ -147,7 +147,8 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
     """
     from .api import read, write
     from .canonical import Envelope
-    from .context import Context, read_problem
+    from .codes import read_problem
+    from .context import Context
     from .diagnostics import DISCARD
 
     names = writable(m)

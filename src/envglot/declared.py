@@ -22,7 +22,8 @@ from msgspec import Raw, Struct
 
 from . import canonical as c
 from .checker import Checker
-from .context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
+from .codes import missing_problem, problem_message, read_problem, write_code
+from .context import Context, report_losses
 from .diagnostics import Kind
 from .dialect import Dialect, Facts, Probe, Shape
 from .errors import MappingError, ParseError

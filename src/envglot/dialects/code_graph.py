@@ -11,15 +11,8 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, type_name
-from ..context import (
-    Context,
-    carried_meaning,
-    carry_meaning,
-    missing_problem,
-    problem_message,
-    read_problem,
-    write_code,
-)
+from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_code
+from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError

@@ -10,16 +10,8 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..context import (
-    Context,
-    carried_meaning,
-    carry_meaning,
-    missing_problem,
-    problem_message,
-    read_problem,
-    whole_ms,
-    write_code,
-)
+from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_code
+from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Probe, Shape
 from ..errors import ParseError

@@ -15,7 +15,8 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..context import Context, read_problem
+from ..codes import read_problem
+from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import EnvglotError, ParseError

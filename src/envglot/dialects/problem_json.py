@@ -19,7 +19,8 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path
-from ..context import Context, missing_problem, read_problem, write_code
+from ..codes import missing_problem, read_problem, write_code
+from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError

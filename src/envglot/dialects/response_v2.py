@@ -10,18 +10,17 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, type_name
-from ..context import (
-    Context,
+from ..codes import (
     carried_meaning,
     carry_meaning,
     missing_problem,
-    non_negative_ms,
     problem_message,
     read_problem,
     retryable_there,
     type_implied,
     write_code,
 )
+from ..context import Context, non_negative_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError

@@ -9,7 +9,8 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, outcome_keys
-from ..context import Context, carried_meaning, carry_meaning, missing_problem, read_problem, write_code
+from ..codes import carried_meaning, carry_meaning, missing_problem, read_problem, write_code
+from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
