@@ -222,7 +222,7 @@ def settings(f: ConfigFile, ctx: click.Context) -> dict[str, dict[str, Setting]]
     """
     from ..mappings import register_declarations
     from . import exits
-    from .common import die
+    from .exits import die
 
     group = ctx.command
     assert isinstance(group, click.Group)

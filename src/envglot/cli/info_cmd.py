@@ -14,8 +14,9 @@ from ..dialect import registered
 from ..errors import EnvglotError
 from ..mappings import Mappings
 from . import exits
-from .common import DialectType, echo, load_mappings, mappings_option
+from .common import DialectType, load_mappings, mappings_option
 from .group import main
+from .outputs import echo
 
 __all__ = ["codes", "dialects", "schema"]
 

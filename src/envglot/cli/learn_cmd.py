@@ -13,8 +13,9 @@ import msgspec
 
 from ..errors import EnvglotError
 from . import exits
-from .common import die, open_output, output_failed
+from .exits import die
 from .group import main
+from .outputs import open_output, output_failed
 
 __all__ = ["learn"]
 

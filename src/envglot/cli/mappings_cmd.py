@@ -11,8 +11,10 @@ from ..errors import MappingError
 from ..excerpt import display_path
 from ..mappings import Mappings, default_mappings
 from . import exits
-from .common import DialectType, die, echo, open_output, output_failed, unreadable
+from .common import DialectType, unreadable
+from .exits import die
 from .group import main
+from .outputs import echo, open_output, output_failed
 
 __all__ = ["mappings"]
 

@@ -36,8 +36,6 @@ from .common import (
     DialectType,
     LogWriter,
     detection_options,
-    die,
-    echo,
     kind_of_error,
     load_mappings,
     make_options,
@@ -45,8 +43,10 @@ from .common import (
     parse_context,
     policy_options,
 )
+from .exits import die
 from .findings import Findings, Severity, output_format_option, stream_echo
 from .group import main
+from .outputs import echo
 
 __all__ = ["format_summary", "migrate_command"]
 

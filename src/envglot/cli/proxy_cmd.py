@@ -13,7 +13,8 @@ import msgspec
 from ..errors import EnvglotError
 from ..options import Options
 from . import exits
-from .common import DialectType, die, load_mappings, mappings_option, unreadable
+from .common import DialectType, load_mappings, mappings_option, unreadable
+from .exits import die
 from .group import main
 
 if TYPE_CHECKING:
