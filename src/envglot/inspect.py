@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api import MappingsArg, as_mappings, read
+from .api import MappingsArg, read
 from .canonical import Envelope, Problem
 from .mappings import Mappings
+from .pipeline import as_mappings
 
 __all__ = ["category", "http_status", "is_retryable", "primary_problem"]
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, 
 import msgspec
 from msgspec import Raw, Struct
 
-from .api import as_mappings, convert, read, reconcile, refusal, to_bytes, write
+from .api import convert, read, refusal, write
 from .canonical import Envelope, Problem
 from .detect import MCP, classify, detect_bytes
 from .diagnostics import Kind, Report, report_for
@@ -32,6 +32,7 @@ from .dialect import get_dialect, registered, writable_names
 from .errors import EnvglotError, ParseError
 from .limits import check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
+from .pipeline import as_mappings, reconcile, to_bytes
 from .policy import Level
 from .pyresult import Result, encode_value
 from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 import msgspec
 from msgspec import Raw
 
-from .api import as_mappings, write
+from .api import write
 from .canonical import Envelope
 from .context import Context
 from .diagnostics import Report, report_for
@@ -23,6 +23,7 @@ from .dialects import result as _result_dialect
 from .errors import EnvglotError, ParseError
 from .limits import MAX_DEPTH, bad_value, check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
+from .pipeline import as_mappings
 from .policy import Level
 from .wire import ABSENT
 

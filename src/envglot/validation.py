@@ -26,7 +26,6 @@ from typing import Any
 
 import msgspec
 
-from .api import as_mappings, locate, to_bytes
 from .checker import Checker, Violation, type_name
 from .context import Context
 from .diagnostics import DISCARD, Report
@@ -35,6 +34,7 @@ from .errors import EnvglotError
 from .excerpt import excerpt
 from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input, repeated_member
 from .mappings import Mappings
+from .pipeline import as_mappings, locate, to_bytes
 
 __all__ = ["Violation", "validate"]
 

@@ -36,10 +36,10 @@ import msgspec
 import envglot
 from envglot import EnvglotError, mcp
 from envglot import inspect as envinfo
-from envglot.api import locate
 from envglot.diagnostics import DISCARD
 from envglot.dialect import get_dialect, registered, writable_names
 from envglot.limits import check_input
+from envglot.pipeline import locate
 from envglot.proxy.rewrite import Rewriter
 
 from .mutator import BOM, Case, says_failure

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..api import styled
 from ..diagnostics import Diagnostic
+from ..pipeline import styled
 from .records import Migrator, Outcome, RecordError, rebuild_migrator, reject_line
 from .tally import Tally
 
