@@ -2,8 +2,9 @@
 
 Every import counts, at the top of a module or inside a function (only ``if TYPE_CHECKING:``
 blocks are left out, they never run): the import graph has no cycle, and no module imports
-from a layer above its own. And no private name (``_x``) is used outside the module that
-defines it: a name shared between modules is public.
+from a layer above its own. No private name (``_x``) is used outside the module that
+defines it: a name shared between modules is public. A module over 500 lines says why at
+its top.
 """
 
 from __future__ import annotations
@@ -246,3 +247,18 @@ def test_the_private_scan_finds_what_it_looks_for() -> None:
         "7: conv._p",
         "7: fields._cache",
     ]
+
+
+LONG = 500
+
+
+@pytest.mark.parametrize("module", sorted(modules()))
+def test_a_long_module_says_why(module: str) -> None:
+    source = modules()[module].read_text(encoding="utf-8")
+    if source.count("\n") <= LONG:
+        return
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    assert re.search(rf"^Over {LONG} lines: \S", doc, re.M), (
+        f"{modules()[module].relative_to(SRC)} has over {LONG} lines: split it, or say why in its docstring "
+        f"(a line 'Over {LONG} lines: <reason>')"
+    )

@@ -1,5 +1,7 @@
 """Dialects declared in a TOML file alone: one generic :class:`DeclaredDialect` driven by ``[fields]``.
 
+Over 500 lines: the TOML declaration engine (issue 24 replaces it with the :mod:`envglot.fields` compiler).
+
 A declaration file is a mapping table (``dialect``, ``[fields]``, ``[codes]``, ``[[write]]``,
 ``[synthesize]``, ``[defaults]``) plus a ``[declare]`` table with what a Python dialect states
 on its class (description, payload shape, residue place, native indent, required paths,

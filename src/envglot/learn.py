@@ -1,5 +1,7 @@
 """``envglot learn``: a declaration (docs/declared-dialects.md) inferred from a server's responses.
 
+Over 500 lines: inferring every canonical part of a declaration from samples; the rules share one sample table.
+
 :func:`read_samples` reads the responses as ``migrate`` reads its inputs (files, folders, JSON
 Lines, ``.gz``; CallToolResults and JSON-RPC responses unwrapped by the pipeline's own code);
 :func:`learn` infers where every canonical part lives and writes the declaration as commented

@@ -1,5 +1,7 @@
 """MCP adapters: envelopes in and out of ``CallToolResult``, and a decorator for tool functions.
 
+Over 500 lines: the CallToolResult adapters and ``@emits`` (four overloads) share the unwrap and wrap rules.
+
 No hard dependency on the ``mcp`` package: :func:`unwrap`, :func:`unwrap_envelope`,
 :func:`wrap` and :func:`output_schema` work on wire dicts and JSON, and read SDK
 objects by attribute (``mcp`` 1.x camelCase and 2.x snake_case alike); only

@@ -1,4 +1,6 @@
 """One document through the core: input checks, transport wrappers taken off, reader ->
+
+Over 500 lines: the :class:`Pipeline` is the core's one path for a document; the helpers here are its own.
 canonical -> writer (a fused pair path or the hub), losses, preserve residues, and the outcome
 reconciled with the transport's flag. :mod:`envglot.api` is the public API over it."""
 

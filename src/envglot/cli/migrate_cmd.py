@@ -1,5 +1,7 @@
 """``envglot migrate``: move stored responses (files, trees, JSON Lines, .gz) to one dialect.
 
+Over 500 lines: ``migrate`` has the most options of any command, a live progress line and the summary table.
+
 The engine is :func:`envglot.migrate` (module `envglot.migration`); this module parses options, draws the
 progress line on an interactive stderr, prints the summary table and sets the exit code.
 """

@@ -1,4 +1,7 @@
-"""code-graph (Ouroboros AI Code Graph): camelCase ``{success, data{tool, version, requestId, ...}}``."""
+"""code-graph (Ouroboros AI Code Graph): camelCase ``{success, data{tool, version, requestId, ...}}``.
+
+Over 500 lines: one dialect's whole wire format, and code-graph synthesizes the most fields (ids, token counts).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""response-v2 (foundry-mcp): ``{success, data, error, meta{version: "response-v2", ...}}``."""
+"""response-v2 (foundry-mcp): ``{success, data, error, meta{version: "response-v2", ...}}``.
+
+Over 500 lines: one dialect's whole wire format, and response-v2's is the richest (telemetry, pagination, limits).
+"""
 
 from __future__ import annotations
 
