@@ -28,8 +28,8 @@ import msgspec
 
 import envglot
 from envglot.dialect import get_dialect
-from envglot.dialects._common import may_be_loose
 from envglot.limits import check_input
+from envglot.wire import may_be_loose
 
 
 def best(fn: Callable[[bytes], object], items: Sequence[bytes], rounds: int) -> float:

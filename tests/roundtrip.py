@@ -32,8 +32,8 @@ import msgspec
 import envglot
 from envglot import Kind
 from envglot.diagnostics import Diagnostic
+from envglot.excerpt import key_segment
 from envglot.mappings import default_mappings
-from envglot.residue import key_segment
 
 __all__ = ["UPSTREAM", "inverted", "leaves", "round_trip", "uncovered", "upstream_files", "within"]
 

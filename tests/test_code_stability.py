@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from envglot.crosswalk import unstable_codes
+from envglot.crosswalk import check_overlay, unstable_codes
 from envglot.errors import MappingError
-from envglot.mappings import check_overlay, default_mappings
+from envglot.mappings import default_mappings
 
 OPEN: dict[str, str] = {
     # "<dialect> <code> -> <target>" pattern -> why it does not come back yet

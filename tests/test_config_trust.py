@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 import envglot
+import envglot.crosswalk
 from envglot.cli import main
 from envglot.cli.config import COMMAND_LINE_ONLY
 from envglot.errors import EnvglotError, MappingError
@@ -439,6 +440,6 @@ def test_a_planted_table_cache_is_not_read(tmp_path: Path, monkeypatch: pytest.M
         cache.chmod(0o666)
     if planted == "own":  # the user's own cache is trusted (and here says something else than the file)
         with pytest.raises(MappingError, match="no-such-dialect"):
-            envglot.mappings.check_overlay(overlay)
+            envglot.crosswalk.check_overlay(overlay)
     else:
-        envglot.mappings.check_overlay(overlay)
+        envglot.crosswalk.check_overlay(overlay)

@@ -134,34 +134,34 @@ def test_bad_input_names_the_path() -> None:
 
 def test_one_shot_calls_share_a_pipeline_per_options() -> None:
     """convert() reuses the pipeline of earlier calls with the same options (issue 12)."""
-    from envglot import api
+    from envglot import pipeline
     from envglot.options import Options
 
-    first = api._pipeline("dotbot", "response-v2", Options(unsupported="ignore"))
-    assert api._pipeline("dotbot", "response-v2", Options(unsupported="ignore")) is first
-    assert api._pipeline("dotbot", "response-v2", Options(unsupported="ignore", preserve=True)) is not first
+    first = pipeline._pipeline("dotbot", "response-v2", Options(unsupported="ignore"))
+    assert pipeline._pipeline("dotbot", "response-v2", Options(unsupported="ignore")) is first
+    assert pipeline._pipeline("dotbot", "response-v2", Options(unsupported="ignore", preserve=True)) is not first
     ctx = {"tool": "search"}  # a caller's dict may change between calls: never cached
     with_ctx = Options(unsupported="ignore", context=ctx)
-    assert api._pipeline(None, "dotbot", with_ctx) is not api._pipeline(None, "dotbot", with_ctx)
+    assert pipeline._pipeline(None, "dotbot", with_ctx) is not pipeline._pipeline(None, "dotbot", with_ctx)
 
 
 def test_one_shot_calls_are_keyed_by_their_own_arguments_too() -> None:
     """Plain keyword calls skip option resolution: same arguments, same pipeline; an argument
     equal to a valid one but of another type is still refused; overlays are resolved."""
-    from envglot import api
+    from envglot import pipeline
     from envglot.mappings import mappings_for
 
     doc = b'{"success": true, "data": {"n": 1}}'
     envglot.convert(doc, to="result", strict=True, unsupported="ignore")
-    plain = [k for k in api._PIPELINES if k[0] is api._ARGUMENTS and k[1] == "result" and k[6] is True]
+    plain = [k for k in pipeline._PIPELINES if k[0] is pipeline._ARGUMENTS and k[1] == "result" and k[6] is True]
     assert plain, "the call's own arguments key a pipeline"
-    p = api._PIPELINES[plain[0]]
-    assert api._one_shot("result", None, None, UNSET, "ignore", UNSET, UNSET, UNSET, True, UNSET) is p
+    p = pipeline._PIPELINES[plain[0]]
+    assert pipeline.one_shot("result", None, None, UNSET, "ignore", UNSET, UNSET, UNSET, True, UNSET) is p
     with pytest.raises(EnvglotError, match="strict must be True or False, not 1"):
         envglot.convert(doc, to="result", strict=1, unsupported="ignore")
     with pytest.raises(EnvglotError, match="style must be"):
         envglot.convert(doc, to="result", style=["pretty"])  # unhashable: resolved, and refused there
-    overlay = api._one_shot("result", None, None, UNSET, UNSET, [], UNSET, UNSET, UNSET, UNSET)
+    overlay = pipeline.one_shot("result", None, None, UNSET, UNSET, [], UNSET, UNSET, UNSET, UNSET)
     assert overlay.mappings is mappings_for([])
 
 

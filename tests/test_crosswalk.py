@@ -5,10 +5,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from envglot.crosswalk import crosswalk, describe_code, equivalent, hints_of, overlay_template, writable
+from envglot.crosswalk import check_overlay, crosswalk, describe_code, equivalent, hints_of, overlay_template, writable
 from envglot.dialect import registered
 from envglot.errors import UnknownDialectError, UnsupportedError
-from envglot.mappings import check_overlay, load_mappings
+from envglot.mappings import load_mappings
 
 M = load_mappings()
 WRITABLE = [d.name for d in registered() if d.shape.writable]

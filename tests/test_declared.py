@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import envglot
-from envglot.declared import DeclaredDialect, _forget
+from envglot.declared import DeclaredDialect
 from envglot.detect import classify
 from envglot.dialect import get_dialect, registered, writable_names
 from envglot.errors import MappingError, ParseError, UnknownDialectError
-from envglot.mappings import load_mappings, mappings_for
+from envglot.mappings import load_mappings, mappings_for, unregister
 from envglot.mcp import is_error
 from envglot.schema import json_schema
 
@@ -54,7 +54,7 @@ def acme() -> Iterator[list[str]]:
     yield m
     for d in list(registered()):
         if isinstance(d, DeclaredDialect):
-            _forget(d.name)
+            unregister(d.name)
 
 
 def _paths(conv: envglot.Conversion) -> set[str]:
@@ -193,7 +193,7 @@ def test_loading_a_declaration_changes_no_bundled_detection() -> None:
         assert {p: detected(p) for p in corpus} == before
         assert envglot.detect(_doc(ACME_DOCS[0])) == "acme"
     finally:
-        _forget("acme")
+        unregister("acme")
     assert envglot.detect(_doc(ACME_DOCS[0])) == "legacy-v1"  # unregistered: gone from detection too
 
 
@@ -221,7 +221,7 @@ def test_once_registered_the_default_tables_know_it_and_stale_ones_say_so() -> N
         with pytest.raises(MappingError, match="no table for dialect 'acme'"):
             stale["acme"]
     finally:
-        _forget("acme")
+        unregister("acme")
 
 
 def test_the_same_declaration_twice_is_fine(acme: list[str], tmp_path: Path) -> None:
@@ -282,7 +282,7 @@ def beta(tmp_path: Path) -> Iterator[list[str]]:
     m = [str(path)]
     mappings_for(m)
     yield m
-    _forget("beta")
+    unregister("beta")
 
 
 BETA_DOCS = [
@@ -369,7 +369,7 @@ def test_bad_declarations_are_clear_errors(tmp_path: Path, old: str, new: str, w
         assert str(path) in str(info.value)
         assert words in str(info.value) or words == info.value.path
     finally:
-        _forget("acme")
+        unregister("acme")
     with pytest.raises(UnknownDialectError):  # a declaration that failed is not kept
         get_dialect("acme")
 
@@ -506,4 +506,4 @@ def test_migrate_to_and_from_the_declared_dialect(tmp_path: Path, jobs: int) -> 
         for p in sorted((tmp_path / "acme").glob("*.json")):
             assert envglot.validate(p.read_bytes(), "acme") == [], p
     finally:
-        _forget("acme")
+        unregister("acme")

@@ -19,11 +19,11 @@ import pytest
 
 import envglot
 from envelopes import sample_files
-from envglot.declared import DeclaredDialect, _forget
+from envglot.declared import DeclaredDialect
 from envglot.detect import classify, probe_table
 from envglot.dialect import registered
 from envglot.errors import MappingError
-from envglot.mappings import default_mappings, mappings_for
+from envglot.mappings import default_mappings, mappings_for, unregister
 
 ROOT = Path(__file__).resolve().parents[1]
 ACME = ROOT / "examples" / "declared" / "acme.toml"
@@ -93,7 +93,7 @@ TASK_FAILURES = {
 def _forget_declared() -> None:
     for d in list(registered()):
         if isinstance(d, DeclaredDialect):
-            _forget(d.name)
+            unregister(d.name)
 
 
 def _state(buf: bytes) -> tuple[str, bool | str]:

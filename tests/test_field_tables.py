@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from envglot.dialects import DIALECTS
-from envglot.dialects._common import known_tree
 from envglot.mappings import default_mappings
 from envglot.residue import parse_path
+from envglot.wire import known_tree
 
 CHECKED = [name for name, d in DIALECTS.items() if d.wire is not None]
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import envglot
 from envelopes import documents, json_values, sample_files
-from envglot import api, fields, mcp
+from envglot import fields, mcp, pipeline
 from envglot.dialect import Dialect, get_dialect, registered
 from envglot.errors import EnvglotError
 
@@ -80,10 +80,10 @@ def _count_fused(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
         return spy
 
-    monkeypatch.setattr(api, "bound_pair", counting)
-    api._PIPELINES.clear()
+    monkeypatch.setattr(pipeline, "bound_pair", counting)
+    pipeline._PIPELINES.clear()
     yield
-    api._PIPELINES.clear()
+    pipeline._PIPELINES.clear()
     fields.use_compiled(True)
 
 

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import envglot
-from envglot.declared import DeclaredDialect, unregister
+from envglot.declared import DeclaredDialect
 from envglot.detect import classify
 from envglot.dialect import registered
 from envglot.errors import MappingError
@@ -43,7 +43,7 @@ from envglot.learn import (
     learn_checked,
     read_samples,
 )
-from envglot.mappings import Mappings, load_mappings, mappings_for
+from envglot.mappings import Mappings, load_mappings, mappings_for, unregister
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "learn"

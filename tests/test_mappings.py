@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from envglot.crosswalk import check_overlay
 from envglot.crosswalk import equivalent as crosswalk_equivalent
 from envglot.dialect import dialect_names
 from envglot.errors import MappingError
-from envglot.mappings import check_overlay, default_mappings, load_mappings, type_for
+from envglot.mappings import default_mappings, load_mappings, type_for
 
 M = load_mappings()
 CATEGORIES = list(M.categories)

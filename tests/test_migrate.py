@@ -163,7 +163,7 @@ def test_target_records_pass_even_when_source_is_forced() -> None:
 
 def test_each_record_is_checked_and_detected_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The Migrator hands its input check and detection to the converter (issue 12)."""
-    from envglot import api
+    from envglot import pipeline
     from envglot.migration import records
 
     calls: list[str] = []
@@ -175,7 +175,7 @@ def test_each_record_is_checked_and_detected_once(monkeypatch: pytest.MonkeyPatc
 
         return wrapper
 
-    for mod in (api, records):
+    for mod in (pipeline, records):
         monkeypatch.setattr(mod, "classify", counting("classify", mod.classify))
         monkeypatch.setattr(mod, "check_input", counting("check_input", mod.check_input))
     dotbot = next(msgspec.json.format(b, indent=-1) for d, _, b in examples() if d == "dotbot")

@@ -17,6 +17,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from decimal import Decimal
 from functools import cache
 from typing import Any, Literal
@@ -25,7 +26,18 @@ import msgspec
 
 from .excerpt import MESSAGE_LIMIT, excerpt
 
-__all__ = ["MISSING", "Checker", "Rule", "Violation", "article", "join_path", "outcome_keys", "type_name"]
+__all__ = [
+    "ISO_TIMESTAMP",
+    "MISSING",
+    "Checker",
+    "Rule",
+    "Violation",
+    "article",
+    "is_timestamp",
+    "join_path",
+    "outcome_keys",
+    "type_name",
+]
 
 
 class Violation(msgspec.Struct, frozen=True):
@@ -332,8 +344,6 @@ class Checker:
 
     def timestamp_value(self, v: str, path: str, *, utc: bool) -> None:
         """Report a string that is not an ISO 8601 date-time with a zone (or not UTC when ``utc``)."""
-        from .dialects._common import is_timestamp  # (the dialects package imports this module)
-
         if not is_timestamp(v):
             self.add(path, f"expected an ISO 8601 date-time with a time zone, got {v!r}")
         elif utc and not (v.endswith("Z") or v.endswith("+00:00")):
@@ -357,3 +367,19 @@ def article(kind: str) -> str:
     return {"any": "a value", "array": "an array", "integer": "an integer", "object": "an object"}.get(
         kind, f"a {kind}"
     )
+
+
+ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
+"""An ISO 8601 date-time with a zone: what dotbot's and code-graph's contracts accept (writers
+and ``validate`` share it)."""
+
+
+def is_timestamp(value: str) -> bool:
+    """True for an ISO 8601 date-time with a time zone that names a real instant."""
+    if ISO_TIMESTAMP.fullmatch(value) is None:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True

@@ -1,12 +1,14 @@
 """Code look-ups over the mapping tables: what a native code means, and what it becomes.
 
-Pure functions over a :class:`~envglot.mappings.Mappings`; the CLI formats their output.
+Pure functions over a :class:`~envglot.mappings.Mappings`, and :func:`check_overlay`, which
+converts through the real readers and writers; the CLI formats their output.
 A code's equivalent in another dialect is what that dialect's writer would emit for it
 after reading: ``m[dst].choose(row.category, code=code, domain=src, <row hints>)``.
 """
 
 from __future__ import annotations
 
+import os
 import textwrap
 from typing import Any
 
@@ -14,10 +16,11 @@ import msgspec
 import tomli_w
 
 from .dialect import get_dialect
-from .errors import UnknownDialectError, UnsupportedError
-from .mappings import CodeRow, Mappings, type_for
+from .errors import MappingError, UnknownDialectError, UnsupportedError
+from .mappings import CodeRow, Mappings, default_mappings, load_mappings, type_for
 
 __all__ = [
+    "check_overlay",
     "crosswalk",
     "describe_code",
     "equivalent",
@@ -144,7 +147,8 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
     """
     from .api import read, write
     from .canonical import Envelope
-    from .context import Context, read_problem
+    from .codes import read_problem
+    from .context import Context
     from .diagnostics import DISCARD
 
     names = writable(m)
@@ -182,10 +186,44 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
     return out
 
 
+def check_overlay(path: str | os.PathLike[str]) -> Mappings:
+    """Validate one overlay file against the bundled tables; raises :class:`MappingError`.
+
+    Besides the rows themselves, the overlay must keep the code tables round-trip stable
+    (:func:`unstable_codes`): it may not make a meaning (a category and
+    retryability, from a dialect through a target) come back changed where the bundled tables
+    bring it back, whether through a code it changes or one it adds (a target whose writer cannot
+    spell a category and has no place to carry it, errorcode's closed enum, is reported at
+    conversion instead).
+    """
+
+    def meaning(u: dict[str, object]) -> tuple[object, ...]:
+        return (u["dialect"], u["target"], u["category"], u["retryable"])
+
+    def inherent(u: dict[str, object]) -> bool:  # the target can neither spell nor carry the category
+        t, cat = m[str(u["target"])], str(u["category"])
+        plan = t.plan(t.choose(cat))
+        return "problem.category" not in t.carried and (plan is None or plan.category != cat)
+
+    m = load_mappings([path])
+    before = {meaning(u) for u in unstable_codes(default_mappings())}
+    new = [u for u in unstable_codes(m) if meaning(u) not in before and not inherent(u)]
+    if new:
+        u = new[0]
+        more = f" (+{len(new) - 1} more)" if len(new) > 1 else ""
+        raise MappingError(
+            f"{path}: {u['dialect']} code {u['code']!r} does not read back: written as {u['target']} "
+            f"{u['written']!r}, it comes back as {u['back']!r} ({u['back_category']}, retryable="
+            f"{str(u['back_retryable']).lower()}; it was {u['category']}, retryable="
+            f"{str(u['retryable']).lower()}){more}"
+        )
+    return m
+
+
 _HEADER = """\
 # envglot mapping overlay for the {dialect!r} dialect.
 # Later overlays win over earlier ones and over the bundled tables (mappings/{dialect}.toml).
-# Check it with envglot.mappings.check_overlay(path); errors name the file and the row.
+# Check it with envglot.crosswalk.check_overlay(path); errors name the file and the row.
 #
 # Keys of a [codes.<NATIVE>] row (how a native code reads into the canonical model):
 #   category   required; one of:

@@ -1,10 +1,12 @@
 """Dialects declared in a TOML file alone: one generic :class:`DeclaredDialect` driven by ``[fields]``.
 
+Over 500 lines: the TOML declaration engine (issue 24 replaces it with the :mod:`envglot.fields` compiler).
+
 A declaration file is a mapping table (``dialect``, ``[fields]``, ``[codes]``, ``[[write]]``,
 ``[synthesize]``, ``[defaults]``) plus a ``[declare]`` table with what a Python dialect states
 on its class (description, payload shape, residue place, native indent, required paths,
 constant members, detection). Passing it as ``mappings=[path]`` / ``--mappings path``
-registers the dialect for the process (:func:`register_declarations`). Its wire Structs,
+registers the dialect for the process (:func:`envglot.mappings.register_declarations`). Its wire Structs,
 reader, writer, contract check, detection probe, outcome flag and JSON Schema are all
 compiled from that one declaration. See ``docs/declared-dialects.md``.
 """
@@ -14,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import re
 import typing
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -23,20 +24,22 @@ from msgspec import Raw, Struct
 
 from . import canonical as c
 from .checker import Checker
-from .context import Context, missing_problem, problem_message, read_problem, report_losses, write_code
-from .diagnostics import DISCARD, Kind
-from .dialect import _REGISTRY, Dialect, Facts, Probe, Shape, registered
+from .codes import missing_problem, problem_message, read_problem, write_code
+from .context import Context, report_losses
+from .diagnostics import Kind
+from .dialect import Dialect, Facts, Probe, Shape
 from .errors import MappingError, ParseError
-from .mappings import DialectTable, Mappings, _locate, _path_of, _toml, load_mappings
+from .registry import find, registered
+from .tables import DialectTable, Mappings, error_path, locate_error, toml_document
 from .tomlfile import read_regular
 
 __all__ = [
     "Declare",
     "DeclaredDialect",
     "Detect",
+    "build_declaration",
     "field_types",
-    "register_declarations",
-    "unregister",
+    "read_declaration",
     "valid_name",
 ]
 
@@ -389,7 +392,7 @@ class DeclaredDialect(Dialect):
     declared = True
 
     def __init__(self) -> None:
-        from .dialects._common import WireDecoder
+        from .wire import WireDecoder
 
         d = self.declaration
         self._dec = WireDecoder(d.wire, self.name, self.shape.residue)
@@ -402,7 +405,7 @@ class DeclaredDialect(Dialect):
     # -- read ------------------------------------------------------------------------------
 
     def read(self, buf: bytes | memoryview | str, ctx: Context) -> c.Envelope:
-        from .dialects._common import unwrap_payload
+        from .wire import unwrap_payload
 
         d = self.declaration
         w, extras, residue = self._dec.decode(buf)
@@ -483,7 +486,7 @@ class DeclaredDialect(Dialect):
     # -- write -----------------------------------------------------------------------------
 
     def write(self, env: c.Envelope, ctx: Context) -> bytes:
-        from .dialects._common import count_for, object_payload
+        from .wire import count_for, object_payload
 
         d = self.declaration
         dmap = ctx.mappings[self.name]
@@ -537,7 +540,7 @@ class DeclaredDialect(Dialect):
         return item
 
     def _problems(self, env: c.Envelope, ctx: Context) -> list[dict[str, Any]]:
-        from .dialects._common import count_for
+        from .wire import count_for
 
         d = self.declaration
         dmap = ctx.mappings[self.name]
@@ -701,15 +704,16 @@ def _check(
 # --- loading --------------------------------------------------------------------------------
 
 
-def _doc(path: Path) -> tuple[bytes, dict[str, Any]]:
+def read_declaration(path: Path) -> tuple[bytes, dict[str, Any]]:
+    """``(bytes, TOML document)`` of the file at ``path`` (a declaration if it has ``[declare]``)."""
     buf = read_regular(path, "mapping table", error=MappingError)
-    doc = _toml(buf, str(path))
+    doc = toml_document(buf, str(path))
     if not isinstance(doc, dict):
         raise MappingError(f"{path}: not a TOML table")
     return buf, doc
 
 
-def _build(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[DeclaredDialect] | None, str]:
+def build_declaration(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[DeclaredDialect] | None, str]:
     """``(name, class to register or None when already registered, digest)``; validates everything."""
     raw_decl = doc.get("declare")
     if not isinstance(raw_decl, dict):
@@ -717,20 +721,20 @@ def _build(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[Decla
     try:
         decl = msgspec.convert(raw_decl, Declare)
     except msgspec.ValidationError as exc:
-        inner = _path_of(str(exc)) or "$"
+        inner = error_path(str(exc)) or "$"
         raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
     rest = {k: v for k, v in doc.items() if k != "declare"}
     try:
         table = msgspec.convert(rest, DialectTable, str_keys=True)
     except msgspec.ValidationError as exc:
-        raise MappingError(f"{path}: {_locate(buf, exc)}", path=_path_of(str(exc))) from None
+        raise MappingError(f"{path}: {locate_error(buf, exc)}", path=error_path(str(exc))) from None
     name = table.dialect
     if _NAME.fullmatch(name) is None:
         raise MappingError(
             f"{path}: dialect = {name!r}: a dialect name is lowercase letters, digits and -", path="$.dialect"
         )
     digest = hashlib.sha256(msgspec.msgpack.encode(doc)).hexdigest()
-    existing = _REGISTRY.get(name) or next((d for d in registered() if name in d.aliases), None)
+    existing = find(name) or next((d for d in registered() if name in d.aliases), None)
     if existing is not None:
         if isinstance(existing, DeclaredDialect) and existing.digest == digest:
             return name, None, digest
@@ -744,7 +748,7 @@ def _build(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[Decla
             path="$.dialect",
         )
     for a in decl.aliases:
-        other = _REGISTRY.get(a) or next((d for d in registered() if a in d.aliases), None)
+        other = find(a) or next((d for d in registered() if a in d.aliases), None)
         if other is not None:
             raise MappingError(f"{path}: alias {a!r} is already {other.name}", path="$.declare.aliases")
     if table.types:
@@ -812,82 +816,6 @@ def _build(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[Decla
         },
     )
     return name, cls, digest
-
-
-def register_declarations(paths: Iterable[str | Any]) -> list[str]:
-    """Register every declaration among ``paths``; returns the paths that are not declarations.
-
-    The same declaration twice is fine; another declaration under a registered name, or a
-    bundled dialect's name, is a :class:`MappingError`.
-    """
-    rest = []
-    for p in paths:
-        path = Path(p)
-        if not path.is_file():
-            rest.append(str(p))
-            continue
-        buf, doc = _doc(path)
-        if "declare" not in doc:
-            rest.append(str(p))
-            continue
-        name, cls, _ = _build(path, buf, doc)
-        if cls is not None:  # defining the class registered it (Dialect.__init_subclass__)
-            _registry_changed()
-            try:  # its code tables are checked with all the others; a bad one is not kept
-                _no_overlap(path, name, load_mappings())
-            except MappingError:
-                _forget(name)
-                raise
-    return rest
-
-
-def _no_overlap(path: Path, name: str, m: Mappings) -> None:
-    """Refuse a declaration whose own documents carry a bundled dialect's evidence.
-
-    Declared probes run after every bundled one (``Dialect.declared``), so such a declaration
-    could never read its own documents, and its detection overlaps a bundled dialect's
-    evidence: the success and the failure document it writes must be detected as itself.
-    """
-    from .detect import classify
-
-    d = _REGISTRY[name]
-    ctx = Context(m, DISCARD, m[name])
-    problem = c.Problem(category=m.unknown_category, message="failed")
-    for env in (c.Envelope(ok=True, payload=Raw(b"{}")), c.Envelope(ok=False, problems=(problem,))):
-        doc = d.write(env, ctx)
-        det = classify(doc)
-        if det.dialect != name and det.evidence is not None:
-            outcome = "success" if env.ok else "failure"
-            raise MappingError(
-                f"{path}: [declare.detect] overlaps the bundled dialect {det.dialect}: a {outcome} document "
-                f"of {name} carries {det.dialect}'s evidence ({det.evidence}), and a bundled dialect's markers "
-                f"always win (rename or drop the members {det.dialect} defines)",
-                path="$.declare.detect",
-            )
-
-
-def _registry_changed() -> None:
-    """Forget everything cached from the registry (detection plan, default tables)."""
-    from .detect import _plan
-    from .mappings import _cached_overlays, default_mappings
-
-    _plan.cache_clear()
-    default_mappings.cache_clear()
-    _cached_overlays.cache_clear()
-
-
-def _forget(name: str) -> None:
-    """Unregister a declared dialect (tests use it to leave the process as they found it)."""
-    d = _REGISTRY.get(name)
-    if isinstance(d, DeclaredDialect):
-        del _REGISTRY[name]
-        _registry_changed()
-
-
-def unregister(name: str) -> None:
-    """Forget the declared dialect ``name`` (``envglot learn`` checks a trial declaration and
-    leaves the process as it found it); a bundled dialect is never removed."""
-    _forget(name)
 
 
 def valid_name(name: str) -> bool:

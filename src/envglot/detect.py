@@ -15,7 +15,17 @@ from msgspec import Raw, Struct
 from .dialect import Facts, Probe, registered
 from .errors import DetectError
 
-__all__ = ["JSONRPC", "JSONRPC_MARKER", "MCP", "MCP_MARKERS", "Detection", "classify", "detect_bytes", "probe_table"]
+__all__ = [
+    "JSONRPC",
+    "JSONRPC_MARKER",
+    "MCP",
+    "MCP_MARKERS",
+    "Detection",
+    "classify",
+    "detect_bytes",
+    "forget_plan",
+    "probe_table",
+]
 
 MCP = "mcp"
 """Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
@@ -103,6 +113,11 @@ def _plan() -> _Plan:
             fallback = d.name
     probes.sort(key=lambda pnd: (pnd[2], pnd[0].priority))  # declared dialects after every bundled one
     return _Plan(frozenset(keys), tuple((p, name) for p, name, _ in probes), fallback)
+
+
+def forget_plan() -> None:
+    """Forget the probe plan (the registry changed: a declaration was registered or removed)."""
+    _plan.cache_clear()
 
 
 def probe_table() -> list[tuple[int, str, str]]:

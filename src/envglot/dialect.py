@@ -11,14 +11,15 @@ outside it names it. See ``docs/adding-a-dialect.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .diagnostics import Kind
-from .errors import ParseError, UnknownDialectError
+from .errors import ParseError
+from .registry import dialect_names, get_dialect, register, registered, writable_names
 
 if TYPE_CHECKING:
     from . import canonical as c
@@ -160,7 +161,7 @@ class Dialect:
             return
         if "keys" not in cls.__dict__ and cls.wire is not None:
             cls.keys = frozenset(cls.wire.__struct_encode_fields__)  # (no annotations evaluated)
-        _REGISTRY[cls.name] = cls()
+        register(cls())
 
     # -- the unit's behaviour ------------------------------------------------------------
 
@@ -238,42 +239,3 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
-
-
-_REGISTRY: dict[str, Dialect] = {}
-
-
-def registered() -> Iterator[Dialect]:
-    """Every registered dialect, by name."""
-    _load()
-    return iter(sorted(_REGISTRY.values(), key=lambda d: d.name))
-
-
-def dialect_names() -> tuple[str, ...]:
-    return tuple(d.name for d in registered())
-
-
-def writable_names() -> tuple[str, ...]:
-    return tuple(d.name for d in registered() if d.shape.writable)
-
-
-def get_dialect(name: str) -> Dialect:
-    """The dialect called ``name`` (or an alias, or its snake_case spelling)."""
-    _load()
-    d = _REGISTRY.get(name)
-    if d is not None:
-        return d
-    low = name.lower()
-    for d in _REGISTRY.values():
-        if low == d.name.replace("-", "_") or low in d.aliases:
-            return d
-    raise UnknownDialectError(name, dialect_names())
-
-
-_loaded: list[bool] = []
-
-
-def _load() -> None:
-    if not _loaded:
-        _loaded.append(True)
-        from . import dialects  # noqa: F401  (imports every dialect module: they register)

@@ -8,8 +8,11 @@ through :func:`excerpt` before it reaches stderr, a log line or a rejects record
 from __future__ import annotations
 
 import os
+import re
 
-__all__ = ["DEFAULT_LIMIT", "MESSAGE_LIMIT", "display_path", "excerpt", "quoted"]
+import msgspec
+
+__all__ = ["DEFAULT_LIMIT", "MESSAGE_LIMIT", "display_path", "excerpt", "key_segment", "quoted"]
 
 DEFAULT_LIMIT = 120
 """Characters kept by default (before the ``… (N more characters)`` note): one quoted value."""
@@ -78,3 +81,12 @@ def display_path(path: str | os.PathLike[str]) -> str:
 def quoted(value: object, limit: int = DEFAULT_LIMIT) -> str:
     """``repr`` of an input-derived value for a message, bounded like :func:`excerpt`."""
     return repr(excerpt(value, limit)) if isinstance(value, str) else excerpt(repr(value), limit)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENC = msgspec.json.Encoder()
+
+
+def key_segment(key: str) -> str:
+    """The path segment of an object key: ``.name`` for an ASCII identifier, else ``["JSON string"]``."""
+    return "." + key if _NAME.fullmatch(key) else "[" + _ENC.encode(key).decode() + "]"

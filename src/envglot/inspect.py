@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api import MappingsArg, _mappings, read
+from .api import MappingsArg, read
 from .canonical import Envelope, Problem
 from .mappings import Mappings
+from .pipeline import as_mappings
 
 __all__ = ["category", "http_status", "is_retryable", "primary_problem"]
 
@@ -31,7 +32,7 @@ def _problem(env: Envelope, m: Mappings) -> Problem | None:
 
 def primary_problem(envelope: Doc, mappings: MappingsArg = None) -> Problem | None:
     """The first problem of a failure (one in the fallback category if it names none); ``None`` on success."""
-    m = _mappings(mappings)
+    m = as_mappings(mappings)
     return _problem(_envelope(envelope, m), m)
 
 
@@ -47,7 +48,7 @@ def is_retryable(envelope: Doc, mappings: MappingsArg = None) -> bool | None:
     The source's own answer when it gave one (errorcode ``retryable``, a code-table row),
     else the default of the canonical category.
     """
-    m = _mappings(mappings)
+    m = as_mappings(mappings)
     p = _problem(_envelope(envelope, m), m)
     if p is None:
         return None
@@ -56,6 +57,6 @@ def is_retryable(envelope: Doc, mappings: MappingsArg = None) -> bool | None:
 
 def http_status(envelope: Doc, mappings: MappingsArg = None) -> int:
     """The HTTP status a gateway would answer with: 200 on success, else the category's status."""
-    m = _mappings(mappings)
+    m = as_mappings(mappings)
     p = _problem(_envelope(envelope, m), m)
     return 200 if p is None else m.http(p.category)

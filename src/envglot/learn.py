@@ -1,5 +1,7 @@
 """``envglot learn``: a declaration (docs/declared-dialects.md) inferred from a server's responses.
 
+Over 500 lines: inferring every canonical part of a declaration from samples; the rules share one sample table.
+
 :func:`read_samples` reads the responses as ``migrate`` reads its inputs (files, folders, JSON
 Lines, ``.gz``; CallToolResults and JSON-RPC responses unwrapped by the pipeline's own code);
 :func:`learn` infers where every canonical part lives and writes the declaration as commented
@@ -25,11 +27,11 @@ from typing import Any, BinaryIO
 import msgspec
 
 from .api import convert, unwrap
-from .declared import DeclaredDialect, field_types, register_declarations, unregister, valid_name
+from .declared import DeclaredDialect, field_types, valid_name
 from .dialect import get_dialect, registered, writable_names
 from .errors import EnvglotError, MappingError
 from .excerpt import excerpt
-from .mappings import Mappings, default_mappings, load_mappings, mappings_dir
+from .mappings import Mappings, default_mappings, load_mappings, mappings_dir, register_declarations, unregister
 from .mcp import is_error as outcome_is_error
 from .validation import validate
 

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from .errors import EnvglotError, ParseError
-from .excerpt import excerpt
+from .excerpt import excerpt, key_segment
 
 __all__ = [
     "BOM",
@@ -227,8 +227,6 @@ _STD_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",
 
 def bad_value(obj: Any, max_depth: int, failed: bool) -> tuple[str, str | None]:
     """The path of the first value JSON cannot carry exactly, and why (iterative, depth-bounded)."""
-    from .residue import key_segment
-
     stack: list[tuple[Any, str, int]] = [(obj, "$", 0)]
     while stack:
         v, path, depth = stack.pop()
@@ -446,8 +444,6 @@ def path_at(buf: bytes, offset: int) -> str:
 
     Long paths are shortened in the middle; keys are quoted as bounded excerpts.
     """
-    from .residue import key_segment
-
     # one entry per open container: [is_object, key span or index, expecting a key]
     stack: list[list[Any]] = []
     push, pop = stack.append, stack.pop

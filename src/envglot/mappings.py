@@ -1,7 +1,8 @@
-"""Mapping tables: load the TOML files of ``mappings/``, validate them, compile lookups.
+"""Mapping tables: load the TOML files of ``mappings/`` for every registered dialect, validate them.
 
 The tables are data (see ``docs/mappings.md``); this module only reads, checks and
-indexes them. :func:`default_mappings` is built once per process; overlays make a new
+indexes them (their schema and lookups are :mod:`envglot.tables`, re-exported here).
+:func:`default_mappings` is built once per process; overlays make a new
 :class:`Mappings` that shares nothing mutable with it.
 """
 
@@ -11,16 +12,34 @@ import functools
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any
 
 import msgspec
-from msgspec import Struct
+from msgspec import Raw
 
-from .errors import EnvglotError, MappingError
-from .tomlfile import MAX_TOML_BYTES, parse_toml, read_regular, untrusted
-
-if TYPE_CHECKING:
-    from .dialect import Dialect
+from .canonical import Envelope, Problem
+from .context import Context
+from .diagnostics import DISCARD
+from .dialect import Dialect
+from .errors import MappingError
+from .registry import find, get_dialect, registered, remove
+from .tables import (
+    CanonicalTable,
+    Category,
+    CodePlan,
+    CodeRow,
+    DialectMap,
+    DialectTable,
+    ErrorTypeRow,
+    ErrorTypesTable,
+    Mappings,
+    OverlayFile,
+    TypeRow,
+    WriteRow,
+    decode_table,
+    mappings_dir,
+    type_for,
+)
 
 __all__ = [
     "Category",
@@ -31,409 +50,16 @@ __all__ = [
     "Mappings",
     "TypeRow",
     "WriteRow",
-    "check_overlay",
     "default_mappings",
     "load_mappings",
     "mappings_dir",
+    "mappings_for",
+    "register_declarations",
+    "type_for",
+    "unregister",
 ]
 
-HINTS = ("origin", "upstream", "aspect")
-
-
-class _Table(Struct, forbid_unknown_fields=True, omit_defaults=True):
-    pass
-
-
-class Category(_Table):
-    grpc: int
-    http: int
-    retryable: bool
-    title: str
-    meaning: str
-
-
-class Inference(_Table):
-    """How a failure is read from an object that is no envelope (an MCP ``isError`` result)."""
-
-    message_keys: list[str] = msgspec.field(default_factory=list)
-    """Top-level string keys tried in order for the error message."""
-
-
-class Refusal(_Table):
-    """The failure a face answers with when the core refuses a document (``[refusal]``)."""
-
-    category: str
-    origin: str | None = None
-    aspect: str | None = None
-
-
-class CanonicalTable(_Table):
-    unknown_category: str
-    categories: dict[str, Category]
-    refusal: Refusal
-    inference: Inference = msgspec.field(default_factory=Inference)
-
-
-class CodeRow(_Table):
-    """How one native code reads into the canonical model."""
-
-    category: str
-    retryable: bool | None = None
-    origin: str | None = None
-    upstream: str | None = None
-    aspect: str | None = None
-    partial: bool = False
-    http: int | None = None
-    type: str | None = None
-    ext: bool = False
-    note: str | None = None
-
-
-class WriteRow(_Table):
-    """A writer choice: for this category (and hints, if given) emit ``code``."""
-
-    category: str
-    code: str
-    origin: str | None = None
-    upstream: str | None = None
-    aspect: str | None = None
-    partial: bool | None = None
-    note: str | None = None
-
-    @property
-    def conditions(self) -> int:
-        return sum(getattr(self, h) is not None for h in (*HINTS, "partial"))
-
-
-class TypeRow(_Table):
-    """A category word of the dialect (response-v2 ``error_type``)."""
-
-    category: str
-    retryable: bool | None = None
-    origin: str | None = None
-    upstream: str | None = None
-    aspect: str | None = None
-    http: int | None = None
-    ext: bool = False
-    note: str | None = None
-
-
-class Defaults(_Table):
-    category: str = "internal"
-
-
-class DialectTable(_Table):
-    """One ``mappings/<dialect>.toml`` file (or an overlay for it)."""
-
-    dialect: str
-    fields: dict[str, str] = {}
-    codes: dict[str, CodeRow] = {}
-    write: list[WriteRow] = []
-    types: dict[str, TypeRow] = {}
-    defaults: Defaults | None = None
-    synthesize: dict[str, str | int] = {}
-    """Rule values for canonical fields the dialect requires when the source lacks them."""
-
-
-class ErrorTypeRow(_Table):
-    """One row of ``error-types.toml`` (or an overlay): a category's word in each dialect that has one.
-
-    In the file a row is flat: the hint keys below plus one key per dialect column
-    (``result = "not_found"``); the columns are gathered in ``words``.
-    """
-
-    category: str
-    words: dict[str, str] = {}
-    """Dialect name -> that dialect's word for the category."""
-    origin: str | None = None
-    upstream: str | None = None
-    aspect: str | None = None
-    partial: bool | None = None
-    note: str | None = None
-
-
 _ROW_KEYS = frozenset(ErrorTypeRow.__struct_fields__) - {"words"}
-
-
-class ErrorTypesTable(_Table):
-    row: list[dict[str, str | bool]] = []
-
-
-class OverlayFile(_Table):
-    """A user overlay: rows for one dialect, or error-type rows, or both."""
-
-    dialect: str | None = None
-    codes: dict[str, CodeRow] = {}
-    write: list[WriteRow] = []
-    types: dict[str, TypeRow] = {}
-    row: list[dict[str, str | bool]] = []
-
-
-def mappings_dir() -> Path:
-    """The folder holding the bundled tables (inside the wheel, or the repo's ``mappings/``)."""
-    env = os.environ.get("ENVGLOT_MAPPINGS_DIR")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve().parent
-    bundled = here / "mappings"  # inside the wheel (importlib.resources is slow to import)
-    if bundled.is_dir():
-        return bundled
-    repo = here.parents[1] / "mappings"
-    if repo.is_dir():
-        return repo
-    raise MappingError("envglot cannot find its mapping tables (no envglot/mappings in the package)")
-
-
-_ROW_TYPES: dict[str, type] = {"codes": CodeRow, "types": TypeRow}
-
-
-def _toml(buf: bytes, source: str) -> object:
-    """The TOML document in ``buf`` (read from ``source``) within :mod:`envglot.tomlfile`'s limits,
-    memoized on disk by content hash: parsing TOML in pure Python is nearly all the cost of
-    loading the tables; msgpack reads the same document ~10x faster.
-
-    Raises:
-        MappingError: the document is no TOML or passes a limit (naming ``source``).
-    """
-    import hashlib
-    import tempfile
-
-    key = hashlib.sha1(buf).hexdigest()
-    cache = Path(os.environ.get("ENVGLOT_CACHE_DIR") or Path.home() / ".cache" / "envglot") / f"toml-{key}.msgpack"
-    try:  # only a regular file of ours that no one else can write (the tables decide outcomes)
-        return msgspec.msgpack.decode(read_regular(cache, "cache", limit=8 * MAX_TOML_BYTES, check=_own_file))
-    except (EnvglotError, msgspec.DecodeError):
-        pass
-    doc = parse_toml(buf, source, error=MappingError)
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=cache.name, suffix=".tmp")  # O_EXCL: no planted link
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(msgspec.msgpack.encode(doc))
-        os.replace(tmp, cache)
-    except (OSError, TypeError):
-        pass
-    return doc
-
-
-def _own_file(st: os.stat_result) -> None:
-    why = untrusted(st)
-    if why is not None:
-        raise EnvglotError(why)
-
-
-def _decode(path: Path, typ: type) -> object:
-    buf = read_regular(path, "mapping table", error=MappingError)
-    doc = _toml(buf, str(path))
-    try:
-        return msgspec.convert(doc, type=typ, str_keys=True)
-    except msgspec.ValidationError as exc:
-        raise MappingError(f"{path}: {_locate(buf, exc)}", path=_path_of(str(exc))) from None
-
-
-def _locate(buf: bytes, exc: msgspec.ValidationError) -> str:
-    """The validation message, naming the ``[codes.X]``/``[types.X]`` row at fault."""
-    msg = str(exc)
-    for section, row_type in _ROW_TYPES.items():
-        if f"$.{section}[...]" not in msg:
-            continue
-        rows = parse_toml(buf, "", error=MappingError).get(section, {})  # parsed once already: within limits
-        for key, row in rows.items():
-            try:
-                msgspec.convert(row, row_type)
-            except msgspec.ValidationError as row_exc:
-                return f"[{section}.{key}]: {row_exc}"
-    return msg
-
-
-def _path_of(msg: str) -> str | None:
-    i = msg.rfind("at `")
-    return msg[i + 4 : msg.rfind("`")] if i >= 0 else None
-
-
-class CodePlan(NamedTuple):
-    """Everything a dialect's code implies, derived once (the problem plan).
-
-    Writers and the contract checks read these values from here, never from the rows
-    directly, so envglot's own output validates under any overlay.
-    """
-
-    code: str
-    category: str
-    retryable: bool
-    """The row's own ``retryable``, else its category's default."""
-    retryable_source: str
-    """``"code"`` or ``"category"``."""
-    http: int
-    """The row's ``http``, else its category's."""
-    word: str | None
-    """The dialect's category word the code belongs to (``type``), if the row names one."""
-    ext: bool
-
-
-class DialectMap:
-    """Compiled lookups for one dialect: code -> row, category -> writer choices."""
-
-    __slots__ = (
-        "_choice_cache",
-        "_plans",
-        "carried",
-        "codes",
-        "default_category",
-        "description",
-        "fields",
-        "loss_plan",
-        "name",
-        "shape",
-        "synthesize",
-        "tables",
-        "types",
-        "write",
-    )
-
-    def __init__(
-        self, table: DialectTable, write: Sequence[WriteRow], types: dict[str, TypeRow], dialect: Dialect
-    ) -> None:
-        self.name = table.dialect
-        self.description = dialect.description
-        self.shape = dialect.shape
-        self.fields = dict(table.fields)
-        self.synthesize = dict(table.synthesize)
-        self.carried = frozenset(self.fields)
-        self.codes = dict(table.codes)
-        self.types = dict(types)
-        self.default_category = table.defaults.category if table.defaults else None
-        by_cat: dict[str, list[WriteRow]] = {}
-        for row in write:
-            by_cat.setdefault(row.category, []).append(row)
-        # stable sort: most specific first, table order among equals
-        self.write = {c: tuple(sorted(rows, key=lambda r: -r.conditions)) for c, rows in by_cat.items()}
-        self._choice_cache: dict[tuple[object, ...], str] = {}
-        self._plans: dict[str, CodePlan] = {}
-        self.tables: Mappings | None = None
-        """The :class:`Mappings` this dialect's tables belong to (set when they are built)."""
-        self.loss_plan: object = None
-        """Filled once by :func:`envglot.context.report_losses`: what this dialect cannot carry."""
-
-    def path(self, field: str, index: int | None = None) -> str | None:
-        """The wire path of a canonical field in this dialect, with ``[]`` filled by ``index``."""
-        p = self.fields.get(field)
-        if p is not None and index is not None:
-            p = p.replace("[]", f"[{index}]", 1)
-        return p
-
-    def plan(self, code: str) -> CodePlan | None:
-        """What ``code`` implies in this dialect (``None`` for a code the tables do not know)."""
-        hit = self._plans.get(code)
-        if hit is not None:
-            return hit
-        row = self.codes.get(code)
-        if row is None or self.tables is None:
-            return None
-        cat = self.tables.categories[row.category]
-        hit = CodePlan(
-            code=code,
-            category=row.category,
-            retryable=row.retryable if row.retryable is not None else cat.retryable,
-            retryable_source="code" if row.retryable is not None else "category",
-            http=row.http if row.http is not None else cat.http,
-            word=row.type,
-            ext=row.ext,
-        )
-        self._plans[code] = hit
-        return hit
-
-    def _retryable(self, code: str) -> bool | None:
-        plan = self.plan(code)
-        return plan.retryable if plan is not None else None
-
-    def choose(
-        self,
-        category: str,
-        code: str | None = None,
-        domain: str | None = None,
-        origin: str | None = None,
-        upstream: str | None = None,
-        aspect: str | None = None,
-        partial: bool = False,
-        retryable: bool | None = None,
-    ) -> str:
-        """The native code a writer of this dialect emits for a canonical problem.
-
-        The problem's own code when this dialect minted it (or it has the same category here),
-        else the first matching ``[[write]]`` row. A stated ``retryable`` the chosen code would
-        contradict picks, among codes of the same category, the first matching row's code that
-        agrees, else the first documented code row of the category that agrees (so meaning
-        never flips through a round trip); none agreeing, the choice stands.
-        """
-        key = (category, code, domain, origin, upstream, aspect, partial, retryable)
-        hit = self._choice_cache.get(key)
-        if hit is not None:
-            return hit
-        choice = None
-        if code is not None:
-            row = self.codes.get(code)
-            if row is not None and (domain == self.name or row.category == category):
-                choice = code
-        if choice is None:
-            rows = [
-                w.code
-                for w in self.write.get(category, ())
-                if (w.origin is None or w.origin == origin)
-                and (w.upstream is None or w.upstream == upstream)
-                and (w.aspect is None or w.aspect == aspect)
-                and (w.partial is None or w.partial == partial)
-            ]
-            choice = rows[0] if rows else None
-            if choice is not None and retryable is not None and self._retryable(choice) not in (None, retryable):
-                agreeing = [c for c in rows if self._retryable(c) == retryable] or [
-                    c
-                    for c, r in self.codes.items()
-                    if r.category == category and not r.ext and self._retryable(c) == retryable
-                ]
-                choice = agreeing[0] if agreeing else choice
-        if choice is None:  # validated away for bundled tables; overlays are checked too
-            raise MappingError(f"{self.name}: no writer choice for category {category!r}")
-        if len(self._choice_cache) < 4096:
-            self._choice_cache[key] = choice
-        return choice
-
-
-class Mappings:
-    """All tables, validated and compiled. Build with :func:`load_mappings`."""
-
-    def __init__(
-        self,
-        canonical: CanonicalTable,
-        dialects: dict[str, DialectMap],
-        error_types: list[ErrorTypeRow],
-        sources: tuple[str, ...],
-    ) -> None:
-        self.categories = canonical.categories
-        self.unknown_category = canonical.unknown_category
-        self.message_keys = tuple(canonical.inference.message_keys)
-        self.refusal = canonical.refusal
-        self.dialects = dialects
-        for d in dialects.values():
-            d.tables = self
-        self.error_types = error_types
-        self.sources = sources
-        specificity = lambda r: -sum(getattr(r, h) is not None for h in (*HINTS, "partial"))  # noqa: E731
-        self.error_types_by_specificity = sorted(error_types, key=specificity)
-
-    def __getitem__(self, dialect: str) -> DialectMap:
-        try:
-            return self.dialects[dialect]
-        except KeyError:
-            raise MappingError(
-                f"no table for dialect {dialect!r} in these mappings (declared after they were loaded: load them again)"
-            ) from None
-
-    def default_retryable(self, category: str) -> bool:
-        return self.categories[category].retryable
-
-    def http(self, category: str) -> int:
-        return self.categories[category].http
 
 
 def _error_type_rows(rows: list[ErrorTypeRow], column: str) -> list[WriteRow]:
@@ -477,15 +103,11 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
     column per dialect whose codes are category words (``shape.open_codes``) or that has a
     ``[types]`` vocabulary.
     """
-    from .dialect import registered
-
     overlays = list(overlays)
     if overlays:  # a declaration file among them registers its dialect (envglot.declared)
-        from .declared import register_declarations
-
         overlays = register_declarations(overlays)
     root = base or mappings_dir()
-    canonical = _decode(root / "canonical.toml", CanonicalTable)
+    canonical = decode_table(root / "canonical.toml", CanonicalTable)
     assert isinstance(canonical, CanonicalTable)
     units = {d.name: d for d in registered()}
     tables: dict[str, DialectTable] = {}
@@ -496,7 +118,7 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
             tables[name], files[name] = own
             continue
         path = root / f"{name}.toml"
-        t = _decode(path, DialectTable)
+        t = decode_table(path, DialectTable)
         assert isinstance(t, DialectTable)
         if t.dialect != name:
             raise MappingError(f"{path}: dialect = {t.dialect!r}, expected {name!r}")
@@ -504,7 +126,7 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
         files[name] = str(path)
     columns = {n: units[n] for n, t in tables.items() if units[n].shape.open_codes or t.types}
     et_path = root / "error-types.toml"
-    et = _decode(et_path, ErrorTypesTable)
+    et = decode_table(et_path, ErrorTypesTable)
     assert isinstance(et, ErrorTypesTable)
     error_rows = [_error_type_row(r, f"{et_path}: [[row]] #{i + 1}", columns) for i, r in enumerate(et.row)]
     row_files = [(str(et_path), i + 1) for i in range(len(error_rows))]
@@ -512,7 +134,7 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
     sources = [str(root)]
     for ov_path in overlays:
         p = Path(ov_path)
-        ov = _decode(p, OverlayFile)
+        ov = decode_table(p, OverlayFile)
         assert isinstance(ov, OverlayFile)
         sources.append(str(p))
         if ov.dialect is not None:
@@ -610,33 +232,6 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
     # duplicate keys cannot survive TOML decoding (the TOML parser rejects them)
 
 
-def type_for(
-    m: Mappings,
-    dialect: str,
-    category: str,
-    origin: str | None,
-    upstream: str | None,
-    aspect: str | None,
-    partial: bool,
-) -> str:
-    """``dialect``'s word for a canonical category (its column of ``error-types.toml``).
-
-    Like :meth:`DialectMap.choose`: the most specific matching row wins, file order among equals.
-    """
-    for r in m.error_types_by_specificity:
-        word = r.words.get(dialect)
-        if (
-            word is not None
-            and r.category == category
-            and (r.origin is None or r.origin == origin)
-            and (r.upstream is None or r.upstream == upstream)
-            and (r.aspect is None or r.aspect == aspect)
-            and (r.partial is None or r.partial == partial)
-        ):
-            return word
-    raise MappingError(f"error-types.toml: no {dialect} word for {category!r}")
-
-
 @functools.cache
 def default_mappings() -> Mappings:
     """The bundled tables, loaded and compiled once per process."""
@@ -662,36 +257,74 @@ def mappings_for(overlays: Sequence[str | os.PathLike[str]] | None) -> Mappings:
     return _cached_overlays(paths, tuple(stamps))
 
 
-def check_overlay(path: str | os.PathLike[str]) -> Mappings:
-    """Validate one overlay file against the bundled tables; raises :class:`MappingError`.
+def register_declarations(paths: Iterable[str | Any]) -> list[str]:
+    """Register every declaration among ``paths``; returns the paths that are not declarations.
 
-    Besides the rows themselves, the overlay must keep the code tables round-trip stable
-    (:func:`envglot.crosswalk.unstable_codes`): it may not make a meaning (a category and
-    retryability, from a dialect through a target) come back changed where the bundled tables
-    bring it back, whether through a code it changes or one it adds (a target whose writer cannot
-    spell a category and has no place to carry it, errorcode's closed enum, is reported at
-    conversion instead).
+    The same declaration twice is fine; another declaration under a registered name, or a
+    bundled dialect's name, is a :class:`MappingError`.
     """
-    from .crosswalk import unstable_codes
+    from .declared import build_declaration, read_declaration
 
-    def meaning(u: dict[str, object]) -> tuple[object, ...]:
-        return (u["dialect"], u["target"], u["category"], u["retryable"])
+    rest = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            rest.append(str(p))
+            continue
+        buf, doc = read_declaration(path)
+        if "declare" not in doc:
+            rest.append(str(p))
+            continue
+        name, cls, _ = build_declaration(path, buf, doc)
+        if cls is not None:  # defining the class registered it (Dialect.__init_subclass__)
+            _registry_changed()
+            try:  # its code tables are checked with all the others; a bad one is not kept
+                _no_overlap(path, name, load_mappings())
+            except MappingError:
+                unregister(name)
+                raise
+    return rest
 
-    def inherent(u: dict[str, object]) -> bool:  # the target can neither spell nor carry the category
-        t, cat = m[str(u["target"])], str(u["category"])
-        plan = t.plan(t.choose(cat))
-        return "problem.category" not in t.carried and (plan is None or plan.category != cat)
 
-    m = load_mappings([path])
-    before = {meaning(u) for u in unstable_codes(default_mappings())}
-    new = [u for u in unstable_codes(m) if meaning(u) not in before and not inherent(u)]
-    if new:
-        u = new[0]
-        more = f" (+{len(new) - 1} more)" if len(new) > 1 else ""
-        raise MappingError(
-            f"{path}: {u['dialect']} code {u['code']!r} does not read back: written as {u['target']} "
-            f"{u['written']!r}, it comes back as {u['back']!r} ({u['back_category']}, retryable="
-            f"{str(u['back_retryable']).lower()}; it was {u['category']}, retryable="
-            f"{str(u['retryable']).lower()}){more}"
-        )
-    return m
+def _no_overlap(path: Path, name: str, m: Mappings) -> None:
+    """Refuse a declaration whose own documents carry a bundled dialect's evidence.
+
+    Declared probes run after every bundled one (``Dialect.declared``), so such a declaration
+    could never read its own documents, and its detection overlaps a bundled dialect's
+    evidence: the success and the failure document it writes must be detected as itself.
+    """
+    from .detect import classify
+
+    d = get_dialect(name)
+    ctx = Context(m, DISCARD, m[name])
+    problem = Problem(category=m.unknown_category, message="failed")
+    for env in (Envelope(ok=True, payload=Raw(b"{}")), Envelope(ok=False, problems=(problem,))):
+        doc = d.write(env, ctx)
+        det = classify(doc)
+        if det.dialect != name and det.evidence is not None:
+            outcome = "success" if env.ok else "failure"
+            raise MappingError(
+                f"{path}: [declare.detect] overlaps the bundled dialect {det.dialect}: a {outcome} document "
+                f"of {name} carries {det.dialect}'s evidence ({det.evidence}), and a bundled dialect's markers "
+                f"always win (rename or drop the members {det.dialect} defines)",
+                path="$.declare.detect",
+            )
+
+
+def _registry_changed() -> None:
+    """Forget everything cached from the registry (detection plan, default tables)."""
+    from .detect import forget_plan
+
+    forget_plan()
+    default_mappings.cache_clear()
+    _cached_overlays.cache_clear()
+
+
+def unregister(name: str) -> None:
+    """Forget the declared dialect ``name`` (``envglot learn`` checks a trial declaration and
+    leaves the process as it found it, and so do tests); a bundled dialect is never removed."""
+    from .declared import DeclaredDialect
+
+    if isinstance(find(name), DeclaredDialect):
+        remove(name)
+        _registry_changed()

@@ -1,5 +1,7 @@
 """MCP adapters: envelopes in and out of ``CallToolResult``, and a decorator for tool functions.
 
+Over 500 lines: the CallToolResult adapters and ``@emits`` (four overloads) share the unwrap and wrap rules.
+
 No hard dependency on the ``mcp`` package: :func:`unwrap`, :func:`unwrap_envelope`,
 :func:`wrap` and :func:`output_schema` work on wire dicts and JSON, and read SDK
 objects by attribute (``mcp`` 1.x camelCase and 2.x snake_case alike); only
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, 
 import msgspec
 from msgspec import Raw, Struct
 
-from .api import _mappings, _reconcile, _to_bytes, convert, read, refusal, write
+from .api import convert, read, refusal, write
 from .canonical import Envelope, Problem
 from .detect import MCP, classify, detect_bytes
 from .diagnostics import Kind, Report, report_for
@@ -32,6 +34,7 @@ from .dialect import get_dialect, registered, writable_names
 from .errors import EnvglotError, ParseError
 from .limits import check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
+from .pipeline import as_mappings, reconcile, to_bytes
 from .policy import Level
 from .pyresult import Result, encode_value
 from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema
@@ -164,7 +167,7 @@ def _wire(result: object) -> bytes:
     their content blocks (text blocks as type and text), structured content and error flag.
     """
     if not _looks_like_result(result):
-        return check_input(_to_bytes(result))[0]  # type: ignore[arg-type]
+        return check_input(to_bytes(result))[0]  # type: ignore[arg-type]
     blocks = [
         {"type": "text", "text": b.get("text")} if b.get("type") == "text" else b
         for b in map(_block, _attr(result, "content") or ())
@@ -257,7 +260,7 @@ def unwrap_envelope(
         ParseError: ``result`` is not a CallToolResult, or its envelope is invalid.
     """
     o = resolve(options, mappings=mappings)
-    m = _mappings(o.mappings)
+    m = as_mappings(o.mappings)
     if m is not o.mappings:
         o = o.replace(mappings=m)
     rep = report if report is not None else Report(Level.IGNORE)
@@ -271,7 +274,7 @@ def unwrap_envelope(
     if from_ is None:
         return read(buf, options=o, report=rep)  # unwraps again and applies isError (failure wins)
     env = read(inner, from_, options=o, report=rep)
-    return env if is_error is None else _reconcile(env, is_error, None, m, rep)
+    return env if is_error is None else reconcile(env, is_error, None, m, rep)
 
 
 def unwrap(
@@ -313,7 +316,7 @@ def unwrap(
         if classify(buf).dialect != MCP:  # not a CallToolResult at all: convert it (or say why not)
             raise
         rep = report if report is not None else report_for(o.policy)
-        env = synthesize(buf, _mappings(o.mappings).unknown_category, rep)
+        env = synthesize(buf, as_mappings(o.mappings).unknown_category, rep)
         return write(env, to, options=o, report=rep)
     out: bytes = convert(buf, to=to, options=o, report=report)
     return out
@@ -432,7 +435,7 @@ def output_schema(
     base = json_schema(dialect, inline=True)
     if payload is None:
         return base
-    m = _mappings(resolve(None, mappings=mappings).mappings)
+    m = as_mappings(resolve(None, mappings=mappings).mappings)
     for unit in registered():  # a dialect's envelope schema: its payload type, if any, is the payload
         at = m[unit.name].path("payload") if unit.name in m.dialects else None
         own = embedded_payload(payload, json_schema(unit.name, inline=True), at or "$")
@@ -539,7 +542,7 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
             return ret, from_
         if isinstance(ret, dict) or ret.lstrip("\ufeff \t\r\n").startswith("{"):
             # JSON object text is a document: one the core refuses is a failure, never a string payload
-            buf = check_input(_to_bytes(ret))[0]
+            buf = check_input(to_bytes(ret))[0]
             found = classify(buf)
             if found.evidence is None:  # no dialect's markers: a plain payload
                 return Envelope(ok=True, payload=Raw(buf)), None
@@ -674,7 +677,7 @@ def emits(
             (``@emits`` above the tool decorator), or invalid options.
     """
     o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
-    m = _mappings(o.mappings)  # first: a declaration among them registers its dialect
+    m = as_mappings(o.mappings)  # first: a declaration among them registers its dialect
     unit = get_dialect(dialect)
     target = unit.name
     if not unit.shape.writable:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 
 from .errors import EnvglotError
+from .kinds import Kind
 
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic
@@ -45,8 +46,6 @@ LEVELS: tuple[Level, ...] = tuple(Level)
 
 
 def _kinds() -> frozenset[str]:
-    from .diagnostics import Kind
-
     return frozenset(k.value for k in Kind)
 
 

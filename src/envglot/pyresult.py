@@ -14,17 +14,18 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 import msgspec
 from msgspec import Raw
 
-from .api import _mappings, write
+from .api import write
 from .canonical import Envelope
 from .context import Context
 from .diagnostics import Report, report_for
 from .dialect import get_dialect
 from .dialects import result as _result_dialect
-from .dialects._common import ABSENT
 from .errors import EnvglotError, ParseError
 from .limits import MAX_DEPTH, bad_value, check_input
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
+from .pipeline import as_mappings
 from .policy import Level
+from .wire import ABSENT
 
 __all__ = ["Result", "encode_value"]
 
@@ -234,7 +235,7 @@ class Result(Generic[T]):
         takes the fallback category and a ``code_unknown`` diagnostic in ``report``). Of the
         :class:`~envglot.Options` only ``mappings`` applies.
         """
-        m = _mappings(resolve(options, mappings=mappings).mappings)
+        m = as_mappings(resolve(options, mappings=mappings).mappings)
         rep = report if report is not None else Report(Level.IGNORE)
         return self._envelope(Context(m, rep, m[_result_dialect.NAME]))
 
@@ -261,7 +262,7 @@ class Result(Generic[T]):
             UnsupportedError: ``unsupported="raise"`` and the conversion is lossy.
         """
         o = resolve(options, unsupported=unsupported, mappings=mappings, style=style, context=context)
-        m = _mappings(o.mappings)
+        m = as_mappings(o.mappings)
         rep = report if report is not None else report_for(o.policy)
         envelope = self._envelope(Context(m, rep, m[_result_dialect.NAME], o.context))
         return write(envelope, dialect, options=o, report=rep, source=_result_dialect.NAME)

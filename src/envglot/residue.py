@@ -22,7 +22,7 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .errors import ParseError
-from .excerpt import excerpt
+from .excerpt import excerpt, key_segment
 from .limits import MAX_DEPTH
 
 __all__ = [
@@ -33,12 +33,10 @@ __all__ = [
     "diff",
     "digest",
     "format_path",
-    "key_segment",
     "parse_path",
     "set_path",
 ]
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d{1,9})\]|\[("(?:[^"\\]|\\.)*")\]')
 _STR = msgspec.json.Decoder(str)
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
@@ -71,11 +69,6 @@ def decode_residue(raw: Raw, where: str) -> Residue:
     for path in (*(p for p, _ in res.set), *res.del_):
         parse_path(path, where)
     return res
-
-
-def key_segment(key: str) -> str:
-    """The path segment of an object key: ``.name`` for an ASCII identifier, else ``["JSON string"]``."""
-    return "." + key if _NAME.fullmatch(key) else "[" + _ENC.encode(key).decode() + "]"
 
 
 def parse_path(path: str, where: str = "$") -> list[str | int]:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import EnvglotError
-from .excerpt import excerpt
+from .excerpt import excerpt, key_segment
 
 __all__ = [
     "INT_MAX",
@@ -211,8 +211,6 @@ def _bad_value(doc: dict[str, Any]) -> tuple[tuple[str | int, ...], str] | None:
 
 
 def _json_path(keys: tuple[str | int, ...]) -> str:
-    from .residue import key_segment
-
     return "$" + "".join(f"[{k}]" if isinstance(k, int) else key_segment(k) for k in keys)
 
 

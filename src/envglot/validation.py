@@ -26,7 +26,6 @@ from typing import Any
 
 import msgspec
 
-from .api import _locate, _to_bytes
 from .checker import Checker, Violation, type_name
 from .context import Context
 from .diagnostics import DISCARD, Report
@@ -34,7 +33,8 @@ from .dialect import get_dialect
 from .errors import EnvglotError
 from .excerpt import excerpt
 from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input, repeated_member
-from .mappings import Mappings, mappings_for
+from .mappings import Mappings
+from .pipeline import as_mappings, locate, to_bytes
 
 __all__ = ["Violation", "validate"]
 
@@ -94,10 +94,6 @@ def _reader_pass(buf: bytes, name: str, m: Mappings, c: Checker) -> bool | None:
     return ok
 
 
-def _mappings(m: Sequence[str | os.PathLike[str]] | Mappings | None) -> Mappings:
-    return m if isinstance(m, Mappings) else mappings_for(m)
-
-
 def validate(
     data: bytes | str | dict[str, Any],
     dialect: str | None = None,
@@ -116,15 +112,15 @@ def validate(
         UnknownDialectError: ``dialect`` is not a dialect name.
         MappingError: an overlay is invalid.
     """
-    m = _mappings(mappings)
+    m = as_mappings(mappings)
     name = get_dialect(dialect).name if dialect is not None else None
     is_error: bool | None = None
     try:
-        buf, bom = check_input(_to_bytes(data), _DEPTH)
+        buf, bom = check_input(to_bytes(data), _DEPTH)
         if bom:
             return [Violation("$", "the document begins with a UTF-8 byte order mark", name)]
         if name is None:
-            buf, found, is_error = _locate(buf, True, False, DISCARD, _DEPTH)
+            buf, found, is_error = locate(buf, True, False, DISCARD, _DEPTH)
             name = found.dialect
     except EnvglotError as exc:
         return [Violation(exc.path or "$", exc.message, name)]

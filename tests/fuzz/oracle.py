@@ -36,10 +36,10 @@ import msgspec
 import envglot
 from envglot import EnvglotError, mcp
 from envglot import inspect as envinfo
-from envglot.api import _locate
 from envglot.diagnostics import DISCARD
 from envglot.dialect import get_dialect, registered, writable_names
 from envglot.limits import check_input
+from envglot.pipeline import locate
 from envglot.proxy.rewrite import Rewriter
 
 from .mutator import BOM, Case, says_failure
@@ -263,7 +263,7 @@ def _own_violations(data: bytes, target: str, tree: Any = None) -> frozenset[str
         if envglot.detect(data) != target:
             return frozenset()
         # the envelope inside a transport wrapper (MCP, JSON-RPC) is what was passed through
-        data = _locate(check_input(data)[0], True, False, DISCARD)[0]
+        data = locate(check_input(data)[0], True, False, DISCARD)[0]
         mine = envglot.validate(data, dialect=target)
     except Exception:
         return frozenset()

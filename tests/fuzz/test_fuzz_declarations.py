@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 
 import envglot
 from envelopes import sample_files
-from envglot.declared import DeclaredDialect, _forget
+from envglot.declared import DeclaredDialect
 from envglot.detect import classify
 from envglot.dialect import registered
 from envglot.errors import MappingError
-from envglot.mappings import default_mappings, mappings_for
+from envglot.mappings import default_mappings, mappings_for, unregister
 
 from .settings import DECLARATIONS, FUZZ
 
@@ -121,7 +121,7 @@ BEFORE = {buf: _state(buf) for buf in DOCS}
 def _forget_declared() -> None:
     for d in list(registered()):
         if isinstance(d, DeclaredDialect):
-            _forget(d.name)
+            unregister(d.name)
 
 
 def test_the_corpus_covers_every_bundled_dialect() -> None:

@@ -1,7 +1,8 @@
 """Registers the commands on ``main`` (convert, detect, validate, info, mappings, proxy, config, learn).
 
-Each lives in its own module; shared helpers (inputs, outputs, diagnostics, exit status)
-are in :mod:`envglot.cli.common`.
+Each lives in its own module; shared helpers are in :mod:`envglot.cli.common` (options,
+diagnostics, run status), :mod:`envglot.cli.inputs`, :mod:`envglot.cli.outputs` and
+:mod:`envglot.cli.exits`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,16 @@
-"""Helpers shared by the CLI commands: dialect options, inputs (JSON or JSON Lines), atomic
-outputs, diagnostics on stderr and in ``--log`` files, and the run's exit status.
+"""Helpers shared by the CLI commands: dialect and policy options, mapping overlays,
+``--context``, diagnostics on stderr and in ``--log`` files, and the run's exit status.
 
 Everything here is usable by any command (``migrate`` included): nothing is specific to
-one command.
+one command. Inputs are :mod:`envglot.cli.inputs`, outputs :mod:`envglot.cli.outputs`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
-import stat
-import sys
-import tempfile
-from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, NamedTuple, NoReturn
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 import msgspec
@@ -24,60 +19,36 @@ from ..canonical import Envelope
 from ..diagnostics import Diagnostic
 from ..dialect import dialect_names, get_dialect, writable_names
 from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
-from ..excerpt import MESSAGE_LIMIT, display_path, excerpt
+from ..excerpt import MESSAGE_LIMIT, excerpt
 from ..limits import MAX_DEPTH, MAX_DEPTH_CEILING
 from ..mappings import Mappings, mappings_for
 from ..options import Options
 from ..policy import Policy
 from . import exits
+from .exits import die
+from .outputs import Output, Stdout, output_failed, writer_for
 
 if TYPE_CHECKING:
     from .findings import Findings
 
 __all__ = [
-    "STDIN_NAME",
-    "AtomicWriter",
     "DialectType",
     "LogWriter",
-    "Record",
     "RunStatus",
     "Stderr",
     "context_keys",
-    "die",
-    "echo",
     "error_kind",
-    "expand_folders",
-    "is_jsonl_name",
     "load_mappings",
     "make_policy",
     "mappings_option",
-    "open_input",
-    "open_output",
     "outcome_ok",
-    "output_failed",
     "parse_context",
     "policy_options",
-    "read_records",
-    "same_file",
-    "try_open",
-    "writer_for",
 ]
 
-STDIN_NAME = "<stdin>"
-"""How standard input is named in messages and ``--log`` records."""
-JSONL_SUFFIXES = (".jsonl", ".ndjson", ".log")
-"""Always JSON Lines (a ``.log`` too: a corrupt first line must not make it one document)."""
 _ANY = msgspec.json.Decoder()
 _RAW = msgspec.json.Decoder(msgspec.Raw)
 _ENC = msgspec.json.Encoder()
-
-
-def die(message: str, code: int, where: str | None = None) -> NoReturn:
-    """Print ``[WHERE: ]error: MESSAGE`` on stderr and exit with ``code``."""
-    if where:
-        where = display_path(where)
-    click.echo(f"{where}: error: {message}" if where else f"error: {message}", err=True)
-    sys.exit(code)
 
 
 # --- options -----------------------------------------------------------------------------
@@ -125,7 +96,7 @@ class DialectType(click.ParamType):
 def _declare(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
     """Register the dialects declared among the ``--mappings`` files before any other option is
     parsed (eager), so ``-t NAME`` and ``-f NAME`` know them; exits 65 on a bad declaration."""
-    from ..declared import register_declarations
+    from ..mappings import register_declarations
 
     try:
         register_declarations(value or ())
@@ -239,349 +210,6 @@ def parse_context(items: Sequence[str]) -> dict[str, Any] | None:
     return out
 
 
-# --- inputs ------------------------------------------------------------------------------
-
-
-class Record(NamedTuple):
-    """One JSON document of an input: the whole file, or one line of a JSON Lines file."""
-
-    data: bytes
-    line: int | None
-    """1-based line number for JSON Lines input, ``None`` for a whole-file document."""
-
-
-def is_jsonl_name(name: str) -> bool:
-    """True for ``*.jsonl`` / ``*.ndjson`` / ``*.log`` file names (and their ``.gz`` forms)."""
-    return name.lower().removesuffix(".gz").endswith(JSONL_SUFFIXES)
-
-
-def expand_folders(paths: Sequence[str]) -> tuple[list[str], int]:
-    """``paths`` with each folder replaced by the files ``migrate`` takes from it (recursively,
-    its filters: ``*.json``, ``*.jsonl``, ``*.ndjson`` and their ``.gz``), and how many folders
-    could not be read (each reported on stderr; the caller counts them: exit 66)."""
-    out: list[str] = []
-    unreadable = 0
-    for p in paths:
-        if p == "-" or not os.path.isdir(p):
-            out.append(p)
-            continue
-        from ..migration import input_files
-
-        files, failures = input_files(p)
-        out += files
-        for f in failures:
-            click.echo(f"{f.file}: error: {f.error}", err=True)
-        unreadable += len(failures)
-    return out, unreadable
-
-
-def try_open(path: str) -> tuple[str, BinaryIO] | None:
-    """``(display name, binary stream)`` for ``path`` or ``-`` (stdin); prints the error and
-    returns ``None`` if the file cannot be opened (the caller counts it: exit 66)."""
-    if path == "-":
-        return STDIN_NAME, sys.stdin.buffer
-    name = display_path(path)
-    try:
-        if path.endswith(".gz"):
-            import gzip
-
-            return name, gzip.open(path, "rb")  # type: ignore[return-value]
-        return name, open(path, "rb")
-    except OSError as exc:
-        click.echo(f"{name}: error: cannot read input: {exc.strerror}", err=True)
-        return None
-
-
-@contextlib.contextmanager
-def open_input(path: str) -> Iterator[tuple[str, BinaryIO]]:
-    """``(display name, binary stream)`` for ``path`` or ``-`` (stdin); exits 66 if unreadable."""
-    opened = try_open(path)
-    if opened is None:
-        sys.exit(exits.EX_NOINPUT)
-    name, f = opened
-    try:
-        yield name, f
-    finally:
-        if f is not sys.stdin.buffer:
-            f.close()
-
-
-def _parses(line: bytes) -> bool:
-    try:
-        _RAW.decode(line)  # syntax only: a document's encoding and depth are the core's to judge
-    except (msgspec.DecodeError, RecursionError):
-        return False
-    return True
-
-
-def read_records(stream: BinaryIO, name: str, jsonl: bool | None = None) -> tuple[bool, Iterator[Record]]:
-    """Split an input into documents: ``(is_jsonl, records)``.
-
-    The input is JSON Lines when ``jsonl`` is true, when ``name`` ends in ``.jsonl`` or
-    ``.ndjson``, or when its first non-blank line is a complete JSON value on its own and
-    at least one more non-blank line follows (a pretty-printed document's first line,
-    ``{``, never parses alone). JSON Lines are streamed line by line (blank lines are
-    skipped, line numbers count every physical line); anything else is one document.
-    """
-    if jsonl is None and is_jsonl_name(name):
-        jsonl = True
-    if jsonl:
-        return True, _lines(iter(stream), 0)
-    head: list[bytes] = []
-    it = iter(stream)
-    first = None
-    for raw in it:
-        head.append(raw)
-        if raw.strip():
-            first = raw
-            break
-    if first is not None and jsonl is None and _parses(first):
-        for raw in it:
-            head.append(raw)
-            if raw.strip():
-                return True, _chain_lines(head, it)
-    data = b"".join(head) + stream.read()
-    docs = split_stream(data)
-    if docs is not None:
-        return True, iter(docs)
-    return False, iter((Record(data, None),))
-
-
-_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
-_SPACE = re.compile(rb"[ \t\r\n]*")
-_BOM = b"\xef\xbb\xbf"
-
-
-def split_stream(data: bytes) -> list[Record] | None:
-    """The documents of a jq-style stream (JSON values one after another, pretty-printed or not).
-
-    ``None`` when ``data`` holds one document (or is not JSON at all: the reader reports it).
-    Each record's line is the line its document starts on; a document that does not parse
-    ends the split and is kept whole with the rest of the input, to be reported there.
-    """
-    mv = memoryview(data)
-    bom = 3 if data.startswith(_BOM) else 0
-    pos = bom
-    out: list[Record] = []
-    while True:
-        pos = _SPACE.match(data, pos).end()  # type: ignore[union-attr]
-        if pos >= len(data):
-            break
-        end = len(data)
-        try:
-            _RAW.decode(mv[pos:])
-        except msgspec.DecodeError as exc:
-            m = _TRAILING.search(str(exc))
-            if m is None:
-                if not out:
-                    return None
-                out.append(Record(bytes(mv[pos:]), data.count(b"\n", 0, pos) + 1))
-                break
-            end = pos + int(m.group(1)) - 1  # msgspec counts the offending byte 1-based
-        except RecursionError:  # too deep to split: one document, the core names the limit
-            return None if not out else [*out, Record(bytes(mv[pos:]), data.count(b"\n", 0, pos) + 1)]
-        start = 0 if not out else pos  # the first record keeps a byte order mark for the core to report
-        out.append(Record(bytes(mv[start:end]), data.count(b"\n", 0, pos) + 1))
-        if end == len(data) and not out[1:]:
-            return None
-        pos = end
-    return out if len(out) > 1 else None
-
-
-def _chain_lines(head: list[bytes], it: Iterator[bytes]) -> Iterator[Record]:
-    yield from _lines(iter(head), 0)
-    yield from _lines(it, len(head))
-
-
-def _lines(it: Iterable[bytes], start: int) -> Iterator[Record]:
-    n = start
-    for raw in it:
-        n += 1
-        data = raw.rstrip(b"\r\n")
-        if data.strip():
-            yield Record(data, n)
-
-
-# --- outputs -----------------------------------------------------------------------------
-
-
-_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-_HAS_SIGMASK = hasattr(signal, "pthread_sigmask")
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-class _FileSink:
-    """Writes to ``self._f`` until :meth:`commit` or :meth:`abort` closes it."""
-
-    _f: IO[bytes] | None
-
-    def write(self, data: bytes) -> None:
-        assert self._f is not None
-        self._f.write(data)
-
-    def flush(self) -> None:
-        if self._f is not None:
-            self._f.flush()
-
-
-class AtomicWriter(_FileSink):
-    """Write ``path`` atomically: a temporary file in the same directory, renamed on :meth:`commit`.
-
-    Only for regular files (use :func:`writer_for`, which picks it when it fits).
-
-    :meth:`abort` removes the temporary file and leaves any existing ``path`` untouched.
-    An existing file's permission bits are kept; a new file gets ``0o666 & ~umask``.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._f = None
-        directory = os.path.dirname(os.path.abspath(path))
-        tmp: str | None = None
-        # Ctrl-C/SIGTERM are held back while the temp file is created, then delivered inside
-        # this try: an interruption at any point removes the temp file.
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if _HAS_SIGMASK else None
-        try:
-            try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
-                self._tmp = tmp
-                try:
-                    mode = os.stat(path).st_mode & 0o7777
-                except OSError:
-                    mode = 0o666 & ~_umask()
-                os.fchmod(fd, mode)
-                self._f = os.fdopen(fd, "wb")
-            finally:
-                if old is not None:
-                    signal.pthread_sigmask(signal.SIG_SETMASK, old)
-        except BaseException:
-            if self._f is not None:
-                with contextlib.suppress(OSError):
-                    self._f.close()
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-            raise
-
-    def commit(self) -> None:
-        """Flush, close and rename into place."""
-        if self._f is None:
-            return
-        f, self._f = self._f, None
-        try:
-            f.close()
-            os.replace(self._tmp, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(self._tmp)
-            raise
-
-    def abort(self) -> None:
-        """Drop everything written; ``path`` stays as it was."""
-        if self._f is None:
-            return
-        f, self._f = self._f, None
-        with contextlib.suppress(OSError):
-            f.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self._tmp)
-
-
-class _Stdout:
-    """stdout with the :class:`AtomicWriter` interface."""
-
-    def __init__(self) -> None:
-        self._f = sys.stdout.buffer
-
-    def write(self, data: bytes) -> None:
-        self._f.write(data)
-
-    def flush(self) -> None:
-        self._f.flush()
-
-    def commit(self) -> None:
-        self._f.flush()
-
-    def abort(self) -> None:
-        with contextlib.suppress(OSError):
-            self._f.flush()
-
-
-class _Direct(_FileSink):
-    """A device or pipe (``/dev/null``, a FIFO), written in place: it cannot be replaced atomically."""
-
-    def __init__(self, path: str) -> None:
-        self._f = open(path, "wb")
-
-    def commit(self) -> None:
-        if self._f is not None:
-            f, self._f = self._f, None
-            f.close()
-
-    def abort(self) -> None:
-        with contextlib.suppress(OSError):
-            self.commit()
-
-
-Output = AtomicWriter | _Direct | _Stdout
-
-
-def writer_for(path: str) -> AtomicWriter | _Direct:
-    """An atomic writer for a regular (or new) file, through symlinks; a direct one for anything else.
-
-    Raises:
-        OSError: the file cannot be created.
-    """
-    real = os.path.realpath(path)
-    try:
-        regular = stat.S_ISREG(os.stat(real).st_mode)
-    except FileNotFoundError:
-        regular = True
-    return AtomicWriter(real) if regular else _Direct(path)
-
-
-def same_file(a: str, b: str) -> bool:
-    """True when two paths name one file: same real path (symlinks, ``./`` spellings) or same inode."""
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def open_output(path: str | None) -> Output:
-    """An output for ``path`` (``None`` or ``-``: stdout); exits 74 if it cannot be created."""
-    if path is None or path == "-":
-        return _Stdout()
-    try:
-        return writer_for(path)
-    except OSError as exc:
-        die(f"cannot write output: {exc.strerror}", exits.EX_IOERR, path)
-
-
-def output_failed(path: str | None, exc: OSError) -> NoReturn:
-    """Exit 74 after a write error on ``path`` (stdout when ``None``); 141 quietly on a closed pipe."""
-    if isinstance(exc, BrokenPipeError):
-        # the reader went away (e.g. `| head`): say nothing more on a dead pipe
-        exits.silence_broken_pipe()
-        sys.exit(exits.EX_PIPE)
-    die(f"cannot write output: {exc.strerror}", exits.EX_IOERR, path or "<stdout>")
-
-
-def echo(line: str) -> None:
-    """Print one line on stdout; a closed pipe or full disk ends the run with exit 74."""
-    try:
-        click.echo(line)
-    except OSError as exc:
-        output_failed(None, exc)
-
-
 # --- diagnostics -------------------------------------------------------------------------
 
 
@@ -601,7 +229,6 @@ def error_kind(exc: EnvglotError) -> str:
 
 def kind_of_error(class_name: str) -> str:
     """``ParseError`` -> ``parse_error`` (the ``kind`` of an error in ``--log``)."""
-    import re
 
     return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
 
@@ -618,7 +245,7 @@ class LogWriter:
         self.path = path
         self._out: Output
         if path == "-":  # stdout
-            self._out = _Stdout()
+            self._out = Stdout()
             return
         try:
             self._out = writer_for(path)
@@ -649,7 +276,7 @@ class LogWriter:
             self._failed(exc)
 
     def _failed(self, exc: OSError) -> NoReturn:
-        if isinstance(self._out, _Stdout):
+        if isinstance(self._out, Stdout):
             output_failed(None, exc)  # a closed pipe ends the run quietly (141)
         die(f"cannot write log: {exc.strerror}", exits.EX_IOERR, self.path)
 

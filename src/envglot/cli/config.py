@@ -220,9 +220,9 @@ def settings(f: ConfigFile, ctx: click.Context) -> dict[str, dict[str, Setting]]
         ConfigError: an unknown key, a value of the wrong type, a table that is not one, or
             a key of :data:`COMMAND_LINE_ONLY`.
     """
-    from ..declared import register_declarations
+    from ..mappings import register_declarations
     from . import exits
-    from .common import die
+    from .exits import die
 
     group = ctx.command
     assert isinstance(group, click.Group)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 import msgspec
 
-from . import main
 from .config import COMMAND_LINE_ONLY, META_KEY, Config, option_key
+from .group import main
 
 __all__ = ["config"]
 

@@ -11,27 +11,25 @@ from ..api import Converter
 from ..errors import EnvglotError, UnsupportedError
 from ..policy import Level
 from ..transport import wrap_bytes
-from . import exits, main
+from . import exits
 from .common import (
     DialectType,
     LogWriter,
     RunStatus,
     Stderr,
     detection_options,
-    die,
     load_mappings,
     make_options,
     mappings_option,
-    open_input,
-    open_output,
     outcome_ok,
-    output_failed,
     parse_context,
     policy_options,
-    read_records,
-    same_file,
 )
+from .exits import die
 from .findings import Findings, output_format_option, stream_echo
+from .group import main
+from .inputs import open_input, read_records
+from .outputs import open_output, output_failed, same_file
 
 __all__ = ["convert"]
 

@@ -9,19 +9,10 @@ import msgspec
 
 from ..api import detection
 from ..errors import EnvglotError
-from . import main
-from .common import (
-    RunStatus,
-    Stderr,
-    detection_options,
-    echo,
-    error_kind,
-    expand_folders,
-    load_mappings,
-    mappings_option,
-    read_records,
-    try_open,
-)
+from .common import RunStatus, Stderr, detection_options, error_kind, load_mappings, mappings_option
+from .group import main
+from .inputs import expand_folders, read_records, try_open
+from .outputs import echo
 
 __all__ = ["detect"]
 

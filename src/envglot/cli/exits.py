@@ -1,6 +1,13 @@
-"""Exit codes of every envglot command (sysexits.h numbers where one fits)."""
+"""Exit codes of every envglot command (sysexits.h numbers where one fits), and :func:`die`."""
 
 from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import click
+
+from ..excerpt import display_path
 
 EX_OK = 0
 """Success."""
@@ -38,3 +45,11 @@ def silence_broken_pipe() -> None:
             os.close(devnull)
         except OSError:
             pass
+
+
+def die(message: str, code: int, where: str | None = None) -> NoReturn:
+    """Print ``[WHERE: ]error: MESSAGE`` on stderr and exit with ``code``."""
+    if where:
+        where = display_path(where)
+    click.echo(f"{where}: error: {message}" if where else f"error: {message}", err=True)
+    sys.exit(code)

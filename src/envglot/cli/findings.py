@@ -25,7 +25,9 @@ import msgspec
 from ..diagnostics import Diagnostic, Kind, kind_help
 from ..errors import EnvglotError
 from ..excerpt import MESSAGE_LIMIT, excerpt
-from .common import STDIN_NAME, echo, kind_of_error
+from .common import kind_of_error
+from .inputs import STDIN_NAME
+from .outputs import echo
 
 __all__ = [
     "FORMATS",

@@ -13,8 +13,10 @@ import msgspec
 from ..dialect import registered
 from ..errors import EnvglotError
 from ..mappings import Mappings
-from . import exits, main
-from .common import DialectType, echo, load_mappings, mappings_option
+from . import exits
+from .common import DialectType, load_mappings, mappings_option
+from .group import main
+from .outputs import echo
 
 __all__ = ["codes", "dialects", "schema"]
 

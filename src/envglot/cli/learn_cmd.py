@@ -12,8 +12,10 @@ import click
 import msgspec
 
 from ..errors import EnvglotError
-from . import exits, main
-from .common import die, open_output, output_failed
+from . import exits
+from .exits import die
+from .group import main
+from .outputs import open_output, output_failed
 
 __all__ = ["learn"]
 

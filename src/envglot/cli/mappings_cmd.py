@@ -9,9 +9,12 @@ import click
 
 from ..errors import MappingError
 from ..excerpt import display_path
-from ..mappings import Mappings, check_overlay, default_mappings
-from . import exits, main
-from .common import DialectType, die, echo, open_output, output_failed, unreadable
+from ..mappings import Mappings, default_mappings
+from . import exits
+from .common import DialectType, unreadable
+from .exits import die
+from .group import main
+from .outputs import echo, open_output, output_failed
 
 __all__ = ["mappings"]
 
@@ -98,6 +101,8 @@ def check(files: tuple[str, ...], examples: tuple[str, ...]) -> None:
                 records.append(rec)
         except MigrationError as exc:
             die(str(exc), exc.exit_code)
+    from ..crosswalk import check_overlay
+
     for path in files:
         why = unreadable(path)
         if why is not None:

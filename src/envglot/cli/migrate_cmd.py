@@ -1,5 +1,7 @@
 """``envglot migrate``: move stored responses (files, trees, JSON Lines, .gz) to one dialect.
 
+Over 500 lines: ``migrate`` has the most options of any command, a live progress line and the summary table.
+
 The engine is :func:`envglot.migrate` (module `envglot.migration`); this module parses options, draws the
 progress line on an interactive stderr, prints the summary table and sets the exit code.
 """
@@ -31,13 +33,11 @@ from ..migration import (
     RecordError,
     migrate,
 )
-from . import exits, main
+from . import exits
 from .common import (
     DialectType,
     LogWriter,
     detection_options,
-    die,
-    echo,
     kind_of_error,
     load_mappings,
     make_options,
@@ -45,7 +45,10 @@ from .common import (
     parse_context,
     policy_options,
 )
+from .exits import die
 from .findings import Findings, Severity, output_format_option, stream_echo
+from .group import main
+from .outputs import echo
 
 __all__ = ["format_summary", "migrate_command"]
 

@@ -12,8 +12,10 @@ import msgspec
 
 from ..errors import EnvglotError
 from ..options import Options
-from . import exits, main
-from .common import DialectType, die, load_mappings, mappings_option, unreadable
+from . import exits
+from .common import DialectType, load_mappings, mappings_option, unreadable
+from .exits import die
+from .group import main
 
 if TYPE_CHECKING:
     from ..proxy.config import ProxyConfig

@@ -8,18 +8,11 @@ import click
 
 from ..api import detection
 from ..errors import EnvglotError
-from . import main
-from .common import (
-    DialectType,
-    RunStatus,
-    echo,
-    expand_folders,
-    load_mappings,
-    mappings_option,
-    read_records,
-    try_open,
-)
+from .common import DialectType, RunStatus, load_mappings, mappings_option
 from .findings import CONTRACT_PREFIX, Findings, output_format_option
+from .group import main
+from .inputs import expand_folders, read_records, try_open
+from .outputs import echo
 
 __all__ = ["validate"]
 

@@ -1,4 +1,7 @@
-"""code-graph (Ouroboros AI Code Graph): camelCase ``{success, data{tool, version, requestId, ...}}``."""
+"""code-graph (Ouroboros AI Code Graph): camelCase ``{success, data{tool, version, requestId, ...}}``.
+
+Over 500 lines: one dialect's whole wire format, and code-graph synthesizes the most fields (ids, token counts).
+"""
 
 from __future__ import annotations
 
@@ -11,21 +14,14 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, type_name
-from ..context import (
-    Context,
-    carried_meaning,
-    carry_meaning,
-    missing_problem,
-    problem_message,
-    read_problem,
-    write_code,
-)
+from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_code
+from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..fields import Build, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import (
+from ..wire import (
     ABSENT,
     RAW_EMPTY_OBJECT,
     RAW_NULL,

@@ -10,23 +10,15 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..context import (
-    Context,
-    carried_meaning,
-    carry_meaning,
-    missing_problem,
-    problem_message,
-    read_problem,
-    whole_ms,
-    write_code,
-)
+from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_code
+from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import (
+from ..wire import (
     ABSENT,
     WireDecoder,
     error_details,

@@ -9,14 +9,15 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..context import Context, missing_problem, problem_message, read_problem, whole_ms, write_code
+from ..codes import missing_problem, problem_message, read_problem, write_code
+from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
+from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "Errorcode", "MetaPagination", "ToolError", "ToolMeta"]
 

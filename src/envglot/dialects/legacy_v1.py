@@ -15,14 +15,15 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..context import Context, read_problem
+from ..codes import read_problem
+from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import EnvglotError, ParseError
 from ..fields import Let, Move, Reading
 from ..mappings import DialectMap, Mappings
 from ..residue import parse_path
-from ._common import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
+from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
 __all__ = ["NAME", "READING", "InterimMeta", "LegacyV1", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
 

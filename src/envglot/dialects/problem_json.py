@@ -19,14 +19,15 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path
-from ..context import Context, missing_problem, read_problem, write_code
+from ..codes import missing_problem, read_problem, write_code
+from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import ABSENT, WireDecoder, count_for, opt, raw_or_absent
+from ..wire import ABSENT, WireDecoder, count_for, opt, raw_or_absent
 
 __all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope", "ProblemJson"]
 

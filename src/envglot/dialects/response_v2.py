@@ -1,4 +1,7 @@
-"""response-v2 (foundry-mcp): ``{success, data, error, meta{version: "response-v2", ...}}``."""
+"""response-v2 (foundry-mcp): ``{success, data, error, meta{version: "response-v2", ...}}``.
+
+Over 500 lines: one dialect's whole wire format, and response-v2's is the richest (telemetry, pagination, limits).
+"""
 
 from __future__ import annotations
 
@@ -10,25 +13,24 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, type_name
-from ..context import (
-    Context,
+from ..codes import (
     carried_meaning,
     carry_meaning,
     missing_problem,
-    non_negative_ms,
     problem_message,
     read_problem,
     retryable_there,
     type_implied,
     write_code,
 )
+from ..context import Context, non_negative_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings, type_for
-from ._common import (
+from ..wire import (
     ABSENT,
     RAW_EMPTY_OBJECT,
     RAW_NULL,

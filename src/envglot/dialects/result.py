@@ -9,13 +9,14 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, outcome_keys
-from ..context import Context, carried_meaning, carry_meaning, missing_problem, read_problem, write_code
+from ..codes import carried_meaning, carry_meaning, missing_problem, read_problem, write_code
+from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..fields import Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ._common import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
+from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "FailureEnvelope", "OkEnvelope", "Result", "split_error_data"]
 

@@ -1,5 +1,7 @@
 """The Dask engine: ``migrate(..., engine="dask")`` on a ``distributed`` cluster or in-process.
 
+Over 500 lines: the Dask driver keeps the local engine's commit protocol (walk order, rejects first) in one place.
+
 The client plans the pieces (:mod:`.partitions`), submits one task per group of pieces,
 and as results arrive commits the files **in walk order**, in batches of consecutive
 finished files, with the local engine's protocol: the batch's rejects are made durable

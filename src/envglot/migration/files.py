@@ -1,4 +1,7 @@
-"""Files: walking inputs, atomic outputs, backups, the rejects file, stale temp files."""
+"""Files: walking inputs, atomic outputs, backups, the rejects file, stale temp files.
+
+Over 500 lines: every file-system effect of a run (walk, atomic outputs, backups, rejects), read together for safety.
+"""
 
 from __future__ import annotations
 

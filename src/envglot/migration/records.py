@@ -89,10 +89,10 @@ class Migrator:
         "_max_depth",
         "_policy",
         "_target",
-        "_test_delay",
         "details",
         "from_",
         "options",
+        "test_delay",
         "to",
     )
 
@@ -133,7 +133,8 @@ class Migrator:
         self.from_: str | None = self._conv.from_
         self._target = get_dialect(self.to)
         delay = os.environ.get(TEST_DELAY_ENV)  # read once here, not per chunk
-        self._test_delay = float(delay) if delay else 0.0
+        self.test_delay = float(delay) if delay else 0.0
+        """Seconds each chunk waits before it is converted (a test hook, ``TEST_DELAY_ENV``)."""
 
     @property
     def unsupported(self) -> str:
@@ -163,7 +164,7 @@ class Migrator:
             if name == self.to and not bom:
                 self._check(record)
                 return Outcome(status="passed", output=record, source=self.to)
-            p = self._conv._p  # hand the check and the detection over: each record is detected once
+            p = self._conv.pipeline  # hand the check and the detection over: each record is detected once
             conv = p.run(record, Report(p.policy), (clean, bom, det) if det is not None else None)
         except EnvglotError as exc:
             diags = tuple(

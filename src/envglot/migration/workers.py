@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..api import _style
 from ..diagnostics import Diagnostic
+from ..pipeline import styled
 from .records import Migrator, Outcome, RecordError, rebuild_migrator, reject_line
 from .tally import Tally
 
@@ -122,8 +122,8 @@ def migrate_chunk(mig: Migrator, task: Task) -> ChunkResult:
 
 
 def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
-    if mig._test_delay:
-        time.sleep(mig._test_delay)
+    if mig.test_delay:
+        time.sleep(mig.test_delay)
     res = ChunkResult(out=b"", rejects=[], tally=Tally(bytes_in=len(task.data)))
     if task.kind == "oversize":
         res.tally.bytes_in = task.size
@@ -141,7 +141,7 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
         o = _record(mig, body, res, task, None)
         if o.status == "converted":
             assert o.output is not None
-            doc = o.output if task.style == "compact" else _style(o.output, task.style, mig.to)
+            doc = o.output if task.style == "compact" else styled(o.output, task.style, mig.to)
             res.out = doc + (b"\n" if body.endswith(b"\n") else b"")
         elif o.status == "passed":
             res.out = body

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
-from ..api import _mappings, answer, refusal, write
+from ..api import answer, refusal, write
 from ..canonical import Envelope
 from ..diagnostics import Diagnostic, Kind, Report
 from ..dialect import get_dialect, writable_names
@@ -27,6 +27,7 @@ from ..errors import EnvglotError, NoEnvelopeError, ParseError
 from ..mappings import Mappings
 from ..mcp import is_error, media_blocks, output_schema, synthesize
 from ..options import UNSET, Options, resolve
+from ..pipeline import as_mappings
 from ..policy import Level
 from ..transport import wrap_bytes
 from .protocol import ProtocolRule, ProtocolTable, protocol_table
@@ -89,7 +90,7 @@ class Rewriter:
                 f"{self.target} is a read-only source dialect; write one of {', '.join(writable_names())}"
             )
         o = resolve(options, mappings=mappings)
-        self.mappings: Mappings = _mappings(o.mappings)
+        self.mappings: Mappings = as_mappings(o.mappings)
         self.options = o.replace(unsupported=Level.IGNORE, style="compact", mappings=self.mappings)
         self.annotate = annotate
         self.timing = timing

@@ -1,5 +1,7 @@
 """The proxy itself: an MCP server whose tools are the upstreams' tools, results rewritten.
 
+Over 500 lines: the Proxy and the two ways it is served (stdio, HTTP) share its state and its shutdown.
+
 ``tools/list`` gathers every upstream's tools under their prefixes (the ``outputSchema``
 becomes the target envelope's); ``tools/call`` forwards to the owning upstream and
 rewrites the result (:mod:`envglot.proxy.rewrite`); protocol failures are answered as

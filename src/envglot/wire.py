@@ -1,4 +1,4 @@
-"""Helpers shared by the dialect modules (no dialect-specific knowledge here)."""
+"""Wire helpers shared by the dialect modules and the declaration compiler (no dialect-specific knowledge here)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
-from ..canonical import Extra
-from ..context import Context
-from ..diagnostics import Kind
-from ..errors import ParseError
-from ..excerpt import quoted
-from ..fields import ABSENT
-from ..mappings import DialectMap
-from ..residue import key_segment
+from .canonical import Extra
+from .checker import is_timestamp
+from .context import Context
+from .diagnostics import Kind
+from .errors import ParseError
+from .excerpt import key_segment, quoted
+from .fields import ABSENT
+from .tables import DialectMap
 
 __all__ = [
     "ABSENT",
@@ -270,22 +270,6 @@ def error_details(raw: Raw | None, ctx: Context, dialect: str, index: int | None
     carries nothing and is left out (never written as ``details: null``); any other non-object
     is wrapped (:func:`object_or_wrapped`)."""
     return None if raw is None or raw == RAW_NULL else object_or_wrapped(raw, ctx, "problem.details", dialect, index)
-
-
-ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
-"""An ISO 8601 date-time with a zone: what dotbot's and code-graph's contracts accept (writers
-and ``validate`` share it)."""
-
-
-def is_timestamp(value: str) -> bool:
-    """True for an ISO 8601 date-time with a time zone that names a real instant."""
-    if ISO_TIMESTAMP.fullmatch(value) is None:
-        return False
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
 
 
 def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str, utc: bool) -> str | None:

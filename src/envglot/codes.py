@@ -1,0 +1,311 @@
+"""Code and problem helpers readers and writers share: a native code read into a
+:class:`~envglot.canonical.Problem`, the code a writer chooses, and what a code implies
+(category, retryability, type) across dialects."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+from msgspec import Raw
+
+from .canonical import Problem
+from .diagnostics import Kind
+from .excerpt import quoted
+from .tables import DialectMap, Mappings, type_for
+
+if TYPE_CHECKING:
+    from .context import Context
+
+__all__ = [
+    "carried_meaning",
+    "carry_meaning",
+    "code_returns",
+    "missing_problem",
+    "problem_message",
+    "read_problem",
+    "respelled",
+    "retryable_implied",
+    "retryable_there",
+    "type_implied",
+    "write_code",
+]
+
+
+def retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:
+    """The ``retryable`` a reader of ``target`` takes from the code its writer chooses for ``p``
+    (that code row's own value); when that row states none, what ``p``'s own code implies in
+    its dialect (:func:`retryable_implied`) if converting back gives that code again, else
+    ``None`` (nothing restores it)."""
+    code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    row = target.codes.get(code)
+    if row is not None and row.retryable is not None:
+        return row.retryable
+    return retryable_implied(p, m) if code_returns(p, target, m) else None
+
+
+def code_returns(p: Problem, target: DialectMap, m: Mappings) -> bool:
+    """True if converting ``p`` to ``target`` and back gives its own code again (what its code
+    implies is then restored by the source's reader)."""
+    code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    row = target.codes.get(code)
+    src = m.dialects.get(p.domain) if p.domain is not None else None
+    if row is None or src is None or not src.shape.writable or p.code not in src.codes:
+        return True  # nothing to go back to: the code's own reading decides
+    back = src.choose(row.category, code, target.name, row.origin, row.upstream, row.aspect, row.partial)
+    return back == p.code
+
+
+def type_implied(p: Problem, m: Mappings) -> bool:
+    """True if ``p.type`` is the type its own code implies (a reader restores it from the code)."""
+    dmap = m.dialects.get(p.domain) if p.domain is not None else None
+    row = dmap.codes.get(p.code) if dmap is not None and p.code is not None else None
+    return row is not None and row.type == p.type
+
+
+def retryable_implied(p: Problem, m: Mappings) -> bool | None:
+    """What ``p``'s own code row (else its own category word) states for ``retryable`` in the
+    dialect that minted it; ``None`` when neither row states one (a category's default is no
+    statement: the target's own code may imply another).
+
+    A stated ``retryable`` equal to this is restored by a reader of the source from the code
+    alone; any other value is information of its own.
+    """
+    dmap = m.dialects.get(p.domain) if p.domain is not None else None
+    if dmap is None:
+        return None
+    row = dmap.codes.get(p.code) if p.code is not None else None
+    if row is not None and row.retryable is not None:
+        return row.retryable
+    word = dmap.types.get(p.type) if p.type is not None else None
+    return word.retryable if word is not None else None
+
+
+def read_problem(
+    dmap: DialectMap,
+    code: str | None,
+    ctx: Context,
+    where: str,
+    retryable: bool | None = None,
+    **fields: object,
+) -> Problem:
+    """A canonical problem for native ``code`` of ``dmap``'s dialect, hints from its row.
+
+    An unknown code takes the documented fallback category and a ``code_unknown``
+    diagnostic; the code itself is kept.
+    """
+    row = dmap.codes.get(code) if code is not None else None
+    if row is None:
+        category = dmap.default_category or ctx.mappings.unknown_category
+        if code is not None:
+            ctx.report.add(
+                Kind.CODE_UNKNOWN,
+                where,
+                f"{dmap.name} code {quoted(code)} is not in the tables; read as category {category!r}",
+                dmap.name,
+            )
+        return Problem(category=category, code=code, domain=dmap.name, retryable=retryable, **fields)  # type: ignore[arg-type]
+    return Problem(
+        category=row.category,
+        code=code,
+        domain=dmap.name,
+        retryable=row.retryable if retryable is None else retryable,
+        origin=row.origin,
+        upstream=row.upstream,
+        aspect=row.aspect,
+        partial=row.partial,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def respelled(p: Problem, code: str, dmap: DialectMap, m: Mappings) -> bool:
+    """True if writing ``p`` (a known code of its own dialect) as ``dmap``'s ``code`` is an exact,
+    table-reversible re-spelling: ``code`` reads as the same category and retryability, and the
+    source dialect's writer turns it back into ``p.code``."""
+    src = m.dialects.get(p.domain) if p.domain is not None else None
+    row = dmap.codes.get(code)
+    if src is None or not src.shape.writable or p.code is None or p.code not in src.codes or row is None:
+        return False
+    there, here = dmap.plan(code), src.plan(p.code)
+    if there is None or here is None or (there.category, there.retryable) != (here.category, here.retryable):
+        return False
+    read = row.retryable  # what a reader of the target takes: the row's, else its category word's
+    if read is None and dmap.types:
+        word = row.type or type_for(m, dmap.name, row.category, row.origin, row.upstream, row.aspect, row.partial)
+        read = dmap.types[word].retryable if word in dmap.types else None
+    if read is not None and read != here.retryable:
+        return False
+    back = src.choose(row.category, code, dmap.name, row.origin, row.upstream, row.aspect, row.partial, read)
+    return back == p.code
+
+
+def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> str:
+    """The native code ``dmap``'s writer emits for ``p``; reports any change of code.
+
+    A code the tables do not know goes back verbatim to the dialect that minted it,
+    unless that dialect's vocabulary is a closed enum.
+    """
+    if p.code is not None and p.domain == dmap.name and p.code not in dmap.codes and not dmap.shape.closed:
+        return p.code
+    code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    if not ctx.report.collecting:
+        return code
+    if code != p.code:
+        where = ctx.path("problem.code", index)
+        row = dmap.codes.get(code)
+        if p.code is None:
+            chose = f"chose {code!r} for category {p.category!r}"
+            if row is not None and row.category != p.category:
+                chose = f"chose {code!r}, which reads as {row.category!r}, not {p.category!r}"
+            ctx.synthesized(dmap, "problem.code", f"{dmap.name} needs a code; {chose}", index)
+        elif respelled(p, code, dmap, ctx.mappings):
+            said = f"{p.domain} code {quoted(p.code)} written as {dmap.name} {quoted(code)}, which reads back as it"
+            ctx.report.add(Kind.CODE_RESPELLED, where, said, dmap.name)
+        else:
+            what = f"wrote {quoted(code)} ({p.category})"
+            if row is not None and row.category != p.category:
+                kept = "; the category travels in details" if "problem.category" in dmap.carried else ""
+                what = f"wrote {quoted(code)}, which reads as {row.category!r}, not {p.category!r}{kept}"
+            ctx.report.add(
+                Kind.CODE_MAPPED,
+                where,
+                f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; {what}",
+                dmap.name,
+            )
+    row = dmap.codes.get(code)
+    if row is not None and row.ext:
+        ctx.report.add(
+            Kind.CODE_EXTENSION,
+            ctx.path("problem.code", index),
+            f"{code!r} is outside {dmap.name}'s documented catalogue",
+            dmap.name,
+        )
+    return code
+
+
+def problem_message(
+    p: Problem, summary: str | None, ctx: Context, target: DialectMap, index: int | None = None, fallback: str = ""
+) -> str:
+    """The error message a writer that requires one emits for ``p``.
+
+    The problem's own message, else the envelope's summary, else ``fallback``; a
+    substitute is reported as synthesized.
+    """
+    if p.message:
+        return p.message
+    msg = summary or fallback
+    if msg != p.message and ctx.report.collecting:
+        ctx.synthesized(
+            target, "problem.message", f"{target.name} requires an error message; wrote {quoted(msg)}", index
+        )
+    return msg
+
+
+def missing_problem(summary: str | None, ctx: Context, target: DialectMap) -> Problem:
+    """The problem a writer emits for a failure that names none (fallback category), reported."""
+    category = ctx.mappings.unknown_category
+    if ctx.report.collecting:
+        ctx.synthesized(target, "problems", f"failure without an error object; wrote category {category!r}")
+    return Problem(category=category, message=summary or "failed")
+
+
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
+_ENC = msgspec.json.Encoder()
+_TRUE, _FALSE = Raw(b"true"), Raw(b"false")
+
+
+def _meaning_keys(dmap: DialectMap) -> tuple[str | None, str | None]:
+    """The members of the error's ``details`` object where ``dmap``'s table keeps a category and a
+    ``retryable`` its codes cannot say (``problem.category`` / ``problem.retryable`` rows whose
+    path lies inside ``problem.details``); ``None`` for a place the table does not declare."""
+    base = dmap.fields.get("problem.details")
+    if base is None:
+        return None, None
+    keys: list[str | None] = []
+    for field in ("problem.category", "problem.retryable"):
+        p = dmap.fields.get(field)
+        keys.append(p[len(base) + 1 :] if p is not None and p.startswith(base + ".") else None)
+    return keys[0], keys[1]
+
+
+def _read_retryable(p: Problem, code: str, dmap: DialectMap) -> bool | None:
+    """The ``retryable`` a reader of ``dmap`` takes from ``code``: its row's, else (a dialect
+    with category words) the word written beside it."""
+    row = dmap.codes.get(code)
+    if row is not None and row.retryable is not None:
+        return row.retryable
+    if not dmap.types or dmap.tables is None:
+        return None
+    if p.domain == dmap.name and p.code == code and p.type is not None:
+        word = p.type
+    elif row is not None and row.type is not None:
+        word = row.type
+    else:
+        word = type_for(dmap.tables, dmap.name, p.category, p.origin, p.upstream, p.aspect, p.partial)
+    trow = dmap.types.get(word)
+    return trow.retryable if trow is not None else None
+
+
+def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) -> Raw | None:
+    """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
+    the code ``dmap``'s writer chose, reads as another category or does not state the same
+    ``retryable`` in its row:
+    the target's extension place (its table's ``problem.category`` row) carries what its codes
+    cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
+    it is no object (the writer wraps it first)."""
+    cat_key, retry_key = _meaning_keys(dmap)
+    if cat_key is None:
+        return details
+    plan = dmap.plan(code)
+    if plan is None:  # an unknown code written back verbatim to its own dialect: read back as it was read
+        return details
+    read_as = plan.category
+    implied = _read_retryable(p, code, dmap)
+    add: dict[str, Raw] = {}
+    if read_as != p.category:
+        add[cat_key] = Raw(_ENC.encode(p.category))
+        if p.retryable is not None and retry_key is not None:
+            add[retry_key] = _TRUE if p.retryable else _FALSE
+    elif p.retryable is not None and p.retryable != implied and retry_key is not None:
+        add[retry_key] = _TRUE if p.retryable else _FALSE
+    if not add:
+        return details
+    if details is None or details == Raw(b"null"):
+        return Raw(_ENC.encode(add))
+    if memoryview(details)[:1] != b"{":
+        return details
+    return Raw(_ENC.encode({**_RAW_DICT.decode(details), **add}))
+
+
+def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
+    """``p`` with the category and ``retryable`` its ``details`` carry (:func:`carry_meaning`)
+    taken out of them: a category the code could not say wins over the code's, and the code's
+    hints (which describe another category) are dropped."""
+    cat_key, retry_key = _meaning_keys(dmap)
+    d = p.details
+    if cat_key is None or d is None or memoryview(d)[:1] != b"{":
+        return p
+    members = _RAW_DICT.decode(d)
+    cat_raw, retry_raw = members.get(cat_key), members.get(retry_key) if retry_key else None
+    category = msgspec.json.decode(cat_raw) if cat_raw is not None and memoryview(cat_raw)[:1] == b'"' else None
+    if category not in ctx.mappings.categories:
+        category = None
+    retryable = None if retry_raw is None else {bytes(_TRUE): True, bytes(_FALSE): False}.get(bytes(retry_raw))
+    if category is None and retryable is None:
+        return p
+    rest = {
+        k: v for k, v in members.items() if (k != cat_key or category is None) and (k != retry_key or retryable is None)
+    }
+    details = Raw(_ENC.encode(rest)) if rest else None
+    if category is None:
+        return msgspec.structs.replace(p, retryable=retryable, details=details)
+    return msgspec.structs.replace(
+        p,
+        category=category,
+        retryable=retryable,
+        details=details,
+        origin=None,
+        upstream=None,
+        aspect=None,
+        partial=False,
+    )

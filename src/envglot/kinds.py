@@ -1,0 +1,53 @@
+"""The closed catalogue of diagnostic kinds (re-exported by :mod:`envglot.diagnostics`).
+
+It sits below :mod:`envglot.policy` and :mod:`envglot.diagnostics`, which both read it.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["Kind"]
+
+
+class Kind(enum.StrEnum):
+    """What kind of loss or change a diagnostic reports (closed catalogue)."""
+
+    FIELD_DROPPED = "field_dropped"
+    """A source field has no place in the target and was left out."""
+    EXTRA_PROBLEM_DROPPED = "extra_problem_dropped"
+    """The target carries one error; further errors were left out."""
+    CODE_MAPPED = "code_mapped"
+    """The native code had no exact equivalent; a code of the same category was chosen."""
+    CODE_RESPELLED = "code_respelled"
+    """The code was written in the target's spelling of the same meaning (same category and
+    retryability), and converting back gives the source's code exactly: nothing is lost."""
+    CODE_UNKNOWN = "code_unknown"
+    """A native code no table knows; it was read with the fallback category."""
+    CODE_EXTENSION = "code_extension"
+    """The chosen code lies outside the target dialect's documented catalogue."""
+    RETRYABLE_CHANGED = "retryable_changed"
+    """The target derives or implies a retryable value that differs from the source's."""
+    VALUE_COERCED = "value_coerced"
+    """A value was changed to fit the target (type, format, precision)."""
+    PAYLOAD_WRAPPED = "payload_wrapped"
+    """A non-object payload was wrapped as {"value": ...} for a target that needs an object."""
+    PAYLOAD_UNWRAPPED = "payload_unwrapped"
+    """A {"value": ...} payload was read as the wrapped non-object value."""
+    SYNTHESIZED = "synthesized"
+    """A value the target requires was invented by a documented rule."""
+    STATUS_MISMATCH = "status_mismatch"
+    """Two flags of the input disagree (e.g. MCP isError vs the envelope's outcome)."""
+    RESIDUE_DROPPED = "residue_dropped"
+    """A preserve-mode residue meant for another dialect was left out."""
+    RESIDUE_REJECTED = "residue_rejected"
+    """A preserve-mode residue was not applied: it does not restore the document it records, or
+    applying it would change the outcome or contradict the document it travels in."""
+    OUTCOME_INFERRED = "outcome_inferred"
+    """The outcome was inferred from the transport: an MCP ``isError`` result without an envelope."""
+    WEAK_DETECTION = "weak_detection"
+    """The document has no dialect's markers; it was read as a legacy-v1 bare payload by elimination."""
+    BOM_REMOVED = "bom_removed"
+    """The input began with a UTF-8 byte order mark, which was removed."""
+    FIELD_RELOCATED = "field_relocated"
+    """A value was read from a place its own contract does not give it; writers put it in the standard place."""

@@ -1,0 +1,749 @@
+"""One document through the core: input checks, transport wrappers taken off, reader ->
+
+Over 500 lines: the :class:`Pipeline` is the core's one path for a document; the helpers here are its own.
+canonical -> writer (a fused pair path or the hub), losses, preserve residues, and the outcome
+reconciled with the transport's flag. :mod:`envglot.api` is the public API over it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from . import residue as _residue
+from .canonical import Envelope, Problem
+from .context import Context
+from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify
+from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
+from .dialect import Dialect, get_dialect, writable_names
+from .errors import DetectError, EnvglotError, ParseError
+from .excerpt import excerpt
+from .fields import COMPILED, bound_pair
+from .limits import (
+    MAX_DEPTH,
+    check_depth,
+    check_input,
+    check_text,
+    encode_checked,
+    repeated_member,
+    top_members,
+    within_depth,
+)
+from .mappings import Mappings, default_mappings, mappings_for
+from .options import UNSET, MappingsArg, Options, resolve
+from .policy import Level
+from .transport import unwrap_bytes, unwrap_jsonrpc
+from .wire import may_be_loose
+
+__all__ = [
+    "Conversion",
+    "Pipeline",
+    "as_mappings",
+    "contrary",
+    "failure_wins",
+    "forced_untransport",
+    "from_bytes",
+    "locate",
+    "one_outcome",
+    "one_shot",
+    "reconcile",
+    "styled",
+    "to_bytes",
+]
+
+_ANY = msgspec.json.Decoder()
+_ENC = msgspec.json.Encoder()
+_MISSING: Any = object()
+
+
+class Conversion(msgspec.Struct, frozen=True):
+    """The outcome of one conversion: output bytes plus everything worth knowing about it."""
+
+    output: bytes
+    source: str
+    """Dialect the input was read as."""
+    target: str
+    diagnostics: list[Diagnostic]
+    unwrapped: bool = False
+    """True if the input was an MCP CallToolResult and the envelope was taken out of it."""
+
+    @property
+    def lossy(self) -> bool:
+        """True if any diagnostic reports lost or changed information."""
+        return any(d.lossy for d in self.diagnostics)
+
+
+def to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
+    """The input as JSON bytes; a dict or str must be encodable as UTF-8 JSON."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, str):
+        try:
+            return data.encode()
+        except UnicodeEncodeError:
+            check_text(data)
+            raise
+    if isinstance(data, memoryview | bytearray):
+        return bytes(data)
+    if isinstance(data, dict):
+        return encode_checked(data)
+    raise EnvglotError(f"expected bytes, str or dict, got {type(data).__name__}", path="$")
+
+
+def from_bytes(out: bytes, like: object, target: Dialect) -> Any:
+    """The output as the kind of value the caller gave (bytes, str or dict)."""
+    if isinstance(like, str):
+        return out.decode()
+    if isinstance(like, dict):
+        try:
+            doc = _ANY.decode(out)
+        except msgspec.DecodeError as exc:  # a number Python's int/float cannot hold, passed through exactly
+            raise EnvglotError(f"the output cannot be returned as a dict ({exc}); pass bytes or str") from None
+        if type(target).seal is not Dialect.seal:  # a dict holds no duplicate keys and no escapes: recount
+            doc = _ANY.decode(target.seal(_ENC.encode(doc)))
+        return doc
+    return out
+
+
+def as_mappings(m: MappingsArg) -> Mappings:
+    """The tables ``m`` names: a :class:`Mappings` as is, else the bundled tables plus ``m``'s overlays."""
+    return m if isinstance(m, Mappings) else mappings_for(m)
+
+
+def _minify(buf: bytes) -> bytes:
+    """``buf`` without insignificant whitespace (``msgspec.DecodeError`` for broken JSON)."""
+    return msgspec.json.format(buf, indent=-1)
+
+
+def styled(out: bytes, style: str, target: str) -> bytes:
+    """``out`` laid out in ``style`` (checked by :class:`Options`)."""
+    if style == "compact":
+        # Raw payloads keep the source's whitespace; minify only when some may be there.
+        if b"\n" in out or b": " in out or b", " in out:
+            return msgspec.json.format(out, indent=-1)
+        return out
+    if style == "pretty":
+        return msgspec.json.format(out, indent=2)
+    # native; a negative indent minifies (payloads may carry the source's whitespace)
+    return msgspec.json.format(out, indent=get_dialect(target).native_indent)
+
+
+def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tuple[bytes, Detection, bool | None]:
+    """``(envelope bytes, its detection, MCP isError)``: a JSON-RPC response and an MCP
+    CallToolResult (``det`` says which) taken off, one level each; other documents as they are."""
+    is_error: bool | None = None
+    if det.dialect == JSONRPC:
+        if not unwrap:
+            raise ParseError("this is a JSON-RPC response, not an envelope (unwrapping is off)", path="$")
+        buf = unwrap_jsonrpc(buf)
+        det = classify(buf)
+    if det.dialect == MCP:
+        if not unwrap:
+            raise ParseError("this is an MCP CallToolResult, not an envelope (unwrapping is off)", path="$")
+        one_outcome(buf, "isError", MCP)
+        buf, is_error = unwrap_bytes(buf)
+        buf = check_input(buf, max_depth)[0]
+        det = classify(buf)
+    if det.dialect in (MCP, JSONRPC):
+        raise ParseError(
+            f"a {'CallToolResult' if det.dialect == MCP else 'JSON-RPC response'} inside a transport wrapper: "
+            "envglot unwraps one CallToolResult (in one JSON-RPC response), not nested ones",
+            path="$",
+        )
+    return buf, det, is_error
+
+
+def one_outcome(buf: bytes, key: str, dialect: str) -> None:
+    """Refuse a document whose outcome member is repeated (one occurrence could hide a failure)."""
+    if repeated_member(buf, key):
+        raise ParseError(
+            f"the outcome member {key!r} appears more than once: which occurrence holds is a parser's "
+            "choice, so the document is refused",
+            path=f"$.{key}",
+            dialect=dialect,
+        )
+
+
+_WRAPPER_KEYS = (*MCP_MARKERS, JSONRPC_MARKER)
+"""Members one of which any transport wrapper's top level holds (detection's own markers)."""
+
+
+def forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> tuple[bytes, bool | None]:
+    """``(envelope bytes, MCP isError)`` of a document read as a forced source dialect.
+
+    A forced ``from_`` names the envelope's dialect, not the wrapper's: a CallToolResult or
+    JSON-RPC response is taken off first, so its ``isError`` still applies (a failure can never
+    be read as a success). A document detection cannot read is left to the reader to report.
+    """
+    if known is None:
+        try:  # the top level's keys (escapes read), its values skipped in C
+            keys = top_members(buf)
+        except (msgspec.DecodeError, RecursionError):  # not an object, broken or too deep: the reader says
+            return buf, None
+        if not any(k in keys for k in _WRAPPER_KEYS):
+            return buf, None
+        try:
+            known = classify(buf)
+        except DetectError:
+            return buf, None
+    if known.dialect not in (MCP, JSONRPC):
+        return buf, None
+    inner, _, is_error = _untransport(buf, known, True, max_depth)
+    return inner, is_error
+
+
+def locate(
+    buf: bytes,
+    unwrap: bool,
+    strict: bool,
+    report: Report,
+    max_depth: int = MAX_DEPTH,
+    known: Detection | None = None,
+) -> tuple[bytes, Detection, bool | None]:
+    """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each.
+
+    ``known`` is ``classify(buf)`` when the caller already has it (``migrate`` detects each
+    record once). An envelope taken out of a text block was a JSON string: it is checked
+    again (depth, BOM).
+    """
+    det = classify(buf) if known is None else known
+    buf, det, is_error = _untransport(buf, det, unwrap, max_depth)
+    if det.evidence is None:
+        if strict:
+            raise DetectError(
+                "no dialect's markers (strict detection): this object would be read as a legacy-v1 bare payload",
+                path="$",
+            )
+        if report.collecting:
+            report.add(
+                Kind.WEAK_DETECTION,
+                "$",
+                "no dialect's markers: read as a legacy-v1 bare payload (the whole object is the payload)",
+                det.dialect,
+            )
+    return buf, det, is_error
+
+
+_BACK_OPTIONS = Options(unsupported=Level.IGNORE)
+"""The options of the target -> source writer a preserve residue is computed with."""
+
+
+def _surrogate(exc: UnicodeEncodeError, dialect: str) -> ParseError:
+    """The error for a string no UTF-8 can carry (a lone surrogate in a Python-built envelope)."""
+    return ParseError(
+        f"a string of the envelope holds a lone surrogate ({exc.object[exc.start]!r}), which UTF-8 cannot carry",
+        dialect=dialect,
+    )
+
+
+class Pipeline:
+    """Reader -> canonical -> writer for one :class:`Options` value; shared by the API and Converter.
+
+    The options were checked when they were built; their fields are copied into slots
+    once here, so nothing is looked up per document.
+    """
+
+    __slots__ = (
+        "_fused",
+        "_ignore",
+        "dst",
+        "mappings",
+        "max_depth",
+        "options",
+        "policy",
+        "preserve",
+        "src",
+        "strict",
+        "style",
+        "synth",
+        "unwrap",
+    )
+
+    def __init__(
+        self, src: str | None, dst: str, options: Options, unwrap: bool = True, mappings: Mappings | None = None
+    ) -> None:
+        self.src: Dialect | None = get_dialect(src) if src is not None else None
+        self.dst: Dialect = get_dialect(dst)
+        if not self.dst.shape.writable:
+            raise EnvglotError(
+                f"{self.dst.name} is a read-only source dialect; write one of {', '.join(writable_names())}"
+            )
+        self.options = options
+        self.mappings = mappings if mappings is not None else as_mappings(options.mappings)
+        self.preserve = options.preserve
+        self.policy = options.policy
+        self.style = options.style
+        self.synth = options.context
+        self.unwrap = unwrap
+        self.strict = options.strict
+        self.max_depth = options.max_depth
+        self._fused: dict[str, Callable[[bytes], bytes | None] | None] = {}
+        """Source dialect -> its fused path to ``dst`` (``envglot.fields``), bound to the context
+        it runs with when nothing is collected (immutable then: built once); ``None``: the hub."""
+        self._ignore = self.policy.level is Level.IGNORE
+
+    def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
+        """The :class:`Conversion` of one document; ``checked`` as for :meth:`convert`."""
+        out, src, unwrapped = self.convert(buf, report, checked)
+        return Conversion(
+            output=out, source=src, target=self.dst.name, diagnostics=report.diagnostics, unwrapped=unwrapped
+        )
+
+    def report(self) -> Report:
+        """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
+        return DISCARD if self._ignore else report_for(self.policy)
+
+    def convert(
+        self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None
+    ) -> tuple[bytes, str, bool]:
+        """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``.
+
+        ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that))`` when the
+        caller has already done both (``migrate``): neither is done again.
+        """
+        start = len(report.diagnostics)
+        # The first parse of the document (the detection's, or the known source's reader) checks
+        # its depth: limits.within_depth
+        deferred = checked is None
+        if checked is None:
+            buf, bom = check_input(buf, self.max_depth, depth=not deferred)
+            known: Detection | None = None
+        else:
+            buf, bom, known = checked
+        if bom and report.collecting:
+            report.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
+        unwrapped = False
+        is_error: bool | None = None
+        detection: Detection | None = None
+        src = self.src
+        if src is None:
+            if deferred:
+                known = within_depth(classify, buf, self.max_depth, bom)
+                deferred = False
+            inner, detection, is_error = locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
+            unwrapped = inner is not buf
+            buf = inner
+            src = get_dialect(detection.dialect)
+        elif self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
+            inner, is_error = forced_untransport(buf, known, self.max_depth)
+            unwrapped = inner is not buf
+            buf = inner
+        forced = known if self.src is not None and not unwrapped else None
+        one_outcome(buf, src.outcome_key, src.name)
+        m = self.mappings
+        compact = self.style == "compact"
+        if compact and may_be_loose(buf):
+            # Minify the input once: Raw payloads then carry no insignificant whitespace, so
+            # no writer has to minify its output; broken JSON is left for the reader to report.
+            try:
+                buf = within_depth(_minify, buf, self.max_depth, bom) if deferred else _minify(buf)
+            except msgspec.DecodeError:
+                pass
+            deferred = False  # parsed whole under the guard, or measured exactly
+        if report is DISCARD and is_error is None and not self.preserve and COMPILED[0]:
+            # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
+            # path gives the hub's bytes without building the canonical envelope.
+            fused = self._fused.get(src.name, _MISSING)
+            if fused is _MISSING:
+                ctx = Context(m, DISCARD, m[src.name], self.synth, compact)
+                fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
+            if fused is not None:
+                try:
+                    fast = within_depth(fused, buf, self.max_depth, bom) if deferred else fused(buf)
+                except UnicodeEncodeError as exc:
+                    raise _surrogate(exc, self.dst.name) from None
+                if fast is not None and (
+                    self.src is None or self.dst.failed(fast) or contrary(buf, src, forced, m) is None
+                ):
+                    return (fast if compact else styled(fast, self.style, self.dst.name)), src.name, unwrapped
+        if deferred:
+            check_depth(buf, self.max_depth, bom)
+        ctx = Context(m, report, m[src.name], self.synth, compact)
+        env: Envelope = src.read(buf, ctx)
+        if self.src is not None and env.ok:
+            env = failure_wins(env, src, contrary(buf, src, forced, m), report)
+        if is_error is not None:
+            env = reconcile(env, is_error, detection, m, report)
+        out, restored = self.write_envelope(env, src, ctx, buf)
+        if self.preserve and not restored:  # a residue that restored its document is consumed
+            out = self._add_residue(buf, out, src, env)
+        if self.preserve and (restored or src.shape.writable) and report.collecting:
+            report.carry(start)  # converting back restores what the residue carries
+        if report.collecting:
+            tool = env.tool if env.tool is not None else (self.synth or {}).get("tool")
+            name = tool if isinstance(tool, str) else None
+            report.finish(self.policy, start=start, source=src.name, target=self.dst.name, tool=name)
+        if not compact:
+            out = styled(out, self.style, self.dst.name)
+        return out, src.name, unwrapped
+
+    def write_envelope(
+        self, env: Envelope, src: Dialect, ctx: Context, carrier: bytes | None = None
+    ) -> tuple[bytes, bool]:
+        """The target document, and whether a preserve residue restored it.
+
+        Unknown fields of the target's own dialect are put back. The input's residue is
+        applied only under ``preserve`` and only when :meth:`_restore` accepts it; without
+        ``preserve`` it is left out of every output (reported as dropped).
+        """
+        dst = self.dst
+        try:
+            out: bytes = dst.write(env, ctx)
+        except UnicodeEncodeError as exc:  # only Python-built envelopes can hold one: JSON input cannot
+            raise _surrogate(exc, dst.name) from None
+        if not env.extras and env.residue is None:
+            return out, False
+        own = [ex for ex in env.extras if ex.dialect == dst.name]
+        res: _residue.Residue | None = None
+        if env.residue is not None:
+            where = ctx.mappings[src.name].shape.residue
+            if not self.preserve:  # not asked for: never applied, never carried into an output
+                if ctx.report.collecting:
+                    ctx.report.add(
+                        Kind.FIELD_DROPPED,
+                        where,
+                        "an envglot residue in the input is left out (residues are applied only with preserve)",
+                        dst.name,
+                    )
+            else:
+                res = _residue.decode_residue(env.residue, where)
+                if res.from_ != dst.name:
+                    nested = self._unnest(res.from_, env, src, carrier)
+                    if nested is not None:  # the document it restores carried one for dst
+                        return nested, True
+                    if not (src.shape.writable and self._nests(env, src)):
+                        ctx.report.add(
+                            Kind.RESIDUE_DROPPED,
+                            where,
+                            f"preserve residue for {excerpt(repr(res.from_), 40)} has no use in {dst.name}",
+                            dst.name,
+                        )
+                    # else: the new residue carries it intact, nested (_add_residue)
+                    res = None
+        if not own and res is None:
+            return out, False
+        doc = _residue.open_document(out)
+        for ex in own:  # an unknown field goes back only into an object the writer wrote
+            if not _residue.set_path(doc, _residue.parse_path(ex.path), ex.value, create=False):
+                ctx.report.add(
+                    Kind.FIELD_DROPPED, ex.path, f"{dst.name} field outside anything {dst.name} wrote", dst.name
+                )
+        if own and not self._same_outcome(_residue.encode(doc), env):
+            # a member put back must not change the outcome the writer wrote (e.g. a stated
+            # status of a success, read as a failure through MCP isError): the writer's wins
+            outcome = "$." + dst.outcome_key
+            doc = _residue.open_document(out)
+            for ex in own:
+                if ex.path == outcome:
+                    why = f"the source's {dst.outcome_key} would change the outcome"
+                    ctx.report.add(Kind.FIELD_DROPPED, ex.path, why, dst.name)
+                else:
+                    _residue.set_path(doc, _residue.parse_path(ex.path), ex.value, create=False)
+        plain = self._seal(_residue.encode(doc)) if own else out
+        if res is None:
+            return plain, False
+        restored = self._restore(doc, res, env, src, ctx, carrier)
+        return (plain, False) if restored is None else (restored, True)
+
+    def _unnest(self, via: str, env: Envelope, src: Dialect, carrier: bytes | None) -> bytes | None:
+        """The target document a chain of residues restores, or ``None``.
+
+        A residue for another dialect ``via`` restores the ``via`` document this one was made
+        from (with every check of :meth:`_restore`); when that document carries a residue for
+        the target (nested), converting it on restores the target's document (the same
+        checks again).
+        """
+        dst = self.dst
+        if carrier is None or via in (src.name, dst.name) or not get_dialect(via).shape.writable:
+            return None
+        m = self.mappings
+        options = _BACK_OPTIONS.replace(preserve=True, context=self.synth)
+        first = Pipeline(src.name, via, options, mappings=m)
+        ctx = Context(m, DISCARD, m[src.name], self.synth)
+        mid, restored = first.write_envelope(env, src, ctx, carrier)
+        if not restored:
+            return None
+        mid_src = get_dialect(via)
+        ctx = Context(m, DISCARD, m[via], self.synth)
+        out, restored = Pipeline(via, dst.name, options, mappings=m).write_envelope(
+            mid_src.read(mid, ctx), mid_src, ctx, mid
+        )
+        return out if restored else None
+
+    def _nests(self, env: Envelope, src: Dialect) -> bool:
+        """True if ``env``'s residue is for a writable third dialect: it is carried on, nested."""
+        if env.residue is None:
+            return False
+        try:
+            via = _residue.decode_residue(env.residue, self.mappings[src.name].shape.residue).from_
+        except EnvglotError:
+            return False
+        return (
+            via not in (src.name, self.dst.name) and via in self.mappings.dialects and get_dialect(via).shape.writable
+        )
+
+    def _same_outcome(self, doc: bytes, env: Envelope) -> bool:
+        """Whether ``doc`` says the outcome ``env`` has (by the target's own outcome flag)."""
+        try:
+            return self.dst.failed(doc) == (not env.ok)
+        except EnvglotError:
+            return False
+
+    def _restore(
+        self,
+        doc: dict[str, Any],
+        res: _residue.Residue,
+        env: Envelope,
+        src: Dialect,
+        ctx: Context,
+        carrier: bytes | None,
+    ) -> bytes | None:
+        """The document ``res`` restores, or ``None`` (reported) when it may not be applied.
+
+        It must patch cleanly, restore exactly the document its digest records, be readable
+        as the target with the same outcome, and be what the carrier was made from: converted
+        to the carrier's dialect it gives the carrier (without its residue). So a residue can
+        add what the carrier cannot express, never change what it says.
+        """
+        dst = self.dst
+        m = ctx.mappings
+        why = None
+        restored = _residue.encode(doc) if _residue.apply(doc, res) else None
+        if restored is None:
+            why = "a patch does not fit the document"
+        elif _residue.digest(dst.name, restored) != res.digest:
+            why = "it does not restore the document its digest records (not made by envglot for this document)"
+        else:
+            try:
+                back = dst.read(restored, Context(m, DISCARD, m[dst.name]))
+            except EnvglotError as exc:
+                why = f"the restored document is not a readable {dst.name} document ({excerpt(str(exc))})"
+            else:
+                if back.ok != env.ok:
+                    why = "the restored document would change the outcome"
+                elif carrier is not None and not self._carried_by(back, src, carrier, ctx):
+                    why = "the restored document contradicts the document it travels in"
+        if why is None:
+            return dst.arrange(restored)  # type: ignore[arg-type]
+        ctx.report.add(
+            Kind.RESIDUE_REJECTED, m[src.name].shape.residue, f"preserve residue not applied: {why}", dst.name
+        )
+        return None
+
+    def _carried_by(self, back: Envelope, src: Dialect, carrier: bytes, ctx: Context) -> bool:
+        """True if ``back`` written as ``src`` is ``carrier`` without its residue (JSON-equal)."""
+        m = ctx.mappings
+        doc = _residue.open_document(carrier)
+        _residue.delete(doc, _residue.parse_path(m[src.name].shape.residue))
+        bare = _residue.encode(doc)
+        bare = src.seal(bare)
+        again = src.write(back, Context(m, DISCARD, m[src.name], self.synth))
+        return _residue.digest(src.name, bare) == _residue.digest(src.name, again)
+
+    def _add_residue(self, buf: bytes, out: bytes, src: Dialect, env: Envelope) -> bytes:
+        if not src.shape.writable:
+            return out
+        m = self.mappings
+        back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
+        back_env = self.dst.read(out, back_ctx)
+        back, _ = self._back(src).write_envelope(back_env, self.dst, back_ctx)
+        original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
+        # an input residue for a third dialect travels on inside the new one (nested); one that was
+        # for this target and was rejected does not
+        skip = () if self._nests(env, src) else tuple(_residue.parse_path(m[src.name].shape.residue))
+        sets, dels = _residue.diff(original, back, skip)
+        if not sets and not dels:
+            return out
+        doc = _residue.open_document(out)
+        _residue.set_path(
+            doc,
+            _residue.parse_path(m[self.dst.name].shape.residue),
+            _residue.encode_residue(src.name, original, sets, dels),
+        )
+        return self._seal(_residue.encode(doc))
+
+    def _back(self, src: Dialect) -> Pipeline:
+        """The pipeline writing this one's target back as ``src`` (built once per source dialect)."""
+        if self.synth is not None:  # a caller's context: not cached (see _pipeline)
+            return Pipeline(self.dst.name, src.name, _BACK_OPTIONS.replace(context=self.synth), mappings=self.mappings)
+        key = (self.dst.name, src.name, id(self.mappings))
+        p = _BACK_PIPELINES.get(key)
+        if p is None or p.mappings is not self.mappings:
+            p = Pipeline(self.dst.name, src.name, _BACK_OPTIONS, mappings=self.mappings)
+            if len(_BACK_PIPELINES) >= _PIPELINES_MAX:
+                _BACK_PIPELINES.clear()
+            _BACK_PIPELINES[key] = p
+        return p
+
+    def _seal(self, doc: bytes) -> bytes:
+        """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
+        return self.dst.seal(doc)
+
+
+def contrary(buf: bytes, src: Dialect, det: Detection | None, m: Mappings) -> Envelope | None:
+    """The failure another dialect reads in a document forced as ``src``: detection names that
+    dialect by its evidence and its reader says failure (``None`` otherwise). ``det`` is the
+    document's detection when the caller has it."""
+    if det is None:
+        try:
+            det = classify(buf)
+        except DetectError:
+            return None
+    if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
+        return None
+    other = get_dialect(det.dialect)
+    try:
+        env: Envelope = other.read(buf, Context(m, DISCARD, m[other.name]))
+    except EnvglotError:
+        return None
+    return None if env.ok else env
+
+
+def failure_wins(env: Envelope, src: Dialect, contrary: Envelope | None, report: Report) -> Envelope:
+    """A forced source's success over a document another dialect reads as a failure: the failure wins."""
+    if contrary is None:
+        return env
+    if report.collecting:
+        report.add(
+            Kind.STATUS_MISMATCH,
+            "$",
+            f"read as {src.name} (forced) this is a success, but it carries another dialect's failure "
+            "markers; the failure wins",
+        )
+    return msgspec.structs.replace(env, ok=False, problems=contrary.problems)
+
+
+def reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings, report: Report) -> Envelope:
+    """Apply the MCP ``isError`` flag: the outcome can only ever become a failure, never a success.
+
+    A failure flag over a marker-less object makes it a failure whose details are the object
+    (message from the first evident key, ``[inference]`` in ``mappings/canonical.toml``);
+    a failure flag over an envelope that says success makes it a failure.
+    """
+    if not is_error:
+        if not env.ok and report.collecting:
+            report.add(
+                Kind.STATUS_MISMATCH, "$.isError", "MCP isError=false but the envelope says failure; the failure wins"
+            )
+        return env
+    if not env.ok:
+        return env
+    if det is not None and det.evidence is None:
+        message, key = _evident_message(env.payload, m.message_keys)
+        if report.collecting:
+            src = f"; message from $.{key}" if key else "; no message key found"
+            report.add(
+                Kind.OUTCOME_INFERRED,
+                "$.isError",
+                f"MCP isError=true and the content is no envelope: read as a failure of category "
+                f"{m.unknown_category!r}, the object kept as the error's details{src}",
+            )
+        problem = Problem(category=m.unknown_category, message=message, details=env.payload)
+        return msgspec.structs.replace(env, ok=False, payload=None, problems=(problem,))
+    if report.collecting:
+        report.add(
+            Kind.STATUS_MISMATCH, "$.isError", "MCP isError=true but the envelope says success; the failure wins"
+        )
+    problems = env.problems or (
+        Problem(category=m.unknown_category, message=env.summary or "the MCP result is flagged isError"),
+    )
+    return msgspec.structs.replace(env, ok=False, problems=problems)
+
+
+_RAW_DICT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_STR = msgspec.json.Decoder(str)
+
+
+def _evident_message(payload: msgspec.Raw | None, keys: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """``(message, key)`` from the first of ``keys`` holding a non-empty string in ``payload``."""
+    if payload is None or memoryview(payload)[:1] != b"{":
+        return None, None
+    d = _RAW_DICT.decode(payload)
+    for k in keys:
+        v = d.get(k)
+        if v is not None and memoryview(v)[:1] == b'"':
+            text = _STR.decode(v)
+            if text.strip():
+                return text, k
+    return None, None
+
+
+def _pipeline(from_: str | None, to: str, o: Options) -> Pipeline:
+    """The pipeline for these options: built once per distinct options (no ``context``) and reused.
+
+    A pipeline holds no per-call state; the key holds the :class:`Mappings` object itself
+    (overlays are cached by path and modification time, so an edited overlay is a new key).
+    """
+    if o.context is not None:  # a caller's dict may change between calls: never cached
+        return Pipeline(from_, to, o)
+    m = as_mappings(o.mappings)
+    key = (to, from_, o, id(m))
+    try:
+        p = _PIPELINES.get(key)
+    except TypeError:  # an unhashable option value: built, not cached
+        return Pipeline(from_, to, o, mappings=m)
+    if p is None or p.mappings is not m:
+        p = Pipeline(from_, to, o, mappings=m)
+        if len(_PIPELINES) >= _PIPELINES_MAX:
+            _PIPELINES.clear()
+        _PIPELINES[key] = p
+    return p
+
+
+_PIPELINES: dict[tuple[Any, ...], Pipeline] = {}
+"""One-shot calls' pipelines by their options (``convert()`` then costs what a reused Converter does)."""
+_PIPELINES_MAX = 256
+_ARGUMENTS: Any = object()
+"""The first member of a ``_PIPELINES`` key made of a one-shot call's own arguments."""
+
+
+def one_shot(
+    to: str,
+    from_: str | None,
+    options: Options | None,
+    preserve: Any,
+    unsupported: Any,
+    mappings: Any,
+    style: Any,
+    context: Any,
+    strict: Any,
+    max_depth: Any,
+) -> Pipeline:
+    """The pipeline of a call (``convert``, ``conversion``, ``Converter``): looked up by the call's own
+    arguments when they are plain values and the tables are the bundled ones (no ``options``,
+    ``mappings`` or ``context``: nothing to resolve), else by the resolved :class:`Options`
+    (:func:`_pipeline`). Both kinds of key live in ``_PIPELINES``."""
+    plain = options is None and mappings is UNSET and context is UNSET
+    if plain:
+        key = (  # True and 1 are equal keys, not equal options: the types go in too
+            _ARGUMENTS, to, from_, preserve, unsupported, style, strict, max_depth,
+            type(preserve), type(unsupported), type(style), type(strict), type(max_depth),
+        )  # fmt: skip
+        try:
+            p = _PIPELINES.get(key)
+        except TypeError:  # an unhashable argument: resolve() names what is wrong with it
+            plain = False
+        else:
+            if p is not None and p.mappings is default_mappings():
+                return p
+    o = resolve(
+        options,
+        preserve=preserve,
+        unsupported=unsupported,
+        mappings=mappings,
+        style=style,
+        context=context,
+        strict=strict,
+        max_depth=max_depth,
+    )
+    p = _pipeline(from_, to, o)
+    if plain and o.context is None:
+        if len(_PIPELINES) >= _PIPELINES_MAX:
+            _PIPELINES.clear()
+        _PIPELINES[key] = p
+    return p
+
+
+_BACK_PIPELINES: dict[tuple[Any, ...], Pipeline] = {}
+"""The write-back pipelines of ``preserve`` (see :meth:`Pipeline._back`)."""
