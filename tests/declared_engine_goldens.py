@@ -9,10 +9,12 @@ deliberate change (and say which in that test)::
     python tests/declared_engine_goldens.py
 
 Inputs: the acme declaration and its documents, the richer ``beta`` declaration of
-``tests/test_declared.py`` and its documents, every bundled example, and hypothesis-generated
-documents (canonical envelopes written by every writer, acme's and beta's included; arbitrary objects over the
-declarations' keys), drawn with a fixed seed. Each input is converted to acme and beta, and read
-as acme/beta into every bundled writable dialect, with and without ``preserve``.
+``tests/test_declared.py`` and its documents, ``gamma`` (nested members, an optional nested
+payload, counts, a nested constant) and its documents, every bundled example, and
+hypothesis-generated documents (canonical envelopes written by every writer, the declarations'
+included; arbitrary objects over acme's and beta's keys), drawn with a fixed seed. Each input is
+converted to each declaration, and read as each into every writable dialect, with and without
+``preserve``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,53 @@ from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "declared" / "engine.json"
-DECLS = ("acme", "beta")
+DECLS = ("acme", "beta", "gamma")
+GAMMA = """
+dialect = "gamma"
+
+[declare]
+description = "gamma: nested members, an optional nested payload, counts and a nested constant"
+required = ["$.v.tool", "$.err.kind", "$.err.retry"]
+payload = "object"
+
+[declare.constants]
+"$.v.rev" = 2
+
+[declare.detect]
+keys = ["v"]
+
+[fields]
+request_id = "$.rid"
+"pagination.total" = "$.page.total"
+"pagination.cursor" = "$.page.next"
+tool = "$.v.tool"
+duration_ms = "$.v.took"
+warnings = "$.v.notes[]"
+"warning.message" = "$.v.notes[].m"
+"warning.code" = "$.v.notes[].c"
+problems = "$.err"
+"problem.code" = "$.err.kind"
+"problem.message" = "$.err.text"
+"problem.retryable" = "$.err.retry"
+"problem.retry_after_ms" = "$.err.wait.ms"
+payload = "$.result.data"
+
+[synthesize]
+tool = "t0"
+
+[codes.E1]
+category = "invalid_argument"
+retryable = false
+
+[codes.E2]
+category = "internal"
+"""
+GAMMA_DOCS = [
+    b'{"v":{"rev":2,"tool":"t","took":3,"notes":[{"m":"slow","c":"W"}]},"rid":"r1","page":{"next":"c"},'
+    b'"result":{"data":{"n":1}}}',
+    b'{"v":{"rev":3,"tool":"t"},"err":{"kind":"E1","retry":false,"wait":{"ms":-5}},"page":{"total":-1}}',
+    b'{"v":{"rev":2,"tool":"t"},"err":{"kind":"nope","text":"x","retry":true},"result":{"data":[1]}}',
+]
 
 
 class Case(msgspec.Struct, array_like=True):
@@ -66,7 +114,15 @@ def beta_text() -> str:
 def declarations(tmp: Path) -> list[str]:
     beta = tmp / "beta.toml"
     beta.write_text(beta_text())
-    return [str(ROOT / "examples" / "declared" / "acme.toml"), str(beta)]
+    gamma = tmp / "gamma.toml"
+    gamma.write_text(GAMMA + "".join(f'\n[[write]]\ncategory = "{c}"\ncode = "E2"\n' for c in _categories()))
+    return [str(ROOT / "examples" / "declared" / "acme.toml"), str(beta), str(gamma)]
+
+
+def _categories() -> list[str]:
+    from envglot.mappings import default_mappings
+
+    return sorted(default_mappings().categories)
 
 
 def run(doc: bytes, i: int, src: str | None, dst: str, preserve: bool, mappings: list[str]) -> Case:
@@ -119,6 +175,7 @@ def inputs() -> Iterator[bytes]:
     from test_declared import BETA_DOCS
 
     yield from BETA_DOCS
+    yield from GAMMA_DOCS
     for p in sorted(ex.glob("*/*.json")):
         if p.parent.name != "declared":
             yield p.read_bytes()

@@ -2,9 +2,10 @@
 of main ``f9aa88e`` gave (``tests/declared/engine.json``, recorded by ``tests/declared_engine_goldens.py``).
 
 Every recorded conversion (acme and beta documents, every bundled example, hypothesis-drawn
-documents; to and from the declarations, with and without preserve) is replayed through the hub
-(fused paths off) and through the fused pair paths: the same output bytes, the same diagnostics
-(kind and path, in order), the same errors (class and path).
+documents; to and from the declarations, with and without preserve) is replayed through the hub:
+the same output bytes, the same diagnostics (kind and path, in order), the same errors (class and
+path). Every one without preserve is replayed through the fused pair paths too (``convert`` with
+nobody collecting diagnostics): the same bytes, the same errors.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from declared_engine_goldens import GOLDEN, Goldens, declarations, run
+import envglot
+from declared_engine_goldens import DECLS, GOLDEN, Goldens, declarations, run
 from envglot.declared import unregister
-from envglot.fields import use_compiled
+from envglot.dialect import get_dialect
+from envglot.fields import pair_function, use_compiled
 from envglot.mappings import mappings_for
 
 GOLDENS = msgspec.json.decode(GOLDEN.read_bytes(), type=Goldens)
@@ -28,14 +31,13 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
     m = declarations(Path(tmp_path_factory.mktemp("decl")))
     mappings_for(m)
     yield m
-    unregister("acme")
-    unregister("beta")
+    for name in DECLS:
+        unregister(name)
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["hub", "fused"])
-def test_compiled_declarations_give_the_interpreters_bytes_and_diagnostics(both: list[str], compiled: bool) -> None:
+def test_compiled_declarations_give_the_interpreters_bytes_and_diagnostics(both: list[str]) -> None:
     docs = [d.encode() for d in GOLDENS.docs]
-    use_compiled(compiled)
+    use_compiled(False)
     try:
         wrong = []
         for want in GOLDENS.cases:
@@ -45,3 +47,27 @@ def test_compiled_declarations_give_the_interpreters_bytes_and_diagnostics(both:
     finally:
         use_compiled(True)
     assert not wrong, f"{len(wrong)} of {len(GOLDENS.cases)} differ; first: {wrong[0]}"
+
+
+def test_fused_paths_of_declarations_give_the_interpreters_bytes_and_errors(both: list[str]) -> None:
+    docs = [d.encode() for d in GOLDENS.docs]
+    wrong = []
+    fused = 0
+    for want in GOLDENS.cases:
+        if want.preserve:
+            continue
+        src, dst = get_dialect(want.src) if want.src else None, get_dialect(want.dst)
+        fused += src is not None and pair_function(src, dst) is not None
+        try:
+            got: tuple[str | None, tuple[str, str | None] | None] = (
+                envglot.convert(
+                    docs[want.doc], from_=want.src, to=want.dst, mappings=both, unsupported="ignore"
+                ).decode(),
+                None,
+            )
+        except envglot.EnvglotError as exc:
+            got = None, (type(exc).__name__, getattr(exc, "path", None))
+        if got != (want.out, want.error):
+            wrong.append((GOLDENS.docs[want.doc], want, got))
+    assert fused > 1000  # the declarations' pairs do have fused paths
+    assert not wrong, f"{len(wrong)} differ; first: {wrong[0]}"

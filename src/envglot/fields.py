@@ -99,12 +99,14 @@ class Let(NamedTuple):
     """``name = hook(...)``, parameters bound by name.
 
     ``pure``: the hook neither raises nor reports, so a fused path whose target does not use
-    ``name`` may leave it out.
+    ``name`` may leave it out. ``args``: ``(parameter, name)`` pairs binding a parameter to
+    another name than its own (one hook serving several fields, as a declaration's do).
     """
 
     name: str
     hook: Callable[..., Any]
     pure: bool = False
+    args: tuple[tuple[str, str], ...] = ()
 
 
 class Check(NamedTuple):
@@ -230,16 +232,17 @@ class _Side:
             return name
         return self.prefix + name
 
-    def call(self, hook: Callable[..., Any]) -> str:
-        """The call of ``hook`` with its parameters bound by name (positionally while none is
-        skipped, a little cheaper than keywords)."""
+    def call(self, hook: Callable[..., Any], bind: tuple[tuple[str, str], ...] = ()) -> str:
+        """The call of ``hook`` with its parameters bound by name, or as ``bind`` says
+        (positionally while none is skipped, a little cheaper than keywords)."""
         args = []
         positional = True
+        names = dict(bind)
         for p in _params(hook):
-            n = p.name
+            n = names.get(p.name, p.name)
             if n in self.locals or n in self.special or (n in CANONICAL and self.canonical_bound):
                 keyword_only = p.kind is inspect.Parameter.KEYWORD_ONLY
-                args.append(self.var(n) if positional and not keyword_only else f"{n}={self.var(n)}")
+                args.append(self.var(n) if positional and not keyword_only else f"{p.name}={self.var(n)}")
             elif p.default is not inspect.Parameter.empty:
                 positional = False
             else:
@@ -261,7 +264,8 @@ def inputs(step: Step) -> set[str]:
         return {step.path.split(".", 1)[0]}
     if isinstance(step, Build):
         return {v.split(".", 1)[0] for v in step.members.values() if isinstance(v, str)}
-    return {p.name for p in _params(step.hook)}
+    names = dict(step.args) if isinstance(step, Let) else {}
+    return {names.get(p.name, p.name) for p in _params(step.hook)}
 
 
 def _path_expr(side: _Side, path: str, absent: bool) -> str:
@@ -296,7 +300,7 @@ def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None
             side.unit.emit(f"{side.var(st.name)} = {_path_expr(side, st.path, st.absent)}", indent)
             side.locals.add(st.name)
         elif isinstance(st, Let):
-            side.unit.emit(f"{side.var(st.name)} = {side.call(st.hook)}", indent)
+            side.unit.emit(f"{side.var(st.name)} = {side.call(st.hook, st.args)}", indent)
             side.locals.add(st.name)
         elif isinstance(st, Check):
             side.unit.emit(side.call(st.hook), indent)
