@@ -10,6 +10,7 @@ tree into field steps (``envglot.fields``), ``envglot.declared`` registers the d
 from __future__ import annotations
 
 import re
+import string
 import typing
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -27,12 +28,14 @@ __all__ = [
     "GROUPS",
     "KIND",
     "LIST_GROUPS",
+    "TEMPLATE_FIELDS",
     "TYPES",
     "Declaration",
     "Declare",
     "Detect",
     "Leaf",
     "Node",
+    "Outcome",
     "attr",
     "camel",
     "group_of",
@@ -54,6 +57,19 @@ class Detect(Struct, forbid_unknown_fields=True, frozen=True):
     priority: int = 80
 
 
+class Outcome(Struct, forbid_unknown_fields=True, frozen=True):
+    """``[declare.outcome]``: the values of the outcome member; the first of each is written."""
+
+    success: str | list[str]
+    failure: str | list[str]
+    warning: str | list[str] = []
+    """A success with warnings (read as a success; written when the success carries warnings)."""
+
+    def words(self, which: str) -> tuple[str, ...]:
+        v = getattr(self, which)
+        return (v,) if isinstance(v, str) else tuple(v)
+
+
 class Declare(Struct, forbid_unknown_fields=True, frozen=True):
     """``[declare]``: what a Python dialect declares on its class."""
 
@@ -68,6 +84,15 @@ class Declare(Struct, forbid_unknown_fields=True, frozen=True):
     """Wire paths that must be present (inside a problem or warning: in each one)."""
     constants: dict[str, str | int | bool] = {}
     """Wire path -> the value every document carries there (written always, checked by validate)."""
+    absent: dict[str, Literal["omit", "null", "empty"]] = {}
+    """The errors, warnings or payload member -> how a document without any says so: the member
+    left out (``omit``, the default), ``null``, or an empty list (``empty``, an array member)."""
+    string_items: list[str] = []
+    """Array paths (``$.warnings[]``) whose items may be plain strings (a warning's message)."""
+    outcome: Outcome | None = None
+    """The words of an outcome member (``ok = "$.status"``) instead of a boolean."""
+    units: dict[str, Literal["ms", "s"]] = {}
+    """Wire path of a duration or delay (``duration_ms``, ``problem.retry_after_ms``) -> its unit."""
 
 
 # --- what a declared field may carry ------------------------------------------------------
@@ -128,13 +153,15 @@ class Leaf:
 class Node:
     """A wire object: its members in declaration order; ``group`` for a problem/warning object."""
 
-    __slots__ = ("array", "group", "members", "required")
+    __slots__ = ("array", "group", "members", "required", "strings")
 
     def __init__(self) -> None:
         self.members: dict[str, Leaf | Node] = {}
         self.required = False
         self.group: str | None = None
         self.array = False
+        self.strings = False
+        """An array whose items may also be plain strings (``[declare] string_items``)."""
 
 
 def segments(path: str, where: str, group_ok: bool = False) -> tuple[list[str], bool]:
@@ -265,7 +292,55 @@ class Declaration:
         self.description = decl.description
         self.required = frozenset(decl.required) | {r.removesuffix("[]") for r in decl.required}
         """The required wire paths (an item member's also without ``[]``)."""
+        self._vocabulary(decl, file)
+        self.templates = _templates(table, file)
+        """Field -> its ``[synthesize]`` template (a rule with ``{tool}``, ``{slug}`` or ``{id}``)."""
         self.wire = self._struct(self.root, camel(name), "$")
+
+    def _vocabulary(self, decl: Declare, file: str) -> None:
+        """``[declare]``'s absent forms, string items, outcome words and units, checked and applied."""
+        by_path = {p: f for f, p in self.fields.items()}
+        self.absent: dict[str, str] = {}
+        """``problems``/``warnings``/``payload`` -> ``null`` or ``empty`` (left out when not named)."""
+        for path, form in decl.absent.items():
+            f = by_path.get(path)
+            if f not in ("problems", "warnings", "payload"):
+                raise MappingError(
+                    f"{file}: [declare.absent] {path!r} is not the problems, warnings or payload path of [fields]"
+                )
+            if form == "empty" and (f == "payload" or not self.group_paths[f][1]):
+                raise MappingError(f"{file}: [declare.absent] {path!r} = 'empty' needs an array path (ending in [])")
+            if form != "omit":
+                self.absent[f] = form
+        for path in decl.string_items:
+            if by_path.get(path) != "warnings":
+                raise MappingError(
+                    f"{file}: [declare] string_items names {path!r}; only the warnings array (its path in [fields]) "
+                    "may hold plain strings"
+                )
+            self.group_node("warnings").strings = True
+        self.outcome = decl.outcome
+        if decl.outcome is not None:
+            if "ok" not in self.fields:
+                raise MappingError(f"{file}: [declare.outcome] needs an ok path in [fields] (the member holding it)")
+            words = [w for which in ("success", "failure", "warning") for w in decl.outcome.words(which)]
+            if not decl.outcome.words("success") or not decl.outcome.words("failure"):
+                raise MappingError(f"{file}: [declare.outcome] needs at least one success and one failure value")
+            if len(set(words)) != len(words):
+                raise MappingError(f"{file}: [declare.outcome] names a value twice: {words}")
+            self.leaf(self.ok_keys or ()).type = str
+        self.scale: dict[str, int] = {}
+        """Field -> wire units per canonical millisecond divisor (``s``: 1000)."""
+        for path, unit in decl.units.items():
+            f = by_path.get(path)
+            if f not in ("duration_ms", "problem.retry_after_ms"):
+                raise MappingError(
+                    f"{file}: [declare.units] {path!r} is not the duration_ms or problem.retry_after_ms path "
+                    "of [fields]"
+                )
+            if unit == "s":
+                self.scale[f] = 1000
+                self.field_leaf(f).type = int | float
 
     def attrs(self, keys: Sequence[str], base: Node | None = None) -> list[str]:
         """The attribute path of the wire Structs' member at ``keys`` (below ``base``, else the root)."""
@@ -281,6 +356,18 @@ class Declaration:
         """The member at ``keys`` (below the root)."""
         node: Leaf | Node = self.root
         for k in keys:
+            assert isinstance(node, Node)
+            node = node.members[k]
+        assert isinstance(node, Leaf)
+        return node
+
+    def field_leaf(self, field: str) -> Leaf:
+        """The member carrying canonical ``field``."""
+        grp = group_of(field)
+        if grp is None:
+            return self.leaf(next(k for f, k in self.top if f == field))
+        node: Leaf | Node = self.group_node(grp)
+        for k in next(k for f, k in self.sub[grp] if f == field):
             assert isinstance(node, Node)
             node = node.members[k]
         assert isinstance(node, Leaf)
@@ -346,7 +433,7 @@ class Declaration:
             else:
                 tp = self._struct(m, cname + camel(key), f"{path}.{key}")
                 if m.array:
-                    tp = list[tp]  # type: ignore[valid-type]
+                    tp = list[str | tp] if m.strings else list[tp]  # type: ignore[valid-type]
             if m.required:
                 specs.append((py, tp, msgspec.field(name=key)))
             elif tp is Raw:
@@ -364,6 +451,36 @@ class Declaration:
             omit_defaults=True,
             namespace={"__doc__": self.description if path == "$" else f"{self.name}: the object at {path}"},
         )
+
+
+TEMPLATE_FIELDS = ("tool", "slug", "id")
+"""Placeholders of a ``[synthesize]`` template (filled in by ``envglot.declhooks.write_templated``)."""
+
+
+def _templates(table: DialectTable, file: str) -> dict[str, str]:
+    """The ``[synthesize]`` rules that are templates, checked: known placeholders only, and on
+    top-level members (an error's or warning's rule is a plain value)."""
+    out: dict[str, str] = {}
+    for f, rule in table.synthesize.items():
+        if not isinstance(rule, str) or ("{" not in rule and "}" not in rule):
+            continue
+        try:
+            names = [n for _, n, spec, conv in string.Formatter().parse(rule) if n is not None or spec or conv]
+        except ValueError as exc:
+            raise MappingError(
+                f"{file}: [synthesize] {f} = {rule!r}: {exc} (a literal brace is {{{{ or }}}})"
+            ) from None
+        bad = [n for n in names if n not in TEMPLATE_FIELDS]
+        if bad:
+            raise MappingError(
+                f"{file}: [synthesize] {f} = {rule!r}: unknown placeholder {{{bad[0]}}} "
+                f"(a template may use {', '.join('{' + n + '}' for n in TEMPLATE_FIELDS)})"
+            )
+        if names and "." in f:
+            raise MappingError(f"{file}: [synthesize] {f} = {rule!r}: templates are for top-level members")
+        if names:
+            out[f] = rule
+    return out
 
 
 def attr(i: int) -> str:

@@ -77,6 +77,12 @@ class DeclaredDialect(Dialect):
         ok: Any = None
         if dec.ok_keys is not None:
             ok = _walk(d, dec.ok_keys)
+            if dec.outcome is not None and isinstance(ok, str):
+                o = dec.outcome
+                said = (*o.words("success"), *o.words("warning"), *o.words("failure"))
+                if ok not in said:
+                    ck.add(dec.fields["ok"], f"must be one of {', '.join(map(repr, said))}, got {ok!r}")
+                ok = None if ok not in said else ok not in o.words("failure")
         _check(self, dec.root, d, "$", ck, m, ok)
 
     def failed(self, doc: bytes) -> bool:
@@ -87,6 +93,8 @@ class DeclaredDialect(Dialect):
             raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
         if d.ok_keys is not None:
             raw = _raw_at(top, d.ok_keys)
+            if d.outcome is not None:
+                return raw is not None and bytes(raw) in {_ENC.encode(w) for w in d.outcome.words("failure")}
             return raw is not None and bytes(raw) == b"false"
         raw = _raw_at(top, tuple(d.group_paths["problems"][0]))  # the reader's rule: errors present
         if raw is None or bytes(raw) == b"null":
@@ -157,6 +165,8 @@ def _check(
             continue
         if mem.group is not None:
             present = key in obj and obj[key] is not None
+            if present and obj[key] == [] and dialect.declaration.absent.get(mem.group) == "empty":
+                present = False  # the declared way of saying "none"
             if mem.group == "problems":
                 if ok is True and present:
                     ck.add(here, "must be absent when the envelope says success")
@@ -166,7 +176,14 @@ def _check(
                     continue
             if not present:
                 continue
-            if mem.array:
+            if mem.array and mem.strings:  # plain strings or objects
+                items = ck.field(obj, key, path, "array")
+                for i, item in enumerate(items if isinstance(items, list) else ()):
+                    if isinstance(item, dict):
+                        _check(dialect, mem, item, f"{here}[{i}]", ck, m, None)
+                    elif not isinstance(item, str):
+                        ck.add(f"{here}[{i}]", f"expected a string or an object, got {type(item).__name__}")
+            elif mem.array:
                 for sub_path, item in ck.objects(obj, key, path, required=False):
                     _check(dialect, mem, item, sub_path, ck, m, None)
             else:

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 import msgspec
@@ -23,6 +24,7 @@ from . import canonical as c
 from .context import Context, missing_problem, problem_message, read_problem, write_code
 from .diagnostics import Kind
 from .errors import ParseError
+from .excerpt import quoted
 from .fields import ABSENT
 from .mappings import DialectMap
 
@@ -31,21 +33,32 @@ __all__ = [
     "ItemField",
     "check_constants",
     "document_id",
+    "from_ms",
     "getter",
     "outcome_by_presence",
     "outcome_flag",
+    "outcome_words",
     "read_payload",
     "read_problems",
+    "read_scaled",
     "read_warnings",
+    "slug",
     "some_members",
+    "to_ms",
+    "write_outcome",
     "write_payload",
     "write_problems",
+    "write_templated",
     "write_value",
     "write_warnings",
 ]
 
 _NULL = Raw(b"null")
+_EMPTY = Raw(b"[]")
 _ENC = msgspec.json.Encoder()
+_UNIT = {1: "ms", 1000: "s"}
+_ABSENT_FORM: dict[str | None, Raw | None] = {None: None, "null": _NULL, "empty": _EMPTY}
+"""How a member without a value is written (``[declare.absent]``): left out, ``null``, ``[]``."""
 
 Getter = Callable[[Any], Any]
 """The value at a member path of a decoded wire object (``None`` when a step on the way is absent)."""
@@ -87,6 +100,8 @@ class ItemField(msgspec.Struct, frozen=True):
     required: bool
     count: bool = False
     """A delay that cannot be negative (``problem.retry_after_ms``)."""
+    scale: int = 1
+    """Milliseconds per wire unit (``[declare.units]``: 1000 for seconds)."""
 
 
 # ---- reading ------------------------------------------------------------------------------
@@ -106,9 +121,13 @@ def check_constants(checks: Sequence[tuple[Getter, object, str]], dialect: str) 
     return constants
 
 
-def read_problems(items: Sequence[ItemField], array: bool, code_path: str) -> Callable[..., tuple[c.Problem, ...]]:
+def read_problems(
+    items: Sequence[ItemField], array: bool, code_path: str, dialect: str
+) -> Callable[..., tuple[c.Problem, ...]]:
     """``problems = hook(wire, ctx, dmap)``: the errors member (an object or an array of them)
-    read through the dialect's code table (an unknown code: ``code_unknown`` at its path)."""
+    read through the dialect's code table (an unknown code: ``code_unknown`` at its path; a
+    delay in seconds, ``[declare.units]``: in milliseconds)."""
+    scaled = [f for f in items if f.scale != 1]
 
     def problems(wire: Any, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
         if wire is None:
@@ -116,6 +135,9 @@ def read_problems(items: Sequence[ItemField], array: bool, code_path: str) -> Ca
         out = []
         for i, item in enumerate(wire if array else (wire,)):
             v = {f.attr: x for f in items if (x := f.get(item)) is not None}
+            for f in scaled:
+                if f.attr in v:
+                    v[f.attr] = to_ms(v[f.attr], f.scale, ctx, f.path.replace("[]", f"[{i}]", 1), dialect)
             code = v.pop("code")
             retryable = v.pop("retryable", None)
             at = code_path.replace("[]", f"[{i}]", 1)
@@ -126,12 +148,18 @@ def read_problems(items: Sequence[ItemField], array: bool, code_path: str) -> Ca
 
 
 def read_warnings(items: Sequence[ItemField]) -> Callable[..., tuple[c.Notice, ...]]:
-    """``warnings = hook(wire)``: the warnings array as canonical notices."""
+    """``warnings = hook(wire)``: the warnings array as canonical notices (a plain string item,
+    ``[declare] string_items``: its message)."""
 
     def warnings(wire: Any) -> tuple[c.Notice, ...]:
         if wire is None:
             return ()
-        return tuple(c.Notice(**{f.attr: x for f in items if (x := f.get(item)) is not None}) for item in wire)
+        return tuple(
+            c.Notice(message=item)
+            if isinstance(item, str)
+            else c.Notice(**{f.attr: x for f in items if (x := f.get(item)) is not None})
+            for item in wire
+        )
 
     return warnings
 
@@ -146,6 +174,35 @@ def outcome_flag(flag_path: str, problems_path: str, dialect: str) -> Callable[.
                 f"{problems_path} must be absent when {flag_path} is true", path=problems_path, dialect=dialect
             )
         return flag
+
+    return ok
+
+
+def outcome_words(
+    success: Sequence[str],
+    failure: Sequence[str],
+    warning: Sequence[str],
+    flag_path: str,
+    problems_path: str,
+    dialect: str,
+) -> Callable[..., bool]:
+    """``ok = hook(flag, problems)`` for an outcome member holding words (``[declare.outcome]``):
+    a success or warning word is a success, a failure word a failure; any other value, or errors
+    under a success word, is a :class:`ParseError`."""
+    oks = frozenset(success) | frozenset(warning)
+    fails = frozenset(failure)
+
+    def ok(flag: str, problems: tuple[c.Problem, ...]) -> bool:
+        if flag in fails:
+            return False
+        if flag not in oks:
+            said = ", ".join(repr(w) for w in (*success, *warning, *failure))
+            raise ParseError(f"{flag_path} must be one of {said}, got {quoted(flag)}", path=flag_path, dialect=dialect)
+        if problems:
+            raise ParseError(
+                f"{problems_path} must be absent when {flag_path} says success", path=problems_path, dialect=dialect
+            )
+        return True
 
     return ok
 
@@ -183,12 +240,43 @@ def _empty(tp: type[msgspec.Struct]) -> msgspec.Struct:
     return tp()
 
 
+def to_ms(value: int | float, scale: int, ctx: Context, path: str, dialect: str, whole: bool = True) -> int | float:
+    """A wire duration in units of ``scale`` ms, in milliseconds (exact decimal arithmetic:
+    ``1.1`` s is 1100 ms). ``whole``: a fraction of a millisecond is rounded up (a delay is
+    never shortened), reported."""
+    ms = Decimal(repr(value)) * scale
+    if ms == ms.to_integral_value():
+        return int(ms)
+    if not whole:
+        return float(ms)
+    up = int(ms.to_integral_value(ROUND_CEILING))
+    ctx.report.add(Kind.VALUE_COERCED, path, f"{value} {_UNIT[scale]} is {ms} ms; read as {up} ms", dialect)
+    return up
+
+
+def from_ms(value: int | float, scale: int) -> int | float:
+    """Milliseconds in wire units of ``scale`` ms (an integer when whole: 30000 ms is 30 s)."""
+    out = Decimal(repr(value)) / scale
+    return int(out) if out == out.to_integral_value() else float(out)
+
+
+def read_scaled(scale: int, path: str, dialect: str, whole: bool) -> Callable[..., int | float | None]:
+    """``hook(value, ctx)``: a top-level duration declared in another unit, in milliseconds."""
+
+    def scaled(value: int | float | None, ctx: Context) -> int | float | None:
+        return None if value is None else to_ms(value, scale, ctx, path, dialect, whole)
+
+    return scaled
+
+
 # ---- writing ------------------------------------------------------------------------------
 
 
-def write_problems(items: Sequence[ItemField], array: bool, dialect: str) -> Callable[..., Any]:
+def write_problems(
+    items: Sequence[ItemField], array: bool, dialect: str, absent: str | None = None
+) -> Callable[..., Any]:
     """``hook(ok, problems, summary, ctx, dmap)``: a failure's error items (``array``), or its
-    one error object; ``None`` on success.
+    one error object; on success the declared absent form (``None``: left out).
 
     The code is written with the dialect's ``[[write]]`` rows (every change reported); a
     required message falls back to the summary, a required ``retryable`` to the code row's
@@ -196,11 +284,13 @@ def write_problems(items: Sequence[ItemField], array: bool, dialect: str) -> Cal
     """
     from .dialects._common import count_for
 
+    nothing = _ABSENT_FORM[absent]
+
     def problems(
         ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
-    ) -> list[dict[str, Any]] | dict[str, Any] | None:
+    ) -> list[dict[str, Any]] | dict[str, Any] | Raw | None:
         if ok:
-            return None
+            return nothing
         probs = problems or (missing_problem(summary, ctx, dmap),)
         out = []
         for i, p in enumerate(probs if array else probs[:1]):
@@ -222,18 +312,16 @@ def write_problems(items: Sequence[ItemField], array: bool, dialect: str) -> Cal
                             if row is not None and row.retryable is not None
                             else ctx.mappings.default_retryable(p.category)
                         )
-                        ctx.synthesized(
-                            dmap,
-                            "problem.retryable",
-                            f"{dialect} requires retryable; wrote {str(v).lower()} (by rule)",
-                            at,
-                        )
+                        said = f"{dialect} requires retryable; wrote {str(v).lower()} (by rule)"
+                        ctx.synthesized(dmap, "problem.retryable", said, at)
                 else:
                     v = getattr(p, f.attr)
                     if f.count:
                         v = count_for(v, ctx, "problem." + f.attr, dialect)
                     if v is None and f.required:
                         v = ctx.synth_value(dmap, "problem." + f.attr, f.path, index=at)
+                    elif v is not None and f.scale != 1:
+                        v = from_ms(v, f.scale)
                 if v is not None:
                     _put(item, f.keys, v)
             out.append(item)
@@ -242,53 +330,102 @@ def write_problems(items: Sequence[ItemField], array: bool, dialect: str) -> Cal
     return _named(problems, f"write_{dialect}_problems")
 
 
-def write_warnings(items: Sequence[ItemField]) -> Callable[..., list[dict[str, Any]] | None]:
-    """``hook(warnings)``: the warning items (``None`` when there are none)."""
+def write_warnings(
+    items: Sequence[ItemField], strings: bool = False, absent: str | None = None
+) -> Callable[..., list[Any] | Raw | None]:
+    """``hook(warnings)``: the warning items; none: the declared absent form (``None``: left
+    out). ``strings``: an item that carries only its message is that plain string."""
+    nothing = _ABSENT_FORM[absent]
 
-    def notices(warnings: tuple[c.Notice, ...]) -> list[dict[str, Any]] | None:
+    def notices(warnings: tuple[c.Notice, ...]) -> list[Any] | Raw | None:
         if not warnings:
-            return None
-        out = []
+            return nothing
+        out: list[Any] = []
         for n in warnings:
             item: dict[str, Any] = {}
             for f in items:
                 v = getattr(n, f.attr)
                 if v is not None:
                     _put(item, f.keys, v)
-            out.append(item)
+            only_message = strings and all(getattr(n, f.attr) is None for f in items if f.attr != "message")
+            out.append(n.message if only_message else item)
         return out
 
     return notices
 
 
-def write_payload(object_shape: bool, required: bool, dialect: str) -> Callable[..., Raw | None]:
+def write_payload(object_shape: bool, null: bool, dialect: str) -> Callable[..., Raw | None]:
     """``hook(payload, ok, ctx)``: an object-shaped dialect's payload is an object (others
-    wrapped, reported); a required payload member carries ``null`` when there is none."""
+    wrapped, reported); ``null``: no payload is written ``null`` (the member is required, or
+    ``[declare.absent]`` says so)."""
     from .dialects._common import object_payload
 
     def payload(payload: Raw | None, ok: bool, ctx: Context) -> Raw | None:
         if object_shape:
             return object_payload(payload, ok, ctx, dialect)
-        if payload is None and required:
+        if payload is None and null:
             return _NULL
         return payload
 
     return payload
 
 
-def write_value(field: str, path: str, count: bool, required: bool, dialect: str) -> Callable[..., Any]:
+def write_outcome(success: str, failure: str, warning: str | None) -> Callable[..., str]:
+    """``hook(ok, warnings)``: the outcome member's word (``[declare.outcome]``; a success with
+    warnings takes the warning word when one is declared)."""
+
+    def outcome(ok: bool, warnings: tuple[c.Notice, ...]) -> str:
+        if not ok:
+            return failure
+        return warning if warning is not None and warnings else success
+
+    return outcome
+
+
+def write_value(field: str, path: str, count: bool, required: bool, dialect: str, scale: int = 1) -> Callable[..., Any]:
     """``hook(value, ctx, dmap)`` for a top-level member: a negative count is left out
-    (reported); a required member the source lacks is synthesized (reported)."""
+    (reported); a required member the source lacks is synthesized (reported); a duration in
+    another unit is converted (``scale``)."""
     from .dialects._common import count_for
 
     def value(value: Any, ctx: Context, dmap: DialectMap) -> Any:
         if value is not None and count:
             value = count_for(value, ctx, field, dialect)
         if value is None and required:
-            value = ctx.synth_value(dmap, field, path)
-        return value
+            return ctx.synth_value(dmap, field, path)
+        return value if value is None or scale == 1 else from_ms(value, scale)
 
     return _named(value, f"write_{field}")
+
+
+def write_templated(field: str, path: str, template: str) -> Callable[..., Any]:
+    """``hook(value, tool, ok, payload, problems, ctx, dmap)`` for a required member whose
+    ``[synthesize]`` rule is a template (``"{slug}-{id}"``): the source's value, else the
+    caller's ``context=`` value, else the template filled in for this document (reported)."""
+
+    def value(
+        value: Any,
+        tool: str | None,
+        ok: bool,
+        payload: Raw | None,
+        problems: tuple[c.Problem, ...],
+        ctx: Context,
+        dmap: DialectMap,
+    ) -> Any:
+        if value is not None:
+            return value
+        rule = template.format(tool=tool or "", slug=slug(tool), id=document_id(tool, ok, payload, problems))
+        return ctx.synth_value(dmap, field, path, rule)
+
+    return _named(value, f"write_{field}")
+
+
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slug(tool: str | None) -> str:
+    """``tool`` in lower kebab case (``Search.Docs`` -> ``search-docs``; none: ``unknown``)."""
+    return _NON_SLUG.sub("-", (tool or "").lower()).strip("-") or "unknown"
 
 
 def document_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple[c.Problem, ...]) -> str:

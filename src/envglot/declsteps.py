@@ -22,12 +22,16 @@ from .declhooks import (
     getter,
     outcome_by_presence,
     outcome_flag,
+    outcome_words,
     read_payload,
     read_problems,
+    read_scaled,
     read_warnings,
     some_members,
+    write_outcome,
     write_payload,
     write_problems,
+    write_templated,
     write_value,
     write_warnings,
 )
@@ -52,6 +56,7 @@ def _items(d: Declaration, group: str) -> list[ItemField]:
             path=d.fields[f],
             required=d.fields[f] in d.required,
             count=f == "problem.retry_after_ms",
+            scale=d.scale.get(f, 1),
         )
         for f, keys in d.sub[group]
     ]
@@ -65,7 +70,7 @@ def _reading(d: Declaration, shape: Shape) -> Reading:
     if d.constants:
         checks = [(getter(d.attrs(keys)), v, "$." + ".".join(keys)) for keys, v in d.constants]
         out.append(Let("extras", check_constants(checks, name), pure=True))
-    read_as = {"ok": "ok_flag", "payload": "payload_wire"}
+    read_as = {"ok": "ok_flag", "payload": "payload_wire", **{f: f + "_wire" for f in d.scale if "." not in f}}
     for f, keys in d.top:
         leaf = d.leaf(keys)
         out.append(Move(read_as.get(f, _local(f)), "w." + ".".join(d.attrs(keys)), absent=leaf.type is msgspec.Raw))
@@ -75,11 +80,21 @@ def _reading(d: Declaration, shape: Shape) -> Reading:
     out.append(
         Let(
             "problems",
-            read_problems(_items(d, "problems"), array, code_path),
+            read_problems(_items(d, "problems"), array, code_path, name),
             args=(("wire", "problems_wire"),),
         )
     )
-    if d.ok_keys is not None:
+    for f, scale in d.scale.items():
+        if "." not in f:
+            scaled = read_scaled(scale, d.fields[f], name, whole=False)
+            out.append(Let(f, scaled, pure=True, args=(("value", f + "_wire"),)))
+    if d.outcome is not None:
+        o = d.outcome
+        words = outcome_words(
+            o.words("success"), o.words("failure"), o.words("warning"), d.fields["ok"], d.fields["problems"], name
+        )
+        out.append(Let("ok", words, args=(("flag", "ok_flag"),)))
+    elif d.ok_keys is not None:
         out.append(Let("ok", outcome_flag(d.fields["ok"], d.fields["problems"], name), args=(("flag", "ok_flag"),)))
     else:
         out.append(Let("ok", outcome_by_presence, pure=True))
@@ -102,25 +117,37 @@ def _writing(d: Declaration, shape: Shape) -> Writing:
     name = d.name
     out: list[Step] = []
     _, array = d.group_paths["problems"]
-    out.append(Let("problems_out", write_problems(_items(d, "problems"), array, name)))
+    out.append(Let("problems_out", write_problems(_items(d, "problems"), array, name, d.absent.get("problems"))))
     if "warnings" in d.group_paths:
-        out.append(Let("warnings_out", write_warnings(_items(d, "warnings")), pure=True))
+        strings = d.group_node("warnings").strings
+        hook = write_warnings(_items(d, "warnings"), strings, d.absent.get("warnings"))
+        out.append(Let("warnings_out", hook, pure=True))
     value: dict[str, str] = {"ok": "ok", "problems": "problems_out", "warnings": "warnings_out"}
+    if d.outcome is not None:
+        o = d.outcome
+        warning = next(iter(o.words("warning")), None)
+        out.append(Let("ok_out", write_outcome(o.words("success")[0], o.words("failure")[0], warning), pure=True))
+        value["ok"] = "ok_out"
     for f, _, path in d.plan:
         if f in value:
             continue
         if f == "payload":
             obj = shape.payload == "object"
-            out.append(Let("payload_out", write_payload(obj, path in d.required, name), pure=not obj))
+            null = path in d.required or d.absent.get("payload") == "null"
+            out.append(Let("payload_out", write_payload(obj, null, name), pure=not obj))
             value[f] = "payload_out"
             continue
         src = f
         if "." in f:
             src = _local(f)
             out.append(Move(src, f))
-        count, required = f in COUNTS, path in d.required
-        if count or required:
-            out.append(Let(src + "_out", write_value(f, path, count, required, name), args=(("value", src),)))
+        count, required, scale = f in COUNTS, path in d.required, d.scale.get(f, 1)
+        template = d.templates.get(f)
+        if required and template is not None:
+            out.append(Let(src + "_out", write_templated(f, path, template), args=(("value", src),)))
+            src += "_out"
+        elif count or required or scale != 1:
+            out.append(Let(src + "_out", write_value(f, path, count, required, name, scale), args=(("value", src),)))
             src += "_out"
         value[f] = src
     _build(d, d.root, camel(name), "out", value, out)
