@@ -401,7 +401,9 @@ def write_value(field: str, path: str, count: bool, required: bool, dialect: str
 def write_templated(field: str, path: str, template: str) -> Callable[..., Any]:
     """``hook(value, tool, ok, payload, problems, ctx, dmap)`` for a required member whose
     ``[synthesize]`` rule is a template (``"{slug}-{id}"``): the source's value, else the
-    caller's ``context=`` value, else the template filled in for this document (reported)."""
+    caller's ``context=`` value, else the template filled in for this document (reported).
+    ``{tool}`` is the envelope's tool (else the caller's), ``{slug}`` that in lower kebab case,
+    ``{id}`` :func:`document_id`."""
 
     def value(
         value: Any,
@@ -414,7 +416,9 @@ def write_templated(field: str, path: str, template: str) -> Callable[..., Any]:
     ) -> Any:
         if value is not None:
             return value
-        rule = template.format(tool=tool or "", slug=slug(tool), id=document_id(tool, ok, payload, problems))
+        given = ctx.synth.get("tool")
+        name = tool if tool is not None or not isinstance(given, str) else given
+        rule = template.format(tool=name or "", slug=slug(name), id=document_id(name, ok, payload, problems))
         return ctx.synth_value(dmap, field, path, rule)
 
     return _named(value, f"write_{field}")
