@@ -118,7 +118,7 @@ def check_constants(checks: Sequence[tuple[Getter, object, str]], dialect: str) 
                 extras += (c.Extra(dialect=dialect, path=path, value=Raw(_ENC.encode(got))),)
         return extras
 
-    return constants
+    return _named(constants, f"read_{dialect}_constants")
 
 
 def read_problems(
@@ -144,7 +144,7 @@ def read_problems(
             out.append(read_problem(dmap, code, ctx, at, retryable=retryable, **v))
         return tuple(out)
 
-    return problems
+    return _named(problems, f"read_{dialect}_problems")
 
 
 def read_warnings(items: Sequence[ItemField]) -> Callable[..., tuple[c.Notice, ...]]:
@@ -175,7 +175,7 @@ def outcome_flag(flag_path: str, problems_path: str, dialect: str) -> Callable[.
             )
         return flag
 
-    return ok
+    return _named(ok, f"read_{dialect}_outcome")
 
 
 def outcome_words(
@@ -204,7 +204,7 @@ def outcome_words(
             )
         return True
 
-    return ok
+    return _named(ok, f"read_{dialect}_outcome")
 
 
 def outcome_by_presence(problems: tuple[c.Problem, ...]) -> bool:
@@ -227,7 +227,7 @@ def read_payload(object_shape: bool, path: str, dialect: str) -> Callable[..., R
                 return inner
         return wire
 
-    return payload
+    return _named(payload, f"read_{dialect}_payload")
 
 
 def some_members(value: msgspec.Struct) -> msgspec.Struct | None:
@@ -266,7 +266,7 @@ def read_scaled(scale: int, path: str, dialect: str, whole: bool) -> Callable[..
     def scaled(value: int | float | None, ctx: Context) -> int | float | None:
         return None if value is None else to_ms(value, scale, ctx, path, dialect, whole)
 
-    return scaled
+    return _named(scaled, f"read_{dialect}_{path}")
 
 
 # ---- writing ------------------------------------------------------------------------------
@@ -367,7 +367,7 @@ def write_payload(object_shape: bool, null: bool, dialect: str) -> Callable[...,
             return _NULL
         return payload
 
-    return payload
+    return _named(payload, f"write_{dialect}_payload")
 
 
 def write_outcome(success: str, failure: str, warning: str | None) -> Callable[..., str]:
@@ -395,7 +395,7 @@ def write_value(field: str, path: str, count: bool, required: bool, dialect: str
             return ctx.synth_value(dmap, field, path)
         return value if value is None or scale == 1 else from_ms(value, scale)
 
-    return _named(value, f"write_{field}")
+    return _named(value, f"write_{dialect}_{field}")
 
 
 def write_templated(field: str, path: str, template: str) -> Callable[..., Any]:
