@@ -115,11 +115,11 @@ def declarations(tmp: Path) -> list[str]:
     beta = tmp / "beta.toml"
     beta.write_text(beta_text())
     gamma = tmp / "gamma.toml"
-    gamma.write_text(GAMMA + "".join(f'\n[[write]]\ncategory = "{c}"\ncode = "E2"\n' for c in _categories()))
+    gamma.write_text(GAMMA + "".join(f'\n[[write]]\ncategory = "{c}"\ncode = "E2"\n' for c in categories()))
     return [str(ROOT / "examples" / "declared" / "acme.toml"), str(beta), str(gamma)]
 
 
-def _categories() -> list[str]:
+def categories() -> list[str]:
     from envglot.mappings import default_mappings
 
     return sorted(default_mappings().categories)

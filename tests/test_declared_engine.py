@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 import envglot
-from declared_engine_goldens import DECLS, GOLDEN, Goldens, declarations, run
+from declared_engine_goldens import DECLS, GOLDEN, Goldens, categories, declarations, run
 from envglot.declared import unregister
 from envglot.dialect import get_dialect
 from envglot.fields import pair_function, use_compiled
@@ -71,3 +71,48 @@ def test_fused_paths_of_declarations_give_the_interpreters_bytes_and_errors(both
             wrong.append((GOLDENS.docs[want.doc], want, got))
     assert fused > 1000  # the declarations' pairs do have fused paths
     assert not wrong, f"{len(wrong)} differ; first: {wrong[0]}"
+
+
+ORDER = """
+dialect = "order"
+
+[declare]
+description = "order: a nested object declared before a top-level member, its first member absent"
+
+[declare.detect]
+keys = ["ord"]
+
+[declare.constants]
+"$.ord" = 1
+
+[fields]
+request_id = "$.a.x"
+summary = "$.b"
+tool = "$.a.z"
+problems = "$.err"
+"problem.code" = "$.err.code"
+payload = "$.data"
+
+[codes.E]
+category = "internal"
+"""
+
+
+def test_deliberately_different_an_object_is_written_where_it_is_declared(tmp_path: Path) -> None:
+    """The one deliberate difference from the interpreter: it put a nested object where its first
+    member *with a value* was declared (``{"ord":1,"b":"s","a":{"z":"t"},...}`` here, ``x``
+    absent), so the key order depended on which members a document had, and a preserve round
+    trip (which restores declared members in declaration order, ``DeclaredDialect.arrange``)
+    did not give such a document back byte for byte. The compiled writer builds the declared
+    tree: the object goes where it is declared, as ``arrange`` puts it."""
+    path = tmp_path / "order.toml"
+    path.write_text(ORDER + "".join(f'\n[[write]]\ncategory = "{c}"\ncode = "E"\n' for c in categories()))
+    m = [str(path)]
+    mappings_for(m)
+    try:
+        doc = b'{"ord":1,"b":"s","a":{"z":"t"},"data":1}'
+        out = envglot.convert(doc, to="order", mappings=m, unsupported="ignore")
+        assert out == b'{"ord":1,"a":{"z":"t"},"b":"s","data":1}'  # the interpreter: doc itself
+        assert get_dialect("order").arrange(out) == out
+    finally:
+        unregister("order")
