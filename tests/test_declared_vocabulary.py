@@ -260,3 +260,26 @@ def test_dump_compiled_writes_a_declared_dialects_modules(tmp_path: Path) -> Non
     assert {"read_quarry.py", "write_quarry.py", "quarry_to_dotbot.py"} <= names
     fused = (tmp_path / "quarry_to_dotbot.py").read_text()
     assert "def quarry_to_dotbot(buf, ctx):" in fused
+
+
+def test_any_canonical_envelope_writes_a_valid_document_that_reads_back(three: list[str]) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from envelopes import canonical_envelopes
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(env=canonical_envelopes(), name=st.sampled_from(NAMES))
+    def check(env: Envelope, name: str) -> None:
+        out = envglot.write(env, to=name, mappings=three, unsupported="ignore")
+        assert envglot.validate(out, name, mappings=three) == [], out
+        assert classify(out).dialect == name
+        back = envglot.read(out, name, mappings=three)
+        assert back.ok == env.ok
+        assert is_error(out, name) is not env.ok
+        if name == "orbit":  # the one of the three with warnings
+            assert [n.message for n in back.warnings] == [n.message for n in env.warnings]
+        hub = envglot.conversion(out, to="dotbot", mappings=three).output
+        assert envglot.convert(out, to="dotbot", mappings=three, unsupported="ignore") == hub
+
+    check()
