@@ -31,6 +31,9 @@ From the declarations envglot generates Python source:
   field the source never carries, synthesized from the table or the caller) run once
   there, and their values are shared by every document.
 
+A dialect declared in a TOML file alone gets its steps from its declaration
+(``envglot.declsteps``) and is compiled here like the others.
+
 ``ENVGLOT_DUMP_COMPILED=<dir>`` writes every generated module to ``<dir>`` as it is built;
 ``ENVGLOT_NO_COMPILED=1`` (or :func:`use_compiled` ``(False)``) turns fused paths off;
 :func:`source` returns the source of a generated function.
