@@ -111,9 +111,21 @@ def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
     for pair in HANDWRITTEN:
         assert ratios[(*pair, "large")]["converter_vs_orjson"] > 0
     targets = results["targets"]
-    assert len(targets) == 26
+    assert len(targets) == 27
     assert all(t["holds"] in (True, False, None) for t in targets)
     assert next(t for t in targets if t["target"].startswith("Converter >= 0.7"))["holds"] is not None
+
+
+def test_declared_section(run: tuple[dict[str, Any], str]) -> None:
+    """acme (TOML) and its Python twin are timed on every pair of the section, and write the same bytes."""
+    declared = run[0]["declared"]
+    assert declared["status"] == "ok"
+    assert declared["disagree"] == []
+    rows = declared["rows"]
+    assert {r["method"] for r in rows} == {"declared (TOML)", "declared (Python)"}
+    assert all(r["envelopes_per_s"] > 0 for r in rows)
+    assert declared["toml_vs_python"] > 0
+    assert "### A TOML-declared dialect vs the same envelope declared in Python" in run[1]
 
 
 def test_floors(run: tuple[dict[str, Any], str]) -> None:

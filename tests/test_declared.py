@@ -265,7 +265,7 @@ category = "invalid_argument"
 [codes.oops]
 category = "internal"
 """
-_WRITE = "".join(
+BETA_WRITE = "".join(
     f'\n[[write]]\ncategory = "{c}"\ncode = "{"bad" if c == "invalid_argument" else "oops"}"\n'
     for c in (
         "cancelled unknown invalid_argument deadline_exceeded not_found already_exists permission_denied "
@@ -278,7 +278,7 @@ _WRITE = "".join(
 @pytest.fixture
 def beta(tmp_path: Path) -> Iterator[list[str]]:
     path = tmp_path / "beta.toml"
-    path.write_text(BETA + _WRITE)
+    path.write_text(BETA + BETA_WRITE)
     m = [str(path)]
     mappings_for(m)
     yield m
@@ -463,7 +463,7 @@ _KEYS = [
     "_envglot",
     "success",
 ]
-_DOCS = st.recursive(
+ANY_DOCS = st.recursive(
     st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=6),
     lambda inner: st.dictionaries(st.sampled_from(_KEYS), inner | _JSON | st.lists(inner, max_size=2), max_size=6),
     max_leaves=4,
@@ -474,7 +474,7 @@ def test_any_input_converts_or_raises_envglot_error_and_outputs_validate(acme: l
     both = acme + beta
 
     @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(doc=_DOCS)
+    @given(doc=ANY_DOCS)
     def check(doc: dict[str, Any]) -> None:
         data = msgspec.json.encode(doc)
         for src in (None, "acme", "beta"):

@@ -333,6 +333,26 @@ def test_hook_parameters_are_bound_by_name_and_an_unknown_one_is_refused() -> No
         fields.hub(_toy(fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Let("x", needs))))
 
 
+def test_a_let_binds_a_parameter_to_another_name_with_args() -> None:
+    def twice(value: int | None) -> int | None:  # one hook, two fields
+        return None if value is None else 2 * value
+
+    r = fields.Reading(
+        _Decoder(),
+        fields.Move("ok", "w.flag"),
+        fields.Move("raw", "w.inner.value"),
+        fields.Let("duration_ms", twice, args=(("value", "raw"),)),
+        fields.Let("token_estimate", twice, args=(("value", "duration_ms"),)),
+    )
+    assert fields.inputs(r.steps[2]) == {"raw"}
+    read, _, _ = fields.hub(_toy(r))
+    env = read(b'{"flag":true,"inner":{"value":3}}', _Ctx())
+    assert (env.duration_ms, env.token_estimate) == (6, 12)
+    with pytest.raises(TypeError, match="'nowhere', which no step defines"):
+        bad = fields.Let("summary", twice, args=(("value", "nowhere"),))
+        fields.hub(_toy(fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), bad)))
+
+
 def test_a_reading_must_define_ok() -> None:
     with pytest.raises(TypeError, match="defines no 'ok'"):
         fields.hub(_toy(fields.Reading(_Decoder(), fields.Move("summary", "w.flag"))))

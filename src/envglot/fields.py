@@ -33,6 +33,9 @@ From the declarations envglot generates Python source:
   field the source never carries, synthesized from the table or the caller) run once
   there, and their values are shared by every document.
 
+A dialect declared in a TOML file alone gets its steps from its declaration
+(``envglot.declsteps``) and is compiled here like the others.
+
 ``ENVGLOT_DUMP_COMPILED=<dir>`` writes every generated module to ``<dir>`` as it is built;
 ``ENVGLOT_NO_COMPILED=1`` (or :func:`use_compiled` ``(False)``) turns fused paths off;
 :func:`source` returns the source of a generated function.
@@ -101,12 +104,14 @@ class Let(NamedTuple):
     """``name = hook(...)``, parameters bound by name.
 
     ``pure``: the hook neither raises nor reports, so a fused path whose target does not use
-    ``name`` may leave it out.
+    ``name`` may leave it out. ``args``: ``(parameter, name)`` pairs binding a parameter to
+    another name than its own (one hook serving several fields, as a declaration's do).
     """
 
     name: str
     hook: Callable[..., Any]
     pure: bool = False
+    args: tuple[tuple[str, str], ...] = ()
 
 
 class Check(NamedTuple):
@@ -232,16 +237,17 @@ class _Side:
             return name
         return self.prefix + name
 
-    def call(self, hook: Callable[..., Any]) -> str:
-        """The call of ``hook`` with its parameters bound by name (positionally while none is
-        skipped, a little cheaper than keywords)."""
+    def call(self, hook: Callable[..., Any], bind: tuple[tuple[str, str], ...] = ()) -> str:
+        """The call of ``hook`` with its parameters bound by name, or as ``bind`` says
+        (positionally while none is skipped, a little cheaper than keywords)."""
         args = []
         positional = True
+        names = dict(bind)
         for p in _params(hook):
-            n = p.name
+            n = names.get(p.name, p.name)
             if n in self.locals or n in self.special or (n in CANONICAL and self.canonical_bound):
                 keyword_only = p.kind is inspect.Parameter.KEYWORD_ONLY
-                args.append(self.var(n) if positional and not keyword_only else f"{n}={self.var(n)}")
+                args.append(self.var(n) if positional and not keyword_only else f"{p.name}={self.var(n)}")
             elif p.default is not inspect.Parameter.empty:
                 positional = False
             else:
@@ -263,7 +269,8 @@ def inputs(step: Step) -> set[str]:
         return {step.path.split(".", 1)[0]}
     if isinstance(step, Build):
         return {v.split(".", 1)[0] for v in step.members.values() if isinstance(v, str)}
-    return {p.name for p in _params(step.hook)}
+    names = dict(step.args) if isinstance(step, Let) else {}
+    return {names.get(p.name, p.name) for p in _params(step.hook)}
 
 
 def _path_expr(side: _Side, path: str, absent: bool) -> str:
@@ -298,7 +305,7 @@ def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None
             side.unit.emit(f"{side.var(st.name)} = {_path_expr(side, st.path, st.absent)}", indent)
             side.locals.add(st.name)
         elif isinstance(st, Let):
-            side.unit.emit(f"{side.var(st.name)} = {side.call(st.hook)}", indent)
+            side.unit.emit(f"{side.var(st.name)} = {side.call(st.hook, st.args)}", indent)
             side.locals.add(st.name)
         elif isinstance(st, Check):
             side.unit.emit(side.call(st.hook), indent)

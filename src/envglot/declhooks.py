@@ -1,0 +1,447 @@
+"""Hooks a declared dialect's field steps call: the generic rules of a TOML declaration.
+
+``envglot.declsteps`` turns a declaration into :mod:`envglot.fields` steps: plain moves where a
+value only moves, and a :class:`~envglot.fields.Let` of one of these hooks where a declaration
+states a rule a move cannot (codes read and written through the dialect's table, errors and
+warnings lists, the outcome flag, synthesized values, counts, units, constants). Each factory
+takes what the declaration says and returns the hook, named after the field it serves; the
+compiler binds its parameters by name like any dialect's hooks.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from decimal import ROUND_CEILING, Decimal
+from typing import Any
+
+import msgspec
+from msgspec import Raw
+
+from . import canonical as c
+from .codes import missing_problem, problem_message, read_problem, write_code
+from .context import Context
+from .diagnostics import Kind
+from .errors import ParseError
+from .excerpt import quoted
+from .fields import ABSENT
+from .tables import DialectMap
+from .wire import count_for, object_payload, unwrap_payload
+
+__all__ = [
+    "Getter",
+    "ItemField",
+    "check_constants",
+    "document_id",
+    "from_ms",
+    "getter",
+    "outcome_by_presence",
+    "outcome_flag",
+    "outcome_words",
+    "read_payload",
+    "read_problems",
+    "read_scaled",
+    "read_warnings",
+    "slug",
+    "some_members",
+    "to_ms",
+    "write_outcome",
+    "write_payload",
+    "write_problems",
+    "write_templated",
+    "write_value",
+    "write_warnings",
+]
+
+_NULL = Raw(b"null")
+_EMPTY = Raw(b"[]")
+_ENC = msgspec.json.Encoder()
+_UNIT = {1: "ms", 1000: "s"}
+_ABSENT_FORM: dict[str | None, Raw | None] = {None: None, "null": _NULL, "empty": _EMPTY}
+"""How a member without a value is written (``[declare.absent]``): left out, ``null``, ``[]``."""
+
+Getter = Callable[[Any], Any]
+"""The value at a member path of a decoded wire object (``None`` when a step on the way is absent)."""
+
+
+def getter(attrs: Sequence[str]) -> Getter:
+    """A :data:`Getter` for the attribute path ``attrs`` (an absent ``Raw`` reads as ``None``)."""
+    names = tuple(attrs)
+
+    def get(obj: Any) -> Any:
+        for a in names:
+            obj = getattr(obj, a)
+            if obj is None or obj is ABSENT:
+                return None
+        return obj
+
+    return get
+
+
+def _named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    fn.__name__ = fn.__qualname__ = re.sub(r"\W", "_", name)
+    return fn
+
+
+def _put(doc: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
+    for k in keys[:-1]:
+        doc = doc.setdefault(k, {})
+    doc[keys[-1]] = value
+
+
+class ItemField(msgspec.Struct, frozen=True):
+    """One declared member of an error or warning item: its canonical attribute, where it lies
+    inside the item (read: the attribute path; write: the wire keys), its declared path."""
+
+    attr: str
+    get: Getter
+    keys: tuple[str, ...]
+    path: str
+    required: bool
+    count: bool = False
+    """A delay that cannot be negative (``problem.retry_after_ms``)."""
+    scale: int = 1
+    """Milliseconds per wire unit (``[declare.units]``: 1000 for seconds)."""
+
+
+# ---- reading ------------------------------------------------------------------------------
+
+
+def check_constants(checks: Sequence[tuple[Getter, object, str]], dialect: str) -> Callable[..., tuple[c.Extra, ...]]:
+    """``extras = hook(w, extras)``: a declared constant with another value in the document is
+    kept as an extra of the dialect (written back to it, reported as dropped elsewhere)."""
+
+    def constants(w: Any, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
+        for get, value, path in checks:
+            got = get(w)
+            if got != value or type(got) is not type(value):
+                extras += (c.Extra(dialect=dialect, path=path, value=Raw(_ENC.encode(got))),)
+        return extras
+
+    return _named(constants, f"read_{dialect}_constants")
+
+
+def read_problems(
+    items: Sequence[ItemField], array: bool, code_path: str, dialect: str
+) -> Callable[..., tuple[c.Problem, ...]]:
+    """``problems = hook(wire, ctx, dmap)``: the errors member (an object or an array of them)
+    read through the dialect's code table (an unknown code: ``code_unknown`` at its path; a
+    delay in seconds, ``[declare.units]``: in milliseconds)."""
+    scaled = [f for f in items if f.scale != 1]
+
+    def problems(wire: Any, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
+        if wire is None:
+            return ()
+        out = []
+        for i, item in enumerate(wire if array else (wire,)):
+            v = {f.attr: x for f in items if (x := f.get(item)) is not None}
+            for f in scaled:
+                if f.attr in v:
+                    v[f.attr] = to_ms(v[f.attr], f.scale, ctx, f.path.replace("[]", f"[{i}]", 1), dialect)
+            code = v.pop("code")
+            retryable = v.pop("retryable", None)
+            at = code_path.replace("[]", f"[{i}]", 1)
+            out.append(read_problem(dmap, code, ctx, at, retryable=retryable, **v))
+        return tuple(out)
+
+    return _named(problems, f"read_{dialect}_problems")
+
+
+def read_warnings(items: Sequence[ItemField]) -> Callable[..., tuple[c.Notice, ...]]:
+    """``warnings = hook(wire)``: the warnings array as canonical notices (a plain string item,
+    ``[declare] string_items``: its message)."""
+
+    def warnings(wire: Any) -> tuple[c.Notice, ...]:
+        if wire is None:
+            return ()
+        return tuple(
+            c.Notice(message=item)
+            if isinstance(item, str)
+            else c.Notice(**{f.attr: x for f in items if (x := f.get(item)) is not None})
+            for item in wire
+        )
+
+    return warnings
+
+
+def outcome_flag(flag_path: str, problems_path: str, dialect: str) -> Callable[..., bool]:
+    """``ok = hook(flag, problems)``: the declared boolean outcome; errors under a flag that says
+    success are a :class:`ParseError` (never read as a success)."""
+
+    def ok(flag: bool, problems: tuple[c.Problem, ...]) -> bool:
+        if flag and problems:
+            raise ParseError(
+                f"{problems_path} must be absent when {flag_path} is true", path=problems_path, dialect=dialect
+            )
+        return flag
+
+    return _named(ok, f"read_{dialect}_outcome")
+
+
+def outcome_words(
+    success: Sequence[str],
+    failure: Sequence[str],
+    warning: Sequence[str],
+    flag_path: str,
+    problems_path: str,
+    dialect: str,
+) -> Callable[..., bool]:
+    """``ok = hook(flag, problems)`` for an outcome member holding words (``[declare.outcome]``):
+    a success or warning word is a success, a failure word a failure; any other value, or errors
+    under a success word, is a :class:`ParseError`."""
+    oks = frozenset(success) | frozenset(warning)
+    fails = frozenset(failure)
+
+    def ok(flag: str, problems: tuple[c.Problem, ...]) -> bool:
+        if flag in fails:
+            return False
+        if flag not in oks:
+            said = ", ".join(repr(w) for w in (*success, *warning, *failure))
+            raise ParseError(f"{flag_path} must be one of {said}, got {quoted(flag)}", path=flag_path, dialect=dialect)
+        if problems:
+            raise ParseError(
+                f"{problems_path} must be absent when {flag_path} says success", path=problems_path, dialect=dialect
+            )
+        return True
+
+    return _named(ok, f"read_{dialect}_outcome")
+
+
+def outcome_by_presence(problems: tuple[c.Problem, ...]) -> bool:
+    """``ok``: no errors (the errors member absent, ``null`` or empty) is a success."""
+    return not problems
+
+
+def read_payload(object_shape: bool, path: str, dialect: str) -> Callable[..., Raw | None]:
+    """``payload = hook(wire, ok, ctx)``: a failure's ``null`` is no payload; for an object-shaped
+    dialect, ``{"value": x}`` is read as the wrapped ``x`` (reported)."""
+
+    def payload(wire: Raw | None, ok: bool, ctx: Context) -> Raw | None:
+        if wire is None or (not ok and wire == _NULL):
+            return None
+        if object_shape:
+            inner = unwrap_payload(wire)
+            if inner is not None:
+                ctx.report.add(Kind.PAYLOAD_UNWRAPPED, path, 'read {"value": ...} as the wrapped payload', dialect)
+                return inner
+        return wire
+
+    return _named(payload, f"read_{dialect}_payload")
+
+
+def some_members(value: msgspec.Struct) -> msgspec.Struct | None:
+    """``value``, or ``None`` when every member has its default (an object nothing was put in)."""
+    return None if value == _empty(type(value)) else value
+
+
+@functools.cache
+def _empty(tp: type[msgspec.Struct]) -> msgspec.Struct:
+    return tp()
+
+
+def to_ms(value: int | float, scale: int, ctx: Context, path: str, dialect: str, whole: bool = True) -> int | float:
+    """A wire duration in units of ``scale`` ms, in milliseconds (exact decimal arithmetic:
+    ``1.1`` s is 1100 ms). ``whole``: a fraction of a millisecond is rounded up (a delay is
+    never shortened), reported."""
+    ms = Decimal(repr(value)) * scale
+    if ms == ms.to_integral_value():
+        return int(ms)
+    if not whole:
+        return float(ms)
+    up = int(ms.to_integral_value(ROUND_CEILING))
+    ctx.report.add(Kind.VALUE_COERCED, path, f"{value} {_UNIT[scale]} is {ms} ms; read as {up} ms", dialect)
+    return up
+
+
+def from_ms(value: int | float, scale: int) -> int | float:
+    """Milliseconds in wire units of ``scale`` ms (an integer when whole: 30000 ms is 30 s)."""
+    out = Decimal(repr(value)) / scale
+    return int(out) if out == out.to_integral_value() else float(out)
+
+
+def read_scaled(scale: int, path: str, dialect: str, whole: bool) -> Callable[..., int | float | None]:
+    """``hook(value, ctx)``: a top-level duration declared in another unit, in milliseconds."""
+
+    def scaled(value: int | float | None, ctx: Context) -> int | float | None:
+        return None if value is None else to_ms(value, scale, ctx, path, dialect, whole)
+
+    return _named(scaled, f"read_{dialect}_{path}")
+
+
+# ---- writing ------------------------------------------------------------------------------
+
+
+def write_problems(
+    items: Sequence[ItemField], array: bool, dialect: str, absent: str | None = None
+) -> Callable[..., Any]:
+    """``hook(ok, problems, summary, ctx, dmap)``: a failure's error items (``array``), or its
+    one error object; on success the declared absent form (``None``: left out).
+
+    The code is written with the dialect's ``[[write]]`` rows (every change reported); a
+    required message falls back to the summary, a required ``retryable`` to the code row's
+    (else the category's), a required other member to ``[synthesize]``, each reported.
+    """
+    nothing = _ABSENT_FORM[absent]
+
+    def problems(
+        ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
+    ) -> list[dict[str, Any]] | dict[str, Any] | Raw | None:
+        if ok:
+            return nothing
+        probs = problems or (missing_problem(summary, ctx, dmap),)
+        out = []
+        for i, p in enumerate(probs if array else probs[:1]):
+            at = i if array else None
+            item: dict[str, Any] = {}
+            code = write_code(p, dmap, ctx, at)
+            for f in items:
+                v: Any
+                if f.attr == "code":
+                    v = code
+                elif f.attr == "message":
+                    v = problem_message(p, summary, ctx, dmap, at) if f.required else p.message
+                elif f.attr == "retryable":
+                    v = p.retryable
+                    if v is None and f.required:
+                        row = dmap.codes.get(code)
+                        v = (
+                            row.retryable
+                            if row is not None and row.retryable is not None
+                            else ctx.mappings.default_retryable(p.category)
+                        )
+                        said = f"{dialect} requires retryable; wrote {str(v).lower()} (by rule)"
+                        ctx.synthesized(dmap, "problem.retryable", said, at)
+                else:
+                    v = getattr(p, f.attr)
+                    if f.count:
+                        v = count_for(v, ctx, "problem." + f.attr, dialect)
+                    if v is None and f.required:
+                        v = ctx.synth_value(dmap, "problem." + f.attr, f.path, index=at)
+                    elif v is not None and f.scale != 1:
+                        v = from_ms(v, f.scale)
+                if v is not None:
+                    _put(item, f.keys, v)
+            out.append(item)
+        return out if array else out[0]
+
+    return _named(problems, f"write_{dialect}_problems")
+
+
+def write_warnings(
+    items: Sequence[ItemField], strings: bool = False, absent: str | None = None
+) -> Callable[..., list[Any] | Raw | None]:
+    """``hook(warnings)``: the warning items; none: the declared absent form (``None``: left
+    out). ``strings``: an item that carries only its message is that plain string."""
+    nothing = _ABSENT_FORM[absent]
+
+    def notices(warnings: tuple[c.Notice, ...]) -> list[Any] | Raw | None:
+        if not warnings:
+            return nothing
+        out: list[Any] = []
+        for n in warnings:
+            item: dict[str, Any] = {}
+            for f in items:
+                v = getattr(n, f.attr)
+                if v is not None:
+                    _put(item, f.keys, v)
+            only_message = strings and all(getattr(n, f.attr) is None for f in items if f.attr != "message")
+            out.append(n.message if only_message else item)
+        return out
+
+    return notices
+
+
+def write_payload(object_shape: bool, null: bool, dialect: str) -> Callable[..., Raw | None]:
+    """``hook(payload, ok, ctx)``: an object-shaped dialect's payload is an object (others
+    wrapped, reported); ``null``: no payload is written ``null`` (the member is required, or
+    ``[declare.absent]`` says so)."""
+
+    def payload(payload: Raw | None, ok: bool, ctx: Context) -> Raw | None:
+        if object_shape:
+            return object_payload(payload, ok, ctx, dialect)
+        if payload is None and null:
+            return _NULL
+        return payload
+
+    return _named(payload, f"write_{dialect}_payload")
+
+
+def write_outcome(success: str, failure: str, warning: str | None) -> Callable[..., str]:
+    """``hook(ok, warnings)``: the outcome member's word (``[declare.outcome]``; a success with
+    warnings takes the warning word when one is declared)."""
+
+    def outcome(ok: bool, warnings: tuple[c.Notice, ...]) -> str:
+        if not ok:
+            return failure
+        return warning if warning is not None and warnings else success
+
+    return outcome
+
+
+def write_value(field: str, path: str, count: bool, required: bool, dialect: str, scale: int = 1) -> Callable[..., Any]:
+    """``hook(value, ctx, dmap)`` for a top-level member: a negative count is left out
+    (reported); a required member the source lacks is synthesized (reported); a duration in
+    another unit is converted (``scale``)."""
+
+    def value(value: Any, ctx: Context, dmap: DialectMap) -> Any:
+        if value is not None and count:
+            value = count_for(value, ctx, field, dialect)
+        if value is None and required:
+            return ctx.synth_value(dmap, field, path)
+        return value if value is None or scale == 1 else from_ms(value, scale)
+
+    return _named(value, f"write_{dialect}_{field}")
+
+
+def write_templated(field: str, path: str, template: str) -> Callable[..., Any]:
+    """``hook(value, tool, ok, payload, problems, ctx, dmap)`` for a required member whose
+    ``[synthesize]`` rule is a template (``"{slug}-{id}"``): the source's value, else the
+    caller's ``context=`` value, else the template filled in for this document (reported).
+    ``{tool}`` is the envelope's tool (else the caller's), ``{slug}`` that in lower kebab case,
+    ``{id}`` :func:`document_id`."""
+
+    def value(
+        value: Any,
+        tool: str | None,
+        ok: bool,
+        payload: Raw | None,
+        problems: tuple[c.Problem, ...],
+        ctx: Context,
+        dmap: DialectMap,
+    ) -> Any:
+        if value is not None:
+            return value
+        given = ctx.synth.get("tool")
+        name = tool if tool is not None or not isinstance(given, str) else given
+        rule = template.format(tool=name or "", slug=slug(name), id=document_id(name, ok, payload, problems))
+        return ctx.synth_value(dmap, field, path, rule)
+
+    return _named(value, f"write_{field}")
+
+
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slug(tool: str | None) -> str:
+    """``tool`` in lower kebab case (``Search.Docs`` -> ``search-docs``; none: ``unknown``)."""
+    return _NON_SLUG.sub("-", (tool or "").lower()).strip("-") or "unknown"
+
+
+def document_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple[c.Problem, ...]) -> str:
+    """A reproducible 8-character base-36 id: a hash of the tool, the outcome, the payload and
+    the first error's code and message (the rule code-graph's ``requestId`` follows)."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update((tool or "").encode())
+    h.update(b"1" if ok else b"0")
+    if payload is not None:
+        h.update(bytes(payload))
+    if problems:
+        h.update((problems[0].code or "").encode() + (problems[0].message or "").encode())
+    n = int.from_bytes(h.digest(), "big")
+    digits = []
+    for _ in range(8):
+        n, r = divmod(n, 36)
+        digits.append("0123456789abcdefghijklmnopqrstuvwxyz"[r])
+    return "".join(digits)
