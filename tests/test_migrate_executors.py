@@ -139,3 +139,33 @@ def test_a_worker_writes_a_changed_output_and_sends_back_its_path(tmp_path: Path
     assert stat.S_IMODE(tmp.stat().st_mode) == 0o640
     assert unchanged.same and unchanged.tmp is None and unchanged.out == b""  # nothing written, nothing sent
     assert [p.name for p in tmp_path.iterdir()] == [tmp.name]
+
+
+@pytest.mark.parametrize("kernel_copy", [True, False], ids=["copy_file_range", "read-write"])
+def test_parts_appended_to_an_adopted_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool
+) -> None:
+    """A worker's first part becomes the output; the next parts are appended (by the kernel, or
+    read and written where it cannot copy) and removed; the output is renamed whole."""
+    import errno
+
+    from envglot.migration.files import AtomicOutput, write_temp
+
+    if not kernel_copy:
+
+        def refuse(*_args: object) -> int:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+        monkeypatch.setattr(os, "copy_file_range", refuse)
+    dst = tmp_path / "out.jsonl"
+    parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
+    temps = [write_temp(dst, p, 0o600, os.getpid()) for p in parts]
+    out = AtomicOutput.adopt(temps[0], dst, 0o600)
+    for t in temps[1:]:
+        out.append_file(t)
+    out.write(b"tail\n")
+    out.close(durable=True)
+    out.rename(0o600)
+    assert dst.read_bytes() == b"".join(parts) + b"tail\n"
+    assert stat.S_IMODE(dst.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
