@@ -728,9 +728,10 @@ class _Engine:
                 if isinstance(head, _Pending):
                     if isinstance(head.result, Future) and not head.result.done() and not block:
                         return
-                    in_flight -= 1
-                pending.popleft()
                 self._consume(head)
+                pending.popleft()  # only now: interrupted while consumed, its temporary is removed with the rest
+                if isinstance(head, _Pending):
+                    in_flight -= 1
                 block = block and in_flight > limit
 
         try:
