@@ -484,7 +484,7 @@ def discard_temp(path: str) -> None:
         os.unlink(path)
 
 
-def copy_rest(src: BinaryIO, dst: BinaryIO) -> None:
+def copy_rest(src: IO[bytes], dst: IO[bytes]) -> None:
     """Copy ``src`` from its position to its end onto ``dst`` at its position (both unbuffered
     here: ``dst`` flushed), by ``copy_file_range`` where the file systems allow, else read/write."""
     out, left = dst.fileno(), os.fstat(src.fileno()).st_size - src.tell()
