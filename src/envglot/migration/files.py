@@ -405,22 +405,8 @@ class AtomicOutput:
         assert self.held is not None
         data = b"".join(self.held)
         self.held = None
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if perm is not None:  # always: the umask, or a directory's default ACL, masked the create mode
-                os.fchmod(fd, perm)
-                self.perm = perm
-            if durable:
-                os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(self.tmp)
-            raise
-        os.close(fd)
+        write_new(self.tmp, data, perm, durable)
+        self.perm = perm
 
     def rename(self, mode: int | None) -> None:
         """Move the closed temporary file over the destination (atomic; the directory is not fsynced)."""
@@ -463,24 +449,36 @@ def write_temp(dst: Path, data: bytes, perm: int | None, owner: int) -> str:
     """
     parent, name = os.path.split(os.fspath(dst))
     tmp = os.path.join(parent or ".", temp_name(name, owner))
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    write_new(tmp, data, perm)
+    return tmp
+
+
+def write_new(path: str, data: bytes, perm: int | None, durable: bool = False) -> None:
+    """Create ``path`` (it must not exist) holding ``data``, with ``perm`` (set always: the umask,
+    or a directory's default ACL, masked the create mode), fsynced if ``durable``.
+
+    Raises:
+        OSError: nothing is left behind.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
         if perm is not None:
             os.fchmod(fd, perm)
+        if durable:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
-        discard_temp(tmp)
+        discard_temp(path)
         raise
     os.close(fd)
-    return tmp
 
 
 def discard_temp(path: str) -> None:
-    """Remove a temporary file if it is there."""
-    with contextlib.suppress(FileNotFoundError):
+    """Remove a temporary file if it is there (best effort: an error of its own is not raised)."""
+    with contextlib.suppress(OSError):
         os.unlink(path)
 
 
