@@ -519,6 +519,8 @@ def migrate(
                         )
                     finally:
                         pool.shutdown(wait=True, cancel_futures=True)
+                        if rep.stopped is not None or sys.exc_info()[0] is not None:
+                            local.cleaned.sweep()
             else:
                 local.run(tasks, lambda t, _to: migrate_chunk(mig, t), limit=1)
         finally:

@@ -90,15 +90,17 @@ def _stale_temp(name: str) -> bool:
     return pid != os.getpid() and not pid_alive(pid)
 
 
-def clean_stale_temps(directory: str | os.PathLike[str]) -> list[Path]:
-    """Remove temporary files left in ``directory`` by envglot runs that died; returns them."""
+def clean_stale_temps(directory: str | os.PathLike[str], owner: int | None = None) -> list[Path]:
+    """Remove temporary files left in ``directory`` by envglot runs that died (with ``owner``: the
+    temporaries of the run of that pid, its own and its workers'); returns them."""
     removed: list[Path] = []
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return removed
+    mine = f"{TEMP_PREFIX}{owner}-"
     for e in entries:
-        if e.is_file(follow_symlinks=False) and _stale_temp(e.name):
+        if e.is_file(follow_symlinks=False) and (e.name.startswith(mine) if owner is not None else _stale_temp(e.name)):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(e.path)
                 removed.append(Path(e.path))
@@ -231,6 +233,12 @@ class Cleaner:
         self.root = root
         self.seen: set[str] = set()
         self.removed = 0
+
+    def sweep(self) -> None:
+        """Remove this run's temporaries left in the directories it prepared (a stopped run whose
+        worker died, or was interrupted, after writing one it did not report)."""
+        for directory in sorted(self.seen):
+            clean_stale_temps(directory, os.getpid())
 
     def visit(self, directory: str) -> None:
         if directory not in self.seen:
