@@ -419,15 +419,17 @@ def test_linked_output_file_is_replaced_not_followed(tmp_path: Path, executor: d
 
 @needs_exe
 @pytest.mark.skipif(sys.platform != "linux", reason="Linux file names are bytes")
-def test_non_utf8_file_names_end_to_end(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [["-j", "1"], ["-j", "2", "--chunk-size", "8"]], ids=["inline", "pool"])
+def test_non_utf8_file_names_end_to_end(tmp_path: Path, jobs: list[str]) -> None:
     src = os.fsencode(tmp_path / "in")
     os.mkdir(src)
     with open(src + b"/caf\xe9.jsonl", "wb") as fh:
         fh.write(b'{"count":1}\nnot json\n')
     with open(src + b"/caf\xe9.json", "wb") as fh:
         fh.write(b'{"count":2}')
-    r = _run(tmp_path / "in", "--out", tmp_path / "out", "--report", tmp_path / "r.json")
+    r = _run(tmp_path / "in", "--out", tmp_path / "out", "--report", tmp_path / "r.json", *jobs)
     assert r.returncode == 1, r.stderr
+    assert json.loads((tmp_path / "r.json").read_bytes())["jobs"] == int(jobs[1])
     assert b"Traceback" not in r.stderr
     outs = sorted(os.listdir(os.fsencode(tmp_path / "out")))
     assert outs == [b".envglot-rejects.jsonl", b"caf\xe9.json", b"caf\xe9.jsonl"]  # same bytes as the inputs
@@ -438,7 +440,7 @@ def test_non_utf8_file_names_end_to_end(tmp_path: Path) -> None:
     check = _run(tmp_path / "in", "--check")
     assert check.returncode == 1 and b"would migrate" in check.stderr and b"caf\\xe9.jsonl" in check.stderr
     # re-running replaces the rejects of that file (the display name is stable)
-    assert _run(tmp_path / "in", "--out", tmp_path / "out").returncode == 1
+    assert _run(tmp_path / "in", "--out", tmp_path / "out", *jobs).returncode == 1
     assert len((tmp_path / "out" / REJECTS_NAME).read_bytes().splitlines()) == 1
 
 
