@@ -141,22 +141,25 @@ def test_a_worker_writes_a_changed_output_and_sends_back_its_path(tmp_path: Path
     assert [p.name for p in tmp_path.iterdir()] == [tmp.name]
 
 
-@pytest.mark.parametrize("kernel_copy", [True, False], ids=["copy_file_range", "read-write"])
-def test_parts_appended_to_an_adopted_output(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_copy: bool
-) -> None:
+@pytest.mark.parametrize("kernel", ["copies", "refuses", "stops early"])
+def test_parts_appended_to_an_adopted_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: str) -> None:
     """A worker's first part becomes the output; the next parts are appended (by the kernel, or
-    read and written where it cannot copy) and removed; the output is renamed whole."""
+    read and written where it cannot copy, or for what it left) and removed; the output is
+    renamed whole."""
     import errno
 
     from envglot.migration.files import AtomicOutput, write_temp
 
-    if not kernel_copy:
+    real = os.copy_file_range
 
-        def refuse(*_args: object) -> int:
-            raise OSError(errno.EXDEV, "Invalid cross-device link")
+    def refuse(*_args: object) -> int:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
 
-        monkeypatch.setattr(os, "copy_file_range", refuse)
+    def stop_early(src: int, dst: int, count: int) -> int:
+        return real(src, dst, min(count, 1000)) if count > 50_000 else 0  # a part, then nothing
+
+    if kernel != "copies":
+        monkeypatch.setattr(os, "copy_file_range", refuse if kernel == "refuses" else stop_early)
     dst = tmp_path / "out.jsonl"
     parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
     temps = [write_temp(dst, p, 0o600, os.getpid()) for p in parts]

@@ -495,15 +495,13 @@ def copy_rest(src: IO[bytes], dst: IO[bytes]) -> None:
     here: ``dst`` flushed), by ``copy_file_range`` where the file systems allow, else read/write."""
     out, left = dst.fileno(), os.fstat(src.fileno()).st_size - src.tell()
     try:
-        while left > 0:
-            n = os.copy_file_range(src.fileno(), out, left)
-            if n == 0:
-                break
+        while left > 0 and (n := os.copy_file_range(src.fileno(), out, left)):
             left -= n
     except OSError as exc:
         if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
             raise
-        shutil.copyfileobj(src, dst, 1024 * 1024)  # on from where the kernel stopped (both offsets moved)
+    # the rest (all of it where the kernel cannot copy, or stopped early), from where it stopped
+    shutil.copyfileobj(src, dst, 1024 * 1024)
     dst.seek(0, os.SEEK_END)
 
 
