@@ -143,6 +143,11 @@ def _run_and_kill(args: list[str | Path], after: float, batch: int | None = None
     return proc.returncode
 
 
+EXECUTORS = [pytest.param({"jobs": 1}, id="inline"), pytest.param({"jobs": 2, "chunk_bytes": 8}, id="pool")]
+"""The local executors: in this process, and the process pool whose workers write their own
+outputs (chunks of a line or two, so even a tiny tree is cut into several)."""
+
+
 # --- SIGKILL at random moments -------------------------------------------------------------
 
 
@@ -199,14 +204,15 @@ def _rejected_documents_left_in_place(rejects: Path) -> collections.Counter[byte
     return docs
 
 
-def test_rejects_file_torn_line_is_cut_and_rerun_replaces(tmp_path: Path) -> None:
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_rejects_file_torn_line_is_cut_and_rerun_replaces(tmp_path: Path, executor: dict[str, int]) -> None:
     ids = make_corpus(tmp_path / "in", files=2, lines=20)
     rejects = tmp_path / "rejects.jsonl"
-    migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, **executor)
     whole = rejects.read_bytes()
     lines = whole.splitlines(keepends=True)
     rejects.write_bytes(b"".join(lines[:-1]) + lines[-1][:15])  # as a run killed while appending leaves it
-    migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, **executor)
     assert rejects.read_bytes() == whole
     assert accounted(tmp_path / "out", rejects) == ids
 
@@ -224,23 +230,26 @@ def test_rejects_of_other_sources_are_kept(tmp_path: Path) -> None:
     assert got == ["bad a", "bad b"]
 
 
-def test_max_errors_then_rerun_does_not_duplicate(tmp_path: Path) -> None:
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_max_errors_then_rerun_does_not_duplicate(tmp_path: Path, executor: dict[str, int]) -> None:
     ids = make_corpus(tmp_path / "in", files=3, lines=30)
     rejects = tmp_path / "r.jsonl"
-    stopped = migrate([tmp_path / "in"], in_place=True, rejects=rejects, jobs=1, max_errors=3)
+    stopped = migrate([tmp_path / "in"], in_place=True, rejects=rejects, max_errors=3, **executor)
     assert stopped.stopped and stopped.stopped.startswith("max-errors") and stopped.not_processed
-    migrate([tmp_path / "in"], in_place=True, rejects=rejects, jobs=1)
+    assert not list((tmp_path / "in").rglob(f"{TEMP_PREFIX}*"))
+    migrate([tmp_path / "in"], in_place=True, rejects=rejects, **executor)
     assert accounted(tmp_path / "in", rejects, ".bak") == ids + _rejected_documents_left_in_place(rejects)
 
 
 # --- poisoned records ------------------------------------------------------------------------
 
 
-def test_poisoned_records_do_not_stop_the_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_poisoned_records_do_not_stop_the_run(tmp_path: Path, executor: dict[str, int]) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.jsonl").write_bytes(_record("rid-1", 4) + b"\n" + _record("rid-2", 5) + b"\n")
     (tmp_path / "in" / "b.jsonl").write_bytes(_record("rid-3", 0) + b"\n")
-    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", **executor)
     assert rep.records == 3 and rep.rejected == 2 and rep.converted == 1
     assert (tmp_path / "out" / "b.jsonl").exists(), "the file after the poisoned one was not migrated"
     rejects = [json.loads(x) for x in (tmp_path / "out" / REJECTS_NAME).read_bytes().splitlines()]
@@ -305,7 +314,10 @@ def tiny_fs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", str(mnt)], capture_output=True)
 
 
-def test_full_disk_never_leaves_half_a_line_in_the_rejects(tmp_path: Path, tiny_fs: Path) -> None:
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_full_disk_never_leaves_half_a_line_in_the_rejects(
+    tmp_path: Path, tiny_fs: Path, executor: dict[str, int]
+) -> None:
     (tmp_path / "in").mkdir()
     n = 0
     ids: collections.Counter[bytes] = collections.Counter()
@@ -320,7 +332,7 @@ def test_full_disk_never_leaves_half_a_line_in_the_rejects(tmp_path: Path, tiny_
     with open(filler, "wb") as fh:  # leave about 12 KiB: room for 2 files' rejects, not 6
         fh.write(b"\0" * (52 * 1024))
     rejects = tiny_fs / "rejects.jsonl"
-    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, **executor)
     assert rep.exit_code == 74 and rep.stopped and rep.stopped.startswith("output error")
     data = rejects.read_bytes() if rejects.exists() else b""
     assert not data or data.endswith(b"\n")
@@ -328,9 +340,30 @@ def test_full_disk_never_leaves_half_a_line_in_the_rejects(tmp_path: Path, tiny_
         json.loads(line)  # every line whole
     assert not [p for p in tiny_fs.iterdir() if p.name.startswith(TEMP_PREFIX)]
     filler.unlink()  # space again: the re-run completes, every record exactly once
-    again = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    again = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, **executor)
     assert again.exit_code == 1
     assert accounted(tmp_path / "out", rejects) == ids
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_full_disk_for_the_outputs_fails_the_file_and_leaves_no_temp(
+    tmp_path: Path, tiny_fs: Path, executor: dict[str, int]
+) -> None:
+    """The outputs' disk fills up (with the pool, under the workers' own temporaries): exit 74,
+    nothing half-written is left, and a re-run with space accounts for every record once."""
+    ids = make_corpus(tmp_path / "in", files=4, lines=40)
+    filler = tiny_fs / "filler"
+    with open(filler, "wb") as fh:  # leave about 8 KiB: less than the outputs need
+        fh.write(b"\0" * (56 * 1024))
+    out, rejects = tiny_fs / "out", tmp_path / "r.jsonl"
+    rep = migrate([tmp_path / "in"], out=out, rejects=rejects, **executor)
+    assert rep.exit_code == 74 and rep.stopped and rep.stopped.startswith("output error")
+    assert [f.exit_code for f in rep.failed] == [74]
+    assert not list(tiny_fs.rglob(f"{TEMP_PREFIX}*"))
+    filler.unlink()
+    again = migrate([tmp_path / "in"], out=out, rejects=rejects, **executor)
+    assert again.exit_code == 1
+    assert accounted(out, rejects) == ids
 
 
 # --- symlinks under --out ----------------------------------------------------------------------
@@ -356,23 +389,25 @@ def test_linked_rejects_file_is_refused(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [REJECTS_NAME]  # nothing written
 
 
-def test_linked_subdirectory_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_linked_subdirectory_is_refused(tmp_path: Path, executor: dict[str, int]) -> None:
     _small_tree(tmp_path / "in")
     (tmp_path / "out").mkdir()
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "out" / "sub").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
-    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", **executor)
     assert rep.exit_code == 74
     assert "symbolic link" in rep.failed[0].error
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
-def test_linked_output_file_is_replaced_not_followed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_linked_output_file_is_replaced_not_followed(tmp_path: Path, executor: dict[str, int]) -> None:
     _small_tree(tmp_path / "in")
     (tmp_path / "out").mkdir()
     (tmp_path / "target").write_bytes(b"precious\n")
     (tmp_path / "out" / "top.jsonl").symlink_to(tmp_path / "target")
-    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", **executor)
     assert rep.exit_code == 1
     assert not (tmp_path / "out" / "top.jsonl").is_symlink()
     assert b'"count":2' in (tmp_path / "out" / "top.jsonl").read_bytes()
@@ -384,15 +419,17 @@ def test_linked_output_file_is_replaced_not_followed(tmp_path: Path) -> None:
 
 @needs_exe
 @pytest.mark.skipif(sys.platform != "linux", reason="Linux file names are bytes")
-def test_non_utf8_file_names_end_to_end(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [["-j", "1"], ["-j", "2", "--chunk-size", "8"]], ids=["inline", "pool"])
+def test_non_utf8_file_names_end_to_end(tmp_path: Path, jobs: list[str]) -> None:
     src = os.fsencode(tmp_path / "in")
     os.mkdir(src)
     with open(src + b"/caf\xe9.jsonl", "wb") as fh:
         fh.write(b'{"count":1}\nnot json\n')
     with open(src + b"/caf\xe9.json", "wb") as fh:
         fh.write(b'{"count":2}')
-    r = _run(tmp_path / "in", "--out", tmp_path / "out", "--report", tmp_path / "r.json")
+    r = _run(tmp_path / "in", "--out", tmp_path / "out", "--report", tmp_path / "r.json", *jobs)
     assert r.returncode == 1, r.stderr
+    assert json.loads((tmp_path / "r.json").read_bytes())["jobs"] == int(jobs[1])
     assert b"Traceback" not in r.stderr
     outs = sorted(os.listdir(os.fsencode(tmp_path / "out")))
     assert outs == [b".envglot-rejects.jsonl", b"caf\xe9.json", b"caf\xe9.jsonl"]  # same bytes as the inputs
@@ -403,7 +440,7 @@ def test_non_utf8_file_names_end_to_end(tmp_path: Path) -> None:
     check = _run(tmp_path / "in", "--check")
     assert check.returncode == 1 and b"would migrate" in check.stderr and b"caf\\xe9.jsonl" in check.stderr
     # re-running replaces the rejects of that file (the display name is stable)
-    assert _run(tmp_path / "in", "--out", tmp_path / "out").returncode == 1
+    assert _run(tmp_path / "in", "--out", tmp_path / "out", *jobs).returncode == 1
     assert len((tmp_path / "out" / REJECTS_NAME).read_bytes().splitlines()) == 1
 
 
@@ -453,9 +490,10 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return events
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("rerun", [False, True])
 def test_a_batch_commits_its_rejects_before_any_rename(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rerun: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rerun: bool, executor: dict[str, int]
 ) -> None:
     ids = make_corpus(tmp_path / "in", files=8, lines=20)
     rejects = tmp_path / "r.jsonl"
@@ -463,7 +501,7 @@ def test_a_batch_commits_its_rejects_before_any_rename(
         migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
     monkeypatch.setenv(TEST_BATCH_ENV, "3")
     events = _trace_commits(monkeypatch)
-    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, **executor)
     assert rep.files_written == rep.files_total - 3  # three rejected documents leave no output
     syncs = [i for i, e in enumerate(events) if e.startswith("sync")]
     assert [events[i] for i in syncs] == ["sync 3", "sync 3", "sync 3", "sync 1"]  # 10 outputs, batches of 3
@@ -478,8 +516,9 @@ def test_a_batch_commits_its_rejects_before_any_rename(
     assert accounted(tmp_path / "out", rejects) == ids
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 def test_a_failed_rename_mid_batch_fails_the_rest_and_leaves_no_temp(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, executor: dict[str, int]
 ) -> None:
     from envglot.migration import files
 
@@ -496,7 +535,7 @@ def test_a_failed_rename_mid_batch_fails_the_rest_and_leaves_no_temp(
 
     monkeypatch.setenv(TEST_BATCH_ENV, "3")
     monkeypatch.setattr(files.AtomicOutput, "rename", flaky)
-    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, **executor)
     assert rep.exit_code == 74 and rep.stopped and rep.stopped.startswith("output error")
     assert rep.files_written == 4
     assert len([f for f in rep.failed if f.exit_code == 74]) == 2  # the unrenamed rest of the second batch
@@ -508,7 +547,10 @@ def test_a_failed_rename_mid_batch_fails_the_rest_and_leaves_no_temp(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs is Linux-only (elsewhere: an fsync per file)")
-def test_many_small_files_cost_a_few_fsyncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_many_small_files_cost_a_few_fsyncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, executor: dict[str, int]
+) -> None:
     (tmp_path / "in").mkdir()
     for i in range(60):
         (tmp_path / "in" / f"f{i:03}.jsonl").write_bytes(_record(f"rid-{i}", 0) + b"\n")
@@ -520,6 +562,6 @@ def test_many_small_files_cost_a_few_fsyncs(tmp_path: Path, monkeypatch: pytest.
         real(fd)
 
     monkeypatch.setattr(os, "fsync", counting)
-    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", **executor)
     assert rep.files_written == 60
     assert count["n"] <= 10, f"{count['n']} fsyncs for 60 files"  # was 120: two per file

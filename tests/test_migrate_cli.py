@@ -283,6 +283,48 @@ def test_sigkill_in_place_with_backup_restores_exactly(tmp_path: Path) -> None:
     assert tree(tmp_path / "in", temps=True) == original
 
 
+def _workers(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux)."""
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    return [int(k) for k in kids]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_dead_worker_ends_the_run_with_70_and_leaves_no_temp(tmp_path: Path) -> None:
+    """A worker killed while the pool writes outputs: exit 70, the files committed before are
+    complete, no temporary is left (a worker's own included), and a re-run finishes the job."""
+    make_corpus(tmp_path / "in", lines_per_file=200)
+    assert run(tmp_path / "in", "--out", tmp_path / "ref", "--rejects", tmp_path / "ref.jsonl").returncode == 1
+    expected = tree(tmp_path / "ref")
+    assert ENVGLOT is not None
+    args = [tmp_path / "in", "--out", tmp_path / "out", "--rejects", tmp_path / "rejects.jsonl"]
+    proc = subprocess.Popen(
+        [ENVGLOT, "migrate", *map(str, args), "-j", "2", "--chunk-size", "512"],
+        env={**os.environ, TEST_DELAY_ENV: "0.02"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "out").rglob(f"{TEMP_PREFIX}*")) or len(_workers(proc.pid)) < 2:
+        assert time.monotonic() < deadline and proc.poll() is None, "the run ended before a worker could be killed"
+        time.sleep(0.01)
+    os.kill(_workers(proc.pid)[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 70, err.decode()[-2000:]
+    assert b"a worker process died" in err and b"Traceback" not in err
+    left = tree(tmp_path / "out", temps=True)
+    assert not [k for k in left if Path(k).name.startswith(TEMP_PREFIX)]
+    for rel, data in left.items():
+        assert data == expected[rel], f"{rel} is not a complete output"
+    assert run(*args).returncode == 1
+    assert tree(tmp_path / "out", temps=True) == expected
+    assert (tmp_path / "rejects.jsonl").read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
 def test_ctrl_c_removes_the_temp_file_and_reports(tmp_path: Path) -> None:
     make_corpus(tmp_path / "in", lines_per_file=200)
     proc = _start([tmp_path / "in", "--out", tmp_path / "out", "--report", tmp_path / "r.json"])

@@ -149,6 +149,29 @@ def test_unchanged_ranges_and_files_are_not_rewritten(
     assert names == ["late.jsonl", "late.jsonl", "same.jsonl", "same.jsonl.gz"]
 
 
+def test_a_changed_file_in_ranges_is_put_together_from_its_first_range(
+    small_pieces: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file read in ranges whose first range changed: that range's temporary becomes the file's
+    (renamed, not written again), the other ranges' are appended; the output is the local one."""
+    from envglot.migration import fs
+
+    opened: list[str] = []
+    real = fs.open_write
+    monkeypatch.setattr(fs, "open_write", lambda f, p: (opened.append(p), real(f, p))[1])
+    src = tmp_path / "in"
+    src.mkdir()
+    lines = [legacy_variant(i) for i in range(3000)] + [b"not json", _V2]
+    (src / "all.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    ref = migrate([src], out=tmp_path / "local", jobs=1)
+    rep = migrate([src], out=tmp_path / "out", engine="dask", scheduler="synchronous", chunk_bytes=16 * 1024)
+    assert _tree(tmp_path / "out") == _tree(tmp_path / "local")
+    assert _facts(rep) == _facts(ref)
+    ranges = [p for p in opened if DASK_TEMP_PREFIX in p]
+    assert len(ranges) > 2 and all(p.rsplit("-", 2)[-2].startswith("0.") for p in ranges)  # only the ranges wrote
+    assert not list((tmp_path / "out").glob(f"{DASK_TEMP_PREFIX}*"))
+
+
 def test_a_range_changed_before_its_file_is_put_together_fails_that_file(
     small_pieces: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -36,6 +36,7 @@ from .files import (
     SymlinkRefusedError,
     Unchanged,
     copy_to_temp,
+    discard_temp,
     display,
     make_backup,
     read_error,
@@ -56,7 +57,7 @@ from .lock import OutLock
 from .records import RecordError, rebuild_migrator
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .tally import Tally
-from .workers import ChunkResult, Task, cpus, migrate_chunk, run_chunk, start_workers, worker_init
+from .workers import ChunkResult, Task, TempTarget, cpus, migrate_chunk, run_chunk, start_workers, worker_init
 
 # --------------------------------------------------------------------------- engine
 
@@ -236,8 +237,19 @@ class _Sink:
         self.omitted = 0
         """Records rejected without their bytes (too long): the only copy is the input."""
 
-    def write(self, b: bytes, changed: bool) -> None:
-        """Write a chunk's output (``changed``: it differs from the chunk's input bytes)."""
+    def write(self, b: bytes, changed: bool, tmp: str | None = None) -> None:
+        """Write a chunk's output (``changed``: it differs from the chunk's input bytes); ``tmp``:
+        a worker wrote it (changed) to this temporary, taken over or appended and removed."""
+        if tmp is not None:
+            assert self.to_file and self.job.dst is not None, "a worker writes a file's output only"
+            if self.atomic is None:
+                if not self.unchanged.size:  # the worker's temporary starts the output: no copy
+                    perm = self.job.perm if self.job.perm >= 0 else None
+                    self.atomic = AtomicOutput.adopt(tmp, self.job.dst, perm)
+                    return
+                self.atomic = self._start()
+            self.atomic.append_file(tmp)
+            return
         if self.stream is not None:
             self.stream.write(b)
             return
@@ -502,11 +514,18 @@ def migrate(
                 with ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(options_,)) as pool:
                     start_workers(pool)
                     try:
-                        local.run(tasks, lambda t: pool.submit(run_chunk, t), limit=_in_flight(n_jobs, chunk_bytes))
+                        local.run(
+                            tasks,
+                            lambda t, to: pool.submit(run_chunk, t, to),
+                            limit=_in_flight(n_jobs, chunk_bytes),
+                            workers_write=True,
+                        )
                     finally:
                         pool.shutdown(wait=True, cancel_futures=True)
+                        if rep.stopped is not None or sys.exc_info()[0] is not None:
+                            local.cleaned.sweep()
             else:
-                local.run(tasks, lambda t: migrate_chunk(mig, t), limit=1)
+                local.run(tasks, lambda t, _to: migrate_chunk(mig, t), limit=1)
         finally:
             local.rejects.close()
             rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
@@ -694,10 +713,18 @@ class _Engine:
         self.done_disk = 0
         self.files_done = 0
 
-    def run(self, events: Iterator[_Event], submit: Callable[[Task], Any], limit: int) -> None:
-        """Submit chunks as the producer yields them (at most ``limit`` in flight), consume in order."""
+    def run(
+        self,
+        events: Iterator[_Event],
+        submit: Callable[[Task, TempTarget | None], Any],
+        limit: int,
+        workers_write: bool = False,
+    ) -> None:
+        """Submit chunks as the producer yields them (at most ``limit`` in flight), consume in order;
+        ``workers_write``: a worker writes a file's changed output itself (:meth:`_temp_target`)."""
         pending: deque[Any] = deque()
         in_flight = 0
+        target: TempTarget | None = None
 
         def drain(block: bool) -> None:
             nonlocal in_flight
@@ -706,17 +733,21 @@ class _Engine:
                 if isinstance(head, _Pending):
                     if isinstance(head.result, Future) and not head.result.done() and not block:
                         return
-                    in_flight -= 1
-                pending.popleft()
                 self._consume(head)
+                pending.popleft()  # only now: interrupted while consumed, its temporary is removed with the rest
+                if isinstance(head, _Pending):
+                    in_flight -= 1
                 block = block and in_flight > limit
 
         try:
             for ev in events:
                 if isinstance(ev, _Chunk):
-                    pending.append(_Pending(job=ev.job, task=ev.task, disk_pos=ev.disk_pos, result=submit(ev.task)))
+                    result = submit(ev.task, target)
+                    pending.append(_Pending(job=ev.job, task=ev.task, disk_pos=ev.disk_pos, result=result))
                     in_flight += 1
                 else:
+                    if isinstance(ev, _Start):
+                        target = self._temp_target(ev.job) if workers_write else None
                     pending.append(ev)
                 drain(in_flight > limit)
             drain(True)
@@ -743,6 +774,19 @@ class _Engine:
             except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
                 self.batch.abort()
             raise
+
+    def _temp_target(self, job: Job) -> TempTarget | None:
+        """Where the workers write ``job``'s changed chunks: beside its output file, its directory
+        prepared (links refused, stale temporaries removed) here first; ``None``: they send the
+        bytes back (a gzip output, no output file, or a directory that cannot be prepared, whose
+        error is then reported when the output is started)."""
+        if self.mode not in ("out", "in-place") or job.dst is None or job.src is None or job.gz:
+            return None
+        try:
+            self.cleaned.visit(os.path.dirname(job.dst) or ".")
+        except OSError:
+            return None
+        return TempTarget(dst=job.dst, perm=job.perm if job.perm >= 0 else None, owner=os.getpid())
 
     def _stage(self, out: AtomicOutput, mode: int | None, job: Job, backup: Path | None = None) -> None:
         """Queue a closed temporary for the next commit batch (its rejects are durable already)."""
@@ -779,8 +823,16 @@ class _Engine:
                 self._output_error(ev.job, exc)
         elif isinstance(ev, _Pending):
             res: ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
-            if self.dropped is not ev.job:
+            if self.dropped is ev.job:
+                if res.tmp is not None:
+                    discard_temp(res.tmp)
+                return
+            try:
                 self._chunk(ev.job, res, ev.task, ev.disk_pos)
+            except BaseException:  # the file fails, or the run stops: its temporary is not used
+                if res.tmp is not None:
+                    discard_temp(res.tmp)
+                raise
         elif isinstance(ev, _End):
             if self.dropped is not ev.job:
                 self._end(ev.job)
@@ -811,10 +863,12 @@ class _Engine:
         if sink.stream is not None and res.rejects:  # a stream cannot wait for the file's end
             self._commit_rejects(job, False)
         try:
-            sink.write(task.data if res.same else res.out, res.tally.changed)
+            sink.write(task.data if res.same else res.out, res.tally.changed, res.tmp)
         except OSError as exc:
             self._output_error(job, exc)
         except InputChangedError as exc:  # the rest of the file's chunks are dropped
+            if res.tmp is not None:
+                discard_temp(res.tmp)
             self._abort_current()
             self._fail(job, str(exc), 66)
             self._file_done(job)
@@ -936,9 +990,18 @@ class _Engine:
 
 
 def _cancel(pending: deque[Any]) -> None:
+    """Cancel the chunks not started; a worker's temporary of one that runs on is removed when it ends."""
     for p in pending:
         if isinstance(p, _Pending) and isinstance(p.result, Future):
-            p.result.cancel()
+            if not p.result.cancel():
+                p.result.add_done_callback(_discard_result)
+        elif isinstance(p, _Pending) and p.result.tmp is not None:
+            discard_temp(p.result.tmp)
+
+
+def _discard_result(fut: Future[ChunkResult]) -> None:
+    if not fut.cancelled() and fut.exception() is None and (tmp := fut.result().tmp) is not None:
+        discard_temp(tmp)
 
 
 def input_records(

@@ -93,15 +93,17 @@ def _stale_temp(name: str) -> bool:
     return pid != os.getpid() and not pid_alive(pid)
 
 
-def clean_stale_temps(directory: str | os.PathLike[str]) -> list[Path]:
-    """Remove temporary files left in ``directory`` by envglot runs that died; returns them."""
+def clean_stale_temps(directory: str | os.PathLike[str], owner: int | None = None) -> list[Path]:
+    """Remove temporary files left in ``directory`` by envglot runs that died (with ``owner``: the
+    temporaries of the run of that pid, its own and its workers'); returns them."""
     removed: list[Path] = []
     try:
         entries = list(os.scandir(directory))
     except OSError:
         return removed
+    mine = f"{TEMP_PREFIX}{owner}-"
     for e in entries:
-        if e.is_file(follow_symlinks=False) and _stale_temp(e.name):
+        if e.is_file(follow_symlinks=False) and (e.name.startswith(mine) if owner is not None else _stale_temp(e.name)):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(e.path)
                 removed.append(Path(e.path))
@@ -235,6 +237,12 @@ class Cleaner:
         self.seen: set[str] = set()
         self.removed = 0
 
+    def sweep(self) -> None:
+        """Remove this run's temporaries left in the directories it prepared (a stopped run whose
+        worker died, or was interrupted, after writing one it did not report)."""
+        for directory in sorted(self.seen):
+            clean_stale_temps(directory, os.getpid())
+
     def visit(self, directory: str) -> None:
         if directory not in self.seen:
             if self.root is not None:
@@ -266,17 +274,19 @@ _TEMP_SERIAL: list[tuple[int, str, Iterator[int]]] = []
 """This process's temp-name stem: (pid, random token, counter); made again after a fork."""
 
 
-def _temp_name(name: str) -> str:
-    """``.envglot-tmp-<pid>-<random><n>-<name>``, at most 255 bytes (a file name's limit).
+def temp_name(name: str, owner: int | None = None) -> str:
+    """``.envglot-tmp-<owner>-<random><n>-<name>``, at most 255 bytes (a file name's limit).
 
-    The random token is drawn once per process and ``n`` counts up, so a name costs no
-    system call; ``O_EXCL`` still refuses any clash.
+    ``owner`` is the pid of the run (default: this process; a worker names the run's parent,
+    whose death makes the file stale however long the worker takes to die). The random token
+    is drawn once per process and ``n`` counts up, so a name costs no system call;
+    ``O_EXCL`` still refuses any clash.
     """
     pid = os.getpid()
     if not _TEMP_SERIAL or _TEMP_SERIAL[0][0] != pid:
         _TEMP_SERIAL[:] = [(pid, secrets.token_hex(4), itertools.count())]
     _, token, counter = _TEMP_SERIAL[0]
-    head = f"{TEMP_PREFIX}{pid}-{token}{next(counter):x}-"
+    head = f"{TEMP_PREFIX}{pid if owner is None else owner}-{token}{next(counter):x}-"
     tail = os.fsencode(name)[: 255 - len(head)]
     return head + tail.decode("utf-8", "surrogateescape")
 
@@ -296,26 +306,69 @@ class AtomicOutput:
     grows past :data:`SPILL_BYTES` is written as it comes instead.
     """
 
+    raw: BinaryIO
+    fh: IO[bytes] | gzip.GzipFile
+
     def __init__(self, dst: Path, gz: bool, cleaned: Cleaner, size_hint: int = -1) -> None:
         self.dst = dst
         parent, name = os.path.split(os.fspath(dst))
         parent = parent or "."
         cleaned.visit(parent)
-        self.tmp = os.path.join(parent, _temp_name(name))
+        self.tmp = os.path.join(parent, temp_name(name))
         self.closed = False
         self.held: list[bytes] | None = [] if not gz and 0 <= size_hint <= HOLD_BYTES else None
         self.held_bytes = 0
         self.perm: int | None = None
-        """Permission bits already set (``fchmod``) on the held output as it was written."""
+        """Permission bits already set (``fchmod``) on the output as it was written."""
+        self.adopted = False
+        """The temporary was written by a worker (:func:`write_temp`) and is not open here (yet)."""
         if self.held is None:
             self._open(gz, size_hint)
+
+    @classmethod
+    def adopt(cls, tmp: str, dst: Path, perm: int | None) -> AtomicOutput:
+        """The output whose temporary ``tmp`` a worker wrote beside ``dst`` (:func:`write_temp`,
+        with ``perm`` set); later parts are appended to it (:meth:`append_file`)."""
+        self = cls.__new__(cls)
+        self.dst, self.tmp, self.closed, self.held, self.held_bytes = dst, tmp, False, None, 0
+        self.perm, self.adopted = perm, True
+        return self
+
+    def _reopen(self) -> None:
+        """Open an adopted temporary at its end, to write on."""
+        fd = os.open(self.tmp, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.lseek(fd, 0, os.SEEK_END)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.raw = os.fdopen(fd, "wb", buffering=1024 * 1024)
+        self.fh = self.raw
+        self.adopted = False
+
+    def append_file(self, path: str) -> None:
+        """Append the temporary ``path`` (a worker's output of the next part, :func:`write_temp`)
+        and remove it; the bytes are copied by the kernel where it can (``copy_file_range``)."""
+        try:
+            if self.held is not None:
+                with open(path, "rb") as part:
+                    self.write(part.read())
+                return
+            if self.adopted:
+                self._reopen()
+            assert self.fh is self.raw, "a worker writes the parts of plain outputs only"
+            self.raw.flush()
+            with open(path, "rb") as part:
+                copy_rest(part, self.raw)
+        finally:
+            discard_temp(path)
 
     def _open(self, gz: bool, size_hint: int) -> None:
         fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         # a small file gets a small buffer (a 1 MiB one per file costs an mmap and page faults)
         buffering = 1024 * 1024 if size_hint < 0 else min(1024 * 1024, max(8192, 2 * size_hint))
-        self.raw: BinaryIO = os.fdopen(fd, "wb", buffering=buffering)
-        self.fh: IO[bytes] | gzip.GzipFile = self.raw
+        self.raw = os.fdopen(fd, "wb", buffering=buffering)
+        self.fh = self.raw
         if gz:
             inner = self.dst.name[:-3]
             self.fh = gzip.GzipFile(filename=inner, mode="wb", fileobj=self.raw, compresslevel=6, mtime=0)
@@ -323,6 +376,8 @@ class AtomicOutput:
     def write(self, b: bytes) -> None:
         held = self.held
         if held is None:
+            if self.adopted:
+                self._reopen()
             self.fh.write(b)
             return
         held.append(b)
@@ -344,6 +399,11 @@ class AtomicOutput:
         if self.held is not None:
             self._write_held(durable, perm)
             return
+        if self.adopted:  # written and closed by a worker: nothing buffered here
+            if durable:
+                self._reopen()
+            else:
+                return
         if self.fh is not self.raw:
             self.fh.close()
         self.raw.flush()
@@ -356,22 +416,8 @@ class AtomicOutput:
         assert self.held is not None
         data = b"".join(self.held)
         self.held = None
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if perm is not None:  # always: the umask, or a directory's default ACL, masked the create mode
-                os.fchmod(fd, perm)
-                self.perm = perm
-            if durable:
-                os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(self.tmp)
-            raise
-        os.close(fd)
+        write_new(self.tmp, data, perm, durable)
+        self.perm = perm
 
     def rename(self, mode: int | None) -> None:
         """Move the closed temporary file over the destination (atomic; the directory is not fsynced)."""
@@ -392,6 +438,9 @@ class AtomicOutput:
             if self.held is not None:
                 self.held = None
                 return  # never created
+            if self.adopted:
+                discard_temp(self.tmp)
+                return
             with contextlib.suppress(OSError):
                 if self.fh is not self.raw:
                     self.fh.close()
@@ -399,6 +448,64 @@ class AtomicOutput:
                 self.raw.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.tmp)
+
+
+def write_temp(dst: Path, data: bytes, perm: int | None, owner: int) -> str:
+    """Write ``data`` to a new temporary of the run ``owner`` (its pid) beside ``dst`` (its directory
+    prepared by the parent's :class:`Cleaner`), with ``perm``; returns its path. Not fsynced: the
+    commit batch syncs it.
+
+    Raises:
+        OSError: nothing is left behind.
+    """
+    parent, name = os.path.split(os.fspath(dst))
+    tmp = os.path.join(parent or ".", temp_name(name, owner))
+    write_new(tmp, data, perm)
+    return tmp
+
+
+def write_new(path: str, data: bytes, perm: int | None, durable: bool = False) -> None:
+    """Create ``path`` (it must not exist) holding ``data``, with ``perm`` (set always: the umask,
+    or a directory's default ACL, masked the create mode), fsynced if ``durable``.
+
+    Raises:
+        OSError: nothing is left behind.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if perm is not None:
+            os.fchmod(fd, perm)
+        if durable:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        discard_temp(path)
+        raise
+    os.close(fd)
+
+
+def discard_temp(path: str) -> None:
+    """Remove a temporary file if it is there (best effort: an error of its own is not raised)."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def copy_rest(src: IO[bytes], dst: IO[bytes]) -> None:
+    """Copy ``src`` from its position to its end onto ``dst`` at its position (both unbuffered
+    here: ``dst`` flushed), by ``copy_file_range`` where the file systems allow, else read/write."""
+    out, left = dst.fileno(), os.fstat(src.fileno()).st_size - src.tell()
+    try:
+        while left > 0 and (n := os.copy_file_range(src.fileno(), out, left)):
+            left -= n
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+            raise
+    # the rest (all of it where the kernel cannot copy, or stopped early), from where it stopped
+    shutil.copyfileobj(src, dst, 1024 * 1024)
+    dst.seek(0, os.SEEK_END)
 
 
 def copy_to_temp(src: Path, dst: Path, cleaned: Cleaner) -> AtomicOutput:
@@ -608,7 +715,7 @@ class PendingRejects:
     def _rewrite(self, source: str) -> None:
         """Replace ``source``'s lines by the collected ones, where the first of them was (temp + rename)."""
         assert self.path is not None
-        tmp = self.path.with_name(_temp_name(self.path.name))
+        tmp = self.path.with_name(temp_name(self.path.name))
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         try:
             with os.fdopen(fd, "wb", buffering=1024 * 1024) as out, open(self.path, "rb") as old:

@@ -21,11 +21,9 @@ import gzip
 import os
 import stat
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import msgspec
-
-from .workers import Task
 
 DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024
 """A record (JSON Lines line or ``.json`` document) longer than this is rejected unread."""
@@ -167,8 +165,22 @@ def _too_long(size: int, limit: int, whole: bool) -> str:
     )
 
 
+class Task(msgspec.Struct, frozen=True):
+    """One piece of work for a worker: whole JSON Lines, a document, or a record too long to read."""
+
+    source: str
+    kind: Literal["lines", "doc", "oversize"]
+    data: bytes
+    """The records; for ``oversize`` the reason (UTF-8) a record too long to read is rejected."""
+    first_line: int
+    """Line number of the first record (``oversize``: 0 for a ``.json`` document)."""
+    style: str
+    size: int = 0
+    """``oversize``: the record's length in bytes (it is not in ``data``)."""
+
+
 class RecordReader:
-    """Cuts one input stream into tasks (:class:`~envglot.migration.workers.Task`), in bounded memory.
+    """Cuts one input stream into tasks (:class:`Task`), in bounded memory.
 
     JSON Lines become chunks of whole lines of about ``read_size``; an unfinished line is
     kept as a list of blocks and joined once (linear in its length). A line longer than

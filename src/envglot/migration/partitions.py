@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import os
 import shutil
 import zlib
 from typing import IO, Any
@@ -25,7 +26,7 @@ from typing import IO, Any
 import msgspec
 
 from . import fs as store
-from .files import InputChangedError, Unchanged, read_error
+from .files import InputChangedError, Unchanged, copy_rest, read_error
 from .inputs import InputLimits, RecordReader, open_gzip
 from .records import Migrator, rebuild_migrator
 from .tally import Tally
@@ -355,12 +356,27 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed:
 
 
 def _concatenate(spec: RunSpec, f: FileSpec, tmp: str, parts: list[PieceResult]) -> None:
-    w = store.open_write(spec.dst_fs, tmp)
+    """The ranges' outputs in order into ``tmp``. On a local disk the first range's temporary
+    becomes the file's (renamed, not copied) and the others are appended by the kernel
+    (:func:`.files.copy_rest`); on object storage each is read and written."""
+    local = store.is_local(spec.dst_fs)
+    rest = parts
+    if local and parts[0].tmp is not None:
+        os.replace(parts[0].tmp, tmp)
+        w: Any = open(tmp, "r+b", buffering=1024 * 1024)  # closed below, or removed on an error
+        w.seek(0, os.SEEK_END)
+        rest = parts[1:]
+    else:
+        w = store.open_write(spec.dst_fs, tmp)
     try:
-        for p in parts:
+        for p in rest:
             if p.tmp is not None:
                 with store.open_read(spec.dst_fs, p.tmp) as r:
-                    shutil.copyfileobj(r, w, 1 << 20)
+                    if local:
+                        w.flush()
+                        copy_rest(r, w)
+                    else:
+                        shutil.copyfileobj(r, w, 1 << 20)
             elif p.same:
 
                 def reopen(begin: int = p.begin) -> list[Any]:

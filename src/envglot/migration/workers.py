@@ -8,30 +8,29 @@ import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from ..diagnostics import Diagnostic
 from ..pipeline import styled
+from .files import write_temp
+from .inputs import Task
 from .records import Migrator, Outcome, RecordError, rebuild_migrator, reject_line
 from .tally import Tally
 
 # --------------------------------------------------------------------------- chunks (worker side)
 
 
-class Task(msgspec.Struct, frozen=True):
-    """One piece of work for a worker: whole JSON Lines, a document, or a record too long to read."""
+class TempTarget(msgspec.Struct, frozen=True):
+    """Where a worker writes a chunk's changed output itself (:func:`.files.write_temp`): beside
+    ``dst`` (a directory the parent has prepared), with ``perm``, named for the run ``owner``."""
 
-    source: str
-    kind: Literal["lines", "doc", "oversize"]
-    data: bytes
-    """The records; for ``oversize`` the reason (UTF-8) a record too long to read is rejected."""
-    first_line: int
-    """Line number of the first record (``oversize``: 0 for a ``.json`` document)."""
-    style: str
-    size: int = 0
-    """``oversize``: the record's length in bytes (it is not in ``data``)."""
+    dst: Path
+    perm: int | None
+    owner: int
+    """The pid of the run (the parent): a temporary is stale once it is gone."""
 
 
 class ChunkResult(msgspec.Struct):
@@ -45,6 +44,9 @@ class ChunkResult(msgspec.Struct):
     details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
     """Per record (line, or None for a document), in order: its diagnostics, and why it was rejected.
     Only from a ``Migrator(details=True)`` (``migrate(on_diagnostic=...)``)."""
+    tmp: str | None = None
+    """The temporary holding the output, written by the worker (``out`` is then empty): only the
+    path crosses the process boundary."""
 
 
 _WORKER: Migrator | None = None
@@ -106,12 +108,19 @@ def _die_with_parent() -> None:
         return
 
 
-def run_chunk(task: Task) -> ChunkResult:
-    """Worker entry point: migrate one chunk with this process's Migrator."""
+def run_chunk(task: Task, target: TempTarget | None = None) -> ChunkResult:
+    """Worker entry point: migrate one chunk with this process's Migrator; with ``target``, write
+    a changed output to a temporary and send back its path, not its bytes."""
     assert _WORKER is not None, "worker not initialised"
     res = migrate_chunk(_WORKER, task)
     if not res.tally.changed and res.out == task.data:  # the parent has these bytes: not sent back
         res.out, res.same = b"", True
+    elif target is not None and res.out and res.tally.changed:
+        try:
+            res.tmp = write_temp(target.dst, res.out, target.perm, target.owner)
+        except OSError:  # sent back instead: the parent writes it, and reports its own error
+            return res
+        res.out = b""
     return res
 
 

@@ -1,0 +1,174 @@
+"""The executors of a local migration give one result: inline (``-j 1``) and the process pool
+(``-j N``), whose workers write a changed output to a temporary themselves and send back its
+path (never its bytes). Differential over the benchmark corpus, the docs' example archive and
+the migration test corpus; one unit test shows a worker's own temporary."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import os
+import shutil
+import stat
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envglot.migration import TEMP_PREFIX, Migrator, migrate
+from envglot.migration.inputs import Task
+from envglot.migration.workers import TempTarget, migrate_chunk, run_chunk, worker_init
+from envglot.options import resolve
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))
+
+from migrate_corpus import make_corpus  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("bench_corpus", ROOT / "benchmarks" / "corpus.py")
+assert _spec is not None and _spec.loader is not None
+bench_corpus = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("bench_corpus", bench_corpus)
+_spec.loader.exec_module(bench_corpus)
+
+COUNTS = (
+    "records",
+    "converted",
+    "passed_through",
+    "rejected",
+    "internal_errors",
+    "lossy",
+    "unwrapped",
+    "bytes_in",
+    "bytes_out",
+    "by_source",
+    "diagnostics",
+    "files_total",
+    "files_written",
+    "files_changed",
+    "files_unchanged",
+    "backups",
+    "failed",
+    "exit_code",
+)
+"""What the report of every executor says alike (``jobs`` and times differ)."""
+
+
+def _bench_records() -> list[bytes]:
+    corp = bench_corpus.generate({"tiny": 8, "medium": 4, "large": 1}, seed=11)
+    sources = tuple(d for d in bench_corpus.DIALECTS if d != "response-v2")
+    return list(bench_corpus.jsonl_mix(corp, sources, corp.seed, 30))
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One tree: the benchmark mix (lines, documents, gzip, an unchanged head before a change),
+    the docs' example archive and the migration test corpus."""
+    root = tmp_path_factory.mktemp("executors") / "in"
+    bench = root / "bench"
+    bench.mkdir(parents=True)
+    records = _bench_records()
+    body = b"\n".join(records) + b"\n"
+    (bench / "mixed.jsonl").write_bytes(body)
+    (bench / "mixed.jsonl.gz").write_bytes(gzip.compress(body, mtime=0))
+    for i, r in enumerate(records[:40]):
+        (bench / f"doc-{i:02}.json").write_bytes(r)
+    # already the target for more than a chunk, then records to convert: the output starts
+    # from the input's own bytes, then takes the workers' parts
+    converted = [migrate_chunk(Migrator(), Task("x", "doc", r, 1, "compact")).out for r in records[:60]]
+    (bench / "head.jsonl").write_bytes(b"\n".join(c for c in converted if c) + b"\n" + body)
+    shutil.copytree(ROOT / "docs" / "examples" / "archive", root / "archive")
+    make_corpus(root / "corpus", lines_per_file=80)
+    return root
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _run(where: Path, inputs: Path, mode: str, jobs: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Path]:
+    """Migrate a copy of ``inputs`` in ``where`` (named relatively, so reports and rejects name the same files)."""
+    where.mkdir()
+    shutil.copytree(inputs, where / "in")
+    monkeypatch.chdir(where)
+    kw: dict[str, Any] = {"out": "out"} if mode == "out" else {"in_place": True}
+    rep = migrate(["in"], rejects="rejects.jsonl", jobs=jobs, chunk_bytes=4096, **kw)
+    return rep, where / ("out" if mode == "out" else "in")
+
+
+def _changed(rep: Any, where: Path) -> list[tuple[Any, ...]]:
+    """The report's changed files, their outputs named relative to ``where`` (in place: absolute)."""
+    return [
+        (c.file, os.path.relpath(os.path.join(where, c.output), where), c.converted, c.passed_through, c.rejected)
+        for c in rep.changed
+    ]
+
+
+@pytest.mark.parametrize("mode", ["out", "in-place"])
+def test_the_pool_writes_what_the_inline_executor_writes(
+    tmp_path: Path, inputs: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inline, out1 = _run(tmp_path / "j1", inputs, mode, 1, monkeypatch)
+    pool, out2 = _run(tmp_path / "j2", inputs, mode, 2, monkeypatch)
+    assert (inline.jobs, pool.jobs) == (1, 2)
+    assert inline.converted and inline.rejected and inline.passed_through and inline.files_unchanged
+    for name in COUNTS:
+        assert getattr(pool, name) == getattr(inline, name), name
+    assert _changed(pool, tmp_path / "j2") == _changed(inline, tmp_path / "j1")
+    assert _tree(out2) == _tree(out1)
+    assert (tmp_path / "j2" / "rejects.jsonl").read_bytes() == (tmp_path / "j1" / "rejects.jsonl").read_bytes()
+    assert not list(tmp_path.rglob(f"{TEMP_PREFIX}*"))
+
+
+def test_a_worker_writes_a_changed_output_and_sends_back_its_path(tmp_path: Path) -> None:
+    records = _bench_records()
+    changed = Task("x.jsonl", "lines", b"\n".join(records[:8]) + b"\n", 1, "compact")
+    expected = migrate_chunk(Migrator(), changed).out
+    same = Task("x.jsonl", "lines", expected, 1, "compact")
+    target = TempTarget(dst=tmp_path / "x.jsonl", perm=0o640, owner=os.getpid())
+    options = {"to": "response-v2", "from_": None, "options": resolve(None)}
+    with ProcessPoolExecutor(max_workers=1, initializer=worker_init, initargs=(options,)) as pool:
+        res = pool.submit(run_chunk, changed, target).result()
+        unchanged = pool.submit(run_chunk, same, target).result()
+    assert res.out == b"" and res.tmp is not None and res.tally.bytes_out == len(expected)
+    tmp = Path(res.tmp)
+    assert tmp.parent == tmp_path and tmp.name.startswith(f"{TEMP_PREFIX}{os.getpid()}-")  # the run's, not the worker's
+    assert tmp.read_bytes() == expected
+    assert stat.S_IMODE(tmp.stat().st_mode) == 0o640
+    assert unchanged.same and unchanged.tmp is None and unchanged.out == b""  # nothing written, nothing sent
+    assert [p.name for p in tmp_path.iterdir()] == [tmp.name]
+
+
+@pytest.mark.parametrize("kernel", ["copies", "refuses", "stops early"])
+def test_parts_appended_to_an_adopted_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: str) -> None:
+    """A worker's first part becomes the output; the next parts are appended (by the kernel, or
+    read and written where it cannot copy, or for what it left) and removed; the output is
+    renamed whole."""
+    import errno
+
+    from envglot.migration.files import AtomicOutput, write_temp
+
+    real = os.copy_file_range
+
+    def refuse(*_args: object) -> int:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    def stop_early(src: int, dst: int, count: int) -> int:
+        return real(src, dst, min(count, 1000)) if count > 50_000 else 0  # a part, then nothing
+
+    if kernel != "copies":
+        monkeypatch.setattr(os, "copy_file_range", refuse if kernel == "refuses" else stop_early)
+    dst = tmp_path / "out.jsonl"
+    parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
+    temps = [write_temp(dst, p, 0o600, os.getpid()) for p in parts]
+    out = AtomicOutput.adopt(temps[0], dst, 0o600)
+    for t in temps[1:]:
+        out.append_file(t)
+    out.write(b"tail\n")
+    out.close(durable=True)
+    out.rename(0o600)
+    assert dst.read_bytes() == b"".join(parts) + b"tail\n"
+    assert stat.S_IMODE(dst.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
