@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from .api import Conversion, Converter, answer, conversion, convert, detect, read, refusal, write
 from .canonical import Envelope, Problem
 from .diagnostics import Diagnostic, Kind, Report
+from .dialect import Registry
 from .dialects import NAMES as DIALECTS
 from .errors import (
     DetectError,
@@ -68,6 +69,7 @@ __all__ = [
     "ParseError",
     "Policy",
     "Problem",
+    "Registry",
     "Report",
     "Result",
     "UnknownDialectError",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -12,7 +13,7 @@ from .canonical import Envelope, Problem
 from .context import Context
 from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
-from .dialect import Dialect, get_dialect, writable_names
+from .dialect import Dialect, Registry, bundled
 from .dialects._common import may_be_loose
 from .errors import DetectError, EnvglotError, NoEnvelopeError, ParseError
 from .excerpt import excerpt
@@ -111,13 +112,18 @@ def _mappings(m: MappingsArg) -> Mappings:
     return m if isinstance(m, Mappings) else mappings_for(m)
 
 
+def _registry(m: MappingsArg) -> Registry:
+    """The dialects of a ``mappings=`` value: the bundled ones, plus those it declares."""
+    return bundled() if m is None else _mappings(m).registry
+
+
 def _minify(buf: bytes) -> bytes:
     """``buf`` without insignificant whitespace (``msgspec.DecodeError`` for broken JSON)."""
     return msgspec.json.format(buf, indent=-1)
 
 
-def _style(out: bytes, style: str, target: str) -> bytes:
-    """``out`` laid out in ``style`` (checked by :class:`Options`)."""
+def _style(out: bytes, style: str, target: Dialect) -> bytes:
+    """``out`` laid out in ``style`` (checked by :class:`Options`); ``native``: ``target``'s indent."""
     if style == "compact":
         # Raw payloads keep the source's whitespace; minify only when some may be there.
         if b"\n" in out or b": " in out or b", " in out:
@@ -126,38 +132,41 @@ def _style(out: bytes, style: str, target: str) -> bytes:
     if style == "pretty":
         return msgspec.json.format(out, indent=2)
     # native; a negative indent minifies (payloads may carry the source's whitespace)
-    return msgspec.json.format(out, indent=get_dialect(target).native_indent)
+    return msgspec.json.format(out, indent=target.native_indent)
 
 
 def detect(
     data: bytes | str | dict[str, Any],
     *,
     options: Options | None = None,
+    mappings: MappingsArg = UNSET,
     strict: bool = UNSET,
     max_depth: int = UNSET,
 ) -> str:
     """Name the dialect of a document; an MCP CallToolResult or JSON-RPC response is unwrapped first.
 
-    Of the :class:`~envglot.Options` (``options=`` or keywords) only ``strict`` and
-    ``max_depth`` apply. ``strict=True`` refuses a document that carries no dialect's
-    markers (legacy-v1's marker-less bare payload) instead of naming it ``legacy-v1``.
+    Of the :class:`~envglot.Options` (``options=`` or keywords) only ``mappings``, ``strict``
+    and ``max_depth`` apply: the dialects are the bundled ones plus those declared in
+    ``mappings``. ``strict=True`` refuses a document that carries no dialect's markers
+    (legacy-v1's marker-less bare payload) instead of naming it ``legacy-v1``.
 
     Raises:
         DetectError: the input is not JSON or not an object, or (``strict``) has no markers.
         ParseError: bad encoding, nesting deeper than ``max_depth``, an unusable wrapper.
     """
-    return detection(data, options=options, strict=strict, max_depth=max_depth).dialect
+    return detection(data, options=options, mappings=mappings, strict=strict, max_depth=max_depth).dialect
 
 
 def detection(
     data: bytes | str | dict[str, Any],
     *,
     options: Options | None = None,
+    mappings: MappingsArg = UNSET,
     strict: bool = UNSET,
     max_depth: int = UNSET,
 ) -> Detection:
     """Like :func:`detect`, with the evidence the dialect was recognized by (``None``: no markers)."""
-    _, det, _ = unwrap(data, options=options, strict=strict, max_depth=max_depth)
+    _, det, _ = unwrap(data, options=options, mappings=mappings, strict=strict, max_depth=max_depth)
     return det
 
 
@@ -165,19 +174,23 @@ def unwrap(
     data: bytes | str | dict[str, Any],
     *,
     options: Options | None = None,
+    mappings: MappingsArg = UNSET,
     strict: bool = UNSET,
     max_depth: int = UNSET,
 ) -> tuple[bytes, Detection, bool | None]:
     """``(envelope, detection, isError)``: the envelope inside an MCP CallToolResult or JSON-RPC
     response (or ``data`` itself), checked as :func:`detection` checks it; ``isError`` is the
     CallToolResult's flag (``None`` when there was none)."""
-    o = resolve(options, strict=strict, max_depth=max_depth)
+    o = resolve(options, mappings=mappings, strict=strict, max_depth=max_depth)
+    reg = _registry(o.mappings)
     buf, _ = check_input(_to_bytes(data), o.max_depth)
-    inner, det, is_error = _locate(buf, True, o.strict, DISCARD, o.max_depth)
+    inner, det, is_error = _locate(buf, True, o.strict, DISCARD, o.max_depth, registry=reg)
     return inner, (msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det), is_error
 
 
-def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tuple[bytes, Detection, bool | None]:
+def _untransport(
+    buf: bytes, det: Detection, unwrap: bool, max_depth: int, registry: Registry
+) -> tuple[bytes, Detection, bool | None]:
     """``(envelope bytes, its detection, MCP isError)``: a JSON-RPC response and an MCP
     CallToolResult (``det`` says which) taken off, one level each; other documents as they are."""
     is_error: bool | None = None
@@ -185,14 +198,14 @@ def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tu
         if not unwrap:
             raise ParseError("this is a JSON-RPC response, not an envelope (unwrapping is off)", path="$")
         buf = unwrap_jsonrpc(buf)
-        det = classify(buf)
+        det = classify(buf, registry)
     if det.dialect == MCP:
         if not unwrap:
             raise ParseError("this is an MCP CallToolResult, not an envelope (unwrapping is off)", path="$")
         _one_outcome(buf, "isError", MCP)
         buf, is_error = unwrap_bytes(buf)
         buf = check_input(buf, max_depth)[0]
-        det = classify(buf)
+        det = classify(buf, registry)
     if det.dialect in (MCP, JSONRPC):
         raise ParseError(
             f"a {'CallToolResult' if det.dialect == MCP else 'JSON-RPC response'} inside a transport wrapper: "
@@ -217,7 +230,9 @@ _WRAPPER_KEYS = (*MCP_MARKERS, JSONRPC_MARKER)
 """Members one of which any transport wrapper's top level holds (detection's own markers)."""
 
 
-def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> tuple[bytes, bool | None]:
+def _forced_untransport(
+    buf: bytes, known: Detection | None, max_depth: int, registry: Registry
+) -> tuple[bytes, bool | None]:
     """``(envelope bytes, MCP isError)`` of a document read as a forced source dialect.
 
     A forced ``from_`` names the envelope's dialect, not the wrapper's: a CallToolResult or
@@ -232,12 +247,12 @@ def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> 
         if not any(k in keys for k in _WRAPPER_KEYS):
             return buf, None
         try:
-            known = classify(buf)
+            known = classify(buf, registry)
         except DetectError:
             return buf, None
     if known.dialect not in (MCP, JSONRPC):
         return buf, None
-    inner, _, is_error = _untransport(buf, known, True, max_depth)
+    inner, _, is_error = _untransport(buf, known, True, max_depth, registry)
     return inner, is_error
 
 
@@ -248,15 +263,17 @@ def _locate(
     report: Report,
     max_depth: int = MAX_DEPTH,
     known: Detection | None = None,
+    registry: Registry | None = None,
 ) -> tuple[bytes, Detection, bool | None]:
     """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each.
 
-    ``known`` is ``classify(buf)`` when the caller already has it (``migrate`` detects each
-    record once). An envelope taken out of a text block was a JSON string: it is checked
-    again (depth, BOM).
+    ``known`` is ``classify(buf, registry)`` when the caller already has it (``migrate``
+    detects each record once). The dialects are ``registry``'s (default: the bundled ones).
+    An envelope taken out of a text block was a JSON string: it is checked again (depth, BOM).
     """
-    det = classify(buf) if known is None else known
-    buf, det, is_error = _untransport(buf, det, unwrap, max_depth)
+    reg = registry if registry is not None else bundled()
+    det = classify(buf, reg) if known is None else known
+    buf, det, is_error = _untransport(buf, det, unwrap, max_depth, reg)
     if det.evidence is None:
         if strict:
             raise DetectError(
@@ -293,6 +310,7 @@ class _Pipeline:
     """
 
     __slots__ = (
+        "_classify",
         "_fused",
         "_ignore",
         "dst",
@@ -301,6 +319,7 @@ class _Pipeline:
         "options",
         "policy",
         "preserve",
+        "registry",
         "src",
         "strict",
         "style",
@@ -311,14 +330,16 @@ class _Pipeline:
     def __init__(
         self, src: str | None, dst: str, options: Options, unwrap: bool = True, mappings: Mappings | None = None
     ) -> None:
-        self.src: Dialect | None = get_dialect(src) if src is not None else None
-        self.dst: Dialect = get_dialect(dst)
-        if not self.dst.shape.writable:
-            raise EnvglotError(
-                f"{self.dst.name} is a read-only source dialect; write one of {', '.join(writable_names())}"
-            )
-        self.options = options
         self.mappings = mappings if mappings is not None else _mappings(options.mappings)
+        self.registry: Registry = self.mappings.registry
+        """The dialects this pipeline reads, detects and writes (its tables'): fixed once built."""
+        self._classify: Callable[[bytes], Detection] = functools.partial(classify, registry=self.registry)
+        self.src: Dialect | None = self.registry.get(src) if src is not None else None
+        self.dst: Dialect = self.registry.get(dst)
+        if not self.dst.shape.writable:
+            writable = ", ".join(self.registry.writable_names())
+            raise EnvglotError(f"{self.dst.name} is a read-only source dialect; write one of {writable}")
+        self.options = options
         self.preserve = options.preserve
         self.policy = options.policy
         self.style = options.style
@@ -347,7 +368,7 @@ class _Pipeline:
     ) -> tuple[bytes, str, bool]:
         """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``.
 
-        ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that))`` when the
+        ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that, self.registry))`` when the
         caller has already done both (``migrate``): neither is done again.
         """
         start = len(report.diagnostics)
@@ -367,14 +388,16 @@ class _Pipeline:
         src = self.src
         if src is None:
             if deferred:
-                known = within_depth(classify, buf, self.max_depth, bom)
+                known = within_depth(self._classify, buf, self.max_depth, bom)
                 deferred = False
-            inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
+            inner, detection, is_error = _locate(
+                buf, self.unwrap, self.strict, report, self.max_depth, known, self.registry
+            )
             unwrapped = inner is not buf
             buf = inner
-            src = get_dialect(detection.dialect)
+            src = self.registry.get(detection.dialect)
         elif self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
-            inner, is_error = _forced_untransport(buf, known, self.max_depth)
+            inner, is_error = _forced_untransport(buf, known, self.max_depth, self.registry)
             unwrapped = inner is not buf
             buf = inner
         forced = known if self.src is not None and not unwrapped else None
@@ -404,7 +427,7 @@ class _Pipeline:
                 if fast is not None and (
                     self.src is None or self.dst.failed(fast) or _contrary(buf, src, forced, m) is None
                 ):
-                    return (fast if compact else _style(fast, self.style, self.dst.name)), src.name, unwrapped
+                    return (fast if compact else _style(fast, self.style, self.dst)), src.name, unwrapped
         if deferred:
             check_depth(buf, self.max_depth, bom)
         ctx = Context(m, report, m[src.name], self.synth, compact)
@@ -423,7 +446,7 @@ class _Pipeline:
             name = tool if isinstance(tool, str) else None
             report.finish(self.policy, start=start, source=src.name, target=self.dst.name, tool=name)
         if not compact:
-            out = _style(out, self.style, self.dst.name)
+            out = _style(out, self.style, self.dst)
         return out, src.name, unwrapped
 
     def _write(self, env: Envelope, src: Dialect, ctx: Context, carrier: bytes | None = None) -> tuple[bytes, bool]:
@@ -501,7 +524,8 @@ class _Pipeline:
         checks again).
         """
         dst = self.dst
-        if carrier is None or via in (src.name, dst.name) or not get_dialect(via).shape.writable:
+        mid_src = self.registry.find(via)
+        if carrier is None or via in (src.name, dst.name) or mid_src is None or not mid_src.shape.writable:
             return None
         m = self.mappings
         options = _BACK_OPTIONS.replace(preserve=True, context=self.synth)
@@ -510,7 +534,6 @@ class _Pipeline:
         mid, restored = first._write(env, src, ctx, carrier)
         if not restored:
             return None
-        mid_src = get_dialect(via)
         ctx = Context(m, DISCARD, m[via], self.synth)
         out, restored = _Pipeline(via, dst.name, options, mappings=m)._write(mid_src.read(mid, ctx), mid_src, ctx, mid)
         return out if restored else None
@@ -524,7 +547,9 @@ class _Pipeline:
         except EnvglotError:
             return False
         return (
-            via not in (src.name, self.dst.name) and via in self.mappings.dialects and get_dialect(via).shape.writable
+            via not in (src.name, self.dst.name)
+            and via in self.mappings.dialects
+            and self.registry.get(via).shape.writable
         )
 
     def _same_outcome(self, doc: bytes, env: Envelope) -> bool:
@@ -631,12 +656,12 @@ def _contrary(buf: bytes, src: Dialect, det: Detection | None, m: Mappings) -> E
     document's detection when the caller has it."""
     if det is None:
         try:
-            det = classify(buf)
+            det = classify(buf, m.registry)
         except DetectError:
             return None
     if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
         return None
-    other = get_dialect(det.dialect)
+    other = m.registry.get(det.dialect)
     try:
         env: Envelope = other.read(buf, Context(m, DISCARD, m[other.name]))
     except EnvglotError:
@@ -889,7 +914,8 @@ def refusal(
         f"the document is refused ({excerpt(text, 200)}): answered with a failure of category {rule.category!r}",
     )
     out = write(Envelope(ok=False, problems=(problem,)), to, options=o, report=rep)
-    return Conversion(output=out, source=REFUSED, target=get_dialect(to).name, diagnostics=rep.diagnostics)
+    target = _mappings(o.mappings).registry.get(to).name
+    return Conversion(output=out, source=REFUSED, target=target, diagnostics=rep.diagnostics)
 
 
 def answer(
@@ -945,11 +971,11 @@ def read(
     det: Detection | None = None
     is_error: bool | None = None
     if from_ is None:
-        buf, det, is_error = _locate(buf, True, o.strict, rep, o.max_depth)
+        buf, det, is_error = _locate(buf, True, o.strict, rep, o.max_depth, registry=m.registry)
         from_ = det.dialect
     else:  # a forced source names the envelope: its wrapper's isError still applies
-        buf, is_error = _forced_untransport(buf, None, o.max_depth)
-    mod = get_dialect(from_)
+        buf, is_error = _forced_untransport(buf, None, o.max_depth, m.registry)
+    mod = m.registry.get(from_)
     _one_outcome(buf, mod.outcome_key, mod.name)
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
     if det is None and env.ok:  # a forced source: another dialect's failure markers still win
@@ -987,7 +1013,7 @@ def write(
     out, _ = p._write(envelope, src, ctx)
     tool = envelope.tool if envelope.tool is not None else (p.synth or {}).get("tool")
     rep.finish(p.policy, start=start, source=source, target=p.dst.name, tool=tool if isinstance(tool, str) else None)
-    return _style(out, p.style, p.dst.name)
+    return _style(out, p.style, p.dst)
 
 
 class Converter:

@@ -3,15 +3,19 @@
 A dialect module defines wire Structs, a reader and a writer, and one :class:`Dialect`
 subclass that declares the rest once: its name and description, whether envglot writes it,
 the shape facts the pipeline needs (:class:`Shape`), its detection probes, its contract
-checks, its outcome flag and its JSON Schema. Defining the subclass registers it;
-``envglot.dialects`` imports every module of its package, so a new dialect is one new
-module (plus its table in ``mappings/``, its tests, goldens and docs page) and no module
-outside it names it. See ``docs/adding-a-dialect.md``.
+checks, its outcome flag and its JSON Schema. Defining a bundled subclass adds it to the
+base :class:`Registry` (:func:`bundled`); ``envglot.dialects`` imports every module of its
+package, so a new dialect is one new module (plus its table in ``mappings/``, its tests,
+goldens and docs page) and no module outside it names it. See ``docs/adding-a-dialect.md``.
+
+A dialect declared in a TOML file (``envglot.declared``) is never added to the base: it lives
+only in the registries built with it (:meth:`Registry.adding`), which a
+:class:`~envglot.mappings.Mappings` (and so a ``Converter``) keeps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import msgspec
@@ -31,7 +35,9 @@ __all__ = [
     "Dialect",
     "Facts",
     "Probe",
+    "Registry",
     "Shape",
+    "bundled",
     "dialect_names",
     "get_dialect",
     "registered",
@@ -139,7 +145,8 @@ class Dialect:
     """Reads any object no probe claims (a bare payload; detection evidence ``None``)."""
     declared: ClassVar[bool] = False
     """Compiled from a declaration file: its probes run after every bundled dialect's, so a
-    declaration never outranks a bundled dialect whose markers are present."""
+    declaration never outranks a bundled dialect whose markers are present; defining its class
+    adds it to no registry."""
     outcome_key: ClassVar[str] = "success"
     """The member that says success or failure (``isError`` mirrors it)."""
     failure_value: ClassVar[bytes] = b"false"
@@ -160,7 +167,8 @@ class Dialect:
             return
         if "keys" not in cls.__dict__ and cls.wire is not None:
             cls.keys = frozenset(cls.wire.__struct_encode_fields__)  # (no annotations evaluated)
-        _REGISTRY[cls.name] = cls()
+        if not cls.declared:
+            _BUNDLED[cls.name] = cls()
 
     # -- the unit's behaviour ------------------------------------------------------------
 
@@ -240,40 +248,92 @@ class Dialect:
         return f"<dialect {self.name}>"
 
 
-_REGISTRY: dict[str, Dialect] = {}
+class Registry:
+    """An immutable set of dialects, found by name, alias or snake_case spelling.
+
+    The base registry (:func:`bundled`) holds the bundled dialects; :meth:`adding` gives a new
+    registry with more (declared) dialects and leaves this one as it was. A
+    :class:`~envglot.mappings.Mappings` keeps the registry it was loaded with, so what a
+    ``Converter`` reads, detects and writes never changes after it is built.
+    """
+
+    __slots__ = ("_sorted", "_spellings")
+
+    def __init__(self, dialects: Iterable[Dialect] = ()) -> None:
+        spellings: dict[str, Dialect] = {}
+        for d in dialects:
+            for spelling in dict.fromkeys((d.name, d.name.replace("-", "_"), *d.aliases)):
+                other = spellings.get(spelling)
+                if other is not None and other is not d:
+                    raise ValueError(f"{spelling!r} names two dialects: {other.name} and {d.name}")
+                spellings[spelling] = d
+        self._spellings = spellings
+        self._sorted = tuple(sorted({d.name: d for d in spellings.values()}.values(), key=lambda d: d.name))
+
+    def __iter__(self) -> Iterator[Dialect]:
+        """Every dialect, by name."""
+        return iter(self._sorted)
+
+    def __len__(self) -> int:
+        return len(self._sorted)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.find(name) is not None
+
+    def __repr__(self) -> str:
+        return f"<Registry {', '.join(self.names())}>"
+
+    def find(self, name: str) -> Dialect | None:
+        """The dialect called ``name`` (or an alias, or its snake_case spelling), else ``None``."""
+        d = self._spellings.get(name)
+        return d if d is not None else self._spellings.get(name.lower())
+
+    def get(self, name: str) -> Dialect:
+        """The dialect called ``name``; :class:`~envglot.errors.UnknownDialectError` otherwise."""
+        d = self.find(name)
+        if d is None:
+            raise UnknownDialectError(name, self.names())
+        return d
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self._sorted)
+
+    def writable_names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self._sorted if d.shape.writable)
+
+    def adding(self, *dialects: Dialect) -> Registry:
+        """A new registry with this one's dialects and ``dialects`` (a name or spelling that is
+        taken already is a ``ValueError``); this one is unchanged."""
+        return Registry((*self._sorted, *dialects))
+
+
+_BUNDLED: dict[str, Dialect] = {}
+"""Filled by ``Dialect.__init_subclass__`` as ``envglot.dialects`` imports its modules."""
+_BASE: list[Registry] = []
+
+
+def bundled() -> Registry:
+    """The base registry: every bundled dialect (``envglot.dialects``), and nothing declared."""
+    if not _BASE:
+        from . import dialects  # noqa: F401  (imports every dialect module: they add themselves)
+
+        _BASE.append(Registry(_BUNDLED.values()))
+    return _BASE[0]
 
 
 def registered() -> Iterator[Dialect]:
-    """Every registered dialect, by name."""
-    _load()
-    return iter(sorted(_REGISTRY.values(), key=lambda d: d.name))
+    """Every bundled dialect, by name (a declared one lives in the registries built with it)."""
+    return iter(bundled())
 
 
 def dialect_names() -> tuple[str, ...]:
-    return tuple(d.name for d in registered())
+    return bundled().names()
 
 
 def writable_names() -> tuple[str, ...]:
-    return tuple(d.name for d in registered() if d.shape.writable)
+    return bundled().writable_names()
 
 
 def get_dialect(name: str) -> Dialect:
-    """The dialect called ``name`` (or an alias, or its snake_case spelling)."""
-    _load()
-    d = _REGISTRY.get(name)
-    if d is not None:
-        return d
-    low = name.lower()
-    for d in _REGISTRY.values():
-        if low == d.name.replace("-", "_") or low in d.aliases:
-            return d
-    raise UnknownDialectError(name, dialect_names())
-
-
-_loaded: list[bool] = []
-
-
-def _load() -> None:
-    if not _loaded:
-        _loaded.append(True)
-        from . import dialects  # noqa: F401  (imports every dialect module: they register)
+    """The bundled dialect called ``name`` (or an alias, or its snake_case spelling)."""
+    return bundled().get(name)

@@ -20,7 +20,7 @@ from .errors import EnvglotError, MappingError
 from .tomlfile import MAX_TOML_BYTES, parse_toml, read_regular, untrusted
 
 if TYPE_CHECKING:
-    from .dialect import Dialect
+    from .dialect import Dialect, Registry
 
 __all__ = [
     "Category",
@@ -408,7 +408,10 @@ class Mappings:
         dialects: dict[str, DialectMap],
         error_types: list[ErrorTypeRow],
         sources: tuple[str, ...],
+        registry: Registry,
     ) -> None:
+        self.registry = registry
+        """The dialects these tables are for (bundled, plus the declarations loaded with them)."""
         self.categories = canonical.categories
         self.unknown_category = canonical.unknown_category
         self.message_keys = tuple(canonical.inference.message_keys)
@@ -426,7 +429,8 @@ class Mappings:
             return self.dialects[dialect]
         except KeyError:
             raise MappingError(
-                f"no table for dialect {dialect!r} in these mappings (declared after they were loaded: load them again)"
+                f"no table for dialect {dialect!r} in these mappings (a declared dialect lives in the tables "
+                "loaded with its declaration: pass it in mappings=)"
             ) from None
 
     def default_retryable(self, category: str) -> bool:
@@ -470,24 +474,29 @@ def _error_type_row(raw: dict[str, str | bool], where: str, columns: dict[str, D
         raise MappingError(f"{where}: {exc}") from None
 
 
-def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | None = None) -> Mappings:
+def load_mappings(
+    overlays: Iterable[str | os.PathLike[str]] = (), base: Path | None = None, registry: Registry | None = None
+) -> Mappings:
     """Load, merge and validate the bundled tables plus ``overlays`` (later files win).
 
-    One table per registered dialect (``mappings/<name>.toml``); ``error-types.toml`` has a
-    column per dialect whose codes are category words (``shape.open_codes``) or that has a
-    ``[types]`` vocabulary.
+    One table per dialect of ``registry`` (default: the bundled ones) plus one per declaration
+    among ``overlays`` (``envglot.declared``): the tables keep that registry
+    (:attr:`Mappings.registry`); nothing is registered for the process. The tables are
+    ``mappings/<name>.toml``; ``error-types.toml`` has a column per dialect whose codes are
+    category words (``shape.open_codes``) or that has a ``[types]`` vocabulary.
     """
-    from .dialect import registered
+    from .dialect import bundled
 
     overlays = list(overlays)
-    if overlays:  # a declaration file among them registers its dialect (envglot.declared)
-        from .declared import register_declarations
+    reg = registry if registry is not None else bundled()
+    if overlays:  # a declaration file among them adds its dialect to the tables' registry
+        from .declared import with_declarations
 
-        overlays = register_declarations(overlays)
+        reg, overlays = with_declarations(overlays, reg)
     root = base or mappings_dir()
     canonical = _decode(root / "canonical.toml", CanonicalTable)
     assert isinstance(canonical, CanonicalTable)
-    units = {d.name: d for d in registered()}
+    units = {d.name: d for d in reg}
     tables: dict[str, DialectTable] = {}
     files: dict[str, str] = {}
     for name, unit in units.items():
@@ -546,8 +555,12 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
         if units[name].shape.open_codes:  # its codes are category words: its column of error-types.toml
             write = write_extra[name] + _error_type_rows(error_rows, name)
         dialects[name] = DialectMap(t, write, t.types, units[name])
-    m = Mappings(canonical, dialects, error_rows, tuple(sources))
+    m = Mappings(canonical, dialects, error_rows, tuple(sources), reg)
     _validate(m, files, str(et_path), row_files)
+    if any(d.declared for d in reg):  # its own documents must be detected as itself
+        from .declared import check_overlap
+
+        check_overlap(m)
     return m
 
 
@@ -683,7 +696,9 @@ def check_overlay(path: str | os.PathLike[str]) -> Mappings:
         return "problem.category" not in t.carried and (plan is None or plan.category != cat)
 
     m = load_mappings([path])
-    before = {meaning(u) for u in unstable_codes(default_mappings())}
+    base = default_mappings()
+    plain = base if m.registry is base.registry else load_mappings(registry=m.registry)
+    before = {meaning(u) for u in unstable_codes(plain)}  # (a declared dialect's own codes: its tables)
     new = [u for u in unstable_codes(m) if meaning(u) not in before and not inherent(u)]
     if new:
         u = new[0]
