@@ -337,6 +337,9 @@ def _acme_with(old: str, new: str) -> str:
         ('dialect = "acme"', 'dialect = "Acme Co"', "a dialect name is lowercase"),
         ('request_id = "$.request_id"', 'request_id = "$.tool_id"', "share the wire path"),
         ('keys = ["tier", "tool_id"]', 'keys = ["data"]', "keys of bundled dialects"),
+        ('keys = ["tier", "tool_id"]', 'keys = ["tier", "request_id"]', "'request_id' is an optional member"),
+        ('"$.tier", "$.tool_id",', '"$.tier",', "'tool_id' is an optional member"),
+        ('keys = ["tier", "tool_id"]', 'keys = ["tier", "error"]', "'error' is an optional member"),
         ('keys = ["tier", "tool_id"]', 'keys = ["nope"]', "no top-level member"),
         ("priority = 80", "priority = 5", "priority must be at least"),
         ('[synthesize]\ntool = "unknown"', "[synthesize]", "[synthesize] needs a rule for 'tool'"),
@@ -408,6 +411,16 @@ def test_cli_lists_the_declared_dialect_when_loaded(tmp_path: Path) -> None:
     assert any(line.startswith("acme ") for line in p.stdout.decode().splitlines())
 
 
+def test_cli_detect_and_schema_know_the_declared_dialect_with_its_mappings_only() -> None:
+    with_it = _run("detect", "--mappings", ACME, ACME_DOCS[0])
+    assert with_it.returncode == 0 and with_it.stdout.startswith(b"acme"), with_it.stdout + with_it.stderr
+    without = _run("detect", ACME_DOCS[0])
+    assert without.returncode == 0 and without.stdout.startswith(b"legacy-v1"), without.stdout
+    schema = _run("schema", "acme", "--mappings", ACME, "--inline")
+    assert schema.returncode == 0 and _DEC.decode(schema.stdout)["required"] == ["tier", "tool_id", "data"]
+    assert _run("schema", "acme").returncode == 2
+
+
 def test_cli_bad_declaration_exits_65(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(_acme_with('dialect = "acme"', 'dialect = "result"'))
@@ -415,6 +428,64 @@ def test_cli_bad_declaration_exits_65(tmp_path: Path) -> None:
     assert p.returncode == 65
     assert "is a bundled dialect" in p.stderr.decode()
     assert str(bad) in p.stderr.decode()
+
+
+# --- a declaration proves itself (issue 24) -----------------------------------------------------
+
+OPTIONAL_KEY = _acme_with('"$.tier", "$.tool_id",', '"$.tier",')
+"""acme with ``tool_id``, a detection key, optional: the issue's repro."""
+
+
+def test_an_optional_detection_key_is_refused_where_it_used_to_pass_the_check(tmp_path: Path) -> None:
+    """Before issue 24 this declaration passed ``mappings check --examples`` (its examples all carry
+    ``tool_id``), yet envglot wrote ``{"tier":"v1","data":...}`` for a source without a tool and
+    read that back as a legacy-v1 bare payload. Now it does not load, with a clear error."""
+    path = tmp_path / "acme-optional.toml"
+    path.write_text(OPTIONAL_KEY)
+    with pytest.raises(MappingError) as info:
+        load_mappings([str(path)])
+    assert str(path) in str(info.value) and info.value.path == "$.declare.detect.keys"
+    assert "would not be detected as acme" in str(info.value)
+    p = _run("mappings", "check", path, "--examples", EXAMPLES / "declared" / "acme")
+    assert p.returncode == 65, p.stdout + p.stderr
+    err = p.stderr.decode()
+    assert err.startswith(f"{path}: error: [declare.detect] key 'tool_id' is an optional member"), err
+    assert "(at $.declare.detect.keys)" in err and b"ok" not in p.stdout and "Traceback" not in err
+    converted = _run("convert", "--mappings", path, "-t", "acme", EXAMPLES / "result" / "ok.json")
+    assert converted.returncode == 65 and "optional member" in converted.stderr.decode()
+
+
+def test_the_check_converts_every_example_everywhere_and_back(acme: list[str]) -> None:
+    from envglot.learn import check_examples
+
+    m = load_mappings(acme)
+    examples = [(p.name, p.read_bytes()) for p in ACME_DOCS]
+    assert check_examples("acme", examples, m) == []
+    # an example that is no acme document, one that breaks the contract, one whose CallToolResult
+    # contradicts it: each named with its reason and JSON path
+    broken = _doc(ACME_DOCS[0]).replace(b'"tool_id":"get_doc"', b'"tool_id":7')
+    wrapped = msgspec.json.encode(
+        {"content": [{"type": "text", "text": _doc(ACME_DOCS[0]).decode()}], "isError": False}
+    )
+    found = dict(
+        check_examples(
+            "acme",
+            [("plain.json", b'{"ok": true}'), ("broken.json", broken), ("wrapped.json", wrapped)],
+            m,
+        )
+    )
+    assert found["plain.json"] == "$: detected as legacy-v1 (no dialect's markers), not acme"
+    assert found["broken.json"].startswith("does not validate: $.tool_id: ")
+    assert found["wrapped.json"].startswith("$.isError: isError=false but acme reads the other outcome")
+
+
+def test_a_difference_is_named_by_its_json_path() -> None:
+    from envglot.learn import first_difference
+
+    assert first_difference({"a": {"b": [1, 2]}}, {"a": {"b": [1, 3]}}) == "$.a.b[1]"
+    assert first_difference({"a": 1, "x y": 2}, {"a": 1}) == '$["x y"]'
+    assert first_difference({"a": 1}, {"a": 1, "b": 2}) == "$.b"
+    assert first_difference([1], [1, 2]) == "$"
 
 
 # --- untrusted input ------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ __all__ = [
     "LearnError",
     "Sample",
     "check_examples",
+    "first_difference",
     "from_server",
     "learn",
     "learn_checked",
@@ -1159,7 +1160,7 @@ def _check_one(dialect: str, rec: bytes, m: Mappings, targets: list[str]) -> str
             return f"round trip through {t}: {exc}"
         restored = _ANY.decode(back)
         if restored != original:
-            at = _first_difference(original, restored)
+            at = first_difference(original, restored)
             return f"round trip through {t} (preserve) does not restore it: {at} differs"
         why = _own_output(written, dialect, m)
         if why is not None:
@@ -1188,18 +1189,18 @@ def _own_output(doc: bytes, dialect: str, m: Mappings) -> str | None:
     return _invalid(doc, dialect, m)
 
 
-def _first_difference(a: Any, b: Any, segs: tuple[str | int, ...] = ()) -> str:
+def first_difference(a: Any, b: Any, segs: tuple[str | int, ...] = ()) -> str:
     """The JSON path of the first place where ``a`` and ``b`` differ (``segs`` when they are equal)."""
     if isinstance(a, dict) and isinstance(b, dict):
         for k in (*a, *(k for k in b if k not in a)):
             if k not in a or k not in b:
                 return format_path([*segs, k])
             if a[k] != b[k]:
-                return _first_difference(a[k], b[k], (*segs, k))
+                return first_difference(a[k], b[k], (*segs, k))
     elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             if x != y:
-                return _first_difference(x, y, (*segs, i))
+                return first_difference(x, y, (*segs, i))
     return format_path(list(segs))
 
 
