@@ -105,6 +105,16 @@ def test_one_set_of_tables_one_declaration_per_name(zeta: Path, tmp_path: Path) 
     assert classify(_doc(ACME_DOCS[0]), both.registry).dialect == "acme"
 
 
+def test_a_name_whose_spelling_is_another_dialects_alias_is_a_clear_error(tmp_path: Path) -> None:
+    first = tmp_path / "first.toml"
+    first.write_text(ZETA.replace("aliases = []", 'aliases = ["my_x"]').replace("priority = 41", "priority = 90"))
+    second = tmp_path / "second.toml"
+    second.write_text(ACME.read_text().replace('dialect = "acme"', 'dialect = "my-x"').replace('"acme-v1"', '"mx"'))
+    with pytest.raises(MappingError, match="'my_x' names two dialects: zeta and my-x") as info:
+        with_declarations([str(first), str(second)])
+    assert str(second) in str(info.value)
+
+
 # -- a Converter keeps the registry it was built with --------------------------------------------
 
 

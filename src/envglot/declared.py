@@ -848,7 +848,10 @@ def with_declarations(paths: Iterable[str | Any], registry: Registry | None = No
             continue
         _, cls, _ = _build(path, buf, doc, reg)
         if cls is not None:
-            reg = reg.adding(cls())
+            try:
+                reg = reg.adding(cls())
+            except ValueError as exc:  # a spelling of its name is another dialect's alias
+                raise MappingError(f"{path}: {exc}", path="$.dialect") from None
     return reg, rest
 
 
