@@ -152,3 +152,21 @@ def test_a_declaration_overlapping_a_bundled_dialect_is_refused_naming_both(tmp_
     assert b"overlaps the bundled dialect legacy-v1" in run.stderr and b"tasky" in run.stderr
     assert b"whatever [declare.detect] priority says" in run.stderr  # the rule that decides
     assert b"Traceback" not in run.stderr
+
+
+def test_detection_keys_that_are_all_bundled_keys_are_refused_naming_their_dialects(tmp_path: Path) -> None:
+    """The static half of the clash check: keys every one of which a bundled dialect defines are
+    refused before anything is written, naming the bundled dialects that define them and the
+    rule that decides (bundled probes first, whatever the declared priority)."""
+    path = tmp_path / "clash.toml"
+    path.write_text(
+        STEALING.replace('keys = ["task_id"]', 'keys = ["success"]').replace('"$.task_id"]', '"$.success"]')
+    )
+    with pytest.raises(MappingError) as info:
+        mappings_for([str(path)])
+    msg = str(info.value)
+    assert msg.startswith(f"{path}: [declare.detect] keys ['success'] of tasky are all keys of bundled dialects")
+    owners = msg.split("('success': ", 1)[1].split(")", 1)[0].split(", ")
+    assert set(owners) == {d.name for d in registered() if "success" in d.keys} and len(owners) >= 2
+    assert "every bundled dialect's probe runs before any declared one, whatever its priority" in msg
+    assert info.value.path == "$.declare.detect.keys"
