@@ -204,3 +204,21 @@ def test_the_module_level_helpers_get_a_registry_for_their_call() -> None:
     with pytest.raises(UnknownDialectError):
         envglot.json_schema("acme")
     assert envglot.convert(doc, to="acme", mappings=acme) == doc
+
+
+def test_the_mcp_faces_take_the_declared_dialect_from_their_tables() -> None:
+    acme = [str(ACME)]
+
+    @envglot.mcp.emits("acme", mappings=acme)
+    def get_doc(x: int) -> dict[str, int]:
+        return {"x": x}
+
+    answered = get_doc(3).model_dump(mode="json", by_alias=True, exclude_none=True)  # an SDK CallToolResult
+    assert answered["structuredContent"] == {"tier": "v1", "tool_id": "get_doc", "data": {"x": 3}}
+    assert answered["isError"] is False
+    schema = envglot.mcp.output_schema("acme", {"type": "object"}, mappings=acme)
+    assert list(schema["properties"])[:3] == ["tier", "tool_id", "data"]
+    wire = envglot.mcp.wrap(b'{"success": false, "error": "gone"}', "acme", mappings=acme)
+    assert wire["isError"] is True and wire["structuredContent"]["tier"] == "v1"
+    with pytest.raises(UnknownDialectError):
+        envglot.mcp.emits("acme")
