@@ -22,6 +22,7 @@ import pytest
 
 from envglot.detect import Detection
 from envglot.migration import REJECTS_NAME, TEMP_PREFIX, TEST_BATCH_ENV, TEST_DELAY_ENV, migrate
+from envglot.registry import Registry
 
 ENVGLOT = shutil.which("envglot", path=str(Path(sys.executable).parent)) or shutil.which("envglot")
 needs_exe = pytest.mark.skipif(ENVGLOT is None, reason="the envglot executable is not installed")
@@ -266,10 +267,10 @@ def test_an_internal_error_is_a_counted_reject(tmp_path: Path, monkeypatch: pyte
 
     real = records.classify
 
-    def buggy(buf: bytes) -> Detection:
+    def buggy(buf: bytes, registry: Registry | None = None) -> Detection:
         if b"boom" in buf:
             raise KeyError("x" * 10_000)
-        return real(buf)
+        return real(buf, registry)
 
     monkeypatch.setattr(records, "classify", buggy)
     (tmp_path / "in").mkdir()

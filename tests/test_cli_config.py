@@ -132,3 +132,19 @@ def test_a_configured_declaration_names_a_dialect_the_configuration_can_use(proj
     err = r.stderr.decode()
     assert r.returncode == 65 and f"{project / 'envglot.toml'}:2: [convert] mappings: {bad}:" in err, err
     assert "Traceback" not in err
+
+
+def test_a_configured_declaration_is_known_only_where_its_mappings_apply(project: Path) -> None:
+    """A declaration in one command's table is in that command's registry only: `to = "acme"`
+    beside it works, in another command's table it is an unknown dialect (nothing is registered
+    for the process, not even while the configuration is read)."""
+    acme = ROOT / "examples" / "declared" / "acme.toml"
+    (project / "envglot.toml").write_text(f'[convert]\nto = "acme"\nmappings = ["{acme}"]\n')
+    r = run(project / "a" / "b", "convert", "ok.json")
+    assert r.returncode == 0 and r.stdout.startswith(b'{"tier":"v1"'), r.stderr
+    d = run(project / "a" / "b", "dialects")
+    assert d.returncode == 0 and b"acme" not in d.stdout, d.stdout  # `dialects` has no such mappings
+    (project / "envglot.toml").write_text(f'[convert]\nmappings = ["{acme}"]\n[migrate]\nto = "acme"\n')
+    r = run(project / "a" / "b", "convert", "ok.json", "-t", "acme")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "unknown dialect 'acme'" in err and "[migrate] to" in err, err

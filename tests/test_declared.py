@@ -2,8 +2,9 @@
 envelope converts to and from every bundled writable dialect, round trips with preserve, validates,
 is detected, exports a schema, and bad declarations are clear errors.
 
-The declarations are registered for the test that needs them and unregistered afterwards, so
-the rest of the suite sees the bundled dialects only.
+A declaration lives only in the tables loaded with it (``mappings=``, their
+:class:`~envglot.Registry`): nothing is registered for the process, so the rest of the suite
+sees the bundled dialects only.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import envglot
-from envglot.declared import DeclaredDialect
 from envglot.detect import classify
-from envglot.dialect import get_dialect, registered, writable_names
+from envglot.dialect import get_dialect, writable_names
 from envglot.errors import MappingError, ParseError, UnknownDialectError
-from envglot.mappings import load_mappings, mappings_for, unregister
+from envglot.mappings import load_mappings, mappings_for
 from envglot.mcp import is_error
 from envglot.schema import json_schema
 
@@ -35,7 +34,7 @@ EXAMPLES = ROOT / "examples"
 ACME = EXAMPLES / "declared" / "acme.toml"
 ACME_DOCS = sorted((EXAMPLES / "declared" / "acme").glob("*.json"))
 BUNDLED_WRITABLE = writable_names()
-"""Computed at collection, before any declaration is loaded: the bundled writable dialects."""
+"""The bundled writable dialects (a declaration never joins them)."""
 BUNDLED_EXAMPLES = sorted(
     p for p in EXAMPLES.glob("*/*.json") if p.parent.name != "declared" and p.parent.name in BUNDLED_WRITABLE
 )
@@ -47,14 +46,9 @@ def _doc(path: Path) -> bytes:
 
 
 @pytest.fixture
-def acme() -> Iterator[list[str]]:
-    """The acme declaration loaded (registered) for one test; unregistered afterwards."""
-    m = [str(ACME)]
-    mappings_for(m)
-    yield m
-    for d in list(registered()):
-        if isinstance(d, DeclaredDialect):
-            unregister(d.name)
+def acme() -> list[str]:
+    """The acme declaration as a ``mappings=`` value."""
+    return [str(ACME)]
 
 
 def _paths(conv: envglot.Conversion) -> set[str]:
@@ -78,7 +72,7 @@ def test_acme_converts_to_every_dialect_and_back(acme: list[str], example: Path,
     back = envglot.conversion(there.output, to="acme", mappings=acme)
     assert back.source == target
     assert envglot.validate(back.output, "acme", mappings=acme) == []
-    assert classify(back.output).dialect == "acme"
+    assert classify(back.output, m.registry).dialect == "acme"
     before = envglot.read(src, "acme", mappings=acme)
     after = envglot.read(back.output, "acme", mappings=acme)
     assert after.ok == before.ok
@@ -171,7 +165,7 @@ def test_validate_reports_what_the_declaration_requires(
 def test_acme_examples_validate_and_are_detected(acme: list[str]) -> None:
     for p in ACME_DOCS:
         assert envglot.validate(_doc(p), mappings=acme) == [], p
-        det = envglot.api.detection(_doc(p))
+        det = envglot.api.detection(_doc(p), mappings=acme)
         assert (det.dialect, det.evidence) == ("acme", "tier")
 
 
@@ -179,26 +173,24 @@ def test_loading_a_declaration_changes_no_bundled_detection() -> None:
     corpus = sorted((ROOT / "tests" / "golden").rglob("*.json")) + sorted(EXAMPLES.glob("*/*.json"))
     corpus = [p for p in corpus if "declared" not in p.parts]
 
-    def detected(p: Path) -> str:
+    def detected(p: Path, registry: envglot.Registry | None = None) -> str:
         try:
-            return classify(p.read_bytes()).dialect
+            return classify(p.read_bytes(), registry).dialect
         except envglot.EnvglotError as exc:
             return type(exc).__name__
 
     before = {p: detected(p) for p in corpus}
+    m = mappings_for([str(ACME)])
+    assert {p: detected(p, m.registry) for p in corpus} == before  # acme in the registry claims none of them
+    assert {p: detected(p) for p in corpus} == before
+    assert envglot.detect(_doc(ACME_DOCS[0]), mappings=[str(ACME)]) == "acme"
+    assert envglot.detect(_doc(ACME_DOCS[0])) == "legacy-v1"  # not registered: the bundled registry lacks it
     with pytest.raises(UnknownDialectError):
         get_dialect("acme")
-    try:
-        mappings_for([str(ACME)])
-        assert {p: detected(p) for p in corpus} == before
-        assert envglot.detect(_doc(ACME_DOCS[0])) == "acme"
-    finally:
-        unregister("acme")
-    assert envglot.detect(_doc(ACME_DOCS[0])) == "legacy-v1"  # unregistered: gone from detection too
 
 
 def test_json_schema_is_derived_from_the_declaration(acme: list[str]) -> None:
-    schema = json_schema("acme", inline=True)
+    schema = json_schema("acme", inline=True, mappings=acme)
     assert schema["type"] == "object"
     assert schema["required"] == ["tier", "tool_id", "data"]
     assert list(schema["properties"]) == ["tier", "tool_id", "data", "request_id", "error"]
@@ -207,21 +199,21 @@ def test_json_schema_is_derived_from_the_declaration(acme: list[str]) -> None:
 
 
 def test_mcp_is_error_follows_the_declared_outcome(acme: list[str]) -> None:
-    assert is_error(_doc(EXAMPLES / "declared" / "acme" / "not-found.json"), "acme") is True
-    assert is_error(_doc(EXAMPLES / "declared" / "acme" / "search-ok.json"), "acme") is False
+    assert is_error(_doc(EXAMPLES / "declared" / "acme" / "not-found.json"), "acme", mappings=acme) is True
+    assert is_error(_doc(EXAMPLES / "declared" / "acme" / "search-ok.json"), "acme", mappings=acme) is False
     wrapped = envglot.mcp.wrap(_doc(EXAMPLES / "declared" / "acme" / "rate-limited.json"), "acme", mappings=acme)
     assert wrapped["isError"] is True
 
 
-def test_once_registered_the_default_tables_know_it_and_stale_ones_say_so() -> None:
+def test_a_declaration_lives_only_in_the_tables_loaded_with_it() -> None:
     stale = load_mappings()  # built before the declaration was loaded
-    try:
-        mappings_for([str(ACME)])
-        assert envglot.convert(_doc(ACME_DOCS[0]), to="acme") == _doc(ACME_DOCS[0])
-        with pytest.raises(MappingError, match="no table for dialect 'acme'"):
-            stale["acme"]
-    finally:
-        unregister("acme")
+    m = mappings_for([str(ACME)])
+    assert envglot.convert(_doc(ACME_DOCS[0]), to="acme", mappings=m) == _doc(ACME_DOCS[0])
+    with pytest.raises(UnknownDialectError):  # the default tables never learn it
+        envglot.convert(_doc(ACME_DOCS[0]), to="acme")
+    with pytest.raises(MappingError, match="no table for dialect 'acme'"):
+        stale["acme"]
+    assert "acme" not in load_mappings().dialects and "acme" in m.registry
 
 
 def test_the_same_declaration_twice_is_fine(acme: list[str], tmp_path: Path) -> None:
@@ -276,13 +268,10 @@ BETA_WRITE = "".join(
 
 
 @pytest.fixture
-def beta(tmp_path: Path) -> Iterator[list[str]]:
+def beta(tmp_path: Path) -> list[str]:
     path = tmp_path / "beta.toml"
     path.write_text(BETA + BETA_WRITE)
-    m = [str(path)]
-    mappings_for(m)
-    yield m
-    unregister("beta")
+    return [str(path)]
 
 
 BETA_DOCS = [
@@ -320,9 +309,9 @@ def test_a_richer_declaration_reads_every_declared_field(beta: list[str]) -> Non
         envglot.read(b'{"ok":true,"errors":[{"code":"bad"}],"result":{}}', "beta", mappings=beta)
     found = envglot.validate(b'{"ok":false,"result":{}}', "beta", mappings=beta)
     assert [v.path for v in found] == ["$.errors"]
-    assert is_error(BETA_DOCS[1], "beta") is True
-    assert is_error(b'{"ok":true,"errors":[],"result":{}}', "beta") is False
-    assert is_error(b'{"ok":false,"result":{}}', "beta") is True
+    assert is_error(BETA_DOCS[1], "beta", mappings=beta) is True
+    assert is_error(b'{"ok":true,"errors":[],"result":{}}', "beta", mappings=beta) is False
+    assert is_error(b'{"ok":false,"result":{}}', "beta", mappings=beta) is True
     with pytest.raises(ParseError, match="ok"):  # the outcome flag is always required
         envglot.read(b'{"errors":[],"result":{}}', "beta", mappings=beta)
 
@@ -348,6 +337,9 @@ def _acme_with(old: str, new: str) -> str:
         ('dialect = "acme"', 'dialect = "Acme Co"', "a dialect name is lowercase"),
         ('request_id = "$.request_id"', 'request_id = "$.tool_id"', "share the wire path"),
         ('keys = ["tier", "tool_id"]', 'keys = ["data"]', "keys of bundled dialects"),
+        ('keys = ["tier", "tool_id"]', 'keys = ["tier", "request_id"]', "'request_id' is an optional member"),
+        ('"$.tier", "$.tool_id",', '"$.tier",', "'tool_id' is an optional member"),
+        ('keys = ["tier", "tool_id"]', 'keys = ["tier", "error"]', "'error' is an optional member"),
         ('keys = ["tier", "tool_id"]', 'keys = ["nope"]', "no top-level member"),
         ("priority = 80", "priority = 5", "priority must be at least"),
         ('[synthesize]\ntool = "unknown"', "[synthesize]", "[synthesize] needs a rule for 'tool'"),
@@ -363,14 +355,11 @@ def _acme_with(old: str, new: str) -> str:
 def test_bad_declarations_are_clear_errors(tmp_path: Path, old: str, new: str, words: str) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(_acme_with(old, new))
-    try:
-        with pytest.raises(MappingError) as info:
-            mappings_for([str(path)])
-        assert str(path) in str(info.value)
-        assert words in str(info.value) or words == info.value.path
-    finally:
-        unregister("acme")
-    with pytest.raises(UnknownDialectError):  # a declaration that failed is not kept
+    with pytest.raises(MappingError) as info:
+        mappings_for([str(path)])
+    assert str(path) in str(info.value)
+    assert words in str(info.value) or words == info.value.path
+    with pytest.raises(UnknownDialectError):  # a declaration that failed is nowhere
         get_dialect("acme")
 
 
@@ -378,7 +367,8 @@ def test_a_different_declaration_under_a_registered_name_is_refused(acme: list[s
     other = tmp_path / "acme2.toml"
     other.write_text(_acme_with('"$.tier" = "v1"', '"$.tier" = "v2"'))
     with pytest.raises(MappingError, match="already declared differently"):
-        mappings_for([str(other)])
+        mappings_for([*acme, str(other)])
+    assert "acme" in mappings_for([str(other)]).registry  # on its own, in its own tables: fine
 
 
 # --- the installed command ---------------------------------------------------------------------
@@ -421,6 +411,16 @@ def test_cli_lists_the_declared_dialect_when_loaded(tmp_path: Path) -> None:
     assert any(line.startswith("acme ") for line in p.stdout.decode().splitlines())
 
 
+def test_cli_detect_and_schema_know_the_declared_dialect_with_its_mappings_only() -> None:
+    with_it = _run("detect", "--mappings", ACME, ACME_DOCS[0])
+    assert with_it.returncode == 0 and with_it.stdout.startswith(b"acme"), with_it.stdout + with_it.stderr
+    without = _run("detect", ACME_DOCS[0])
+    assert without.returncode == 0 and without.stdout.startswith(b"legacy-v1"), without.stdout
+    schema = _run("schema", "acme", "--mappings", ACME, "--inline")
+    assert schema.returncode == 0 and _DEC.decode(schema.stdout)["required"] == ["tier", "tool_id", "data"]
+    assert _run("schema", "acme").returncode == 2
+
+
 def test_cli_bad_declaration_exits_65(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(_acme_with('dialect = "acme"', 'dialect = "result"'))
@@ -428,6 +428,64 @@ def test_cli_bad_declaration_exits_65(tmp_path: Path) -> None:
     assert p.returncode == 65
     assert "is a bundled dialect" in p.stderr.decode()
     assert str(bad) in p.stderr.decode()
+
+
+# --- a declaration proves itself (issue 24) -----------------------------------------------------
+
+OPTIONAL_KEY = _acme_with('"$.tier", "$.tool_id",', '"$.tier",')
+"""acme with ``tool_id``, a detection key, optional: the issue's repro."""
+
+
+def test_an_optional_detection_key_is_refused_where_it_used_to_pass_the_check(tmp_path: Path) -> None:
+    """Before issue 24 this declaration passed ``mappings check --examples`` (its examples all carry
+    ``tool_id``), yet envglot wrote ``{"tier":"v1","data":...}`` for a source without a tool and
+    read that back as a legacy-v1 bare payload. Now it does not load, with a clear error."""
+    path = tmp_path / "acme-optional.toml"
+    path.write_text(OPTIONAL_KEY)
+    with pytest.raises(MappingError) as info:
+        load_mappings([str(path)])
+    assert str(path) in str(info.value) and info.value.path == "$.declare.detect.keys"
+    assert "would not be detected as acme" in str(info.value)
+    p = _run("mappings", "check", path, "--examples", EXAMPLES / "declared" / "acme")
+    assert p.returncode == 65, p.stdout + p.stderr
+    err = p.stderr.decode()
+    assert err.startswith(f"{path}: error: [declare.detect] key 'tool_id' is an optional member"), err
+    assert "(at $.declare.detect.keys)" in err and b"ok" not in p.stdout and "Traceback" not in err
+    converted = _run("convert", "--mappings", path, "-t", "acme", EXAMPLES / "result" / "ok.json")
+    assert converted.returncode == 65 and "optional member" in converted.stderr.decode()
+
+
+def test_the_check_converts_every_example_everywhere_and_back(acme: list[str]) -> None:
+    from envglot.learn import check_examples
+
+    m = load_mappings(acme)
+    examples = [(p.name, p.read_bytes()) for p in ACME_DOCS]
+    assert check_examples("acme", examples, m) == []
+    # an example that is no acme document, one that breaks the contract, one whose CallToolResult
+    # contradicts it: each named with its reason and JSON path
+    broken = _doc(ACME_DOCS[0]).replace(b'"tool_id":"get_doc"', b'"tool_id":7')
+    wrapped = msgspec.json.encode(
+        {"content": [{"type": "text", "text": _doc(ACME_DOCS[0]).decode()}], "isError": False}
+    )
+    found = dict(
+        check_examples(
+            "acme",
+            [("plain.json", b'{"ok": true}'), ("broken.json", broken), ("wrapped.json", wrapped)],
+            m,
+        )
+    )
+    assert found["plain.json"] == "$: detected as legacy-v1 (no dialect's markers), not acme"
+    assert found["broken.json"].startswith("does not validate: $.tool_id: ")
+    assert found["wrapped.json"].startswith("$.isError: isError=false but acme reads the other outcome")
+
+
+def test_a_difference_is_named_by_its_json_path() -> None:
+    from envglot.learn import first_difference
+
+    assert first_difference({"a": {"b": [1, 2]}}, {"a": {"b": [1, 3]}}) == "$.a.b[1]"
+    assert first_difference({"a": 1, "x y": 2}, {"a": 1}) == '$["x y"]'
+    assert first_difference({"a": 1}, {"a": 1, "b": 2}) == "$.b"
+    assert first_difference([1], [1, 2]) == "$"
 
 
 # --- untrusted input ------------------------------------------------------------------------------
@@ -495,15 +553,12 @@ def test_migrate_to_and_from_the_declared_dialect(tmp_path: Path, jobs: int) -> 
     src.mkdir()
     for p in ACME_DOCS:
         (src / p.name).write_bytes(p.read_bytes())
-    try:
-        report = envglot.migrate([src], out=tmp_path / "v2", to="response-v2", mappings=[str(ACME)], jobs=jobs)
-        assert report.exit_code == 0, report
-        outs = sorted((tmp_path / "v2").glob("*.json"))
-        assert len(outs) == len(ACME_DOCS)
-        assert all(envglot.detect(p.read_bytes()) == "response-v2" for p in outs)
-        back = envglot.migrate([tmp_path / "v2"], out=tmp_path / "acme", to="acme", mappings=[str(ACME)], jobs=jobs)
-        assert back.exit_code == 0, back
-        for p in sorted((tmp_path / "acme").glob("*.json")):
-            assert envglot.validate(p.read_bytes(), "acme") == [], p
-    finally:
-        unregister("acme")
+    report = envglot.migrate([src], out=tmp_path / "v2", to="response-v2", mappings=[str(ACME)], jobs=jobs)
+    assert report.exit_code == 0, report
+    outs = sorted((tmp_path / "v2").glob("*.json"))
+    assert len(outs) == len(ACME_DOCS)
+    assert all(envglot.detect(p.read_bytes()) == "response-v2" for p in outs)
+    back = envglot.migrate([tmp_path / "v2"], out=tmp_path / "acme", to="acme", mappings=[str(ACME)], jobs=jobs)
+    assert back.exit_code == 0, back
+    for p in sorted((tmp_path / "acme").glob("*.json")):
+        assert envglot.validate(p.read_bytes(), "acme", mappings=[str(ACME)]) == [], p

@@ -10,28 +10,22 @@ nobody collecting diagnostics): the same bytes, the same errors.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
 
 import envglot
-from declared_engine_goldens import DECLS, GOLDEN, Goldens, categories, declarations, run
-from envglot.dialect import get_dialect
+from declared_engine_goldens import GOLDEN, Goldens, categories, declarations, run
 from envglot.fields import pair_function, use_compiled
-from envglot.mappings import mappings_for, unregister
+from envglot.mappings import mappings_for
 
 GOLDENS = msgspec.json.decode(GOLDEN.read_bytes(), type=Goldens)
 
 
 @pytest.fixture(scope="module")
-def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
-    m = declarations(Path(tmp_path_factory.mktemp("decl")))
-    mappings_for(m)
-    yield m
-    for name in DECLS:
-        unregister(name)
+def both(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return declarations(Path(tmp_path_factory.mktemp("decl")))
 
 
 def test_compiled_declarations_give_the_interpreters_bytes_and_diagnostics(both: list[str]) -> None:
@@ -52,10 +46,11 @@ def test_fused_paths_of_declarations_give_the_interpreters_bytes_and_errors(both
     docs = [d.encode() for d in GOLDENS.docs]
     wrong = []
     fused = 0
+    reg = mappings_for(both).registry
     for want in GOLDENS.cases:
         if want.preserve:
             continue
-        src, dst = get_dialect(want.src) if want.src else None, get_dialect(want.dst)
+        src, dst = reg.get(want.src) if want.src else None, reg.get(want.dst)
         fused += src is not None and pair_function(src, dst) is not None
         try:
             got: tuple[str | None, tuple[str, str | None] | None] = (
@@ -107,11 +102,7 @@ def test_deliberately_different_an_object_is_written_where_it_is_declared(tmp_pa
     path = tmp_path / "order.toml"
     path.write_text(ORDER + "".join(f'\n[[write]]\ncategory = "{c}"\ncode = "E"\n' for c in categories()))
     m = [str(path)]
-    mappings_for(m)
-    try:
-        doc = b'{"ord":1,"b":"s","a":{"z":"t"},"data":1}'
-        out = envglot.convert(doc, to="order", mappings=m, unsupported="ignore")
-        assert out == b'{"ord":1,"a":{"z":"t"},"b":"s","data":1}'  # the interpreter: doc itself
-        assert get_dialect("order").arrange(out) == out
-    finally:
-        unregister("order")
+    doc = b'{"ord":1,"b":"s","a":{"z":"t"},"data":1}'
+    out = envglot.convert(doc, to="order", mappings=m, unsupported="ignore")
+    assert out == b'{"ord":1,"a":{"z":"t"},"b":"s","data":1}'  # the interpreter: doc itself
+    assert mappings_for(m).registry.get("order").arrange(out) == out

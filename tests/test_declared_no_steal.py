@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -19,16 +18,15 @@ import pytest
 
 import envglot
 from envelopes import sample_files
-from envglot.declared import DeclaredDialect
 from envglot.detect import classify, probe_table
 from envglot.dialect import registered
 from envglot.errors import MappingError
-from envglot.mappings import default_mappings, mappings_for, unregister
+from envglot.mappings import Mappings, default_mappings, mappings_for
 
 ROOT = Path(__file__).resolve().parents[1]
 ACME = ROOT / "examples" / "declared" / "acme.toml"
 UPSTREAM = ROOT / ".." / "shared" / "upstream"
-BUNDLED = sorted(d.name for d in registered() if not d.declared)
+BUNDLED = sorted(d.name for d in registered())
 CORPUS = [p for d in BUNDLED for p in sample_files(d)] + sorted(UPSTREAM.glob("*/*.json"))
 _WRITE = "".join(f'\n[[write]]\ncategory = "{c}"\ncode = "oops"\n' for c in default_mappings().categories)
 # The issue's stealing declaration: keyed on task_id at priority 41, shaped like the bundled
@@ -39,6 +37,7 @@ dialect = "tasky"
 [declare]
 description = "claims every envelope that carries a task_id"
 payload = "any"
+required = ["$.task_id"]
 [declare.detect]
 keys = ["task_id"]
 priority = 41
@@ -64,6 +63,7 @@ dialect = "sneaky"
 [declare]
 description = "task_id first, nothing bundled"
 payload = "any"
+required = ["$.task_id"]
 [declare.detect]
 keys = ["task_id"]
 priority = 41
@@ -90,16 +90,10 @@ TASK_FAILURES = {
 }
 
 
-def _forget_declared() -> None:
-    for d in list(registered()):
-        if isinstance(d, DeclaredDialect):
-            unregister(d.name)
-
-
-def _state(buf: bytes) -> tuple[str, bool | str]:
+def _state(buf: bytes, m: Mappings | None = None) -> tuple[str, bool | str]:
     try:
-        det = classify(buf)
-        return det.dialect, envglot.read(buf).ok
+        det = classify(buf, None if m is None else m.registry)
+        return det.dialect, envglot.read(buf, mappings=m).ok
     except envglot.EnvglotError as exc:
         return "refused", type(exc).__name__
 
@@ -108,24 +102,25 @@ BEFORE = {p: _state(p.read_bytes()) for p in CORPUS} | {k: _state(v) for k, v in
 
 
 @pytest.fixture(params=["acme", "sneaky"])
-def declaration(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def declaration(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Mappings]:
+    """``(name, the tables loaded with the declaration)``."""
     if request.param == "acme":
         path = ACME
     else:
         path = tmp_path / "sneaky.toml"
         path.write_text(SNEAKY)
-    mappings_for([str(path)])
-    yield request.param
-    _forget_declared()
+    return request.param, mappings_for([str(path)])
 
 
 def test_the_corpus_is_there() -> None:
     assert len(CORPUS) > 40 and {p.parent.name for p in CORPUS} >= set(BUNDLED) - {"legacy-v1"} | {"dotbot"}
 
 
-def test_every_bundled_document_keeps_its_dialect_and_outcome(declaration: str) -> None:
-    assert envglot.detect(b'{"task_id": "t-1", "result": 1}') == ("sneaky" if declaration == "sneaky" else "legacy-v1")
-    after = {p: _state(p.read_bytes()) for p in CORPUS} | {k: _state(v) for k, v in TASK_FAILURES.items()}
+def test_every_bundled_document_keeps_its_dialect_and_outcome(declaration: tuple[str, Mappings]) -> None:
+    name, m = declaration
+    expected = "sneaky" if name == "sneaky" else "legacy-v1"
+    assert envglot.detect(b'{"task_id": "t-1", "result": 1}', mappings=m) == expected
+    after = {p: _state(p.read_bytes(), m) for p in CORPUS} | {k: _state(v, m) for k, v in TASK_FAILURES.items()}
     assert after == BEFORE
     for name in TASK_FAILURES:  # the issue's repro: still bundled failures
         assert BEFORE[name][0] in BUNDLED and BEFORE[name][1] is False, name
@@ -134,21 +129,18 @@ def test_every_bundled_document_keeps_its_dialect_and_outcome(declaration: str) 
 def test_a_declared_probe_runs_after_every_bundled_one(tmp_path: Path) -> None:
     path = tmp_path / "sneaky.toml"
     path.write_text(SNEAKY)
-    try:
-        mappings_for([str(path)])
-        order = [name for _, name, _ in probe_table()]
-        assert order.index("sneaky") > max(i for i, n in enumerate(order[:-1]) if n != "sneaky")
-        # a bundled marker beside task_id: the bundled dialect wins
-        doc = msgspec.json.encode({"task_id": "t-1", "result": {}, "schema_id": "dotbot-mcp-response@1"})
-        assert classify(doc).dialect == "dotbot"
-    finally:
-        _forget_declared()
+    m = mappings_for([str(path)])
+    order = [name for _, name, _ in probe_table(m.registry)]
+    assert order.index("sneaky") > max(i for i, n in enumerate(order[:-1]) if n != "sneaky")
+    # a bundled marker beside task_id: the bundled dialect wins
+    doc = msgspec.json.encode({"task_id": "t-1", "result": {}, "schema_id": "dotbot-mcp-response@1"})
+    assert classify(doc, m.registry).dialect == "dotbot"
 
 
 def test_a_declaration_overlapping_a_bundled_dialect_is_refused_naming_both(tmp_path: Path) -> None:
     path = tmp_path / "tasky.toml"
     path.write_text(STEALING)
-    with pytest.raises(MappingError, match="overlaps the bundled dialect errorcode") as info:
+    with pytest.raises(MappingError, match="overlaps the bundled dialect legacy-v1: a success document") as info:
         mappings_for([str(path)])
     assert "tasky" in str(info.value) and str(path) in str(info.value)
     with pytest.raises(envglot.UnknownDialectError):  # not kept
@@ -157,6 +149,24 @@ def test_a_declaration_overlapping_a_bundled_dialect_is_refused_naming_both(tmp_
     assert exe is not None
     run = subprocess.run([exe, "mappings", "check", str(path)], capture_output=True, timeout=60)
     assert run.returncode == 65, run
-    assert b"overlaps the bundled dialect errorcode" in run.stderr and b"tasky" in run.stderr
+    assert b"overlaps the bundled dialect legacy-v1" in run.stderr and b"tasky" in run.stderr
+    assert b"whatever [declare.detect] priority says" in run.stderr  # the rule that decides
     assert b"Traceback" not in run.stderr
-    _forget_declared()
+
+
+def test_detection_keys_that_are_all_bundled_keys_are_refused_naming_their_dialects(tmp_path: Path) -> None:
+    """The static half of the clash check: keys every one of which a bundled dialect defines are
+    refused before anything is written, naming the bundled dialects that define them and the
+    rule that decides (bundled probes first, whatever the declared priority)."""
+    path = tmp_path / "clash.toml"
+    path.write_text(
+        STEALING.replace('keys = ["task_id"]', 'keys = ["success"]').replace('"$.task_id"]', '"$.success"]')
+    )
+    with pytest.raises(MappingError) as info:
+        mappings_for([str(path)])
+    msg = str(info.value)
+    assert msg.startswith(f"{path}: [declare.detect] keys ['success'] of tasky are all keys of bundled dialects")
+    owners = msg.split("('success': ", 1)[1].split(")", 1)[0].split(", ")
+    assert set(owners) == {d.name for d in registered() if "success" in d.keys} and len(owners) >= 2
+    assert "every bundled dialect's probe runs before any declared one, whatever its priority" in msg
+    assert info.value.path == "$.declare.detect.keys"

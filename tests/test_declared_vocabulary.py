@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -26,7 +25,7 @@ from envglot.canonical import Envelope, Notice, Problem
 from envglot.detect import classify
 from envglot.dialect import writable_names
 from envglot.errors import MappingError, ParseError
-from envglot.mappings import mappings_for, unregister
+from envglot.mappings import mappings_for
 from envglot.mcp import is_error
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,12 +38,8 @@ _DEC = msgspec.json.Decoder()
 
 
 @pytest.fixture(scope="module")
-def three() -> Iterator[list[str]]:
-    m = [str(DECLARED / f"{n}.toml") for n in NAMES]
-    mappings_for(m)
-    yield m
-    for n in NAMES:
-        unregister(n)
+def three() -> list[str]:
+    return [str(DECLARED / f"{n}.toml") for n in NAMES]
 
 
 def _doc(path: Path) -> bytes:
@@ -69,11 +64,11 @@ def test_examples_convert_to_every_dialect_and_back(three: list[str], example: P
     assert envglot.validate(there.output, target, mappings=three) == []
     back = envglot.conversion(there.output, to=name, mappings=three)
     assert envglot.validate(back.output, name, mappings=three) == []
-    assert classify(back.output).dialect == name
+    assert classify(back.output, mappings_for(three).registry).dialect == name
     before = envglot.read(src, name, mappings=three)
     after = envglot.read(back.output, name, mappings=three)
     assert after.ok == before.ok
-    assert is_error(back.output, name) is not before.ok
+    assert is_error(back.output, name, mappings=three) is not before.ok
     preserved = envglot.convert(src, to=target, preserve=True, mappings=three, unsupported="ignore")
     assert envglot.convert(preserved, to=name, preserve=True, mappings=three) == src
 
@@ -126,7 +121,9 @@ def test_validate_knows_the_outcome_words_and_the_absent_forms(three: list[str])
     )
     assert [v.path for v in flagged] == ["$.error"]
     assert envglot.validate(b'{"api":"orbit/1","status":"ok","result":null}', "orbit", mappings=three) == []
-    assert is_error(b'{"api":"orbit/1","status":"error","result":null,"error":{"code":"X","message":"m"}}', "orbit")
+    assert is_error(
+        b'{"api":"orbit/1","status":"error","result":null,"error":{"code":"X","message":"m"}}', "orbit", mappings=three
+    )
 
 
 # --- quarry: errors [] on success, seconds ---------------------------------------------------
@@ -136,7 +133,7 @@ def test_an_empty_errors_list_is_the_declared_success(three: list[str]) -> None:
     ok = _doc(DECLARED / "quarry" / "ok.json")
     assert envglot.validate(ok, "quarry", mappings=three) == []
     assert envglot.read(ok, mappings=three).ok is True
-    assert not is_error(ok, "quarry")
+    assert not is_error(ok, "quarry", mappings=three)
     written = envglot.convert(b'{"success":true,"value":[1]}', to="quarry", mappings=three, unsupported="ignore")
     assert b'"errors":[]' in written
     failure = b'{"ok":false,"items":null,"errors":[],"trace_id":"t"}'  # a failure needs its errors
@@ -220,7 +217,6 @@ def test_bad_vocabulary_is_a_clear_error(tmp_path: Path, old: str, new: str, wor
     bad.write_text(text.replace(old, new, 1).replace('dialect = "orbit"', 'dialect = "orbit-bad"'))
     with pytest.raises(MappingError, match=words):
         mappings_for([str(bad)])
-    unregister("orbit-bad")
 
 
 def test_a_template_with_an_unknown_placeholder_is_refused(tmp_path: Path) -> None:
@@ -229,7 +225,6 @@ def test_a_template_with_an_unknown_placeholder_is_refused(tmp_path: Path) -> No
     bad.write_text(text.replace('dialect = "nimbus"', 'dialect = "nimbus-bad"'))
     with pytest.raises(MappingError, match=r"unknown placeholder \{uuid\}"):
         mappings_for([str(bad)])
-    unregister("nimbus-bad")
 
 
 # --- compiled like a bundled dialect ------------------------------------------------------------
@@ -272,10 +267,10 @@ def test_any_canonical_envelope_writes_a_valid_document_that_reads_back(three: l
     def check(env: Envelope, name: str) -> None:
         out = envglot.write(env, to=name, mappings=three, unsupported="ignore")
         assert envglot.validate(out, name, mappings=three) == [], out
-        assert classify(out).dialect == name
+        assert classify(out, mappings_for(three).registry).dialect == name
         back = envglot.read(out, name, mappings=three)
         assert back.ok == env.ok
-        assert is_error(out, name) is not env.ok
+        assert is_error(out, name, mappings=three) is not env.ok
         if name == "orbit":  # the one of the three with warnings
             assert [n.message for n in back.warnings] == [n.message for n in env.warnings]
         hub = envglot.conversion(out, to="dotbot", mappings=three).output

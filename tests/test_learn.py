@@ -29,8 +29,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import envglot
-from envglot.declared import DeclaredDialect
-from envglot.detect import classify
 from envglot.dialect import registered
 from envglot.errors import MappingError
 from envglot.learn import (
@@ -43,7 +41,7 @@ from envglot.learn import (
     learn_checked,
     read_samples,
 )
-from envglot.mappings import Mappings, load_mappings, mappings_for, unregister
+from envglot.mappings import Mappings, load_mappings, mappings_for
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "learn"
@@ -100,21 +98,16 @@ CATEGORIES = {
 
 
 @pytest.fixture(autouse=True)
-def _forget_declared(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """From the repository root (sample names are relative to it); every declared dialect a test
-    registers is unregistered after it."""
+def _at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the repository root (sample names are relative to it)."""
     monkeypatch.chdir(ROOT)
-    yield
-    for d in list(registered()):
-        if isinstance(d, DeclaredDialect):
-            unregister(d.name)
 
 
 def _load(text: str, tmp_path: Path, name: str) -> list[str]:
     path = tmp_path / f"{name}.toml"
     path.write_text(text)
     m = [str(path)]
-    mappings_for(m)
+    mappings_for(m)  # it loads
     return m
 
 
@@ -135,7 +128,7 @@ def test_learned_declaration_reads_the_held_out_responses(server: str, tmp_path:
     assert {Path(s.name).name for s in held_out} == set(EXPECTED[server])
     for s in held_out:
         ok, message, category = EXPECTED[server][Path(s.name).name]
-        assert classify(s.envelope).dialect == server, s.name
+        assert envglot.detect(s.envelope, mappings=m) == server, s.name
         assert envglot.validate(s.envelope, server, mappings=m) == [], s.name
         conv = envglot.conversion(s.envelope, to="response-v2", mappings=m)
         assert conv.source == server
@@ -151,7 +144,7 @@ def test_learned_declaration_reads_the_held_out_responses(server: str, tmp_path:
             kinds = {d.kind.value for d in conv.diagnostics}
             assert ("code_unknown" in kinds) == (category == "unknown"), conv.diagnostics
         if s.is_error is not None:
-            assert envglot.mcp.is_error(s.envelope, server) is s.is_error
+            assert envglot.mcp.is_error(s.envelope, server, mappings=m) is s.is_error
     assert check_examples(server, [(s.name, s.record) for s in held_out], load_mappings(m)) == []
 
 
@@ -304,7 +297,7 @@ def test_a_declaration_that_fails_its_samples_is_never_handed_out() -> None:
     )
     with pytest.raises(LearnError, match=r"does not load: .*overlaps the bundled dialect legacy-v1"):
         learn_checked(docs, "x")
-    assert "x" not in {d.name for d in registered()}  # the trial declaration is gone
+    assert "x" not in {d.name for d in registered()}  # the trial declaration was never registered
 
 
 # --- determinism --------------------------------------------------------------------------------
@@ -499,10 +492,7 @@ def _trial_file(text: str) -> Iterator[Mappings]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "fz.toml"
         path.write_text(text)
-        try:
-            yield load_mappings([str(path)])
-        finally:
-            unregister("fz")
+        yield load_mappings([str(path)])
 
 
 def test_the_excerpt_in_docs_learn_md_is_from_the_example_declaration() -> None:

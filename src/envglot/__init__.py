@@ -20,6 +20,7 @@ from .errors import (
 from .mappings import load_mappings
 from .options import Options
 from .policy import Level, Policy
+from .registry import Registry
 
 if TYPE_CHECKING:  # imported on first use at run time (keeps ``import envglot`` fast), typed for checkers
     from .migration import MigrationReport, Migrator, migrate
@@ -68,6 +69,7 @@ __all__ = [
     "ParseError",
     "Policy",
     "Problem",
+    "Registry",
     "Report",
     "Result",
     "UnknownDialectError",

@@ -10,7 +10,6 @@ from .canonical import Envelope, Problem
 from .context import Context
 from .detect import Detection
 from .diagnostics import DISCARD, Kind, Report
-from .dialect import get_dialect
 from .errors import EnvglotError, NoEnvelopeError, ParseError
 from .excerpt import excerpt
 from .limits import check_input
@@ -31,6 +30,7 @@ from .pipeline import (
     to_bytes,
 )
 from .policy import Level, Policy
+from .registry import Registry, bundled
 
 __all__ = [
     "Conversion",
@@ -53,35 +53,43 @@ __all__ = [
 Data = TypeVar("Data", bytes, str, dict[str, Any])
 
 
+def _registry(m: MappingsArg) -> Registry:
+    """The dialects of a ``mappings=`` value: the bundled ones, plus those it declares."""
+    return bundled() if m is None else as_mappings(m).registry
+
+
 def detect(
     data: bytes | str | dict[str, Any],
     *,
     options: Options | None = None,
+    mappings: MappingsArg = UNSET,
     strict: bool = UNSET,
     max_depth: int = UNSET,
 ) -> str:
     """Name the dialect of a document; an MCP CallToolResult or JSON-RPC response is unwrapped first.
 
-    Of the :class:`~envglot.Options` (``options=`` or keywords) only ``strict`` and
-    ``max_depth`` apply. ``strict=True`` refuses a document that carries no dialect's
-    markers (legacy-v1's marker-less bare payload) instead of naming it ``legacy-v1``.
+    Of the :class:`~envglot.Options` (``options=`` or keywords) only ``mappings``, ``strict``
+    and ``max_depth`` apply: the dialects are the bundled ones plus those declared in
+    ``mappings``. ``strict=True`` refuses a document that carries no dialect's markers
+    (legacy-v1's marker-less bare payload) instead of naming it ``legacy-v1``.
 
     Raises:
         DetectError: the input is not JSON or not an object, or (``strict``) has no markers.
         ParseError: bad encoding, nesting deeper than ``max_depth``, an unusable wrapper.
     """
-    return detection(data, options=options, strict=strict, max_depth=max_depth).dialect
+    return detection(data, options=options, mappings=mappings, strict=strict, max_depth=max_depth).dialect
 
 
 def detection(
     data: bytes | str | dict[str, Any],
     *,
     options: Options | None = None,
+    mappings: MappingsArg = UNSET,
     strict: bool = UNSET,
     max_depth: int = UNSET,
 ) -> Detection:
     """Like :func:`detect`, with the evidence the dialect was recognized by (``None``: no markers)."""
-    _, det, _ = unwrap(data, options=options, strict=strict, max_depth=max_depth)
+    _, det, _ = unwrap(data, options=options, mappings=mappings, strict=strict, max_depth=max_depth)
     return det
 
 
@@ -89,15 +97,17 @@ def unwrap(
     data: bytes | str | dict[str, Any],
     *,
     options: Options | None = None,
+    mappings: MappingsArg = UNSET,
     strict: bool = UNSET,
     max_depth: int = UNSET,
 ) -> tuple[bytes, Detection, bool | None]:
     """``(envelope, detection, isError)``: the envelope inside an MCP CallToolResult or JSON-RPC
     response (or ``data`` itself), checked as :func:`detection` checks it; ``isError`` is the
     CallToolResult's flag (``None`` when there was none)."""
-    o = resolve(options, strict=strict, max_depth=max_depth)
+    o = resolve(options, mappings=mappings, strict=strict, max_depth=max_depth)
+    reg = _registry(o.mappings)
     buf, _ = check_input(to_bytes(data), o.max_depth)
-    inner, det, is_error = locate(buf, True, o.strict, DISCARD, o.max_depth)
+    inner, det, is_error = locate(buf, True, o.strict, DISCARD, o.max_depth, registry=reg)
     return inner, (msgspec.structs.replace(det, unwrapped=True) if inner is not buf else det), is_error
 
 
@@ -197,7 +207,8 @@ def refusal(
         f"the document is refused ({excerpt(text, 200)}): answered with a failure of category {rule.category!r}",
     )
     out = write(Envelope(ok=False, problems=(problem,)), to, options=o, report=rep)
-    return Conversion(output=out, source=REFUSED, target=get_dialect(to).name, diagnostics=rep.diagnostics)
+    target = as_mappings(o.mappings).registry.get(to).name
+    return Conversion(output=out, source=REFUSED, target=target, diagnostics=rep.diagnostics)
 
 
 def answer(
@@ -253,11 +264,11 @@ def read(
     det: Detection | None = None
     is_error: bool | None = None
     if from_ is None:
-        buf, det, is_error = locate(buf, True, o.strict, rep, o.max_depth)
+        buf, det, is_error = locate(buf, True, o.strict, rep, o.max_depth, registry=m.registry)
         from_ = det.dialect
     else:  # a forced source names the envelope: its wrapper's isError still applies
-        buf, is_error = forced_untransport(buf, None, o.max_depth)
-    mod = get_dialect(from_)
+        buf, is_error = forced_untransport(buf, None, o.max_depth, m.registry)
+    mod = m.registry.get(from_)
     one_outcome(buf, mod.outcome_key, mod.name)
     env: Envelope = mod.read(buf, Context(m, rep, m[mod.name]))
     if det is None and env.ok:  # a forced source: another dialect's failure markers still win
@@ -295,7 +306,7 @@ def write(
     out, _ = p.write_envelope(envelope, src, ctx)
     tool = envelope.tool if envelope.tool is not None else (p.synth or {}).get("tool")
     rep.finish(p.policy, start=start, source=source, target=p.dst.name, tool=tool if isinstance(tool, str) else None)
-    return styled(out, p.style, p.dst.name)
+    return styled(out, p.style, p.dst)
 
 
 class Converter:

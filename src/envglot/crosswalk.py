@@ -206,7 +206,9 @@ def check_overlay(path: str | os.PathLike[str]) -> Mappings:
         return "problem.category" not in t.carried and (plan is None or plan.category != cat)
 
     m = load_mappings([path])
-    before = {meaning(u) for u in unstable_codes(default_mappings())}
+    base = default_mappings()
+    plain = base if m.registry is base.registry else load_mappings(registry=m.registry)
+    before = {meaning(u) for u in unstable_codes(plain)}  # (a declared dialect's own codes: its tables)
     new = [u for u in unstable_codes(m) if meaning(u) not in before and not inherent(u)]
     if new:
         u = new[0]

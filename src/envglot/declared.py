@@ -4,8 +4,9 @@ A declaration file is a mapping table (``dialect``, ``[fields]``, ``[codes]``, `
 ``[synthesize]``, ``[defaults]``) plus a ``[declare]`` table with what a Python dialect states
 on its class (description, payload shape, residue place, native indent, required paths,
 constant members, detection). Passing it as ``mappings=[path]`` / ``--mappings path``
-registers the dialect for the process (:func:`envglot.mappings.register_declarations`). The
-declaration is checked into a wire tree (``envglot.declaration``), turned into field steps
+adds it to a new :class:`~envglot.registry.Registry` kept by those tables
+(:func:`with_declarations`); nothing is registered for the process. The declaration is
+checked into a wire tree (``envglot.declaration``), turned into field steps
 (``envglot.declsteps``) and compiled by ``envglot.fields`` into the hub reader and writer and
 every fused pair path; its contract check, detection probe, outcome flag and JSON Schema come
 from the same tree. See ``docs/declared-dialects.md``.
@@ -15,19 +16,23 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
 from msgspec import Raw
 
+from . import canonical as c
 from .checker import Checker
+from .context import Context
 from .declaration import KIND, TYPES, Declaration, Declare, Detect, Leaf, Node, camel
 from .declsteps import steps
-from .diagnostics import Kind
+from .detect import classify
+from .diagnostics import DISCARD, Kind
 from .dialect import Dialect, Facts, Probe, Shape
 from .errors import MappingError, ParseError
-from .registry import find, registered
+from .registry import Registry, bundled
 from .tables import DialectTable, Mappings, error_path, locate_error, toml_document
 from .tomlfile import read_regular
 
@@ -36,9 +41,11 @@ __all__ = [
     "DeclaredDialect",
     "Detect",
     "build_declaration",
+    "check_overlap",
     "field_types",
     "read_declaration",
     "valid_name",
+    "with_declarations",
 ]
 
 _ENC = msgspec.json.Encoder()
@@ -206,8 +213,10 @@ def read_declaration(path: Path) -> tuple[bytes, dict[str, Any]]:
     return buf, doc
 
 
-def build_declaration(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str, type[DeclaredDialect] | None, str]:
-    """``(name, class to register or None when already registered, digest)``; validates everything."""
+def build_declaration(
+    path: Path, buf: bytes, doc: dict[str, Any], registry: Registry
+) -> tuple[str, type[DeclaredDialect] | None, str]:
+    """``(name, class to add or None when ``registry`` has it already, digest)``; validates everything."""
     raw_decl = doc.get("declare")
     if not isinstance(raw_decl, dict):
         raise MappingError(f"{path}: [declare] must be a table", path="$.declare")
@@ -227,7 +236,7 @@ def build_declaration(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str,
             f"{path}: dialect = {name!r}: a dialect name is lowercase letters, digits and -", path="$.dialect"
         )
     digest = hashlib.sha256(msgspec.msgpack.encode(doc)).hexdigest()
-    existing = find(name) or next((d for d in registered() if name in d.aliases), None)
+    existing = registry.find(name)
     if existing is not None:
         if isinstance(existing, DeclaredDialect) and existing.digest == digest:
             return name, None, digest
@@ -237,29 +246,39 @@ def build_declaration(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str,
             )
         raise MappingError(
             f"{path}: dialect {name!r} is already declared differently (by {existing.file}); "
-            "one process, one declaration",
+            "one set of tables, one declaration per name",
             path="$.dialect",
         )
     for a in decl.aliases:
-        other = find(a) or next((d for d in registered() if a in d.aliases), None)
+        other = registry.find(a)
         if other is not None:
             raise MappingError(f"{path}: alias {a!r} is already {other.name}", path="$.declare.aliases")
     if table.types:
         raise MappingError(f"{path}: [types] (an error-type vocabulary) needs a Python dialect", path="$.types")
     compiled = Declaration(name, table, decl, str(path))
-    bundled_keys: set[str] = set()
-    for d in registered():
-        if not isinstance(d, DeclaredDialect):
-            bundled_keys |= d.keys
+    owners: dict[str, list[str]] = {}
+    for d in bundled():
+        for k in d.keys:
+            owners.setdefault(k, []).append(d.name)
     for k in decl.detect.keys:
-        if k not in compiled.root.members:
+        member = compiled.root.members.get(k)
+        if member is None:
             raise MappingError(f"{path}: [declare.detect] key {k!r} is no top-level member of the declared envelope")
+        if not member.required:
+            raise MappingError(
+                f"{path}: [declare.detect] key {k!r} is an optional member: a document envglot writes without "
+                f"it would not be detected as {name}; name only required members (the ok flag, a constant, "
+                "or a path in [declare] required)",
+                path="$.declare.detect.keys",
+            )
     if not decl.detect.keys:
         raise MappingError(f"{path}: [declare.detect] keys must name at least one top-level member")
-    if set(decl.detect.keys) <= bundled_keys:
+    if all(k in owners for k in decl.detect.keys):
+        whose = "; ".join(f"{k!r}: {', '.join(owners[k])}" for k in decl.detect.keys)
         raise MappingError(
-            f"{path}: [declare.detect] keys {decl.detect.keys} are all keys of bundled dialects; "
-            "name at least one member no bundled dialect has (so no other dialect's document is claimed)",
+            f"{path}: [declare.detect] keys {decl.detect.keys} of {name} are all keys of bundled dialects "
+            f"({whose}); every bundled dialect's probe runs before any declared one, whatever its priority, "
+            "so name at least one member no bundled dialect has (so no other dialect's document is claimed)",
             path="$.declare.detect.keys",
         )
     if decl.detect.priority < _MIN_PRIORITY:
@@ -310,6 +329,80 @@ def build_declaration(path: Path, buf: bytes, doc: dict[str, Any]) -> tuple[str,
         },
     )
     return name, cls, digest
+
+
+def with_declarations(paths: Iterable[str | Any], registry: Registry | None = None) -> tuple[Registry, list[str]]:
+    """``(registry, other paths)``: ``registry`` (default: the bundled one) plus the dialect of
+    every declaration among ``paths``, and the paths that are not declarations (overlays).
+
+    Nothing process-wide changes: the registry returned is a new one. The same declaration
+    twice is fine; another declaration under a name the registry has, or a bundled dialect's
+    name, is a :class:`MappingError` naming the file.
+    """
+    reg = registry if registry is not None else bundled()
+    rest = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            rest.append(str(p))
+            continue
+        buf, doc = read_declaration(path)
+        if "declare" not in doc:
+            rest.append(str(p))
+            continue
+        _, cls, _ = build_declaration(path, buf, doc, reg)
+        if cls is not None:
+            try:
+                reg = reg.adding(cls())
+            except ValueError as exc:  # a spelling of its name is another dialect's alias
+                raise MappingError(f"{path}: {exc}", path="$.dialect") from None
+    return reg, rest
+
+
+def check_overlap(m: Mappings) -> None:
+    """Refuse every declaration of ``m``'s registry whose own documents carry a bundled
+    dialect's evidence (:class:`MappingError` naming its file and both dialects).
+
+    Declared probes run after every bundled one (``Dialect.declared``), so such a declaration
+    could never read its own documents, and its detection overlaps a bundled dialect's
+    evidence: the success and the failure document it writes must be detected as itself.
+    """
+    for d in m.registry:
+        if isinstance(d, DeclaredDialect):
+            _no_overlap(d, m)
+
+
+def _no_overlap(d: DeclaredDialect, m: Mappings) -> None:
+    name, path = d.name, d.file
+    ctx = Context(m, DISCARD, m[name])
+    problem = c.Problem(category=m.unknown_category, message="failed")
+    for env in (c.Envelope(ok=True, payload=Raw(b"{}")), c.Envelope(ok=False, problems=(problem,))):
+        doc = d.write(env, ctx)
+        det = classify(doc, m.registry)
+        if det.dialect != name and det.evidence is None:  # (optional keys are refused when compiled)
+            raise MappingError(
+                f"{path}: [declare.detect] a {'success' if env.ok else 'failure'} document of {name} carries "
+                f"none of its detection keys and would be read as a {det.dialect} bare payload",
+                path="$.declare.detect",
+            )
+        other = m.registry.find(det.dialect)
+        if isinstance(other, DeclaredDialect) and other is not d:
+            raise MappingError(
+                f"{path}: [declare.detect] overlaps the declared dialect {other.name} (of {other.file}): a "
+                f"{'success' if env.ok else 'failure'} document of {name} is detected as {other.name} "
+                f"({det.evidence}); among declarations the lower [declare.detect] priority runs first, so "
+                "load them with different tables or tell them apart by a member",
+                path="$.declare.detect",
+            )
+        if det.dialect != name:
+            outcome = "success" if env.ok else "failure"
+            raise MappingError(
+                f"{path}: [declare.detect] overlaps the bundled dialect {det.dialect}: a {outcome} document "
+                f"of {name} carries {det.dialect}'s evidence ({det.evidence}), and a bundled dialect's markers "
+                "always win (every bundled probe runs before any declared one, whatever [declare.detect] "
+                f"priority says): rename or drop the members {det.dialect} defines",
+                path="$.declare.detect",
+            )
 
 
 def valid_name(name: str) -> bool:

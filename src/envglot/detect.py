@@ -1,4 +1,4 @@
-"""Dialect detection: every registered dialect's probes, run in priority order.
+"""Dialect detection: the probes of every dialect of a registry, run in priority order.
 
 Each dialect declares its probes on its class (``Dialect.probes``); this module adds the two
 transport wrappers (JSON-RPC and MCP), decodes the document's top level once into
@@ -12,20 +12,11 @@ import functools
 import msgspec
 from msgspec import Raw, Struct
 
-from .dialect import Facts, Probe, registered
+from .dialect import Facts, Probe
 from .errors import DetectError
+from .registry import Registry, bundled
 
-__all__ = [
-    "JSONRPC",
-    "JSONRPC_MARKER",
-    "MCP",
-    "MCP_MARKERS",
-    "Detection",
-    "classify",
-    "detect_bytes",
-    "forget_plan",
-    "probe_table",
-]
+__all__ = ["JSONRPC", "JSONRPC_MARKER", "MCP", "MCP_MARKERS", "Detection", "classify", "detect_bytes", "probe_table"]
 
 MCP = "mcp"
 """Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
@@ -96,14 +87,14 @@ class _Plan(Struct, frozen=True):
 _TOP = msgspec.json.Decoder(dict[str, Raw])
 
 
-@functools.cache
-def _plan() -> _Plan:
-    """Built once from the registry: every top-level key a dialect (or a wrapper) defines, and
+@functools.lru_cache(maxsize=64)
+def _plan(registry: Registry) -> _Plan:
+    """Built once per registry: every top-level key a dialect (or a wrapper) defines, and
     every probe in priority order."""
     keys: set[str] = set(_WRAPPER_KEYS)
     probes: list[tuple[Probe, str, bool]] = [(p, name, False) for p, name in _TRANSPORT]
     fallback = None
-    for d in registered():
+    for d in registry:
         keys |= d.keys
         top = d.shape.residue.split(".")
         if len(top) == 2:
@@ -115,15 +106,10 @@ def _plan() -> _Plan:
     return _Plan(frozenset(keys), tuple((p, name) for p, name, _ in probes), fallback)
 
 
-def forget_plan() -> None:
-    """Forget the probe plan (the registry changed: a declaration was registered or removed)."""
-    _plan.cache_clear()
-
-
-def probe_table() -> list[tuple[int, str, str]]:
+def probe_table(registry: Registry | None = None) -> list[tuple[int, str, str]]:
     """``(priority, dialect, what the probe looks for)`` in the order detection tries them,
-    plus the fallback (for ``docs/python-api.md``)."""
-    plan = _plan()
+    plus the fallback (for ``docs/python-api.md``); ``registry`` defaults to the bundled one."""
+    plan = _plan(registry if registry is not None else bundled())
     rows = [(p.priority, name, p.doc) for p, name in plan.probes]
     if plan.fallback is not None:
         rows.append(
@@ -136,23 +122,24 @@ def probe_table() -> list[tuple[int, str, str]]:
     return rows
 
 
-def detect_bytes(buf: bytes | memoryview | str) -> str:
+def detect_bytes(buf: bytes | memoryview | str, registry: Registry | None = None) -> str:
     """Name the dialect of one JSON document (``"mcp"``/``"jsonrpc"`` for a transport wrapper).
 
     See :func:`classify` for the precedence.
     """
-    return classify(buf).dialect
+    return classify(buf, registry).dialect
 
 
-def classify(buf: bytes | memoryview | str) -> Detection:
+def classify(buf: bytes | memoryview | str, registry: Registry | None = None) -> Detection:
     """The dialect of one JSON document and the evidence it was recognized by.
 
     Every probe of every bundled dialect, plus the JSON-RPC (priority 30) and MCP (40)
     wrappers, in priority order, then every declared dialect's (in their priority order); the
     first that names evidence wins. An object no probe
-    claims goes to the fallback dialect (a bare payload, evidence ``None``).
+    claims goes to the fallback dialect (a bare payload, evidence ``None``). The dialects are
+    ``registry``'s (default: the bundled ones, :func:`~envglot.registry.bundled`).
     """
-    plan = _plan()
+    plan = _plan(registry if registry is not None else bundled())
     try:
         present = _TOP.decode(buf)
     except msgspec.ValidationError:  # valid JSON, but not an object

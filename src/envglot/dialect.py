@@ -3,10 +3,14 @@
 A dialect module defines wire Structs, a reader and a writer, and one :class:`Dialect`
 subclass that declares the rest once: its name and description, whether envglot writes it,
 the shape facts the pipeline needs (:class:`Shape`), its detection probes, its contract
-checks, its outcome flag and its JSON Schema. Defining the subclass registers it;
-``envglot.dialects`` imports every module of its package, so a new dialect is one new
-module (plus its table in ``mappings/``, its tests, goldens and docs page) and no module
-outside it names it. See ``docs/adding-a-dialect.md``.
+checks, its outcome flag and its JSON Schema. Defining a bundled subclass adds it to the base
+registry (:func:`~envglot.registry.bundled`); ``envglot.dialects`` imports every module of
+its package, so a new dialect is one new module (plus its table in ``mappings/``, its tests,
+goldens and docs page) and no module outside it names it. See ``docs/adding-a-dialect.md``.
+
+A dialect declared in a TOML file (``envglot.declared``) is never added to the base: it lives
+only in the registries built with it (:meth:`~envglot.registry.Registry.adding`), which a
+:class:`~envglot.mappings.Mappings` (and so a ``Converter``) keeps.
 """
 
 from __future__ import annotations
@@ -140,7 +144,8 @@ class Dialect:
     """Reads any object no probe claims (a bare payload; detection evidence ``None``)."""
     declared: ClassVar[bool] = False
     """Compiled from a declaration file: its probes run after every bundled dialect's, so a
-    declaration never outranks a bundled dialect whose markers are present."""
+    declaration never outranks a bundled dialect whose markers are present; defining its class
+    adds it to no registry."""
     outcome_key: ClassVar[str] = "success"
     """The member that says success or failure (``isError`` mirrors it)."""
     failure_value: ClassVar[bytes] = b"false"
@@ -161,7 +166,8 @@ class Dialect:
             return
         if "keys" not in cls.__dict__ and cls.wire is not None:
             cls.keys = frozenset(cls.wire.__struct_encode_fields__)  # (no annotations evaluated)
-        register(cls())
+        if not cls.declared:
+            register(cls())
 
     # -- the unit's behaviour ------------------------------------------------------------
 

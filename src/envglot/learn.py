@@ -26,13 +26,14 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from .api import convert, unwrap
+from .api import convert, detection, unwrap
 from .declared import DeclaredDialect, field_types, valid_name
-from .dialect import get_dialect, registered, writable_names
+from .dialect import get_dialect, registered
 from .errors import EnvglotError, MappingError
 from .excerpt import excerpt
-from .mappings import Mappings, default_mappings, load_mappings, mappings_dir, register_declarations, unregister
+from .mappings import Mappings, default_mappings, load_mappings, mappings_dir
 from .mcp import is_error as outcome_is_error
+from .residue import format_path
 from .validation import validate
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "LearnError",
     "Sample",
     "check_examples",
+    "first_difference",
     "from_server",
     "learn",
     "learn_checked",
@@ -1072,7 +1074,7 @@ def learn(
 
 def learn_checked(samples: Sequence[Sample], name: str, schemas: Sequence[tuple[str, dict[str, Any]]] = ()) -> str:
     """:func:`learn`, then :func:`check_examples` on the samples themselves; the process is left as
-    it was (the trial declaration is unregistered).
+    it was (the trial declaration lives only in the tables the check loads).
 
     Raises:
         LearnError: no rule fits, or the declaration fails its own samples (each one named).
@@ -1092,23 +1094,17 @@ def learn_checked(samples: Sequence[Sample], name: str, schemas: Sequence[tuple[
 
 @contextlib.contextmanager
 def _trial(text: str) -> Iterator[Mappings]:
-    """The tables with ``text`` registered, for the duration of the block."""
+    """The tables loaded with the declaration ``text`` (its dialect in their registry only)."""
     fd, path = tempfile.mkstemp(prefix="envglot-learn-", suffix=".toml")
-    name = None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        before = {d.name for d in registered()}
         try:
-            register_declarations([path])
-            name = next((d.name for d in registered() if d.name not in before), None)
             m = load_mappings([path])
         except MappingError as exc:  # a bug of learn's: say so plainly, never hand the file out
             raise LearnError(f"the learned declaration does not load: {exc}") from None
         yield m
     finally:
-        if name is not None:
-            unregister(name)
         with contextlib.suppress(OSError):
             Path(path).unlink()
 
@@ -1117,12 +1113,16 @@ def check_examples(dialect: str, examples: Iterable[tuple[str, bytes]], mappings
     """``(name, reason)`` for every example the declared ``dialect`` gets wrong.
 
     Each example (an envelope, or one in a CallToolResult or JSON-RPC response) must be
-    detected as ``dialect``, validate, agree with its CallToolResult's ``isError``, and come back
-    as the same JSON value from every other writable dialect with ``preserve``
-    (``dialect -> T -> dialect``). ``envglot mappings check --examples`` and ``envglot learn``
-    run this one check.
+    detected as ``dialect`` (with ``mappings``' registry), validate, and agree with its
+    CallToolResult's ``isError``. Then it is converted to every other writable dialect ``T``
+    and back: with ``preserve`` it must come back as the same JSON value
+    (``dialect -> T -> dialect``); without, and written as ``dialect`` directly, envglot's
+    own output must be detected as ``dialect`` and validate (an optional detection key the
+    other dialect cannot carry would make it a legacy-v1 bare payload). A reason names the
+    target and the JSON path. ``envglot mappings check --examples`` and ``envglot learn`` run
+    this one check.
     """
-    targets = [t for t in writable_names() if t != dialect]
+    targets = [t for t in mappings.registry.writable_names() if t != dialect]
     out: list[tuple[str, str]] = []
     for name, rec in examples:
         why = _check_one(dialect, rec, mappings, targets)
@@ -1133,27 +1133,77 @@ def check_examples(dialect: str, examples: Iterable[tuple[str, bytes]], mappings
 
 def _check_one(dialect: str, rec: bytes, m: Mappings, targets: list[str]) -> str | None:
     try:
-        env, det, is_error = unwrap(rec)
+        env, det, is_error = unwrap(rec, mappings=m)
     except EnvglotError as exc:
         return str(exc)
     if det.dialect != dialect:
         ev = f" (evidence {det.evidence!r})" if det.evidence else " (no dialect's markers)"
-        return f"detected as {det.dialect}{ev}, not {dialect}"
-    found = validate(env, dialect, mappings=m)
-    if found:
-        return "does not validate: " + "; ".join(f"{v.path}: {v.message}" for v in found[:3])
-    if is_error is not None and is_error != outcome_is_error(env, dialect):
-        return f"isError={str(is_error).lower()} but {dialect} reads the other outcome"
+        return f"$: detected as {det.dialect}{ev}, not {dialect}"
+    why = _invalid(env, dialect, m)
+    if why is not None:
+        return why
+    if is_error is not None and is_error != outcome_is_error(env, dialect, mappings=m):
+        return f"$.isError: isError={str(is_error).lower()} but {dialect} reads the other outcome"
     original = _ANY.decode(env)
+    try:
+        again = convert(env, from_=dialect, to=dialect, mappings=m, unsupported="ignore")
+    except EnvglotError as exc:
+        return f"written as {dialect}: {exc}"
+    why = _own_output(again, dialect, m)
+    if why is not None:
+        return f"written as {dialect}: {why}"
     for t in targets:
         try:
             there = convert(env, from_=dialect, to=t, preserve=True, mappings=m, unsupported="ignore")
             back = convert(there, from_=t, to=dialect, preserve=True, mappings=m, unsupported="ignore")
+            plain = convert(env, from_=dialect, to=t, mappings=m, unsupported="ignore")
+            written = convert(plain, from_=t, to=dialect, mappings=m, unsupported="ignore")
         except EnvglotError as exc:
-            return f"round trip through {t} (preserve): {exc}"
-        if _ANY.decode(back) != original:
-            return f"round trip through {t} (preserve) does not restore it"
+            return f"round trip through {t}: {exc}"
+        restored = _ANY.decode(back)
+        if restored != original:
+            at = first_difference(original, restored)
+            return f"round trip through {t} (preserve) does not restore it: {at} differs"
+        why = _own_output(written, dialect, m)
+        if why is not None:
+            return f"written as {dialect} from {t}: {why}"
     return None
+
+
+def _invalid(doc: bytes, dialect: str, m: Mappings) -> str | None:
+    """Why ``doc`` breaks ``dialect``'s contract (the first three violations), or ``None``."""
+    found = validate(doc, dialect, mappings=m)
+    if not found:
+        return None
+    return "does not validate: " + "; ".join(f"{v.path}: {v.message}" for v in found[:3])
+
+
+def _own_output(doc: bytes, dialect: str, m: Mappings) -> str | None:
+    """Why a document envglot wrote as ``dialect`` is not one (detection, then the contract)."""
+    try:
+        det = detection(doc, mappings=m)
+    except EnvglotError as exc:
+        return f"{exc.path or '$'}: {exc.message}"
+    if det.dialect != dialect:
+        ev = f"evidence {det.evidence!r}" if det.evidence else "no dialect's markers"
+        shown = excerpt(doc.decode(errors="replace"), 160)
+        return f"$: envglot's own output {shown} is detected as {det.dialect} ({ev})"
+    return _invalid(doc, dialect, m)
+
+
+def first_difference(a: Any, b: Any, segs: tuple[str | int, ...] = ()) -> str:
+    """The JSON path of the first place where ``a`` and ``b`` differ (``segs`` when they are equal)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in (*a, *(k for k in b if k not in a)):
+            if k not in a or k not in b:
+                return format_path([*segs, k])
+            if a[k] != b[k]:
+                return first_difference(a[k], b[k], (*segs, k))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return first_difference(x, y, (*segs, i))
+    return format_path(list(segs))
 
 
 # --- a live server ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Mapping tables: load the TOML files of ``mappings/`` for every registered dialect, validate them.
+"""Mapping tables: load the TOML files of ``mappings/`` for the dialects of a registry, validate them.
 
 The tables are data (see ``docs/mappings.md``); this module only reads, checks and
 indexes them (their schema and lookups are :mod:`envglot.tables`, re-exported here).
@@ -12,17 +12,14 @@ import functools
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
-from msgspec import Raw
 
-from .canonical import Envelope, Problem
-from .context import Context
-from .diagnostics import DISCARD
+from .declared import check_overlap, with_declarations
 from .dialect import Dialect
 from .errors import MappingError
-from .registry import find, get_dialect, registered, remove
+from .registry import bundled
 from .tables import (
     CanonicalTable,
     Category,
@@ -41,6 +38,9 @@ from .tables import (
     type_for,
 )
 
+if TYPE_CHECKING:
+    from .registry import Registry
+
 __all__ = [
     "Category",
     "CodePlan",
@@ -54,9 +54,7 @@ __all__ = [
     "load_mappings",
     "mappings_dir",
     "mappings_for",
-    "register_declarations",
     "type_for",
-    "unregister",
 ]
 
 _ROW_KEYS = frozenset(ErrorTypeRow.__struct_fields__) - {"words"}
@@ -96,20 +94,25 @@ def _error_type_row(raw: dict[str, str | bool], where: str, columns: dict[str, D
         raise MappingError(f"{where}: {exc}") from None
 
 
-def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | None = None) -> Mappings:
+def load_mappings(
+    overlays: Iterable[str | os.PathLike[str]] = (), base: Path | None = None, registry: Registry | None = None
+) -> Mappings:
     """Load, merge and validate the bundled tables plus ``overlays`` (later files win).
 
-    One table per registered dialect (``mappings/<name>.toml``); ``error-types.toml`` has a
-    column per dialect whose codes are category words (``shape.open_codes``) or that has a
-    ``[types]`` vocabulary.
+    One table per dialect of ``registry`` (default: the bundled ones) plus one per declaration
+    among ``overlays`` (``envglot.declared``): the tables keep that registry
+    (:attr:`Mappings.registry`); nothing is registered for the process. The tables are
+    ``mappings/<name>.toml``; ``error-types.toml`` has a column per dialect whose codes are
+    category words (``shape.open_codes``) or that has a ``[types]`` vocabulary.
     """
     overlays = list(overlays)
-    if overlays:  # a declaration file among them registers its dialect (envglot.declared)
-        overlays = register_declarations(overlays)
+    reg = registry if registry is not None else bundled()
+    if overlays:  # a declaration file among them adds its dialect to the tables' registry
+        reg, overlays = with_declarations(overlays, reg)
     root = base or mappings_dir()
     canonical = decode_table(root / "canonical.toml", CanonicalTable)
     assert isinstance(canonical, CanonicalTable)
-    units = {d.name: d for d in registered()}
+    units = {d.name: d for d in reg}
     tables: dict[str, DialectTable] = {}
     files: dict[str, str] = {}
     for name, unit in units.items():
@@ -168,8 +171,10 @@ def load_mappings(overlays: Iterable[str | os.PathLike[str]] = (), base: Path | 
         if units[name].shape.open_codes:  # its codes are category words: its column of error-types.toml
             write = write_extra[name] + _error_type_rows(error_rows, name)
         dialects[name] = DialectMap(t, write, t.types, units[name])
-    m = Mappings(canonical, dialects, error_rows, tuple(sources))
+    m = Mappings(canonical, dialects, error_rows, tuple(sources), reg)
     _validate(m, files, str(et_path), row_files)
+    if any(d.declared for d in reg):  # its own documents must be detected as itself
+        check_overlap(m)
     return m
 
 
@@ -255,76 +260,3 @@ def mappings_for(overlays: Sequence[str | os.PathLike[str]] | None) -> Mappings:
         except OSError as exc:
             raise MappingError(f"{p}: cannot read mapping overlay: {exc.strerror}") from None
     return _cached_overlays(paths, tuple(stamps))
-
-
-def register_declarations(paths: Iterable[str | Any]) -> list[str]:
-    """Register every declaration among ``paths``; returns the paths that are not declarations.
-
-    The same declaration twice is fine; another declaration under a registered name, or a
-    bundled dialect's name, is a :class:`MappingError`.
-    """
-    from .declared import build_declaration, read_declaration
-
-    rest = []
-    for p in paths:
-        path = Path(p)
-        if not path.is_file():
-            rest.append(str(p))
-            continue
-        buf, doc = read_declaration(path)
-        if "declare" not in doc:
-            rest.append(str(p))
-            continue
-        name, cls, _ = build_declaration(path, buf, doc)
-        if cls is not None:  # defining the class registered it (Dialect.__init_subclass__)
-            _registry_changed()
-            try:  # its code tables are checked with all the others; a bad one is not kept
-                _no_overlap(path, name, load_mappings())
-            except MappingError:
-                unregister(name)
-                raise
-    return rest
-
-
-def _no_overlap(path: Path, name: str, m: Mappings) -> None:
-    """Refuse a declaration whose own documents carry a bundled dialect's evidence.
-
-    Declared probes run after every bundled one (``Dialect.declared``), so such a declaration
-    could never read its own documents, and its detection overlaps a bundled dialect's
-    evidence: the success and the failure document it writes must be detected as itself.
-    """
-    from .detect import classify
-
-    d = get_dialect(name)
-    ctx = Context(m, DISCARD, m[name])
-    problem = Problem(category=m.unknown_category, message="failed")
-    for env in (Envelope(ok=True, payload=Raw(b"{}")), Envelope(ok=False, problems=(problem,))):
-        doc = d.write(env, ctx)
-        det = classify(doc)
-        if det.dialect != name and det.evidence is not None:
-            outcome = "success" if env.ok else "failure"
-            raise MappingError(
-                f"{path}: [declare.detect] overlaps the bundled dialect {det.dialect}: a {outcome} document "
-                f"of {name} carries {det.dialect}'s evidence ({det.evidence}), and a bundled dialect's markers "
-                f"always win (rename or drop the members {det.dialect} defines)",
-                path="$.declare.detect",
-            )
-
-
-def _registry_changed() -> None:
-    """Forget everything cached from the registry (detection plan, default tables)."""
-    from .detect import forget_plan
-
-    forget_plan()
-    default_mappings.cache_clear()
-    _cached_overlays.cache_clear()
-
-
-def unregister(name: str) -> None:
-    """Forget the declared dialect ``name`` (``envglot learn`` checks a trial declaration and
-    leaves the process as it found it, and so do tests); a bundled dialect is never removed."""
-    from .declared import DeclaredDialect
-
-    if isinstance(find(name), DeclaredDialect):
-        remove(name)
-        _registry_changed()

@@ -30,13 +30,14 @@ from .api import convert, read, refusal, write
 from .canonical import Envelope, Problem
 from .detect import MCP, classify, detect_bytes
 from .diagnostics import Kind, Report, report_for
-from .dialect import get_dialect, registered, writable_names
 from .errors import EnvglotError, ParseError
 from .limits import check_input
+from .mappings import Mappings
 from .options import UNSET, MappingsArg, Options, Style, Unsupported, resolve
 from .pipeline import as_mappings, reconcile, to_bytes
 from .policy import Level
 from .pyresult import Result, encode_value
+from .registry import Registry, registered
 from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
 
@@ -72,11 +73,13 @@ _STRUCT_DIALECT = {type(d).__module__: d.name for d in registered()}
 _OUTPUTS = ("sdk", "wire", "envelope")
 
 
-def is_error(doc: bytes, dialect: str | None = None) -> bool:
+def is_error(doc: bytes, dialect: str | None = None, *, mappings: MappingsArg = UNSET) -> bool:
     """``isError`` for a document of a writable dialect (conventions §1.3 rule 3): its own outcome
     flag (``Dialect.outcome_key``; a stray key of another dialect's name is not an outcome),
-    the dialect detected when not given."""
-    return get_dialect(dialect if dialect is not None else detect_bytes(doc)).failed(doc)
+    the dialect detected when not given; the dialects are the bundled ones plus those
+    ``mappings`` declares."""
+    reg = as_mappings(resolve(None, mappings=mappings).mappings).registry
+    return reg.get(dialect if dialect is not None else detect_bytes(doc, reg)).failed(doc)
 
 
 def _as_dict(doc: bytes) -> dict[str, Any]:
@@ -268,7 +271,7 @@ def unwrap_envelope(
     try:
         inner, is_error = unwrap_bytes(buf)
     except ParseError:
-        if classify(buf).dialect != MCP:  # not a CallToolResult at all
+        if classify(buf, m.registry).dialect != MCP:  # not a CallToolResult at all
             raise
         return synthesize(buf, m.unknown_category, rep)
     if from_ is None:
@@ -313,10 +316,11 @@ def unwrap(
     try:
         unwrap_bytes(buf)
     except ParseError:
-        if classify(buf).dialect != MCP:  # not a CallToolResult at all: convert it (or say why not)
+        m = as_mappings(o.mappings)
+        if classify(buf, m.registry).dialect != MCP:  # not a CallToolResult at all: convert it (or say why not)
             raise
         rep = report if report is not None else report_for(o.policy)
-        env = synthesize(buf, as_mappings(o.mappings).unknown_category, rep)
+        env = synthesize(buf, m.unknown_category, rep)
         return write(env, to, options=o, report=rep)
     out: bytes = convert(buf, to=to, options=o, report=report)
     return out
@@ -346,19 +350,20 @@ def _render(
         buf = _wire(envelope)
     else:
         raise EnvglotError(f"cannot wrap a {type(envelope).__name__}: expected bytes, str, dict, Struct or Result")
-    name: str | None = from_ if from_ is not None else detect_bytes(buf)
+    reg = as_mappings(options.mappings).registry
+    name: str | None = from_ if from_ is not None else detect_bytes(buf, reg)
     if name == MCP:  # already a CallToolResult: carry its envelope (synthesized when converting) and its blocks
         wrapper = buf
         blocks = media_blocks(buf)
         buf = unwrap(buf, dialect, **opts)
         if dialect is not None:
-            return buf, is_error(buf, dialect), blocks
+            return buf, is_error(buf, dialect, mappings=options.mappings), blocks
         # carried as it is: the outcome is the wrapper's as read (isError can only make a failure)
         return buf, not read(wrapper, options=options).ok, blocks
     if dialect is None:
         return buf, not read(buf, name, options=options).ok, []
     out: bytes = convert(buf, to=dialect, from_=name, **opts)
-    return out, is_error(out, dialect), []
+    return out, is_error(out, dialect, mappings=options.mappings), []
 
 
 def wrap(
@@ -432,19 +437,19 @@ def output_schema(
     Raises:
         EnvglotError: ``payload`` refers outside itself (a ``$ref`` that is not ``#...``).
     """
-    base = json_schema(dialect, inline=True)
+    m = as_mappings(resolve(None, mappings=mappings).mappings)
+    base = json_schema(dialect, inline=True, mappings=m)
     if payload is None:
         return base
-    m = as_mappings(resolve(None, mappings=mappings).mappings)
-    for unit in registered():  # a dialect's envelope schema: its payload type, if any, is the payload
+    for unit in m.registry:  # a dialect's envelope schema: its payload type, if any, is the payload
         at = m[unit.name].path("payload") if unit.name in m.dialects else None
-        own = embedded_payload(payload, json_schema(unit.name, inline=True), at or "$")
+        own = embedded_payload(payload, json_schema(unit.name, inline=True, mappings=m), at or "$")
         if own is not NOT_EMBEDDED:
             if own is None:
                 return base
             payload = own
             break
-    table = m[get_dialect(dialect).name]
+    table = m[m.registry.get(dialect).name]
     at = table.path("payload")
     if at is None or at == "$":
         return base
@@ -452,9 +457,10 @@ def output_schema(
 
 
 @functools.cache
-def _schema_model(dialect: str, payload: str | None = None) -> Any:
+def _schema_model(dialect: str, payload: str | None = None, mappings: Mappings | None = None) -> Any:
     """A pydantic model that accepts any object and publishes ``output_schema(dialect, payload)``
-    (``payload``: the tool's own payload schema as JSON text, or ``None``).
+    (``payload``: the tool's own payload schema as JSON text, or ``None``; ``mappings``: the
+    tables that know ``dialect``, default the bundled ones).
 
     Used as ``Annotated[CallToolResult, model]`` so MCPServer / FastMCP advertise the
     envelope schema; it validates nothing itself (the envelope came from a writer).
@@ -462,10 +468,10 @@ def _schema_model(dialect: str, payload: str | None = None) -> Any:
     from pydantic import BaseModel, ConfigDict
 
     own = None if payload is None else _ANY.decode(payload)
-    schema = output_schema(dialect)
+    schema = output_schema(dialect, mappings=mappings)
     if own is not None:
         try:  # pydantic resolves every $ref of a schema against its own definitions: none may be left
-            schema = inline_refs(output_schema(dialect, own))
+            schema = inline_refs(output_schema(dialect, own, mappings=mappings))
         except EnvglotError as exc:  # a recursive payload schema
             _log.info("the payload schema cannot be published inline (%s): the envelope schema is published", exc)
 
@@ -526,7 +532,7 @@ def _exception_envelope(exc: BaseException) -> Envelope:
     )
 
 
-def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
+def _classify(ret: object, from_: str | None, registry: Registry) -> tuple[object, str | None]:
     """What a tool returned, as ``(something _render takes, its dialect)``; plain payloads become envelopes."""
     if isinstance(ret, Result | Envelope) or _looks_like_result(ret):
         return ret, None
@@ -543,7 +549,7 @@ def _classify(ret: object, from_: str | None) -> tuple[object, str | None]:
         if isinstance(ret, dict) or ret.lstrip("\ufeff \t\r\n").startswith("{"):
             # JSON object text is a document: one the core refuses is a failure, never a string payload
             buf = check_input(to_bytes(ret))[0]
-            found = classify(buf)
+            found = classify(buf, registry)
             if found.evidence is None:  # no dialect's markers: a plain payload
                 return Envelope(ok=True, payload=Raw(buf)), None
             return buf, found.dialect
@@ -677,11 +683,12 @@ def emits(
             (``@emits`` above the tool decorator), or invalid options.
     """
     o = resolve(options, unsupported=unsupported, mappings=mappings, context=context)
-    m = as_mappings(o.mappings)  # first: a declaration among them registers its dialect
-    unit = get_dialect(dialect)
+    m = as_mappings(o.mappings)  # first: the dialects declared among them are its registry's
+    unit = m.registry.get(dialect)
     target = unit.name
     if not unit.shape.writable:
-        raise EnvglotError(f"{target} is a read-only source dialect; write one of {', '.join(writable_names())}")
+        writable = ", ".join(m.registry.writable_names())
+        raise EnvglotError(f"{target} is a read-only source dialect; write one of {writable}")
     if output not in _OUTPUTS:
         raise EnvglotError(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
     o_context = o.context
@@ -714,7 +721,7 @@ def emits(
 
             if exc is None:
                 try:
-                    thing, src = _classify(ret, from_)
+                    thing, src = _classify(ret, from_, m.registry)
                     answered = finish(*_render(thing, target, src, o.replace(context=synth), None))
                 except ParseError as refused:  # the core refused what the tool returned: a failure
                     _log.warning("tool %s returned a document envglot refuses: %s", name, refused)
@@ -769,7 +776,7 @@ def emits(
             sig = inspect.signature(fn)
         if sdk is not None:
             own = payload_schema(sig.return_annotation) if schema else None
-            model = _schema_model(target, None if own is None else _ENC.encode(own).decode())
+            model = _schema_model(target, None if own is None else _ENC.encode(own).decode(), m)
             returns: Any = Annotated[sdk, model] if schema else sdk
         else:
             returns = dict[str, Any]

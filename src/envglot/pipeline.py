@@ -6,6 +6,7 @@ reconciled with the transport's flag. :mod:`envglot.api` is the public API over 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,7 @@ from .canonical import Envelope, Problem
 from .context import Context
 from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
-from .dialect import Dialect, get_dialect, writable_names
+from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
 from .fields import COMPILED, bound_pair
@@ -33,6 +34,7 @@ from .limits import (
 from .mappings import Mappings, default_mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, resolve
 from .policy import Level
+from .registry import Registry, bundled
 from .transport import unwrap_bytes, unwrap_jsonrpc
 from .wire import may_be_loose
 
@@ -116,7 +118,7 @@ def _minify(buf: bytes) -> bytes:
     return msgspec.json.format(buf, indent=-1)
 
 
-def styled(out: bytes, style: str, target: str) -> bytes:
+def styled(out: bytes, style: str, target: Dialect) -> bytes:
     """``out`` laid out in ``style`` (checked by :class:`Options`)."""
     if style == "compact":
         # Raw payloads keep the source's whitespace; minify only when some may be there.
@@ -126,10 +128,12 @@ def styled(out: bytes, style: str, target: str) -> bytes:
     if style == "pretty":
         return msgspec.json.format(out, indent=2)
     # native; a negative indent minifies (payloads may carry the source's whitespace)
-    return msgspec.json.format(out, indent=get_dialect(target).native_indent)
+    return msgspec.json.format(out, indent=target.native_indent)
 
 
-def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tuple[bytes, Detection, bool | None]:
+def _untransport(
+    buf: bytes, det: Detection, unwrap: bool, max_depth: int, registry: Registry
+) -> tuple[bytes, Detection, bool | None]:
     """``(envelope bytes, its detection, MCP isError)``: a JSON-RPC response and an MCP
     CallToolResult (``det`` says which) taken off, one level each; other documents as they are."""
     is_error: bool | None = None
@@ -137,14 +141,14 @@ def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tu
         if not unwrap:
             raise ParseError("this is a JSON-RPC response, not an envelope (unwrapping is off)", path="$")
         buf = unwrap_jsonrpc(buf)
-        det = classify(buf)
+        det = classify(buf, registry)
     if det.dialect == MCP:
         if not unwrap:
             raise ParseError("this is an MCP CallToolResult, not an envelope (unwrapping is off)", path="$")
         one_outcome(buf, "isError", MCP)
         buf, is_error = unwrap_bytes(buf)
         buf = check_input(buf, max_depth)[0]
-        det = classify(buf)
+        det = classify(buf, registry)
     if det.dialect in (MCP, JSONRPC):
         raise ParseError(
             f"a {'CallToolResult' if det.dialect == MCP else 'JSON-RPC response'} inside a transport wrapper: "
@@ -169,7 +173,9 @@ _WRAPPER_KEYS = (*MCP_MARKERS, JSONRPC_MARKER)
 """Members one of which any transport wrapper's top level holds (detection's own markers)."""
 
 
-def forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> tuple[bytes, bool | None]:
+def forced_untransport(
+    buf: bytes, known: Detection | None, max_depth: int, registry: Registry
+) -> tuple[bytes, bool | None]:
     """``(envelope bytes, MCP isError)`` of a document read as a forced source dialect.
 
     A forced ``from_`` names the envelope's dialect, not the wrapper's: a CallToolResult or
@@ -184,12 +190,12 @@ def forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> t
         if not any(k in keys for k in _WRAPPER_KEYS):
             return buf, None
         try:
-            known = classify(buf)
+            known = classify(buf, registry)
         except DetectError:
             return buf, None
     if known.dialect not in (MCP, JSONRPC):
         return buf, None
-    inner, _, is_error = _untransport(buf, known, True, max_depth)
+    inner, _, is_error = _untransport(buf, known, True, max_depth, registry)
     return inner, is_error
 
 
@@ -200,15 +206,17 @@ def locate(
     report: Report,
     max_depth: int = MAX_DEPTH,
     known: Detection | None = None,
+    registry: Registry | None = None,
 ) -> tuple[bytes, Detection, bool | None]:
     """``(envelope bytes, detection, MCP isError)``: transport wrappers taken off, one level each.
 
-    ``known`` is ``classify(buf)`` when the caller already has it (``migrate`` detects each
-    record once). An envelope taken out of a text block was a JSON string: it is checked
-    again (depth, BOM).
+    ``known`` is ``classify(buf, registry)`` when the caller already has it (``migrate``
+    detects each record once). The dialects are ``registry``'s (default: the bundled ones).
+    An envelope taken out of a text block was a JSON string: it is checked again (depth, BOM).
     """
-    det = classify(buf) if known is None else known
-    buf, det, is_error = _untransport(buf, det, unwrap, max_depth)
+    reg = registry if registry is not None else bundled()
+    det = classify(buf, reg) if known is None else known
+    buf, det, is_error = _untransport(buf, det, unwrap, max_depth, reg)
     if det.evidence is None:
         if strict:
             raise DetectError(
@@ -245,6 +253,7 @@ class Pipeline:
     """
 
     __slots__ = (
+        "_classify",
         "_fused",
         "_ignore",
         "dst",
@@ -253,6 +262,7 @@ class Pipeline:
         "options",
         "policy",
         "preserve",
+        "registry",
         "src",
         "strict",
         "style",
@@ -263,14 +273,16 @@ class Pipeline:
     def __init__(
         self, src: str | None, dst: str, options: Options, unwrap: bool = True, mappings: Mappings | None = None
     ) -> None:
-        self.src: Dialect | None = get_dialect(src) if src is not None else None
-        self.dst: Dialect = get_dialect(dst)
-        if not self.dst.shape.writable:
-            raise EnvglotError(
-                f"{self.dst.name} is a read-only source dialect; write one of {', '.join(writable_names())}"
-            )
-        self.options = options
         self.mappings = mappings if mappings is not None else as_mappings(options.mappings)
+        self.registry: Registry = self.mappings.registry
+        """The dialects this pipeline reads, detects and writes (its tables'): fixed once built."""
+        self._classify: Callable[[bytes], Detection] = functools.partial(classify, registry=self.registry)
+        self.src: Dialect | None = self.registry.get(src) if src is not None else None
+        self.dst: Dialect = self.registry.get(dst)
+        if not self.dst.shape.writable:
+            writable = ", ".join(self.registry.writable_names())
+            raise EnvglotError(f"{self.dst.name} is a read-only source dialect; write one of {writable}")
+        self.options = options
         self.preserve = options.preserve
         self.policy = options.policy
         self.style = options.style
@@ -299,7 +311,7 @@ class Pipeline:
     ) -> tuple[bytes, str, bool]:
         """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``.
 
-        ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that))`` when the
+        ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that, self.registry))`` when the
         caller has already done both (``migrate``): neither is done again.
         """
         start = len(report.diagnostics)
@@ -319,14 +331,16 @@ class Pipeline:
         src = self.src
         if src is None:
             if deferred:
-                known = within_depth(classify, buf, self.max_depth, bom)
+                known = within_depth(self._classify, buf, self.max_depth, bom)
                 deferred = False
-            inner, detection, is_error = locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
+            inner, detection, is_error = locate(
+                buf, self.unwrap, self.strict, report, self.max_depth, known, self.registry
+            )
             unwrapped = inner is not buf
             buf = inner
-            src = get_dialect(detection.dialect)
+            src = self.registry.get(detection.dialect)
         elif self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
-            inner, is_error = forced_untransport(buf, known, self.max_depth)
+            inner, is_error = forced_untransport(buf, known, self.max_depth, self.registry)
             unwrapped = inner is not buf
             buf = inner
         forced = known if self.src is not None and not unwrapped else None
@@ -356,7 +370,7 @@ class Pipeline:
                 if fast is not None and (
                     self.src is None or self.dst.failed(fast) or contrary(buf, src, forced, m) is None
                 ):
-                    return (fast if compact else styled(fast, self.style, self.dst.name)), src.name, unwrapped
+                    return (fast if compact else styled(fast, self.style, self.dst)), src.name, unwrapped
         if deferred:
             check_depth(buf, self.max_depth, bom)
         ctx = Context(m, report, m[src.name], self.synth, compact)
@@ -375,7 +389,7 @@ class Pipeline:
             name = tool if isinstance(tool, str) else None
             report.finish(self.policy, start=start, source=src.name, target=self.dst.name, tool=name)
         if not compact:
-            out = styled(out, self.style, self.dst.name)
+            out = styled(out, self.style, self.dst)
         return out, src.name, unwrapped
 
     def write_envelope(
@@ -455,7 +469,8 @@ class Pipeline:
         checks again).
         """
         dst = self.dst
-        if carrier is None or via in (src.name, dst.name) or not get_dialect(via).shape.writable:
+        mid_src = self.registry.find(via)
+        if carrier is None or via in (src.name, dst.name) or mid_src is None or not mid_src.shape.writable:
             return None
         m = self.mappings
         options = _BACK_OPTIONS.replace(preserve=True, context=self.synth)
@@ -464,7 +479,6 @@ class Pipeline:
         mid, restored = first.write_envelope(env, src, ctx, carrier)
         if not restored:
             return None
-        mid_src = get_dialect(via)
         ctx = Context(m, DISCARD, m[via], self.synth)
         out, restored = Pipeline(via, dst.name, options, mappings=m).write_envelope(
             mid_src.read(mid, ctx), mid_src, ctx, mid
@@ -480,7 +494,9 @@ class Pipeline:
         except EnvglotError:
             return False
         return (
-            via not in (src.name, self.dst.name) and via in self.mappings.dialects and get_dialect(via).shape.writable
+            via not in (src.name, self.dst.name)
+            and via in self.mappings.dialects
+            and self.registry.get(via).shape.writable
         )
 
     def _same_outcome(self, doc: bytes, env: Envelope) -> bool:
@@ -587,12 +603,12 @@ def contrary(buf: bytes, src: Dialect, det: Detection | None, m: Mappings) -> En
     document's detection when the caller has it."""
     if det is None:
         try:
-            det = classify(buf)
+            det = classify(buf, m.registry)
         except DetectError:
             return None
     if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
         return None
-    other = get_dialect(det.dialect)
+    other = m.registry.get(det.dialect)
     try:
         env: Envelope = other.read(buf, Context(m, DISCARD, m[other.name]))
     except EnvglotError:

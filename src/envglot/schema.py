@@ -15,15 +15,17 @@ from __future__ import annotations
 import copy
 import functools
 import operator
+import os
 import types
 import typing
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 from msgspec import Raw, Struct
 
-from .dialects import get_dialect
 from .errors import EnvglotError
+from .mappings import Mappings, mappings_for
 
 __all__ = ["NOT_EMBEDDED", "SCHEMA_DIALECT", "embed_schema", "embedded_payload", "hoist", "inline_refs", "json_schema"]
 
@@ -117,18 +119,23 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def json_schema(dialect: str, inline: bool = False) -> dict[str, Any]:
+def json_schema(
+    dialect: str, inline: bool = False, *, mappings: Sequence[str | os.PathLike[str]] | Mappings | None = None
+) -> dict[str, Any]:
     """The JSON Schema (2020-12) of ``dialect``'s wire envelope.
 
     Args:
         dialect: a dialect name (or alias) as ``envglot dialects`` lists them.
         inline: resolve every ``$ref`` into one self-contained schema whose root is
             ``{"type": "object", ...}`` (what an MCP ``outputSchema`` must be).
+        mappings: overlay paths or :class:`~envglot.mappings.Mappings` whose declared
+            dialects may be named (default: the bundled dialects).
 
     Raises:
         UnknownDialectError: ``dialect`` is not a dialect name.
     """
-    out: dict[str, Any] = msgspec.json.decode(_schema_json(get_dialect(dialect).schema_type(), inline))
+    reg = (mappings if isinstance(mappings, Mappings) else mappings_for(mappings)).registry
+    out: dict[str, Any] = msgspec.json.decode(_schema_json(reg.get(dialect).schema_type(), inline))
     return out
 
 

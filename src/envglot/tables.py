@@ -19,6 +19,7 @@ from .tomlfile import MAX_TOML_BYTES, parse_toml, read_regular, untrusted
 
 if TYPE_CHECKING:
     from .dialect import Dialect
+    from .registry import Registry
 
 __all__ = [
     "HINTS",
@@ -410,7 +411,10 @@ class Mappings:
         dialects: dict[str, DialectMap],
         error_types: list[ErrorTypeRow],
         sources: tuple[str, ...],
+        registry: Registry,
     ) -> None:
+        self.registry = registry
+        """The dialects these tables are for (bundled, plus the declarations loaded with them)."""
         self.categories = canonical.categories
         self.unknown_category = canonical.unknown_category
         self.message_keys = tuple(canonical.inference.message_keys)
@@ -428,7 +432,8 @@ class Mappings:
             return self.dialects[dialect]
         except KeyError:
             raise MappingError(
-                f"no table for dialect {dialect!r} in these mappings (declared after they were loaded: load them again)"
+                f"no table for dialect {dialect!r} in these mappings (a declared dialect lives in the tables "
+                "loaded with its declaration: pass it in mappings=)"
             ) from None
 
     def default_retryable(self, category: str) -> bool:

@@ -29,7 +29,6 @@ import msgspec
 from .checker import Checker, Violation, type_name
 from .context import Context
 from .diagnostics import DISCARD, Report
-from .dialect import get_dialect
 from .errors import EnvglotError
 from .excerpt import excerpt
 from .limits import MAX_DEPTH, OUTPUT_DEPTH_MARGIN, check_input, repeated_member
@@ -77,7 +76,7 @@ def _related(a: str, b: str) -> bool:
 
 def _reader_pass(buf: bytes, name: str, m: Mappings, c: Checker) -> bool | None:
     """Run the dialect reader; add what it finds that the checks did not. Returns the outcome."""
-    dialect = get_dialect(name)
+    dialect = m.registry.get(name)
     report = Report("ignore")
     found: list[Violation] = []
     ok: bool | None = None
@@ -106,21 +105,22 @@ def validate(
         dialect: the dialect to check against; detected when ``None`` (an MCP
             CallToolResult is then unwrapped and its ``isError`` checked too).
         mappings: overlay TOML files, or a prebuilt :class:`~envglot.mappings.Mappings`
-            (the code tables decide which errorcode codes exist and what they imply).
+            (the code tables decide which errorcode codes exist and what they imply; the
+            dialects declared among them can be named and are detected).
 
     Raises:
         UnknownDialectError: ``dialect`` is not a dialect name.
         MappingError: an overlay is invalid.
     """
     m = as_mappings(mappings)
-    name = get_dialect(dialect).name if dialect is not None else None
+    name = m.registry.get(dialect).name if dialect is not None else None
     is_error: bool | None = None
     try:
         buf, bom = check_input(to_bytes(data), _DEPTH)
         if bom:
             return [Violation("$", "the document begins with a UTF-8 byte order mark", name)]
         if name is None:
-            buf, found, is_error = locate(buf, True, False, DISCARD, _DEPTH)
+            buf, found, is_error = locate(buf, True, False, DISCARD, _DEPTH, registry=m.registry)
             name = found.dialect
     except EnvglotError as exc:
         return [Violation(exc.path or "$", exc.message, name)]
@@ -139,11 +139,12 @@ def validate(
     if not isinstance(doc, dict):
         c.add("$", f"a {name} envelope must be a JSON object, got {type_name(doc)}")
         return c.violations
-    key = get_dialect(name).outcome_key
+    unit = m.registry.get(name)
+    key = unit.outcome_key
     if repeated_member(buf, key):
         c.add(f"$.{key}", f"the outcome member {key!r} appears more than once")
     try:
-        get_dialect(name).contract(doc, c, m)
+        unit.contract(doc, c, m)
     except msgspec.DecodeError as exc:  # a contract rule on the raw bytes met JSON msgspec refuses
         c.add("$", f"invalid JSON: {excerpt(str(exc))}")
     ok = _reader_pass(buf, name, m, c)

@@ -4,10 +4,11 @@ bundled document keeps its dialect and its outcome.
 A declaration draws its detection keys, priority, constants and field paths from the bundled
 dialects' own members (``success``, ``data``, ``error``, ``schema_id``, ``meta``, ``status``...)
 and from free ones (``task_id``, ``ok``...). Loading it either raises ``MappingError`` or
-registers it; registered, it must not change the detection or the outcome of any bundled
-golden or example, nor of those documents with the declaration's own keys and constants added
-(the issue's "failure with a task_id member"), unless that document carried no bundled
-dialect's markers before. ``DECLARATIONS`` (tests/fuzz/settings.py) sets the budget.
+gives tables whose registry holds it; read with those tables, it must not change the detection
+or the outcome of any bundled golden or example, nor of those documents with the
+declaration's own keys and constants added (the issue's "failure with a task_id member"),
+unless that document carried no bundled dialect's markers before. ``DECLARATIONS``
+(tests/fuzz/settings.py) sets the budget.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from hypothesis import strategies as st
 
 import envglot
 from envelopes import sample_files
-from envglot.declared import DeclaredDialect
 from envglot.detect import classify
 from envglot.dialect import registered
 from envglot.errors import MappingError
-from envglot.mappings import default_mappings, mappings_for, unregister
+from envglot.mappings import Mappings, default_mappings, mappings_for
 
 from .settings import DECLARATIONS, FUZZ
 
-BUNDLED = sorted(d.name for d in registered() if not d.declared)
+BUNDLED = sorted(d.name for d in registered())
 _FILES = [p for d in BUNDLED for p in sample_files(d)]
 DOCS: list[bytes] = [p.read_bytes() for p in _FILES]
 _OBJ = msgspec.json.Decoder(dict[str, Any])
@@ -90,11 +90,12 @@ def declarations(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _state(buf: bytes) -> tuple[str, str | None, bool | str]:
-    """(dialect, evidence, outcome) as the core reads the document; a refusal's error type instead."""
+def _state(buf: bytes, m: Mappings | None = None) -> tuple[str, str | None, bool | str]:
+    """(dialect, evidence, outcome) as the core reads the document (with the tables ``m``); a
+    refusal's error type instead."""
     try:
-        det = classify(buf)
-        return det.dialect, det.evidence, envglot.read(buf).ok
+        det = classify(buf, None if m is None else m.registry)
+        return det.dialect, det.evidence, envglot.read(buf, mappings=m).ok
     except envglot.EnvglotError as exc:
         return "refused", None, type(exc).__name__
 
@@ -118,12 +119,6 @@ def _with_keys(buf: bytes, toml: str) -> bytes | None:
 BEFORE = {buf: _state(buf) for buf in DOCS}
 
 
-def _forget_declared() -> None:
-    for d in list(registered()):
-        if isinstance(d, DeclaredDialect):
-            unregister(d.name)
-
-
 def test_the_corpus_covers_every_bundled_dialect() -> None:
     assert {p.parent.name for p in _FILES} == set(BUNDLED)
 
@@ -138,17 +133,14 @@ def test_a_loaded_declaration_steals_no_bundled_document(toml: str) -> None:
         path = Path(tmp) / "declaration.toml"
         path.write_text(toml)
         try:
-            try:
-                mappings_for([str(path)])
-            except MappingError:
-                return  # refused: a clear error, nothing registered
-            name = next(d.name for d in registered() if d.declared)
-            for buf in DOCS:
-                assert _state(buf) == BEFORE[buf], (toml, buf[:300])
-            for buf, (dialect, evidence, ok) in before.items():
-                if evidence is None:  # no bundled marker: the declaration may claim it
-                    continue
-                after = _state(buf)
-                assert after[0] != name and (after[0], after[2]) == (dialect, ok), (toml, buf[:300])
-        finally:
-            _forget_declared()
+            m = mappings_for([str(path)])
+        except MappingError:
+            return  # refused: a clear error
+        name = next(d.name for d in m.registry if d.declared)
+        for buf in DOCS:
+            assert _state(buf, m) == BEFORE[buf], (toml, buf[:300])
+        for buf, (dialect, evidence, ok) in before.items():
+            if evidence is None:  # no bundled marker: the declaration may claim it
+                continue
+            after = _state(buf, m)
+            assert after[0] != name and (after[0], after[2]) == (dialect, ok), (toml, buf[:300])

@@ -17,13 +17,13 @@ import msgspec
 
 from ..canonical import Envelope
 from ..diagnostics import Diagnostic
-from ..dialect import dialect_names, get_dialect, writable_names
 from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
 from ..excerpt import MESSAGE_LIMIT, excerpt
 from ..limits import MAX_DEPTH, MAX_DEPTH_CEILING
 from ..mappings import Mappings, mappings_for
 from ..options import Options
 from ..policy import Policy
+from ..registry import Registry, bundled
 from . import exits
 from .exits import die
 from .outputs import Output, Stdout, output_failed, writer_for
@@ -44,6 +44,8 @@ __all__ = [
     "outcome_ok",
     "parse_context",
     "policy_options",
+    "registry_of",
+    "set_registry",
 ]
 
 _ANY = msgspec.json.Decoder()
@@ -54,8 +56,29 @@ _ENC = msgspec.json.Encoder()
 # --- options -----------------------------------------------------------------------------
 
 
+_REGISTRY_KEY = "envglot.registry"
+"""Where a command's context keeps the dialects its ``--mappings`` declare (``click.Context.meta``)."""
+
+
+def registry_of(ctx: click.Context | None) -> Registry:
+    """The dialects a command knows: the bundled ones plus those its ``--mappings`` declare."""
+    reg = ctx.meta.get(_REGISTRY_KEY) if ctx is not None else None
+    return reg if isinstance(reg, Registry) else bundled()
+
+
+def set_registry(ctx: click.Context, registry: Registry | None) -> None:
+    """Make ``registry`` the one :func:`registry_of` gives for ``ctx`` (``None``: forget it)."""
+    if registry is None:
+        ctx.meta.pop(_REGISTRY_KEY, None)
+    else:
+        ctx.meta[_REGISTRY_KEY] = registry
+
+
 class DialectType(click.ParamType):
     """A dialect name (aliases accepted, normalized); unknown names are usage errors with a did-you-mean.
+
+    The names are the bundled dialects' and those the command's ``--mappings`` declare
+    (:func:`registry_of`).
 
     Args:
         writable: only dialects with a writer (for ``--to``).
@@ -73,20 +96,22 @@ class DialectType(click.ParamType):
             return None
         if self.auto and value == "auto":
             return None
+        reg = registry_of(ctx)
         try:
-            unit = get_dialect(str(value))
+            unit = reg.get(str(value))
         except UnknownDialectError as exc:
             self.fail(str(exc), param, ctx)
         if self.writable and not unit.shape.writable:
             self.fail(
-                f"{unit.name} is a read-only source dialect; write one of {', '.join(writable_names())}", param, ctx
+                f"{unit.name} is a read-only source dialect; write one of {', '.join(reg.writable_names())}", param, ctx
             )
         return unit.name
 
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
         from click.shell_completion import CompletionItem
 
-        names = writable_names() if self.writable else dialect_names()
+        reg = registry_of(ctx)
+        names = reg.writable_names() if self.writable else reg.names()
         return [CompletionItem(n) for n in (*names, *(("auto",) if self.auto else ())) if n.startswith(incomplete)]
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
@@ -94,12 +119,13 @@ class DialectType(click.ParamType):
 
 
 def _declare(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
-    """Register the dialects declared among the ``--mappings`` files before any other option is
-    parsed (eager), so ``-t NAME`` and ``-f NAME`` know them; exits 65 on a bad declaration."""
-    from ..mappings import register_declarations
+    """Compile the dialects declared among the ``--mappings`` files into this command's registry
+    before any other option is parsed (eager), so ``-t NAME`` and ``-f NAME`` know them; exits
+    65 on a bad declaration. Nothing is registered for the process."""
+    from ..declared import with_declarations
 
     try:
-        register_declarations(value or ())
+        set_registry(ctx, with_declarations(value or ())[0])
     except MappingError as exc:
         die(str(exc), exits.EX_DATAERR)
     return value

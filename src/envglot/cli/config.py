@@ -29,12 +29,15 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
 from ..errors import EnvglotError, MappingError
 from ..tomlfile import key_line, parse_toml, read_regular, untrusted
+
+if TYPE_CHECKING:
+    from ..registry import Registry
 
 CONFIG_NAME = "envglot.toml"
 PYPROJECT = "pyproject.toml"
@@ -220,8 +223,9 @@ def settings(f: ConfigFile, ctx: click.Context) -> dict[str, dict[str, Setting]]
         ConfigError: an unknown key, a value of the wrong type, a table that is not one, or
             a key of :data:`COMMAND_LINE_ONLY`.
     """
-    from ..mappings import register_declarations
+    from ..declared import with_declarations
     from . import exits
+    from .common import set_registry
     from .exits import die
 
     group = ctx.command
@@ -248,15 +252,38 @@ def settings(f: ConfigFile, ctx: click.Context) -> dict[str, dict[str, Setting]]
             raise fail((key,), where, f"{key}: no command has an option --{key}")
         else:
             shared[key] = value
+    registries: dict[tuple[str, ...], Registry] = {}
     for keys_of, values in (((), shared), *(((n,), t) for n, t in per_command.items())):
         if isinstance(values.get("mappings"), list):  # declared dialects first, so `to = "acme"` knows its name
             try:
-                register_declarations(_relative(f.path, "mappings", values["mappings"]))
+                registries[keys_of] = with_declarations(_relative(f.path, "mappings", values["mappings"]))[0]
             except MappingError as exc:  # an invalid declaration: exit 65, as with --mappings
                 scope = f"[{'.'.join((*f.prefix, *keys_of))}] " if f.prefix or keys_of else ""
                 die(f"{at((*keys_of, 'mappings'))}: {scope}mappings: {exc}", exits.EX_DATAERR)
+    try:
+        return _defaults(f, ctx, commands, shared, per_command, registries, fail, at)
+    finally:
+        set_registry(ctx, None)  # each command's --mappings callback sets its own
+
+
+def _defaults(
+    f: ConfigFile,
+    ctx: click.Context,
+    commands: dict[str, click.Command],
+    shared: dict[str, Any],
+    per_command: dict[str, dict[str, Any]],
+    registries: dict[tuple[str, ...], Registry],
+    fail: Callable[[tuple[str, ...], str, str], ConfigError],
+    at: Callable[[tuple[str, ...]], str],
+) -> dict[str, dict[str, Setting]]:
+    """Every command's option defaults from ``shared`` and its own table, each value checked
+    with the dialects that command's configured mappings declare."""
+    from .common import set_registry
+
+    where = f"[{'.'.join(f.prefix)}] " if f.prefix else ""
     out: dict[str, dict[str, Setting]] = {}
     for name, cmd in commands.items():
+        set_registry(ctx, registries.get((name,), registries.get(())))
         opts = _options(cmd)
         defaults: dict[str, Setting] = {}
         table_scope = f"[{'.'.join((*f.prefix, name))}] "

@@ -89,7 +89,7 @@ def detect(
       cat replies.jsonl | envglot detect
       envglot detect --json examples/*/*.json
     """
-    load_mappings(mappings)
+    m = load_mappings(mappings)
     err = Stderr(verbose=verbose)
     status = RunStatus()
     inputs, status.missing = expand_folders(files or ("-",))
@@ -106,7 +106,7 @@ def detect(
                 status.records += 1
                 line = rec.line if is_jsonl else None
                 try:
-                    found = detection(rec.data, strict=strict_detect, max_depth=max_depth)
+                    found = detection(rec.data, mappings=m, strict=strict_detect, max_depth=max_depth)
                 except EnvglotError as exc:
                     status.bad += 1
                     if as_json:

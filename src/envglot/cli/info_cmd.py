@@ -10,7 +10,6 @@ from typing import Any
 import click
 import msgspec
 
-from ..dialect import registered
 from ..errors import EnvglotError
 from ..mappings import Mappings
 from . import exits
@@ -56,8 +55,7 @@ def dialects(as_json: bool, mappings: tuple[str, ...]) -> None:
       envglot dialects --json
       envglot dialects --mappings examples/declared/acme.toml
     """
-    if mappings:
-        load_mappings(mappings)  # a declaration's tables are checked (exit 65 when invalid)
+    reg = load_mappings(mappings).registry  # a declaration's tables are checked (exit 65 when invalid)
     if as_json:
         _echo_json(
             [
@@ -68,11 +66,11 @@ def dialects(as_json: bool, mappings: tuple[str, ...]) -> None:
                     "aliases": sorted(d.aliases),
                     "description": d.description,
                 }
-                for d in registered()
+                for d in reg
             ]
         )
         return
-    rows = [(d.name, "read/write" if d.shape.writable else "read", d.description) for d in registered()]
+    rows = [(d.name, "read/write" if d.shape.writable else "read", d.description) for d in reg]
     for line in _table(rows, (_NAME_WIDTH,)):
         echo(line)
 
@@ -95,8 +93,9 @@ def schema(dialect: str, inline: bool, mappings: tuple[str, ...]) -> None:
     """
     from ..schema import json_schema
 
+    m = load_mappings(mappings)
     try:
-        _echo_json(json_schema(dialect, inline=inline))
+        _echo_json(json_schema(dialect, inline=inline, mappings=m))
     except EnvglotError as exc:  # pragma: no cover - a recursive wire Struct would be a bug
         click.echo(f"error: {exc}", err=True)
         sys.exit(exits.EX_DATAERR)

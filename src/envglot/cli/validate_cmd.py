@@ -93,7 +93,7 @@ def validate(
                         found_out.add(name, rec.line, v.path, rule, "error", v.message)
                 elif not is_jsonl:
                     try:
-                        last_dialect = from_ or detection(rec.data).dialect
+                        last_dialect = from_ or detection(rec.data, mappings=m).dialect
                     except EnvglotError:  # pragma: no cover - a detect failure is a violation above
                         last_dialect = None
         except OSError as exc:

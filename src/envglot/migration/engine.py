@@ -19,10 +19,10 @@ from typing import Any, BinaryIO
 import msgspec
 
 from ..diagnostics import Diagnostic
-from ..dialect import get_dialect, writable_names
 from ..errors import EnvglotError
 from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Style, Unsupported, resolve
+from ..registry import Registry
 from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME, Mode
 from .files import (
@@ -411,10 +411,9 @@ def migrate(
     except EnvglotError as exc:
         raise MigrationError(exc.message, 2) from None
     style = opts.style
-    if opts.mappings and not isinstance(opts.mappings, Mappings):
-        # first: a dialect declared among them registers itself (docs/declared-dialects.md)
-        mappings_for(list(opts.mappings))
-    _check_options(to, chunk_bytes, max_errors, backup if mode == "in-place" else None)
+    # first: the dialects declared among them are known by name (docs/declared-dialects.md)
+    tables = opts.mappings if isinstance(opts.mappings, Mappings) else mappings_for(opts.mappings)
+    _check_options(to, chunk_bytes, max_errors, backup if mode == "in-place" else None, tables.registry)
     limits = InputLimits(max_record_bytes, max_gzip_ratio, follow_symlinks)
     if (problem := limits.problem()) is not None:
         raise MigrationError(problem, 2)
@@ -593,15 +592,16 @@ def _mode(names: list[str], out: object, in_place: bool, check: bool) -> Mode:
     raise MigrationError("say where the output goes: out=DIR, in_place=True, or check=True", 2)
 
 
-def _check_options(to: str, chunk_bytes: int, max_errors: int | None, backup: str | None) -> None:
+def _check_options(to: str, chunk_bytes: int, max_errors: int | None, backup: str | None, registry: Registry) -> None:
     if chunk_bytes < 1:
         raise MigrationError("chunk_bytes must be positive", 2)
     if max_errors is not None and max_errors < 0:
         raise MigrationError("max_errors must be >= 0", 2)
     if backup is not None and not backup:
         raise MigrationError("the backup suffix must not be empty (use backup=None for no backup)", 2)
-    if not get_dialect(to).shape.writable:
-        raise MigrationError(f"{to} is a read-only source dialect; write one of {', '.join(writable_names())}", 2)
+    if not registry.get(to).shape.writable:
+        writable = ", ".join(registry.writable_names())
+        raise MigrationError(f"{to} is a read-only source dialect; write one of {writable}", 2)
 
 
 def _default_rejects(mode: Mode, names: list[str], out_dir: Path | None) -> Path | None:

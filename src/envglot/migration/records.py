@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -13,7 +14,6 @@ from ..api import Converter
 from ..context import Context
 from ..detect import MCP, Detection, classify
 from ..diagnostics import Diagnostic, Report
-from ..dialect import get_dialect
 from ..errors import EnvglotError
 from ..excerpt import excerpt
 from ..limits import check_input, within_depth
@@ -84,14 +84,15 @@ class Migrator:
     """
 
     __slots__ = (
+        "_classify",
         "_conv",
         "_mappings",
         "_max_depth",
         "_policy",
-        "_target",
         "details",
         "from_",
         "options",
+        "target",
         "test_delay",
         "to",
     )
@@ -131,7 +132,9 @@ class Migrator:
         self._max_depth = o.max_depth
         self.to: str = self._conv.to
         self.from_: str | None = self._conv.from_
-        self._target = get_dialect(self.to)
+        self.target = self._mappings.registry.get(self.to)
+        """The target dialect (of the tables' registry: a declared one included)."""
+        self._classify = functools.partial(classify, registry=self._mappings.registry)
         delay = os.environ.get(TEST_DELAY_ENV)  # read once here, not per chunk
         self.test_delay = float(delay) if delay else 0.0
         """Seconds each chunk waits before it is converted (a test hook, ``TEST_DELAY_ENV``)."""
@@ -157,7 +160,7 @@ class Migrator:
         try:
             clean, bom = check_input(record, self._max_depth, depth=False)  # the encoding, before anything reads it
             try:  # the depth: checked by the detection's own parse, before anything else reads it
-                det: Detection | None = within_depth(classify, clean, self._max_depth, bom)
+                det: Detection | None = within_depth(self._classify, clean, self._max_depth, bom)
             except EnvglotError:
                 det = None  # the converter detects again and raises the error with its context
             name = det.dialect if det is not None else None
@@ -214,7 +217,7 @@ class Migrator:
 
     def _check(self, record: bytes) -> None:
         m = self._mappings
-        self._target.read(record, Context(m, Report(Level.IGNORE), m[self.to]))
+        self.target.read(record, Context(m, Report(Level.IGNORE), m[self.to]))
 
 
 def _details(exc: EnvglotError) -> tuple[Diagnostic, ...]:

@@ -150,7 +150,7 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
         o = _record(mig, body, res, task, None)
         if o.status == "converted":
             assert o.output is not None
-            doc = o.output if task.style == "compact" else styled(o.output, task.style, mig.to)
+            doc = o.output if task.style == "compact" else styled(o.output, task.style, mig.target)
             res.out = doc + (b"\n" if body.endswith(b"\n") else b"")
         elif o.status == "passed":
             res.out = body

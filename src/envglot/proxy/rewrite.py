@@ -22,7 +22,6 @@ from msgspec import Raw
 from ..api import answer, refusal, write
 from ..canonical import Envelope
 from ..diagnostics import Diagnostic, Kind, Report
-from ..dialect import get_dialect, writable_names
 from ..errors import EnvglotError, NoEnvelopeError, ParseError
 from ..mappings import Mappings
 from ..mcp import is_error, media_blocks, output_schema, synthesize
@@ -83,19 +82,18 @@ class Rewriter:
         timing: bool = True,
         table: ProtocolTable | None = None,
     ) -> None:
-        unit = get_dialect(target)
-        self.target = unit.name
-        if not unit.shape.writable:
-            raise EnvglotError(
-                f"{self.target} is a read-only source dialect; write one of {', '.join(writable_names())}"
-            )
         o = resolve(options, mappings=mappings)
         self.mappings: Mappings = as_mappings(o.mappings)
+        unit = self.mappings.registry.get(target)
+        self.target = unit.name
+        if not unit.shape.writable:
+            writable = ", ".join(self.mappings.registry.writable_names())
+            raise EnvglotError(f"{self.target} is a read-only source dialect; write one of {writable}")
         self.options = o.replace(unsupported=Level.IGNORE, style="compact", mappings=self.mappings)
         self.annotate = annotate
         self.timing = timing
         self.table = table if table is not None else protocol_table()
-        self.schema = output_schema(self.target)
+        self.schema = output_schema(self.target, mappings=self.mappings)
 
     # ---- tools/list -------------------------------------------------------------------
 
@@ -149,7 +147,11 @@ class Rewriter:
             return self._wrap_plain(_ENC.encode(wire), wire, exc, ctx, notes)
         try:
             return self._answer(
-                conv.output, is_error(conv.output, self.target), conv.source, [*notes, *conv.diagnostics], wire
+                conv.output,
+                is_error(conv.output, self.target, mappings=self.mappings),
+                conv.source,
+                [*notes, *conv.diagnostics],
+                wire,
             )
         except ParseError as exc:  # an envelope no MCP result dict can carry: refused like any other
             refused = refusal(exc, to=self.target, options=ctx)
