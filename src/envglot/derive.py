@@ -17,7 +17,8 @@ the compiler adds the rest from ``[fields]`` (see ``docs/adding-a-dialect.md``):
 
 A plain path that does not resolve is an error when the dialect is compiled (the declaration
 and the Python would disagree). :func:`moved_paths` gives, for any dialect, the wire path
-each plain move of its reading reads (what ``tests/test_derive.py`` compares with ``[fields]``).
+each plain move of its reading reads, :func:`copied_paths` where its writing copies a field
+as it is (what ``tests/test_derive.py`` compares with ``[fields]`` for every bundled dialect).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from .tables import DialectTable, decode_table, mappings_dir
 if TYPE_CHECKING:
     from .dialect import Dialect
 
-__all__ = ["declared_fields", "derived", "member_keys", "moved_paths"]
+__all__ = ["copied_paths", "declared_fields", "derived", "member_keys", "moved_paths"]
 
 _MEMBER_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_-]*)+")
 
@@ -131,13 +132,9 @@ def _reading(d: Dialect, reading: Reading, fields: dict[str, str]) -> Reading:
     return Reading(reading.decoder, *out)
 
 
-def _writing(d: Dialect, writing: Writing, fields: dict[str, str]) -> Writing:
-    by_path: dict[str, str] = {}
-    for f, path in fields.items():
-        if f in CANONICAL and member_keys(path) is not None:
-            if path in by_path:
-                raise TypeError(f"{d.name}: [fields] {by_path[path]} and {f} both name {path!r}")
-            by_path[path] = f
+def _places(writing: Writing) -> dict[str, str]:
+    """Build name -> the wire path of the object it builds: the final Build (``result``) at
+    ``$``, and every Build a located one names as a member, at that member's path."""
     builds = {st.name: st for st in writing.steps if isinstance(st, Build)}
     place: dict[str, str] = {}
     todo = [(writing.result, "$")]
@@ -149,6 +146,17 @@ def _writing(d: Dialect, writing: Writing, fields: dict[str, str]) -> Writing:
         place[name] = path
         keys = {f.name: f.encode_name for f in msgspec.structs.fields(b.struct)}
         todo += [(v, f"{path}.{keys[k]}") for k, v in b.members.items() if isinstance(v, str) and k in keys]
+    return place
+
+
+def _writing(d: Dialect, writing: Writing, fields: dict[str, str]) -> Writing:
+    by_path: dict[str, str] = {}
+    for f, path in fields.items():
+        if f in CANONICAL and member_keys(path) is not None:
+            if path in by_path:
+                raise TypeError(f"{d.name}: [fields] {by_path[path]} and {f} both name {path!r}")
+            by_path[path] = f
+    place = _places(writing)
     out: list[Step] = []
     for st in writing.steps:
         if isinstance(st, Build) and st.name in place:
@@ -197,4 +205,22 @@ def moved_paths(d: Dialect) -> dict[str, str]:
         walked = _walk(tp, attrs, json=False)
         if walked is not None:
             out[name] = ".".join(("$", *prefix, *walked[0]))
+    return out
+
+
+def copied_paths(d: Dialect) -> dict[str, list[str]]:
+    """Canonical field -> the wire paths its value is copied to as it is (a member of a
+    :class:`~envglot.fields.Build` of ``d``'s compiled writing, placed from ``result``, that
+    names the field itself)."""
+    _, writing = derived(d)
+    if writing is None:
+        return {}
+    place = _places(writing)
+    out: dict[str, list[str]] = {}
+    for st in writing.steps:
+        if isinstance(st, Build) and st.name in place:
+            keys = {f.name: f.encode_name for f in msgspec.structs.fields(st.struct)}
+            for k, v in st.members.items():
+                if isinstance(v, str) and v in CANONICAL and k in keys:
+                    out.setdefault(v, []).append(f"{place[st.name]}.{keys[k]}")
     return out
