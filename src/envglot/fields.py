@@ -12,6 +12,10 @@ steps (:class:`Reading` and :class:`Writing`, class attributes of its :class:`Di
 - :class:`Build` ``(name, Struct, member="local", ...)``: a wire Struct from locals
   (:class:`Const` for a literal).
 
+With ``derive=True`` a side states only its hooks: the plain moves and Build copies that the
+dialect's ``[fields]`` declares are added by :mod:`envglot.derive` (:meth:`Dialect.steps
+<envglot.dialect.Dialect.steps>` is what is compiled).
+
 A hook's parameters are bound by name: ``w`` (the decoded wire Struct, reading only),
 ``ctx``, ``dmap`` (the dialect's own compiled tables), ``extras``, ``residue`` (reading
 only), any canonical :class:`~envglot.canonical.Envelope` field, and any name an earlier
