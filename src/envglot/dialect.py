@@ -159,6 +159,7 @@ class Dialect:
     generated from them, and so is every fused pair path from this dialect."""
     writing: ClassVar[Writing | None] = None
     """Field declarations of the writer: ``write`` and every fused pair path to this dialect."""
+    _steps: tuple[object, object, tuple[Reading | None, Writing | None]] | None = None
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -187,6 +188,18 @@ class Dialect:
         """Write the canonical envelope, compact JSON (generated from ``writing``)."""
         self._generate()
         return self.write(env, ctx)
+
+    def steps(self) -> tuple[Reading | None, Writing | None]:
+        """The reading and writing the compiler compiles: ``reading`` and ``writing`` with the
+        plain moves of ``[fields]`` added where they say ``derive=True`` (:mod:`envglot.derive`)."""
+        cached = self._steps
+        if cached is not None and cached[0] is self.reading and cached[1] is self.writing:
+            return cached[2]
+        from .derive import derived
+
+        out = derived(self)
+        self._steps = (self.reading, self.writing, out)
+        return out
 
     def _generate(self) -> None:
         """Replace ``read``/``from_wire``/``write`` on this instance by the generated hub code."""

@@ -12,6 +12,10 @@ steps (:class:`Reading` and :class:`Writing`, class attributes of its :class:`Di
 - :class:`Build` ``(name, Struct, member="local", ...)``: a wire Struct from locals
   (:class:`Const` for a literal).
 
+With ``derive=True`` a side states only its hooks: the plain moves and Build copies that the
+dialect's ``[fields]`` declares are added by :mod:`envglot.derive` (:meth:`Dialect.steps
+<envglot.dialect.Dialect.steps>` is what is compiled).
+
 A hook's parameters are bound by name: ``w`` (the decoded wire Struct, reading only),
 ``ctx``, ``dmap`` (the dialect's own compiled tables), ``extras``, ``residue`` (reading
 only), any canonical :class:`~envglot.canonical.Envelope` field, and any name an earlier
@@ -112,6 +116,9 @@ class Let(NamedTuple):
     hook: Callable[..., Any]
     pure: bool = False
     args: tuple[tuple[str, str], ...] = ()
+    wire: str | None = None
+    """Reading: the wire object (a plain member path, ``$.data._meta``) the hook returns as the
+    Struct of its return annotation; derived moves of fields under it read it (:mod:`envglot.derive`)."""
 
 
 class Check(NamedTuple):
@@ -136,14 +143,19 @@ Step = Move | Let | Check | Build
 
 
 class Reading:
-    """How a dialect's document becomes canonical fields: a decoder, then steps."""
+    """How a dialect's document becomes canonical fields: a decoder, then steps.
 
-    __slots__ = ("decoder", "steps")
+    ``derive``: the plain moves of the dialect's ``[fields]`` that no step defines are
+    derived by the compiler (:mod:`envglot.derive`); the steps are then the hooks only.
+    """
 
-    def __init__(self, decoder: Any, *steps: Step) -> None:
+    __slots__ = ("decoder", "derive", "steps")
+
+    def __init__(self, decoder: Any, *steps: Step, derive: bool = False) -> None:
         self.decoder = decoder
         """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`)."""
         self.steps: tuple[Step, ...] = steps
+        self.derive = derive
 
 
 class Writing:
@@ -151,18 +163,26 @@ class Writing:
 
     ``finish(doc, ...)`` post-processes the encoded bytes (parameters bound by name).
     ``losses``: the hub writer first reports every canonical field the dialect's table
-    cannot carry (:func:`envglot.context.report_losses`).
+    cannot carry (:func:`envglot.context.report_losses`). ``derive``: the members of its
+    Builds that ``[fields]`` names and the Build does not give are plain copies of those
+    canonical fields (:mod:`envglot.derive`).
     """
 
-    __slots__ = ("finish", "losses", "result", "steps")
+    __slots__ = ("derive", "finish", "losses", "result", "steps")
 
     def __init__(
-        self, *steps: Step, result: str = "out", finish: Callable[..., bytes] | None = None, losses: bool = True
+        self,
+        *steps: Step,
+        result: str = "out",
+        finish: Callable[..., bytes] | None = None,
+        losses: bool = True,
+        derive: bool = False,
     ) -> None:
         self.steps: tuple[Step, ...] = steps
         self.result = result
         self.finish = finish
         self.losses = losses
+        self.derive = derive
 
 
 # ---- compilation ----------------------------------------------------------------------
@@ -357,7 +377,7 @@ def _finish(side: _Side, writing: Writing, indent: int = 1) -> None:
 
 
 def _compile_read(d: Dialect) -> tuple[Callable[..., c.Envelope], Callable[..., c.Envelope]]:
-    reading = d.reading
+    reading = d.steps()[0]
     assert reading is not None
     u = _Unit(f"read_{_ident(d.name)}")
     dec = u.ref(reading.decoder, "decoder")
@@ -381,7 +401,7 @@ def _compile_read(d: Dialect) -> tuple[Callable[..., c.Envelope], Callable[..., 
 
 
 def _compile_write(d: Dialect) -> Callable[..., bytes]:
-    writing = d.writing
+    writing = d.steps()[1]
     assert writing is not None
     u = _Unit(f"write_{_ident(d.name)}")
     side = _Side(u, "w_", "dmap", d.name, reading=False)
@@ -443,7 +463,7 @@ def _shareable(v: Any) -> bool:
 def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None]:
     """The fused function ``(buf, ctx)``; its ``bind(ctx)`` gives a one-argument version for a
     fixed context with the pair's constant writing steps done once (see :func:`bound_pair`)."""
-    reading, writing = src.reading, dst.writing
+    reading, writing = src.steps()[0], dst.steps()[1]
     assert reading is not None and writing is not None
     same = src.name == dst.name
     fn = f"{_ident(src.name)}_to_{_ident(dst.name)}"

@@ -16,7 +16,7 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Let, Move, Reading, Writing
+from ..fields import Build, Check, Const, Let, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -213,17 +213,9 @@ READING = Reading(
     Let("payload", _payload),
     Let("problems", _problems),
     Let("ok", _ok, pure=True),
-    Move("summary", "w.summary"),
     Let("warnings", _warnings, pure=True),
-    Move("tool", "w.tool"),
-    Move("tool_version", "w.version"),
-    Move("request_id", "w.audit.correlation_id"),
-    Move("timestamp", "w.audit.timestamp"),
-    Move("duration_ms", "w.audit.duration_ms"),
-    Move("source", "w.audit.source"),
-    Move("host", "w.audit.host"),
-    Move("write_to", "w.audit.write_to"),
     Let("next_steps", _next_steps, pure=True),
+    derive=True,  # summary, tool, tool_version and the audit members: plain moves of [fields]
 )
 
 
@@ -421,10 +413,7 @@ WRITING = Writing(
         timestamp="audit_stamp",
         duration_ms="audit_ms",
         source="audit_source",
-        host="host",
-        correlation_id="request_id",
-        write_to="write_to",
-    ),
+    ),  # host, correlation_id, write_to: plain copies of [fields]
     Let("tool_name", _tool),
     Let("version", _version),
     Let("status", _status, pure=True),
@@ -443,6 +432,7 @@ WRITING = Writing(
         intent="next.intent",
         actions="next.actions",
     ),
+    derive=True,
 )
 
 

@@ -20,7 +20,7 @@ from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import EnvglotError, ParseError
-from ..fields import Let, Move, Reading
+from ..fields import Let, Reading
 from ..mappings import DialectMap, Mappings
 from ..residue import parse_path
 from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
@@ -213,12 +213,12 @@ READING = Reading(
     Let("error", _error),
     Let("ok", _ok),
     Let("warnings", _warnings),
-    Let("meta", _meta),
+    Let("meta", _meta, wire="$.data._meta"),
     Let("payload", _payload, pure=True),
-    Move("duration_ms", "meta.timing.duration_ms"),
     Let("pagination", _pagination, pure=True),
     Let("problems", _problems),
     Let("extras", _extras, pure=True),
+    derive=True,  # duration_ms: a plain move of [fields] (from data._meta)
 )
 
 
