@@ -10,7 +10,7 @@ import msgspec
 from . import residue as _residue
 from .canonical import Envelope, Problem
 from .context import Context
-from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify
+from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify, classify_members, top_level
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
 from .dialect import Dialect, get_dialect, writable_names
 from .dialects._common import may_be_loose
@@ -202,9 +202,11 @@ def _untransport(buf: bytes, det: Detection, unwrap: bool, max_depth: int) -> tu
     return buf, det, is_error
 
 
-def _one_outcome(buf: bytes, key: str, dialect: str) -> None:
-    """Refuse a document whose outcome member is repeated (one occurrence could hide a failure)."""
-    if repeated_member(buf, key):
+def _one_outcome(buf: bytes, key: str, dialect: str, members: dict[str, msgspec.Raw] | None = None) -> None:
+    """Refuse a document whose outcome member is repeated (one occurrence could hide a failure).
+
+    ``members``: :func:`~envglot.limits.top_members` of ``buf``, when the caller has them."""
+    if repeated_member(buf, key, members):
         raise ParseError(
             f"the outcome member {key!r} appears more than once: which occurrence holds is a parser's "
             "choice, so the document is refused",
@@ -213,23 +215,34 @@ def _one_outcome(buf: bytes, key: str, dialect: str) -> None:
         )
 
 
-_WRAPPER_KEYS = (*MCP_MARKERS, JSONRPC_MARKER)
+_WRAPPER_KEYS = frozenset((*MCP_MARKERS, JSONRPC_MARKER))
 """Members one of which any transport wrapper's top level holds (detection's own markers)."""
 
 
-def _forced_untransport(buf: bytes, known: Detection | None, max_depth: int) -> tuple[bytes, bool | None]:
+def _members(buf: bytes) -> dict[str, msgspec.Raw] | None:
+    """The top level's members (keys with escapes read, values skipped in C); ``None`` when the
+    document is not an object, is broken or too deep (its reader says what is wrong)."""
+    try:
+        return top_members(buf)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _forced_untransport(
+    buf: bytes, known: Detection | None, max_depth: int, members: dict[str, msgspec.Raw] | None = None
+) -> tuple[bytes, bool | None]:
     """``(envelope bytes, MCP isError)`` of a document read as a forced source dialect.
 
     A forced ``from_`` names the envelope's dialect, not the wrapper's: a CallToolResult or
     JSON-RPC response is taken off first, so its ``isError`` still applies (a failure can never
     be read as a success). A document detection cannot read is left to the reader to report.
+    ``members``: :func:`_members` of ``buf``, when the caller has them.
     """
     if known is None:
-        try:  # the top level's keys (escapes read), its values skipped in C
-            keys = top_members(buf)
-        except (msgspec.DecodeError, RecursionError):  # not an object, broken or too deep: the reader says
+        keys = members if members is not None else _members(buf)
+        if keys is None:
             return buf, None
-        if not any(k in keys for k in _WRAPPER_KEYS):
+        if _WRAPPER_KEYS.isdisjoint(keys):
             return buf, None
         try:
             known = classify(buf)
@@ -364,21 +377,30 @@ class _Pipeline:
         unwrapped = False
         is_error: bool | None = None
         detection: Detection | None = None
+        # The top level's members, decoded once for every check that looks at them (a wrapper's
+        # markers, a repeated outcome member, another dialect's failure markers); ``None`` when
+        # not decoded (or not decodable: each check then decides as it would alone).
+        members: dict[str, msgspec.Raw] | None = None
         src = self.src
         if src is None:
             if deferred:
-                known = within_depth(classify, buf, self.max_depth, bom)
+                members = within_depth(top_level, buf, self.max_depth, bom)
+                known = classify_members(members)
                 deferred = False
             inner, detection, is_error = _locate(buf, self.unwrap, self.strict, report, self.max_depth, known)
             unwrapped = inner is not buf
             buf = inner
             src = get_dialect(detection.dialect)
-        elif self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
-            inner, is_error = _forced_untransport(buf, known, self.max_depth)
-            unwrapped = inner is not buf
-            buf = inner
+        else:
+            members = _members(buf)
+            if self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
+                inner, is_error = _forced_untransport(buf, known, self.max_depth, members)
+                unwrapped = inner is not buf
+                buf = inner
+        if unwrapped:
+            members = None
         forced = known if self.src is not None and not unwrapped else None
-        _one_outcome(buf, src.outcome_key, src.name)
+        _one_outcome(buf, src.outcome_key, src.name, members)
         m = self.mappings
         compact = self.style == "compact"
         if compact and may_be_loose(buf):
@@ -388,6 +410,8 @@ class _Pipeline:
                 buf = within_depth(_minify, buf, self.max_depth, bom) if deferred else _minify(buf)
             except msgspec.DecodeError:
                 pass
+            else:
+                members = None  # (of the spaced document)
             deferred = False  # parsed whole under the guard, or measured exactly
         if report is DISCARD and is_error is None and not self.preserve and _COMPILED[0]:
             # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
@@ -402,7 +426,10 @@ class _Pipeline:
                 except UnicodeEncodeError as exc:
                     raise _surrogate(exc, self.dst.name) from None
                 if fast is not None and (
-                    self.src is None or self.dst.failed(fast) or _contrary(buf, src, forced, m) is None
+                    self.src is None
+                    or (other := _other_dialect(buf, src, forced, members)) is None
+                    or self.dst.failed(fast)
+                    or _failure_of(buf, other, m) is None
                 ):
                     return (fast if compact else _style(fast, self.style, self.dst.name)), src.name, unwrapped
         if deferred:
@@ -410,7 +437,7 @@ class _Pipeline:
         ctx = Context(m, report, m[src.name], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
         if self.src is not None and env.ok:
-            env = _failure_wins(env, src, _contrary(buf, src, forced, m), report)
+            env = _failure_wins(env, src, _contrary(buf, src, forced, m, members), report)
         if is_error is not None:
             env = _reconcile(env, is_error, detection, m, report)
         out, restored = self._write(env, src, ctx, buf)
@@ -625,18 +652,32 @@ class _Pipeline:
         return self.dst.seal(doc)
 
 
-def _contrary(buf: bytes, src: Dialect, det: Detection | None, m: Mappings) -> Envelope | None:
+def _contrary(
+    buf: bytes, src: Dialect, det: Detection | None, m: Mappings, members: dict[str, msgspec.Raw] | None = None
+) -> Envelope | None:
     """The failure another dialect reads in a document forced as ``src``: detection names that
     dialect by its evidence and its reader says failure (``None`` otherwise). ``det`` is the
-    document's detection when the caller has it."""
+    document's detection, ``members`` its top level's (:func:`_members`), when the caller has them."""
+    other = _other_dialect(buf, src, det, members)
+    return None if other is None else _failure_of(buf, other, m)
+
+
+def _other_dialect(
+    buf: bytes, src: Dialect, det: Detection | None, members: dict[str, msgspec.Raw] | None
+) -> Dialect | None:
+    """The dialect other than ``src`` detection names by its evidence in ``buf`` (``None``: none)."""
     if det is None:
         try:
-            det = classify(buf)
+            det = classify(buf) if members is None else classify_members(members)
         except DetectError:
             return None
     if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
         return None
-    other = get_dialect(det.dialect)
+    return get_dialect(det.dialect)
+
+
+def _failure_of(buf: bytes, other: Dialect, m: Mappings) -> Envelope | None:
+    """The failure ``other``'s reader reads in ``buf`` (``None``: a success, or not readable as ``other``)."""
     try:
         env: Envelope = other.read(buf, Context(m, DISCARD, m[other.name]))
     except EnvglotError:

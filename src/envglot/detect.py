@@ -15,7 +15,18 @@ from msgspec import Raw, Struct
 from .dialect import Facts, Probe, registered
 from .errors import DetectError
 
-__all__ = ["JSONRPC", "JSONRPC_MARKER", "MCP", "MCP_MARKERS", "Detection", "classify", "detect_bytes", "probe_table"]
+__all__ = [
+    "JSONRPC",
+    "JSONRPC_MARKER",
+    "MCP",
+    "MCP_MARKERS",
+    "Detection",
+    "classify",
+    "classify_members",
+    "detect_bytes",
+    "probe_table",
+    "top_level",
+]
 
 MCP = "mcp"
 """Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
@@ -137,13 +148,23 @@ def classify(buf: bytes | memoryview | str) -> Detection:
     first that names evidence wins. An object no probe
     claims goes to the fallback dialect (a bare payload, evidence ``None``).
     """
-    plan = _plan()
+    return classify_members(top_level(buf))
+
+
+def top_level(buf: bytes | memoryview | str) -> dict[str, Raw]:
+    """The top-level members of an object document, their values skipped in C (the last of a
+    repeated key); :class:`DetectError` for anything else, as :func:`classify` raises it."""
     try:
-        present = _TOP.decode(buf)
+        return _TOP.decode(buf)
     except msgspec.ValidationError:  # valid JSON, but not an object
         raise DetectError("a response envelope must be a JSON object", path="$") from None
     except msgspec.DecodeError as exc:
         raise DetectError(f"invalid JSON: {exc}", path="$") from None
+
+
+def classify_members(present: dict[str, Raw]) -> Detection:
+    """:func:`classify` of a document whose top-level members (:func:`top_level`) are ``present``."""
+    plan = _plan()
     facts = Facts(present, frozenset(present) if plan.known.issuperset(present) else None)
     try:
         for probe, name in plan.probes:

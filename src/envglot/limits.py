@@ -170,26 +170,32 @@ def encode_checked(obj: Any, max_depth: int = MAX_DEPTH) -> bytes:
         raise ParseError(f"the input cannot be encoded as JSON: {why or excerpt(str(exc))}", path=path) from None
 
 
-def repeated_member(buf: bytes, key: str) -> bool:
+def repeated_member(buf: bytes, key: str, members: dict[str, msgspec.Raw] | None = None) -> bool:
     """Whether the top-level object of ``buf`` (checked input) holds member ``key`` more than once.
 
     JSON parsers keep one occurrence (msgspec and ``JSON.parse`` the last): a repeated outcome
-    member would let a later ``true`` hide an earlier ``false``. Two C scans decide for most
-    documents; one that holds the key's bytes twice is split by msgspec into its top-level
-    members (values skipped, in C), and the occurrences inside their values are not at the top.
-    Only a document still showing the key twice at the top (or another key repeated, whose
-    dropped value may hold it), or an escape of one of its letters (``"succ\u0065ss"``), is
-    parsed again, by the standard library, keeping its members' pairs.
+    member would let a later ``true`` hide an earlier ``false``. ``members`` is
+    :func:`top_members` of ``buf`` when the caller has it. A document
+    whose top-level members, laid end to end with their keys unescaped and no whitespace,
+    make up all of it repeats no key (:func:`spans_whole`). Otherwise two C scans decide for
+    most documents; one that holds the key's bytes twice is split by msgspec into its
+    top-level members (values skipped, in C), and the occurrences inside their values are
+    not at the top. Only a document still showing the key twice at the top (or another key
+    repeated, whose dropped value may hold it), or an escape of one of its letters
+    (``"succ\u0065ss"``), is parsed again, by the standard library, keeping its members' pairs.
     """
+    if members is not None and spans_whole(buf, members):
+        return False
     quoted = b'"%s"' % key.encode()
     seen = buf.count(quoted)
     if _escapes(key).search(buf) is None:
         if seen < 2:
             return False
-        try:
-            members = top_members(buf)
-        except (msgspec.DecodeError, RecursionError):
-            members = None
+        if members is None:
+            try:
+                members = top_members(buf)
+            except (msgspec.DecodeError, RecursionError):
+                members = None
         if members is not None and seen - sum(bytes(v).count(quoted) for v in members.values()) <= 1:
             return False
     try:
@@ -197,6 +203,20 @@ def repeated_member(buf: bytes, key: str) -> bool:
     except (ValueError, RecursionError):  # the reader reports what is wrong with it
         return False
     return isinstance(top, _Members) and sum(1 for k, _ in top if k == key) > 1
+
+
+def spans_whole(buf: bytes, members: dict[str, msgspec.Raw]) -> bool:
+    """Whether ``members`` (:func:`top_members` of ``buf``) account for every byte of ``buf``.
+
+    Written out as ``{"key":value,...}`` (keys as UTF-8, values as the raw spans msgspec
+    found) they take at most ``len(buf)`` bytes: whitespace, an escape in a key and every
+    occurrence of a repeated key but the last (at least ``"":0,``, five bytes) add to the
+    document, never to the members. Equal lengths therefore prove that no top-level key
+    is repeated, at the cost of one length per member.
+    """
+    n = len(members)
+    keys = len("".join(members).encode("utf-8", "surrogatepass"))
+    return 1 + 4 * n + keys + sum(map(len, members.values())) + (n == 0) == len(buf)
 
 
 top_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
