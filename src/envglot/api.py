@@ -24,8 +24,9 @@ from .limits import (
     check_input,
     check_text,
     encode_checked,
+    members_of,
+    members_within_depth,
     repeated_member,
-    top_members,
     within_depth,
 )
 from .mappings import Mappings, default_mappings, mappings_for
@@ -219,15 +220,6 @@ _WRAPPER_KEYS = frozenset((*MCP_MARKERS, JSONRPC_MARKER))
 """Members one of which any transport wrapper's top level holds (detection's own markers)."""
 
 
-def _members(buf: bytes) -> dict[str, msgspec.Raw] | None:
-    """The top level's members (keys with escapes read, values skipped in C); ``None`` when the
-    document is not an object, is broken or too deep (its reader says what is wrong)."""
-    try:
-        return top_members(buf)
-    except (msgspec.DecodeError, RecursionError):
-        return None
-
-
 def _forced_untransport(
     buf: bytes, known: Detection | None, max_depth: int, members: dict[str, msgspec.Raw] | None = None
 ) -> tuple[bytes, bool | None]:
@@ -236,10 +228,10 @@ def _forced_untransport(
     A forced ``from_`` names the envelope's dialect, not the wrapper's: a CallToolResult or
     JSON-RPC response is taken off first, so its ``isError`` still applies (a failure can never
     be read as a success). A document detection cannot read is left to the reader to report.
-    ``members``: :func:`_members` of ``buf``, when the caller has them.
+    ``members``: :func:`~envglot.limits.members_of` of ``buf``, when the caller has them.
     """
     if known is None:
-        keys = members if members is not None else _members(buf)
+        keys = members if members is not None else members_of(buf)
         if keys is None:
             return buf, None
         if _WRAPPER_KEYS.isdisjoint(keys):
@@ -285,6 +277,11 @@ def _locate(
             )
     return buf, det, is_error
 
+
+_SPLIT_MIN = 2048
+"""Size from which a fused reader builds its wire Struct from the members the checks decoded
+(no second pass over the payload); below it, one more decode costs less than a decoder call
+per member."""
 
 _BACK_OPTIONS = Options(unsupported=Level.IGNORE)
 """The options of the target -> source writer a preserve residue is computed with."""
@@ -392,7 +389,11 @@ class _Pipeline:
             buf = inner
             src = get_dialect(detection.dialect)
         else:
-            members = _members(buf)
+            if deferred:  # one parse of the top level, which checks the depth when it can
+                members, checked_depth = members_within_depth(buf, self.max_depth)
+                deferred = not checked_depth
+            else:
+                members = members_of(buf)
             if self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
                 inner, is_error = _forced_untransport(buf, known, self.max_depth, members)
                 unwrapped = inner is not buf
@@ -422,7 +423,12 @@ class _Pipeline:
                 fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
             if fused is not None:
                 try:
-                    fast = within_depth(fused, buf, self.max_depth, bom) if deferred else fused(buf)
+                    if deferred:
+                        fast = within_depth(fused, buf, self.max_depth, bom)
+                    elif members is None or len(buf) < _SPLIT_MIN:
+                        fast = fused(buf)
+                    else:  # the members' parse went through the whole document: the reader builds on it
+                        fast = fused(buf, members)
                 except UnicodeEncodeError as exc:
                     raise _surrogate(exc, self.dst.name) from None
                 if fast is not None and (
@@ -657,7 +663,7 @@ def _contrary(
 ) -> Envelope | None:
     """The failure another dialect reads in a document forced as ``src``: detection names that
     dialect by its evidence and its reader says failure (``None`` otherwise). ``det`` is the
-    document's detection, ``members`` its top level's (:func:`_members`), when the caller has them."""
+    document's detection, ``members`` its top level's (:func:`~envglot.limits.members_of`), when the caller has them."""
     other = _other_dialect(buf, src, det, members)
     return None if other is None else _failure_of(buf, other, m)
 

@@ -141,6 +141,46 @@ def within_depth(fn: Callable[[bytes], _T], buf: bytes, max_depth: int, bom: boo
     raise failed
 
 
+def members_within_depth(buf: bytes, max_depth: int) -> tuple[dict[str, msgspec.Raw] | None, bool]:
+    """``(top-level members, depth checked)`` of a document whose depth is not checked yet.
+
+    The members are :func:`top_members` (``None`` when it raises: not an object, broken, or
+    deeper than the interpreter allows), parsed as :func:`within_depth` parses: when that parse
+    went through all of ``buf`` under the lowered budget, ``buf`` nests no deeper than
+    ``max_depth`` and the second member is ``True``. Otherwise nothing is raised and nothing
+    is proved (``False``): the caller's first full parse still goes through :func:`within_depth`.
+    """
+    cell = _BUDGET.counter()
+    cap = max_depth + _BUDGET.slack - 1
+    if len(buf) <= 2 * max_depth:
+        try:
+            return top_members(buf), True
+        except msgspec.DecodeError:
+            return None, True
+    if cell is None or cap < 1 or cell.value <= cap:
+        return members_of(buf), False
+    saved = cell.value
+    cell.value = cap
+    try:
+        return top_members(buf), True
+    except msgspec.DecodeError:
+        return None, False
+    except RecursionError:
+        pass
+    finally:
+        cell.value = saved
+    return members_of(buf), False
+
+
+def members_of(buf: bytes) -> dict[str, msgspec.Raw] | None:
+    """:func:`top_members`, or ``None`` when the document is not an object, is broken or is too
+    deep for the interpreter (each check then decides as it would alone; the reader says why)."""
+    try:
+        return top_members(buf)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
 def check_text(text: str, where: str = "$") -> None:
     """Raise :class:`ParseError` if ``text`` (from a dict or str input) holds a lone surrogate."""
     try:
@@ -192,10 +232,7 @@ def repeated_member(buf: bytes, key: str, members: dict[str, msgspec.Raw] | None
         if seen < 2:
             return False
         if members is None:
-            try:
-                members = top_members(buf)
-            except (msgspec.DecodeError, RecursionError):
-                members = None
+            members = members_of(buf)
         if members is not None and seen - sum(bytes(v).count(quoted) for v in members.values()) <= 1:
             return False
     try:
