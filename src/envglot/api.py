@@ -411,8 +411,8 @@ class _Pipeline:
                 buf = within_depth(_minify, buf, self.max_depth, bom) if deferred else _minify(buf)
             except msgspec.DecodeError:
                 pass
-            else:
-                members = None  # (of the spaced document)
+            else:  # the minified document's own members (one pass, instead of the reader's and the detection's)
+                members = members_of(buf)
             deferred = False  # parsed whole under the guard, or measured exactly
         if report is DISCARD and is_error is None and not self.preserve and _COMPILED[0]:
             # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
