@@ -11,6 +11,7 @@ what the checks they stand for decide.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -19,11 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import envglot
-from envelopes import documents, json_values, text
-from envglot import ParseError
+from envelopes import canonical_envelopes, documents, json_values, text
+from envglot import Envelope, ParseError
 from envglot.dialect import get_dialect
 from envglot.dialects import NAMES
 from envglot.limits import repeated_member, spans_whole, top_members
+from envglot.mappings import mappings_for
+from envglot.wire import WireDecoder
 from test_fields import bench_corpus
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -114,6 +117,43 @@ def test_large_documents_convert_as_the_hub_converts_them() -> None:
             fast = envglot.convert(rec.data, from_=rec.dialect, to=to, unsupported="ignore")
             hub = envglot.conversion(rec.data, from_=rec.dialect, to=to, unsupported="ignore").output
             assert fast == hub, (rec.dialect, to)
+
+
+_DECLARED = Path(__file__).resolve().parents[1] / "examples" / "declared"
+_DECLARATIONS = [str(p) for p in sorted(_DECLARED.glob("*.toml"))]
+_BIG = st.dictionaries(st.sampled_from(["rows", "notes", "blob"]), st.text(min_size=2100, max_size=2400), min_size=1)
+
+
+def test_declared_large_documents_convert_as_the_hub_converts_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A declared dialect's reader is a ``WireDecoder`` too: from 2 KiB its fused reader builds on
+    the members, and gives the hub's bytes; ``from_members`` gives the decoder's Struct."""
+    m = mappings_for(_DECLARATIONS)
+    names = sorted(d.name for d in m.registry if d.declared)
+    built = [0]
+    from_members = WireDecoder.from_members
+
+    def counted(self: WireDecoder, members: dict[str, msgspec.Raw]) -> Any:
+        wire = from_members(self, members)
+        built[0] += wire is not None
+        return wire
+
+    monkeypatch.setattr(WireDecoder, "from_members", counted)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(env=canonical_envelopes(), payload=_BIG, name=st.sampled_from(names))
+    def check(env: Envelope, payload: dict[str, str], name: str) -> None:
+        env = msgspec.structs.replace(env, payload=msgspec.Raw(msgspec.json.encode(payload)))
+        buf = envglot.write(env, to=name, mappings=m, unsupported="ignore")
+        assert len(buf) >= 2048
+        dec = m.registry.get(name).reading.decoder  # type: ignore[union-attr]
+        wire = from_members(dec, top_members(buf))  # not counted: only the pipeline's calls are
+        assert wire is not None and dec.decode(buf) == (wire, (), None)
+        for to in ("response-v2", "dotbot", "problem-json"):
+            fast = envglot.convert(buf, from_=name, to=to, mappings=m, unsupported="ignore")
+            assert fast == envglot.conversion(buf, from_=name, to=to, mappings=m, unsupported="ignore").output
+
+    check()
+    assert built[0] > 0  # the fused readers did build on the members
 
 
 def test_a_repeated_outcome_member_in_a_large_document_is_refused() -> None:
