@@ -74,9 +74,9 @@ def _count_fused(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         if fn is None:
             return None
 
-        def spy(buf: bytes) -> Any:
+        def spy(buf: bytes, *members: Any) -> Any:
             _CALLS[0] += 1
-            return fn(buf)
+            return fn(buf, *members)
 
         return spy
 

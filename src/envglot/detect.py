@@ -16,7 +16,18 @@ from .dialect import Facts, Probe
 from .errors import DetectError
 from .registry import Registry, bundled
 
-__all__ = ["JSONRPC", "JSONRPC_MARKER", "MCP", "MCP_MARKERS", "Detection", "classify", "detect_bytes", "probe_table"]
+__all__ = [
+    "JSONRPC",
+    "JSONRPC_MARKER",
+    "MCP",
+    "MCP_MARKERS",
+    "Detection",
+    "classify",
+    "classify_members",
+    "detect_bytes",
+    "probe_table",
+    "top_level",
+]
 
 MCP = "mcp"
 """Pseudo-dialect returned for an MCP CallToolResult wrapper (unwrapped by the callers)."""
@@ -139,13 +150,24 @@ def classify(buf: bytes | memoryview | str, registry: Registry | None = None) ->
     claims goes to the fallback dialect (a bare payload, evidence ``None``). The dialects are
     ``registry``'s (default: the bundled ones, :func:`~envglot.registry.bundled`).
     """
-    plan = _plan(registry if registry is not None else bundled())
+    return classify_members(top_level(buf), registry)
+
+
+def top_level(buf: bytes | memoryview | str) -> dict[str, Raw]:
+    """The top-level members of an object document, their values skipped in C (the last of a
+    repeated key); :class:`DetectError` for anything else, as :func:`classify` raises it."""
     try:
-        present = _TOP.decode(buf)
+        return _TOP.decode(buf)
     except msgspec.ValidationError:  # valid JSON, but not an object
         raise DetectError("a response envelope must be a JSON object", path="$") from None
     except msgspec.DecodeError as exc:
         raise DetectError(f"invalid JSON: {exc}", path="$") from None
+
+
+def classify_members(present: dict[str, Raw], registry: Registry | None = None) -> Detection:
+    """:func:`classify` of a document whose top-level members (:func:`top_level`) are ``present``,
+    by ``registry``'s dialects (default: the bundled ones)."""
+    plan = _plan(registry if registry is not None else bundled())
     facts = Facts(present, frozenset(present) if plan.known.issuperset(present) else None)
     try:
         for probe, name in plan.probes:

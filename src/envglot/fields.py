@@ -153,7 +153,9 @@ class Reading:
 
     def __init__(self, decoder: Any, *steps: Step, derive: bool = False) -> None:
         self.decoder = decoder
-        """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`)."""
+        """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`);
+        a ``members`` parameter of ``decode``, if it has one, takes the document's top level
+        (``dict[str, Raw]``, or ``None``) when the caller has parsed it (see :func:`bound_pair`)."""
         self.steps: tuple[Step, ...] = steps
         self.derive = derive
 
@@ -478,10 +480,13 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         u.emit(f"r_dmap = ctx.mappings[{src.name!r}]", indent)
         u.emit(f"w_dmap = ctx.mappings[{dst.name!r}]" if not same else "w_dmap = r_dmap", indent)
 
-    def body(indent: int, skip: set[int]) -> None:
+    def body(indent: int, skip: set[int], members: bool = False) -> None:
         r = _Side(u, "r_", "r_dmap", src.name, reading=True)
         wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
-        u.emit(f"w, extras, residue = {dec}.decode(buf)", indent)
+        if members and "members" in inspect.signature(reading.decoder.decode).parameters:
+            u.emit(f"w, extras, residue = {dec}.decode(buf, members)", indent)
+        else:
+            u.emit(f"w, extras, residue = {dec}.decode(buf)", indent)
         if same:
             u.emit("if extras:", indent)
             u.emit("return None  # the hub puts the dialect's own unknown fields back", indent + 1)
@@ -516,8 +521,8 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
         u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
         u.emit("return None", 2)
-    u.emit(f"def {fn}_bound(buf):")
-    body(2, folded)
+    u.emit(f"def {fn}_bound(buf, members=None):")
+    body(2, folded, members=True)
     u.emit(f"return {fn}_bound")
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]
@@ -536,7 +541,7 @@ def _ident(name: str) -> str:
 # ---- caches and switches ----------------------------------------------------------------
 
 _SOURCES: dict[Callable[..., Any], str] = {}
-_BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[[bytes], bytes | None] | None]] = {}
+_BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
@@ -576,16 +581,19 @@ def pair_function(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     return fn  # type: ignore[return-value]
 
 
-def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[[bytes], bytes | None] | None:
+def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes | None] | None:
     """The fused ``src -> dst`` function for one context (a pipeline's, which nothing collects
     from): the target's steps that are constant for the pair and ``ctx`` (synthesized
     required fields, fields the source never carries) are done once here, not per document.
-    ``None`` as for :func:`pair_function`."""
+    ``None`` as for :func:`pair_function`.
+
+    It is called ``(buf)`` or ``(buf, members)``: ``members`` is the document's top level
+    (``dict[str, Raw]``) from a parse that checked all of ``buf`` (its decoder's ``decode``)."""
     fn = pair_function(src, dst)
     if fn is None:
         return None
     bound = _BINDERS[fn](ctx)
-    return bound if bound is not None else lambda buf: fn(buf, ctx)
+    return bound if bound is not None else lambda buf, members=None: fn(buf, ctx)
 
 
 _MISSING: Any = object()

@@ -1,5 +1,7 @@
 """The checks every input document passes once, before any dialect reads it.
 
+Over 500 lines: the depth guard and the trust checks' one top-level parse share one recursion budget.
+
 envglot reads untrusted bytes. One pass here guarantees what the rest of the pipeline
 relies on: the document is valid UTF-8 (so nothing invalid can be copied into an
 output through a ``Raw`` payload) and is nested no deeper than ``max_depth`` (so no
@@ -41,8 +43,11 @@ __all__ = [
     "check_input",
     "check_text",
     "encode_checked",
+    "members_of",
+    "members_within_depth",
     "path_at",
     "repeated_member",
+    "spans_whole",
     "too_deep",
     "top_members",
     "within_depth",
@@ -141,6 +146,46 @@ def within_depth(fn: Callable[[bytes], _T], buf: bytes, max_depth: int, bom: boo
     raise failed
 
 
+def members_within_depth(buf: bytes, max_depth: int) -> tuple[dict[str, msgspec.Raw] | None, bool]:
+    """``(top-level members, depth checked)`` of a document whose depth is not checked yet.
+
+    The members are :func:`top_members` (``None`` when it raises: not an object, broken, or
+    deeper than the interpreter allows), parsed as :func:`within_depth` parses: when that parse
+    went through all of ``buf`` under the lowered budget, ``buf`` nests no deeper than
+    ``max_depth`` and the second member is ``True``. Otherwise nothing is raised and nothing
+    is proved (``False``): the caller's first full parse still goes through :func:`within_depth`.
+    """
+    cell = _BUDGET.counter()
+    cap = max_depth + _BUDGET.slack - 1
+    if len(buf) <= 2 * max_depth:
+        try:
+            return top_members(buf), True
+        except msgspec.DecodeError:
+            return None, True
+    if cell is None or cap < 1 or cell.value <= cap:
+        return members_of(buf), False
+    saved = cell.value
+    cell.value = cap
+    try:
+        return top_members(buf), True
+    except msgspec.DecodeError:
+        return None, False
+    except RecursionError:
+        pass
+    finally:
+        cell.value = saved
+    return members_of(buf), False
+
+
+def members_of(buf: bytes) -> dict[str, msgspec.Raw] | None:
+    """:func:`top_members`, or ``None`` when the document is not an object, is broken or is too
+    deep for the interpreter (each check then decides as it would alone; the reader says why)."""
+    try:
+        return top_members(buf)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
 def check_text(text: str, where: str = "$") -> None:
     """Raise :class:`ParseError` if ``text`` (from a dict or str input) holds a lone surrogate."""
     try:
@@ -170,26 +215,29 @@ def encode_checked(obj: Any, max_depth: int = MAX_DEPTH) -> bytes:
         raise ParseError(f"the input cannot be encoded as JSON: {why or excerpt(str(exc))}", path=path) from None
 
 
-def repeated_member(buf: bytes, key: str) -> bool:
+def repeated_member(buf: bytes, key: str, members: dict[str, msgspec.Raw] | None = None) -> bool:
     """Whether the top-level object of ``buf`` (checked input) holds member ``key`` more than once.
 
     JSON parsers keep one occurrence (msgspec and ``JSON.parse`` the last): a repeated outcome
-    member would let a later ``true`` hide an earlier ``false``. Two C scans decide for most
-    documents; one that holds the key's bytes twice is split by msgspec into its top-level
-    members (values skipped, in C), and the occurrences inside their values are not at the top.
-    Only a document still showing the key twice at the top (or another key repeated, whose
-    dropped value may hold it), or an escape of one of its letters (``"succ\u0065ss"``), is
-    parsed again, by the standard library, keeping its members' pairs.
+    member would let a later ``true`` hide an earlier ``false``. ``members`` is
+    :func:`top_members` of ``buf`` when the caller has it. A document
+    whose top-level members, laid end to end with their keys unescaped and no whitespace,
+    make up all of it repeats no key (:func:`spans_whole`). Otherwise two C scans decide for
+    most documents; one that holds the key's bytes twice is split by msgspec into its
+    top-level members (values skipped, in C), and the occurrences inside their values are
+    not at the top. Only a document still showing the key twice at the top (or another key
+    repeated, whose dropped value may hold it), or an escape of one of its letters
+    (``"succ\u0065ss"``), is parsed again, by the standard library, keeping its members' pairs.
     """
+    if members is not None and spans_whole(buf, members):
+        return False
     quoted = b'"%s"' % key.encode()
     seen = buf.count(quoted)
-    if _escapes(key).search(buf) is None:
+    if (b"\\u00" not in buf and b"\\U00" not in buf) or _escapes(key).search(buf) is None:
         if seen < 2:
             return False
-        try:
-            members = top_members(buf)
-        except (msgspec.DecodeError, RecursionError):
-            members = None
+        if members is None:
+            members = members_of(buf)
         if members is not None and seen - sum(bytes(v).count(quoted) for v in members.values()) <= 1:
             return False
     try:
@@ -197,6 +245,20 @@ def repeated_member(buf: bytes, key: str) -> bool:
     except (ValueError, RecursionError):  # the reader reports what is wrong with it
         return False
     return isinstance(top, _Members) and sum(1 for k, _ in top if k == key) > 1
+
+
+def spans_whole(buf: bytes, members: dict[str, msgspec.Raw]) -> bool:
+    """Whether ``members`` (:func:`top_members` of ``buf``) account for every byte of ``buf``.
+
+    Written out as ``{"key":value,...}`` (keys as UTF-8, values as the raw spans msgspec
+    found) they take at most ``len(buf)`` bytes: whitespace, an escape in a key and every
+    occurrence of a repeated key but the last (at least ``"":0,``, five bytes) add to the
+    document, never to the members. Equal lengths therefore prove that no top-level key
+    is repeated, at the cost of one length per member.
+    """
+    n = len(members)
+    keys = len("".join(members).encode("utf-8", "surrogatepass"))
+    return 1 + 4 * n + keys + sum(map(len, members.values())) + (n == 0) == len(buf)
 
 
 top_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode

@@ -6,7 +6,6 @@ reconciled with the transport's flag. :mod:`envglot.api` is the public API over 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +14,7 @@ import msgspec
 from . import residue as _residue
 from .canonical import Envelope, Problem
 from .context import Context
-from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify
+from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify, classify_members, top_level
 from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
@@ -27,8 +26,9 @@ from .limits import (
     check_input,
     check_text,
     encode_checked,
+    members_of,
+    members_within_depth,
     repeated_member,
-    top_members,
     within_depth,
 )
 from .mappings import Mappings, default_mappings, mappings_for
@@ -158,9 +158,11 @@ def _untransport(
     return buf, det, is_error
 
 
-def one_outcome(buf: bytes, key: str, dialect: str) -> None:
-    """Refuse a document whose outcome member is repeated (one occurrence could hide a failure)."""
-    if repeated_member(buf, key):
+def one_outcome(buf: bytes, key: str, dialect: str, members: dict[str, msgspec.Raw] | None = None) -> None:
+    """Refuse a document whose outcome member is repeated (one occurrence could hide a failure).
+
+    ``members``: :func:`~envglot.limits.top_members` of ``buf``, when the caller has them."""
+    if repeated_member(buf, key, members):
         raise ParseError(
             f"the outcome member {key!r} appears more than once: which occurrence holds is a parser's "
             "choice, so the document is refused",
@@ -169,25 +171,29 @@ def one_outcome(buf: bytes, key: str, dialect: str) -> None:
         )
 
 
-_WRAPPER_KEYS = (*MCP_MARKERS, JSONRPC_MARKER)
+_WRAPPER_KEYS = frozenset((*MCP_MARKERS, JSONRPC_MARKER))
 """Members one of which any transport wrapper's top level holds (detection's own markers)."""
 
 
 def forced_untransport(
-    buf: bytes, known: Detection | None, max_depth: int, registry: Registry
+    buf: bytes,
+    known: Detection | None,
+    max_depth: int,
+    registry: Registry,
+    members: dict[str, msgspec.Raw] | None = None,
 ) -> tuple[bytes, bool | None]:
     """``(envelope bytes, MCP isError)`` of a document read as a forced source dialect.
 
     A forced ``from_`` names the envelope's dialect, not the wrapper's: a CallToolResult or
     JSON-RPC response is taken off first, so its ``isError`` still applies (a failure can never
     be read as a success). A document detection cannot read is left to the reader to report.
+    ``members``: :func:`~envglot.limits.members_of` of ``buf``, when the caller has them.
     """
     if known is None:
-        try:  # the top level's keys (escapes read), its values skipped in C
-            keys = top_members(buf)
-        except (msgspec.DecodeError, RecursionError):  # not an object, broken or too deep: the reader says
+        keys = members if members is not None else members_of(buf)
+        if keys is None:  # not an object, broken or too deep: the reader says
             return buf, None
-        if not any(k in keys for k in _WRAPPER_KEYS):
+        if _WRAPPER_KEYS.isdisjoint(keys):
             return buf, None
         try:
             known = classify(buf, registry)
@@ -233,6 +239,11 @@ def locate(
     return buf, det, is_error
 
 
+_SPLIT_MIN = 2048
+"""Size from which a fused reader builds its wire Struct from the members the checks decoded
+(no second pass over the payload); below it, one more decode costs less than a decoder call
+per member."""
+
 _BACK_OPTIONS = Options(unsupported=Level.IGNORE)
 """The options of the target -> source writer a preserve residue is computed with."""
 
@@ -253,7 +264,6 @@ class Pipeline:
     """
 
     __slots__ = (
-        "_classify",
         "_fused",
         "_ignore",
         "dst",
@@ -276,7 +286,6 @@ class Pipeline:
         self.mappings = mappings if mappings is not None else as_mappings(options.mappings)
         self.registry: Registry = self.mappings.registry
         """The dialects this pipeline reads, detects and writes (its tables'): fixed once built."""
-        self._classify: Callable[[bytes], Detection] = functools.partial(classify, registry=self.registry)
         self.src: Dialect | None = self.registry.get(src) if src is not None else None
         self.dst: Dialect = self.registry.get(dst)
         if not self.dst.shape.writable:
@@ -290,7 +299,7 @@ class Pipeline:
         self.unwrap = unwrap
         self.strict = options.strict
         self.max_depth = options.max_depth
-        self._fused: dict[str, Callable[[bytes], bytes | None] | None] = {}
+        self._fused: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> its fused path to ``dst`` (``envglot.fields``), bound to the context
         it runs with when nothing is collected (immutable then: built once); ``None``: the hub."""
         self._ignore = self.policy.level is Level.IGNORE
@@ -328,10 +337,15 @@ class Pipeline:
         unwrapped = False
         is_error: bool | None = None
         detection: Detection | None = None
+        # The top level's members, decoded once for every check that looks at them (a wrapper's
+        # markers, a repeated outcome member, another dialect's failure markers); ``None`` when
+        # not decoded (or not decodable: each check then decides as it would alone).
+        members: dict[str, msgspec.Raw] | None = None
         src = self.src
         if src is None:
             if deferred:
-                known = within_depth(self._classify, buf, self.max_depth, bom)
+                members = within_depth(top_level, buf, self.max_depth, bom)
+                known = classify_members(members, self.registry)
                 deferred = False
             inner, detection, is_error = locate(
                 buf, self.unwrap, self.strict, report, self.max_depth, known, self.registry
@@ -339,12 +353,20 @@ class Pipeline:
             unwrapped = inner is not buf
             buf = inner
             src = self.registry.get(detection.dialect)
-        elif self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
-            inner, is_error = forced_untransport(buf, known, self.max_depth, self.registry)
-            unwrapped = inner is not buf
-            buf = inner
+        else:
+            if deferred:  # one parse of the top level, which checks the depth when it can
+                members, checked_depth = members_within_depth(buf, self.max_depth)
+                deferred = not checked_depth
+            else:
+                members = members_of(buf)
+            if self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
+                inner, is_error = forced_untransport(buf, known, self.max_depth, self.registry, members)
+                unwrapped = inner is not buf
+                buf = inner
+        if unwrapped:
+            members = None
         forced = known if self.src is not None and not unwrapped else None
-        one_outcome(buf, src.outcome_key, src.name)
+        one_outcome(buf, src.outcome_key, src.name, members)
         m = self.mappings
         compact = self.style == "compact"
         if compact and may_be_loose(buf):
@@ -354,6 +376,8 @@ class Pipeline:
                 buf = within_depth(_minify, buf, self.max_depth, bom) if deferred else _minify(buf)
             except msgspec.DecodeError:
                 pass
+            else:  # the minified document's own members (one pass, instead of the reader's and the detection's)
+                members = members_of(buf)
             deferred = False  # parsed whole under the guard, or measured exactly
         if report is DISCARD and is_error is None and not self.preserve and COMPILED[0]:
             # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
@@ -364,11 +388,19 @@ class Pipeline:
                 fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
             if fused is not None:
                 try:
-                    fast = within_depth(fused, buf, self.max_depth, bom) if deferred else fused(buf)
+                    if deferred:
+                        fast = within_depth(fused, buf, self.max_depth, bom)
+                    elif members is None or len(buf) < _SPLIT_MIN:
+                        fast = fused(buf)
+                    else:  # the members' parse went through the whole document: the reader builds on it
+                        fast = fused(buf, members)
                 except UnicodeEncodeError as exc:
                     raise _surrogate(exc, self.dst.name) from None
                 if fast is not None and (
-                    self.src is None or self.dst.failed(fast) or contrary(buf, src, forced, m) is None
+                    self.src is None
+                    or (other := _other_dialect(buf, src, forced, m.registry, members)) is None
+                    or self.dst.failed(fast)
+                    or _failure_of(buf, other, m) is None
                 ):
                     return (fast if compact else styled(fast, self.style, self.dst)), src.name, unwrapped
         if deferred:
@@ -376,7 +408,7 @@ class Pipeline:
         ctx = Context(m, report, m[src.name], self.synth, compact)
         env: Envelope = src.read(buf, ctx)
         if self.src is not None and env.ok:
-            env = failure_wins(env, src, contrary(buf, src, forced, m), report)
+            env = failure_wins(env, src, contrary(buf, src, forced, m, members), report)
         if is_error is not None:
             env = reconcile(env, is_error, detection, m, report)
         out, restored = self.write_envelope(env, src, ctx, buf)
@@ -597,18 +629,34 @@ class Pipeline:
         return self.dst.seal(doc)
 
 
-def contrary(buf: bytes, src: Dialect, det: Detection | None, m: Mappings) -> Envelope | None:
-    """The failure another dialect reads in a document forced as ``src``: detection names that
-    dialect by its evidence and its reader says failure (``None`` otherwise). ``det`` is the
-    document's detection when the caller has it."""
+def contrary(
+    buf: bytes, src: Dialect, det: Detection | None, m: Mappings, members: dict[str, msgspec.Raw] | None = None
+) -> Envelope | None:
+    """The failure another dialect of ``m``'s registry reads in a document forced as ``src``:
+    detection names that dialect by its evidence and its reader says failure (``None``
+    otherwise). ``det`` is the document's detection, ``members`` its top level's
+    (:func:`~envglot.limits.members_of`), when the caller has them."""
+    other = _other_dialect(buf, src, det, m.registry, members)
+    return None if other is None else _failure_of(buf, other, m)
+
+
+def _other_dialect(
+    buf: bytes, src: Dialect, det: Detection | None, registry: Registry, members: dict[str, msgspec.Raw] | None
+) -> Dialect | None:
+    """The dialect of ``registry`` other than ``src`` that detection names by its evidence in
+    ``buf`` (``None``: none)."""
     if det is None:
         try:
-            det = classify(buf, m.registry)
+            det = classify(buf, registry) if members is None else classify_members(members, registry)
         except DetectError:
             return None
     if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
         return None
-    other = m.registry.get(det.dialect)
+    return registry.get(det.dialect)
+
+
+def _failure_of(buf: bytes, other: Dialect, m: Mappings) -> Envelope | None:
+    """The failure ``other``'s reader reads in ``buf`` (``None``: a success, or not readable as ``other``)."""
     try:
         env: Envelope = other.read(buf, Context(m, DISCARD, m[other.name]))
     except EnvglotError:

@@ -144,13 +144,14 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_residue", "_tp", "_tree", "dialect")
+    __slots__ = ("_dec", "_fields", "_residue", "_tp", "_tree", "dialect")
 
     def __init__(self, tp: type[msgspec.Struct], dialect: str, residue_path: str) -> None:
         self.dialect = dialect
         self._tp = tp
         self._dec: msgspec.json.Decoder[Any] | None = None  # built on first use (see :meth:`decoder`)
         self._tree: _Tree | None = None
+        self._fields: dict[str, tuple[str, msgspec.json.Decoder[Any] | None]] | None = None
         self._residue = residue_path
 
     def decoder(self) -> msgspec.json.Decoder[Any]:
@@ -160,8 +161,20 @@ class WireDecoder:
             self._dec = msgspec.json.Decoder(self._tp)
         return self._dec
 
-    def decode(self, buf: bytes | memoryview | str) -> tuple[Any, tuple[Extra, ...], Raw | None]:
-        """Returns ``(wire, extras, residue)``; raises :class:`ParseError` with the JSON path."""
+    def decode(
+        self, buf: bytes | memoryview | str, members: dict[str, Raw] | None = None
+    ) -> tuple[Any, tuple[Extra, ...], Raw | None]:
+        """Returns ``(wire, extras, residue)``; raises :class:`ParseError` with the JSON path.
+
+        ``members``: the top level of ``buf`` (``dict[str, Raw]``), already decoded by the
+        caller, whose parse has checked ``buf`` whole: the wire Struct is then made from them
+        (:meth:`from_members`) without a second pass over the payload, whenever that gives
+        what decoding ``buf`` gives.
+        """
+        if members is not None:
+            wire = self.from_members(members)
+            if wire is not None:
+                return wire, (), None
         dec = self._dec if self._dec is not None else self.decoder()
         try:
             return dec.decode(buf), (), None
@@ -178,6 +191,38 @@ class WireDecoder:
         except msgspec.DecodeError as exc:
             raise ParseError(f"invalid JSON: {exc}", path="$", dialect=self.dialect) from None
         return self._slow(buf)
+
+    def from_members(self, members: dict[str, Raw]) -> Any:
+        """The wire Struct decoding the document whose top level is ``members`` gives, or ``None``
+        when only a decode of the document can say (an unknown or missing member, a value its
+        field's type refuses: the errors and the slow path are the decoder's).
+
+        A ``Raw`` field takes the member's span as it is; every other field's value is decoded
+        by that field's type (nested Structs forbid unknown fields as the wire Struct does).
+        A repeated key is seen once here, with its last value, as the slow path sees it.
+        """
+        fields = self._fields if self._fields is not None else self._field_decoders()
+        kw: dict[str, Any] = {}
+        try:
+            for key, raw in members.items():
+                field = fields.get(key)
+                if field is None:
+                    return None
+                name, dec = field
+                kw[name] = raw if dec is None else dec.decode(raw)
+            return self._tp(**kw)
+        except (msgspec.MsgspecError, TypeError):
+            return None
+
+    def _field_decoders(self) -> dict[str, tuple[str, msgspec.json.Decoder[Any] | None]]:
+        """Wire name -> (attribute, the decoder of its type; ``None`` for a ``Raw`` field)."""
+        hints = typing.get_type_hints(self._tp)
+        out: dict[str, tuple[str, msgspec.json.Decoder[Any] | None]] = {}
+        for f in msgspec.structs.fields(self._tp):
+            tp = hints[f.name]
+            out[f.encode_name] = (f.name, None if tp is Raw else msgspec.json.Decoder(f.type))
+        self._fields = out
+        return out
 
     def _slow(self, buf: bytes | memoryview | str) -> tuple[Any, tuple[Extra, ...], Raw | None]:
         """Set unknown fields (and the residue) aside level by level, then decode strictly."""

@@ -100,13 +100,19 @@ class _Decoder:
 
     __slots__ = ()
 
-    def decode(self, buf: bytes | memoryview | str) -> tuple[Parsed, tuple[c.Extra, ...], Raw | None]:
-        try:
-            doc = _RAW_DICT.decode(buf)
-        except msgspec.ValidationError:
-            raise ParseError("a legacy-v1 response must be a JSON object", path="$", dialect=NAME) from None
-        except msgspec.DecodeError as exc:
-            raise ParseError(f"invalid JSON: {exc}", path="$", dialect=NAME) from None
+    def decode(
+        self, buf: bytes | memoryview | str, members: dict[str, Raw] | None = None
+    ) -> tuple[Parsed, tuple[c.Extra, ...], Raw | None]:
+        """``members``: the top level of ``buf`` when the caller has decoded it (not changed here)."""
+        if members is not None:
+            doc = dict(members)
+        else:
+            try:
+                doc = _RAW_DICT.decode(buf)
+            except msgspec.ValidationError:
+                raise ParseError("a legacy-v1 response must be a JSON object", path="$", dialect=NAME) from None
+            except msgspec.DecodeError as exc:
+                raise ParseError(f"invalid JSON: {exc}", path="$", dialect=NAME) from None
         residue = doc.pop(_RESIDUE_KEY, None)
         if not is_interim(doc):
             return Parsed(doc), (), residue

@@ -1,0 +1,163 @@
+"""The trust checks share one parse of the top level (issue 28): the shortcuts decide exactly
+what the checks they stand for decide.
+
+- ``limits.spans_whole`` proves that no top-level key is repeated only when that is true;
+- ``WireDecoder.from_members`` builds the wire Struct decoding the whole document gives, or
+  leaves the document to the decoder;
+- a large document (whose fused reader builds on the members) converts as the hub converts it,
+  and the checks still refuse what they refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import envglot
+from envelopes import canonical_envelopes, documents, json_values, text
+from envglot import Envelope, ParseError
+from envglot.dialect import get_dialect
+from envglot.dialects import NAMES
+from envglot.limits import repeated_member, spans_whole, top_members
+from envglot.mappings import mappings_for
+from envglot.wire import WireDecoder
+from test_fields import bench_corpus
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+_SPACES = st.sampled_from(["", "", "", " ", "\n", "\t "])
+_KEYS = st.sampled_from(["success", "ok", "data", "a", "é", "\u2028"]) | text
+
+
+@st.composite
+def top_levels(draw: st.DrawFn) -> tuple[bytes, list[str]]:
+    """An object document written member by member (keys may repeat, be escaped, be spaced)."""
+    keys = draw(st.lists(_KEYS, max_size=5))
+    parts = []
+    for k in keys:
+        key = json.dumps(k, ensure_ascii=draw(st.booleans()))
+        value = json.dumps(draw(json_values), ensure_ascii=False)
+        parts.append(draw(_SPACES) + key + draw(_SPACES) + ":" + draw(_SPACES) + value + draw(_SPACES))
+    doc = "{" + ",".join(parts) + (draw(_SPACES) if not parts else "") + "}" + draw(st.sampled_from(["", "", " "]))
+    return doc.encode(), keys
+
+
+@SETTINGS
+@given(top_levels())
+def test_spans_whole_only_when_no_key_is_repeated(case: tuple[bytes, list[str]]) -> None:
+    doc, keys = case
+    members = top_members(doc)
+    if spans_whole(doc, members):
+        assert len(set(keys)) == len(keys), doc
+        written = b",".join(json.dumps(k, ensure_ascii=False).encode() + b":" + bytes(v) for k, v in members.items())
+        assert doc == b"{" + written + b"}"  # the members, end to end: no whitespace or escape at the top
+    for key in {*keys, "success"}:
+        found = repeated_member(doc, key, members)
+        assert found == repeated_member(doc, key), (doc, key)
+        if key.isascii() and key.isalpha():  # the outcome members' kind of key
+            assert found == (keys.count(key) > 1), (doc, key)
+
+
+@pytest.mark.parametrize(
+    ("doc", "whole"),
+    [
+        (b"{}", True),
+        (b"{ }", False),
+        (b'{"a":1,"b":[1, 2]}', True),  # whitespace inside a value is the value's
+        (b'{"a" :1}', False),
+        (b'{"a":1} ', False),
+        (b'{"a":1,"a":1}', False),
+        (b'{"\\u0061":1}', False),  # an escaped key is longer than the key
+        (b'{"\xc3\xa9":1}', True),
+    ],
+)
+def test_spans_whole_cases(doc: bytes, whole: bool) -> None:
+    assert spans_whole(doc, top_members(doc)) is whole
+
+
+_DECODERS = {n: get_dialect(n).reading.decoder for n in NAMES if get_dialect(n).reading is not None}  # type: ignore[union-attr]
+_WIRE = {n: d for n, d in _DECODERS.items() if hasattr(d, "from_members")}
+"""The dialects whose decoder is a ``WireDecoder`` (every bundled one but legacy-v1's)."""
+
+
+@pytest.mark.parametrize("name", sorted(_WIRE))
+def test_from_members_is_the_decoders_struct(name: str) -> None:
+    dec = _WIRE[name]
+
+    @SETTINGS
+    @given(doc=documents(name) | st.dictionaries(_KEYS, json_values, max_size=4))
+    def check(doc: dict[str, Any]) -> None:
+        buf = msgspec.json.encode(doc)
+        wire = dec.from_members(top_members(buf))
+        try:
+            whole = dec.decode(buf)
+        except ParseError:
+            assert wire is None
+            return
+        if wire is not None:
+            assert whole == (wire, (), None)
+            assert dec.decode(buf, top_members(buf)) == whole
+
+    check()
+
+
+def test_large_documents_convert_as_the_hub_converts_them() -> None:
+    """Medium and large records take the fused reader on the members; the hub reads them whole."""
+    records = bench_corpus.generate({"medium": 2, "large": 1}, seed=11)
+    for rec in records:
+        for to in ("response-v2", "dotbot", "result", "problem-json"):
+            if to == rec.dialect:
+                continue
+            fast = envglot.convert(rec.data, from_=rec.dialect, to=to, unsupported="ignore")
+            hub = envglot.conversion(rec.data, from_=rec.dialect, to=to, unsupported="ignore").output
+            assert fast == hub, (rec.dialect, to)
+
+
+_DECLARED = Path(__file__).resolve().parents[1] / "examples" / "declared"
+_DECLARATIONS = [str(p) for p in sorted(_DECLARED.glob("*.toml"))]
+_BIG = st.dictionaries(st.sampled_from(["rows", "notes", "blob"]), st.text(min_size=2100, max_size=2400), min_size=1)
+
+
+def test_declared_large_documents_convert_as_the_hub_converts_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A declared dialect's reader is a ``WireDecoder`` too: from 2 KiB its fused reader builds on
+    the members, and gives the hub's bytes; ``from_members`` gives the decoder's Struct."""
+    m = mappings_for(_DECLARATIONS)
+    names = sorted(d.name for d in m.registry if d.declared)
+    built = [0]
+    from_members = WireDecoder.from_members
+
+    def counted(self: WireDecoder, members: dict[str, msgspec.Raw]) -> Any:
+        wire = from_members(self, members)
+        built[0] += wire is not None
+        return wire
+
+    monkeypatch.setattr(WireDecoder, "from_members", counted)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(env=canonical_envelopes(), payload=_BIG, name=st.sampled_from(names))
+    def check(env: Envelope, payload: dict[str, str], name: str) -> None:
+        env = msgspec.structs.replace(env, payload=msgspec.Raw(msgspec.json.encode(payload)))
+        buf = envglot.write(env, to=name, mappings=m, unsupported="ignore")
+        assert len(buf) >= 2048
+        dec = m.registry.get(name).reading.decoder  # type: ignore[union-attr]
+        wire = from_members(dec, top_members(buf))  # not counted: only the pipeline's calls are
+        assert wire is not None and dec.decode(buf) == (wire, (), None)
+        for to in ("response-v2", "dotbot", "problem-json"):
+            fast = envglot.convert(buf, from_=name, to=to, mappings=m, unsupported="ignore")
+            assert fast == envglot.conversion(buf, from_=name, to=to, mappings=m, unsupported="ignore").output
+
+    check()
+    assert built[0] > 0  # the fused readers did build on the members
+
+
+def test_a_repeated_outcome_member_in_a_large_document_is_refused() -> None:
+    big = b'{"x":"' + b"y" * 4000 + b'"}'
+    doc = b'{"success":false,"data":' + big + b',"success":true}'
+    with pytest.raises(ParseError, match="appears more than once"):
+        envglot.convert(doc, from_="result", to="dotbot", unsupported="ignore")
