@@ -18,6 +18,7 @@ from ..codes import (
     carry_meaning,
     missing_problem,
     problem_message,
+    problem_of,
     read_problem,
     retryable_there,
     type_implied,
@@ -276,16 +277,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
                 f"read by its error_type {quoted(etype)} as {quoted(trow.category)}",
                 NAME,
             )
-        p = c.Problem(
-            category=trow.category,
-            code=code,
-            domain=NAME,
-            retryable=trow.retryable,
-            origin=trow.origin,
-            upstream=trow.upstream,
-            aspect=trow.aspect,
-            **fields,  # type: ignore[arg-type]
-        )
+        p = problem_of(trow, code, NAME, **fields)
     else:
         p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
     return (carried_meaning(p, dmap, ctx),)
