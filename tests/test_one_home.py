@@ -142,8 +142,10 @@ def test_a_choice_is_derived_once_and_read_by_writers():
     assert carry_meaning(own, "NEVER_SEEN", None, M["dotbot"]) is None
 
 
-def test_an_error_code_crosses_the_hub_in_two_lookups(monkeypatch):
-    """read_problem's row lookup, then write_plan's Choice (errorcode -> errorcode, hub path)."""
+@pytest.mark.parametrize("dst", ["errorcode", "dotbot", "code-graph"])
+def test_an_error_code_crosses_the_hub_in_two_lookups(monkeypatch, dst):
+    """read_problem's row lookup, then write_plan's Choice (errorcode -> dst, hub path); dotbot
+    and code-graph hand the Choice on to carry_meaning."""
     doc = (
         b'{"success": false, "data": null, "error": {"code": "x_rate_limited", "message": "m",'
         b' "retryable": true}, "meta": {"tool_version": "1.0", "elapsed_ms": 3}}'
@@ -171,10 +173,9 @@ def test_an_error_code_crosses_the_hub_in_two_lookups(monkeypatch):
 
     orig_choice = codes.choice
     monkeypatch.setattr(codes, "choice", lambda *a: (counts.update(["choice"]), orig_choice(*a))[1])
-    envglot.convert(doc, from_="errorcode", to="errorcode", mappings=m, report=Report())  # caches warm
+    envglot.convert(doc, from_="errorcode", to=dst, mappings=m, report=Report())  # caches warm
     counts.clear()
-    report = Report()
-    out = envglot.convert(doc, from_="errorcode", to="errorcode", mappings=m, report=report)
-    assert b'"x_rate_limited"' in out
-    assert sum(counts.values()) == 2, counts
-    assert counts == {"row": 1, "choice": 1}
+    out = envglot.convert(doc, from_="errorcode", to=dst, mappings=m, report=Report())
+    assert dict(counts) == {"row": 1, "choice": 1}
+    p = read_problem(m["errorcode"], "x_rate_limited", Context(m, Report()), "$")
+    assert b'"code":"%s"' % choice(p, m[dst], m).code.encode() in out.replace(b'": "', b'":"')

@@ -307,17 +307,21 @@ def _read_retryable(p: Problem, code: str, dmap: DialectMap) -> bool | None:
     return trow.retryable if trow is not None else None
 
 
-def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) -> Raw | None:
+def carry_meaning(p: Problem, code: str | Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
     """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
-    the code ``dmap``'s writer chose, reads as another category or does not state the same
-    ``retryable`` in its row:
+    the code ``dmap``'s writer chose (or its :class:`Choice`, from :func:`write_plan`: no lookup
+    then), reads as another category or does not state the same ``retryable`` in its row:
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
     it is no object (the writer wraps it first)."""
     cat_key, retry_key = _meaning_keys(dmap)
     if cat_key is None:
         return details
-    ch = choice(p, dmap, dmap.tables) if dmap.tables is not None else None
+    if isinstance(code, Choice):
+        ch: Choice | None = code
+        code = code.code
+    else:
+        ch = choice(p, dmap, dmap.tables) if dmap.tables is not None else None
     if ch is not None and ch.code == code:  # the writer's own choice: derived once
         plan, implied = ch.plan, ch.implied
     else:
