@@ -265,7 +265,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     )
     row = dmap.codes.get(code) if code is not None else None
     if row is not None and not (row.ext and trow is not None and trow.category != row.category):
-        p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+        p = problem_of(row, code, NAME, **fields)
         if p.retryable is None and trow is not None:
             p = msgspec.structs.replace(p, retryable=trow.retryable)
     elif trow is not None:  # no known code, or an extension code whose row is a guess the stated word overrules
