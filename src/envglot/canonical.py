@@ -7,10 +7,15 @@ so it travels byte for byte unless a writer must change it.
 
 from __future__ import annotations
 
+import typing
+
+import msgspec
 from msgspec import Raw, Struct
 
 __all__ = [
     "ENVELOPE_FIELDS",
+    "GROUPS",
+    "SCALARS",
     "Envelope",
     "Extra",
     "Fidelity",
@@ -170,3 +175,25 @@ class Envelope(_Frozen, frozen=True):
 
 
 ENVELOPE_FIELDS: tuple[str, ...] = Envelope.__struct_fields__
+
+
+def _metadata() -> tuple[tuple[str, ...], dict[str, type[Struct]]]:
+    hints = typing.get_type_hints(Envelope)
+    scalars: list[str] = []
+    groups: dict[str, type[Struct]] = {}
+    for f in msgspec.structs.fields(Envelope):
+        if f.name in ("ok", "payload", "residue") or typing.get_origin(hints[f.name]) is tuple:
+            continue
+        struct = [t for t in typing.get_args(hints[f.name]) if isinstance(t, type) and issubclass(t, Struct)]
+        if struct:
+            groups[f.name] = struct[0]
+        else:
+            scalars.append(f.name)
+    return tuple(scalars), groups
+
+
+SCALARS, GROUPS = _metadata()
+"""The envelope's metadata, derived from :class:`Envelope` (the one list of it): ``SCALARS`` are
+the fields holding one value (``summary`` ... ``approval_mode``), ``GROUPS`` the fields holding a
+Struct of them (``pagination``, ``fidelity``, ``workspace``) -> that Struct; neither holds the
+outcome, the payload, the lists (problems, warnings, next steps, extras) or ``residue``."""

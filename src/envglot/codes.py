@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 from msgspec import Raw
@@ -12,23 +12,27 @@ from msgspec import Raw
 from .canonical import Problem
 from .diagnostics import Kind
 from .excerpt import quoted
-from .tables import DialectMap, Mappings, type_for
+from .tables import CodePlan, CodeRow, DialectMap, Mappings, TypeRow, type_for
 
 if TYPE_CHECKING:
     from .context import Context
 
 __all__ = [
+    "Choice",
     "carried_meaning",
     "carry_meaning",
+    "choice",
     "code_returns",
     "missing_problem",
     "problem_message",
+    "problem_of",
     "read_problem",
     "respelled",
     "retryable_implied",
     "retryable_there",
     "type_implied",
     "write_code",
+    "write_plan",
 ]
 
 
@@ -87,12 +91,14 @@ def read_problem(
     ctx: Context,
     where: str,
     retryable: bool | None = None,
+    contradiction: str | None = None,
     **fields: object,
 ) -> Problem:
     """A canonical problem for native ``code`` of ``dmap``'s dialect, hints from its row.
 
     An unknown code takes the documented fallback category and a ``code_unknown``
-    diagnostic; the code itself is kept.
+    diagnostic; the code itself is kept. A stated ``retryable`` its row contradicts is kept,
+    reported (``status_mismatch``) at ``contradiction`` when given (errorcode's ``retryable``).
     """
     row = dmap.codes.get(code) if code is not None else None
     if row is None:
@@ -105,15 +111,30 @@ def read_problem(
                 dmap.name,
             )
         return Problem(category=category, code=code, domain=dmap.name, retryable=retryable, **fields)  # type: ignore[arg-type]
+    if contradiction is not None and retryable is not None and row.retryable not in (None, retryable):
+        ctx.report.add(
+            Kind.STATUS_MISMATCH,
+            contradiction,
+            f"retryable={str(retryable).lower()} contradicts the code {quoted(code)}; kept as stated",
+            dmap.name,
+        )
+    return problem_of(row, code, dmap.name, retryable, **fields)
+
+
+def problem_of(
+    row: CodeRow | TypeRow, code: str | None, domain: str, retryable: bool | None = None, **fields: object
+) -> Problem:
+    """The problem a reader takes from a table row (a code's, or a category word's): the row's
+    category and hints, its ``retryable`` unless one is stated, and ``fields`` as they are."""
     return Problem(
         category=row.category,
         code=code,
-        domain=dmap.name,
+        domain=domain,
         retryable=row.retryable if retryable is None else retryable,
         origin=row.origin,
         upstream=row.upstream,
         aspect=row.aspect,
-        partial=row.partial,
+        partial=row.partial if isinstance(row, CodeRow) else False,
         **fields,  # type: ignore[arg-type]
     )
 
@@ -139,48 +160,88 @@ def respelled(p: Problem, code: str, dmap: DialectMap, m: Mappings) -> bool:
     return back == p.code
 
 
-def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> str:
-    """The native code ``dmap``'s writer emits for ``p``; reports any change of code.
+class Choice(NamedTuple):
+    """What writing a problem's code to one dialect implies, derived once per target and problem
+    (:func:`choice`): the one table lookup a writer makes for it."""
 
-    A code the tables do not know goes back verbatim to the dialect that minted it,
-    unless that dialect's vocabulary is a closed enum.
+    code: str
+    """The native code the writer emits."""
+    plan: CodePlan | None
+    """What ``code`` implies in the target; ``None`` for an unknown code written back verbatim."""
+    respelled: bool
+    """``code`` replaces the problem's own code and reads back as it (:func:`respelled`)."""
+    implied: bool | None
+    """The ``retryable`` a reader of the target takes from ``code`` (for :func:`carry_meaning`;
+    ``None`` too where the target has no place for a category its codes cannot say)."""
+
+
+_CHOICES: dict[tuple[object, ...], Choice] = {}
+"""Choices by (tables, target, the problem's code-related fields); a bounded cache."""
+
+
+def choice(p: Problem, dmap: DialectMap, m: Mappings) -> Choice:
+    """The :class:`Choice` of ``dmap``'s writer for ``p`` under tables ``m``, computed once.
+
+    A code the tables do not know goes back verbatim to the dialect that minted it, unless that
+    dialect's vocabulary is a closed enum; any other takes :meth:`~envglot.tables.DialectMap.choose`.
     """
+    key = (m, dmap, p.category, p.code, p.domain, p.type, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    hit = _CHOICES.get(key)
+    if hit is not None:
+        return hit
     if p.code is not None and p.domain == dmap.name and p.code not in dmap.codes and not dmap.shape.closed:
-        return p.code
-    code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+        hit = Choice(p.code, None, False, None)
+    else:
+        code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+        again = p.code is not None and code != p.code and respelled(p, code, dmap, m)
+        implied = _read_retryable(p, code, dmap) if _meaning_keys(dmap)[0] is not None else None
+        hit = Choice(code, dmap.plan(code), again, implied)
+    if len(_CHOICES) >= 4096:
+        _CHOICES.clear()
+    _CHOICES[key] = hit
+    return hit
+
+
+def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> Choice:
+    """The :func:`choice` of ``dmap``'s writer for ``p``; reports any change of code."""
+    ch = choice(p, dmap, ctx.mappings)
     if not ctx.report.collecting:
-        return code
+        return ch
+    code, plan = ch.code, ch.plan
     if code != p.code:
         where = ctx.path("problem.code", index)
-        row = dmap.codes.get(code)
         if p.code is None:
             chose = f"chose {code!r} for category {p.category!r}"
-            if row is not None and row.category != p.category:
-                chose = f"chose {code!r}, which reads as {row.category!r}, not {p.category!r}"
+            if plan is not None and plan.category != p.category:
+                chose = f"chose {code!r}, which reads as {plan.category!r}, not {p.category!r}"
             ctx.synthesized(dmap, "problem.code", f"{dmap.name} needs a code; {chose}", index)
-        elif respelled(p, code, dmap, ctx.mappings):
+        elif ch.respelled:
             said = f"{p.domain} code {quoted(p.code)} written as {dmap.name} {quoted(code)}, which reads back as it"
             ctx.report.add(Kind.CODE_RESPELLED, where, said, dmap.name)
         else:
             what = f"wrote {quoted(code)} ({p.category})"
-            if row is not None and row.category != p.category:
+            if plan is not None and plan.category != p.category:
                 kept = "; the category travels in details" if "problem.category" in dmap.carried else ""
-                what = f"wrote {quoted(code)}, which reads as {row.category!r}, not {p.category!r}{kept}"
+                what = f"wrote {quoted(code)}, which reads as {plan.category!r}, not {p.category!r}{kept}"
             ctx.report.add(
                 Kind.CODE_MAPPED,
                 where,
                 f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; {what}",
                 dmap.name,
             )
-    row = dmap.codes.get(code)
-    if row is not None and row.ext:
+    if plan is not None and plan.ext:
         ctx.report.add(
             Kind.CODE_EXTENSION,
             ctx.path("problem.code", index),
             f"{code!r} is outside {dmap.name}'s documented catalogue",
             dmap.name,
         )
-    return code
+    return ch
+
+
+def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> str:
+    """The native code ``dmap``'s writer emits for ``p`` (:func:`write_plan`); reports any change of code."""
+    return write_plan(p, dmap, ctx, index).code
 
 
 def problem_message(
@@ -246,21 +307,28 @@ def _read_retryable(p: Problem, code: str, dmap: DialectMap) -> bool | None:
     return trow.retryable if trow is not None else None
 
 
-def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) -> Raw | None:
+def carry_meaning(p: Problem, code: str | Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
     """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
-    the code ``dmap``'s writer chose, reads as another category or does not state the same
-    ``retryable`` in its row:
+    the code ``dmap``'s writer chose (or its :class:`Choice`, from :func:`write_plan`: no lookup
+    then), reads as another category or does not state the same ``retryable`` in its row:
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
     it is no object (the writer wraps it first)."""
     cat_key, retry_key = _meaning_keys(dmap)
     if cat_key is None:
         return details
-    plan = dmap.plan(code)
+    if isinstance(code, Choice):
+        ch: Choice | None = code
+        code = code.code
+    else:
+        ch = choice(p, dmap, dmap.tables) if dmap.tables is not None else None
+    if ch is not None and ch.code == code:  # the writer's own choice: derived once
+        plan, implied = ch.plan, ch.implied
+    else:
+        plan, implied = dmap.plan(code), _read_retryable(p, code, dmap)
     if plan is None:  # an unknown code written back verbatim to its own dialect: read back as it was read
         return details
     read_as = plan.category
-    implied = _read_retryable(p, code, dmap)
     add: dict[str, Raw] = {}
     if read_as != p.category:
         add[cat_key] = Raw(_ENC.encode(p.category))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from .canonical import Envelope, NextStep
+import msgspec
+from msgspec import Struct
+
+from .canonical import GROUPS, SCALARS, Envelope, NextStep, Notice, Problem
 from .codes import code_returns, retryable_there, type_implied
 from .diagnostics import Diagnostic, Kind, Report
 from .excerpt import quoted
@@ -119,45 +122,22 @@ _DROPPED: dict[tuple[object, ...], Diagnostic] = {}
 nothing else, and Diagnostics are frozen, so one instance serves every conversion."""
 
 
-_SCALARS = (
-    "summary",
-    "tool",
-    "tool_version",
-    "request_id",
-    "timestamp",
-    "duration_ms",
-    "source",
-    "host",
-    "write_to",
-    "instruction",
-    "additional_instructions",
-    "disposition",
-    "arguments",
-    "token_estimate",
-    "limits",
-    "rate_limit",
-    "telemetry",
-    "mode",
-    "approval_mode",
-)
-_NESTED = {
-    "pagination": ("cursor", "has_more", "total", "page_size", "count", "offset", "limit", "extra"),
-    "fidelity": ("truncated", "level", "schema_version", "dropped_ids", "archive_hashes"),
-    "workspace": ("root", "repo_name", "rev"),
-}
-_PROBLEM = (
-    "path",
-    "details",
-    "remediation",
-    "retry_after_ms",
-    "rate_limit_reset",
-    "policy_decision",
-    "exception_type",
-    "exception_message",
-    "extra",
-)
-_NOTICE = ("code", "severity", "path", "context")
-_STEP = ("tool", "args", "reason", "id", "type", "label")
+def _said(struct: type[Struct], own: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """The fields of a canonical Struct that may be unsaid (``None`` by default), in model
+    order, but those ``own`` names (the loss check treats them on their own)."""
+    return tuple(f.name for f in msgspec.structs.fields(struct) if f.default is None and f.name not in own)
+
+
+_PROBLEM_OWN = frozenset({"message", "code", "domain", "type", "retryable", "origin", "upstream", "aspect"})
+"""A problem's fields the loss check does not look for one by one: the message, and the code with
+the category and hints it implies, travel as the target's own; ``type`` and ``retryable`` are
+checked against what the target's code implies."""
+_PROBLEM_FIRST = ("path", "details", "remediation")
+_PROBLEM = (*_PROBLEM_FIRST, *(f for f in _said(Problem, _PROBLEM_OWN) if f not in _PROBLEM_FIRST))
+"""A problem's other fields, in model order but for these three, reported first (the order its
+diagnostics have always come in)."""
+_NOTICE = _said(Notice)
+_STEP = _said(NextStep)
 
 
 class _LossPlan:
@@ -171,8 +151,8 @@ class _LossPlan:
         def pairs(prefix: str, attrs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
             return tuple((a, f"{prefix}.{a}") for a in attrs if f"{prefix}.{a}" not in carried)
 
-        self.scalars = tuple(f for f in _SCALARS if f not in carried)
-        self.nested = tuple((group, pairs(group, subs)) for group, subs in _NESTED.items())
+        self.scalars = tuple(f for f in SCALARS if f not in carried)
+        self.nested = tuple((group, pairs(group, _said(struct))) for group, struct in GROUPS.items())
         self.problem = pairs("problem", _PROBLEM)
         self.notice = pairs("warning", _NOTICE)
         self.step = pairs("next_step", _STEP)
@@ -181,15 +161,22 @@ class _LossPlan:
         word that implies one, as response-v2's ``error_type``, whose writer reports itself)."""
 
 
+_LOSS_PLANS: dict[tuple[frozenset[str], bool], _LossPlan] = {}
+"""Loss plans by what they are computed from: a target's carried fields, and whether it has no
+category words."""
+
+
 def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
     """Report every canonical field set in ``env`` that ``target``'s field table cannot carry."""
     if not ctx.report.collecting:
         return
-    plan = target.loss_plan
-    if plan is None:
-        plan = target.loss_plan = _LossPlan(target)
-    assert isinstance(plan, _LossPlan)
     carried = target.carried
+    computed_from = (carried, not target.types)
+    plan = _LOSS_PLANS.get(computed_from)
+    if plan is None:
+        if len(_LOSS_PLANS) >= 256:
+            _LOSS_PLANS.clear()
+        plan = _LOSS_PLANS[computed_from] = _LossPlan(target)
     name = target.name
     for f in plan.scalars:
         if getattr(env, f) is not None:

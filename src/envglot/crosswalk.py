@@ -15,9 +15,11 @@ from typing import Any
 import msgspec
 import tomli_w
 
+from .codes import problem_of
 from .dialect import get_dialect
 from .errors import MappingError, UnknownDialectError, UnsupportedError
 from .mappings import CodeRow, Mappings, default_mappings, load_mappings, type_for
+from .tables import HINTS
 
 __all__ = [
     "check_overlay",
@@ -30,8 +32,6 @@ __all__ = [
     "writable",
 ]
 
-_HINTS = ("origin", "upstream", "aspect")
-
 
 def writable(m: Mappings) -> list[str]:
     """Dialects that have a writer, in table order."""
@@ -40,7 +40,7 @@ def writable(m: Mappings) -> list[str]:
 
 def hints_of(row: CodeRow) -> dict[str, Any]:
     """The hints a reader sets from a code row (only those that are set)."""
-    out: dict[str, Any] = {h: getattr(row, h) for h in _HINTS if getattr(row, h) is not None}
+    out: dict[str, Any] = {h: getattr(row, h) for h in HINTS if getattr(row, h) is not None}
     if row.partial:
         out["partial"] = True
     return out
@@ -61,16 +61,8 @@ def equivalent(src: str, code: str, dst: str, m: Mappings) -> str:
     _dialect(dst, m)
     if not m[dst].shape.writable:
         raise UnsupportedError(f"{dst} is a read-only dialect: it has no writer", dialect=dst)
-    row = m[src].codes[code]
-    return m[dst].choose(
-        row.category,
-        code=code,
-        domain=src,
-        origin=row.origin,
-        upstream=row.upstream,
-        aspect=row.aspect,
-        partial=row.partial,
-    )
+    p = problem_of(m[src].codes[code], code, src)
+    return m[dst].choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial)
 
 
 def describe_code(code: str, m: Mappings, dialect: str | None = None) -> list[dict[str, Any]]:

@@ -26,7 +26,6 @@ from .tables import DialectTable
 __all__ = [
     "ALWAYS",
     "COUNTS",
-    "GROUPS",
     "KIND",
     "LIST_GROUPS",
     "TEMPLATE_FIELDS",
@@ -96,8 +95,6 @@ class Declare(Struct, forbid_unknown_fields=True, frozen=True):
 
 # --- what a declared field may carry ------------------------------------------------------
 
-_SKIP_TOP = {"ok", "payload", "problems", "warnings", "next_steps", "extras", "residue"}
-GROUPS: dict[str, type[Struct]] = {"pagination": c.Pagination, "fidelity": c.Fidelity, "workspace": c.Workspace}
 _PROBLEM_SKIP = {"category", "domain", "origin", "upstream", "aspect", "partial", "extra"}
 
 
@@ -112,10 +109,8 @@ def _plain(tp: Any) -> Any:
 def _canonical_types() -> dict[str, Any]:
     out: dict[str, Any] = {"ok": bool, "payload": Raw}
     hints = typing.get_type_hints(c.Envelope)
-    for f in msgspec.structs.fields(c.Envelope):
-        if f.name not in _SKIP_TOP and f.name not in GROUPS:
-            out[f.name] = _plain(hints[f.name])
-    for g, tp in GROUPS.items():
+    out.update({name: _plain(hints[name]) for name in c.SCALARS})
+    for g, tp in c.GROUPS.items():
         h = typing.get_type_hints(tp)
         out.update({f"{g}.{f.name}": _plain(h[f.name]) for f in msgspec.structs.fields(tp) if f.name != "extra"})
     h = typing.get_type_hints(c.Problem)

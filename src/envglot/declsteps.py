@@ -15,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from .declaration import COUNTS, GROUPS, Declaration, Leaf, Node, attr, camel
+from . import canonical as c
+from .declaration import COUNTS, Declaration, Leaf, Node, attr, camel
 from .declhooks import (
     ItemField,
     check_constants,
@@ -100,7 +101,7 @@ def _reading(d: Declaration, shape: Shape) -> Reading:
     obj = shape.payload == "object"
     hook = read_payload(obj, d.fields["payload"], name)
     out.append(Let("payload", hook, pure=not obj, args=(("wire", "payload_wire"),)))
-    for g, tp in GROUPS.items():
+    for g, tp in c.GROUPS.items():
         subs = {f.split(".", 1)[1]: _local(f) for f, _ in d.top if f.startswith(g + ".")}
         if subs:
             out.append(Build(f"{g}_read", tp, dict(subs)))

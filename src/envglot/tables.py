@@ -7,9 +7,9 @@ The tables are data (see ``docs/mappings.md``); this module only reads and index
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import msgspec
 from msgspec import Struct
@@ -35,10 +35,13 @@ __all__ = [
     "OverlayFile",
     "TypeRow",
     "WriteRow",
+    "conditions",
     "decode_table",
     "error_path",
     "locate_error",
     "mappings_dir",
+    "matching",
+    "most_specific_first",
     "toml_document",
     "type_for",
 ]
@@ -108,7 +111,8 @@ class WriteRow(_Table):
 
     @property
     def conditions(self) -> int:
-        return sum(getattr(self, h) is not None for h in (*HINTS, "partial"))
+        """How many hints (and ``partial``) the row requires: the more, the more specific."""
+        return conditions(self)
 
 
 class TypeRow(_Table):
@@ -274,6 +278,34 @@ class CodePlan(NamedTuple):
     ext: bool
 
 
+_Choice = TypeVar("_Choice", WriteRow, ErrorTypeRow)
+
+
+def conditions(row: WriteRow | ErrorTypeRow) -> int:
+    """How many hints (and ``partial``) a writer-choice row requires: the more, the more specific."""
+    return sum(getattr(row, h) is not None for h in (*HINTS, "partial"))
+
+
+def most_specific_first(rows: Iterable[_Choice]) -> tuple[_Choice, ...]:
+    """``rows`` with the most conditions first, table order among equals (a stable sort)."""
+    return tuple(sorted(rows, key=lambda r: -conditions(r)))
+
+
+def matching(
+    rows: Iterable[_Choice], origin: str | None, upstream: str | None, aspect: str | None, partial: bool
+) -> Iterator[_Choice]:
+    """The writer-choice matcher: the rows (``[[write]]`` rows, ``error-types.toml`` rows) whose
+    every stated hint is the problem's, in the order given (:func:`most_specific_first`)."""
+    for r in rows:
+        if (
+            (r.origin is None or r.origin == origin)
+            and (r.upstream is None or r.upstream == upstream)
+            and (r.aspect is None or r.aspect == aspect)
+            and (r.partial is None or r.partial == partial)
+        ):
+            yield r
+
+
 class DialectMap:
     """Compiled lookups for one dialect: code -> row, category -> writer choices."""
 
@@ -285,7 +317,6 @@ class DialectMap:
         "default_category",
         "description",
         "fields",
-        "loss_plan",
         "name",
         "shape",
         "synthesize",
@@ -309,14 +340,11 @@ class DialectMap:
         by_cat: dict[str, list[WriteRow]] = {}
         for row in write:
             by_cat.setdefault(row.category, []).append(row)
-        # stable sort: most specific first, table order among equals
-        self.write = {c: tuple(sorted(rows, key=lambda r: -r.conditions)) for c, rows in by_cat.items()}
+        self.write = {c: most_specific_first(rows) for c, rows in by_cat.items()}
         self._choice_cache: dict[tuple[object, ...], str] = {}
         self._plans: dict[str, CodePlan] = {}
         self.tables: Mappings | None = None
         """The :class:`Mappings` this dialect's tables belong to (set when they are built)."""
-        self.loss_plan: object = None
-        """Filled once by :func:`envglot.context.report_losses`: what this dialect cannot carry."""
 
     def path(self, field: str, index: int | None = None) -> str | None:
         """The wire path of a canonical field in this dialect, with ``[]`` filled by ``index``."""
@@ -379,14 +407,7 @@ class DialectMap:
             if row is not None and (domain == self.name or row.category == category):
                 choice = code
         if choice is None:
-            rows = [
-                w.code
-                for w in self.write.get(category, ())
-                if (w.origin is None or w.origin == origin)
-                and (w.upstream is None or w.upstream == upstream)
-                and (w.aspect is None or w.aspect == aspect)
-                and (w.partial is None or w.partial == partial)
-            ]
+            rows = [w.code for w in matching(self.write.get(category, ()), origin, upstream, aspect, partial)]
             choice = rows[0] if rows else None
             if choice is not None and retryable is not None and self._retryable(choice) not in (None, retryable):
                 agreeing = [c for c in rows if self._retryable(c) == retryable] or [
@@ -424,8 +445,7 @@ class Mappings:
             d.tables = self
         self.error_types = error_types
         self.sources = sources
-        specificity = lambda r: -sum(getattr(r, h) is not None for h in (*HINTS, "partial"))  # noqa: E731
-        self.error_types_by_specificity = sorted(error_types, key=specificity)
+        self.error_types_by_specificity = most_specific_first(error_types)
 
     def __getitem__(self, dialect: str) -> DialectMap:
         try:
@@ -456,15 +476,8 @@ def type_for(
 
     Like :meth:`DialectMap.choose`: the most specific matching row wins, file order among equals.
     """
-    for r in m.error_types_by_specificity:
+    for r in matching(m.error_types_by_specificity, origin, upstream, aspect, partial):
         word = r.words.get(dialect)
-        if (
-            word is not None
-            and r.category == category
-            and (r.origin is None or r.origin == origin)
-            and (r.upstream is None or r.upstream == upstream)
-            and (r.aspect is None or r.aspect == aspect)
-            and (r.partial is None or r.partial == partial)
-        ):
+        if word is not None and r.category == category:
             return word
     raise MappingError(f"error-types.toml: no {dialect} word for {category!r}")

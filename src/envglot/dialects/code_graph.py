@@ -14,7 +14,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, type_name
-from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_code
+from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -288,10 +288,10 @@ def _result(
         return payload if payload is not None else RAW_NULL
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
     err: dict[str, Raw] = _RAW_DICT.decode(p.extra) if p.extra is not None else {}
-    code = write_code(p, dmap, ctx, 0)
-    err["code"] = Raw(_ENC.encode(code))
+    chosen = write_plan(p, dmap, ctx, 0)
+    err["code"] = Raw(_ENC.encode(chosen.code))
     err["message"] = Raw(_ENC.encode(problem_message(p, summary, ctx, dmap, 0)))
-    details = carry_meaning(p, code, error_details(p.details, ctx, NAME), dmap)
+    details = carry_meaning(p, chosen, error_details(p.details, ctx, NAME), dmap)
     if details is not None:
         err["details"] = details
     res: dict[str, Raw] = {}

@@ -10,7 +10,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_code
+from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Probe, Shape
@@ -276,8 +276,9 @@ def _failures(
 def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap) -> list[Issue]:
     out = []
     for i, p in enumerate(failures):
-        code = write_code(p, dmap, ctx, i)
-        details = carry_meaning(p, code, error_details(p.details, ctx, NAME, i), dmap)
+        chosen = write_plan(p, dmap, ctx, i)
+        code = chosen.code
+        details = carry_meaning(p, chosen, error_details(p.details, ctx, NAME, i), dmap)
         out.append(
             Issue(
                 code=code,

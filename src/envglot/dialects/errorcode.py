@@ -9,7 +9,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import missing_problem, problem_message, read_problem, write_code
+from ..codes import missing_problem, problem_message, read_problem, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -97,14 +97,6 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
     e = w.error
     if w.success or e is None:
         return ()
-    row = dmap.codes.get(e.code)
-    if row is not None and row.retryable is not None and row.retryable != e.retryable:
-        ctx.report.add(
-            Kind.STATUS_MISMATCH,
-            "$.error.retryable",
-            f"retryable={str(e.retryable).lower()} contradicts the code {quoted(e.code)}; kept as stated",
-            NAME,
-        )
     return (
         read_problem(
             dmap,
@@ -112,6 +104,7 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
             ctx,
             "$.error.code",
             retryable=e.retryable,
+            contradiction="$.error.retryable",
             message=e.message,
             rate_limit_reset=e.rate_limit_reset,
             retry_after_ms=e.retry_after_ms,
@@ -188,8 +181,10 @@ def _error(
     if ok:
         return None
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
-    code = write_code(p, dmap, ctx, 0)
-    retryable = derived_retryable(code, ctx.mappings)
+    chosen = write_plan(p, dmap, ctx, 0)
+    code = chosen.code
+    assert chosen.plan is not None  # a closed enum: the writer only writes known codes
+    retryable = chosen.plan.retryable  # derived_retryable, from the one lookup
     if p.retryable is not None and p.retryable != retryable:
         ctx.report.add(
             Kind.RETRYABLE_CHANGED,

@@ -18,6 +18,7 @@ from ..codes import (
     carry_meaning,
     missing_problem,
     problem_message,
+    problem_of,
     read_problem,
     retryable_there,
     type_implied,
@@ -264,7 +265,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     )
     row = dmap.codes.get(code) if code is not None else None
     if row is not None and not (row.ext and trow is not None and trow.category != row.category):
-        p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+        p = problem_of(row, code, NAME, **fields)
         if p.retryable is None and trow is not None:
             p = msgspec.structs.replace(p, retryable=trow.retryable)
     elif trow is not None:  # no known code, or an extension code whose row is a guess the stated word overrules
@@ -276,16 +277,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
                 f"read by its error_type {quoted(etype)} as {quoted(trow.category)}",
                 NAME,
             )
-        p = c.Problem(
-            category=trow.category,
-            code=code,
-            domain=NAME,
-            retryable=trow.retryable,
-            origin=trow.origin,
-            upstream=trow.upstream,
-            aspect=trow.aspect,
-            **fields,  # type: ignore[arg-type]
-        )
+        p = problem_of(trow, code, NAME, **fields)
     else:
         p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
     return (carried_meaning(p, dmap, ctx),)
