@@ -30,6 +30,7 @@ from .inputs import InputLimits
 from .lock import OutLock
 from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import RejectRecord, rebuild_migrator
+from .rejects import RejectsFile
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .tally import Tally
 from .workers import cpus
@@ -169,7 +170,7 @@ def migrate_dask(
         rej_file = None
         if rej_name is not None:
             rfs, rpath = store.resolve(rej_name, storage_options)
-            rej_file = store.RejectsFile(rfs, rpath, run)
+            rej_file = RejectsFile(rpath, None if store.is_local(rfs) else rfs)
         rep = MigrationReport(
             target=mig.to,
             source=mig.from_,
@@ -180,8 +181,6 @@ def migrate_dask(
             failed=unreadable,
         )
         out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
-        if rej_file is not None and store.is_local(rej_file.fs):
-            out_dirs.add(os.path.dirname(rej_file.path))  # a killed run's temporary of the rejects file
         if mode == "out":
             for p in store.leftovers(dst_fs, out_path, None, out_dirs):
                 store.remove(dst_fs, p)
@@ -216,6 +215,9 @@ def migrate_dask(
         finally:
             for c in own_cluster:
                 c.close()
+            if rej_file is not None:
+                rej_file.close()
+                rep.temp_files_removed += rej_file.removed
             rep.finish(t0)
             if report is not None:
                 write_report(Path(report), rep, local_out)
@@ -345,7 +347,7 @@ class _Driver:
         files: list[FileSpec],
         spec: RunSpec,
         ex: _Sync | _Distributed,
-        rejects: store.RejectsFile | None,
+        rejects: RejectsFile | None,
         max_errors: int | None,
         progress: Callable[[Progress], None] | None,
         total: int,
@@ -455,28 +457,11 @@ class _Driver:
                     break
                 rejected += n
             batch.append((st.spec, parts, st.final[1]))
-        lines: list[tuple[str, list[bytes]]] = []
-        for spec, parts, _tmp in batch:
-            if any(p.error for p in parts):
-                continue
-            lines.append((spec.name, self._reject_lines(parts)))
-        if self.rejects is not None and lines:
-            try:
-                self.rejects.commit(lines)
-            except OSError as exc:
-                first = batch[0][0]
-                self.rep.failed.append(
-                    FileFailure(
-                        file=first.name,
-                        error=f"cannot write rejects file {self.rejects.path}: {exc.strerror or exc}",
-                        exit_code=74,
-                    )
-                )
-                self.cursor = first.index
-                raise _StopError(f"output error: cannot write rejects file {self.rejects.path}") from None
         committed: list[str] = []
         try:
             for spec, parts, tmp in batch:
+                if not any(p.error for p in parts):
+                    self._commit_rejects(spec, parts)  # durable before the output that omits them
                 if self._commit_file(spec, parts, tmp):
                     assert spec.dst is not None
                     committed.append(spec.dst)
@@ -486,6 +471,24 @@ class _Driver:
             store.sync_dirs(self.spec.dst_fs, committed)  # the batch's renames: one fsync per directory
         if stop is not None:
             raise stop
+
+    def _commit_rejects(self, spec: FileSpec, parts: list[PieceResult]) -> None:
+        """A file's rejects, replacing its earlier ones (the local engine's protocol and class)."""
+        if self.rejects is None:
+            return
+        self.rejects.add(self._reject_lines(parts))
+        try:
+            self.rejects.commit(spec.name, replace=True)
+        except OSError as exc:
+            self.rep.failed.append(
+                FileFailure(
+                    file=spec.name,
+                    error=f"cannot write rejects file {self.rejects.path}: {exc.strerror or exc}",
+                    exit_code=74,
+                )
+            )
+            self.cursor = spec.index
+            raise _StopError(f"output error: cannot write rejects file {self.rejects.path}") from None
 
     def _limit_line(self, spec: FileSpec, parts: list[PieceResult], k: int) -> str:
         line = self._reject_lines(parts)[k]

@@ -32,7 +32,6 @@ from .files import (
     InputChangedError,
     Job,
     MigrationError,
-    PendingRejects,
     SymlinkRefusedError,
     Unchanged,
     copy_to_temp,
@@ -55,6 +54,7 @@ from .inputs import (
 )
 from .lock import OutLock
 from .records import RecordError, rebuild_migrator
+from .rejects import RejectsFile
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
 from .tally import Tally
 from .workers import ChunkResult, Task, TempTarget, cpus, migrate_chunk, run_chunk, start_workers, worker_init
@@ -496,7 +496,7 @@ def migrate(
             jobs=job_list,
             mode=mode,
             backup=backup if mode == "in-place" else None,
-            rejects=PendingRejects(rejects_path),
+            rejects=RejectsFile(rejects_path),
             max_errors=max_errors,
             progress=progress,
             total_disk=total_disk,
@@ -680,7 +680,7 @@ class _Engine:
         jobs: list[Job],
         mode: Mode,
         backup: str | None,
-        rejects: PendingRejects,
+        rejects: RejectsFile,
         max_errors: int | None,
         progress: Callable[[Progress], None] | None,
         total_disk: int | None,
