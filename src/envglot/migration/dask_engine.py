@@ -31,7 +31,7 @@ from .lock import OutLock
 from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import RejectRecord, rebuild_migrator
 from .rejects import RejectsFile
-from .report import ChangedFile, FileFailure, MigrationReport, Progress
+from .report import FileFailure, MigrationReport, Progress
 from .tally import Tally
 from .workers import cpus
 
@@ -425,7 +425,7 @@ class _Driver:
         if st.parts == 1 or self.spec.check or any(p.error for p in parts):
             st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
             return
-        changed = any(p.tally.changed for p in parts)
+        changed = any(p.tally.differs for p in parts)
         st.final = "assembling"
         self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
 
@@ -534,19 +534,7 @@ class _Driver:
                 )
                 raise _StopError(f"output error: cannot write {spec.dst}") from None
             rep.files_written += 1
-        if tally.changed:
-            rep.files_changed += 1
-            rep.changed.append(
-                ChangedFile(
-                    file=spec.name,
-                    output=spec.shown,
-                    converted=tally.converted,
-                    passed_through=tally.passed_through,
-                    rejected=tally.rejected,
-                )
-            )
-        else:
-            rep.files_unchanged += 1
+        rep.file_done(spec.name, spec.shown, tally)
         return tmp is not None and spec.dst is not None
 
     def _report_progress(self) -> None:

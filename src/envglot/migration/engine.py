@@ -55,7 +55,7 @@ from .inputs import (
 from .lock import OutLock
 from .records import RecordError, rebuild_migrator
 from .rejects import RejectsFile
-from .report import ChangedFile, FileFailure, MigrationReport, Progress
+from .report import FileFailure, MigrationReport, Progress
 from .tally import Tally
 from .workers import ChunkResult, Task, TempTarget, cpus, migrate_chunk, run_chunk, start_workers, worker_init
 
@@ -863,7 +863,7 @@ class _Engine:
         if sink.stream is not None and res.rejects:  # a stream cannot wait for the file's end
             self._commit_rejects(job, False)
         try:
-            sink.write(task.data if res.same else res.out, res.tally.changed, res.tmp)
+            sink.write(task.data if res.same else res.out, res.tally.differs, res.tmp)
         except OSError as exc:
             self._output_error(job, exc)
         except InputChangedError as exc:  # the rest of the file's chunks are dropped
@@ -917,7 +917,7 @@ class _Engine:
     def _end(self, job: Job) -> None:
         sink = self.sink
         assert sink is not None and sink.job is job
-        changed = sink.tally.changed
+        changed = sink.tally.differs
         rep = self.rep
         try:
             if sink.to_file:
@@ -960,19 +960,7 @@ class _Engine:
                     self.on_output(job.name, os.fspath(job.src), bytes(sink.kept))
         except OSError as exc:
             self._output_error(job, exc)
-        if changed:
-            rep.files_changed += 1
-            rep.changed.append(
-                ChangedFile(
-                    file=job.name,
-                    output=display(job.dst) if job.dst is not None else None,
-                    converted=sink.tally.converted,
-                    passed_through=sink.tally.passed_through,
-                    rejected=sink.tally.rejected,
-                )
-            )
-        else:
-            rep.files_unchanged += 1
+        rep.file_done(job.name, display(job.dst) if job.dst is not None else None, sink.tally)
         self.sink = None
         self._file_done(job)
 

@@ -113,9 +113,9 @@ def run_chunk(task: Task, target: TempTarget | None = None) -> ChunkResult:
     a changed output to a temporary and send back its path, not its bytes."""
     assert _WORKER is not None, "worker not initialised"
     res = migrate_chunk(_WORKER, task)
-    if not res.tally.changed and res.out == task.data:  # the parent has these bytes: not sent back
+    if not res.tally.differs and res.out == task.data:  # the parent has these bytes: not sent back
         res.out, res.same = b"", True
-    elif target is not None and res.out and res.tally.changed:
+    elif target is not None and res.out and res.tally.differs:
         try:
             res.tmp = write_temp(target.dst, res.out, target.perm, target.owner)
         except OSError:  # sent back instead: the parent writes it, and reports its own error
