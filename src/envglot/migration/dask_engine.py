@@ -25,6 +25,7 @@ import msgspec
 
 from . import fs as store
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, ENCODER, EX_SOFTWARE, REJECTS_NAME
+from .executors import DaskCluster, DaskSynchronous, dask_executor
 from .files import MigrationError, walk_inputs, write_report
 from .inputs import InputLimits
 from .lock import OutLock
@@ -33,7 +34,6 @@ from .records import RejectRecord, rebuild_migrator
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress
 from .tally import Tally
-from .workers import cpus
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 """Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
@@ -54,68 +54,6 @@ class _FileState:
         self.results: dict[int, PieceResult] = {}
         self.final: Any = None
         """``"ready"`` once committable, or a future of the ranged file's assembly."""
-
-
-class _Sync:
-    """Runs each task with Dask's synchronous scheduler when the driver asks for it."""
-
-    def __init__(self) -> None:
-        self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
-
-    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> Any:
-        self.queue.append((tag, fn, args))
-        return tag
-
-    def next(self) -> tuple[Any, Any, BaseException | None]:
-        import dask
-
-        tag, fn, args = self.queue.pop(0)
-        try:
-            return tag, dask.delayed(fn, pure=False)(*args).compute(scheduler="synchronous"), None
-        except Exception as exc:
-            return tag, None, exc
-
-    def pending(self) -> bool:
-        return bool(self.queue)
-
-    def cancel(self) -> None:
-        self.queue.clear()
-
-
-class _Distributed:
-    """Submits tasks to a ``distributed.Client``; yields them as they complete."""
-
-    def __init__(self, client: Any) -> None:
-        from distributed import as_completed
-
-        self.client = client
-        self.tags: dict[str, Any] = {}
-        self.ac = as_completed()
-        self.futures: list[Any] = []
-
-    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> Any:
-        fut = self.client.submit(fn, *args, pure=False, retries=0)
-        self.tags[fut.key] = tag
-        self.futures.append(fut)
-        self.ac.add(fut)
-        return fut
-
-    def next(self) -> tuple[Any, Any, BaseException | None]:
-        fut = next(self.ac)
-        tag = self.tags.pop(fut.key)
-        try:
-            return tag, fut.result(), None
-        except Exception as exc:
-            return tag, None, exc
-        finally:
-            fut.release()
-
-    def pending(self) -> bool:
-        return not self.ac.is_empty()
-
-    def cancel(self) -> None:
-        self.ac.clear()
-        self.client.cancel([f for f in self.futures if not f.done()])
 
 
 def migrate_dask(
@@ -186,15 +124,12 @@ def migrate_dask(
                 store.remove(dst_fs, p)
                 rep.temp_files_removed += 1
         total = sum(max(f.size, 0) for f in files)
-        own_cluster: list[Any] = []
+        ex: DaskSynchronous | DaskCluster | None = None
         try:
-            if client is None and scheduler != "synchronous":
-                client = _connect(scheduler, workers, notice, own_cluster)
-            ex: _Sync | _Distributed = _Sync() if client is None else _Distributed(client)
-            n_workers = _worker_count(client)
-            rep.jobs = n_workers
+            ex = dask_executor(client, scheduler, workers, notice)
+            rep.jobs = ex.jobs
             most = partition_bytes or DEFAULT_PARTITION_BYTES
-            target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * n_workers)))
+            target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * ex.jobs)))
             spec = RunSpec(
                 run=run,
                 options=options,
@@ -213,8 +148,8 @@ def migrate_dask(
                     for p in store.leftovers(dst_fs, out_path, run, out_dirs):
                         store.remove(dst_fs, p)
         finally:
-            for c in own_cluster:
-                c.close()
+            if ex is not None:
+                ex.close()
             if rej_file is not None:
                 rej_file.close()
                 rep.temp_files_removed += rej_file.removed
@@ -222,34 +157,6 @@ def migrate_dask(
             if report is not None:
                 write_report(Path(report), rep, local_out)
     return rep
-
-
-def _connect(scheduler: str | None, workers: int | None, notice: Callable[[str], None] | None, own: list[Any]) -> Any:
-    from distributed import Client, LocalCluster
-
-    if scheduler is not None:
-        client = Client(scheduler)
-        own.append(client)
-        return client
-    cluster = LocalCluster(
-        n_workers=workers or cpus(),
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    )
-    client = Client(cluster)
-    own.extend([client, cluster])
-    if notice is not None:
-        notice(f"Dask dashboard: {client.dashboard_link}")
-    return client
-
-
-def _worker_count(client: Any) -> int:
-    if client is None:
-        return 1
-    n = len(client.scheduler_info().get("workers", {}))
-    return max(1, n)
 
 
 def _inputs(
@@ -346,7 +253,7 @@ class _Driver:
         rep: MigrationReport,
         files: list[FileSpec],
         spec: RunSpec,
-        ex: _Sync | _Distributed,
+        ex: DaskSynchronous | DaskCluster,
         rejects: RejectsFile | None,
         max_errors: int | None,
         progress: Callable[[Progress], None] | None,

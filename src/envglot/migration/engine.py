@@ -12,7 +12,7 @@ import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -25,6 +25,7 @@ from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Style, Unsupported, resolve
 from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME, Mode
+from .executors import Inline, Pool, cpus
 from .files import (
     AtomicOutput,
     BackupExistsError,
@@ -57,7 +58,7 @@ from .records import RecordError, rebuild_migrator
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress
 from .tally import Tally
-from .workers import ChunkResult, Task, TempTarget, cpus, migrate_chunk, run_chunk, start_workers, worker_init
+from .workers import ChunkResult, Task, TempTarget
 
 # --------------------------------------------------------------------------- engine
 
@@ -94,8 +95,8 @@ class _Pending(msgspec.Struct):
     job: Job
     task: Task
     disk_pos: int
-    result: Any
-    """A Future (pool) or a finished ChunkResult (inline)."""
+    result: Future[ChunkResult]
+    """From the executor (inline: already done)."""
 
 
 _Event = _Start | _Chunk | _End | _ReadFailure
@@ -510,22 +511,13 @@ def migrate(
         src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
         tasks = _produce(job_list, chunk_bytes, style, src_stream, limits)
         try:
-            if use_pool:
-                with ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(options_,)) as pool:
-                    start_workers(pool)
-                    try:
-                        local.run(
-                            tasks,
-                            lambda t, to: pool.submit(run_chunk, t, to),
-                            limit=_in_flight(n_jobs, chunk_bytes),
-                            workers_write=True,
-                        )
-                    finally:
-                        pool.shutdown(wait=True, cancel_futures=True)
-                        if rep.stopped is not None or sys.exc_info()[0] is not None:
-                            local.cleaned.sweep()
-            else:
-                local.run(tasks, lambda t, _to: migrate_chunk(mig, t), limit=1)
+            ex = Pool(n_jobs, options_, chunk_bytes) if use_pool else Inline(mig)
+            try:
+                local.run(tasks, ex)
+            finally:
+                ex.close()
+                if use_pool and (rep.stopped is not None or sys.exc_info()[0] is not None):
+                    local.cleaned.sweep()
         finally:
             local.rejects.close()
             rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
@@ -662,14 +654,6 @@ def _same_file(src: Path, dst: Path) -> bool:
         return False
 
 
-MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
-"""Chunks in flight are bounded by count (jobs + 1) and by their total size (this, at least 2 chunks)."""
-
-
-def _in_flight(jobs: int, chunk_bytes: int) -> int:
-    return max(2, min(jobs + 1, MAX_IN_FLIGHT_BYTES // chunk_bytes))
-
-
 class _Engine:
     """The consumer side: takes results in order, writes outputs, commits files, keeps counts."""
 
@@ -713,15 +697,10 @@ class _Engine:
         self.done_disk = 0
         self.files_done = 0
 
-    def run(
-        self,
-        events: Iterator[_Event],
-        submit: Callable[[Task, TempTarget | None], Any],
-        limit: int,
-        workers_write: bool = False,
-    ) -> None:
-        """Submit chunks as the producer yields them (at most ``limit`` in flight), consume in order;
-        ``workers_write``: a worker writes a file's changed output itself (:meth:`_temp_target`)."""
+    def run(self, events: Iterator[_Event], ex: Inline | Pool) -> None:
+        """Hand chunks to ``ex`` as the producer yields them (at most ``ex.in_flight`` at once), consume
+        in order; an executor that ``writes_temps`` writes a file's changed output itself (:meth:`_temp_target`)."""
+        limit = ex.in_flight
         pending: deque[Any] = deque()
         in_flight = 0
         target: TempTarget | None = None
@@ -731,7 +710,7 @@ class _Engine:
             while pending:
                 head = pending[0]
                 if isinstance(head, _Pending):
-                    if isinstance(head.result, Future) and not head.result.done() and not block:
+                    if not head.result.done() and not block:
                         return
                 self._consume(head)
                 pending.popleft()  # only now: interrupted while consumed, its temporary is removed with the rest
@@ -742,12 +721,12 @@ class _Engine:
         try:
             for ev in events:
                 if isinstance(ev, _Chunk):
-                    result = submit(ev.task, target)
+                    result = ex.chunk(ev.task, target)
                     pending.append(_Pending(job=ev.job, task=ev.task, disk_pos=ev.disk_pos, result=result))
                     in_flight += 1
                 else:
                     if isinstance(ev, _Start):
-                        target = self._temp_target(ev.job) if workers_write else None
+                        target = self._temp_target(ev.job) if ex.writes_temps else None
                     pending.append(ev)
                 drain(in_flight > limit)
             drain(True)
@@ -822,7 +801,7 @@ class _Engine:
             except OSError as exc:
                 self._output_error(ev.job, exc)
         elif isinstance(ev, _Pending):
-            res: ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
+            res: ChunkResult = ev.result.result()
             if self.dropped is ev.job:
                 if res.tmp is not None:
                     discard_temp(res.tmp)
@@ -980,11 +959,8 @@ class _Engine:
 def _cancel(pending: deque[Any]) -> None:
     """Cancel the chunks not started; a worker's temporary of one that runs on is removed when it ends."""
     for p in pending:
-        if isinstance(p, _Pending) and isinstance(p.result, Future):
-            if not p.result.cancel():
-                p.result.add_done_callback(_discard_result)
-        elif isinstance(p, _Pending) and p.result.tmp is not None:
-            discard_temp(p.result.tmp)
+        if isinstance(p, _Pending) and not p.result.cancel():
+            p.result.add_done_callback(_discard_result)
 
 
 def _discard_result(fut: Future[ChunkResult]) -> None:

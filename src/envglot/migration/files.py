@@ -1,6 +1,6 @@
-"""Files: walking inputs, atomic outputs, backups, the rejects file, stale temp files.
+"""Files: walking inputs, atomic outputs, backups, stale temp files.
 
-Over 500 lines: every file-system effect of a run (walk, atomic outputs, backups, rejects), read together for safety.
+Over 500 lines: every local file-system effect of a run (walk, atomic outputs, backups), read together for safety.
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import sys
@@ -64,14 +63,6 @@ def worker_init(options: dict[str, Any]) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by start_workers
     _die_with_parent()
     _WORKER = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
-
-
-def cpus() -> int:
-    """The CPUs this process may run on (the default number of workers)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _noop() -> None:
