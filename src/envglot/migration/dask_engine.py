@@ -32,7 +32,7 @@ from .lock import OutLock
 from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import RejectRecord, rebuild_migrator
 from .rejects import RejectsFile
-from .report import FileFailure, MigrationReport, Progress
+from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .tally import Tally
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
@@ -299,7 +299,7 @@ class _Driver:
                 self._commit_ready()
                 self._report_progress()
             self._commit_ready()
-        except _StopError as stop:
+        except StopRunError as stop:
             self.ex.cancel()
             self.rep.stopped = stop.reason
             failed = {f.file for f in self.rep.failed}
@@ -318,7 +318,7 @@ class _Driver:
         why = f"worker error: {type(exc).__name__}: {str(exc)[:200]}"
         for i in sorted(set(idx)):
             self.rep.failed.append(FileFailure(file=self.files[i].name, error=why, exit_code=EX_SOFTWARE))
-        raise _StopError(why)
+        raise StopRunError(why)
 
     def _piece_done(self, r: PieceResult) -> None:
         st = self.state[r.file]
@@ -348,7 +348,7 @@ class _Driver:
         if end == self.cursor:
             return
         batch: list[tuple[FileSpec, list[PieceResult], str | None]] = []
-        stop: _StopError | None = None
+        stop: StopRunError | None = None
         rejected = self.rep.rejected
         for i in range(self.cursor, end):
             st = self.state[i]
@@ -358,9 +358,7 @@ class _Driver:
                 if rejected + n > self.max_errors:
                     self._count(parts)
                     where = self._limit_line(st.spec, parts, self.max_errors - rejected)
-                    stop = _StopError(
-                        f"max-errors: more than {self.max_errors} rejected records (limit passed at {where})"
-                    )
+                    stop = StopRunError.max_errors(self.max_errors, where)
                     break
                 rejected += n
             batch.append((st.spec, parts, st.final[1]))
@@ -395,7 +393,7 @@ class _Driver:
                 )
             )
             self.cursor = spec.index
-            raise _StopError(f"output error: cannot write rejects file {self.rejects.path}") from None
+            raise StopRunError(f"output error: cannot write rejects file {self.rejects.path}") from None
 
     def _limit_line(self, spec: FileSpec, parts: list[PieceResult], k: int) -> str:
         line = self._reject_lines(parts)[k]
@@ -429,7 +427,7 @@ class _Driver:
             assert err.error is not None
             rep.failed.append(FileFailure(file=spec.name, error=err.error, exit_code=err.error_code))
             if err.error_code == 74:
-                raise _StopError(f"output error: {err.error}")
+                raise StopRunError(f"output error: {err.error}")
             return False
         tally = self._count(parts)
         if tmp is not None and spec.dst is not None:
@@ -439,7 +437,7 @@ class _Driver:
                 rep.failed.append(
                     FileFailure(file=spec.name, error=f"cannot write {spec.dst}: {exc.strerror or exc}", exit_code=74)
                 )
-                raise _StopError(f"output error: cannot write {spec.dst}") from None
+                raise StopRunError(f"output error: cannot write {spec.dst}") from None
             rep.files_written += 1
         rep.file_done(spec.name, spec.shown, tally)
         return tmp is not None and spec.dst is not None
@@ -458,9 +456,3 @@ class _Driver:
                 bytes_in=self.rep.bytes_in,
             )
         )
-
-
-class _StopError(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

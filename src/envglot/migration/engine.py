@@ -56,18 +56,11 @@ from .inputs import (
 from .lock import OutLock
 from .records import RecordError, rebuild_migrator
 from .rejects import RejectsFile
-from .report import FileFailure, MigrationReport, Progress
+from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .tally import Tally
 from .workers import ChunkResult, Task, TempTarget
 
 # --------------------------------------------------------------------------- engine
-
-
-class _StopRunError(Exception):
-    def __init__(self, reason: str, exit_code: int) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.exit_code = exit_code
 
 
 class _ReadFailure(msgspec.Struct):
@@ -733,13 +726,13 @@ class _Engine:
             while pending:
                 drain(True)
             self._flush()
-        except _StopRunError as stop:
+        except StopRunError as stop:
             self._abort_current()
             _cancel(pending)
             self.rep.stopped = stop.reason
             try:  # the files that ended before the stop are complete: commit them
                 self._flush()
-            except _StopRunError as late:
+            except StopRunError as late:
                 self.rep.stopped = late.reason
             failed = {f.file for f in self.rep.failed}
             self.rep.not_processed = [j.name for j in self.jobs[self.index :] if j.name not in failed]
@@ -785,7 +778,7 @@ class _Engine:
             jobs = self.batch.abort()
             for j in jobs:
                 self._fail(j, f"cannot write {display(j.dst or '')}: {exc.strerror or exc}", 74)
-            raise _StopRunError(f"output error: cannot commit {len(jobs)} file(s)", 74) from None
+            raise StopRunError(f"output error: cannot commit {len(jobs)} file(s)") from None
 
     def _abort_current(self) -> None:
         if self.sink is not None and self.sink.atomic is not None:
@@ -829,7 +822,7 @@ class _Engine:
             raise exc  # stdout's reader went away (`| head`): the caller ends quietly (the CLI: exit 141)
         target = what or (display(job.dst) if job.dst is not None else "<stdout>")
         self._fail(job, f"cannot write {target}: {exc.strerror or exc}", 74)
-        raise _StopRunError(f"output error: cannot write {target}", 74) from None
+        raise StopRunError(f"output error: cannot write {target}") from None
 
     def _chunk(self, job: Job, res: ChunkResult, task: Task, disk_pos: int) -> None:
         sink = self.sink
@@ -869,9 +862,7 @@ class _Engine:
                 self.rejects.commit(job.name, replace=self.mode != "stdout")
             except OSError as exc:
                 self._output_error(job, exc, f"rejects file {display(self.rejects.path or '')}")
-            raise _StopRunError(
-                f"max-errors: more than {self.max_errors} rejected records (limit passed at {where})", 65
-            )
+            raise StopRunError.max_errors(self.max_errors, where)
 
     def _progress(self, disk_pos: int) -> None:
         assert self.progress is not None

@@ -46,6 +46,23 @@ class Progress(msgspec.Struct):
     """Record bytes read so far (uncompressed): what the progress line and the summary count."""
 
 
+MAX_ERRORS = "max-errors"
+"""How the report's ``stopped`` begins when ``--max-errors`` stopped the run."""
+
+
+class StopRunError(Exception):
+    """Raised inside a driver to stop the run early; ``reason`` becomes the report's ``stopped``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+    @classmethod
+    def max_errors(cls, limit: int, where: str) -> StopRunError:
+        """``--max-errors`` passed at ``where`` (``FILE`` or ``FILE:LINE``): the run ends with exit 65."""
+        return cls(f"{MAX_ERRORS}: more than {limit} rejected records (limit passed at {where})")
+
+
 class MigrationReport(Tally, kw_only=True):
     """Everything a migration did: its counts (a :class:`~.tally.Tally`) and the run's facts;
     ``--report FILE`` writes it as JSON (``to_json``: the run's required facts first, then the counts)."""
@@ -98,7 +115,7 @@ class MigrationReport(Tally, kw_only=True):
         codes = [0]
         if self.rejected or (self.mode == "check" and self.files_changed):
             codes.append(1)
-        if self.stopped is not None and self.stopped.startswith("max-errors"):
+        if self.stopped is not None and self.stopped.startswith(MAX_ERRORS):
             codes.append(65)
         if self.internal_errors:
             codes.append(EX_SOFTWARE)
