@@ -108,7 +108,7 @@ def migrate_dask(
         rej_file = None
         if rej_name is not None:
             rfs, rpath = store.resolve(rej_name, storage_options)
-            rej_file = RejectsFile(rpath, None if store.is_local(rfs) else rfs)
+            rej_file = RejectsFile(rpath, None if store.is_local(rfs) else rfs, run)
         rep = MigrationReport(
             target=mig.to,
             source=mig.from_,

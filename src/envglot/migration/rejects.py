@@ -72,11 +72,12 @@ def _scan(lines: Iterable[bytes]) -> tuple[dict[str, int], int, bool]:
 class RejectsFile:
     """The rejects file of a run: ``path`` on the local disk, or on ``fs`` (an fsspec file system)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None, fs: Any = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None, fs: Any = None, run: str | None = None) -> None:
         self.path = None if path is None else os.fspath(path)
         self.fs = fs
         """None: ``path`` is local (plain ``os`` calls: O_APPEND, fsync, truncate back)."""
-        self.run = secrets.token_hex(4)
+        self.run = run or secrets.token_hex(4)
+        """Names the temporary key of a rewrite on ``fs`` (the Dask run's, removed with its leftovers)."""
         self.spool: tempfile.SpooledTemporaryFile[bytes] | None = None
         self.pending = 0
         self.count = 0
