@@ -462,11 +462,11 @@ def test_stale_rewrite_temp_beside_the_rejects_file_is_removed(tmp_path: Path) -
 
 def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record the order of rejects commits, batch syncs and renames of one in-process run."""
-    from envglot.migration import commit, files
+    from envglot.migration import commit, files, rejects
 
     events: list[str] = []
     real_sync, real_rename = commit.sync_local_files, files.AtomicOutput.rename
-    real_append, real_rewrite = files.PendingRejects._append, files.PendingRejects._rewrite
+    real_append, real_rewrite = rejects.RejectsFile._append, rejects.RejectsFile._rewrite
 
     def sync(paths: list[str]) -> None:
         events.append(f"sync {len(paths)}")
@@ -476,18 +476,18 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         events.append(f"rename {self.dst.name}")
         real_rename(self, mode)
 
-    def append(self: files.PendingRejects) -> None:
+    def append(self: rejects.RejectsFile) -> None:
         events.append("rejects")
         real_append(self)
 
-    def rewrite(self: files.PendingRejects, source: str) -> None:
+    def rewrite(self: rejects.RejectsFile, source: str) -> None:
         events.append("rejects")
         real_rewrite(self, source)
 
     monkeypatch.setattr(commit, "sync_local_files", sync)
     monkeypatch.setattr(files.AtomicOutput, "rename", rename)
-    monkeypatch.setattr(files.PendingRejects, "_append", append)
-    monkeypatch.setattr(files.PendingRejects, "_rewrite", rewrite)
+    monkeypatch.setattr(rejects.RejectsFile, "_append", append)
+    monkeypatch.setattr(rejects.RejectsFile, "_rewrite", rewrite)
     return events
 
 

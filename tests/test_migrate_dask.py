@@ -28,7 +28,7 @@ pytest.importorskip("dask", reason="the dask extra is not installed (pip install
 pytest.importorskip("distributed", reason="the dask extra is not installed (pip install 'envglot[dask]')")
 fsspec = pytest.importorskip("fsspec", reason="the dask extra is not installed (pip install 'envglot[dask]')")
 
-from envglot.migration import LOCK_NAME, REJECTS_NAME, TEST_DELAY_ENV, dask_engine, migrate  # noqa: E402
+from envglot.migration import LOCK_NAME, REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV, dask_engine, migrate  # noqa: E402
 from envglot.migration.fs import DASK_TEMP_PREFIX  # noqa: E402
 from envglot.migration.partitions import FileSpec, plan  # noqa: E402
 
@@ -408,20 +408,28 @@ def test_unreadable_gzip_fails_that_file_only(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("where", ["local", "memory"])
 def test_rejects_file_replaces_per_source_and_cuts_a_torn_line(where: str, tmp_path: Path) -> None:
-    from envglot.migration.fs import RejectsFile, resolve
+    """One rejects class for every executor: the same protocol on a local path and on an fsspec store."""
+    from envglot.migration.fs import resolve
+    from envglot.migration.rejects import RejectsFile
 
     name = str(tmp_path / "r.jsonl") if where == "local" else f"memory:///envglot-rejects-{os.getpid()}/r.jsonl"
     fs, path = resolve(name)
+    on = None if where == "local" else fs
     fs.pipe_file(path, b'{"source":"a","line":1}\n{"source":"b","line":1}\n{"source":"c","li')  # killed mid-write
-    r = RejectsFile(fs, path, "run1")
-    r.commit([("c", [b'{"source":"c","line":2}\n'])])  # c is new: appended after the cut
+    r = RejectsFile(path, on)
+    r.add([b'{"source":"c","line":2}\n'])
+    r.commit("c", replace=True)  # c is new: appended after the cut
     assert fs.cat_file(path) == b'{"source":"a","line":1}\n{"source":"b","line":1}\n{"source":"c","line":2}\n'
-    r.commit([("a", [b'{"source":"a","line":5}\n']), ("b", [])])  # a and b re-emitted: replaced in place
+    r.add([b'{"source":"a","line":5}\n'])
+    r.commit("a", replace=True)  # a and b re-emitted: replaced in place
+    r.commit("b", replace=True)
     assert fs.cat_file(path) == b'{"source":"a","line":5}\n{"source":"c","line":2}\n'
-    again = RejectsFile(fs, path, "run2")  # a re-run of everything: the same file, byte for byte
-    again.commit([("a", [b'{"source":"a","line":5}\n']), ("c", [b'{"source":"c","line":2}\n'])])
+    again = RejectsFile(path, on)  # a re-run of everything: the same file, byte for byte
+    for source, line in (("a", b'{"source":"a","line":5}\n'), ("c", b'{"source":"c","line":2}\n')):
+        again.add([line])
+        again.commit(source, replace=True)
     assert fs.cat_file(path) == b'{"source":"a","line":5}\n{"source":"c","line":2}\n'
-    assert not [p for p in fs.find(path.rsplit("/", 1)[0]) if DASK_TEMP_PREFIX in p]
+    assert not [p for p in fs.find(path.rsplit("/", 1)[0]) if TEMP_PREFIX in p]
     if where == "memory":
         fs.rm(path.rsplit("/", 1)[0], recursive=True)
 

@@ -12,11 +12,13 @@ Two layers (``docs/migration.md``):
   them, replacing that file's rejects of an earlier run, and returns a :class:`MigrationReport`.
 
 Modules: ``constants`` (names and limits), ``records`` (the per-record layer),
-``workers`` (the process-pool side), ``inputs`` (which inputs are read, and how: special
-files, links, record and gzip limits — for both engines), ``files`` (the walk, atomic
-outputs, backups, rejects, the unchanged part of an output), ``lock`` (one run per
-``--out``), ``tally`` (the counts, one shape for chunk, file and report), ``report`` (the
-summary) and ``engine`` (:func:`migrate`).
+``workers`` (the process-pool side), ``executors`` (where the work runs: inline, a process
+pool, Dask), ``inputs`` (which inputs are read, and how: special files, links, record and
+gzip limits — for every executor), ``files`` (the walk, atomic outputs, backups, the
+unchanged part of an output), ``rejects`` (the rejects file and its commit, on a local path
+or an fsspec URL), ``lock`` (one run per ``--out``), ``tally`` (the counts, one shape for
+chunk, file and report), ``report`` (the summary), ``engine`` (:func:`migrate`, the local
+driver) and ``dask_engine`` (the Dask driver).
 """
 
 from __future__ import annotations

@@ -25,14 +25,15 @@ import msgspec
 
 from . import fs as store
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, ENCODER, EX_SOFTWARE, REJECTS_NAME
+from .executors import DaskCluster, DaskSynchronous, dask_executor
 from .files import MigrationError, walk_inputs, write_report
 from .inputs import InputLimits
 from .lock import OutLock
 from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import RejectRecord, rebuild_migrator
-from .report import ChangedFile, FileFailure, MigrationReport, Progress
+from .rejects import RejectsFile
+from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .tally import Tally
-from .workers import cpus
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 """Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
@@ -53,68 +54,6 @@ class _FileState:
         self.results: dict[int, PieceResult] = {}
         self.final: Any = None
         """``"ready"`` once committable, or a future of the ranged file's assembly."""
-
-
-class _Sync:
-    """Runs each task with Dask's synchronous scheduler when the driver asks for it."""
-
-    def __init__(self) -> None:
-        self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
-
-    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> Any:
-        self.queue.append((tag, fn, args))
-        return tag
-
-    def next(self) -> tuple[Any, Any, BaseException | None]:
-        import dask
-
-        tag, fn, args = self.queue.pop(0)
-        try:
-            return tag, dask.delayed(fn, pure=False)(*args).compute(scheduler="synchronous"), None
-        except Exception as exc:
-            return tag, None, exc
-
-    def pending(self) -> bool:
-        return bool(self.queue)
-
-    def cancel(self) -> None:
-        self.queue.clear()
-
-
-class _Distributed:
-    """Submits tasks to a ``distributed.Client``; yields them as they complete."""
-
-    def __init__(self, client: Any) -> None:
-        from distributed import as_completed
-
-        self.client = client
-        self.tags: dict[str, Any] = {}
-        self.ac = as_completed()
-        self.futures: list[Any] = []
-
-    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> Any:
-        fut = self.client.submit(fn, *args, pure=False, retries=0)
-        self.tags[fut.key] = tag
-        self.futures.append(fut)
-        self.ac.add(fut)
-        return fut
-
-    def next(self) -> tuple[Any, Any, BaseException | None]:
-        fut = next(self.ac)
-        tag = self.tags.pop(fut.key)
-        try:
-            return tag, fut.result(), None
-        except Exception as exc:
-            return tag, None, exc
-        finally:
-            fut.release()
-
-    def pending(self) -> bool:
-        return not self.ac.is_empty()
-
-    def cancel(self) -> None:
-        self.ac.clear()
-        self.client.cancel([f for f in self.futures if not f.done()])
 
 
 def migrate_dask(
@@ -169,7 +108,7 @@ def migrate_dask(
         rej_file = None
         if rej_name is not None:
             rfs, rpath = store.resolve(rej_name, storage_options)
-            rej_file = store.RejectsFile(rfs, rpath, run)
+            rej_file = RejectsFile(rpath, None if store.is_local(rfs) else rfs, run)
         rep = MigrationReport(
             target=mig.to,
             source=mig.from_,
@@ -180,22 +119,17 @@ def migrate_dask(
             failed=unreadable,
         )
         out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
-        if rej_file is not None and store.is_local(rej_file.fs):
-            out_dirs.add(os.path.dirname(rej_file.path))  # a killed run's temporary of the rejects file
         if mode == "out":
             for p in store.leftovers(dst_fs, out_path, None, out_dirs):
                 store.remove(dst_fs, p)
                 rep.temp_files_removed += 1
         total = sum(max(f.size, 0) for f in files)
-        own_cluster: list[Any] = []
+        ex: DaskSynchronous | DaskCluster | None = None
         try:
-            if client is None and scheduler != "synchronous":
-                client = _connect(scheduler, workers, notice, own_cluster)
-            ex: _Sync | _Distributed = _Sync() if client is None else _Distributed(client)
-            n_workers = _worker_count(client)
-            rep.jobs = n_workers
+            ex = dask_executor(client, scheduler, workers, notice)
+            rep.jobs = ex.jobs
             most = partition_bytes or DEFAULT_PARTITION_BYTES
-            target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * n_workers)))
+            target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * ex.jobs)))
             spec = RunSpec(
                 run=run,
                 options=options,
@@ -214,40 +148,15 @@ def migrate_dask(
                     for p in store.leftovers(dst_fs, out_path, run, out_dirs):
                         store.remove(dst_fs, p)
         finally:
-            for c in own_cluster:
-                c.close()
+            if ex is not None:
+                ex.close()
+            if rej_file is not None:
+                rej_file.close()
+                rep.temp_files_removed += rej_file.removed
             rep.finish(t0)
             if report is not None:
                 write_report(Path(report), rep, local_out)
     return rep
-
-
-def _connect(scheduler: str | None, workers: int | None, notice: Callable[[str], None] | None, own: list[Any]) -> Any:
-    from distributed import Client, LocalCluster
-
-    if scheduler is not None:
-        client = Client(scheduler)
-        own.append(client)
-        return client
-    cluster = LocalCluster(
-        n_workers=workers or cpus(),
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-    )
-    client = Client(cluster)
-    own.extend([client, cluster])
-    if notice is not None:
-        notice(f"Dask dashboard: {client.dashboard_link}")
-    return client
-
-
-def _worker_count(client: Any) -> int:
-    if client is None:
-        return 1
-    n = len(client.scheduler_info().get("workers", {}))
-    return max(1, n)
 
 
 def _inputs(
@@ -344,8 +253,8 @@ class _Driver:
         rep: MigrationReport,
         files: list[FileSpec],
         spec: RunSpec,
-        ex: _Sync | _Distributed,
-        rejects: store.RejectsFile | None,
+        ex: DaskSynchronous | DaskCluster,
+        rejects: RejectsFile | None,
         max_errors: int | None,
         progress: Callable[[Progress], None] | None,
         total: int,
@@ -390,7 +299,7 @@ class _Driver:
                 self._commit_ready()
                 self._report_progress()
             self._commit_ready()
-        except _StopError as stop:
+        except StopRunError as stop:
             self.ex.cancel()
             self.rep.stopped = stop.reason
             failed = {f.file for f in self.rep.failed}
@@ -409,7 +318,7 @@ class _Driver:
         why = f"worker error: {type(exc).__name__}: {str(exc)[:200]}"
         for i in sorted(set(idx)):
             self.rep.failed.append(FileFailure(file=self.files[i].name, error=why, exit_code=EX_SOFTWARE))
-        raise _StopError(why)
+        raise StopRunError(why)
 
     def _piece_done(self, r: PieceResult) -> None:
         st = self.state[r.file]
@@ -423,7 +332,7 @@ class _Driver:
         if st.parts == 1 or self.spec.check or any(p.error for p in parts):
             st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
             return
-        changed = any(p.tally.changed for p in parts)
+        changed = any(p.tally.differs for p in parts)
         st.final = "assembling"
         self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
 
@@ -439,7 +348,7 @@ class _Driver:
         if end == self.cursor:
             return
         batch: list[tuple[FileSpec, list[PieceResult], str | None]] = []
-        stop: _StopError | None = None
+        stop: StopRunError | None = None
         rejected = self.rep.rejected
         for i in range(self.cursor, end):
             st = self.state[i]
@@ -449,34 +358,15 @@ class _Driver:
                 if rejected + n > self.max_errors:
                     self._count(parts)
                     where = self._limit_line(st.spec, parts, self.max_errors - rejected)
-                    stop = _StopError(
-                        f"max-errors: more than {self.max_errors} rejected records (limit passed at {where})"
-                    )
+                    stop = StopRunError.max_errors(self.max_errors, where)
                     break
                 rejected += n
             batch.append((st.spec, parts, st.final[1]))
-        lines: list[tuple[str, list[bytes]]] = []
-        for spec, parts, _tmp in batch:
-            if any(p.error for p in parts):
-                continue
-            lines.append((spec.name, self._reject_lines(parts)))
-        if self.rejects is not None and lines:
-            try:
-                self.rejects.commit(lines)
-            except OSError as exc:
-                first = batch[0][0]
-                self.rep.failed.append(
-                    FileFailure(
-                        file=first.name,
-                        error=f"cannot write rejects file {self.rejects.path}: {exc.strerror or exc}",
-                        exit_code=74,
-                    )
-                )
-                self.cursor = first.index
-                raise _StopError(f"output error: cannot write rejects file {self.rejects.path}") from None
         committed: list[str] = []
         try:
             for spec, parts, tmp in batch:
+                if not any(p.error for p in parts):
+                    self._commit_rejects(spec, parts)  # durable before the output that omits them
                 if self._commit_file(spec, parts, tmp):
                     assert spec.dst is not None
                     committed.append(spec.dst)
@@ -486,6 +376,24 @@ class _Driver:
             store.sync_dirs(self.spec.dst_fs, committed)  # the batch's renames: one fsync per directory
         if stop is not None:
             raise stop
+
+    def _commit_rejects(self, spec: FileSpec, parts: list[PieceResult]) -> None:
+        """A file's rejects, replacing its earlier ones (the local engine's protocol and class)."""
+        if self.rejects is None:
+            return
+        self.rejects.add(self._reject_lines(parts))
+        try:
+            self.rejects.commit(spec.name, replace=True)
+        except OSError as exc:
+            self.rep.failed.append(
+                FileFailure(
+                    file=spec.name,
+                    error=f"cannot write rejects file {self.rejects.path}: {exc.strerror or exc}",
+                    exit_code=74,
+                )
+            )
+            self.cursor = spec.index
+            raise StopRunError(f"output error: cannot write rejects file {self.rejects.path}") from None
 
     def _limit_line(self, spec: FileSpec, parts: list[PieceResult], k: int) -> str:
         line = self._reject_lines(parts)[k]
@@ -519,7 +427,7 @@ class _Driver:
             assert err.error is not None
             rep.failed.append(FileFailure(file=spec.name, error=err.error, exit_code=err.error_code))
             if err.error_code == 74:
-                raise _StopError(f"output error: {err.error}")
+                raise StopRunError(f"output error: {err.error}")
             return False
         tally = self._count(parts)
         if tmp is not None and spec.dst is not None:
@@ -529,21 +437,9 @@ class _Driver:
                 rep.failed.append(
                     FileFailure(file=spec.name, error=f"cannot write {spec.dst}: {exc.strerror or exc}", exit_code=74)
                 )
-                raise _StopError(f"output error: cannot write {spec.dst}") from None
+                raise StopRunError(f"output error: cannot write {spec.dst}") from None
             rep.files_written += 1
-        if tally.changed:
-            rep.files_changed += 1
-            rep.changed.append(
-                ChangedFile(
-                    file=spec.name,
-                    output=spec.shown,
-                    converted=tally.converted,
-                    passed_through=tally.passed_through,
-                    rejected=tally.rejected,
-                )
-            )
-        else:
-            rep.files_unchanged += 1
+        rep.file_done(spec.name, spec.shown, tally)
         return tmp is not None and spec.dst is not None
 
     def _report_progress(self) -> None:
@@ -560,9 +456,3 @@ class _Driver:
                 bytes_in=self.rep.bytes_in,
             )
         )
-
-
-class _StopError(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

@@ -12,7 +12,7 @@ import time
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -25,6 +25,7 @@ from ..options import UNSET, Options, Style, Unsupported, resolve
 from ..registry import Registry
 from .commit import CommitBatch
 from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, REJECTS_NAME, Mode
+from .executors import Inline, Pool, cpus
 from .files import (
     AtomicOutput,
     BackupExistsError,
@@ -32,7 +33,6 @@ from .files import (
     InputChangedError,
     Job,
     MigrationError,
-    PendingRejects,
     SymlinkRefusedError,
     Unchanged,
     copy_to_temp,
@@ -55,18 +55,12 @@ from .inputs import (
 )
 from .lock import OutLock
 from .records import RecordError, rebuild_migrator
-from .report import ChangedFile, FileFailure, MigrationReport, Progress
+from .rejects import RejectsFile
+from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .tally import Tally
-from .workers import ChunkResult, Task, TempTarget, cpus, migrate_chunk, run_chunk, start_workers, worker_init
+from .workers import ChunkResult, Task, TempTarget
 
 # --------------------------------------------------------------------------- engine
-
-
-class _StopRunError(Exception):
-    def __init__(self, reason: str, exit_code: int) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.exit_code = exit_code
 
 
 class _ReadFailure(msgspec.Struct):
@@ -94,8 +88,8 @@ class _Pending(msgspec.Struct):
     job: Job
     task: Task
     disk_pos: int
-    result: Any
-    """A Future (pool) or a finished ChunkResult (inline)."""
+    result: Future[ChunkResult]
+    """From the executor (inline: already done)."""
 
 
 _Event = _Start | _Chunk | _End | _ReadFailure
@@ -495,7 +489,7 @@ def migrate(
             jobs=job_list,
             mode=mode,
             backup=backup if mode == "in-place" else None,
-            rejects=PendingRejects(rejects_path),
+            rejects=RejectsFile(rejects_path),
             max_errors=max_errors,
             progress=progress,
             total_disk=total_disk,
@@ -509,22 +503,13 @@ def migrate(
         src_stream = stdin if stdin is not None else (sys.stdin.buffer if "-" in names else None)
         tasks = _produce(job_list, chunk_bytes, style, src_stream, limits)
         try:
-            if use_pool:
-                with ProcessPoolExecutor(max_workers=n_jobs, initializer=worker_init, initargs=(options_,)) as pool:
-                    start_workers(pool)
-                    try:
-                        local.run(
-                            tasks,
-                            lambda t, to: pool.submit(run_chunk, t, to),
-                            limit=_in_flight(n_jobs, chunk_bytes),
-                            workers_write=True,
-                        )
-                    finally:
-                        pool.shutdown(wait=True, cancel_futures=True)
-                        if rep.stopped is not None or sys.exc_info()[0] is not None:
-                            local.cleaned.sweep()
-            else:
-                local.run(tasks, lambda t, _to: migrate_chunk(mig, t), limit=1)
+            ex = Pool(n_jobs, options_, chunk_bytes) if use_pool else Inline(mig)
+            try:
+                local.run(tasks, ex)
+            finally:
+                ex.close()
+                if use_pool and (rep.stopped is not None or sys.exc_info()[0] is not None):
+                    local.cleaned.sweep()
         finally:
             local.rejects.close()
             rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
@@ -662,14 +647,6 @@ def _same_file(src: Path, dst: Path) -> bool:
         return False
 
 
-MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
-"""Chunks in flight are bounded by count (jobs + 1) and by their total size (this, at least 2 chunks)."""
-
-
-def _in_flight(jobs: int, chunk_bytes: int) -> int:
-    return max(2, min(jobs + 1, MAX_IN_FLIGHT_BYTES // chunk_bytes))
-
-
 class _Engine:
     """The consumer side: takes results in order, writes outputs, commits files, keeps counts."""
 
@@ -680,7 +657,7 @@ class _Engine:
         jobs: list[Job],
         mode: Mode,
         backup: str | None,
-        rejects: PendingRejects,
+        rejects: RejectsFile,
         max_errors: int | None,
         progress: Callable[[Progress], None] | None,
         total_disk: int | None,
@@ -713,15 +690,10 @@ class _Engine:
         self.done_disk = 0
         self.files_done = 0
 
-    def run(
-        self,
-        events: Iterator[_Event],
-        submit: Callable[[Task, TempTarget | None], Any],
-        limit: int,
-        workers_write: bool = False,
-    ) -> None:
-        """Submit chunks as the producer yields them (at most ``limit`` in flight), consume in order;
-        ``workers_write``: a worker writes a file's changed output itself (:meth:`_temp_target`)."""
+    def run(self, events: Iterator[_Event], ex: Inline | Pool) -> None:
+        """Hand chunks to ``ex`` as the producer yields them (at most ``ex.in_flight`` at once), consume
+        in order; an executor that ``writes_temps`` writes a file's changed output itself (:meth:`_temp_target`)."""
+        limit = ex.in_flight
         pending: deque[Any] = deque()
         in_flight = 0
         target: TempTarget | None = None
@@ -731,7 +703,7 @@ class _Engine:
             while pending:
                 head = pending[0]
                 if isinstance(head, _Pending):
-                    if isinstance(head.result, Future) and not head.result.done() and not block:
+                    if not head.result.done() and not block:
                         return
                 self._consume(head)
                 pending.popleft()  # only now: interrupted while consumed, its temporary is removed with the rest
@@ -742,25 +714,25 @@ class _Engine:
         try:
             for ev in events:
                 if isinstance(ev, _Chunk):
-                    result = submit(ev.task, target)
+                    result = ex.chunk(ev.task, target)
                     pending.append(_Pending(job=ev.job, task=ev.task, disk_pos=ev.disk_pos, result=result))
                     in_flight += 1
                 else:
                     if isinstance(ev, _Start):
-                        target = self._temp_target(ev.job) if workers_write else None
+                        target = self._temp_target(ev.job) if ex.writes_temps else None
                     pending.append(ev)
                 drain(in_flight > limit)
             drain(True)
             while pending:
                 drain(True)
             self._flush()
-        except _StopRunError as stop:
+        except StopRunError as stop:
             self._abort_current()
             _cancel(pending)
             self.rep.stopped = stop.reason
             try:  # the files that ended before the stop are complete: commit them
                 self._flush()
-            except _StopRunError as late:
+            except StopRunError as late:
                 self.rep.stopped = late.reason
             failed = {f.file for f in self.rep.failed}
             self.rep.not_processed = [j.name for j in self.jobs[self.index :] if j.name not in failed]
@@ -806,7 +778,7 @@ class _Engine:
             jobs = self.batch.abort()
             for j in jobs:
                 self._fail(j, f"cannot write {display(j.dst or '')}: {exc.strerror or exc}", 74)
-            raise _StopRunError(f"output error: cannot commit {len(jobs)} file(s)", 74) from None
+            raise StopRunError(f"output error: cannot commit {len(jobs)} file(s)") from None
 
     def _abort_current(self) -> None:
         if self.sink is not None and self.sink.atomic is not None:
@@ -822,7 +794,7 @@ class _Engine:
             except OSError as exc:
                 self._output_error(ev.job, exc)
         elif isinstance(ev, _Pending):
-            res: ChunkResult = ev.result.result() if isinstance(ev.result, Future) else ev.result
+            res: ChunkResult = ev.result.result()
             if self.dropped is ev.job:
                 if res.tmp is not None:
                     discard_temp(res.tmp)
@@ -850,7 +822,7 @@ class _Engine:
             raise exc  # stdout's reader went away (`| head`): the caller ends quietly (the CLI: exit 141)
         target = what or (display(job.dst) if job.dst is not None else "<stdout>")
         self._fail(job, f"cannot write {target}: {exc.strerror or exc}", 74)
-        raise _StopRunError(f"output error: cannot write {target}", 74) from None
+        raise StopRunError(f"output error: cannot write {target}") from None
 
     def _chunk(self, job: Job, res: ChunkResult, task: Task, disk_pos: int) -> None:
         sink = self.sink
@@ -863,7 +835,7 @@ class _Engine:
         if sink.stream is not None and res.rejects:  # a stream cannot wait for the file's end
             self._commit_rejects(job, False)
         try:
-            sink.write(task.data if res.same else res.out, res.tally.changed, res.tmp)
+            sink.write(task.data if res.same else res.out, res.tally.differs, res.tmp)
         except OSError as exc:
             self._output_error(job, exc)
         except InputChangedError as exc:  # the rest of the file's chunks are dropped
@@ -890,9 +862,7 @@ class _Engine:
                 self.rejects.commit(job.name, replace=self.mode != "stdout")
             except OSError as exc:
                 self._output_error(job, exc, f"rejects file {display(self.rejects.path or '')}")
-            raise _StopRunError(
-                f"max-errors: more than {self.max_errors} rejected records (limit passed at {where})", 65
-            )
+            raise StopRunError.max_errors(self.max_errors, where)
 
     def _progress(self, disk_pos: int) -> None:
         assert self.progress is not None
@@ -917,7 +887,7 @@ class _Engine:
     def _end(self, job: Job) -> None:
         sink = self.sink
         assert sink is not None and sink.job is job
-        changed = sink.tally.changed
+        changed = sink.tally.differs
         rep = self.rep
         try:
             if sink.to_file:
@@ -960,19 +930,7 @@ class _Engine:
                     self.on_output(job.name, os.fspath(job.src), bytes(sink.kept))
         except OSError as exc:
             self._output_error(job, exc)
-        if changed:
-            rep.files_changed += 1
-            rep.changed.append(
-                ChangedFile(
-                    file=job.name,
-                    output=display(job.dst) if job.dst is not None else None,
-                    converted=sink.tally.converted,
-                    passed_through=sink.tally.passed_through,
-                    rejected=sink.tally.rejected,
-                )
-            )
-        else:
-            rep.files_unchanged += 1
+        rep.file_done(job.name, display(job.dst) if job.dst is not None else None, sink.tally)
         self.sink = None
         self._file_done(job)
 
@@ -992,11 +950,8 @@ class _Engine:
 def _cancel(pending: deque[Any]) -> None:
     """Cancel the chunks not started; a worker's temporary of one that runs on is removed when it ends."""
     for p in pending:
-        if isinstance(p, _Pending) and isinstance(p.result, Future):
-            if not p.result.cancel():
-                p.result.add_done_callback(_discard_result)
-        elif isinstance(p, _Pending) and p.result.tmp is not None:
-            discard_temp(p.result.tmp)
+        if isinstance(p, _Pending) and not p.result.cancel():
+            p.result.add_done_callback(_discard_result)
 
 
 def _discard_result(fut: Future[ChunkResult]) -> None:

@@ -1,6 +1,6 @@
-"""Files: walking inputs, atomic outputs, backups, the rejects file, stale temp files.
+"""Files: walking inputs, atomic outputs, backups, stale temp files.
 
-Over 500 lines: every file-system effect of a run (walk, atomic outputs, backups, rejects), read together for safety.
+Over 500 lines: every local file-system effect of a run (walk, atomic outputs, backups), read together for safety.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import os
 import secrets
 import shutil
 import stat
-import tempfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -568,187 +567,6 @@ def make_backup(src: Path, suffix: str, cleaned: Cleaner, sync: bool = True) -> 
     if sync:
         _fsync_dir(bak.parent)
     return bak
-
-
-class _Source(msgspec.Struct):
-    source: str = ""
-
-
-_SOURCE = msgspec.json.Decoder(_Source)
-SPOOL_BYTES = 1024 * 1024
-"""A file's reject lines are kept in memory up to this size, then in an unnamed temp file."""
-
-
-class PendingRejects:
-    """The rejects file and its commit protocol (docs/migration.md, "Atomicity and interruption").
-
-    The reject lines of the file in progress are collected (:meth:`add`) and made durable
-    by :meth:`commit` before that file's output is committed; :meth:`discard` drops them.
-    A commit appends (truncating back on any error, so a full disk never leaves half a
-    line) unless the rejects file already holds lines of the same source and ``replace``
-    is asked: then the file is rewritten atomically without them, so a re-run replaces a
-    file's rejects instead of duplicating them.
-    """
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.spool: tempfile.SpooledTemporaryFile[bytes] | None = None
-        self.pending = 0
-        self.count = 0
-        self.sources: dict[str, int] | None = None
-        """Lines per source in the rejects file (read once, when first needed)."""
-        self.removed = 0
-        """Stale temp files of dead runs removed from the rejects file's directory."""
-
-    def add(self, lines: list[bytes]) -> None:
-        """Collect reject lines of the file in progress."""
-        if self.path is None or not lines:
-            return
-        if self.spool is None:
-            self.spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
-        self.spool.write(b"".join(lines))
-        self.pending += len(lines)
-
-    def discard(self) -> None:
-        """Drop the collected lines (the file in progress is not committed)."""
-        if self.spool is not None:
-            with contextlib.suppress(OSError):
-                self.spool.close()
-        self.spool = None
-        self.pending = 0
-
-    def commit(self, source: str, replace: bool) -> None:
-        """Make ``source``'s collected lines durable; with ``replace``, instead of its earlier lines.
-
-        Raises:
-            OSError: the rejects file cannot be written (it is left as it was).
-        """
-        if self.path is None:
-            return
-        try:
-            if self.pending == 0 and not replace:
-                return
-            sources = self._sources()
-            if replace and sources.get(source) and self._regular():
-                self._rewrite(source)
-                sources.pop(source, None)
-            elif self.pending:
-                self._append()
-            if self.pending:
-                sources[source] = sources.get(source, 0) + self.pending
-                self.count += self.pending
-        finally:
-            self.discard()
-
-    def _regular(self) -> bool:
-        """Only a regular file is ever replaced (``--rejects /dev/null`` is appended to)."""
-        assert self.path is not None
-        try:
-            return stat.S_ISREG(os.lstat(self.path).st_mode)
-        except OSError:
-            return False
-
-    def _spooled(self) -> Iterator[bytes]:
-        assert self.spool is not None
-        self.spool.seek(0)
-        while block := self.spool.read(1024 * 1024):
-            yield block
-
-    def _sources(self) -> dict[str, int]:
-        """Scan the existing file once: lines per source; a torn last line is cut off."""
-        if self.sources is not None:
-            return self.sources
-        assert self.path is not None
-        self.sources = {}
-        if self.path.parent.is_dir():  # a rewrite's temp file left by a killed run
-            self.removed += len(clean_stale_temps(self.path.parent))
-        if not self._regular():  # missing, or a device/FIFO: nothing to read back
-            return self.sources
-        try:
-            fh = open(self.path, "r+b")
-        except FileNotFoundError:
-            return self.sources
-        with fh:
-            good = 0
-            for line in fh:
-                if not line.endswith(b"\n"):
-                    try:
-                        _SOURCE.decode(line)
-                    except msgspec.DecodeError:  # torn by a run killed while appending
-                        fh.truncate(good)
-                        os.fsync(fh.fileno())
-                        break
-                    fh.write(b"\n")  # a complete record without its newline (edited by hand)
-                    line += b"\n"
-                good += len(line)
-                try:
-                    src = _SOURCE.decode(line).source
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    continue  # not a rejects record (kept as it is)
-                self.sources[src] = self.sources.get(src, 0) + 1
-        return self.sources
-
-    def _append(self) -> None:
-        assert self.path is not None
-        new = not os.path.lexists(self.path)
-        if new:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
-        try:
-            size = os.fstat(fd).st_size
-            try:
-                for block in self._spooled():
-                    view = memoryview(block)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            except BaseException:
-                with contextlib.suppress(OSError):  # never leave part of a line behind
-                    os.ftruncate(fd, size)
-                    os.fsync(fd)
-                raise
-        finally:
-            os.close(fd)
-        if new:
-            _fsync_dir(self.path.parent)
-
-    def _rewrite(self, source: str) -> None:
-        """Replace ``source``'s lines by the collected ones, where the first of them was (temp + rename)."""
-        assert self.path is not None
-        tmp = self.path.with_name(temp_name(self.path.name))
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        try:
-            with os.fdopen(fd, "wb", buffering=1024 * 1024) as out, open(self.path, "rb") as old:
-                os.fchmod(out.fileno(), os.fstat(old.fileno()).st_mode & 0o7777)
-                placed = False
-                for line in old:
-                    try:
-                        mine = _SOURCE.decode(line).source == source
-                    except (msgspec.DecodeError, msgspec.ValidationError):
-                        mine = False
-                    if not mine:
-                        out.write(line)
-                    elif not placed:  # the new lines take the place of the first old one
-                        self._write_spool(out)
-                        placed = True
-                if not placed:
-                    self._write_spool(out)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(self.path.parent)
-
-    def _write_spool(self, out: IO[bytes]) -> None:
-        if self.spool is not None:
-            for block in self._spooled():
-                out.write(block)
-
-    def close(self) -> None:
-        self.discard()
 
 
 def read_error(exc: BaseException) -> str:

@@ -327,7 +327,7 @@ def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult
         res.tally.add(c.tally)
         res.rejects.extend(c.rejects)
         if out is not None:
-            out.write(c.out, c.tally.changed)
+            out.write(c.out, c.tally.differs)
     res.lines = reader.lines
 
 

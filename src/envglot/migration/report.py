@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from .constants import ENCODER, EX_INTERRUPTED, EX_SOFTWARE, Mode
-from .tally import SourceCounts, Tally, add_counts
+from .tally import Tally
 
 # --------------------------------------------------------------------------- report
 
@@ -46,8 +46,26 @@ class Progress(msgspec.Struct):
     """Record bytes read so far (uncompressed): what the progress line and the summary count."""
 
 
-class MigrationReport(msgspec.Struct, kw_only=True):
-    """Everything a migration did; ``--report FILE`` writes it as JSON (``to_json``)."""
+MAX_ERRORS = "max-errors"
+"""How the report's ``stopped`` begins when ``--max-errors`` stopped the run."""
+
+
+class StopRunError(Exception):
+    """Raised inside a driver to stop the run early; ``reason`` becomes the report's ``stopped``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+    @classmethod
+    def max_errors(cls, limit: int, where: str) -> StopRunError:
+        """``--max-errors`` passed at ``where`` (``FILE`` or ``FILE:LINE``): the run ends with exit 65."""
+        return cls(f"{MAX_ERRORS}: more than {limit} rejected records (limit passed at {where})")
+
+
+class MigrationReport(Tally, kw_only=True):
+    """Everything a migration did: its counts (a :class:`~.tally.Tally`) and the run's facts;
+    ``--report FILE`` writes it as JSON (``to_json``: the run's required facts first, then the counts)."""
 
     target: str
     source: str | None
@@ -55,16 +73,6 @@ class MigrationReport(msgspec.Struct, kw_only=True):
     mode: Mode
     jobs: int
     """Worker processes used (1: in this process, as for inputs smaller than one chunk)."""
-    records: int = 0
-    converted: int = 0
-    passed_through: int = 0
-    rejected: int = 0
-    internal_errors: int = 0
-    """Rejects caused by a bug in envglot (``error_type: "InternalError"``), not by bad input (exit 70)."""
-    lossy: int = 0
-    unwrapped: int = 0
-    by_source: dict[str, SourceCounts] = msgspec.field(default_factory=dict)
-    diagnostics: dict[str, int] = msgspec.field(default_factory=dict)
     files_total: int = 0
     files_written: int = 0
     files_changed: int = 0
@@ -75,10 +83,6 @@ class MigrationReport(msgspec.Struct, kw_only=True):
     stopped: str | None = None
     """Why the run stopped early (``--max-errors``, an output error, an interruption)."""
     backups: int = 0
-    bytes_in: int = 0
-    """Record bytes read (uncompressed)."""
-    bytes_out: int = 0
-    """Record bytes written or that would be written (uncompressed)."""
     elapsed_s: float = 0.0
     records_per_s: float = 0.0
     mb_per_s: float = 0.0
@@ -86,9 +90,21 @@ class MigrationReport(msgspec.Struct, kw_only=True):
     temp_files_removed: int = 0
     exit_code: int = 0
 
-    def add(self, tally: Tally) -> None:
-        """Add a finished file's (or chunk's) counts."""
-        add_counts(self, tally)
+    def file_done(self, name: str, output: str | None, tally: Tally) -> None:
+        """Count a finished file (``tally``: its counts, already added): changed or unchanged."""
+        if not tally.differs:
+            self.files_unchanged += 1
+            return
+        self.files_changed += 1
+        self.changed.append(
+            ChangedFile(
+                file=name,
+                output=output,
+                converted=tally.converted,
+                passed_through=tally.passed_through,
+                rejected=tally.rejected,
+            )
+        )
 
     def finish(self, t0: float) -> None:
         """Set the timings (the run began at monotonic time ``t0``) and the exit code."""
@@ -99,7 +115,7 @@ class MigrationReport(msgspec.Struct, kw_only=True):
         codes = [0]
         if self.rejected or (self.mode == "check" and self.files_changed):
             codes.append(1)
-        if self.stopped is not None and self.stopped.startswith("max-errors"):
+        if self.stopped is not None and self.stopped.startswith(MAX_ERRORS):
             codes.append(65)
         if self.internal_errors:
             codes.append(EX_SOFTWARE)
@@ -109,9 +125,14 @@ class MigrationReport(msgspec.Struct, kw_only=True):
             self.exit_code = EX_INTERRUPTED
 
     def to_dict(self) -> dict[str, Any]:
-        """The report as plain JSON-able data."""
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
+        """The report as plain JSON-able data: the run's required facts first, then the counts."""
+        data: dict[str, Any] = msgspec.to_builtins(self)
+        return {name: data.pop(name) for name in HEAD} | data
 
     def to_json(self) -> bytes:
         """The report as pretty JSON (what ``--report`` writes)."""
-        return msgspec.json.format(ENCODER.encode(self), indent=2) + b"\n"
+        return msgspec.json.format(ENCODER.encode(self.to_dict()), indent=2) + b"\n"
+
+
+HEAD = tuple(f.name for f in msgspec.structs.fields(MigrationReport) if f.required)
+"""The report's leading keys: the facts every run states (target, source, mode, jobs)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import sys
@@ -66,14 +65,6 @@ def worker_init(options: dict[str, Any]) -> None:
     _WORKER = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
 
 
-def cpus() -> int:
-    """The CPUs this process may run on (the default number of workers)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def _noop() -> None:
     """A task that only makes the pool start its workers."""
 
@@ -113,9 +104,9 @@ def run_chunk(task: Task, target: TempTarget | None = None) -> ChunkResult:
     a changed output to a temporary and send back its path, not its bytes."""
     assert _WORKER is not None, "worker not initialised"
     res = migrate_chunk(_WORKER, task)
-    if not res.tally.changed and res.out == task.data:  # the parent has these bytes: not sent back
+    if not res.tally.differs and res.out == task.data:  # the parent has these bytes: not sent back
         res.out, res.same = b"", True
-    elif target is not None and res.out and res.tally.changed:
+    elif target is not None and res.out and res.tally.differs:
         try:
             res.tmp = write_temp(target.dst, res.out, target.perm, target.owner)
         except OSError:  # sent back instead: the parent writes it, and reports its own error

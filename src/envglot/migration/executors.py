@@ -1,0 +1,190 @@
+"""Executors: where a migration's work runs — this process (``-j 1``), a local process pool
+(``-j N``), or Dask (``--engine dask``). The engine flag chooses one.
+
+An executor only runs "convert this chunk (and write its output)" and hands back what it
+returned: counts, reject lines and the paths of the temporaries it wrote. Planning the work
+and committing outputs and rejects in walk order is the drivers' (:mod:`.engine` for the
+local executors, :mod:`.dask_engine` for Dask).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+from .inputs import Task
+from .records import Migrator
+from .workers import ChunkResult, TempTarget, migrate_chunk, run_chunk, start_workers, worker_init
+
+MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
+"""Chunks in flight in a pool are bounded by count (jobs + 1) and by their total size (this, at least 2 chunks)."""
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+# --------------------------------------------------------------------------- local
+
+
+class Inline:
+    """``-j 1``: a chunk runs when it is submitted, in this process, with the run's Migrator;
+    its output comes back as bytes (the driver writes it)."""
+
+    jobs = 1
+    in_flight = 1
+    writes_temps = False
+    """Whether a chunk's changed output is written by the executor to a temporary (:class:`TempTarget`)."""
+
+    def __init__(self, mig: Migrator) -> None:
+        self.mig = mig
+
+    def chunk(self, task: Task, target: TempTarget | None) -> Future[ChunkResult]:
+        """Convert ``task`` now (an error is raised here, to the driver)."""
+        fut: Future[ChunkResult] = Future()
+        fut.set_result(migrate_chunk(self.mig, task))
+        return fut
+
+    def close(self) -> None:
+        """Nothing to stop."""
+
+
+class Pool:
+    """``-j N``: ``jobs`` worker processes, each with one Migrator built from ``options``; a worker
+    writes a changed chunk's output to a temporary beside its destination and returns its path."""
+
+    writes_temps = True
+
+    def __init__(self, jobs: int, options: dict[str, Any], chunk_bytes: int) -> None:
+        self.jobs = jobs
+        self.in_flight = max(2, min(jobs + 1, MAX_IN_FLIGHT_BYTES // chunk_bytes))
+        self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_init, initargs=(options,))
+        try:
+            start_workers(self.pool)
+        except BaseException:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+    def chunk(self, task: Task, target: TempTarget | None) -> Future[ChunkResult]:
+        return self.pool.submit(run_chunk, task, target)
+
+    def close(self) -> None:
+        """Cancel the chunks not started and wait for the workers to end."""
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+# --------------------------------------------------------------------------- Dask
+
+
+class DaskSynchronous:
+    """Runs each task with Dask's synchronous scheduler, in this process, when the driver asks for the next."""
+
+    def __init__(self) -> None:
+        self.jobs = 1
+        self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
+        self.queue.append((tag, fn, args))
+
+    def next(self) -> tuple[Any, Any, BaseException | None]:
+        """The next task's ``(tag, result, exception)``."""
+        import dask
+
+        tag, fn, args = self.queue.pop(0)
+        try:
+            return tag, dask.delayed(fn, pure=False)(*args).compute(scheduler="synchronous"), None
+        except Exception as exc:
+            return tag, None, exc
+
+    def pending(self) -> bool:
+        return bool(self.queue)
+
+    def cancel(self) -> None:
+        self.queue.clear()
+
+    def close(self) -> None:
+        self.cancel()
+
+
+class DaskCluster:
+    """Submits tasks to a ``distributed`` cluster; hands them back as they complete.
+
+    ``client``: a ``distributed.Client`` to use (not closed here); else one is connected to
+    ``scheduler``, or a ``LocalCluster`` of ``workers`` processes is started (``notice`` is
+    called with its dashboard link) — both closed by :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        client: Any = None,
+        scheduler: str | None = None,
+        workers: int | None = None,
+        notice: Callable[[str], None] | None = None,
+    ) -> None:
+        from distributed import Client, LocalCluster, as_completed
+
+        self.own: list[Any] = []
+        if client is None and scheduler is not None:
+            client = Client(scheduler)
+            self.own.append(client)
+        elif client is None:
+            cluster = LocalCluster(
+                n_workers=workers or cpus(),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+            )
+            client = Client(cluster)
+            self.own.extend([client, cluster])
+            if notice is not None:
+                notice(f"Dask dashboard: {client.dashboard_link}")
+        self.client = client
+        self.jobs = max(1, len(client.scheduler_info().get("workers", {})))
+        self.tags: dict[str, Any] = {}
+        self.ac = as_completed()
+        self.futures: list[Any] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
+        fut = self.client.submit(fn, *args, pure=False, retries=0)
+        self.tags[fut.key] = tag
+        self.futures.append(fut)
+        self.ac.add(fut)
+
+    def next(self) -> tuple[Any, Any, BaseException | None]:
+        """The next finished task's ``(tag, result, exception)``."""
+        fut = next(self.ac)
+        tag = self.tags.pop(fut.key)
+        try:
+            return tag, fut.result(), None
+        except Exception as exc:
+            return tag, None, exc
+        finally:
+            fut.release()
+
+    def pending(self) -> bool:
+        return not self.ac.is_empty()
+
+    def cancel(self) -> None:
+        self.ac.clear()
+        self.client.cancel([f for f in self.futures if not f.done()])
+
+    def close(self) -> None:
+        """Close the client and cluster started here (a client given is left open)."""
+        for c in self.own:
+            c.close()
+
+
+def dask_executor(
+    client: Any, scheduler: str | None, workers: int | None, notice: Callable[[str], None] | None
+) -> DaskSynchronous | DaskCluster:
+    """The Dask executor the options name (``scheduler="synchronous"``: this process)."""
+    if client is None and scheduler == "synchronous":
+        return DaskSynchronous()
+    return DaskCluster(client, scheduler, workers, notice)
