@@ -534,10 +534,18 @@ def _read_retryable(p: Problem, code: str, dmap: DialectMap) -> bool | None:
     return trow.retryable if trow is not None else None
 
 
+def _way_back(p: Problem, dmap: DialectMap) -> Mappings | None:
+    """``dmap``'s tables if ``p`` is a known code of a writable dialect (a way back exists to
+    restore it), else ``None``."""
+    m = dmap.tables
+    src = m.dialects.get(p.domain) if m is not None and p.domain is not None else None
+    return m if src is not None and src.shape.writable and p.code in src.codes else None
+
+
 def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) -> Raw | None:
     """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
-    the code ``dmap``'s writer chose, reads as another category or does not state the same
-    ``retryable`` in its row:
+    the code ``dmap``'s writer chose, reads as another category or implies another
+    ``retryable`` (an unstated one is the category's default):
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
     it is no object (the writer wraps it first)."""
@@ -554,8 +562,15 @@ def carry_meaning(p: Problem, code: str, details: Raw | None, dmap: DialectMap) 
         add[cat_key] = Raw(_ENC.encode(p.category))
         if p.retryable is not None and retry_key is not None:
             add[retry_key] = _TRUE if p.retryable else _FALSE
-    elif p.retryable is not None and p.retryable != implied and retry_key is not None:
-        add[retry_key] = _TRUE if p.retryable else _FALSE
+    elif retry_key is None:
+        pass
+    elif p.retryable is not None:
+        if p.retryable != implied:
+            add[retry_key] = _TRUE if p.retryable else _FALSE
+    elif implied is not None and (m := _way_back(p, dmap)) is not None and implied != m.default_retryable(p.category):
+        # an unstated retryable is the category's default; a code whose row implies another
+        # would flip it on the way back (response-v2 INTERNAL_ERROR is retryable, internal is not)
+        add[retry_key] = _FALSE if implied else _TRUE
     if not add:
         return details
     if details is None or details == Raw(b"null"):
