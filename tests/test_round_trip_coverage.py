@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import envglot
 from envelopes import documents, sample_files
 from envglot.dialects import WRITABLE
+from envglot.mappings import default_mappings
 from fuzz.settings import FUZZ
 from roundtrip import inverted, uncovered, upstream_files
 
@@ -165,3 +166,32 @@ def test_every_writer_output_over_the_corpus_validates(dst: str) -> None:
         if found:
             bad.append(f"{name} -> {dst}: {found[0]}")
     assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("dst", WRITABLE)
+def test_errorcode_tool_version_is_reported_where_meta_cannot_come_back(dst: str) -> None:
+    """errorcode ``meta.tool_version`` is the contract's constant: it comes back with ``meta``
+    when any of meta's fields has a place in the target, and is reported at its own path when
+    none has (result, problem-json: no duration). The report looks at the first conversion only:
+    code-graph has no place for the duration, but its synthesized ``requestId`` brings a ``meta``
+    (``correlation_id``) back, so there the report is conservative."""
+    data = b'{"success": true, "data": {"a": 1}, "meta": {"tool_version": "1.0", "elapsed_ms": 5}}'
+    there = envglot.conversion(data, from_="errorcode", to=dst, unsupported="ignore")
+    back = msgspec.json.decode(envglot.convert(there.output, from_=dst, to="errorcode", unsupported="ignore"))
+    said = [d for d in there.diagnostics if d.path == "$.meta.tool_version"]
+    if "meta" in back:
+        assert back["meta"]["tool_version"] == "1.0"
+        assert (said == []) == ("duration_ms" in default_mappings()[dst].carried)
+    else:
+        assert [d.kind for d in said] == [envglot.Kind.FIELD_DROPPED], there.diagnostics
+        assert "the contract's constant" in said[0].message
+    assert uncovered(data, "errorcode", dst) == []
+
+
+def test_a_failure_payload_key_replaced_is_named_at_the_failure_payload() -> None:
+    """Found by the generated property: result ``error_data.error`` (a payload key of a failure)
+    replaced by code-graph's error is reported at ``$.error_data.error``, not the success slot."""
+    data = b'{"success": false, "error": "m", "error_data": {"bind": 1, "error": 2}}'
+    c = envglot.conversion(data, from_="result", to="code-graph", unsupported="ignore")
+    assert "$.error_data.error" in [d.path for d in c.diagnostics if d.kind is envglot.Kind.VALUE_COERCED]
+    assert uncovered(data, "result", "code-graph") == []

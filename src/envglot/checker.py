@@ -25,7 +25,39 @@ import msgspec
 
 from .excerpt import MESSAGE_LIMIT, excerpt
 
-__all__ = ["MISSING", "Checker", "Rule", "Violation", "article", "join_path", "outcome_keys", "type_name"]
+__all__ = [
+    "MISSING",
+    "Checker",
+    "Rule",
+    "Violation",
+    "article",
+    "constant_paths",
+    "join_path",
+    "outcome_keys",
+    "type_name",
+]
+
+
+@cache
+def constant_paths(wire: type) -> frozenset[str]:
+    """JSON paths of the members a contract's wire Struct fixes to one value (``Rule(const=...)``:
+    errorcode's ``$.meta.tool_version``), in the Struct and the Structs it nests."""
+    out: set[str] = set()
+
+    def walk(tp: type, path: str) -> None:
+        hints = typing.get_type_hints(tp, include_extras=True)
+        for f in msgspec.structs.fields(tp):
+            hint = hints[f.name]
+            rules = [a for a in getattr(hint, "__metadata__", ()) if isinstance(a, Rule)]
+            if any(r.const is not None for r in rules):
+                out.add(f"{path}.{f.encode_name}")
+            inner = typing.get_args(hint)[0] if rules else hint
+            for arg in typing.get_args(inner) or (inner,):
+                if isinstance(arg, type) and issubclass(arg, msgspec.Struct):
+                    walk(arg, f"{path}.{f.encode_name}")
+
+    walk(wire, "$")
+    return frozenset(out)
 
 
 class Violation(msgspec.Struct, frozen=True):

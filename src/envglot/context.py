@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 from msgspec import Raw
 
 from .canonical import Envelope, NextStep, Problem
 from .diagnostics import Diagnostic, Kind, Report
+from .errors import EnvglotError
 from .excerpt import quoted
 from .mappings import DialectMap, Mappings, type_for
 
@@ -69,6 +72,12 @@ class Context:
                 if head is not None:
                     return head
         return "$." + field if index is None else f"$.{field}[{index}]"
+
+    def failure_payload_path(self) -> str:
+        """JSON path of a failure's payload in the source document: its own place when the source
+        keeps it apart from a success's (result's ``error_data``: a ``failure.payload`` row)."""
+        p = self.source.path("failure.payload") if self.source is not None else None
+        return p if p is not None else self.path("payload")
 
     def step_path(self, steps: tuple[NextStep, ...], i: int) -> str:
         """JSON path of next step ``i`` of ``steps`` in the source document.
@@ -283,6 +292,48 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
     for ex in env.extras:
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, f"{ex.dialect} field has no place in {name}", name)
+    if ctx.source is not None and ctx.source.name != name:
+        for path, parent, fields in _constants(ctx.source):
+            present = [f for f in fields if _field_value(env, f) is not None]
+            if present and not any(f in carried for f in present):
+                said = (
+                    f"{ctx.source.name} {path[2:]} (the contract's constant) is written with {parent[2:]}, "
+                    f"and nothing of {parent[2:]} has a place in {name}"
+                )
+                ctx.report.add(Kind.FIELD_DROPPED, path, said, name)
+
+
+@functools.cache
+def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each constant member of ``source``'s contract (:func:`~envglot.checker.constant_paths`), the
+    object it belongs to, and the canonical fields (not a problem's) the source keeps in that object:
+    the constant is there only because one of them is, and goes when none of them can."""
+    from .checker import constant_paths
+    from .dialect import get_dialect
+
+    try:
+        wire = get_dialect(source.name).wire
+    except EnvglotError:
+        return ()
+    out = []
+    for path in sorted(constant_paths(wire)) if wire is not None else ():
+        parent = path.rpartition(".")[0]
+        inside = tuple(
+            f for f, p in source.fields.items() if not f.startswith("problem") and p != "$" and _within(p, parent)
+        )
+        if parent != "$" and inside:
+            out.append((path, parent, inside))
+    return tuple(out)
+
+
+def _field_value(env: Envelope, field: str) -> object:
+    """The value of canonical ``field`` (``duration_ms``, ``pagination.count``) in ``env``, or ``None``."""
+    obj: object = env
+    for part in field.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
 
 
 def retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:

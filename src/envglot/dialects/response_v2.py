@@ -456,7 +456,7 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
         if k in d:
             ctx.report.add(
                 Kind.VALUE_COERCED,
-                ctx.path("payload") + "." + k,
+                ctx.failure_payload_path() + "." + k,
                 f"payload key {quoted(k)} replaced by the error field",
                 NAME,
             )
