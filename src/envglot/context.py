@@ -297,18 +297,19 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             present = [f for f in fields if _field_value(env, f) is not None]
             if present and not any(f in carried for f in present):
                 said = (
-                    f"{ctx.source.name} {path[2:]} (the contract's constant) is written with {parent[2:]}, "
-                    f"and nothing of {parent[2:]} has a place in {name}"
+                    f"{ctx.source.name} {path[2:]} (the contract's constant) goes with {parent[2:]}, "
+                    f"and none of {parent[2:]}'s values has a place in {name}"
                 )
                 ctx.report.add(Kind.FIELD_DROPPED, path, said, name)
 
 
 @functools.cache
 def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """Each constant member of ``source``'s contract (:func:`~envglot.checker.constant_paths`), the
+    """Each constant member of an optional object of ``source``'s contract
+    (:func:`~envglot.checker.optional_constants`), the
     object it belongs to, and the canonical fields (not a problem's) the source keeps in that object:
     the constant is there only because one of them is, and goes when none of them can."""
-    from .checker import constant_paths
+    from .checker import optional_constants
     from .dialect import get_dialect
 
     try:
@@ -316,7 +317,7 @@ def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ..
     except EnvglotError:
         return ()
     out = []
-    for path in sorted(constant_paths(wire)) if wire is not None else ():
+    for path in sorted(optional_constants(wire)) if wire is not None else ():
         parent = path.rpartition(".")[0]
         inside = tuple(
             f for f, p in source.fields.items() if not f.startswith("problem") and p != "$" and _within(p, parent)

@@ -263,6 +263,14 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     row = dmap.codes.get(code) if code is not None else None
     if row is not None and not (row.ext and trow is not None and trow.category != row.category):
         p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+        if row.ext and etype is None and ctx.report.collecting:
+            ctx.report.add(
+                Kind.CATEGORY_INFERRED,
+                "$.data.error_code",
+                f"response-v2 code {quoted(code)} is outside the documented catalogue and no error_type "
+                f"states a category; read as {row.category!r}, inferred from its spelling",
+                NAME,
+            )
         if p.retryable is None and trow is not None:
             p = msgspec.structs.replace(p, retryable=trow.retryable)
     elif trow is not None:  # no known code, or an extension code whose row is a guess the stated word overrules
