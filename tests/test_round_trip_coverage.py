@@ -10,7 +10,6 @@ outcome, category and stated ``retryable`` never change unless a diagnostic says
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -60,44 +59,6 @@ def _corpus() -> list[tuple[str, str, bytes]]:
 
 CORPUS = _corpus()
 
-OPEN: dict[str, str] = {
-    # pattern over "<src> -> <dst>: <corpus name>: <finding>" -> why it is still open (issue 25)
-    r"^problem-json -> \S+: [^:]*: \$\.(status|title|type|retryable|errors\[\d+\]\.retryable): ": "problem-json "
-    "status/title/type are derived from the category",
-    r"^(response-v2|dotbot) -> \S+: [^:]*: \$\.(meta\.)?warning(s|_details)\[\d+\](\.message)?: ": "warning "
-    "messages re-split or moved between warnings and warning_details",
-}
-"""Findings not fixed yet, each with its reason; a pattern that matches nothing in the corpus
-fails the test (so a fixed class is taken off the list)."""
-
-GENERATED_OPEN: dict[str, str] = {
-    r"^dotbot -> code-graph: [^:]*: \$\.actions\[\d+\]\.(reason|tool): ": "action strings re-spelled",
-    r"^dotbot -> code-graph: [^:]*: \$\.actions\[\d+\]\.parameters[.\[]": "an intent and the actions both "
-    "become code-graph next steps; read back, the intent is actions[0] and every action moves one place on, "
-    "which only the intent's field_dropped reports (not each action's parameters)",
-}
-"""Open findings only generated envelopes reach."""
-
-
-def _open(finding: str) -> bool:
-    return any(re.search(pat, finding) for pat in (*OPEN, *GENERATED_OPEN))
-
-
-def _findings() -> list[str]:
-    out = []
-    for d, name, data in CORPUS:
-        for dst in WRITABLE:
-            for line in (*uncovered(data, d, dst), *inverted(data, d, dst)):
-                out.append(f"{d} -> {dst}: {name}: {line}")
-    return out
-
-
-def test_open_findings_are_still_open() -> None:
-    """Every entry of :data:`OPEN` still matches a finding (a fixed class leaves the list)."""
-    found = _findings()
-    stale = [pat for pat in OPEN if not any(re.search(pat, f) for f in found)]
-    assert not stale, f"fixed, take off OPEN: {stale}"
-
 
 @pytest.mark.parametrize("dst", WRITABLE)
 @pytest.mark.parametrize("src", WRITABLE)
@@ -107,9 +68,7 @@ def test_corpus_round_trip_changes_nothing_silently(src: str, dst: str) -> None:
         if d != src:
             continue
         for line in (*uncovered(data, src, dst), *inverted(data, src, dst)):
-            finding = f"{src} -> {dst}: {name}: {line}"
-            if not _open(finding):
-                problems.append(finding)
+            problems.append(f"{src} -> {dst}: {name}: {line}")
     assert not problems, f"{src} -> {dst} -> {src}:\n" + "\n".join(problems[:40])
 
 
@@ -126,7 +85,7 @@ def test_generated_round_trip_changes_nothing_silently(src: str) -> None:
         found = [
             f"{src} -> {dst}: generated: {line}" for line in (*uncovered(data, src, dst), *inverted(data, src, dst))
         ]
-        assert [f for f in found if not _open(f)] == []
+        assert found == []
 
     check()
 
@@ -195,3 +154,29 @@ def test_a_failure_payload_key_replaced_is_named_at_the_failure_payload() -> Non
     c = envglot.conversion(data, from_="result", to="code-graph", unsupported="ignore")
     assert "$.error_data.error" in [d.path for d in c.diagnostics if d.kind is envglot.Kind.VALUE_COERCED]
     assert uncovered(data, "result", "code-graph") == []
+
+
+def test_actions_after_a_flattened_intent_are_reported_moved() -> None:
+    """Found by the generated property: a dotbot intent becomes a plain code-graph next step
+    before the actions; read back, it is ``actions[0]`` and every action moves one place on.
+    Each action is reported at its own path (``value_coerced``), not only the intent."""
+    doc = {
+        "schema_id": "dotbot-mcp-response@1",
+        "tool": "t",
+        "version": "1.0.0",
+        "status": "ok",
+        "summary": "s",
+        "data": {},
+        "warnings": [],
+        "errors": [],
+        "audit": {"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1, "source": "x"},
+        "intent": {"recommended_next": "a.b", "parameters": {"x": 1}, "reason": "why"},
+        "actions": [
+            {"id": "c-d", "type": "suggestion", "label": "Run c.d", "tool": "c.d", "parameters": {}, "reason": "r"}
+        ],
+    }
+    data = msgspec.json.encode(doc)
+    c = envglot.conversion(data, from_="dotbot", to="code-graph", unsupported="ignore")
+    moved = [d for d in c.diagnostics if d.path == "$.actions[0]"]
+    assert [d.kind for d in moved] == [envglot.Kind.VALUE_COERCED] and "moves 1 place(s) on" in moved[0].message
+    assert uncovered(data, "dotbot", "code-graph") == []

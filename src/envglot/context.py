@@ -256,27 +256,44 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             whole = ctx.path("warnings")
             for i, w in enumerate(env.warnings):
                 ctx.dropped("warnings", name, None, f"warning #{i + 1}")
-                for s in _NOTICE:  # parts the source keeps elsewhere (response-v2 warning_details)
-                    if getattr(w, s) is not None and not _within(ctx.path(f"warning.{s}", i), whole):
+                apart = None  # parts the source keeps elsewhere (response-v2 warning_details), message too
+                for s in _NOTICE:
+                    at = ctx.path(f"warning.{s}", i)
+                    if getattr(w, s) is not None and not _within(at, whole):
                         ctx.dropped(f"warning.{s}", name, i)
+                        apart = at.rpartition(".")[0]
+                if apart is not None:
+                    said = f"warning #{i + 1} has no place in {name}"
+                    ctx.report.add(Kind.FIELD_DROPPED, apart + ".message", said, name)
             flag = ctx.source.path("warnings.status") if ctx.source is not None else None
             if flag is not None and env.ok and not env.problems:  # dotbot's status "warning" goes with them
                 ctx.report.add(Kind.FIELD_DROPPED, flag, f"the status that says warnings has no place in {name}", name)
         else:
             for i, w in enumerate(env.warnings):
-                for s, key in plan.notice:
-                    if getattr(w, s) is not None:
-                        ctx.dropped(key, name, i)
+                lost = [key for s, key in plan.notice if getattr(w, s) is not None]
+                for key in lost:
+                    ctx.dropped(key, name, i)
+                if lost and "warning.message" in carried:
+                    # the source's entry (dotbot's warning object, response-v2's warning_details
+                    # item) goes with those parts: its message comes back as a plain warning
+                    entry = ctx.path(lost[0], i).rpartition(".")[0]
+                    said = f"warning #{i + 1} keeps only its message in {name}; converting back gives a plain warning"
+                    ctx.report.add(Kind.VALUE_COERCED, entry + ".message", said, name)
     if env.next_steps:
         # A kind the source keeps in a place of its own has a ``next_step.<kind>`` row (dotbot's
         # intent); the other steps share the ``next_steps`` list, indexed among themselves.
         seen: dict[str, int] = {}
+        flattened = 0  # steps of a kind with a place of its own written as plain steps before this one
         for i, st in enumerate(env.next_steps):
             own = ctx.source is not None and ctx.source.path(f"next_step.{st.kind}") is not None
             key = st.kind if own else ""
             j = seen[key] = seen.get(key, -1) + 1
             where = ctx.source.path(f"next_step.{st.kind}", j) if own and ctx.source is not None else None
             what = f"next step #{i + 1} ({st.kind})"
+            if not own and flattened and "next_steps" in carried:
+                # converting back, the flattened steps come first in the shared list: this one moves on
+                said = f"{what} moves {flattened} place(s) on in {name}: the steps before it become plain ones"
+                ctx.report.add(Kind.VALUE_COERCED, ctx.step_path(env.next_steps, i), said, name)
             if "next_steps" not in carried:
                 if where is not None:
                     ctx.report.add(Kind.FIELD_DROPPED, where, f"{what} has no place in {name}", name)
@@ -286,6 +303,7 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             if where is not None and f"next_step.{st.kind}" not in carried:
                 said = f"{what}: {name} has no place for its kind; it can only be a plain next step there"
                 ctx.report.add(Kind.FIELD_DROPPED, where, said, name)
+                flattened += 1
             for s, key in plan.step:
                 if getattr(st, s) is not None:
                     ctx.dropped(key, name, j)
@@ -482,6 +500,7 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
                 f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; {what}",
                 dmap.name,
             )
+            _implied_changes(p, code, dmap, ctx, where)
     row = dmap.codes.get(code)
     if row is not None and row.ext:
         ctx.report.add(
@@ -491,6 +510,30 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
             dmap.name,
         )
     return code
+
+
+def _implied_changes(p: Problem, code: str, dmap: DialectMap, ctx: Context, where: str) -> None:
+    """Report each member the source derives from its code (its table's ``code_implies.*`` rows:
+    problem-json's type, title, status) when ``code``, written for ``p`` in ``dmap``, does not
+    come back as ``p.code``: converting back derives them from another code."""
+    src = ctx.source
+    if src is None or src.name != p.domain or p.code is None:
+        return
+    implied = [path for f, path in src.fields.items() if f.startswith("code_implies.")]
+    if not implied:
+        return
+    row = dmap.codes.get(code)
+    if row is not None:
+        travels = row.category != p.category and "problem.category" in dmap.carried
+        category = p.category if travels else row.category
+        hints = (None, None, None, False) if travels else (row.origin, row.upstream, row.aspect, row.partial)
+        if src.choose(category, code, dmap.name, *hints) == p.code:
+            return
+    base = where.rpartition(".")[0]
+    for path in implied:
+        member = path.rpartition(".")[2]
+        said = f"{src.name} {member} follows its code {quoted(p.code)}, which does not come back from {dmap.name}"
+        ctx.report.add(Kind.CODE_MAPPED, f"{base}.{member}", said, dmap.name)
 
 
 def problem_message(

@@ -297,11 +297,30 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     return (carried_meaning(p, dmap, ctx),)
 
 
-def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
-    """``warning_details``, then the ``warnings`` they do not detail."""
+def _warnings(w: Envelope, ctx: Context) -> tuple[c.Notice, ...]:
+    """``warning_details``, then the ``warnings`` they do not detail.
+
+    Real emitters fill the two lists apart (``"CODE: message"`` strings beside a detail's plain
+    message, a detail with no string): when they disagree, the one list of warnings read here
+    is written back as every message in ``warnings``, detailed first (reported)."""
     m = w.meta
     if m.warning_details:
         detailed = {wd.message for wd in m.warning_details}
+        if (
+            ctx.report.collecting
+            and [wd.message for wd in m.warning_details] != list(m.warnings or ())[: len(m.warning_details)]
+        ):
+            ctx.report.add(
+                Kind.VALUE_COERCED,
+                "$.meta.warnings",
+                "meta.warnings does not list the warning_details' messages first and in order; read as one "
+                "list of warnings, detailed ones first (written back, warnings holds every message in that order)",
+                NAME,
+            )
+        for i, wd in enumerate(m.warning_details):
+            if ctx.report.collecting and wd.code is None and wd.severity is None and opt(wd.context) is None:
+                said = "a warning detail with nothing but its message is read as a plain warning (written back there)"
+                ctx.report.add(Kind.VALUE_COERCED, f"$.meta.warning_details[{i}]", said, NAME)
         return tuple(
             c.Notice(message=wd.message, code=wd.code, severity=wd.severity, context=opt(wd.context))
             for wd in m.warning_details
@@ -384,7 +403,7 @@ READING = Reading(
     Let("extras", _extras, pure=True),
     Let("payload", _payload),
     Let("problems", _problems),
-    Let("warnings", _warnings, pure=True),
+    Let("warnings", _warnings),
     Let("timing", _timing),
     Move("duration_ms", "timing.duration_ms"),
     Let("telemetry", _telemetry, pure=True),
