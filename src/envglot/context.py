@@ -258,10 +258,10 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                 ctx.dropped("warnings", name, None, f"warning #{i + 1}")
                 apart = None  # parts the source keeps elsewhere (response-v2 warning_details), message too
                 for s in _NOTICE:
-                    at = ctx.path(f"warning.{s}", i)
-                    if getattr(w, s) is not None and not _within(at, whole):
+                    part = ctx.path(f"warning.{s}", i)
+                    if getattr(w, s) is not None and not _within(part, whole):
                         ctx.dropped(f"warning.{s}", name, i)
-                        apart = at.rpartition(".")[0]
+                        apart = part.rpartition(".")[0]
                 if apart is not None:
                     said = f"warning #{i + 1} has no place in {name}"
                     ctx.report.add(Kind.FIELD_DROPPED, apart + ".message", said, name)
