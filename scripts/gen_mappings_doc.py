@@ -188,6 +188,17 @@ def render(m: Mappings) -> str:
         "Every native code and the code each writer emits for it after reading it into the hub.",
         "`=` marks the source dialect; `*` marks a target that reads back as a different category.",
         "",
+        "Round-trip stability (`tests/test_code_stability.py`, and `envglot mappings check` for an",
+        "overlay): every code, written to any target and converted back, comes back as itself or as a",
+        "code of the same category and retryability. A category a target's codes cannot say travels in",
+        "the error's details (the `problem.category` row of its `[fields]`), and so does a retryable",
+        "the chosen code would flip (a stated one, or an unstated one the category's default gives",
+        "while the code's row says the other). Where a dialect can neither spell nor carry the meaning",
+        "(errorcode's closed enum, as the target, or as the source of codes bound to an upstream hint,",
+        "`x_not_configured`), one of the two conversions reports the change: a `code_mapped` naming the",
+        "category the chosen code reads as (`wrote 'validation_error', which reads as",
+        "'invalid_argument', not 'aborted'`), or a `retryable_changed`.",
+        "",
     ]
     for src, d in m.dialects.items():
         if not d.codes:

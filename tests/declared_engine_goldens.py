@@ -3,8 +3,11 @@
 The goldens (``tests/declared/engine.json``) were recorded by running this script on main
 ``f9aa88e``, where ``envglot.declared`` still interpreted a declaration with its own reader and
 writer; ``tests/test_declared_engine.py`` replays them against the compiled declarations, so the
-compiler is proven to give the interpreter's bytes and diagnostics. Run it again only to record a
-deliberate change (and say which in that test)::
+compiler is proven to give the interpreter's bytes and diagnostics. The outcomes (not the
+documents) were recorded again with the interpreter of ``h-fidelity`` (``f9aa88e`` plus issue 25:
+preserve records every output's provenance, and more losses are reported), by running
+:func:`run` over the recorded documents and cases. Run it again only to record a deliberate
+change (and say which in that test)::
 
     python tests/declared_engine_goldens.py
 

@@ -8,9 +8,8 @@ dialects' field tables (``mappings/<dialect>.toml`` ``[fields]``) translate back
 canonical field they share (so do the first conversion's ``synthesized`` diagnostics, which
 name the target's path).
 
-A constant of the source's contract (``Rule(const=...)``, errorcode's ``meta.tool_version``) says
-nothing but that its object is there: when the whole object is gone and a loss inside it was
-reported (errorcode's required ``meta.elapsed_ms``), the constant's absence is covered by it.
+A constant of the source's contract (errorcode's ``meta.tool_version``) is no exception: when
+its object cannot come back, the conversion reports the constant at its own path.
 
 A leaf that carries nothing (``null``, ``{}``, ``[]``) is no information: it is not counted
 (an explicit ``null`` cursor, which does say something, has tests of its own).
@@ -46,33 +45,6 @@ UPSTREAM = next(
 to the folder of worktrees."""
 
 _EMPTY = (None, {}, [])
-
-
-@cache
-def constants(dialect: str) -> frozenset[str]:
-    """JSON paths of the contract's constant members in ``dialect``'s wire Structs."""
-    import typing
-
-    from envglot.checker import Rule
-    from envglot.dialect import get_dialect
-
-    out: set[str] = set()
-
-    def walk(tp: Any, path: str) -> None:
-        hints = typing.get_type_hints(tp, include_extras=True)
-        for f in msgspec.structs.fields(tp):
-            hint = hints[f.name]
-            rules = [a for a in getattr(hint, "__metadata__", ()) if isinstance(a, Rule)]
-            if any(r.const is not None for r in rules):
-                out.add(f"{path}.{f.encode_name}")
-            for arg in typing.get_args(typing.get_args(hint)[0] if rules else hint) or (hint,):
-                if isinstance(arg, type) and issubclass(arg, msgspec.Struct):
-                    walk(arg, f"{path}.{f.encode_name}")
-
-    wire = get_dialect(dialect).wire
-    if wire is not None:
-        walk(wire, "$")
-    return frozenset(out)
 
 
 def upstream_files(dialect: str) -> list[Path]:
@@ -163,13 +135,6 @@ def uncovered(data: bytes, src: str, dst: str) -> list[str]:
         if got is not missing and got == value and type(got) is type(value):
             continue
         if any(within(path, c) for c in covering):
-            continue
-        parent = path.rpartition(".")[0]
-        if (
-            path in constants(src)
-            and not any(within(p, parent) for p in after)
-            and any(within(c, parent) for c in covering)
-        ):
             continue
         shown = "<missing>" if got is missing else repr(got)
         found.append(f"{path}: {value!r} -> {shown}"[:300])

@@ -1,6 +1,8 @@
 """Bounded echoes (issue 25): a multi-megabyte value in any field of any dialect never reaches a
 message whole. Every line ``validate``, ``convert``, ``detect`` and ``migrate`` print about such
-documents (stdout of the reporting commands, stderr of all) stays within a few hundred bytes."""
+documents (stdout of the reporting commands, stderr of all, ``migrate``'s ``--log`` and its
+rejects' messages) stays within a few hundred bytes, and so does every line of the proxy's log
+when an upstream answers with such documents."""
 
 from __future__ import annotations
 
@@ -76,7 +78,31 @@ def test_huge_values_are_never_echoed_whole(dialect: str, tmp_path: Path) -> Non
         "detect": _run("detect", "docs.jsonl", cwd=docs),
         "convert": _run("convert", "--jsonl", "-t", target, "-o", str(tmp_path / "out.jsonl"), "docs.jsonl", cwd=docs),
         "migrate": _run("migrate", "--check", "-j", "1", "-t", target, str(docs), cwd=tmp_path),
+        "migrate --log": _run(
+            "migrate",
+            *("-j", "1", "-t", target, "--unsupported", "raise", "-o", str(tmp_path / "out")),
+            *("--log", str(tmp_path / "log.jsonl"), "--rejects", str(tmp_path / "rejects.jsonl"), str(docs)),
+            cwd=tmp_path,
+        ),
     }
     long = {name: _long(p.stderr) + _long(p.stdout) for name, p in runs.items()}
+    long["--log"] = _long(b"\n".join(_record_fields(tmp_path / "log.jsonl")))
+    rejects = tmp_path / "rejects.jsonl"  # created when a record is refused (lossy, --unsupported raise)
+    long["rejects"] = _long(b"\n".join(_record_fields(rejects))) if rejects.is_file() else []
     assert not any(long.values()), long
     assert runs["validate"].stdout and runs["detect"].stdout  # they did report on the documents
+    assert (tmp_path / "log.jsonl").stat().st_size
+
+
+def _record_fields(path: Path) -> list[bytes]:
+    """Every member of every JSON line of a ``--log`` or rejects file (a diagnostics list member
+    by member), one JSON value each, without a reject's own record (``original``, ``original_b64``),
+    which the rejects file keeps whole by design: each is a message or what it names."""
+    out: list[bytes] = []
+    for line in path.read_bytes().splitlines():
+        rec = msgspec.json.decode(line)
+        for k, v in rec.items():
+            if k in ("original", "original_b64"):
+                continue
+            out += [msgspec.json.encode(d) for d in v] if k == "diagnostics" else [msgspec.json.encode(v)]
+    return out

@@ -134,6 +134,26 @@ def test_a_stated_error_type_wins_over_an_extension_codes_guess() -> None:
     assert envglot.read(silent, from_="response-v2").problems[0].category == "deadline_exceeded"
 
 
+def test_a_category_inferred_from_a_codes_spelling_is_reported() -> None:
+    """Only when nothing states the category: response-v2 ``TIMEOUT`` without ``error_type`` is
+    read as deadline_exceeded with a ``category_inferred`` note at its code; stated, no note; a
+    catalogue code (``NOT_FOUND``) is no inference."""
+    stated = (
+        b'{"success":false,"data":{"error_code":"TIMEOUT","error_type":"unavailable"},"error":"slow",'
+        b'"meta":{"version":"response-v2"}}'
+    )
+    silent = stated.replace(b',"error_type":"unavailable"', b"")
+    conv = envglot.conversion(silent, from_="response-v2", to="result", unsupported="ignore")
+    inferred = [d for d in conv.diagnostics if d.kind is envglot.Kind.CATEGORY_INFERRED]
+    assert [(d.path, d.lossy) for d in inferred] == [("$.data.error_code", False)]
+    assert "'deadline_exceeded', inferred from its spelling" in inferred[0].message
+    said = envglot.conversion(stated, from_="response-v2", to="result", unsupported="ignore")
+    assert envglot.Kind.CATEGORY_INFERRED not in {d.kind for d in said.diagnostics}
+    known = silent.replace(b"TIMEOUT", b"NOT_FOUND")
+    plain = envglot.conversion(known, from_="response-v2", to="result", unsupported="ignore")
+    assert envglot.Kind.CATEGORY_INFERRED not in {d.kind for d in plain.diagnostics}
+
+
 def test_an_exact_re_spelling_is_code_respelled_not_a_loss() -> None:
     src = b'{"success":false,"error":"gone","error_type":"not_found"}'
     conv = envglot.conversion(src, from_="result", to="response-v2")

@@ -10,7 +10,6 @@ outcome, category and stated ``retryable`` never change unless a diagnostic says
 from __future__ import annotations
 
 import importlib.util
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import envglot
-from envelopes import documents, sample_files
+from envelopes import canonical_envelopes, documents, sample_files
+from envglot.dialect import dialect_names
 from envglot.dialects import WRITABLE
+from envglot.mappings import default_mappings
 from fuzz.settings import FUZZ
 from roundtrip import inverted, uncovered, upstream_files
 
@@ -59,44 +60,6 @@ def _corpus() -> list[tuple[str, str, bytes]]:
 
 CORPUS = _corpus()
 
-OPEN: dict[str, str] = {
-    # pattern over "<src> -> <dst>: <corpus name>: <finding>" -> why it is still open (issue 25)
-    r"^problem-json -> \S+: [^:]*: \$\.(status|title|type|retryable|errors\[\d+\]\.retryable): ": "problem-json "
-    "status/title/type are derived from the category",
-    r"^(response-v2|dotbot) -> \S+: [^:]*: \$\.(meta\.)?warning(s|_details)\[\d+\](\.message)?: ": "warning "
-    "messages re-split or moved between warnings and warning_details",
-}
-"""Findings not fixed yet, each with its reason; a pattern that matches nothing in the corpus
-fails the test (so a fixed class is taken off the list)."""
-
-GENERATED_OPEN: dict[str, str] = {
-    r"^dotbot -> code-graph: [^:]*: \$\.actions\[\d+\]\.(reason|tool): ": "action strings re-spelled",
-    r"^dotbot -> code-graph: [^:]*: \$\.actions\[\d+\]\.parameters[.\[]": "an intent and the actions both "
-    "become code-graph next steps; read back, the intent is actions[0] and every action moves one place on, "
-    "which only the intent's field_dropped reports (not each action's parameters)",
-}
-"""Open findings only generated envelopes reach."""
-
-
-def _open(finding: str) -> bool:
-    return any(re.search(pat, finding) for pat in (*OPEN, *GENERATED_OPEN))
-
-
-def _findings() -> list[str]:
-    out = []
-    for d, name, data in CORPUS:
-        for dst in WRITABLE:
-            for line in (*uncovered(data, d, dst), *inverted(data, d, dst)):
-                out.append(f"{d} -> {dst}: {name}: {line}")
-    return out
-
-
-def test_open_findings_are_still_open() -> None:
-    """Every entry of :data:`OPEN` still matches a finding (a fixed class leaves the list)."""
-    found = _findings()
-    stale = [pat for pat in OPEN if not any(re.search(pat, f) for f in found)]
-    assert not stale, f"fixed, take off OPEN: {stale}"
-
 
 @pytest.mark.parametrize("dst", WRITABLE)
 @pytest.mark.parametrize("src", WRITABLE)
@@ -106,9 +69,7 @@ def test_corpus_round_trip_changes_nothing_silently(src: str, dst: str) -> None:
         if d != src:
             continue
         for line in (*uncovered(data, src, dst), *inverted(data, src, dst)):
-            finding = f"{src} -> {dst}: {name}: {line}"
-            if not _open(finding):
-                problems.append(finding)
+            problems.append(f"{src} -> {dst}: {name}: {line}")
     assert not problems, f"{src} -> {dst} -> {src}:\n" + "\n".join(problems[:40])
 
 
@@ -125,7 +86,7 @@ def test_generated_round_trip_changes_nothing_silently(src: str) -> None:
         found = [
             f"{src} -> {dst}: generated: {line}" for line in (*uncovered(data, src, dst), *inverted(data, src, dst))
         ]
-        assert [f for f in found if not _open(f)] == []
+        assert found == []
 
     check()
 
@@ -165,3 +126,84 @@ def test_every_writer_output_over_the_corpus_validates(dst: str) -> None:
         if found:
             bad.append(f"{name} -> {dst}: {found[0]}")
     assert not bad, "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize("dst", WRITABLE)
+def test_errorcode_tool_version_is_reported_where_meta_cannot_come_back(dst: str) -> None:
+    """errorcode ``meta.tool_version`` is the contract's constant: it comes back with ``meta``
+    when any of meta's fields has a place in the target, and is reported at its own path when
+    none has (result, problem-json: no duration). The report looks at the first conversion only:
+    code-graph has no place for the duration, but its synthesized ``requestId`` brings a ``meta``
+    (``correlation_id``) back, so there the report is conservative."""
+    data = b'{"success": true, "data": {"a": 1}, "meta": {"tool_version": "1.0", "elapsed_ms": 5}}'
+    there = envglot.conversion(data, from_="errorcode", to=dst, unsupported="ignore")
+    back = msgspec.json.decode(envglot.convert(there.output, from_=dst, to="errorcode", unsupported="ignore"))
+    said = [d for d in there.diagnostics if d.path == "$.meta.tool_version"]
+    if "meta" in back:
+        assert back["meta"]["tool_version"] == "1.0"
+        assert (said == []) == ("duration_ms" in default_mappings()[dst].carried)
+    else:
+        assert [d.kind for d in said] == [envglot.Kind.FIELD_DROPPED], there.diagnostics
+        assert "the contract's constant" in said[0].message
+    assert uncovered(data, "errorcode", dst) == []
+
+
+def test_a_failure_payload_key_replaced_is_named_at_the_failure_payload() -> None:
+    """Found by the generated property: result ``error_data.error`` (a payload key of a failure)
+    replaced by code-graph's error is reported at ``$.error_data.error``, not the success slot."""
+    data = b'{"success": false, "error": "m", "error_data": {"bind": 1, "error": 2}}'
+    c = envglot.conversion(data, from_="result", to="code-graph", unsupported="ignore")
+    assert "$.error_data.error" in [d.path for d in c.diagnostics if d.kind is envglot.Kind.VALUE_COERCED]
+    assert uncovered(data, "result", "code-graph") == []
+
+
+def test_actions_after_a_flattened_intent_are_reported_moved() -> None:
+    """Found by the generated property: a dotbot intent becomes a plain code-graph next step
+    before the actions; read back, it is ``actions[0]`` and every action moves one place on.
+    Each action is reported at its own path (``value_coerced``), not only the intent."""
+    doc = {
+        "schema_id": "dotbot-mcp-response@1",
+        "tool": "t",
+        "version": "1.0.0",
+        "status": "ok",
+        "summary": "s",
+        "data": {},
+        "warnings": [],
+        "errors": [],
+        "audit": {"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1, "source": "x"},
+        "intent": {"recommended_next": "a.b", "parameters": {"x": 1}, "reason": "why"},
+        "actions": [
+            {"id": "c-d", "type": "suggestion", "label": "Run c.d", "tool": "c.d", "parameters": {}, "reason": "r"}
+        ],
+    }
+    data = msgspec.json.encode(doc)
+    c = envglot.conversion(data, from_="dotbot", to="code-graph", unsupported="ignore")
+    moved = [d for d in c.diagnostics if d.path == "$.actions[0]"]
+    assert [d.kind for d in moved] == [envglot.Kind.VALUE_COERCED] and "moves 1 place(s) on" in moved[0].message
+    assert uncovered(data, "dotbot", "code-graph") == []
+
+
+@pytest.mark.parametrize("src", dialect_names())
+def test_envglot_never_writes_what_its_validator_rejects(src: str) -> None:
+    """The property over the reader x writer matrix (issue 25): a generated document valid in
+    its dialect, converted to every writable dialect, passes ``validate`` there (the validators
+    are as strict as the specs: never ``null`` for an absent optional member, an object where
+    the spec says object)."""
+
+    docs = documents(src)
+    if src in WRITABLE:  # and what its own writer makes of canonical envelopes (valid by construction)
+        docs |= canonical_envelopes().map(lambda e: msgspec.json.decode(envglot.write(e, to=src, unsupported="ignore")))
+    seen = [0]
+
+    @FUZZ
+    @given(doc=docs, dst=st.sampled_from(WRITABLE))
+    def check(doc: dict[str, Any], dst: str) -> None:
+        data = msgspec.json.encode(doc)
+        if envglot.validate(data, src):
+            return  # not valid in its own dialect: nothing to keep
+        seen[0] += 1
+        out = envglot.convert(data, from_=src, to=dst, unsupported="ignore")
+        assert envglot.validate(out, dst) == [], out[:2000]
+
+    check()
+    assert seen[0], f"no generated {src} document was valid: the property checked nothing"

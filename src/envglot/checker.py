@@ -35,9 +35,33 @@ __all__ = [
     "article",
     "is_timestamp",
     "join_path",
+    "optional_constants",
     "outcome_keys",
     "type_name",
 ]
+
+
+@cache
+def optional_constants(wire: type) -> frozenset[str]:
+    """JSON paths of the members a contract's wire Struct fixes to one value (``Rule(const=...)``)
+    inside an object the contract lets a writer leave out (errorcode's ``$.meta.tool_version``:
+    ``meta`` is written only when something goes in it)."""
+    out: set[str] = set()
+
+    def walk(tp: type, path: str, optional: bool) -> None:
+        hints = typing.get_type_hints(tp, include_extras=True)
+        for f in msgspec.structs.fields(tp):
+            hint = hints[f.name]
+            rules = [a for a in getattr(hint, "__metadata__", ()) if isinstance(a, Rule)]
+            if optional and any(r.const is not None for r in rules):
+                out.add(f"{path}.{f.encode_name}")
+            inner = typing.get_args(hint)[0] if rules else hint
+            for arg in typing.get_args(inner) or (inner,):
+                if isinstance(arg, type) and issubclass(arg, msgspec.Struct):
+                    walk(arg, f"{path}.{f.encode_name}", optional or not f.required)
+
+    walk(wire, "$", False)
+    return frozenset(out)
 
 
 class Violation(msgspec.Struct, frozen=True):

@@ -229,6 +229,7 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
                 f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; {what}",
                 dmap.name,
             )
+            _implied_changes(p, code, dmap, ctx, where)
     if plan is not None and plan.ext:
         ctx.report.add(
             Kind.CODE_EXTENSION,
@@ -242,6 +243,30 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
 def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> str:
     """The native code ``dmap``'s writer emits for ``p`` (:func:`write_plan`); reports any change of code."""
     return write_plan(p, dmap, ctx, index).code
+
+
+def _implied_changes(p: Problem, code: str, dmap: DialectMap, ctx: Context, where: str) -> None:
+    """Report each member the source derives from its code (its table's ``code_implies.*`` rows:
+    problem-json's type, title, status) when ``code``, written for ``p`` in ``dmap``, does not
+    come back as ``p.code``: converting back derives them from another code."""
+    src = ctx.source
+    if src is None or src.name != p.domain or p.code is None:
+        return
+    implied = [path for f, path in src.fields.items() if f.startswith("code_implies.")]
+    if not implied:
+        return
+    row = dmap.codes.get(code)
+    if row is not None:
+        travels = row.category != p.category and "problem.category" in dmap.carried
+        category = p.category if travels else row.category
+        hints = (None, None, None, False) if travels else (row.origin, row.upstream, row.aspect, row.partial)
+        if src.choose(category, code, dmap.name, *hints) == p.code:
+            return
+    base = where.rpartition(".")[0]
+    for path in implied:
+        member = path.rpartition(".")[2]
+        said = f"{src.name} {member} follows its code {quoted(p.code)}, which does not come back from {dmap.name}"
+        ctx.report.add(Kind.CODE_MAPPED, f"{base}.{member}", said, dmap.name)
 
 
 def problem_message(
@@ -307,10 +332,19 @@ def _read_retryable(p: Problem, code: str, dmap: DialectMap) -> bool | None:
     return trow.retryable if trow is not None else None
 
 
+def _way_back(p: Problem, dmap: DialectMap) -> Mappings | None:
+    """``dmap``'s tables if ``p`` is a known code of a writable dialect (a way back exists to
+    restore it), else ``None``."""
+    m = dmap.tables
+    src = m.dialects.get(p.domain) if m is not None and p.domain is not None else None
+    return m if src is not None and src.shape.writable and p.code in src.codes else None
+
+
 def carry_meaning(p: Problem, code: str | Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
     """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
     the code ``dmap``'s writer chose (or its :class:`Choice`, from :func:`write_plan`: no lookup
-    then), reads as another category or does not state the same ``retryable`` in its row:
+    then), reads as another category or implies another ``retryable`` (an unstated one is the
+    category's default):
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
     it is no object (the writer wraps it first)."""
@@ -334,8 +368,15 @@ def carry_meaning(p: Problem, code: str | Choice, details: Raw | None, dmap: Dia
         add[cat_key] = Raw(_ENC.encode(p.category))
         if p.retryable is not None and retry_key is not None:
             add[retry_key] = _TRUE if p.retryable else _FALSE
-    elif p.retryable is not None and p.retryable != implied and retry_key is not None:
-        add[retry_key] = _TRUE if p.retryable else _FALSE
+    elif retry_key is None:
+        pass
+    elif p.retryable is not None:
+        if p.retryable != implied:
+            add[retry_key] = _TRUE if p.retryable else _FALSE
+    elif implied is not None and (m := _way_back(p, dmap)) is not None and implied != m.default_retryable(p.category):
+        # an unstated retryable is the category's default; a code whose row implies another
+        # would flip it on the way back (response-v2 INTERNAL_ERROR is retryable, internal is not)
+        add[retry_key] = _FALSE if implied else _TRUE
     if not add:
         return details
     if details is None or details == Raw(b"null"):

@@ -60,6 +60,12 @@ class Context:
                     return head
         return "$." + field if index is None else f"$.{field}[{index}]"
 
+    def failure_payload_path(self) -> str:
+        """JSON path of a failure's payload in the source document: its own place when the source
+        keeps it apart from a success's (result's ``error_data``: a ``failure.payload`` row)."""
+        p = self.source.path("failure.payload") if self.source is not None else None
+        return p if p is not None else self.path("payload")
+
     def step_path(self, steps: tuple[NextStep, ...], i: int) -> str:
         """JSON path of next step ``i`` of ``steps`` in the source document.
 
@@ -221,27 +227,44 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             whole = ctx.path("warnings")
             for i, w in enumerate(env.warnings):
                 ctx.dropped("warnings", name, None, f"warning #{i + 1}")
-                for s in _NOTICE:  # parts the source keeps elsewhere (response-v2 warning_details)
-                    if getattr(w, s) is not None and not _within(ctx.path(f"warning.{s}", i), whole):
+                apart = None  # parts the source keeps elsewhere (response-v2 warning_details), message too
+                for s in _NOTICE:
+                    part = ctx.path(f"warning.{s}", i)
+                    if getattr(w, s) is not None and not _within(part, whole):
                         ctx.dropped(f"warning.{s}", name, i)
+                        apart = part.rpartition(".")[0]
+                if apart is not None:
+                    said = f"warning #{i + 1} has no place in {name}"
+                    ctx.report.add(Kind.FIELD_DROPPED, apart + ".message", said, name)
             flag = ctx.source.path("warnings.status") if ctx.source is not None else None
             if flag is not None and env.ok and not env.problems:  # dotbot's status "warning" goes with them
                 ctx.report.add(Kind.FIELD_DROPPED, flag, f"the status that says warnings has no place in {name}", name)
         else:
             for i, w in enumerate(env.warnings):
-                for s, key in plan.notice:
-                    if getattr(w, s) is not None:
-                        ctx.dropped(key, name, i)
+                lost = [key for s, key in plan.notice if getattr(w, s) is not None]
+                for key in lost:
+                    ctx.dropped(key, name, i)
+                if lost and "warning.message" in carried:
+                    # the source's entry (dotbot's warning object, response-v2's warning_details
+                    # item) goes with those parts: its message comes back as a plain warning
+                    entry = ctx.path(lost[0], i).rpartition(".")[0]
+                    said = f"warning #{i + 1} keeps only its message in {name}; converting back gives a plain warning"
+                    ctx.report.add(Kind.VALUE_COERCED, entry + ".message", said, name)
     if env.next_steps:
         # A kind the source keeps in a place of its own has a ``next_step.<kind>`` row (dotbot's
         # intent); the other steps share the ``next_steps`` list, indexed among themselves.
         seen: dict[str, int] = {}
+        flattened = 0  # steps of a kind with a place of its own written as plain steps before this one
         for i, st in enumerate(env.next_steps):
             own = ctx.source is not None and ctx.source.path(f"next_step.{st.kind}") is not None
             key = st.kind if own else ""
             j = seen[key] = seen.get(key, -1) + 1
             where = ctx.source.path(f"next_step.{st.kind}", j) if own and ctx.source is not None else None
             what = f"next step #{i + 1} ({st.kind})"
+            if not own and flattened and "next_steps" in carried:
+                # converting back, the flattened steps come first in the shared list: this one moves on
+                said = f"{what} moves {flattened} place(s) on in {name}: the steps before it become plain ones"
+                ctx.report.add(Kind.VALUE_COERCED, ctx.step_path(env.next_steps, i), said, name)
             if "next_steps" not in carried:
                 if where is not None:
                     ctx.report.add(Kind.FIELD_DROPPED, where, f"{what} has no place in {name}", name)
@@ -251,12 +274,48 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             if where is not None and f"next_step.{st.kind}" not in carried:
                 said = f"{what}: {name} has no place for its kind; it can only be a plain next step there"
                 ctx.report.add(Kind.FIELD_DROPPED, where, said, name)
+                flattened += 1
             for s, key in plan.step:
                 if getattr(st, s) is not None:
                     ctx.dropped(key, name, j)
     for ex in env.extras:
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, f"{ex.dialect} field has no place in {name}", name)
+    if ctx.source is not None and ctx.source.name != name:
+        for path, parent, fields in _constants(ctx.source):
+            present = [f for f in fields if _field_value(env, f) is not None]
+            if present and not any(f in carried for f in present):
+                said = (
+                    f"{ctx.source.name} {path[2:]} (the contract's constant) goes with {parent[2:]}, "
+                    f"and none of {parent[2:]}'s values has a place in {name}"
+                )
+                ctx.report.add(Kind.FIELD_DROPPED, path, said, name)
+
+
+def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Each constant member of an optional object of ``source``'s contract
+    (:attr:`~envglot.tables.DialectMap.constants`), the object it belongs to, and the canonical
+    fields (not a problem's) the source keeps in that object: the constant is there only because
+    one of them is, and goes when none of them can."""
+    out = []
+    for path in sorted(source.constants):
+        parent = path.rpartition(".")[0]
+        inside = tuple(
+            f for f, p in source.fields.items() if not f.startswith("problem") and p != "$" and _within(p, parent)
+        )
+        if parent != "$" and inside:
+            out.append((path, parent, inside))
+    return tuple(out)
+
+
+def _field_value(env: Envelope, field: str) -> object:
+    """The value of canonical ``field`` (``duration_ms``, ``pagination.count``) in ``env``, or ``None``."""
+    obj: object = env
+    for part in field.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
 
 
 def _within(path: str, parent: str) -> bool:

@@ -16,6 +16,7 @@ import msgspec
 import tomli_w
 
 from .codes import problem_of
+from .diagnostics import Diagnostic, Kind
 from .dialect import get_dialect
 from .errors import MappingError, UnknownDialectError, UnsupportedError
 from .mappings import CodeRow, Mappings, default_mappings, load_mappings, type_for
@@ -28,6 +29,7 @@ __all__ = [
     "equivalent",
     "hints_of",
     "overlay_template",
+    "says_change",
     "unstable_codes",
     "writable",
 ]
@@ -135,13 +137,15 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
     and retryability as the reader takes them (a category the codes cannot say may travel in
     the error's details: ``problem.category`` rows; issue 25). Each entry: dialect, code,
     target, written (the target's code), back (the code it became), category and retryable
-    before and after.
+    before and after, and ``reported``: whether a diagnostic of the two conversions says the
+    change (:func:`says_change`), as it must where a target can neither spell nor carry the
+    meaning (errorcode's closed enum).
     """
     from .api import read, write
     from .canonical import Envelope
     from .codes import read_problem
     from .context import Context
-    from .diagnostics import DISCARD
+    from .diagnostics import DISCARD, Report
 
     names = writable(m)
     out: list[dict[str, Any]] = []
@@ -156,8 +160,10 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
             p0 = env.problems[0]
             want = (p0.category, p0.retryable if p0.retryable is not None else m.default_retryable(p0.category))
             for dst in names:
-                there = write(env, to=dst, mappings=m, unsupported="ignore")
-                back = write(read(there, from_=dst, mappings=m), to=src, mappings=m, unsupported="ignore")
+                report = Report("ignore")
+                there = write(env, to=dst, mappings=m, report=report, source=src, unsupported="ignore")
+                mid = read(there, from_=dst, mappings=m)
+                back = write(mid, to=src, mappings=m, report=report, source=dst, unsupported="ignore")
                 q = read(back, from_=src, mappings=m).problems[0]
                 got = (q.category, q.retryable if q.retryable is not None else m.default_retryable(q.category))
                 if q.code == code or got == want:
@@ -167,12 +173,13 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
                         "dialect": src,
                         "code": code,
                         "target": dst,
-                        "written": read(there, from_=dst, mappings=m).problems[0].code,
+                        "written": mid.problems[0].code,
                         "back": q.code,
                         "category": want[0],
                         "retryable": want[1],
                         "back_category": got[0],
                         "back_retryable": got[1],
+                        "reported": says_change(report.diagnostics, want, got),
                     }
                 )
     return out
@@ -212,6 +219,19 @@ def check_overlay(path: str | os.PathLike[str]) -> Mappings:
             f"{str(u['retryable']).lower()}){more}"
         )
     return m
+
+
+def says_change(diagnostics: list[Diagnostic], before: tuple[str, bool], after: tuple[str, bool]) -> bool:
+    """True if ``diagnostics`` say a failure's (category, retryable) ``before`` became ``after``:
+    a ``code_mapped`` naming the category the chosen code reads as, or, for the same category,
+    a ``retryable_changed`` or a dropped stated ``retryable``."""
+    if before[0] != after[0]:
+        named = f"reads as {after[0]!r}, not {before[0]!r}"
+        return any(d.kind is Kind.CODE_MAPPED and named in d.message for d in diagnostics)
+    return any(
+        d.kind is Kind.RETRYABLE_CHANGED or (d.kind is Kind.FIELD_DROPPED and "retryable" in d.message)
+        for d in diagnostics
+    )
 
 
 _HEADER = """\

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import msgspec
 from msgspec import Raw, Struct
 
+from .checker import optional_constants
 from .diagnostics import Kind
 from .errors import ParseError
 from .registry import dialect_names, get_dialect, register, registered, writable_names
@@ -240,6 +241,11 @@ class Dialect:
     def invariants(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
         """The spec's rules across fields, which no one field's declaration states (a status
         computed from the errors, a flag derived from the code); report each break to ``c``."""
+
+    def optional_constants(self) -> frozenset[str]:
+        """JSON paths of the constants inside the optional objects of this dialect's contract
+        (:func:`~envglot.checker.optional_constants`; none for a free-form dialect)."""
+        return optional_constants(self.wire) if self.wire is not None else frozenset()
 
     def schema_type(self) -> type[Struct]:
         """The Struct whose JSON Schema ``envglot schema`` prints."""

@@ -24,6 +24,9 @@ class Kind(enum.StrEnum):
     retryability), and converting back gives the source's code exactly: nothing is lost."""
     CODE_UNKNOWN = "code_unknown"
     """A native code no table knows; it was read with the fallback category."""
+    CATEGORY_INFERRED = "category_inferred"
+    """The source states no category where its contract has a place for one; it was inferred
+    from the spelling of a code outside the dialect's documented catalogue (an ``ext`` row)."""
     CODE_EXTENSION = "code_extension"
     """The chosen code lies outside the target dialect's documented catalogue."""
     RETRYABLE_CHANGED = "retryable_changed"

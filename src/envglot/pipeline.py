@@ -498,7 +498,10 @@ class Pipeline:
         A residue for another dialect ``via`` restores the ``via`` document this one was made
         from (with every check of :meth:`_restore`); when that document carries a residue for
         the target (nested), converting it on restores the target's document (the same
-        checks again).
+        checks again). When it carries no residue at all (the hop into ``via`` needed none:
+        ``via`` converts back to its source exactly), the target is converted from it, with
+        ``preserve``: the document ``via`` was made from, or one whose own residue records
+        ``via``'s document.
         """
         dst = self.dst
         mid_src = self.registry.find(via)
@@ -512,10 +515,14 @@ class Pipeline:
         if not restored:
             return None
         ctx = Context(m, DISCARD, m[via], self.synth)
-        out, restored = Pipeline(via, dst.name, options, mappings=m).write_envelope(
-            mid_src.read(mid, ctx), mid_src, ctx, mid
-        )
-        return out if restored else None
+        mid_env = mid_src.read(mid, ctx)
+        on = Pipeline(via, dst.name, options, mappings=m)
+        out, restored = on.write_envelope(mid_env, mid_src, ctx, mid)
+        if restored:
+            return out
+        if mid_env.residue is not None:  # one for a fourth dialect that restores nothing here: nested on
+            return None
+        return on._add_residue(mid, out, mid_src, mid_env)
 
     def _nests(self, env: Envelope, src: Dialect) -> bool:
         """True if ``env``'s residue is for a writable third dialect: it is carried on, nested."""
@@ -601,7 +608,7 @@ class Pipeline:
         # for this target and was rejected does not
         skip = () if self._nests(env, src) else tuple(_residue.parse_path(m[src.name].shape.residue))
         sets, dels = _residue.diff(original, back, skip)
-        if not sets and not dels:
+        if not sets and not dels and src.name == self.dst.name:
             return out
         doc = _residue.open_document(out)
         _residue.set_path(

@@ -314,6 +314,7 @@ class DialectMap:
         "_plans",
         "carried",
         "codes",
+        "constants",
         "default_category",
         "description",
         "fields",
@@ -335,6 +336,8 @@ class DialectMap:
         self.synthesize = dict(table.synthesize)
         self.carried = frozenset(self.fields)
         self.codes = dict(table.codes)
+        self.constants = dialect.optional_constants()
+        """JSON paths of the constants inside the optional objects of the dialect's contract."""
         self.types = dict(types)
         self.default_category = table.defaults.category if table.defaults else None
         by_cat: dict[str, list[WriteRow]] = {}

@@ -301,7 +301,7 @@ def _result(
             if res.pop("error", None) is not None:
                 ctx.report.add(
                     Kind.VALUE_COERCED,
-                    ctx.path("payload") + ".error",
+                    ctx.failure_payload_path() + ".error",
                     'payload key "error" replaced by the error',
                     NAME,
                 )

@@ -9,7 +9,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import missing_problem, problem_message, read_problem, write_plan
+from ..codes import missing_problem, problem_message, read_problem, retryable_implied, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -185,12 +185,19 @@ def _error(
     code = chosen.code
     assert chosen.plan is not None  # a closed enum: the writer only writes known codes
     retryable = chosen.plan.retryable  # derived_retryable, from the one lookup
-    if p.retryable is not None and p.retryable != retryable:
+    # an unstated retryable is the category's default: a code that derives another flips it
+    said = p.retryable
+    if said is None and ctx.report.collecting:  # what its own code implies, else its category's default
+        said = retryable_implied(p, ctx.mappings)
+        said = ctx.mappings.default_retryable(p.category) if said is None else said
+    if said is not None and said != retryable and ctx.report.collecting:
+        stated = f"the source said {str(said).lower()}"
+        if p.retryable is None:
+            stated = f"the source stated none (its code's or {p.category}'s default: {str(said).lower()})"
         ctx.report.add(
             Kind.RETRYABLE_CHANGED,
             ctx.path("problem.retryable", 0),
-            f"errorcode derives retryable={str(retryable).lower()} from {quoted(code)}; "
-            f"the source said {str(p.retryable).lower()}",
+            f"errorcode derives retryable={str(retryable).lower()} from {quoted(code)}; {stated}",
             NAME,
         )
     return ToolError(

@@ -85,13 +85,14 @@ _INT = msgspec.json.Decoder(int | None)
 
 def _status(p: c.Problem, code: str, m: Mappings) -> int:
     """The HTTP status of a problem written with ``code``: the status itself for a status code,
-    else the source code's plan (its row's ``http`` override, else its category's), else the
-    written code's plan, else the category's (``canonical.toml``)."""
+    else the source code's plan (its row's ``http`` override, else its category's) when the
+    problem has that code's category, else the written code's plan, else the category's
+    (``canonical.toml``)."""
     if _STATUS_CODE(code):
         return int(code)
     src = m.dialects.get(p.domain) if p.domain is not None else None
     plan = src.plan(p.code) if src is not None and p.code is not None else None
-    if plan is None:
+    if plan is None or plan.category != p.category:  # a category its details carry: not the code's status
         plan = m[NAME].plan(code)
     return plan.http if plan is not None else m.http(p.category)
 

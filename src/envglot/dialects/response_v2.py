@@ -266,6 +266,14 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     row = dmap.codes.get(code) if code is not None else None
     if row is not None and not (row.ext and trow is not None and trow.category != row.category):
         p = problem_of(row, code, NAME, **fields)
+        if row.ext and etype is None and ctx.report.collecting:
+            ctx.report.add(
+                Kind.CATEGORY_INFERRED,
+                "$.data.error_code",
+                f"response-v2 code {quoted(code)} is outside the documented catalogue and no error_type "
+                f"states a category; read as {row.category!r}, inferred from its spelling",
+                NAME,
+            )
         if p.retryable is None and trow is not None:
             p = msgspec.structs.replace(p, retryable=trow.retryable)
     elif trow is not None:  # no known code, or an extension code whose row is a guess the stated word overrules
@@ -283,11 +291,30 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     return (carried_meaning(p, dmap, ctx),)
 
 
-def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
-    """``warning_details``, then the ``warnings`` they do not detail."""
+def _warnings(w: Envelope, ctx: Context) -> tuple[c.Notice, ...]:
+    """``warning_details``, then the ``warnings`` they do not detail.
+
+    Real emitters fill the two lists apart (``"CODE: message"`` strings beside a detail's plain
+    message, a detail with no string): when they disagree, the one list of warnings read here
+    is written back as every message in ``warnings``, detailed first (reported)."""
     m = w.meta
     if m.warning_details:
         detailed = {wd.message for wd in m.warning_details}
+        if (
+            ctx.report.collecting
+            and [wd.message for wd in m.warning_details] != list(m.warnings or ())[: len(m.warning_details)]
+        ):
+            ctx.report.add(
+                Kind.VALUE_COERCED,
+                "$.meta.warnings",
+                "meta.warnings does not list the warning_details' messages first and in order; read as one "
+                "list of warnings, detailed ones first (written back, warnings holds every message in that order)",
+                NAME,
+            )
+        for i, wd in enumerate(m.warning_details):
+            if ctx.report.collecting and wd.code is None and wd.severity is None and opt(wd.context) is None:
+                said = "a warning detail with nothing but its message is read as a plain warning (written back there)"
+                ctx.report.add(Kind.VALUE_COERCED, f"$.meta.warning_details[{i}]", said, NAME)
         return tuple(
             c.Notice(message=wd.message, code=wd.code, severity=wd.severity, context=opt(wd.context))
             for wd in m.warning_details
@@ -370,7 +397,7 @@ READING = Reading(
     Let("extras", _extras, pure=True),
     Let("payload", _payload),
     Let("problems", _problems),
-    Let("warnings", _warnings, pure=True),
+    Let("warnings", _warnings),
     Let("timing", _timing),
     Move("duration_ms", "timing.duration_ms"),
     Let("telemetry", _telemetry, pure=True),
@@ -450,7 +477,7 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
         if k in d:
             ctx.report.add(
                 Kind.VALUE_COERCED,
-                ctx.path("payload") + "." + k,
+                ctx.failure_payload_path() + "." + k,
                 f"payload key {quoted(k)} replaced by the error field",
                 NAME,
             )

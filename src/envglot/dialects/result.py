@@ -168,7 +168,7 @@ def _error_data(payload: Raw | None, details: Raw | None, ctx: Context) -> Raw:
         if "details" in d:
             ctx.report.add(
                 Kind.VALUE_COERCED,
-                ctx.path("payload") + ".details",
+                ctx.failure_payload_path() + ".details",
                 "payload key 'details' replaced by the error's details in error_data",
                 NAME,
             )

@@ -23,6 +23,7 @@ from ..api import answer, refusal, write
 from ..canonical import Envelope
 from ..diagnostics import Diagnostic, Kind, Report
 from ..errors import EnvglotError, NoEnvelopeError, ParseError
+from ..excerpt import MESSAGE_LIMIT, excerpt
 from ..mappings import Mappings
 from ..mcp import is_error, media_blocks, output_schema, synthesize
 from ..options import UNSET, Options, resolve
@@ -54,8 +55,9 @@ class Rewritten(msgspec.Struct, frozen=True):
     diagnostics: list[Diagnostic]
 
     def describe(self, target: str, ms: float) -> str:
-        """What the log line of its call says: source, target, isError, time taken, diagnostics."""
-        diags = "; ".join(f"{d.kind.value} {d.path}: {d.message}" for d in self.diagnostics)
+        """What the log line of its call says: source, target, isError, time taken, diagnostics
+        (their list cut to a message's length: a result may carry any number of them)."""
+        diags = excerpt("; ".join(f"{d.kind.value} {d.path}: {d.message}" for d in self.diagnostics), MESSAGE_LIMIT)
         return (
             f"source={self.source} target={target} isError={str(self.is_error).lower()} {ms:.1f}ms "
             f"diagnostics={len(self.diagnostics)}" + (f" [{diags}]" if diags else "")
