@@ -11,7 +11,6 @@ compiler binds its parameters by name like any dialect's hooks.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from decimal import ROUND_CEILING, Decimal
@@ -28,7 +27,7 @@ from .errors import ParseError
 from .excerpt import quoted
 from .fields import ABSENT
 from .tables import DialectMap
-from .wire import count_for, object_payload, unwrap_payload
+from .wire import count_for, document_id, object_payload, slug, unwrap_payload
 
 __all__ = [
     "Getter",
@@ -419,29 +418,3 @@ def write_templated(field: str, path: str, template: str) -> Callable[..., Any]:
         return ctx.synth_value(dmap, field, path, rule)
 
     return _named(value, f"write_{field}")
-
-
-_NON_SLUG = re.compile(r"[^a-z0-9]+")
-
-
-def slug(tool: str | None) -> str:
-    """``tool`` in lower kebab case (``Search.Docs`` -> ``search-docs``; none: ``unknown``)."""
-    return _NON_SLUG.sub("-", (tool or "").lower()).strip("-") or "unknown"
-
-
-def document_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple[c.Problem, ...]) -> str:
-    """A reproducible 8-character base-36 id: a hash of the tool, the outcome, the payload and
-    the first error's code and message (the rule code-graph's ``requestId`` follows)."""
-    h = hashlib.blake2b(digest_size=8)
-    h.update((tool or "").encode())
-    h.update(b"1" if ok else b"0")
-    if payload is not None:
-        h.update(bytes(payload))
-    if problems:
-        h.update((problems[0].code or "").encode() + (problems[0].message or "").encode())
-    n = int.from_bytes(h.digest(), "big")
-    digits = []
-    for _ in range(8):
-        n, r = divmod(n, 36)
-        digits.append("0123456789abcdefghijklmnopqrstuvwxyz"[r])
-    return "".join(digits)

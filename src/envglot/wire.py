@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import types
 import typing
@@ -11,7 +12,7 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
-from .canonical import Extra
+from .canonical import Extra, Problem
 from .checker import is_timestamp
 from .context import Context
 from .diagnostics import Kind
@@ -25,11 +26,13 @@ __all__ = [
     "RAW_EMPTY_OBJECT",
     "RAW_NULL",
     "WireDecoder",
+    "document_id",
     "error_details",
     "object_payload",
     "opt",
     "raw_is_object",
     "raw_or_absent",
+    "slug",
     "unwrap_payload",
     "wrap_payload",
 ]
@@ -354,3 +357,31 @@ def count_for(value: int | None, ctx: Context, field: str, dialect: str) -> int 
         return value
     ctx.report.add(Kind.FIELD_DROPPED, ctx.path(field), f"{field} {value} is negative: left out of {dialect}", dialect)
     return None
+
+
+# --- synthesized values (the documented rules of ``[synthesize]`` templates) --------------------
+
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def slug(tool: str | None, empty: str = "unknown") -> str:
+    """``tool`` in lower kebab case (``Search.Docs`` -> ``search-docs``; nothing left: ``empty``)."""
+    return _NON_SLUG.sub("-", (tool or "").lower()).strip("-") or empty
+
+
+def document_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple[Problem, ...]) -> str:
+    """A reproducible 8-character base-36 id: a hash of the tool, the outcome, the payload and
+    the first error's code and message (code-graph's ``requestId``, a declaration's ``{id}``)."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update((tool or "").encode())
+    h.update(b"1" if ok else b"0")
+    if payload is not None:
+        h.update(bytes(payload))
+    if problems:
+        h.update((problems[0].code or "").encode() + (problems[0].message or "").encode())
+    n = int.from_bytes(h.digest(), "big")
+    digits = []
+    for _ in range(8):
+        n, r = divmod(n, 36)
+        digits.append("0123456789abcdefghijklmnopqrstuvwxyz"[r])
+    return "".join(digits)

@@ -27,6 +27,7 @@ from ..wire import (
     RAW_NULL,
     WireDecoder,
     count_for,
+    document_id,
     error_details,
     object_or_wrapped,
     raw_is_object,
@@ -256,25 +257,6 @@ def _synth(ctx: Context, dmap: DialectMap, field: str, what: str, rule: str | No
     return str(ctx.synth_value(dmap, field, what, rule))
 
 
-def _request_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple[c.Problem, ...]) -> str:
-    """Reproducible 8-char base-36 id: a hash of the tool, outcome, payload and first error."""
-    import hashlib  # only for documents without a requestId: keep it off the import path
-
-    h = hashlib.blake2b(digest_size=8)
-    h.update((tool or "").encode())
-    h.update(b"1" if ok else b"0")
-    if payload is not None:
-        h.update(bytes(payload))
-    if problems:
-        h.update((problems[0].code or "").encode() + (problems[0].message or "").encode())
-    n = int.from_bytes(h.digest(), "big")
-    out = ""
-    for _ in range(8):
-        n, r = divmod(n, 36)
-        out += "0123456789abcdefghijklmnopqrstuvwxyz"[r]
-    return out
-
-
 def _result(
     ok: bool,
     payload: Raw | None,
@@ -385,7 +367,7 @@ def _data_request_id(
 ) -> str:
     if request_id is not None:
         return request_id
-    return _synth(ctx, dmap, "request_id", "a requestId", _request_id(tool, ok, payload, problems))
+    return _synth(ctx, dmap, "request_id", "a requestId", document_id(tool, ok, payload, problems))
 
 
 def _generated_at(stamp: str | None, ctx: Context, dmap: DialectMap) -> str:

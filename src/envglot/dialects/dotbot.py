@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 import msgspec
@@ -27,6 +26,7 @@ from ..wire import (
     opt,
     raw_is_object,
     raw_or_absent,
+    slug,
     timestamp_for,
     unwrap_payload,
 )
@@ -117,7 +117,6 @@ class _Errors(msgspec.Struct):
 
 
 _ERRORS = msgspec.json.Decoder(_Errors)
-_NON_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -222,11 +221,6 @@ READING = Reading(
 # --- writing ---------------------------------------------------------------------------
 
 
-def _slug(tool: str | None) -> str:
-    """``tool`` in lower kebab case (``solution.structure`` -> ``solution-structure``)."""
-    return _NON_SLUG.sub("-", (tool or "").lower()).strip("-") or "action"
-
-
 def _action(st: c.NextStep, i: int, taken: set[str], dmap: DialectMap, ctx: Context) -> Action:
     """The dotbot action of a next step; ``id``/``type``/``label`` it lacks are synthesized.
 
@@ -239,7 +233,7 @@ def _action(st: c.NextStep, i: int, taken: set[str], dmap: DialectMap, ctx: Cont
     tool = st.tool or ""
     aid, atype, label = st.id, st.type, st.label
     if aid is None:
-        rule = base = str(dmap.synthesize["next_step.id"]).format(slug=_slug(st.tool), tool=tool)
+        rule = base = str(dmap.synthesize["next_step.id"]).format(slug=slug(st.tool, "action"), tool=tool)
         n = 1
         while rule in taken:
             n += 1
@@ -249,7 +243,7 @@ def _action(st: c.NextStep, i: int, taken: set[str], dmap: DialectMap, ctx: Cont
     if atype is None:
         atype = str(ctx.synth_value(dmap, "next_step.type", "an action type", None, i))
     if label is None:
-        rule = str(dmap.synthesize["next_step.label"]).format(slug=_slug(st.tool), tool=tool)
+        rule = str(dmap.synthesize["next_step.label"]).format(slug=slug(st.tool, "action"), tool=tool)
         label = str(ctx.synth_value(dmap, "next_step.label", "an action label", rule, i))
     args = object_or_wrapped(st.args, ctx, "next_step.args", NAME, i)
     return Action(id=aid, type=atype, label=label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(args))
