@@ -4,17 +4,18 @@
   whose fields every writer can express or report (categories from ``canonical.toml``).
 - :func:`documents`: a strategy of valid documents of one dialect, as decoded JSON. A
   dialect's own unit may declare a hand-tuned one (an ``envelopes`` strategy in
-  ``tests/dialects/test_<name>.py``, reaching its quirks: unknown keys of a newer emitter,
+  ``tests/dialects/<name>/test_<module>.py``, reaching its quirks: unknown keys of a newer emitter,
   unknown codes); otherwise a writable dialect's documents are canonical envelopes written by
   its writer, and a read-only dialect's are its golden and example files.
 - :func:`sample_files`: a dialect's golden and example documents, found by convention
-  (``tests/golden/<name>/*.json``, ``examples/<name>/*.json``).
+  (``tests/dialects/<name>/cases/*.json``, ``examples/<name>/*.json``).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -121,17 +122,32 @@ def canonical_envelopes() -> st.SearchStrategy[Envelope]:
     return ok | failed
 
 
+def unit_path(dialect: Dialect) -> Path:
+    """Where the dialect's own test module lives: ``tests/dialects/<name>/test_<module>.py``."""
+    return ROOT / "tests" / "dialects" / dialect.name / f"test_{dialect.name.replace('-', '_')}.py"
+
+
 def unit_module(dialect: Dialect) -> Any:
-    """The dialect's own test module (``tests/dialects/test_<name>.py``), or ``None``."""
-    try:
-        return importlib.import_module(f"dialects.test_{dialect.name.replace('-', '_')}")
-    except ModuleNotFoundError:
+    """The dialect's own test module, or ``None``: the one pytest imported (its folder is no
+    package, so pytest names it by its file name), else imported here under that name."""
+    path = unit_path(dialect)
+    if not path.is_file():
         return None
+    name = path.stem
+    mod = sys.modules.get(name)
+    if mod is not None and Path(mod.__file__ or "") == path:
+        return mod
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def sample_files(name: str) -> tuple[Path, ...]:
     """The dialect's golden and example documents, by convention."""
-    dirs = (ROOT / "tests" / "golden" / name, ROOT / "examples" / name)
+    dirs = (ROOT / "tests" / "dialects" / name / "cases", ROOT / "examples" / name)
     return tuple(p for d in dirs for p in sorted(d.glob("*.json")))
 
 

@@ -176,7 +176,7 @@ def test_acme_examples_validate_and_are_detected(acme: list[str]) -> None:
 
 
 def test_loading_a_declaration_changes_no_bundled_detection() -> None:
-    corpus = sorted((ROOT / "tests" / "golden").rglob("*.json")) + sorted(EXAMPLES.glob("*/*.json"))
+    corpus = sorted((ROOT / "tests" / "dialects").rglob("*.json")) + sorted(EXAMPLES.glob("*/*.json"))
     corpus = [p for p in corpus if "declared" not in p.parts]
 
     def detected(p: Path) -> str:

@@ -2,9 +2,10 @@
 
 The dialects come from :func:`envglot.dialect.registered`; everything a dialect brings is
 found by convention: its table ``mappings/<name>.toml``, its docs page
-``docs/dialects/<name>.md``, its unit tests ``tests/dialects/test_<name>.py``, its goldens
-``tests/golden/<name>/*.json`` (and, when present, ``examples/<name>/*.json``), its pinned
-writes ``tests/golden/expected/<case>.<target>.json``. A new dialect passes this suite (or
+``docs/dialects/<name>.md``, and its folder ``tests/dialects/<name>/``: its unit tests
+``test_<module>.py``, its goldens ``cases/*.json`` (and, when present, ``examples/<name>/*.json``),
+their canonical forms ``canonical/``, its pinned writes ``expected/<case>.<target>.json`` with
+their reasons. A new dialect passes this suite (or
 fails it, saying what is missing) without an edit here.
 
 Checked for each dialect and each ordered pair with a writable target: detection of its own
@@ -25,13 +26,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import envglot
-from envelopes import canonical_envelopes, sample_files, unit_module
+from envelopes import canonical_envelopes, sample_files, unit_module, unit_path
 from envglot import mcp
 from envglot.canonical import Envelope
+from envglot.detect import probe_table
 from envglot.dialect import Dialect, get_dialect, registered
 from envglot.mappings import default_mappings
 from envglot.schema import SCHEMA_DIALECT, json_schema
-from golden import GOLDEN, cases, json_key
+from golden import DIALECTS as OWN_DIRS
+from golden import cases, json_key, own_dir
 
 try:
     import jsonschema
@@ -96,11 +99,11 @@ def test_the_unit_brings_its_table_docs_tests_and_goldens(d: Dialect) -> None:
     assert page.is_file(), f"no docs/dialects/{d.name}.md"
     assert d.name in page.read_text(encoding="utf-8")
     unit = unit_module(d)
-    assert unit is not None, f"no tests/dialects/test_{d.name.replace('-', '_')}.py"
+    assert unit is not None, f"no {unit_path(d).relative_to(ROOT)}"
     suites = [v for v in vars(unit).values() if isinstance(v, type) and getattr(v, "dialect", None) == d.name]
-    assert suites, f"tests/dialects/test_{d.name.replace('-', '_')}.py runs no GoldenSuite for {d.name}"
+    assert suites, f"{unit_path(d).relative_to(ROOT)} runs no GoldenSuite for {d.name}"
     own = cases(d.name)
-    assert own, f"no goldens in tests/golden/{d.name}/"
+    assert own, f"no goldens in {own_dir(d.name).relative_to(ROOT)}/cases/"
     missing = [str(c) for c in own if not c.canonical_path.is_file()]
     assert not missing, f"no canonical golden for {missing}: run tests/golden/regen.py and review it"
 
@@ -113,6 +116,16 @@ def test_pinned_writes_name_registered_writable_targets(d: Dialect) -> None:
 
 
 # -- detection -----------------------------------------------------------------------------
+
+
+def test_probe_priorities_are_unique() -> None:
+    """The priority rule (docs/python-api.md, "Detection"), part 1: no two probes share a
+    priority (the transport wrappers' included), so the order never depends on which module
+    registered first. Part 2, a probe runs after every probe whose documents it could also
+    match, is the test below run for every dialect: a new probe that claims an older
+    dialect's document, or runs after a probe that claims its own, fails it."""
+    priorities = [p for p, _, _ in probe_table()]
+    assert len(priorities) == len(set(priorities)), f"two probes share a priority: {sorted(priorities)}"
 
 
 @pytest.mark.parametrize("d", DIALECTS, ids=_name)
@@ -287,4 +300,5 @@ def test_every_ordered_pair_is_covered() -> None:
     """The matrix above is the full product of registered sources and writable targets."""
     assert len(PAIRS) == len(DIALECTS) * len(WRITERS)
     assert {d.name for d in DIALECTS} == {c.dialect for c in cases()}
-    assert all((GOLDEN / d.name).is_dir() for d in DIALECTS)
+    folders = {p.name for p in OWN_DIRS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+    assert folders == {d.name for d in DIALECTS}, "tests/dialects/ holds one folder per registered dialect"

@@ -3,7 +3,7 @@
 A dialect's test module subclasses :class:`GoldenSuite`, sets ``dialect`` (and ``native``,
 the cases whose native-style write-back reproduces the emitter byte for byte) and adds
 its own dialect-specific tests. ``conftest.py`` parametrizes ``case`` over
-``tests/golden/<dialect>/*.json`` and ``pinned`` over the case's pinned cross-dialect writes.
+``tests/dialects/<dialect>/cases/*.json`` and ``pinned`` over the case's pinned cross-dialect writes.
 """
 
 from __future__ import annotations

@@ -7,11 +7,10 @@ import pytest
 from hypothesis import strategies as st
 
 import envglot
+from dialects.golden_suite import GoldenSuite
 from envelopes import code_of, json_values, objects, record, some_objects, text
 from envglot import Envelope, Kind, Problem
 from golden import cases
-
-from .golden_suite import GoldenSuite
 
 OK_ORDER = ["success", "value", "message", "arguments", "instruction", "disposition", "additional_agent_instructions"]
 FAILURE_ORDER = [
