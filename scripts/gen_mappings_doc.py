@@ -32,6 +32,7 @@ except ImportError:  # running from a checkout without an installed package
     sys.path.insert(0, str(ROOT / "src"))
 
 from envglot.detect import probe_table  # noqa: E402
+from envglot.dialect import get_dialect  # noqa: E402
 from envglot.mappings import CodeRow, DialectMap, ErrorTypeRow, Mappings, WriteRow, load_mappings  # noqa: E402
 
 _HINT_KEYS = ("origin", "upstream", "aspect", "partial")
@@ -144,7 +145,9 @@ def render_dialect(m: Mappings, name: str) -> str:
     d = m[name]
     lines = [BEGIN, "## Reference tables", "", f"From `mappings/{name}.toml` and the dialect's probes.", ""]
     lines += ["### Detection", "", "Its probes, in priority order among every dialect's (python-api.md#detection).", ""]
-    probes = [(p, doc) for p, who, doc in probe_table() if who == name]
+    rows = probe_table()
+    fallback = rows[-1] if get_dialect(name).fallback else None  # its number moves with the others: not shown
+    probes = [("last" if row is fallback else row[0], row[2]) for row in rows if row[1] == name]
     lines += _table(["priority", "evidence"], ((p, doc) for p, doc in probes))
     word = _type_word(d)  # a dialect with a category-word table (its own column)
     if d.codes:

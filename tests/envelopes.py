@@ -31,6 +31,7 @@ __all__ = [
     "canonical_envelopes",
     "code_of",
     "counts",
+    "detected_as",
     "documents",
     "json_values",
     "objects",
@@ -40,6 +41,7 @@ __all__ = [
     "some_objects",
     "text",
     "unit_module",
+    "unit_table",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +124,14 @@ def canonical_envelopes() -> st.SearchStrategy[Envelope]:
     return ok | failed
 
 
+def detected_as(doc: bytes, name: str) -> bool:
+    """``doc`` is detected as dialect ``name``, or is a success of a dialect whose successes carry
+    no marker (``Shape.marked_success``: read with ``from_`` only, so detection need not name it)."""
+    if envglot.detect(doc) == name:
+        return True
+    return not get_dialect(name).shape.marked_success and envglot.read(doc, from_=name).ok
+
+
 def unit_path(dialect: Dialect) -> Path:
     """Where the dialect's own test module lives: ``tests/dialects/<name>/test_<module>.py``."""
     return ROOT / "tests" / "dialects" / dialect.name / f"test_{dialect.name.replace('-', '_')}.py"
@@ -143,6 +153,17 @@ def unit_module(dialect: Dialect) -> Any:
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def unit_table(name: str, attr: str) -> dict[str, Any]:
+    """A table the dialect's own unit declares, by convention (``{}`` when it declares none):
+
+    ``DERIVED``: wire path -> the wire paths it is derived from (a change at it, or inside it, is
+    explained by a diagnostic on a base); ``LOSS_XFAIL``: case stem -> why ``test_matrix``'s loss
+    check fails for it (a reason: for every other target; a dict target -> reason: for those only).
+    """
+    value = getattr(unit_module(get_dialect(name)), attr, None)
+    return value if isinstance(value, dict) else {}
 
 
 def sample_files(name: str) -> tuple[Path, ...]:

@@ -18,9 +18,8 @@ import msgspec
 import pytest
 
 import envglot
-from envelopes import unit_module
+from envelopes import unit_table
 from envglot import Envelope, Kind, Problem
-from envglot.dialect import get_dialect
 from envglot.dialects import NAMES, WRITABLE
 from envglot.mappings import default_mappings
 from envglot.residue import format_path, parse_path
@@ -29,17 +28,6 @@ from golden import DIALECTS, Case, cases, pinned_writes, written_files
 M = default_mappings()
 PAIRS = [(case, dst) for case in cases() for dst in WRITABLE]
 IDS = [f"{case}->{dst}" for case, dst in PAIRS]
-
-
-def _unit(dialect: str, attr: str) -> dict[str, Any]:
-    """A table the dialect's own unit declares (``tests/dialects/test_<name>.py``), by convention:
-
-    ``DERIVED``: wire path -> the wire paths it is derived from (a change is explained by a
-    diagnostic on a base); ``LOSS_XFAIL``: case stem -> why the loss check fails for it (a
-    reason: for every other target; a dict target -> reason: for those targets only).
-    """
-    value = getattr(unit_module(get_dialect(dialect)), attr, None)
-    return value if isinstance(value, dict) else {}
 
 
 _EMPTY = {None, b"null", b"{}"}
@@ -176,7 +164,7 @@ def _loss_cases() -> list[Any]:
         if case.dialect not in WRITABLE:
             continue
         marks = []
-        reason = _unit(case.dialect, "LOSS_XFAIL").get(case.stem)
+        reason = unit_table(case.dialect, "LOSS_XFAIL").get(case.stem)
         if isinstance(reason, dict):  # a gap of some targets only (a field they drop unreported)
             reason = reason.get(dst)
         if reason is not None and dst != case.dialect:
@@ -210,12 +198,13 @@ def test_loss_is_never_silent(case: Case, dst: str) -> None:
     back = envglot.convert(conv.output, from_=dst, to=case.dialect, unsupported="ignore")
     original, produced = msgspec.json.decode(case.data), msgspec.json.decode(back)
     named = [d.path for d in conv.diagnostics if d.lossy or d.kind is Kind.STATUS_MISMATCH]
-    derived = _unit(case.dialect, "DERIVED")
+    derived = unit_table(case.dialect, "DERIVED")
     silent = []
     for path, value in _changes(original, produced):
         if any(_names(d, path) for d in named):
             continue
-        if any(_names(d, base) for base in derived.get(path, ()) for d in named):
+        bases = [b for where, bs in derived.items() if _within(path, where) for b in bs]  # a derived member's own
+        if any(_names(d, base) for base in bases for d in named):
             continue
         if value is None and _at(produced, path)[0]:
             continue  # a null the writer had to fill in: nothing was there to lose

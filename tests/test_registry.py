@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import envglot
-from envelopes import canonical_envelopes, sample_files, unit_module, unit_path
+from envelopes import canonical_envelopes, detected_as, sample_files, unit_module, unit_path
 from envglot import mcp
 from envglot.canonical import Envelope
 from envglot.detect import probe_table
@@ -130,7 +130,7 @@ def test_probe_priorities_are_unique() -> None:
 
 @pytest.mark.parametrize("d", DIALECTS, ids=_name)
 def test_its_documents_are_detected_as_itself(d: Dialect) -> None:
-    wrong = [(label, envglot.detect(doc)) for label, doc in samples(d) if envglot.detect(doc) != d.name]
+    wrong = [(label, envglot.detect(doc)) for label, doc in samples(d) if not detected_as(doc, d.name)]
     assert not wrong, wrong
 
 
@@ -168,7 +168,7 @@ def test_conversion_output_is_valid_and_detected(pair: tuple[Dialect, Dialect]) 
     for label, doc in samples(src):
         out = envglot.convert(doc, from_=src.name, to=dst.name, unsupported="ignore")
         assert envglot.validate(out, dst.name) == [], (label, out)
-        assert envglot.detect(out) == dst.name, (label, out)
+        assert detected_as(out, dst.name), (label, out)
         assert _ok(out, dst.name) is _ok(doc, src.name), label
 
 
@@ -197,7 +197,7 @@ def test_canonical_envelopes_write_valid_documents(d: Dialect) -> None:
     def check(env: Envelope) -> None:
         out = envglot.write(env, to=d.name, unsupported="ignore")
         assert envglot.validate(out, d.name) == [], out
-        assert envglot.detect(out) == d.name, out
+        assert detected_as(out, d.name), out
         assert envglot.read(out, from_=d.name).ok is env.ok
         assert_satisfies(schema, msgspec.json.decode(out))
         wire = mcp.wrap(env, d.name)
@@ -289,8 +289,8 @@ def test_mcp_wrap_and_unwrap_round_trip(d: Dialect) -> None:
         assert same_json(mcp.unwrap(msgspec.json.encode(wire)), doc), label
         env = mcp.unwrap_envelope(wire, from_=d.name)
         assert canonical_json(env) == canonical_json(envglot.read(doc, from_=d.name)), label
-        if d.shape.writable:
-            assert same_json(
+        if d.shape.writable and envglot.detect(doc) == d.name:  # else a success without a marker: unwrap
+            assert same_json(  # has no from_, and detection names another dialect (Shape.marked_success)
                 mcp.unwrap(wire, to=d.name, unsupported="ignore"),
                 envglot.convert(doc, from_=d.name, to=d.name, unsupported="ignore"),
             ), label

@@ -12,6 +12,9 @@ from envelopes import code_of, json_values, objects, record, some_objects, text
 from envglot import Envelope, Kind, Problem
 from golden import cases
 
+DERIVED = {"$.error_data": ("$.value",)}
+"""A failure's ``error_data`` (besides its ``details``) is the payload, whose ``[fields]`` path is the
+success slot ``$.value`` (``test_matrix``: a target that drops a failure's payload says so there)."""
 OK_ORDER = ["success", "value", "message", "arguments", "instruction", "disposition", "additional_agent_instructions"]
 FAILURE_ORDER = [
     "success",
