@@ -61,8 +61,6 @@ CORPUS = _corpus()
 
 OPEN: dict[str, str] = {
     # pattern over "<src> -> <dst>: <corpus name>: <finding>" -> why it is still open (issue 25)
-    r"^problem-json -> \S+: [^:]*: \$\.(status|title|type|retryable|errors\[\d+\]\.retryable): ": "problem-json "
-    "status/title/type are derived from the category",
     r"^(response-v2|dotbot) -> \S+: [^:]*: \$\.(meta\.)?warning(s|_details)\[\d+\](\.message)?: ": "warning "
     "messages re-split or moved between warnings and warning_details",
 }
