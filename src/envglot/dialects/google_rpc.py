@@ -367,7 +367,11 @@ def _details(
     if delay is not None:
         out.append({"@type": RETRY_INFO, "retryDelay": duration(delay)})
     if p.details is not None:
-        value = msgspec.json.decode(unwrap_payload(p.details) or p.details)
+        try:
+            value = msgspec.json.decode(unwrap_payload(p.details) or p.details)
+        except msgspec.ValidationError:  # a number beyond a double (-1e400): the reader refuses such details
+            ctx.dropped("problem.details", NAME, 0, "details holding a number beyond a double's range")
+            return out or None
         typed = isinstance(value, list) and all(isinstance(e, dict) and isinstance(e.get("@type"), str) for e in value)
         out += value if typed else [{"@type": VALUE, "value": value}]
     return out or None

@@ -131,6 +131,12 @@ class TestGoogleRpc(GoldenSuite):
         assert msgspec.json.decode(out)["error"]["details"] == [{"@type": VALUE, "value": details}]
         assert msgspec.json.decode(envglot.read(out).problems[0].details) == details
 
+    def test_details_holding_a_number_beyond_a_double_are_dropped_and_reported(self) -> None:
+        doc = b'{"type":"about:blank","status":400,"title":"Bad","details":{"n":-1e400}}'
+        conv = envglot.conversion(doc, to=NAME, unsupported="ignore")
+        assert "details" not in msgspec.json.decode(conv.output)["error"]
+        assert (Kind.FIELD_DROPPED, "$.details") in [(d.kind, d.path) for d in conv.diagnostics]
+
     # -- outcome and detection -------------------------------------------------------------
 
     def test_a_success_is_the_resource_and_needs_from(self) -> None:
