@@ -10,7 +10,7 @@ minified, legacy-v1 compact (flat dicts and the interim envelope). These imitati
 found by name (``_emit_<dialect in snake_case>`` below); a dialect without one (a newly
 registered dialect) is built generically: a canonical envelope of the same payload sizes
 and error share written by the dialect's own writer in its native style, or for a read-only
-dialect its golden and example documents (``tests/golden/<name>/``, ``examples/<name>/``).
+dialect its golden and example documents (``tests/dialects/<name>/cases/``, ``examples/<name>/``).
 
 About 80 % of the records are successes (some with warnings, pagination, intents,
 telemetry...) and 20 % failures with codes drawn from what the real servers emit.
@@ -623,7 +623,8 @@ def _generic(dialect: str) -> Callable[[random.Random, str, bool], Built]:
     """
     d = get_dialect(dialect)
     if not d.shape.writable:
-        files = [p for sub in ("tests/golden", "examples") for p in sorted((_ROOT / sub / dialect).glob("*.json"))]
+        folders = (_ROOT / "tests" / "dialects" / dialect / "cases", _ROOT / "examples" / dialect)
+        files = [p for f in folders for p in sorted(f.glob("*.json"))]
         docs = [msgspec.json.encode(msgspec.json.decode(p.read_bytes())) for p in files]
         by_outcome = {ok: [b for b in docs if envglot.read(b, from_=dialect).ok is ok] for ok in (True, False)}
         if not docs:

@@ -273,10 +273,12 @@ def measure(
 def limit_for(dialect: str) -> Conv:
     """msgspec typed pass-through: decode into the dialect's wire Envelope (payload Raw), encode back.
 
-    legacy-v1 has no envelope Struct (flat per-tool dicts): its limit is ``dict[str, Raw]``.
+    legacy-v1 has no envelope Struct (flat per-tool dicts), and a dialect whose success is a bare
+    object (``Shape.marked_success`` false: google-rpc's resource) none that decodes both
+    outcomes: their limit is ``dict[str, Raw]``.
     """
     mod = DIALECT_MODULES[dialect]
-    tp = mod.wire or dict[str, msgspec.Raw]
+    tp = mod.wire if mod.wire is not None and mod.shape.marked_success else dict[str, msgspec.Raw]
     dec = msgspec.json.Decoder(tp)
     encode = msgspec.json.Encoder().encode
     decode = dec.decode
@@ -695,7 +697,8 @@ def run_migrate(
     ok, why = migrate_available(cmd)
     if not ok:
         return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
-    sources = tuple(d for d in corpus_mod.DIALECTS if d != "response-v2")
+    # migrate detects every record: a dialect whose successes carry no marker cannot be in the mix
+    sources = tuple(d for d in corpus_mod.DIALECTS if d != "response-v2" and DIALECT_MODULES[d].shape.marked_success)
     cycle = corpus_mod.jsonl_mix(corp, sources, corp.seed, mode.jsonl_per_dialect)
     work = Path(tempfile.mkdtemp(prefix="envglot-bench-")) if keep is None else keep
     work.mkdir(parents=True, exist_ok=True)

@@ -4,17 +4,18 @@
   whose fields every writer can express or report (categories from ``canonical.toml``).
 - :func:`documents`: a strategy of valid documents of one dialect, as decoded JSON. A
   dialect's own unit may declare a hand-tuned one (an ``envelopes`` strategy in
-  ``tests/dialects/test_<name>.py``, reaching its quirks: unknown keys of a newer emitter,
+  ``tests/dialects/<name>/test_<module>.py``, reaching its quirks: unknown keys of a newer emitter,
   unknown codes); otherwise a writable dialect's documents are canonical envelopes written by
   its writer, and a read-only dialect's are its golden and example files.
 - :func:`sample_files`: a dialect's golden and example documents, found by convention
-  (``tests/golden/<name>/*.json``, ``examples/<name>/*.json``).
+  (``tests/dialects/<name>/cases/*.json``, ``examples/<name>/*.json``).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = [
     "canonical_envelopes",
     "code_of",
     "counts",
+    "detected_as",
     "documents",
     "json_values",
     "objects",
@@ -39,6 +41,7 @@ __all__ = [
     "some_objects",
     "text",
     "unit_module",
+    "unit_table",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,17 +124,51 @@ def canonical_envelopes() -> st.SearchStrategy[Envelope]:
     return ok | failed
 
 
+def detected_as(doc: bytes, name: str) -> bool:
+    """``doc`` is detected as dialect ``name``, or is a success of a dialect whose successes carry
+    no marker (``Shape.marked_success``: read with ``from_`` only, so detection need not name it)."""
+    if envglot.detect(doc) == name:
+        return True
+    return not get_dialect(name).shape.marked_success and envglot.read(doc, from_=name).ok
+
+
+def unit_path(dialect: Dialect) -> Path:
+    """Where the dialect's own test module lives: ``tests/dialects/<name>/test_<module>.py``."""
+    return ROOT / "tests" / "dialects" / dialect.name / f"test_{dialect.name.replace('-', '_')}.py"
+
+
 def unit_module(dialect: Dialect) -> Any:
-    """The dialect's own test module (``tests/dialects/test_<name>.py``), or ``None``."""
-    try:
-        return importlib.import_module(f"dialects.test_{dialect.name.replace('-', '_')}")
-    except ModuleNotFoundError:
+    """The dialect's own test module, or ``None``: the one pytest imported (its folder is no
+    package, so pytest names it by its file name), else imported here under that name."""
+    path = unit_path(dialect)
+    if not path.is_file():
         return None
+    name = path.stem
+    mod = sys.modules.get(name)
+    if mod is not None and Path(mod.__file__ or "") == path:
+        return mod
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def unit_table(name: str, attr: str) -> dict[str, Any]:
+    """A table the dialect's own unit declares, by convention (``{}`` when it declares none):
+
+    ``DERIVED``: wire path -> the wire paths it is derived from (a change at it, or inside it, is
+    explained by a diagnostic on a base); ``LOSS_XFAIL``: case stem -> why ``test_matrix``'s loss
+    check fails for it (a reason: for every other target; a dict target -> reason: for those only).
+    """
+    value = getattr(unit_module(get_dialect(name)), attr, None)
+    return value if isinstance(value, dict) else {}
 
 
 def sample_files(name: str) -> tuple[Path, ...]:
     """The dialect's golden and example documents, by convention."""
-    dirs = (ROOT / "tests" / "golden" / name, ROOT / "examples" / name)
+    dirs = (ROOT / "tests" / "dialects" / name / "cases", ROOT / "examples" / name)
     return tuple(p for d in dirs for p in sorted(d.glob("*.json")))
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 
 import envglot
+from envelopes import unit_table
 from envglot import Kind
 from envglot.diagnostics import Diagnostic
 from envglot.excerpt import key_segment
@@ -106,6 +107,8 @@ def round_trip(data: bytes, src: str, dst: str) -> tuple[bytes, list[Diagnostic]
 
 
 def _covering(src: str, dst: str, first: list[Diagnostic], second: list[Diagnostic]) -> list[str]:
+    """Source paths the two conversions' diagnostics name, and the source's derived members
+    (its unit's ``DERIVED``) whose base one of them names."""
     paths = [d.path for d in first]
     for d in first:  # a value synthesized for the target is named at the target's path
         if d.kind is Kind.SYNTHESIZED:
@@ -116,6 +119,8 @@ def _covering(src: str, dst: str, first: list[Diagnostic], second: list[Diagnost
         p = d.path if d.kind is Kind.SYNTHESIZED else back_path(d.path, dst, src)
         if p is not None:
             paths.append(p)
+    derived = unit_table(src, "DERIVED")
+    paths += [k for k, bases in derived.items() if any(within(b, c) or within(c, b) for b in bases for c in paths)]
     return paths
 
 

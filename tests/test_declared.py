@@ -69,7 +69,7 @@ def test_acme_converts_to_every_dialect_and_back(acme: list[str], example: Path,
     carried = m[target].carried
     if "tool" not in carried:  # loss is never silent: tool_id has nowhere to go
         assert "$.tool_id" in _paths(there)
-    back = envglot.conversion(there.output, to="acme", mappings=acme)
+    back = envglot.conversion(there.output, from_=target, to="acme", mappings=acme)  # a success may carry no marker
     assert back.source == target
     assert envglot.validate(back.output, "acme", mappings=acme) == []
     assert classify(back.output, m.registry).dialect == "acme"
@@ -90,7 +90,7 @@ def test_acme_preserve_round_trip_is_byte_for_byte(acme: list[str], example: Pat
     src = _doc(example)
     there = envglot.convert(src, to=target, preserve=True, mappings=acme, unsupported="ignore")
     assert envglot.validate(there, target, mappings=acme) == []
-    back = envglot.conversion(there, to="acme", preserve=True, mappings=acme)
+    back = envglot.conversion(there, from_=target, to="acme", preserve=True, mappings=acme)
     assert back.output == src
     assert back.lossy is False, back.diagnostics
 
@@ -170,7 +170,7 @@ def test_acme_examples_validate_and_are_detected(acme: list[str]) -> None:
 
 
 def test_loading_a_declaration_changes_no_bundled_detection() -> None:
-    corpus = sorted((ROOT / "tests" / "golden").rglob("*.json")) + sorted(EXAMPLES.glob("*/*.json"))
+    corpus = sorted((ROOT / "tests" / "dialects").rglob("*.json")) + sorted(EXAMPLES.glob("*/*.json"))
     corpus = [p for p in corpus if "declared" not in p.parts]
 
     def detected(p: Path, registry: envglot.Registry | None = None) -> str:
@@ -288,10 +288,10 @@ def test_a_richer_declaration_round_trips_with_every_dialect(beta: list[str], do
     assert envglot.validate(doc, mappings=beta) == []
     there = envglot.convert(doc, to=target, preserve=True, mappings=beta, unsupported="ignore")
     assert envglot.validate(there, target, mappings=beta) == []
-    back = envglot.conversion(there, to="beta", preserve=True, mappings=beta)
+    back = envglot.conversion(there, from_=target, to="beta", preserve=True, mappings=beta)
     assert back.output == doc
     plain = envglot.conversion(doc, to=target, mappings=beta)
-    again = envglot.conversion(plain.output, to="beta", mappings=beta)
+    again = envglot.conversion(plain.output, from_=target, to="beta", mappings=beta)
     assert envglot.validate(again.output, "beta", mappings=beta) == []
 
 

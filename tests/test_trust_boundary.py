@@ -215,7 +215,8 @@ def test_numbers_no_float_holds_travel_exactly(number: bytes, preserve: bool) ->
         out = envglot.convert(doc, to=to, preserve=preserve, unsupported="ignore")
         assert b'"n":' + number in out
         if preserve:
-            assert envglot.convert(out, to="errorcode", preserve=True, unsupported="ignore") == doc
+            back = envglot.convert(out, from_=to, to="errorcode", preserve=True, unsupported="ignore")
+            assert back == doc  # from_: a success of a dialect whose successes carry no marker is read so
 
 
 @pytest.mark.parametrize("seconds", [b"1e400", b"1e300", b"-1e200"])

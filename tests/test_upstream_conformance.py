@@ -115,7 +115,9 @@ def test_converts_to_a_valid_document_keeping_outcome_message_payload_category(r
     src = envglot.read(buf, from_=src_name, report=envglot.Report("ignore"))
     out = envglot.read(conv.output, from_=dst, report=envglot.Report("ignore"))
     assert out.ok is src.ok
-    assert _payload(out.payload) == _payload(src.payload)
+    if _payload(out.payload) != _payload(src.payload):  # left out, and said so (as tests/test_matrix.py)
+        assert out.payload is None
+        assert (Kind.FIELD_DROPPED, M[src_name].path("payload")) in [(d.kind, d.path) for d in conv.diagnostics]
     if src.summary is not None and "summary" in M[dst].carried:
         assert out.summary == src.summary
     if src.ok:

@@ -60,6 +60,9 @@ class Shape(Struct, frozen=True, forbid_unknown_fields=True):
     """The code vocabulary is a closed enum: overlays may remap codes, never add them."""
     open_codes: bool = False
     """Any code is valid (the codes are category words, from ``error-types.toml``'s column)."""
+    marked_success: bool = True
+    """False: a success carries no marker of the dialect (google-rpc's is the resource itself), so
+    detection recognizes its failures only and a success is read with ``from_``/``-f``."""
 
 
 class Probe(Struct, frozen=True):

@@ -27,6 +27,7 @@ __all__ = [
     "RAW_NULL",
     "WireDecoder",
     "document_id",
+    "drop_success_problems",
     "error_details",
     "object_payload",
     "opt",
@@ -65,6 +66,18 @@ def may_be_loose(buf: bytes) -> bool:
     the same, its output is just not minimal.
     """
     return b"\n" in buf or b"\r" in buf or b"\t" in buf or _SPACED_HEAD(buf, 0, _HEAD) is not None
+
+
+def drop_success_problems(problems: tuple[Problem, ...], ctx: Context, dialect: str, success: str) -> None:
+    """Report a success's problems as dropped: ``dialect``'s success (``success`` says what it is)
+    has no place for them."""
+    if problems and ctx.report.collecting:
+        ctx.report.add(
+            Kind.FIELD_DROPPED,
+            ctx.path("problems"),
+            f"a success's {len(problems)} error(s) have no place in a {dialect} success ({success})",
+            dialect,
+        )
 
 
 def raw_is_object(raw: Raw) -> bool:

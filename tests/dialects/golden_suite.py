@@ -3,7 +3,7 @@
 A dialect's test module subclasses :class:`GoldenSuite`, sets ``dialect`` (and ``native``,
 the cases whose native-style write-back reproduces the emitter byte for byte) and adds
 its own dialect-specific tests. ``conftest.py`` parametrizes ``case`` over
-``tests/golden/<dialect>/*.json`` and ``pinned`` over the case's pinned cross-dialect writes.
+``tests/dialects/<dialect>/cases/*.json`` and ``pinned`` over the case's pinned cross-dialect writes.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import ClassVar
 import pytest
 
 import envglot
+from envelopes import detected_as
 from envglot.dialects import WRITABLE
 from golden import Case, canonical_form, cases, json_key, pretty, write
 
@@ -25,13 +26,15 @@ class GoldenSuite:
     """Case stems whose ``style="native"`` write-back is byte-equal to the input."""
 
     def test_detected_as_its_dialect(self, case: Case) -> None:
-        assert envglot.detect(case.data) == self.dialect
+        assert detected_as(case.data, self.dialect)
 
     def test_read_matches_the_canonical_golden(self, case: Case) -> None:
         assert case.canonical_path.exists(), f"no canonical golden for {case}: run tests/golden/regen.py, review it"
         assert canonical_form(case).decode() == case.canonical_path.read_text(encoding="utf-8")
 
     def test_auto_detection_reads_the_same(self, case: Case) -> None:
+        if envglot.detect(case.data) != self.dialect:  # a success without a marker (detected_as)
+            pytest.skip(f"{self.dialect} successes carry no marker: read with from_ only")
         assert envglot.read(case.data) == envglot.read(case.data, from_=self.dialect)
 
     def test_write_back(self, case: Case) -> None:

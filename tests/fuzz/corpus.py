@@ -11,16 +11,11 @@ from .tree import parse
 __all__ = ["ROOT", "seeds"]
 
 ROOT = Path(__file__).resolve().parents[2]
-_GOLDEN_SKIP = {"canonical", "expected"}
 
 
 def _files() -> list[Path]:
     files = sorted((ROOT / "examples").glob("**/*.json"))
-    golden = ROOT / "tests" / "golden"
-    for d in sorted(golden.iterdir()):
-        if d.is_dir() and d.name not in _GOLDEN_SKIP:
-            files += sorted(d.glob("*.json"))
-    return files
+    return files + sorted((ROOT / "tests" / "dialects").glob("*/cases/*.json"))
 
 
 @functools.cache

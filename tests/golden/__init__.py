@@ -1,15 +1,16 @@
-"""The golden corpus: envelopes of every dialect, their canonical forms, pinned writes.
+"""The golden corpus helpers: every registered dialect's cases, canonical forms and pinned writes.
 
-Layout (pandoc's reader goldens, sqlglot's table-driven cases):
+Each dialect keeps its own material in ``tests/dialects/<dialect>/`` (pandoc's reader goldens,
+sqlglot's table-driven cases); nothing here names a dialect:
 
-- ``<dialect>/<case>.json``: an input envelope. Case stems are unique across dialects.
-- ``canonical/<dialect>/<case>.json``: ``msgspec.json.encode(envglot.read(input))``,
-  pretty-printed (2 spaces): the hub form every reader must produce.
+- ``cases/<case>.json``: an input envelope. Case stems are unique across dialects.
+- ``canonical/<case>.json``: ``msgspec.json.encode(envglot.read(input))``, pretty-printed
+  (2 spaces): the hub form every reader must produce.
 - ``expected/<case>.<target>.json``: the compact output of converting ``<case>`` to
   ``<target>``, pretty-printed. The file's presence pins the write (:func:`pinned_writes`): a
   write back into the source dialect that is not JSON-equal to the input, and the
-  cross-dialect writes worth reviewing line by line (the legacy-v1 migration, multi-error
-  and wrapping cases, the writers' synthesized fields).
+  cross-dialect writes worth reviewing line by line. ``expected/README.md`` says why each is
+  pinned (a test checks that it names every pinned case); deleting the file unpins it.
 
 ``python tests/golden/regen.py`` rewrites the canonical and expected files from the
 current code; every changed file must be reviewed before it is committed.
@@ -28,17 +29,27 @@ import envglot
 from envglot.dialect import dialect_names, writable_names
 
 __all__ = [
+    "DIALECTS",
     "GOLDEN",
     "Case",
     "canonical_form",
     "cases",
     "json_key",
+    "own_dir",
     "pinned_writes",
     "pretty",
     "write",
+    "written_files",
 ]
 
 GOLDEN = Path(__file__).resolve().parent
+DIALECTS = GOLDEN.parent / "dialects"
+"""``tests/dialects``: one folder per registered dialect, named after it."""
+
+
+def own_dir(dialect: str) -> Path:
+    """The folder of ``dialect``'s own test material."""
+    return DIALECTS / dialect
 
 
 @functools.cache
@@ -47,10 +58,10 @@ def pinned_writes() -> dict[str, tuple[str, ...]]:
 
     A file ``expected/<stem>.<target>.json`` pins the write of case ``<stem>`` to ``<target>``
     (``python tests/golden/regen.py --pin <stem> <target>`` creates one); why each is pinned is
-    in ``expected/README.md``. No list of cases or dialects is kept here.
+    in the case's dialect's ``expected/README.md``. No list of cases or dialects is kept here.
     """
     out: dict[str, list[str]] = {}
-    for p in sorted((GOLDEN / "expected").glob("*.json")):
+    for p in sorted(DIALECTS.glob("*/expected/*.json")):
         stem, _, target = p.name[: -len(".json")].rpartition(".")
         out.setdefault(stem, []).append(target)
     return {k: tuple(v) for k, v in out.items()}
@@ -65,14 +76,14 @@ class Case:
 
     @property
     def path(self) -> Path:
-        return GOLDEN / self.dialect / f"{self.stem}.json"
+        return own_dir(self.dialect) / "cases" / f"{self.stem}.json"
 
     @property
     def canonical_path(self) -> Path:
-        return GOLDEN / "canonical" / self.dialect / f"{self.stem}.json"
+        return own_dir(self.dialect) / "canonical" / f"{self.stem}.json"
 
     def expected_path(self, target: str) -> Path:
-        return GOLDEN / "expected" / f"{self.stem}.{target}.json"
+        return own_dir(self.dialect) / "expected" / f"{self.stem}.{target}.json"
 
     @property
     def data(self) -> bytes:
@@ -90,7 +101,12 @@ class Case:
 def cases(dialect: str | None = None) -> tuple[Case, ...]:
     """Every case of ``dialect`` (or of all dialects), sorted."""
     names = dialect_names() if dialect is None else (dialect,)
-    return tuple(Case(d, p.stem) for d in names for p in sorted((GOLDEN / d).glob("*.json")))
+    return tuple(Case(d, p.stem) for d in names for p in sorted((own_dir(d) / "cases").glob("*.json")))
+
+
+def written_files() -> set[Path]:
+    """Every canonical and pinned file on disk (what :mod:`regen` writes), of every dialect folder."""
+    return set(DIALECTS.glob("*/canonical/*.json")) | set(DIALECTS.glob("*/expected/*.json"))
 
 
 def pretty(buf: bytes) -> bytes:

@@ -6,7 +6,8 @@ Usage::
     python tests/golden/regen.py --check             # list what would change; exit 1 if anything would
     python tests/golden/regen.py --pin CASE TARGET   # pin a new write: create expected/CASE.TARGET.json
 
-A write is pinned by its file in ``expected/`` (see ``expected/README.md``); no list is kept in code.
+A write is pinned by its file in ``tests/dialects/<dialect>/expected/`` (why: that folder's
+``README.md``); no list is kept in code.
 
 Every file this script writes must be reviewed by a person before it is committed:
 a wrong golden is worse than none.
@@ -21,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from envglot.dialect import writable_names
-from golden import GOLDEN, canonical_form, cases, pinned_writes, write
+from golden import DIALECTS, canonical_form, cases, pinned_writes, write, written_files
 
 
 def _targets() -> dict[Path, bytes]:
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = sorted(f"{s}.{t}" for s, ts in pinned_writes().items() for t in ts if t not in writable_names())
     if unknown or bad:
         what = ", ".join(unknown + bad)
-        print(f"expected/ pins writes of no case or to no writable dialect: {what}", file=sys.stderr)
+        print(f"expected/ folders pin writes of no case or to no writable dialect: {what}", file=sys.stderr)
         return 2
     if args.pin:
         stem, target = args.pin
@@ -53,19 +54,19 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         path = by_stem[stem].expected_path(target)
         path.write_bytes(write(by_stem[stem], target))
-        print(f"pinned {path.relative_to(GOLDEN)}: review it")
+        print(f"pinned {path.relative_to(DIALECTS)}: review it")
         return 0
     want = _targets()
-    existing = set((GOLDEN / "canonical").rglob("*.json")) | set((GOLDEN / "expected").glob("*.json"))
+    existing = written_files()
     changed = [p for p, body in want.items() if not p.exists() or p.read_bytes() != body]
     orphans = sorted(existing - set(want))
     for p in changed:
-        print(f"{'would write' if args.check else 'wrote'} {p.relative_to(GOLDEN)}")
+        print(f"{'would write' if args.check else 'wrote'} {p.relative_to(DIALECTS)}")
         if not args.check:
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(want[p])
     for p in orphans:
-        print(f"{'would remove' if args.check else 'removed'} {p.relative_to(GOLDEN)}")
+        print(f"{'would remove' if args.check else 'removed'} {p.relative_to(DIALECTS)}")
         if not args.check:
             p.unlink()
     return 1 if args.check and (changed or orphans) else 0

@@ -27,7 +27,7 @@ from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
-from ..wire import ABSENT, WireDecoder, count_for, opt, raw_or_absent
+from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, raw_or_absent
 
 __all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope", "ProblemJson"]
 
@@ -312,13 +312,7 @@ def _written(
     """The problems the document states: a failure's (one synthesized when it names none);
     none for a success (its problems reported as dropped)."""
     if ok:
-        if problems and ctx.report.collecting:
-            ctx.report.add(
-                Kind.FIELD_DROPPED,
-                ctx.path("problems"),
-                f"a success's {len(problems)} error(s) have no place in a {NAME} success (status 200)",
-                NAME,
-            )
+        drop_success_problems(problems, ctx, NAME, "status 200")
         return ()
     return problems or (missing_problem(summary, ctx, dmap),)
 

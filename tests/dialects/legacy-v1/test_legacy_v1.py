@@ -6,13 +6,12 @@ import msgspec
 import pytest
 
 import envglot
+from dialects.golden_suite import GoldenSuite
 from envglot import Kind
 from envglot.dialect import get_dialect
 from envglot.dialects import WRITABLE, legacy_v1
 from envglot.residue import parse_path
 from golden import cases
-
-from .golden_suite import GoldenSuite
 
 
 class TestLegacyV1(GoldenSuite):

@@ -9,12 +9,11 @@ import pytest
 from hypothesis import strategies as st
 
 import envglot
+from dialects.golden_suite import GoldenSuite
 from envelopes import code_of, counts, json_values, objects, record, text
 from envglot import Envelope, Kind, Problem
 from envglot.mappings import default_mappings
 from golden import cases
-
-from .golden_suite import GoldenSuite
 
 # The Session 05 contract's table, verbatim: the only codes whose retryable is true.
 SPEC_RETRYABLE = {

@@ -10,14 +10,13 @@ import pytest
 from hypothesis import strategies as st
 
 import envglot
+from dialects.golden_suite import GoldenSuite
 from envelopes import code_of, json_values, objects, record, text
 from envglot import Envelope, Kind, Problem
 from envglot.canonical import NextStep, Notice
 from envglot.mappings import default_mappings
 from envglot.mcp import is_error, wrap
 from golden import cases
-
-from .golden_suite import GoldenSuite
 
 SCHEMA_ID = "dotbot-mcp-response@1"
 

@@ -9,12 +9,11 @@ import pytest
 from hypothesis import strategies as st
 
 import envglot
+from dialects.golden_suite import GoldenSuite
 from envelopes import code_of, counts, objects, record, some_objects, text
 from envglot import Kind
 from envglot.mappings import default_mappings
 from golden import cases
-
-from .golden_suite import GoldenSuite
 
 DERIVED = {"$.data.error_type": ("$.data.error_code",)}
 """Wire fields the writer derives from others (``test_matrix``: a change is explained by a base's diagnostic)."""

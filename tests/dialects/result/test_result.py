@@ -7,12 +7,14 @@ import pytest
 from hypothesis import strategies as st
 
 import envglot
+from dialects.golden_suite import GoldenSuite
 from envelopes import code_of, json_values, objects, record, some_objects, text
 from envglot import Envelope, Kind, Problem
 from golden import cases
 
-from .golden_suite import GoldenSuite
-
+DERIVED = {"$.error_data": ("$.value",)}
+"""A failure's ``error_data`` (besides its ``details``) is the payload, whose ``[fields]`` path is the
+success slot ``$.value`` (``test_matrix``: a target that drops a failure's payload says so there)."""
 OK_ORDER = ["success", "value", "message", "arguments", "instruction", "disposition", "additional_agent_instructions"]
 FAILURE_ORDER = [
     "success",

@@ -12,12 +12,11 @@ import pytest
 from hypothesis import strategies as st
 
 import envglot
+from dialects.golden_suite import GoldenSuite
 from envelopes import code_of, counts, json_values, objects, record, text
 from envglot import Kind
 from envglot.canonical import NextStep, Pagination
 from golden import cases
-
-from .golden_suite import GoldenSuite
 
 DOCUMENTED = {"INVALID_INPUT", "INTERNAL_ERROR", "NOT_AVAILABLE", "MISSING_PARAMS", "UNKNOWN_ACTION"}
 

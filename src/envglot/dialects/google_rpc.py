@@ -1,0 +1,516 @@
+"""google-rpc (Google's JSON error model, AIP-193: ``google.rpc.Status`` over HTTP/JSON).
+
+Over 500 lines: one dialect's whole wire format, and each of AIP-193's typed details has a rule.
+
+A failure is ``{"error": {"code": 404, "message": "...", "status": "NOT_FOUND", "details":
+[...]}}``: ``status`` is a ``google.rpc.Code`` name (the canonical category, by table),
+``code`` its HTTP status, ``details`` typed messages (``"@type"``). A success is the resource
+itself: any JSON object that is not a failure. A failure is a document whose only member
+(besides the preserve slot) is an ``error`` object; an ``error`` member beside others is part
+of a resource (a long-running Operation's ``error``). Detection recognizes failures only (a
+success has no marker); read a success with ``from_="google-rpc"``.
+
+``details``: a first ``ErrorInfo`` whose ``reason`` is not the status name gives the native
+code (its ``domain``, ``metadata`` are kept for google-rpc, reported elsewhere); a
+``RetryInfo`` right after it (or first) gives the retry delay when it is whole milliseconds;
+every other entry is the problem's ``details`` (a lone ``google.protobuf.Value`` entry is the
+value it wraps: how another dialect's details are written). Decisions:
+``docs/dialects/google-rpc.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Raw, Struct
+
+from .. import canonical as c
+from ..checker import Checker, Rule
+from ..codes import missing_problem, read_problem, write_code
+from ..context import Context
+from ..detect import JSONRPC, MCP, classify
+from ..diagnostics import Kind
+from ..dialect import Dialect, Facts, Probe, Shape, get_dialect
+from ..errors import EnvglotError, ParseError
+from ..excerpt import quoted
+from ..fields import Let, Move, Reading, Writing
+from ..limits import repeated_member
+from ..mappings import DialectMap, Mappings
+from ..residue import parse_path
+from ..wire import (
+    RAW_EMPTY_OBJECT,
+    RAW_NULL,
+    WireDecoder,
+    count_for,
+    drop_success_problems,
+    object_payload,
+    unwrap_payload,
+    wrap_payload,
+)
+
+__all__ = ["ERROR_INFO", "NAME", "READING", "RETRY_INFO", "WRITING", "FailureDoc", "GoogleRpc", "Status"]
+
+NAME = "google-rpc"
+SHAPE = Shape(payload="object", max_problems=1, marked_success=False)
+"""A success is the resource, so its payload an object with no marker; one error per failure."""
+TYPE_PREFIX = "type.googleapis.com/"
+ERROR_INFO = TYPE_PREFIX + "google.rpc.ErrorInfo"
+RETRY_INFO = TYPE_PREFIX + "google.rpc.RetryInfo"
+RETRYABLE_KEY = "retryable"
+"""The ErrorInfo ``metadata`` key that carries a ``retryable`` the status does not imply."""
+VALUE = TYPE_PREFIX + "google.protobuf.Value"
+"""The ``details`` entry that carries another dialect's details (any JSON value)."""
+_DURATION = re.compile(r"(0|[1-9][0-9]{0,11})(?:\.([0-9]{1,9}))?s").fullmatch
+"""A ``google.protobuf.Duration`` in JSON: seconds with up to 9 fractional digits, then ``s``."""
+MAX_SECONDS = 315_576_000_000
+"""A ``google.protobuf.Duration``'s largest number of seconds (10,000 years)."""
+_HTTP_CODE = re.compile(rb"[1-9][0-9]{2}").fullmatch
+"""What detection takes for ``error.code``: a three-digit integer (an HTTP status)."""
+
+
+class Status(Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """``google.rpc.Status`` as AIP-193's JSON: the ``error`` member of a failure."""
+
+    code: Annotated[int, Rule(ge=100)]
+    message: str | None = None
+    status: str | None = None
+    details: list[dict[str, Any]] | None = None
+
+
+class FailureDoc(Struct, forbid_unknown_fields=True):
+    """A failure: the ``error`` member alone."""
+
+    error: Status
+
+
+class Document(Struct):
+    """What ``envglot schema`` prints: any object; an ``error`` member is a failure's Status."""
+
+    error: Status | None = None
+
+
+class Parsed(Struct):
+    """What the decoder read: a failure's Status, or a success's resource (the preserve slot set aside)."""
+
+    ok: bool
+    error: Status | None = None
+    payload: Raw | None = None
+
+
+_RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
+_ENC = msgspec.json.Encoder()
+_RESIDUE_KEY = str(parse_path(SHAPE.residue)[0])
+
+
+def _is_failure(top: dict[str, Raw]) -> bool:
+    """An ``error`` object and nothing else (besides the preserve slot)."""
+    err = top.get("error")
+    return err is not None and memoryview(err)[:1] == b"{" and top.keys() <= {"error", _RESIDUE_KEY}
+
+
+def _wrapped(value: Raw) -> bool:
+    """A payload the writer wraps as ``{"value": ...}`` (the reader unwraps it): not an object, or
+    an object that would not read back as this resource: one that reads as a failure here,
+    holds the preserve slot, repeats ``error`` (an outcome member a parser could read either
+    way) or has an ``error`` that is no Status (the schema's ``error``), or one detection takes
+    for a transport wrapper or for another dialect's failure (a forced source's success yields
+    to those: the failure wins)."""
+    if memoryview(value)[:1] != b"{":
+        return True
+    top = _RAW_DICT.decode(value)
+    if _is_failure(top) or _RESIDUE_KEY in top:
+        return True
+    if "error" in top and (repeated_member(bytes(value), "error") or not _is_status(top["error"])):
+        return True
+    try:
+        det = classify(value)
+        return det.dialect in (MCP, JSONRPC) or (
+            det.evidence is not None and det.dialect != NAME and get_dialect(det.dialect).failed(bytes(value))
+        )
+    except EnvglotError:  # another dialect's reading of it is refused: wrapped, it reads as it is
+        return True
+
+
+_STATUS = msgspec.json.Decoder(Status | None)
+
+
+def _is_status(value: Raw) -> bool:
+    """``value`` is what the schema allows as ``error``: a Status (or ``null``)."""
+    try:
+        _STATUS.decode(value)
+    except msgspec.MsgspecError:
+        return False
+    return True
+
+
+class _Decoder:
+    """``decode(buf) -> (Parsed, extras, residue)``: a failure through its wire Struct (unknown
+    members of ``error`` kept as extras), a success as the resource."""
+
+    __slots__ = ("_failure",)
+
+    def __init__(self) -> None:
+        self._failure = WireDecoder(FailureDoc, NAME, SHAPE.residue)
+
+    def decode(self, buf: bytes | memoryview | str) -> tuple[Parsed, tuple[c.Extra, ...], Raw | None]:
+        try:
+            top = _RAW_DICT.decode(buf)
+        except msgspec.ValidationError:
+            raise ParseError(f"a {NAME} document must be a JSON object", path="$", dialect=NAME) from None
+        except msgspec.DecodeError as exc:
+            raise ParseError(f"invalid JSON: {exc}", path="$", dialect=NAME) from None
+        if _is_failure(top):
+            w, extras, residue = self._failure.decode(buf)
+            return Parsed(ok=False, error=w.error), extras, residue
+        residue = top.pop(_RESIDUE_KEY, None)
+        if top.keys() == {"value"} and _wrapped(top["value"]):
+            return Parsed(ok=True, payload=top["value"]), (), residue
+        if residue is not None:
+            return Parsed(ok=True, payload=Raw(_ENC.encode(top))), (), residue
+        return Parsed(ok=True, payload=Raw(buf.encode() if isinstance(buf, str) else bytes(buf))), (), None
+
+
+_DEC = _Decoder()
+
+
+# --- durations and details (one rule for the reader and the writer) ----------------------------
+
+
+def duration_ms(text: str) -> int | None:
+    """A Duration string as whole milliseconds (``"1.5s"`` -> 1500); ``None`` when it is not one
+    or has a finer part (it then stays a detail, not a retry delay)."""
+    m = _DURATION(text)
+    if m is None:
+        return None
+    frac = (m.group(2) or "").ljust(9, "0")
+    if frac[3:].strip("0") or int(m.group(1)) > MAX_SECONDS:
+        return None
+    return int(m.group(1)) * 1000 + int(frac[:3])
+
+
+def duration(ms: int) -> str:
+    """Whole milliseconds as a Duration string, as proto3 JSON prints it (0 or 3 fractional digits)."""
+    s, frac = divmod(ms, 1000)
+    return f"{s}s" if frac == 0 else f"{s}.{frac:03d}s"
+
+
+class Split(Struct, frozen=True):
+    """A failure's ``details`` taken apart: what the canonical problem carries, and the rest."""
+
+    reason: str | None = None
+    info_at: int | None = None
+    """Index of the ErrorInfo that gave ``reason``."""
+    retryable: bool | None = None
+    """A ``retryable`` the ErrorInfo's ``metadata`` states against what its status implies."""
+    retry_ms: int | None = None
+    retry_at: int | None = None
+    rest: Raw | None = None
+    """The other entries (a lone ``Value`` entry: the value it wraps), for ``problem.details``."""
+
+
+_NO_SPLIT = Split()
+
+
+def _split(w: Parsed, dmap: DialectMap, ctx: Context) -> Split:
+    """The mapped entries are positional, so the writer puts them back where they were: an
+    ErrorInfo first whose ``reason`` (a string) is not the status name or whose ``metadata``
+    states a ``retryable`` the status does not imply, then a RetryInfo whose ``retryDelay`` is
+    whole milliseconds; anything else stays in ``details`` as it was."""
+    err = w.error
+    if err is None or not err.details:
+        return _NO_SPLIT
+    details = err.details
+    i, reason, info_at, retryable = 0, None, None, None
+    first = details[0]
+    if first.get("@type") == ERROR_INFO and isinstance(first.get("reason"), str):
+        stated = _stated_retryable(first)
+        if stated is not None and stated == _implied_retryable(err.status, err.code, dmap, ctx.mappings):
+            stated = None  # the status says it already: the metadata stays as it is
+        if first["reason"] != err.status or stated is not None:
+            reason, info_at, retryable, i = first["reason"], 0, stated, 1
+    retry_ms, retry_at = None, None
+    if i < len(details) and details[i].get("@type") == RETRY_INFO and details[i].keys() == {"@type", "retryDelay"}:
+        delay = details[i]["retryDelay"]
+        retry_ms = duration_ms(delay) if isinstance(delay, str) else None
+        if retry_ms is not None:
+            retry_at, i = i, i + 1
+    rest = details[i:]
+    if len(rest) == 1 and rest[0].keys() == {"@type", "value"} and rest[0]["@type"] == VALUE:
+        rest_raw: Raw | None = Raw(_ENC.encode(rest[0]["value"]))
+    else:
+        rest_raw = Raw(_ENC.encode(rest)) if rest else None
+    return Split(reason, info_at, retryable, retry_ms, retry_at, rest_raw)
+
+
+def _stated_retryable(info: dict[str, Any]) -> bool | None:
+    """An ErrorInfo's ``metadata.retryable`` (``"true"``/``"false"``: metadata values are strings)."""
+    meta = info.get("metadata")
+    flag = meta.get(RETRYABLE_KEY) if isinstance(meta, dict) else None
+    return {"true": True, "false": False}.get(flag) if isinstance(flag, str) else None
+
+
+def _implied_retryable(status: str | None, code: int, dmap: DialectMap, m: Mappings) -> bool:
+    """What a status (or, without a known one, the HTTP code's category) says of retrying: its
+    row's ``retryable``, else its category's default (``canonical.toml``)."""
+    row = dmap.codes.get(status) if status is not None else None
+    if row is not None and row.retryable is not None:
+        return row.retryable
+    return m.default_retryable(row.category if row is not None else _category_of_http(code, m))
+
+
+def _category_of_http(code: int, m: Mappings) -> str:
+    """A failure without ``status``: the first category (canonical order) whose HTTP status is ``code``."""
+    return next((name for name, cat in m.categories.items() if cat.http == code), m.unknown_category)
+
+
+def _implied_http(status: str | None, category: str, dmap: DialectMap, m: Mappings) -> int:
+    """The HTTP ``code`` a status name implies: its row's ``http``, else its category's."""
+    row = dmap.codes.get(status) if status is not None else None
+    return row.http if row is not None and row.http is not None else m.http(category)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def _problems(w: Parsed, split: Split, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
+    """A failure's one problem: category from ``status`` (else from the HTTP ``code``), code
+    from the ErrorInfo's ``reason`` (else the status name)."""
+    err = w.error
+    if err is None:
+        return ()
+    fields: dict[str, Any] = {"message": err.message, "retry_after_ms": split.retry_ms, "details": split.rest}
+    retryable = split.retryable
+    if retryable is None:  # what the status implies, stated: a google.rpc.Code says whether to retry
+        retryable = _implied_retryable(err.status, err.code, dmap, ctx.mappings)
+    if err.status is not None and err.status in dmap.codes:
+        p = read_problem(dmap, err.status, ctx, "$.error.status", retryable, **fields)
+        return (p if split.reason is None else msgspec.structs.replace(p, code=split.reason),)
+    category = _category_of_http(err.code, ctx.mappings)
+    if err.status is not None and ctx.report.collecting:  # kept as stated: an extra (:func:`_extras`)
+        ctx.report.add(
+            Kind.CODE_UNKNOWN,
+            "$.error.status",
+            f"{NAME} status {quoted(err.status)} is no google.rpc.Code name; read by its HTTP code "
+            f"{err.code} as category {category!r}",
+            NAME,
+        )
+    return (c.Problem(category=category, code=split.reason, domain=NAME, retryable=retryable, **fields),)
+
+
+def _keep(out: list[c.Extra], path: str, value: object) -> None:
+    out.append(c.Extra(dialect=NAME, path=path, value=Raw(_ENC.encode(value))))
+
+
+def _extras(
+    w: Parsed, split: Split, problems: tuple[c.Problem, ...], extras: tuple[c.Extra, ...], ctx: Context
+) -> tuple[c.Extra, ...]:
+    """The decoder's unknown members, then what a failure states beyond its problem: an HTTP
+    ``code`` other than its status implies, the ErrorInfo's other members (``domain``,
+    ``metadata``), a retry delay spelled otherwise than the writer spells it, an empty ``details``."""
+    err = w.error
+    if err is None:
+        return extras
+    out = list(extras)
+    p = problems[0]
+    dmap = ctx.mappings[NAME]
+    if err.status is not None and err.status not in dmap.codes:
+        _keep(out, "$.error.status", err.status)
+    if err.code != _implied_http(err.status, p.category, dmap, ctx.mappings):
+        _keep(out, "$.error.code", err.code)
+    if err.details == []:
+        _keep(out, "$.error.details", [])
+    if split.info_at is not None and err.details is not None:
+        at = f"$.error.details[{split.info_at}]"
+        for key, value in err.details[split.info_at].items():
+            if key in ("@type", "reason"):
+                continue
+            if key == "metadata" and split.retryable is not None:  # the writer writes the flag: keep the rest
+                for k, v in value.items():
+                    if k != RETRYABLE_KEY:
+                        _keep(out, f"{at}.metadata.{k}", v)
+            else:
+                _keep(out, f"{at}.{key}", value)
+    if split.retry_at is not None and err.details is not None and split.retry_ms is not None:
+        stated = err.details[split.retry_at]["retryDelay"]
+        if stated != duration(split.retry_ms):
+            _keep(out, f"$.error.details[{split.retry_at}].retryDelay", stated)
+    return tuple(out)
+
+
+READING = Reading(
+    _DEC,
+    Move("ok", "w.ok"),
+    Let("split", _split, pure=True),
+    Let("problems", _problems),
+    Move("payload", "w.payload"),
+    Let("extras", _extras, pure=True),
+)
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def _problem(
+    ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
+) -> c.Problem | None:
+    """A failure's problem (one synthesized when it names none); none for a success, whose
+    problems are reported as dropped."""
+    if ok:
+        drop_success_problems(problems, ctx, NAME, "the resource")
+        return None
+    return problems[0] if problems else missing_problem(summary, ctx, dmap)
+
+
+def _details(
+    p: c.Problem, code: str, status: str, http: int, ctx: Context, dmap: DialectMap
+) -> list[dict[str, Any]] | None:
+    """ErrorInfo (a code other than the status name, or a ``retryable`` the status does not imply,
+    in its ``metadata``), RetryInfo, then the problem's details: an array of typed entries as it is
+    (also inside the ``{"value": ...}`` other dialects wrap an array in), any other value in one
+    ``Value`` entry."""
+    out: list[dict[str, Any]] = []
+    carry = p.retryable is not None and p.retryable != _implied_retryable(status, http, dmap, ctx.mappings)
+    if code != status or carry:
+        info: dict[str, Any] = {"@type": ERROR_INFO, "reason": code}
+        if carry:
+            info["metadata"] = {RETRYABLE_KEY: "true" if p.retryable else "false"}
+        out.append(info)
+    delay = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
+    if delay is not None and delay // 1000 > MAX_SECONDS:
+        ctx.dropped("problem.retry_after_ms", NAME, 0, f"a retry delay of {delay} ms (beyond a Duration's range)")
+        delay = None
+    if delay is not None:
+        out.append({"@type": RETRY_INFO, "retryDelay": duration(delay)})
+    if p.details is not None:
+        try:
+            value = msgspec.json.decode(unwrap_payload(p.details) or p.details)
+        except msgspec.ValidationError:  # a number beyond a double (-1e400): the reader refuses such details
+            ctx.dropped("problem.details", NAME, 0, "details holding a number beyond a double's range")
+            return out or None
+        typed = isinstance(value, list) and all(isinstance(e, dict) and isinstance(e.get("@type"), str) for e in value)
+        out += value if typed else [{"@type": VALUE, "value": value}]
+    return out or None
+
+
+def _error(p: c.Problem | None, ctx: Context, dmap: DialectMap) -> Status | None:
+    """The failure's Status: ``status`` by the category (or the code's own row), ``code`` the HTTP
+    status it implies, the code in an ErrorInfo when it is not the status name."""
+    if p is None:
+        return None
+    code = write_code(p, dmap, ctx, 0)
+    status = (
+        code
+        if code in dmap.codes
+        else dmap.choose(p.category, None, None, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    )
+    http = _implied_http(status, dmap.codes[status].category, dmap, ctx.mappings)
+    return Status(code=http, message=p.message, status=status, details=_details(p, code, status, http, ctx, dmap))
+
+
+def _out(ok: bool, payload: Raw | None, error: Status | None, ctx: Context) -> FailureDoc | Raw:
+    """A failure's ``{"error": ...}`` (a payload has no place in it: reported), or the resource:
+    a non-object wrapped as ``{"value": ...}``, and so is an object that would read back as a
+    failure or holds the preserve slot (reported; the reader unwraps both)."""
+    if error is not None:
+        if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
+            ctx.dropped("payload", NAME, what="a failure's payload")
+        return FailureDoc(error=error)
+    doc = object_payload(payload, ok, ctx, NAME)
+    if doc != RAW_EMPTY_OBJECT and memoryview(doc)[:1] == b"{" and _wrapped(doc):
+        ctx.report.add(
+            Kind.PAYLOAD_WRAPPED,
+            ctx.path("payload"),
+            "a resource that would not read back as itself (a failure here or in another dialect, a "
+            'transport wrapper, the preserve slot, a repeated error) wrapped as {"value": ...}',
+            NAME,
+        )
+        return wrap_payload(doc)
+    return doc
+
+
+WRITING = Writing(
+    Let("p", _problem),
+    Let("error", _error),
+    Let("out", _out),
+)
+
+
+# --- contract ----------------------------------------------------------------------------
+
+
+def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """A failure's rules across fields: ``status`` a google.rpc.Code name, ``code`` the HTTP status
+    it implies, every ``details`` entry typed, ErrorInfo and RetryInfo well formed."""
+    err = d.get("error")
+    if not isinstance(err, dict):
+        return
+    dmap = m[NAME]
+    status = err.get("status")
+    if isinstance(status, str):
+        if status not in dmap.codes:
+            c.add("$.error.status", f"status is a google.rpc.Code name (NOT_FOUND, ...), got {status!r}")
+        elif isinstance(err.get("code"), int) and err["code"] != _implied_http(
+            status, dmap.codes[status].category, dmap, m
+        ):
+            c.add("$.error.code", f"code is the HTTP status {status} maps to, got {err['code']}")
+    details = err.get("details")
+    for i, e in enumerate(details if isinstance(details, list) else ()):
+        at = f"$.error.details[{i}]"
+        if not isinstance(e, dict) or not isinstance(e.get("@type"), str):
+            c.add(at, "a details entry is an object with a string @type")
+            continue
+        if e["@type"] == ERROR_INFO and not isinstance(e.get("reason"), str):
+            c.add(f"{at}.reason", "ErrorInfo.reason is a string")
+        if e["@type"] == RETRY_INFO and not (isinstance(e.get("retryDelay"), str) and _DURATION(e["retryDelay"])):
+            c.add(f"{at}.retryDelay", 'RetryInfo.retryDelay is a Duration string ("1.5s")')
+
+
+# --- detection and the class -------------------------------------------------------------
+
+
+def _probe(f: Facts) -> str | None:
+    """An ``error`` object with an integer ``code`` and nothing else at the top level."""
+    if f.keys is None or not f.keys <= {"error", _RESIDUE_KEY} or not f.is_obj("error"):
+        return None
+    err = f.member("error")
+    code = err.get("code") if err is not None else None
+    return "error.code" if code is not None and _HTTP_CODE(bytes(code)) is not None else None
+
+
+class GoogleRpc(Dialect):
+    """Google's AIP-193 JSON error model."""
+
+    name = NAME
+    description = (
+        "Google AIP-193 JSON errors: error{code, message, status, details[ErrorInfo, RetryInfo, ...]}; "
+        "a success is the resource itself"
+    )
+    aliases = ("aip-193", "google")
+    shape = SHAPE
+    native_indent = 2  # Google's HTTP/JSON APIs (ESF, grpc-gateway's default marshaler) pretty-print errors
+    wire = FailureDoc
+    probes = (Probe(130, _probe, "an `error` object with an integer `code` and no other member (failures only)"),)
+    outcome_key = "error"
+    reading = READING
+    writing = WRITING
+    invariants = staticmethod(invariants)
+
+    def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
+        """A failure against :class:`FailureDoc` and :func:`invariants`; a success (any other
+        object) has no contract."""
+        if isinstance(d.get("error"), dict) and d.keys() <= {"error", _RESIDUE_KEY}:
+            c.wire(d, FailureDoc)
+            self.invariants(d, c, m)
+
+    def failed(self, doc: bytes) -> bool:
+        """A failure document (MCP ``isError``); any other object is a success."""
+        try:
+            return _is_failure(_RAW_DICT.decode(doc))
+        except msgspec.MsgspecError as exc:
+            raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
+
+    def schema_type(self) -> type[Struct]:
+        """Any object; an ``error`` member is a failure's Status."""
+        return Document
