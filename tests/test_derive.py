@@ -53,12 +53,13 @@ def test_every_plain_copy_of_the_writer_is_at_its_declared_path(d: Dialect) -> N
 @pytest.mark.parametrize("d", tuple(d for d in BUNDLED if d.reading is not None and d.reading.derive), ids=_name)
 def test_a_deriving_dialect_states_no_plain_move_by_hand(d: Dialect) -> None:
     assert d.reading is not None
-    plain = _plain(d)
-    restated = [st for st in d.reading.steps if isinstance(st, fields.Move) and st.name in plain]
+    plain, moved = _plain(d), moved_paths(d)
+    # a Move of a declared field from a hook's value (result's payload from its parts) is no plain move
+    restated = [st for st in d.reading.steps if isinstance(st, fields.Move) and st.name in plain and st.name in moved]
     assert not restated, f"{d.name}: {restated} restate [fields]"
     derived, _ = d.steps()
     assert derived is not None
-    assert set(moved_paths(d)) == {st.name for st in derived.steps if isinstance(st, fields.Move)} - {
+    assert set(moved) == {st.name for st in derived.steps if isinstance(st, fields.Move)} - {
         st.name for st in d.reading.steps if isinstance(st, fields.Move)
     }
 
