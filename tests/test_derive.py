@@ -53,12 +53,13 @@ def test_every_plain_copy_of_the_writer_is_at_its_declared_path(d: Dialect) -> N
 @pytest.mark.parametrize("d", tuple(d for d in BUNDLED if d.reading is not None and d.reading.derive), ids=_name)
 def test_a_deriving_dialect_states_no_plain_move_by_hand(d: Dialect) -> None:
     assert d.reading is not None
-    plain = _plain(d)
-    restated = [st for st in d.reading.steps if isinstance(st, fields.Move) and st.name in plain]
+    plain, moved = _plain(d), moved_paths(d)
+    # a Move of a declared field from a hook's value (result's payload from its parts) is no plain move
+    restated = [st for st in d.reading.steps if isinstance(st, fields.Move) and st.name in plain and st.name in moved]
     assert not restated, f"{d.name}: {restated} restate [fields]"
     derived, _ = d.steps()
     assert derived is not None
-    assert set(moved_paths(d)) == {st.name for st in derived.steps if isinstance(st, fields.Move)} - {
+    assert set(moved) == {st.name for st in derived.steps if isinstance(st, fields.Move)} - {
         st.name for st in d.reading.steps if isinstance(st, fields.Move)
     }
 
@@ -164,6 +165,43 @@ def test_a_let_naming_its_wire_object_roots_the_moves_under_it(table: Path) -> N
     assert names == ["ok", "request_id", "payload", "summary", "problems", "m", "duration_ms"]  # after its root
     assert reading.steps[-1] == fields.Move("duration_ms", "m.took")
     assert moved_paths(toy)["duration_ms"] == "$.meta.took"
+
+
+class _Held(Struct):
+    took: int
+    blob: Raw
+
+
+class _Outer(Struct):
+    ok: bool
+    held: _Held
+
+
+class _OuterDecoder:
+    def decode(self, buf: bytes) -> tuple[_Outer, tuple[Any, ...], None]:
+        return msgspec.json.decode(buf, type=_Outer), (), None
+
+
+def test_a_hand_move_of_a_wire_struct_roots_the_moves_under_it_and_a_required_raw_is_never_absent(
+    table: Path,
+) -> None:
+    (table / "toy.toml").write_text(
+        'dialect = "toy"\n[fields]\nok = "$.ok"\nduration_ms = "$.held.took"\npayload = "$.held.blob"\n'
+    )
+    toy = _toy(fields.Reading(_OuterDecoder(), fields.Move("held", "w.held"), derive=True))
+    toy.wire = _Outer  # type: ignore[misc]
+    reading, _ = toy.steps()
+    assert reading is not None
+    assert reading.steps == (
+        fields.Move("ok", "w.ok"),
+        fields.Move("held", "w.held"),
+        fields.Move("duration_ms", "held.took"),  # from the hand-moved local, right after it
+        fields.Move("payload", "held.blob"),  # a required Raw member: no absent check
+    )
+    assert moved_paths(toy) == {"ok": "$.ok", "duration_ms": "$.held.took", "payload": "$.held.blob"}
+    read, _, _ = fields.hub(toy)
+    env = read(b'{"ok":true,"held":{"took":3,"blob":{"a":1}}}', _Ctx())
+    assert (env.duration_ms, env.payload) == (3, Raw(b'{"a":1}'))
 
 
 def test_a_plain_path_that_is_no_wire_member_is_refused_when_compiled(table: Path) -> None:

@@ -74,10 +74,12 @@ def _leaf_raw(tp: Any) -> bool:
     return tp is msgspec.Raw
 
 
-def _walk(tp: Any, names: list[str], json: bool = True) -> tuple[list[str], Any] | None:
+def _walk(tp: Any, names: list[str], json: bool = True) -> tuple[list[str], Any, bool] | None:
     """Over Struct ``tp``: the attribute names of JSON member names ``names`` (``json=False``:
-    the JSON names of attribute names), and the leaf's type; ``None`` when one is no member."""
+    the JSON names of attribute names), the leaf's type and whether the leaf member may be
+    left out (it has a default); ``None`` when one is no member."""
     out: list[str] = []
+    optional = False
     for n in names:
         st = _struct(tp)
         if st is None:
@@ -86,14 +88,15 @@ def _walk(tp: Any, names: list[str], json: bool = True) -> tuple[list[str], Any]
         if hit is None:
             return None
         out.append(hit.name if json else hit.encode_name)
-        tp = hit.type
-    return out, tp
+        tp, optional = hit.type, not hit.required
+    return out, tp, optional
 
 
 def _roots(d: Dialect, steps: tuple[Step, ...]) -> dict[str, tuple[list[str], Any, int]]:
     """Locals that hold a wire object: ``w`` (the decoded wire Struct, when the decoder gives
-    one), and every ``Let`` with ``wire=``. Each: (its keys, its Struct, the index after which
-    a move from it may come, -1 for before every step)."""
+    one), every ``Let`` with ``wire=``, and every ``Move`` of a non-canonical local from one
+    of them to a Struct member (code-graph's ``data``). Each: (its keys, its Struct, the index
+    after which a move from it may come, -1 for before every step)."""
     out: dict[str, tuple[list[str], Any, int]] = {}
     if d.wire is not None:
         out["w"] = ([], d.wire, -1)
@@ -104,6 +107,11 @@ def _roots(d: Dialect, steps: tuple[Step, ...]) -> dict[str, tuple[list[str], An
             if keys is None or _struct(ret) is None:
                 raise TypeError(f"{d.name}: Let({st.name!r}, wire={st.wire!r}) needs a member path and a Struct return")
             out[st.name] = (keys, ret, i)
+        elif isinstance(st, Move) and st.name not in CANONICAL:
+            head, *attrs = st.path.split(".")
+            walked = _walk(out[head][1], attrs, json=False) if head in out else None
+            if walked is not None and _struct(walked[1]) is not None:
+                out[st.name] = ([*out[head][0], *walked[0]], _struct(walked[1]), i)
     return out
 
 
@@ -123,8 +131,9 @@ def _reading(d: Dialect, reading: Reading, fields: dict[str, str]) -> Reading:
         walked = None if found is None else _walk(found[2], keys[len(found[1]) :])
         if found is None or walked is None:
             raise TypeError(f"{d.name}: [fields] {f} = {path!r} is no wire member, and no step reads {f}")
-        attrs, leaf = walked
-        after.setdefault(found[3], []).append(Move(f, ".".join((found[0], *attrs)), absent=_leaf_raw(leaf)))
+        attrs, leaf, optional = walked
+        move = Move(f, ".".join((found[0], *attrs)), absent=optional and _leaf_raw(leaf))
+        after.setdefault(found[3], []).append(move)
     out: list[Step] = list(after.get(-1, ()))
     for i, st in enumerate(steps):
         out.append(st)

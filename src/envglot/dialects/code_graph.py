@@ -231,22 +231,17 @@ def _version_extra(data: Data, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ..
 
 READING = Reading(
     _DEC,
-    Move("ok", "w.success"),
     Move("data", "w.data"),
     Move("meta", "data.meta"),
     Let("failure", _failure),
     Let("problems", _problems),
     Let("payload", _payload, pure=True),
-    Move("tool", "data.tool"),
-    Move("request_id", "data.request_id"),
-    Move("timestamp", "data.generated_at"),
     Let("workspace", _read_workspace, pure=True),
-    Move("token_estimate", "meta.approx_tokens"),
     Let("fidelity", _fidelity, pure=True),
-    Move("limits", "meta.limits"),
     Let("next_steps", _next_steps, pure=True),
     Let("pagination", _read_pagination, pure=True),
     Let("extras", _version_extra, pure=True),
+    derive=True,  # ok, tool, request_id, timestamp, token_estimate, limits: from [fields]
 )
 
 
@@ -458,8 +453,9 @@ WRITING = Writing(
         result="result",
         meta="meta",
     ),
-    Build.of("out", Envelope, success="ok", data="data"),
+    Build.of("out", Envelope, data="data"),  # success: a plain copy of [fields]
     finish=_count_tokens,
+    derive=True,
 )
 
 

@@ -15,7 +15,7 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Let, Move, Reading, Writing
+from ..fields import Build, Check, Let, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
@@ -131,15 +131,11 @@ def _version_extra(w: Envelope, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, .
 READING = Reading(
     _DEC,
     Check(_no_error_on_success),
-    Move("ok", "w.success"),
     Let("payload", _payload, pure=True),
     Let("problems", _problems),
-    Move("duration_ms", "w.meta.elapsed_ms"),
-    Move("mode", "w.meta.mode"),
-    Move("approval_mode", "w.meta.approval_mode"),
-    Move("request_id", "w.meta.correlation_id"),
     Let("pagination", _read_pagination, pure=True),
     Let("extras", _version_extra, pure=True),
+    derive=True,  # ok and the meta members duration_ms, mode, approval_mode, request_id: from [fields]
 )
 
 
@@ -246,7 +242,8 @@ WRITING = Writing(
     Let("data", _data, pure=True),
     Let("error", _error),
     Let("meta", _meta),
-    Build.of("out", Envelope, success="ok", data="data", error="error", meta="meta"),
+    Build.of("out", Envelope, data="data", error="error", meta="meta"),  # success: a plain copy of [fields]
+    derive=True,
 )
 
 

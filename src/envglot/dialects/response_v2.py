@@ -392,19 +392,17 @@ def _fidelity(w: Envelope) -> c.Fidelity | None:
 READING = Reading(
     _DEC,
     Check(_valid),
-    Move("ok", "w.success"),
     Let("failure", _failure),
     Let("extras", _extras, pure=True),
     Let("payload", _payload),
     Let("problems", _problems),
     Let("warnings", _warnings),
     Let("timing", _timing),
-    Move("duration_ms", "timing.duration_ms"),
+    Move("duration_ms", "timing.duration_ms"),  # from the telemetry object _timing decodes (a Raw on the wire)
     Let("telemetry", _telemetry, pure=True),
-    Move("request_id", "w.meta.request_id"),
-    Move("rate_limit", "w.meta.rate_limit", absent=True),
     Let("pagination", _pagination, pure=True),
     Let("fidelity", _fidelity, pure=True),
+    derive=True,  # ok, request_id, rate_limit: from [fields]
 )
 
 
@@ -629,7 +627,8 @@ WRITING = Writing(
         dropped_content_ids="fid.dropped_ids",
         content_archive_hashes="fid.archive_hashes",
     ),
-    Build.of("out", Envelope, success="ok", data="data", error="error", meta="meta"),
+    Build.of("out", Envelope, data="data", error="error", meta="meta"),  # success: a plain copy of [fields]
+    derive=True,  # meta's request_id and rate_limit stay hooks: a contract check, and None is omitted (ABSENT)
 )
 
 

@@ -121,15 +121,10 @@ def _problems(w: Envelope, parts: _Parts, dmap: DialectMap, ctx: Context) -> tup
 READING = Reading(
     _DEC,
     Check(_one_outcome),
-    Move("ok", "w.success"),
     Let("parts", _parts, pure=True),
-    Move("payload", "parts.payload"),
+    Move("payload", "parts.payload"),  # a failure's payload is error_data's other keys, not $.value
     Let("problems", _problems),
-    Move("summary", "w.message"),
-    Move("instruction", "w.instruction"),
-    Move("additional_instructions", "w.additional_agent_instructions"),
-    Move("disposition", "w.disposition"),
-    Move("arguments", "w.arguments", absent=True),
+    derive=True,  # ok, summary, instruction, additional_instructions, disposition, arguments: from [fields]
 )
 
 
