@@ -25,7 +25,7 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Let, Move, Reading, Writing
+from ..fields import Build, Check, Let, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, raw_or_absent
 
@@ -268,10 +268,9 @@ READING = Reading(
     Let("ok", _ok),
     Check(_no_problem_members),
     Let("problems", _problems),
-    Move("payload", "w.data", absent=True),
-    Move("request_id", "w.request_id"),
     Let("warnings", _warnings, pure=True),
     Let("extras", _extras, pure=True),
+    derive=True,  # payload and request_id: from [fields]
 )
 
 
@@ -358,11 +357,11 @@ WRITING = Writing(
         retryable="top.retryable",
         retry_after_ms="top.retry_after_ms",
         details="top.details",
-        request_id="request_id",
         data="data",
         warnings="messages",
         errors="errors",
-    ),
+    ),  # request_id: a plain copy of [fields]
+    derive=True,
 )
 
 
