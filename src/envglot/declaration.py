@@ -108,17 +108,14 @@ def _plain(tp: Any) -> Any:
 
 def _canonical_types() -> dict[str, Any]:
     out: dict[str, Any] = {"ok": bool, "payload": Raw}
-    hints = typing.get_type_hints(c.Envelope)
+    hints = {f.name: f.type for f in msgspec.structs.fields(c.Envelope)}  # annotations evaluated once, by msgspec
     out.update({name: _plain(hints[name]) for name in c.SCALARS})
     for g, tp in c.GROUPS.items():
-        h = typing.get_type_hints(tp)
-        out.update({f"{g}.{f.name}": _plain(h[f.name]) for f in msgspec.structs.fields(tp) if f.name != "extra"})
-    h = typing.get_type_hints(c.Problem)
-    out.update({f"problem.{f.name}": _plain(h[f.name]) for f in msgspec.structs.fields(c.Problem)})
+        out.update({f"{g}.{f.name}": _plain(f.type) for f in msgspec.structs.fields(tp) if f.name != "extra"})
+    out.update({f"problem.{f.name}": _plain(f.type) for f in msgspec.structs.fields(c.Problem)})
     for k in _PROBLEM_SKIP:
         out.pop(f"problem.{k}")
-    h = typing.get_type_hints(c.Notice)
-    out.update({f"warning.{f.name}": _plain(h[f.name]) for f in msgspec.structs.fields(c.Notice)})
+    out.update({f"warning.{f.name}": _plain(f.type) for f in msgspec.structs.fields(c.Notice)})
     return out
 
 
