@@ -178,13 +178,12 @@ ENVELOPE_FIELDS: tuple[str, ...] = Envelope.__struct_fields__
 
 
 def _metadata() -> tuple[tuple[str, ...], dict[str, type[Struct]]]:
-    hints = typing.get_type_hints(Envelope)
     scalars: list[str] = []
     groups: dict[str, type[Struct]] = {}
-    for f in msgspec.structs.fields(Envelope):
-        if f.name in ("ok", "payload", "residue") or typing.get_origin(hints[f.name]) is tuple:
+    for f in msgspec.structs.fields(Envelope):  # its types are the annotations evaluated
+        if f.name in ("ok", "payload", "residue") or typing.get_origin(f.type) is tuple:
             continue
-        struct = [t for t in typing.get_args(hints[f.name]) if isinstance(t, type) and issubclass(t, Struct)]
+        struct = [t for t in typing.get_args(f.type) if isinstance(t, type) and issubclass(t, Struct)]
         if struct:
             groups[f.name] = struct[0]
         else:

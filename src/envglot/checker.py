@@ -49,9 +49,8 @@ def optional_constants(wire: type) -> frozenset[str]:
     out: set[str] = set()
 
     def walk(tp: type, path: str, optional: bool) -> None:
-        hints = typing.get_type_hints(tp, include_extras=True)
-        for f in msgspec.structs.fields(tp):
-            hint = hints[f.name]
+        for f in msgspec.structs.fields(tp):  # its types are the annotations evaluated, Annotated kept
+            hint = f.type
             rules = [a for a in getattr(hint, "__metadata__", ()) if isinstance(a, Rule)]
             if optional and any(r.const is not None for r in rules):
                 out.add(f"{path}.{f.encode_name}")
@@ -230,10 +229,9 @@ def _kind(t: Any) -> tuple[str, type[msgspec.Struct] | None, str | None, bool]:
 @cache
 def _plan(struct: type[msgspec.Struct]) -> tuple[_Field, ...]:
     """The contract of one wire Struct's fields, read once from its annotations."""
-    hints = typing.get_type_hints(struct, include_extras=True)
     out = []
-    for f in msgspec.structs.fields(struct):
-        t, rule = _strip(hints[f.name])
+    for f in msgspec.structs.fields(struct):  # its types are the annotations evaluated, Annotated kept
+        t, rule = _strip(f.type)
         kind, sub, items, null = _kind(t)
         if typing.get_origin(t) is Literal and (rule is None or rule.one_of is None):
             lit = Rule(one_of=typing.get_args(t))

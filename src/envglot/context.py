@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import msgspec
 from msgspec import Struct
 
 from .canonical import GROUPS, SCALARS, Envelope, NextStep, Notice, Problem
@@ -130,8 +129,11 @@ nothing else, and Diagnostics are frozen, so one instance serves every conversio
 
 def _said(struct: type[Struct], own: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The fields of a canonical Struct that may be unsaid (``None`` by default), in model
-    order, but those ``own`` names (the loss check treats them on their own)."""
-    return tuple(f.name for f in msgspec.structs.fields(struct) if f.default is None and f.name not in own)
+    order, but those ``own`` names (the loss check treats them on their own). Read from msgspec's
+    ``__struct_defaults__`` (those of the trailing fields), which evaluates no annotation."""
+    names, defaults = struct.__struct_fields__, struct.__struct_defaults__
+    optional = names[len(names) - len(defaults) :]
+    return tuple(n for n, d in zip(optional, defaults, strict=True) if d is None and n not in own)
 
 
 _PROBLEM_OWN = frozenset({"message", "code", "domain", "type", "retryable", "origin", "upstream", "aspect"})

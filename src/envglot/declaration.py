@@ -10,9 +10,9 @@ tree into field steps (``envglot.fields``), ``envglot.declared`` registers the d
 from __future__ import annotations
 
 import re
-import string
 import typing
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, Literal
 
 import msgspec
@@ -29,7 +29,6 @@ __all__ = [
     "KIND",
     "LIST_GROUPS",
     "TEMPLATE_FIELDS",
-    "TYPES",
     "Declaration",
     "Declare",
     "Detect",
@@ -38,6 +37,7 @@ __all__ = [
     "Outcome",
     "attr",
     "camel",
+    "canonical_types",
     "group_of",
     "segments",
 ]
@@ -106,23 +106,22 @@ def _plain(tp: Any) -> Any:
     return args[0]
 
 
-def _canonical_types() -> dict[str, Any]:
+@cache
+def canonical_types() -> dict[str, Any]:
+    """Canonical field -> the wire type of a declared member carrying it (derived from the
+    canonical Structs on first use: only compiling a declaration needs it)."""
     out: dict[str, Any] = {"ok": bool, "payload": Raw}
-    hints = typing.get_type_hints(c.Envelope)
+    hints = {f.name: f.type for f in msgspec.structs.fields(c.Envelope)}  # annotations evaluated once, by msgspec
     out.update({name: _plain(hints[name]) for name in c.SCALARS})
     for g, tp in c.GROUPS.items():
-        h = typing.get_type_hints(tp)
-        out.update({f"{g}.{f.name}": _plain(h[f.name]) for f in msgspec.structs.fields(tp) if f.name != "extra"})
-    h = typing.get_type_hints(c.Problem)
-    out.update({f"problem.{f.name}": _plain(h[f.name]) for f in msgspec.structs.fields(c.Problem)})
+        out.update({f"{g}.{f.name}": _plain(f.type) for f in msgspec.structs.fields(tp) if f.name != "extra"})
+    out.update({f"problem.{f.name}": _plain(f.type) for f in msgspec.structs.fields(c.Problem)})
     for k in _PROBLEM_SKIP:
         out.pop(f"problem.{k}")
-    h = typing.get_type_hints(c.Notice)
-    out.update({f"warning.{f.name}": _plain(h[f.name]) for f in msgspec.structs.fields(c.Notice)})
+    out.update({f"warning.{f.name}": _plain(f.type) for f in msgspec.structs.fields(c.Notice)})
     return out
 
 
-TYPES = _canonical_types()
 KIND = {str: "string", bool: "boolean", int: "integer", int | float: "number", Raw: "any"}
 LIST_GROUPS = {"problems": "problem.", "warnings": "warning."}
 COUNTS = frozenset({"pagination.total", "pagination.page_size", "pagination.offset", "pagination.limit"})
@@ -184,8 +183,9 @@ class Declaration:
         where = f"{file}: [fields]"
         fields = dict(table.fields)
         required = set(decl.required)
+        types = canonical_types()
         for f in fields:
-            if f not in TYPES and f not in LIST_GROUPS:
+            if f not in types and f not in LIST_GROUPS:
                 hint = (
                     " (next steps and .extra objects need a Python dialect)"
                     if f.startswith(("next_step", "extras")) or f.endswith(".extra")
@@ -256,7 +256,7 @@ class Declaration:
                     raise MappingError(f"{where}: {f} = {path!r} must lie inside {grp} = {gpath!r}")
                 rel, _ = segments("$." + path[len(gpath) + 1 :], where)
                 must = path in required or f in ALWAYS  # an error's code, a warning's message
-                self._place(rel, Leaf(f, TYPES[f], must), path, file, seen, f, base=gnode)
+                self._place(rel, Leaf(f, types[f], must), path, file, seen, f, base=gnode)
                 self.sub[grp].append((f, tuple(rel)))
                 continue
             keys, _ = segments(path, where)
@@ -264,7 +264,7 @@ class Declaration:
                 if keys[: len(gk)] == gk:
                     raise MappingError(f"{where}: {f} = {path!r} lies inside a problems/warnings object")
             # the outcome flag is always required: a document that does not say is no success
-            self._place(keys, Leaf(f, TYPES[f], path in required or f in ALWAYS), path, file, seen, f)
+            self._place(keys, Leaf(f, types[f], path in required or f in ALWAYS), path, file, seen, f)
             self.top.append((f, tuple(keys)))
             self.plan.append((f, tuple(keys), path))
         known = set(seen) | {fields[g] for g in self.group_paths}
@@ -272,7 +272,7 @@ class Declaration:
             if r not in known and r.removesuffix("[]") not in known:
                 raise MappingError(f"{file}: [declare] required names {r!r}, which is no path of [fields]")
         for f, path in fields.items():
-            if path in required and f in TYPES and f not in ("ok", "payload", "problem.code", "problem.message"):
+            if path in required and f in types and f not in ("ok", "payload", "problem.code", "problem.message"):
                 if f not in table.synthesize and f not in ("problem.retryable", "warning.message"):
                     raise MappingError(
                         f"{file}: [synthesize] needs a rule for {f!r}: {path} is required and a source may lack it"
@@ -454,6 +454,8 @@ TEMPLATE_FIELDS = ("tool", "slug", "id")
 def _templates(table: DialectTable, file: str) -> dict[str, str]:
     """The ``[synthesize]`` rules that are templates, checked: known placeholders only, and on
     top-level members (an error's or warning's rule is a plain value)."""
+    import string  # only a declaration with templates needs it
+
     out: dict[str, str] = {}
     for f, rule in table.synthesize.items():
         if not isinstance(rule, str) or ("{" not in rule and "}" not in rule):

@@ -26,7 +26,7 @@ from msgspec import Raw
 from . import canonical as c
 from .checker import Checker
 from .context import Context
-from .declaration import KIND, TYPES, Declaration, Declare, Detect, Leaf, Node, camel
+from .declaration import KIND, Declaration, Declare, Detect, Leaf, Node, camel, canonical_types
 from .declsteps import steps
 from .detect import classify
 from .diagnostics import DISCARD, Kind
@@ -413,4 +413,4 @@ def valid_name(name: str) -> bool:
 def field_types() -> dict[str, Any]:
     """Canonical field -> the wire type of a declared member carrying it: ``str``, ``bool``,
     ``int``, ``int | float``, or ``Raw`` (any JSON)."""
-    return dict(TYPES)
+    return dict(canonical_types())

@@ -52,6 +52,7 @@ import keyword
 import linecache
 import os
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -83,9 +84,14 @@ ABSENT = Raw(b"")
 
 CANONICAL: tuple[str, ...] = tuple(f for f in c.ENVELOPE_FIELDS if f not in ("extras", "residue"))
 """Canonical fields a declaration can read or write (``extras`` and ``residue`` are special names)."""
-_DEFAULTS: dict[str, Any] = {
-    f.name: (f.default if f.default is not msgspec.NODEFAULT else None) for f in msgspec.structs.fields(c.Envelope)
-}
+
+
+@cache
+def _defaults() -> dict[str, Any]:
+    """Each canonical field's default (``None`` for a factory's), read on first code generation."""
+    return {
+        f.name: (f.default if f.default is not msgspec.NODEFAULT else None) for f in msgspec.structs.fields(c.Envelope)
+    }
 
 
 class Const(NamedTuple):
@@ -530,7 +536,7 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
 
 
 def _default(u: _Unit, field: str) -> str:
-    v = _DEFAULTS[field]
+    v = _defaults()[field]
     return repr(v) if v is None or isinstance(v, bool | tuple) else u.ref(v, f"DEFAULT_{field}")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -57,13 +58,16 @@ class Residue(Struct, forbid_unknown_fields=True):
     del_: list[str] = msgspec.field(default_factory=list, name="del")
 
 
-_RESIDUE = msgspec.json.Decoder(Residue)
+@cache
+def _residue_decoder() -> msgspec.json.Decoder[Residue]:
+    """The residue's decoder, built on first use (not at import)."""
+    return msgspec.json.Decoder(Residue)
 
 
 def decode_residue(raw: Raw, where: str) -> Residue:
     """The residue at JSON path ``where``; a corrupt one is a :class:`ParseError`."""
     try:
-        res = _RESIDUE.decode(raw)
+        res = _residue_decoder().decode(raw)
     except msgspec.DecodeError as exc:
         raise ParseError(f"corrupt preserve residue: {excerpt(str(exc))}", path=where) from None
     for path in (*(p for p, _ in res.set), *res.del_):

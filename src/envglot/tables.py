@@ -203,7 +203,6 @@ def toml_document(buf: bytes, source: str) -> object:
         MappingError: the document is no TOML or passes a limit (naming ``source``).
     """
     import hashlib
-    import tempfile
 
     key = hashlib.sha1(buf).hexdigest()
     cache = Path(os.environ.get("ENVGLOT_CACHE_DIR") or Path.home() / ".cache" / "envglot") / f"toml-{key}.msgpack"
@@ -212,6 +211,8 @@ def toml_document(buf: bytes, source: str) -> object:
     except (EnvglotError, msgspec.DecodeError):
         pass
     doc = parse_toml(buf, source, error=MappingError)
+    import tempfile  # only on a cache miss: with the cache warm, loading the tables never needs it
+
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=cache.name, suffix=".tmp")  # O_EXCL: no planted link
@@ -311,10 +312,10 @@ class DialectMap:
 
     __slots__ = (
         "_choice_cache",
+        "_dialect",
         "_plans",
         "carried",
         "codes",
-        "constants",
         "default_category",
         "description",
         "fields",
@@ -336,8 +337,7 @@ class DialectMap:
         self.synthesize = dict(table.synthesize)
         self.carried = frozenset(self.fields)
         self.codes = dict(table.codes)
-        self.constants = dialect.optional_constants()
-        """JSON paths of the constants inside the optional objects of the dialect's contract."""
+        self._dialect = dialect
         self.types = dict(types)
         self.default_category = table.defaults.category if table.defaults else None
         by_cat: dict[str, list[WriteRow]] = {}
@@ -348,6 +348,12 @@ class DialectMap:
         self._plans: dict[str, CodePlan] = {}
         self.tables: Mappings | None = None
         """The :class:`Mappings` this dialect's tables belong to (set when they are built)."""
+
+    @property
+    def constants(self) -> frozenset[str]:
+        """JSON paths of the constants inside the optional objects of the dialect's contract
+        (derived from its wire Struct on first use, not when the tables load)."""
+        return self._dialect.optional_constants()
 
     def path(self, field: str, index: int | None = None) -> str | None:
         """The wire path of a canonical field in this dialect, with ``[]`` filled by ``index``."""

@@ -7,15 +7,16 @@ class registers it; nothing here names a dialect.
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 
 from ..dialect import Dialect, dialect_names, get_dialect, registered, writable_names
 
 __all__ = ["ALIASES", "DIALECTS", "NAMES", "WRITABLE", "get_dialect"]
 
-for _m in pkgutil.iter_modules(__path__):
-    if not _m.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_m.name}")
+for _f in sorted(os.listdir(__path__[0])):  # what pkgutil.iter_modules lists here, without its imports
+    _name, _ext = os.path.splitext(_f)
+    if _ext == ".py" and not _name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_name}")
 
 DIALECTS: dict[str, Dialect] = {d.name: d for d in registered()}
 NAMES: tuple[str, ...] = dialect_names()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 import msgspec
@@ -116,7 +117,10 @@ class _Errors(msgspec.Struct):
     errors: list[Raw] | None = None
 
 
-_ERRORS = msgspec.json.Decoder(_Errors)
+@cache
+def _errors_decoder() -> msgspec.json.Decoder[_Errors]:
+    """The decoder of a failure's error list, built on first use (not at import)."""
+    return msgspec.json.Decoder(_Errors)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -467,7 +471,7 @@ class Dotbot(Dialect):
         if super().failed(doc):
             return True
         try:
-            errors = _ERRORS.decode(doc).errors
+            errors = _errors_decoder().decode(doc).errors
         except msgspec.MsgspecError:  # the outcome flag was readable: a bad errors member says nothing more
             return False
         return bool(errors)

@@ -21,6 +21,7 @@ value it wraps: how another dialect's details are written). Decisions:
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Annotated, Any
 
 import msgspec
@@ -133,13 +134,16 @@ def _wrapped(value: Raw) -> bool:
         return True
 
 
-_STATUS = msgspec.json.Decoder(Status | None)
+@cache
+def _status_decoder() -> msgspec.json.Decoder[Status | None]:
+    """The decoder of a ``Status`` (or ``null``), built on first use (not at import)."""
+    return msgspec.json.Decoder(Status | None)
 
 
 def _is_status(value: Raw) -> bool:
     """``value`` is what the schema allows as ``error``: a Status (or ``null``)."""
     try:
-        _STATUS.decode(value)
+        _status_decoder().decode(value)
     except msgspec.MsgspecError:
         return False
     return True

@@ -8,6 +8,7 @@ Shape B (interim, never released): ``{success, data, error}`` with ``data._meta`
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Annotated, Any
 
 import msgspec
@@ -51,7 +52,14 @@ class InterimMeta(Struct, omit_defaults=True):
 
 
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
-_META = msgspec.json.Decoder(InterimMeta)
+
+
+@cache
+def _meta_decoder() -> msgspec.json.Decoder[InterimMeta]:
+    """The decoder of the interim meta object, built on first use (not at import)."""
+    return msgspec.json.Decoder(InterimMeta)
+
+
 _STRS = msgspec.json.Decoder(list[str])
 _STR = msgspec.json.Decoder(str | None)
 _BOOL = msgspec.json.Decoder(bool)
@@ -178,7 +186,7 @@ def _meta(w: Parsed) -> InterimMeta:
     if w.meta is None:
         return _NO_META
     try:
-        return _META.decode(w.meta)
+        return _meta_decoder().decode(w.meta)
     except msgspec.ValidationError as exc:
         raise ParseError(f"bad _meta: {exc}", path="$.data._meta", dialect=NAME) from None
 
