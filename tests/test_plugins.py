@@ -228,3 +228,21 @@ def test_envglot_no_plugins_loads_none(install: Install, monkeypatch: pytest.Mon
     monkeypatch.delenv("ENVGLOT_NO_PLUGINS")
     reset()
     assert "teamx" in bundled()
+
+
+def test_a_plugin_probe_runs_after_every_bundled_one(install: Install) -> None:
+    """Even a plugin probe of priority 1 that claims any ``success`` document never takes a
+    bundled dialect's document: plugin probes run after every bundled one."""
+    greedy = MODULE.replace(
+        'return "teamx" if f.is_bool("teamx") else None',
+        'return "teamx" if f.has("teamx") or f.has("success") else None',
+    ).replace("Probe(50,", "Probe(1,")
+    assert greedy.count("Probe(1,") == 1 and 'f.has("success")' in greedy
+    install("teamx_greedy", greedy, table=_table("teamx"))
+    reg = bundled()
+    assert "teamx" in reg
+    assert detect_bytes(b'{"success":true,"value":1}', reg) == "result"
+    assert (
+        detect_bytes(b'{"success":false,"data":null,"error":{"code":"x_not_found","message":"m"}}', reg) == "errorcode"
+    )
+    assert detect_bytes(b'{"teamx":true,"result":1}', reg) == "teamx"
