@@ -110,10 +110,10 @@ def _plan(registry: Registry) -> _Plan:
         top = d.shape.residue.split(".")
         if len(top) == 2:
             keys.add(top[1])
-        probes += [(p, d.name, d.declared) for p in d.probes]
+        probes += [(p, d.name, d.declared or d.plugin is not None) for p in d.probes]
         if d.fallback:
             fallback = d.name
-    probes.sort(key=lambda pnd: (pnd[2], pnd[0].priority))  # declared dialects after every bundled one
+    probes.sort(key=lambda pnd: (pnd[2], pnd[0].priority))  # declared and plugin dialects after every bundled one
     return _Plan(frozenset(keys), tuple((p, name) for p, name, _ in probes), fallback)
 
 

@@ -23,7 +23,7 @@ from msgspec import Raw, Struct
 
 from .checker import optional_constants
 from .diagnostics import Kind
-from .errors import ParseError
+from .errors import MappingError, ParseError
 from .registry import dialect_names, get_dialect, register, registered, writable_names
 
 if TYPE_CHECKING:
@@ -150,6 +150,12 @@ class Dialect:
     """Compiled from a declaration file: its probes run after every bundled dialect's, so a
     declaration never outranks a bundled dialect whose markers are present; defining its class
     adds it to no registry."""
+    plugin: ClassVar[str | None] = None
+    """The ``envglot.dialects`` entry point that installed it (``None``: bundled or declared); a
+    plugin's probes, like a declared dialect's, run after every bundled dialect's."""
+    table_file: ClassVar[str | None] = None
+    """A plugin's table: a TOML file (the schema of ``mappings/<name>.toml``), relative to the
+    folder of the module that defines the class; ``None``: the table is ``mappings/<name>.toml``."""
     outcome_key: ClassVar[str] = "success"
     """The member that says success or failure (``isError`` mirrors it)."""
     failure_value: ClassVar[bytes] = b"false"
@@ -220,9 +226,29 @@ class Dialect:
             raise NotImplementedError(f"{self.name} declares no writing")
 
     def own_table(self) -> tuple[Any, str] | None:
-        """``(DialectTable, file)`` when the dialect's table does not live in ``mappings/``
-        (a dialect declared in a file of its own, ``envglot.declared``); ``None`` by default."""
-        return None
+        """``(DialectTable, file)`` when the dialect's table does not live in ``mappings/``: a
+        plugin's ``table_file`` (a dialect declared in a file of its own overrides this); ``None``
+        when it does.
+
+        Raises:
+            MappingError: the file cannot be read, is no table, or names another dialect.
+        """
+        if self.table_file is None:
+            return None
+        import sys
+        from pathlib import Path
+
+        from .tables import DialectTable, decode_table
+
+        module = sys.modules[type(self).__module__].__file__
+        if module is None:
+            raise MappingError(f"{self.name}: table_file needs a module loaded from a file")
+        path = Path(module).resolve().parent / self.table_file
+        table = decode_table(path, DialectTable)
+        assert isinstance(table, DialectTable)
+        if table.dialect != self.name:
+            raise MappingError(f"{path}: dialect = {table.dialect!r}, expected {self.name!r}", path="$.dialect")
+        return table, str(path)
 
     def arrange(self, doc: bytes) -> bytes:
         """A document a preserve residue restored, in the dialect's own key order (default: as

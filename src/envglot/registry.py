@@ -1,8 +1,11 @@
 """Dialect registries: immutable sets of dialects found by name, alias or snake_case spelling.
 
 The base registry (:func:`bundled`) holds the bundled dialects: defining a
-:class:`~envglot.dialect.Dialect` subclass that is not declared adds it (:func:`register`),
-and ``import envglot`` imports them all (:mod:`envglot.dialects`). A dialect declared in a
+:class:`~envglot.dialect.Dialect` subclass in :mod:`envglot.dialects` adds it (:func:`register`),
+and ``import envglot`` imports them all (:func:`shipped`). When the base is first built it also
+loads the installed plugins, the ``envglot.dialects`` entry points (``docs/adding-a-dialect.md``,
+"A team's dialect with hooks"); one that clashes with a bundled dialect is skipped with a
+warning, and ``ENVGLOT_NO_PLUGINS=1`` loads none. A dialect declared in a
 TOML file (:mod:`envglot.declared`) is never added to the base: it lives only in the
 registries built with it (:meth:`Registry.adding`), which a
 :class:`~envglot.mappings.Mappings` (and so a ``Converter``) keeps.
@@ -13,15 +16,33 @@ keep it (``Mappings.registry``).
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from .errors import UnknownDialectError
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from .dialect import Dialect
 
-__all__ = ["Registry", "bundled", "dialect_names", "get_dialect", "register", "registered", "writable_names"]
+__all__ = [
+    "PLUGIN_GROUP",
+    "Registry",
+    "bundled",
+    "dialect_names",
+    "get_dialect",
+    "register",
+    "registered",
+    "reset",
+    "shipped",
+    "writable_names",
+]
+
+PLUGIN_GROUP = "envglot.dialects"
+"""The entry-point group an installed distribution registers its dialect modules in."""
 
 
 class Registry:
@@ -85,21 +106,132 @@ class Registry:
 
 _BUNDLED: dict[str, Dialect] = {}
 """Filled by :func:`register` as ``envglot.dialects`` imports its modules."""
+_DEFINED: dict[str, dict[str, Dialect]] = {}
+"""Dialects defined outside ``envglot.dialects``, by module: a plugin's, taken when it loads."""
 _BASE: list[Registry] = []
 """The base registry once built; a later :func:`register` drops it (built again on use)."""
 
 
 def register(d: Dialect) -> None:
-    """Add the bundled dialect ``d`` to the base registry (a later one of the same name replaces it)."""
-    _BUNDLED[d.name] = d
-    _BASE.clear()
+    """Add the bundled dialect ``d`` to the base registry (a later one of the same name replaces it).
+
+    A dialect defined outside ``envglot.dialects`` is only noted: it joins the base if an
+    ``envglot.dialects`` entry point names its module and it passes the checks (:func:`bundled`).
+    """
+    module = type(d).__module__
+    if module.startswith("envglot.dialects."):
+        _BUNDLED[d.name] = d
+        _BASE.clear()
+    else:
+        _DEFINED.setdefault(module, {})[d.name] = d
+
+
+def shipped() -> Registry:
+    """The dialects of ``envglot.dialects`` alone (no plugin loaded; what ``envglot.DIALECTS`` lists)."""
+    return Registry(_BUNDLED.values())
 
 
 def bundled() -> Registry:
-    """The base registry: every bundled dialect (``envglot.dialects``), and nothing declared."""
+    """The base registry: every bundled dialect (``envglot.dialects``) and every installed
+    plugin that passes the checks, and nothing declared. Plugins load once, when it is first built."""
     if not _BASE:
-        _BASE.append(Registry(_BUNDLED.values()))
+        base = shipped()
+        _BASE.append(base.adding(*_plugins(base)))
     return _BASE[0]
+
+
+def reset() -> None:
+    """Forget the base registry: the next :func:`bundled` builds it again and loads the
+    installed plugins anew (a ``Mappings`` already loaded keeps the registry it was built with)."""
+    _BASE.clear()
+
+
+def _plugins(base: Registry) -> list[Dialect]:
+    """The dialects of the installed ``envglot.dialects`` entry points, by entry-point name;
+    each one refused is skipped with one warning on the ``envglot`` logger."""
+    if os.environ.get("ENVGLOT_NO_PLUGINS", "") not in ("", "0") or not _any_declared():
+        return []
+    from importlib.metadata import entry_points  # only here: ``import envglot`` never pays for it
+
+    taken = base
+    out: list[Dialect] = []
+    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: (e.name, e.value)):
+        found = _plugin(ep, taken)
+        if isinstance(found, str):
+            import logging
+
+            logging.getLogger("envglot").warning(
+                "envglot: skipped the %s entry point %s = %s: %s", PLUGIN_GROUP, ep.name, ep.value, found
+            )
+            continue
+        taken = taken.adding(found)
+        out.append(found)
+    return out
+
+
+def _any_declared() -> bool:
+    """Whether an installed distribution on ``sys.path`` (its ``*.dist-info``/``*.egg-info``
+    folder) declares an ``envglot.dialects`` entry point: a scan of a few folders, so that
+    building the base registry imports ``importlib.metadata`` (~20 ms) only when one does."""
+    marker = f"[{PLUGIN_GROUP}]".encode()
+    for entry in sys.path:
+        try:
+            with os.scandir(entry or ".") as it:
+                infos = [e.path for e in it if e.name.endswith((".dist-info", ".egg-info"))]
+        except OSError:  # not a folder (a zip file is left to importlib.metadata's own finders)
+            continue
+        for info in infos:
+            try:
+                with open(os.path.join(info, "entry_points.txt"), "rb") as fh:
+                    if marker in fh.read(1 << 20):
+                        return True
+            except OSError:
+                continue
+    return False
+
+
+def _plugin(ep: EntryPoint, taken: Registry) -> Dialect | str:
+    """The one dialect the entry point's module defines, or why it is refused."""
+    try:
+        ep.load()
+    except Exception as exc:  # a plugin's code is not ours: any failure skips it
+        return f"cannot import {ep.value}: {type(exc).__name__}: {str(exc)[:200]}"
+    module = sys.modules.get(ep.module)
+    found = [d for d in _DEFINED.get(ep.module, {}).values() if getattr(module, type(d).__name__, None) is type(d)]
+    if len(found) != 1:
+        return f"module {ep.module} defines {len(found) or 'no'} Dialect subclasses with a name (one is needed)"
+    d = found[0]
+    why = _clash(d, taken)
+    if why is not None:
+        return f"{d.name}: {why}"
+    try:
+        table = d.own_table()
+    except Exception as exc:  # its table is data of the plugin's: a bad one skips it
+        return f"{d.name}: its table cannot be read: {str(exc)[:300]}"
+    if table is None:
+        return f"{d.name}: it names no table (set table_file to a TOML file beside its module)"
+    type(d).plugin = ep.name
+    return d
+
+
+def _clash(d: Dialect, taken: Registry) -> str | None:
+    """Why ``d`` cannot join ``taken`` (its name, an alias or its detection keys are taken), else ``None``."""
+    for spelling in (d.name, d.name.replace("-", "_"), *d.aliases):
+        other = taken.find(spelling)
+        if other is not None:
+            return f"{spelling!r} already names the dialect {other.name}"
+    if d.fallback:
+        return "a plugin cannot be the fallback dialect (bare payloads are read by a bundled one)"
+    if d.declared:
+        return "a declared dialect is loaded from its TOML file (--mappings), not as a plugin"
+    owners = {k: o.name for o in taken for k in o.keys}
+    if not d.keys or d.keys.issubset(owners):
+        whose = ", ".join(f"{k!r}: {owners[k]}" for k in sorted(d.keys))
+        return (
+            f"its detection keys ({whose or 'none'}) are all keys of dialects already registered; "
+            "name at least one top-level member no other dialect has"
+        )
+    return None
 
 
 def registered() -> Iterator[Dialect]:

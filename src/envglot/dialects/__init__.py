@@ -1,7 +1,8 @@
 """The bundled dialects: every module of this package defines one :class:`~envglot.dialect.Dialect`.
 
 Importing the package imports each module (those not starting with ``_``), and defining the
-class registers it; nothing here names a dialect.
+class registers it; nothing here names a dialect. The names below are the bundled modules'
+dialects: an installed plugin (``envglot.registry.bundled``) is not among them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import importlib
 import os
 
-from ..dialect import Dialect, dialect_names, get_dialect, registered, writable_names
+from ..dialect import Dialect, get_dialect
+from ..registry import shipped
 
 __all__ = ["ALIASES", "DIALECTS", "NAMES", "WRITABLE", "get_dialect"]
 
@@ -18,8 +20,9 @@ for _f in sorted(os.listdir(__path__[0])):  # what pkgutil.iter_modules lists he
     if _ext == ".py" and not _name.startswith("_"):
         importlib.import_module(f"{__name__}.{_name}")
 
-DIALECTS: dict[str, Dialect] = {d.name: d for d in registered()}
-NAMES: tuple[str, ...] = dialect_names()
-WRITABLE: tuple[str, ...] = writable_names()
-ALIASES: dict[str, str] = {a: d.name for d in registered() for a in d.aliases}
+_SHIPPED = shipped()  # not the base registry: building it would load the installed plugins
+DIALECTS: dict[str, Dialect] = {d.name: d for d in _SHIPPED}
+NAMES: tuple[str, ...] = _SHIPPED.names()
+WRITABLE: tuple[str, ...] = _SHIPPED.writable_names()
+ALIASES: dict[str, str] = {a: d.name for d in _SHIPPED for a in d.aliases}
 """Short names accepted for a dialect (the underscore spellings, ``response_v2``, are accepted too)."""
