@@ -63,7 +63,7 @@ def test_errorcode_reports_a_retryable_it_derives_against_the_category_default()
     assert b'"code":"llm_error"' in c.output and b'"retryable":true' in c.output
     said = [d.message for d in c.diagnostics if d.kind is envglot.Kind.RETRYABLE_CHANGED]
     assert said == [
-        "errorcode derives retryable=true from 'llm_error'; "
+        "errorcode code 'llm_error' implies retryable=true; "
         "the source stated none (its code's or unknown's default: false)"
     ]
 

@@ -204,7 +204,8 @@ def refusal(
     rep.add(
         Kind.SYNTHESIZED,
         error.path or "$",
-        f"the document is refused ({excerpt(text, 200)}): answered with a failure of category {rule.category!r}",
+        need=f"the document is refused ({excerpt(text, 200)})",
+        value=f"a failure of category {rule.category!r}",
     )
     out = write(Envelope(ok=False, problems=(problem,)), to, options=o, report=rep)
     target = as_mappings(o.mappings).registry.get(to).name
@@ -260,7 +261,7 @@ def read(
     rep = report if report is not None else Report(Level.IGNORE)
     buf, bom = check_input(to_bytes(data), o.max_depth)
     if bom:
-        rep.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
+        rep.add(Kind.BOM_REMOVED, "$")
     det: Detection | None = None
     is_error: bool | None = None
     if from_ is None:

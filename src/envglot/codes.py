@@ -107,16 +107,19 @@ def read_problem(
             ctx.report.add(
                 Kind.CODE_UNKNOWN,
                 where,
-                f"{dmap.name} code {quoted(code)} is not in the tables; read as category {category!r}",
                 dmap.name,
+                member="code",
+                value=quoted(code),
+                category=repr(category),
             )
         return Problem(category=category, code=code, domain=dmap.name, retryable=retryable, **fields)  # type: ignore[arg-type]
     if contradiction is not None and retryable is not None and row.retryable not in (None, retryable):
         ctx.report.add(
             Kind.STATUS_MISMATCH,
             contradiction,
-            f"retryable={str(retryable).lower()} contradicts the code {quoted(code)}; kept as stated",
             dmap.name,
+            conflict=f"retryable={str(retryable).lower()} contradicts the code {quoted(code)}",
+            resolved="kept as stated",
         )
     return problem_of(row, code, dmap.name, retryable, **fields)
 
@@ -211,13 +214,14 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
     if code != p.code:
         where = ctx.path("problem.code", index)
         if p.code is None:
-            chose = f"chose {code!r} for category {p.category!r}"
+            chose = f"{code!r} for category {p.category!r}"
             if plan is not None and plan.category != p.category:
-                chose = f"chose {code!r}, which reads as {plan.category!r}, not {p.category!r}"
-            ctx.synthesized(dmap, "problem.code", f"{dmap.name} needs a code; {chose}", index)
+                chose = f"{code!r}, which reads as {plan.category!r}, not {p.category!r}"
+            ctx.synthesized(dmap, "problem.code", index, need=f"{dmap.name} needs a code", value=chose)
         elif ch.respelled:
-            said = f"{p.domain} code {quoted(p.code)} written as {dmap.name} {quoted(code)}, which reads back as it"
-            ctx.report.add(Kind.CODE_RESPELLED, where, said, dmap.name)
+            ctx.report.add(
+                Kind.CODE_RESPELLED, where, dmap.name, source=p.domain, code=quoted(p.code), chosen=quoted(code)
+            )
         else:
             what = f"wrote {quoted(code)} ({p.category})"
             if plan is not None and plan.category != p.category:
@@ -226,16 +230,18 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
             ctx.report.add(
                 Kind.CODE_MAPPED,
                 where,
-                f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; {what}",
                 dmap.name,
+                source=p.domain or "source",
+                code=quoted(p.code),
+                result=what,
             )
             _implied_changes(p, code, dmap, ctx, where)
     if plan is not None and plan.ext:
         ctx.report.add(
             Kind.CODE_EXTENSION,
             ctx.path("problem.code", index),
-            f"{code!r} is outside {dmap.name}'s documented catalogue",
             dmap.name,
+            code=repr(code),
         )
     return ch
 
@@ -265,8 +271,14 @@ def _implied_changes(p: Problem, code: str, dmap: DialectMap, ctx: Context, wher
     base = where.rpartition(".")[0]
     for path in implied:
         member = path.rpartition(".")[2]
-        said = f"{src.name} {member} follows its code {quoted(p.code)}, which does not come back from {dmap.name}"
-        ctx.report.add(Kind.CODE_MAPPED, f"{base}.{member}", said, dmap.name)
+        ctx.report.add(
+            Kind.CODE_MAPPED,
+            f"{base}.{member}",
+            dmap.name,
+            source=src.name,
+            code=quoted(p.code),
+            result=f"its {member}, which follows the code, does not come back",
+        )
 
 
 def problem_message(
@@ -282,7 +294,7 @@ def problem_message(
     msg = summary or fallback
     if msg != p.message and ctx.report.collecting:
         ctx.synthesized(
-            target, "problem.message", f"{target.name} requires an error message; wrote {quoted(msg)}", index
+            target, "problem.message", index, need=f"{target.name} requires an error message", value=quoted(msg)
         )
     return msg
 
@@ -291,7 +303,7 @@ def missing_problem(summary: str | None, ctx: Context, target: DialectMap) -> Pr
     """The problem a writer emits for a failure that names none (fallback category), reported."""
     category = ctx.mappings.unknown_category
     if ctx.report.collecting:
-        ctx.synthesized(target, "problems", f"failure without an error object; wrote category {category!r}")
+        ctx.synthesized(target, "problems", need="failure without an error object", value=f"category {category!r}")
     return Problem(category=category, message=summary or "failed")
 
 

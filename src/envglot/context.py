@@ -6,7 +6,7 @@ from msgspec import Struct
 
 from .canonical import GROUPS, SCALARS, Envelope, NextStep, Notice, Problem
 from .codes import code_returns, retryable_there, type_implied
-from .diagnostics import Diagnostic, Kind, Report
+from .diagnostics import Diagnostic, Kind, Report, diagnostic
 from .excerpt import quoted
 from .tables import DialectMap, Mappings
 
@@ -82,11 +82,12 @@ class Context:
         j = sum(1 for st in steps[:i] if src.path(f"next_step.{st.kind}") is None)
         return f"{self.path('next_steps')}[{j}]"
 
-    def synthesized(self, target: DialectMap, field: str, message: str, index: int | None = None) -> None:
-        """Report a value ``target`` requires and the source lacks (at the target's path)."""
+    def synthesized(self, target: DialectMap, field: str, index: int | None = None, /, **facts: object) -> None:
+        """Report a value ``target`` requires and the source lacks (at the target's path); ``facts``
+        fill the ``synthesized`` template."""
         if not self.report.collecting:
             return
-        self.report.add(Kind.SYNTHESIZED, target.path(field, index) or f"$.{field}", message, target.name)
+        self.report.add(Kind.SYNTHESIZED, target.path(field, index) or f"$.{field}", target.name, **facts)
 
     def synth_value(
         self, target: DialectMap, field: str, what: str, rule: object = None, index: int | None = None
@@ -100,7 +101,7 @@ class Context:
         if not self.report.collecting:
             return value
         how = "from the caller" if field in self.synth else "by rule"
-        self.synthesized(target, field, f"{target.name} requires {what}; wrote {quoted(value)} ({how})", index)
+        self.synthesized(target, field, index, need=f"{target.name} requires {what}", value=quoted(value), how=how)
         return value
 
     def dropped(self, field: str, target: str, index: int | None = None, what: str | None = None) -> None:
@@ -110,12 +111,7 @@ class Context:
         key = (self.source, field, target, index, what)
         d = _DROPPED.get(key)
         if d is None:
-            d = Diagnostic(
-                kind=Kind.FIELD_DROPPED,
-                path=self.path(field, index),
-                message=f"{what or field} has no place in {target}",
-                dialect=target,
-            )
+            d = diagnostic(Kind.FIELD_DROPPED, self.path(field, index), target, field=what or field)
             if len(_DROPPED) >= 4096:
                 _DROPPED.clear()
             _DROPPED[key] = d
@@ -205,8 +201,9 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                     ctx.path("problems", i)
                     if ctx.source and ctx.source.shape.max_problems != 1
                     else ctx.path("problems"),
-                    f"{name} carries one error; error #{i + 1} ({p.code or p.category}) was left out",
                     name,
+                    number=i + 1,
+                    code=p.code or p.category,
                 )
                 continue
             at = i if ctx.source and ctx.source.shape.max_problems != 1 else None
@@ -236,11 +233,10 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                         ctx.dropped(f"warning.{s}", name, i)
                         apart = part.rpartition(".")[0]
                 if apart is not None:
-                    said = f"warning #{i + 1} has no place in {name}"
-                    ctx.report.add(Kind.FIELD_DROPPED, apart + ".message", said, name)
+                    ctx.report.add(Kind.FIELD_DROPPED, apart + ".message", name, field=f"warning #{i + 1}")
             flag = ctx.source.path("warnings.status") if ctx.source is not None else None
             if flag is not None and env.ok and not env.problems:  # dotbot's status "warning" goes with them
-                ctx.report.add(Kind.FIELD_DROPPED, flag, f"the status that says warnings has no place in {name}", name)
+                ctx.report.add(Kind.FIELD_DROPPED, flag, name, field="the status that says warnings")
         else:
             for i, w in enumerate(env.warnings):
                 lost = [key for s, key in plan.notice if getattr(w, s) is not None]
@@ -250,8 +246,14 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                     # the source's entry (dotbot's warning object, response-v2's warning_details
                     # item) goes with those parts: its message comes back as a plain warning
                     entry = ctx.path(lost[0], i).rpartition(".")[0]
-                    said = f"warning #{i + 1} keeps only its message in {name}; converting back gives a plain warning"
-                    ctx.report.add(Kind.VALUE_COERCED, entry + ".message", said, name)
+                    ctx.report.add(
+                        Kind.VALUE_COERCED,
+                        entry + ".message",
+                        name,
+                        value=f"warning #{i + 1}",
+                        change=f"keeps only its message in {name}",
+                        because="converting back gives a plain warning",
+                    )
     if env.next_steps:
         # A kind the source keeps in a place of its own has a ``next_step.<kind>`` row (dotbot's
         # intent); the other steps share the ``next_steps`` list, indexed among themselves.
@@ -265,33 +267,46 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             what = f"next step #{i + 1} ({st.kind})"
             if not own and flattened and "next_steps" in carried:
                 # converting back, the flattened steps come first in the shared list: this one moves on
-                said = f"{what} moves {flattened} place(s) on in {name}: the steps before it become plain ones"
-                ctx.report.add(Kind.VALUE_COERCED, ctx.step_path(env.next_steps, i), said, name)
+                ctx.report.add(
+                    Kind.VALUE_COERCED,
+                    ctx.step_path(env.next_steps, i),
+                    name,
+                    value=what,
+                    change=f"moves {flattened} place(s) on in {name}",
+                    because="the steps before it become plain ones",
+                )
             if "next_steps" not in carried:
                 if where is not None:
-                    ctx.report.add(Kind.FIELD_DROPPED, where, f"{what} has no place in {name}", name)
+                    ctx.report.add(Kind.FIELD_DROPPED, where, name, field=what)
                 else:
                     ctx.dropped("next_steps", name, None, what)
                 continue
             if where is not None and f"next_step.{st.kind}" not in carried:
-                said = f"{what}: {name} has no place for its kind; it can only be a plain next step there"
-                ctx.report.add(Kind.FIELD_DROPPED, where, said, name)
+                ctx.report.add(
+                    Kind.FIELD_DROPPED,
+                    where,
+                    name,
+                    field=f"the kind of {what}",
+                    because="it can only be a plain next step there",
+                )
                 flattened += 1
             for s, key in plan.step:
                 if getattr(st, s) is not None:
                     ctx.dropped(key, name, j)
     for ex in env.extras:
         if ex.dialect != name:
-            ctx.report.add(Kind.FIELD_DROPPED, ex.path, f"{ex.dialect} field has no place in {name}", name)
+            ctx.report.add(Kind.FIELD_DROPPED, ex.path, name, field=f"{ex.dialect} field")
     if ctx.source is not None and ctx.source.name != name:
         for path, parent, fields in _constants(ctx.source):
             present = [f for f in fields if _field_value(env, f) is not None]
             if present and not any(f in carried for f in present):
-                said = (
-                    f"{ctx.source.name} {path[2:]} (the contract's constant) goes with {parent[2:]}, "
-                    f"and none of {parent[2:]}'s values has a place in {name}"
+                ctx.report.add(
+                    Kind.FIELD_DROPPED,
+                    path,
+                    name,
+                    field=f"{ctx.source.name} {path[2:]} (the contract's constant)",
+                    because=f"it goes with {parent[2:]}, and none of {parent[2:]}'s values has a place there",
                 )
-                ctx.report.add(Kind.FIELD_DROPPED, path, said, name)
 
 
 def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
@@ -332,8 +347,10 @@ def non_negative_ms(value: int | float, target: DialectMap, ctx: Context, what: 
     ctx.report.add(
         Kind.VALUE_COERCED,
         ctx.path("duration_ms"),
-        f"{target.name} {what} cannot be negative; {value} written as 0",
         target.name,
+        value=f"{target.name} {what} {value}",
+        change="written as 0",
+        because="it cannot be negative",
     )
     return 0
 
@@ -349,7 +366,9 @@ def whole_ms(value: int | float | None, target: DialectMap, ctx: Context, what: 
         ctx.report.add(
             Kind.VALUE_COERCED,
             ctx.path("duration_ms"),
-            f"{target.name} {what} is a whole number of milliseconds; {value} rounded",
             target.name,
+            value=f"{target.name} {what} {value}",
+            change="rounded",
+            because=f"{target.name} {what} is a whole number of milliseconds",
         )
     return round(value)

@@ -223,7 +223,7 @@ def read_payload(object_shape: bool, path: str, dialect: str) -> Callable[..., R
         if object_shape:
             inner = unwrap_payload(wire)
             if inner is not None:
-                ctx.report.add(Kind.PAYLOAD_UNWRAPPED, path, 'read {"value": ...} as the wrapped payload', dialect)
+                ctx.report.add(Kind.PAYLOAD_UNWRAPPED, path, dialect)
                 return inner
         return wire
 
@@ -250,7 +250,14 @@ def to_ms(value: int | float, scale: int, ctx: Context, path: str, dialect: str,
     if not whole:
         return float(ms)
     up = int(ms.to_integral_value(ROUND_CEILING))
-    ctx.report.add(Kind.VALUE_COERCED, path, f"{value} {_UNIT[scale]} is {ms} ms; read as {up} ms", dialect)
+    ctx.report.add(
+        Kind.VALUE_COERCED,
+        path,
+        dialect,
+        value=f"{value} {_UNIT[scale]}",
+        change=f"read as {up} ms",
+        because=f"it is {ms} ms",
+    )
     return up
 
 
@@ -310,8 +317,14 @@ def write_problems(
                             if row is not None and row.retryable is not None
                             else ctx.mappings.default_retryable(p.category)
                         )
-                        said = f"{dialect} requires retryable; wrote {str(v).lower()} (by rule)"
-                        ctx.synthesized(dmap, "problem.retryable", said, at)
+                        ctx.synthesized(
+                            dmap,
+                            "problem.retryable",
+                            at,
+                            need=f"{dialect} requires retryable",
+                            value=str(v).lower(),
+                            how="by rule",
+                        )
                 else:
                     v = getattr(p, f.attr)
                     if f.count:

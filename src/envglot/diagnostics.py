@@ -1,8 +1,14 @@
-"""Loss diagnostics: one closed catalogue of kinds, a Diagnostic record, a Report collector."""
+"""Loss diagnostics: one closed catalogue of kinds, a Diagnostic record, a Report collector.
+
+A diagnostic's message is rendered from its kind's one template (:data:`envglot.kinds.TEMPLATES`)
+with the facts the call site passes: call sites state facts, never free text.
+"""
 
 from __future__ import annotations
 
 import functools
+import re
+import string
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -10,13 +16,27 @@ import msgspec
 
 from .errors import UnsupportedError
 from .excerpt import MESSAGE_LIMIT, excerpt
-from .kinds import Kind
+from .kinds import TEMPLATES, Kind
 from .policy import LEVELS, Policy, as_policy
 
 if TYPE_CHECKING:
     import logging
 
-__all__ = ["LEVELS", "LOSSY_KINDS", "Diagnostic", "Kind", "Policy", "Report", "kind_help", "listening", "report_for"]
+__all__ = [
+    "LEVELS",
+    "LOSSY_KINDS",
+    "TEMPLATES",
+    "Diagnostic",
+    "Kind",
+    "Policy",
+    "Report",
+    "diagnostic",
+    "kind_help",
+    "listening",
+    "render",
+    "report_for",
+    "template_facts",
+]
 
 _WARNING, _INFO = 30, 20  # logging.WARNING, logging.INFO (logging is imported lazily)
 
@@ -52,6 +72,63 @@ LOSSY_KINDS = frozenset(
         Kind.RESIDUE_REJECTED,
     }
 )
+
+
+_Part = tuple[str, frozenset[str] | None]  # a format string, and the facts that make it optional
+
+
+def _compile(template: str) -> tuple[_Part, ...]:
+    """``template`` cut into format strings: plain text, and ``[...]`` clauses with their facts."""
+    parts: list[_Part] = []
+    for i, piece in enumerate(re.split(r"\[([^\[\]]*)\]", template)):
+        names = frozenset(f for _, f, _, _ in string.Formatter().parse(piece) if f)
+        if piece:
+            parts.append((piece, names if i % 2 else None))
+    return tuple(parts)
+
+
+_COMPILED = {k: _compile(TEMPLATES[k]) for k in Kind}
+
+
+def template_facts(kind: Kind) -> tuple[frozenset[str], frozenset[str]]:
+    """The facts ``kind``'s template needs and those it may take (``dialect`` is the diagnostic's)."""
+    needed: set[str] = set()
+    optional: set[str] = set()
+    for text, opt in _COMPILED[kind]:
+        names = {f for _, f, _, _ in string.Formatter().parse(text) if f}
+        (needed if opt is None else optional).update(names)
+    return frozenset(needed), frozenset(optional - needed)
+
+
+_ALLOWED = {k: frozenset({"dialect"}).union(*template_facts(k)) for k in Kind}
+
+
+def render(kind: Kind, dialect: str | None, facts: dict[str, object]) -> str:
+    """``kind``'s message with ``facts`` (a ``[...]`` clause only when all its facts are given).
+
+    Raises ``TypeError`` for a fact the template does not name or a needed fact not given.
+    """
+    values = facts if dialect is None else {"dialect": dialect, **facts}
+    stray = values.keys() - _ALLOWED[kind]
+    if stray:
+        raise TypeError(f"{kind.value}: the template has no fact {', '.join(sorted(stray))}")
+    try:
+        return "".join(
+            text.format_map(values)
+            for text, opt in _COMPILED[kind]
+            if opt is None or all(values.get(f) is not None for f in opt)
+        )
+    except KeyError as exc:
+        raise TypeError(f"{kind.value}: the fact {exc.args[0]} is not given") from None
+
+
+def diagnostic(kind: Kind, path: str, dialect: str | None = None, /, **facts: object) -> Diagnostic:
+    """A diagnostic of ``kind`` at ``path``, its message rendered from the facts (a message or
+    path quoting a huge input value is cut)."""
+    message = render(kind, dialect, facts)
+    if len(message) > MESSAGE_LIMIT or len(path) > MESSAGE_LIMIT:
+        message, path = excerpt(message, MESSAGE_LIMIT), excerpt(path, MESSAGE_LIMIT)
+    return Diagnostic(kind=kind, path=path, message=message, dialect=dialect)
 
 
 class Diagnostic(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,11 +181,11 @@ class Report:
     def level(self, value: str | Policy) -> None:
         self.policy = as_policy(value)
 
-    def add(self, kind: Kind, path: str, message: str, dialect: str | None = None) -> None:
-        """Record one diagnostic (a message or path quoting a huge input value is cut)."""
-        if len(message) > MESSAGE_LIMIT or len(path) > MESSAGE_LIMIT:
-            message, path = excerpt(message, MESSAGE_LIMIT), excerpt(path, MESSAGE_LIMIT)
-        self.diagnostics.append(Diagnostic(kind=kind, path=path, message=message, dialect=dialect))
+    def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: object) -> None:
+        """Record one diagnostic of ``kind`` at ``path``: its message is ``kind``'s template
+        rendered with ``facts`` (:func:`render`), here and only here; a report that only counts
+        can override this and never format a message."""
+        self.diagnostics.append(diagnostic(kind, path, dialect, **facts))
 
     def append(self, diagnostic: Diagnostic) -> None:
         """Record a ready diagnostic (shared instances are fine: they are frozen)."""
@@ -211,8 +288,8 @@ class Discard(Report):
     def __init__(self) -> None:
         super().__init__("ignore")
 
-    def add(self, kind: Kind, path: str, message: str, dialect: str | None = None) -> None:
-        """Drop the diagnostic."""
+    def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: object) -> None:
+        """Drop the diagnostic (its message is never rendered)."""
 
     def append(self, diagnostic: Diagnostic) -> None:
         """Drop the diagnostic."""

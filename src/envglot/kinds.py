@@ -1,4 +1,5 @@
-"""The closed catalogue of diagnostic kinds (re-exported by :mod:`envglot.diagnostics`).
+"""The closed catalogue of diagnostic kinds and their message templates (re-exported by
+:mod:`envglot.diagnostics`).
 
 It sits below :mod:`envglot.policy` and :mod:`envglot.diagnostics`, which both read it.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Kind"]
+__all__ = ["TEMPLATES", "Kind"]
 
 
 class Kind(enum.StrEnum):
@@ -54,3 +55,36 @@ class Kind(enum.StrEnum):
     """The input began with a UTF-8 byte order mark, which was removed."""
     FIELD_RELOCATED = "field_relocated"
     """A value was read from a place its own contract does not give it; writers put it in the standard place."""
+
+
+TEMPLATES: dict[Kind, str] = {
+    Kind.FIELD_DROPPED: "{field} has no place in {dialect}[: {because}]",
+    Kind.EXTRA_PROBLEM_DROPPED: "{dialect} carries one error; error #{number} ({code}) was left out",
+    Kind.CODE_MAPPED: "{source} code {code} has no exact {dialect} equivalent; {result}",
+    Kind.CODE_RESPELLED: "{source} code {code} written as {dialect} {chosen}, which reads back as it",
+    Kind.CODE_UNKNOWN: (
+        "{dialect} {member} {value} is not in the tables[; read as category {category}][, going by {by}]"
+    ),
+    Kind.CATEGORY_INFERRED: (
+        "{dialect} code {code} is outside the documented catalogue and no {member} states a category; "
+        "read as {category}, inferred from its spelling"
+    ),
+    Kind.CODE_EXTENSION: "{code} is outside {dialect}'s documented catalogue",
+    Kind.RETRYABLE_CHANGED: "{dialect} {basis} implies retryable={value}; {stated}",
+    Kind.VALUE_COERCED: "{value} {change}[: {because}]",
+    Kind.PAYLOAD_WRAPPED: '{value} wrapped as {{"value": ...}}',
+    Kind.PAYLOAD_UNWRAPPED: 'read {{"value": ...}} as the wrapped payload',
+    Kind.SYNTHESIZED: "{need}; wrote {value}[ ({how})]",
+    Kind.STATUS_MISMATCH: "{conflict}; {resolved}",
+    Kind.RESIDUE_DROPPED: "preserve residue for {source} has no use in {dialect}",
+    Kind.RESIDUE_REJECTED: "preserve residue not applied: {because}",
+    Kind.OUTCOME_INFERRED: (
+        "MCP isError=true and the content is no envelope: read as a failure of category {category}, "
+        "the object kept as the error's details; {message}"
+    ),
+    Kind.WEAK_DETECTION: "no dialect's markers: read as a {dialect} bare payload (the whole object is the payload)",
+    Kind.BOM_REMOVED: "removed the UTF-8 byte order mark at the start of the input",
+    Kind.FIELD_RELOCATED: "{field} read from {found} (the contract puts it in {place}; written there)",
+}
+"""Each kind's message: ``{fact}`` names a fact the call site passes (``{dialect}`` is the
+diagnostic's dialect); a ``[...]`` clause is written only when every fact in it is given."""

@@ -220,8 +220,8 @@ def synthesize(buf: bytes, m_unknown: str, report: Report) -> Envelope:
     report.add(
         Kind.SYNTHESIZED,
         "$.content",
-        f"this CallToolResult carries no envelope; synthesized a {'success' if ok else 'failure'} from its "
-        + ("structured content" if structured else "text"),
+        need="this CallToolResult carries no envelope",
+        value=f"a {'success' if ok else 'failure'} from its {'structured content' if structured else 'text'}",
     )
     if ok:
         return Envelope(ok=True, payload=payload)

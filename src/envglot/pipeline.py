@@ -233,7 +233,6 @@ def locate(
             report.add(
                 Kind.WEAK_DETECTION,
                 "$",
-                "no dialect's markers: read as a legacy-v1 bare payload (the whole object is the payload)",
                 det.dialect,
             )
     return buf, det, is_error
@@ -333,7 +332,7 @@ class Pipeline:
         else:
             buf, bom, known = checked
         if bom and report.collecting:
-            report.add(Kind.BOM_REMOVED, "$", "removed the UTF-8 byte order mark at the start of the input")
+            report.add(Kind.BOM_REMOVED, "$")
         unwrapped = False
         is_error: bool | None = None
         detection: Detection | None = None
@@ -449,8 +448,9 @@ class Pipeline:
                     ctx.report.add(
                         Kind.FIELD_DROPPED,
                         where,
-                        "an envglot residue in the input is left out (residues are applied only with preserve)",
                         dst.name,
+                        field="an envglot residue in the input",
+                        because="residues are applied only with preserve",
                     )
             else:
                 res = _residue.decode_residue(env.residue, where)
@@ -462,8 +462,8 @@ class Pipeline:
                         ctx.report.add(
                             Kind.RESIDUE_DROPPED,
                             where,
-                            f"preserve residue for {excerpt(repr(res.from_), 40)} has no use in {dst.name}",
                             dst.name,
+                            source=excerpt(repr(res.from_), 40),
                         )
                     # else: the new residue carries it intact, nested (_add_residue)
                     res = None
@@ -473,7 +473,11 @@ class Pipeline:
         for ex in own:  # an unknown field goes back only into an object the writer wrote
             if not _residue.set_path(doc, _residue.parse_path(ex.path), ex.value, create=False):
                 ctx.report.add(
-                    Kind.FIELD_DROPPED, ex.path, f"{dst.name} field outside anything {dst.name} wrote", dst.name
+                    Kind.FIELD_DROPPED,
+                    ex.path,
+                    dst.name,
+                    field=f"{dst.name} field",
+                    because=f"it lies outside anything {dst.name} wrote",
                 )
         if own and not self._same_outcome(_residue.encode(doc), env):
             # a member put back must not change the outcome the writer wrote (e.g. a stated
@@ -482,8 +486,13 @@ class Pipeline:
             doc = _residue.open_document(out)
             for ex in own:
                 if ex.path == outcome:
-                    why = f"the source's {dst.outcome_key} would change the outcome"
-                    ctx.report.add(Kind.FIELD_DROPPED, ex.path, why, dst.name)
+                    ctx.report.add(
+                        Kind.FIELD_DROPPED,
+                        ex.path,
+                        dst.name,
+                        field=f"the source's {dst.outcome_key}",
+                        because="it would change the outcome",
+                    )
                 else:
                     _residue.set_path(doc, _residue.parse_path(ex.path), ex.value, create=False)
         plain = self._seal(_residue.encode(doc)) if own else out
@@ -581,9 +590,7 @@ class Pipeline:
                     why = "the restored document contradicts the document it travels in"
         if why is None:
             return dst.arrange(restored)  # type: ignore[arg-type]
-        ctx.report.add(
-            Kind.RESIDUE_REJECTED, m[src.name].shape.residue, f"preserve residue not applied: {why}", dst.name
-        )
+        ctx.report.add(Kind.RESIDUE_REJECTED, m[src.name].shape.residue, dst.name, because=why)
         return None
 
     def _carried_by(self, back: Envelope, src: Dialect, carrier: bytes, ctx: Context) -> bool:
@@ -679,8 +686,8 @@ def failure_wins(env: Envelope, src: Dialect, contrary: Envelope | None, report:
         report.add(
             Kind.STATUS_MISMATCH,
             "$",
-            f"read as {src.name} (forced) this is a success, but it carries another dialect's failure "
-            "markers; the failure wins",
+            conflict=f"read as {src.name} (forced) this is a success, but it carries another dialect's failure markers",
+            resolved="the failure wins",
         )
     return msgspec.structs.replace(env, ok=False, problems=contrary.problems)
 
@@ -695,7 +702,10 @@ def reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings,
     if not is_error:
         if not env.ok and report.collecting:
             report.add(
-                Kind.STATUS_MISMATCH, "$.isError", "MCP isError=false but the envelope says failure; the failure wins"
+                Kind.STATUS_MISMATCH,
+                "$.isError",
+                conflict="MCP isError=false but the envelope says failure",
+                resolved="the failure wins",
             )
         return env
     if not env.ok:
@@ -703,18 +713,20 @@ def reconcile(env: Envelope, is_error: bool, det: Detection | None, m: Mappings,
     if det is not None and det.evidence is None:
         message, key = _evident_message(env.payload, m.message_keys)
         if report.collecting:
-            src = f"; message from $.{key}" if key else "; no message key found"
             report.add(
                 Kind.OUTCOME_INFERRED,
                 "$.isError",
-                f"MCP isError=true and the content is no envelope: read as a failure of category "
-                f"{m.unknown_category!r}, the object kept as the error's details{src}",
+                category=repr(m.unknown_category),
+                message=f"message from $.{key}" if key else "no message key found",
             )
         problem = Problem(category=m.unknown_category, message=message, details=env.payload)
         return msgspec.structs.replace(env, ok=False, payload=None, problems=(problem,))
     if report.collecting:
         report.add(
-            Kind.STATUS_MISMATCH, "$.isError", "MCP isError=true but the envelope says success; the failure wins"
+            Kind.STATUS_MISMATCH,
+            "$.isError",
+            conflict="MCP isError=true but the envelope says success",
+            resolved="the failure wins",
         )
     problems = env.problems or (
         Problem(category=m.unknown_category, message=env.summary or "the MCP result is flagged isError"),

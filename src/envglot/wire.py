@@ -75,8 +75,9 @@ def drop_success_problems(problems: tuple[Problem, ...], ctx: Context, dialect: 
         ctx.report.add(
             Kind.FIELD_DROPPED,
             ctx.path("problems"),
-            f"a success's {len(problems)} error(s) have no place in a {dialect} success ({success})",
             dialect,
+            field=f"a success's {len(problems)} error(s)",
+            because=f"a {dialect} success ({success}) carries none",
         )
 
 
@@ -98,12 +99,12 @@ def object_payload(payload: Raw | None, ok: bool, ctx: Context, dialect: str) ->
     """
     if payload is None or payload == RAW_NULL:
         if payload is not None and ok:
-            ctx.report.add(Kind.VALUE_COERCED, ctx.path("payload"), "null payload written as {}", dialect)
+            ctx.report.add(
+                Kind.VALUE_COERCED, ctx.path("payload"), dialect, value="null payload", change="written as {}"
+            )
         return RAW_EMPTY_OBJECT
     if not raw_is_object(payload):
-        ctx.report.add(
-            Kind.PAYLOAD_WRAPPED, ctx.path("payload"), 'non-object payload wrapped as {"value": ...}', dialect
-        )
+        ctx.report.add(Kind.PAYLOAD_WRAPPED, ctx.path("payload"), dialect, value="non-object payload")
         return wrap_payload(payload)
     return payload
 
@@ -320,9 +321,7 @@ def object_or_wrapped(raw: Raw | None, ctx: Context, field: str, dialect: str, i
     if raw is None or raw == RAW_NULL or raw_is_object(raw):
         return raw
     if ctx.report.collecting:
-        ctx.report.add(
-            Kind.PAYLOAD_WRAPPED, ctx.path(field, index), f'non-object {field} wrapped as {{"value": ...}}', dialect
-        )
+        ctx.report.add(Kind.PAYLOAD_WRAPPED, ctx.path(field, index), dialect, value=f"non-object {field}")
     return wrap_payload(raw)
 
 
@@ -346,8 +345,10 @@ def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str
         ctx.report.add(
             Kind.VALUE_COERCED,
             ctx.path("timestamp"),
-            f"{target.name} {what} must be an ISO 8601 time stamp with a zone; {quoted(value)} replaced",
             target.name,
+            value=f"{target.name} {what} {quoted(value)}",
+            change="replaced",
+            because=f"{target.name} {what} must be an ISO 8601 time stamp with a zone",
         )
         return None
     if utc and not value.endswith(("Z", "+00:00")):
@@ -356,8 +357,10 @@ def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str
         ctx.report.add(
             Kind.VALUE_COERCED,
             ctx.path("timestamp"),
-            f"{target.name} {what} is in UTC; {quoted(value)} written as {utc_value!r}",
             target.name,
+            value=f"{target.name} {what} {quoted(value)}",
+            change=f"written as {utc_value!r}",
+            because=f"{target.name} {what} is in UTC",
         )
         return utc_value
     return value
@@ -368,7 +371,7 @@ def count_for(value: int | None, ctx: Context, field: str, dialect: str) -> int 
     negative one is left out, reported."""
     if value is None or value >= 0:
         return value
-    ctx.report.add(Kind.FIELD_DROPPED, ctx.path(field), f"{field} {value} is negative: left out of {dialect}", dialect)
+    ctx.report.add(Kind.FIELD_DROPPED, ctx.path(field), dialect, field=f"{field} {value}", because="it is negative")
     return None
 
 

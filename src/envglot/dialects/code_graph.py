@@ -279,8 +279,9 @@ def _result(
                 ctx.report.add(
                     Kind.VALUE_COERCED,
                     ctx.failure_payload_path() + ".error",
-                    'payload key "error" replaced by the error',
                     NAME,
+                    value='payload key "error"',
+                    change="replaced by the error",
                 )
         else:
             ctx.dropped("payload", NAME, what="a non-object payload of a failure")
@@ -326,8 +327,9 @@ def _suggestions(next_steps: tuple[c.NextStep, ...], ctx: Context) -> list[Sugge
                 ctx.report.add(
                     Kind.FIELD_DROPPED,
                     ctx.step_path(next_steps, i),
-                    f"next step #{i + 1} ({s.kind}) names no tool, which a code-graph suggestion requires; left out",
                     NAME,
+                    field=f"next step #{i + 1} ({s.kind})",
+                    because="it names no tool, which a code-graph suggestion requires",
                 )
             continue
         args = s.args
@@ -398,7 +400,7 @@ def _limits(limits: Raw | None, ctx: Context, dmap: DialectMap) -> Raw:
     if limits is None:
         return Raw(_ENC.encode(ctx.synth_value(dmap, "limits", "meta.limits", {})))
     if limits == RAW_NULL:
-        ctx.report.add(Kind.VALUE_COERCED, ctx.path("limits"), "null meta.limits written as {}", NAME)
+        ctx.report.add(Kind.VALUE_COERCED, ctx.path("limits"), NAME, value="null meta.limits", change="written as {}")
         return RAW_EMPTY_OBJECT
     return object_or_wrapped(limits, ctx, "limits", NAME)
 
@@ -412,8 +414,9 @@ def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
         ctx.report.add(
             Kind.VALUE_COERCED,
             ctx.path("token_estimate"),
-            f"approxTokens recomputed as {tokens} (the source said {stated_tokens})",
             NAME,
+            value="approxTokens",
+            change=f"recomputed as {tokens} (the source said {stated_tokens})",
         )
     i = doc.rfind(_TOKENS_AT)
     j = i + len(_TOKENS_AT) - 1

@@ -147,8 +147,9 @@ def _status_agrees(w: Envelope, ctx: Context) -> None:
         ctx.report.add(
             Kind.STATUS_MISMATCH,
             "$.status",
-            f"status {quoted(w.status)} disagrees with errors/warnings (computed {computed!r}); {wins}",
             NAME,
+            conflict=f"status {quoted(w.status)} disagrees with errors/warnings (computed {computed!r})",
+            resolved=wins,
         )
 
 
@@ -162,7 +163,7 @@ def _payload(w: Envelope, ctx: Context) -> Raw:
     inner = unwrap_payload(w.data)
     if inner is None:
         return w.data
-    ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
+    ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", NAME)
     return inner
 
 
@@ -266,7 +267,11 @@ def _failures(
         return (missing_problem(summary, ctx, dmap),)
     if ok and problems:
         ctx.report.add(
-            Kind.STATUS_MISMATCH, ctx.path("ok"), "a success carrying errors becomes status 'error' in dotbot", NAME
+            Kind.STATUS_MISMATCH,
+            ctx.path("ok"),
+            NAME,
+            conflict="a success carries errors",
+            resolved="it becomes status 'error' in dotbot",
         )
     return problems
 
@@ -333,8 +338,10 @@ def _next(next_steps: tuple[c.NextStep, ...], ctx: Context, dmap: DialectMap) ->
             ctx.report.add(
                 Kind.VALUE_COERCED,
                 ctx.step_path(next_steps, i),
-                f"dotbot carries one intent; next step #{i + 1} (intent) written as an action",
                 NAME,
+                value=f"next step #{i + 1} (intent)",
+                change="written as an action",
+                because="dotbot carries one intent",
             )
         actions.append(_action(st, len(actions), taken, dmap, ctx))
     return _Next(intent, actions or None)
@@ -350,8 +357,9 @@ def _intent(next_steps: tuple[c.NextStep, ...], i: int, ctx: Context) -> Intent:
                 ctx.report.add(
                     Kind.FIELD_DROPPED,
                     f"{ctx.step_path(next_steps, i)}.{attr}",
-                    f"the {attr} of next step #{i + 1} (intent) has no place in dotbot's intent",
                     NAME,
+                    field=f"the {attr} of next step #{i + 1} (intent)",
+                    because=f"dotbot's intent has no {attr}",
                 )
     args = object_or_wrapped(st.args, ctx, "next_step.args", NAME)
     return Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
@@ -363,7 +371,7 @@ def _summary(summary: str | None, failures: tuple[c.Problem, ...], ctx: Context,
         return summary
     summary = (failures[0].message or "Failed.") if failures else "Completed."
     if ctx.report.collecting:
-        ctx.synthesized(dmap, "summary", f"dotbot requires a summary; wrote {quoted(summary)}")
+        ctx.synthesized(dmap, "summary", need="dotbot requires a summary", value=quoted(summary))
     return summary
 
 

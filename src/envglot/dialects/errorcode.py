@@ -193,8 +193,10 @@ def _error(
         ctx.report.add(
             Kind.RETRYABLE_CHANGED,
             ctx.path("problem.retryable", 0),
-            f"errorcode derives retryable={str(retryable).lower()} from {quoted(code)}; {stated}",
             NAME,
+            basis=f"code {quoted(code)}",
+            value=str(retryable).lower(),
+            stated=stated,
         )
     return ToolError(
         code=code,
@@ -222,8 +224,9 @@ def _meta(
         ctx.report.add(
             Kind.FIELD_DROPPED,
             ctx.path(lone),
-            f"errorcode carries mode and approval_mode together or not at all; {lone} alone left out",
             NAME,
+            field=f"{lone} alone",
+            because="errorcode carries mode and approval_mode together or not at all",
         )
         mode = approval_mode = None
     if duration_ms is None and mode is None and request_id is None and pg is None:

@@ -296,9 +296,11 @@ def _problems(w: Parsed, split: Split, ctx: Context, dmap: DialectMap) -> tuple[
         ctx.report.add(
             Kind.CODE_UNKNOWN,
             "$.error.status",
-            f"{NAME} status {quoted(err.status)} is no google.rpc.Code name; read by its HTTP code "
-            f"{err.code} as category {category!r}",
             NAME,
+            member="status",
+            value=quoted(err.status),
+            category=repr(category),
+            by=f"its HTTP code {err.code}",
         )
     return (c.Problem(category=category, code=split.reason, domain=NAME, retryable=retryable, **fields),)
 
@@ -426,9 +428,9 @@ def _out(ok: bool, payload: Raw | None, error: Status | None, ctx: Context) -> F
         ctx.report.add(
             Kind.PAYLOAD_WRAPPED,
             ctx.path("payload"),
-            "a resource that would not read back as itself (a failure here or in another dialect, a "
-            'transport wrapper, the preserve slot, a repeated error) wrapped as {"value": ...}',
             NAME,
+            value="a resource that would not read back as itself (a failure here or in another dialect, a "
+            "transport wrapper, the preserve slot, a repeated error)",
         )
         return wrap_payload(doc)
     return doc

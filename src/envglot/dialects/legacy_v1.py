@@ -167,7 +167,13 @@ def _ok(w: Parsed, error: str | None, ctx: Context) -> bool:
     flag = _bool(w.top, "success") if "success" in w.top else None
     if error:
         if flag:
-            ctx.report.add(Kind.STATUS_MISMATCH, "$.error", "success is true but error is set; the failure wins", NAME)
+            ctx.report.add(
+                Kind.STATUS_MISMATCH,
+                "$.error",
+                NAME,
+                conflict="success is true but error is set",
+                resolved="the failure wins",
+            )
         return False
     return flag is not False
 

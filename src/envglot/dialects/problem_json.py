@@ -155,9 +155,11 @@ def _entry_problem(e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.
             ctx.report.add(
                 Kind.CODE_UNKNOWN,
                 join_path(at, "code"),
-                f"{NAME} code {quoted(e.code)} is not in the tables; read by its status {key} "
-                f"as category {p.category!r}",
                 NAME,
+                member="code",
+                value=quoted(e.code),
+                category=repr(p.category),
+                by=f"its status {key}",
             )
     else:
         p = read_problem(dmap, key, ctx, join_path(at, "status"), e.retryable, **fields)

@@ -170,8 +170,10 @@ def _codes_from_meta(members: dict[str, Raw], extras: tuple[c.Extra, ...], ctx: 
             ctx.report.add(
                 Kind.FIELD_RELOCATED,
                 ex.path,
-                f"{key} read from meta (the contract puts it in data; written there)",
                 NAME,
+                field=key,
+                found="meta",
+                place="data",
             )
         else:
             keep.append(ex)
@@ -232,7 +234,7 @@ def _payload(w: Envelope, failure: _Failure | None, ctx: Context) -> Raw:
         inner = unwrap_payload(w.data)
         if inner is None:
             return w.data
-        ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", 'read {"value": ...} as the wrapped payload', NAME)
+        ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", NAME)
         return inner
     rest = {k: v for k, v in failure.members.items() if k not in _ERROR_KEY_SET}
     return Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
@@ -253,8 +255,9 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
         ctx.report.add(
             Kind.CODE_UNKNOWN,
             "$.data.error_type",
-            f"response-v2 error_type {quoted(etype)} is not in the tables",
             NAME,
+            member="error_type",
+            value=quoted(etype),
         )
     fields: dict[str, Any] = dict(
         message=w.error,
@@ -270,9 +273,10 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
             ctx.report.add(
                 Kind.CATEGORY_INFERRED,
                 "$.data.error_code",
-                f"response-v2 code {quoted(code)} is outside the documented catalogue and no error_type "
-                f"states a category; read as {row.category!r}, inferred from its spelling",
                 NAME,
+                code=quoted(code),
+                member="error_type",
+                category=repr(row.category),
             )
         if p.retryable is None and trow is not None:
             p = msgspec.structs.replace(p, retryable=trow.retryable)
@@ -281,9 +285,11 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
             ctx.report.add(
                 Kind.CODE_UNKNOWN,
                 "$.data.error_code",
-                f"response-v2 code {quoted(code)} is not in the tables; "
-                f"read by its error_type {quoted(etype)} as {quoted(trow.category)}",
                 NAME,
+                member="code",
+                value=quoted(code),
+                category=quoted(trow.category),
+                by=f"its error_type {quoted(etype)}",
             )
         p = problem_of(trow, code, NAME, **fields)
     else:
@@ -307,14 +313,21 @@ def _warnings(w: Envelope, ctx: Context) -> tuple[c.Notice, ...]:
             ctx.report.add(
                 Kind.VALUE_COERCED,
                 "$.meta.warnings",
-                "meta.warnings does not list the warning_details' messages first and in order; read as one "
-                "list of warnings, detailed ones first (written back, warnings holds every message in that order)",
                 NAME,
+                value="meta.warnings",
+                change="read as one list of warnings, detailed ones first (written back, warnings holds every "
+                "message in that order)",
+                because="it does not list the warning_details' messages first and in order",
             )
         for i, wd in enumerate(m.warning_details):
             if ctx.report.collecting and wd.code is None and wd.severity is None and opt(wd.context) is None:
-                said = "a warning detail with nothing but its message is read as a plain warning (written back there)"
-                ctx.report.add(Kind.VALUE_COERCED, f"$.meta.warning_details[{i}]", said, NAME)
+                ctx.report.add(
+                    Kind.VALUE_COERCED,
+                    f"$.meta.warning_details[{i}]",
+                    NAME,
+                    value="a warning detail with nothing but its message",
+                    change="read as a plain warning (written back there)",
+                )
         return tuple(
             c.Notice(message=wd.message, code=wd.code, severity=wd.severity, context=opt(wd.context))
             for wd in m.warning_details
@@ -455,9 +468,10 @@ def _error_type_for(p: c.Problem, code: str, ctx: Context, dmap: DialectMap) -> 
         ctx.report.add(
             Kind.RETRYABLE_CHANGED,
             ctx.path("problem.retryable", 0),
-            f"response-v2 error_type {quoted(etype)} implies retryable={str(implied).lower()}, "
-            f"the source said {str(p.retryable).lower()}",
             NAME,
+            basis=f"error_type {quoted(etype)}",
+            value=str(implied).lower(),
+            stated=f"the source said {str(p.retryable).lower()}",
         )
     elif p.retryable is not None and implied is None and retryable_there(p, dmap, ctx.mappings) != p.retryable:
         said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
@@ -476,8 +490,9 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
             ctx.report.add(
                 Kind.VALUE_COERCED,
                 ctx.failure_payload_path() + "." + k,
-                f"payload key {quoted(k)} replaced by the error field",
                 NAME,
+                value=f"payload key {quoted(k)}",
+                change="replaced by the error field",
             )
             del d[k]
     d["error_code"] = Raw(_ENC.encode(wire_error.code))
@@ -494,9 +509,10 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
             ctx.report.add(
                 Kind.VALUE_COERCED,
                 ctx.path("problem.retry_after_ms", 0),
-                f"retry_after_ms {retry_ms} written as whole seconds: a fraction of seconds this large "
-                "does not survive a float",
                 NAME,
+                value=f"retry_after_ms {retry_ms}",
+                change="written as whole seconds",
+                because="a fraction of seconds this large does not survive a float",
             )
             retry_ms = whole
         d["retry_after_seconds"] = _seconds(retry_ms)
@@ -550,8 +566,9 @@ def _request_id(request_id: str | None, ctx: Context) -> str | None:
         ctx.report.add(
             Kind.FIELD_DROPPED,
             ctx.path("request_id"),
-            f"request id {quoted(request_id)} is not a response-v2 request_id (letters, digits, '_', '-'); left out",
             NAME,
+            field=f"request id {quoted(request_id)}",
+            because="a response-v2 request_id is letters, digits, '_' and '-'",
         )
         return None
     return request_id

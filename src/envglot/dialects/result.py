@@ -164,8 +164,9 @@ def _error_data(payload: Raw | None, details: Raw | None, ctx: Context) -> Raw:
             ctx.report.add(
                 Kind.VALUE_COERCED,
                 ctx.failure_payload_path() + ".details",
-                "payload key 'details' replaced by the error's details in error_data",
                 NAME,
+                value="payload key 'details'",
+                change="replaced by the error's details in error_data",
             )
         d["details"] = details
     return Raw(_ENC.encode(d)) if d else ABSENT
@@ -194,7 +195,7 @@ def _exception(p: c.Problem | None, ctx: Context) -> _Exception:
         return _Exception(None, None)
     if (p.exception_type is None) != (p.exception_message is None):
         lone = "problem.exception_type" if p.exception_type is not None else "problem.exception_message"
-        ctx.report.add(Kind.FIELD_DROPPED, ctx.path(lone), f"{lone} without its pair has no place in {NAME}", NAME)
+        ctx.report.add(Kind.FIELD_DROPPED, ctx.path(lone), NAME, field=f"{lone} without its pair")
         return _Exception(None, None)
     return _Exception(p.exception_type, p.exception_message)
 

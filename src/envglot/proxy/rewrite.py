@@ -169,7 +169,9 @@ class Rewriter:
         """
         rep = Report(Level.IGNORE)
         env = synthesize(buf, self.mappings.unknown_category, rep)
-        rep.add(Kind.SYNTHESIZED, "$", f"no envelope to carry: {why.message}")
+        rep.add(
+            Kind.SYNTHESIZED, "$", need=f"no envelope to carry: {why.message}", value="one from the result's content"
+        )
         doc = write(env, self.target, options=ctx, report=rep)
         return self._answer(doc, not env.ok, "none", [*notes, *rep.diagnostics], wire)
 
@@ -190,7 +192,7 @@ class Rewriter:
             message, upstream="mcp", details=Raw(_ENC.encode(details)) if details is not None else None
         )
         rep = Report(Level.IGNORE)
-        rep.add(Kind.SYNTHESIZED, "$", f"{rule.name}: the upstream gave no result; answered with a failure envelope")
+        rep.add(Kind.SYNTHESIZED, "$", need=f"{rule.name}: the upstream gave no result", value="a failure envelope")
         env = Envelope(ok=False, problems=(problem,))
         doc = write(env, self.target, options=ctx, report=rep)
         return self._answer(doc, True, "protocol", rep.diagnostics, None)

@@ -23,7 +23,7 @@ import anyio.abc
 import msgspec
 
 from .. import __version__
-from ..diagnostics import Diagnostic, Kind
+from ..diagnostics import Diagnostic, Kind, diagnostic
 from ..errors import EnvglotError
 from .config import ProxyConfig
 from .listen import BearerAuth, Listen
@@ -315,10 +315,11 @@ def _notes(called: Called) -> list[Diagnostic]:
     if not called.replaced_bytes:
         return []
     return [
-        Diagnostic(
-            kind=Kind.VALUE_COERCED,
-            path="$",
-            message=f"{called.replaced_bytes} invalid UTF-8 sequence(s) in the upstream's answer replaced with U+FFFD",
+        diagnostic(
+            Kind.VALUE_COERCED,
+            "$",
+            value=f"{called.replaced_bytes} invalid UTF-8 sequence(s) in the upstream's answer",
+            change="replaced with U+FFFD",
         )
     ]
 
