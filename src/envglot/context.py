@@ -369,6 +369,6 @@ def whole_ms(value: int | float | None, target: DialectMap, ctx: Context, what: 
             target.name,
             value=f"{target.name} {what} {value}",
             change="rounded",
-            because=f"{target.name} {what} is a whole number of milliseconds",
+            because="it is a whole number of milliseconds",
         )
     return round(value)

@@ -348,7 +348,7 @@ def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str
             target.name,
             value=f"{target.name} {what} {quoted(value)}",
             change="replaced",
-            because=f"{target.name} {what} must be an ISO 8601 time stamp with a zone",
+            because="it must be an ISO 8601 time stamp with a zone",
         )
         return None
     if utc and not value.endswith(("Z", "+00:00")):
@@ -360,7 +360,7 @@ def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str
             target.name,
             value=f"{target.name} {what} {quoted(value)}",
             change=f"written as {utc_value!r}",
-            because=f"{target.name} {what} is in UTC",
+            because="it is in UTC",
         )
         return utc_value
     return value
