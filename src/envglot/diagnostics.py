@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import functools
 import re
-import string
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -77,8 +76,10 @@ LOSSY_KINDS = frozenset(
 _Part = tuple[str, frozenset[str] | None]  # a format string, and the facts that make it optional
 
 
-def _compile(template: str) -> tuple[_Part, ...]:
+def _parts(template: str) -> tuple[_Part, ...]:
     """``template`` cut into format strings: plain text, and ``[...]`` clauses with their facts."""
+    import string  # on first use: a conversion without diagnostics never needs it
+
     parts: list[_Part] = []
     for i, piece in enumerate(re.split(r"\[([^\[\]]*)\]", template)):
         names = frozenset(f for _, f, _, _ in string.Formatter().parse(piece) if f)
@@ -87,45 +88,60 @@ def _compile(template: str) -> tuple[_Part, ...]:
     return tuple(parts)
 
 
-_COMPILED = {k: _compile(TEMPLATES[k]) for k in Kind}
-
-
 def template_facts(kind: Kind) -> tuple[frozenset[str], frozenset[str]]:
     """The facts ``kind``'s template needs and those it may take (``dialect`` is the diagnostic's)."""
     needed: set[str] = set()
     optional: set[str] = set()
-    for text, opt in _COMPILED[kind]:
-        names = {f for _, f, _, _ in string.Formatter().parse(text) if f}
+    for text, opt in _parts(TEMPLATES[kind]):
+        names = {f for f in re.findall(r"(?<!\{)\{(\w+)\}", text)}
         (needed if opt is None else optional).update(names)
     return frozenset(needed), frozenset(optional - needed)
 
 
-_ALLOWED = {k: frozenset({"dialect"}).union(*template_facts(k)) for k in Kind}
+def _renderer(kind: Kind) -> Callable[..., str]:
+    """``kind``'s template compiled to one function ``(dialect, /, *, fact=...) -> str`` (an
+    f-string per part: a diagnostic costs what a hand-written f-string did). A fact the template
+    does not name, or a needed one not given, is a ``TypeError`` like any wrong call."""
+    needed, optional = template_facts(kind)
+    facts = sorted(needed - {"dialect"}) + [f"{f}=None" for f in sorted(optional - {"dialect"})]
+    pieces = []
+    for text, opt in _parts(TEMPLATES[kind]):
+        literal = "f" + repr(text)
+        if opt is None:
+            pieces.append(literal)
+        else:
+            given = " and ".join(f"{f} is not None" for f in sorted(opt))
+            pieces.append(f"({literal} if {given} else '')")
+    check = "dialect is None" if "dialect" in needed else "False"
+    source = (
+        f"def {kind.value}(dialect, /, {'*, ' if facts else ''}{', '.join(facts)}):\n"
+        f"    if {check}:\n"
+        f"        raise TypeError('{kind.value}: the fact dialect is not given')\n"
+        f"    return {' + '.join(pieces) or repr('')}\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<template {kind.value}>", "exec"), namespace)  # our own templates, never input
+    render: Callable[..., str] = namespace[kind.value]
+    _RENDER[kind] = render
+    return render
 
 
-def render(kind: Kind, dialect: str | None, facts: dict[str, object]) -> str:
+_RENDER: dict[Kind, Callable[..., str]] = {}
+"""Each kind's compiled template, compiled on its first diagnostic (not at import)."""
+
+
+def render(kind: Kind, dialect: str | None, facts: dict[str, Any]) -> str:
     """``kind``'s message with ``facts`` (a ``[...]`` clause only when all its facts are given).
 
     Raises ``TypeError`` for a fact the template does not name or a needed fact not given.
     """
-    values = facts if dialect is None else {"dialect": dialect, **facts}
-    stray = values.keys() - _ALLOWED[kind]
-    if stray:
-        raise TypeError(f"{kind.value}: the template has no fact {', '.join(sorted(stray))}")
-    try:
-        return "".join(
-            text.format_map(values)
-            for text, opt in _COMPILED[kind]
-            if opt is None or all(values.get(f) is not None for f in opt)
-        )
-    except KeyError as exc:
-        raise TypeError(f"{kind.value}: the fact {exc.args[0]} is not given") from None
+    return (_RENDER.get(kind) or _renderer(kind))(dialect, **facts)
 
 
-def diagnostic(kind: Kind, path: str, dialect: str | None = None, /, **facts: object) -> Diagnostic:
+def diagnostic(kind: Kind, path: str, dialect: str | None = None, /, **facts: Any) -> Diagnostic:
     """A diagnostic of ``kind`` at ``path``, its message rendered from the facts (a message or
     path quoting a huge input value is cut)."""
-    message = render(kind, dialect, facts)
+    message = (_RENDER.get(kind) or _renderer(kind))(dialect, **facts)
     if len(message) > MESSAGE_LIMIT or len(path) > MESSAGE_LIMIT:
         message, path = excerpt(message, MESSAGE_LIMIT), excerpt(path, MESSAGE_LIMIT)
     return Diagnostic(kind=kind, path=path, message=message, dialect=dialect)
@@ -181,7 +197,7 @@ class Report:
     def level(self, value: str | Policy) -> None:
         self.policy = as_policy(value)
 
-    def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: object) -> None:
+    def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: Any) -> None:
         """Record one diagnostic of ``kind`` at ``path``: its message is ``kind``'s template
         rendered with ``facts`` (:func:`render`), here and only here; a report that only counts
         can override this and never format a message."""
@@ -288,7 +304,7 @@ class Discard(Report):
     def __init__(self) -> None:
         super().__init__("ignore")
 
-    def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: object) -> None:
+    def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: Any) -> None:
         """Drop the diagnostic (its message is never rendered)."""
 
     def append(self, diagnostic: Diagnostic) -> None:
