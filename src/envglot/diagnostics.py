@@ -74,17 +74,15 @@ LOSSY_KINDS = frozenset(
 
 
 _Part = tuple[str, frozenset[str] | None]  # a format string, and the facts that make it optional
+_FACT = re.compile(r"(?<!\{)\{(\w+)\}")  # ``{fact}``; ``{{`` is a literal brace
 
 
 def _parts(template: str) -> tuple[_Part, ...]:
     """``template`` cut into format strings: plain text, and ``[...]`` clauses with their facts."""
-    import string  # on first use: a conversion without diagnostics never needs it
-
     parts: list[_Part] = []
     for i, piece in enumerate(re.split(r"\[([^\[\]]*)\]", template)):
-        names = frozenset(f for _, f, _, _ in string.Formatter().parse(piece) if f)
         if piece:
-            parts.append((piece, names if i % 2 else None))
+            parts.append((piece, frozenset(_FACT.findall(piece)) if i % 2 else None))
     return tuple(parts)
 
 
@@ -93,8 +91,7 @@ def template_facts(kind: Kind) -> tuple[frozenset[str], frozenset[str]]:
     needed: set[str] = set()
     optional: set[str] = set()
     for text, opt in _parts(TEMPLATES[kind]):
-        names = {f for f in re.findall(r"(?<!\{)\{(\w+)\}", text)}
-        (needed if opt is None else optional).update(names)
+        (needed if opt is None else optional).update(_FACT.findall(text))
     return frozenset(needed), frozenset(optional - needed)
 
 
@@ -141,7 +138,7 @@ def render(kind: Kind, dialect: str | None, facts: dict[str, Any]) -> str:
 def diagnostic(kind: Kind, path: str, dialect: str | None = None, /, **facts: Any) -> Diagnostic:
     """A diagnostic of ``kind`` at ``path``, its message rendered from the facts (a message or
     path quoting a huge input value is cut)."""
-    message = (_RENDER.get(kind) or _renderer(kind))(dialect, **facts)
+    message = render(kind, dialect, facts)
     if len(message) > MESSAGE_LIMIT or len(path) > MESSAGE_LIMIT:
         message, path = excerpt(message, MESSAGE_LIMIT), excerpt(path, MESSAGE_LIMIT)
     return Diagnostic(kind=kind, path=path, message=message, dialect=dialect)
