@@ -139,7 +139,7 @@ def test_a_choice_is_derived_once_and_read_by_writers():
     own = c.Problem(category="internal", code="NEVER_SEEN", domain="dotbot")
     verbatim = choice(own, M["dotbot"], M)
     assert (verbatim.code, verbatim.plan) == ("NEVER_SEEN", None)
-    assert carry_meaning(own, "NEVER_SEEN", None, M["dotbot"]) is None
+    assert carry_meaning(own, verbatim, None, M["dotbot"]) is None
 
 
 @pytest.mark.parametrize("dst", ["errorcode", "dotbot", "code-graph"])

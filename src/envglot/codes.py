@@ -24,6 +24,7 @@ __all__ = [
     "choice",
     "code_returns",
     "missing_problem",
+    "planned",
     "problem_message",
     "problem_of",
     "read_problem",
@@ -40,18 +41,30 @@ def retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:
     """The ``retryable`` a reader of ``target`` takes from the code its writer chooses for ``p``
     (that code row's own value); when that row states none, what ``p``'s own code implies in
     its dialect (:func:`retryable_implied`) if converting back gives that code again, else
-    ``None`` (nothing restores it)."""
-    code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    ``None`` (nothing restores it). A writer reads it from its :class:`Choice` (``there``)."""
+    return _there(p, _chosen(p, target), target, m)
+
+
+def _chosen(p: Problem, target: DialectMap) -> str:
+    """The code ``target``'s writer-choice rows give ``p`` (:meth:`DialectMap.choose`)."""
+    return target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+
+
+def _there(p: Problem, code: str, target: DialectMap, m: Mappings) -> bool | None:
     row = target.codes.get(code)
     if row is not None and row.retryable is not None:
         return row.retryable
-    return retryable_implied(p, m) if code_returns(p, target, m) else None
+    return retryable_implied(p, m) if _returns(p, code, target, m) else None
 
 
 def code_returns(p: Problem, target: DialectMap, m: Mappings) -> bool:
     """True if converting ``p`` to ``target`` and back gives its own code again (what its code
-    implies is then restored by the source's reader)."""
-    code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+    implies is then restored by the source's reader). A writer reads it from its
+    :class:`Choice` (``returns``)."""
+    return _returns(p, _chosen(p, target), target, m)
+
+
+def _returns(p: Problem, code: str, target: DialectMap, m: Mappings) -> bool:
     row = target.codes.get(code)
     src = m.dialects.get(p.domain) if p.domain is not None else None
     if row is None or src is None or not src.shape.writable or p.code not in src.codes:
@@ -61,10 +74,10 @@ def code_returns(p: Problem, target: DialectMap, m: Mappings) -> bool:
 
 
 def type_implied(p: Problem, m: Mappings) -> bool:
-    """True if ``p.type`` is the type its own code implies (a reader restores it from the code)."""
+    """True if ``p.type`` is the type its own code implies (a reader restores it from the code).
+    A writer reads it from its :class:`Choice` (``type_implied``)."""
     dmap = m.dialects.get(p.domain) if p.domain is not None else None
-    row = dmap.codes.get(p.code) if dmap is not None and p.code is not None else None
-    return row is not None and row.type == p.type
+    return _type_implied(p, dmap.plan(p.code) if dmap is not None and p.code is not None else None)
 
 
 def retryable_implied(p: Problem, m: Mappings) -> bool | None:
@@ -162,7 +175,9 @@ def respelled(p: Problem, code: str, dmap: DialectMap, m: Mappings) -> bool:
 
 class Choice(NamedTuple):
     """What writing a problem's code to one dialect implies, derived once per target and problem
-    (:func:`choice`): the one table lookup a writer makes for it."""
+    (:func:`choice`): the one table lookup a writer makes for it. The writer, its diagnostics
+    and the loss report (:func:`~envglot.context.report_losses`) read it here (:func:`planned`),
+    never from the tables again."""
 
     code: str
     """The native code the writer emits."""
@@ -173,6 +188,26 @@ class Choice(NamedTuple):
     implied: bool | None
     """The ``retryable`` a reader of the target takes from ``code`` (for :func:`carry_meaning`;
     ``None`` too where the target has no place for a category its codes cannot say)."""
+    word: str | None
+    """The category word written beside ``code`` (a dialect with words: response-v2's
+    ``error_type``): the problem's own word for its own code, else the code's, else the
+    category's; ``None`` for a dialect without words."""
+    word_retryable: bool | None
+    """What ``word``'s row states for ``retryable``."""
+    source: CodePlan | None
+    """What the problem's own code implies in the dialect that minted it (``None``: unknown there)."""
+    returns: bool
+    """Converting back gives the problem's own code again (:func:`code_returns`)."""
+    there: bool | None
+    """The ``retryable`` a reader of the target restores (:func:`retryable_there`)."""
+
+    type_implied: bool
+    """The problem's ``type`` is the word its own code implies (:func:`type_implied`)."""
+    source_retryable: bool | None
+    """What the problem's own code (else its own word) states for ``retryable`` in the dialect
+    that minted it (:func:`retryable_implied`)."""
+    way_back: bool
+    """The problem's code is a known code of a writable dialect: converting back restores it."""
 
 
 _CHOICES: dict[tuple[object, ...], Choice] = {}
@@ -189,22 +224,76 @@ def choice(p: Problem, dmap: DialectMap, m: Mappings) -> Choice:
     hit = _CHOICES.get(key)
     if hit is not None:
         return hit
+    chosen = _chosen(p, dmap)
+    src = m.dialects.get(p.domain) if p.domain is not None else None
+    source = src.plan(p.code) if src is not None and p.code is not None else None
+    returns = _returns(p, chosen, dmap, m)
+    there = _there(p, chosen, dmap, m)
     if p.code is not None and p.domain == dmap.name and p.code not in dmap.codes and not dmap.shape.closed:
-        hit = Choice(p.code, None, False, None)
+        code, plan, again = p.code, None, False
     else:
-        code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+        code, plan = chosen, dmap.plan(chosen)
         again = p.code is not None and code != p.code and respelled(p, code, dmap, m)
-        implied = _read_retryable(p, code, dmap) if _meaning_keys(dmap)[0] is not None else None
-        hit = Choice(code, dmap.plan(code), again, implied)
+    word = _word(p, code, plan, dmap) if dmap.types and dmap.tables is not None else None
+    trow = dmap.types.get(word) if word is not None else None
+    word_retryable = trow.retryable if trow is not None else None
+    implied = None  # for carry_meaning: the target has a place for what its codes cannot say
+    if plan is not None and _meaning_keys(dmap)[0] is not None:
+        implied = plan.row.retryable if plan.row.retryable is not None else word_retryable
+    way_back = source is not None and src is not None and src.shape.writable
+    hit = Choice(
+        code,
+        plan,
+        again,
+        implied,
+        word,
+        word_retryable,
+        source,
+        returns,
+        there,
+        _type_implied(p, source),
+        retryable_implied(p, m),
+        way_back,
+    )
     if len(_CHOICES) >= 4096:
         _CHOICES.clear()
     _CHOICES[key] = hit
     return hit
 
 
+def _type_implied(p: Problem, source: CodePlan | None) -> bool:
+    return source is not None and source.word == p.type
+
+
+def _word(p: Problem, code: str, plan: CodePlan | None, dmap: DialectMap) -> str:
+    """The category word ``dmap``'s writer writes beside ``code`` for ``p``: the problem's own
+    word for its own code, else the code's, else the category's (``error-types.toml``)."""
+    if p.domain == dmap.name and p.code == code and p.type is not None:
+        return p.type
+    if plan is not None and plan.word is not None:
+        return plan.word
+    assert dmap.tables is not None
+    return type_for(dmap.tables, dmap.name, p.category, p.origin, p.upstream, p.aspect, p.partial)
+
+
+def planned(p: Problem, dmap: DialectMap, ctx: Context) -> Choice:
+    """The :func:`choice` of ``dmap``'s writer for ``p``, derived once per conversion: the
+    writer and the loss report of one conversion read the same :class:`Choice`."""
+    memo = ctx.choices
+    if memo is None:
+        memo = ctx.choices = {}
+    key = (id(p), dmap.name)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    ch = choice(p, dmap, ctx.mappings)
+    memo[key] = (p, ch)
+    return ch
+
+
 def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> Choice:
     """The :func:`choice` of ``dmap``'s writer for ``p``; reports any change of code."""
-    ch = choice(p, dmap, ctx.mappings)
+    ch = planned(p, dmap, ctx)
     if not ctx.report.collecting:
         return ch
     code, plan = ch.code, ch.plan
@@ -314,53 +403,16 @@ def _meaning_keys(dmap: DialectMap) -> tuple[str | None, str | None]:
     return keys[0], keys[1]
 
 
-def _read_retryable(p: Problem, code: str, dmap: DialectMap) -> bool | None:
-    """The ``retryable`` a reader of ``dmap`` takes from ``code``: its row's, else (a dialect
-    with category words) the word written beside it."""
-    row = dmap.codes.get(code)
-    if row is not None and row.retryable is not None:
-        return row.retryable
-    if not dmap.types or dmap.tables is None:
-        return None
-    if p.domain == dmap.name and p.code == code and p.type is not None:
-        word = p.type
-    elif row is not None and row.type is not None:
-        word = row.type
-    else:
-        word = type_for(dmap.tables, dmap.name, p.category, p.origin, p.upstream, p.aspect, p.partial)
-    trow = dmap.types.get(word)
-    return trow.retryable if trow is not None else None
-
-
-def _way_back(p: Problem, dmap: DialectMap) -> Mappings | None:
-    """``dmap``'s tables if ``p`` is a known code of a writable dialect (a way back exists to
-    restore it), else ``None``."""
-    m = dmap.tables
-    src = m.dialects.get(p.domain) if m is not None and p.domain is not None else None
-    return m if src is not None and src.shape.writable and p.code in src.codes else None
-
-
-def carry_meaning(p: Problem, code: str | Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
-    """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
-    the code ``dmap``'s writer chose (or its :class:`Choice`, from :func:`write_plan`: no lookup
-    then), reads as another category or implies another ``retryable`` (an unstated one is the
-    category's default):
+def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
+    """``details`` with the problem's category (and stated ``retryable``) added where the code
+    ``dmap``'s writer chose (its :class:`Choice`, from :func:`write_plan`) reads as another
+    category or implies another ``retryable`` (an unstated one is the category's default):
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
     it is no object (the writer wraps it first)."""
     cat_key, retry_key = _meaning_keys(dmap)
-    if cat_key is None:
-        return details
-    if isinstance(code, Choice):
-        ch: Choice | None = code
-        code = code.code
-    else:
-        ch = choice(p, dmap, dmap.tables) if dmap.tables is not None else None
-    if ch is not None and ch.code == code:  # the writer's own choice: derived once
-        plan, implied = ch.plan, ch.implied
-    else:
-        plan, implied = dmap.plan(code), _read_retryable(p, code, dmap)
-    if plan is None:  # an unknown code written back verbatim to its own dialect: read back as it was read
+    plan, implied = ch.plan, ch.implied
+    if cat_key is None or plan is None:  # an unknown code written back verbatim: read back as it was read
         return details
     read_as = plan.category
     add: dict[str, Raw] = {}
@@ -373,7 +425,12 @@ def carry_meaning(p: Problem, code: str | Choice, details: Raw | None, dmap: Dia
     elif p.retryable is not None:
         if p.retryable != implied:
             add[retry_key] = _TRUE if p.retryable else _FALSE
-    elif implied is not None and (m := _way_back(p, dmap)) is not None and implied != m.default_retryable(p.category):
+    elif (
+        implied is not None
+        and ch.way_back
+        and dmap.tables is not None
+        and implied != dmap.tables.default_retryable(p.category)
+    ):
         # an unstated retryable is the category's default; a code whose row implies another
         # would flip it on the way back (response-v2 INTERNAL_ERROR is retryable, internal is not)
         add[retry_key] = _FALSE if implied else _TRUE
