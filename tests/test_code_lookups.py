@@ -34,10 +34,7 @@ _READERS: dict[str, str] = {
     "problem-json": "not yet restructured: its reader checks the code's and the status's rows before read_problem",
     "response-v2": "not yet restructured: its reader reads the error_type word's row and the code's row apart",
 }
-_WRITERS: dict[str, str] = {
-    "google-rpc": "not yet restructured: its writer reads the written status's row again (status, http)",
-    "problem-json": "not yet restructured: its writer reads the source's plan again for status and type",
-}
+_WRITERS: dict[str, str] = {}
 
 
 class _Count:

@@ -183,6 +183,9 @@ class Choice(NamedTuple):
     """The native code the writer emits."""
     plan: CodePlan | None
     """What ``code`` implies in the target; ``None`` for an unknown code written back verbatim."""
+    table_plan: CodePlan
+    """What the code the target's writer-choice rows give implies: ``plan``, unless ``code`` is
+    an unknown code written back verbatim (google-rpc writes that one's status beside it)."""
     respelled: bool
     """``code`` replaces the problem's own code and reads back as it (:func:`respelled`)."""
     implied: bool | None
@@ -241,9 +244,12 @@ def choice(p: Problem, dmap: DialectMap, m: Mappings) -> Choice:
     if plan is not None and _meaning_keys(dmap)[0] is not None:
         implied = plan.row.retryable if plan.row.retryable is not None else word_retryable
     way_back = source is not None and src is not None and src.shape.writable
+    table_plan = dmap.plan(chosen)
+    assert table_plan is not None  # a writer choice is a known code (validated)
     hit = Choice(
         code,
         plan,
+        table_plan,
         again,
         implied,
         word,

@@ -29,7 +29,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import missing_problem, read_problem, write_code
+from ..codes import missing_problem, read_problem, write_plan
 from ..context import Context
 from ..detect import JSONRPC, MCP, classify
 from ..diagnostics import Kind
@@ -38,7 +38,7 @@ from ..errors import EnvglotError, ParseError
 from ..excerpt import quoted
 from ..fields import Let, Move, Reading, Writing
 from ..limits import repeated_member
-from ..mappings import DialectMap, Mappings
+from ..mappings import CodePlan, DialectMap, Mappings
 from ..residue import parse_path
 from ..wire import (
     RAW_EMPTY_OBJECT,
@@ -367,16 +367,14 @@ def _problem(
     return problems[0] if problems else missing_problem(summary, ctx, dmap)
 
 
-def _details(
-    p: c.Problem, code: str, status: str, http: int, ctx: Context, dmap: DialectMap
-) -> list[dict[str, Any]] | None:
+def _details(p: c.Problem, code: str, status: CodePlan, ctx: Context) -> list[dict[str, Any]] | None:
     """ErrorInfo (a code other than the status name, or a ``retryable`` the status does not imply,
     in its ``metadata``), RetryInfo, then the problem's details: an array of typed entries as it is
     (also inside the ``{"value": ...}`` other dialects wrap an array in), any other value in one
     ``Value`` entry."""
     out: list[dict[str, Any]] = []
-    carry = p.retryable is not None and p.retryable != _implied_retryable(status, http, dmap, ctx.mappings)
-    if code != status or carry:
+    carry = p.retryable is not None and p.retryable != status.retryable
+    if code != status.code or carry:
         info: dict[str, Any] = {"@type": ERROR_INFO, "reason": code}
         if carry:
             info["metadata"] = {RETRYABLE_KEY: "true" if p.retryable else "false"}
@@ -403,14 +401,9 @@ def _error(p: c.Problem | None, ctx: Context, dmap: DialectMap) -> Status | None
     status it implies, the code in an ErrorInfo when it is not the status name."""
     if p is None:
         return None
-    code = write_code(p, dmap, ctx, 0)
-    status = (
-        code
-        if code in dmap.codes
-        else dmap.choose(p.category, None, None, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
-    )
-    http = _implied_http(status, dmap.codes[status].category, dmap, ctx.mappings)
-    return Status(code=http, message=p.message, status=status, details=_details(p, code, status, http, ctx, dmap))
+    ch = write_plan(p, dmap, ctx, 0)
+    status = ch.table_plan  # the code's own, or for a reason unknown here its category's status
+    return Status(code=status.http, message=p.message, status=status.code, details=_details(p, ch.code, status, ctx))
 
 
 def _out(ok: bool, payload: Raw | None, error: Status | None, ctx: Context) -> FailureDoc | Raw:

@@ -19,14 +19,14 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path
-from ..codes import missing_problem, read_problem, write_code
+from ..codes import missing_problem, read_problem, write_plan
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Reading, Writing
-from ..mappings import DialectMap, Mappings
+from ..mappings import CodePlan, DialectMap, Mappings
 from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, raw_or_absent
 
 __all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope", "ProblemJson"]
@@ -83,18 +83,14 @@ _INT = msgspec.json.Decoder(int | None)
 # --- what a code implies (one rule for the reader and the writer) ------------------------
 
 
-def _status(p: c.Problem, code: str, m: Mappings) -> int:
+def _status(code: str, plan: CodePlan | None, category: str, m: Mappings) -> int:
     """The HTTP status of a problem written with ``code``: the status itself for a status code,
-    else the source code's plan (its row's ``http`` override, else its category's) when the
-    problem has that code's category, else the written code's plan, else the category's
-    (``canonical.toml``)."""
+    else ``plan``'s (its row's ``http`` override, else its category's), else the category's
+    (``canonical.toml``). A writer's ``plan`` is the source code's when the problem has that
+    code's category, else the written code's."""
     if _STATUS_CODE(code):
         return int(code)
-    src = m.dialects.get(p.domain) if p.domain is not None else None
-    plan = src.plan(p.code) if src is not None and p.code is not None else None
-    if plan is None or plan.category != p.category:  # a category its details carry: not the code's status
-        plan = m[NAME].plan(code)
-    return plan.http if plan is not None else m.http(p.category)
+    return plan.http if plan is not None else m.http(category)
 
 
 def _type(code: str, dmap: DialectMap) -> str:
@@ -104,13 +100,11 @@ def _type(code: str, dmap: DialectMap) -> str:
     return str(dmap.synthesize["problem.type"]).replace("{code}", code)
 
 
-def _title(code: str, category: str, m: Mappings) -> str:
-    """The title the code implies: for ``about:blank`` the status phrase (RFC 9457 §4.2.1; the
-    status row's ``note``), else the category's title (``canonical.toml``)."""
-    if _STATUS_CODE(code):
-        row = m[NAME].codes.get(code)
-        if row is not None and row.note is not None:
-            return row.note
+def _title(code: str, plan: CodePlan | None, category: str, m: Mappings) -> str:
+    """The title ``code`` (its ``plan``) implies: for ``about:blank`` the status phrase (RFC 9457
+    §4.2.1; the status row's ``note``), else the category's title (``canonical.toml``)."""
+    if _STATUS_CODE(code) and plan is not None and plan.row.note is not None:
+        return plan.row.note
     return m.categories[category].title
 
 
@@ -175,9 +169,10 @@ def _entry_extras(e: Entry, at: str, p: c.Problem, m: Mappings, extras: list[c.E
     none of its own), the ``instance``."""
     if not of_parent:
         code = p.code
-        if code is not None and e.status is not None and e.status != _status(p, code, m):
+        plan = m[NAME].plan(code) if code is not None else None
+        if code is not None and e.status is not None and e.status != _status(code, plan, p.category, m):
             _keep(extras, join_path(at, "status"), e.status)
-        if e.title is not None and (code is None or e.title != _title(code, p.category, m)):
+        if e.title is not None and (code is None or e.title != _title(code, plan, p.category, m)):
             _keep(extras, join_path(at, "title"), e.title)
     if e.instance is not None:
         _keep(extras, join_path(at, "instance"), e.instance)
@@ -280,17 +275,17 @@ READING = Reading(
 def _fields(p: c.Problem, ctx: Context, dmap: DialectMap, i: int) -> dict[str, Any]:
     """The members of one problem details object for ``p`` (the ``i``-th problem)."""
     m = ctx.mappings
-    code = write_code(p, dmap, ctx, i)
+    ch = write_plan(p, dmap, ctx, i)
+    code = ch.code
     own_type = p.type if p.domain == NAME and p.code == code else None
-    if p.type is not None and own_type is None and ctx.report.collecting:
-        src = m.dialects.get(p.domain) if p.domain is not None else None
-        plan = src.plan(p.code) if src is not None and p.code is not None else None
-        if plan is None or plan.word != p.type:  # a type the source's code implies is not lost
-            ctx.dropped("problem.type", NAME, i, f"{p.domain or 'source'} error type {quoted(p.type)}")
+    if p.type is not None and own_type is None and not ch.type_implied and ctx.report.collecting:
+        # a type the source's code implies is not lost
+        ctx.dropped("problem.type", NAME, i, f"{p.domain or 'source'} error type {quoted(p.type)}")
+    src = ch.source if ch.source is not None and ch.source.category == p.category else ch.plan
     return {
         "type": own_type if own_type is not None else _type(code, dmap),
-        "title": _title(code, p.category, m),
-        "status": _status(p, code, m),
+        "title": _title(code, ch.plan, p.category, m),
+        "status": _status(code, src, p.category, m),
         "detail": p.message,
         "code": None if _STATUS_CODE(code) else code,
         "retryable": p.retryable,
