@@ -29,8 +29,6 @@ from envglot.tables import DialectMap
 from golden import Case, cases
 
 _READERS: dict[str, str] = {
-    "google-rpc": "not yet restructured: its reader reads the status row in _implied_retryable, "
-    "read_problem, _extras and _implied_http",
     "problem-json": "not yet restructured: its reader checks the code's and the status's rows before read_problem",
     "response-v2": "not yet restructured: its reader reads the error_type word's row and the code's row apart",
 }

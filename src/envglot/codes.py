@@ -27,6 +27,7 @@ __all__ = [
     "planned",
     "problem_message",
     "problem_of",
+    "read_planned",
     "read_problem",
     "respelled",
     "retryable_implied",
@@ -107,13 +108,30 @@ def read_problem(
     contradiction: str | None = None,
     **fields: object,
 ) -> Problem:
-    """A canonical problem for native ``code`` of ``dmap``'s dialect, hints from its row.
+    """A canonical problem for native ``code`` of ``dmap``'s dialect (:func:`read_planned` with
+    the code's plan, the read side's one lookup)."""
+    plan = dmap.plan(code) if code is not None else None
+    return read_planned(dmap, code, plan, ctx, where, retryable, contradiction, **fields)
+
+
+def read_planned(
+    dmap: DialectMap,
+    code: str | None,
+    plan: CodePlan | None,
+    ctx: Context,
+    where: str,
+    retryable: bool | None = None,
+    contradiction: str | None = None,
+    **fields: object,
+) -> Problem:
+    """A canonical problem for native ``code`` of ``dmap``'s dialect, hints from its ``plan``'s
+    row (a reader that reads more of the plan looks it up once and passes it here).
 
     An unknown code takes the documented fallback category and a ``code_unknown``
     diagnostic; the code itself is kept. A stated ``retryable`` its row contradicts is kept,
     reported (``status_mismatch``) at ``contradiction`` when given (errorcode's ``retryable``).
     """
-    row = dmap.codes.get(code) if code is not None else None
+    row = plan.row if plan is not None else None
     if row is None:
         category = dmap.default_category or ctx.mappings.unknown_category
         if code is not None:
