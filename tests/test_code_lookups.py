@@ -28,11 +28,14 @@ from envglot.mappings import default_mappings
 from envglot.tables import DialectMap
 from golden import Case, cases
 
-_READERS: dict[str, str] = {
-    "problem-json": "not yet restructured: its reader checks the code's and the status's rows before read_problem",
-    "response-v2": "not yet restructured: its reader reads the error_type word's row and the code's row apart",
+READ_TWICE: dict[str, str] = {
+    "response-v2": "a failure states two native members with a row each: error_code (its code row) "
+    "and error_type (its category word's row: an unknown word is reported, its retryable read)",
+    "problem-json/pj-unknown-code-known-status": "a code the tables do not know: its lookup finds no row, "
+    "so the status's row is looked up for the category",
 }
-_WRITERS: dict[str, str] = {}
+"""A reader (``dialect``) or one case (``dialect/stem``) that genuinely looks up two rows per
+problem, and why (reviewed). No writer needs more than its one :class:`~envglot.codes.Choice`."""
 
 
 class _Count:
@@ -120,11 +123,6 @@ def _failures() -> dict[str, list[Case]]:
 
 FAILURES = _failures()
 PAIRS = [(src, dst) for src in FAILURES for dst in WRITABLE]
-EXEMPT: dict[tuple[str, str], str] = {
-    (s, d): _READERS.get(s) or _WRITERS[d] for s, d in PAIRS if s in _READERS or d in _WRITERS
-}
-"""(reader, writer) -> why that pair makes more than one lookup per side: pairs still to be
-restructured (an exempt pair must still exceed, so the table shrinks as they are)."""
 
 
 def test_every_reader_has_a_failure_case() -> None:
@@ -132,7 +130,8 @@ def test_every_reader_has_a_failure_case() -> None:
 
 
 def _excess(case: Case, dst: str) -> str | None:
-    """What ``case`` converted to ``dst`` looks up beyond one lookup per problem and side."""
+    """What ``case`` converted to ``dst`` looks up beyond one lookup per problem and side (two
+    on the read side where :data:`READ_TWICE` says why)."""
     problems = max(1, len(envglot.read(case.data, from_=case.dialect).problems))
     envglot.conversion(case.data, from_=case.dialect, to=dst, unsupported="ignore")  # warm
     with counting() as read:
@@ -140,26 +139,35 @@ def _excess(case: Case, dst: str) -> str | None:
     with counting() as both:
         envglot.conversion(case.data, from_=case.dialect, to=dst, unsupported="ignore")
     n_read, n_write = sum(read.values()), sum(both.values()) - sum(read.values())
-    if n_read > problems:
+    per_read = 2 if case.dialect in READ_TWICE or str(case) in READ_TWICE else 1
+    if n_read > per_read * problems:
         return f"{case}: read side: {n_read} lookups for {problems} problem(s): {dict(read)}"
     if n_write > problems:
         return f"{case}: write side: {n_write} lookups for {problems} problem(s): {dict(both - read)}"
     return None
 
 
-@pytest.mark.parametrize(
-    ("src", "dst"),
-    [
-        pytest.param(s, d, marks=pytest.mark.xfail(strict=True, reason=EXEMPT[s, d])) if (s, d) in EXEMPT else (s, d)
-        for s, d in PAIRS
-    ],
-    ids=[f"{s}->{d}" for s, d in PAIRS],
-)
+@pytest.mark.parametrize(("src", "dst"), PAIRS, ids=[f"{s}->{d}" for s, d in PAIRS])
 def test_one_lookup_per_side(src: str, dst: str) -> None:
     """Every failure case of ``src`` converted to ``dst``: at most one lookup per problem on
-    each side (an exempt pair must still exceed: the table shrinks as pairs are fixed)."""
+    each side."""
     excess = [e for case in FAILURES[src] if (e := _excess(case, dst)) is not None]
     assert not excess, "\n".join(excess)
+
+
+def test_each_read_twice_entry_is_needed() -> None:
+    """An entry of :data:`READ_TWICE` names a reader or case that does look up two rows."""
+    for key in READ_TWICE:
+        dialect, _, stem = key.partition("/")
+        counts = []
+        for case in FAILURES[dialect]:
+            if stem and case.stem != stem:
+                continue
+            problems = len(envglot.read(case.data, from_=case.dialect).problems)
+            with counting() as read:
+                envglot.read(case.data, from_=case.dialect)
+            counts.append(sum(read.values()) > problems)
+        assert any(counts), f"{key}: no case looks up more than one row per problem"
 
 
 def test_the_counter_counts() -> None:

@@ -229,6 +229,11 @@ class Choice(NamedTuple):
     that minted it (:func:`retryable_implied`)."""
     way_back: bool
     """The problem's code is a known code of a writable dialect: converting back restores it."""
+    restores: bool
+    """Converting ``code`` back (its category travelling in details where the target carries
+    one) gives the problem's own code again, so what its dialect derives from the code
+    (problem-json's type, title, status: ``code_implies.*`` rows) comes back; always true for
+    a dialect that derives nothing from its codes."""
 
 
 _CHOICES: dict[tuple[object, ...], Choice] = {}
@@ -262,6 +267,9 @@ def choice(p: Problem, dmap: DialectMap, m: Mappings) -> Choice:
     if plan is not None and _meaning_keys(dmap)[0] is not None:
         implied = plan.row.retryable if plan.row.retryable is not None else word_retryable
     way_back = source is not None and src is not None and src.shape.writable
+    restores = True
+    if src is not None and p.code is not None and any(f.startswith("code_implies.") for f in src.fields):
+        restores = plan is not None and _back(p, plan, dmap, src) == p.code
     table_plan = dmap.plan(chosen)
     assert table_plan is not None  # a writer choice is a known code (validated)
     hit = Choice(
@@ -278,11 +286,21 @@ def choice(p: Problem, dmap: DialectMap, m: Mappings) -> Choice:
         _type_implied(p, source),
         retryable_implied(p, m),
         way_back,
+        restores,
     )
     if len(_CHOICES) >= 4096:
         _CHOICES.clear()
     _CHOICES[key] = hit
     return hit
+
+
+def _back(p: Problem, plan: CodePlan, dmap: DialectMap, src: DialectMap) -> str:
+    """The code ``src``'s writer gives ``plan``'s code written for ``p`` in ``dmap`` on the way
+    back: a category that travels in ``dmap``'s details is read back without the code's hints."""
+    row = plan.row
+    if row.category != p.category and "problem.category" in dmap.carried:
+        return src.choose(p.category, plan.code, dmap.name)
+    return src.choose(row.category, plan.code, dmap.name, row.origin, row.upstream, row.aspect, row.partial)
 
 
 def _type_implied(p: Problem, source: CodePlan | None) -> bool:
@@ -342,7 +360,7 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
                 f"{p.domain or 'source'} code {quoted(p.code)} has no exact {dmap.name} equivalent; {what}",
                 dmap.name,
             )
-            _implied_changes(p, code, dmap, ctx, where)
+            _implied_changes(p, ch, dmap, ctx, where)
     if plan is not None and plan.ext:
         ctx.report.add(
             Kind.CODE_EXTENSION,
@@ -358,23 +376,16 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
     return write_plan(p, dmap, ctx, index).code
 
 
-def _implied_changes(p: Problem, code: str, dmap: DialectMap, ctx: Context, where: str) -> None:
+def _implied_changes(p: Problem, ch: Choice, dmap: DialectMap, ctx: Context, where: str) -> None:
     """Report each member the source derives from its code (its table's ``code_implies.*`` rows:
-    problem-json's type, title, status) when ``code``, written for ``p`` in ``dmap``, does not
-    come back as ``p.code``: converting back derives them from another code."""
+    problem-json's type, title, status) when the code ``ch`` writes for ``p`` in ``dmap`` does
+    not come back as ``p.code`` (``ch.restores``): converting back derives them from another code."""
     src = ctx.source
     if src is None or src.name != p.domain or p.code is None:
         return
     implied = [path for f, path in src.fields.items() if f.startswith("code_implies.")]
-    if not implied:
+    if not implied or ch.restores:
         return
-    row = dmap.codes.get(code)
-    if row is not None:
-        travels = row.category != p.category and "problem.category" in dmap.carried
-        category = p.category if travels else row.category
-        hints = (None, None, None, False) if travels else (row.origin, row.upstream, row.aspect, row.partial)
-        if src.choose(category, code, dmap.name, *hints) == p.code:
-            return
     base = where.rpartition(".")[0]
     for path in implied:
         member = path.rpartition(".")[2]

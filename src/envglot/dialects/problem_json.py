@@ -12,14 +12,14 @@ Decisions: ``docs/dialects/problem-json.md``.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, TypeGuard
+from typing import Annotated, Any, NamedTuple, TypeGuard
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path
-from ..codes import missing_problem, read_problem, write_plan
+from ..codes import missing_problem, read_planned, write_plan
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -117,8 +117,11 @@ def _of_parent(e: Entry) -> bool:
     return e.type is None and e.title is None and e.status is None and e.code is None
 
 
-def _entry_problem(e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.Problem | None = None) -> c.Problem:
-    """The canonical problem of one problem details object at JSON path ``at``.
+def _entry_problem(
+    e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.Problem | None = None
+) -> tuple[c.Problem, CodePlan | None]:
+    """The canonical problem of one problem details object at JSON path ``at``, and the plan of
+    its code (``None``: a code the tables do not know, or an entry of the parent's type).
 
     The ``code`` member names the code; without one (or with one the tables do not know) the
     ``status`` is looked up in the table's status rows. ``type`` is kept only where it says
@@ -133,17 +136,18 @@ def _entry_problem(e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.
             retryable=parent.retryable if e.retryable is None else e.retryable,
             retry_after_ms=e.retry_after_ms,
             details=opt(e.details),
-        )
+        ), None
     key = str(e.status) if e.status is not None else None
     fields: dict[str, Any] = {
         "message": e.detail,
         "retry_after_ms": e.retry_after_ms,
         "details": opt(e.details),
     }
-    if e.code is not None and (e.code in dmap.codes or key is None or key not in dmap.codes):
-        p = read_problem(dmap, e.code, ctx, join_path(at, "code"), e.retryable, **fields)
-    elif e.code is not None:  # an unknown code with a known status: the status decides the category
-        p = read_problem(dmap, key, ctx, join_path(at, "status"), e.retryable, **fields)
+    plan = dmap.plan(e.code) if e.code is not None else None  # the read side's lookup
+    if e.code is not None and (plan is not None or key is None or (by_status := dmap.plan(key)) is None):
+        p = read_planned(dmap, e.code, plan, ctx, join_path(at, "code"), e.retryable, **fields)
+    elif e.code is not None:  # an unknown code with a known status: the status's row decides the category
+        p = read_planned(dmap, key, by_status, ctx, join_path(at, "status"), e.retryable, **fields)
         p = msgspec.structs.replace(p, code=e.code)
         if ctx.report.collecting:
             ctx.report.add(
@@ -154,22 +158,24 @@ def _entry_problem(e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.
                 NAME,
             )
     else:
-        p = read_problem(dmap, key, ctx, join_path(at, "status"), e.retryable, **fields)
+        plan = dmap.plan(key) if key is not None else None
+        p = read_planned(dmap, key, plan, ctx, join_path(at, "status"), e.retryable, **fields)
     code = p.code
     if code is None:  # no code, no status: nothing implies a type
         stated = e.type
     else:
         stated = e.type if e.type != _type(code, dmap) else None
-    return p if stated is None else msgspec.structs.replace(p, type=stated)
+    return (p if stated is None else msgspec.structs.replace(p, type=stated)), plan
 
 
-def _entry_extras(e: Entry, at: str, p: c.Problem, m: Mappings, extras: list[c.Extra], of_parent: bool) -> None:
+def _entry_extras(
+    e: Entry, at: str, p: c.Problem, plan: CodePlan | None, m: Mappings, extras: list[c.Extra], of_parent: bool
+) -> None:
     """What one problem details object states beyond its problem ``p``, kept as extras: a
     ``status`` or ``title`` other than the code implies (an entry of the document's type has
     none of its own), the ``instance``."""
     if not of_parent:
         code = p.code
-        plan = m[NAME].plan(code) if code is not None else None
         if code is not None and e.status is not None and e.status != _status(code, plan, p.category, m):
             _keep(extras, join_path(at, "status"), e.status)
         if e.title is not None and (code is None or e.title != _title(code, plan, p.category, m)):
@@ -214,23 +220,31 @@ def _no_problem_members(w: Envelope, ok: bool) -> None:
             )
 
 
-def _problems(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
+class _Read(NamedTuple):
+    """A failure's problems and the plans of their codes (for :func:`_extras`: no second lookup)."""
+
+    problems: tuple[c.Problem, ...]
+    plans: tuple[CodePlan | None, ...]
+
+
+def _read(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> _Read:
     """A failure's problems: the document's own, then its ``errors`` (a success has none)."""
     if ok:
-        return ()
+        return _Read((), ())
     first = _entry_problem(w, "$", ctx, dmap)
-    if not w.errors:
-        return (first,)
-    return (first, *(_entry_problem(e, f"$.errors[{i}]", ctx, dmap, first) for i, e in enumerate(w.errors)))
+    read = [first, *(_entry_problem(e, f"$.errors[{i}]", ctx, dmap, first[0]) for i, e in enumerate(w.errors or ()))]
+    return _Read(tuple(p for p, _ in read), tuple(plan for _, plan in read))
+
+
+def _problems(read: _Read) -> tuple[c.Problem, ...]:
+    return read.problems
 
 
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     return tuple(c.Notice(message=m) for m in w.warnings) if w.warnings else ()
 
 
-def _extras(
-    w: Envelope, ok: bool, problems: tuple[c.Problem, ...], extras: tuple[c.Extra, ...], ctx: Context
-) -> tuple[c.Extra, ...]:
+def _extras(w: Envelope, ok: bool, read: _Read, extras: tuple[c.Extra, ...], ctx: Context) -> tuple[c.Extra, ...]:
     """The decoder's unknown members, then what the document states beyond the canonical
     fields: an empty ``warnings``; for a success the RFC 9457 members that say more than
     envglot's ``about:blank``/``OK``/``200``; for a failure each problem's (and an empty ``errors``)."""
@@ -249,12 +263,12 @@ def _extras(
                 _keep(out, f"$.{key}", getattr(w, key))
         return tuple(out)
     m = ctx.mappings
-    _entry_extras(w, "$", problems[0], m, out, False)
+    _entry_extras(w, "$", read.problems[0], read.plans[0], m, out, False)
     if w.errors is not None:
         if not w.errors:
             out.append(c.Extra(dialect=NAME, path="$.errors", value=Raw(b"[]")))
-        for i, (e, p) in enumerate(zip(w.errors, problems[1:], strict=True)):
-            _entry_extras(e, f"$.errors[{i}]", p, m, out, _of_parent(e))
+        for i, (e, p, plan) in enumerate(zip(w.errors, read.problems[1:], read.plans[1:], strict=True)):
+            _entry_extras(e, f"$.errors[{i}]", p, plan, m, out, _of_parent(e))
     return tuple(out)
 
 
@@ -262,7 +276,8 @@ READING = Reading(
     _DEC,
     Let("ok", _ok),
     Check(_no_problem_members),
-    Let("problems", _problems),
+    Let("read", _read),
+    Let("problems", _problems, pure=True),
     Let("warnings", _warnings, pure=True),
     Let("extras", _extras, pure=True),
     derive=True,  # payload and request_id: from [fields]

@@ -20,7 +20,7 @@ from ..codes import (
     planned,
     problem_message,
     problem_of,
-    read_problem,
+    read_planned,
     write_code,
 )
 from ..context import Context, non_negative_ms
@@ -262,7 +262,8 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
         details=failure.details,
         retry_after_ms=failure.retry_after_ms,
     )
-    row = dmap.codes.get(code) if code is not None else None
+    plan = dmap.plan(code) if code is not None else None
+    row = plan.row if plan is not None else None
     if row is not None and not (row.ext and trow is not None and trow.category != row.category):
         p = problem_of(row, code, NAME, **fields)
         if row.ext and etype is None and ctx.report.collecting:
@@ -286,7 +287,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
             )
         p = problem_of(trow, code, NAME, **fields)
     else:
-        p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+        p = read_planned(dmap, code, plan, ctx, "$.data.error_code", **fields)
     return (carried_meaning(p, dmap, ctx),)
 
 
