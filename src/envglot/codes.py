@@ -22,7 +22,6 @@ __all__ = [
     "carried_meaning",
     "carry_meaning",
     "choice",
-    "code_returns",
     "missing_problem",
     "planned",
     "problem_message",
@@ -31,19 +30,9 @@ __all__ = [
     "read_problem",
     "respelled",
     "retryable_implied",
-    "retryable_there",
-    "type_implied",
     "write_code",
     "write_plan",
 ]
-
-
-def retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:
-    """The ``retryable`` a reader of ``target`` takes from the code its writer chooses for ``p``
-    (that code row's own value); when that row states none, what ``p``'s own code implies in
-    its dialect (:func:`retryable_implied`) if converting back gives that code again, else
-    ``None`` (nothing restores it). A writer reads it from its :class:`Choice` (``there``)."""
-    return _there(p, _chosen(p, target), target, m)
 
 
 def _chosen(p: Problem, target: DialectMap) -> str:
@@ -52,33 +41,25 @@ def _chosen(p: Problem, target: DialectMap) -> str:
 
 
 def _there(p: Problem, code: str, target: DialectMap, m: Mappings) -> bool | None:
+    """The ``retryable`` a reader of ``target`` takes from ``code``, the code its writer-choice
+    rows give ``p`` (that row's own value); when that row states none, what ``p``'s own code
+    implies in its dialect (:func:`retryable_implied`) if converting back gives that code again,
+    else ``None`` (nothing restores it)."""
     row = target.codes.get(code)
     if row is not None and row.retryable is not None:
         return row.retryable
     return retryable_implied(p, m) if _returns(p, code, target, m) else None
 
 
-def code_returns(p: Problem, target: DialectMap, m: Mappings) -> bool:
-    """True if converting ``p`` to ``target`` and back gives its own code again (what its code
-    implies is then restored by the source's reader). A writer reads it from its
-    :class:`Choice` (``returns``)."""
-    return _returns(p, _chosen(p, target), target, m)
-
-
 def _returns(p: Problem, code: str, target: DialectMap, m: Mappings) -> bool:
+    """True if converting ``p``, written as ``code`` in ``target``, back gives its own code again
+    (what its code implies is then restored by the source's reader)."""
     row = target.codes.get(code)
     src = m.dialects.get(p.domain) if p.domain is not None else None
     if row is None or src is None or not src.shape.writable or p.code not in src.codes:
         return True  # nothing to go back to: the code's own reading decides
     back = src.choose(row.category, code, target.name, row.origin, row.upstream, row.aspect, row.partial)
     return back == p.code
-
-
-def type_implied(p: Problem, m: Mappings) -> bool:
-    """True if ``p.type`` is the type its own code implies (a reader restores it from the code).
-    A writer reads it from its :class:`Choice` (``type_implied``)."""
-    dmap = m.dialects.get(p.domain) if p.domain is not None else None
-    return _type_implied(p, dmap.plan(p.code) if dmap is not None and p.code is not None else None)
 
 
 def retryable_implied(p: Problem, m: Mappings) -> bool | None:
@@ -218,12 +199,12 @@ class Choice(NamedTuple):
     source: CodePlan | None
     """What the problem's own code implies in the dialect that minted it (``None``: unknown there)."""
     returns: bool
-    """Converting back gives the problem's own code again (:func:`code_returns`)."""
+    """Converting back gives the problem's own code again (its reader restores what it implies)."""
     there: bool | None
-    """The ``retryable`` a reader of the target restores (:func:`retryable_there`)."""
-
+    """The ``retryable`` a reader of the target restores: the written code's row's, else (the
+    code returning) what the problem's own code implies, else ``None``."""
     type_implied: bool
-    """The problem's ``type`` is the word its own code implies (:func:`type_implied`)."""
+    """The problem's ``type`` is the word its own code implies (a reader restores it from the code)."""
     source_retryable: bool | None
     """What the problem's own code (else its own word) states for ``retryable`` in the dialect
     that minted it (:func:`retryable_implied`)."""
