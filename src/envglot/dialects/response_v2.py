@@ -431,12 +431,12 @@ def _wire_error(
         return None
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
     code = write_code(p, dmap, ctx, 0)
-    return _WireError(p, code, _error_type_for(p, code, ctx, dmap))
+    return _WireError(p, code, _error_type_for(p, ctx, dmap))
 
 
-def _error_type_for(p: c.Problem, code: str, ctx: Context, dmap: DialectMap) -> str:
-    """``data.error_type``: the word the writer's :class:`~envglot.codes.Choice` writes beside
-    ``code`` (the problem's own word for its own code, else the code's, else the category's).
+def _error_type_for(p: c.Problem, ctx: Context, dmap: DialectMap) -> str:
+    """``data.error_type``: the word the writer's :class:`~envglot.codes.Choice` writes beside its
+    code (the problem's own word for its own code, else the code's, else the category's).
 
     A source error type it replaces is reported as dropped, a ``retryable`` it contradicts as changed.
     """
