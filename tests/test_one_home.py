@@ -1,22 +1,20 @@
 """Facts with one home (issue 24): the canonical field lists derived from the model, one
-writer-choice matcher, one row-to-problem rule, and an error code's hub path in two lookups."""
+writer-choice matcher, one row-to-problem rule (an error code's lookups per side: tests/test_code_lookups.py)."""
 
 from __future__ import annotations
 
-import collections
 import itertools
 
 import msgspec
 import pytest
 
-import envglot
 from envglot import canonical as c
 from envglot.codes import carry_meaning, choice, problem_of, read_problem, write_plan
 from envglot.context import Context, report_losses
 from envglot.crosswalk import equivalent
 from envglot.diagnostics import Kind, Report
 from envglot.mappings import load_mappings, type_for
-from envglot.tables import DialectMap, WriteRow, matching, most_specific_first
+from envglot.tables import WriteRow, matching, most_specific_first
 
 M = load_mappings()
 HINTS = list(
@@ -139,43 +137,4 @@ def test_a_choice_is_derived_once_and_read_by_writers():
     own = c.Problem(category="internal", code="NEVER_SEEN", domain="dotbot")
     verbatim = choice(own, M["dotbot"], M)
     assert (verbatim.code, verbatim.plan) == ("NEVER_SEEN", None)
-    assert carry_meaning(own, "NEVER_SEEN", None, M["dotbot"]) is None
-
-
-@pytest.mark.parametrize("dst", ["errorcode", "dotbot", "code-graph"])
-def test_an_error_code_crosses_the_hub_in_two_lookups(monkeypatch, dst):
-    """read_problem's row lookup, then write_plan's Choice (errorcode -> dst, hub path); dotbot
-    and code-graph hand the Choice on to carry_meaning."""
-    doc = (
-        b'{"success": false, "data": null, "error": {"code": "x_rate_limited", "message": "m",'
-        b' "retryable": true}, "meta": {"tool_version": "1.0", "elapsed_ms": 3}}'
-    )
-    m = load_mappings()
-    counts: collections.Counter[str] = collections.Counter()
-
-    class Counting(dict):  # type: ignore[type-arg]
-        def get(self, k, d=None):  # type: ignore[no-untyped-def]
-            counts["row"] += 1
-            return dict.get(self, k, d)
-
-        def __contains__(self, k):  # type: ignore[no-untyped-def]
-            counts["row"] += 1
-            return dict.__contains__(self, k)
-
-    for d in m.dialects.values():
-        d.codes = Counting(d.codes)
-    for name in ("plan", "choose"):
-        orig = getattr(DialectMap, name)
-        monkeypatch.setattr(
-            DialectMap, name, lambda self, *a, _o=orig, _n=name, **k: (counts.update([_n]), _o(self, *a, **k))[1]
-        )
-    import envglot.codes as codes
-
-    orig_choice = codes.choice
-    monkeypatch.setattr(codes, "choice", lambda *a: (counts.update(["choice"]), orig_choice(*a))[1])
-    envglot.convert(doc, from_="errorcode", to=dst, mappings=m, report=Report())  # caches warm
-    counts.clear()
-    out = envglot.convert(doc, from_="errorcode", to=dst, mappings=m, report=Report())
-    assert dict(counts) == {"row": 1, "choice": 1}
-    p = read_problem(m["errorcode"], "x_rate_limited", Context(m, Report()), "$")
-    assert b'"code":"%s"' % choice(p, m[dst], m).code.encode() in out.replace(b'": "', b'":"')
+    assert carry_meaning(own, verbatim, None, M["dotbot"]) is None

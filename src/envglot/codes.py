@@ -22,49 +22,44 @@ __all__ = [
     "carried_meaning",
     "carry_meaning",
     "choice",
-    "code_returns",
     "missing_problem",
+    "planned",
     "problem_message",
     "problem_of",
+    "read_planned",
     "read_problem",
     "respelled",
     "retryable_implied",
-    "retryable_there",
-    "type_implied",
     "write_code",
     "write_plan",
 ]
 
 
-def retryable_there(p: Problem, target: DialectMap, m: Mappings) -> bool | None:
-    """The ``retryable`` a reader of ``target`` takes from the code its writer chooses for ``p``
-    (that code row's own value); when that row states none, what ``p``'s own code implies in
-    its dialect (:func:`retryable_implied`) if converting back gives that code again, else
-    ``None`` (nothing restores it)."""
-    code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+def _chosen(p: Problem, target: DialectMap) -> str:
+    """The code ``target``'s writer-choice rows give ``p`` (:meth:`DialectMap.choose`)."""
+    return target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+
+
+def _there(p: Problem, code: str, target: DialectMap, m: Mappings) -> bool | None:
+    """The ``retryable`` a reader of ``target`` takes from ``code``, the code its writer-choice
+    rows give ``p`` (that row's own value); when that row states none, what ``p``'s own code
+    implies in its dialect (:func:`retryable_implied`) if converting back gives that code again,
+    else ``None`` (nothing restores it)."""
     row = target.codes.get(code)
     if row is not None and row.retryable is not None:
         return row.retryable
-    return retryable_implied(p, m) if code_returns(p, target, m) else None
+    return retryable_implied(p, m) if _returns(p, code, target, m) else None
 
 
-def code_returns(p: Problem, target: DialectMap, m: Mappings) -> bool:
-    """True if converting ``p`` to ``target`` and back gives its own code again (what its code
-    implies is then restored by the source's reader)."""
-    code = target.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+def _returns(p: Problem, code: str, target: DialectMap, m: Mappings) -> bool:
+    """True if converting ``p``, written as ``code`` in ``target``, back gives its own code again
+    (what its code implies is then restored by the source's reader)."""
     row = target.codes.get(code)
     src = m.dialects.get(p.domain) if p.domain is not None else None
     if row is None or src is None or not src.shape.writable or p.code not in src.codes:
         return True  # nothing to go back to: the code's own reading decides
     back = src.choose(row.category, code, target.name, row.origin, row.upstream, row.aspect, row.partial)
     return back == p.code
-
-
-def type_implied(p: Problem, m: Mappings) -> bool:
-    """True if ``p.type`` is the type its own code implies (a reader restores it from the code)."""
-    dmap = m.dialects.get(p.domain) if p.domain is not None else None
-    row = dmap.codes.get(p.code) if dmap is not None and p.code is not None else None
-    return row is not None and row.type == p.type
 
 
 def retryable_implied(p: Problem, m: Mappings) -> bool | None:
@@ -94,13 +89,30 @@ def read_problem(
     contradiction: str | None = None,
     **fields: object,
 ) -> Problem:
-    """A canonical problem for native ``code`` of ``dmap``'s dialect, hints from its row.
+    """A canonical problem for native ``code`` of ``dmap``'s dialect (:func:`read_planned` with
+    the code's plan, the read side's one lookup)."""
+    plan = dmap.plan(code) if code is not None else None
+    return read_planned(dmap, code, plan, ctx, where, retryable, contradiction, **fields)
+
+
+def read_planned(
+    dmap: DialectMap,
+    code: str | None,
+    plan: CodePlan | None,
+    ctx: Context,
+    where: str,
+    retryable: bool | None = None,
+    contradiction: str | None = None,
+    **fields: object,
+) -> Problem:
+    """A canonical problem for native ``code`` of ``dmap``'s dialect, hints from its ``plan``'s
+    row (a reader that reads more of the plan looks it up once and passes it here).
 
     An unknown code takes the documented fallback category and a ``code_unknown``
     diagnostic; the code itself is kept. A stated ``retryable`` its row contradicts is kept,
     reported (``status_mismatch``) at ``contradiction`` when given (errorcode's ``retryable``).
     """
-    row = dmap.codes.get(code) if code is not None else None
+    row = plan.row if plan is not None else None
     if row is None:
         category = dmap.default_category or ctx.mappings.unknown_category
         if code is not None:
@@ -165,17 +177,47 @@ def respelled(p: Problem, code: str, dmap: DialectMap, m: Mappings) -> bool:
 
 class Choice(NamedTuple):
     """What writing a problem's code to one dialect implies, derived once per target and problem
-    (:func:`choice`): the one table lookup a writer makes for it."""
+    (:func:`choice`): the one table lookup a writer makes for it. The writer, its diagnostics
+    and the loss report (:func:`~envglot.context.report_losses`) read it here (:func:`planned`),
+    never from the tables again."""
 
     code: str
     """The native code the writer emits."""
     plan: CodePlan | None
     """What ``code`` implies in the target; ``None`` for an unknown code written back verbatim."""
+    table_plan: CodePlan
+    """What the code the target's writer-choice rows give implies: ``plan``, unless ``code`` is
+    an unknown code written back verbatim (google-rpc writes that one's status beside it)."""
     respelled: bool
     """``code`` replaces the problem's own code and reads back as it (:func:`respelled`)."""
     implied: bool | None
     """The ``retryable`` a reader of the target takes from ``code`` (for :func:`carry_meaning`;
     ``None`` too where the target has no place for a category its codes cannot say)."""
+    word: str | None
+    """The category word written beside ``code`` (a dialect with words: response-v2's
+    ``error_type``): the problem's own word for its own code, else the code's, else the
+    category's; ``None`` for a dialect without words."""
+    word_retryable: bool | None
+    """What ``word``'s row states for ``retryable``."""
+    source: CodePlan | None
+    """What the problem's own code implies in the dialect that minted it (``None``: unknown there)."""
+    returns: bool
+    """Converting back gives the problem's own code again (its reader restores what it implies)."""
+    there: bool | None
+    """The ``retryable`` a reader of the target restores: the written code's row's, else (the
+    code returning) what the problem's own code implies, else ``None``."""
+    type_implied: bool
+    """The problem's ``type`` is the word its own code implies (a reader restores it from the code)."""
+    source_retryable: bool | None
+    """What the problem's own code (else its own word) states for ``retryable`` in the dialect
+    that minted it (:func:`retryable_implied`)."""
+    way_back: bool
+    """The problem's code is a known code of a writable dialect: converting back restores it."""
+    restores: bool
+    """Converting ``code`` back (its category travelling in details where the target carries
+    one) gives the problem's own code again, so what its dialect derives from the code
+    (problem-json's type, title, status: ``code_implies.*`` rows) comes back; always true for
+    a dialect that derives nothing from its codes."""
 
 
 _CHOICES: dict[tuple[object, ...], Choice] = {}
@@ -192,22 +234,92 @@ def choice(p: Problem, dmap: DialectMap, m: Mappings) -> Choice:
     hit = _CHOICES.get(key)
     if hit is not None:
         return hit
+    chosen = _chosen(p, dmap)
+    src = m.dialects.get(p.domain) if p.domain is not None else None
+    source = src.plan(p.code) if src is not None and p.code is not None else None
+    returns = _returns(p, chosen, dmap, m)
+    there = _there(p, chosen, dmap, m)
     if p.code is not None and p.domain == dmap.name and p.code not in dmap.codes and not dmap.shape.closed:
-        hit = Choice(p.code, None, False, None)
+        code, plan, again = p.code, None, False
     else:
-        code = dmap.choose(p.category, p.code, p.domain, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
+        code, plan = chosen, dmap.plan(chosen)
         again = p.code is not None and code != p.code and respelled(p, code, dmap, m)
-        implied = _read_retryable(p, code, dmap) if _meaning_keys(dmap)[0] is not None else None
-        hit = Choice(code, dmap.plan(code), again, implied)
+    word = _word(p, code, plan, dmap) if dmap.types and dmap.tables is not None else None
+    trow = dmap.types.get(word) if word is not None else None
+    word_retryable = trow.retryable if trow is not None else None
+    implied = None  # for carry_meaning: the target has a place for what its codes cannot say
+    if plan is not None and _meaning_keys(dmap)[0] is not None:
+        implied = plan.row.retryable if plan.row.retryable is not None else word_retryable
+    way_back = source is not None and src is not None and src.shape.writable
+    restores = True
+    if src is not None and p.code is not None and any(f.startswith("code_implies.") for f in src.fields):
+        restores = plan is not None and _back(p, plan, dmap, src) == p.code
+    table_plan = dmap.plan(chosen)
+    assert table_plan is not None  # a writer choice is a known code (validated)
+    hit = Choice(
+        code,
+        plan,
+        table_plan,
+        again,
+        implied,
+        word,
+        word_retryable,
+        source,
+        returns,
+        there,
+        _type_implied(p, source),
+        retryable_implied(p, m),
+        way_back,
+        restores,
+    )
     if len(_CHOICES) >= 4096:
         _CHOICES.clear()
     _CHOICES[key] = hit
     return hit
 
 
+def _back(p: Problem, plan: CodePlan, dmap: DialectMap, src: DialectMap) -> str:
+    """The code ``src``'s writer gives ``plan``'s code written for ``p`` in ``dmap`` on the way
+    back: a category that travels in ``dmap``'s details is read back without the code's hints."""
+    row = plan.row
+    if row.category != p.category and "problem.category" in dmap.carried:
+        return src.choose(p.category, plan.code, dmap.name)
+    return src.choose(row.category, plan.code, dmap.name, row.origin, row.upstream, row.aspect, row.partial)
+
+
+def _type_implied(p: Problem, source: CodePlan | None) -> bool:
+    return source is not None and source.word == p.type
+
+
+def _word(p: Problem, code: str, plan: CodePlan | None, dmap: DialectMap) -> str:
+    """The category word ``dmap``'s writer writes beside ``code`` for ``p``: the problem's own
+    word for its own code, else the code's, else the category's (``error-types.toml``)."""
+    if p.domain == dmap.name and p.code == code and p.type is not None:
+        return p.type
+    if plan is not None and plan.word is not None:
+        return plan.word
+    assert dmap.tables is not None
+    return type_for(dmap.tables, dmap.name, p.category, p.origin, p.upstream, p.aspect, p.partial)
+
+
+def planned(p: Problem, dmap: DialectMap, ctx: Context) -> Choice:
+    """The :func:`choice` of ``dmap``'s writer for ``p``, derived once per conversion: the
+    writer and the loss report of one conversion read the same :class:`Choice`."""
+    memo = ctx.choices
+    if memo is None:
+        memo = ctx.choices = {}
+    key = (id(p), dmap.name)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    ch = choice(p, dmap, ctx.mappings)
+    memo[key] = (p, ch)
+    return ch
+
+
 def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> Choice:
     """The :func:`choice` of ``dmap``'s writer for ``p``; reports any change of code."""
-    ch = choice(p, dmap, ctx.mappings)
+    ch = planned(p, dmap, ctx)
     if not ctx.report.collecting:
         return ch
     code, plan = ch.code, ch.plan
@@ -235,7 +347,7 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
                 code=quoted(p.code),
                 result=what,
             )
-            _implied_changes(p, code, dmap, ctx, where)
+            _implied_changes(p, ch, dmap, ctx, where)
     if plan is not None and plan.ext:
         ctx.report.add(
             Kind.CODE_EXTENSION,
@@ -251,23 +363,16 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
     return write_plan(p, dmap, ctx, index).code
 
 
-def _implied_changes(p: Problem, code: str, dmap: DialectMap, ctx: Context, where: str) -> None:
+def _implied_changes(p: Problem, ch: Choice, dmap: DialectMap, ctx: Context, where: str) -> None:
     """Report each member the source derives from its code (its table's ``code_implies.*`` rows:
-    problem-json's type, title, status) when ``code``, written for ``p`` in ``dmap``, does not
-    come back as ``p.code``: converting back derives them from another code."""
+    problem-json's type, title, status) when the code ``ch`` writes for ``p`` in ``dmap`` does
+    not come back as ``p.code`` (``ch.restores``): converting back derives them from another code."""
     src = ctx.source
     if src is None or src.name != p.domain or p.code is None:
         return
     implied = [path for f, path in src.fields.items() if f.startswith("code_implies.")]
-    if not implied:
+    if not implied or ch.restores:
         return
-    row = dmap.codes.get(code)
-    if row is not None:
-        travels = row.category != p.category and "problem.category" in dmap.carried
-        category = p.category if travels else row.category
-        hints = (None, None, None, False) if travels else (row.origin, row.upstream, row.aspect, row.partial)
-        if src.choose(category, code, dmap.name, *hints) == p.code:
-            return
     base = where.rpartition(".")[0]
     for path in implied:
         member = path.rpartition(".")[2]
@@ -326,53 +431,16 @@ def _meaning_keys(dmap: DialectMap) -> tuple[str | None, str | None]:
     return keys[0], keys[1]
 
 
-def _read_retryable(p: Problem, code: str, dmap: DialectMap) -> bool | None:
-    """The ``retryable`` a reader of ``dmap`` takes from ``code``: its row's, else (a dialect
-    with category words) the word written beside it."""
-    row = dmap.codes.get(code)
-    if row is not None and row.retryable is not None:
-        return row.retryable
-    if not dmap.types or dmap.tables is None:
-        return None
-    if p.domain == dmap.name and p.code == code and p.type is not None:
-        word = p.type
-    elif row is not None and row.type is not None:
-        word = row.type
-    else:
-        word = type_for(dmap.tables, dmap.name, p.category, p.origin, p.upstream, p.aspect, p.partial)
-    trow = dmap.types.get(word)
-    return trow.retryable if trow is not None else None
-
-
-def _way_back(p: Problem, dmap: DialectMap) -> Mappings | None:
-    """``dmap``'s tables if ``p`` is a known code of a writable dialect (a way back exists to
-    restore it), else ``None``."""
-    m = dmap.tables
-    src = m.dialects.get(p.domain) if m is not None and p.domain is not None else None
-    return m if src is not None and src.shape.writable and p.code in src.codes else None
-
-
-def carry_meaning(p: Problem, code: str | Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
-    """``details`` with the problem's category (and stated ``retryable``) added where ``code``,
-    the code ``dmap``'s writer chose (or its :class:`Choice`, from :func:`write_plan`: no lookup
-    then), reads as another category or implies another ``retryable`` (an unstated one is the
-    category's default):
+def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
+    """``details`` with the problem's category (and stated ``retryable``) added where the code
+    ``dmap``'s writer chose (its :class:`Choice`, from :func:`write_plan`) reads as another
+    category or implies another ``retryable`` (an unstated one is the category's default):
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
     it is no object (the writer wraps it first)."""
     cat_key, retry_key = _meaning_keys(dmap)
-    if cat_key is None:
-        return details
-    if isinstance(code, Choice):
-        ch: Choice | None = code
-        code = code.code
-    else:
-        ch = choice(p, dmap, dmap.tables) if dmap.tables is not None else None
-    if ch is not None and ch.code == code:  # the writer's own choice: derived once
-        plan, implied = ch.plan, ch.implied
-    else:
-        plan, implied = dmap.plan(code), _read_retryable(p, code, dmap)
-    if plan is None:  # an unknown code written back verbatim to its own dialect: read back as it was read
+    plan, implied = ch.plan, ch.implied
+    if cat_key is None or plan is None:  # an unknown code written back verbatim: read back as it was read
         return details
     read_as = plan.category
     add: dict[str, Raw] = {}
@@ -385,7 +453,12 @@ def carry_meaning(p: Problem, code: str | Choice, details: Raw | None, dmap: Dia
     elif p.retryable is not None:
         if p.retryable != implied:
             add[retry_key] = _TRUE if p.retryable else _FALSE
-    elif implied is not None and (m := _way_back(p, dmap)) is not None and implied != m.default_retryable(p.category):
+    elif (
+        implied is not None
+        and ch.way_back
+        and dmap.tables is not None
+        and implied != dmap.tables.default_retryable(p.category)
+    ):
         # an unstated retryable is the category's default; a code whose row implies another
         # would flip it on the way back (response-v2 INTERNAL_ERROR is retryable, internal is not)
         add[retry_key] = _FALSE if implied else _TRUE

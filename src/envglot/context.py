@@ -5,7 +5,7 @@ from __future__ import annotations
 from msgspec import Struct
 
 from .canonical import GROUPS, SCALARS, Envelope, NextStep, Notice, Problem
-from .codes import code_returns, retryable_there, type_implied
+from .codes import Choice, planned
 from .diagnostics import Diagnostic, Kind, Report, diagnostic
 from .excerpt import quoted
 from .tables import DialectMap, Mappings
@@ -29,7 +29,7 @@ class Context:
             ``timestamp``, ...); see ``docs/python-api.md``.
     """
 
-    __slots__ = ("compact", "mappings", "report", "source", "synth")
+    __slots__ = ("choices", "compact", "mappings", "report", "source", "synth")
 
     def __init__(
         self,
@@ -46,6 +46,9 @@ class Context:
         self.compact = compact
         """True when the source document was minified before reading (its Raw values carry no
         insignificant whitespace), so a writer need not minify its output again."""
+        self.choices: dict[tuple[int, str], tuple[Problem, Choice]] | None = None
+        """The writer's :class:`~envglot.codes.Choice` per problem and target, derived once per
+        conversion (:func:`~envglot.codes.planned`)."""
 
     def path(self, field: str, index: int | None = None) -> str:
         """JSON path of a canonical field in the source document."""
@@ -215,10 +218,10 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                 # a target with category words reports a replaced word itself; another one's
                 # type place (problem-json's type URI) holds only its own dialect's types
                 and ("problem.type" not in carried or (p.domain != name and not target.types))
-                and not (type_implied(p, ctx.mappings) and code_returns(p, target, ctx.mappings))
+                and not ((ch := planned(p, target, ctx)).type_implied and ch.returns)
             ):
                 ctx.dropped("problem.type", name, at, f"{p.domain or 'source'} error type {quoted(p.type)}")
-            if plan.retryable and p.retryable is not None and p.retryable != retryable_there(p, target, ctx.mappings):
+            if plan.retryable and p.retryable is not None and p.retryable != planned(p, target, ctx).there:
                 said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
                 ctx.dropped("problem.retryable", name, at, said)
     if env.warnings:

@@ -20,7 +20,7 @@ import msgspec
 from msgspec import Raw
 
 from . import canonical as c
-from .codes import missing_problem, problem_message, read_problem, write_code
+from .codes import missing_problem, problem_message, read_problem, write_plan
 from .context import Context
 from .diagnostics import Kind
 from .errors import ParseError
@@ -301,7 +301,8 @@ def write_problems(
         for i, p in enumerate(probs if array else probs[:1]):
             at = i if array else None
             item: dict[str, Any] = {}
-            code = write_code(p, dmap, ctx, at)
+            chosen = write_plan(p, dmap, ctx, at)
+            code = chosen.code
             for f in items:
                 v: Any
                 if f.attr == "code":
@@ -311,7 +312,7 @@ def write_problems(
                 elif f.attr == "retryable":
                     v = p.retryable
                     if v is None and f.required:
-                        row = dmap.codes.get(code)
+                        row = chosen.plan.row if chosen.plan is not None else None
                         v = (
                             row.retryable
                             if row is not None and row.retryable is not None

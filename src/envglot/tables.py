@@ -277,6 +277,8 @@ class CodePlan(NamedTuple):
     word: str | None
     """The dialect's category word the code belongs to (``type``), if the row names one."""
     ext: bool
+    row: CodeRow
+    """The row itself (its hints, ``note``): read from here, not from the table again."""
 
 
 _Choice = TypeVar("_Choice", WriteRow, ErrorTypeRow)
@@ -379,6 +381,7 @@ class DialectMap:
             http=row.http if row.http is not None else cat.http,
             word=row.type,
             ext=row.ext,
+            row=row,
         )
         self._plans[code] = hit
         return hit

@@ -9,7 +9,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import missing_problem, problem_message, read_problem, retryable_implied, write_plan
+from ..codes import missing_problem, problem_message, read_problem, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -184,7 +184,7 @@ def _error(
     # an unstated retryable is the category's default: a code that derives another flips it
     said = p.retryable
     if said is None and ctx.report.collecting:  # what its own code implies, else its category's default
-        said = retryable_implied(p, ctx.mappings)
+        said = chosen.source_retryable
         said = ctx.mappings.default_retryable(p.category) if said is None else said
     if said is not None and said != retryable and ctx.report.collecting:
         stated = f"the source said {str(said).lower()}"

@@ -29,7 +29,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import missing_problem, read_problem, write_code
+from ..codes import missing_problem, read_planned, write_plan
 from ..context import Context
 from ..detect import JSONRPC, MCP, classify
 from ..diagnostics import Kind
@@ -38,7 +38,7 @@ from ..errors import EnvglotError, ParseError
 from ..excerpt import quoted
 from ..fields import Let, Move, Reading, Writing
 from ..limits import repeated_member
-from ..mappings import DialectMap, Mappings
+from ..mappings import CodePlan, DialectMap, Mappings
 from ..residue import parse_path
 from ..wire import (
     RAW_EMPTY_OBJECT,
@@ -217,7 +217,7 @@ class Split(Struct, frozen=True):
 _NO_SPLIT = Split()
 
 
-def _split(w: Parsed, dmap: DialectMap, ctx: Context) -> Split:
+def _split(w: Parsed, status: CodePlan | None, ctx: Context) -> Split:
     """The mapped entries are positional, so the writer puts them back where they were: an
     ErrorInfo first whose ``reason`` (a string) is not the status name or whose ``metadata``
     states a ``retryable`` the status does not imply, then a RetryInfo whose ``retryDelay`` is
@@ -230,7 +230,7 @@ def _split(w: Parsed, dmap: DialectMap, ctx: Context) -> Split:
     first = details[0]
     if first.get("@type") == ERROR_INFO and isinstance(first.get("reason"), str):
         stated = _stated_retryable(first)
-        if stated is not None and stated == _implied_retryable(err.status, err.code, dmap, ctx.mappings):
+        if stated is not None and stated == _implied_retryable(status, err.code, ctx.mappings):
             stated = None  # the status says it already: the metadata stays as it is
         if first["reason"] != err.status or stated is not None:
             reason, info_at, retryable, i = first["reason"], 0, stated, 1
@@ -255,13 +255,10 @@ def _stated_retryable(info: dict[str, Any]) -> bool | None:
     return {"true": True, "false": False}.get(flag) if isinstance(flag, str) else None
 
 
-def _implied_retryable(status: str | None, code: int, dmap: DialectMap, m: Mappings) -> bool:
-    """What a status (or, without a known one, the HTTP code's category) says of retrying: its
-    row's ``retryable``, else its category's default (``canonical.toml``)."""
-    row = dmap.codes.get(status) if status is not None else None
-    if row is not None and row.retryable is not None:
-        return row.retryable
-    return m.default_retryable(row.category if row is not None else _category_of_http(code, m))
+def _implied_retryable(status: CodePlan | None, code: int, m: Mappings) -> bool:
+    """What a status (its plan; without a known one, the HTTP code's category) says of retrying:
+    its row's ``retryable``, else its category's default (``canonical.toml``)."""
+    return status.retryable if status is not None else m.default_retryable(_category_of_http(code, m))
 
 
 def _category_of_http(code: int, m: Mappings) -> str:
@@ -278,7 +275,16 @@ def _implied_http(status: str | None, category: str, dmap: DialectMap, m: Mappin
 # --- reading -----------------------------------------------------------------------------
 
 
-def _problems(w: Parsed, split: Split, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
+def _status(w: Parsed, dmap: DialectMap) -> CodePlan | None:
+    """What a failure's ``status`` implies (the read side's one lookup); ``None``: no status, or
+    no google.rpc.Code name."""
+    err = w.error
+    return dmap.plan(err.status) if err is not None and err.status is not None else None
+
+
+def _problems(
+    w: Parsed, split: Split, status: CodePlan | None, ctx: Context, dmap: DialectMap
+) -> tuple[c.Problem, ...]:
     """A failure's one problem: category from ``status`` (else from the HTTP ``code``), code
     from the ErrorInfo's ``reason`` (else the status name)."""
     err = w.error
@@ -287,9 +293,9 @@ def _problems(w: Parsed, split: Split, ctx: Context, dmap: DialectMap) -> tuple[
     fields: dict[str, Any] = {"message": err.message, "retry_after_ms": split.retry_ms, "details": split.rest}
     retryable = split.retryable
     if retryable is None:  # what the status implies, stated: a google.rpc.Code says whether to retry
-        retryable = _implied_retryable(err.status, err.code, dmap, ctx.mappings)
-    if err.status is not None and err.status in dmap.codes:
-        p = read_problem(dmap, err.status, ctx, "$.error.status", retryable, **fields)
+        retryable = _implied_retryable(status, err.code, ctx.mappings)
+    if status is not None:
+        p = read_planned(dmap, status.code, status, ctx, "$.error.status", retryable, **fields)
         return (p if split.reason is None else msgspec.structs.replace(p, code=split.reason),)
     category = _category_of_http(err.code, ctx.mappings)
     if err.status is not None and ctx.report.collecting:  # kept as stated: an extra (:func:`_extras`)
@@ -310,7 +316,12 @@ def _keep(out: list[c.Extra], path: str, value: object) -> None:
 
 
 def _extras(
-    w: Parsed, split: Split, problems: tuple[c.Problem, ...], extras: tuple[c.Extra, ...], ctx: Context
+    w: Parsed,
+    split: Split,
+    problems: tuple[c.Problem, ...],
+    status: CodePlan | None,
+    extras: tuple[c.Extra, ...],
+    ctx: Context,
 ) -> tuple[c.Extra, ...]:
     """The decoder's unknown members, then what a failure states beyond its problem: an HTTP
     ``code`` other than its status implies, the ErrorInfo's other members (``domain``,
@@ -320,10 +331,9 @@ def _extras(
         return extras
     out = list(extras)
     p = problems[0]
-    dmap = ctx.mappings[NAME]
-    if err.status is not None and err.status not in dmap.codes:
+    if err.status is not None and status is None:
         _keep(out, "$.error.status", err.status)
-    if err.code != _implied_http(err.status, p.category, dmap, ctx.mappings):
+    if err.code != (status.http if status is not None else ctx.mappings.http(p.category)):
         _keep(out, "$.error.code", err.code)
     if err.details == []:
         _keep(out, "$.error.details", [])
@@ -348,6 +358,7 @@ def _extras(
 READING = Reading(
     _DEC,
     Move("ok", "w.ok"),
+    Let("status", _status, pure=True),
     Let("split", _split, pure=True),
     Let("problems", _problems),
     Move("payload", "w.payload"),
@@ -369,16 +380,14 @@ def _problem(
     return problems[0] if problems else missing_problem(summary, ctx, dmap)
 
 
-def _details(
-    p: c.Problem, code: str, status: str, http: int, ctx: Context, dmap: DialectMap
-) -> list[dict[str, Any]] | None:
+def _details(p: c.Problem, code: str, status: CodePlan, ctx: Context) -> list[dict[str, Any]] | None:
     """ErrorInfo (a code other than the status name, or a ``retryable`` the status does not imply,
     in its ``metadata``), RetryInfo, then the problem's details: an array of typed entries as it is
     (also inside the ``{"value": ...}`` other dialects wrap an array in), any other value in one
     ``Value`` entry."""
     out: list[dict[str, Any]] = []
-    carry = p.retryable is not None and p.retryable != _implied_retryable(status, http, dmap, ctx.mappings)
-    if code != status or carry:
+    carry = p.retryable is not None and p.retryable != status.retryable
+    if code != status.code or carry:
         info: dict[str, Any] = {"@type": ERROR_INFO, "reason": code}
         if carry:
             info["metadata"] = {RETRYABLE_KEY: "true" if p.retryable else "false"}
@@ -405,14 +414,9 @@ def _error(p: c.Problem | None, ctx: Context, dmap: DialectMap) -> Status | None
     status it implies, the code in an ErrorInfo when it is not the status name."""
     if p is None:
         return None
-    code = write_code(p, dmap, ctx, 0)
-    status = (
-        code
-        if code in dmap.codes
-        else dmap.choose(p.category, None, None, p.origin, p.upstream, p.aspect, p.partial, p.retryable)
-    )
-    http = _implied_http(status, dmap.codes[status].category, dmap, ctx.mappings)
-    return Status(code=http, message=p.message, status=status, details=_details(p, code, status, http, ctx, dmap))
+    ch = write_plan(p, dmap, ctx, 0)
+    status = ch.table_plan  # the code's own, or for a reason unknown here its category's status
+    return Status(code=status.http, message=p.message, status=status.code, details=_details(p, ch.code, status, ctx))
 
 
 def _out(ok: bool, payload: Raw | None, error: Status | None, ctx: Context) -> FailureDoc | Raw:

@@ -12,21 +12,21 @@ Decisions: ``docs/dialects/problem-json.md``.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, TypeGuard
+from typing import Annotated, Any, NamedTuple, TypeGuard
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path
-from ..codes import missing_problem, read_problem, write_code
+from ..codes import missing_problem, read_planned, write_plan
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Reading, Writing
-from ..mappings import DialectMap, Mappings
+from ..mappings import CodePlan, DialectMap, Mappings
 from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, raw_or_absent
 
 __all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope", "ProblemJson"]
@@ -83,18 +83,14 @@ _INT = msgspec.json.Decoder(int | None)
 # --- what a code implies (one rule for the reader and the writer) ------------------------
 
 
-def _status(p: c.Problem, code: str, m: Mappings) -> int:
+def _status(code: str, plan: CodePlan | None, category: str, m: Mappings) -> int:
     """The HTTP status of a problem written with ``code``: the status itself for a status code,
-    else the source code's plan (its row's ``http`` override, else its category's) when the
-    problem has that code's category, else the written code's plan, else the category's
-    (``canonical.toml``)."""
+    else ``plan``'s (its row's ``http`` override, else its category's), else the category's
+    (``canonical.toml``). A writer's ``plan`` is the source code's when the problem has that
+    code's category, else the written code's."""
     if _STATUS_CODE(code):
         return int(code)
-    src = m.dialects.get(p.domain) if p.domain is not None else None
-    plan = src.plan(p.code) if src is not None and p.code is not None else None
-    if plan is None or plan.category != p.category:  # a category its details carry: not the code's status
-        plan = m[NAME].plan(code)
-    return plan.http if plan is not None else m.http(p.category)
+    return plan.http if plan is not None else m.http(category)
 
 
 def _type(code: str, dmap: DialectMap) -> str:
@@ -104,13 +100,11 @@ def _type(code: str, dmap: DialectMap) -> str:
     return str(dmap.synthesize["problem.type"]).replace("{code}", code)
 
 
-def _title(code: str, category: str, m: Mappings) -> str:
-    """The title the code implies: for ``about:blank`` the status phrase (RFC 9457 §4.2.1; the
-    status row's ``note``), else the category's title (``canonical.toml``)."""
-    if _STATUS_CODE(code):
-        row = m[NAME].codes.get(code)
-        if row is not None and row.note is not None:
-            return row.note
+def _title(code: str, plan: CodePlan | None, category: str, m: Mappings) -> str:
+    """The title ``code`` (its ``plan``) implies: for ``about:blank`` the status phrase (RFC 9457
+    §4.2.1; the status row's ``note``), else the category's title (``canonical.toml``)."""
+    if _STATUS_CODE(code) and plan is not None and plan.row.note is not None:
+        return plan.row.note
     return m.categories[category].title
 
 
@@ -123,8 +117,11 @@ def _of_parent(e: Entry) -> bool:
     return e.type is None and e.title is None and e.status is None and e.code is None
 
 
-def _entry_problem(e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.Problem | None = None) -> c.Problem:
-    """The canonical problem of one problem details object at JSON path ``at``.
+def _entry_problem(
+    e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.Problem | None = None
+) -> tuple[c.Problem, CodePlan | None]:
+    """The canonical problem of one problem details object at JSON path ``at``, and the plan of
+    its code (``None``: a code the tables do not know, or an entry of the parent's type).
 
     The ``code`` member names the code; without one (or with one the tables do not know) the
     ``status`` is looked up in the table's status rows. ``type`` is kept only where it says
@@ -139,17 +136,18 @@ def _entry_problem(e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.
             retryable=parent.retryable if e.retryable is None else e.retryable,
             retry_after_ms=e.retry_after_ms,
             details=opt(e.details),
-        )
+        ), None
     key = str(e.status) if e.status is not None else None
     fields: dict[str, Any] = {
         "message": e.detail,
         "retry_after_ms": e.retry_after_ms,
         "details": opt(e.details),
     }
-    if e.code is not None and (e.code in dmap.codes or key is None or key not in dmap.codes):
-        p = read_problem(dmap, e.code, ctx, join_path(at, "code"), e.retryable, **fields)
-    elif e.code is not None:  # an unknown code with a known status: the status decides the category
-        p = read_problem(dmap, key, ctx, join_path(at, "status"), e.retryable, **fields)
+    plan = dmap.plan(e.code) if e.code is not None else None  # the read side's lookup
+    if e.code is not None and (plan is not None or key is None or (by_status := dmap.plan(key)) is None):
+        p = read_planned(dmap, e.code, plan, ctx, join_path(at, "code"), e.retryable, **fields)
+    elif e.code is not None:  # an unknown code with a known status: the status's row decides the category
+        p = read_planned(dmap, key, by_status, ctx, join_path(at, "status"), e.retryable, **fields)
         p = msgspec.structs.replace(p, code=e.code)
         if ctx.report.collecting:
             ctx.report.add(
@@ -162,24 +160,27 @@ def _entry_problem(e: Entry, at: str, ctx: Context, dmap: DialectMap, parent: c.
                 by=f"its status {key}",
             )
     else:
-        p = read_problem(dmap, key, ctx, join_path(at, "status"), e.retryable, **fields)
+        plan = dmap.plan(key) if key is not None else None
+        p = read_planned(dmap, key, plan, ctx, join_path(at, "status"), e.retryable, **fields)
     code = p.code
     if code is None:  # no code, no status: nothing implies a type
         stated = e.type
     else:
         stated = e.type if e.type != _type(code, dmap) else None
-    return p if stated is None else msgspec.structs.replace(p, type=stated)
+    return (p if stated is None else msgspec.structs.replace(p, type=stated)), plan
 
 
-def _entry_extras(e: Entry, at: str, p: c.Problem, m: Mappings, extras: list[c.Extra], of_parent: bool) -> None:
+def _entry_extras(
+    e: Entry, at: str, p: c.Problem, plan: CodePlan | None, m: Mappings, extras: list[c.Extra], of_parent: bool
+) -> None:
     """What one problem details object states beyond its problem ``p``, kept as extras: a
     ``status`` or ``title`` other than the code implies (an entry of the document's type has
     none of its own), the ``instance``."""
     if not of_parent:
         code = p.code
-        if code is not None and e.status is not None and e.status != _status(p, code, m):
+        if code is not None and e.status is not None and e.status != _status(code, plan, p.category, m):
             _keep(extras, join_path(at, "status"), e.status)
-        if e.title is not None and (code is None or e.title != _title(code, p.category, m)):
+        if e.title is not None and (code is None or e.title != _title(code, plan, p.category, m)):
             _keep(extras, join_path(at, "title"), e.title)
     if e.instance is not None:
         _keep(extras, join_path(at, "instance"), e.instance)
@@ -221,23 +222,31 @@ def _no_problem_members(w: Envelope, ok: bool) -> None:
             )
 
 
-def _problems(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
+class _Read(NamedTuple):
+    """A failure's problems and the plans of their codes (for :func:`_extras`: no second lookup)."""
+
+    problems: tuple[c.Problem, ...]
+    plans: tuple[CodePlan | None, ...]
+
+
+def _read(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> _Read:
     """A failure's problems: the document's own, then its ``errors`` (a success has none)."""
     if ok:
-        return ()
+        return _Read((), ())
     first = _entry_problem(w, "$", ctx, dmap)
-    if not w.errors:
-        return (first,)
-    return (first, *(_entry_problem(e, f"$.errors[{i}]", ctx, dmap, first) for i, e in enumerate(w.errors)))
+    read = [first, *(_entry_problem(e, f"$.errors[{i}]", ctx, dmap, first[0]) for i, e in enumerate(w.errors or ()))]
+    return _Read(tuple(p for p, _ in read), tuple(plan for _, plan in read))
+
+
+def _problems(read: _Read) -> tuple[c.Problem, ...]:
+    return read.problems
 
 
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     return tuple(c.Notice(message=m) for m in w.warnings) if w.warnings else ()
 
 
-def _extras(
-    w: Envelope, ok: bool, problems: tuple[c.Problem, ...], extras: tuple[c.Extra, ...], ctx: Context
-) -> tuple[c.Extra, ...]:
+def _extras(w: Envelope, ok: bool, read: _Read, extras: tuple[c.Extra, ...], ctx: Context) -> tuple[c.Extra, ...]:
     """The decoder's unknown members, then what the document states beyond the canonical
     fields: an empty ``warnings``; for a success the RFC 9457 members that say more than
     envglot's ``about:blank``/``OK``/``200``; for a failure each problem's (and an empty ``errors``)."""
@@ -256,12 +265,12 @@ def _extras(
                 _keep(out, f"$.{key}", getattr(w, key))
         return tuple(out)
     m = ctx.mappings
-    _entry_extras(w, "$", problems[0], m, out, False)
+    _entry_extras(w, "$", read.problems[0], read.plans[0], m, out, False)
     if w.errors is not None:
         if not w.errors:
             out.append(c.Extra(dialect=NAME, path="$.errors", value=Raw(b"[]")))
-        for i, (e, p) in enumerate(zip(w.errors, problems[1:], strict=True)):
-            _entry_extras(e, f"$.errors[{i}]", p, m, out, _of_parent(e))
+        for i, (e, p, plan) in enumerate(zip(w.errors, read.problems[1:], read.plans[1:], strict=True)):
+            _entry_extras(e, f"$.errors[{i}]", p, plan, m, out, _of_parent(e))
     return tuple(out)
 
 
@@ -269,7 +278,8 @@ READING = Reading(
     _DEC,
     Let("ok", _ok),
     Check(_no_problem_members),
-    Let("problems", _problems),
+    Let("read", _read),
+    Let("problems", _problems, pure=True),
     Let("warnings", _warnings, pure=True),
     Let("extras", _extras, pure=True),
     derive=True,  # payload and request_id: from [fields]
@@ -282,17 +292,17 @@ READING = Reading(
 def _fields(p: c.Problem, ctx: Context, dmap: DialectMap, i: int) -> dict[str, Any]:
     """The members of one problem details object for ``p`` (the ``i``-th problem)."""
     m = ctx.mappings
-    code = write_code(p, dmap, ctx, i)
+    ch = write_plan(p, dmap, ctx, i)
+    code = ch.code
     own_type = p.type if p.domain == NAME and p.code == code else None
-    if p.type is not None and own_type is None and ctx.report.collecting:
-        src = m.dialects.get(p.domain) if p.domain is not None else None
-        plan = src.plan(p.code) if src is not None and p.code is not None else None
-        if plan is None or plan.word != p.type:  # a type the source's code implies is not lost
-            ctx.dropped("problem.type", NAME, i, f"{p.domain or 'source'} error type {quoted(p.type)}")
+    if p.type is not None and own_type is None and not ch.type_implied and ctx.report.collecting:
+        # a type the source's code implies is not lost
+        ctx.dropped("problem.type", NAME, i, f"{p.domain or 'source'} error type {quoted(p.type)}")
+    src = ch.source if ch.source is not None and ch.source.category == p.category else ch.plan
     return {
         "type": own_type if own_type is not None else _type(code, dmap),
-        "title": _title(code, p.category, m),
-        "status": _status(p, code, m),
+        "title": _title(code, ch.plan, p.category, m),
+        "status": _status(code, src, p.category, m),
         "detail": p.message,
         "code": None if _STATUS_CODE(code) else code,
         "retryable": p.retryable,

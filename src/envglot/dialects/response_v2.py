@@ -17,11 +17,10 @@ from ..codes import (
     carried_meaning,
     carry_meaning,
     missing_problem,
+    planned,
     problem_message,
     problem_of,
-    read_problem,
-    retryable_there,
-    type_implied,
+    read_planned,
     write_code,
 )
 from ..context import Context, non_negative_ms
@@ -30,7 +29,7 @@ from ..dialect import Dialect, Facts, Probe, Shape
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Move, Reading, Writing
-from ..mappings import DialectMap, Mappings, type_for
+from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
     RAW_EMPTY_OBJECT,
@@ -266,7 +265,8 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
         details=failure.details,
         retry_after_ms=failure.retry_after_ms,
     )
-    row = dmap.codes.get(code) if code is not None else None
+    plan = dmap.plan(code) if code is not None else None
+    row = plan.row if plan is not None else None
     if row is not None and not (row.ext and trow is not None and trow.category != row.category):
         p = problem_of(row, code, NAME, **fields)
         if row.ext and etype is None and ctx.report.collecting:
@@ -293,7 +293,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
             )
         p = problem_of(trow, code, NAME, **fields)
     else:
-        p = read_problem(dmap, code, ctx, "$.data.error_code", **fields)
+        p = read_planned(dmap, code, plan, ctx, "$.data.error_code", **fields)
     return (carried_meaning(p, dmap, ctx),)
 
 
@@ -444,26 +444,22 @@ def _wire_error(
         return None
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
     code = write_code(p, dmap, ctx, 0)
-    return _WireError(p, code, _error_type_for(p, code, ctx, dmap))
+    return _WireError(p, code, _error_type_for(p, ctx, dmap))
 
 
-def _error_type_for(p: c.Problem, code: str, ctx: Context, dmap: DialectMap) -> str:
-    """``data.error_type``: the problem's own word for its own code, else the code's, else the category's.
+def _error_type_for(p: c.Problem, ctx: Context, dmap: DialectMap) -> str:
+    """``data.error_type``: the word the writer's :class:`~envglot.codes.Choice` writes beside its
+    code (the problem's own word for its own code, else the code's, else the category's).
 
     A source error type it replaces is reported as dropped, a ``retryable`` it contradicts as changed.
     """
-    plan = dmap.plan(code)
-    if p.domain == NAME and p.type is not None and (p.code == code):
-        etype = p.type
-    elif plan is not None and plan.word is not None:
-        etype = plan.word
-    else:
-        etype = type_for(ctx.mappings, NAME, p.category, p.origin, p.upstream, p.aspect, p.partial)
-    if p.type is not None and p.type != etype and not type_implied(p, ctx.mappings):
+    ch = planned(p, dmap, ctx)
+    etype = ch.word
+    assert etype is not None  # response-v2 has category words
+    if p.type is not None and p.type != etype and not ch.type_implied:
         what = f"the {p.domain or 'source'} error type {quoted(p.type)} (error_type is {quoted(etype)})"
         ctx.dropped("problem.type", NAME, 0 if ctx.source and ctx.source.shape.max_problems != 1 else None, what)
-    trow = dmap.types.get(etype)
-    implied = trow.retryable if trow is not None else None
+    implied = ch.word_retryable
     if p.retryable is not None and implied is not None and implied != p.retryable:
         ctx.report.add(
             Kind.RETRYABLE_CHANGED,
@@ -473,7 +469,7 @@ def _error_type_for(p: c.Problem, code: str, ctx: Context, dmap: DialectMap) -> 
             value=str(implied).lower(),
             stated=f"the source said {str(p.retryable).lower()}",
         )
-    elif p.retryable is not None and implied is None and retryable_there(p, dmap, ctx.mappings) != p.retryable:
+    elif p.retryable is not None and implied is None and ch.there != p.retryable:
         said = f"the {p.domain or 'source'} error's stated retryable={str(p.retryable).lower()}"
         ctx.dropped("problem.retryable", NAME, None, said)
     return etype
@@ -499,7 +495,7 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
     d["error_type"] = Raw(_ENC.encode(wire_error.type))
     if p.remediation is not None:
         d["remediation"] = Raw(_ENC.encode(p.remediation))
-    details = carry_meaning(p, wire_error.code, error_details(p.details, ctx, NAME), dmap)
+    details = carry_meaning(p, planned(p, dmap, ctx), error_details(p.details, ctx, NAME), dmap)
     if details is not None:
         d["details"] = details
     retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)

@@ -9,7 +9,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, outcome_keys
-from ..codes import carried_meaning, carry_meaning, missing_problem, read_problem, write_code
+from ..codes import carried_meaning, carry_meaning, missing_problem, planned, read_problem, write_code
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, Probe, Shape
@@ -214,7 +214,7 @@ def _failure_data(
     written ``error_type`` cannot say."""
     if p is None:
         return ABSENT
-    details = p.details if error_type is None else carry_meaning(p, error_type, p.details, dmap)
+    details = p.details if error_type is None else carry_meaning(p, planned(p, dmap, ctx), p.details, dmap)
     return _error_data(payload, details, ctx)
 
 
