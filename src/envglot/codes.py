@@ -1,6 +1,9 @@
 """Code and problem helpers readers and writers share: a native code read into a
 :class:`~envglot.canonical.Problem`, the code a writer chooses, and what a code implies
-(category, retryability, type) across dialects."""
+(category, retryability, type) across dialects.
+
+Over 500 lines: the read side and the write side (a ``Choice`` per problem and target) share
+one ``CodePlan`` and stay together, so that a code is looked up once per side."""
 
 from __future__ import annotations
 
