@@ -17,8 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .constants import TEST_BATCH_ENV
-from .files import AtomicOutput, Job
+from .files import AtomicOutput
 from .fs import sync_local_dirs, sync_local_files
+from .walk import Job
 
 BATCH_FILES = 1000
 """A batch is committed once it holds this many files ..."""

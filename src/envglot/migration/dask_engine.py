@@ -1,6 +1,4 @@
-"""The Dask engine: ``migrate(..., engine="dask")`` on a ``distributed`` cluster or in-process.
-
-Over 500 lines: the Dask driver keeps the local engine's commit protocol (walk order, rejects first) in one place.
+"""The Dask driver: ``migrate(..., engine="dask")`` on a ``distributed`` cluster or in-process.
 
 The client plans the pieces (:mod:`.partitions`), submits one task per group of pieces,
 and as results arrive commits the files **in walk order**, in batches of consecutive
@@ -24,16 +22,17 @@ from typing import Any
 import msgspec
 
 from . import fs as store
-from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, ENCODER, EX_SOFTWARE, REJECTS_NAME
+from .constants import DEFAULT_CHUNK_BYTES, ENCODER, EX_SOFTWARE, REJECTS_NAME
 from .executors import DaskCluster, DaskSynchronous, dask_executor
-from .files import MigrationError, walk_inputs, write_report
+from .files import MigrationError, write_report
 from .inputs import InputLimits
 from .lock import OutLock
-from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
+from .partitions import Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import RejectRecord, rebuild_migrator
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .tally import Tally
+from .walk import FileSpec, walk_specs
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 """Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
@@ -84,7 +83,7 @@ def migrate_dask(
         raise MigrationError("the dask engine writes to out= (or checks); in_place and stdin need engine='local'", 2)
     limits = limits or InputLimits()
     mig = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
-    src_fs, files, unreadable = _inputs(
+    src_fs, files, unreadable = walk_specs(
         names, out, include, exclude, rejects, storage_options, mode, limits.follow_symlinks
     )
     dst_fs, out_path = store.resolve(out, storage_options) if out is not None else (src_fs, "")
@@ -157,85 +156,6 @@ def migrate_dask(
             if report is not None:
                 write_report(Path(report), rep, local_out)
     return rep
-
-
-def _inputs(
-    names: list[str],
-    out: str | None,
-    include: Sequence[str] | None,
-    exclude: Sequence[str],
-    rejects: str | None,
-    storage_options: dict[str, Any] | None,
-    mode: str,
-    follow_symlinks: bool = False,
-) -> tuple[Any, list[FileSpec], list[FileFailure]]:
-    """The input files (walk order) with their destinations, and unreadable directories."""
-    inc = tuple(include) if include else DEFAULT_INCLUDE
-    urls = [store.is_url(n) for n in names]
-    if any(urls) and not all(urls):
-        raise MigrationError("give either local paths or URLs as inputs, not both", 2)
-    out_path = store.resolve(out, storage_options)[1] if out is not None and mode == "out" else None
-    files: list[FileSpec] = []
-    if not any(urls):
-        src_fs = store.resolve(".", storage_options)[0]
-        skip = {Path(p).resolve() for p in (rejects,) if p is not None and not store.is_url(p)}
-        out_local = Path(out) if out is not None and mode == "out" and not store.is_url(out) else None
-        jobs, unreadable = walk_inputs(names, out_local, inc, tuple(exclude), skip, None, follow_symlinks)
-        for i, j in enumerate(jobs):
-            assert j.src is not None
-            dst = shown = None
-            if out is not None and out_path is not None:
-                rel = j.dst.relative_to(out_local).as_posix() if j.dst and out_local else _relative(j.name, names)
-                dst = store.join(out_path, rel)
-                shown = str(Path(out) / rel) if out_local else store.join(out.rstrip("/"), rel)
-            src = os.path.abspath(j.src)
-            files.append(FileSpec(i, j.name, src, dst, j.doc, j.gz, j.size, store.file_mode(src_fs, src), shown))
-        return src_fs, files, unreadable
-    src_fs = None
-    for n in names:
-        fs, path = store.resolve(n, storage_options)
-        if src_fs is None:
-            src_fs = fs
-        elif type(fs) is not type(src_fs):
-            raise MigrationError("all input URLs must be on one file system", 2)
-        if fs.isdir(path):
-            for p, rel, size in store.walk_store(fs, path, inc, tuple(exclude)):
-                dst, shown = _dst(out, out_path, rel)
-                files.append(_spec(len(files), store.join(n.rstrip("/"), rel), p, dst, size, shown))
-        elif fs.isfile(path):
-            base = path.rsplit("/", 1)[-1]
-            dst, shown = _dst(out, out_path, base)
-            files.append(_spec(len(files), n, path, dst, int(fs.size(path) or 0), shown))
-        else:
-            raise MigrationError(f"{n}: no such file or directory", 66)
-    return src_fs, files, []
-
-
-def _dst(out: str | None, out_path: str | None, rel: str) -> tuple[str | None, str | None]:
-    if out is None or out_path is None:
-        return None, None
-    shown = str(Path(out) / rel) if not store.is_url(out) else store.join(out.rstrip("/"), rel)
-    return store.join(out_path, rel), shown
-
-
-def _spec(i: int, name: str, src: str, dst: str | None, size: int, shown: str | None) -> FileSpec:
-    from .files import is_doc, is_gz
-
-    base = src.rsplit("/", 1)[-1]
-    return FileSpec(i, name, src, dst, is_doc(base), is_gz(base), size, None, shown)
-
-
-def _relative(name: str, inputs: list[str]) -> str:
-    """The output path of a walked local file relative to ``out`` (as the local engine mirrors it)."""
-    p = Path(name)
-    for arg in inputs:
-        a = Path(arg)
-        if a.is_dir():
-            try:
-                return p.relative_to(a).as_posix()
-            except ValueError:
-                continue
-    return p.name
 
 
 def _renumber(line: bytes, offset: int) -> bytes:
