@@ -661,6 +661,17 @@ def test_report_json_round_trips(tmp_path: Path) -> None:
     assert data["by_source"]["legacy-v1"]["converted"] == 1 and data["by_source"]["response-v2"]["passed_through"] == 1
 
 
+def test_a_stopped_run_lists_the_rest_not_processed_except_the_failed() -> None:
+    """Both drivers record an early stop with ``MigrationReport.stop``: a file that failed already is
+    listed once, as failed, not also as not processed (max-errors, output error or interruption)."""
+    from envglot.migration import FileFailure, MigrationReport
+
+    rep = MigrationReport(target="response-v2", source=None, mode="out", jobs=1, files_total=3)
+    rep.failed.append(FileFailure(file="b.jsonl", error="cannot read: Input/output error", exit_code=66))
+    rep.stop("interrupted", iter(["b.jsonl", "c.jsonl"]))
+    assert rep.stopped == "interrupted" and rep.not_processed == ["c.jsonl"]
+
+
 # --------------------------------------------------------------------------- docs
 
 

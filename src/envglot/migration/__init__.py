@@ -18,7 +18,8 @@ output goes), ``inputs`` (how inputs are read: special files, links, record and 
 — for every executor), ``reading`` (a file's chunks, in walk order), ``output`` (where one
 file's output goes), ``files`` (atomic outputs, backups, the unchanged part of an output),
 ``rejects`` (the rejects file and its commit, on a local path or an fsspec URL), ``commit``
-(batches of outputs made durable and renamed), ``lock`` (one run per ``--out``), ``tally``
+(batches of outputs made durable and renamed, for both drivers), ``lock`` (one run per
+``--out``), ``session`` (a run's lock, report and rejects file, for both drivers), ``tally``
 (the counts, one shape for chunk, file and report), ``report`` (the summary), ``run``
 (:func:`migrate`: the options, then a driver), ``engine`` (the local driver) and
 ``dask_engine`` with ``partitions`` (the Dask driver and its pieces).

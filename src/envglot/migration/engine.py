@@ -4,7 +4,6 @@ outputs and rejects in walk order, and keeps the report."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
@@ -30,15 +29,14 @@ from .files import (
     discard_temp,
     display,
     make_backup,
-    write_report,
 )
 from .inputs import InputLimits, Task
-from .lock import OutLock
 from .output import Sink
 from .reading import Chunk, End, Event, ReadFailure, Start, produce
 from .records import Migrator, RecordError
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
+from .session import session
 from .walk import Job, check_destinations, check_rejects_path, default_rejects, walk_inputs
 from .workers import ChunkResult, TempTarget
 
@@ -106,32 +104,35 @@ def run_local(
     if mode == "check":
         for j in job_list:
             j.dst = None
-    with OutLock(out_dir) if mode == "out" and out_dir is not None else contextlib.nullcontext():
-        n_jobs = max(1, jobs if jobs is not None else cpus())
-        rep = MigrationReport(
-            target=mig.to,
-            source=mig.from_,
-            mode=mode,
-            jobs=n_jobs,
-            files_total=len(job_list),
-            rejects_file=display(rejects_path) if rejects_path is not None else None,
-            failed=unreadable,
-        )
-        total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
-        use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
-        rep.jobs = n_jobs if use_pool else 1
+    n_jobs = max(1, jobs if jobs is not None else cpus())
+    total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
+    use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
+    root = out_dir if mode == "out" else None
+    rejects_file = RejectsFile(rejects_path)
+    with session(
+        mig=mig,
+        mode=mode,
+        jobs=n_jobs if use_pool else 1,
+        files_total=len(job_list),
+        failed=unreadable,
+        rejects=rejects_file,
+        rejects_shown=display(rejects_path) if rejects_path is not None else None,
+        lock=root,
+        report=report,
+        t0=t0,
+    ) as rep:
         local = _Engine(
             rep=rep,
             jobs=job_list,
             mode=mode,
             backup=backup,
-            rejects=RejectsFile(rejects_path),
+            rejects=rejects_file,
             max_errors=max_errors,
             progress=progress,
             total_disk=total_disk,
             t0=t0,
             stdout=stdout if stdout is not None or mode != "stdout" else sys.stdout.buffer,
-            root=out_dir if mode == "out" else None,
+            root=root,
             limits=limits,
             on_diagnostic=on_diagnostic,
             on_output=on_output,
@@ -147,11 +148,7 @@ def run_local(
                 if use_pool and (rep.stopped is not None or sys.exc_info()[0] is not None):
                     local.cleaned.sweep()
         finally:
-            local.rejects.close()
-            rep.temp_files_removed = local.cleaned.removed + local.rejects.removed
-            rep.finish(t0)
-            if report is not None:
-                write_report(report, rep, out_dir if mode == "out" else None)
+            rep.temp_files_removed += local.cleaned.removed
     return rep
 
 
@@ -193,7 +190,7 @@ class _Engine:
         self.sink: Sink | None = None
         self.dropped: Job | None = None
         """A file that failed part-way: the rest of its chunks are not used."""
-        self.batch = CommitBatch()
+        self.batch: CommitBatch[Job] = CommitBatch()
         self.index = 0
         self.done_disk = 0
         self.files_done = 0
@@ -237,18 +234,17 @@ class _Engine:
         except StopRunError as stop:
             self._abort_current()
             _cancel(pending)
-            self.rep.stopped = stop.reason
+            reason = stop.reason
             try:  # the files that ended before the stop are complete: commit them
                 self._flush()
             except StopRunError as late:
-                self.rep.stopped = late.reason
-            failed = {f.file for f in self.rep.failed}
-            self.rep.not_processed = [j.name for j in self.jobs[self.index :] if j.name not in failed]
+                reason = late.reason
+            self.rep.stop(reason, (j.name for j in self.jobs[self.index :]))
         except BaseException as exc:
             self._abort_current()
             _cancel(pending)
-            self.rep.stopped = "stdout closed" if isinstance(exc, BrokenPipeError) else "interrupted"
-            self.rep.not_processed = [j.name for j in self.jobs[self.index :]]
+            reason = "stdout closed" if isinstance(exc, BrokenPipeError) else "interrupted"
+            self.rep.stop(reason, (j.name for j in self.jobs[self.index :]))
             try:  # the files that ended before the interruption are complete: commit them
                 self._flush()
             except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
@@ -276,17 +272,7 @@ class _Engine:
 
     def _flush(self) -> None:
         """Commit the batch: one sync, the renames, one fsync per directory."""
-
-        def done(_job: Job) -> None:
-            self.rep.files_written += 1
-
-        try:
-            self.batch.commit(done)
-        except OSError as exc:
-            jobs = self.batch.abort()
-            for j in jobs:
-                self._fail(j, f"cannot write {display(j.dst or '')}: {exc.strerror or exc}", 74)
-            raise StopRunError(f"output error: cannot commit {len(jobs)} file(s)") from None
+        self.batch.flush(self.rep, lambda j: (j.name, display(j.dst or "")))
 
     def _abort_current(self) -> None:
         if self.sink is not None and self.sink.atomic is not None:

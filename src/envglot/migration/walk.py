@@ -301,6 +301,21 @@ def walk_specs(
     return src_fs, files, []
 
 
+def check_specs(files: list[FileSpec], src_fs: Any, dst_fs: Any, out: str, out_path: str) -> None:
+    """Refuse (before anything is written) an ``out`` that is no directory, two inputs with one
+    output, or an input that would be its own output (the walked files of :func:`walk_specs`)."""
+    if dst_fs.exists(out_path) and not dst_fs.isdir(out_path):
+        raise MigrationError(f"{out} exists and is not a directory", 74)
+    seen: dict[str, str] = {}
+    for f in files:
+        assert f.dst is not None
+        if f.dst in seen:
+            raise MigrationError(f"{f.name} and {seen[f.dst]} would both be written to {f.dst}", 2)
+        if store.is_local(src_fs) and store.is_local(dst_fs) and f.dst == os.path.abspath(f.src):
+            raise MigrationError(f"{f.name} would be written over itself; use in_place=True", 2)
+        seen[f.dst] = f.name
+
+
 def _dst(out: str | None, out_path: str | None, rel: str) -> tuple[str | None, str | None]:
     if out is None or out_path is None:
         return None, None
