@@ -390,12 +390,12 @@ def test_outputs_keep_the_input_mode_under_a_default_acl(tmp_path: Path) -> None
 
 def test_a_short_read_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file system that returns short reads (FUSE, network) is read to its end."""
-    from envglot.migration import engine
+    from envglot.migration import reading
 
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.jsonl").write_bytes((legacy_variant(0) + b"\n") * 4)
     real = os.read
-    monkeypatch.setattr(engine.os, "read", lambda fd, n: real(fd, min(n, 58)))
+    monkeypatch.setattr(reading.os, "read", lambda fd, n: real(fd, min(n, 58)))
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
     assert rep.records == 4 and rep.converted == 4
     assert len((tmp_path / "out" / "a.jsonl").read_bytes().splitlines()) == 4
@@ -586,7 +586,7 @@ def test_walked_names_are_spelled_as_pathlib_spells_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
 ) -> None:
     """The names in reports and rejects (which a re-run matches) do not depend on how the walk was written."""
-    from envglot.migration.files import walk_inputs
+    from envglot.migration.walk import walk_inputs
 
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     for rel in ("a.jsonl", "sub/b.jsonl", "sub/deeper/c.json"):
@@ -659,6 +659,17 @@ def test_report_json_round_trips(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "r.json").read_bytes())
     assert data == rep.to_dict()
     assert data["by_source"]["legacy-v1"]["converted"] == 1 and data["by_source"]["response-v2"]["passed_through"] == 1
+
+
+def test_a_stopped_run_lists_the_rest_not_processed_except_the_failed() -> None:
+    """Both drivers record an early stop with ``MigrationReport.stop``: a file that failed already is
+    listed once, as failed, not also as not processed (max-errors, output error or interruption)."""
+    from envglot.migration import FileFailure, MigrationReport
+
+    rep = MigrationReport(target="response-v2", source=None, mode="out", jobs=1, files_total=3)
+    rep.failed.append(FileFailure(file="b.jsonl", error="cannot read: Input/output error", exit_code=66))
+    rep.stop("interrupted", iter(["b.jsonl", "c.jsonl"]))
+    assert rep.stopped == "interrupted" and rep.not_processed == ["c.jsonl"]
 
 
 # --------------------------------------------------------------------------- docs

@@ -227,6 +227,36 @@ def test_interrupted_client_then_rerun_exactly_once(archive: Any, small_pieces: 
     assert rep.exit_code == 1
 
 
+def test_a_failed_commit_fails_the_rest_of_its_batch_then_rerun_exactly_once(
+    archive: Any, small_pieces: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Dask driver commits through the local engine's commit batch: a rename that fails (disk
+    full) fails the batch's files not yet renamed (74) and removes their temporaries; the files
+    renamed before it are whole, and a re-run finishes the job."""
+    from envglot.migration import fs
+
+    root, ref_tree, _ = archive
+    out = tmp_path / "out"
+    real, renamed = fs.commit, []
+
+    def full_at_second(f: Any, tmp: str, dst: str, mode: int | None = None, sync_dir: bool = True) -> None:
+        if len(renamed) == 1:
+            raise OSError(28, "No space left on device")
+        real(f, tmp, dst, mode, sync_dir)
+        renamed.append(dst)
+
+    monkeypatch.setattr(fs, "commit", full_at_second)
+    rep = migrate([root / "in"], out=out, engine="dask", scheduler="synchronous")
+    assert rep.exit_code == 74 and rep.stopped is not None and rep.stopped.startswith("output error")
+    assert rep.failed and {f.exit_code for f in rep.failed} == {74} and rep.files_written == 1
+    partial = _tree(out)
+    assert all(ref_tree[k] == v for k, v in partial.items() if k != REJECTS_NAME)  # the renamed file is whole
+    assert not [k for k in partial if DASK_TEMP_PREFIX in k]
+    monkeypatch.setattr(fs, "commit", real)
+    again = migrate([root / "in"], out=out, engine="dask", scheduler="synchronous")
+    assert _tree(out) == ref_tree and again.exit_code == 1
+
+
 def test_memory_filesystem(archive: Any, small_pieces: None) -> None:
     root, ref_tree, ref = archive
     mem = fsspec.filesystem("memory")

@@ -115,7 +115,7 @@ def read_samples(inputs: Sequence[str], stdin: BinaryIO | None = None) -> list[S
         LearnError: a record is not an envelope (named with its file and line), or too many.
         MigrationError: an input is missing or unreadable.
     """
-    from .migration.engine import input_records
+    from .migration.reading import input_records
 
     out: list[Sample] = []
     for name, rec in input_records(inputs, stdin=stdin):

@@ -91,7 +91,7 @@ def check(files: tuple[str, ...], examples: tuple[str, ...]) -> None:
     if examples:
         from ..learn import MAX_SAMPLES
         from ..migration import MigrationError
-        from ..migration.engine import input_records
+        from ..migration.reading import input_records
 
         records = []
         try:

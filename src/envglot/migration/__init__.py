@@ -13,12 +13,16 @@ Two layers (``docs/migration.md``):
 
 Modules: ``constants`` (names and limits), ``records`` (the per-record layer),
 ``workers`` (the process-pool side), ``executors`` (where the work runs: inline, a process
-pool, Dask), ``inputs`` (which inputs are read, and how: special files, links, record and
-gzip limits — for every executor), ``files`` (the walk, atomic outputs, backups, the
-unchanged part of an output), ``rejects`` (the rejects file and its commit, on a local path
-or an fsspec URL), ``lock`` (one run per ``--out``), ``tally`` (the counts, one shape for
-chunk, file and report), ``report`` (the summary), ``engine`` (:func:`migrate`, the local
-driver) and ``dask_engine`` (the Dask driver).
+pool, Dask), ``walk`` (which inputs a run takes, local paths and fsspec URLs, and where each
+output goes), ``inputs`` (how inputs are read: special files, links, record and gzip limits
+— for every executor), ``reading`` (a file's chunks, in walk order), ``output`` (where one
+file's output goes), ``files`` (atomic outputs, backups, the unchanged part of an output),
+``rejects`` (the rejects file and its commit, on a local path or an fsspec URL), ``commit``
+(batches of outputs made durable and renamed, for both drivers), ``lock`` (one run per
+``--out``), ``session`` (a run's lock, report and rejects file, for both drivers), ``tally``
+(the counts, one shape for chunk, file and report), ``report`` (the summary), ``run``
+(:func:`migrate`: the options, then a driver), ``engine`` (the local driver) and
+``dask_engine`` with ``partitions`` (the Dask driver and its pieces).
 """
 
 from __future__ import annotations
@@ -36,12 +40,13 @@ from .constants import (
     TEST_DELAY_ENV,
     UNDETECTED,
 )
-from .engine import migrate
-from .files import BackupExistsError, MigrationError, clean_stale_temps, input_files
+from .files import BackupExistsError, MigrationError, clean_stale_temps
 from .inputs import DEFAULT_MAX_GZIP_RATIO, DEFAULT_MAX_RECORD_BYTES
 from .records import Migrator, Outcome, RecordError, reject_line
 from .report import ChangedFile, FileFailure, MigrationReport, Progress
+from .run import migrate
 from .tally import SourceCounts
+from .walk import input_files
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",

@@ -1,6 +1,4 @@
-"""The Dask engine: ``migrate(..., engine="dask")`` on a ``distributed`` cluster or in-process.
-
-Over 500 lines: the Dask driver keeps the local engine's commit protocol (walk order, rejects first) in one place.
+"""The Dask driver: ``migrate(..., engine="dask")`` on a ``distributed`` cluster or in-process.
 
 The client plans the pieces (:mod:`.partitions`), submits one task per group of pieces,
 and as results arrive commits the files **in walk order**, in batches of consecutive
@@ -13,7 +11,6 @@ those of the local engine on the same input.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import time
@@ -24,16 +21,18 @@ from typing import Any
 import msgspec
 
 from . import fs as store
-from .constants import DEFAULT_CHUNK_BYTES, DEFAULT_INCLUDE, ENCODER, EX_SOFTWARE, REJECTS_NAME
+from .commit import CommitBatch, StoredTemp
+from .constants import DEFAULT_CHUNK_BYTES, ENCODER, EX_SOFTWARE, REJECTS_NAME
 from .executors import DaskCluster, DaskSynchronous, dask_executor
-from .files import MigrationError, walk_inputs, write_report
+from .files import MigrationError
 from .inputs import InputLimits
-from .lock import OutLock
-from .partitions import FileSpec, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
+from .partitions import Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import RejectRecord, rebuild_migrator
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
+from .session import session
 from .tally import Tally
+from .walk import FileSpec, check_specs, walk_specs
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 """Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
@@ -84,40 +83,31 @@ def migrate_dask(
         raise MigrationError("the dask engine writes to out= (or checks); in_place and stdin need engine='local'", 2)
     limits = limits or InputLimits()
     mig = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
-    src_fs, files, unreadable = _inputs(
+    src_fs, files, unreadable = walk_specs(
         names, out, include, exclude, rejects, storage_options, mode, limits.follow_symlinks
     )
     dst_fs, out_path = store.resolve(out, storage_options) if out is not None else (src_fs, "")
     if out is not None and mode == "out":
-        if dst_fs.exists(out_path) and not dst_fs.isdir(out_path):
-            raise MigrationError(f"{out} exists and is not a directory", 74)
-        seen: dict[str, str] = {}
-        for f in files:
-            assert f.dst is not None
-            if f.dst in seen:
-                raise MigrationError(f"{f.name} and {seen[f.dst]} would both be written to {f.dst}", 2)
-            if store.is_local(src_fs) and store.is_local(dst_fs) and f.dst == os.path.abspath(f.src):
-                raise MigrationError(f"{f.name} would be written over itself; use in_place=True", 2)
-            seen[f.dst] = f.name
+        check_specs(files, src_fs, dst_fs, out, out_path)
     local_out = Path(out_path) if mode == "out" and out is not None and store.is_local(dst_fs) else None
-    with OutLock(local_out) if local_out is not None else contextlib.nullcontext():  # one run per --out
-        rej_name = (
-            rejects if rejects is not None else (store.join(out, REJECTS_NAME) if mode == "out" and out else None)
-        )
-        run = secrets.token_hex(4)
-        rej_file = None
-        if rej_name is not None:
-            rfs, rpath = store.resolve(rej_name, storage_options)
-            rej_file = RejectsFile(rpath, None if store.is_local(rfs) else rfs, run)
-        rep = MigrationReport(
-            target=mig.to,
-            source=mig.from_,
-            mode=mode,  # type: ignore[arg-type]
-            jobs=1,
-            files_total=len(files),
-            rejects_file=rej_name,
-            failed=unreadable,
-        )
+    rej_name = rejects if rejects is not None else (store.join(out, REJECTS_NAME) if mode == "out" and out else None)
+    run = secrets.token_hex(4)
+    rej_file = None
+    if rej_name is not None:
+        rfs, rpath = store.resolve(rej_name, storage_options)
+        rej_file = RejectsFile(rpath, None if store.is_local(rfs) else rfs, run)
+    with session(
+        mig=mig,
+        mode=mode,  # type: ignore[arg-type]
+        jobs=1,
+        files_total=len(files),
+        failed=unreadable,
+        rejects=rej_file,
+        rejects_shown=rej_name,
+        lock=local_out,
+        report=Path(report) if report is not None else None,
+        t0=t0,
+    ) as rep:
         out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
         if mode == "out":
             for p in store.leftovers(dst_fs, out_path, None, out_dirs):
@@ -150,92 +140,7 @@ def migrate_dask(
         finally:
             if ex is not None:
                 ex.close()
-            if rej_file is not None:
-                rej_file.close()
-                rep.temp_files_removed += rej_file.removed
-            rep.finish(t0)
-            if report is not None:
-                write_report(Path(report), rep, local_out)
     return rep
-
-
-def _inputs(
-    names: list[str],
-    out: str | None,
-    include: Sequence[str] | None,
-    exclude: Sequence[str],
-    rejects: str | None,
-    storage_options: dict[str, Any] | None,
-    mode: str,
-    follow_symlinks: bool = False,
-) -> tuple[Any, list[FileSpec], list[FileFailure]]:
-    """The input files (walk order) with their destinations, and unreadable directories."""
-    inc = tuple(include) if include else DEFAULT_INCLUDE
-    urls = [store.is_url(n) for n in names]
-    if any(urls) and not all(urls):
-        raise MigrationError("give either local paths or URLs as inputs, not both", 2)
-    out_path = store.resolve(out, storage_options)[1] if out is not None and mode == "out" else None
-    files: list[FileSpec] = []
-    if not any(urls):
-        src_fs = store.resolve(".", storage_options)[0]
-        skip = {Path(p).resolve() for p in (rejects,) if p is not None and not store.is_url(p)}
-        out_local = Path(out) if out is not None and mode == "out" and not store.is_url(out) else None
-        jobs, unreadable = walk_inputs(names, out_local, inc, tuple(exclude), skip, None, follow_symlinks)
-        for i, j in enumerate(jobs):
-            assert j.src is not None
-            dst = shown = None
-            if out is not None and out_path is not None:
-                rel = j.dst.relative_to(out_local).as_posix() if j.dst and out_local else _relative(j.name, names)
-                dst = store.join(out_path, rel)
-                shown = str(Path(out) / rel) if out_local else store.join(out.rstrip("/"), rel)
-            src = os.path.abspath(j.src)
-            files.append(FileSpec(i, j.name, src, dst, j.doc, j.gz, j.size, store.file_mode(src_fs, src), shown))
-        return src_fs, files, unreadable
-    src_fs = None
-    for n in names:
-        fs, path = store.resolve(n, storage_options)
-        if src_fs is None:
-            src_fs = fs
-        elif type(fs) is not type(src_fs):
-            raise MigrationError("all input URLs must be on one file system", 2)
-        if fs.isdir(path):
-            for p, rel, size in store.walk_store(fs, path, inc, tuple(exclude)):
-                dst, shown = _dst(out, out_path, rel)
-                files.append(_spec(len(files), store.join(n.rstrip("/"), rel), p, dst, size, shown))
-        elif fs.isfile(path):
-            base = path.rsplit("/", 1)[-1]
-            dst, shown = _dst(out, out_path, base)
-            files.append(_spec(len(files), n, path, dst, int(fs.size(path) or 0), shown))
-        else:
-            raise MigrationError(f"{n}: no such file or directory", 66)
-    return src_fs, files, []
-
-
-def _dst(out: str | None, out_path: str | None, rel: str) -> tuple[str | None, str | None]:
-    if out is None or out_path is None:
-        return None, None
-    shown = str(Path(out) / rel) if not store.is_url(out) else store.join(out.rstrip("/"), rel)
-    return store.join(out_path, rel), shown
-
-
-def _spec(i: int, name: str, src: str, dst: str | None, size: int, shown: str | None) -> FileSpec:
-    from .files import is_doc, is_gz
-
-    base = src.rsplit("/", 1)[-1]
-    return FileSpec(i, name, src, dst, is_doc(base), is_gz(base), size, None, shown)
-
-
-def _relative(name: str, inputs: list[str]) -> str:
-    """The output path of a walked local file relative to ``out`` (as the local engine mirrors it)."""
-    p = Path(name)
-    for arg in inputs:
-        a = Path(arg)
-        if a.is_dir():
-            try:
-                return p.relative_to(a).as_posix()
-            except ValueError:
-                continue
-    return p.name
 
 
 def _renumber(line: bytes, offset: int) -> bytes:
@@ -270,6 +175,7 @@ class _Driver:
         self.total = total
         self.t0 = t0
         self.state: dict[int, _FileState] = {}
+        self.batch: CommitBatch[FileSpec] = CommitBatch(spec.dst_fs)
         self.cursor = 0
         self.records_seen = 0
         self.bytes_seen = 0
@@ -301,13 +207,10 @@ class _Driver:
             self._commit_ready()
         except StopRunError as stop:
             self.ex.cancel()
-            self.rep.stopped = stop.reason
-            failed = {f.file for f in self.rep.failed}
-            self.rep.not_processed = [f.name for f in self.files[self.cursor :] if f.name not in failed]
+            self.rep.stop(stop.reason, (f.name for f in self.files[self.cursor :]))
         except BaseException:
             self.ex.cancel()
-            self.rep.stopped = "interrupted"
-            self.rep.not_processed = [f.name for f in self.files[self.cursor :]]
+            self.rep.stop("interrupted", (f.name for f in self.files[self.cursor :]))
             raise
 
     def _task_failed(self, tag: Any, exc: BaseException) -> None:
@@ -362,18 +265,17 @@ class _Driver:
                     break
                 rejected += n
             batch.append((st.spec, parts, st.final[1]))
-        committed: list[str] = []
         try:
             for spec, parts, tmp in batch:
                 if not any(p.error for p in parts):
                     self._commit_rejects(spec, parts)  # durable before the output that omits them
-                if self._commit_file(spec, parts, tmp):
-                    assert spec.dst is not None
-                    committed.append(spec.dst)
+                self._stage_file(spec, parts, tmp)
                 self.cursor = spec.index + 1
                 self.state.pop(spec.index, None)
-        finally:
-            store.sync_dirs(self.spec.dst_fs, committed)  # the batch's renames: one fsync per directory
+        except BaseException:
+            self._flush()  # the files staged before the failure are complete: commit them
+            raise
+        self._flush()
         if stop is not None:
             raise stop
 
@@ -416,8 +318,8 @@ class _Driver:
         self.rep.add(tally)
         return tally
 
-    def _commit_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> bool:
-        """Count a finished file and move its output into place; True if an output was renamed."""
+    def _stage_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> None:
+        """Count a finished file and stage its output for the batch's commit (or record why it failed)."""
         rep = self.rep
         err = next((p for p in parts if p.error), None)
         if err is not None:
@@ -428,19 +330,15 @@ class _Driver:
             rep.failed.append(FileFailure(file=spec.name, error=err.error, exit_code=err.error_code))
             if err.error_code == 74:
                 raise StopRunError(f"output error: {err.error}")
-            return False
+            return
         tally = self._count(parts)
-        if tmp is not None and spec.dst is not None:
-            try:
-                store.commit(self.spec.dst_fs, tmp, spec.dst, spec.mode, sync_dir=False)
-            except OSError as exc:
-                rep.failed.append(
-                    FileFailure(file=spec.name, error=f"cannot write {spec.dst}: {exc.strerror or exc}", exit_code=74)
-                )
-                raise StopRunError(f"output error: cannot write {spec.dst}") from None
-            rep.files_written += 1
+        if tmp is not None and spec.dst is not None:  # made durable by its task (run_task, finish_ranged)
+            self.batch.add(StoredTemp(self.spec.dst_fs, tmp, spec.dst), spec.mode, spec, spec.size, durable=True)
         rep.file_done(spec.name, spec.shown, tally)
-        return tmp is not None and spec.dst is not None
+
+    def _flush(self) -> None:
+        """Commit the staged outputs: the renames, then one fsync per directory (on a local disk)."""
+        self.batch.flush(self.rep, lambda f: (f.name, f.dst or ""))
 
     def _report_progress(self) -> None:
         if self.progress is None:

@@ -4,7 +4,7 @@
 An executor only runs "convert this chunk (and write its output)" and hands back what it
 returned: counts, reject lines and the paths of the temporaries it wrote. Planning the work
 and committing outputs and rejects in walk order is the drivers' (:mod:`.engine` for the
-local executors, :mod:`.dask_engine` for Dask).
+local executors, :mod:`.dask_engine` for Dask; :func:`~.run.migrate` chooses one).
 """
 
 from __future__ import annotations

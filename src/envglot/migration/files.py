@@ -1,7 +1,4 @@
-"""Files: walking inputs, atomic outputs, backups, stale temp files.
-
-Over 500 lines: every local file-system effect of a run (walk, atomic outputs, backups), read together for safety.
-"""
+"""Files: atomic outputs, backups, stale temp files, the unchanged part of an output (local paths)."""
 
 from __future__ import annotations
 
@@ -14,21 +11,17 @@ import itertools
 import os
 import secrets
 import shutil
-import stat
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-import msgspec
-
 from ..errors import EnvglotError
 from ..excerpt import display_path as display
-from .constants import DEFAULT_INCLUDE, OWN_NAMES, TEMP_PREFIX
-from .fs import Patterns
+from .constants import TEMP_PREFIX
 from .fs import fsync_dir as _fsync_dir
-from .inputs import entry_source, open_input
-from .report import FileFailure, MigrationReport
+from .inputs import open_input
+from .report import MigrationReport
 
 # --------------------------------------------------------------------------- files
 
@@ -41,33 +34,8 @@ class MigrationError(EnvglotError):
         self.exit_code = exit_code
 
 
-class Job(msgspec.Struct):
-    src: Path | None
-    """None for stdin."""
-    name: str
-    """How the input is named in reports and rejects (the path as walked, or ``<stdin>``)."""
-    dst: Path | None
-    """Output path (``--out`` and in-place); None for stdout or a dry run."""
-    doc: bool
-    gz: bool
-    size: int
-    perm: int = -1
-    """The input's permission bits as walked (its output gets them); -1 when unknown."""
-    regular: bool = False
-    """The input was a regular file when walked (only such a file is read whole at once)."""
-
-
 class SymlinkRefusedError(OSError):
     """An output would be written through a symbolic link planted under the output directory."""
-
-
-def is_gz(name: str) -> bool:
-    return name.endswith(".gz")
-
-
-def is_doc(name: str) -> bool:
-    base = name[:-3] if is_gz(name) else name
-    return base.endswith(".json")
 
 
 def pid_alive(pid: int) -> bool:
@@ -107,124 +75,6 @@ def clean_stale_temps(directory: str | os.PathLike[str], owner: int | None = Non
                 os.unlink(e.path)
                 removed.append(Path(e.path))
     return removed
-
-
-def _scan(
-    top: str, onerror: Callable[[OSError], None], keep_dir: Callable[[str, str, str], bool]
-) -> Iterator[tuple[str, str, list[os.DirEntry[str]]]]:
-    """``os.walk`` for the engine: ``(directory, its path relative to top, its files' entries)``,
-    top-down, names sorted; ``keep_dir(path, rel, name)`` prunes. A linked directory is not
-    entered (as ``os.walk`` without ``followlinks``); entries keep their type, so no file
-    needs a ``stat`` to be classified."""
-    todo = [(top, "")]
-    while todo:
-        here, rel = todo.pop()
-        try:
-            with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            onerror(exc)
-            continue
-        files, subdirs = [], []
-        for e in entries:
-            try:
-                is_dir = e.is_dir()
-            except OSError:
-                is_dir = False
-            if not is_dir:
-                files.append(e)
-            elif not e.is_symlink():
-                sub = f"{rel}/{e.name}" if rel else e.name
-                if keep_dir(e.path, sub, e.name):
-                    subdirs.append((e.path, sub))
-        yield here, rel, files
-        todo.extend(reversed(subdirs))
-
-
-def walk_inputs(
-    inputs: Sequence[str],
-    out: Path | None,
-    include: Sequence[str],
-    exclude: Sequence[str],
-    skip: set[Path],
-    backup: str | None,
-    follow_symlinks: bool = False,
-) -> tuple[list[Job], list[FileFailure]]:
-    """The input files in order, and the inputs not read (exit 66): unreadable directories, and
-    walked entries that are no regular file or a link not followed (:func:`.inputs.entry_source`)."""
-    jobs: list[Job] = []
-    unreadable: list[FileFailure] = []
-    in_place = backup is not None
-    out_res = out.resolve() if out is not None else None
-    out_s = os.fspath(out) if out is not None else None
-    skip_names = {p.name for p in skip}  # only a file with such a name is resolved (a syscall per component)
-    inc, exc = Patterns(include), Patterns(exclude)
-
-    def onerror(exc: OSError) -> None:
-        unreadable.append(FileFailure(file=display(str(exc.filename)), error=read_error(exc), exit_code=66))
-
-    def keep_dir(path: str, rel: str, name: str) -> bool:
-        return not (out_res is not None and Path(path).resolve() == out_res) and not exc.match(rel, name)
-
-    for arg in inputs:
-        if arg == "-":
-            dst = out / "stdin.jsonl" if out is not None else None
-            jobs.append(Job(src=None, name="<stdin>", dst=dst, doc=False, gz=False, size=-1))
-            continue
-        p = Path(arg)
-        if p.is_dir():
-            top = str(p)
-            root = os.path.realpath(top)
-            for _here, relroot, entries in _scan(top, onerror, keep_dir):
-                for e in entries:
-                    f = e.name
-                    if f.startswith(TEMP_PREFIX) or f in OWN_NAMES or (backup and f.endswith(backup)):
-                        continue
-                    rel = f"{relroot}/{f}" if relroot else f
-                    if not inc.match(rel, f) or exc.match(rel, f):
-                        continue
-                    fp = Path(rel if top == "." else e.path)  # as pathlib spells it: "./x" is "x"
-                    if f in skip_names and fp.resolve() in skip:
-                        continue
-                    found = entry_source(e, root, follow_symlinks)
-                    if isinstance(found, str):
-                        unreadable.append(FileFailure(file=display(fp), error=found, exit_code=66))
-                        continue
-                    src, st = found
-                    if in_place:
-                        dst = fp.resolve()
-                    else:
-                        dst = Path(f"{out_s}/{rel}") if out_s is not None else None
-                    jobs.append(_job(fp, dst, st, Path(src) if src != e.path else fp))
-        elif p.is_file():
-            dst = p.resolve() if in_place else (out / p.name if out is not None else None)
-            try:  # named by the user: a link is followed wherever it points
-                jobs.append(_job(p, dst, os.stat(p), p.resolve() if p.is_symlink() else p))
-            except OSError as err:
-                unreadable.append(FileFailure(file=display(p), error=read_error(err), exit_code=66))
-        elif p.exists():
-            raise MigrationError(f"{display(arg)}: not a regular file or directory", 66)
-        elif p.is_symlink():
-            why = "symbolic link loop" if _loops(p) else "dangling symbolic link"
-            raise MigrationError(f"{display(arg)}: {why}", 66)
-        else:
-            raise MigrationError(f"{display(arg)}: no such file or directory", 66)
-    return jobs, unreadable
-
-
-def _loops(p: Path) -> bool:
-    try:
-        os.stat(p)
-    except OSError as exc:
-        return exc.errno == errno.ELOOP
-    return False
-
-
-def _job(p: Path, dst: Path | None, st: os.stat_result, src: Path) -> Job:
-    """The job of the walked path ``p``, read from ``src`` (``p``, or a followed link's target)."""
-    size, perm = st.st_size, stat.S_IMODE(st.st_mode)
-    name, doc, gz = display(p), is_doc(p.name), is_gz(p.name)
-    return Job(src=src, name=name, dst=dst, doc=doc, gz=gz, size=size, perm=perm, regular=stat.S_ISREG(st.st_mode))
 
 
 class Cleaner:
@@ -573,15 +423,6 @@ def read_error(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"cannot read: {exc.strerror}"
     return f"cannot read: {type(exc).__name__}: {exc}"
-
-
-def input_files(
-    folder: str, include: Sequence[str] = DEFAULT_INCLUDE, exclude: Sequence[str] = ()
-) -> tuple[list[str], list[FileFailure]]:
-    """The files ``migrate`` takes from ``folder`` (the same walk and filters), in its order,
-    and the directories that could not be read (for ``detect`` and ``validate``)."""
-    jobs, unreadable = walk_inputs([folder], None, tuple(include), tuple(exclude), set(), None)
-    return [os.fspath(j.src) for j in jobs if j.src is not None], unreadable
 
 
 def write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:

@@ -30,25 +30,8 @@ from .files import InputChangedError, Unchanged, copy_rest, read_error
 from .inputs import InputLimits, RecordReader, open_gzip
 from .records import Migrator, rebuild_migrator
 from .tally import Tally
+from .walk import FileSpec
 from .workers import migrate_chunk
-
-
-class FileSpec(msgspec.Struct, frozen=True):
-    """One input file: where it is read, how it is named, where its output goes."""
-
-    index: int
-    name: str
-    """As in reports and rejects (the path or URL as walked)."""
-    src: str
-    dst: str | None
-    """Output path in the destination store; None for a dry run."""
-    doc: bool
-    gz: bool
-    size: int
-    mode: int | None = None
-    """Permission bits given to the output (local inputs)."""
-    shown: str | None = None
-    """The output as named in the report (the ``out`` given, joined with the relative path)."""
 
 
 class Piece(msgspec.Struct, frozen=True):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -105,6 +106,13 @@ class MigrationReport(Tally, kw_only=True):
                 rejected=tally.rejected,
             )
         )
+
+    def stop(self, reason: str, rest: Iterable[str]) -> None:
+        """Record an early stop: ``reason``, and as not processed the files of ``rest`` (the one in
+        progress and those after it, in walk order) that did not fail already."""
+        self.stopped = reason
+        failed = {f.file for f in self.failed}
+        self.not_processed = [name for name in rest if name not in failed]
 
     def finish(self, t0: float) -> None:
         """Set the timings (the run began at monotonic time ``t0``) and the exit code."""
