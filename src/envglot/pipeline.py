@@ -567,7 +567,7 @@ class Pipeline:
         restored = _residue.encode(doc) if _residue.apply(doc, res) else None
         if restored is None:
             why = "a patch does not fit the document"
-        elif _residue.digest(dst.name, restored) != res.digest:
+        elif _residue.digest(dst.name, restored, res.v) != res.digest:
             why = "it does not restore the document its digest records (not made by envglot for this document)"
         else:
             try:

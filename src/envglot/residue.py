@@ -1,9 +1,10 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "digest": HEX}``:
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 2, "digest": HEX}``:
 the JSON patches that turn what the ``from`` dialect's writer produces back into the
-original document, and a digest of that original. It is computed generically (write,
-read back, write the source dialect again, diff), so no dialect needs code of its own.
+original document, and a digest of that original (``v``: the digest's version, 1 when absent;
+see :func:`digest`). It is computed generically (write, read back, write the source dialect
+again, diff), so no dialect needs code of its own.
 
 The residue belongs to the caller, not to the input: it is applied only when the caller
 asks for ``preserve``, only when the document it restores has the recorded digest, and
@@ -44,6 +45,12 @@ _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _ENC = msgspec.json.Encoder()
 _DIGEST_TAG = b"envglot-residue/1\0"
+_DIGEST_TAG_2 = b"envglot-residue/2\0"
+DIGEST_VERSION = 2
+"""The digest version new residues record (``v``); :func:`digest` computes every known one."""
+_SORTED = msgspec.json.Encoder(order="sorted")
+_SPELLED = msgspec.json.Decoder(float_hook=lambda text: Raw(text.encode()))
+"""Any JSON value as Python objects, every non-integer number kept as its own text (``Raw``)."""
 
 Tree = dict[str, Any] | list[Any] | Raw
 """A document being patched: objects and arrays opened on demand, everything else ``Raw``."""
@@ -56,6 +63,8 @@ class Residue(Struct, forbid_unknown_fields=True):
     digest: str
     set: list[tuple[str, Raw]] = msgspec.field(default_factory=list)
     del_: list[str] = msgspec.field(default_factory=list, name="del")
+    v: int = 1
+    """The digest's version (absent in residues made before version 2)."""
 
 
 @cache
@@ -70,6 +79,8 @@ def decode_residue(raw: Raw, where: str) -> Residue:
         res = _residue_decoder().decode(raw)
     except msgspec.DecodeError as exc:
         raise ParseError(f"corrupt preserve residue: {excerpt(str(exc))}", path=where) from None
+    if not 1 <= res.v <= DIGEST_VERSION:
+        raise ParseError(f"preserve residue of unknown digest version {res.v}", path=where)
     for path in (*(p for p, _ in res.set), *res.del_):
         parse_path(path, where)
     return res
@@ -230,13 +241,32 @@ def apply(doc: dict[str, Any], res: Residue) -> bool:
     return all(set_path(doc, parse_path(path), value) for path, value in res.set)
 
 
-def digest(dialect: str, document: bytes) -> str:
+def digest(dialect: str, document: bytes, version: int = DIGEST_VERSION) -> str:
     """The digest a residue records of the document it restores (key order does not matter).
 
-    BLAKE2b-128 over the dialect name and the document's canonical form: objects with
-    sorted keys, scalars as their minified JSON text.
+    BLAKE2b-128 over a version tag, the dialect name and the document's canonical form.
+    Version 2 (new residues): msgspec's encoding with every object's keys sorted, of the
+    document decoded with each non-integer number kept as its own text; so whitespace, key
+    order and string escapes do not count, ``2e2``, ``200.0`` and ``1E2`` stay apart (as in
+    version 1), and the only spellings that hash alike are of one integer (``-0`` and ``0``).
+    A document holding an integer Python will not decode (over 4,300 digits) has the form of
+    version 1 instead, after a ``\\x01`` (no sorted encoding starts with it). Version 1 (a
+    Python walk: keys sorted, every scalar as written, strings with escapes re-encoded) is
+    still computed for residues that record it.
     """
-    parts: list[bytes] = [_DIGEST_TAG + dialect.encode() + b"\0"]
+    head = dialect.encode() + b"\0"
+    if version == 1:
+        return hashlib.blake2b(_DIGEST_TAG + head + _walk(document), digest_size=16).hexdigest()
+    try:
+        form = _SORTED.encode(_SPELLED.decode(document))
+    except msgspec.ValidationError:  # an integer too long for int(): the walk keeps its text
+        form = b"\x01" + _walk(document)
+    return hashlib.blake2b(_DIGEST_TAG_2 + head + form, digest_size=16).hexdigest()
+
+
+def _walk(document: bytes) -> bytes:
+    """Version 1's canonical form of ``document``."""
+    parts: list[bytes] = []
     add = parts.append
 
     def feed(raw: Raw | bytes) -> None:
@@ -264,12 +294,16 @@ def digest(dialect: str, document: bytes) -> str:
             add(text)
 
     feed(document)
-    return hashlib.blake2b(b"".join(parts), digest_size=16).hexdigest()  # the same stream, hashed at once
+    return b"".join(parts)
 
 
 def encode_residue(dialect: str, original: bytes, sets: list[list[Any]], dels: list[str]) -> Raw:
     """The wire residue restoring ``original`` (a ``from`` dialect document) from its patches."""
-    return Raw(_ENC.encode({"from": dialect, "set": sets, "del": dels, "digest": digest(dialect, original)}))
+    return Raw(
+        _ENC.encode(
+            {"from": dialect, "set": sets, "del": dels, "v": DIGEST_VERSION, "digest": digest(dialect, original)}
+        )
+    )
 
 
 def encode(doc: dict[str, Any]) -> bytes:
