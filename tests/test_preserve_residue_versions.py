@@ -19,6 +19,8 @@ import pytest
 
 import envglot
 from envglot import Kind
+from envglot.dialects import WRITABLE
+from envglot.fields import use_compiled
 from golden import json_key
 
 RECORDS: list[dict[str, Any]] = msgspec.json.decode((Path(__file__).parent / "residues" / "v1.json").read_bytes())
@@ -57,3 +59,48 @@ def test_a_tampered_version_1_residue_is_rejected() -> None:
     tampered = rec["carrier"].replace("1.50", "1.5")
     conv = envglot.conversion(tampered, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
     assert Kind.RESIDUE_REJECTED in [d.kind for d in conv.diagnostics]
+
+
+_SPELLED = msgspec.json.Decoder(float_hook=lambda text: msgspec.Raw(text.encode()))
+
+
+def _without_digests(value: Any) -> Any:
+    """``value`` with every residue's ``v`` and ``digest`` left out (nested residues too)."""
+    if isinstance(value, dict):
+        drop = ("v", "digest") if {"from", "set", "del", "digest"} <= value.keys() else ()
+        return {k: _without_digests(v) for k, v in value.items() if k not in drop}
+    if isinstance(value, list):
+        return [_without_digests(v) for v in value]
+    if isinstance(value, msgspec.Raw):
+        return bytes(value)
+    return value
+
+
+@pytest.mark.parametrize("rec", RECORDS, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
+def test_outputs_differ_from_version_1_only_in_the_digest(rec: dict[str, Any]) -> None:
+    """Differential against main's outputs: the same carrier but for ``v`` and ``digest`` (and
+    code-graph's ``approxTokens``, which counts them)."""
+    doc, at = rec["original"].encode(), rec["source"]
+    for dst in rec["hops"]:
+        doc = envglot.convert(doc, from_=at, to=dst, preserve=True, unsupported="ignore")
+        at = dst
+    new, old = (_without_digests(_SPELLED.decode(d)) for d in (doc, rec["carrier"]))
+    if at == "code-graph":  # approxTokens counts the whole document, residue included
+        for d in (new, old):
+            d["data"]["meta"].pop("approxTokens")
+    assert new == old
+    assert b'"v":2,"digest":"' in doc
+
+
+@pytest.mark.parametrize("src", WRITABLE)
+def test_the_fused_path_writes_the_hubs_preserve_output(src: str) -> None:
+    """With and without fused pair paths, ``preserve`` writes the same bytes (and restores)."""
+    for rec in (r for r in RECORDS if r["source"] == src and len(r["hops"]) == 1):
+        data, dst = rec["original"].encode(), rec["hops"][0]
+        fused = envglot.Converter(to=dst, from_=src, unsupported="ignore", preserve=True).convert_bytes(data)
+        use_compiled(False)
+        try:
+            hub = envglot.Converter(to=dst, from_=src, unsupported="ignore", preserve=True).convert_bytes(data)
+        finally:
+            use_compiled(True)
+        assert fused == hub, f"{src} -> {dst}"

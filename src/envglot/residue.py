@@ -35,6 +35,7 @@ __all__ = [
     "diff",
     "digest",
     "format_path",
+    "none_in",
     "parse_path",
     "set_path",
 ]
@@ -304,6 +305,26 @@ def encode_residue(dialect: str, original: bytes, sets: list[list[Any]], dels: l
             {"from": dialect, "set": sets, "del": dels, "v": DIGEST_VERSION, "digest": digest(dialect, original)}
         )
     )
+
+
+def none_in(document: bytes, slot: str) -> bool:
+    """True if ``document`` certainly holds no residue at ``slot`` (a dialect's residue path).
+
+    The slot's key can only be spelled as itself unless an escape is used: so the key's text
+    absent and no ``\\u`` escape anywhere (conservative; a key holding a character with a
+    short escape of its own is never ruled out) means no residue.
+    """
+    key = _slot_key(slot)
+    return key is not None and key not in document and b"\\u" not in document
+
+
+@cache
+def _slot_key(slot: str) -> bytes | None:
+    """The text of a residue slot's last key, ``None`` if it holds a character with a short escape."""
+    last = parse_path(slot)[-1]
+    if not isinstance(last, str) or any(ch in '"\\/' or ch < " " for ch in last):
+        return None
+    return last.encode()
 
 
 def encode(doc: dict[str, Any]) -> bytes:
