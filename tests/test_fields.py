@@ -82,8 +82,10 @@ def _count_fused(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(pipeline, "bound_pair", counting)
     pipeline._PIPELINES.clear()
+    pipeline._BACK_PIPELINES.clear()
     yield
     pipeline._PIPELINES.clear()
+    pipeline._BACK_PIPELINES.clear()
     fields.use_compiled(True)
 
 

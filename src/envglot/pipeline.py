@@ -621,14 +621,14 @@ class Pipeline:
         # an input residue for a third dialect travels on inside the new one (nested); one that was
         # for this target and was rejected does not
         nests = env is not None and self._nests(env, src)
-        skip = () if nests else tuple(_residue.parse_path(m[src.name].shape.residue))
+        skip = () if nests else _residue.slot_path(m[src.name].shape.residue)
         sets, dels = _residue.diff(original, back, skip)
         if not sets and not dels and src.name == self.dst.name:
             return out
         doc = _residue.open_document(out)
         _residue.set_path(
             doc,
-            _residue.parse_path(m[self.dst.name].shape.residue),
+            list(_residue.slot_path(m[self.dst.name].shape.residue)),
             _residue.encode_residue(src.name, original, sets, dels),
         )
         return self._seal(_residue.encode(doc))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import msgspec
@@ -38,6 +38,7 @@ __all__ = [
     "none_in",
     "parse_path",
     "set_path",
+    "slot_path",
 ]
 
 _SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d{1,9})\]|\[("(?:[^"\\]|\\.)*")\]')
@@ -115,6 +116,12 @@ def parse_path(path: str, where: str = "$") -> list[str | int]:
             raise ParseError(f"JSON path deeper than {MAX_DEPTH} levels", path=where)
         pos = m.end()
     return out
+
+
+@cache
+def slot_path(slot: str) -> tuple[str | int, ...]:
+    """A dialect's residue slot as segments (parsed once per slot)."""
+    return tuple(parse_path(slot))
 
 
 def format_path(segs: list[str | int]) -> str:
@@ -196,34 +203,41 @@ def diff(original: bytes, produced: bytes, skip: tuple[str | int, ...] = ()) -> 
     sets: list[list[Any]] = []
     dels: list[str] = []
 
-    def skipped(segs: list[str | int], k: str) -> bool:
-        return bool(skip) and k == skip[-1] and tuple(segs) == skip[:-1]
-
-    def walk(o: dict[str, Raw], p: dict[str, Raw], segs: list[str | int]) -> None:
-        if segs and not _same_order(o, p) and not (len(skip) > len(segs) and tuple(segs) == skip[: len(segs)]):
+    def walk(o: dict[str, Raw], p: dict[str, Raw], segs: list[str | int], here: str) -> None:
+        on_skip = len(skip) > len(segs) and tuple(segs) == skip[: len(segs)]
+        if segs and not on_skip and not _same_order(o, p):
             # patches append new keys at the end: an object they cannot rebuild in its
             # original key order is restored whole, so the round trip is exact
-            sets.append([format_path(segs), Raw(_ENC.encode(o))])
+            sets.append([here, Raw(_ENC.encode(o))])
             return
+        left_out = skip[-1] if on_skip and len(skip) == len(segs) + 1 else None
         for k, v in o.items():
-            if skipped(segs, k):
+            if k == left_out:
                 continue
-            if k not in p:
-                sets.append([format_path([*segs, k]), v])
+            pv = p.get(k)
+            if pv is None:
+                sets.append([here + _key_segment(k), v])
+            elif v == pv:  # Raw compares its bytes
                 continue
-            pv = p[k]
-            if bytes(v) == bytes(pv):
-                continue
-            if memoryview(v)[:1] == b"{" and memoryview(pv)[:1] == b"{":
-                walk(_RAW_DICT.decode(v), _RAW_DICT.decode(pv), [*segs, k])
+            elif _head(v) == b"{" and _head(pv) == b"{":
+                walk(_RAW_DICT.decode(v), _RAW_DICT.decode(pv), [*segs, k], here + _key_segment(k))
             else:
-                sets.append([format_path([*segs, k]), v])
+                sets.append([here + _key_segment(k), v])
         for k in p:
-            if k not in o and not skipped(segs, k):
-                dels.append(format_path([*segs, k]))
+            if k not in o and k != left_out:
+                dels.append(here + _key_segment(k))
 
-    walk(_RAW_DICT.decode(original), _RAW_DICT.decode(produced), [])
+    walk(_RAW_DICT.decode(original), _RAW_DICT.decode(produced), [], "$")
     return sets, dels
+
+
+_key_segment = lru_cache(maxsize=4096)(key_segment)
+"""A key's path segment (the same keys recur in every document of a dialect)."""
+
+
+def _head(raw: Raw) -> bytes:
+    """The first byte of a value's JSON text."""
+    return bytes(memoryview(raw)[:1])
 
 
 def _same_order(o: dict[str, Raw], p: dict[str, Raw]) -> bool:
@@ -321,7 +335,7 @@ def none_in(document: bytes, slot: str) -> bool:
 @cache
 def _slot_key(slot: str) -> bytes | None:
     """The text of a residue slot's last key, ``None`` if it holds a character with a short escape."""
-    last = parse_path(slot)[-1]
+    last = slot_path(slot)[-1]
     if not isinstance(last, str) or any(ch in '"\\/' or ch < " " for ch in last):
         return None
     return last.encode()
