@@ -21,6 +21,7 @@ import envglot
 from envglot import Kind
 from envglot.dialects import WRITABLE
 from envglot.fields import use_compiled
+from envglot.residue import none_in
 from golden import json_key
 
 RECORDS: list[dict[str, Any]] = msgspec.json.decode((Path(__file__).parent / "residues" / "v1.json").read_bytes())
@@ -104,3 +105,26 @@ def test_the_fused_path_writes_the_hubs_preserve_output(src: str) -> None:
         finally:
             use_compiled(True)
         assert fused == hub, f"{src} -> {dst}"
+
+
+@pytest.mark.parametrize("spelling", ['"_envglot"', '"\\u005fenvglot"', '"_envglo\\u0074"'])
+def test_a_residue_under_any_key_spelling_is_read(spelling: str) -> None:
+    """A carrier whose residue key is spelled with escapes still restores (the fused path,
+    which carries no residue, is not taken for it)."""
+    rec = next(r for r in RECORDS if r["hops"] == ["result"] and r["source"] == "dotbot")
+    carrier = rec["carrier"].replace('"_envglot"', spelling)
+    assert spelling in carrier
+    back = envglot.convert(carrier, from_="result", to="dotbot", preserve=True, unsupported="ignore")
+    assert json_key(back) == json_key(rec["original"])
+
+
+def test_none_in_rules_out_only_what_cannot_be_a_residue() -> None:
+    assert none_in(b'{"a":1}', "$._envglot")
+    assert not none_in(b'{"\\u005fenvglot":{}}', "$._envglot")
+    assert not none_in(b'{"x":"_envglot"}', "$._envglot")  # conservative without members
+    assert none_in(b'{"x":"_envglot"}', "$._envglot", {"x": msgspec.Raw(b'"_envglot"')})
+    assert not none_in(b"", "$._envglot", {"_envglot": msgspec.Raw(b"{}")})
+    meta = {"meta": msgspec.Raw(b'{"\\u005fenvglot":{}}')}
+    assert not none_in(b"", "$.meta._envglot", meta)
+    assert none_in(b"", "$.meta._envglot", {"meta": msgspec.Raw(b'{"version":"response-v2"}')})
+    assert none_in(b"", "$.meta._envglot", {"data": msgspec.Raw(b"{}")})

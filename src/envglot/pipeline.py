@@ -379,7 +379,7 @@ class Pipeline:
             else:  # the minified document's own members (one pass, instead of the reader's and the detection's)
                 members = members_of(buf)
             deferred = False  # parsed whole under the guard, or measured exactly
-        plain = not self.preserve or _residue.none_in(buf, m[src.name].shape.residue)
+        plain = not self.preserve or _residue.none_in(buf, m[src.name].shape.residue, members)
         if report is DISCARD and is_error is None and plain and COMPILED[0]:
             # Nobody sees diagnostics and there is no input residue or MCP outcome to apply: the
             # fused path gives the hub's bytes without building the canonical envelope.

@@ -321,13 +321,22 @@ def encode_residue(dialect: str, original: bytes, sets: list[list[Any]], dels: l
     )
 
 
-def none_in(document: bytes, slot: str) -> bool:
+def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -> bool:
     """True if ``document`` certainly holds no residue at ``slot`` (a dialect's residue path).
 
-    The slot's key can only be spelled as itself unless an escape is used: so the key's text
-    absent and no ``\\u`` escape anywhere (conservative; a key holding a character with a
-    short escape of its own is never ruled out) means no residue.
+    ``members`` (the document's top level, decoded) settles the first key exactly and narrows
+    the search to its value. The slot's last key can only be spelled as itself unless an escape
+    is used: so the key's text absent and no ``\\u`` escape (conservative; a key holding a
+    character with a short escape of its own is never ruled out) means no residue.
     """
+    segs = slot_path(slot)
+    if members is not None:
+        first = members.get(segs[0]) if isinstance(segs[0], str) else None
+        if first is None:
+            return True
+        if len(segs) == 1:
+            return False
+        document = bytes(first)
     key = _slot_key(slot)
     return key is not None and key not in document and b"\\u" not in document
 
