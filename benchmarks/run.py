@@ -17,6 +17,8 @@ What is measured (``docs/performance.md`` explains every column):
    against ``"ignore"``, and ``"warn"`` with a handler listening;
 6. a TOML-declared dialect (``examples/declared/acme.toml``) against the same envelope declared
    in Python (``declared_twin.py``), both compiled by ``envglot.fields``;
+7. ``preserve=True`` against ``"ignore"`` (``preserve_cost.py``): dotbot -> response-v2 and the
+   worst ordered pair, every size, CPU clock;
 
 plus the import time of envglot with its tables loaded. Results print as Markdown tables
 and go to ``benchmarks/results/<timestamp>.json``.
@@ -47,6 +49,7 @@ import floors
 import handwritten
 import msgspec
 import orjson
+import preserve_cost
 import proxy_bench
 
 import envglot
@@ -983,6 +986,7 @@ def evaluate(
     proxy: dict[str, Any] | None = None,
     policy: dict[str, Any] | None = None,
     declared: dict[str, Any] | None = None,
+    preserve: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Each target of issues #7, #15 and #24 with the measured value (the worst case where it must hold for all)."""
     out: list[dict[str, Any]] = []
@@ -1066,9 +1070,10 @@ def evaluate(
         out.append(_target(label, need, None, note=(policy or {}).get("reason") or (policy or {}).get("status")))  # type: ignore[arg-type]
     need = TARGETS["preserve_vs_ignore"]  # type: ignore[assignment]
     label = f"Converter preserve=True costs <= {need} x unsupported='ignore'"
-    cost = (policy or {}).get("preserve_cost_vs_ignore")
-    where = f"{policy['source']} -> {policy['target']}" if policy and policy.get("status") == "ok" else None
-    out.append(_target(label, need, cost, at_least=False, worst=where))  # type: ignore[arg-type]
+    if preserve is not None and preserve.get("status") == "ok":
+        out.append(_target(label, need, preserve["max_cost"], at_least=False, worst=preserve["max_at"]))  # type: ignore[arg-type]
+    else:
+        out.append(_target(label, need, None, note=(preserve or {}).get("reason") or (preserve or {}).get("status")))  # type: ignore[arg-type]
     need = TARGETS["declared_toml_vs_python"]  # type: ignore[assignment]
     label = f"a TOML-declared dialect >= {need} x the same envelope declared in Python"
     if declared is not None and declared.get("status") == "ok":
@@ -1288,6 +1293,28 @@ def markdown(results: dict[str, Any]) -> str:
             f"with a handler listening: {_fmt(pol['listening_vs_ignore'])}; "
             f"preserve=True costs {_fmt(pol.get('preserve_cost_vs_ignore'))} x ignore.",
         ]
+    pre = results.get("preserve") or {}
+    if pre.get("status") == "ok":
+        lines += ["", "### preserve=True vs unsupported='ignore' (Converter, CPU clock, median)", ""]
+        us = {(r["method"], r["source"], r["target"], r["size"]): r.get("us_per_envelope") for r in pre["rows"]}
+        body = [
+            [
+                c["pair"],
+                c["size"],
+                _fmt(us.get(("Converter ignore", *c["pair"].split(" -> "), c["size"]))),
+                _fmt(us.get(("Converter preserve", *c["pair"].split(" -> "), c["size"]))),
+                _fmt(c["cost"]),
+            ]
+            for c in pre["costs"]
+        ]
+        lines += _table(
+            ["pair", "size", "ignore us/envelope", "preserve us/envelope", "preserve / ignore"], "llrrr", body
+        )
+        lines += [
+            "",
+            f"Worst pair at tiny (screening every ordered pair of writable dialects): {pre['worst_pair']} "
+            f"({_fmt(pre['screen'][pre['worst_pair']])} x).",
+        ]
     dec = results.get("declared") or {}
     if dec.get("status") == "ok":
         lines += ["", "### A TOML-declared dialect vs the same envelope declared in Python (Converter)", ""]
@@ -1344,8 +1371,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument(
         "--sections",
-        default="inmemory,migrate,import,proxy,policy,declared",
-        help="comma-separated subset of inmemory,migrate,import,proxy,policy,declared",
+        default="inmemory,migrate,import,proxy,policy,declared,preserve",
+        help="comma-separated subset of inmemory,migrate,import,proxy,policy,declared,preserve",
     )
     p.add_argument("--sources", help="comma-separated source dialects (default: all)")
     p.add_argument("--targets", help="comma-separated target dialects (default: all writable)")
@@ -1380,7 +1407,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = MODES[mode_name]
     rounds = args.rounds or mode.rounds
     sections = set(
-        _split(args.sections, (), ("inmemory", "migrate", "import", "proxy", "policy", "declared"), "section")
+        _split(
+            args.sections, (), ("inmemory", "migrate", "import", "proxy", "policy", "declared", "preserve"), "section"
+        )
     )
     sources = _split(args.sources, corpus_mod.DIALECTS, corpus_mod.DIALECTS, "source dialect")
     targets = _split(args.targets, WRITABLE, WRITABLE, "target dialect")
@@ -1422,6 +1451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "proxy": {"status": "skipped"},
         "policy": {"status": "skipped"},
         "declared": {"status": "skipped"},
+        "preserve": {"status": "skipped"},
     }
     if "inmemory" in sections:
         log(f"in-memory: {rounds} rounds per method ...")
@@ -1446,6 +1476,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "declared" in sections:
         log("declared: a TOML-declared dialect vs its Python twin ...")
         results["declared"] = declared_twin.run_declared(corp, sizes, rounds, measure, Timing, log)
+    if "preserve" in sections:
+        log("preserve: preserve=True vs ignore (CPU clock) ...")
+        results["preserve"] = preserve_cost.run_preserve(corp, sizes, rounds, measure, Timing, log)
     results["machine"]["loadavg_at_end"] = _loadavg()
     results["targets"] = evaluate(
         results["ratios"],
@@ -1454,6 +1487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["proxy"],
         results["policy"],
         results["declared"],
+        results["preserve"],
     )
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{stamp}.json"

@@ -6,7 +6,8 @@ writer; ``tests/test_declared_engine.py`` replays them against the compiled decl
 compiler is proven to give the interpreter's bytes and diagnostics. The outcomes (not the
 documents) were recorded again with the interpreter of ``h-fidelity`` (``f9aa88e`` plus issue 25:
 preserve records every output's provenance, and more losses are reported), by running
-:func:`run` over the recorded documents and cases. Run it again only to record a deliberate
+:func:`run` over the recorded documents and cases; so were the preserve outputs when residues
+moved to digest version 2 (issue 28). Run it again only to record a deliberate
 change (and say which in that test)::
 
     python tests/declared_engine_goldens.py

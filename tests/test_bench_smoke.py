@@ -214,3 +214,16 @@ def test_policy_section(run: tuple[dict[str, Any], str]) -> None:
     target = next(t for t in run[0]["targets"] if t["target"].startswith("convert() default policy"))
     assert target["holds"] is not None
     assert "### Loss policy" in run[1]
+
+
+def test_preserve_section(run: tuple[dict[str, Any], str]) -> None:
+    pre = run[0]["preserve"]
+    assert pre["status"] == "ok" and pre["clock"] == "cpu"
+    pairs = {c["pair"] for c in pre["costs"]}
+    assert "dotbot -> response-v2" in pairs and pre["worst_pair"] in pairs
+    assert {c["size"] for c in pre["costs"]} == set(SIZES)
+    assert all(c["cost"] > 0 for c in pre["costs"])
+    assert len(pre["screen"]) == len(WRITABLE) * (len(WRITABLE) - 1)
+    target = next(t for t in run[0]["targets"] if t["target"].startswith("Converter preserve=True"))
+    assert target["measured"] == pre["max_cost"]
+    assert "### preserve=True vs unsupported='ignore'" in run[1]

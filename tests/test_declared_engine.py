@@ -2,7 +2,9 @@
 of main ``f9aa88e`` gave (``tests/declared/engine.json``, recorded by ``tests/declared_engine_goldens.py``),
 with the deliberate changes of issue 25 (the ``h-fidelity`` interpreter's outcomes for the same
 documents: a provenance residue on every preserve output into another dialect, and the losses
-it reports besides: 342 of the 11460 conversions).
+it reports besides: 342 of the 11460 conversions), and of issue 28 (residues record digest
+version 2: the 1000 preserve outputs with a residue were recorded again, each checked to differ
+only in the residue's ``v`` and ``digest`` and code-graph's ``approxTokens``, which counts them).
 
 Every recorded conversion (acme and beta documents, every bundled example, hypothesis-drawn
 documents; to and from the declarations, with and without preserve) is replayed through the hub:

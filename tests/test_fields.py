@@ -82,8 +82,10 @@ def _count_fused(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
     monkeypatch.setattr(pipeline, "bound_pair", counting)
     pipeline._PIPELINES.clear()
+    pipeline._BACK_PIPELINES.clear()
     yield
     pipeline._PIPELINES.clear()
+    pipeline._BACK_PIPELINES.clear()
     fields.use_compiled(True)
 
 
@@ -204,17 +206,31 @@ def test_mutated_samples_convert_identically() -> None:
                     _check(doc, dst)
 
 
-def test_listening_preserve_and_mcp_take_the_hub() -> None:
+def test_listening_mcp_and_an_input_residue_take_the_hub() -> None:
     doc = sample_files(DECLARED[0])[0].read_bytes()
-    dst = TARGETS[0]
+    dst = next(t for t in TARGETS if t != DECLARED[0])
+    carrier = envglot.convert(doc, from_=DECLARED[0], to=dst, preserve=True, unsupported="ignore")
     before = _CALLS[0]
     envglot.conversion(doc, to=dst)  # diagnostics collected
-    envglot.convert(doc, to=dst, preserve=True, unsupported="ignore")
     wrapped = mcp.wrap(doc)
     envglot.convert(msgspec.json.encode(wrapped), to=dst, unsupported="ignore")
+    # a residue to apply: the hub reads it (restored: no residue to compute either)
+    envglot.convert(carrier, from_=dst, to=DECLARED[0], preserve=True, unsupported="ignore")
     assert _CALLS[0] == before
     envglot.convert(doc, to=dst, unsupported="ignore")
     assert _CALLS[0] == before + 1
+
+
+def test_preserve_without_an_input_residue_takes_the_fused_paths() -> None:
+    """Forward, and back to the source for the residue: two fused calls, the hub's bytes."""
+    src = DECLARED[0]
+    doc = sample_files(src)[0].read_bytes()
+    dst = next(t for t in TARGETS if t != src)
+    before = _CALLS[0]
+    out = envglot.convert(doc, from_=src, to=dst, preserve=True, unsupported="ignore")
+    assert _CALLS[0] == before + 2
+    fields.use_compiled(False)
+    assert envglot.convert(doc, from_=src, to=dst, preserve=True, unsupported="ignore") == out
 
 
 def test_use_compiled_turns_the_fused_paths_off() -> None:

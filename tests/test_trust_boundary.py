@@ -362,7 +362,7 @@ def test_without_preserve_an_input_residue_is_never_applied(to: str) -> None:
 
 def _forged(carrier: bytes, restored: dict[str, Any], sets: list[list[Any]]) -> bytes:
     """A residue with a valid digest of ``restored`` (anyone can compute one: no secret)."""
-    res = {"from": "result", "set": sets, "del": [], "digest": digest("result", ENC.encode(restored))}
+    res = {"from": "result", "set": sets, "del": [], "v": 2, "digest": digest("result", ENC.encode(restored))}
     return _with_residue(carrier, res, at_meta=True)
 
 
@@ -407,6 +407,8 @@ def test_a_transplanted_residue_fails_its_digest() -> None:
         {**FLIP, "set": [[1, 2]]},
         {**FLIP, "del": ["$" + ".a" * (MAX_DEPTH + 1)]},
         {**FLIP, "surprise": 1},
+        {**FLIP, "v": 3},
+        {**FLIP, "v": 0},
     ],
 )
 def test_a_corrupt_residue_is_a_parse_error_under_preserve(residue: Any) -> None:

@@ -378,13 +378,11 @@ class Pipeline:
             else:  # the minified document's own members (one pass, instead of the reader's and the detection's)
                 members = members_of(buf)
             deferred = False  # parsed whole under the guard, or measured exactly
-        if report is DISCARD and is_error is None and not self.preserve and COMPILED[0]:
-            # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
-            # path gives the hub's bytes without building the canonical envelope.
-            fused = self._fused.get(src.name, _MISSING)
-            if fused is _MISSING:
-                ctx = Context(m, DISCARD, m[src.name], self.synth, compact)
-                fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
+        plain = not self.preserve or _residue.none_in(buf, m[src.name].shape.residue, members)
+        if report is DISCARD and is_error is None and plain and COMPILED[0]:
+            # Nobody sees diagnostics and there is no input residue or MCP outcome to apply: the
+            # fused path gives the hub's bytes without building the canonical envelope.
+            fused = self._fused_from(src, compact)
             if fused is not None:
                 try:
                     if deferred:
@@ -401,6 +399,8 @@ class Pipeline:
                     or self.dst.failed(fast)
                     or _failure_of(buf, other, m) is None
                 ):
+                    if self.preserve:
+                        fast = self._add_residue(buf, fast, src, None)
                     return (fast if compact else styled(fast, self.style, self.dst)), src.name, unwrapped
         if deferred:
             check_depth(buf, self.max_depth, bom)
@@ -576,7 +576,7 @@ class Pipeline:
         restored = _residue.encode(doc) if _residue.apply(doc, res) else None
         if restored is None:
             why = "a patch does not fit the document"
-        elif _residue.digest(dst.name, restored) != res.digest:
+        elif _residue.digest(dst.name, restored, res.v) != res.digest:
             why = "it does not restore the document its digest records (not made by envglot for this document)"
         else:
             try:
@@ -603,24 +603,39 @@ class Pipeline:
         again = src.write(back, Context(m, DISCARD, m[src.name], self.synth))
         return _residue.digest(src.name, bare) == _residue.digest(src.name, again)
 
-    def _add_residue(self, buf: bytes, out: bytes, src: Dialect, env: Envelope) -> bytes:
+    def _fused_from(self, src: Dialect, compact: bool) -> Callable[..., bytes | None] | None:
+        """The fused path from ``src`` to the target, bound to a :data:`DISCARD` context (built
+        once per source: a pipeline's style is fixed); ``None``: the pair goes through the hub."""
+        fused = self._fused.get(src.name, _MISSING)
+        if fused is _MISSING:
+            ctx = Context(self.mappings, DISCARD, self.mappings[src.name], self.synth, compact)
+            fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
+        return fused
+
+    def _add_residue(self, buf: bytes, out: bytes, src: Dialect, env: Envelope | None) -> bytes:
+        """``out`` with the residue restoring ``buf`` (a ``src`` document); ``env`` is what the hub
+        read from ``buf`` (``None`` on the fused path, which is taken only without an input residue)."""
         if not src.shape.writable:
             return out
         m = self.mappings
-        back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
-        back_env = self.dst.read(out, back_ctx)
-        back, _ = self._back(src).write_envelope(back_env, self.dst, back_ctx)
+        back_pipe = self._back(src)
+        fused = back_pipe._fused_from(self.dst, True) if COMPILED[0] else None
+        back = fused(out) if fused is not None else None  # ``out`` is minified: the compact binding fits
+        if back is None:
+            back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
+            back, _ = back_pipe.write_envelope(self.dst.read(out, back_ctx), self.dst, back_ctx)
         original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
         # an input residue for a third dialect travels on inside the new one (nested); one that was
         # for this target and was rejected does not
-        skip = () if self._nests(env, src) else tuple(_residue.parse_path(m[src.name].shape.residue))
+        nests = env is not None and self._nests(env, src)
+        skip = () if nests else _residue.slot_path(m[src.name].shape.residue)
         sets, dels = _residue.diff(original, back, skip)
         if not sets and not dels and src.name == self.dst.name:
             return out
         doc = _residue.open_document(out)
         _residue.set_path(
             doc,
-            _residue.parse_path(m[self.dst.name].shape.residue),
+            list(_residue.slot_path(m[self.dst.name].shape.residue)),
             _residue.encode_residue(src.name, original, sets, dels),
         )
         return self._seal(_residue.encode(doc))

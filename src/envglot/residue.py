@@ -1,9 +1,10 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "digest": HEX}``:
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 2, "digest": HEX}``:
 the JSON patches that turn what the ``from`` dialect's writer produces back into the
-original document, and a digest of that original. It is computed generically (write,
-read back, write the source dialect again, diff), so no dialect needs code of its own.
+original document, and a digest of that original (``v``: the digest's version, 1 when absent;
+see :func:`digest`). It is computed generically (write, read back, write the source dialect
+again, diff), so no dialect needs code of its own.
 
 The residue belongs to the caller, not to the input: it is applied only when the caller
 asks for ``preserve``, only when the document it restores has the recorded digest, and
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import msgspec
@@ -34,8 +35,10 @@ __all__ = [
     "diff",
     "digest",
     "format_path",
+    "none_in",
     "parse_path",
     "set_path",
+    "slot_path",
 ]
 
 _SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d{1,9})\]|\[("(?:[^"\\]|\\.)*")\]')
@@ -44,6 +47,12 @@ _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _ENC = msgspec.json.Encoder()
 _DIGEST_TAG = b"envglot-residue/1\0"
+_DIGEST_TAG_2 = b"envglot-residue/2\0"
+DIGEST_VERSION = 2
+"""The digest version new residues record (``v``); :func:`digest` computes every known one."""
+_SORTED = msgspec.json.Encoder(order="sorted")
+_SPELLED = msgspec.json.Decoder(float_hook=lambda text: Raw(text.encode()))
+"""Any JSON value as Python objects, every non-integer number kept as its own text (``Raw``)."""
 
 Tree = dict[str, Any] | list[Any] | Raw
 """A document being patched: objects and arrays opened on demand, everything else ``Raw``."""
@@ -56,6 +65,8 @@ class Residue(Struct, forbid_unknown_fields=True):
     digest: str
     set: list[tuple[str, Raw]] = msgspec.field(default_factory=list)
     del_: list[str] = msgspec.field(default_factory=list, name="del")
+    v: int = 1
+    """The digest's version (absent in residues made before version 2)."""
 
 
 @cache
@@ -70,6 +81,8 @@ def decode_residue(raw: Raw, where: str) -> Residue:
         res = _residue_decoder().decode(raw)
     except msgspec.DecodeError as exc:
         raise ParseError(f"corrupt preserve residue: {excerpt(str(exc))}", path=where) from None
+    if not 1 <= res.v <= DIGEST_VERSION:
+        raise ParseError(f"preserve residue of unknown digest version {res.v}", path=where)
     for path in (*(p for p, _ in res.set), *res.del_):
         parse_path(path, where)
     return res
@@ -103,6 +116,12 @@ def parse_path(path: str, where: str = "$") -> list[str | int]:
             raise ParseError(f"JSON path deeper than {MAX_DEPTH} levels", path=where)
         pos = m.end()
     return out
+
+
+@cache
+def slot_path(slot: str) -> tuple[str | int, ...]:
+    """A dialect's residue slot as segments (parsed once per slot)."""
+    return tuple(parse_path(slot))
 
 
 def format_path(segs: list[str | int]) -> str:
@@ -184,34 +203,41 @@ def diff(original: bytes, produced: bytes, skip: tuple[str | int, ...] = ()) -> 
     sets: list[list[Any]] = []
     dels: list[str] = []
 
-    def skipped(segs: list[str | int], k: str) -> bool:
-        return bool(skip) and k == skip[-1] and tuple(segs) == skip[:-1]
-
-    def walk(o: dict[str, Raw], p: dict[str, Raw], segs: list[str | int]) -> None:
-        if segs and not _same_order(o, p) and not (len(skip) > len(segs) and tuple(segs) == skip[: len(segs)]):
+    def walk(o: dict[str, Raw], p: dict[str, Raw], segs: list[str | int], here: str) -> None:
+        on_skip = len(skip) > len(segs) and tuple(segs) == skip[: len(segs)]
+        if segs and not on_skip and not _same_order(o, p):
             # patches append new keys at the end: an object they cannot rebuild in its
             # original key order is restored whole, so the round trip is exact
-            sets.append([format_path(segs), Raw(_ENC.encode(o))])
+            sets.append([here, Raw(_ENC.encode(o))])
             return
+        left_out = skip[-1] if on_skip and len(skip) == len(segs) + 1 else None
         for k, v in o.items():
-            if skipped(segs, k):
+            if k == left_out:
                 continue
-            if k not in p:
-                sets.append([format_path([*segs, k]), v])
+            pv = p.get(k)
+            if pv is None:
+                sets.append([here + _key_segment(k), v])
+            elif v == pv:  # Raw compares its bytes
                 continue
-            pv = p[k]
-            if bytes(v) == bytes(pv):
-                continue
-            if memoryview(v)[:1] == b"{" and memoryview(pv)[:1] == b"{":
-                walk(_RAW_DICT.decode(v), _RAW_DICT.decode(pv), [*segs, k])
+            elif _head(v) == b"{" and _head(pv) == b"{":
+                walk(_RAW_DICT.decode(v), _RAW_DICT.decode(pv), [*segs, k], here + _key_segment(k))
             else:
-                sets.append([format_path([*segs, k]), v])
+                sets.append([here + _key_segment(k), v])
         for k in p:
-            if k not in o and not skipped(segs, k):
-                dels.append(format_path([*segs, k]))
+            if k not in o and k != left_out:
+                dels.append(here + _key_segment(k))
 
-    walk(_RAW_DICT.decode(original), _RAW_DICT.decode(produced), [])
+    walk(_RAW_DICT.decode(original), _RAW_DICT.decode(produced), [], "$")
     return sets, dels
+
+
+_key_segment = lru_cache(maxsize=4096)(key_segment)
+"""A key's path segment (the same keys recur in every document of a dialect)."""
+
+
+def _head(raw: Raw) -> bytes:
+    """The first byte of a value's JSON text."""
+    return bytes(memoryview(raw)[:1])
 
 
 def _same_order(o: dict[str, Raw], p: dict[str, Raw]) -> bool:
@@ -230,13 +256,32 @@ def apply(doc: dict[str, Any], res: Residue) -> bool:
     return all(set_path(doc, parse_path(path), value) for path, value in res.set)
 
 
-def digest(dialect: str, document: bytes) -> str:
+def digest(dialect: str, document: bytes, version: int = DIGEST_VERSION) -> str:
     """The digest a residue records of the document it restores (key order does not matter).
 
-    BLAKE2b-128 over the dialect name and the document's canonical form: objects with
-    sorted keys, scalars as their minified JSON text.
+    BLAKE2b-128 over a version tag, the dialect name and the document's canonical form.
+    Version 2 (new residues): msgspec's encoding with every object's keys sorted, of the
+    document decoded with each non-integer number kept as its own text; so whitespace, key
+    order and string escapes do not count, ``2e2``, ``200.0`` and ``1E2`` stay apart (as in
+    version 1), and the only spellings that hash alike are of one integer (``-0`` and ``0``).
+    A document holding an integer Python will not decode (over 4,300 digits) has the form of
+    version 1 instead, after a ``\\x01`` (no sorted encoding starts with it). Version 1 (a
+    Python walk: keys sorted, every scalar as written, strings with escapes re-encoded) is
+    still computed for residues that record it.
     """
-    parts: list[bytes] = [_DIGEST_TAG + dialect.encode() + b"\0"]
+    head = dialect.encode() + b"\0"
+    if version == 1:
+        return hashlib.blake2b(_DIGEST_TAG + head + _walk(document), digest_size=16).hexdigest()
+    try:
+        form = _SORTED.encode(_SPELLED.decode(document))
+    except msgspec.ValidationError:  # an integer too long for int(): the walk keeps its text
+        form = b"\x01" + _walk(document)
+    return hashlib.blake2b(_DIGEST_TAG_2 + head + form, digest_size=16).hexdigest()
+
+
+def _walk(document: bytes) -> bytes:
+    """Version 1's canonical form of ``document``."""
+    parts: list[bytes] = []
     add = parts.append
 
     def feed(raw: Raw | bytes) -> None:
@@ -264,12 +309,45 @@ def digest(dialect: str, document: bytes) -> str:
             add(text)
 
     feed(document)
-    return hashlib.blake2b(b"".join(parts), digest_size=16).hexdigest()  # the same stream, hashed at once
+    return b"".join(parts)
 
 
 def encode_residue(dialect: str, original: bytes, sets: list[list[Any]], dels: list[str]) -> Raw:
     """The wire residue restoring ``original`` (a ``from`` dialect document) from its patches."""
-    return Raw(_ENC.encode({"from": dialect, "set": sets, "del": dels, "digest": digest(dialect, original)}))
+    return Raw(
+        _ENC.encode(
+            {"from": dialect, "set": sets, "del": dels, "v": DIGEST_VERSION, "digest": digest(dialect, original)}
+        )
+    )
+
+
+def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -> bool:
+    """True if ``document`` certainly holds no residue at ``slot`` (a dialect's residue path).
+
+    ``members`` (the document's top level, decoded) settles the first key exactly and narrows
+    the search to its value. The slot's last key can only be spelled as itself unless an escape
+    is used: so the key's text absent and no ``\\u`` escape (conservative; a key holding a
+    character with a short escape of its own is never ruled out) means no residue.
+    """
+    segs = slot_path(slot)
+    if members is not None:
+        first = members.get(segs[0]) if isinstance(segs[0], str) else None
+        if first is None:
+            return True
+        if len(segs) == 1:
+            return False
+        document = bytes(first)
+    key = _slot_key(slot)
+    return key is not None and key not in document and b"\\u" not in document
+
+
+@cache
+def _slot_key(slot: str) -> bytes | None:
+    """The text of a residue slot's last key, ``None`` if it holds a character with a short escape."""
+    last = slot_path(slot)[-1]
+    if not isinstance(last, str) or any(ch in '"\\/' or ch < " " for ch in last):
+        return None
+    return last.encode()
 
 
 def encode(doc: dict[str, Any]) -> bytes:
