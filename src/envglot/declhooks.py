@@ -25,7 +25,7 @@ from .context import Context
 from .diagnostics import Kind
 from .errors import ParseError
 from .excerpt import quoted
-from .fields import ABSENT
+from .fields import ABSENT, Unit
 from .tables import DialectMap
 from .wire import count_for, document_id, object_payload, slug, unwrap_payload
 
@@ -60,6 +60,7 @@ _ENC = msgspec.json.Encoder()
 _UNIT = {1: "ms", 1000: "s"}
 _ABSENT_FORM: dict[str | None, Raw | None] = {None: None, "null": _NULL, "empty": _EMPTY}
 """How a member without a value is written (``[declare.absent]``): left out, ``null``, ``[]``."""
+_PROBLEM_FIELDS = frozenset(c.Problem.__struct_fields__)
 
 Getter = Callable[[Any], Any]
 """The value at a member path of a decoded wire object (``None`` when a step on the way is absent)."""
@@ -80,7 +81,7 @@ def getter(attrs: Sequence[str]) -> Getter:
 
 
 def _named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
-    fn.__name__ = fn.__qualname__ = re.sub(r"\W", "_", name)
+    fn.__name__ = fn.__qualname__ = _ident(name)
     return fn
 
 
@@ -281,51 +282,79 @@ def write_problems(
     The code is written with the dialect's ``[[write]]`` rows (every change reported); a
     required message falls back to the summary, a required ``retryable`` to the code row's
     (else the category's), a required other member to ``[synthesize]``, each reported.
+
+    The hook is generated for the declaration (``ENVGLOT_DUMP_COMPILED`` dumps it): one
+    statement per declared member, its keys, paths and rules written in as constants.
     """
-    nothing = _ABSENT_FORM[absent]
+    u = Unit(f"write_{_ident(dialect)}_problems")
+    ref = u.ref
+    u.emit("def problems(ok, problems, summary, ctx, dmap):", 0)
+    u.emit("if ok:")
+    u.emit(f"return {ref(_ABSENT_FORM[absent], 'NOTHING')}", 2)
+    u.emit(f"probs = problems or ({ref(missing_problem, 'missing_problem')}(summary, ctx, dmap),)")
+    if array:
+        u.emit("out = []")
+        u.emit("for at, p in enumerate(probs):")
+    else:
+        u.emit("p = probs[0]")
+        u.emit("at = None")
+    ind = 2 if array else 1
+    u.emit(f"code = {ref(write_code, 'write_code')}(p, dmap, ctx, at)", ind)
+    u.emit("item = {}", ind)
+    for f in items:
+        for line in _problem_member(u, f, dialect):
+            u.emit(line, ind)
+        if len(f.keys) == 1:
+            u.emit(f"if v is not None: item[{f.keys[0]!r}] = v", ind)
+        else:
+            u.emit(f"if v is not None: {ref(_put, '_put')}(item, {f.keys!r}, v)", ind)
+    if array:
+        u.emit("out.append(item)", 2)
+        u.emit("return out")
+    else:
+        u.emit("return item")
+    return _named(u.build("problems"), f"write_{dialect}_problems")
 
-    def problems(
-        ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
-    ) -> list[dict[str, Any]] | dict[str, Any] | Raw | None:
-        if ok:
-            return nothing
-        probs = problems or (missing_problem(summary, ctx, dmap),)
-        out = []
-        for i, p in enumerate(probs if array else probs[:1]):
-            at = i if array else None
-            item: dict[str, Any] = {}
-            code = write_code(p, dmap, ctx, at)
-            for f in items:
-                v: Any
-                if f.attr == "code":
-                    v = code
-                elif f.attr == "message":
-                    v = problem_message(p, summary, ctx, dmap, at) if f.required else p.message
-                elif f.attr == "retryable":
-                    v = p.retryable
-                    if v is None and f.required:
-                        row = dmap.codes.get(code)
-                        v = (
-                            row.retryable
-                            if row is not None and row.retryable is not None
-                            else ctx.mappings.default_retryable(p.category)
-                        )
-                        said = f"{dialect} requires retryable; wrote {str(v).lower()} (by rule)"
-                        ctx.synthesized(dmap, "problem.retryable", said, at)
-                else:
-                    v = getattr(p, f.attr)
-                    if f.count:
-                        v = count_for(v, ctx, "problem." + f.attr, dialect)
-                    if v is None and f.required:
-                        v = ctx.synth_value(dmap, "problem." + f.attr, f.path, index=at)
-                    elif v is not None and f.scale != 1:
-                        v = from_ms(v, f.scale)
-                if v is not None:
-                    _put(item, f.keys, v)
-            out.append(item)
-        return out if array else out[0]
 
-    return _named(problems, f"write_{dialect}_problems")
+def _problem_member(u: Unit, f: ItemField, dialect: str) -> list[str]:
+    """The statements that set ``v`` to the value :func:`write_problems` writes for ``f``."""
+    if f.attr == "code":
+        return ["v = code"]
+    if f.attr == "message":
+        return [
+            f"v = {u.ref(problem_message, 'problem_message')}(p, summary, ctx, dmap, at)"
+            if f.required
+            else "v = p.message"
+        ]
+    if f.attr not in _PROBLEM_FIELDS:
+        raise TypeError(f"{dialect}: problem.{f.attr} is no field of a canonical problem")
+    lines = [f"v = p.{f.attr}"]
+    field = "problem." + f.attr
+    if f.attr == "retryable":
+        if f.required:
+            said = f"{dialect} requires retryable; wrote "
+            lines += [
+                "if v is None:",
+                "    row = dmap.codes.get(code)",
+                "    v = row.retryable if row is not None and row.retryable is not None"
+                " else ctx.mappings.default_retryable(p.category)",
+                f"    ctx.synthesized(dmap, {field!r}, {said!r} + str(v).lower() + ' (by rule)', at)",
+            ]
+        return lines
+    if f.count:
+        lines.append(f"v = {u.ref(count_for, 'count_for')}(v, ctx, {field!r}, {dialect!r})")
+    if f.required:
+        lines += ["if v is None:", f"    v = ctx.synth_value(dmap, {field!r}, {f.path!r}, index=at)"]
+        if f.scale != 1:
+            lines += ["else:", f"    v = {u.ref(from_ms, 'from_ms')}(v, {f.scale!r})"]
+    elif f.scale != 1:
+        lines.append(f"if v is not None: v = {u.ref(from_ms, 'from_ms')}(v, {f.scale!r})")
+    return lines
+
+
+def _ident(name: str) -> str:
+    """``name`` as a Python identifier (a generated module's title)."""
+    return re.sub(r"\W", "_", name)
 
 
 def write_warnings(
