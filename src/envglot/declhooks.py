@@ -384,16 +384,24 @@ def write_warnings(
 def write_payload(object_shape: bool, null: bool, dialect: str) -> Callable[..., Raw | None]:
     """``hook(payload, ok, ctx)``: an object-shaped dialect's payload is an object (others
     wrapped, reported); ``null``: no payload is written ``null`` (the member is required, or
-    ``[declare.absent]`` says so)."""
+    ``[declare.absent]`` says so); otherwise ``hook(payload)``, the payload as it is."""
+    if object_shape:
 
-    def payload(payload: Raw | None, ok: bool, ctx: Context) -> Raw | None:
-        if object_shape:
+        def wrapped(payload: Raw | None, ok: bool, ctx: Context) -> Raw | None:
             return object_payload(payload, ok, ctx, dialect)
-        if payload is None and null:
-            return _NULL
+
+        return _named(wrapped, f"write_{dialect}_payload")
+    if null:
+
+        def or_null(payload: Raw | None) -> Raw | None:
+            return _NULL if payload is None else payload
+
+        return _named(or_null, f"write_{dialect}_payload")
+
+    def as_is(payload: Raw | None) -> Raw | None:
         return payload
 
-    return _named(payload, f"write_{dialect}_payload")
+    return _named(as_is, f"write_{dialect}_payload")
 
 
 def write_outcome(success: str, failure: str, warning: str | None) -> Callable[..., str]:
@@ -411,16 +419,19 @@ def write_outcome(success: str, failure: str, warning: str | None) -> Callable[.
 def write_value(field: str, path: str, count: bool, required: bool, dialect: str, scale: int = 1) -> Callable[..., Any]:
     """``hook(value, ctx, dmap)`` for a top-level member: a negative count is left out
     (reported); a required member the source lacks is synthesized (reported); a duration in
-    another unit is converted (``scale``)."""
-
-    def value(value: Any, ctx: Context, dmap: DialectMap) -> Any:
-        if value is not None and count:
-            value = count_for(value, ctx, field, dialect)
-        if value is None and required:
-            return ctx.synth_value(dmap, field, path)
-        return value if value is None or scale == 1 else from_ms(value, scale)
-
-    return _named(value, f"write_{dialect}_{field}")
+    another unit is converted (``scale``). Generated for the member, its rules as constants."""
+    u = Unit(f"write_{_ident(dialect)}_{_ident(field)}")
+    u.emit("def value(value, ctx, dmap):", 0)
+    if count:
+        u.emit(f"value = {u.ref(count_for, 'count_for')}(value, ctx, {field!r}, {dialect!r})")
+    if required:
+        u.emit("if value is None:")
+        u.emit(f"return ctx.synth_value(dmap, {field!r}, {path!r})", 2)
+    if scale != 1:
+        u.emit(f"return value if value is None else {u.ref(from_ms, 'from_ms')}(value, {scale!r})")
+    else:
+        u.emit("return value")
+    return _named(u.build("value"), f"write_{dialect}_{field}")
 
 
 def write_templated(field: str, path: str, template: str) -> Callable[..., Any]:
