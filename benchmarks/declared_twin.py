@@ -2,7 +2,8 @@
 
 ``examples/declared/acme.toml`` declares the acme envelope in TOML; :class:`AcmePy` declares the
 same envelope in Python, as a bundled dialect's module would (wire Structs, field steps, hooks
-written for this envelope), under the name ``acme-py`` with acme's own tables. Both are compiled
+and a detection probe written for this envelope), under the name ``acme-py`` with acme's own
+tables; each is timed in a registry of the bundled dialects and itself. Both are compiled
 by ``envglot.fields``; the section times a reused ``Converter`` per pair for each, from acme
 documents to bundled dialects and back, checks that they write the same bytes, and reports the
 rate of the TOML dialect as a share of the Python one's (issue 24: at least 0.9).
@@ -23,7 +24,7 @@ import envglot
 from envglot import canonical as c
 from envglot.codes import missing_problem, problem_message, read_problem, write_code
 from envglot.context import Context
-from envglot.dialect import Dialect, Shape
+from envglot.dialect import Dialect, Facts, Probe, Shape
 from envglot.fields import Build, Const, Let, Move, Reading, Writing
 from envglot.mappings import DialectMap, DialectTable, load_mappings
 from envglot.registry import bundled
@@ -58,6 +59,10 @@ class AcmeOut(Struct, omit_defaults=True):
     request_id: str | None = None
     error: AcmeError | None = None
     data: Raw = ABSENT
+
+
+def _probe(f: Facts) -> str | None:
+    return "tier" if f.has("tool_id") and f.equals("tier", b'"v1"') else None
 
 
 def _tier(w: AcmeWire, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
@@ -107,7 +112,8 @@ class AcmePy(Dialect):
     description = "acme, declared in Python (benchmark twin)"
     shape = Shape(payload="any")
     wire = AcmeWire
-    keys = frozenset()  # no probe, no detection keys: acme's documents stay acme's (read with from_)
+    probes = (Probe(80, _probe, '`tier` `"v1"` and `tool_id`'),)  # acme.toml's [declare.detect]
+    plugin = NAME  # a team's own Python dialect is a plugin: its probe runs after the bundled ones, as acme's does
     outcome_key = "error"
     reading = Reading(
         WireDecoder(AcmeWire, NAME, "$._envglot"),
@@ -188,22 +194,25 @@ def run_declared(
     A round times one pass of each, back to back, in alternating order (``measure``), so load
     that changes during the run hits both sides of a ratio alike; a pass repeats the pair's
     documents until it lasts about ``pass_s`` of ``clock`` time."""
-    # the twin is defined outside envglot.dialects, so it joins only the registry built with it
-    m = load_mappings([str(ACME)], registry=bundled().adding(AcmePy()))
+    # Each side has its own registry (the bundled dialects and itself): in one registry, each
+    # one's documents would be detected as the other's, and the forced-source check would read
+    # every one of them a second time with the other's reader.
+    # The twin is defined outside envglot.dialects, so it joins only the registry built with it.
+    m = {"toml": load_mappings([str(ACME)]), "python": load_mappings(registry=bundled().adding(AcmePy()))}
     rows: list[dict[str, Any]] = []
     ratios: list[dict[str, Any]] = []
     disagree: list[str] = []
 
-    def conv(src: str, dst: str) -> Callable[[bytes], bytes]:
-        return envglot.Converter(to=dst, from_=src, unsupported="ignore", mappings=m).convert_bytes
+    def conv(side: str, src: str, dst: str) -> Callable[[bytes], bytes]:
+        return envglot.Converter(to=dst, from_=src, unsupported="ignore", mappings=m[side]).convert_bytes
 
     for size in sizes:
         plain = corp.payloads(SOURCE, size)
-        acme_docs = [envglot.convert(b, to="acme", mappings=m, unsupported="ignore") for b in plain]
+        acme_docs = [envglot.convert(b, to="acme", mappings=m["toml"], unsupported="ignore") for b in plain]
         cases = [(f"acme -> {t}", ("acme", t), (NAME, t), acme_docs) for t in TARGETS]
         cases.append((f"{SOURCE} -> acme", (SOURCE, "acme"), (SOURCE, NAME), plain))
         for label, (s_toml, d_toml), (s_py, d_py), docs in cases:
-            toml, py = conv(s_toml, d_toml), conv(s_py, d_py)
+            toml, py = conv("toml", s_toml, d_toml), conv("python", s_py, d_py)
             if any(toml(b) != py(b) for b in docs):  # the same envelope: the same bytes
                 disagree.append(f"{label} ({size})")
             items = list(docs) * _reps(py, docs, pass_s, clock)
