@@ -97,6 +97,8 @@ class ItemField(msgspec.Struct, frozen=True):
 
     attr: str
     get: Getter
+    attrs: tuple[str, ...]
+    """The attribute path ``get`` follows (a generated hook reads a one-step path inline)."""
     keys: tuple[str, ...]
     path: str
     required: bool
@@ -128,25 +130,59 @@ def read_problems(
 ) -> Callable[..., tuple[c.Problem, ...]]:
     """``problems = hook(wire, ctx, dmap)``: the errors member (an object or an array of them)
     read through the dialect's code table (an unknown code: ``code_unknown`` at its path; a
-    delay in seconds, ``[declare.units]``: in milliseconds)."""
-    scaled = [f for f in items if f.scale != 1]
+    delay in seconds, ``[declare.units]``: in milliseconds).
 
-    def problems(wire: Any, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
-        if wire is None:
-            return ()
-        out = []
-        for i, item in enumerate(wire if array else (wire,)):
-            v = {f.attr: x for f in items if (x := f.get(item)) is not None}
-            for f in scaled:
-                if f.attr in v:
-                    v[f.attr] = to_ms(v[f.attr], f.scale, ctx, f.path.replace("[]", f"[{i}]", 1), dialect)
-            code = v.pop("code")
-            retryable = v.pop("retryable", None)
-            at = code_path.replace("[]", f"[{i}]", 1)
-            out.append(read_problem(dmap, code, ctx, at, retryable=retryable, **v))
-        return tuple(out)
+    Generated for the declaration (``ENVGLOT_DUMP_COMPILED`` dumps it): one statement per
+    declared member, its attribute, unit and paths written in as constants."""
+    u = Unit(f"read_{_ident(dialect)}_problems")
+    u.emit("def problems(wire, ctx, dmap):", 0)
+    u.emit("if wire is None:")
+    u.emit("return ()", 2)
+    if array:
+        u.emit("out = []")
+        u.emit("for i, item in enumerate(wire):")
+    else:
+        u.emit("item = wire")
+    ind = 2 if array else 1
+    local: dict[str, str] = {}
+    for n, f in enumerate(items):
+        x = local[f.attr] = f"x{n}"
+        if len(f.attrs) == 1:
+            u.emit(f"{x} = item.{f.attrs[0]}", ind)
+            u.emit(f"if {x} is ABSENT: {x} = None", ind)
+        else:
+            u.emit(f"{x} = {u.ref(f.get, 'get')}(item)", ind)
+        if f.scale != 1:
+            u.emit(f"if {x} is not None:", ind)
+            u.emit(
+                f"{x} = {u.ref(to_ms, 'to_ms')}({x}, {f.scale!r}, ctx, {_indexed(f.path, array)}, {dialect!r})", ind + 1
+            )
+    others = {a: x for a, x in local.items() if a not in ("code", "retryable")}
+    rest = ""
+    if others:  # only the members the document carries: an absent one keeps the rule's value
+        u.emit("fields = {}", ind)
+        for a, x in others.items():
+            u.emit(f"if {x} is not None: fields[{a!r}] = {x}", ind)
+        rest = ", **fields"
+    call = (
+        f"{u.ref(read_problem, 'read_problem')}(dmap, {local['code']}, ctx, {_indexed(code_path, array)}, "
+        f"retryable={local.get('retryable', 'None')}{rest})"
+    )
+    if array:
+        u.emit(f"out.append({call})", 2)
+        u.emit("return tuple(out)")
+    else:
+        u.emit(f"return ({call},)")
+    return _named(u.build("problems"), f"read_{dialect}_problems")
 
-    return _named(problems, f"read_{dialect}_problems")
+
+def _indexed(path: str, array: bool) -> str:
+    """The expression of ``path`` with its first ``[]`` as the item's index (``i``; 0 for the one
+    error object)."""
+    if not array or "[]" not in path:
+        return repr(path.replace("[]", "[0]", 1))
+    head, tail = path.split("[]", 1)
+    return f"{head + '['!r} + str(i) + {']' + tail!r}"
 
 
 def read_warnings(items: Sequence[ItemField]) -> Callable[..., tuple[c.Notice, ...]]:
@@ -216,19 +252,22 @@ def outcome_by_presence(problems: tuple[c.Problem, ...]) -> bool:
 
 def read_payload(object_shape: bool, path: str, dialect: str) -> Callable[..., Raw | None]:
     """``payload = hook(wire, ok, ctx)``: a failure's ``null`` is no payload; for an object-shaped
-    dialect, ``{"value": x}`` is read as the wrapped ``x`` (reported)."""
+    dialect, ``{"value": x}`` is read as the wrapped ``x`` (reported); for any other, the hook
+    is ``hook(wire, ok)``, which never reports."""
 
     def payload(wire: Raw | None, ok: bool, ctx: Context) -> Raw | None:
         if wire is None or (not ok and wire == _NULL):
             return None
-        if object_shape:
-            inner = unwrap_payload(wire)
-            if inner is not None:
-                ctx.report.add(Kind.PAYLOAD_UNWRAPPED, path, 'read {"value": ...} as the wrapped payload', dialect)
-                return inner
+        inner = unwrap_payload(wire)
+        if inner is not None:
+            ctx.report.add(Kind.PAYLOAD_UNWRAPPED, path, 'read {"value": ...} as the wrapped payload', dialect)
+            return inner
         return wire
 
-    return _named(payload, f"read_{dialect}_payload")
+    def as_is(wire: Raw | None, ok: bool) -> Raw | None:
+        return None if wire is None or (not ok and wire == _NULL) else wire
+
+    return _named(payload if object_shape else as_is, f"read_{dialect}_payload")
 
 
 def some_members(value: msgspec.Struct) -> msgspec.Struct | None:
