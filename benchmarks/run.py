@@ -93,8 +93,8 @@ MODES: dict[str, Mode] = {
         import_runs=9,
         jsonl_per_dialect=2000,
         small_files=20_000,
-        declared_rounds=31,
-        declared_pass_s=0.1,
+        declared_rounds=101,
+        declared_pass_s=0.04,
     ),
     "quick": Mode(
         {"tiny": 500, "medium": 250, "large": 50},
@@ -103,8 +103,8 @@ MODES: dict[str, Mode] = {
         import_runs=5,
         jsonl_per_dialect=500,
         small_files=5_000,
-        declared_rounds=21,
-        declared_pass_s=0.05,
+        declared_rounds=61,
+        declared_pass_s=0.02,
     ),
     "smoke": Mode(
         {"tiny": 10, "medium": 5, "large": 3},
