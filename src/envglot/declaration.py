@@ -10,6 +10,7 @@ tree into field steps (``envglot.fields``), ``envglot.declared`` registers the d
 from __future__ import annotations
 
 import re
+import sys
 import typing
 from collections.abc import Sequence
 from functools import cache
@@ -480,8 +481,9 @@ def _templates(table: DialectTable, file: str) -> dict[str, str]:
 
 
 def attr(i: int) -> str:
-    """The wire Structs' attribute name of a node's ``i``-th member (its wire key is the encode name)."""
-    return f"f{i}"
+    """The wire Structs' attribute name of a node's ``i``-th member (its wire key is the encode name);
+    interned, as the generated code's keyword names are (msgspec matches those by identity first)."""
+    return sys.intern(f"f{i}")
 
 
 def group_of(field: str) -> str | None:

@@ -290,13 +290,18 @@ def build_declaration(
         raise MappingError(f"{path}: [fields] needs a problems path (where a failure's error goes)")
     if "ok" in table.fields and len(compiled.ok_keys or ()) == 0:
         raise MappingError(f"{path}: [fields] ok path is empty")
-    keys = [k for k in decl.detect.keys]
-    consts = [(k[0], _ENC.encode(v)) for k, v in compiled.constants if len(k) == 1]
+    evidence = decl.detect.keys[0]
+    need = frozenset(decl.detect.keys)
+    consts = tuple((k[0], Raw(_ENC.encode(v))) for k, v in compiled.constants if len(k) == 1)
 
     def probe(f: Facts) -> str | None:
-        if all(f.has(k) for k in keys) and all(f.equals(k, j) for k, j in consts):
-            return keys[0]
-        return None
+        present = f.present
+        if not present.keys() >= need:
+            return None
+        for k, raw in consts:
+            if present.get(k) != raw:
+                return None
+        return evidence
 
     shape = Shape(
         payload=decl.payload,

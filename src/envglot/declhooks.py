@@ -6,6 +6,9 @@ states a rule a move cannot (codes read and written through the dialect's table,
 warnings lists, the outcome flag, synthesized values, counts, units, constants). Each factory
 takes what the declaration says and returns the hook, named after the field it serves; the
 compiler binds its parameters by name like any dialect's hooks.
+
+Over 500 lines: every hook a declaration can state is generated here, beside the factories
+that share its absent forms, units and key paths.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from .context import Context
 from .diagnostics import Kind
 from .errors import ParseError
 from .excerpt import quoted
-from .fields import ABSENT
+from .fields import ABSENT, Unit
 from .tables import DialectMap
 from .wire import count_for, document_id, object_payload, slug, unwrap_payload
 
@@ -60,6 +63,7 @@ _ENC = msgspec.json.Encoder()
 _UNIT = {1: "ms", 1000: "s"}
 _ABSENT_FORM: dict[str | None, Raw | None] = {None: None, "null": _NULL, "empty": _EMPTY}
 """How a member without a value is written (``[declare.absent]``): left out, ``null``, ``[]``."""
+_PROBLEM_FIELDS = frozenset(c.Problem.__struct_fields__)
 
 Getter = Callable[[Any], Any]
 """The value at a member path of a decoded wire object (``None`` when a step on the way is absent)."""
@@ -80,7 +84,7 @@ def getter(attrs: Sequence[str]) -> Getter:
 
 
 def _named(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
-    fn.__name__ = fn.__qualname__ = re.sub(r"\W", "_", name)
+    fn.__name__ = fn.__qualname__ = _ident(name)
     return fn
 
 
@@ -96,6 +100,8 @@ class ItemField(msgspec.Struct, frozen=True):
 
     attr: str
     get: Getter
+    attrs: tuple[str, ...]
+    """The attribute path ``get`` follows (a generated hook reads a one-step path inline)."""
     keys: tuple[str, ...]
     path: str
     required: bool
@@ -127,25 +133,59 @@ def read_problems(
 ) -> Callable[..., tuple[c.Problem, ...]]:
     """``problems = hook(wire, ctx, dmap)``: the errors member (an object or an array of them)
     read through the dialect's code table (an unknown code: ``code_unknown`` at its path; a
-    delay in seconds, ``[declare.units]``: in milliseconds)."""
-    scaled = [f for f in items if f.scale != 1]
+    delay in seconds, ``[declare.units]``: in milliseconds).
 
-    def problems(wire: Any, ctx: Context, dmap: DialectMap) -> tuple[c.Problem, ...]:
-        if wire is None:
-            return ()
-        out = []
-        for i, item in enumerate(wire if array else (wire,)):
-            v = {f.attr: x for f in items if (x := f.get(item)) is not None}
-            for f in scaled:
-                if f.attr in v:
-                    v[f.attr] = to_ms(v[f.attr], f.scale, ctx, f.path.replace("[]", f"[{i}]", 1), dialect)
-            code = v.pop("code")
-            retryable = v.pop("retryable", None)
-            at = code_path.replace("[]", f"[{i}]", 1)
-            out.append(read_problem(dmap, code, ctx, at, retryable=retryable, **v))
-        return tuple(out)
+    Generated for the declaration (``ENVGLOT_DUMP_COMPILED`` dumps it): one statement per
+    declared member, its attribute, unit and paths written in as constants."""
+    u = Unit(f"read_{_ident(dialect)}_problems")
+    u.emit("def problems(wire, ctx, dmap):", 0)
+    u.emit("if wire is None:")
+    u.emit("return ()", 2)
+    if array:
+        u.emit("out = []")
+        u.emit("for i, item in enumerate(wire):")
+    else:
+        u.emit("item = wire")
+    ind = 2 if array else 1
+    local: dict[str, str] = {}
+    for n, f in enumerate(items):
+        x = local[f.attr] = f"x{n}"
+        if len(f.attrs) == 1:
+            u.emit(f"{x} = item.{f.attrs[0]}", ind)
+            u.emit(f"if {x} is ABSENT: {x} = None", ind)
+        else:
+            u.emit(f"{x} = {u.ref(f.get, 'get')}(item)", ind)
+        if f.scale != 1:
+            u.emit(f"if {x} is not None:", ind)
+            u.emit(
+                f"{x} = {u.ref(to_ms, 'to_ms')}({x}, {f.scale!r}, ctx, {_indexed(f.path, array)}, {dialect!r})", ind + 1
+            )
+    others = {a: x for a, x in local.items() if a not in ("code", "retryable")}
+    rest = ""
+    if others:  # only the members the document carries: an absent one keeps the rule's value
+        u.emit("fields = {}", ind)
+        for a, x in others.items():
+            u.emit(f"if {x} is not None: fields[{a!r}] = {x}", ind)
+        rest = ", **fields"
+    call = (
+        f"{u.ref(read_problem, 'read_problem')}(dmap, {local['code']}, ctx, {_indexed(code_path, array)}, "
+        f"retryable={local.get('retryable', 'None')}{rest})"
+    )
+    if array:
+        u.emit(f"out.append({call})", 2)
+        u.emit("return tuple(out)")
+    else:
+        u.emit(f"return ({call},)")
+    return _named(u.build("problems"), f"read_{dialect}_problems")
 
-    return _named(problems, f"read_{dialect}_problems")
+
+def _indexed(path: str, array: bool) -> str:
+    """The expression of ``path`` with its first ``[]`` as the item's index (``i``; 0 for the one
+    error object)."""
+    if not array or "[]" not in path:
+        return repr(path.replace("[]", "[0]", 1))
+    head, tail = path.split("[]", 1)
+    return f"{head + '['!r} + str(i) + {']' + tail!r}"
 
 
 def read_warnings(items: Sequence[ItemField]) -> Callable[..., tuple[c.Notice, ...]]:
@@ -215,19 +255,22 @@ def outcome_by_presence(problems: tuple[c.Problem, ...]) -> bool:
 
 def read_payload(object_shape: bool, path: str, dialect: str) -> Callable[..., Raw | None]:
     """``payload = hook(wire, ok, ctx)``: a failure's ``null`` is no payload; for an object-shaped
-    dialect, ``{"value": x}`` is read as the wrapped ``x`` (reported)."""
+    dialect, ``{"value": x}`` is read as the wrapped ``x`` (reported); for any other, the hook
+    is ``hook(wire, ok)``, which never reports."""
 
     def payload(wire: Raw | None, ok: bool, ctx: Context) -> Raw | None:
         if wire is None or (not ok and wire == _NULL):
             return None
-        if object_shape:
-            inner = unwrap_payload(wire)
-            if inner is not None:
-                ctx.report.add(Kind.PAYLOAD_UNWRAPPED, path, dialect)
-                return inner
+        inner = unwrap_payload(wire)
+        if inner is not None:
+            ctx.report.add(Kind.PAYLOAD_UNWRAPPED, path, dialect)
+            return inner
         return wire
 
-    return _named(payload, f"read_{dialect}_payload")
+    def as_is(wire: Raw | None, ok: bool) -> Raw | None:
+        return None if wire is None or (not ok and wire == _NULL) else wire
+
+    return _named(payload if object_shape else as_is, f"read_{dialect}_payload")
 
 
 def some_members(value: msgspec.Struct) -> msgspec.Struct | None:
@@ -288,58 +331,80 @@ def write_problems(
     The code is written with the dialect's ``[[write]]`` rows (every change reported); a
     required message falls back to the summary, a required ``retryable`` to the code row's
     (else the category's), a required other member to ``[synthesize]``, each reported.
+
+    The hook is generated for the declaration (``ENVGLOT_DUMP_COMPILED`` dumps it): one
+    statement per declared member, its keys, paths and rules written in as constants.
     """
-    nothing = _ABSENT_FORM[absent]
+    u = Unit(f"write_{_ident(dialect)}_problems")
+    ref = u.ref
+    u.emit("def problems(ok, problems, summary, ctx, dmap):", 0)
+    u.emit("if ok:")
+    u.emit(f"return {ref(_ABSENT_FORM[absent], 'NOTHING')}", 2)
+    u.emit(f"probs = problems or ({ref(missing_problem, 'missing_problem')}(summary, ctx, dmap),)")
+    if array:
+        u.emit("out = []")
+        u.emit("for at, p in enumerate(probs):")
+    else:
+        u.emit("p = probs[0]")
+        u.emit("at = None")
+    ind = 2 if array else 1
+    u.emit(f"chosen = {ref(write_plan, 'write_plan')}(p, dmap, ctx, at)", ind)
+    u.emit("code = chosen.code", ind)
+    u.emit("item = {}", ind)
+    for f in items:
+        for line in _problem_member(u, f, dialect):
+            u.emit(line, ind)
+        if len(f.keys) == 1:
+            u.emit(f"if v is not None: item[{f.keys[0]!r}] = v", ind)
+        else:
+            u.emit(f"if v is not None: {ref(_put, '_put')}(item, {f.keys!r}, v)", ind)
+    if array:
+        u.emit("out.append(item)", 2)
+        u.emit("return out")
+    else:
+        u.emit("return item")
+    return _named(u.build("problems"), f"write_{dialect}_problems")
 
-    def problems(
-        ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
-    ) -> list[dict[str, Any]] | dict[str, Any] | Raw | None:
-        if ok:
-            return nothing
-        probs = problems or (missing_problem(summary, ctx, dmap),)
-        out = []
-        for i, p in enumerate(probs if array else probs[:1]):
-            at = i if array else None
-            item: dict[str, Any] = {}
-            chosen = write_plan(p, dmap, ctx, at)
-            code = chosen.code
-            for f in items:
-                v: Any
-                if f.attr == "code":
-                    v = code
-                elif f.attr == "message":
-                    v = problem_message(p, summary, ctx, dmap, at) if f.required else p.message
-                elif f.attr == "retryable":
-                    v = p.retryable
-                    if v is None and f.required:
-                        row = chosen.plan.row if chosen.plan is not None else None
-                        v = (
-                            row.retryable
-                            if row is not None and row.retryable is not None
-                            else ctx.mappings.default_retryable(p.category)
-                        )
-                        ctx.synthesized(
-                            dmap,
-                            "problem.retryable",
-                            at,
-                            need=f"{dialect} requires retryable",
-                            value=str(v).lower(),
-                            how="by rule",
-                        )
-                else:
-                    v = getattr(p, f.attr)
-                    if f.count:
-                        v = count_for(v, ctx, "problem." + f.attr, dialect)
-                    if v is None and f.required:
-                        v = ctx.synth_value(dmap, "problem." + f.attr, f.path, index=at)
-                    elif v is not None and f.scale != 1:
-                        v = from_ms(v, f.scale)
-                if v is not None:
-                    _put(item, f.keys, v)
-            out.append(item)
-        return out if array else out[0]
 
-    return _named(problems, f"write_{dialect}_problems")
+def _problem_member(u: Unit, f: ItemField, dialect: str) -> list[str]:
+    """The statements that set ``v`` to the value :func:`write_problems` writes for ``f``."""
+    if f.attr == "code":
+        return ["v = code"]
+    if f.attr == "message":
+        return [
+            f"v = {u.ref(problem_message, 'problem_message')}(p, summary, ctx, dmap, at)"
+            if f.required
+            else "v = p.message"
+        ]
+    if f.attr not in _PROBLEM_FIELDS:
+        raise TypeError(f"{dialect}: problem.{f.attr} is no field of a canonical problem")
+    lines = [f"v = p.{f.attr}"]
+    field = "problem." + f.attr
+    if f.attr == "retryable":
+        if f.required:
+            need = f"{dialect} requires retryable"
+            lines += [
+                "if v is None:",
+                "    row = chosen.plan.row if chosen.plan is not None else None",
+                "    v = row.retryable if row is not None and row.retryable is not None"
+                " else ctx.mappings.default_retryable(p.category)",
+                f"    ctx.synthesized(dmap, {field!r}, at, need={need!r}, value=str(v).lower(), how='by rule')",
+            ]
+        return lines
+    if f.count:
+        lines.append(f"v = {u.ref(count_for, 'count_for')}(v, ctx, {field!r}, {dialect!r})")
+    if f.required:
+        lines += ["if v is None:", f"    v = ctx.synth_value(dmap, {field!r}, {f.path!r}, index=at)"]
+        if f.scale != 1:
+            lines += ["else:", f"    v = {u.ref(from_ms, 'from_ms')}(v, {f.scale!r})"]
+    elif f.scale != 1:
+        lines.append(f"if v is not None: v = {u.ref(from_ms, 'from_ms')}(v, {f.scale!r})")
+    return lines
+
+
+def _ident(name: str) -> str:
+    """``name`` as a Python identifier (a generated module's title)."""
+    return re.sub(r"\W", "_", name)
 
 
 def write_warnings(
@@ -369,16 +434,24 @@ def write_warnings(
 def write_payload(object_shape: bool, null: bool, dialect: str) -> Callable[..., Raw | None]:
     """``hook(payload, ok, ctx)``: an object-shaped dialect's payload is an object (others
     wrapped, reported); ``null``: no payload is written ``null`` (the member is required, or
-    ``[declare.absent]`` says so)."""
+    ``[declare.absent]`` says so); otherwise ``hook(payload)``, the payload as it is."""
+    if object_shape:
 
-    def payload(payload: Raw | None, ok: bool, ctx: Context) -> Raw | None:
-        if object_shape:
+        def wrapped(payload: Raw | None, ok: bool, ctx: Context) -> Raw | None:
             return object_payload(payload, ok, ctx, dialect)
-        if payload is None and null:
-            return _NULL
+
+        return _named(wrapped, f"write_{dialect}_payload")
+    if null:
+
+        def or_null(payload: Raw | None) -> Raw | None:
+            return _NULL if payload is None else payload
+
+        return _named(or_null, f"write_{dialect}_payload")
+
+    def as_is(payload: Raw | None) -> Raw | None:
         return payload
 
-    return _named(payload, f"write_{dialect}_payload")
+    return _named(as_is, f"write_{dialect}_payload")
 
 
 def write_outcome(success: str, failure: str, warning: str | None) -> Callable[..., str]:
@@ -396,16 +469,19 @@ def write_outcome(success: str, failure: str, warning: str | None) -> Callable[.
 def write_value(field: str, path: str, count: bool, required: bool, dialect: str, scale: int = 1) -> Callable[..., Any]:
     """``hook(value, ctx, dmap)`` for a top-level member: a negative count is left out
     (reported); a required member the source lacks is synthesized (reported); a duration in
-    another unit is converted (``scale``)."""
-
-    def value(value: Any, ctx: Context, dmap: DialectMap) -> Any:
-        if value is not None and count:
-            value = count_for(value, ctx, field, dialect)
-        if value is None and required:
-            return ctx.synth_value(dmap, field, path)
-        return value if value is None or scale == 1 else from_ms(value, scale)
-
-    return _named(value, f"write_{dialect}_{field}")
+    another unit is converted (``scale``). Generated for the member, its rules as constants."""
+    u = Unit(f"write_{_ident(dialect)}_{_ident(field)}")
+    u.emit("def value(value, ctx, dmap):", 0)
+    if count:
+        u.emit(f"value = {u.ref(count_for, 'count_for')}(value, ctx, {field!r}, {dialect!r})")
+    if required:
+        u.emit("if value is None:")
+        u.emit(f"return ctx.synth_value(dmap, {field!r}, {path!r})", 2)
+    if scale != 1:
+        u.emit(f"return value if value is None else {u.ref(from_ms, 'from_ms')}(value, {scale!r})")
+    else:
+        u.emit("return value")
+    return _named(u.build("value"), f"write_{dialect}_{field}")
 
 
 def write_templated(field: str, path: str, template: str) -> Callable[..., Any]:

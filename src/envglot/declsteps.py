@@ -54,6 +54,7 @@ def _items(d: Declaration, group: str) -> list[ItemField]:
         ItemField(
             attr=f.split(".", 1)[1],
             get=getter(d.attrs(keys, node)),
+            attrs=tuple(d.attrs(keys, node)),
             keys=keys,
             path=d.fields[f],
             required=d.fields[f] in d.required,

@@ -73,6 +73,7 @@ __all__ = [
     "Let",
     "Move",
     "Reading",
+    "Unit",
     "Writing",
     "pair_function",
     "source",
@@ -202,8 +203,9 @@ _RESERVED = frozenset({*CANONICAL, *_READ_SPECIAL, *_WRITE_SPECIAL, "buf", "env"
 """Names a generated function uses for its locals: never given to a module-level object."""
 
 
-class _Unit:
-    """One generated module: source lines and the objects its names refer to."""
+class Unit:
+    """One generated module: source lines and the objects its names refer to (a declaration's
+    specialised hooks, ``envglot.declhooks``, are generated with it too)."""
 
     def __init__(self, title: str) -> None:
         self.title = title
@@ -247,7 +249,7 @@ class _Unit:
 class _Side:
     """The names one side (reading or writing) of a generated function sees."""
 
-    def __init__(self, unit: _Unit, prefix: str, dmap: str, dialect: str, reading: bool) -> None:
+    def __init__(self, unit: Unit, prefix: str, dmap: str, dialect: str, reading: bool) -> None:
         self.unit = unit
         self.prefix = prefix
         self.dmap = dmap
@@ -387,7 +389,7 @@ def _finish(side: _Side, writing: Writing, indent: int = 1) -> None:
 def _compile_read(d: Dialect) -> tuple[Callable[..., c.Envelope], Callable[..., c.Envelope]]:
     reading = d.steps()[0]
     assert reading is not None
-    u = _Unit(f"read_{_ident(d.name)}")
+    u = Unit(f"read_{_ident(d.name)}")
     dec = u.ref(reading.decoder, "decoder")
     side = _Side(u, "r_", "dmap", d.name, reading=True)
     u.emit("def from_wire(w, ctx, extras=(), residue=None):", 0)
@@ -411,7 +413,7 @@ def _compile_read(d: Dialect) -> tuple[Callable[..., c.Envelope], Callable[..., 
 def _compile_write(d: Dialect) -> Callable[..., bytes]:
     writing = d.steps()[1]
     assert writing is not None
-    u = _Unit(f"write_{_ident(d.name)}")
+    u = Unit(f"write_{_ident(d.name)}")
     side = _Side(u, "w_", "dmap", d.name, reading=False)
     u.emit("def write(env, ctx):", 0)
     u.emit(f"dmap = ctx.mappings[{d.name!r}]")
@@ -475,7 +477,7 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     assert reading is not None and writing is not None
     same = src.name == dst.name
     fn = f"{_ident(src.name)}_to_{_ident(dst.name)}"
-    u = _Unit(fn)
+    u = Unit(fn)
     dec = u.ref(reading.decoder, "decoder")
     keep = _keep(reading, writing, same)
     produced = set(defined(reading.steps)) & {getattr(reading.steps[i], "name", None) for i in keep}
@@ -535,7 +537,7 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     return out
 
 
-def _default(u: _Unit, field: str) -> str:
+def _default(u: Unit, field: str) -> str:
     v = _defaults()[field]
     return repr(v) if v is None or isinstance(v, bool | tuple) else u.ref(v, f"DEFAULT_{field}")
 
