@@ -16,15 +16,22 @@ only in the registries built with it (:meth:`~envglot.registry.Registry.adding`)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .checker import optional_constants
+from .declaration import camel
+from .declare import Hooked, Shape
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
 from .registry import dialect_names, get_dialect, register, registered, writable_names
+from .tables import error_path, mappings_dir, toml_document
+from .tomlfile import read_regular
 
 if TYPE_CHECKING:
     from . import canonical as c
@@ -34,35 +41,19 @@ if TYPE_CHECKING:
     from .mappings import Mappings
 
 __all__ = [
+    "HOOKS",
     "Dialect",
     "Facts",
     "Probe",
     "Shape",
+    "compile_hooks",
+    "declared_facts",
     "dialect_names",
     "get_dialect",
     "registered",
+    "shape_of",
     "writable_names",
 ]
-
-
-class Shape(Struct, frozen=True, forbid_unknown_fields=True):
-    """Wire facts the pipeline needs about a dialect (declared once, on its class)."""
-
-    payload: Literal["object", "any"] = "any"
-    """``object``: the payload field holds only objects (others are wrapped as ``{"value": ...}``)."""
-    max_problems: int = 1
-    """How many errors one document carries (0: unbounded, an array)."""
-    residue: str = "$._envglot"
-    """Where ``preserve`` mode keeps what the dialect cannot say."""
-    writable: bool = True
-    """False for a read-only source dialect."""
-    closed: bool = False
-    """The code vocabulary is a closed enum: overlays may remap codes, never add them."""
-    open_codes: bool = False
-    """Any code is valid (the codes are category words, from ``error-types.toml``'s column)."""
-    marked_success: bool = True
-    """False: a success carries no marker of the dialect (google-rpc's is the resource itself), so
-    detection recognizes its failures only and a success is read with ``from_``/``-f``."""
 
 
 class Probe(Struct, frozen=True):
@@ -293,3 +284,131 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
+
+
+# --- a dialect compiled from its declaration and its hooks module ----------------------------
+
+HOOKS = {
+    "wire": "WIRE",
+    "keys": "KEYS",
+    "reading": "READING",
+    "writing": "WRITING",
+    "write": "write",
+    "seal": "seal",
+    "arrange": "arrange",
+    "invariants": "invariants",
+    "contract": "contract",
+    "failed": "failed",
+    "schema_type": "schema_type",
+}
+"""Dialect attribute -> the module-level name of a hooks module that provides it: the wire
+Struct, the field declarations and the methods a declaration cannot say. A hook function is
+written as the method it replaces: with a first parameter ``self`` (the dialect) when it needs
+the dialect's declared facts, else without (a static function)."""
+
+
+class DeclaredFacts:
+    """A hooks module's ``[declare]`` read from its table: the facts, the shape, the outcome member."""
+
+    __slots__ = ("declare", "file", "outcome_key", "shape")
+
+    def __init__(self, declare: Hooked, outcome_key: str, file: str) -> None:
+        self.declare = declare
+        self.file = file
+        self.outcome_key = outcome_key
+        """The member ``[fields] ok`` names (a top-level key: ``isError`` mirrors it)."""
+        self.shape = Shape(
+            payload=declare.payload,
+            max_problems=declare.max_problems,
+            residue=declare.residue,
+            writable=declare.writable,
+            closed=declare.closed,
+            open_codes=declare.open_codes,
+            marked_success=declare.marked_success,
+        )
+
+
+@cache
+def declared_facts(name: str, file: Path | None = None) -> DeclaredFacts:
+    """The ``[declare]`` table of dialect ``name``: ``mappings/<name>.toml`` (or ``file``).
+
+    Raises:
+        MappingError: the file cannot be read, names another dialect or its ``[declare]`` is
+            not a valid one (naming the file and the JSON path).
+    """
+    path = file if file is not None else mappings_dir() / f"{name}.toml"
+    doc = toml_document(read_regular(path, "mapping table", error=MappingError), str(path))
+    said = doc.get("dialect") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or said != name:
+        raise MappingError(f"{path}: dialect = {said!r}, expected {name!r}", path="$.dialect")
+    raw = doc.get("declare")
+    if not isinstance(raw, dict):
+        raise MappingError(f"{path}: [declare] must be a table (the dialect's declaration)", path="$.declare")
+    try:
+        decl = msgspec.convert(raw, Hooked)
+    except msgspec.ValidationError as exc:
+        inner = error_path(str(exc)) or "$"
+        raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
+    ok = doc.get("fields", {}).get("ok")
+    if not isinstance(ok, str) or not ok.startswith("$.") or "." in ok[2:]:
+        raise MappingError(
+            f"{path}: [fields] ok must name the top-level member that says the outcome", path="$.fields.ok"
+        )
+    return DeclaredFacts(decl, ok[2:], str(path))
+
+
+def shape_of(name: str) -> Shape:
+    """The :class:`Shape` the ``[declare]`` of bundled dialect ``name`` says."""
+    return declared_facts(name).shape
+
+
+def compile_hooks(module: ModuleType, file: Path | None = None) -> type[Dialect]:
+    """The dialect of a hooks module, compiled from its declaration: the name is the module's
+    (``code_graph``: ``code-graph``), every declared fact comes from ``[declare]`` of
+    ``mappings/<name>.toml`` (or ``file``), the rest from the module's names in :data:`HOOKS`
+    and the probe functions ``[declare.probes]`` names. Defining the class registers it
+    (a module of ``envglot.dialects``: the base registry)."""
+    name = module.__name__.rsplit(".", 1)[-1].replace("_", "-")
+    facts = declared_facts(name, file)
+    decl = facts.declare
+    ns: dict[str, Any] = {
+        "__module__": module.__name__,
+        "__doc__": decl.description,
+        "name": name,
+        "description": decl.description,
+        "aliases": tuple(decl.aliases),
+        "shape": facts.shape,
+        "native_indent": decl.native_indent,
+        "outcome_key": facts.outcome_key,
+    }
+    if decl.outcome is not None:
+        ns["failure_value"] = msgspec.json.encode(decl.outcome.words("failure")[0])
+    for key in ("fallback", "example_code"):
+        value = getattr(decl, key)
+        if value is not msgspec.UNSET:
+            ns[key] = value
+    if decl.reader_kinds is not msgspec.UNSET:
+        try:
+            ns["reader_kinds"] = frozenset(Kind(k) for k in decl.reader_kinds)
+        except ValueError as exc:
+            raise MappingError(f"{facts.file}: [declare] reader_kinds: {exc}", path="$.declare.reader_kinds") from None
+    probes = []
+    for fn, p in decl.probes.items():
+        test = getattr(module, fn, None)
+        if not callable(test):
+            raise MappingError(
+                f"{facts.file}: [declare.probes] {fn!r} is no function of {module.__name__}",
+                path=f"$.declare.probes.{fn}",
+            )
+        probes.append(Probe(p.priority, test, p.doc))
+    ns["probes"] = tuple(probes)
+    for attr, hook in HOOKS.items():
+        value = getattr(module, hook, None)
+        if value is None:
+            continue
+        if callable(value) and not isinstance(value, type):
+            code = getattr(value, "__code__", None)
+            takes_self = code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self"
+            value = value if takes_self else staticmethod(value)
+        ns[attr] = value
+    return type(camel(name), (Dialect,), ns)

@@ -136,6 +136,9 @@ class DialectTable(_Table):
     """One ``mappings/<dialect>.toml`` file (or an overlay for it)."""
 
     dialect: str
+    declare: dict[str, object] = {}
+    """What the dialect is (``[declare]``): checked when the dialect is compiled
+    (:func:`envglot.dialect.declared_facts`, :mod:`envglot.declared`), not here."""
     fields: dict[str, str] = {}
     codes: dict[str, CodeRow] = {}
     write: list[WriteRow] = []
