@@ -15,6 +15,7 @@ only in the registries built with it (:meth:`~envglot.registry.Registry.adding`)
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -226,9 +227,6 @@ class Dialect:
         """
         if self.table_file is None:
             return None
-        import sys
-        from pathlib import Path
-
         from .tables import DialectTable, decode_table
 
         module = sys.modules[type(self).__module__].__file__
@@ -310,9 +308,10 @@ the dialect's declared facts, else without (a static function)."""
 class DeclaredFacts:
     """A hooks module's ``[declare]`` read from its table: the facts, the shape, the outcome member."""
 
-    __slots__ = ("declare", "file", "outcome_key", "shape")
+    __slots__ = ("declare", "file", "name", "outcome_key", "shape")
 
-    def __init__(self, declare: Hooked, outcome_key: str, file: str) -> None:
+    def __init__(self, name: str, declare: Hooked, outcome_key: str, file: str) -> None:
+        self.name = name
         self.declare = declare
         self.file = file
         self.outcome_key = outcome_key
@@ -329,8 +328,9 @@ class DeclaredFacts:
 
 
 @cache
-def declared_facts(name: str, file: Path | None = None) -> DeclaredFacts:
-    """The ``[declare]`` table of dialect ``name``: ``mappings/<name>.toml`` (or ``file``).
+def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
+    """The ``[declare]`` table of bundled dialect ``name`` (``mappings/<name>.toml``), or of the
+    table ``file`` (a plugin's; ``name=None``: the one its ``dialect`` key says).
 
     Raises:
         MappingError: the file cannot be read, names another dialect or its ``[declare]`` is
@@ -339,8 +339,8 @@ def declared_facts(name: str, file: Path | None = None) -> DeclaredFacts:
     path = file if file is not None else mappings_dir() / f"{name}.toml"
     doc = toml_document(read_regular(path, "mapping table", error=MappingError), str(path))
     said = doc.get("dialect") if isinstance(doc, dict) else None
-    if not isinstance(doc, dict) or said != name:
-        raise MappingError(f"{path}: dialect = {said!r}, expected {name!r}", path="$.dialect")
+    if not isinstance(doc, dict) or not isinstance(said, str) or said != (name or said):
+        raise MappingError(f"{path}: dialect = {said!r}, expected {name or 'a dialect name'!r}", path="$.dialect")
     raw = doc.get("declare")
     if not isinstance(raw, dict):
         raise MappingError(f"{path}: [declare] must be a table (the dialect's declaration)", path="$.declare")
@@ -354,7 +354,7 @@ def declared_facts(name: str, file: Path | None = None) -> DeclaredFacts:
         raise MappingError(
             f"{path}: [fields] ok must name the top-level member that says the outcome", path="$.fields.ok"
         )
-    return DeclaredFacts(decl, ok[2:], str(path))
+    return DeclaredFacts(said, decl, ok[2:], str(path))
 
 
 def shape_of(name: str) -> Shape:
@@ -362,14 +362,25 @@ def shape_of(name: str) -> Shape:
     return declared_facts(name).shape
 
 
-def compile_hooks(module: ModuleType, file: Path | None = None) -> type[Dialect]:
-    """The dialect of a hooks module, compiled from its declaration: the name is the module's
-    (``code_graph``: ``code-graph``), every declared fact comes from ``[declare]`` of
-    ``mappings/<name>.toml`` (or ``file``), the rest from the module's names in :data:`HOOKS`
-    and the probe functions ``[declare.probes]`` names. Defining the class registers it
-    (a module of ``envglot.dialects``: the base registry)."""
-    name = module.__name__.rsplit(".", 1)[-1].replace("_", "-")
-    facts = declared_facts(name, file)
+def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> type[Dialect]:
+    """The dialect of a hooks module (or its name), compiled from its declaration.
+
+    A bundled dialect is named after its module (``code_graph``: ``code-graph``) and declared by
+    ``[declare]`` of ``mappings/<name>.toml``; a plugin's module names its table, ``table_file``
+    (relative to the module's folder), whose ``dialect`` key names it. Every declared fact comes
+    from ``[declare]``, the rest from the module's names in :data:`HOOKS` and the probe
+    functions ``[declare.probes]`` names. Defining the class registers it (a module of
+    ``envglot.dialects``: in the base registry; a plugin's: when its entry point loads).
+    """
+    if isinstance(module, str):
+        module = sys.modules[module]
+    if table_file is None:
+        facts = declared_facts(module.__name__.rsplit(".", 1)[-1].replace("_", "-"))
+    else:
+        if module.__file__ is None:
+            raise MappingError(f"{module.__name__}: a table_file needs a module loaded from a file")
+        facts = declared_facts(None, Path(module.__file__).resolve().parent / table_file)
+    name = facts.name
     decl = facts.declare
     ns: dict[str, Any] = {
         "__module__": module.__name__,
@@ -380,6 +391,7 @@ def compile_hooks(module: ModuleType, file: Path | None = None) -> type[Dialect]
         "shape": facts.shape,
         "native_indent": decl.native_indent,
         "outcome_key": facts.outcome_key,
+        "table_file": table_file,
     }
     if decl.outcome is not None:
         ns["failure_value"] = msgspec.json.encode(decl.outcome.words("failure")[0])

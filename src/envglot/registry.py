@@ -197,7 +197,8 @@ def _plugin(ep: EntryPoint, taken: Registry) -> Dialect | str:
     except Exception as exc:  # a plugin's code is not ours: any failure skips it
         return f"cannot import {ep.value}: {type(exc).__name__}: {str(exc)[:200]}"
     module = sys.modules.get(ep.module)
-    found = [d for d in _DEFINED.get(ep.module, {}).values() if getattr(module, type(d).__name__, None) is type(d)]
+    held = {id(v) for v in vars(module).values()} if module is not None else set()
+    found = [d for d in _DEFINED.get(ep.module, {}).values() if id(type(d)) in held]
     if len(found) != 1:
         return f"module {ep.module} defines {len(found) or 'no'} Dialect subclasses with a name (one is needed)"
     d = found[0]
