@@ -220,11 +220,6 @@ def build_declaration(
     raw_decl = doc.get("declare")
     if not isinstance(raw_decl, dict):
         raise MappingError(f"{path}: [declare] must be a table", path="$.declare")
-    try:
-        decl = msgspec.convert(raw_decl, Declare)
-    except msgspec.ValidationError as exc:
-        inner = error_path(str(exc)) or "$"
-        raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
     rest = {k: v for k, v in doc.items() if k != "declare"}
     try:
         table = msgspec.convert(rest, DialectTable, str_keys=True)
@@ -249,6 +244,11 @@ def build_declaration(
             "one set of tables, one declaration per name",
             path="$.dialect",
         )
+    try:  # (after the name: a bundled table is refused by name, not by its [declare])
+        decl = msgspec.convert(raw_decl, Declare)
+    except msgspec.ValidationError as exc:
+        inner = error_path(str(exc)) or "$"
+        raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
     for a in decl.aliases:
         other = registry.find(a)
         if other is not None:
