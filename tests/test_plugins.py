@@ -79,23 +79,27 @@ def _probe(f: Facts) -> str | None:
     return "teamx" if f.is_bool("teamx") else None
 
 
+READING = Reading(
+    WireDecoder(Envelope, "teamx", "$._envglot"),
+    Let("ok", _ok, pure=True),
+    Let("payload", _payload, pure=True),
+    Let("problems", _problems),
+)
+WRITING = Writing(
+    Let("result", _result, pure=True),
+    Let("fault", _fault),
+    Build.of("out", Envelope, teamx="ok", result="result", fault="fault"),
+)
+
+
 class Teamx(Dialect):
     name = "teamx"
     description = "Team X's envelope: teamx/result/fault"
     wire = Envelope
     table_file = "teamx.toml"
     probes = (Probe(50, _probe, "`teamx`, a boolean"),)
-    reading = Reading(
-        WireDecoder(Envelope, "teamx", "$._envglot"),
-        Let("ok", _ok, pure=True),
-        Let("payload", _payload, pure=True),
-        Let("problems", _problems),
-    )
-    writing = Writing(
-        Let("result", _result, pure=True),
-        Let("fault", _fault),
-        Build.of("out", Envelope, teamx="ok", result="result", fault="fault"),
-    )
+    reading = READING
+    writing = WRITING
 '''
 
 
@@ -167,17 +171,6 @@ HOOKS_MODULE = (
     .replace("from envglot.dialect import Dialect, Facts, Probe", "from envglot.dialect import Facts, compile_hooks")
     .replace("def _probe(f: Facts)", "def probe(f: Facts)")
     + """WIRE = Envelope
-READING = Reading(
-    WireDecoder(Envelope, "teamx", "$._envglot"),
-    Let("ok", _ok, pure=True),
-    Let("payload", _payload, pure=True),
-    Let("problems", _problems),
-)
-WRITING = Writing(
-    Let("result", _result, pure=True),
-    Let("fault", _fault),
-    Build.of("out", Envelope, teamx="ok", result="result", fault="fault"),
-)
 DIALECT = compile_hooks(__name__, table_file="teamx.toml")
 """
 )

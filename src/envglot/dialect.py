@@ -1,15 +1,19 @@
-"""The dialect unit: one class per dialect owns everything about its wire format.
+"""The dialect unit: one declaration and one hooks module own everything about a wire format.
 
-A dialect module defines wire Structs, a reader and a writer, and one :class:`Dialect`
-subclass that declares the rest once: its name and description, whether envglot writes it,
-the shape facts the pipeline needs (:class:`Shape`), its detection probes, its contract
-checks, its outcome flag and its JSON Schema. Defining a bundled subclass adds it to the base
-registry (:func:`~envglot.registry.bundled`); ``envglot.dialects`` imports every module of
-its package, so a new dialect is one new module (plus its table in ``mappings/``, its tests,
-goldens and docs page) and no module outside it names it. See ``docs/adding-a-dialect.md``.
+A bundled dialect is its table's ``[declare]`` (``mappings/<name>.toml``: its description,
+aliases, the shape facts the pipeline needs (:class:`Shape`), native indent, its probes'
+priorities and docs, ...) plus its hooks module ``envglot.dialects.<name>`` (wire Structs, the
+field declarations, probe functions, the contract's ``invariants`` and the few methods a
+declaration cannot say, by the names in :data:`HOOKS`). :func:`compile_hooks` builds the
+:class:`Dialect` from the two and so adds it to the base registry
+(:func:`~envglot.registry.bundled`); ``envglot.dialects`` compiles every module of its package,
+so a new dialect is its table and one new module (plus its tests and docs page) and no module
+outside them names it. See ``docs/adding-a-dialect.md``. A plugin may be the same (its module
+compiles itself with its ``table_file``) or a :class:`Dialect` subclass stating the facts as
+class attributes.
 
-A dialect declared in a TOML file (``envglot.declared``) is never added to the base: it lives
-only in the registries built with it (:meth:`~envglot.registry.Registry.adding`), which a
+A dialect declared in a TOML file alone (``envglot.declared``) is never added to the base: it
+lives only in the registries built with it (:meth:`~envglot.registry.Registry.adding`), which a
 :class:`~envglot.mappings.Mappings` (and so a ``Converter``) keeps.
 """
 
@@ -31,7 +35,7 @@ from .declare import Hooked, Shape
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
 from .registry import dialect_names, get_dialect, register, registered, writable_names
-from .tables import error_path, mappings_dir, toml_document
+from .tables import error_path, shipped_dir, toml_document
 from .tomlfile import read_regular
 
 if TYPE_CHECKING:
@@ -51,6 +55,7 @@ __all__ = [
     "declared_facts",
     "dialect_names",
     "get_dialect",
+    "name_of",
     "registered",
     "shape_of",
     "writable_names",
@@ -122,7 +127,8 @@ class Facts:
 
 
 class Dialect:
-    """Base class of a dialect. Subclasses set the class attributes and the methods below."""
+    """Base class of a dialect: :func:`compile_hooks` sets the class attributes and methods below
+    from a declaration and its hooks module (a plugin's subclass may set them by hand)."""
 
     name: ClassVar[str]
     """The CLI name (kebab-case); ``mappings/<name>.toml`` is its table."""
@@ -329,14 +335,15 @@ class DeclaredFacts:
 
 @cache
 def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
-    """The ``[declare]`` table of bundled dialect ``name`` (``mappings/<name>.toml``), or of the
-    table ``file`` (a plugin's; ``name=None``: the one its ``dialect`` key says).
+    """The ``[declare]`` table of bundled dialect ``name`` (``mappings/<name>.toml`` as shipped:
+    :func:`~envglot.tables.shipped_dir`), or of the table ``file`` (a plugin's; ``name=None``:
+    the one its ``dialect`` key says).
 
     Raises:
         MappingError: the file cannot be read, names another dialect or its ``[declare]`` is
             not a valid one (naming the file and the JSON path).
     """
-    path = file if file is not None else mappings_dir() / f"{name}.toml"
+    path = file if file is not None else shipped_dir() / f"{name}.toml"
     doc = toml_document(read_regular(path, "mapping table", error=MappingError), str(path))
     said = doc.get("dialect") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not isinstance(said, str) or said != (name or said):
@@ -357,6 +364,12 @@ def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
     return DeclaredFacts(said, decl, ok[2:], str(path))
 
 
+def name_of(module: str) -> str:
+    """The name of the dialect whose hooks module is ``module`` (``envglot.dialects.code_graph``:
+    ``code-graph``; its table is ``mappings/<name>.toml``)."""
+    return module.rsplit(".", 1)[-1].replace("_", "-")
+
+
 def shape_of(name: str) -> Shape:
     """The :class:`Shape` the ``[declare]`` of bundled dialect ``name`` says."""
     return declared_facts(name).shape
@@ -375,7 +388,7 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
     if isinstance(module, str):
         module = sys.modules[module]
     if table_file is None:
-        facts = declared_facts(module.__name__.rsplit(".", 1)[-1].replace("_", "-"))
+        facts = declared_facts(name_of(module.__name__))
     else:
         if module.__file__ is None:
             raise MappingError(f"{module.__name__}: a table_file needs a module loaded from a file")

@@ -17,7 +17,7 @@ from ..checker import Checker, Rule, type_name
 from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Facts, shape_of
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..fields import Build, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
@@ -48,7 +48,7 @@ __all__ = [
     "approx_tokens",
 ]
 
-NAME = "code-graph"
+NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
 VERSION = "1.0"
 

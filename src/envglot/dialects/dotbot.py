@@ -13,7 +13,7 @@ from ..checker import Checker, Rule
 from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, shape_of
+from ..dialect import Dialect, Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Reading, Writing
@@ -44,7 +44,7 @@ __all__ = [
     "Issue",
 ]
 
-NAME = "dotbot"
+NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
 SCHEMA_ID = "dotbot-mcp-response@1"
 _SEMVER = r"\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?"

@@ -12,7 +12,7 @@ from ..checker import Checker, Rule
 from ..codes import missing_problem, problem_message, read_problem, retryable_implied, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
-from ..dialect import Facts, shape_of
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Reading, Writing
@@ -21,7 +21,7 @@ from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "MetaPagination", "ToolError", "ToolMeta"]
 
-NAME = "errorcode"
+NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
 TOOL_VERSION = "1.0"
 

@@ -33,7 +33,7 @@ from ..codes import missing_problem, read_problem, write_code
 from ..context import Context
 from ..detect import JSONRPC, MCP, classify
 from ..diagnostics import Kind
-from ..dialect import Facts, get_dialect, shape_of
+from ..dialect import Facts, get_dialect, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..excerpt import quoted
 from ..fields import Let, Move, Reading, Writing
@@ -53,7 +53,7 @@ from ..wire import (
 
 __all__ = ["ERROR_INFO", "NAME", "READING", "RETRY_INFO", "WRITING", "FailureDoc", "Status"]
 
-NAME = "google-rpc"
+NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
 TYPE_PREFIX = "type.googleapis.com/"
 ERROR_INFO = TYPE_PREFIX + "google.rpc.ErrorInfo"

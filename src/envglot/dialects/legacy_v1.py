@@ -19,7 +19,7 @@ from ..checker import Checker, Rule
 from ..codes import read_problem
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Facts, shape_of
+from ..dialect import Facts, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..fields import Let, Reading
 from ..mappings import DialectMap, Mappings
@@ -28,7 +28,7 @@ from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
 __all__ = ["NAME", "READING", "InterimMeta", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
 
-NAME = "legacy-v1"
+NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
 
 

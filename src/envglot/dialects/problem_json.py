@@ -22,7 +22,7 @@ from ..checker import Checker, Rule, join_path
 from ..codes import missing_problem, read_problem, write_code
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Facts, shape_of
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Reading, Writing
@@ -31,7 +31,7 @@ from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, r
 
 __all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope"]
 
-NAME = "problem-json"
+NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
 ABOUT_BLANK = "about:blank"
 """RFC 9457's type for a problem with no more semantics than its HTTP status."""

@@ -26,7 +26,7 @@ from ..codes import (
 )
 from ..context import Context, non_negative_ms
 from ..diagnostics import Kind
-from ..dialect import Facts, shape_of
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Move, Reading, Writing
@@ -48,7 +48,7 @@ from ..wire import (
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "Meta", "Pagination", "WarningDetail"]
 
-NAME = "response-v2"
+NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
 VERSION = "response-v2"
 REQUEST_ID = re.compile(r"[a-zA-Z0-9_-]+")

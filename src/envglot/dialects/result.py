@@ -12,7 +12,7 @@ from ..checker import Checker, Rule, join_path, outcome_keys
 from ..codes import carried_meaning, carry_meaning, missing_problem, read_problem, write_code
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Facts, shape_of
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..fields import Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
@@ -20,7 +20,7 @@ from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "FailureEnvelope", "OkEnvelope", "split_error_data"]
 
-NAME = "result"
+NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
 
 
