@@ -1,9 +1,9 @@
 """Dialects declared in a TOML file alone, compiled by the same compiler as the bundled ones.
 
 A declaration file is a mapping table (``dialect``, ``[fields]``, ``[codes]``, ``[[write]]``,
-``[synthesize]``, ``[defaults]``) plus a ``[declare]`` table with what a Python dialect states
-on its class (description, payload shape, residue place, native indent, required paths,
-constant members, detection). Passing it as ``mappings=[path]`` / ``--mappings path``
+``[synthesize]``, ``[defaults]``) plus a ``[declare]`` table (``envglot.declare.Declare``: the
+keys a bundled dialect's ``[declare]`` has, with required paths, constant members and detection
+keys instead of a hooks module's probes). Passing it as ``mappings=[path]`` / ``--mappings path``
 adds it to a new :class:`~envglot.registry.Registry` kept by those tables
 (:func:`with_declarations`); nothing is registered for the process. The declaration is
 checked into a wire tree (``envglot.declaration``), turned into field steps

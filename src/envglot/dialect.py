@@ -383,7 +383,8 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
     (relative to the module's folder), whose ``dialect`` key names it. Every declared fact comes
     from ``[declare]``, the rest from the module's names in :data:`HOOKS` and the probe
     functions ``[declare.probes]`` names. Defining the class registers it (a module of
-    ``envglot.dialects``: in the base registry; a plugin's: when its entry point loads).
+    ``envglot.dialects``: in the base registry; a plugin's: when its entry point loads); it is
+    set on the module under its name (``CodeGraph``), where pickle looks for it.
     """
     if isinstance(module, str):
         module = sys.modules[module]
@@ -436,4 +437,11 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
             takes_self = code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self"
             value = value if takes_self else staticmethod(value)
         ns[attr] = value
-    return type(camel(name), (Dialect,), ns)
+    cls_name = camel(name)
+    if hasattr(module, cls_name):
+        raise MappingError(
+            f"{module.__name__}: {cls_name} is the name of the dialect's class; rename the module's {cls_name}"
+        )
+    cls = type(cls_name, (Dialect,), ns)
+    setattr(module, cls_name, cls)  # where pickle finds it (a Converter sent to a worker process)
+    return cls
