@@ -343,7 +343,7 @@ def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
         MappingError: the file cannot be read, names another dialect or its ``[declare]`` is
             not a valid one (naming the file and the JSON path).
     """
-    path = file if file is not None else shipped_dir() / f"{name}.toml"
+    path = file if file is not None else _shipped() / f"{name}.toml"
     doc = toml_document(read_regular(path, "mapping table", error=MappingError), str(path))
     said = doc.get("dialect") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not isinstance(said, str) or said != (name or said):
@@ -362,6 +362,12 @@ def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
             f"{path}: [fields] ok must name the top-level member that says the outcome", path="$.fields.ok"
         )
     return DeclaredFacts(said, decl, ok[2:], str(path))
+
+
+@cache
+def _shipped() -> Path:
+    """:func:`~envglot.tables.shipped_dir`, found once (it resolves and stats paths)."""
+    return shipped_dir()
 
 
 def name_of(module: str) -> str:
