@@ -1,8 +1,9 @@
 """Dialect registries: immutable sets of dialects found by name, alias or snake_case spelling.
 
-The base registry (:func:`bundled`) holds the bundled dialects: defining a
-:class:`~envglot.dialect.Dialect` subclass in :mod:`envglot.dialects` adds it (:func:`register`),
-and ``import envglot`` imports them all (:func:`shipped`). When the base is first built it also
+The base registry (:func:`bundled`) holds the bundled dialects, found by name: each module
+``envglot.dialects.<name>`` compiled with ``[declare]`` of ``mappings/<name>.toml``
+(:func:`~envglot.dialect.compile_hooks`) is added (:func:`register`), and ``import envglot``
+compiles them all (:func:`shipped`). When the base is first built it also
 loads the installed plugins, the ``envglot.dialects`` entry points (``docs/adding-a-dialect.md``,
 "A team's dialect with hooks"); one that clashes with a bundled dialect is skipped with a
 warning, and ``ENVGLOT_NO_PLUGINS=1`` loads none. A dialect declared in a

@@ -470,7 +470,7 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             c.add(f"{at}.retryDelay", 'RetryInfo.retryDelay is a Duration string ("1.5s")')
 
 
-# --- detection and the class -------------------------------------------------------------
+# --- detection and the hooks -------------------------------------------------------------
 
 
 def probe(f: Facts) -> str | None:

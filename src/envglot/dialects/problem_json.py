@@ -389,7 +389,7 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             c.add(f"$.errors[{i}].status", f"status is an HTTP status 400-599 (a problem), got {own}")
 
 
-# --- detection and the class -------------------------------------------------------------
+# --- detection and the hooks -------------------------------------------------------------
 
 
 def probe(f: Facts) -> str | None:
