@@ -79,23 +79,27 @@ def _probe(f: Facts) -> str | None:
     return "teamx" if f.is_bool("teamx") else None
 
 
+READING = Reading(
+    WireDecoder(Envelope, "teamx", "$._envglot"),
+    Let("ok", _ok, pure=True),
+    Let("payload", _payload, pure=True),
+    Let("problems", _problems),
+)
+WRITING = Writing(
+    Let("result", _result, pure=True),
+    Let("fault", _fault),
+    Build.of("out", Envelope, teamx="ok", result="result", fault="fault"),
+)
+
+
 class Teamx(Dialect):
     name = "teamx"
     description = "Team X's envelope: teamx/result/fault"
     wire = Envelope
     table_file = "teamx.toml"
     probes = (Probe(50, _probe, "`teamx`, a boolean"),)
-    reading = Reading(
-        WireDecoder(Envelope, "teamx", "$._envglot"),
-        Let("ok", _ok, pure=True),
-        Let("payload", _payload, pure=True),
-        Let("problems", _problems),
-    )
-    writing = Writing(
-        Let("result", _result, pure=True),
-        Let("fault", _fault),
-        Build.of("out", Envelope, teamx="ok", result="result", fault="fault"),
-    )
+    reading = READING
+    writing = WRITING
 '''
 
 
@@ -160,6 +164,42 @@ def test_a_plugin_dialect_converts_both_ways(install: Install) -> None:
     assert msgspec.json.decode(ok) == {"teamx": True, "result": {"id": 7}}
     # a bundled document is still read by its bundled dialect
     assert detect_bytes(b'{"success":true,"value":1}', reg) == "result"
+
+
+HOOKS_MODULE = (
+    MODULE[: MODULE.index("class Teamx(Dialect):")]
+    .replace("from envglot.dialect import Dialect, Facts, Probe", "from envglot.dialect import Facts, compile_hooks")
+    .replace("def _probe(f: Facts)", "def probe(f: Facts)")
+    + """WIRE = Envelope
+DIALECT = compile_hooks(__name__, table_file="teamx.toml")
+"""
+)
+"""The same dialect as a declaration (``[declare]`` in its table) plus a hooks module."""
+
+HOOKS_DECLARE = """
+[declare]
+description = "Team X's envelope: teamx/result/fault"
+
+[declare.probes.probe]
+priority = 50
+doc = "`teamx`, a boolean"
+"""
+
+
+def test_a_plugin_declared_in_its_table_with_a_hooks_module_converts_both_ways(install: Install) -> None:
+    table = _table("teamx").replace('dialect = "teamx"\n', 'dialect = "teamx"\n' + HOOKS_DECLARE, 1)
+    install("teamx_hooks", HOOKS_MODULE, table=table)
+    reg = bundled()
+    d = reg.get("teamx")
+    assert d.plugin == "teamx" and d.description == "Team X's envelope: teamx/result/fault"
+    assert [(p.priority, p.doc) for p in d.probes] == [(50, "`teamx`, a boolean")]
+    assert d.keys == {"teamx", "result", "fault"}  # derived from WIRE
+    m = load_mappings()
+    doc = b'{"teamx":false,"fault":{"code":"NOT_FOUND","message":"no doc-9"}}'
+    assert detect_bytes(doc, reg) == "teamx"
+    out = envglot.convert(doc, to="errorcode", mappings=m)
+    back = envglot.convert(out, to="teamx", mappings=m)
+    assert msgspec.json.decode(back) == msgspec.json.decode(doc)
 
 
 def _skipped(caplog: pytest.LogCaptureFixture) -> list[str]:

@@ -14,12 +14,13 @@ import sys
 import typing
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from msgspec import Raw, Struct
 
 from . import canonical as c
+from .declare import Declare, Detect, Outcome
 from .errors import MappingError
 from .fields import ABSENT as _ABSENT
 from .tables import DialectTable
@@ -47,51 +48,6 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A declared member name: an ASCII identifier (so ``$.a.b`` is also the JSON path envglot prints)."""
 _MAX_DEPTH = 16
 """How deep a declared member may lie (a declaration is compiled by recursion)."""
-
-
-class Detect(Struct, forbid_unknown_fields=True, frozen=True):
-    """``[declare.detect]``: top-level keys that must all be present, and the probe's priority."""
-
-    keys: list[str]
-    priority: int = 80
-
-
-class Outcome(Struct, forbid_unknown_fields=True, frozen=True):
-    """``[declare.outcome]``: the values of the outcome member; the first of each is written."""
-
-    success: str | list[str]
-    failure: str | list[str]
-    warning: str | list[str] = []
-    """A success with warnings (read as a success; written when the success carries warnings)."""
-
-    def words(self, which: str) -> tuple[str, ...]:
-        v = getattr(self, which)
-        return (v,) if isinstance(v, str) else tuple(v)
-
-
-class Declare(Struct, forbid_unknown_fields=True, frozen=True):
-    """``[declare]``: what a Python dialect declares on its class."""
-
-    description: str
-    detect: Detect
-    aliases: list[str] = []
-    payload: Literal["object", "any"] = "any"
-    residue: str = "$._envglot"
-    native_indent: int = -1
-    closed: bool = False
-    required: list[str] = []
-    """Wire paths that must be present (inside a problem or warning: in each one)."""
-    constants: dict[str, str | int | bool] = {}
-    """Wire path -> the value every document carries there (written always, checked by validate)."""
-    absent: dict[str, Literal["omit", "null", "empty"]] = {}
-    """The errors, warnings or payload member -> how a document without any says so: the member
-    left out (``omit``, the default), ``null``, or an empty list (``empty``, an array member)."""
-    string_items: list[str] = []
-    """Array paths (``$.warnings[]``) whose items may be plain strings (a warning's message)."""
-    outcome: Outcome | None = None
-    """The words of an outcome member (``ok = "$.status"``) instead of a boolean."""
-    units: dict[str, Literal["ms", "s"]] = {}
-    """Wire path of a duration or delay (``duration_ms``, ``problem.retry_after_ms``) -> its unit."""
 
 
 # --- what a declared field may carry ------------------------------------------------------

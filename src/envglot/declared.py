@@ -1,9 +1,9 @@
 """Dialects declared in a TOML file alone, compiled by the same compiler as the bundled ones.
 
 A declaration file is a mapping table (``dialect``, ``[fields]``, ``[codes]``, ``[[write]]``,
-``[synthesize]``, ``[defaults]``) plus a ``[declare]`` table with what a Python dialect states
-on its class (description, payload shape, residue place, native indent, required paths,
-constant members, detection). Passing it as ``mappings=[path]`` / ``--mappings path``
+``[synthesize]``, ``[defaults]``) plus a ``[declare]`` table (``envglot.declare.Declare``: the
+keys a bundled dialect's ``[declare]`` has, with required paths, constant members and detection
+keys instead of a hooks module's probes). Passing it as ``mappings=[path]`` / ``--mappings path``
 adds it to a new :class:`~envglot.registry.Registry` kept by those tables
 (:func:`with_declarations`); nothing is registered for the process. The declaration is
 checked into a wire tree (``envglot.declaration``), turned into field steps
@@ -220,11 +220,6 @@ def build_declaration(
     raw_decl = doc.get("declare")
     if not isinstance(raw_decl, dict):
         raise MappingError(f"{path}: [declare] must be a table", path="$.declare")
-    try:
-        decl = msgspec.convert(raw_decl, Declare)
-    except msgspec.ValidationError as exc:
-        inner = error_path(str(exc)) or "$"
-        raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
     rest = {k: v for k, v in doc.items() if k != "declare"}
     try:
         table = msgspec.convert(rest, DialectTable, str_keys=True)
@@ -249,6 +244,11 @@ def build_declaration(
             "one set of tables, one declaration per name",
             path="$.dialect",
         )
+    try:  # (after the name: a bundled table is refused by name, not by its [declare])
+        decl = msgspec.convert(raw_decl, Declare)
+    except msgspec.ValidationError as exc:
+        inner = error_path(str(exc)) or "$"
+        raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
     for a in decl.aliases:
         other = registry.find(a)
         if other is not None:

@@ -1,6 +1,7 @@
 """Dialect detection: the probes of every dialect of a registry, run in priority order.
 
-Each dialect declares its probes on its class (``Dialect.probes``); this module adds the two
+Each dialect declares its probes (``Dialect.probes``; a bundled one in ``[declare.probes]``
+of its table, the test functions in its module); this module adds the two
 transport wrappers (JSON-RPC and MCP), decodes the document's top level once into
 :class:`~envglot.dialect.Facts`, and returns the first probe that names evidence. The order
 is documented in ``docs/python-api.md`` ("Detection")."""

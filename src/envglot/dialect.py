@@ -1,30 +1,42 @@
-"""The dialect unit: one class per dialect owns everything about its wire format.
+"""The dialect unit: one declaration and one hooks module own everything about a wire format.
 
-A dialect module defines wire Structs, a reader and a writer, and one :class:`Dialect`
-subclass that declares the rest once: its name and description, whether envglot writes it,
-the shape facts the pipeline needs (:class:`Shape`), its detection probes, its contract
-checks, its outcome flag and its JSON Schema. Defining a bundled subclass adds it to the base
-registry (:func:`~envglot.registry.bundled`); ``envglot.dialects`` imports every module of
-its package, so a new dialect is one new module (plus its table in ``mappings/``, its tests,
-goldens and docs page) and no module outside it names it. See ``docs/adding-a-dialect.md``.
+A bundled dialect is its table's ``[declare]`` (``mappings/<name>.toml``: its description,
+aliases, the shape facts the pipeline needs (:class:`Shape`), native indent, its probes'
+priorities and docs, ...) plus its hooks module ``envglot.dialects.<name>`` (wire Structs, the
+field declarations, probe functions, the contract's ``invariants`` and the few methods a
+declaration cannot say, by the names in :data:`HOOKS`). :func:`compile_hooks` builds the
+:class:`Dialect` from the two and so adds it to the base registry
+(:func:`~envglot.registry.bundled`); ``envglot.dialects`` compiles every module of its package,
+so a new dialect is its table and one new module (plus its tests and docs page) and no module
+outside them names it. See ``docs/adding-a-dialect.md``. A plugin may be the same (its module
+compiles itself with its ``table_file``) or a :class:`Dialect` subclass stating the facts as
+class attributes.
 
-A dialect declared in a TOML file (``envglot.declared``) is never added to the base: it lives
-only in the registries built with it (:meth:`~envglot.registry.Registry.adding`), which a
+A dialect declared in a TOML file alone (``envglot.declared``) is never added to the base: it
+lives only in the registries built with it (:meth:`~envglot.registry.Registry.adding`), which a
 :class:`~envglot.mappings.Mappings` (and so a ``Converter``) keeps.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 from msgspec import Raw, Struct
 
 from .checker import optional_constants
+from .declaration import camel
+from .declare import Hooked, Shape
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
 from .registry import dialect_names, get_dialect, register, registered, writable_names
+from .tables import error_path, shipped_dir, toml_document
+from .tomlfile import read_regular
 
 if TYPE_CHECKING:
     from . import canonical as c
@@ -34,35 +46,20 @@ if TYPE_CHECKING:
     from .mappings import Mappings
 
 __all__ = [
+    "HOOKS",
     "Dialect",
     "Facts",
     "Probe",
     "Shape",
+    "compile_hooks",
+    "declared_facts",
     "dialect_names",
     "get_dialect",
+    "name_of",
     "registered",
+    "shape_of",
     "writable_names",
 ]
-
-
-class Shape(Struct, frozen=True, forbid_unknown_fields=True):
-    """Wire facts the pipeline needs about a dialect (declared once, on its class)."""
-
-    payload: Literal["object", "any"] = "any"
-    """``object``: the payload field holds only objects (others are wrapped as ``{"value": ...}``)."""
-    max_problems: int = 1
-    """How many errors one document carries (0: unbounded, an array)."""
-    residue: str = "$._envglot"
-    """Where ``preserve`` mode keeps what the dialect cannot say."""
-    writable: bool = True
-    """False for a read-only source dialect."""
-    closed: bool = False
-    """The code vocabulary is a closed enum: overlays may remap codes, never add them."""
-    open_codes: bool = False
-    """Any code is valid (the codes are category words, from ``error-types.toml``'s column)."""
-    marked_success: bool = True
-    """False: a success carries no marker of the dialect (google-rpc's is the resource itself), so
-    detection recognizes its failures only and a success is read with ``from_``/``-f``."""
 
 
 class Probe(Struct, frozen=True):
@@ -130,7 +127,8 @@ class Facts:
 
 
 class Dialect:
-    """Base class of a dialect. Subclasses set the class attributes and the methods below."""
+    """Base class of a dialect: :func:`compile_hooks` sets the class attributes and methods below
+    from a declaration and its hooks module (a plugin's subclass may set them by hand)."""
 
     name: ClassVar[str]
     """The CLI name (kebab-case); ``mappings/<name>.toml`` is its table."""
@@ -235,9 +233,6 @@ class Dialect:
         """
         if self.table_file is None:
             return None
-        import sys
-        from pathlib import Path
-
         from .tables import DialectTable, decode_table
 
         module = sys.modules[type(self).__module__].__file__
@@ -293,3 +288,166 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
+
+
+# --- a dialect compiled from its declaration and its hooks module ----------------------------
+
+HOOKS = {
+    "wire": "WIRE",
+    "keys": "KEYS",
+    "reading": "READING",
+    "writing": "WRITING",
+    "write": "write",
+    "seal": "seal",
+    "arrange": "arrange",
+    "invariants": "invariants",
+    "contract": "contract",
+    "failed": "failed",
+    "schema_type": "schema_type",
+}
+"""Dialect attribute -> the module-level name of a hooks module that provides it: the wire
+Struct, the field declarations and the methods a declaration cannot say. A hook function is
+written as the method it replaces: with a first parameter ``self`` (the dialect) when it needs
+the dialect's declared facts, else without (a static function)."""
+
+
+class DeclaredFacts:
+    """A hooks module's ``[declare]`` read from its table: the facts, the shape, the outcome member."""
+
+    __slots__ = ("declare", "file", "name", "outcome_key", "shape")
+
+    def __init__(self, name: str, declare: Hooked, outcome_key: str, file: str) -> None:
+        self.name = name
+        self.declare = declare
+        self.file = file
+        self.outcome_key = outcome_key
+        """The member ``[fields] ok`` names (a top-level key: ``isError`` mirrors it)."""
+        self.shape = Shape(
+            payload=declare.payload,
+            max_problems=declare.max_problems,
+            residue=declare.residue,
+            writable=declare.writable,
+            closed=declare.closed,
+            open_codes=declare.open_codes,
+            marked_success=declare.marked_success,
+        )
+
+
+@cache
+def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
+    """The ``[declare]`` table of bundled dialect ``name`` (``mappings/<name>.toml`` as shipped:
+    :func:`~envglot.tables.shipped_dir`), or of the table ``file`` (a plugin's; ``name=None``:
+    the one its ``dialect`` key says).
+
+    Raises:
+        MappingError: the file cannot be read, names another dialect or its ``[declare]`` is
+            not a valid one (naming the file and the JSON path).
+    """
+    path = file if file is not None else _shipped() / f"{name}.toml"
+    doc = toml_document(read_regular(path, "mapping table", error=MappingError), str(path))
+    said = doc.get("dialect") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not isinstance(said, str) or said != (name or said):
+        raise MappingError(f"{path}: dialect = {said!r}, expected {name or 'a dialect name'!r}", path="$.dialect")
+    raw = doc.get("declare")
+    if not isinstance(raw, dict):
+        raise MappingError(f"{path}: [declare] must be a table (the dialect's declaration)", path="$.declare")
+    try:
+        decl = msgspec.convert(raw, Hooked)
+    except msgspec.ValidationError as exc:
+        inner = error_path(str(exc)) or "$"
+        raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
+    ok = doc.get("fields", {}).get("ok")
+    if not isinstance(ok, str) or not ok.startswith("$.") or "." in ok[2:]:
+        raise MappingError(
+            f"{path}: [fields] ok must name the top-level member that says the outcome", path="$.fields.ok"
+        )
+    return DeclaredFacts(said, decl, ok[2:], str(path))
+
+
+@cache
+def _shipped() -> Path:
+    """:func:`~envglot.tables.shipped_dir`, found once (it resolves and stats paths)."""
+    return shipped_dir()
+
+
+def name_of(module: str) -> str:
+    """The name of the dialect whose hooks module is ``module`` (``envglot.dialects.code_graph``:
+    ``code-graph``; its table is ``mappings/<name>.toml``)."""
+    return module.rsplit(".", 1)[-1].replace("_", "-")
+
+
+def shape_of(name: str) -> Shape:
+    """The :class:`Shape` the ``[declare]`` of bundled dialect ``name`` says."""
+    return declared_facts(name).shape
+
+
+def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> type[Dialect]:
+    """The dialect of a hooks module (or its name), compiled from its declaration.
+
+    A bundled dialect is named after its module (``code_graph``: ``code-graph``) and declared by
+    ``[declare]`` of ``mappings/<name>.toml``; a plugin's module names its table, ``table_file``
+    (relative to the module's folder), whose ``dialect`` key names it. Every declared fact comes
+    from ``[declare]``, the rest from the module's names in :data:`HOOKS` and the probe
+    functions ``[declare.probes]`` names. Defining the class registers it (a module of
+    ``envglot.dialects``: in the base registry; a plugin's: when its entry point loads); it is
+    set on the module under its name (``CodeGraph``), where pickle looks for it.
+    """
+    if isinstance(module, str):
+        module = sys.modules[module]
+    if table_file is None:
+        facts = declared_facts(name_of(module.__name__))
+    else:
+        if module.__file__ is None:
+            raise MappingError(f"{module.__name__}: a table_file needs a module loaded from a file")
+        facts = declared_facts(None, Path(module.__file__).resolve().parent / table_file)
+    name = facts.name
+    decl = facts.declare
+    ns: dict[str, Any] = {
+        "__module__": module.__name__,
+        "__doc__": decl.description,
+        "name": name,
+        "description": decl.description,
+        "aliases": tuple(decl.aliases),
+        "shape": facts.shape,
+        "native_indent": decl.native_indent,
+        "outcome_key": facts.outcome_key,
+        "table_file": table_file,
+    }
+    if decl.outcome is not None:
+        ns["failure_value"] = msgspec.json.encode(decl.outcome.words("failure")[0])
+    for key in ("fallback", "example_code"):
+        value = getattr(decl, key)
+        if value is not msgspec.UNSET:
+            ns[key] = value
+    if decl.reader_kinds is not msgspec.UNSET:
+        try:
+            ns["reader_kinds"] = frozenset(Kind(k) for k in decl.reader_kinds)
+        except ValueError as exc:
+            raise MappingError(f"{facts.file}: [declare] reader_kinds: {exc}", path="$.declare.reader_kinds") from None
+    probes = []
+    for fn, p in decl.probes.items():
+        test = getattr(module, fn, None)
+        if not callable(test):
+            raise MappingError(
+                f"{facts.file}: [declare.probes] {fn!r} is no function of {module.__name__}",
+                path=f"$.declare.probes.{fn}",
+            )
+        probes.append(Probe(p.priority, test, p.doc))
+    ns["probes"] = tuple(probes)
+    for attr, hook in HOOKS.items():
+        value = getattr(module, hook, None)
+        if value is None:
+            continue
+        if callable(value) and not isinstance(value, type):
+            code = getattr(value, "__code__", None)
+            takes_self = code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self"
+            value = value if takes_self else staticmethod(value)
+        ns[attr] = value
+    cls_name = camel(name)
+    if hasattr(module, cls_name):
+        raise MappingError(
+            f"{module.__name__}: {cls_name} is the name of the dialect's class; rename the module's {cls_name}"
+        )
+    cls = type(cls_name, (Dialect,), ns)
+    setattr(module, cls_name, cls)  # where pickle finds it (a Converter sent to a worker process)
+    return cls

@@ -1,8 +1,9 @@
 """Dialect registries: immutable sets of dialects found by name, alias or snake_case spelling.
 
-The base registry (:func:`bundled`) holds the bundled dialects: defining a
-:class:`~envglot.dialect.Dialect` subclass in :mod:`envglot.dialects` adds it (:func:`register`),
-and ``import envglot`` imports them all (:func:`shipped`). When the base is first built it also
+The base registry (:func:`bundled`) holds the bundled dialects, found by name: each module
+``envglot.dialects.<name>`` compiled with ``[declare]`` of ``mappings/<name>.toml``
+(:func:`~envglot.dialect.compile_hooks`) is added (:func:`register`), and ``import envglot``
+compiles them all (:func:`shipped`). When the base is first built it also
 loads the installed plugins, the ``envglot.dialects`` entry points (``docs/adding-a-dialect.md``,
 "A team's dialect with hooks"); one that clashes with a bundled dialect is skipped with a
 warning, and ``ENVGLOT_NO_PLUGINS=1`` loads none. A dialect declared in a
@@ -197,7 +198,8 @@ def _plugin(ep: EntryPoint, taken: Registry) -> Dialect | str:
     except Exception as exc:  # a plugin's code is not ours: any failure skips it
         return f"cannot import {ep.value}: {type(exc).__name__}: {str(exc)[:200]}"
     module = sys.modules.get(ep.module)
-    found = [d for d in _DEFINED.get(ep.module, {}).values() if getattr(module, type(d).__name__, None) is type(d)]
+    held = {id(v) for v in vars(module).values()} if module is not None else set()
+    found = [d for d in _DEFINED.get(ep.module, {}).values() if id(type(d)) in held]
     if len(found) != 1:
         return f"module {ep.module} defines {len(found) or 'no'} Dialect subclasses with a name (one is needed)"
     d = found[0]

@@ -42,6 +42,7 @@ __all__ = [
     "mappings_dir",
     "matching",
     "most_specific_first",
+    "shipped_dir",
     "toml_document",
     "type_for",
 ]
@@ -136,6 +137,8 @@ class DialectTable(_Table):
     """One ``mappings/<dialect>.toml`` file (or an overlay for it)."""
 
     dialect: str
+    declare: dict[str, object] = {}
+    """``[declare]``: checked where the dialect is compiled (``envglot.dialect``, ``envglot.declared``)."""
     fields: dict[str, str] = {}
     codes: dict[str, CodeRow] = {}
     write: list[WriteRow] = []
@@ -177,10 +180,15 @@ class OverlayFile(_Table):
 
 
 def mappings_dir() -> Path:
-    """The folder holding the bundled tables (inside the wheel, or the repo's ``mappings/``)."""
+    """The folder holding the bundled tables: ``ENVGLOT_MAPPINGS_DIR``, else :func:`shipped_dir`."""
     env = os.environ.get("ENVGLOT_MAPPINGS_DIR")
-    if env:
-        return Path(env)
+    return Path(env) if env else shipped_dir()
+
+
+def shipped_dir() -> Path:
+    """The folder of the tables shipped with envglot (inside the wheel, or the repo's
+    ``mappings/``): where the bundled dialects' ``[declare]`` tables are read, whatever
+    ``ENVGLOT_MAPPINGS_DIR`` says (it replaces the tables, not what the dialects are)."""
     here = Path(__file__).resolve().parent
     bundled = here / "mappings"  # inside the wheel (importlib.resources is slow to import)
     if bundled.is_dir():

@@ -17,7 +17,7 @@ from ..checker import Checker, Rule, type_name
 from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, Probe, Shape
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..fields import Build, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
@@ -48,8 +48,8 @@ __all__ = [
     "approx_tokens",
 ]
 
-NAME = "code-graph"
-SHAPE = Shape()
+NAME = name_of(__name__)
+SHAPE = shape_of(NAME)
 VERSION = "1.0"
 
 
@@ -518,23 +518,11 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
         )
 
 
-def _probe(f: Facts) -> str | None:
+def probe(f: Facts) -> str | None:
     if not f.is_bool("success"):
         return None
     data = f.member("data")
     return "data.requestId" if data is not None and "requestId" in data and "generatedAt" in data else None
 
 
-class CodeGraph(Dialect):
-    """The Code Graph envelope."""
-
-    name = NAME
-    description = "Code Graph envelope: success/data{tool,version,requestId,generatedAt,workspace,result,meta}"
-    shape = SHAPE
-    native_indent = 2  # JSON.stringify(envelope, null, 2)
-    wire = Envelope
-    probes = (Probe(50, _probe, "`success` plus `data.requestId` and `data.generatedAt`"),)
-    reading = READING
-    writing = WRITING
-    seal = staticmethod(seal)
-    invariants = staticmethod(invariants)
+WIRE = Envelope

@@ -13,7 +13,7 @@ from ..checker import Checker, Rule
 from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
-from ..dialect import Dialect, Probe, Shape
+from ..dialect import Dialect, Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Reading, Writing
@@ -39,15 +39,13 @@ __all__ = [
     "WRITING",
     "Action",
     "Audit",
-    "Dotbot",
     "Envelope",
     "Intent",
     "Issue",
 ]
 
-NAME = "dotbot"
-SHAPE = Shape(payload="object", max_problems=0)
-"""``data`` is a hashtable (others are wrapped as ``{"value": ...}``); ``errors`` is an array."""
+NAME = name_of(__name__)
+SHAPE = shape_of(NAME)
 SCHEMA_ID = "dotbot-mcp-response@1"
 _SEMVER = r"\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?"
 _Status = Literal["ok", "warning", "error"]
@@ -455,35 +453,20 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             c.add("$.status", f"status {status!r} disagrees with errors/warnings (computed {computed!r})")
 
 
-class Dotbot(Dialect):
-    """dotbot-mcp-response@1."""
-
-    name = NAME
-    description = "dotbot-mcp-response@1: schema_id/status/summary/data/errors[]/warnings[]/audit, intent and actions"
-    shape = SHAPE
-    native_indent = -1  # ConvertTo-Json -Compress
-    wire = Envelope
-    probes = (
-        Probe(
-            10,
-            lambda f: "schema_id" if f.has("schema_id") else None,
-            "a `schema_id` key (a wrong value is a broken dotbot envelope)",
-        ),
-    )
+def probe(f: Facts) -> str | None:
     """Only dotbot has the key: a wrong value is a broken dotbot envelope."""
-    outcome_key = "status"
-    failure_value = b'"error"'
+    return "schema_id" if f.has("schema_id") else None
 
-    def failed(self, doc: bytes) -> bool:
-        """``status: "error"``, or a non-empty ``errors[]`` beside another status (the failure wins)."""
-        if super().failed(doc):
-            return True
-        try:
-            errors = _errors_decoder().decode(doc).errors
-        except msgspec.MsgspecError:  # the outcome flag was readable: a bad errors member says nothing more
-            return False
-        return bool(errors)
 
-    reading = READING
-    writing = WRITING
-    invariants = staticmethod(invariants)
+def failed(self: Dialect, doc: bytes) -> bool:
+    """``status: "error"``, or a non-empty ``errors[]`` beside another status (the failure wins)."""
+    if Dialect.failed(self, doc):
+        return True
+    try:
+        errors = _errors_decoder().decode(doc).errors
+    except msgspec.MsgspecError:  # the outcome flag was readable: a bad errors member says nothing more
+        return False
+    return bool(errors)
+
+
+WIRE = Envelope

@@ -12,18 +12,17 @@ from ..checker import Checker, Rule
 from ..codes import missing_problem, problem_message, read_problem, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, Probe, Shape
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
-__all__ = ["NAME", "READING", "WRITING", "Envelope", "Errorcode", "MetaPagination", "ToolError", "ToolMeta"]
+__all__ = ["NAME", "READING", "WRITING", "Envelope", "MetaPagination", "ToolError", "ToolMeta"]
 
-NAME = "errorcode"
-SHAPE = Shape(closed=True)
-"""A Rust enum: overlays may remap codes, never add them."""
+NAME = name_of(__name__)
+SHAPE = shape_of(NAME)
 TOOL_VERSION = "1.0"
 
 
@@ -279,7 +278,7 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
         c.add("$.meta", "mode and approval_mode come together (workflow profile) or not at all (API profile)")
 
 
-def _coded(f: Facts) -> str | None:
+def coded(f: Facts) -> str | None:
     if not f.is_bool("success"):
         return None
     err = f.member("error")
@@ -291,25 +290,10 @@ def _coded(f: Facts) -> str | None:
     return None
 
 
-def _bare(f: Facts) -> str | None:
+def bare(f: Facts) -> str | None:
     """``{success, data[, meta]}``: errorcode's success shape (after response-v2's unmarked probe)."""
     ok = f.keys is not None and f.is_bool("success") and f.has("data") and not f.has("error")
     return "success" if ok and f.keys <= _SUCCESS_KEYS else None  # type: ignore[operator]
 
 
-class Errorcode(Dialect):
-    """The Session 05 contract."""
-
-    name = NAME
-    description = "Session 05 contract: success/data/error{code,message,retryable}/meta{tool_version,elapsed_ms}"
-    shape = SHAPE
-    native_indent = 2  # serde_json::to_string_pretty
-    wire = Envelope
-    probes = (
-        Probe(60, _coded, "`success` plus an `error` object with a `code`, or `meta.tool_version`/`meta.elapsed_ms`"),
-        Probe(100, _bare, "`success` and `data` (and maybe `meta`)"),
-    )
-    reader_kinds = frozenset({Kind.STATUS_MISMATCH, Kind.CODE_UNKNOWN})
-    reading = READING
-    writing = WRITING
-    invariants = staticmethod(invariants)
+WIRE = Envelope

@@ -33,7 +33,7 @@ from ..codes import missing_problem, read_planned, write_plan
 from ..context import Context
 from ..detect import JSONRPC, MCP, classify
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, Probe, Shape, get_dialect
+from ..dialect import Facts, get_dialect, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..excerpt import quoted
 from ..fields import Let, Move, Reading, Writing
@@ -51,11 +51,10 @@ from ..wire import (
     wrap_payload,
 )
 
-__all__ = ["ERROR_INFO", "NAME", "READING", "RETRY_INFO", "WRITING", "FailureDoc", "GoogleRpc", "Status"]
+__all__ = ["ERROR_INFO", "NAME", "READING", "RETRY_INFO", "WRITING", "FailureDoc", "Status"]
 
-NAME = "google-rpc"
-SHAPE = Shape(payload="object", max_problems=1, marked_success=False)
-"""A success is the resource, so its payload an object with no marker; one error per failure."""
+NAME = name_of(__name__)
+SHAPE = shape_of(NAME)
 TYPE_PREFIX = "type.googleapis.com/"
 ERROR_INFO = TYPE_PREFIX + "google.rpc.ErrorInfo"
 RETRY_INFO = TYPE_PREFIX + "google.rpc.RetryInfo"
@@ -477,10 +476,10 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             c.add(f"{at}.retryDelay", 'RetryInfo.retryDelay is a Duration string ("1.5s")')
 
 
-# --- detection and the class -------------------------------------------------------------
+# --- detection and the hooks -------------------------------------------------------------
 
 
-def _probe(f: Facts) -> str | None:
+def probe(f: Facts) -> str | None:
     """An ``error`` object with an integer ``code`` and nothing else at the top level."""
     if f.keys is None or not f.keys <= {"error", _RESIDUE_KEY} or not f.is_obj("error"):
         return None
@@ -489,38 +488,25 @@ def _probe(f: Facts) -> str | None:
     return "error.code" if code is not None and _HTTP_CODE(bytes(code)) is not None else None
 
 
-class GoogleRpc(Dialect):
-    """Google's AIP-193 JSON error model."""
+def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """A failure against :class:`FailureDoc` and :func:`invariants`; a success (any other
+    object) has no contract."""
+    if isinstance(d.get("error"), dict) and d.keys() <= {"error", _RESIDUE_KEY}:
+        c.wire(d, FailureDoc)
+        invariants(d, c, m)
 
-    name = NAME
-    description = (
-        "Google AIP-193 JSON errors: error{code, message, status, details[ErrorInfo, RetryInfo, ...]}; "
-        "a success is the resource itself"
-    )
-    aliases = ("aip-193", "google")
-    shape = SHAPE
-    native_indent = 2  # Google's HTTP/JSON APIs (ESF, grpc-gateway's default marshaler) pretty-print errors
-    wire = FailureDoc
-    probes = (Probe(130, _probe, "an `error` object with an integer `code` and no other member (failures only)"),)
-    outcome_key = "error"
-    reading = READING
-    writing = WRITING
-    invariants = staticmethod(invariants)
 
-    def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
-        """A failure against :class:`FailureDoc` and :func:`invariants`; a success (any other
-        object) has no contract."""
-        if isinstance(d.get("error"), dict) and d.keys() <= {"error", _RESIDUE_KEY}:
-            c.wire(d, FailureDoc)
-            self.invariants(d, c, m)
+def failed(doc: bytes) -> bool:
+    """A failure document (MCP ``isError``); any other object is a success."""
+    try:
+        return _is_failure(_RAW_DICT.decode(doc))
+    except msgspec.MsgspecError as exc:
+        raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
 
-    def failed(self, doc: bytes) -> bool:
-        """A failure document (MCP ``isError``); any other object is a success."""
-        try:
-            return _is_failure(_RAW_DICT.decode(doc))
-        except msgspec.MsgspecError as exc:
-            raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
 
-    def schema_type(self) -> type[Struct]:
-        """Any object; an ``error`` member is a failure's Status."""
-        return Document
+def schema_type() -> type[Struct]:
+    """Any object; an ``error`` member is a failure's Status."""
+    return Document
+
+
+WIRE = FailureDoc

@@ -19,17 +19,17 @@ from ..checker import Checker, Rule
 from ..codes import read_problem
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, Probe, Shape
+from ..dialect import Facts, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..fields import Let, Reading
 from ..mappings import DialectMap, Mappings
 from ..residue import parse_path
 from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
 
-__all__ = ["NAME", "READING", "InterimMeta", "LegacyV1", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
+__all__ = ["NAME", "READING", "InterimMeta", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
 
-NAME = "legacy-v1"
-SHAPE = Shape(payload="object", writable=False)
+NAME = name_of(__name__)
+SHAPE = shape_of(NAME)
 
 
 class _Pagination(Struct, omit_defaults=True):
@@ -273,14 +273,14 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
         c.wire(data, LegacyInterimData, "$.data")
 
 
-def _flagged(f: Facts) -> str | None:
+def flagged(f: Facts) -> str | None:
     """The interim ``{success, data, error}`` with an object ``data`` and a null or string ``error``."""
     if f.keys != _INTERIM_KEYS or not f.is_bool("success") or not f.is_obj("data"):
         return None
     return "success" if f.equals("error", b"null") or f.starts("error", b'"') else None
 
 
-def _flat(f: Facts) -> str | None:
+def flat(f: Facts) -> str | None:
     """A flat per-tool dict with an outcome flag: ``success``/``found`` boolean or an ``error`` string."""
     if f.is_bool("success"):
         return "success"
@@ -289,47 +289,28 @@ def _flat(f: Facts) -> str | None:
     return "error" if f.starts("error", b'"') else None
 
 
-class LegacyV1(Dialect):
-    """foundry-mcp before response-v2 (read-only)."""
+KEYS = frozenset(LegacyV1Envelope.__struct_encode_fields__)
+"""The keys the reader interprets (no wire Struct decodes a flat dict, so ``WIRE`` is unset)."""
 
-    name = NAME
-    description = "foundry-mcp pre-v2 flat tool dicts and the interim unversioned envelope (read-only)"
-    aliases = ("v1",)
-    shape = SHAPE
-    native_indent = 2  # FastMCP's default pretty JSON
-    keys = frozenset(LegacyV1Envelope.__struct_encode_fields__)
-    probes = (
-        Probe(80, _flagged, "the interim envelope: exactly `success`, `data` (an object) and `error` (string or null)"),
-        Probe(
-            110,
-            _flat,
-            "a flat tool dict with an outcome flag: `success` or `found` (a boolean), or a top-level `error` string",
-        ),
-    )
-    fallback = True
-    """Any other object is a marker-less flat dict: a bare payload (evidence ``None``)."""
-    example_code = "EXAMPLE_NOT_READY"
-    reading = READING
-    write = staticmethod(write)
-    invariants = staticmethod(invariants)
 
-    def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
-        """:class:`LegacyV1Envelope` read as a contract (no wire Struct decodes a flat dict, so
-        ``wire`` stays unset), then :meth:`invariants`."""
-        c.wire(d, LegacyV1Envelope)
-        self.invariants(d, c, m)
+def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
+    """:class:`LegacyV1Envelope` read as a contract, then :func:`invariants`."""
+    c.wire(d, LegacyV1Envelope)
+    invariants(d, c, m)
 
-    def failed(self, doc: bytes) -> bool:
-        """``success: false``; without ``success``, a non-empty ``error`` string (as the reading decides)."""
-        try:
-            top = _RAW_DICT.decode(doc)
-        except msgspec.MsgspecError as exc:
-            raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
-        if "success" in top:
-            return bytes(top["success"]) == b"false"
-        err = top.get("error")
-        return err is not None and memoryview(err)[:1] == b'"' and bytes(err) != b'""'
 
-    def schema_type(self) -> type[Struct]:
-        """Free-form dicts have no wire Struct: the schema names the keys the reader interprets."""
-        return LegacyV1Envelope
+def failed(doc: bytes) -> bool:
+    """``success: false``; without ``success``, a non-empty ``error`` string (as the reading decides)."""
+    try:
+        top = _RAW_DICT.decode(doc)
+    except msgspec.MsgspecError as exc:
+        raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
+    if "success" in top:
+        return bytes(top["success"]) == b"false"
+    err = top.get("error")
+    return err is not None and memoryview(err)[:1] == b'"' and bytes(err) != b'""'
+
+
+def schema_type() -> type[Struct]:
+    """Free-form dicts have no wire Struct: the schema names the keys the reader interprets."""
+    return LegacyV1Envelope

@@ -22,19 +22,17 @@ from ..checker import Checker, Rule, join_path
 from ..codes import missing_problem, read_planned, write_plan
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, Probe, Shape
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Reading, Writing
 from ..mappings import CodePlan, DialectMap, Mappings
 from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, raw_or_absent
 
-__all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope", "ProblemJson"]
+__all__ = ["NAME", "READING", "WRITING", "Entry", "Envelope"]
 
-NAME = "problem-json"
-SHAPE = Shape(max_problems=0, residue="$.envglot")
-"""Several problems: the first is the document, the others its ``errors`` array (RFC 9457 §3).
-The residue member is ``envglot``: RFC 9457 extension names should start with a letter."""
+NAME = name_of(__name__)
+SHAPE = shape_of(NAME)
 ABOUT_BLANK = "about:blank"
 """RFC 9457's type for a problem with no more semantics than its HTTP status."""
 _STATUS_CODE = re.compile(r"[1-5][0-9][0-9]").fullmatch
@@ -403,10 +401,10 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             c.add(f"$.errors[{i}].status", f"status is an HTTP status 400-599 (a problem), got {own}")
 
 
-# --- detection and the class -------------------------------------------------------------
+# --- detection and the hooks -------------------------------------------------------------
 
 
-def _probe(f: Facts) -> str | None:
+def probe(f: Facts) -> str | None:
     """A string ``type`` and an integer ``status`` 200-599 (after every other dialect's probe)."""
     status = f.raw("status")
     if status is None or _DETECTED_STATUS(bytes(status)) is None:
@@ -417,37 +415,15 @@ def _probe(f: Facts) -> str | None:
 _TOP = msgspec.json.Decoder(dict[str, Raw])
 
 
-class ProblemJson(Dialect):
-    """RFC 9457 problem details."""
+def failed(doc: bytes) -> bool:
+    """``status`` 400-599, or none (a problem details document): a failure (MCP ``isError``);
+    200-399 a success; any other status a :class:`ParseError`."""
+    try:
+        status = _TOP.decode(doc).get("status")
+        value = None if status is None else _INT.decode(status)
+    except msgspec.MsgspecError as exc:
+        raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$.status") from None
+    return not _outcome(value, "$")
 
-    name = NAME
-    description = (
-        "RFC 9457 application/problem+json: type/title/status/detail/instance + code, errors[]; "
-        "a success is status 200 with data"
-    )
-    aliases = ("problem+json", "rfc9457")
-    shape = SHAPE
-    native_indent = -1  # Jackson (Spring ProblemDetail), FastAPI JSONResponse: compact
-    wire = Envelope
-    probes = (
-        Probe(
-            120,
-            _probe,
-            "a string `type` and an integer `status` 200-599 (a success below 400, a problem from 400)",
-        ),
-    )
-    outcome_key = "status"
-    example_code = "example_not_ready"
-    reading = READING
-    writing = WRITING
-    invariants = staticmethod(invariants)
 
-    def failed(self, doc: bytes) -> bool:
-        """``status`` 400-599, or none (a problem details document): a failure (MCP ``isError``);
-        200-399 a success; any other status a :class:`ParseError`."""
-        try:
-            status = _TOP.decode(doc).get("status")
-            value = None if status is None else _INT.decode(status)
-        except msgspec.MsgspecError as exc:
-            raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$.status") from None
-        return not _outcome(value, "$")
+WIRE = Envelope

@@ -25,7 +25,7 @@ from ..codes import (
 )
 from ..context import Context, non_negative_ms
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, Probe, Shape
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Move, Reading, Writing
@@ -45,10 +45,10 @@ from ..wire import (
     unwrap_payload,
 )
 
-__all__ = ["NAME", "READING", "WRITING", "Envelope", "Meta", "Pagination", "ResponseV2", "WarningDetail"]
+__all__ = ["NAME", "READING", "WRITING", "Envelope", "Meta", "Pagination", "WarningDetail"]
 
-NAME = "response-v2"
-SHAPE = Shape(payload="object", residue="$.meta._envglot")
+NAME = name_of(__name__)
+SHAPE = shape_of(NAME)
 VERSION = "response-v2"
 REQUEST_ID = re.compile(r"[a-zA-Z0-9_-]+")
 """What the response-v2 contract allows in ``meta.request_id`` (writer and validator share it)."""
@@ -702,12 +702,12 @@ _DISTINCT_META = frozenset(Meta.__struct_encode_fields__) - {"pagination"}
 _UNMARKED_KEYS = frozenset({"success", "data", "meta", "_envglot"})
 
 
-def _marked(f: Facts) -> str | None:
+def marked(f: Facts) -> str | None:
     meta = f.member("meta")
     return "meta.version" if meta is not None and bytes(meta.get("version", b"")) == b'"response-v2"' else None
 
 
-def _unmarked(f: Facts) -> str | None:
+def unmarked(f: Facts) -> str | None:
     """Without its version marker: ``{success, data, meta}`` whose ``meta`` has a key only response-v2 defines."""
     if f.keys is None or not f.is_bool("success") or not f.has("data") or f.has("error"):
         return None
@@ -717,25 +717,4 @@ def _unmarked(f: Facts) -> str | None:
     return "meta keys" if meta is not None and not _DISTINCT_META.isdisjoint(meta) else None
 
 
-class ResponseV2(Dialect):
-    """foundry-mcp response-v2."""
-
-    name = NAME
-    description = 'foundry-mcp response-v2: success/data/error/meta{version:"response-v2",...}'
-    aliases = ("v2",)
-    shape = SHAPE
-    native_indent = -1  # minified since 2025-12-31
-    wire = Envelope
-    probes = (
-        Probe(20, _marked, '`meta.version == "response-v2"`'),
-        Probe(
-            90,
-            _unmarked,
-            "`success`, `data`, and a `meta` with a key only response-v2 defines (`warnings`, `request_id`, "
-            "`telemetry`, …): response-v2 without its version",
-        ),
-    )
-    example_code = "EXAMPLE_NOT_READY"
-    reading = READING
-    writing = WRITING
-    invariants = staticmethod(invariants)
+WIRE = Envelope

@@ -12,17 +12,16 @@ from ..checker import Checker, Rule, join_path, outcome_keys
 from ..codes import carried_meaning, carry_meaning, missing_problem, planned, read_problem, write_code
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, Probe, Shape
+from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..fields import Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
 
-__all__ = ["NAME", "READING", "WRITING", "Envelope", "FailureEnvelope", "OkEnvelope", "Result", "split_error_data"]
+__all__ = ["NAME", "READING", "WRITING", "Envelope", "FailureEnvelope", "OkEnvelope", "split_error_data"]
 
-NAME = "result"
-SHAPE = Shape(open_codes=True)
-"""The codes are ``error_type`` words (``error-types.toml``'s ``result`` column); any word is valid."""
+NAME = name_of(__name__)
+SHAPE = shape_of(NAME)
 
 
 class Envelope(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -299,7 +298,7 @@ _ONLY = _KEYS - {"success", "error", "_envglot"}
 """Keys that make a document with ``error`` a Result rather than a bare legacy failure."""
 
 
-def _probe(f: Facts) -> str | None:
+def probe(f: Facts) -> str | None:
     """Only Result keys, and a Result-only key or no ``error`` (``{"success": false, "error": "..."}``
     without ``error_type`` is a bare legacy failure)."""
     if f.keys is None or not f.is_bool("success") or f.has("data") or f.has("meta") or not f.keys <= _KEYS:
@@ -307,24 +306,4 @@ def _probe(f: Facts) -> str | None:
     return "success" if not f.has("error") or any(f.has(k) for k in _ONLY) else None
 
 
-class Result(Dialect):
-    """The ADR-003 Result pattern."""
-
-    name = NAME
-    description = "ADR-003 Result: success/value or error/error_type, message, instruction (mcp-guide)"
-    aliases = ("adr-003",)
-    shape = SHAPE
-    native_indent = 0  # json.dumps defaults: one line with spaces
-    wire = Envelope
-    probes = (
-        Probe(
-            70,
-            _probe,
-            "`success` without `data`/`meta`, with a Result-only key (`error_type`, `value`, `message`, "
-            "`instruction`, …) or nothing else besides `success`",
-        ),
-    )
-    example_code = "example_not_ready"
-    reading = READING
-    writing = WRITING
-    invariants = staticmethod(invariants)
+WIRE = Envelope

@@ -1,0 +1,117 @@
+"""The schema of a ``[declare]`` table: what a dialect is, said in its TOML file.
+
+A dialect with a hooks module (every bundled one, :func:`envglot.dialect.compile_hooks`) is
+declared by :class:`Hooked`; a dialect declared in TOML alone (:mod:`envglot.declared`) by
+:class:`Declare`. The keys both have are :class:`Common`'s, with the same meaning; the wire
+facts the pipeline reads are the :class:`Shape` compiled from them. ``docs/declared-dialects.md``
+documents every key.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from msgspec import UNSET, Struct, UnsetType
+
+__all__ = ["Common", "Declare", "Detect", "Hooked", "Outcome", "ProbeDoc", "Shape"]
+
+
+class Shape(Struct, frozen=True, forbid_unknown_fields=True):
+    """Wire facts the pipeline needs about a dialect (its ``[declare]`` table says them)."""
+
+    payload: Literal["object", "any"] = "any"
+    """``object``: the payload field holds only objects (others are wrapped as ``{"value": ...}``)."""
+    max_problems: int = 1
+    """How many errors one document carries (0: unbounded, an array)."""
+    residue: str = "$._envglot"
+    """Where ``preserve`` mode keeps what the dialect cannot say."""
+    writable: bool = True
+    """False for a read-only source dialect."""
+    closed: bool = False
+    """The code vocabulary is a closed enum: overlays may remap codes, never add them."""
+    open_codes: bool = False
+    """Any code is valid (the codes are category words, from ``error-types.toml``'s column)."""
+    marked_success: bool = True
+    """False: a success carries no marker of the dialect (google-rpc's is the resource itself), so
+    detection recognizes its failures only and a success is read with ``from_``/``-f``."""
+
+
+_SHAPE = Shape()
+"""The defaults of the shape keys of ``[declare]``."""
+
+
+class Detect(Struct, forbid_unknown_fields=True, frozen=True):
+    """``[declare.detect]``: top-level keys that must all be present, and the probe's priority."""
+
+    keys: list[str]
+    priority: int = 80
+
+
+class Outcome(Struct, forbid_unknown_fields=True, frozen=True):
+    """``[declare.outcome]``: the values of the outcome member; the first of each is written."""
+
+    success: str | list[str]
+    failure: str | list[str]
+    warning: str | list[str] = []
+    """A success with warnings (read as a success; written when the success carries warnings)."""
+
+    def words(self, which: str) -> tuple[str, ...]:
+        v = getattr(self, which)
+        return (v,) if isinstance(v, str) else tuple(v)
+
+
+class Common(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """The ``[declare]`` keys every declaration has, with a hooks module or without."""
+
+    description: str
+    aliases: list[str] = []
+    payload: Literal["object", "any"] = _SHAPE.payload
+    residue: str = _SHAPE.residue
+    native_indent: int = -1
+    """``style="native"``: how the real emitter prints (negative: minified)."""
+    closed: bool = _SHAPE.closed
+    outcome: Outcome | None = None
+    """The words of the outcome member (``[fields] ok``) when it is no boolean; the first of each
+    is written (a hooks module's dialect: the first failure word is the JSON that says failure)."""
+
+
+class ProbeDoc(Struct, forbid_unknown_fields=True, frozen=True):
+    """``[declare.probes.<function>]``: a hooks module's probe function, its priority and doc."""
+
+    priority: int
+    doc: str = ""
+    """What the probe looks for, in Markdown (the detection table of ``docs/python-api.md``)."""
+
+
+class Hooked(Common, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[declare]`` of a dialect with a hooks module (``Dialect.compiled``): the shared keys plus
+    what only code can back (probe functions, the read-only and fallback roles, ...)."""
+
+    probes: dict[str, ProbeDoc] = {}
+    """Probe function of the hooks module (by name) -> its priority and doc."""
+    max_problems: int = _SHAPE.max_problems
+    writable: bool = _SHAPE.writable
+    open_codes: bool = _SHAPE.open_codes
+    marked_success: bool = _SHAPE.marked_success
+    fallback: bool | UnsetType = UNSET
+    example_code: str | UnsetType = UNSET
+    reader_kinds: list[str] | UnsetType = UNSET
+    """Reader diagnostics (``Kind`` values) that ``validate`` reports as contract violations.
+    (Unset keys keep the defaults of :class:`~envglot.dialect.Dialect`.)"""
+
+
+class Declare(Common, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[declare]`` of a dialect declared in TOML alone (no hooks module)."""
+
+    detect: Detect
+    required: list[str] = []
+    """Wire paths that must be present (inside a problem or warning: in each one)."""
+    constants: dict[str, str | int | bool] = {}
+    """Wire path -> the value every document carries there (written always, checked by validate)."""
+    absent: dict[str, Literal["omit", "null", "empty"]] = {}
+    """The errors, warnings or payload member -> how a document without any says so: the member
+    left out (``omit``, the default), ``null``, or an empty list (``empty``, an array member)."""
+    string_items: list[str] = []
+    """Array paths (``$.warnings[]``) whose items may be plain strings (a warning's message)."""
+    units: dict[str, Literal["ms", "s"]] = {}
+    """Wire path of a duration or delay (``duration_ms``, ``problem.retry_after_ms``) -> its unit."""
