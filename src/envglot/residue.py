@@ -14,7 +14,6 @@ for byte (``1e400`` or a 10,000-digit integer is restored exactly).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import cache
 from typing import Any
@@ -264,6 +263,8 @@ def digest(dialect: str, document: bytes) -> str:
             add(text)
 
     feed(document)
+    import hashlib  # preserve=True only: not imported with envglot
+
     return hashlib.blake2b(b"".join(parts), digest_size=16).hexdigest()  # the same stream, hashed at once
 
 
