@@ -932,28 +932,40 @@ def run_small_files(
 # import time
 
 _IMPORT_SNIPPET = (
-    "import time; t = time.perf_counter(); import envglot; envglot.mappings.default_mappings(); "
-    "print(time.perf_counter() - t)"
+    "import time; t = time.{clock}(); import envglot; envglot.mappings.default_mappings(); print(time.{clock}() - t)"
 )
 
 
-def run_import_time(runs: int) -> dict[str, Any]:
-    """``import envglot`` plus the tables loaded and compiled, in fresh interpreters (median)."""
-    inner, wall = [], []
+def _child(code: str, env: dict[str, str]) -> tuple[str, float, float]:
+    """``(stdout, wall seconds, CPU seconds)`` of a fresh interpreter running ``code`` (its own rusage)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    assert p.stdout is not None
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, code)
+    return out, wall, usage.ru_utime + usage.ru_stime
+
+
+def run_import_time(runs: int, cpu: bool = False) -> dict[str, Any]:
+    """``import envglot`` plus the tables loaded and compiled, in fresh interpreters (median),
+    interleaved with bare interpreters (``python -c pass``). ``above_bare_ms`` is the issue's
+    figure: the whole process's time above a bare interpreter's. With ``cpu`` (``--clock cpu``)
+    every figure is CPU time (``time.process_time`` inside, the child's rusage for the whole
+    process), which leaves out the time a loaded machine makes the process wait for a core."""
+    snippet = _IMPORT_SNIPPET.format(clock="process_time" if cpu else "perf_counter")
+    inner, whole, base = [], [], []
     env = dict(os.environ)
-    for i in range(runs + 1):
-        t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-c", _IMPORT_SNIPPET], capture_output=True, text=True, env=env, check=True)
-        w = time.perf_counter() - t0
-        if i == 0:
-            continue  # first run may write .pyc files
-        inner.append(float(p.stdout.strip()))
-        wall.append(w)
-    base = []
-    for _ in range(max(1, runs // 2)):
-        t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        base.append(time.perf_counter() - t0)
+    _child(snippet, env)  # the first run may write .pyc files
+    for _ in range(runs):
+        out, wall, used = _child(snippet, env)
+        inner.append(float(out.strip()))
+        whole.append(used if cpu else wall)
+        _, wall, used = _child("pass", env)
+        base.append(used if cpu else wall)
     top = []
     p = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import envglot; envglot.mappings.default_mappings()"],
@@ -974,10 +986,12 @@ def run_import_time(runs: int) -> dict[str, Any]:
     top.sort(key=lambda r: -r["cumulative_us"])
     return {
         "runs": runs,
+        "clock": "cpu" if cpu else "wall",
         "import_ms": round(1000 * statistics.median(inner), 1),
         "import_ms_min": round(1000 * min(inner), 1),
-        "process_wall_ms": round(1000 * statistics.median(wall), 1),
+        "process_ms": round(1000 * statistics.median(whole), 1),
         "bare_interpreter_ms": round(1000 * statistics.median(base), 1),
+        "above_bare_ms": round(1000 * (statistics.median(whole) - statistics.median(base)), 1),
         "importtime_top": top[:15],
     }
 
@@ -1063,8 +1077,9 @@ def evaluate(
         note = migrate.get("dask") or migrate.get("reason") or migrate.get("status")
         out += [_target(label, 0, None, note=note) for label in dask_labels]
     need = TARGETS["import_ms"]
-    ms = imp["import_ms"] if imp is not None else None
-    out.append(_target(f"import envglot + tables < {need} ms", need, ms, at_least=False))  # type: ignore[arg-type]
+    ms = imp["above_bare_ms"] if imp is not None else None
+    label = f"import envglot + tables < {need} ms above a bare interpreter"
+    out.append(_target(label, need, ms, at_least=False))  # type: ignore[arg-type]
     need = TARGETS["proxy_overhead_ms"]  # type: ignore[assignment]
     label = f"proxy adds < {need} ms median per call"
     if proxy is not None and proxy.get("status") == "ok":
@@ -1260,9 +1275,10 @@ def markdown(results: dict[str, Any]) -> str:
     if imp:
         lines += [
             "",
-            f"Import: `import envglot` + tables loaded and compiled: {imp['import_ms']} ms (median of {imp['runs']} "
-            f"fresh interpreters; whole process {imp['process_wall_ms']} ms, bare interpreter "
-            f"{imp['bare_interpreter_ms']} ms).",
+            f"Import: `import envglot` + tables loaded and compiled: {imp['above_bare_ms']} ms above a bare "
+            f"interpreter ({imp.get('clock', 'wall')} time, medians of {imp['runs']} fresh interpreters: whole "
+            f"process {imp['process_ms']} ms, bare interpreter {imp['bare_interpreter_ms']} ms; "
+            f"{imp['import_ms']} ms inside the process).",
         ]
     px = results.get("proxy") or {}
     if px.get("status") == "ok":
@@ -1389,7 +1405,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--clock",
         choices=sorted(CLOCKS),
         default="wall",
-        help="in-memory timer: wall time, or this thread's CPU time (steadier on a shared machine)",
+        help="timer: wall time, or CPU time (this thread's in memory, the child's for import; steadier when shared)",
     )
     p.add_argument("--seed", type=int, default=20260101, help="corpus seed (default %(default)s)")
     p.add_argument("--rounds", type=int, help="timed rounds per method (default: 7 full, 5 quick, 2 smoke)")
@@ -1493,7 +1509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["migrate"] = run_migrate(corp, mode, size_mb, rounds, args.keep_files, cmd, log)
     if "import" in sections:
         log("import time ...")
-        results["import_time"] = run_import_time(mode.import_runs)
+        results["import_time"] = run_import_time(mode.import_runs, cpu=args.clock == "cpu")
     if "proxy" in sections:
         log("proxy: tool calls direct and through envglot proxy ...")
         results["proxy"] = proxy_bench.run_proxy(PROXY_CALLS[mode_name], log)

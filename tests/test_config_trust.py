@@ -419,10 +419,12 @@ def test_envglot_config_without_a_file_and_with_an_ignored_one(tree: Path) -> No
 # --------------------------------------------------------------------------- the parsed-table cache
 
 
-@pytest.mark.parametrize("planted", ["own", "other-user", "writable"])
+@pytest.mark.parametrize("planted", ["own", "other-user", "writable", "other-bytes", "other-version", "corrupt"])
 def test_a_planted_table_cache_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str) -> None:
-    """The msgpack cache of parsed tables (ENVGLOT_CACHE_DIR) is read only if it is the user's own file."""
-    import hashlib
+    """The msgpack cache of parsed tables (ENVGLOT_CACHE_DIR) is read only if it is the user's own file,
+    of this envglot version, holding exactly the TOML bytes read (a CRC collision or a stale file is a
+    miss), and readable (anything else in it is a miss too)."""
+    import zlib
 
     import msgspec
 
@@ -431,9 +433,13 @@ def test_a_planted_table_cache_is_not_read(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("ENVGLOT_CACHE_DIR", str(tmp_path / "cache"))
     overlay = tmp_path / "ours.toml"
     shutil.copy(ROOT / "docs" / "examples" / "overlays" / "good.toml", overlay)
-    cache = tmp_path / "cache" / f"toml-{hashlib.sha1(overlay.read_bytes()).hexdigest()}.msgpack"
+    buf = overlay.read_bytes()
+    cache = tmp_path / "cache" / f"toml-{zlib.crc32(buf):08x}-{len(buf)}.msgpack"
     cache.parent.mkdir()
-    cache.write_bytes(msgspec.msgpack.encode({"dialect": "no-such-dialect"}))  # what a planted file would say
+    said = {"dialect": "no-such-dialect"}  # what a planted file would say
+    version = "0.0.0-old" if planted == "other-version" else envglot.__version__
+    text = buf.replace(b"=", b" = ", 1) if planted == "other-bytes" else buf
+    cache.write_bytes(b"\xc1garbage" if planted == "corrupt" else msgspec.msgpack.encode((version, text, said)))
     if planted == "other-user":
         os.chown(cache, NOBODY, NOBODY)
     elif planted == "writable":

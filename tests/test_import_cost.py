@@ -24,9 +24,12 @@ _OPTIONAL = (
 )
 """The faces and optional dependencies: imported by the command or call that uses them."""
 
-_ON_FIRST_USE = ("pkgutil", "string", "tempfile")
+_ON_FIRST_USE = ("ctypes", "hashlib", "json", "pathlib", "pkgutil", "string", "tempfile", "threading")
 """Standard modules only some paths need: listing the dialects does without pkgutil, a
-declaration's templates import string, a TOML cache miss imports tempfile."""
+declaration's templates import string, a TOML cache miss imports tempfile; the first depth
+check imports ctypes and threading (finding the recursion budget), a dict input json, an
+id or a residue hashlib (the tables' cache compares the TOML bytes instead of hashing them),
+an overlay pathlib (the bundled tables' paths are strings)."""
 
 
 def _loaded(code: str) -> set[str]:

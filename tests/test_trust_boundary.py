@@ -638,7 +638,7 @@ def test_the_depth_budget_can_be_turned_off_with_the_same_answers() -> None:
     """``ENVGLOT_DEPTH_BUDGET=exact``: no search of the thread state; the exact count decides alike."""
     code = (
         "from envglot import limits\n"
-        "assert limits._BUDGET.offset is None\n"
+        "assert limits._budget().offset is None\n"
         "limits.check_input(b'[' * 256 + b']' * 256)\n"
         "try:\n"
         "    limits.check_input(b'[' * 257 + b']' * 257)\n"

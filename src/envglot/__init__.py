@@ -21,14 +21,13 @@ from .mappings import load_mappings
 from .options import Options
 from .policy import Level, Policy
 from .registry import Registry
+from .version import __version__
 
 if TYPE_CHECKING:  # imported on first use at run time (keeps ``import envglot`` fast), typed for checkers
     from .migration import MigrationReport, Migrator, migrate
     from .pyresult import Result
     from .schema import json_schema
     from .validation import Violation, validate
-
-__version__ = "0.1.0"
 
 _LAZY = {
     "migrate": "migration",

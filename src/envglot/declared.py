@@ -14,11 +14,9 @@ from the same tree. See ``docs/declared-dialects.md``.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 from msgspec import Raw
@@ -35,6 +33,9 @@ from .errors import MappingError, ParseError
 from .registry import Registry, bundled
 from .tables import DialectTable, Mappings, error_path, locate_error, toml_document
 from .tomlfile import read_regular
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "Declare",
@@ -230,6 +231,8 @@ def build_declaration(
         raise MappingError(
             f"{path}: dialect = {name!r}: a dialect name is lowercase letters, digits and -", path="$.dialect"
         )
+    import hashlib  # a declaration file only: not imported with envglot
+
     digest = hashlib.sha256(msgspec.msgpack.encode(doc)).hexdigest()
     existing = registry.find(name)
     if existing is not None:
@@ -346,6 +349,8 @@ def with_declarations(paths: Iterable[str | Any], registry: Registry | None = No
     """
     reg = registry if registry is not None else bundled()
     rest = []
+    from pathlib import Path  # overlays only: the bundled tables are read without pathlib
+
     for p in paths:
         path = Path(p)
         if not path.is_file():

@@ -19,10 +19,10 @@ lives only in the registries built with it (:meth:`~envglot.registry.Registry.ad
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -35,10 +35,12 @@ from .declare import Hooked, Shape
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
 from .registry import dialect_names, get_dialect, register, registered, writable_names
-from .tables import error_path, shipped_dir, toml_document
+from .tables import error_path, shipped_root, toml_document
 from .tomlfile import read_regular
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from . import canonical as c
     from .checker import Checker
     from .context import Context
@@ -238,7 +240,7 @@ class Dialect:
         module = sys.modules[type(self).__module__].__file__
         if module is None:
             raise MappingError(f"{self.name}: table_file needs a module loaded from a file")
-        path = Path(module).resolve().parent / self.table_file
+        path = os.path.join(os.path.dirname(os.path.realpath(module)), self.table_file)
         table = decode_table(path, DialectTable)
         assert isinstance(table, DialectTable)
         if table.dialect != self.name:
@@ -334,7 +336,7 @@ class DeclaredFacts:
 
 
 @cache
-def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
+def declared_facts(name: str | None, file: str | Path | None = None) -> DeclaredFacts:
     """The ``[declare]`` table of bundled dialect ``name`` (``mappings/<name>.toml`` as shipped:
     :func:`~envglot.tables.shipped_dir`), or of the table ``file`` (a plugin's; ``name=None``:
     the one its ``dialect`` key says).
@@ -343,7 +345,7 @@ def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
         MappingError: the file cannot be read, names another dialect or its ``[declare]`` is
             not a valid one (naming the file and the JSON path).
     """
-    path = file if file is not None else _shipped() / f"{name}.toml"
+    path = os.fspath(file) if file is not None else os.path.join(_shipped(), f"{name}.toml")
     doc = toml_document(read_regular(path, "mapping table", error=MappingError), str(path))
     said = doc.get("dialect") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or not isinstance(said, str) or said != (name or said):
@@ -365,9 +367,9 @@ def declared_facts(name: str | None, file: Path | None = None) -> DeclaredFacts:
 
 
 @cache
-def _shipped() -> Path:
-    """:func:`~envglot.tables.shipped_dir`, found once (it resolves and stats paths)."""
-    return shipped_dir()
+def _shipped() -> str:
+    """:func:`~envglot.tables.shipped_root`, found once (it resolves and stats paths)."""
+    return shipped_root()
 
 
 def name_of(module: str) -> str:
@@ -399,7 +401,7 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
     else:
         if module.__file__ is None:
             raise MappingError(f"{module.__name__}: a table_file needs a module loaded from a file")
-        facts = declared_facts(None, Path(module.__file__).resolve().parent / table_file)
+        facts = declared_facts(None, os.path.join(os.path.dirname(os.path.realpath(module.__file__)), table_file))
     name = facts.name
     decl = facts.declare
     ns: dict[str, Any] = {

@@ -17,21 +17,21 @@ that names the offset and path runs only for a document that is too deep.
 
 from __future__ import annotations
 
-import ctypes
 import functools
-import json
 import math
 import os
 import re
-import threading
 from collections.abc import Callable
 from itertools import accumulate
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from .errors import EnvglotError, ParseError
 from .excerpt import excerpt, key_segment
+
+if TYPE_CHECKING:
+    import ctypes
 
 __all__ = [
     "BOM",
@@ -125,8 +125,9 @@ def within_depth(fn: Callable[[bytes], _T], buf: bytes, max_depth: int, bom: boo
     ``RecursionError`` runs ``fn`` again at the full budget). Where the budget cannot be
     lowered, the exact check runs first.
     """
-    cell = _BUDGET.counter()
-    cap = max_depth + _BUDGET.slack - 1
+    budget = _budget()
+    cell = budget.counter()
+    cap = max_depth + budget.slack - 1
     if len(buf) <= 2 * max_depth:
         return fn(buf)
     if cell is None or cap < 1 or cell.value <= cap:
@@ -155,8 +156,9 @@ def members_within_depth(buf: bytes, max_depth: int) -> tuple[dict[str, msgspec.
     ``max_depth`` and the second member is ``True``. Otherwise nothing is raised and nothing
     is proved (``False``): the caller's first full parse still goes through :func:`within_depth`.
     """
-    cell = _BUDGET.counter()
-    cap = max_depth + _BUDGET.slack - 1
+    budget = _budget()
+    cell = budget.counter()
+    cap = max_depth + budget.slack - 1
     if len(buf) <= 2 * max_depth:
         try:
             return top_members(buf), True
@@ -209,7 +211,7 @@ def encode_checked(obj: Any, max_depth: int = MAX_DEPTH) -> bytes:
     own types and refuses the rest.
     """
     try:
-        return _STD_JSON(obj).encode()
+        return _std_json()(obj).encode()
     except (UnicodeEncodeError, TypeError, ValueError, RecursionError, OverflowError) as exc:
         path, why = bad_value(obj, max_depth, True)
         raise ParseError(f"the input cannot be encoded as JSON: {why or excerpt(str(exc))}", path=path) from None
@@ -240,6 +242,8 @@ def repeated_member(buf: bytes, key: str, members: dict[str, msgspec.Raw] | None
             members = members_of(buf)
         if members is not None and seen - sum(bytes(v).count(quoted) for v in members.values()) <= 1:
             return False
+    import json  # only for a document that still shows the key twice
+
     try:
         top = json.loads(buf, object_pairs_hook=_pairs)
     except (ValueError, RecursionError):  # the reader reports what is wrong with it
@@ -284,7 +288,12 @@ def _refuse(value: object) -> Any:
     raise TypeError(f"a {type(value).__name__} is not a JSON value")
 
 
-_STD_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_refuse).encode
+@functools.cache
+def _std_json() -> Callable[[Any], str]:
+    """The standard library's C encoder as :func:`encode_checked` uses it (built on first use)."""
+    import json
+
+    return json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_refuse).encode
 
 
 def bad_value(obj: Any, max_depth: int, failed: bool) -> tuple[str, str | None]:
@@ -372,8 +381,9 @@ def too_deep(buf: bytes, max_depth: int) -> bool:
     than the budget, or an interpreter whose recursion counter was not found at import,
     takes the exact bracket count (:func:`_too_deep`), so the answer is the same either way.
     """
-    cell = _BUDGET.counter()
-    cap = max_depth + _BUDGET.slack - 1  # one level short: a refusal is always checked exactly
+    budget = _budget()
+    cell = budget.counter()
+    cap = max_depth + budget.slack - 1  # one level short: a refusal is always checked exactly
     if cell is None or cap < 1:
         return _too_deep(buf, max_depth)
     saved = cell.value
@@ -407,6 +417,11 @@ class _Budget:
     WORDS = 64  # ints of the thread state searched (the counter is in its first 64 bytes on 3.11-3.13, of 256 read)
 
     def __init__(self) -> None:
+        import ctypes  # with threading, imported by the first check, not by ``import envglot``
+        import threading
+
+        self._ctypes = ctypes
+        self._thread_local = threading.local
         self.offset: int | None = None
         self.slack = 0
         self._local = threading.local()
@@ -425,11 +440,11 @@ class _Budget:
             return None
         cell: ctypes.c_int | None = getattr(self._local, "cell", None)
         if cell is None:
-            cell = self._local.cell = ctypes.c_int.from_address(self._get() + self.offset)
+            cell = self._local.cell = self._ctypes.c_int.from_address(self._get() + self.offset)
         return cell
 
     def _words(self) -> list[int]:
-        return list((ctypes.c_int * self.WORDS).from_address(self._get()))
+        return list((self._ctypes.c_int * self.WORDS).from_address(self._get()))
 
     def _inside(self, levels: int) -> list[int]:
         """The thread state's ints read ``levels`` C recursion levels deeper than here."""
@@ -455,7 +470,7 @@ class _Budget:
         found = [i for i in range(self.WORDS) if low[i] - high[i] == 30 and high[i] > 100]
         if len(found) != 1:
             return None, 0
-        offset = found[0] * ctypes.sizeof(ctypes.c_int)
+        offset = found[0] * self._ctypes.sizeof(self._ctypes.c_int)
         self.offset = offset
         cell = self.counter()
         assert cell is not None
@@ -464,7 +479,7 @@ class _Budget:
         slack = 60 - stops[0]
         if stops[1] != 150 - slack or not -4 < slack < 4:
             return None, 0
-        self._local = threading.local()
+        self._local = self._thread_local()
         return offset, slack
 
 
@@ -485,7 +500,14 @@ def _deepest(cell: ctypes.c_int, cap: int) -> int:
 
 
 _SKIP = msgspec.json.Decoder(msgspec.Raw).decode
-_BUDGET = _Budget()
+
+
+@functools.cache
+def _budget() -> _Budget:
+    """This process's :class:`_Budget`, found by the first depth check (not at import: the search
+    costs ``ctypes``, ``threading`` and a calibration that a command checking nothing never needs).
+    Two threads making their first check at once may both search; either finds the same offset."""
+    return _Budget()
 
 
 def _too_deep_at(buf: bytes, max_depth: int) -> int:

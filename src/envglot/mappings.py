@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -35,6 +34,7 @@ from .tables import (
     WriteRow,
     decode_table,
     mappings_dir,
+    mappings_root,
     type_for,
 )
 
@@ -95,7 +95,9 @@ def _error_type_row(raw: dict[str, str | bool], where: str, columns: dict[str, D
 
 
 def load_mappings(
-    overlays: Iterable[str | os.PathLike[str]] = (), base: Path | None = None, registry: Registry | None = None
+    overlays: Iterable[str | os.PathLike[str]] = (),
+    base: str | os.PathLike[str] | None = None,
+    registry: Registry | None = None,
 ) -> Mappings:
     """Load, merge and validate the bundled tables plus ``overlays`` (later files win).
 
@@ -109,8 +111,8 @@ def load_mappings(
     reg = registry if registry is not None else bundled()
     if overlays:  # a declaration file among them adds its dialect to the tables' registry
         reg, overlays = with_declarations(overlays, reg)
-    root = base or mappings_dir()
-    canonical = decode_table(root / "canonical.toml", CanonicalTable)
+    root = os.fspath(base) if base is not None else mappings_root()  # (no pathlib to import for it)
+    canonical = decode_table(os.path.join(root, "canonical.toml"), CanonicalTable)
     assert isinstance(canonical, CanonicalTable)
     units = {d.name: d for d in reg}
     tables: dict[str, DialectTable] = {}
@@ -120,22 +122,24 @@ def load_mappings(
         if own is not None:  # a declared dialect: its table is its declaration file
             tables[name], files[name] = own
             continue
-        path = root / f"{name}.toml"
+        path = os.path.join(root, f"{name}.toml")
         t = decode_table(path, DialectTable)
         assert isinstance(t, DialectTable)
         if t.dialect != name:
             raise MappingError(f"{path}: dialect = {t.dialect!r}, expected {name!r}")
         tables[name] = t
-        files[name] = str(path)
+        files[name] = path
     columns = {n: units[n] for n, t in tables.items() if units[n].shape.open_codes or t.types}
-    et_path = root / "error-types.toml"
+    et_path = os.path.join(root, "error-types.toml")
     et = decode_table(et_path, ErrorTypesTable)
     assert isinstance(et, ErrorTypesTable)
     error_rows = [_error_type_row(r, f"{et_path}: [[row]] #{i + 1}", columns) for i, r in enumerate(et.row)]
-    row_files = [(str(et_path), i + 1) for i in range(len(error_rows))]
+    row_files = [(et_path, i + 1) for i in range(len(error_rows))]
     write_extra: dict[str, list[WriteRow]] = {n: [] for n in units}
-    sources = [str(root)]
+    sources = [root]
     for ov_path in overlays:
+        from pathlib import Path  # overlays only: the bundled tables are read without it
+
         p = Path(ov_path)
         ov = decode_table(p, OverlayFile)
         assert isinstance(ov, OverlayFile)
@@ -172,7 +176,7 @@ def load_mappings(
             write = write_extra[name] + _error_type_rows(error_rows, name)
         dialects[name] = DialectMap(t, write, t.types, units[name])
     m = Mappings(canonical, dialects, error_rows, tuple(sources), reg)
-    _validate(m, files, str(et_path), row_files)
+    _validate(m, files, et_path, row_files)
     if any(d.declared for d in reg):  # its own documents must be detected as itself
         check_overlap(m)
     return m

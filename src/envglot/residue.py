@@ -15,7 +15,6 @@ for byte (``1e400`` or a 10,000-digit integer is restored exactly).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import cache, lru_cache
 from typing import Any
@@ -269,6 +268,8 @@ def digest(dialect: str, document: bytes, version: int = DIGEST_VERSION) -> str:
     Python walk: keys sorted, every scalar as written, strings with escapes re-encoded) is
     still computed for residues that record it.
     """
+    import hashlib  # preserve=True only: not imported with envglot
+
     head = dialect.encode() + b"\0"
     if version == 1:
         return hashlib.blake2b(_DIGEST_TAG + head + _walk(document), digest_size=16).hexdigest()

@@ -2,14 +2,16 @@
 
 The tables are data (see ``docs/mappings.md``); this module only reads and indexes them.
 :mod:`envglot.mappings` loads and validates the whole set (it re-exports these names).
+
+Over 500 lines: a table's schema, where it is found and its parsed-document cache, and the
+lookups compiled from it change together (one row kind added touches all four).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 from msgspec import Struct
@@ -18,6 +20,8 @@ from .errors import EnvglotError, MappingError
 from .tomlfile import MAX_TOML_BYTES, parse_toml, read_regular, untrusted
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .dialect import Dialect
     from .registry import Registry
 
@@ -40,9 +44,11 @@ __all__ = [
     "error_path",
     "locate_error",
     "mappings_dir",
+    "mappings_root",
     "matching",
     "most_specific_first",
     "shipped_dir",
+    "shipped_root",
     "toml_document",
     "type_for",
 ]
@@ -181,21 +187,31 @@ class OverlayFile(_Table):
 
 def mappings_dir() -> Path:
     """The folder holding the bundled tables: ``ENVGLOT_MAPPINGS_DIR``, else :func:`shipped_dir`."""
-    env = os.environ.get("ENVGLOT_MAPPINGS_DIR")
-    return Path(env) if env else shipped_dir()
+    from pathlib import Path  # not imported with envglot: loading the tables uses mappings_root
+
+    return Path(mappings_root())
+
+
+def mappings_root() -> str:
+    """:func:`mappings_dir` as a string path (``ENVGLOT_MAPPINGS_DIR`` as given)."""
+    return os.environ.get("ENVGLOT_MAPPINGS_DIR") or shipped_root()
 
 
 def shipped_dir() -> Path:
+    """:func:`shipped_root` as a path."""
+    from pathlib import Path
+
+    return Path(shipped_root())
+
+
+def shipped_root() -> str:
     """The folder of the tables shipped with envglot (inside the wheel, or the repo's
     ``mappings/``): where the bundled dialects' ``[declare]`` tables are read, whatever
     ``ENVGLOT_MAPPINGS_DIR`` says (it replaces the tables, not what the dialects are)."""
-    here = Path(__file__).resolve().parent
-    bundled = here / "mappings"  # inside the wheel (importlib.resources is slow to import)
-    if bundled.is_dir():
-        return bundled
-    repo = here.parents[1] / "mappings"
-    if repo.is_dir():
-        return repo
+    here = os.path.dirname(os.path.realpath(__file__))  # inside the wheel, or the repo's (no importlib.resources)
+    for folder in (os.path.join(here, "mappings"), os.path.join(os.path.dirname(os.path.dirname(here)), "mappings")):
+        if os.path.isdir(folder):
+            return folder
     raise MappingError("envglot cannot find its mapping tables (no envglot/mappings in the package)")
 
 
@@ -203,29 +219,31 @@ _ROW_TYPES: dict[str, type] = {"codes": CodeRow, "types": TypeRow}
 
 
 def toml_document(buf: bytes, source: str) -> object:
-    """The TOML document in ``buf`` (read from ``source``) within :mod:`envglot.tomlfile`'s limits,
-    memoized on disk by content hash: parsing TOML in pure Python is nearly all the cost of
-    loading the tables; msgpack reads the same document ~10x faster.
+    """The TOML document in ``buf`` (from ``source``) within :mod:`envglot.tomlfile`'s limits (else a
+    ``MappingError``), memoized on disk: msgpack reads it ~10x faster than TOML is parsed. The cache
+    file (named by CRC-32 and length, written atomically) holds envglot's version, the TOML bytes and
+    the document: used only if both equal exactly and the file is this user's own; else a miss."""
+    import zlib
 
-    Raises:
-        MappingError: the document is no TOML or passes a limit (naming ``source``).
-    """
-    import hashlib
+    from .version import __version__
 
-    key = hashlib.sha1(buf).hexdigest()
-    cache = Path(os.environ.get("ENVGLOT_CACHE_DIR") or Path.home() / ".cache" / "envglot") / f"toml-{key}.msgpack"
+    folder = os.environ.get("ENVGLOT_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "envglot")
+    cache = os.path.join(folder, f"toml-{zlib.crc32(buf):08x}-{len(buf)}.msgpack")
     try:  # only a regular file of ours that no one else can write (the tables decide outcomes)
-        return msgspec.msgpack.decode(read_regular(cache, "cache", limit=8 * MAX_TOML_BYTES, check=_own_file))
+        raw = read_regular(cache, "cache", limit=9 * MAX_TOML_BYTES, check=_own_file)
+        version, text, doc = msgspec.msgpack.decode(raw, type=tuple[str, bytes, dict[str, Any]])
+        if version == __version__ and text == buf:
+            return doc
     except (EnvglotError, msgspec.DecodeError):
         pass
     doc = parse_toml(buf, source, error=MappingError)
     import tempfile  # only on a cache miss: with the cache warm, loading the tables never needs it
 
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=cache.name, suffix=".tmp")  # O_EXCL: no planted link
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(cache), suffix=".tmp")  # O_EXCL
         with os.fdopen(fd, "wb") as fh:
-            fh.write(msgspec.msgpack.encode(doc))
+            fh.write(msgspec.msgpack.encode((__version__, buf, doc)))
         os.replace(tmp, cache)
     except (OSError, TypeError):
         pass
@@ -238,7 +256,7 @@ def _own_file(st: os.stat_result) -> None:
         raise EnvglotError(why)
 
 
-def decode_table(path: Path, typ: type) -> object:
+def decode_table(path: str | os.PathLike[str], typ: type) -> object:
     buf = read_regular(path, "mapping table", error=MappingError)
     doc = toml_document(buf, str(path))
     try:

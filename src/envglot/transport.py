@@ -6,6 +6,8 @@ No dependency on the ``mcp`` package: this works on JSON bytes and plain dicts
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 from msgspec import Raw, Struct
 
@@ -50,8 +52,17 @@ class _RpcResponse(Struct):
     error: _RpcError | None = None
 
 
-_PROBE = msgspec.json.Decoder(CallToolResultProbe)
-_RPC = msgspec.json.Decoder(_RpcResponse)
+@functools.cache
+def _probe() -> msgspec.json.Decoder[CallToolResultProbe]:
+    """Built on first use: evaluating the Structs' annotations is not part of ``import envglot``."""
+    return msgspec.json.Decoder(CallToolResultProbe)
+
+
+@functools.cache
+def _rpc() -> msgspec.json.Decoder[_RpcResponse]:
+    return msgspec.json.Decoder(_RpcResponse)
+
+
 _ENC = msgspec.json.Encoder()
 
 
@@ -63,7 +74,7 @@ def unwrap_bytes(buf: bytes) -> tuple[bytes, bool | None]:
     content), :class:`ParseError` when ``buf`` is no CallToolResult.
     """
     try:
-        probe = _PROBE.decode(buf)
+        probe = _probe().decode(buf)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise ParseError(f"not an MCP CallToolResult: {exc}", path="$") from None
     sc = probe.structuredContent
@@ -89,7 +100,7 @@ def unwrap_jsonrpc(buf: bytes) -> bytes:
     naming its code and message, never read as a payload.
     """
     try:
-        rpc = _RPC.decode(buf)
+        rpc = _rpc().decode(buf)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise ParseError(f"not a JSON-RPC response: {excerpt(str(exc))}", path="$") from None
     if rpc.error is not None:

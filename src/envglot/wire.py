@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import types
 import typing
@@ -388,6 +387,8 @@ def slug(tool: str | None, empty: str = "unknown") -> str:
 def document_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple[Problem, ...]) -> str:
     """A reproducible 8-character base-36 id: a hash of the tool, the outcome, the payload and
     the first error's code and message (code-graph's ``requestId``, a declaration's ``{id}``)."""
+    import hashlib  # imported by the first id, not with envglot (OpenSSL's start is costly)
+
     h = hashlib.blake2b(digest_size=8)
     h.update((tool or "").encode())
     h.update(b"1" if ok else b"0")
