@@ -76,6 +76,7 @@ __all__ = [
     "Writing",
     "pair_function",
     "source",
+    "tallying_pair",
     "use_compiled",
 ]
 
@@ -486,21 +487,38 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         u.emit(f"r_dmap = ctx.mappings[{src.name!r}]", indent)
         u.emit(f"w_dmap = ctx.mappings[{dst.name!r}]" if not same else "w_dmap = r_dmap", indent)
 
-    def body(indent: int, skip: set[int], members: bool = False) -> None:
+    def body(indent: int, skip: set[int], members: bool = False, tally: bool = False) -> None:
         r = _Side(u, "r_", "r_dmap", src.name, reading=True)
         wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
         if members and "members" in inspect.signature(reading.decoder.decode).parameters:
             u.emit(f"w, extras, residue = {dec}.decode(buf, members)", indent)
         else:
             u.emit(f"w, extras, residue = {dec}.decode(buf)", indent)
+        if tally:
+            u.emit("if residue is not None:", indent)
+            u.emit("return None  # the hub reports an input residue left out", indent + 1)
         if same:
             u.emit("if extras:", indent)
             u.emit("return None  # the hub puts the dialect's own unknown fields back", indent + 1)
-        _emit_steps(r, reading.steps, keep=keep, indent=indent)
+        _emit_steps(r, reading.steps, keep=None if tally else keep, indent=indent)
         if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
             u.emit("if extras:", indent)
             u.emit("return None  # a step kept a field of the dialect's own as an unknown one", indent + 1)
-        if not skip:
+        if tally:
+            if not same:
+                u.emit("for ex in extras:", indent)
+                u.emit(f"if ex.dialect == {dst.name!r}:", indent + 1)
+                u.emit("return None  # the hub puts the target's own unknown fields back", indent + 2)
+            if writing.losses:  # the hub writer's loss check, over what the reading defined
+                from .context import report_losses
+
+                fields = ", ".join(f"{f}={f}" for f in defined(reading.steps))
+                check = u.ref(report_losses, "report_losses")
+                u.emit(f"{check}(_Envelope({fields}, extras=extras), w_dmap, ctx)", indent)
+            for f in _writer_inputs(writing):
+                if f not in defined(reading.steps):
+                    u.emit(f"{f} = {_default(u, f)}", indent)
+        elif not skip:
             for f in defaults:
                 u.emit(f"{f} = {_default(u, f)}", indent)
         wr.locals |= {getattr(writing.steps[i], "name", "") for i in skip}
@@ -532,6 +550,13 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     u.emit(f"return {fn}_bound")
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]
+    u = _Unit(f"{fn}_tally")  # a module of its own (head and body emit into it)
+    dec = u.ref(reading.decoder, "decoder")
+    u.emit(f"def {fn}_tally(ctx, buf, members=None):", 0)
+    u.emit(f'"""{fn} reporting what the hub would report into ``ctx.report`` (``None``: take the hub)."""')
+    head(1)
+    body(1, set(), members=True, tally=True)
+    _TALLIES[out] = u.build(f"{fn}_tally")
     return out
 
 
@@ -549,6 +574,7 @@ def _ident(name: str) -> str:
 _SOURCES: dict[Callable[..., Any], str] = {}
 _BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
+_TALLIES: dict[Callable[..., Any], Callable[..., bytes | None]] = {}
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
 
@@ -600,6 +626,17 @@ def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes 
         return None
     bound = _BINDERS[fn](ctx)
     return bound if bound is not None else lambda buf, members=None: fn(buf, ctx)
+
+
+def tallying_pair(src: Dialect, dst: Dialect) -> Callable[..., bytes | None] | None:
+    """The fused ``src -> dst`` function called ``(ctx, buf)`` or ``(ctx, buf, members)`` that also reports into
+    ``ctx.report`` every diagnostic the hub would (its reading's hooks and the hub writer's
+    loss check, without the canonical round trip through the hub's reader and writer); for a
+    :class:`~envglot.diagnostics.Counting` report, which keeps no message. It returns ``None``
+    (take the hub) where the hub's own extra work would report or change something: an input
+    residue, unknown fields of the target's own dialect. ``None`` as for :func:`pair_function`."""
+    fn = pair_function(src, dst)
+    return None if fn is None else _TALLIES[fn]
 
 
 _MISSING: Any = object()

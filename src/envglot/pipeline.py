@@ -6,8 +6,9 @@ reconciled with the transport's flag. :mod:`envglot.api` is the public API over 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -15,11 +16,11 @@ from . import residue as _residue
 from .canonical import Envelope, Problem
 from .context import Context
 from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify, classify_members, top_level
-from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
+from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Report, report_for
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, bound_pair
+from .fields import COMPILED, bound_pair, tallying_pair
 from .limits import (
     MAX_DEPTH,
     check_depth,
@@ -41,6 +42,7 @@ from .wire import may_be_loose
 __all__ = [
     "Conversion",
     "Pipeline",
+    "Tallied",
     "as_mappings",
     "contrary",
     "failure_wins",
@@ -74,6 +76,18 @@ class Conversion(msgspec.Struct, frozen=True):
     def lossy(self) -> bool:
         """True if any diagnostic reports lost or changed information."""
         return any(d.lossy for d in self.diagnostics)
+
+
+class Tallied(NamedTuple):
+    """One conversion as :meth:`Pipeline.tally` gives it: its diagnostics counted, not kept."""
+
+    output: bytes
+    source: str
+    unwrapped: bool
+    kinds: tuple[Kind, ...]
+    """The kind of each diagnostic, in the order reported."""
+    selected: bool
+    """True if the policy selects any of the diagnostics (a lossy conversion under ``warn``)."""
 
 
 def to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
@@ -266,6 +280,7 @@ class Pipeline:
     __slots__ = (
         "_fused",
         "_ignore",
+        "_tallying",
         "dst",
         "mappings",
         "max_depth",
@@ -302,6 +317,8 @@ class Pipeline:
         self._fused: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> its fused path to ``dst`` (``envglot.fields``), bound to the context
         it runs with when nothing is collected (immutable then: built once); ``None``: the hub."""
+        self._tallying: dict[str, Callable[..., bytes | None] | None] = {}
+        """Source dialect -> its fused path to ``dst`` that also reports (``tallying_pair``)."""
         self._ignore = self.policy.level is Level.IGNORE
 
     def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
@@ -310,6 +327,19 @@ class Pipeline:
         return Conversion(
             output=out, source=src, target=self.dst.name, diagnostics=report.diagnostics, unwrapped=unwrapped
         )
+
+    def tally(self, buf: bytes, checked: tuple[bytes, bool, Detection] | None = None) -> Tallied:
+        """The :class:`Tallied` conversion of one document, for a caller that counts diagnostic kinds
+        (``migrate``): the fused path where it applies, the hub otherwise; the outcome is
+        :meth:`convert`'s (under ``raise``, the same :class:`~envglot.UnsupportedError`, with its
+        diagnostics). ``checked`` as for :meth:`convert`."""
+        counting = Counting(self.policy)
+        try:
+            out, src, unwrapped = self.convert(buf, counting, checked)
+        except RefusedError:  # refused: convert again with a full report, which raises saying why
+            self.convert(buf, Report(self.policy), checked)
+            raise AssertionError("a refused conversion converted with a full report") from None
+        return Tallied(out, src, unwrapped, tuple(k for k, _ in counting.seen), counting.selected())
 
     def report(self) -> Report:
         """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
@@ -323,7 +353,7 @@ class Pipeline:
         ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that, self.registry))`` when the
         caller has already done both (``migrate``): neither is done again.
         """
-        start = len(report.diagnostics)
+        start = len(report)
         # The first parse of the document (the detection's, or the known source's reader) checks
         # its depth: limits.within_depth
         deferred = checked is None
@@ -379,14 +409,25 @@ class Pipeline:
             else:  # the minified document's own members (one pass, instead of the reader's and the detection's)
                 members = members_of(buf)
             deferred = False  # parsed whole under the guard, or measured exactly
-        if report is DISCARD and is_error is None and not self.preserve and COMPILED[0]:
-            # Nobody sees diagnostics and there is no residue or MCP outcome to apply: the fused
-            # path gives the hub's bytes without building the canonical envelope.
-            fused = self._fused.get(src.name, _MISSING)
-            if fused is _MISSING:
-                ctx = Context(m, DISCARD, m[src.name], self.synth, compact)
-                fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
+        counting = type(report) is Counting
+        if (report is DISCARD or counting) and is_error is None and not self.preserve and COMPILED[0]:
+            # Nobody sees diagnostics (or they are only counted) and there is no residue or MCP
+            # outcome to apply: the fused path gives the hub's bytes (and, counting, the hub's
+            # kinds and paths) without building the canonical envelope.
+            fused: Callable[..., bytes | None] | None
+            if counting:
+                tallying = self._tallying.get(src.name, _MISSING)
+                if tallying is _MISSING:
+                    tallying = self._tallying[src.name] = tallying_pair(src, self.dst)
+                ctx = Context(m, report, m[src.name], self.synth, compact)
+                fused = None if tallying is None else functools.partial(tallying, ctx)
+            else:
+                fused = self._fused.get(src.name, _MISSING)
+                if fused is _MISSING:
+                    ctx = Context(m, DISCARD, m[src.name], self.synth, compact)
+                    fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
             if fused is not None:
+                seen = len(report)
                 try:
                     if deferred:
                         fast = within_depth(fused, buf, self.max_depth, bom)
@@ -402,7 +443,11 @@ class Pipeline:
                     or self.dst.failed(fast)
                     or _failure_of(buf, other, m) is None
                 ):
+                    if counting:
+                        report.finish(self.policy, start=start)
                     return (fast if compact else styled(fast, self.style, self.dst)), src.name, unwrapped
+                if counting:  # the hub reports them again
+                    del report.seen[seen:]  # type: ignore[attr-defined]
         if deferred:
             check_depth(buf, self.max_depth, bom)
         ctx = Context(m, report, m[src.name], self.synth, compact)

@@ -49,6 +49,14 @@ def _kinds() -> frozenset[str]:
     return frozenset(k.value for k in Kind)
 
 
+@functools.cache
+def _lossy_kinds() -> frozenset[Kind]:
+    """:data:`~envglot.diagnostics.LOSSY_KINDS` (imported on first use: diagnostics imports this module)."""
+    from .diagnostics import LOSSY_KINDS
+
+    return LOSSY_KINDS
+
+
 def _parse(selector: object, option: str) -> tuple[str, str | None]:
     """``(kind, path or None)`` of one ``KIND[:PATH]`` selector; an unknown kind is an error."""
     if not isinstance(selector, str):
@@ -118,15 +126,17 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, dict=True):
 
     def selects(self, d: Diagnostic) -> bool:
         """True if ``d`` counts under this policy (whatever the level)."""
-        if d.carried:
-            return False
+        return not d.carried and self.selects_at(d.kind, d.path)
+
+    def selects_at(self, kind: Kind, path: str) -> bool:
+        """True if a diagnostic of ``kind`` at ``path`` that no residue carries counts under this policy."""
         select, ignore = self._rules
         if select:
-            if not any(k == d.kind and (p is None or _path_matches(p, d.path)) for k, p in select):
+            if not any(k == kind and (p is None or _path_matches(p, path)) for k, p in select):
                 return False
-        elif not d.lossy:
+        elif kind not in _lossy_kinds():
             return False
-        return not any(k == d.kind and (p is None or _path_matches(p, d.path)) for k, p in ignore)
+        return not any(k == kind and (p is None or _path_matches(p, path)) for k, p in ignore)
 
     def refuses(self, d: Diagnostic) -> bool:
         """True if ``d`` makes the conversion fail (level ``raise`` and selected)."""

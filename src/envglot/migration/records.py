@@ -168,7 +168,18 @@ class Migrator:
                 self._check(record)
                 return Outcome(status="passed", output=record, source=self.to)
             p = self._conv.pipeline  # hand the check and the detection over: each record is detected once
-            conv = p.run(record, Report(p.policy), (clean, bom, det) if det is not None else None)
+            checked = (clean, bom, det) if det is not None else None
+            if not self.details:  # kinds counted, not kept: the fused path where it applies
+                t = p.tally(record, checked)
+                return Outcome(
+                    status="converted",
+                    output=_one_line(t.output),
+                    source=t.source,
+                    lossy=t.selected,
+                    unwrapped=t.unwrapped,
+                    kinds=tuple(map(str, t.kinds)),
+                )
+            conv = p.run(record, Report(p.policy), checked)
         except EnvglotError as exc:
             diags = tuple(
                 {
@@ -197,12 +208,9 @@ class Migrator:
                 error=internal_reason(exc),
                 error_type=INTERNAL_ERROR,
             )
-        out = conv.output
-        if b"\n" in out or b"\r" in out:
-            out = msgspec.json.format(out, indent=-1)
         return Outcome(
             status="converted",
-            output=out,
+            output=_one_line(conv.output),
             source=conv.source,
             lossy=any(self._policy.selects(d) for d in conv.diagnostics),
             unwrapped=conv.unwrapped,
@@ -218,6 +226,11 @@ class Migrator:
     def _check(self, record: bytes) -> None:
         m = self._mappings
         self.target.read(record, Context(m, Report(Level.IGNORE), m[self.to]))
+
+
+def _one_line(out: bytes) -> bytes:
+    """``out`` as one JSON Lines record (no newline in it)."""
+    return msgspec.json.format(out, indent=-1) if b"\n" in out or b"\r" in out else out
 
 
 def _details(exc: EnvglotError) -> tuple[Diagnostic, ...]:
