@@ -298,7 +298,20 @@ def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ..
     """Each constant member of an optional object of ``source``'s contract
     (:attr:`~envglot.tables.DialectMap.constants`), the object it belongs to, and the canonical
     fields (not a problem's) the source keeps in that object: the constant is there only because
-    one of them is, and goes when none of them can."""
+    one of them is, and goes when none of them can. Computed once per table."""
+    found = _CONSTANTS.get(source)
+    if found is None:
+        if len(_CONSTANTS) >= 256:
+            _CONSTANTS.clear()
+        found = _CONSTANTS[source] = _constants_of(source)
+    return found
+
+
+_CONSTANTS: dict[DialectMap, tuple[tuple[str, str, tuple[str, ...]], ...]] = {}
+""":func:`_constants` by source table (a table never changes once built)."""
+
+
+def _constants_of(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     out = []
     for path in sorted(source.constants):
         parent = path.rpartition(".")[0]
