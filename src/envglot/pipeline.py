@@ -321,23 +321,34 @@ class Pipeline:
         """Source dialect -> its fused path to ``dst`` that also reports (``tallying_pair``)."""
         self._ignore = self.policy.level is Level.IGNORE
 
-    def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
-        """The :class:`Conversion` of one document; ``checked`` as for :meth:`convert`."""
-        out, src, unwrapped = self.convert(buf, report, checked)
+    def run(
+        self,
+        buf: bytes,
+        report: Report,
+        checked: tuple[bytes, bool, Detection] | None = None,
+        members: dict[str, msgspec.Raw] | None = None,
+    ) -> Conversion:
+        """The :class:`Conversion` of one document; ``checked`` and ``members`` as for :meth:`convert`."""
+        out, src, unwrapped = self.convert(buf, report, checked, members)
         return Conversion(
             output=out, source=src, target=self.dst.name, diagnostics=report.diagnostics, unwrapped=unwrapped
         )
 
-    def tally(self, buf: bytes, checked: tuple[bytes, bool, Detection] | None = None) -> Tallied:
+    def tally(
+        self,
+        buf: bytes,
+        checked: tuple[bytes, bool, Detection] | None = None,
+        members: dict[str, msgspec.Raw] | None = None,
+    ) -> Tallied:
         """The :class:`Tallied` conversion of one document, for a caller that counts diagnostic kinds
         (``migrate``): the fused path where it applies, the hub otherwise; the outcome is
         :meth:`convert`'s (under ``raise``, the same :class:`~envglot.UnsupportedError`, with its
-        diagnostics). ``checked`` as for :meth:`convert`."""
+        diagnostics). ``checked`` and ``members`` as for :meth:`convert`."""
         counting = Counting(self.policy)
         try:
-            out, src, unwrapped = self.convert(buf, counting, checked)
+            out, src, unwrapped = self.convert(buf, counting, checked, members)
         except RefusedError:  # refused: convert again with a full report, which raises saying why
-            self.convert(buf, Report(self.policy), checked)
+            self.convert(buf, Report(self.policy), checked, members)
             raise AssertionError("a refused conversion converted with a full report") from None
         return Tallied(out, src, unwrapped, tuple(k for k, _ in counting.seen), counting.selected())
 
@@ -346,12 +357,18 @@ class Pipeline:
         return DISCARD if self._ignore else report_for(self.policy)
 
     def convert(
-        self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None
+        self,
+        buf: bytes,
+        report: Report,
+        checked: tuple[bytes, bool, Detection] | None = None,
+        given: dict[str, msgspec.Raw] | None = None,
     ) -> tuple[bytes, str, bool]:
         """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``.
 
         ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that, self.registry))`` when the
-        caller has already done both (``migrate``): neither is done again.
+        caller has already done both (``migrate``): neither is done again; ``given`` is then the
+        top-level members of its bytes when the caller has them (its detection's
+        :func:`~envglot.detect.top_level`).
         """
         start = len(report)
         # The first parse of the document (the detection's, or the known source's reader) checks
@@ -370,7 +387,7 @@ class Pipeline:
         # The top level's members, decoded once for every check that looks at them (a wrapper's
         # markers, a repeated outcome member, another dialect's failure markers); ``None`` when
         # not decoded (or not decodable: each check then decides as it would alone).
-        members: dict[str, msgspec.Raw] | None = None
+        members: dict[str, msgspec.Raw] | None = None if checked is None else given
         src = self.src
         if src is None:
             if deferred:
@@ -387,7 +404,7 @@ class Pipeline:
             if deferred:  # one parse of the top level, which checks the depth when it can
                 members, checked_depth = members_within_depth(buf, self.max_depth)
                 deferred = not checked_depth
-            else:
+            elif members is None:
                 members = members_of(buf)
             if self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
                 inner, is_error = forced_untransport(buf, known, self.max_depth, self.registry, members)

@@ -130,6 +130,8 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, dict=True):
 
     def selects_at(self, kind: Kind, path: str) -> bool:
         """True if a diagnostic of ``kind`` at ``path`` that no residue carries counts under this policy."""
+        if not self.select and not self.ignore:
+            return kind in _lossy_kinds()
         select, ignore = self._rules
         if select:
             if not any(k == kind and (p is None or _path_matches(p, path)) for k, p in select):

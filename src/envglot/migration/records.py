@@ -12,7 +12,7 @@ import msgspec
 
 from ..api import Converter
 from ..context import Context
-from ..detect import MCP, Detection, classify
+from ..detect import MCP, Detection, classify_members, top_level
 from ..diagnostics import Diagnostic, Report
 from ..errors import EnvglotError
 from ..excerpt import excerpt
@@ -134,7 +134,7 @@ class Migrator:
         self.from_: str | None = self._conv.from_
         self.target = self._mappings.registry.get(self.to)
         """The target dialect (of the tables' registry: a declared one included)."""
-        self._classify = functools.partial(classify, registry=self._mappings.registry)
+        self._classify = functools.partial(classify_members, registry=self._mappings.registry)
         delay = os.environ.get(TEST_DELAY_ENV)  # read once here, not per chunk
         self.test_delay = float(delay) if delay else 0.0
         """Seconds each chunk waits before it is converted (a test hook, ``TEST_DELAY_ENV``)."""
@@ -160,9 +160,11 @@ class Migrator:
         try:
             clean, bom = check_input(record, self._max_depth, depth=False)  # the encoding, before anything reads it
             try:  # the depth: checked by the detection's own parse, before anything else reads it
-                det: Detection | None = within_depth(self._classify, clean, self._max_depth, bom)
+                top = within_depth(top_level, clean, self._max_depth, bom)
+                det: Detection | None = self._classify(top)
+                members: dict[str, msgspec.Raw] | None = top
             except EnvglotError:
-                det = None  # the converter detects again and raises the error with its context
+                members = det = None  # the converter detects again and raises the error with its context
             name = det.dialect if det is not None else None
             if name == self.to and not bom:
                 self._check(record)
@@ -170,7 +172,7 @@ class Migrator:
             p = self._conv.pipeline  # hand the check and the detection over: each record is detected once
             checked = (clean, bom, det) if det is not None else None
             if not self.details:  # kinds counted, not kept: the fused path where it applies
-                t = p.tally(record, checked)
+                t = p.tally(record, checked, members)
                 return Outcome(
                     status="converted",
                     output=_one_line(t.output),
@@ -179,7 +181,7 @@ class Migrator:
                     unwrapped=t.unwrapped,
                     kinds=tuple(map(str, t.kinds)),
                 )
-            conv = p.run(record, Report(p.policy), checked)
+            conv = p.run(record, Report(p.policy), checked, members)
         except EnvglotError as exc:
             diags = tuple(
                 {
