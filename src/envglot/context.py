@@ -105,8 +105,13 @@ class Context:
 
     def dropped(self, field: str, target: str, index: int | None = None, what: str | None = None) -> None:
         """Report that ``field`` has no place in ``target``."""
-        if not self.report.collecting:
-            return
+        if self.report.collecting:
+            self.report.append(self.dropped_diagnostic(field, target, index, what))
+
+    def dropped_diagnostic(
+        self, field: str, target: str, index: int | None = None, what: str | None = None
+    ) -> Diagnostic:
+        """The diagnostic :meth:`dropped` reports (one frozen instance per source table and arguments)."""
         key = (self.source, field, target, index, what)
         d = _DROPPED.get(key)
         if d is None:
@@ -119,7 +124,7 @@ class Context:
             if len(_DROPPED) >= 4096:
                 _DROPPED.clear()
             _DROPPED[key] = d
-        self.report.append(d)
+        return d
 
 
 _DROPPED: dict[tuple[object, ...], Diagnostic] = {}
@@ -186,16 +191,17 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
             _LOSS_PLANS.clear()
         plan = _LOSS_PLANS[computed_from] = _LossPlan(target)
     name = target.name
-    for f in plan.scalars:
+    scalars, nested = _field_losses(plan, target, ctx)
+    append = ctx.report.append
+    for f, d in scalars:
         if getattr(env, f) is not None:
-            ctx.dropped(f, name)
-    for group, subs in plan.nested:
+            append(d)
+    for group, subs in nested:
         obj = getattr(env, group)
-        if obj is None:
-            continue
-        for s, key in subs:
-            if getattr(obj, s) is not None:
-                ctx.dropped(key, name)
+        if obj is not None:
+            for s, d in subs:
+                if getattr(obj, s) is not None:
+                    append(d)
     if env.problems:
         limit = target.shape.max_problems
         for i, p in enumerate(env.problems):
@@ -292,6 +298,31 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                     f"and none of {parent[2:]}'s values has a place in {name}"
                 )
                 ctx.report.add(Kind.FIELD_DROPPED, path, said, name)
+
+
+_FieldLosses = tuple[tuple[tuple[str, Diagnostic], ...], tuple[tuple[str, tuple[tuple[str, Diagnostic], ...]], ...]]
+
+
+def _field_losses(plan: _LossPlan, target: DialectMap, ctx: Context) -> _FieldLosses:
+    """``plan``'s scalars and group members the target cannot carry, each with the diagnostic
+    reporting it from ``ctx``'s source (groups the target carries whole left out): computed
+    once per source and target table."""
+    key = (ctx.source, target)
+    found = _FIELD_LOSSES.get(key)
+    if found is None:
+        name = target.name
+        scalars = tuple((f, ctx.dropped_diagnostic(f, name)) for f in plan.scalars)
+        nested = tuple(
+            (group, tuple((s, ctx.dropped_diagnostic(k, name)) for s, k in subs)) for group, subs in plan.nested if subs
+        )
+        if len(_FIELD_LOSSES) >= 256:
+            _FIELD_LOSSES.clear()
+        found = _FIELD_LOSSES[key] = (scalars, nested)
+    return found
+
+
+_FIELD_LOSSES: dict[tuple[DialectMap | None, DialectMap], _FieldLosses] = {}
+""":func:`_field_losses` by source and target table (tables never change once built)."""
 
 
 def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
