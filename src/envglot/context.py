@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from msgspec import Struct
 
 from .canonical import GROUPS, SCALARS, Envelope, NextStep, Notice, Problem
@@ -12,6 +14,8 @@ from .tables import DialectMap, Mappings
 
 __all__ = [
     "Context",
+    "FieldLosses",
+    "field_losses",
     "non_negative_ms",
     "report_losses",
     "whole_ms",
@@ -179,29 +183,38 @@ _LOSS_PLANS: dict[tuple[frozenset[str], bool], _LossPlan] = {}
 category words."""
 
 
-def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
-    """Report every canonical field set in ``env`` that ``target``'s field table cannot carry."""
-    if not ctx.report.collecting:
-        return
-    carried = target.carried
-    computed_from = (carried, not target.types)
+def _plan(target: DialectMap) -> _LossPlan:
+    computed_from = (target.carried, not target.types)
     plan = _LOSS_PLANS.get(computed_from)
     if plan is None:
         if len(_LOSS_PLANS) >= 256:
             _LOSS_PLANS.clear()
         plan = _LOSS_PLANS[computed_from] = _LossPlan(target)
+    return plan
+
+
+def report_losses(env: Envelope, target: DialectMap, ctx: Context, fields: bool = True) -> None:
+    """Report every canonical field set in ``env`` that ``target``'s field table cannot carry.
+
+    ``fields=False``: all but the scalars and groups' members, which the caller (a fused path,
+    :func:`field_losses`) has checked itself."""
+    if not ctx.report.collecting:
+        return
+    carried = target.carried
+    plan = _plan(target)
     name = target.name
-    scalars, nested = _field_losses(plan, target, ctx)
-    append = ctx.report.append
-    for f, d in scalars:
-        if getattr(env, f) is not None:
-            append(d)
-    for group, subs in nested:
-        obj = getattr(env, group)
-        if obj is not None:
-            for s, d in subs:
-                if getattr(obj, s) is not None:
-                    append(d)
+    if fields:
+        losses = field_losses(target, ctx)
+        append = ctx.report.append
+        for f, d in losses.scalars:
+            if getattr(env, f) is not None:
+                append(d)
+        for group, subs in losses.nested:
+            obj = getattr(env, group)
+            if obj is not None:
+                for s, d in subs:
+                    if getattr(obj, s) is not None:
+                        append(d)
     if env.problems:
         limit = target.shape.max_problems
         for i, p in enumerate(env.problems):
@@ -290,8 +303,8 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, f"{ex.dialect} field has no place in {name}", name)
     if ctx.source is not None and ctx.source.name != name:
-        for path, parent, fields in _constants(ctx.source):
-            present = [f for f in fields if _field_value(env, f) is not None]
+        for path, parent, inside in _constants(ctx.source):
+            present = [f for f in inside if _field_value(env, f) is not None]
             if present and not any(f in carried for f in present):
                 said = (
                     f"{ctx.source.name} {path[2:]} (the contract's constant) goes with {parent[2:]}, "
@@ -300,29 +313,41 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                 ctx.report.add(Kind.FIELD_DROPPED, path, said, name)
 
 
-_FieldLosses = tuple[tuple[tuple[str, Diagnostic], ...], tuple[tuple[str, tuple[tuple[str, Diagnostic], ...]], ...]]
+class FieldLosses(NamedTuple):
+    """What the loss check reports of the scalars and groups' members from one source table
+    into one target table: each field the target cannot carry, with its diagnostic."""
+
+    scalars: tuple[tuple[str, Diagnostic], ...]
+    nested: tuple[tuple[str, tuple[tuple[str, Diagnostic], ...]], ...]
+    """Each group with a member the target cannot carry: ``(member, diagnostic)`` pairs."""
+    by_field: dict[str, Diagnostic]
+    """:attr:`scalars` by field."""
+    by_group: dict[str, tuple[tuple[str, Diagnostic], ...]]
+    """:attr:`nested` by group."""
+    constants: bool
+    """The source's contract has constants the check may report (it reads any field then)."""
 
 
-def _field_losses(plan: _LossPlan, target: DialectMap, ctx: Context) -> _FieldLosses:
-    """``plan``'s scalars and group members the target cannot carry, each with the diagnostic
-    reporting it from ``ctx``'s source (groups the target carries whole left out): computed
-    once per source and target table."""
+def field_losses(target: DialectMap, ctx: Context) -> FieldLosses:
+    """The :class:`FieldLosses` from ``ctx``'s source table into ``target`` (computed once per pair of tables)."""
     key = (ctx.source, target)
     found = _FIELD_LOSSES.get(key)
     if found is None:
         name = target.name
+        plan = _plan(target)
         scalars = tuple((f, ctx.dropped_diagnostic(f, name)) for f in plan.scalars)
         nested = tuple(
             (group, tuple((s, ctx.dropped_diagnostic(k, name)) for s, k in subs)) for group, subs in plan.nested if subs
         )
+        constants = ctx.source is not None and ctx.source.name != name and bool(_constants(ctx.source))
         if len(_FIELD_LOSSES) >= 256:
             _FIELD_LOSSES.clear()
-        found = _FIELD_LOSSES[key] = (scalars, nested)
+        found = _FIELD_LOSSES[key] = FieldLosses(scalars, nested, dict(scalars), dict(nested), constants)
     return found
 
 
-_FIELD_LOSSES: dict[tuple[DialectMap | None, DialectMap], _FieldLosses] = {}
-""":func:`_field_losses` by source and target table (tables never change once built)."""
+_FIELD_LOSSES: dict[tuple[DialectMap | None, DialectMap], FieldLosses] = {}
+""":func:`field_losses` by source and target table (tables never change once built)."""
 
 
 def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:

@@ -226,7 +226,7 @@ class _Unit:
         if not base[0].isalpha() and base[0] != "_":
             base = "_" + base
         name, n = base, 1
-        while name in self.ns or keyword.iskeyword(name) or name in _RESERVED or name.startswith(("r_", "w_")):
+        while name in self.ns or keyword.iskeyword(name) or name in _RESERVED or name.startswith(("r_", "w_", "t_")):
             n += 1
             name = f"{base}_{n}"
         self.ns[name] = obj
@@ -432,6 +432,34 @@ def _compile_write(d: Dialect) -> Callable[..., bytes]:
     return u.build("write")
 
 
+def _emit_losses(u: _Unit, fields: list[str], indent: int) -> None:
+    """The hub writer's loss check (:func:`envglot.context.report_losses`) over the fields a
+    reading defined: the scalars and groups' members inline, from the diagnostics the pair's
+    tables give (:func:`~envglot.context.field_losses`); the rest by ``report_losses`` itself,
+    only when there is something for it to look at (the canonical envelope built for it)."""
+    from .context import field_losses, report_losses
+
+    u.emit(f"t_losses = {u.ref(field_losses, 'field_losses')}(w_dmap, ctx)", indent)
+    u.emit("t_add = ctx.report.append", indent)
+    for f in fields:
+        if f in c.SCALARS:
+            u.emit(f"if {f} is not None and {f!r} in t_losses.by_field:", indent)
+            u.emit(f"t_add(t_losses.by_field[{f!r}])", indent + 1)
+        elif f in c.GROUPS:
+            u.emit(f"if {f} is not None:", indent)
+            u.emit(f"for t_member, t_d in t_losses.by_group.get({f!r}, ()):", indent + 1)
+            u.emit(f"if getattr({f}, t_member) is not None:", indent + 2)
+            u.emit("t_add(t_d)", indent + 3)
+    check = u.ref(report_losses, "report_losses")
+    whole = ", ".join(f"{f}={f}" for f in fields)
+    u.emit("if t_losses.constants:  # the check may read any field", indent)
+    u.emit(f"{check}(_Envelope({whole}, extras=extras), w_dmap, ctx, False)", indent + 1)
+    lists = [f for f in ("problems", "warnings", "next_steps") if f in fields]
+    u.emit(f"elif {' or '.join((*lists, 'extras'))}:", indent)
+    part = ", ".join(f"{f}={f}" for f in ("ok", *lists))
+    u.emit(f"{check}(_Envelope({part}, extras=extras), w_dmap, ctx, False)", indent + 1)
+
+
 def _keep(reading: Reading, writing: Writing, same: bool) -> set[int]:
     """Indexes of the reading steps a fused path runs: every impure step, and the pure ones
     whose names the target (or a kept step) uses."""
@@ -514,12 +542,8 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
                 u.emit("for ex in extras:", indent)
                 u.emit(f"if ex.dialect == {dst.name!r}:", indent + 1)
                 u.emit("return None  # the hub puts the target's own unknown fields back", indent + 2)
-            if writing.losses:  # the hub writer's loss check, over what the reading defined
-                from .context import report_losses
-
-                fields = ", ".join(f"{f}={f}" for f in defined(reading.steps))
-                check = u.ref(report_losses, "report_losses")
-                u.emit(f"{check}(_Envelope({fields}, extras=extras), w_dmap, ctx)", indent)
+            if writing.losses:
+                _emit_losses(u, defined(reading.steps), indent)
             for f in _writer_inputs(writing):
                 if f not in defined(reading.steps):
                     u.emit(f"{f} = {_default(u, f)}", indent)
