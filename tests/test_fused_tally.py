@@ -190,3 +190,26 @@ def test_migrate_counts_the_same_with_and_without_the_fused_path(
     fields.use_compiled(True)
     assert reports[0] == reports[1]
     assert reports[0][0]["diagnostics"], "nothing was counted"
+
+
+ACME = ROOT / "examples" / "declared" / "acme.toml"
+
+
+@pytest.mark.parametrize("unsupported", ["warn", "raise"])
+def test_a_dialect_declared_in_toml_counts_what_the_hub_reports(unsupported: str) -> None:
+    """A TOML-declared dialect (its own tables and steps, loaded as an overlay) both ways."""
+    docs = [p.read_bytes() for p in sorted((ACME.parent / "acme").glob("*.json"))]
+    assert docs
+    before = _CALLS["done"]
+    records = [msgspec.json.format(d, indent=-1) for d in docs]
+    home = Migrator(to="acme", unsupported=unsupported, mappings=[str(ACME)])
+    home_full = Migrator(to="acme", unsupported=unsupported, mappings=[str(ACME)], details=True)
+    for to in ("response-v2", "dotbot", "errorcode"):
+        fast = Migrator(to=to, unsupported=unsupported, mappings=[str(ACME)])
+        full = Migrator(to=to, unsupported=unsupported, mappings=[str(ACME)], details=True)
+        outs = _outcomes(fast, records)
+        assert outs == _outcomes(full, records)
+        back = [o[1] for o in outs if o[1] is not None]  # and the converted records back into acme
+        assert back or unsupported == "raise"  # under raise every record may be refused
+        assert _outcomes(home, back) == _outcomes(home_full, back)
+    assert _CALLS["done"] > before, "the fused counting path was not taken"
