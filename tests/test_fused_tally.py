@@ -78,16 +78,15 @@ def _pipe(src: str | None, dst: str, level: str) -> Pipeline:
     return p
 
 
+def _refused(exc: EnvglotError) -> tuple[Any, ...]:
+    return (type(exc).__name__, str(exc), exc.path, sorted((d.kind, d.path) for d in getattr(exc, "diagnostics", ())))
+
+
 def _hub(p: Pipeline, doc: bytes) -> tuple[Any, ...]:
     try:
         conv = p.run(doc, Report(p.policy))
     except EnvglotError as exc:
-        return (
-            type(exc).__name__,
-            str(exc),
-            exc.path,
-            sorted((d.kind, d.path) for d in getattr(exc, "diagnostics", ())),
-        )
+        return _refused(exc)
     lossy = any(p.policy.selects(d) for d in conv.diagnostics)
     return ("ok", conv.output, conv.source, conv.unwrapped, sorted((d.kind, d.path) for d in conv.diagnostics), lossy)
 
@@ -98,12 +97,7 @@ def _counted(p: Pipeline, doc: bytes) -> tuple[Any, ...]:
         t = p.tally(doc)
         p.convert(doc, report)  # the multiset with paths (tally keeps the kinds only)
     except EnvglotError as exc:
-        return (
-            type(exc).__name__,
-            str(exc),
-            exc.path,
-            sorted((d.kind, d.path) for d in getattr(exc, "diagnostics", ())),
-        )
+        return _refused(exc)
     assert sorted(t.kinds) == sorted(k for k, _ in report.seen)
     return ("ok", t.output, t.source, t.unwrapped, sorted(report.seen), t.selected)
 

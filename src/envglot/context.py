@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, TypeVar
 
 from msgspec import Struct
 
@@ -131,6 +132,9 @@ class Context:
         return d
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
 _DROPPED: dict[tuple[object, ...], Diagnostic] = {}
 """field_dropped diagnostics by (source table, field, target, index, what): they depend on
 nothing else, and Diagnostics are frozen, so one instance serves every conversion."""
@@ -183,14 +187,18 @@ _LOSS_PLANS: dict[tuple[frozenset[str], bool], _LossPlan] = {}
 category words."""
 
 
+def _kept(cache: dict[_K, _V], key: _K, make: Callable[[], _V]) -> _V:
+    """``cache[key]``, made by ``make()`` the first time (at most 256 entries: full, it starts over)."""
+    found = cache.get(key)
+    if found is None:
+        if len(cache) >= 256:
+            cache.clear()
+        found = cache[key] = make()
+    return found
+
+
 def _plan(target: DialectMap) -> _LossPlan:
-    computed_from = (target.carried, not target.types)
-    plan = _LOSS_PLANS.get(computed_from)
-    if plan is None:
-        if len(_LOSS_PLANS) >= 256:
-            _LOSS_PLANS.clear()
-        plan = _LOSS_PLANS[computed_from] = _LossPlan(target)
-    return plan
+    return _kept(_LOSS_PLANS, (target.carried, not target.types), lambda: _LossPlan(target))
 
 
 def report_losses(env: Envelope, target: DialectMap, ctx: Context, fields: bool = True) -> None:
@@ -330,9 +338,11 @@ class FieldLosses(NamedTuple):
 
 def field_losses(target: DialectMap, ctx: Context) -> FieldLosses:
     """The :class:`FieldLosses` from ``ctx``'s source table into ``target`` (computed once per pair of tables)."""
-    key = (ctx.source, target)
-    found = _FIELD_LOSSES.get(key)
-    if found is None:
+    found = _FIELD_LOSSES.get((ctx.source, target))  # per document on a fused path: no closure made
+    if found is not None:
+        return found
+
+    def make() -> FieldLosses:
         name = target.name
         plan = _plan(target)
         scalars = tuple((f, ctx.dropped_diagnostic(f, name)) for f in plan.scalars)
@@ -340,10 +350,9 @@ def field_losses(target: DialectMap, ctx: Context) -> FieldLosses:
             (group, tuple((s, ctx.dropped_diagnostic(k, name)) for s, k in subs)) for group, subs in plan.nested if subs
         )
         constants = ctx.source is not None and ctx.source.name != name and bool(_constants(ctx.source))
-        if len(_FIELD_LOSSES) >= 256:
-            _FIELD_LOSSES.clear()
-        found = _FIELD_LOSSES[key] = FieldLosses(scalars, nested, dict(scalars), dict(nested), constants)
-    return found
+        return FieldLosses(scalars, nested, dict(scalars), dict(nested), constants)
+
+    return _kept(_FIELD_LOSSES, (ctx.source, target), make)
 
 
 _FIELD_LOSSES: dict[tuple[DialectMap | None, DialectMap], FieldLosses] = {}
@@ -355,12 +364,7 @@ def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ..
     (:attr:`~envglot.tables.DialectMap.constants`), the object it belongs to, and the canonical
     fields (not a problem's) the source keeps in that object: the constant is there only because
     one of them is, and goes when none of them can. Computed once per table."""
-    found = _CONSTANTS.get(source)
-    if found is None:
-        if len(_CONSTANTS) >= 256:
-            _CONSTANTS.clear()
-        found = _CONSTANTS[source] = _constants_of(source)
-    return found
+    return _kept(_CONSTANTS, source, lambda: _constants_of(source))
 
 
 _CONSTANTS: dict[DialectMap, tuple[tuple[str, str, tuple[str, ...]], ...]] = {}
