@@ -10,7 +10,7 @@ import msgspec
 
 from .errors import UnsupportedError
 from .excerpt import MESSAGE_LIMIT, excerpt
-from .kinds import Kind
+from .kinds import LOSSY_KINDS, Kind
 from .policy import LEVELS, Policy, as_policy
 
 if TYPE_CHECKING:
@@ -53,17 +53,6 @@ def listening() -> bool:
 
 
 _RESIDUE_KINDS = frozenset({Kind.RESIDUE_DROPPED, Kind.RESIDUE_REJECTED})
-LOSSY_KINDS = frozenset(
-    {
-        Kind.FIELD_DROPPED,
-        Kind.EXTRA_PROBLEM_DROPPED,
-        Kind.CODE_MAPPED,
-        Kind.RETRYABLE_CHANGED,
-        Kind.VALUE_COERCED,
-        Kind.RESIDUE_DROPPED,
-        Kind.RESIDUE_REJECTED,
-    }
-)
 
 
 class Diagnostic(msgspec.Struct, frozen=True, kw_only=True):

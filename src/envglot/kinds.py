@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Kind"]
+__all__ = ["LOSSY_KINDS", "Kind"]
 
 
 class Kind(enum.StrEnum):
@@ -54,3 +54,17 @@ class Kind(enum.StrEnum):
     """The input began with a UTF-8 byte order mark, which was removed."""
     FIELD_RELOCATED = "field_relocated"
     """A value was read from a place its own contract does not give it; writers put it in the standard place."""
+
+
+LOSSY_KINDS = frozenset(
+    {
+        Kind.FIELD_DROPPED,
+        Kind.EXTRA_PROBLEM_DROPPED,
+        Kind.CODE_MAPPED,
+        Kind.RETRYABLE_CHANGED,
+        Kind.VALUE_COERCED,
+        Kind.RESIDUE_DROPPED,
+        Kind.RESIDUE_REJECTED,
+    }
+)
+"""The kinds that report lost or changed information (the others are notes)."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 
 from .errors import EnvglotError
-from .kinds import Kind
+from .kinds import LOSSY_KINDS, Kind
 
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic
@@ -47,14 +47,6 @@ LEVELS: tuple[Level, ...] = tuple(Level)
 
 def _kinds() -> frozenset[str]:
     return frozenset(k.value for k in Kind)
-
-
-@functools.cache
-def _lossy_kinds() -> frozenset[Kind]:
-    """:data:`~envglot.diagnostics.LOSSY_KINDS` (imported on first use: diagnostics imports this module)."""
-    from .diagnostics import LOSSY_KINDS
-
-    return LOSSY_KINDS
 
 
 def _parse(selector: object, option: str) -> tuple[str, str | None]:
@@ -131,12 +123,12 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, dict=True):
     def selects_at(self, kind: Kind, path: str) -> bool:
         """True if a diagnostic of ``kind`` at ``path`` that no residue carries counts under this policy."""
         if not self.select and not self.ignore:
-            return kind in _lossy_kinds()
+            return kind in LOSSY_KINDS
         select, ignore = self._rules
         if select:
             if not any(k == kind and (p is None or _path_matches(p, path)) for k, p in select):
                 return False
-        elif kind not in _lossy_kinds():
+        elif kind not in LOSSY_KINDS:
             return False
         return not any(k == kind and (p is None or _path_matches(p, path)) for k, p in ignore)
 
