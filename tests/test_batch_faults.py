@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -265,14 +266,14 @@ def test_poisoned_records_do_not_stop_the_run(tmp_path: Path, executor: dict[str
 def test_an_internal_error_is_a_counted_reject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import envglot.migration.records as records
 
-    real = records.classify
+    real = records.classify_members
 
-    def buggy(buf: bytes, registry: Registry | None = None) -> Detection:
-        if b"boom" in buf:
+    def buggy(members: dict[str, Any], registry: Registry | None = None) -> Detection:
+        if "boom" in members:
             raise KeyError("x" * 10_000)
-        return real(buf, registry)
+        return real(members, registry)
 
-    monkeypatch.setattr(records, "classify", buggy)
+    monkeypatch.setattr(records, "classify_members", buggy)
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.jsonl").write_bytes(b'{"boom":1}\n{"count":2}\nnot json\n')
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)

@@ -5,7 +5,8 @@ hub (reader -> canonical -> writer) give the same bytes, or the same error, over
 goldens, the examples, ``../shared/upstream/``, the benchmark corpus and hypothesis-generated
 and -mutated documents, in every output style. Where diagnostics are collected, preserve
 is on, or an MCP outcome is reconciled, the fused path never runs (so the diagnostics are
-the hub's by construction).
+the hub's by construction); the counting variant that ``migrate`` uses is checked against
+the hub's diagnostics in ``test_fused_tally.py``.
 """
 
 from __future__ import annotations

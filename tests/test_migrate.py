@@ -175,8 +175,9 @@ def test_each_record_is_checked_and_detected_once(monkeypatch: pytest.MonkeyPatc
 
         return wrapper
 
+    monkeypatch.setattr(pipeline, "classify", counting("classify", pipeline.classify))
+    monkeypatch.setattr(records, "classify_members", counting("classify", records.classify_members))
     for mod in (pipeline, records):
-        monkeypatch.setattr(mod, "classify", counting("classify", mod.classify))
         monkeypatch.setattr(mod, "check_input", counting("check_input", mod.check_input))
     dotbot = next(msgspec.json.format(b, indent=-1) for d, _, b in examples() if d == "dotbot")
     want = envglot.conversion(dotbot, to="response-v2", unsupported="ignore").output

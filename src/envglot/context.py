@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple, TypeVar
+
 from msgspec import Struct
 
 from .canonical import GROUPS, SCALARS, Envelope, NextStep, Notice, Problem
@@ -12,6 +15,8 @@ from .tables import DialectMap, Mappings
 
 __all__ = [
     "Context",
+    "FieldLosses",
+    "field_losses",
     "non_negative_ms",
     "report_losses",
     "whole_ms",
@@ -109,8 +114,13 @@ class Context:
 
     def dropped(self, field: str, target: str, index: int | None = None, what: str | None = None) -> None:
         """Report that ``field`` has no place in ``target``."""
-        if not self.report.collecting:
-            return
+        if self.report.collecting:
+            self.report.append(self.dropped_diagnostic(field, target, index, what))
+
+    def dropped_diagnostic(
+        self, field: str, target: str, index: int | None = None, what: str | None = None
+    ) -> Diagnostic:
+        """The diagnostic :meth:`dropped` reports (one frozen instance per source table and arguments)."""
         key = (self.source, field, target, index, what)
         d = _DROPPED.get(key)
         if d is None:
@@ -118,8 +128,11 @@ class Context:
             if len(_DROPPED) >= 4096:
                 _DROPPED.clear()
             _DROPPED[key] = d
-        self.report.append(d)
+        return d
 
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 _DROPPED: dict[tuple[object, ...], Diagnostic] = {}
 """field_dropped diagnostics by (source table, field, target, index, what): they depend on
@@ -173,28 +186,42 @@ _LOSS_PLANS: dict[tuple[frozenset[str], bool], _LossPlan] = {}
 category words."""
 
 
-def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
-    """Report every canonical field set in ``env`` that ``target``'s field table cannot carry."""
+def _kept(cache: dict[_K, _V], key: _K, make: Callable[[], _V]) -> _V:
+    """``cache[key]``, made by ``make()`` the first time (at most 256 entries: full, it starts over)."""
+    found = cache.get(key)
+    if found is None:
+        if len(cache) >= 256:
+            cache.clear()
+        found = cache[key] = make()
+    return found
+
+
+def _plan(target: DialectMap) -> _LossPlan:
+    return _kept(_LOSS_PLANS, (target.carried, not target.types), lambda: _LossPlan(target))
+
+
+def report_losses(env: Envelope, target: DialectMap, ctx: Context, fields: bool = True) -> None:
+    """Report every canonical field set in ``env`` that ``target``'s field table cannot carry.
+
+    ``fields=False``: all but the scalars and groups' members, which the caller (a fused path,
+    :func:`field_losses`) has checked itself."""
     if not ctx.report.collecting:
         return
     carried = target.carried
-    computed_from = (carried, not target.types)
-    plan = _LOSS_PLANS.get(computed_from)
-    if plan is None:
-        if len(_LOSS_PLANS) >= 256:
-            _LOSS_PLANS.clear()
-        plan = _LOSS_PLANS[computed_from] = _LossPlan(target)
+    plan = _plan(target)
     name = target.name
-    for f in plan.scalars:
-        if getattr(env, f) is not None:
-            ctx.dropped(f, name)
-    for group, subs in plan.nested:
-        obj = getattr(env, group)
-        if obj is None:
-            continue
-        for s, key in subs:
-            if getattr(obj, s) is not None:
-                ctx.dropped(key, name)
+    if fields:
+        losses = field_losses(target, ctx)
+        append = ctx.report.append
+        for f, d in losses.scalars:
+            if getattr(env, f) is not None:
+                append(d)
+        for group, subs in losses.nested:
+            obj = getattr(env, group)
+            if obj is not None:
+                for s, d in subs:
+                    if getattr(obj, s) is not None:
+                        append(d)
     if env.problems:
         limit = target.shape.max_problems
         for i, p in enumerate(env.problems):
@@ -300,8 +327,8 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, name, field=f"{ex.dialect} field")
     if ctx.source is not None and ctx.source.name != name:
-        for path, parent, fields in _constants(ctx.source):
-            present = [f for f in fields if _field_value(env, f) is not None]
+        for path, parent, inside in _constants(ctx.source):
+            present = [f for f in inside if _field_value(env, f) is not None]
             if present and not any(f in carried for f in present):
                 ctx.report.add(
                     Kind.FIELD_DROPPED,
@@ -312,11 +339,57 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context) -> None:
                 )
 
 
+class FieldLosses(NamedTuple):
+    """What the loss check reports of the scalars and groups' members from one source table
+    into one target table: each field the target cannot carry, with its diagnostic."""
+
+    scalars: tuple[tuple[str, Diagnostic], ...]
+    nested: tuple[tuple[str, tuple[tuple[str, Diagnostic], ...]], ...]
+    """Each group with a member the target cannot carry: ``(member, diagnostic)`` pairs."""
+    by_field: dict[str, Diagnostic]
+    """:attr:`scalars` by field."""
+    by_group: dict[str, tuple[tuple[str, Diagnostic], ...]]
+    """:attr:`nested` by group."""
+    constants: bool
+    """The source's contract has constants the check may report (it reads any field then)."""
+
+
+def field_losses(target: DialectMap, ctx: Context) -> FieldLosses:
+    """The :class:`FieldLosses` from ``ctx``'s source table into ``target`` (computed once per pair of tables)."""
+    found = _FIELD_LOSSES.get((ctx.source, target))  # per document on a fused path: no closure made
+    if found is not None:
+        return found
+
+    def make() -> FieldLosses:
+        name = target.name
+        plan = _plan(target)
+        scalars = tuple((f, ctx.dropped_diagnostic(f, name)) for f in plan.scalars)
+        nested = tuple(
+            (group, tuple((s, ctx.dropped_diagnostic(k, name)) for s, k in subs)) for group, subs in plan.nested if subs
+        )
+        constants = ctx.source is not None and ctx.source.name != name and bool(_constants(ctx.source))
+        return FieldLosses(scalars, nested, dict(scalars), dict(nested), constants)
+
+    return _kept(_FIELD_LOSSES, (ctx.source, target), make)
+
+
+_FIELD_LOSSES: dict[tuple[DialectMap | None, DialectMap], FieldLosses] = {}
+""":func:`field_losses` by source and target table (tables never change once built)."""
+
+
 def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     """Each constant member of an optional object of ``source``'s contract
     (:attr:`~envglot.tables.DialectMap.constants`), the object it belongs to, and the canonical
     fields (not a problem's) the source keeps in that object: the constant is there only because
-    one of them is, and goes when none of them can."""
+    one of them is, and goes when none of them can. Computed once per table."""
+    return _kept(_CONSTANTS, source, lambda: _constants_of(source))
+
+
+_CONSTANTS: dict[DialectMap, tuple[tuple[str, str, tuple[str, ...]], ...]] = {}
+""":func:`_constants` by source table (a table never changes once built)."""
+
+
+def _constants_of(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
     out = []
     for path in sorted(source.constants):
         parent = path.rpartition(".")[0]

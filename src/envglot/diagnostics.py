@@ -15,7 +15,7 @@ import msgspec
 
 from .errors import UnsupportedError
 from .excerpt import MESSAGE_LIMIT, excerpt
-from .kinds import TEMPLATES, Kind
+from .kinds import LOSSY_KINDS, TEMPLATES, Kind
 from .policy import LEVELS, Policy, as_policy
 
 if TYPE_CHECKING:
@@ -25,9 +25,11 @@ __all__ = [
     "LEVELS",
     "LOSSY_KINDS",
     "TEMPLATES",
+    "Counting",
     "Diagnostic",
     "Kind",
     "Policy",
+    "RefusedError",
     "Report",
     "diagnostic",
     "kind_help",
@@ -60,17 +62,6 @@ def listening() -> bool:
 
 
 _RESIDUE_KINDS = frozenset({Kind.RESIDUE_DROPPED, Kind.RESIDUE_REJECTED})
-LOSSY_KINDS = frozenset(
-    {
-        Kind.FIELD_DROPPED,
-        Kind.EXTRA_PROBLEM_DROPPED,
-        Kind.CODE_MAPPED,
-        Kind.RETRYABLE_CHANGED,
-        Kind.VALUE_COERCED,
-        Kind.RESIDUE_DROPPED,
-        Kind.RESIDUE_REJECTED,
-    }
-)
 
 
 _Part = tuple[str, frozenset[str] | None]  # a format string, and the facts that make it optional
@@ -309,6 +300,72 @@ class Discard(Report):
 
 
 DISCARD = Discard()
+
+
+class RefusedError(Exception):
+    """Raised by :meth:`Counting.finish` where a :class:`Report` would raise
+    :class:`UnsupportedError`: the caller converts again with a full report to say why."""
+
+
+class Counting(Report):
+    """A report that keeps each diagnostic's kind and source path only, never a message or a
+    :class:`Diagnostic` (what a caller that counts kinds needs: ``migrate``).
+
+    ``finish`` raises :class:`RefusedError` where the policy would refuse the conversion and
+    writes no log record (the caller counts); :meth:`selected` says whether the policy
+    selects any of the diagnostics.
+    """
+
+    __slots__ = ("carried", "seen")
+
+    def __init__(self, level: str | Policy = "ignore") -> None:
+        super().__init__(level, quiet=True)
+        self.seen: list[tuple[Kind, str]] = []
+        """``(kind, source path)`` of every diagnostic, in the order they were reported."""
+        self.carried: set[int] = set()
+        """Indexes in :attr:`seen` of the diagnostics a preserve residue carries."""
+
+    def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: Any) -> None:
+        """Count one diagnostic (its path cut as :meth:`Report.add` cuts it); its message is never rendered."""
+        self.seen.append((kind, path if len(path) <= MESSAGE_LIMIT else excerpt(path, MESSAGE_LIMIT)))
+
+    def append(self, diagnostic: Diagnostic) -> None:
+        """Count a ready diagnostic."""
+        self.seen.append((diagnostic.kind, diagnostic.path))
+
+    def __len__(self) -> int:
+        return len(self.seen)
+
+    @property
+    def lossy(self) -> bool:
+        """True if any diagnostic reports lost or changed information."""
+        return any(k in LOSSY_KINDS and i not in self.carried for i, (k, _) in enumerate(self.seen))
+
+    def carry(self, start: int = 0) -> None:
+        """As :meth:`Report.carry`."""
+        for i in range(start, len(self.seen)):
+            k = self.seen[i][0]
+            if k in LOSSY_KINDS and k not in _RESIDUE_KINDS:
+                self.carried.add(i)
+
+    def selected(self, policy: Policy | None = None, start: int = 0) -> bool:
+        """True if ``policy`` (default: the report's own) selects a diagnostic from index ``start`` on."""
+        pol = self.policy if policy is None else policy
+        return any(pol.selects_at(k, p) for i, (k, p) in enumerate(self.seen[start:], start) if i not in self.carried)
+
+    def finish(
+        self,
+        policy: Policy | None = None,
+        *,
+        start: int = 0,
+        source: str | None = None,
+        target: str | None = None,
+        tool: str | None = None,
+    ) -> None:
+        """Raise :class:`RefusedError` if the policy is ``raise`` and selects a diagnostic from ``start`` on."""
+        pol = self.policy if policy is None else policy
+        if pol.level == "raise" and self.selected(pol, start):
+            raise RefusedError
 
 
 def report_for(unsupported: str | Policy) -> Report:

@@ -35,7 +35,12 @@ From the declarations envglot generates Python source:
   hub's bytes and errors. A pipeline binds it to its context (:func:`bound_pair`): the
   target's steps whose inputs are all constant for the pair and that context (a required
   field the source never carries, synthesized from the table or the caller) run once
-  there, and their values are shared by every document.
+  there, and their values are shared by every document;
+- for each ordered pair, a **counting** variant (:func:`tallying_pair`): every reading step,
+  the hub writer's loss check over what they defined, then the target's writing steps, with
+  the hooks reporting into the caller's report (``migrate`` counts kinds with a
+  :class:`~envglot.diagnostics.Counting` report, which keeps no message); differential
+  tests prove it gives the hub's bytes and its multiset of ``(kind, path)``.
 
 A dialect declared in a TOML file alone gets its steps from its declaration
 (``envglot.declsteps``) and is compiled here like the others.
@@ -76,6 +81,7 @@ __all__ = [
     "Writing",
     "pair_function",
     "source",
+    "tallying_pair",
     "use_compiled",
 ]
 
@@ -221,7 +227,7 @@ class Unit:
         if not base[0].isalpha() and base[0] != "_":
             base = "_" + base
         name, n = base, 1
-        while name in self.ns or keyword.iskeyword(name) or name in _RESERVED or name.startswith(("r_", "w_")):
+        while name in self.ns or keyword.iskeyword(name) or name in _RESERVED or name.startswith(("r_", "w_", "t_")):
             n += 1
             name = f"{base}_{n}"
         self.ns[name] = obj
@@ -441,6 +447,34 @@ def _compile_write(d: Dialect) -> Callable[..., bytes]:
     return u.build("write")
 
 
+def _emit_losses(u: Unit, fields: list[str], indent: int) -> None:
+    """The hub writer's loss check (:func:`envglot.context.report_losses`) over the fields a
+    reading defined: the scalars and groups' members inline, from the diagnostics the pair's
+    tables give (:func:`~envglot.context.field_losses`); the rest by ``report_losses`` itself,
+    only when there is something for it to look at (the canonical envelope built for it)."""
+    from .context import field_losses, report_losses
+
+    u.emit(f"t_losses = {u.ref(field_losses, 'field_losses')}(w_dmap, ctx)", indent)
+    u.emit("t_add = ctx.report.append", indent)
+    for f in fields:
+        if f in c.SCALARS:
+            u.emit(f"if {f} is not None and {f!r} in t_losses.by_field:", indent)
+            u.emit(f"t_add(t_losses.by_field[{f!r}])", indent + 1)
+        elif f in c.GROUPS:
+            u.emit(f"if {f} is not None:", indent)
+            u.emit(f"for t_member, t_d in t_losses.by_group.get({f!r}, ()):", indent + 1)
+            u.emit(f"if getattr({f}, t_member) is not None:", indent + 2)
+            u.emit("t_add(t_d)", indent + 3)
+    check = u.ref(report_losses, "report_losses")
+    whole = ", ".join(f"{f}={f}" for f in fields)
+    u.emit("if t_losses.constants:  # the check may read any field", indent)
+    u.emit(f"{check}(_Envelope({whole}, extras=extras), w_dmap, ctx, False)", indent + 1)
+    lists = [f for f in ("problems", "warnings", "next_steps") if f in fields]
+    u.emit(f"elif {' or '.join((*lists, 'extras'))}:", indent)
+    part = ", ".join(f"{f}={f}" for f in ("ok", *lists))
+    u.emit(f"{check}(_Envelope({part}, extras=extras), w_dmap, ctx, False)", indent + 1)
+
+
 def _keep(reading: Reading, writing: Writing, same: bool) -> set[int]:
     """Indexes of the reading steps a fused path runs: every impure step, and the pure ones
     whose names the target (or a kept step) uses."""
@@ -501,21 +535,34 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         u.emit(f"r_dmap = ctx.mappings[{src.name!r}]", indent)
         u.emit(f"w_dmap = ctx.mappings[{dst.name!r}]" if not same else "w_dmap = r_dmap", indent)
 
-    def body(indent: int, skip: set[int], members: bool = False) -> None:
+    def body(indent: int, skip: set[int], members: bool = False, tally: bool = False) -> None:
         r = _Side(u, "r_", "r_dmap", src.name, reading=True)
         wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
         if members and "members" in _parameter_names(reading.decoder.decode):
             u.emit(f"w, extras, residue = {dec}.decode(buf, members)", indent)
         else:
             u.emit(f"w, extras, residue = {dec}.decode(buf)", indent)
+        if tally:
+            u.emit("if residue is not None:", indent)
+            u.emit("return None  # the hub reports an input residue left out", indent + 1)
         if same:
             u.emit("if extras:", indent)
             u.emit("return None  # the hub puts the dialect's own unknown fields back", indent + 1)
-        _emit_steps(r, reading.steps, keep=keep, indent=indent)
+        _emit_steps(r, reading.steps, keep=None if tally else keep, indent=indent)
         if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
             u.emit("if extras:", indent)
             u.emit("return None  # a step kept a field of the dialect's own as an unknown one", indent + 1)
-        if not skip:
+        if tally:
+            if not same:
+                u.emit("for ex in extras:", indent)
+                u.emit(f"if ex.dialect == {dst.name!r}:", indent + 1)
+                u.emit("return None  # the hub puts the target's own unknown fields back", indent + 2)
+            if writing.losses:
+                _emit_losses(u, defined(reading.steps), indent)
+            for f in _writer_inputs(writing):
+                if f not in defined(reading.steps):
+                    u.emit(f"{f} = {_default(u, f)}", indent)
+        elif not skip:
             for f in defaults:
                 u.emit(f"{f} = {_default(u, f)}", indent)
         wr.locals |= {getattr(writing.steps[i], "name", "") for i in skip}
@@ -547,6 +594,13 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     u.emit(f"return {fn}_bound")
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]
+    u = Unit(f"{fn}_tally")  # a module of its own (head and body emit into it)
+    dec = u.ref(reading.decoder, "decoder")
+    u.emit(f"def {fn}_tally(ctx, buf, members=None):", 0)
+    u.emit(f'"""{fn} reporting what the hub would report into ``ctx.report`` (``None``: take the hub)."""')
+    head(1)
+    body(1, set(), members=True, tally=True)
+    _TALLIES[out] = u.build(f"{fn}_tally")
     return out
 
 
@@ -564,6 +618,7 @@ def _ident(name: str) -> str:
 _SOURCES: dict[Callable[..., Any], str] = {}
 _BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
+_TALLIES: dict[Callable[..., Any], Callable[..., bytes | None]] = {}
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
 
@@ -615,6 +670,17 @@ def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes 
         return None
     bound = _BINDERS[fn](ctx)
     return bound if bound is not None else lambda buf, members=None: fn(buf, ctx)
+
+
+def tallying_pair(src: Dialect, dst: Dialect) -> Callable[..., bytes | None] | None:
+    """The fused ``src -> dst`` function called ``(ctx, buf)`` or ``(ctx, buf, members)`` that also reports into
+    ``ctx.report`` every diagnostic the hub would (its reading's hooks and the hub writer's
+    loss check, without the canonical round trip through the hub's reader and writer); for a
+    :class:`~envglot.diagnostics.Counting` report, which keeps no message. It returns ``None``
+    (take the hub) where the hub's own extra work would report or change something: an input
+    residue, unknown fields of the target's own dialect. ``None`` as for :func:`pair_function`."""
+    fn = pair_function(src, dst)
+    return None if fn is None else _TALLIES[fn]
 
 
 _MISSING: Any = object()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["TEMPLATES", "Kind"]
+__all__ = ["LOSSY_KINDS", "TEMPLATES", "Kind"]
 
 
 class Kind(enum.StrEnum):
@@ -88,3 +88,16 @@ TEMPLATES: dict[Kind, str] = {
 }
 """Each kind's message: ``{fact}`` names a fact the call site passes (``{dialect}`` is the
 diagnostic's dialect); a ``[...]`` clause is written only when every fact in it is given."""
+
+LOSSY_KINDS = frozenset(
+    {
+        Kind.FIELD_DROPPED,
+        Kind.EXTRA_PROBLEM_DROPPED,
+        Kind.CODE_MAPPED,
+        Kind.RETRYABLE_CHANGED,
+        Kind.VALUE_COERCED,
+        Kind.RESIDUE_DROPPED,
+        Kind.RESIDUE_REJECTED,
+    }
+)
+"""The kinds that report lost or changed information (the others are notes)."""

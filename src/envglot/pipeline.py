@@ -6,8 +6,9 @@ reconciled with the transport's flag. :mod:`envglot.api` is the public API over 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -15,11 +16,11 @@ from . import residue as _residue
 from .canonical import Envelope, Problem
 from .context import Context
 from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify, classify_members, top_level
-from .diagnostics import DISCARD, Diagnostic, Kind, Report, report_for
+from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Report, report_for
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, bound_pair
+from .fields import COMPILED, bound_pair, tallying_pair
 from .limits import (
     MAX_DEPTH,
     check_depth,
@@ -41,6 +42,7 @@ from .wire import may_be_loose
 __all__ = [
     "Conversion",
     "Pipeline",
+    "Tallied",
     "as_mappings",
     "contrary",
     "failure_wins",
@@ -74,6 +76,18 @@ class Conversion(msgspec.Struct, frozen=True):
     def lossy(self) -> bool:
         """True if any diagnostic reports lost or changed information."""
         return any(d.lossy for d in self.diagnostics)
+
+
+class Tallied(NamedTuple):
+    """One conversion as :meth:`Pipeline.tally` gives it: its diagnostics counted, not kept."""
+
+    output: bytes
+    source: str
+    unwrapped: bool
+    kinds: tuple[Kind, ...]
+    """The kind of each diagnostic, in the order reported."""
+    selected: bool
+    """True if the policy selects any of the diagnostics (a lossy conversion under ``warn``)."""
 
 
 def to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
@@ -265,6 +279,7 @@ class Pipeline:
     __slots__ = (
         "_fused",
         "_ignore",
+        "_tallying",
         "dst",
         "mappings",
         "max_depth",
@@ -301,28 +316,60 @@ class Pipeline:
         self._fused: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> its fused path to ``dst`` (``envglot.fields``), bound to the context
         it runs with when nothing is collected (immutable then: built once); ``None``: the hub."""
+        self._tallying: dict[str, Callable[..., bytes | None] | None] = {}
+        """Source dialect -> its fused path to ``dst`` that also reports (``tallying_pair``)."""
         self._ignore = self.policy.level is Level.IGNORE
 
-    def run(self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None) -> Conversion:
-        """The :class:`Conversion` of one document; ``checked`` as for :meth:`convert`."""
-        out, src, unwrapped = self.convert(buf, report, checked)
+    def run(
+        self,
+        buf: bytes,
+        report: Report,
+        checked: tuple[bytes, bool, Detection] | None = None,
+        members: dict[str, msgspec.Raw] | None = None,
+    ) -> Conversion:
+        """The :class:`Conversion` of one document; ``checked`` and ``members`` as for :meth:`convert`."""
+        out, src, unwrapped = self.convert(buf, report, checked, members)
         return Conversion(
             output=out, source=src, target=self.dst.name, diagnostics=report.diagnostics, unwrapped=unwrapped
         )
+
+    def tally(
+        self,
+        buf: bytes,
+        checked: tuple[bytes, bool, Detection] | None = None,
+        members: dict[str, msgspec.Raw] | None = None,
+    ) -> Tallied:
+        """The :class:`Tallied` conversion of one document, for a caller that counts diagnostic kinds
+        (``migrate``): the fused path where it applies, the hub otherwise; the outcome is
+        :meth:`convert`'s (under ``raise``, the same :class:`~envglot.UnsupportedError`, with its
+        diagnostics). ``checked`` and ``members`` as for :meth:`convert`."""
+        counting = Counting(self.policy)
+        try:
+            out, src, unwrapped = self.convert(buf, counting, checked, members)
+        except RefusedError:  # refused: convert again with a full report, which raises saying why
+            self.convert(buf, Report(self.policy), checked, members)
+            raise AssertionError("a refused conversion converted with a full report") from None
+        return Tallied(out, src, unwrapped, tuple(k for k, _ in counting.seen), counting.selected())
 
     def report(self) -> Report:
         """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
         return DISCARD if self._ignore else report_for(self.policy)
 
     def convert(
-        self, buf: bytes, report: Report, checked: tuple[bytes, bool, Detection] | None = None
+        self,
+        buf: bytes,
+        report: Report,
+        checked: tuple[bytes, bool, Detection] | None = None,
+        given: dict[str, msgspec.Raw] | None = None,
     ) -> tuple[bytes, str, bool]:
         """``(output, source dialect, unwrapped)`` for one document; applies the policy to ``report``.
 
         ``checked`` is ``(*check_input(buf, self.max_depth), classify(of that, self.registry))`` when the
-        caller has already done both (``migrate``): neither is done again.
+        caller has already done both (``migrate``): neither is done again; ``given`` is then the
+        top-level members of its bytes when the caller has them (its detection's
+        :func:`~envglot.detect.top_level`).
         """
-        start = len(report.diagnostics)
+        start = len(report)
         # The first parse of the document (the detection's, or the known source's reader) checks
         # its depth: limits.within_depth
         deferred = checked is None
@@ -339,7 +386,7 @@ class Pipeline:
         # The top level's members, decoded once for every check that looks at them (a wrapper's
         # markers, a repeated outcome member, another dialect's failure markers); ``None`` when
         # not decoded (or not decodable: each check then decides as it would alone).
-        members: dict[str, msgspec.Raw] | None = None
+        members: dict[str, msgspec.Raw] | None = None if checked is None else given
         src = self.src
         if src is None:
             if deferred:
@@ -356,7 +403,7 @@ class Pipeline:
             if deferred:  # one parse of the top level, which checks the depth when it can
                 members, checked_depth = members_within_depth(buf, self.max_depth)
                 deferred = not checked_depth
-            else:
+            elif members is None:
                 members = members_of(buf)
             if self.unwrap:  # a forced source names the envelope: its wrapper's isError still applies
                 inner, is_error = forced_untransport(buf, known, self.max_depth, self.registry, members)
@@ -379,11 +426,22 @@ class Pipeline:
                 members = members_of(buf)
             deferred = False  # parsed whole under the guard, or measured exactly
         plain = not self.preserve or _residue.none_in(buf, m[src.name].shape.residue, members)
-        if report is DISCARD and is_error is None and plain and COMPILED[0]:
-            # Nobody sees diagnostics and there is no input residue or MCP outcome to apply: the
-            # fused path gives the hub's bytes without building the canonical envelope.
-            fused = self._fused_from(src, compact)
+        counting = type(report) is Counting and not self.preserve
+        if (report is DISCARD or counting) and is_error is None and plain and COMPILED[0]:
+            # Nobody sees diagnostics (or they are only counted) and there is no input residue or
+            # MCP outcome to apply: the fused path gives the hub's bytes (and, counting, the hub's
+            # kinds and paths) without building the canonical envelope.
+            fused: Callable[..., bytes | None] | None
+            if counting:
+                tallying = self._tallying.get(src.name, _MISSING)
+                if tallying is _MISSING:
+                    tallying = self._tallying[src.name] = tallying_pair(src, self.dst)
+                ctx = Context(m, report, m[src.name], self.synth, compact)
+                fused = None if tallying is None else functools.partial(tallying, ctx)
+            else:
+                fused = self._fused_from(src, compact)
             if fused is not None:
+                seen = len(report)
                 try:
                     if deferred:
                         fast = within_depth(fused, buf, self.max_depth, bom)
@@ -401,7 +459,11 @@ class Pipeline:
                 ):
                     if self.preserve:
                         fast = self._add_residue(buf, fast, src, None)
+                    if counting:
+                        report.finish(self.policy, start=start)
                     return (fast if compact else styled(fast, self.style, self.dst)), src.name, unwrapped
+                if counting:  # the hub reports them again
+                    del report.seen[seen:]  # type: ignore[attr-defined]
         if deferred:
             check_depth(buf, self.max_depth, bom)
         ctx = Context(m, report, m[src.name], self.synth, compact)

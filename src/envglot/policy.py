@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 
 from .errors import EnvglotError
-from .kinds import Kind
+from .kinds import LOSSY_KINDS, Kind
 
 if TYPE_CHECKING:
     from .diagnostics import Diagnostic
@@ -118,15 +118,19 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, dict=True):
 
     def selects(self, d: Diagnostic) -> bool:
         """True if ``d`` counts under this policy (whatever the level)."""
-        if d.carried:
-            return False
+        return not d.carried and self.selects_at(d.kind, d.path)
+
+    def selects_at(self, kind: Kind, path: str) -> bool:
+        """True if a diagnostic of ``kind`` at ``path`` that no residue carries counts under this policy."""
+        if not self.select and not self.ignore:
+            return kind in LOSSY_KINDS
         select, ignore = self._rules
         if select:
-            if not any(k == d.kind and (p is None or _path_matches(p, d.path)) for k, p in select):
+            if not any(k == kind and (p is None or _path_matches(p, path)) for k, p in select):
                 return False
-        elif not d.lossy:
+        elif kind not in LOSSY_KINDS:
             return False
-        return not any(k == d.kind and (p is None or _path_matches(p, d.path)) for k, p in ignore)
+        return not any(k == kind and (p is None or _path_matches(p, path)) for k, p in ignore)
 
     def refuses(self, d: Diagnostic) -> bool:
         """True if ``d`` makes the conversion fail (level ``raise`` and selected)."""

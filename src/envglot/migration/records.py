@@ -12,7 +12,7 @@ import msgspec
 
 from ..api import Converter
 from ..context import Context
-from ..detect import MCP, Detection, classify
+from ..detect import MCP, Detection, classify_members, top_level
 from ..diagnostics import Diagnostic, Report
 from ..errors import EnvglotError
 from ..excerpt import excerpt
@@ -134,7 +134,7 @@ class Migrator:
         self.from_: str | None = self._conv.from_
         self.target = self._mappings.registry.get(self.to)
         """The target dialect (of the tables' registry: a declared one included)."""
-        self._classify = functools.partial(classify, registry=self._mappings.registry)
+        self._classify = functools.partial(classify_members, registry=self._mappings.registry)
         delay = os.environ.get(TEST_DELAY_ENV)  # read once here, not per chunk
         self.test_delay = float(delay) if delay else 0.0
         """Seconds each chunk waits before it is converted (a test hook, ``TEST_DELAY_ENV``)."""
@@ -160,15 +160,28 @@ class Migrator:
         try:
             clean, bom = check_input(record, self._max_depth, depth=False)  # the encoding, before anything reads it
             try:  # the depth: checked by the detection's own parse, before anything else reads it
-                det: Detection | None = within_depth(self._classify, clean, self._max_depth, bom)
+                top = within_depth(top_level, clean, self._max_depth, bom)
+                det: Detection | None = self._classify(top)
+                members: dict[str, msgspec.Raw] | None = top
             except EnvglotError:
-                det = None  # the converter detects again and raises the error with its context
+                members = det = None  # the converter detects again and raises the error with its context
             name = det.dialect if det is not None else None
             if name == self.to and not bom:
                 self._check(record)
                 return Outcome(status="passed", output=record, source=self.to)
             p = self._conv.pipeline  # hand the check and the detection over: each record is detected once
-            conv = p.run(record, Report(p.policy), (clean, bom, det) if det is not None else None)
+            checked = (clean, bom, det) if det is not None else None
+            if not self.details:  # kinds counted, not kept: the fused path where it applies
+                t = p.tally(record, checked, members)
+                return Outcome(
+                    status="converted",
+                    output=_one_line(t.output),
+                    source=t.source,
+                    lossy=t.selected,
+                    unwrapped=t.unwrapped,
+                    kinds=tuple(map(str, t.kinds)),
+                )
+            conv = p.run(record, Report(p.policy), checked, members)
         except EnvglotError as exc:
             diags = tuple(
                 {
@@ -197,12 +210,9 @@ class Migrator:
                 error=internal_reason(exc),
                 error_type=INTERNAL_ERROR,
             )
-        out = conv.output
-        if b"\n" in out or b"\r" in out:
-            out = msgspec.json.format(out, indent=-1)
         return Outcome(
             status="converted",
-            output=out,
+            output=_one_line(conv.output),
             source=conv.source,
             lossy=any(self._policy.selects(d) for d in conv.diagnostics),
             unwrapped=conv.unwrapped,
@@ -218,6 +228,11 @@ class Migrator:
     def _check(self, record: bytes) -> None:
         m = self._mappings
         self.target.read(record, Context(m, Report(Level.IGNORE), m[self.to]))
+
+
+def _one_line(out: bytes) -> bytes:
+    """``out`` as one JSON Lines record (no newline in it)."""
+    return msgspec.json.format(out, indent=-1) if b"\n" in out or b"\r" in out else out
 
 
 def _details(exc: EnvglotError) -> tuple[Diagnostic, ...]:

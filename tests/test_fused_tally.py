@@ -1,0 +1,209 @@
+"""The fused pair paths that count (``envglot.fields.tallying_pair``) against the hub.
+
+For every ordered pair of declared dialects, over the goldens and examples, ``../shared/upstream/``,
+a deterministic sample of the benchmark corpus and hypothesis-generated documents: a conversion
+given a :class:`~envglot.diagnostics.Counting` report (the fused path where it applies) gives
+the bytes, the source, the multiset of ``(kind, source path)`` and the outcome (under ``raise``,
+the same error) that the hub gives with a full :class:`~envglot.diagnostics.Report`; and
+``migrate`` counts the same kinds with and without the fused path.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import envglot
+from envelopes import documents, sample_files
+from envglot import fields, pipeline
+from envglot.diagnostics import Counting, Report
+from envglot.dialect import Dialect, registered
+from envglot.errors import EnvglotError
+from envglot.migration.records import Migrator
+from envglot.options import Options
+from envglot.pipeline import Pipeline
+
+ROOT = Path(__file__).resolve().parents[1]
+UPSTREAM = ROOT / ".." / "shared" / "upstream"
+DECLARED = [d.name for d in registered() if d.reading is not None]
+TARGETS = [d.name for d in registered() if d.writing is not None]
+LEVELS = ("ignore", "raise")
+
+_spec = importlib.util.spec_from_file_location("bench_corpus_tally", ROOT / "benchmarks" / "corpus.py")
+assert _spec is not None and _spec.loader is not None
+bench_corpus = importlib.util.module_from_spec(_spec)
+sys.modules["bench_corpus_tally"] = bench_corpus
+_spec.loader.exec_module(bench_corpus)
+
+_CALLS = Counter[str]()
+"""Fused counting calls that gave the output (``done``) and that left the document to the hub (``hub``)."""
+
+
+@pytest.fixture(autouse=True)
+def _spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    def spying(src: Dialect, dst: Dialect) -> Any:
+        fn = fields.tallying_pair(src, dst)
+        if fn is None:
+            return None
+
+        def spy(*args: Any) -> Any:
+            out = fn(*args)
+            _CALLS["done" if out is not None else "hub"] += 1
+            return out
+
+        return spy
+
+    monkeypatch.setattr(pipeline, "tallying_pair", spying)
+    yield
+    fields.use_compiled(True)
+
+
+_PIPES: dict[tuple[str | None, str, str], Pipeline] = {}
+
+
+def _pipe(src: str | None, dst: str, level: str) -> Pipeline:
+    key = (src, dst, level)
+    p = _PIPES.get(key)
+    if p is None:
+        p = _PIPES[key] = Pipeline(src, dst, Options(unsupported=level))
+    return p
+
+
+def _refused(exc: EnvglotError) -> tuple[Any, ...]:
+    return (type(exc).__name__, str(exc), exc.path, sorted((d.kind, d.path) for d in getattr(exc, "diagnostics", ())))
+
+
+def _hub(p: Pipeline, doc: bytes) -> tuple[Any, ...]:
+    try:
+        conv = p.run(doc, Report(p.policy))
+    except EnvglotError as exc:
+        return _refused(exc)
+    lossy = any(p.policy.selects(d) for d in conv.diagnostics)
+    return ("ok", conv.output, conv.source, conv.unwrapped, sorted((d.kind, d.path) for d in conv.diagnostics), lossy)
+
+
+def _counted(p: Pipeline, doc: bytes) -> tuple[Any, ...]:
+    report = Counting(p.policy)
+    try:
+        t = p.tally(doc)
+        p.convert(doc, report)  # the multiset with paths (tally keeps the kinds only)
+    except EnvglotError as exc:
+        return _refused(exc)
+    assert sorted(t.kinds) == sorted(k for k, _ in report.seen)
+    return ("ok", t.output, t.source, t.unwrapped, sorted(report.seen), t.selected)
+
+
+def _check(doc: bytes, dst: str, src: str | None = None) -> None:
+    for level in LEVELS:
+        p = _pipe(src, dst, level)
+        hub, counted = _hub(p, doc), _counted(p, doc)
+        assert counted == hub, f"{src or 'detected'} -> {dst} ({level}) differs for {doc[:300]!r}"
+
+
+def _files() -> list[Path]:
+    out = [p for d in registered() for p in sample_files(d.name)]
+    if UPSTREAM.is_dir():
+        out += sorted(UPSTREAM.rglob("*.json"))
+    return out
+
+
+FILES = _files()
+DOCUMENTS = {name: documents(name) for name in DECLARED}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_files_count_what_the_hub_reports(path: Path) -> None:
+    doc = path.read_bytes()
+    for dst in TARGETS:
+        _check(doc, dst)
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Any]:
+    return list(bench_corpus.generate({"tiny": 8, "medium": 3, "large": 1}, seed=11, dialects=tuple(DECLARED)))
+
+
+def test_the_benchmark_corpus_counts_what_the_hub_reports(corpus: list[Any]) -> None:
+    before = _CALLS["done"]
+    for rec in corpus:
+        for dst in TARGETS:
+            _check(rec.data, dst, src=rec.dialect)
+            _check(rec.data, dst)
+    assert _CALLS["done"] - before >= len(corpus) * len(TARGETS), "the fused counting path was not taken"
+
+
+_SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("src", DECLARED)
+@_SETTINGS
+@given(data=st.data())
+def test_generated_documents_count_what_the_hub_reports(src: str, data: st.DataObject) -> None:
+    doc = msgspec.json.encode(data.draw(DOCUMENTS[src]))
+    dst = data.draw(st.sampled_from(TARGETS))
+    _check(doc, dst, src=src)
+    _check(doc, dst)
+
+
+def _outcomes(m: Migrator, records: list[bytes]) -> list[tuple[Any, ...]]:
+    return [
+        (o.status, o.output, o.source, o.lossy, o.unwrapped, sorted(o.kinds), o.error, o.error_type, o.path)
+        for o in map(m.record, records)
+    ]
+
+
+@pytest.mark.parametrize("unsupported", ["warn", "raise"])
+def test_migrate_counts_the_same_with_and_without_the_fused_path(
+    corpus: list[Any], tmp_path: Path, unsupported: str
+) -> None:
+    records = [rec.data for rec in corpus if b"\n" not in rec.data]
+    assert records
+    fast = Migrator(to="response-v2", unsupported=unsupported)
+    full = Migrator(to="response-v2", unsupported=unsupported, details=True)  # every record through the hub
+    assert _outcomes(fast, records) == _outcomes(full, records)
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"\n".join(records) + b"\n")
+    reports = []
+    for compiled in (True, False):
+        fields.use_compiled(compiled)
+        out = tmp_path / f"out-{compiled}"
+        rep = envglot.migrate([src], out=out, to="response-v2", unsupported=unsupported, jobs=1)
+        d = msgspec.json.decode(msgspec.json.encode(rep.to_dict()).replace(str(out).encode(), b"OUT"))
+        for timing in ("elapsed_s", "records_per_s", "mb_per_s"):
+            del d[timing]
+        reports.append((d, (out / src.name).read_bytes()))
+    fields.use_compiled(True)
+    assert reports[0] == reports[1]
+    assert reports[0][0]["diagnostics"], "nothing was counted"
+
+
+ACME = ROOT / "examples" / "declared" / "acme.toml"
+
+
+@pytest.mark.parametrize("unsupported", ["warn", "raise"])
+def test_a_dialect_declared_in_toml_counts_what_the_hub_reports(unsupported: str) -> None:
+    """A TOML-declared dialect (its own tables and steps, loaded as an overlay) both ways."""
+    docs = [p.read_bytes() for p in sorted((ACME.parent / "acme").glob("*.json"))]
+    assert docs
+    before = _CALLS["done"]
+    records = [msgspec.json.format(d, indent=-1) for d in docs]
+    home = Migrator(to="acme", unsupported=unsupported, mappings=[str(ACME)])
+    home_full = Migrator(to="acme", unsupported=unsupported, mappings=[str(ACME)], details=True)
+    for to in ("response-v2", "dotbot", "errorcode"):
+        fast = Migrator(to=to, unsupported=unsupported, mappings=[str(ACME)])
+        full = Migrator(to=to, unsupported=unsupported, mappings=[str(ACME)], details=True)
+        outs = _outcomes(fast, records)
+        assert outs == _outcomes(full, records)
+        back = [o[1] for o in outs if o[1] is not None]  # and the converted records back into acme
+        assert back or unsupported == "raise"  # under raise every record may be refused
+        assert _outcomes(home, back) == _outcomes(home_full, back)
+    assert _CALLS["done"] > before, "the fused counting path was not taken"
