@@ -481,8 +481,9 @@ def _emits(target: str, output: str) -> Call:
         result = tool()
         if output == "sdk":  # read by attribute: pydantic's own serializer stops at 255 levels
             blocks = [{"type": c.type, "text": getattr(c, "text", None)} for c in result.content]
-            sc = getattr(result, "structured_content", getattr(result, "structuredContent", None))  # SDK 2.x / 1.x
-            flag = getattr(result, "is_error", getattr(result, "isError", None))
+            v2 = hasattr(result, "structured_content")  # SDK 2.x names; 1.x camelCase (only read if 1.x)
+            sc = result.structured_content if v2 else getattr(result, "structuredContent", None)
+            flag = result.is_error if v2 else getattr(result, "isError", None)
             return {"content": blocks, "structuredContent": sc, "isError": flag}
         return result
 

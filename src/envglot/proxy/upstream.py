@@ -305,7 +305,7 @@ class Upstream:
         while True:
             page = await self._request(method, **_cursor_args(cursor))
             items.extend(wire(x) for x in getattr(page, field))
-            cursor = getattr(page, "next_cursor", None) or getattr(page, "nextCursor", None)
+            cursor = page.next_cursor if hasattr(page, "next_cursor") else getattr(page, "nextCursor", None)
             if not cursor:
                 return items
 
