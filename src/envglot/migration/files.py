@@ -144,6 +144,13 @@ SPILL_BYTES = 256 * 1024
 """... unless it grows past this: then its temporary is created and written as it comes."""
 
 
+def gzip_output(raw: IO[bytes], dst: str | os.PathLike[str]) -> gzip.GzipFile:
+    """The compressor of a .gz output to ``dst``, writing to ``raw``; alike in both drivers (byte for
+    byte): the name inside is ``dst``'s without ``.gz``, level 6, no timestamp."""
+    inner = os.path.basename(os.fspath(dst))[:-3]
+    return gzip.GzipFile(filename=inner, mode="wb", fileobj=raw, compresslevel=6, mtime=0)
+
+
 class AtomicOutput:
     """An output written to ``<dir>/.envglot-tmp-<pid>-<rand><n>-<name>``, then fsynced and renamed.
 
@@ -217,8 +224,7 @@ class AtomicOutput:
         self.raw = os.fdopen(fd, "wb", buffering=buffering)
         self.fh = self.raw
         if gz:
-            inner = self.dst.name[:-3]
-            self.fh = gzip.GzipFile(filename=inner, mode="wb", fileobj=self.raw, compresslevel=6, mtime=0)
+            self.fh = gzip_output(self.raw, self.dst)
 
     def write(self, b: bytes) -> None:
         held = self.held

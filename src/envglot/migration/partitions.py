@@ -17,7 +17,6 @@ process), so the bytes written are those the local engine writes.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import os
 import shutil
 import zlib
@@ -27,7 +26,7 @@ import msgspec
 
 from . import fs as store
 from .deferred import Deferred, InputChangedError, Unchanged
-from .files import copy_rest, read_error
+from .files import copy_rest, gzip_output, read_error
 from .inputs import InputLimits, RecordReader, open_gzip, reopened
 from .records import Migrator, rebuild_migrator
 from .tally import Tally
@@ -248,8 +247,7 @@ class _PieceOutput:
 
     def _open(self) -> _TempWriter:
         self.touched = True
-        inner = (self.file.dst or self.tmp).rsplit("/", 1)[-1][:-3] if self.gz else None
-        return _TempWriter(self.spec.dst_fs, self.tmp, inner)
+        return _TempWriter(self.spec.dst_fs, self.tmp, (self.file.dst or self.tmp) if self.gz else None)
 
     def _reopen(self) -> list[Any]:
         return reopened(store.open_read(self.spec.src_fs, self.file.src), self.spec.limits, self.gz, self.begin)
@@ -261,15 +259,15 @@ class _PieceOutput:
 
 
 class _TempWriter:
-    """A temporary on the destination's file system, gzip-compressed when ``inner`` (the name inside) is given."""
+    """A temporary on the destination's file system; with ``gz``, a .gz output to that path."""
 
-    def __init__(self, fs: Any, tmp: str, inner: str | None) -> None:
+    def __init__(self, fs: Any, tmp: str, gz: str | None) -> None:
         self.raw: IO[bytes] | None = None
         self.fh: IO[bytes] | None = None
         try:
             self.raw = self.fh = store.open_write(fs, tmp)
-            if inner is not None:
-                self.fh = gzip.GzipFile(filename=inner, mode="wb", fileobj=self.raw, compresslevel=6, mtime=0)  # type: ignore[assignment]
+            if gz is not None:
+                self.fh = gzip_output(self.raw, gz)  # type: ignore[assignment]
         except OSError as exc:
             raise _WriteError(exc.strerror or str(exc)) from exc
 
