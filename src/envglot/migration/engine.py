@@ -18,12 +18,12 @@ import msgspec
 from ..diagnostics import Diagnostic
 from .commit import CommitBatch
 from .constants import Mode
+from .deferred import InputChangedError
 from .executors import Inline, Pool, cpus
 from .files import (
     AtomicOutput,
     BackupExistsError,
     Cleaner,
-    InputChangedError,
     MigrationError,
     copy_to_temp,
     discard_temp,

@@ -1,4 +1,4 @@
-"""Files: atomic outputs, backups, stale temp files, the unchanged part of an output (local paths)."""
+"""Files: atomic outputs, backups, stale temp files (local paths)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,13 @@ import contextlib
 import errno
 import filecmp
 import gzip
-import hashlib
 import itertools
 import os
 import secrets
 import shutil
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, BinaryIO
 
 from ..errors import EnvglotError
 from ..excerpt import display_path as display
@@ -146,6 +144,13 @@ SPILL_BYTES = 256 * 1024
 """... unless it grows past this: then its temporary is created and written as it comes."""
 
 
+def gzip_output(raw: IO[bytes], dst: str | os.PathLike[str]) -> gzip.GzipFile:
+    """The compressor of a .gz output to ``dst``, writing to ``raw``; alike in both drivers (byte for
+    byte): the name inside is ``dst``'s without ``.gz``, level 6, no timestamp."""
+    inner = os.path.basename(os.fspath(dst))[:-3]
+    return gzip.GzipFile(filename=inner, mode="wb", fileobj=raw, compresslevel=6, mtime=0)
+
+
 class AtomicOutput:
     """An output written to ``<dir>/.envglot-tmp-<pid>-<rand><n>-<name>``, then fsynced and renamed.
 
@@ -219,8 +224,7 @@ class AtomicOutput:
         self.raw = os.fdopen(fd, "wb", buffering=buffering)
         self.fh = self.raw
         if gz:
-            inner = self.dst.name[:-3]
-            self.fh = gzip.GzipFile(filename=inner, mode="wb", fileobj=self.raw, compresslevel=6, mtime=0)
+            self.fh = gzip_output(self.raw, self.dst)
 
     def write(self, b: bytes) -> None:
         held = self.held
@@ -434,64 +438,3 @@ def write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:
     except BaseException:
         out.abort()
         raise
-
-
-class InputChangedError(Exception):
-    """An input read again to copy its unchanged part cannot be read, or its bytes differ (it fails: 66)."""
-
-
-class Unchanged:
-    """The leading part of an output that is its input's own bytes: not written as it passes.
-
-    It is counted and digested as it passes; once something changes, :meth:`copy` writes it
-    from the input read again, and checks that it is what was read the first time.
-    """
-
-    def __init__(self, size: int = 0, digest: bytes | None = None) -> None:
-        """``size`` and ``digest``: a part passed over elsewhere (a worker), as :meth:`digest` gave it."""
-        self.size = size
-        self.hash = hashlib.blake2b(digest_size=16)
-        self.known = digest
-
-    def add(self, b: bytes) -> None:
-        """Pass over output bytes that are the input's own."""
-        self.size += len(b)
-        self.hash.update(b)
-
-    def digest(self) -> bytes:
-        """The digest of the bytes passed over."""
-        return self.known if self.known is not None else self.hash.digest()
-
-    def copy(self, open_: Callable[[], list[Any]], write: Callable[[bytes], object]) -> None:
-        """Write the unchanged part, read again through ``open_()`` (the reader first, then what it wraps).
-
-        Raises:
-            InputChangedError: the input cannot be opened or read, or its bytes differ.
-            OSError: from ``write`` (the output's error).
-        """
-        if not self.size:
-            return
-        streams: list[Any] = []
-        try:
-            try:
-                streams = open_()
-            except (OSError, EOFError, zlib.error) as exc:
-                raise InputChangedError(read_error(exc)) from None
-            again = hashlib.blake2b(digest_size=16)
-            left = self.size
-            while left > 0:
-                try:
-                    block = streams[0].read(min(left, 1024 * 1024))
-                except (OSError, EOFError, zlib.error) as exc:
-                    raise InputChangedError(read_error(exc)) from None
-                if not block:
-                    break
-                left -= len(block)
-                again.update(block)
-                write(block)
-            if left or again.digest() != self.digest():
-                raise InputChangedError("the file changed while it was being migrated")
-        finally:
-            for f in streams:
-                with contextlib.suppress(Exception):
-                    f.close()

@@ -157,6 +157,19 @@ def open_gzip(raw: Any, limits: InputLimits) -> Any:
     return _BoundedGzip(raw, limits.max_gzip_ratio)
 
 
+def reopened(raw: Any, limits: InputLimits, gz: bool, begin: int = 0) -> list[Any]:
+    """An input opened again (``raw``, by either driver's opener) to copy its unchanged part
+    (:meth:`.deferred.Unchanged.copy`): the stream to read — from byte ``begin``, decompressed
+    for .gz — then what it wraps."""
+    try:
+        if begin:
+            raw.seek(begin)
+        return [open_gzip(raw, limits), raw] if gz else [raw]
+    except BaseException:
+        raw.close()
+        raise
+
+
 def _too_long(size: int, limit: int, whole: bool) -> str:
     more = "" if whole else "more than "
     return (

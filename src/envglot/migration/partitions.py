@@ -17,7 +17,6 @@ process), so the bytes written are those the local engine writes.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import os
 import shutil
 import zlib
@@ -26,8 +25,9 @@ from typing import IO, Any
 import msgspec
 
 from . import fs as store
-from .files import InputChangedError, Unchanged, copy_rest, read_error
-from .inputs import InputLimits, RecordReader, open_gzip
+from .deferred import Deferred, InputChangedError, Unchanged
+from .files import copy_rest, gzip_output, read_error
+from .inputs import InputLimits, RecordReader, open_gzip, reopened
 from .records import Migrator, rebuild_migrator
 from .tally import Tally
 from .walk import FileSpec
@@ -62,7 +62,7 @@ class PieceResult(msgspec.Struct):
     same: int = 0
     """A range in which nothing changed: its output is its input's ``same`` bytes from ``begin`` (not written)."""
     digest: bytes = b""
-    """With ``same``: the digest of those bytes as read (:class:`~.files.Unchanged`)."""
+    """With ``same``: the digest of those bytes as read (:class:`~.deferred.Unchanged`)."""
     error: str | None = None
     error_code: int = 0
     """66 (read) or 74 (write) with ``error``."""
@@ -215,7 +215,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
 
 def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResult, ranged: bool) -> None:
     """Close a piece's output, or say which input bytes stand for it (nothing in it changed)."""
-    if out.raw is not None:
+    if out.output.out is not None:
         out.close()  # made durable for the whole task at once (run_task)
         if ranged or not (f.doc and res.tally.rejected):  # a rejected document leaves no output file
             res.tmp = out.tmp
@@ -224,13 +224,13 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResul
         store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp)  # unchanged: the input's own bytes
         res.tmp = out.tmp
     else:  # an unchanged range: its input bytes, copied when the file is put together (if it changed)
-        res.same = out.unchanged.size
-        res.digest = out.unchanged.digest()
+        res.same = out.output.unchanged.size
+        res.digest = out.output.unchanged.digest()
 
 
 class _PieceOutput:
-    """A piece's temporary output, started at its first change (the unchanged part before it is
-    copied from the input then, checked: :class:`~.files.Unchanged`)."""
+    """A piece's temporary output, started at its first change (:class:`~.deferred.Deferred`, as the
+    local driver's output starts)."""
 
     def __init__(self, spec: RunSpec, f: FileSpec, tmp: str, begin: int, gz: bool) -> None:
         self.spec = spec
@@ -238,49 +238,48 @@ class _PieceOutput:
         self.tmp = tmp
         self.begin = begin
         self.gz = gz
-        self.raw: IO[bytes] | None = None
-        self.fh: IO[bytes] | None = None
-        self.unchanged = Unchanged()
+        self.output: Deferred[_TempWriter] = Deferred(self._open, self._reopen)
         self.touched = False
         """The temporary may exist (it is removed if the piece fails or leaves no output)."""
 
     def write(self, b: bytes, changed: bool) -> None:
-        if self.fh is None:
-            if not changed:
-                self.unchanged.add(b)
-                return
-            self._start()
-        assert self.fh is not None
-        self._write(b)
+        self.output.write(b, changed)
 
-    def _write(self, b: bytes) -> None:
+    def _open(self) -> _TempWriter:
+        self.touched = True
+        return _TempWriter(self.spec.dst_fs, self.tmp, (self.file.dst or self.tmp) if self.gz else None)
+
+    def _reopen(self) -> list[Any]:
+        return reopened(store.open_read(self.spec.src_fs, self.file.src), self.spec.limits, self.gz, self.begin)
+
+    def close(self) -> None:
+        """Close the output (if it was started); errors propagate."""
+        if self.output.out is not None:
+            self.output.out.close()
+
+
+class _TempWriter:
+    """A temporary on the destination's file system; with ``gz``, a .gz output to that path."""
+
+    def __init__(self, fs: Any, tmp: str, gz: str | None) -> None:
+        self.raw: IO[bytes] | None = None
+        self.fh: IO[bytes] | None = None
+        try:
+            self.raw = self.fh = store.open_write(fs, tmp)
+            if gz is not None:
+                self.fh = gzip_output(self.raw, gz)  # type: ignore[assignment]
+        except OSError as exc:
+            raise _WriteError(exc.strerror or str(exc)) from exc
+
+    def write(self, b: bytes) -> None:
         assert self.fh is not None
         try:
             self.fh.write(b)
         except OSError as exc:
             raise _WriteError(exc.strerror or str(exc)) from exc
 
-    def _start(self) -> None:
-        spec, f = self.spec, self.file
-        self.touched = True
-        try:
-            self.raw = self.fh = store.open_write(spec.dst_fs, self.tmp)
-            if self.gz:
-                inner = (f.dst or self.tmp).rsplit("/", 1)[-1][:-3]
-                self.fh = gzip.GzipFile(filename=inner, mode="wb", fileobj=self.raw, compresslevel=6, mtime=0)  # type: ignore[assignment]
-        except OSError as exc:
-            raise _WriteError(exc.strerror or str(exc)) from exc
-
-        def reopen() -> list[Any]:
-            raw = store.open_read(spec.src_fs, f.src)
-            if self.begin:
-                raw.seek(self.begin)
-            return [open_gzip(raw, spec.limits), raw] if self.gz else [raw]
-
-        self.unchanged.copy(reopen, self._write)
-
     def close(self) -> None:
-        """Close the output (if it was started); errors propagate."""
+        """Close it (once); errors propagate."""
         fh, raw = self.fh, self.raw
         self.fh = self.raw = None
         try:
@@ -289,6 +288,11 @@ class _PieceOutput:
         finally:
             if raw is not None:
                 raw.close()
+
+    def abort(self) -> None:
+        """Close it, ignoring errors (the piece fails; its temporary is removed by :func:`_run_piece`)."""
+        with contextlib.suppress(Exception):
+            self.close()
 
 
 class _WriteError(OSError):
@@ -363,9 +367,7 @@ def _concatenate(spec: RunSpec, f: FileSpec, tmp: str, parts: list[PieceResult])
             elif p.same:
 
                 def reopen(begin: int = p.begin) -> list[Any]:
-                    raw = store.open_read(spec.src_fs, f.src)
-                    raw.seek(begin)
-                    return [raw]
+                    return reopened(store.open_read(spec.src_fs, f.src), spec.limits, False, begin)
 
                 Unchanged(p.same, p.digest).copy(reopen, w.write)
         w.close()
