@@ -28,7 +28,7 @@ from envglot.api import detection
 from envglot.dialects import WRITABLE
 from envglot.limits import MAX_DEPTH, check_input
 from envglot.mappings import default_mappings
-from envglot.residue import digest
+from envglot.residue import DIGEST_VERSION, digest
 from envglot.transport import wrap_bytes
 
 ENC = msgspec.json.Encoder()
@@ -360,27 +360,42 @@ def test_without_preserve_an_input_residue_is_never_applied(to: str) -> None:
     assert (Kind.FIELD_DROPPED, "$.meta._envglot") in [(d.kind, d.path) for d in conv.diagnostics]
 
 
-def _forged(carrier: bytes, restored: dict[str, Any], sets: list[list[Any]]) -> bytes:
-    """A residue with a valid digest of ``restored`` (anyone can compute one: no secret)."""
-    res = {"from": "result", "set": sets, "del": [], "v": 2, "digest": digest("result", ENC.encode(restored))}
+def _forged(carrier: bytes, restored: dict[str, Any], sets: list[list[Any]], dels: list[str] | None = None) -> bytes:
+    """A residue with a valid digest of ``restored`` (anyone can compute one: no secret): the
+    document the patches make of the carrier converted back."""
+    digest_ = digest("result", ENC.encode(restored))
+    res = {"from": "result", "set": sets, "del": dels or [], "v": DIGEST_VERSION, "digest": digest_}
     return _with_residue(carrier, res, at_meta=True)
+
+
+def _back(carrier: bytes) -> dict[str, Any]:
+    """What a carrier converts back to as result (without a residue)."""
+    back: dict[str, Any] = msgspec.json.decode(envglot.convert(carrier, to="result"))
+    return back
 
 
 def test_a_residue_that_would_flip_the_outcome_is_rejected_even_with_a_valid_digest() -> None:
     carrier = envglot.convert(b'{"success":false,"error":"gone","error_type":"not_found"}', to="response-v2")
-    forged = _forged(carrier, {"success": True, "value": 1}, [["$.success", True], ["$.value", 1]])
+    back = _back(carrier)
+    restored = {k: v for k, v in back.items() if not k.startswith("error")} | {"success": True, "value": 1}
+    dels = [f"$.{k}" for k in back if k.startswith("error")]
+    forged = _forged(carrier, restored, [["$.success", True], ["$.value", 1]], dels)
     conv = envglot.conversion(forged, to="result", preserve=True)
     assert not outcome(conv.output, "result")
-    assert Kind.RESIDUE_REJECTED in [d.kind for d in conv.diagnostics]
+    assert [d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED] == [
+        "preserve residue not applied: the restored document would change the outcome"
+    ]
 
 
 def test_a_residue_that_contradicts_its_carrier_is_rejected() -> None:
     carrier = envglot.convert(b'{"success":false,"error":"gone","error_type":"not_found"}', to="response-v2")
-    restored = {"success": False, "error": "something else entirely", "error_type": "not_found"}
+    restored = _back(carrier) | {"error": "something else entirely"}
     forged = _forged(carrier, restored, [["$.error", restored["error"]]])
     conv = envglot.conversion(forged, to="result", preserve=True)
     assert b"something else" not in conv.output
-    assert Kind.RESIDUE_REJECTED in [d.kind for d in conv.diagnostics]
+    assert [d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED] == [
+        "preserve residue not applied: the restored document contradicts the document it travels in"
+    ]
 
 
 def test_a_transplanted_residue_fails_its_digest() -> None:
