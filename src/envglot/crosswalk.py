@@ -17,7 +17,6 @@ import tomli_w
 
 from .codes import problem_of
 from .diagnostics import Diagnostic, Kind, Report
-from .dialect import get_dialect
 from .errors import MappingError, UnknownDialectError, UnsupportedError
 from .mappings import CodeRow, Mappings, default_mappings, load_mappings, type_for
 from .tables import HINTS
@@ -322,7 +321,7 @@ def overlay_template(dialect: str, m: Mappings) -> str:
         code_row = msgspec.to_builtins(d.codes[code])
         code_row["note"] = "example: restates the bundled row; change category or hints here"
     else:
-        code = get_dialect(dialect).example_code
+        code = m.registry.get(dialect).example_code
         code_row = {
             "category": "failed_precondition",
             "origin": "state",

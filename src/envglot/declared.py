@@ -334,6 +334,7 @@ def build_declaration(
             "file": str(path),
             "digest": digest,
             "__module__": __name__,
+            **decl.class_facts(str(path)),
         },
     )
     return name, cls, digest

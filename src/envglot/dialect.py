@@ -417,15 +417,9 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
     }
     if decl.outcome is not None:
         ns["failure_value"] = msgspec.json.encode(decl.outcome.words("failure")[0])
-    for key in ("fallback", "example_code"):
-        value = getattr(decl, key)
-        if value is not msgspec.UNSET:
-            ns[key] = value
-    if decl.reader_kinds is not msgspec.UNSET:
-        try:
-            ns["reader_kinds"] = frozenset(Kind(k) for k in decl.reader_kinds)
-        except ValueError as exc:
-            raise MappingError(f"{facts.file}: [declare] reader_kinds: {exc}", path="$.declare.reader_kinds") from None
+    if decl.fallback is not msgspec.UNSET:
+        ns["fallback"] = decl.fallback
+    ns.update(decl.class_facts(facts.file))
     probes = []
     for fn, p in decl.probes.items():
         test = getattr(module, fn, None)
