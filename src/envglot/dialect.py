@@ -279,13 +279,17 @@ class Dialect:
             raise NotImplementedError(f"{self.name} declares no wire Struct")
         return self.wire
 
-    def failed(self, doc: bytes) -> bool:
-        """Whether a document of this dialect says failure (MCP ``isError``)."""
+    @staticmethod
+    def top_members(doc: bytes) -> dict[str, Raw]:
+        """``doc``'s top-level members, for :meth:`failed` (a :class:`ParseError` if it is no object)."""
         try:
-            top = _OBJ.decode(doc)
+            return _OBJ.decode(doc)
         except msgspec.MsgspecError as exc:
             raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
-        flag = top.get(self.outcome_key)
+
+    def failed(self, doc: bytes) -> bool:
+        """Whether a document of this dialect says failure (MCP ``isError``)."""
+        flag = self.top_members(doc).get(self.outcome_key)
         return flag is not None and bytes(flag) == self.failure_value
 
     def __repr__(self) -> str:
