@@ -27,7 +27,10 @@ import floors
 import msgspec
 
 import envglot
+from envglot.context import Context
+from envglot.diagnostics import DISCARD
 from envglot.dialect import get_dialect
+from envglot.fields import bound_pair
 from envglot.limits import check_input
 from envglot.wire import may_be_loose
 
@@ -63,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         conv = envglot.Converter(to=a.target, from_=src.name, unsupported="ignore")
         run = conv.convert_bytes
         run(items[0])
-        fused = conv._p._fused[src.name]  # the bound fast path the pipeline built
+        pipe = conv.pipeline  # the fast path bound as the pipeline binds it (a DISCARD context)
+        ctx = Context(pipe.mappings, DISCARD, pipe.mappings[src.name], pipe.synth, pipe.style == "compact")
+        fused = bound_pair(src, pipe.dst, ctx)
         assert fused is not None, "this pair takes the hub"
         wire = src.wire
         limit_dec = msgspec.json.Decoder(wire if wire is not None else dict[str, msgspec.Raw])

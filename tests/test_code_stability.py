@@ -87,3 +87,26 @@ def test_mappings_check_refuses_an_overlay_whose_codes_do_not_come_back(tmp_path
     good = tmp_path / "good.toml"
     good.write_text('dialect = "dotbot"\n\n[codes.SPEC_MISSING]\ncategory = "not_found"\next = true\n')
     check_overlay(good)
+
+
+def test_says_change_decides_on_facts_not_on_message_text() -> None:
+    """A ``code_mapped`` says a category change by the facts it was rendered from (``reads_as``,
+    ``was``), a dropped ``retryable`` by its path; a message that merely reads alike says nothing."""
+    from envglot.crosswalk import Said, says_change
+    from envglot.diagnostics import Diagnostic, Kind, diagnostic
+
+    said = Said()
+    said.add(Kind.CODE_MAPPED, "$.code", "result", source="dotbot", code="'X'", result="wrote 'y'")
+    said.append(diagnostic(Kind.FIELD_DROPPED, "$.error.why", "result", field="problem.retryable"))
+    said.append(Diagnostic(kind=Kind.CODE_MAPPED, path="$.c", message="reads as 'internal', not 'not_found'"))
+    assert not says_change(said, ("not_found", False), ("internal", False), {"$.error.retryable"})
+    assert not says_change(said, ("internal", False), ("internal", True), {"$.error.retryable"})
+    assert says_change(said, ("internal", False), ("internal", True), {"$.error.why"})
+    said.add(
+        Kind.CODE_MAPPED, "$.code", "result", source="dotbot", code="'X'", result="wrote 'y'",
+        reads_as="internal", was="not_found", kept="",
+    )  # fmt: skip
+    assert said.diagnostics[-1].message == (
+        "dotbot code 'X' has no exact result equivalent; wrote 'y', which reads as 'internal', not 'not_found'"
+    )
+    assert says_change(said, ("not_found", False), ("internal", False), set())

@@ -279,3 +279,27 @@ def test_any_canonical_envelope_writes_a_valid_document_that_reads_back(three: l
         assert envglot.convert(out, to="dotbot", mappings=three, unsupported="ignore") == hub
 
     check()
+
+
+def test_a_toml_declaration_sets_example_code_and_reader_kinds(tmp_path: Path) -> None:
+    """``example_code`` and ``reader_kinds`` are keys of every ``[declare]`` (``envglot.declare.Common``):
+    a declaration in TOML alone sets them as a bundled dialect's does."""
+    from envglot.crosswalk import overlay_template
+    from envglot.diagnostics import Kind
+
+    text = (DECLARED / "quarry.toml").read_text().replace('dialect = "quarry"', 'dialect = "quarry-kinds"')
+    head = "[declare]\n"
+    assert head in text
+    decl = tmp_path / "quarry-kinds.toml"
+    decl.write_text(text.replace(head, head + 'example_code = "E_EXAMPLE"\nreader_kinds = ["code_unknown"]\n', 1))
+    m = mappings_for([str(decl)])
+    d = m.registry.get("quarry-kinds")
+    assert (d.example_code, d.reader_kinds) == ("E_EXAMPLE", frozenset({Kind.CODE_UNKNOWN}))
+    assert "[codes.E_EXAMPLE]" in overlay_template("quarry-kinds", m)
+    doc = b'{"ok": false, "items": null, "errors": [{"code": "NO_SUCH_CODE", "detail": "d"}], "trace_id": "t"}'
+    found = envglot.validate(doc, dialect="quarry-kinds", mappings=m)
+    assert [v.path for v in found] == ["$.errors[0].code"]
+    bad = tmp_path / "quarry-bad.toml"
+    bad.write_text(decl.read_text().replace('"code_unknown"', '"no_such_kind"').replace("quarry-kinds", "quarry-bad"))
+    with pytest.raises(MappingError, match=r"quarry-bad.toml: \[declare\] reader_kinds"):
+        mappings_for([str(bad)])

@@ -231,6 +231,15 @@ def test_no_private_name_is_used_outside_its_module(module: str) -> None:
     assert private_uses(module) == [], f"{modules()[module].relative_to(SRC)} uses private names of other modules"
 
 
+TOOLS = sorted(p for d in ("benchmarks", "scripts") for p in (SRC.parent / d).glob("*.py"))
+"""The benchmarks and scripts: they use envglot as any caller does, through public names."""
+
+
+@pytest.mark.parametrize("path", TOOLS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_benchmarks_and_scripts_use_no_private_name(path: Path) -> None:
+    assert private_uses(f"{path.parent.name}.{path.stem}", path.read_text(encoding="utf-8")) == []
+
+
 def test_the_private_scan_finds_what_it_looks_for() -> None:
     source = (
         "from . import fields\n"

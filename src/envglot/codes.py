@@ -338,17 +338,17 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
                 Kind.CODE_RESPELLED, where, dmap.name, source=p.domain, code=quoted(p.code), chosen=quoted(code)
             )
         else:
-            what = f"wrote {quoted(code)} ({p.category})"
-            if plan is not None and plan.category != p.category:
-                kept = "; the category travels in details" if "problem.category" in dmap.carried else ""
-                what = f"wrote {quoted(code)}, which reads as {plan.category!r}, not {p.category!r}{kept}"
+            changed = plan is not None and plan.category != p.category
             ctx.report.add(
                 Kind.CODE_MAPPED,
                 where,
                 dmap.name,
                 source=p.domain or "source",
                 code=quoted(p.code),
-                result=what,
+                result=f"wrote {quoted(code)}" if changed else f"wrote {quoted(code)} ({p.category})",
+                reads_as=plan.category if changed and plan is not None else None,
+                was=p.category if changed else None,
+                kept="; the category travels in details" if "problem.category" in dmap.carried else "",
             )
             _implied_changes(p, ch, dmap, ctx, where)
     if plan is not None and plan.ext:

@@ -16,13 +16,13 @@ import msgspec
 import tomli_w
 
 from .codes import problem_of
-from .diagnostics import Diagnostic, Kind
-from .dialect import get_dialect
+from .diagnostics import Diagnostic, Kind, Report
 from .errors import MappingError, UnknownDialectError, UnsupportedError
 from .mappings import CodeRow, Mappings, default_mappings, load_mappings, type_for
 from .tables import HINTS
 
 __all__ = [
+    "Said",
     "check_overlay",
     "crosswalk",
     "describe_code",
@@ -145,7 +145,7 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
     from .canonical import Envelope
     from .codes import read_problem
     from .context import Context
-    from .diagnostics import DISCARD, Report
+    from .diagnostics import DISCARD
 
     names = writable(m)
     out: list[dict[str, Any]] = []
@@ -160,7 +160,10 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
             p0 = env.problems[0]
             want = (p0.category, p0.retryable if p0.retryable is not None else m.default_retryable(p0.category))
             for dst in names:
-                report = Report("ignore")
+                report = Said()
+                retryable_at = {
+                    Context(m, DISCARD, m[d]).path("problem.retryable", i) for d in (src, dst) for i in (None, 0)
+                }
                 there = write(env, to=dst, mappings=m, report=report, source=src, unsupported="ignore")
                 mid = read(there, from_=dst, mappings=m)
                 back = write(mid, to=src, mappings=m, report=report, source=dst, unsupported="ignore")
@@ -179,7 +182,7 @@ def unstable_codes(m: Mappings, dialects: list[str] | None = None) -> list[dict[
                         "retryable": want[1],
                         "back_category": got[0],
                         "back_retryable": got[1],
-                        "reported": says_change(report.diagnostics, want, got),
+                        "reported": says_change(report, want, got, retryable_at),
                     }
                 )
     return out
@@ -221,16 +224,40 @@ def check_overlay(path: str | os.PathLike[str]) -> Mappings:
     return m
 
 
-def says_change(diagnostics: list[Diagnostic], before: tuple[str, bool], after: tuple[str, bool]) -> bool:
-    """True if ``diagnostics`` say a failure's (category, retryable) ``before`` became ``after``:
-    a ``code_mapped`` naming the category the chosen code reads as, or, for the same category,
-    a ``retryable_changed`` or a dropped stated ``retryable``."""
+class Said(Report):
+    """A report that also keeps what each diagnostic says as data: the facts its message was
+    rendered from (``kind``, ``facts``), and the kind and path of a ready diagnostic (its
+    message is never read back). What :func:`says_change` decides on."""
+
+    __slots__ = ("facts", "ready")
+
+    def __init__(self) -> None:
+        super().__init__("ignore")
+        self.facts: list[tuple[Kind, dict[str, Any]]] = []
+        self.ready: list[tuple[Kind, str]] = []
+
+    def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: Any) -> None:
+        """Record the diagnostic and the facts it was rendered from."""
+        super().add(kind, path, dialect, **facts)
+        self.facts.append((kind, facts))
+
+    def append(self, diagnostic: Diagnostic) -> None:
+        """Record a ready diagnostic and its kind and path."""
+        super().append(diagnostic)
+        self.ready.append((diagnostic.kind, diagnostic.path))
+
+
+def says_change(said: Said, before: tuple[str, bool], after: tuple[str, bool], retryable_at: set[str]) -> bool:
+    """True if the diagnostics ``said`` say a failure's (category, retryable) ``before`` became
+    ``after``: a ``code_mapped`` whose facts name the category the chosen code reads as, or, for
+    the same category, a ``retryable_changed`` or a ``field_dropped`` at one of ``retryable_at``
+    (the paths where the conversions' sources keep ``problem.retryable``)."""
     if before[0] != after[0]:
-        named = f"reads as {after[0]!r}, not {before[0]!r}"
-        return any(d.kind is Kind.CODE_MAPPED and named in d.message for d in diagnostics)
-    return any(
-        d.kind is Kind.RETRYABLE_CHANGED or (d.kind is Kind.FIELD_DROPPED and "retryable" in d.message)
-        for d in diagnostics
+        return any(
+            k is Kind.CODE_MAPPED and f.get("reads_as") == after[0] and f.get("was") == before[0] for k, f in said.facts
+        )
+    return any(k is Kind.RETRYABLE_CHANGED for k, _ in said.facts) or any(
+        k is Kind.RETRYABLE_CHANGED or (k is Kind.FIELD_DROPPED and path in retryable_at) for k, path in said.ready
     )
 
 
@@ -294,7 +321,7 @@ def overlay_template(dialect: str, m: Mappings) -> str:
         code_row = msgspec.to_builtins(d.codes[code])
         code_row["note"] = "example: restates the bundled row; change category or hints here"
     else:
-        code = get_dialect(dialect).example_code
+        code = m.registry.get(dialect).example_code
         code_row = {
             "category": "failed_precondition",
             "origin": "state",

@@ -303,9 +303,9 @@ class Declaration:
             node = node.members[k]
         return out
 
-    def leaf(self, keys: Sequence[str]) -> Leaf:
-        """The member at ``keys`` (below the root)."""
-        node: Leaf | Node = self.root
+    def leaf(self, keys: Sequence[str], base: Node | None = None) -> Leaf:
+        """The member at ``keys`` (below ``base``, else the root)."""
+        node: Leaf | Node = self.root if base is None else base
         for k in keys:
             assert isinstance(node, Node)
             node = node.members[k]
@@ -317,12 +317,7 @@ class Declaration:
         grp = group_of(field)
         if grp is None:
             return self.leaf(next(k for f, k in self.top if f == field))
-        node: Leaf | Node = self.group_node(grp)
-        for k in next(k for f, k in self.sub[grp] if f == field):
-            assert isinstance(node, Node)
-            node = node.members[k]
-        assert isinstance(node, Leaf)
-        return node
+        return self.leaf(next(k for f, k in self.sub[grp] if f == field), self.group_node(grp))
 
     def group_node(self, group: str) -> Node:
         """The object (or array item) of ``problems`` or ``warnings``."""

@@ -9,9 +9,12 @@ documents every key.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from msgspec import UNSET, Struct, UnsetType
+
+from .errors import MappingError
+from .kinds import Kind
 
 __all__ = ["Common", "Declare", "Detect", "Hooked", "Outcome", "ProbeDoc", "Shape"]
 
@@ -73,6 +76,24 @@ class Common(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     outcome: Outcome | None = None
     """The words of the outcome member (``[fields] ok``) when it is no boolean; the first of each
     is written (a hooks module's dialect: the first failure word is the JSON that says failure)."""
+    example_code: str | UnsetType = UNSET
+    """The code an overlay template adds, spelled as the dialect spells codes."""
+    reader_kinds: list[str] | UnsetType = UNSET
+    """Reader diagnostics (``Kind`` values) that ``validate`` reports as contract violations.
+    (Unset keys keep the defaults of :class:`~envglot.dialect.Dialect`.)"""
+
+    def class_facts(self, file: str) -> dict[str, Any]:
+        """The dialect class attributes these keys set (``example_code``, ``reader_kinds``; an
+        unset key sets none); an unknown kind is a :class:`MappingError` naming ``file``."""
+        out: dict[str, Any] = {}
+        if self.example_code is not UNSET:
+            out["example_code"] = self.example_code
+        if self.reader_kinds is not UNSET:
+            try:
+                out["reader_kinds"] = frozenset(Kind(k) for k in self.reader_kinds)
+            except ValueError as exc:
+                raise MappingError(f"{file}: [declare] reader_kinds: {exc}", path="$.declare.reader_kinds") from None
+        return out
 
 
 class ProbeDoc(Struct, forbid_unknown_fields=True, frozen=True):
@@ -94,10 +115,6 @@ class Hooked(Common, forbid_unknown_fields=True, frozen=True, kw_only=True):
     open_codes: bool = _SHAPE.open_codes
     marked_success: bool = _SHAPE.marked_success
     fallback: bool | UnsetType = UNSET
-    example_code: str | UnsetType = UNSET
-    reader_kinds: list[str] | UnsetType = UNSET
-    """Reader diagnostics (``Kind`` values) that ``validate`` reports as contract violations.
-    (Unset keys keep the defaults of :class:`~envglot.dialect.Dialect`.)"""
 
 
 class Declare(Common, forbid_unknown_fields=True, frozen=True, kw_only=True):

@@ -29,7 +29,7 @@ from .declsteps import steps
 from .detect import classify
 from .diagnostics import DISCARD, Kind
 from .dialect import Dialect, Facts, Probe, Shape
-from .errors import MappingError, ParseError
+from .errors import MappingError
 from .registry import Registry, bundled
 from .tables import DialectTable, Mappings, error_path, locate_error, toml_document
 from .tomlfile import read_regular
@@ -93,10 +93,7 @@ class DeclaredDialect(Dialect):
 
     def failed(self, doc: bytes) -> bool:
         d = self.declaration
-        try:
-            top = _OBJ.decode(doc)
-        except msgspec.MsgspecError as exc:
-            raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
+        top = self.top_members(doc)
         if d.ok_keys is not None:
             raw = _raw_at(top, d.ok_keys)
             if d.outcome is not None:
@@ -334,6 +331,7 @@ def build_declaration(
             "file": str(path),
             "digest": digest,
             "__module__": __name__,
+            **decl.class_facts(str(path)),
         },
     )
     return name, cls, digest

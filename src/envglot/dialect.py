@@ -279,13 +279,17 @@ class Dialect:
             raise NotImplementedError(f"{self.name} declares no wire Struct")
         return self.wire
 
-    def failed(self, doc: bytes) -> bool:
-        """Whether a document of this dialect says failure (MCP ``isError``)."""
+    @staticmethod
+    def top_members(doc: bytes) -> dict[str, Raw]:
+        """``doc``'s top-level members, for :meth:`failed` (a :class:`ParseError` if it is no object)."""
         try:
-            top = _OBJ.decode(doc)
+            return _OBJ.decode(doc)
         except msgspec.MsgspecError as exc:
             raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
-        flag = top.get(self.outcome_key)
+
+    def failed(self, doc: bytes) -> bool:
+        """Whether a document of this dialect says failure (MCP ``isError``)."""
+        flag = self.top_members(doc).get(self.outcome_key)
         return flag is not None and bytes(flag) == self.failure_value
 
     def __repr__(self) -> str:
@@ -417,15 +421,9 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
     }
     if decl.outcome is not None:
         ns["failure_value"] = msgspec.json.encode(decl.outcome.words("failure")[0])
-    for key in ("fallback", "example_code"):
-        value = getattr(decl, key)
-        if value is not msgspec.UNSET:
-            ns[key] = value
-    if decl.reader_kinds is not msgspec.UNSET:
-        try:
-            ns["reader_kinds"] = frozenset(Kind(k) for k in decl.reader_kinds)
-        except ValueError as exc:
-            raise MappingError(f"{facts.file}: [declare] reader_kinds: {exc}", path="$.declare.reader_kinds") from None
+    if decl.fallback is not msgspec.UNSET:
+        ns["fallback"] = decl.fallback
+    ns.update(decl.class_facts(facts.file))
     probes = []
     for fn, p in decl.probes.items():
         test = getattr(module, fn, None)

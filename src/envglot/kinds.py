@@ -60,7 +60,10 @@ class Kind(enum.StrEnum):
 TEMPLATES: dict[Kind, str] = {
     Kind.FIELD_DROPPED: "{field} has no place in {dialect}[: {because}]",
     Kind.EXTRA_PROBLEM_DROPPED: "{dialect} carries one error; error #{number} ({code}) was left out",
-    Kind.CODE_MAPPED: "{source} code {code} has no exact {dialect} equivalent; {result}",
+    Kind.CODE_MAPPED: (
+        "{source} code {code} has no exact {dialect} equivalent; {result}"
+        "[, which reads as '{reads_as}', not '{was}'{kept}]"
+    ),
     Kind.CODE_RESPELLED: "{source} code {code} written as {dialect} {chosen}, which reads back as it",
     Kind.CODE_UNKNOWN: (
         "{dialect} {member} {value} is not in the tables[; read as category {category}][, going by {by}]"

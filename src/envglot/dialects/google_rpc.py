@@ -33,7 +33,7 @@ from ..codes import missing_problem, read_planned, write_plan
 from ..context import Context
 from ..detect import JSONRPC, MCP, classify
 from ..diagnostics import Kind
-from ..dialect import Facts, get_dialect, name_of, shape_of
+from ..dialect import Dialect, Facts, get_dialect, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..excerpt import quoted
 from ..fields import Let, Move, Reading, Writing
@@ -498,10 +498,7 @@ def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
 
 def failed(doc: bytes) -> bool:
     """A failure document (MCP ``isError``); any other object is a success."""
-    try:
-        return _is_failure(_RAW_DICT.decode(doc))
-    except msgspec.MsgspecError as exc:
-        raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
+    return _is_failure(Dialect.top_members(doc))
 
 
 def schema_type() -> type[Struct]:

@@ -19,7 +19,7 @@ from ..checker import Checker, Rule
 from ..codes import read_problem
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Facts, name_of, shape_of
+from ..dialect import Dialect, Facts, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..fields import Let, Reading
 from ..mappings import DialectMap, Mappings
@@ -301,10 +301,7 @@ def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:
 
 def failed(doc: bytes) -> bool:
     """``success: false``; without ``success``, a non-empty ``error`` string (as the reading decides)."""
-    try:
-        top = _RAW_DICT.decode(doc)
-    except msgspec.MsgspecError as exc:
-        raise ParseError(f"the envelope's outcome cannot be read: {exc}", path="$") from None
+    top = Dialect.top_members(doc)
     if "success" in top:
         return bytes(top["success"]) == b"false"
     err = top.get("error")
