@@ -187,9 +187,10 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
     the hook's value is ``value`` (a parameter or a member path from one, or a :class:`Const`;
     a :class:`Check`'s is ``None``: nothing raised or reported).
 
-    The decorated function is generated from the tests and the body (the body handles every
-    other case only), so a direct call behaves as before; generated code (:func:`pair_function`,
-    the hub) writes the tests inline and calls the body only when one fails.
+    A direct call of the decorated function takes the tests, then the body (which handles every
+    other case only; that function is compiled on the first such call, not at import); generated
+    code (:func:`pair_function`, the hub) writes the tests inline and calls the body only when
+    one fails.
     """
     for t in when:
         if t.op not in _OPS:
@@ -211,15 +212,23 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
         cond, val = _common_exprs(Common(when, value, body), lambda p: p if p in pos or p in kw else None, ref)
         if cond is None:
             raise TypeError(f"common: {body.__qualname__} has no parameter for every test and value")
-        params = ", ".join((*pos, *(("*", *kw) if kw else ())))
-        args = ", ".join((*pos, *(f"{k}={k}" for k in kw)))
-        text = f"def {body.__name__}({params}):\n    if {cond}:\n        return {val}\n    return body({args})\n"
-        exec(compile(text, f"<envglot.fields common {body.__qualname__}>", "exec"), ns)
-        fn = ns[body.__name__]
-        fn.__defaults__, fn.__kwdefaults__ = body.__defaults__, body.__kwdefaults__
+        made: list[Callable[..., Any]] = []
+
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            if not made:  # compiled on the first direct call, not at import (generated code inlines the tests)
+                params = ", ".join((*pos, *(("*", *kw) if kw else ())))
+                bound = ", ".join((*pos, *(f"{k}={k}" for k in kw)))
+                text = (
+                    f"def {body.__name__}({params}):\n    if {cond}:\n        return {val}\n    return body({bound})\n"
+                )
+                exec(compile(text, f"<envglot.fields common {body.__qualname__}>", "exec"), ns)
+                made.append(ns[body.__name__])
+                made[0].__defaults__, made[0].__kwdefaults__ = body.__defaults__, body.__kwdefaults__
+            return made[0](*args, **kwargs)
+
         functools.update_wrapper(fn, body)
-        fn.__envglot_common__ = Common(when, value, body)
-        return fn  # type: ignore[no-any-return]
+        fn.__envglot_common__ = Common(when, value, body)  # type: ignore[attr-defined]
+        return fn  # type: ignore[return-value]
 
     return wrap
 
