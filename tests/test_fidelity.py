@@ -177,3 +177,32 @@ def test_empty_members_that_carry_nothing_are_not_reported_dropped(target: str) 
     )
     conv = envglot.conversion(doc, from_="response-v2", to=target, unsupported="ignore")
     assert not [d for d in conv.diagnostics if d.kind.value == "field_dropped"]
+
+
+def test_a_carried_category_written_with_an_escape_is_read_back() -> None:
+    """The byte look that skips decoding ``details`` never misses a member whose key has an escape."""
+    doc = (
+        b'{"success":false,"data":{"tool":"t","version":"1.0","requestId":"r","generatedAt":"2024-01-01T00:00:00Z",'
+        b'"workspace":{"root":"","repoName":""},"result":{"error":{"code":"NOT_AVAILABLE","message":"m",'
+        b'"details":{"c\\u0061tegory":"permission_denied","retr\\u0079able":false}}},'
+        b'"meta":{"approxTokens":0,"truncated":false,"limits":{}}}}'
+    )
+    p = envglot.read(doc, from_="code-graph").problems[0]
+    assert (p.category, p.retryable, p.details) == ("permission_denied", False, None)
+    plain = doc.replace(b"c\\u0061tegory", b"category").replace(b"retr\\u0079able", b"retryable")
+    assert envglot.read(plain, from_="code-graph").problems[0] == p
+
+
+def test_a_shared_context_keeps_a_bounded_number_of_choices() -> None:
+    """A pipeline's fused path binds one context for every document: its choices stay bounded."""
+    from envglot.canonical import Problem
+    from envglot.codes import planned
+    from envglot.context import Context
+    from envglot.diagnostics import DISCARD
+
+    m = envglot.mappings.default_mappings()
+    ctx = Context(m, DISCARD, m["dotbot"])
+    problems = [Problem(category="invalid_argument", message=f"m{i}") for i in range(500)]
+    chosen = [planned(p, m["response-v2"], ctx) for p in problems]
+    assert ctx.choices is not None and 0 < len(ctx.choices) <= 64
+    assert len({ch.code for ch in chosen}) == 1  # a choice derived again is the same

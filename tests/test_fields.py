@@ -454,3 +454,50 @@ def test_a_bound_pair_runs_the_steps_constant_for_its_context_once() -> None:
     assert fields._BINDERS[fields.pair_function(src, dst2)](ctx) is None  # type: ignore[index]
     bound2 = fields.bound_pair(src, dst2, ctx)  # type: ignore[arg-type]
     assert bound2 is not None and bound2(docs[0]) == b'{"success":true}'
+
+
+def test_a_hooks_common_case_is_written_inline_and_its_body_called_otherwise() -> None:
+    calls: list[str] = []
+
+    @fields.common(fields.When("w.inner", "is", None), value=fields.Const(0))
+    def depth(w: _Outer) -> int:
+        calls.append("depth")
+        assert w.inner is not None
+        return w.inner.value + 1
+
+    @fields.common(fields.When("w.flag", "truthy"), fields.When("w.blob", "is", fields.ABSENT))
+    def refuse(w: _Outer) -> None:
+        calls.append("refuse")
+        raise ValueError("refused")
+
+    # a direct call takes the common case without the body, every other case through it
+    assert depth(_Outer(flag=True)) == 0 and calls == []
+    assert depth(_Outer(flag=True, inner=_Inner(value=4))) == 5 and calls == ["depth"]
+    assert refuse(_Outer(flag=True)) is None and calls == ["depth"]
+    with pytest.raises(ValueError, match="refused"):
+        refuse(w=_Outer(flag=False))
+    assert depth.__name__ == "depth" and depth.__wrapped__.__name__ == "depth"  # type: ignore[attr-defined]
+
+    r = fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Check(refuse), fields.Let("duration_ms", depth))
+    w = fields.Writing(fields.Build.of("out", _Out, success="ok", value="duration_ms"))
+    src, dst = _toy(r), _toy(r, w)
+    dst.name = "toy2"  # type: ignore[misc]
+    fn = fields._compile_pair(src, dst)
+    ctx = _Ctx()
+    calls.clear()
+    assert fn(b'{"flag":true}', ctx) == b'{"success":true,"value":0}' and calls == []
+    assert fn(b'{"flag":true,"inner":{"value":2}}', ctx) == b'{"success":true,"value":3}' and calls == ["depth"]
+    with pytest.raises(ValueError, match="refused"):
+        fn(b'{"flag":true,"blob":[]}', ctx)
+    text = fields.source(fn)
+    assert "if not (w.flag and w.blob is ABSENT):" in text
+    assert "duration_ms = 0 if w.inner is None else depth(w)" in text
+
+
+def test_a_common_case_is_checked_when_declared() -> None:
+    with pytest.raises(TypeError, match="unknown test 'in'"):
+        fields.common(fields.When("w", "in", ()))
+    with pytest.raises(TypeError, match="no parameter for every test"):
+        fields.common(fields.When("v", "falsy"))(lambda w: None)
+    with pytest.raises(TypeError, match="plain parameters only"):
+        fields.common(fields.When("w", "falsy"))(lambda *w: None)

@@ -7,6 +7,7 @@ one ``CodePlan`` and stay together, so that a code is looked up once per side.""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
@@ -316,8 +317,16 @@ def planned(p: Problem, dmap: DialectMap, ctx: Context) -> Choice:
     if hit is not None and hit[0] is p:
         return hit[1]
     ch = choice(p, dmap, ctx.mappings)
+    if len(memo) >= _CHOICES_KEPT:  # a context a fused path shares across documents: kept bounded
+        memo.clear()
     memo[key] = (p, ch)
     return ch
+
+
+_CHOICES_KEPT = 64
+"""Choices a context keeps (:func:`planned`): more than one document's problems, bounded for a
+context bound once and shared by every document a pipeline converts (``choice`` is pure: one
+cleared is derived again alike)."""
 
 
 def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> Choice:
@@ -420,10 +429,18 @@ _ENC = msgspec.json.Encoder()
 _TRUE, _FALSE = Raw(b"true"), Raw(b"false")
 
 
+@lru_cache(maxsize=256)
+def _quoted(key: str) -> bytes:
+    """``key`` as a JSON string without escapes (its bytes in a document that holds no backslash)."""
+    return b'"' + key.encode() + b'"'
+
+
+@lru_cache(maxsize=256)  # a table never changes once built
 def _meaning_keys(dmap: DialectMap) -> tuple[str | None, str | None]:
     """The members of the error's ``details`` object where ``dmap``'s table keeps a category and a
     ``retryable`` its codes cannot say (``problem.category`` / ``problem.retryable`` rows whose
-    path lies inside ``problem.details``); ``None`` for a place the table does not declare."""
+    path lies inside ``problem.details``); ``None`` for a place the table does not declare.
+    Computed once per table."""
     base = dmap.fields.get("problem.details")
     if base is None:
         return None, None
@@ -482,6 +499,9 @@ def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
     d = p.details
     if cat_key is None or d is None or memoryview(d)[:1] != b"{":
         return p
+    text = bytes(d)
+    if b"\\" not in text and _quoted(cat_key) not in text and (retry_key is None or _quoted(retry_key) not in text):
+        return p  # neither member can be there (a key written with an escape holds a backslash)
     members = _RAW_DICT.decode(d)
     cat_raw, retry_raw = members.get(cat_key), members.get(retry_key) if retry_key else None
     category = msgspec.json.decode(cat_raw) if cat_raw is not None and memoryview(cat_raw)[:1] == b'"' else None

@@ -52,11 +52,12 @@ A dialect declared in a TOML file alone gets its steps from its declaration
 
 from __future__ import annotations
 
+import functools
 import keyword
 import os
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
 from msgspec import Raw
@@ -78,7 +79,9 @@ __all__ = [
     "Move",
     "Reading",
     "Unit",
+    "When",
     "Writing",
+    "common",
     "pair_function",
     "source",
     "tallying_pair",
@@ -152,6 +155,115 @@ class Build(NamedTuple):
 
 
 Step = Move | Let | Check | Build
+
+
+class When(NamedTuple):
+    """One test of a hook's common case (:func:`common`): ``path op value``.
+
+    ``path`` is a parameter, or a member path from one (``w.errors``); ``op`` is ``is``,
+    ``is not``, ``==`` or ``!=`` against ``value`` (a JSON literal or :data:`ABSENT`), or
+    ``falsy`` / ``truthy`` (no ``value``)."""
+
+    path: str
+    op: str
+    value: object = None
+
+
+class Common(NamedTuple):
+    """A hook's common case: when every test holds, its value is ``value`` (``body`` is called otherwise)."""
+
+    when: tuple[When, ...]
+    value: str | Const
+    body: Callable[..., Any]
+
+
+_OPS = frozenset({"is", "is not", "==", "!=", "falsy", "truthy"})
+_F = TypeVar("_F", bound=Callable[..., Any])
+_NONE = Const(None)
+
+
+def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
+    """Declare a hook's common case, taken without a call: when every test of ``when`` holds,
+    the hook's value is ``value`` (a parameter or a member path from one, or a :class:`Const`;
+    a :class:`Check`'s is ``None``: nothing raised or reported).
+
+    A direct call of the decorated function takes the tests, then the body (which handles every
+    other case only; that function is compiled on the first such call, not at import); generated
+    code (:func:`pair_function`, the hub) writes the tests inline and calls the body only when
+    one fails.
+    """
+    for t in when:
+        if t.op not in _OPS:
+            raise TypeError(f"common: unknown test {t.op!r} (one of {', '.join(sorted(_OPS))})")
+
+    def wrap(body: _F) -> _F:
+        code = body.__code__
+        if code.co_flags & 0x0C or code.co_posonlyargcount:  # *args, **kwargs, positional-only
+            raise TypeError(f"common: {body.__qualname__} takes plain parameters only")
+        pos = code.co_varnames[: code.co_argcount]
+        kw = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+        ns: dict[str, Any] = {"ABSENT": ABSENT, "body": body}
+
+        def ref(obj: object, hint: str) -> str:
+            name = f"_{hint}_{len(ns)}"
+            ns[name] = obj
+            return name
+
+        cond, val = _common_exprs(Common(when, value, body), lambda p: p if p in pos or p in kw else None, ref)
+        if cond is None:
+            raise TypeError(f"common: {body.__qualname__} has no parameter for every test and value")
+        made: list[Callable[..., Any]] = []
+
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            if not made:  # compiled on the first direct call, not at import (generated code inlines the tests)
+                params = ", ".join((*pos, *(("*", *kw) if kw else ())))
+                bound = ", ".join((*pos, *(f"{k}={k}" for k in kw)))
+                text = (
+                    f"def {body.__name__}({params}):\n    if {cond}:\n        return {val}\n    return body({bound})\n"
+                )
+                exec(compile(text, f"<envglot.fields common {body.__qualname__}>", "exec"), ns)
+                made.append(ns[body.__name__])
+                made[0].__defaults__, made[0].__kwdefaults__ = body.__defaults__, body.__kwdefaults__
+            return made[0](*args, **kwargs)
+
+        functools.update_wrapper(fn, body)
+        fn.__envglot_common__ = Common(when, value, body)  # type: ignore[attr-defined]
+        return fn  # type: ignore[return-value]
+
+    return wrap
+
+
+def _literal(v: object, ref: Callable[[object, str], str]) -> str:
+    if v is ABSENT:
+        return "ABSENT"
+    if v is None or isinstance(v, bool | int | float | str):
+        return repr(v)
+    return ref(v, "CONST")
+
+
+def _common_exprs(
+    c: Common, var: Callable[[str], str | None], ref: Callable[[object, str], str]
+) -> tuple[str | None, str]:
+    """``(condition, value)`` expressions of a common case, its parameters named by ``var``
+    (``None`` for an unbound one: then the condition is ``None``, take the call)."""
+
+    def path(p: str) -> str | None:
+        head, *rest = p.split(".")
+        v = var(head)
+        return None if v is None else ".".join((v, *rest))
+
+    tests: list[str] = []
+    for t in c.when:
+        e = path(t.path)
+        if e is None:
+            return None, ""
+        tests.append(
+            f"not {e}" if t.op == "falsy" else e if t.op == "truthy" else f"{e} {t.op} {_literal(t.value, ref)}"
+        )
+    if isinstance(c.value, Const):
+        return " and ".join(tests), _literal(c.value.value, ref)
+    val = path(c.value)
+    return (None, "") if val is None else (" and ".join(tests), val)
 
 
 class Reading:
@@ -276,6 +388,24 @@ class _Side:
             return name
         return self.prefix + name
 
+    def bound(self, name: str, bind: tuple[tuple[str, str], ...] = ()) -> str | None:
+        """The generated variable a hook's parameter ``name`` is bound to (``None``: unbound)."""
+        n = dict(bind).get(name, name)
+        if n in self.locals or n in self.special or (n in CANONICAL and self.canonical_bound):
+            return self.var(n)
+        return None
+
+    def step(self, hook: Callable[..., Any], bind: tuple[tuple[str, str], ...] = ()) -> tuple[str | None, str]:
+        """``(condition, value)`` of a hook's common case (:func:`common`) and the call otherwise:
+        ``(None, call)`` for a hook without one (or whose case reads an unbound parameter)."""
+        c: Common | None = getattr(hook, "__envglot_common__", None)
+        if c is None:
+            return None, self.call(hook, bind)
+        cond, val = _common_exprs(c, lambda p: self.bound(p, bind), self.unit.ref)
+        if cond is None:
+            return None, self.call(hook, bind)
+        return f"({cond})", f"{val} if {cond} else {self.call(c.body, bind)}"
+
     def call(self, hook: Callable[..., Any], bind: tuple[tuple[str, str], ...] = ()) -> str:
         """The call of ``hook`` with its parameters bound by name, or as ``bind`` says
         (positionally while none is skipped, a little cheaper than keywords)."""
@@ -354,10 +484,16 @@ def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None
             side.unit.emit(f"{side.var(st.name)} = {_path_expr(side, st.path, st.absent)}", indent)
             side.locals.add(st.name)
         elif isinstance(st, Let):
-            side.unit.emit(f"{side.var(st.name)} = {side.call(st.hook, st.args)}", indent)
+            side.unit.emit(f"{side.var(st.name)} = {side.step(st.hook, st.args)[1]}", indent)
             side.locals.add(st.name)
         elif isinstance(st, Check):
-            side.unit.emit(side.call(st.hook), indent)
+            c: Common | None = getattr(st.hook, "__envglot_common__", None)
+            cond = None if c is None else side.step(st.hook)[0]
+            if c is None or cond is None:
+                side.unit.emit(side.call(st.hook), indent)
+            else:
+                side.unit.emit(f"if not {cond}:", indent)
+                side.unit.emit(side.call(c.body), indent + 1)
         else:
             struct = side.unit.ref(st.struct, st.struct.__name__)
             members = ", ".join(f"{k}={_member(side, v)}" for k, v in st.members.items())

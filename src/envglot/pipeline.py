@@ -439,9 +439,9 @@ class Pipeline:
                 ctx = Context(m, report, m[src.name], self.synth, compact)
                 fused = None if tallying is None else functools.partial(tallying, ctx)
             else:
-                fused = self._fused_from(src, compact)
+                fused = self._fused.get(src.name) or self._fused_from(src, compact)
             if fused is not None:
-                seen = len(report)
+                seen = len(report) if counting else 0
                 try:
                     if deferred:
                         fast = within_depth(fused, buf, self.max_depth, bom)

@@ -16,7 +16,7 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Let, Reading, Writing
+from ..fields import Build, Check, Const, Let, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -124,11 +124,9 @@ def _errors_decoder() -> msgspec.json.Decoder[_Errors]:
 # --- reading ---------------------------------------------------------------------------
 
 
+@common(When("w.schema_id", "==", SCHEMA_ID))
 def _schema_id(w: Envelope) -> None:
-    if w.schema_id != SCHEMA_ID:
-        raise ParseError(
-            f"schema_id must be {SCHEMA_ID!r}, got {quoted(w.schema_id)}", path="$.schema_id", dialect=NAME
-        )
+    raise ParseError(f"schema_id must be {SCHEMA_ID!r}, got {quoted(w.schema_id)}", path="$.schema_id", dialect=NAME)
 
 
 def _data_is_object(w: Envelope) -> None:
@@ -136,6 +134,7 @@ def _data_is_object(w: Envelope) -> None:
         raise ParseError("data must be an object", path="$.data", dialect=NAME)
 
 
+@common(When("w.status", "==", "ok"), When("w.errors", "falsy"), When("w.warnings", "falsy"))
 def _status_agrees(w: Envelope, ctx: Context) -> None:
     """A ``status`` that disagrees with what ``errors``/``warnings`` compute is reported; where
     the two disagree on the outcome, the failure wins (see :func:`_ok`), elsewhere ``status``."""
@@ -151,6 +150,7 @@ def _status_agrees(w: Envelope, ctx: Context) -> None:
         )
 
 
+@common(When("w.status", "==", "ok"), When("w.errors", "falsy"), value=Const(True))
 def _ok(w: Envelope) -> bool:
     """A success only when ``status`` says so and ``errors`` is empty: any failure marker makes a failure."""
     return w.status != "error" and not w.errors
@@ -165,9 +165,8 @@ def _payload(w: Envelope, ctx: Context) -> Raw:
     return inner
 
 
+@common(When("w.errors", "falsy"), value=Const(()))
 def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
-    if not w.errors:
-        return ()
     return tuple(
         carried_meaning(
             read_problem(
@@ -180,10 +179,9 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
     )
 
 
+@common(When("w.warnings", "falsy"), value=Const(()))
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     """Plain strings and ``Issue`` objects alike."""
-    if not w.warnings:
-        return ()
     return tuple(
         c.Notice(message=x)
         if isinstance(x, str)

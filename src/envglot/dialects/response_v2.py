@@ -28,7 +28,7 @@ from ..diagnostics import Kind
 from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Let, Move, Reading, Writing
+from ..fields import Build, Check, Const, Let, Move, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -435,13 +435,12 @@ class _WireError(Struct, frozen=True):
     type: str
 
 
+@common(When("ok", "truthy"))
 def _wire_error(
     ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
 ) -> _WireError | None:
     """The failure's one problem (synthesized, reported, when it names none), its code and
     error_type (a change reported); ``None`` on success."""
-    if ok:
-        return None
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
     code = write_code(p, dmap, ctx, 0)
     return _WireError(p, code, _error_type_for(p, ctx, dmap))
@@ -475,10 +474,10 @@ def _error_type_for(p: c.Problem, ctx: Context, dmap: DialectMap) -> str:
     return etype
 
 
+@common(When("wire_error", "is", None), value="body")
 def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectMap) -> Raw:
     """``data``; a failure's carries the error's fields (a payload key they replace is reported)."""
-    if wire_error is None:
-        return body
+    assert wire_error is not None  # a success's is the common case
     p = wire_error.problem
     d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else {}
     for k in _ERROR_KEYS:
@@ -515,21 +514,23 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
     return Raw(_ENC.encode(d))
 
 
+@common(When("wire_error", "is", None))
 def _error(wire_error: _WireError | None, summary: str | None, ctx: Context, dmap: DialectMap) -> str | None:
     """``error``: the failure's message (a substitute reported); null on success."""
-    if wire_error is None:
-        return None
+    assert wire_error is not None  # a success's is the common case
     p, code = wire_error.problem, wire_error.code
     return problem_message(p, summary, ctx, dmap, 0, fallback=f"{code} ({p.category})")
 
 
+@common(When("warnings", "falsy"))
 def _warning_texts(warnings: tuple[c.Notice, ...]) -> list[str] | None:
-    return [w.message for w in warnings] if warnings else None
+    return [w.message for w in warnings]
 
 
+@common(When("warnings", "falsy"))
 def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[WarningDetail] | None:
     """``meta.warning_details`` when any warning has more than a message."""
-    if not warnings or not any(w.code is not None or w.severity is not None or w.context is not None for w in warnings):
+    if not any(w.code is not None or w.severity is not None or w.context is not None for w in warnings):
         return None
     return [
         WarningDetail(
@@ -556,9 +557,11 @@ def _meta_telemetry(telemetry: Raw | None, duration_ms: int | float | None, dmap
     return Raw(_ENC.encode(t))
 
 
+@common(When("request_id", "is", None))
 def _request_id(request_id: str | None, ctx: Context) -> str | None:
     """``meta.request_id`` when the contract allows it (else left out, reported)."""
-    if request_id is not None and REQUEST_ID.fullmatch(request_id) is None:
+    assert request_id is not None  # none is the common case
+    if REQUEST_ID.fullmatch(request_id) is None:
         ctx.report.add(
             Kind.FIELD_DROPPED,
             ctx.path("request_id"),
