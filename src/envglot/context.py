@@ -327,16 +327,10 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context, fields: bool 
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, name, field=f"{ex.dialect} field")
     if ctx.source is not None and ctx.source.name != name:
-        for path, parent, inside in _constants(ctx.source):
+        for inside, d in _constant_losses(ctx.source, target):
             present = [f for f in inside if _field_value(env, f) is not None]
             if present and not any(f in carried for f in present):
-                ctx.report.add(
-                    Kind.FIELD_DROPPED,
-                    path,
-                    name,
-                    field=f"{ctx.source.name} {path[2:]} (the contract's constant)",
-                    because=f"it goes with {parent[2:]}, and none of {parent[2:]}'s values has a place there",
-                )
+                ctx.report.append(d)
 
 
 class FieldLosses(NamedTuple):
@@ -387,6 +381,32 @@ def _constants(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ..
 
 _CONSTANTS: dict[DialectMap, tuple[tuple[str, str, tuple[str, ...]], ...]] = {}
 """:func:`_constants` by source table (a table never changes once built)."""
+
+
+def _constant_losses(source: DialectMap, target: DialectMap) -> tuple[tuple[tuple[str, ...], Diagnostic], ...]:
+    """:func:`_constants` of ``source``: the fields each goes with, and the diagnostic it is
+    dropped with in ``target`` (frozen, so built once per pair of tables, not per document)."""
+
+    def make() -> tuple[tuple[tuple[str, ...], Diagnostic], ...]:
+        return tuple(
+            (
+                inside,
+                diagnostic(
+                    Kind.FIELD_DROPPED,
+                    path,
+                    target.name,
+                    field=f"{source.name} {path[2:]} (the contract's constant)",
+                    because=f"it goes with {parent[2:]}, and none of {parent[2:]}'s values has a place there",
+                ),
+            )
+            for path, parent, inside in _constants(source)
+        )
+
+    return _kept(_CONSTANT_LOSSES, (source, target), make)
+
+
+_CONSTANT_LOSSES: dict[tuple[DialectMap, DialectMap], tuple[tuple[tuple[str, ...], Diagnostic], ...]] = {}
+""":func:`_constant_losses` by (source table, target table)."""
 
 
 def _constants_of(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
