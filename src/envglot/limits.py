@@ -117,18 +117,18 @@ def utf8_error(buf: bytes, chunk: int = UTF8_CHUNK) -> tuple[int, str] | None:
     the whole document's string would take up to four bytes a character, which past 128 KB
     is fresh memory from the system on every check (docs/performance.md, "UTF-8 check").
     """
-    if chunk < 4:
-        raise ValueError(f"chunk must be at least 4 bytes, not {chunk}")
     end = len(buf)
     pos = 0
     try:
-        rest: bytes | memoryview = buf
-        if end > chunk:
-            view = memoryview(buf)
-            while end - pos > chunk:
-                pos += _UTF8_DECODE(view[pos : pos + chunk], "strict", False)[1]
-            rest = view[pos:]
-        _UTF8_DECODE(rest, "strict", True)
+        if end <= chunk:
+            buf.decode("utf-8")
+            return None
+        if chunk < 4:
+            raise ValueError(f"chunk must be at least 4 bytes, not {chunk}")
+        view = memoryview(buf)
+        while end - pos > chunk:
+            pos += _UTF8_DECODE(view[pos : pos + chunk], "strict", False)[1]
+        _UTF8_DECODE(view[pos:], "strict", True)
     except UnicodeDecodeError as exc:
         return pos + exc.start, exc.reason
     return None
