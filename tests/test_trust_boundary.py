@@ -20,13 +20,15 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import envglot
 import envglot.mcp as emcp
 from envglot import Kind, ParseError
 from envglot.api import detection
 from envglot.dialects import WRITABLE
-from envglot.limits import MAX_DEPTH, check_input
+from envglot.limits import MAX_DEPTH, UTF8_CHUNK, check_input, utf8_error
 from envglot.mappings import default_mappings
 from envglot.residue import DIGEST_VERSION, digest
 from envglot.transport import wrap_bytes
@@ -101,6 +103,46 @@ def test_a_byte_order_mark_is_accepted_and_reported() -> None:
     assert conv.source == "errorcode"
     assert (Kind.BOM_REMOVED, "$") in [(d.kind, d.path) for d in conv.diagnostics]
     assert not conv.output.startswith(b"\xef")
+
+
+# Bytes around every way UTF-8 can be wrong: ASCII, whole characters of each width, lone
+# continuation and lead bytes, overlongs, encoded surrogates, code points above U+10FFFF.
+_UTF8_PIECES = st.sampled_from(
+    [b"a", b'"', "é".encode(), "東".encode(), "😀".encode(), b"\x80", b"\xbf", b"\xc0", b"\xc1", b"\xc3", b"\xe0",
+     b"\xe0\x80", b"\xe0\xa0", b"\xed", b"\xed\xa0", b"\xed\x9f", b"\xef\xbf", b"\xf0", b"\xf0\x8f", b"\xf0\x90",
+     b"\xf4\x8f\xbf", b"\xf4\x90", b"\xf5", b"\xff"]
+)  # fmt: skip
+
+
+def _decode_error(data: bytes) -> tuple[int, str] | None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start, exc.reason
+    return None
+
+
+@settings(max_examples=400, derandomize=True, database=None, deadline=None)
+@given(st.lists(_UTF8_PIECES, max_size=24).map(b"".join), st.integers(4, 9))
+def test_the_utf8_check_in_pieces_answers_as_one_decode_of_the_whole(data: bytes, chunk: int) -> None:
+    assert utf8_error(data, chunk) == _decode_error(data)
+
+
+@pytest.mark.parametrize(
+    "bad", [b"\xff", b"\xc3", b"\xc3(", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf0\x9f\x98"]
+)
+def test_an_invalid_sequence_at_a_piece_boundary_is_refused_as_one_decode_would(bad: bytes) -> None:
+    # a large document with characters above U+00FF, the bad bytes placed across a piece's end
+    head = b'{"success":true,"data":{"s":"' + "東京 é ".encode() * (UTF8_CHUNK // 5)
+    assert all(utf8_error(b"a" * pad + head) is None for pad in range(4))  # characters across every piece end
+    for shift in range(-4, 5):
+        at = UTF8_CHUNK + shift
+        doc = head[:at] + bad + head[at:] + b'"}}'
+        start, reason = _decode_error(doc) or (-1, "")
+        assert utf8_error(doc) == (start, reason)
+        with pytest.raises(ParseError, match=f"invalid UTF-8 at byte {start} \\({reason}: ") as exc:
+            check_input(doc)
+        assert exc.value.path == "$.data.s"
 
 
 # --- inputs: depth, numbers, size -------------------------------------------------------

@@ -9,7 +9,8 @@ decoder or walker can run out of stack). A UTF-8 byte order mark is accepted and
 removed. Failures are :class:`~envglot.errors.ParseError` naming the byte offset and
 the JSON path.
 
-Cost: ``bytes.isascii`` for the common document; a UTF-8 decode for non-ASCII input; for
+Cost: ``bytes.isascii`` for the common document; a UTF-8 decode for non-ASCII input, in
+pieces of at most ``UTF8_CHUNK`` bytes (:func:`utf8_error`); for
 a document longer than twice ``max_depth``, one pass of msgspec's parser skipping it
 (:func:`too_deep`), whose own recursion guard stops at ``max_depth`` levels; the token scan
 that names the offset and path runs only for a document that is too deep.
@@ -17,6 +18,7 @@ that names the offset and path runs only for a document that is too deep.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import math
 import os
@@ -38,6 +40,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_DEPTH_CEILING",
     "OUTPUT_DEPTH_MARGIN",
+    "UTF8_CHUNK",
     "bad_value",
     "check_depth",
     "check_input",
@@ -50,6 +53,7 @@ __all__ = [
     "spans_whole",
     "too_deep",
     "top_members",
+    "utf8_error",
     "within_depth",
 ]
 
@@ -64,6 +68,8 @@ OUTPUT_DEPTH_MARGIN = 8
 """Levels a writer may add above an input's values (a payload wrapped as ``{"value": ...}``,
 a residue's ``set`` entries): ``validate`` accepts documents nested this much deeper."""
 BOM = b"\xef\xbb\xbf"
+UTF8_CHUNK = 16384
+"""Bytes :func:`utf8_error` decodes at a time (measured: docs/performance.md, "UTF-8 check")."""
 
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 _TOKENS = re.compile(_STRING + rb'|"|[\[\]{}:,]', re.S)
@@ -74,6 +80,7 @@ _STEP = [0] * 256
 _STEP[ord("(")] = 1
 _STEP[ord(")")] = -1
 _MAX_SEGMENTS = 12
+_UTF8_DECODE = codecs.utf_8_decode
 
 
 def check_input(buf: bytes, max_depth: int = MAX_DEPTH, *, depth: bool = True) -> tuple[bytes, bool]:
@@ -88,17 +95,43 @@ def check_input(buf: bytes, max_depth: int = MAX_DEPTH, *, depth: bool = True) -
     if bom:
         buf = buf[3:]
     if not buf.isascii():
-        try:
-            buf.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            off = exc.start
+        bad = utf8_error(buf)
+        if bad is not None:
+            off, reason = bad
             raise ParseError(
-                f"invalid UTF-8 at byte {off + 3 * bom} ({exc.reason}: {excerpt(buf[off : off + 4])})",
+                f"invalid UTF-8 at byte {off + 3 * bom} ({reason}: {excerpt(buf[off : off + 4])})",
                 path=path_at(buf, off),
-            ) from None
+            )
     if depth:
         check_depth(buf, max_depth, bom)
     return buf, bom
+
+
+def utf8_error(buf: bytes, chunk: int = UTF8_CHUNK) -> tuple[int, str] | None:
+    """``(byte offset, reason)`` of the first invalid UTF-8 in ``buf`` as ``bytes.decode`` reports it, or ``None``.
+
+    Decoded ``chunk`` bytes at a time (at least 4: a whole character or an error always fits)
+    by the incremental decoder, ``final=False`` until the last piece: a sequence cut by a
+    piece's end is left for the next piece, so the answer, offset and reason are those of one
+    ``bytes.decode`` of the whole, while no string built is longer than ``chunk`` characters:
+    the whole document's string would take up to four bytes a character, which past 128 KB
+    is fresh memory from the system on every check (docs/performance.md, "UTF-8 check").
+    """
+    end = len(buf)
+    pos = 0
+    try:
+        if end <= chunk:
+            buf.decode("utf-8")
+            return None
+        if chunk < 4:
+            raise ValueError(f"chunk must be at least 4 bytes, not {chunk}")
+        view = memoryview(buf)
+        while end - pos > chunk:
+            pos += _UTF8_DECODE(view[pos : pos + chunk], "strict", False)[1]
+        _UTF8_DECODE(view[pos:], "strict", True)
+    except UnicodeDecodeError as exc:
+        return pos + exc.start, exc.reason
+    return None
 
 
 def check_depth(buf: bytes, max_depth: int, bom: bool = False) -> None:
