@@ -38,7 +38,7 @@ from .pipeline import as_mappings, reconcile, to_bytes
 from .policy import Level
 from .pyresult import Result, encode_value
 from .registry import Registry, registered
-from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema
+from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema, struct_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
 
 __all__ = [
@@ -429,7 +429,9 @@ def output_schema(
     of what it returns), that schema is placed at the dialect's payload member
     (``[fields] payload`` of its table: response-v2 ``data``, result ``value``, code-graph
     ``data.result`` ...) for successes, with its ``$defs`` hoisted
-    (:func:`envglot.schema.embed_schema`): failures still validate. A ``payload`` that is
+    (:func:`envglot.schema.embed_schema`): failures still validate. Where a success is
+    the payload itself (``payload = "$"``: google-rpc's resource), the document is ``anyOf``
+    the payload schema and the failure document's (the dialect's wire Struct). A ``payload`` that is
     itself a dialect's envelope schema is no payload's: the payload type it carries, if
     any, is placed instead (a converted envelope keeps its type), else the plain envelope
     schema is returned.
@@ -449,11 +451,18 @@ def output_schema(
                 return base
             payload = own
             break
-    table = m[m.registry.get(dialect).name]
+    unit = m.registry.get(dialect)
+    table = m[unit.name]
     at = table.path("payload")
-    if at is None or at == "$":
+    failure = None
+    if at == "$":  # a success is the payload itself: the document is it or the failure document
+        if unit.wire is None:
+            return base
+        failure = struct_schema(unit.wire, inline=True)
+    if at is None:
         return base
-    return embed_schema(base, at, payload, ok=table.path("ok"), wrap_value=table.shape.payload == "object")
+    wrap = table.shape.payload == "object"
+    return embed_schema(base, at, payload, ok=table.path("ok"), wrap_value=wrap, failure=failure)
 
 
 @functools.cache
