@@ -60,6 +60,8 @@ __all__ = [
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
+    from .dialect import Dialect
+
 P = ParamSpec("P")
 R_co = TypeVar("R_co", covariant=True)
 Output = Literal["sdk", "wire", "envelope"]
@@ -445,7 +447,8 @@ def output_schema(
         return base
     for unit in m.registry:  # a dialect's envelope schema: its payload type, if any, is the payload
         at = m[unit.name].path("payload") if unit.name in m.dialects else None
-        own = embedded_payload(payload, json_schema(unit.name, inline=True, mappings=m), at or "$")
+        envelope = json_schema(unit.name, inline=True, mappings=m)
+        own = embedded_payload(payload, envelope, at or "$", failure=_failure_document(unit, at))
         if own is not NOT_EMBEDDED:
             if own is None:
                 return base
@@ -454,15 +457,17 @@ def output_schema(
     unit = m.registry.get(dialect)
     table = m[unit.name]
     at = table.path("payload")
-    failure = None
-    if at == "$":  # a success is the payload itself: the document is it or the failure document
-        if unit.wire is None:
-            return base
-        failure = struct_schema(unit.wire, inline=True)
-    if at is None:
+    failure = _failure_document(unit, at)
+    if at is None or (at == "$" and failure is None):
         return base
     wrap = table.shape.payload == "object"
     return embed_schema(base, at, payload, ok=table.path("ok"), wrap_value=wrap, failure=failure)
+
+
+def _failure_document(unit: Dialect, at: str | None) -> dict[str, Any] | None:
+    """The failure document's schema (its wire Struct's) of a dialect whose success is the payload
+    itself (``at == "$"``: google-rpc), ``None`` for any other."""
+    return struct_schema(unit.wire, inline=True) if at == "$" and unit.wire is not None else None
 
 
 @functools.cache

@@ -325,20 +325,33 @@ NOT_EMBEDDED = object()
 """What :func:`embedded_payload` answers for a schema that is not an envelope's."""
 
 
-def embedded_payload(schema: dict[str, Any], envelope: dict[str, Any], at: str) -> Any:
-    """What :func:`embed_schema` placed at ``at`` when it made ``schema`` from ``envelope``:
-    the payload schema (with the ``$defs`` it uses), ``None`` when ``schema`` is ``envelope``
-    itself, or :data:`NOT_EMBEDDED` when ``schema`` is neither. Titles are annotations, not
-    constraints: ``schema`` may have lost them (FastMCP prunes them).
+def embedded_payload(
+    schema: dict[str, Any], envelope: dict[str, Any], at: str, *, failure: dict[str, Any] | None = None
+) -> Any:
+    """What :func:`embed_schema` placed at ``at`` when it made ``schema`` from ``envelope``
+    (and ``failure``, when ``at == "$"``): the payload schema (with the ``$defs`` it uses),
+    ``None`` when ``schema`` is ``envelope`` itself, or :data:`NOT_EMBEDDED` when ``schema``
+    is neither. Titles are annotations, not constraints: ``schema`` may have lost them
+    (FastMCP prunes them).
     """
+    if failure is not None:
+        failure = _untitled({k: v for k, v in failure.items() if k != "$schema"})
     schema, envelope = _untitled(schema), _untitled(envelope)
     if schema == envelope:
         return None
     keys = at.removeprefix("$.").split(".")
     rest = {k: v for k, v in schema.items() if k not in ("if", "then", "$defs")}
     defs = schema.get("$defs")
-    if "then" in schema and rest == envelope:
-        node: Any = schema["then"]
+    if at == "$":  # the document is anyOf the payload and the failure document
+        head = {k: envelope[k] for k in ("$schema",) if k in envelope}
+        branches = rest.pop("anyOf", None)
+        if failure is None or rest != {**head, "type": "object"} or not isinstance(branches, list):
+            return NOT_EMBEDDED
+        if len(branches) != 2 or branches[1] != failure:
+            return NOT_EMBEDDED
+        node: Any = branches[0]
+    elif "then" in schema and rest == envelope:
+        node = schema["then"]
         for key in keys:
             node = node.get("properties", {}).get(key) if isinstance(node, dict) else None
     else:  # anyOf at the member
