@@ -282,8 +282,7 @@ def embed_schema(
         member = {k: copy.deepcopy(v) for k, v in payload.items() if k not in ("$schema", "$id")}
     if wrap_value and _root_type(payload) != "object":
         member = {"type": "object", "properties": {"value": member}, "required": ["value"]}
-    if at == "$":
-        assert failure is not None
+    if at == "$" and failure is not None:
         out["anyOf"] = [member, {k: copy.deepcopy(v) for k, v in failure.items() if k != "$schema"}]
         return out
     keys = at.removeprefix("$.").split(".")
@@ -343,11 +342,11 @@ def embedded_payload(
     rest = {k: v for k, v in schema.items() if k not in ("if", "then", "$defs")}
     defs = schema.get("$defs")
     if at == "$":  # the document is anyOf the payload and the failure document
-        head = {k: envelope[k] for k in ("$schema",) if k in envelope}
-        branches = rest.pop("anyOf", None)
-        if failure is None or rest != {**head, "type": "object"} or not isinstance(branches, list):
+        head = {k: v for k, v in schema.items() if k not in ("anyOf", "$defs")}
+        branches = schema.get("anyOf")
+        if failure is None or head != {"$schema": envelope.get("$schema"), "type": "object"}:
             return NOT_EMBEDDED
-        if len(branches) != 2 or branches[1] != failure:
+        if not (isinstance(branches, list) and len(branches) == 2 and branches[1] == failure):
             return NOT_EMBEDDED
         node: Any = branches[0]
     elif "then" in schema and rest == envelope:
