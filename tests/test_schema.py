@@ -9,7 +9,16 @@ import pytest
 
 from envglot.dialects import NAMES, get_dialect
 from envglot.errors import EnvglotError, UnknownDialectError
-from envglot.schema import SCHEMA_DIALECT, hoist, inline_refs, json_schema
+from envglot.schema import (
+    NOT_EMBEDDED,
+    SCHEMA_DIALECT,
+    embed_schema,
+    embedded_payload,
+    hoist,
+    inline_refs,
+    json_schema,
+    struct_schema,
+)
 
 
 def _refs(node: Any) -> list[str]:
@@ -148,3 +157,18 @@ def test_hoist_makes_a_schema_components_of_another() -> None:
 def test_hoist_refuses_what_cannot_be_self_contained(schema: dict[str, object], message: str) -> None:
     with pytest.raises(EnvglotError, match=message):
         hoist(schema, set())
+
+
+def test_a_whole_document_payload_is_anyof_it_and_the_failure_document() -> None:
+    """google-rpc: a success is the payload itself, so the document is the payload or the failure document."""
+    failure = struct_schema(get_dialect("google-rpc").wire, inline=True)
+    envelope = json_schema("google-rpc", inline=True)
+    payload = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    out = embed_schema(envelope, "$", payload, wrap_value=True, failure=failure)
+    assert out["type"] == "object" and out["$schema"] == SCHEMA_DIALECT
+    assert out["anyOf"] == [payload, {k: v for k, v in failure.items() if k != "$schema"}]
+    assert embedded_payload(out, envelope, "$", failure=failure) == payload  # read back
+    assert embedded_payload(envelope, envelope, "$", failure=failure) is None  # the plain schema
+    assert embedded_payload({**out, "required": ["n"]}, envelope, "$", failure=failure) is NOT_EMBEDDED
+    with pytest.raises(ValueError, match="failure document"):
+        embed_schema(envelope, "$", payload)

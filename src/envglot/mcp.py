@@ -38,7 +38,7 @@ from .pipeline import as_mappings, reconcile, to_bytes
 from .policy import Level
 from .pyresult import Result, encode_value
 from .registry import Registry, registered
-from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema
+from .schema import NOT_EMBEDDED, embed_schema, embedded_payload, inline_refs, json_schema, struct_schema
 from .transport import CallToolResultProbe, unwrap_bytes, wrap_bytes
 
 __all__ = [
@@ -59,6 +59,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
+
+    from .dialect import Dialect
 
 P = ParamSpec("P")
 R_co = TypeVar("R_co", covariant=True)
@@ -429,7 +431,9 @@ def output_schema(
     of what it returns), that schema is placed at the dialect's payload member
     (``[fields] payload`` of its table: response-v2 ``data``, result ``value``, code-graph
     ``data.result`` ...) for successes, with its ``$defs`` hoisted
-    (:func:`envglot.schema.embed_schema`): failures still validate. A ``payload`` that is
+    (:func:`envglot.schema.embed_schema`): failures still validate. Where a success is
+    the payload itself (``payload = "$"``: google-rpc's resource), the document is ``anyOf``
+    the payload schema and the failure document's (the dialect's wire Struct). A ``payload`` that is
     itself a dialect's envelope schema is no payload's: the payload type it carries, if
     any, is placed instead (a converted envelope keeps its type), else the plain envelope
     schema is returned.
@@ -443,17 +447,27 @@ def output_schema(
         return base
     for unit in m.registry:  # a dialect's envelope schema: its payload type, if any, is the payload
         at = m[unit.name].path("payload") if unit.name in m.dialects else None
-        own = embedded_payload(payload, json_schema(unit.name, inline=True, mappings=m), at or "$")
+        envelope = json_schema(unit.name, inline=True, mappings=m)
+        own = embedded_payload(payload, envelope, at or "$", failure=_failure_document(unit, at))
         if own is not NOT_EMBEDDED:
             if own is None:
                 return base
             payload = own
             break
-    table = m[m.registry.get(dialect).name]
+    unit = m.registry.get(dialect)
+    table = m[unit.name]
     at = table.path("payload")
-    if at is None or at == "$":
+    failure = _failure_document(unit, at)
+    if at is None or (at == "$" and failure is None):
         return base
-    return embed_schema(base, at, payload, ok=table.path("ok"), wrap_value=table.shape.payload == "object")
+    wrap = table.shape.payload == "object"
+    return embed_schema(base, at, payload, ok=table.path("ok"), wrap_value=wrap, failure=failure)
+
+
+def _failure_document(unit: Dialect, at: str | None) -> dict[str, Any] | None:
+    """The failure document's schema (its wire Struct's) of a dialect whose success is the payload
+    itself (``at == "$"``: google-rpc), ``None`` for any other."""
+    return struct_schema(unit.wire, inline=True) if at == "$" and unit.wire is not None else None
 
 
 @functools.cache

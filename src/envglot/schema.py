@@ -27,7 +27,16 @@ from msgspec import Raw, Struct
 from .errors import EnvglotError
 from .mappings import Mappings, mappings_for
 
-__all__ = ["NOT_EMBEDDED", "SCHEMA_DIALECT", "embed_schema", "embedded_payload", "hoist", "inline_refs", "json_schema"]
+__all__ = [
+    "NOT_EMBEDDED",
+    "SCHEMA_DIALECT",
+    "embed_schema",
+    "embedded_payload",
+    "hoist",
+    "inline_refs",
+    "json_schema",
+    "struct_schema",
+]
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The ``$schema`` every generated schema declares (MCP's default dialect)."""
@@ -135,7 +144,12 @@ def json_schema(
         UnknownDialectError: ``dialect`` is not a dialect name.
     """
     reg = (mappings if isinstance(mappings, Mappings) else mappings_for(mappings)).registry
-    out: dict[str, Any] = msgspec.json.decode(_schema_json(reg.get(dialect).schema_type(), inline))
+    return struct_schema(reg.get(dialect).schema_type(), inline)
+
+
+def struct_schema(struct: type[Struct], inline: bool = False) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of a wire Struct (``inline`` as :func:`json_schema`'s); a fresh dict."""
+    out: dict[str, Any] = msgspec.json.decode(_schema_json(struct, inline))
     return out
 
 
@@ -230,18 +244,36 @@ def _root_type(schema: dict[str, Any]) -> Any:
 
 
 def embed_schema(
-    envelope: dict[str, Any], at: str, payload: dict[str, Any], *, ok: str | None = None, wrap_value: bool = False
+    envelope: dict[str, Any],
+    at: str,
+    payload: dict[str, Any],
+    *,
+    ok: str | None = None,
+    wrap_value: bool = False,
+    failure: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``envelope`` (a self-contained schema) with ``payload`` placed at the member ``at``.
 
     ``at`` and ``ok`` are ``$.a.b`` paths. When ``ok`` names a boolean member, the payload
     schema applies when it is ``true`` (``if``/``then``: a failure still validates against
     the envelope alone); otherwise the member becomes ``anyOf`` the payload schema and
-    what it was. ``wrap_value``: the member holds ``{"value": <payload>}`` unless the payload
-    schema is an object's (dialects whose payload is always an object). ``payload`` is
-    hoisted (:func:`hoist`); the result is a fresh dict.
+    what it was. ``at == "$"`` (a success is the payload itself, google-rpc's resource):
+    the document is ``anyOf`` the payload schema and ``failure`` (the failure document's
+    self-contained schema), under ``envelope``'s title. ``wrap_value``: the member holds
+    ``{"value": <payload>}`` unless the payload schema is an object's (dialects whose payload
+    is always an object). ``payload`` is hoisted (:func:`hoist`); the result is a fresh dict.
+
+    Raises:
+        ValueError: ``at == "$"`` without ``failure``.
     """
-    out = copy.deepcopy(envelope)
+    out: dict[str, Any]
+    if at == "$":
+        if failure is None:
+            raise ValueError("a payload that is the whole document needs the failure document's schema")
+        out = {k: envelope[k] for k in ("$schema", "title") if k in envelope}
+        out["type"] = "object"
+    else:
+        out = copy.deepcopy(envelope)
     if _refers(payload) or "$defs" in payload or "definitions" in payload:
         defs: dict[str, Any] = out.setdefault("$defs", {})
         member, new_defs = hoist(payload, set(defs))
@@ -250,6 +282,9 @@ def embed_schema(
         member = {k: copy.deepcopy(v) for k, v in payload.items() if k not in ("$schema", "$id")}
     if wrap_value and _root_type(payload) != "object":
         member = {"type": "object", "properties": {"value": member}, "required": ["value"]}
+    if at == "$" and failure is not None:
+        out["anyOf"] = [member, {k: copy.deepcopy(v) for k, v in failure.items() if k != "$schema"}]
+        return out
     keys = at.removeprefix("$.").split(".")
     ok_keys = ok.removeprefix("$.").split(".") if ok is not None else None
     flag = out.get("properties", {}).get(ok_keys[0], {}) if ok_keys is not None and len(ok_keys) == 1 else {}
@@ -289,20 +324,33 @@ NOT_EMBEDDED = object()
 """What :func:`embedded_payload` answers for a schema that is not an envelope's."""
 
 
-def embedded_payload(schema: dict[str, Any], envelope: dict[str, Any], at: str) -> Any:
-    """What :func:`embed_schema` placed at ``at`` when it made ``schema`` from ``envelope``:
-    the payload schema (with the ``$defs`` it uses), ``None`` when ``schema`` is ``envelope``
-    itself, or :data:`NOT_EMBEDDED` when ``schema`` is neither. Titles are annotations, not
-    constraints: ``schema`` may have lost them (FastMCP prunes them).
+def embedded_payload(
+    schema: dict[str, Any], envelope: dict[str, Any], at: str, *, failure: dict[str, Any] | None = None
+) -> Any:
+    """What :func:`embed_schema` placed at ``at`` when it made ``schema`` from ``envelope``
+    (and ``failure``, when ``at == "$"``): the payload schema (with the ``$defs`` it uses),
+    ``None`` when ``schema`` is ``envelope`` itself, or :data:`NOT_EMBEDDED` when ``schema``
+    is neither. Titles are annotations, not constraints: ``schema`` may have lost them
+    (FastMCP prunes them).
     """
+    if failure is not None:
+        failure = _untitled({k: v for k, v in failure.items() if k != "$schema"})
     schema, envelope = _untitled(schema), _untitled(envelope)
     if schema == envelope:
         return None
     keys = at.removeprefix("$.").split(".")
     rest = {k: v for k, v in schema.items() if k not in ("if", "then", "$defs")}
     defs = schema.get("$defs")
-    if "then" in schema and rest == envelope:
-        node: Any = schema["then"]
+    if at == "$":  # the document is anyOf the payload and the failure document
+        head = {k: v for k, v in schema.items() if k not in ("anyOf", "$defs")}
+        branches = schema.get("anyOf")
+        if failure is None or head != {"$schema": envelope.get("$schema"), "type": "object"}:
+            return NOT_EMBEDDED
+        if not (isinstance(branches, list) and len(branches) == 2 and branches[1] == failure):
+            return NOT_EMBEDDED
+        node: Any = branches[0]
+    elif "then" in schema and rest == envelope:
+        node = schema["then"]
         for key in keys:
             node = node.get("properties", {}).get(key) if isinstance(node, dict) else None
     else:  # anyOf at the member

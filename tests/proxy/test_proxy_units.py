@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 import envglot
 from envglot.cli import main
+from envglot.dialects import WRITABLE
 from envglot.errors import EnvglotError, MappingError
-from envglot.mappings import mappings_dir
+from envglot.mappings import mappings_dir, mappings_for
 from envglot.mcp import output_schema
 from envglot.proxy import META_KEY, Rewriter, load_config
 from envglot.proxy.protocol import TABLE_NAME, load_protocol_table, protocol_table
@@ -280,7 +281,15 @@ WEATHER = {
 }
 
 
-@pytest.mark.parametrize("target", ["response-v2", "result", "errorcode", "code-graph", "dotbot", "problem-json"])
+def typed_exactly(target: str) -> bool:
+    """A success's payload is the tool's schema alone: the outcome member is a boolean (``if``/``then``)
+    or the payload is the whole document (``anyOf`` it and the failure document)."""
+    table = mappings_for(None)[target]
+    ok = (table.path("ok") or "").removeprefix("$.")
+    return table.path("payload") == "$" or output_schema(target)["properties"].get(ok, {}).get("type") == "boolean"
+
+
+@pytest.mark.parametrize("target", WRITABLE)
 def test_a_typed_tool_keeps_its_payload_schema(target: str) -> None:
     validator = pytest.importorskip("jsonschema").Draft202012Validator
     tool = {"name": "weather", "inputSchema": {"type": "object"}, "outputSchema": WEATHER}
@@ -300,23 +309,28 @@ def test_a_typed_tool_keeps_its_payload_schema(target: str) -> None:
     assert check({"city": {"name": "Oslo"}, "celsius": 3.5}) == []
     failure = Rewriter(target).result({"content": [{"type": "text", "text": "no such city"}], "isError": True}, "w")
     assert list(validator(schema).iter_errors(failure.result["structuredContent"])) == []
-    if target in ("response-v2", "result", "errorcode", "code-graph"):  # success is a boolean: typed exactly
+    if typed_exactly(target):
         assert check({"city": {"name": 3}, "celsius": 3.5}) != []
 
 
-@pytest.mark.parametrize("source", ["result", "response-v2", "dotbot", "code-graph", "problem-json"])
+@pytest.mark.parametrize("source", WRITABLE)
 def test_an_upstream_envelope_schema_keeps_its_payload_type(source: str) -> None:
     """An upstream that answers in a dialect publishes that envelope's schema: its payload type is carried over."""
     typed = output_schema(source, WEATHER)
-    pruned = json.loads(json.dumps(typed).replace('"title": "Envelope", ', ""))  # as FastMCP lists it
+    pruned = json.loads(re.sub(r'"title": "[A-Za-z]+", ', "", json.dumps(typed)))  # as FastMCP lists it
+    validator = pytest.importorskip("jsonschema").Draft202012Validator
     for listed in (typed, pruned):
         schema = Rewriter("result").tool({"name": "w", "outputSchema": listed}, "w")["outputSchema"]
         member = schema["then"]["properties"]["value"]
+        # the payload's type alone: neither a wrong payload nor the source's failure document is one
+        assert validator(schema).is_valid({"success": True, "value": {"city": {"name": "Oslo"}, "celsius": 3.5}})
+        for wrong in ({"city": {"name": 3}, "celsius": 3.5}, {"error": {"code": 404}}):
+            assert not validator(schema).is_valid({"success": True, "value": wrong})
         if source in ("response-v2", "dotbot"):  # object payloads: the type is as their data member holds it
             assert "City" in json.dumps(schema["$defs"]) or "City" in json.dumps(member)
         else:
             assert schema["$defs"][member["$ref"].rpartition("/")[2]] is not None
-        pytest.importorskip("jsonschema").Draft202012Validator.check_schema(schema)
+        validator.check_schema(schema)
     assert Rewriter("result").tool({"name": "w", "outputSchema": output_schema(source)}, "w")["outputSchema"] == (
         output_schema("result")
     )
