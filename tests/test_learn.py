@@ -410,8 +410,9 @@ def test_the_proxy_of_docs_learn_md_answers_in_response_v2() -> None:
                     return await session.call_tool("get_berth", {"berth": "Z9"})
 
     result = anyio.run(call)
-    doc = result.structuredContent if hasattr(result, "structuredContent") else result.structured_content
-    is_error = result.isError if hasattr(result, "isError") else result.is_error
+    v2 = hasattr(result, "structured_content")  # SDK 2.x names; the 1.x ones only on 1.x
+    doc = result.structured_content if v2 else result.structuredContent
+    is_error = result.is_error if v2 else result.isError
     assert is_error is True
     assert doc["success"] is False and doc["data"]["error_code"] == "NOT_FOUND" and doc["error"] == "no berth Z9"
 

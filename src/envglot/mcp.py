@@ -109,11 +109,14 @@ def _wire_dict(doc: bytes, is_error: bool, blocks: list[dict[str, Any]], result_
 
 
 def _attr(obj: object, *names: str) -> Any:
-    """The first of ``names`` that ``obj`` has and that is not ``None``."""
+    """The value of the first of ``names`` that ``obj`` has (``None``: it has none of them).
+
+    The SDK 2.x name comes first: where it exists, the 1.x alias (deprecated there) is not read."""
     for name in names:
-        value = getattr(obj, name, None)
-        if value is not None:
-            return value
+        try:
+            return getattr(obj, name)
+        except AttributeError:
+            continue
     return None
 
 
