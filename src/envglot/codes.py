@@ -252,7 +252,7 @@ def choice(p: Problem, dmap: DialectMap, m: Mappings) -> Choice:
     trow = dmap.types.get(word) if word is not None else None
     word_retryable = trow.retryable if trow is not None else None
     implied = None  # for carry_meaning: the target has a place for what its codes cannot say
-    if plan is not None and _meaning_keys(dmap)[0] is not None:
+    if plan is not None and dmap.meaning_keys[0] is not None:
         implied = plan.row.retryable if plan.row.retryable is not None else word_retryable
     way_back = source is not None and src is not None and src.shape.writable
     restores = True
@@ -435,22 +435,6 @@ def _quoted(key: str) -> bytes:
     return b'"' + key.encode() + b'"'
 
 
-@lru_cache(maxsize=256)  # a table never changes once built
-def _meaning_keys(dmap: DialectMap) -> tuple[str | None, str | None]:
-    """The members of the error's ``details`` object where ``dmap``'s table keeps a category and a
-    ``retryable`` its codes cannot say (``problem.category`` / ``problem.retryable`` rows whose
-    path lies inside ``problem.details``); ``None`` for a place the table does not declare.
-    Computed once per table."""
-    base = dmap.fields.get("problem.details")
-    if base is None:
-        return None, None
-    keys: list[str | None] = []
-    for field in ("problem.category", "problem.retryable"):
-        p = dmap.fields.get(field)
-        keys.append(p[len(base) + 1 :] if p is not None and p.startswith(base + ".") else None)
-    return keys[0], keys[1]
-
-
 def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
     """``details`` with the problem's category (and stated ``retryable``) added where the code
     ``dmap``'s writer chose (its :class:`Choice`, from :func:`write_plan`) reads as another
@@ -458,7 +442,7 @@ def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap)
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
     it is no object (the writer wraps it first)."""
-    cat_key, retry_key = _meaning_keys(dmap)
+    cat_key, retry_key = dmap.meaning_keys
     plan, implied = ch.plan, ch.implied
     if cat_key is None or plan is None:  # an unknown code written back verbatim: read back as it was read
         return details
@@ -495,7 +479,7 @@ def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
     """``p`` with the category and ``retryable`` its ``details`` carry (:func:`carry_meaning`)
     taken out of them: a category the code could not say wins over the code's, and the code's
     hints (which describe another category) are dropped."""
-    cat_key, retry_key = _meaning_keys(dmap)
+    cat_key, retry_key = dmap.meaning_keys
     d = p.details
     if cat_key is None or d is None or memoryview(d)[:1] != b"{":
         return p

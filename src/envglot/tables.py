@@ -335,6 +335,16 @@ def matching(
             yield r
 
 
+def _meaning_keys(fields: dict[str, str]) -> tuple[str | None, str | None]:
+    """:attr:`DialectMap.meaning_keys` of a table's ``[fields]``."""
+    base = fields.get("problem.details")
+    if base is None:
+        return None, None
+    keys = [fields.get(f) for f in ("problem.category", "problem.retryable")]
+    inside = [k[len(base) + 1 :] if k is not None and k.startswith(base + ".") else None for k in keys]
+    return inside[0], inside[1]
+
+
 class DialectMap:
     """Compiled lookups for one dialect: code -> row, category -> writer choices."""
 
@@ -347,6 +357,7 @@ class DialectMap:
         "default_category",
         "description",
         "fields",
+        "meaning_keys",
         "name",
         "shape",
         "synthesize",
@@ -364,6 +375,10 @@ class DialectMap:
         self.fields = dict(table.fields)
         self.synthesize = dict(table.synthesize)
         self.carried = frozenset(self.fields)
+        self.meaning_keys = _meaning_keys(self.fields)
+        """The members of an error's ``details`` where the table keeps a category and a ``retryable``
+        its codes cannot say (``problem.category`` / ``problem.retryable`` rows inside
+        ``problem.details``); ``None`` for a place the table does not declare."""
         self.codes = dict(table.codes)
         self._dialect = dialect
         self.types = dict(types)
