@@ -350,6 +350,56 @@ def test_every_written_envelope_validates_against_the_output_schema(dialect: str
         assert not errors, f"{path.name}: {errors}"
 
 
+_POINT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+TYPED_PAYLOADS: dict[str, tuple[dict[str, Any], list[Any]]] = {
+    "object": (_POINT, [{"n": 1}]),
+    "optional-object": ({"anyOf": [_POINT, {"type": "null"}]}, [{"n": 1}, None]),
+    "array": ({"type": "array", "items": {"type": "integer"}}, [[1, 2], []]),
+    "null": ({"type": "null"}, [None]),
+    "string-or-null": ({"type": ["string", "null"]}, ["x", None]),
+    "any-object": (
+        {"type": "object"},
+        [{}, {"error": {"code": 3, "message": "m"}}, {"success": False}, {"content": []}],
+    ),
+    "referenced": ({"$ref": "#/$defs/P", "$defs": {"P": _POINT}}, [{"n": 2}]),
+}
+
+
+def _typed_errors(schema: dict[str, Any], dialect: str, values: list[Any]) -> list[str]:
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = []
+    for value in values:
+        doc = json.loads(
+            envglot.convert(json.dumps({"success": True, "value": value}), to=dialect, unsupported="ignore")
+        )
+        errors += [f"{value!r} -> {doc}: {e.json_path}: {e.message}" for e in validator.iter_errors(doc)]
+    return errors
+
+
+@pytest.mark.parametrize("dialect", WRITABLE)
+@pytest.mark.parametrize("kind", sorted(TYPED_PAYLOADS))
+def test_a_typed_success_validates_against_its_output_schema(dialect: str, kind: str) -> None:
+    """What a writer makes of a typed tool's payload (an object as it is, a null as ``{}``, other
+    values and resources that would not read back as themselves as ``{"value": ...}``) is what
+    the published ``outputSchema`` says: an MCP client validates structured content against it."""
+    schema, values = TYPED_PAYLOADS[kind]
+    assert not _typed_errors(emcp.output_schema(dialect, schema), dialect, values)
+
+
+@pytest.mark.parametrize("dialect", WRITABLE)
+@pytest.mark.parametrize("kind", sorted(TYPED_PAYLOADS))
+def test_a_typed_envelope_schema_carries_its_payload_type_to_another_dialect(dialect: str, kind: str) -> None:
+    """A typed envelope's schema given as a payload schema is read back as its payload type
+    (the proxy converting a typed tool's output): the same schema, up to renamed ``$defs``."""
+    schema, values = TYPED_PAYLOADS[kind]
+    for other in WRITABLE:
+        carried = emcp.output_schema(other, emcp.output_schema(dialect, schema))
+        if "$ref" not in json.dumps(schema):  # hoisting again renames definitions: compared by what they accept
+            assert carried == emcp.output_schema(other, schema)
+        assert not _typed_errors(carried, other, values)
+
+
 # ---- the decorator, without the SDK ---------------------------------------------------
 
 

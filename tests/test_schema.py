@@ -166,8 +166,10 @@ def test_a_whole_document_payload_is_anyof_it_and_the_failure_document() -> None
     payload = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     out = embed_schema(envelope, "$", payload, wrap_value=True, failure=failure)
     assert out["type"] == "object" and out["$schema"] == SCHEMA_DIALECT
-    assert out["anyOf"] == [payload, {k: v for k, v in failure.items() if k != "$schema"}]
-    assert embedded_payload(out, envelope, "$", failure=failure) == payload  # read back
+    wrapped = {"type": "object", "properties": {"value": payload}, "required": ["value"], "additionalProperties": False}
+    # the resource, the resource wrapped (one that would not read back as itself), the failure
+    assert out["anyOf"] == [payload, wrapped, {k: v for k, v in failure.items() if k != "$schema"}]
+    assert embedded_payload(out, envelope, "$", failure=failure, wrap_value=True) == payload  # read back
     assert embedded_payload(envelope, envelope, "$", failure=failure) is None  # the plain schema
     assert embedded_payload({**out, "required": ["n"]}, envelope, "$", failure=failure) is NOT_EMBEDDED
     with pytest.raises(ValueError, match="failure document"):

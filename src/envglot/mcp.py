@@ -451,7 +451,8 @@ def output_schema(
     for unit in m.registry:  # a dialect's envelope schema: its payload type, if any, is the payload
         at = m[unit.name].path("payload") if unit.name in m.dialects else None
         envelope = json_schema(unit.name, inline=True, mappings=m)
-        own = embedded_payload(payload, envelope, at or "$", failure=_failure_document(unit, at))
+        wraps = unit.name in m.dialects and m[unit.name].shape.payload == "object"
+        own = embedded_payload(payload, envelope, at or "$", failure=_failure_document(unit, at), wrap_value=wraps)
         if own is not NOT_EMBEDDED:
             if own is None:
                 return base

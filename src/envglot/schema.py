@@ -231,16 +231,93 @@ def _refers(node: Any) -> bool:
     return isinstance(node, list) and any(_refers(v) for v in node)
 
 
-def _root_type(schema: dict[str, Any]) -> Any:
-    """The ``type`` of a schema's root, following local ``$ref``s to its definitions."""
-    node: Any = schema
-    own = {**schema.get("definitions", {}), **schema.get("$defs", {})}
+def _resolved(node: Any, own: dict[str, Any]) -> Any:
+    """``node`` with local ``$ref``s to the definitions ``own`` followed (a bounded number of steps)."""
     for _ in range(len(own) + 1):
         ref = node.get("$ref") if isinstance(node, dict) else None
         if not isinstance(ref, str) or "type" in node:
             break
         node = own.get(_unescape(ref.rpartition("/")[2]), {})
+    return node
+
+
+def _own_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    return {**schema.get("definitions", {}), **schema.get("$defs", {})}
+
+
+def _root_type(schema: dict[str, Any]) -> Any:
+    """The ``type`` of a schema's root, following local ``$ref``s to its definitions."""
+    node = _resolved(schema, _own_defs(schema))
     return node.get("type") if isinstance(node, dict) else None
+
+
+def _admits_null(schema: dict[str, Any]) -> bool:
+    """Whether ``null`` may be valid under ``schema`` as far as its root says (``type``,
+    ``const``, ``enum``, ``anyOf``/``oneOf`` branches; an unconstrained root admits it)."""
+    own = _own_defs(schema)
+
+    def admits(node: Any, depth: int) -> bool:
+        node = _resolved(node, own)
+        if not isinstance(node, dict) or depth > 32:
+            return True
+        if "type" in node:
+            t = node["type"]
+            return t == "null" or (isinstance(t, list) and "null" in t)
+        if "const" in node:
+            return node["const"] is None
+        if isinstance(node.get("enum"), list):
+            return None in node["enum"]
+        for key in ("anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                return any(admits(b, depth + 1) for b in node[key])
+        return True
+
+    return admits(schema, 0)
+
+
+_EMPTY_OBJECT = {"type": "object", "maxProperties": 0}
+"""What an object-payload dialect writes for a null payload: ``{}``."""
+
+
+def _value_wrapper(member: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"value": member}, "required": ["value"], "additionalProperties": False}
+
+
+def _as_written(member: dict[str, Any], payload: dict[str, Any], whole: bool) -> list[dict[str, Any]]:
+    """The schemas (any one of them) of what a dialect whose payload is always an object writes
+    for a payload of schema ``payload`` (``member``: its schema where it is placed, its ``$ref``s
+    hoisted): an object as it is, a null as ``{}``, any other value as ``{"value": ...}``
+    (``envglot.wire.object_payload``); where the whole document is the payload (``whole``,
+    google-rpc's resource) an object may be wrapped too (one that would not read back as
+    itself)."""
+    root = _root_type(payload)
+    objects = root == "object" or root is None or (isinstance(root, list) and "object" in root)
+    if root == "object" and not whole:
+        return [member]
+    out: list[dict[str, Any]] = []
+    if objects:
+        out.append(member if root == "object" else {"allOf": [member, {"type": "object"}]})
+    out.append(_value_wrapper(member))
+    if root != "object" and _admits_null(payload):
+        out.append(copy.deepcopy(_EMPTY_OBJECT))
+    return out
+
+
+def _written_payload(branches: list[Any], defs: dict[str, Any] | None, whole: bool) -> Any:
+    """The payload schema :func:`_as_written` made ``branches`` from, or :data:`NOT_EMBEDDED`."""
+    candidates: list[Any] = []
+    for b in branches:
+        if isinstance(b, dict) and set(b) == {"type", "properties", "required", "additionalProperties"}:
+            inner = b["properties"].get("value") if isinstance(b["properties"], dict) else None
+            if isinstance(inner, dict):
+                candidates.append(inner)
+    if len(branches) == 1 and isinstance(branches[0], dict):
+        candidates.append(branches[0])
+    for member in candidates:
+        payload = {**member, "$defs": defs} if defs else member
+        if _as_written(member, payload, whole) == branches:
+            return member
+    return NOT_EMBEDDED
 
 
 def embed_schema(
@@ -259,9 +336,10 @@ def embed_schema(
     the envelope alone); otherwise the member becomes ``anyOf`` the payload schema and
     what it was. ``at == "$"`` (a success is the payload itself, google-rpc's resource):
     the document is ``anyOf`` the payload schema and ``failure`` (the failure document's
-    self-contained schema), under ``envelope``'s title. ``wrap_value``: the member holds
-    ``{"value": <payload>}`` unless the payload schema is an object's (dialects whose payload
-    is always an object). ``payload`` is hoisted (:func:`hoist`); the result is a fresh dict.
+    self-contained schema), under ``envelope``'s title. ``wrap_value`` (dialects whose payload
+    is always an object): what is placed is what the writer writes for such a payload
+    (:func:`_as_written`: ``anyOf`` the object, ``{"value": ...}`` and ``{}`` where the payload
+    schema admits them). ``payload`` is hoisted (:func:`hoist`); the result is a fresh dict.
 
     Raises:
         ValueError: ``at == "$"`` without ``failure``.
@@ -280,11 +358,11 @@ def embed_schema(
         defs.update(new_defs)
     else:  # nothing to hoist: the schema goes where it is used
         member = {k: copy.deepcopy(v) for k, v in payload.items() if k not in ("$schema", "$id")}
-    if wrap_value and _root_type(payload) != "object":
-        member = {"type": "object", "properties": {"value": member}, "required": ["value"]}
+    written = _as_written(member, payload, at == "$") if wrap_value else [member]
     if at == "$" and failure is not None:
-        out["anyOf"] = [member, {k: copy.deepcopy(v) for k, v in failure.items() if k != "$schema"}]
+        out["anyOf"] = [*written, {k: copy.deepcopy(v) for k, v in failure.items() if k != "$schema"}]
         return out
+    member = written[0] if len(written) == 1 else {"anyOf": written}
     keys = at.removeprefix("$.").split(".")
     ok_keys = ok.removeprefix("$.").split(".") if ok is not None else None
     flag = out.get("properties", {}).get(ok_keys[0], {}) if ok_keys is not None and len(ok_keys) == 1 else {}
@@ -325,11 +403,17 @@ NOT_EMBEDDED = object()
 
 
 def embedded_payload(
-    schema: dict[str, Any], envelope: dict[str, Any], at: str, *, failure: dict[str, Any] | None = None
+    schema: dict[str, Any],
+    envelope: dict[str, Any],
+    at: str,
+    *,
+    failure: dict[str, Any] | None = None,
+    wrap_value: bool = False,
 ) -> Any:
     """What :func:`embed_schema` placed at ``at`` when it made ``schema`` from ``envelope``
-    (and ``failure``, when ``at == "$"``): the payload schema (with the ``$defs`` it uses),
-    ``None`` when ``schema`` is ``envelope`` itself, or :data:`NOT_EMBEDDED` when ``schema``
+    (and ``failure``, when ``at == "$"``; ``wrap_value`` as it was given): the payload schema
+    (with the ``$defs`` it uses), ``None`` when ``schema`` is ``envelope`` itself, or
+    :data:`NOT_EMBEDDED` when ``schema``
     is neither. Titles are annotations, not constraints: ``schema`` may have lost them
     (FastMCP prunes them).
     """
@@ -346,9 +430,9 @@ def embedded_payload(
         branches = schema.get("anyOf")
         if failure is None or head != {"$schema": envelope.get("$schema"), "type": "object"}:
             return NOT_EMBEDDED
-        if not (isinstance(branches, list) and len(branches) == 2 and branches[1] == failure):
+        if not (isinstance(branches, list) and len(branches) >= 2 and branches[-1] == failure):
             return NOT_EMBEDDED
-        node: Any = branches[0]
+        node: Any = {"anyOf": branches[:-1]} if len(branches) > 2 else branches[0]
     elif "then" in schema and rest == envelope:
         node = schema["then"]
         for key in keys:
@@ -373,4 +457,12 @@ def embedded_payload(
         node = branches[0]
     if not isinstance(node, dict):
         return NOT_EMBEDDED
+    if wrap_value:
+        whole = at == "$"
+        found = _written_payload([node], defs, whole)
+        if found is NOT_EMBEDDED and set(node) == {"anyOf"} and isinstance(node["anyOf"], list):
+            found = _written_payload(node["anyOf"], defs, whole)
+        if found is NOT_EMBEDDED:
+            return NOT_EMBEDDED
+        node = found
     return {**node, "$defs": defs} if defs else node
