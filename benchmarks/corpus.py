@@ -35,6 +35,7 @@ import orjson
 import envglot
 from envglot.canonical import Envelope, Problem
 from envglot.dialect import dialect_names, get_dialect
+from envglot.dialects.errorcode import derived_retryable
 from envglot.mappings import default_mappings
 
 __all__ = [
@@ -182,17 +183,6 @@ _ERRORCODE_CODES: tuple[tuple[str, int], ...] = (
     ("policy_denied_blocked", 1),
     ("policy_denied_rate_limited", 1),
     ("thread_partial_failure", 1),
-)
-_ERRORCODE_RETRYABLE = frozenset(
-    {
-        "x_rate_limited",
-        "x_network_error",
-        "x_api_error",
-        "db_error",
-        "llm_error",
-        "thread_partial_failure",
-        "policy_error",
-    }
 )
 _CG_CODES: tuple[tuple[str, int], ...] = (
     ("INVALID_INPUT", 8),
@@ -469,7 +459,7 @@ def _emit_errorcode(rng: random.Random, size: str, fail: bool) -> Built:
         err: Json = {
             "code": code,
             "message": f"{code.replace('_', ' ')}: {_words(rng, 4)}",
-            "retryable": code in _ERRORCODE_RETRYABLE,
+            "retryable": derived_retryable(code, default_mappings()),  # the contract's one rule
         }
         if code == "x_rate_limited":
             err["rate_limit_reset"] = _iso(rng)
