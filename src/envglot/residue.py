@@ -50,7 +50,7 @@ _DIGEST_TAG_2 = b"envglot-residue/2\0"
 DIGEST_VERSION = 2
 """The digest version new residues record (``v``); :func:`digest` computes every known one."""
 _SORTED = msgspec.json.Encoder(order="sorted")
-_SPELLED = msgspec.json.Decoder(float_hook=lambda text: Raw(text.encode()))
+_SPELLED = msgspec.json.Decoder(float_hook=Raw)
 """Any JSON value as Python objects, every non-integer number kept as its own text (``Raw``)."""
 
 Tree = dict[str, Any] | list[Any] | Raw
@@ -193,11 +193,17 @@ def delete(doc: dict[str, Any], segs: list[str | int]) -> None:
         cur.pop(segs[-1], None)
 
 
-def diff(original: bytes, produced: bytes, skip: tuple[str | int, ...] = ()) -> tuple[list[list[Any]], list[str]]:
+def diff(
+    original: bytes,
+    produced: bytes,
+    skip: tuple[str | int, ...] = (),
+    members: dict[str, Raw] | None = None,
+) -> tuple[list[list[Any]], list[str]]:
     """Patches turning ``produced`` into ``original`` (both minified objects): ``(sets, dels)``.
 
     Values are compared byte for byte, so a set restores the original spelling exactly.
     ``skip`` is a path (as segments) left out on both sides: the source's own residue slot.
+    ``members`` is ``original``'s top level when the caller has decoded it (not decoded again).
     """
     sets: list[list[Any]] = []
     dels: list[str] = []
@@ -226,7 +232,7 @@ def diff(original: bytes, produced: bytes, skip: tuple[str | int, ...] = ()) -> 
             if k not in o and k != left_out:
                 dels.append(here + _key_segment(k))
 
-    walk(_RAW_DICT.decode(original), _RAW_DICT.decode(produced), [], "$")
+    walk(_RAW_DICT.decode(original) if members is None else members, _RAW_DICT.decode(produced), [], "$")
     return sets, dels
 
 
