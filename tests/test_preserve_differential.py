@@ -7,7 +7,8 @@ Two differentials:
   writable dialect, two-hop chains, a document spelling numbers every way JSON allows), with
   the document main restored from each. Today's code writes the same carrier byte for byte
   and restores main's carrier to main's restored document byte for byte.
-- Golden inputs, the real upstream envelopes (read in place) and hypothesis envelopes, every
+- Golden inputs, the real upstream envelopes (read in place), hypothesis envelopes and the
+  benchmark corpus's medium and large documents (``benchmarks/corpus.py``), every
   ordered pair of writable dialects: the ``preserve`` output (the fused paths where they
   apply) is the residue built by its definition from public parts (convert without
   ``preserve``, convert back, :func:`~envglot.residue.diff` against the minified original,
@@ -16,8 +17,11 @@ Two differentials:
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import re
+import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +41,19 @@ from roundtrip import upstream_files
 RECORDS: list[dict[str, Any]] = msgspec.json.decode((Path(__file__).parent / "residues" / "v2.json").read_bytes())
 ENVELOPES = {name: documents(name) for name in WRITABLE}
 PAIRS = [(s, d) for s in WRITABLE for d in WRITABLE if s != d]
+
+
+@cache
+def _benchmark_documents() -> dict[str, list[bytes]]:
+    """Medium and large documents (3 and 50 KB) of every writable dialect: the benchmark's corpus."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_corpus", Path(__file__).parents[1] / "benchmarks" / "corpus.py"
+    )
+    assert spec is not None and spec.loader is not None
+    corpus = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+    spec.loader.exec_module(corpus)
+    made = corpus.generate({"medium": 2, "large": 2}, dialects=tuple(WRITABLE))
+    return {d: made.payloads(d, "medium") + made.payloads(d, "large") for d in WRITABLE}
 
 
 def _carry(doc: bytes, at: str, hops: list[str]) -> bytes:
@@ -105,6 +122,15 @@ def test_upstream_envelopes_get_the_defined_residue(src: str, dst: str) -> None:
         pytest.skip(f"no upstream {src} envelopes next to the repository")
     for path in files:
         _check(path.read_bytes(), src, dst)
+
+
+@pytest.mark.parametrize(("src", "dst"), PAIRS, ids=lambda p: str(p))
+def test_large_envelopes_get_the_defined_residue(src: str, dst: str) -> None:
+    """Documents from 2 KB up, whose top level the checks decode once for every step."""
+    docs = _benchmark_documents()[src]
+    assert docs and max(map(len, docs)) > 40_000
+    for data in docs:
+        _check(data, src, dst)
 
 
 @pytest.mark.parametrize(("src", "dst"), PAIRS, ids=lambda p: str(p))

@@ -690,7 +690,11 @@ class Pipeline:
         m = self.mappings
         back_pipe = self._back(src)
         fused = back_pipe._fused_from(self.dst, True) if COMPILED[0] else None
-        back = fused(out) if fused is not None else None  # ``out`` is minified: the compact binding fits
+        # ``out``'s top level, decoded once for the reader back and the residue's placement
+        top = _residue.open_document(out) if fused is not None and len(out) >= _SPLIT_MIN else None
+        back = None  # ``out`` is minified: the compact binding fits
+        if fused is not None:
+            back = fused(out) if top is None else fused(out, top)
         if back is None:
             back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
             back, _ = back_pipe.write_envelope(self.dst.read(out, back_ctx), self.dst, back_ctx)
@@ -705,7 +709,7 @@ class Pipeline:
         sets, dels = _residue.diff(original, back, skip, members)
         if not sets and not dels and src.name == self.dst.name:
             return out
-        doc = _residue.open_document(out)
+        doc = top if top is not None else _residue.open_document(out)
         _residue.set_path(
             doc,
             list(_residue.slot_path(m[self.dst.name].shape.residue)),
