@@ -458,7 +458,7 @@ class Pipeline:
                     or _failure_of(buf, other, m) is None
                 ):
                     if self.preserve:
-                        fast = self._add_residue(buf, fast, src, None)
+                        fast = self._add_residue(buf, fast, src, None, members)
                     if counting:
                         report.finish(self.policy, start=start)
                     return (fast if compact else styled(fast, self.style, self.dst)), src.name, unwrapped
@@ -474,7 +474,7 @@ class Pipeline:
             env = reconcile(env, is_error, detection, m, report)
         out, restored = self.write_envelope(env, src, ctx, buf)
         if self.preserve and not restored:  # a residue that restored its document is consumed
-            out = self._add_residue(buf, out, src, env)
+            out = self._add_residue(buf, out, src, env, members)
         if self.preserve and (restored or src.shape.writable) and report.collecting:
             report.carry(start)  # converting back restores what the residue carries
         if report.collecting:
@@ -674,27 +674,42 @@ class Pipeline:
             fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
         return fused
 
-    def _add_residue(self, buf: bytes, out: bytes, src: Dialect, env: Envelope | None) -> bytes:
+    def _add_residue(
+        self,
+        buf: bytes,
+        out: bytes,
+        src: Dialect,
+        env: Envelope | None,
+        members: dict[str, msgspec.Raw] | None = None,
+    ) -> bytes:
         """``out`` with the residue restoring ``buf`` (a ``src`` document); ``env`` is what the hub
-        read from ``buf`` (``None`` on the fused path, which is taken only without an input residue)."""
+        read from ``buf`` (``None`` on the fused path, which is taken only without an input residue),
+        ``members`` its top level when the caller decoded it (:func:`~envglot.limits.members_of`)."""
         if not src.shape.writable:
             return out
         m = self.mappings
         back_pipe = self._back(src)
         fused = back_pipe._fused_from(self.dst, True) if COMPILED[0] else None
-        back = fused(out) if fused is not None else None  # ``out`` is minified: the compact binding fits
+        # ``out``'s top level, decoded once for the reader back and the residue's placement
+        top = _residue.open_document(out) if fused is not None and len(out) >= _SPLIT_MIN else None
+        back = None  # ``out`` is minified: the compact binding fits
+        if fused is not None:
+            back = fused(out) if top is None else fused(out, top)
         if back is None:
             back_ctx = Context(m, DISCARD, m[self.dst.name], self.synth)
             back, _ = back_pipe.write_envelope(self.dst.read(out, back_ctx), self.dst, back_ctx)
-        original = buf if not may_be_loose(buf) else msgspec.json.format(buf, indent=-1)
+        if may_be_loose(buf):
+            original, members = msgspec.json.format(buf, indent=-1), None
+        else:
+            original = buf
         # an input residue for a third dialect travels on inside the new one (nested); one that was
         # for this target and was rejected does not
         nests = env is not None and self._nests(env, src)
         skip = () if nests else _residue.slot_path(m[src.name].shape.residue)
-        sets, dels = _residue.diff(original, back, skip)
+        sets, dels = _residue.diff(original, back, skip, members)
         if not sets and not dels and src.name == self.dst.name:
             return out
-        doc = _residue.open_document(out)
+        doc = top if top is not None else _residue.open_document(out)
         _residue.set_path(
             doc,
             list(_residue.slot_path(m[self.dst.name].shape.residue)),

@@ -50,7 +50,7 @@ _DIGEST_TAG_2 = b"envglot-residue/2\0"
 DIGEST_VERSION = 2
 """The digest version new residues record (``v``); :func:`digest` computes every known one."""
 _SORTED = msgspec.json.Encoder(order="sorted")
-_SPELLED = msgspec.json.Decoder(float_hook=lambda text: Raw(text.encode()))
+_SPELLED = msgspec.json.Decoder(float_hook=Raw)
 """Any JSON value as Python objects, every non-integer number kept as its own text (``Raw``)."""
 
 Tree = dict[str, Any] | list[Any] | Raw
@@ -193,50 +193,55 @@ def delete(doc: dict[str, Any], segs: list[str | int]) -> None:
         cur.pop(segs[-1], None)
 
 
-def diff(original: bytes, produced: bytes, skip: tuple[str | int, ...] = ()) -> tuple[list[list[Any]], list[str]]:
+def diff(
+    original: bytes,
+    produced: bytes,
+    skip: tuple[str | int, ...] = (),
+    members: dict[str, Raw] | None = None,
+) -> tuple[list[list[Any]], list[str]]:
     """Patches turning ``produced`` into ``original`` (both minified objects): ``(sets, dels)``.
 
     Values are compared byte for byte, so a set restores the original spelling exactly.
     ``skip`` is a path (as segments) left out on both sides: the source's own residue slot.
+    ``members`` is ``original``'s top level when the caller has decoded it (not decoded again).
     """
     sets: list[list[Any]] = []
     dels: list[str] = []
+    depth = len(skip)
 
-    def walk(o: dict[str, Raw], p: dict[str, Raw], segs: list[str | int], here: str) -> None:
-        on_skip = len(skip) > len(segs) and tuple(segs) == skip[: len(segs)]
-        if segs and not on_skip and not _same_order(o, p):
+    def walk(o: dict[str, Raw], p: dict[str, Raw], level: int, here: str, on_skip: bool) -> None:
+        # ``on_skip``: the path walked so far is a proper prefix of ``skip``
+        if level and not on_skip and not _same_order(o, p):
             # patches append new keys at the end: an object they cannot rebuild in its
             # original key order is restored whole, so the round trip is exact
             sets.append([here, Raw(_ENC.encode(o))])
             return
-        left_out = skip[-1] if on_skip and len(skip) == len(segs) + 1 else None
+        left_out = skip[-1] if on_skip and depth == level + 1 else None
+        get = p.get
         for k, v in o.items():
-            if k == left_out:
+            pv = get(k)
+            if v == pv or k == left_out:  # Raw compares its bytes
                 continue
-            pv = p.get(k)
-            if pv is None:
-                sets.append([here + _key_segment(k), v])
-            elif v == pv:  # Raw compares its bytes
-                continue
-            elif _head(v) == b"{" and _head(pv) == b"{":
-                walk(_RAW_DICT.decode(v), _RAW_DICT.decode(pv), [*segs, k], here + _key_segment(k))
+            if pv is not None and memoryview(v)[0] == _OPEN and memoryview(pv)[0] == _OPEN:
+                deeper = on_skip and depth > level + 1 and skip[level] == k
+                walk(_RAW_DICT.decode(v), _RAW_DICT.decode(pv), level + 1, here + _key_segment(k), deeper)
             else:
                 sets.append([here + _key_segment(k), v])
         for k in p:
             if k not in o and k != left_out:
                 dels.append(here + _key_segment(k))
 
-    walk(_RAW_DICT.decode(original), _RAW_DICT.decode(produced), [], "$")
+    top = _RAW_DICT.decode(original) if members is None else members
+    walk(top, _RAW_DICT.decode(produced), 0, "$", depth > 0)
     return sets, dels
+
+
+_OPEN = ord("{")
+"""The first byte of an object's JSON text (a decoded value's text is never empty)."""
 
 
 _key_segment = lru_cache(maxsize=4096)(key_segment)
 """A key's path segment (the same keys recur in every document of a dialect)."""
-
-
-def _head(raw: Raw) -> bytes:
-    """The first byte of a value's JSON text."""
-    return bytes(memoryview(raw)[:1])
 
 
 def _same_order(o: dict[str, Raw], p: dict[str, Raw]) -> bool:
