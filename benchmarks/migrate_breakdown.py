@@ -11,8 +11,7 @@ sources ``run.py``'s migrate section uses), in the measuring thread's CPU time, 
     detection       check_input + the top level's members (depth-guarded) + classify_members
     tally           Pipeline.tally given that detection (counting fused path, Counting report)
     discard         Pipeline.convert with DISCARD given that detection (the fused path nobody counts)
-    counting fn     the counting pair functions alone, as tally calls them (fields.bound_tallying_pair:
-                    one context per source, a fresh Counting set into it per record)
+    counting fn     the counting pair functions alone (fields.tallying_pair, a Context and Counting each)
     bound fn        the bound pair functions alone (fields.bound_pair, what discard calls)
     migrate         envglot.migrate(jobs=1) over the cycle repeated K times (process CPU time,
                     its fsync's included), per record; engine = migrate - record
@@ -38,7 +37,7 @@ import envglot
 from envglot.context import Context
 from envglot.detect import Detection, classify_members, top_level
 from envglot.diagnostics import DISCARD, Counting
-from envglot.fields import bound_pair, bound_tallying_pair
+from envglot.fields import bound_pair, tallying_pair
 from envglot.limits import check_input, within_depth
 from envglot.migration.records import Migrator
 from envglot.pipeline import Pipeline
@@ -66,26 +65,19 @@ def detect(pipe: Pipeline, rec: bytes) -> Checked:
 def functions(pipe: Pipeline, checked: Sequence[Checked]) -> tuple[Callable[[], object], Callable[[], object]]:
     """A pass of the counting pair functions and one of the bound ones over the records."""
     m, compact = pipe.mappings, pipe.style == "compact"
-    tallies: dict[str, tuple[Context, Callable[..., bytes | None]]] = {}
     calls = []
     for rec, (_, _, det), top in checked:
         src = m.registry.get(det.dialect)
-        if src.name not in tallies:
-            ctx = Context(m, Counting(pipe.policy), m[src.name], pipe.synth, compact)
-            fn = bound_tallying_pair(src, pipe.dst, ctx)
-            assert fn is not None, f"{src.name} -> {pipe.dst.name} takes the hub"
-            tallies[src.name] = ctx, fn
-        bound = bound_pair(src, pipe.dst, Context(m, DISCARD, m[src.name]))
-        assert bound is not None
-        calls.append((tallies[src.name], bound, rec, top if len(rec) >= 2048 else None))
+        tally, bound = tallying_pair(src, pipe.dst), bound_pair(src, pipe.dst, Context(m, DISCARD, m[src.name]))
+        assert tally is not None and bound is not None, f"{src.name} -> {pipe.dst.name} takes the hub"
+        calls.append((tally, bound, m[src.name], rec, top if len(rec) >= 2048 else None))
 
     def counting() -> None:
-        for (ctx, fn), _, rec, top in calls:
-            ctx.report, ctx.choices = Counting(pipe.policy), None
-            fn(rec, top)
+        for fn, _, table, rec, top in calls:
+            fn(Context(m, Counting(pipe.policy), table, pipe.synth, compact), rec, top)
 
     def plain() -> None:
-        for _, fn, rec, top in calls:
+        for _, fn, _, rec, top in calls:
             fn(rec, top)
 
     return counting, plain
