@@ -14,7 +14,6 @@ import importlib.util
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from hypothesis import strategies as st
 import envglot
 from envelopes import documents, sample_files
 from envglot import fields, pipeline
-from envglot.context import Context
 from envglot.diagnostics import Counting, Report
 from envglot.dialect import Dialect, registered
 from envglot.errors import EnvglotError
@@ -52,8 +50,8 @@ _CALLS = Counter[str]()
 
 @pytest.fixture(autouse=True)
 def _spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    def spying(src: Dialect, dst: Dialect, ctx: Context) -> Any:
-        fn = fields.bound_tallying_pair(src, dst, ctx)
+    def spying(src: Dialect, dst: Dialect) -> Any:
+        fn = fields.tallying_pair(src, dst)
         if fn is None:
             return None
 
@@ -64,7 +62,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
         return spy
 
-    monkeypatch.setattr(pipeline, "bound_tallying_pair", spying)
+    monkeypatch.setattr(pipeline, "tallying_pair", spying)
     yield
     fields.use_compiled(True)
 
@@ -209,21 +207,3 @@ def test_a_dialect_declared_in_toml_counts_what_the_hub_reports(unsupported: str
         assert back or unsupported == "raise"  # under raise every record may be refused
         assert _outcomes(home, back) == _outcomes(home_full, back)
     assert _CALLS["done"] > before, "the fused counting path was not taken"
-
-
-def test_threads_tallying_with_one_pipeline_count_what_one_thread_does(corpus: list[Any]) -> None:
-    """The counting path's bound contexts serve one document at a time: threads sharing a
-    pipeline (and its contexts with synthesized fields, whose constant steps report) count
-    what a thread alone counts."""
-    docs = [rec.data for rec in corpus]
-    for dst in ("response-v2", "dotbot", "code-graph"):
-        p = Pipeline(None, dst, Options(unsupported="ignore", context={"tool": "t", "request_id": "r-1"}))
-        alone = [_counted(p, d) for d in docs]
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(1e-6)  # threads switch within a document
-        try:
-            with ThreadPoolExecutor(4) as pool:
-                for _ in range(3):
-                    assert list(pool.map(lambda d, p=p: _counted(p, d), docs)) == alone
-        finally:
-            sys.setswitchinterval(interval)

@@ -81,7 +81,6 @@ __all__ = [
     "Unit",
     "When",
     "Writing",
-    "bound_tallying_pair",
     "common",
     "pair_function",
     "source",
@@ -706,46 +705,38 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         _emit_steps(wr, writing.steps, keep=set(range(len(writing.steps))) - skip, indent=indent)
         _finish(wr, writing, indent)
 
-    def bind(name: str, tally: bool = False) -> None:
-        """``bind(ctx)``: function ``name`` for one context, the constant steps done once
-        (counting, only where they report nothing: a report must come for every document)."""
-        u.emit("", 0)
-        u.emit("def bind(ctx):", 0)
-        u.emit(f'"""{name} for one context: tables looked up, constant steps done once (``None``: cannot be)."""')
-        wc = _Side(u, "w_", "w_dmap", dst.name, reading=False)
-        u.emit("try:")
-        head(2)
-        if folded:
-            for f in defaults:
-                u.emit(f"{f} = {_default(u, f)}", 2)
-            _emit_steps(wc, writing.steps, keep=folded, indent=2)
-        u.emit("except Exception:")
-        u.emit("return None  # raised for every document: the unbound function raises it in order", 2)
-        if folded:
-            names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
-            reported = "len(ctx.report) or " if tally else ""
-            u.emit(f"if {reported}not {u.ref(_shareable, 'shareable')}(({names},)):")
-            u.emit("return None", 2)
-        u.emit(f"def {name}_bound(buf, members=None):")
-        body(2, folded, members=True, tally=tally)
-        u.emit(f"return {name}_bound")
-
     u.emit(f"def {fn}(buf, ctx):", 0)
     u.emit(f'"""{src.name} -> {dst.name} without a canonical envelope (``None``: take the hub)."""')
     head(1)
     body(1, set())
-    bind(fn)
+    u.emit("", 0)
+    u.emit("def bind(ctx):", 0)
+    u.emit(f'"""{fn} for one context: tables looked up, constant steps done once (``None``: cannot be)."""')
+    wc = _Side(u, "w_", "w_dmap", dst.name, reading=False)
+    u.emit("try:")
+    head(2)
+    if folded:
+        for f in defaults:
+            u.emit(f"{f} = {_default(u, f)}", 2)
+        _emit_steps(wc, writing.steps, keep=folded, indent=2)
+    u.emit("except Exception:")
+    u.emit("return None  # raised for every document: the unbound function raises it in order", 2)
+    if folded:
+        names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
+        u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
+        u.emit("return None", 2)
+    u.emit(f"def {fn}_bound(buf, members=None):")
+    body(2, folded, members=True)
+    u.emit(f"return {fn}_bound")
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]
-    u = Unit(f"{fn}_tally")  # a module of its own (head, body and bind emit into it)
+    u = Unit(f"{fn}_tally")  # a module of its own (head and body emit into it)
     dec = u.ref(reading.decoder, "decoder")
     u.emit(f"def {fn}_tally(ctx, buf, members=None):", 0)
     u.emit(f'"""{fn} reporting what the hub would report into ``ctx.report`` (``None``: take the hub)."""')
     head(1)
     body(1, set(), members=True, tally=True)
-    bind(f"{fn}_tally", tally=True)
     _TALLIES[out] = u.build(f"{fn}_tally")
-    _TALLY_BINDERS[out] = u.ns["bind"]
     return out
 
 
@@ -764,7 +755,6 @@ _SOURCES: dict[Callable[..., Any], str] = {}
 _BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
 _TALLIES: dict[Callable[..., Any], Callable[..., bytes | None]] = {}
-_TALLY_BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
 
@@ -827,21 +817,6 @@ def tallying_pair(src: Dialect, dst: Dialect) -> Callable[..., bytes | None] | N
     residue, unknown fields of the target's own dialect. ``None`` as for :func:`pair_function`."""
     fn = pair_function(src, dst)
     return None if fn is None else _TALLIES[fn]
-
-
-def bound_tallying_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes | None] | None:
-    """:func:`tallying_pair` for one context, called ``(buf)`` or ``(buf, members)``: the
-    target's steps that are constant for the pair and ``ctx`` are done once here, as
-    :func:`bound_pair` does, when none of them reports (``ctx.report`` is then an empty
-    :class:`~envglot.diagnostics.Counting`). The caller sets ``ctx.report`` (a fresh
-    ``Counting``) and ``ctx.choices`` (``None``) before each document; one such context
-    serves one document at a time. ``None`` as for :func:`pair_function`."""
-    fn = pair_function(src, dst)
-    if fn is None:
-        return None
-    bound = _TALLY_BINDERS[fn](ctx)
-    tally = _TALLIES[fn]
-    return bound if bound is not None else lambda buf, members=None: tally(ctx, buf, members)
 
 
 _MISSING: Any = object()

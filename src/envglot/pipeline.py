@@ -6,6 +6,7 @@ reconciled with the transport's flag. :mod:`envglot.api` is the public API over 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -19,7 +20,7 @@ from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Repo
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, bound_pair, bound_tallying_pair
+from .fields import COMPILED, bound_pair, tallying_pair
 from .limits import (
     MAX_DEPTH,
     check_depth,
@@ -315,9 +316,8 @@ class Pipeline:
         self._fused: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> its fused path to ``dst`` (``envglot.fields``), bound to the context
         it runs with when nothing is collected (immutable then: built once); ``None``: the hub."""
-        self._tallying: dict[str, list[tuple[Context, Callable[..., bytes | None]]] | None] = {}
-        """Source dialect -> the contexts not in use, each with its fused path to ``dst`` that also
-        reports, bound to it (``bound_tallying_pair``); ``None``: the hub."""
+        self._tallying: dict[str, Callable[..., bytes | None] | None] = {}
+        """Source dialect -> its fused path to ``dst`` that also reports (``tallying_pair``)."""
         self._ignore = self.policy.level is Level.IGNORE
 
     def run(
@@ -433,12 +433,12 @@ class Pipeline:
             # MCP outcome to apply: the fused path gives the hub's bytes (and, counting, the hub's
             # kinds and paths) without building the canonical envelope.
             fused: Callable[..., bytes | None] | None
-            slot = None
             if counting:
-                slot = self._take_tally(src, compact)
-                fused = None
-                if slot is not None:  # this document's report, and no choice of another's
-                    slot[0].report, slot[0].choices, fused = report, None, slot[1]
+                tallying = self._tallying.get(src.name, _MISSING)
+                if tallying is _MISSING:
+                    tallying = self._tallying[src.name] = tallying_pair(src, self.dst)
+                ctx = Context(m, report, m[src.name], self.synth, compact)
+                fused = None if tallying is None else functools.partial(tallying, ctx)
             else:
                 fused = self._fused.get(src.name) or self._fused_from(src, compact)
             if fused is not None:
@@ -452,9 +452,6 @@ class Pipeline:
                         fast = fused(buf, members)
                 except UnicodeEncodeError as exc:
                     raise _surrogate(exc, self.dst.name) from None
-                finally:
-                    if slot is not None:
-                        self._tallying[src.name].append(slot)  # type: ignore[union-attr]
                 if fast is not None and (
                     self.src is None
                     or (other := _other_dialect(buf, src, forced, m.registry, members)) is None
@@ -668,27 +665,6 @@ class Pipeline:
         bare = src.seal(bare)
         again = src.write(back, Context(m, DISCARD, m[src.name], self.synth))
         return _residue.digest(src.name, bare) == _residue.digest(src.name, again)
-
-    def _take_tally(self, src: Dialect, compact: bool) -> tuple[Context, Callable[..., bytes | None]] | None:
-        """A context of this pipeline for ``src`` not in use, with its counting fused path bound to it
-        (put back into ``_tallying[src.name]`` after one document); ``None``: the hub."""
-        pool = self._tallying.get(src.name, _MISSING)
-        if pool is None:
-            return None
-        if pool is not _MISSING and pool:
-            try:
-                return pool.pop()  # type: ignore[no-any-return]
-            except IndexError:  # another thread took the last one
-                pass
-        m = self.mappings
-        ctx = Context(m, Counting(self.policy), m[src.name], self.synth, compact)
-        fn = bound_tallying_pair(src, self.dst, ctx)
-        if fn is None:
-            self._tallying[src.name] = None
-            return None
-        if pool is _MISSING:
-            self._tallying[src.name] = []
-        return ctx, fn
 
     def _fused_from(self, src: Dialect, compact: bool) -> Callable[..., bytes | None] | None:
         """The fused path from ``src`` to the target, bound to a :data:`DISCARD` context (built
