@@ -227,3 +227,23 @@ def test_preserve_section(run: tuple[dict[str, Any], str]) -> None:
     target = next(t for t in run[0]["targets"] if t["target"].startswith("Converter preserve=True"))
     assert target["measured"] == pre["max_cost"]
     assert "### preserve=True vs unsupported='ignore'" in run[1]
+
+
+def test_migrate_breakdown_times_every_stage() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "migrate_breakdown.py"),
+            *("--per-dialect", "5", "--rounds", "1", "--repeat", "1"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = [line.split("|")[1:3] for line in proc.stdout.splitlines() if line.startswith("| ")]
+    rows = {name.strip(): float(us) for name, us in cells[1:]}
+    stages = ("convert_bytes", "record", "detection", "tally", "discard", "counting fn", "bound fn", "migrate")
+    assert set(rows) == {*stages, "engine"}
+    assert all(rows[s] > 0 for s in stages)

@@ -327,10 +327,12 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context, fields: bool 
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, name, field=f"{ex.dialect} field")
     if ctx.source is not None and ctx.source.name != name:
-        for inside, d in _constant_losses(ctx.source, target):
-            present = [f for f in inside if _field_value(env, f) is not None]
-            if present and not any(f in carried for f in present):
-                ctx.report.append(d)
+        for loss in _constant_losses(ctx.source, target):
+            # dropped when one of its fields is set and none that is set has a place in the target
+            if any(_value_at(env, f) is not None for f in loss.dropped) and not any(
+                _value_at(env, f) is not None for f in loss.kept
+            ):
+                ctx.report.append(loss.diagnostic)
 
 
 class FieldLosses(NamedTuple):
@@ -383,14 +385,25 @@ _CONSTANTS: dict[DialectMap, tuple[tuple[str, str, tuple[str, ...]], ...]] = {}
 """:func:`_constants` by source table (a table never changes once built)."""
 
 
-def _constant_losses(source: DialectMap, target: DialectMap) -> tuple[tuple[tuple[str, ...], Diagnostic], ...]:
+class _ConstantLoss(NamedTuple):
+    """One constant of :func:`_constants` for one target: the fields it goes with (each as its
+    attribute names), split by whether the target carries them, and its diagnostic."""
+
+    kept: tuple[tuple[str, ...], ...]
+    dropped: tuple[tuple[str, ...], ...]
+    diagnostic: Diagnostic
+
+
+def _constant_losses(source: DialectMap, target: DialectMap) -> tuple[_ConstantLoss, ...]:
     """:func:`_constants` of ``source``: the fields each goes with, and the diagnostic it is
     dropped with in ``target`` (frozen, so built once per pair of tables, not per document)."""
 
-    def make() -> tuple[tuple[tuple[str, ...], Diagnostic], ...]:
+    def make() -> tuple[_ConstantLoss, ...]:
+        carried = target.carried
         return tuple(
-            (
-                inside,
+            _ConstantLoss(
+                tuple(tuple(f.split(".")) for f in inside if f in carried),
+                tuple(tuple(f.split(".")) for f in inside if f not in carried),
                 diagnostic(
                     Kind.FIELD_DROPPED,
                     path,
@@ -405,7 +418,7 @@ def _constant_losses(source: DialectMap, target: DialectMap) -> tuple[tuple[tupl
     return _kept(_CONSTANT_LOSSES, (source, target), make)
 
 
-_CONSTANT_LOSSES: dict[tuple[DialectMap, DialectMap], tuple[tuple[tuple[str, ...], Diagnostic], ...]] = {}
+_CONSTANT_LOSSES: dict[tuple[DialectMap, DialectMap], tuple[_ConstantLoss, ...]] = {}
 """:func:`_constant_losses` by (source table, target table)."""
 
 
@@ -421,10 +434,10 @@ def _constants_of(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]],
     return tuple(out)
 
 
-def _field_value(env: Envelope, field: str) -> object:
-    """The value of canonical ``field`` (``duration_ms``, ``pagination.count``) in ``env``, or ``None``."""
+def _value_at(env: Envelope, field: tuple[str, ...]) -> object:
+    """The value of canonical ``field`` by its attribute names (``("pagination", "count")``) in ``env``, or ``None``."""
     obj: object = env
-    for part in field.split("."):
+    for part in field:
         obj = getattr(obj, part, None)
         if obj is None:
             return None

@@ -318,8 +318,10 @@ class Counting(Report):
 
     __slots__ = ("carried", "seen")
 
-    def __init__(self, level: str | Policy = "ignore") -> None:
-        super().__init__(level, quiet=True)
+    def __init__(self, level: str | Policy = "ignore") -> None:  # one per document: no call to Report's
+        self.policy = level if type(level) is Policy else as_policy(level)
+        self.diagnostics = []
+        self.quiet = True
         self.seen: list[tuple[Kind, str]] = []
         """``(kind, source path)`` of every diagnostic, in the order they were reported."""
         self.carried: set[int] = set()
@@ -351,7 +353,10 @@ class Counting(Report):
     def selected(self, policy: Policy | None = None, start: int = 0) -> bool:
         """True if ``policy`` (default: the report's own) selects a diagnostic from index ``start`` on."""
         pol = self.policy if policy is None else policy
-        return any(pol.selects_at(k, p) for i, (k, p) in enumerate(self.seen[start:], start) if i not in self.carried)
+        seen = self.seen[start:] if start else self.seen
+        if not self.carried:  # the common case: nothing carried, no index to look up
+            return any(pol.selects_at(k, p) for k, p in seen)
+        return any(pol.selects_at(k, p) for i, (k, p) in enumerate(seen, start) if i not in self.carried)
 
     def finish(
         self,

@@ -349,7 +349,8 @@ class Pipeline:
         except RefusedError:  # refused: convert again with a full report, which raises saying why
             self.convert(buf, Report(self.policy), checked, members)
             raise AssertionError("a refused conversion converted with a full report") from None
-        return Tallied(out, src, unwrapped, tuple(k for k, _ in counting.seen), counting.selected())
+        seen = counting.seen
+        return Tallied(out, src, unwrapped, tuple([k for k, _ in seen]), bool(seen) and counting.selected())
 
     def report(self) -> Report:
         """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
