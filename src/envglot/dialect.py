@@ -30,7 +30,6 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .checker import optional_constants
-from .declaration import camel
 from .declare import Hooked, Shape
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
@@ -470,6 +469,8 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
             takes_self = code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self"
             value = value if takes_self else staticmethod(value)
         ns[attr] = value
+    from .declaration import camel  # on first compile: loading the tables never needs it
+
     cls_name = camel(name)
     if hasattr(module, cls_name):
         raise MappingError(

@@ -226,7 +226,8 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
                         f"{f}: [[write]] row for {cat!r} names code {r.code!r}, which has no [codes.{r.code}] row"
                     )
         if d.shape.writable:
-            missing = [c for c in cats if not any(r.conditions == 0 for r in d.write.get(c, ()))]
+            # d.write rows are most specific first: a category has an unconditional row iff its last is one
+            missing = [c for c in cats if not (last := d.write.get(c)) or last[-1].conditions != 0]
             if missing:
                 where = et_file if d.shape.open_codes else f
                 raise MappingError(
@@ -244,9 +245,9 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
     for name, d in m.dialects.items():
         if not d.types:
             continue
-        choices = _error_type_rows(m.error_types, name)
+        unconditional = {r.category for r in _error_type_rows(m.error_types, name) if r.conditions == 0}
         for c in cats:
-            if not any(r.category == c and r.conditions == 0 for r in choices):
+            if c not in unconditional:
                 raise MappingError(f"{et_file}: no unconditional {name} error_type for category {c!r}")
     # duplicate keys cannot survive TOML decoding (the TOML parser rejects them)
 
