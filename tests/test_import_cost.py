@@ -85,6 +85,24 @@ def test_listing_the_dialects_compiles_them_all() -> None:
     assert found == set(_names())
 
 
+def test_threads_finding_dialects_at_once_compile_each_once() -> None:
+    """A second compile of a module would raise (its class name is taken): the first lookups of
+    many threads at once give one dialect per name."""
+    code = (
+        "import envglot, threading\n"
+        "from envglot.registry import bundled\n"
+        "reg, names, got, start = bundled(), envglot.DIALECTS, [], threading.Barrier(8)\n"
+        "def run():\n"
+        "    start.wait()\n"
+        "    got.append(tuple(reg.get(n) for n in names))\n"
+        "threads = [threading.Thread(target=run) for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "assert len(got) == 8 and all(g == got[0] for g in got), got\n"
+        "assert [d.name for d in got[0]] == list(names)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_a_pickled_dialect_or_registry_is_found_by_name_where_it_is_loaded() -> None:
     """A bundled dialect pickles by name: the receiving process compiles its own (a worker process
     need not have imported the hooks module first)."""
