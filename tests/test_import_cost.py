@@ -59,3 +59,73 @@ def test_contract_constants_are_derived_on_first_use() -> None:
     errorcode = m["errorcode"]
     assert errorcode.constants == DIALECTS["errorcode"].optional_constants()
     assert "$.meta.tool_version" in errorcode.constants
+
+
+def test_loading_the_tables_compiles_no_bundled_dialect(loaded: set[str]) -> None:
+    """The tables need each dialect's declared facts, not its hooks: no hooks module is imported."""
+    assert "envglot.mappings" in loaded
+    assert sorted(m for m in loaded if m.startswith("envglot.dialects.")) == []
+    assert "envglot.declared" not in loaded  # a declaration among the overlays imports it
+
+
+def test_a_dialect_found_by_name_is_compiled_alone() -> None:
+    code = (
+        "import envglot\n"
+        "reg = envglot.mappings.default_mappings().registry\n"
+        "assert 'dotbot' in reg and len(reg) == len(envglot.DIALECTS)\n"
+        "assert reg.get('dotbot').name == 'dotbot' and reg.find('dotbot') is reg.get('dotbot')\n"
+        "assert reg.writable_names() == envglot.dialects.WRITABLE"
+    )
+    assert sorted(m for m in _loaded(code) if m.startswith("envglot.dialects.")) == ["envglot.dialects.dotbot"]
+
+
+def test_listing_the_dialects_compiles_them_all() -> None:
+    code = "import envglot\nassert [d.name for d in envglot.registry.bundled()] == list(envglot.DIALECTS)"
+    found = {m.rsplit(".", 1)[-1].replace("_", "-") for m in _loaded(code) if m.startswith("envglot.dialects.")}
+    assert found == set(_names())
+
+
+def test_threads_finding_dialects_at_once_compile_each_once() -> None:
+    """A second compile of a module would raise (its class name is taken): the first lookups of
+    many threads at once give one dialect per name."""
+    code = (
+        "import envglot, threading\n"
+        "from envglot.registry import bundled\n"
+        "reg, names, got, start = bundled(), envglot.DIALECTS, [], threading.Barrier(8)\n"
+        "def run():\n"
+        "    start.wait()\n"
+        "    got.append(tuple(reg.get(n) for n in names))\n"
+        "threads = [threading.Thread(target=run) for _ in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "assert len(got) == 8 and all(g == got[0] for g in got), got\n"
+        "assert [d.name for d in got[0]] == list(names)"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_pickled_dialect_or_registry_is_found_by_name_where_it_is_loaded() -> None:
+    """A bundled dialect pickles by name: the receiving process compiles its own (a worker process
+    need not have imported the hooks module first)."""
+    code = (
+        "import pickle, envglot\n"
+        "from envglot.registry import bundled, shipped_dialect\n"
+        "d = bundled().get('result')\n"
+        "assert pickle.loads(pickle.dumps(d)) is d is shipped_dialect('result')\n"
+        "reg = pickle.loads(pickle.dumps(bundled()))\n"
+        "assert reg.names() == bundled().names() and reg.get('result') is d\n"
+        "print(pickle.dumps((bundled(), bundled().get('errorcode'))).hex())"
+    )
+    blob = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    receive = (
+        "import pickle, sys\n"
+        f"reg, d = pickle.loads(bytes.fromhex({blob!r}))\n"
+        "assert d.name == 'errorcode' and reg.get('errorcode') is d\n"
+        "assert sorted(m for m in sys.modules if m.startswith('envglot.dialects.')) == ['envglot.dialects.errorcode']"
+    )
+    subprocess.run([sys.executable, "-c", receive], check=True)
+
+
+def _names() -> tuple[str, ...]:
+    from envglot.dialects import NAMES
+
+    return NAMES

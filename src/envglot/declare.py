@@ -5,9 +5,10 @@ declared by :class:`Hooked`; a dialect declared in TOML alone (:mod:`envglot.dec
 :class:`Declare`. The keys both have are :class:`Common`'s, with the same meaning; the wire
 facts the pipeline reads are the :class:`Shape` compiled from them. ``docs/declared-dialects.md``
 documents every key.
-"""
 
-from __future__ import annotations
+The module evaluates its annotations (no ``from __future__ import annotations``): msgspec reads
+the Structs' types as they are when ``[declare]`` is first decoded, instead of evaluating strings.
+"""
 
 from typing import Any, Literal
 

@@ -30,12 +30,21 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .checker import optional_constants
-from .declaration import camel
 from .declare import Hooked, Shape
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
-from .registry import dialect_names, get_dialect, register, registered, writable_names
-from .tables import error_path, shipped_root, toml_document
+from .registry import (
+    Deferred,
+    defer,
+    dialect_names,
+    get_dialect,
+    is_shipped,
+    register,
+    registered,
+    shipped_dialect,
+    writable_names,
+)
+from .tables import bundled_table, error_path, toml_document
 from .tomlfile import read_regular
 
 if TYPE_CHECKING:
@@ -55,6 +64,7 @@ __all__ = [
     "Shape",
     "compile_hooks",
     "declared_facts",
+    "defer_hooks",
     "dialect_names",
     "get_dialect",
     "name_of",
@@ -292,6 +302,12 @@ class Dialect:
         flag = self.top_members(doc).get(self.outcome_key)
         return flag is not None and bytes(flag) == self.failure_value
 
+    def __reduce_ex__(self, protocol: Any) -> str | tuple[Any, ...]:
+        """A bundled dialect pickles by name: the receiving process compiles its own on first use."""
+        if is_shipped(self):
+            return shipped_dialect, (self.name,)
+        return super().__reduce_ex__(protocol)
+
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
 
@@ -341,20 +357,27 @@ class DeclaredFacts:
 
 @cache
 def declared_facts(name: str | None, file: str | Path | None = None) -> DeclaredFacts:
-    """The ``[declare]`` table of bundled dialect ``name`` (``mappings/<name>.toml`` as shipped:
-    :func:`~envglot.tables.shipped_dir`), or of the table ``file`` (a plugin's; ``name=None``:
-    the one its ``dialect`` key says).
+    """The ``[declare]`` table of bundled dialect ``name`` (``mappings/<name>.toml`` as shipped,
+    read once for these facts and the default tables: :func:`~envglot.tables.bundled_table`), or
+    of the table ``file`` (a plugin's; ``name=None``: the one its ``dialect`` key says).
 
     Raises:
         MappingError: the file cannot be read, names another dialect or its ``[declare]`` is
             not a valid one (naming the file and the JSON path).
     """
-    path = os.fspath(file) if file is not None else os.path.join(_shipped(), f"{name}.toml")
-    doc = toml_document(read_regular(path, "mapping table", error=MappingError), str(path))
-    said = doc.get("dialect") if isinstance(doc, dict) else None
-    if not isinstance(doc, dict) or not isinstance(said, str) or said != (name or said):
+    if file is None:
+        assert name is not None
+        table, path = bundled_table(name)
+        said: object = table.dialect
+        raw: object = table.declare
+        fields: object = table.fields
+    else:
+        path = os.fspath(file)
+        doc = toml_document(read_regular(path, "mapping table", error=MappingError), path)
+        got = doc if isinstance(doc, dict) else {}
+        said, raw, fields = got.get("dialect"), got.get("declare"), got.get("fields")
+    if not isinstance(said, str) or said != (name or said):
         raise MappingError(f"{path}: dialect = {said!r}, expected {name or 'a dialect name'!r}", path="$.dialect")
-    raw = doc.get("declare")
     if not isinstance(raw, dict):
         raise MappingError(f"{path}: [declare] must be a table (the dialect's declaration)", path="$.declare")
     try:
@@ -362,18 +385,12 @@ def declared_facts(name: str | None, file: str | Path | None = None) -> Declared
     except msgspec.ValidationError as exc:
         inner = error_path(str(exc)) or "$"
         raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
-    ok = doc.get("fields", {}).get("ok")
+    ok = fields.get("ok") if isinstance(fields, dict) else None
     if not isinstance(ok, str) or not ok.startswith("$.") or "." in ok[2:]:
         raise MappingError(
             f"{path}: [fields] ok must name the top-level member that says the outcome", path="$.fields.ok"
         )
     return DeclaredFacts(said, decl, ok[2:], str(path))
-
-
-@cache
-def _shipped() -> str:
-    """:func:`~envglot.tables.shipped_root`, found once (it resolves and stats paths)."""
-    return shipped_root()
 
 
 def name_of(module: str) -> str:
@@ -385,6 +402,15 @@ def name_of(module: str) -> str:
 def shape_of(name: str) -> Shape:
     """The :class:`Shape` the ``[declare]`` of bundled dialect ``name`` says."""
     return declared_facts(name).shape
+
+
+def defer_hooks(module: str, load: Callable[[], object]) -> Deferred:
+    """Make the bundled dialect of hooks module ``module`` (``envglot.dialects.<name>``) known by
+    its ``[declare]`` alone; ``load`` compiles it (:func:`compile_hooks`) when a registry first
+    needs the dialect itself (:class:`~envglot.registry.Deferred`)."""
+    facts = declared_facts(name_of(module))
+    decl = facts.declare
+    return defer(facts.name, tuple(decl.aliases), decl.description, facts.shape, load)
 
 
 def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> type[Dialect]:
@@ -443,6 +469,8 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
             takes_self = code is not None and code.co_argcount > 0 and code.co_varnames[0] == "self"
             value = value if takes_self else staticmethod(value)
         ns[attr] = value
+    from .declaration import camel  # on first compile: loading the tables never needs it
+
     cls_name = camel(name)
     if hasattr(module, cls_name):
         raise MappingError(

@@ -15,8 +15,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .declared import check_overlap, with_declarations
-from .dialect import Dialect
 from .errors import MappingError
 from .registry import bundled
 from .tables import (
@@ -32,14 +30,17 @@ from .tables import (
     OverlayFile,
     TypeRow,
     WriteRow,
+    bundled_table,
     decode_table,
     mappings_dir,
     mappings_root,
+    shipped_root,
     type_for,
 )
 
 if TYPE_CHECKING:
-    from .registry import Registry
+    from .dialect import Dialect
+    from .registry import Deferred, Registry
 
 __all__ = [
     "Category",
@@ -79,7 +80,7 @@ def _error_type_rows(rows: list[ErrorTypeRow], column: str) -> list[WriteRow]:
     return out
 
 
-def _error_type_row(raw: dict[str, str | bool], where: str, columns: dict[str, Dialect]) -> ErrorTypeRow:
+def _error_type_row(raw: dict[str, str | bool], where: str, columns: dict[str, Dialect | Deferred]) -> ErrorTypeRow:
     """A flat ``[[row]]`` of ``error-types.toml``: hint keys plus one key per dialect column."""
     words = {k: v for k, v in raw.items() if k not in _ROW_KEYS}
     for k, v in words.items():
@@ -103,18 +104,22 @@ def load_mappings(
 
     One table per dialect of ``registry`` (default: the bundled ones) plus one per declaration
     among ``overlays`` (``envglot.declared``): the tables keep that registry
-    (:attr:`Mappings.registry`); nothing is registered for the process. The tables are
+    (:attr:`Mappings.registry`); nothing is registered for the process, and no bundled dialect
+    is compiled (its entry's declared facts are what the tables need). The tables are
     ``mappings/<name>.toml``; ``error-types.toml`` has a column per dialect whose codes are
     category words (``shape.open_codes``) or that has a ``[types]`` vocabulary.
     """
     overlays = list(overlays)
     reg = registry if registry is not None else bundled()
     if overlays:  # a declaration file among them adds its dialect to the tables' registry
+        from .declared import with_declarations  # only then: the bundled tables never need it
+
         reg, overlays = with_declarations(overlays, reg)
     root = os.fspath(base) if base is not None else mappings_root()  # (no pathlib to import for it)
     canonical = decode_table(os.path.join(root, "canonical.toml"), CanonicalTable)
     assert isinstance(canonical, CanonicalTable)
-    units = {d.name: d for d in reg}
+    units = {d.name: d for d in reg.entries()}
+    shipped = root == shipped_root()
     tables: dict[str, DialectTable] = {}
     files: dict[str, str] = {}
     for name, unit in units.items():
@@ -122,9 +127,12 @@ def load_mappings(
         if own is not None:  # a declared dialect: its table is its declaration file
             tables[name], files[name] = own
             continue
-        path = os.path.join(root, f"{name}.toml")
-        t = decode_table(path, DialectTable)
-        assert isinstance(t, DialectTable)
+        if shipped:  # package data: read once, with the dialect's declared facts
+            t, path = bundled_table(name)
+        else:
+            path = os.path.join(root, f"{name}.toml")
+            t = decode_table(path, DialectTable)  # type: ignore[assignment]
+            assert isinstance(t, DialectTable)
         if t.dialect != name:
             raise MappingError(f"{path}: dialect = {t.dialect!r}, expected {name!r}")
         tables[name] = t
@@ -177,7 +185,9 @@ def load_mappings(
         dialects[name] = DialectMap(t, write, t.types, units[name])
     m = Mappings(canonical, dialects, error_rows, tuple(sources), reg)
     _validate(m, files, et_path, row_files)
-    if any(d.declared for d in reg):  # its own documents must be detected as itself
+    if any(d.declared for d in units.values()):  # its own documents must be detected as itself
+        from .declared import check_overlap
+
         check_overlap(m)
     return m
 
@@ -216,7 +226,8 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
                         f"{f}: [[write]] row for {cat!r} names code {r.code!r}, which has no [codes.{r.code}] row"
                     )
         if d.shape.writable:
-            missing = [c for c in cats if not any(r.conditions == 0 for r in d.write.get(c, ()))]
+            # d.write rows are most specific first: a category has an unconditional row iff its last is one
+            missing = [c for c in cats if not (last := d.write.get(c)) or last[-1].conditions != 0]
             if missing:
                 where = et_file if d.shape.open_codes else f
                 raise MappingError(
@@ -234,9 +245,9 @@ def _validate(m: Mappings, files: dict[str, str], et_file: str, row_files: list[
     for name, d in m.dialects.items():
         if not d.types:
             continue
-        choices = _error_type_rows(m.error_types, name)
+        unconditional = {r.category for r in _error_type_rows(m.error_types, name) if r.conditions == 0}
         for c in cats:
-            if not any(r.category == c and r.conditions == 0 for r in choices):
+            if c not in unconditional:
                 raise MappingError(f"{et_file}: no unconditional {name} error_type for category {c!r}")
     # duplicate keys cannot survive TOML decoding (the TOML parser rejects them)
 

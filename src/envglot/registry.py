@@ -1,9 +1,11 @@
 """Dialect registries: immutable sets of dialects found by name, alias or snake_case spelling.
 
 The base registry (:func:`bundled`) holds the bundled dialects, found by name: each module
-``envglot.dialects.<name>`` compiled with ``[declare]`` of ``mappings/<name>.toml``
-(:func:`~envglot.dialect.compile_hooks`) is added (:func:`register`), and ``import envglot``
-compiles them all (:func:`shipped`). When the base is first built it also
+``envglot.dialects.<name>`` is known by ``[declare]`` of ``mappings/<name>.toml`` (its name,
+aliases, description and shape: a :class:`Deferred` entry, :func:`defer`) and compiled with its
+hooks module (:func:`~envglot.dialect.compile_hooks`, which adds it: :func:`register`) when a
+registry first finds it by name or lists its dialects; ``import envglot`` compiles none of
+them (:func:`shipped`). When the base is first built it also
 loads the installed plugins, the ``envglot.dialects`` entry points (``docs/adding-a-dialect.md``,
 "A team's dialect with hooks"); one that clashes with a bundled dialect is skipped with a
 warning, and ``ENVGLOT_NO_PLUGINS=1`` loads none. A dialect declared in a
@@ -17,33 +19,97 @@ keep it (``Mappings.registry``).
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from .errors import UnknownDialectError
+from .errors import MappingError, UnknownDialectError
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+    from .declare import Shape
     from .dialect import Dialect
 
 __all__ = [
     "PLUGIN_GROUP",
+    "Deferred",
     "Registry",
     "bundled",
+    "defer",
     "dialect_names",
     "get_dialect",
+    "is_shipped",
     "register",
     "registered",
     "reset",
     "shipped",
+    "shipped_dialect",
+    "shipped_entry",
     "writable_names",
 ]
 
 PLUGIN_GROUP = "envglot.dialects"
 """The entry-point group an installed distribution registers its dialect modules in."""
+
+_LOADING = _thread.RLock()
+"""Held while a deferred dialect compiles: two threads never compile one module twice."""
+
+
+class Deferred:
+    """A bundled dialect known by its declaration, compiled on first use.
+
+    Its name, aliases, description and shape are ``[declare]`` facts (what a registry and the
+    tables need); :meth:`dialect` runs ``load`` (compiling the hooks module, which registers
+    the dialect) once, the first time the dialect itself is needed.
+    """
+
+    __slots__ = ("_dialect", "_load", "aliases", "description", "name", "shape")
+
+    declared = False
+    """Like :attr:`Dialect.declared <envglot.dialect.Dialect.declared>`: a bundled dialect is not."""
+
+    def __init__(
+        self, name: str, aliases: tuple[str, ...], description: str, shape: Shape, load: Callable[[], object]
+    ) -> None:
+        self.name = name
+        self.aliases = aliases
+        self.description = description
+        self.shape = shape
+        self._load = load
+        self._dialect: Dialect | None = None
+
+    def dialect(self) -> Dialect:
+        """The compiled dialect (compiled now if it was not yet)."""
+        d = self._dialect
+        if d is not None:
+            return d
+        with _LOADING:
+            d = _BUNDLED.get(self.name)
+            if d is None:
+                self._load()
+                d = _BUNDLED.get(self.name)
+                if d is None:
+                    raise MappingError(f"loading the bundled dialect {self.name} compiled no dialect of that name")
+            self._dialect = d
+        return d
+
+    def own_table(self) -> None:
+        """A bundled dialect's table is ``mappings/<name>.toml`` (see :meth:`Dialect.own_table
+        <envglot.dialect.Dialect.own_table>`)."""
+        return None
+
+    def __reduce__(self) -> tuple[Callable[[str], Deferred], tuple[str]]:
+        return shipped_entry, (self.name,)  # the receiving process's own entry
+
+    def __repr__(self) -> str:
+        return f"<dialect {self.name} (not compiled yet)>"
+
+
+def _compiled(unit: Dialect | Deferred) -> Dialect:
+    return unit.dialect() if isinstance(unit, Deferred) else unit
 
 
 class Registry:
@@ -57,9 +123,11 @@ class Registry:
 
     __slots__ = ("_sorted", "_spellings")
 
-    def __init__(self, dialects: Iterable[Dialect] = ()) -> None:
-        spellings: dict[str, Dialect] = {}
+    def __init__(self, dialects: Iterable[Dialect | Deferred] = ()) -> None:
+        spellings: dict[str, Dialect | Deferred] = {}
         for d in dialects:
+            if isinstance(d, Deferred) and d._dialect is not None:
+                d = d._dialect  # compiled already: the registry holds the dialect itself
             for spelling in dict.fromkeys((d.name, d.name.replace("-", "_"), *d.aliases)):
                 other = spellings.get(spelling)
                 if other is not None and other is not d:
@@ -69,22 +137,31 @@ class Registry:
         self._sorted = tuple(sorted({d.name: d for d in spellings.values()}.values(), key=lambda d: d.name))
 
     def __iter__(self) -> Iterator[Dialect]:
-        """Every dialect, by name."""
-        return iter(self._sorted)
+        """Every dialect, by name (each bundled one not compiled yet is compiled now)."""
+        return map(_compiled, self._sorted)
+
+    def entries(self) -> tuple[Dialect | Deferred, ...]:
+        """Every dialect, by name, without compiling any: a bundled one not compiled yet is its
+        :class:`Deferred` entry (its name, aliases, description and shape)."""
+        return tuple(d._dialect or d if isinstance(d, Deferred) else d for d in self._sorted)
 
     def __len__(self) -> int:
         return len(self._sorted)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.find(name) is not None
+        return isinstance(name, str) and self._entry(name) is not None
 
     def __repr__(self) -> str:
         return f"<Registry {', '.join(self.names())}>"
 
-    def find(self, name: str) -> Dialect | None:
-        """The dialect called ``name`` (or an alias, or its snake_case spelling), else ``None``."""
+    def _entry(self, name: str) -> Dialect | Deferred | None:
         d = self._spellings.get(name)
         return d if d is not None else self._spellings.get(name.lower())
+
+    def find(self, name: str) -> Dialect | None:
+        """The dialect called ``name`` (or an alias, or its snake_case spelling), else ``None``."""
+        d = self._entry(name)
+        return _compiled(d) if d is not None else None
 
     def get(self, name: str) -> Dialect:
         """The dialect called ``name``; :class:`~envglot.errors.UnknownDialectError` otherwise."""
@@ -99,14 +176,16 @@ class Registry:
     def writable_names(self) -> tuple[str, ...]:
         return tuple(d.name for d in self._sorted if d.shape.writable)
 
-    def adding(self, *dialects: Dialect) -> Registry:
+    def adding(self, *dialects: Dialect | Deferred) -> Registry:
         """A new registry with this one's dialects and ``dialects`` (a name or spelling that is
-        taken already is a ``ValueError``); this one is unchanged."""
+        taken already is a ``ValueError``); this one is unchanged (none is compiled)."""
         return Registry((*self._sorted, *dialects))
 
 
 _BUNDLED: dict[str, Dialect] = {}
-"""Filled by :func:`register` as ``envglot.dialects`` imports its modules."""
+"""Filled by :func:`register` as the modules of ``envglot.dialects`` are compiled."""
+_DEFERRED: dict[str, Deferred] = {}
+"""Every bundled dialect, by name, before it is compiled: filled by :func:`defer`."""
 _DEFINED: dict[str, dict[str, Dialect]] = {}
 """Dialects defined outside ``envglot.dialects``, by module: a plugin's, taken when it loads."""
 _BASE: list[Registry] = []
@@ -121,15 +200,43 @@ def register(d: Dialect) -> None:
     """
     module = type(d).__module__
     if module.startswith("envglot.dialects."):
+        replaced = d.name in _BUNDLED
         _BUNDLED[d.name] = d
-        _BASE.clear()
+        if replaced or d.name not in _DEFERRED:  # compiling a deferred one changes no registry
+            _BASE.clear()
     else:
         _DEFINED.setdefault(module, {})[d.name] = d
 
 
+def defer(name: str, aliases: tuple[str, ...], description: str, shape: Shape, load: Callable[[], object]) -> Deferred:
+    """Make the bundled dialect ``name`` known by its declared facts; ``load`` compiles it (which
+    registers it: :func:`register`) when it is first needed."""
+    entry = _DEFERRED[name] = Deferred(name, aliases, description, shape, load)
+    _BASE.clear()
+    return entry
+
+
 def shipped() -> Registry:
-    """The dialects of ``envglot.dialects`` alone (no plugin loaded; what ``envglot.DIALECTS`` lists)."""
-    return Registry(_BUNDLED.values())
+    """The dialects of ``envglot.dialects`` alone (no plugin loaded; what ``envglot.DIALECTS`` lists),
+    none compiled by building it."""
+    entries: dict[str, Dialect | Deferred] = {**_DEFERRED, **_BUNDLED}  # a compiled dialect is itself
+    return Registry(entries.values())
+
+
+def is_shipped(d: Dialect) -> bool:
+    """Whether ``d`` is the compiled bundled dialect of its name (what :func:`shipped_dialect` gives)."""
+    return _BUNDLED.get(d.name) is d
+
+
+def shipped_entry(name: str) -> Deferred:
+    """The :class:`Deferred` entry of bundled dialect ``name`` (how a pickled one is restored)."""
+    return _DEFERRED[name]
+
+
+def shipped_dialect(name: str) -> Dialect:
+    """Bundled dialect ``name``, compiled (how a pickled one is restored: by name, in the receiving process)."""
+    d = _BUNDLED.get(name)
+    return d if d is not None else _DEFERRED[name].dialect()
 
 
 def bundled() -> Registry:

@@ -3,14 +3,17 @@
 The tables are data (see ``docs/mappings.md``); this module only reads and indexes them.
 :mod:`envglot.mappings` loads and validates the whole set (it re-exports these names).
 
+The module evaluates its annotations (no ``from __future__ import annotations``): msgspec reads
+the table Structs' types as they are, instead of evaluating strings when a table is first
+decoded (about 1 ms of ``import envglot`` with its tables); names only a checker sees are quoted.
+
 Over 500 lines: a table's schema, where it is found and its parsed-document cache, and the
 lookups compiled from it change together (one row kind added touches all four).
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .dialect import Dialect
-    from .registry import Registry
+    from .registry import Deferred, Registry
 
 __all__ = [
     "HINTS",
@@ -39,6 +42,7 @@ __all__ = [
     "OverlayFile",
     "TypeRow",
     "WriteRow",
+    "bundled_table",
     "conditions",
     "decode_table",
     "error_path",
@@ -185,7 +189,7 @@ class OverlayFile(_Table):
     row: list[dict[str, str | bool]] = []
 
 
-def mappings_dir() -> Path:
+def mappings_dir() -> "Path":
     """The folder holding the bundled tables: ``ENVGLOT_MAPPINGS_DIR``, else :func:`shipped_dir`."""
     from pathlib import Path  # not imported with envglot: loading the tables uses mappings_root
 
@@ -197,17 +201,19 @@ def mappings_root() -> str:
     return os.environ.get("ENVGLOT_MAPPINGS_DIR") or shipped_root()
 
 
-def shipped_dir() -> Path:
+def shipped_dir() -> "Path":
     """:func:`shipped_root` as a path."""
     from pathlib import Path
 
     return Path(shipped_root())
 
 
+@cache
 def shipped_root() -> str:
     """The folder of the tables shipped with envglot (inside the wheel, or the repo's
     ``mappings/``): where the bundled dialects' ``[declare]`` tables are read, whatever
-    ``ENVGLOT_MAPPINGS_DIR`` says (it replaces the tables, not what the dialects are)."""
+    ``ENVGLOT_MAPPINGS_DIR`` says (it replaces the tables, not what the dialects are). Found
+    once per process (it resolves and stats paths)."""
     here = os.path.dirname(os.path.realpath(__file__))  # inside the wheel, or the repo's (no importlib.resources)
     for folder in (os.path.join(here, "mappings"), os.path.join(os.path.dirname(os.path.dirname(here)), "mappings")):
         if os.path.isdir(folder):
@@ -263,6 +269,17 @@ def decode_table(path: str | os.PathLike[str], typ: type) -> object:
         return msgspec.convert(doc, type=typ, str_keys=True)
     except msgspec.ValidationError as exc:
         raise MappingError(f"{path}: {locate_error(buf, exc)}", path=error_path(str(exc))) from None
+
+
+@cache
+def bundled_table(name: str) -> tuple[DialectTable, str]:
+    """``mappings/<name>.toml`` as shipped (in :func:`shipped_root`) and its path, read and decoded
+    once per process: the bundled dialect's declared facts and the default tables share it
+    (package data; a table of ``ENVGLOT_MAPPINGS_DIR`` is read by :func:`decode_table` each time)."""
+    path = os.path.join(shipped_root(), f"{name}.toml")
+    table = decode_table(path, DialectTable)
+    assert isinstance(table, DialectTable)
+    return table, path
 
 
 def locate_error(buf: bytes, exc: msgspec.ValidationError) -> str:
@@ -350,7 +367,6 @@ class DialectMap:
 
     __slots__ = (
         "_choice_cache",
-        "_dialect",
         "_plans",
         "carried",
         "codes",
@@ -367,7 +383,11 @@ class DialectMap:
     )
 
     def __init__(
-        self, table: DialectTable, write: Sequence[WriteRow], types: dict[str, TypeRow], dialect: Dialect
+        self,
+        table: DialectTable,
+        write: Sequence[WriteRow],
+        types: dict[str, TypeRow],
+        dialect: "Dialect | Deferred",
     ) -> None:
         self.name = table.dialect
         self.description = dialect.description
@@ -380,7 +400,6 @@ class DialectMap:
         its codes cannot say (``problem.category`` / ``problem.retryable`` rows inside
         ``problem.details``); ``None`` for a place the table does not declare."""
         self.codes = dict(table.codes)
-        self._dialect = dialect
         self.types = dict(types)
         self.default_category = table.defaults.category if table.defaults else None
         by_cat: dict[str, list[WriteRow]] = {}
@@ -396,7 +415,8 @@ class DialectMap:
     def constants(self) -> frozenset[str]:
         """JSON paths of the constants inside the optional objects of the dialect's contract
         (derived from its wire Struct on first use, not when the tables load)."""
-        return self._dialect.optional_constants()
+        assert self.tables is not None, "a DialectMap is built by load_mappings"
+        return self.tables.registry.get(self.name).optional_constants()
 
     def path(self, field: str, index: int | None = None) -> str | None:
         """The wire path of a canonical field in this dialect, with ``[]`` filled by ``index``."""
@@ -485,7 +505,7 @@ class Mappings:
         dialects: dict[str, DialectMap],
         error_types: list[ErrorTypeRow],
         sources: tuple[str, ...],
-        registry: Registry,
+        registry: "Registry",
     ) -> None:
         self.registry = registry
         """The dialects these tables are for (bundled, plus the declarations loaded with them)."""
