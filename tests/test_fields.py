@@ -494,6 +494,19 @@ def test_a_hooks_common_case_is_written_inline_and_its_body_called_otherwise() -
     assert "duration_ms = 0 if w.inner is None else depth(w)" in text
 
 
+def test_a_common_cases_direct_call_takes_any_parameter_name() -> None:
+    """A parameter named like a name the direct-call machinery uses (``body``, as response-v2's
+    ``_data`` has; ``made``) is the caller's value, on the common case and the other."""
+
+    @fields.common(fields.When("wire_error", "is", None), value="body")
+    def data(body: str, wire_error: str | None, made: int = 0) -> str:
+        return f"{body}+{wire_error}+{made}"
+
+    assert data("b", None) == "b"
+    assert data("b", "e") == "b+e+0"
+    assert data(body="b", wire_error="e", made=2) == "b+e+2"
+
+
 def test_a_common_case_is_checked_when_declared() -> None:
     with pytest.raises(TypeError, match="unknown test 'in'"):
         fields.common(fields.When("w", "in", ()))
