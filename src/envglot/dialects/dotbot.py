@@ -168,14 +168,16 @@ def _payload(w: Envelope, ctx: Context) -> Raw:
 @common(When("w.errors", "falsy"), value=Const(()))
 def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
     return tuple(
-        carried_meaning(
-            read_problem(
-                dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details)
-            ),
-            dmap,
-            ctx,
-        )
-        for i, e in enumerate(w.errors)
+        [
+            carried_meaning(
+                read_problem(
+                    dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details)
+                ),
+                dmap,
+                ctx,
+            )
+            for i, e in enumerate(w.errors)
+        ]
     )
 
 
