@@ -7,6 +7,7 @@ one ``CodePlan`` and stay together, so that a code is looked up once per side.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -475,10 +476,29 @@ _ENC = msgspec.json.Encoder()
 _TRUE, _FALSE = Raw(b"true"), Raw(b"false")
 
 
-@lru_cache(maxsize=256)
-def _quoted(key: str) -> bytes:
-    """``key`` as a JSON string without escapes (its bytes in a document that holds no backslash)."""
-    return b'"' + key.encode() + b'"'
+@lru_cache(maxsize=64)
+def _carries(keys: tuple[str | None, str | None]) -> Callable[[Raw], bool]:
+    """A test whether an object has a member named in ``keys`` at its top level: one decode
+    that skips every other member in C (a key written with escapes is read as its text); a
+    value that is no object raises ``msgspec.ValidationError``."""
+    names = [k for k in keys if k is not None]
+    unsaid = Raw(b"")
+    fields = [(f"m{i}", Raw, unsaid) for i in range(len(names))]
+    try:
+        said = msgspec.defstruct("Said", fields, rename=dict(zip([f for f, _, _ in fields], names, strict=True)))
+    except ValueError:  # a key msgspec cannot name a field after (a quote, a control character)
+        wanted = frozenset(names)
+
+        def any_member(d: Raw) -> bool:
+            return not wanted.isdisjoint(_RAW_DICT.decode(d))
+
+        return any_member
+    decode, none = msgspec.json.Decoder(said).decode, said()
+
+    def carries(d: Raw) -> bool:
+        return bool(decode(d) != none)
+
+    return carries
 
 
 def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
@@ -529,11 +549,11 @@ def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
     d = p.details
     if cat_key is None or d is None:
         return p
-    text = bytes(d)
-    if text[:1] != b"{":
+    try:
+        if not _carries(dmap.meaning_keys)(d):
+            return p
+    except msgspec.ValidationError:  # details that are no object carry nothing
         return p
-    if b"\\" not in text and _quoted(cat_key) not in text and (retry_key is None or _quoted(retry_key) not in text):
-        return p  # neither member can be there (a key written with an escape holds a backslash)
     members = _RAW_DICT.decode(d)
     cat_raw, retry_raw = members.get(cat_key), members.get(retry_key) if retry_key else None
     category = msgspec.json.decode(cat_raw) if cat_raw is not None and memoryview(cat_raw)[:1] == b'"' else None
