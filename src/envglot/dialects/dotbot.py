@@ -185,10 +185,12 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     """Plain strings and ``Issue`` objects alike."""
     return tuple(
-        c.Notice(message=x)
-        if isinstance(x, str)
-        else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
-        for x in w.warnings
+        [
+            c.Notice(message=x)
+            if isinstance(x, str)
+            else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
+            for x in w.warnings
+        ]
     )
 
 

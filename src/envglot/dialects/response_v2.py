@@ -530,7 +530,10 @@ def _warning_texts(warnings: tuple[c.Notice, ...]) -> list[str] | None:
 @common(When("warnings", "falsy"))
 def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[WarningDetail] | None:
     """``meta.warning_details`` when any warning has more than a message."""
-    if not any(w.code is not None or w.severity is not None or w.context is not None for w in warnings):
+    for w in warnings:
+        if w.code is not None or w.severity is not None or w.context is not None:
+            break
+    else:
         return None
     return [
         WarningDetail(
