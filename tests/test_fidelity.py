@@ -44,6 +44,33 @@ def test_carried_meaning_joins_the_details_the_error_already_has() -> None:
     assert (data["error_code"], data["details"]) == ("FORBIDDEN", {"host": "x"})
 
 
+@pytest.mark.parametrize(
+    ("details", "read_as"),
+    [
+        (b'{"host":"x"}', ("not_found", {"host": "x"})),
+        (b'{"c\\u0061tegory":"internal","host":"x"}', ("internal", {"host": "x"})),  # a key with an escape
+        (b'{"host":{"category":"internal"}}', ("not_found", {"host": {"category": "internal"}})),  # not a member
+        (b'{"category":"books"}', ("not_found", {"category": "books"})),  # no category
+        (b'{"retryable":true}', ("not_found", None)),
+        (b'["category"]', ("not_found", ["category"])),  # no object: carries nothing
+        (b'"category"', ("not_found", "category")),
+    ],
+)
+def test_a_readers_details_carry_a_category_only_as_their_own_members(
+    details: bytes, read_as: tuple[str, object]
+) -> None:
+    """What :func:`envglot.codes.carried_meaning` takes out of ``details``: a member named by the
+    table (its key read as its text), never a nested one or a string that looks like it."""
+    doc = (
+        b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1","status":"error","summary":"s",'
+        b'"data":{},"warnings":[],"errors":[{"code":"NOT_FOUND","message":"m","details":' + details + b"}],"
+        b'"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":1,"source":"s"}}'
+    )
+    p = envglot.read(doc, from_="dotbot").problems[0]
+    got = None if p.details is None else msgspec.json.decode(p.details)
+    assert (p.category, got) == read_as
+
+
 def test_a_code_that_says_its_category_adds_nothing() -> None:
     src = b'{"success":false,"error":"bad","error_type":"validation_error"}'
     there = msgspec.json.decode(envglot.convert(src, from_="result", to="code-graph", unsupported="ignore"))

@@ -2,8 +2,9 @@
 
 Every ordered pair of dialects that declare ``reading``/``writing``: the fused path and the
 hub (reader -> canonical -> writer) give the same bytes, or the same error, over the
-goldens, the examples, ``../shared/upstream/``, the benchmark corpus and hypothesis-generated
-and -mutated documents, in every output style. Where diagnostics are collected, preserve
+goldens, the examples, ``../shared/upstream/``, the benchmark corpus, hypothesis-generated
+and -mutated documents, in every output style, and failures of every code class of every
+writable dialect. Where diagnostics are collected, preserve
 is on, or an MCP outcome is reconciled, the fused path never runs (so the diagnostics are
 the hub's by construction); the counting variant that ``migrate`` uses is checked against
 the hub's diagnostics in ``test_fused_tally.py``.
@@ -24,12 +25,16 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec import Raw
 
 import envglot
 from envelopes import documents, json_values, sample_files
 from envglot import fields, mcp, pipeline
+from envglot.canonical import Envelope, Problem
 from envglot.dialect import Dialect, get_dialect, registered
+from envglot.dialects import WRITABLE
 from envglot.errors import EnvglotError
+from envglot.mappings import default_mappings
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = ROOT / ".." / "shared" / "upstream"
@@ -205,6 +210,59 @@ def test_mutated_samples_convert_identically() -> None:
                 doc = msgspec.json.encode(variant)
                 for dst in TARGETS:
                     _check(doc, dst)
+
+
+def _failure_problems(src: str) -> Iterator[Problem]:
+    """One problem per code class of ``src`` (see the module's docstring)."""
+    m = default_mappings()
+    dmap = m[src]
+    cat_key, retry_key = dmap.meaning_keys
+    for code in sorted(dmap.codes):
+        plan = dmap.plan(code)
+        assert plan is not None
+        yield Problem(category=plan.category, code=code, domain=src, message=f"failed: {code}")
+        other = "internal" if plan.category != "internal" else "not_found"
+        if cat_key is not None:
+            carried = {"note": "kept", cat_key: other} | ({retry_key: True} if retry_key else {})
+            yield Problem(
+                category=plan.category,
+                code=code,
+                domain=src,
+                message="carried",
+                details=Raw(msgspec.json.encode(carried)),
+            )
+        yield Problem(category=plan.category, code=code, domain=src, retryable=not plan.retryable, remediation="retry")
+    yield Problem(category="internal", code="ZZ_NOT_IN_ANY_TABLE", domain=src, message="unknown code")
+    for category in sorted(m.categories):
+        yield Problem(category=category, message=f"no code, {category}")
+
+
+def _failure_documents(src: str) -> list[bytes]:
+    out: list[bytes] = []
+    for p in _failure_problems(src):
+        try:
+            doc = envglot.write(Envelope(ok=False, problems=(p,), summary="failed"), to=src, unsupported="ignore")
+        except EnvglotError:
+            continue  # a problem this dialect's writer refuses is no document of it
+        if doc not in out:
+            out.append(doc)
+    return out
+
+
+@pytest.mark.parametrize("src", WRITABLE)
+def test_failures_of_every_code_class_convert_identically(src: str) -> None:
+    """For each code of ``src``'s table a failure with its row's category, one with another
+    category carried in ``details`` (where ``src`` has a place for it) and one with a stated
+    ``retryable`` against its row's; a code the tables do not know; no code, for every
+    category: written by ``src``'s writer, converted to every target (issue 28)."""
+    docs = _failure_documents(src)
+    assert len(docs) > len(default_mappings()[src].codes), f"{src}: too few failure documents"
+    calls = 0
+    for doc in docs:
+        assert not envglot.read(doc, from_=src).ok
+        for dst in WRITABLE:
+            calls += _check(doc, dst, src=src)
+    assert calls >= len(docs) * len(TARGETS) // 2, f"{src}: the fused path was seldom taken ({calls})"
 
 
 def test_listening_mcp_and_an_input_residue_take_the_hub() -> None:
@@ -492,6 +550,19 @@ def test_a_hooks_common_case_is_written_inline_and_its_body_called_otherwise() -
     text = fields.source(fn)
     assert "if not (w.flag and w.blob is ABSENT):" in text
     assert "duration_ms = 0 if w.inner is None else depth(w)" in text
+
+
+def test_a_common_cases_direct_call_takes_any_parameter_name() -> None:
+    """A parameter named like a name the direct-call machinery uses (``body``, as response-v2's
+    ``_data`` has; ``made``) is the caller's value, on the common case and the other."""
+
+    @fields.common(fields.When("wire_error", "is", None), value="body")
+    def data(body: str, wire_error: str | None, made: int = 0) -> str:
+        return f"{body}+{wire_error}+{made}"
+
+    assert data("b", None) == "b"
+    assert data("b", "e") == "b+e+0"
+    assert data(body="b", wire_error="e", made=2) == "b+e+2"
 
 
 def test_a_common_case_is_checked_when_declared() -> None:

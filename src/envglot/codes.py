@@ -7,6 +7,7 @@ one ``CodePlan`` and stay together, so that a code is looked up once per side.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -34,6 +35,7 @@ __all__ = [
     "read_problem",
     "respelled",
     "retryable_implied",
+    "row_problem",
     "write_code",
     "write_plan",
 ]
@@ -96,7 +98,7 @@ def read_problem(
     """A canonical problem for native ``code`` of ``dmap``'s dialect (:func:`read_planned` with
     the code's plan, the read side's one lookup)."""
     plan = dmap.plan(code) if code is not None else None
-    return read_planned(dmap, code, plan, ctx, where, retryable, contradiction, **fields)
+    return _read(dmap, code, plan, ctx, where, retryable, contradiction, fields)
 
 
 def read_planned(
@@ -116,6 +118,20 @@ def read_planned(
     diagnostic; the code itself is kept. A stated ``retryable`` its row contradicts is kept,
     reported (``status_mismatch``) at ``contradiction`` when given (errorcode's ``retryable``).
     """
+    return _read(dmap, code, plan, ctx, where, retryable, contradiction, fields)
+
+
+def _read(
+    dmap: DialectMap,
+    code: str | None,
+    plan: CodePlan | None,
+    ctx: Context,
+    where: str,
+    retryable: bool | None,
+    contradiction: str | None,
+    fields: dict[str, object],
+) -> Problem:
+    """:func:`read_planned` with ``fields`` as one dict (a reader's call packs them once)."""
     row = plan.row if plan is not None else None
     if row is None:
         category = dmap.default_category or ctx.mappings.unknown_category
@@ -137,25 +153,56 @@ def read_planned(
             conflict=f"retryable={str(retryable).lower()} contradicts the code {quoted(code)}",
             resolved="kept as stated",
         )
-    return problem_of(row, code, dmap.name, retryable, **fields)
+    return _of(row, code, dmap.name, retryable, fields)
 
 
 def problem_of(
     row: CodeRow | TypeRow, code: str | None, domain: str, retryable: bool | None = None, **fields: object
 ) -> Problem:
     """The problem a reader takes from a table row (a code's, or a category word's): the row's
-    category and hints, its ``retryable`` unless one is stated, and ``fields`` as they are."""
-    return Problem(
+    category and hints, its ``retryable`` unless one is stated, and ``fields`` as they are.
+
+    What the row gives is built once per row, code and dialect (:func:`row_problem`); each
+    problem is that one with its own ``fields`` (and a stated ``retryable``) put in."""
+    return _of(row, code, domain, retryable, fields)
+
+
+def _of(
+    row: CodeRow | TypeRow, code: str | None, domain: str, retryable: bool | None, fields: dict[str, object]
+) -> Problem:
+    """:func:`problem_of` with ``fields`` as one dict (changed here: each call's own)."""
+    base = row_problem(row, code, domain)
+    if retryable is not None:
+        fields["retryable"] = retryable
+    return msgspec.structs.replace(base, **fields) if fields else base
+
+
+_ROW_PROBLEMS: dict[tuple[int, str | None, str], tuple[CodeRow | TypeRow, Problem]] = {}
+""":func:`row_problem` by (row, code, dialect), the row kept beside its problem (rows are
+compared by identity: a table's rows are never changed once loaded); bounded like :data:`_CHOICES`."""
+
+
+def row_problem(row: CodeRow | TypeRow, code: str | None, domain: str) -> Problem:
+    """The problem a table row gives ``code`` of ``domain`` with nothing else stated: the row's
+    category, ``retryable`` and hints, built once and shared (a ``Problem`` is immutable)."""
+    key = (id(row), code, domain)
+    hit = _ROW_PROBLEMS.get(key)
+    if hit is not None and hit[0] is row:
+        return hit[1]
+    p = Problem(
         category=row.category,
         code=code,
         domain=domain,
-        retryable=row.retryable if retryable is None else retryable,
+        retryable=row.retryable,
         origin=row.origin,
         upstream=row.upstream,
         aspect=row.aspect,
         partial=row.partial if isinstance(row, CodeRow) else False,
-        **fields,  # type: ignore[arg-type]
     )
+    if len(_ROW_PROBLEMS) >= 4096:
+        _ROW_PROBLEMS.clear()
+    _ROW_PROBLEMS[key] = (row, p)
+    return p
 
 
 def respelled(p: Problem, code: str, dmap: DialectMap, m: Mappings) -> bool:
@@ -429,10 +476,29 @@ _ENC = msgspec.json.Encoder()
 _TRUE, _FALSE = Raw(b"true"), Raw(b"false")
 
 
-@lru_cache(maxsize=256)
-def _quoted(key: str) -> bytes:
-    """``key`` as a JSON string without escapes (its bytes in a document that holds no backslash)."""
-    return b'"' + key.encode() + b'"'
+@lru_cache(maxsize=64)
+def _carries(keys: tuple[str | None, str | None]) -> Callable[[Raw], bool]:
+    """A test whether an object has a member named in ``keys`` at its top level: one decode
+    that skips every other member in C (a key written with escapes is read as its text); a
+    value that is no object raises ``msgspec.ValidationError``."""
+    names = [k for k in keys if k is not None]
+    unsaid = Raw(b"")
+    fields = [(f"m{i}", Raw, unsaid) for i in range(len(names))]
+    try:
+        said = msgspec.defstruct("Said", fields, rename=dict(zip([f for f, _, _ in fields], names, strict=True)))
+    except ValueError:  # a key msgspec cannot name a field after (a quote, a control character)
+        wanted = frozenset(names)
+
+        def any_member(d: Raw) -> bool:
+            return not wanted.isdisjoint(_RAW_DICT.decode(d))
+
+        return any_member
+    decode, none = msgspec.json.Decoder(said).decode, said()
+
+    def carries(d: Raw) -> bool:
+        return bool(decode(d) != none)
+
+    return carries
 
 
 def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
@@ -481,11 +547,13 @@ def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
     hints (which describe another category) are dropped."""
     cat_key, retry_key = dmap.meaning_keys
     d = p.details
-    if cat_key is None or d is None or memoryview(d)[:1] != b"{":
+    if cat_key is None or d is None:
         return p
-    text = bytes(d)
-    if b"\\" not in text and _quoted(cat_key) not in text and (retry_key is None or _quoted(retry_key) not in text):
-        return p  # neither member can be there (a key written with an escape holds a backslash)
+    try:
+        if not _carries(dmap.meaning_keys)(d):
+            return p
+    except msgspec.ValidationError:  # details that are no object carry nothing
+        return p
     members = _RAW_DICT.decode(d)
     cat_raw, retry_raw = members.get(cat_key), members.get(retry_key) if retry_key else None
     category = msgspec.json.decode(cat_raw) if cat_raw is not None and memoryview(cat_raw)[:1] == b'"' else None

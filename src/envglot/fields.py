@@ -202,10 +202,10 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
             raise TypeError(f"common: {body.__qualname__} takes plain parameters only")
         pos = code.co_varnames[: code.co_argcount]
         kw = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
-        ns: dict[str, Any] = {"ABSENT": ABSENT, "body": body}
+        ns: dict[str, Any] = {"ABSENT": ABSENT, "_envglot_body": body}  # names no parameter can shadow
 
         def ref(obj: object, hint: str) -> str:
-            name = f"_{hint}_{len(ns)}"
+            name = f"_envglot_{hint}_{len(ns)}"
             ns[name] = obj
             return name
 
@@ -219,7 +219,8 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
                 params = ", ".join((*pos, *(("*", *kw) if kw else ())))
                 bound = ", ".join((*pos, *(f"{k}={k}" for k in kw)))
                 text = (
-                    f"def {body.__name__}({params}):\n    if {cond}:\n        return {val}\n    return body({bound})\n"
+                    f"def {body.__name__}({params}):\n    if {cond}:\n        return {val}\n"
+                    f"    return _envglot_body({bound})\n"
                 )
                 exec(compile(text, f"<envglot.fields common {body.__qualname__}>", "exec"), ns)
                 made.append(ns[body.__name__])

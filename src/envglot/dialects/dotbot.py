@@ -168,14 +168,16 @@ def _payload(w: Envelope, ctx: Context) -> Raw:
 @common(When("w.errors", "falsy"), value=Const(()))
 def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
     return tuple(
-        carried_meaning(
-            read_problem(
-                dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details)
-            ),
-            dmap,
-            ctx,
-        )
-        for i, e in enumerate(w.errors)
+        [
+            carried_meaning(
+                read_problem(
+                    dmap, e.code, ctx, f"$.errors[{i}].code", message=e.message, path=e.path, details=opt(e.details)
+                ),
+                dmap,
+                ctx,
+            )
+            for i, e in enumerate(w.errors)
+        ]
     )
 
 
@@ -183,10 +185,12 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     """Plain strings and ``Issue`` objects alike."""
     return tuple(
-        c.Notice(message=x)
-        if isinstance(x, str)
-        else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
-        for x in w.warnings
+        [
+            c.Notice(message=x)
+            if isinstance(x, str)
+            else c.Notice(message=x.message, code=x.code, path=x.path, context=opt(x.details))
+            for x in w.warnings
+        ]
     )
 
 

@@ -14,14 +14,14 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, type_name
 from ..codes import (
+    Choice,
     carried_meaning,
     carry_meaning,
     missing_problem,
-    planned,
     problem_message,
     problem_of,
     read_planned,
-    write_code,
+    write_plan,
 )
 from ..context import Context, non_negative_ms
 from ..diagnostics import Kind
@@ -428,10 +428,11 @@ def _body(payload: Raw | None, ok: bool, ctx: Context) -> Raw:
 
 
 class _WireError(Struct, frozen=True):
-    """The failure's problem and the ``error_code`` and ``error_type`` written for it."""
+    """The failure's problem, the writer's :class:`~envglot.codes.Choice` for it (derived once,
+    read by every hook that writes the error) and the ``error_type`` written beside its code."""
 
     problem: c.Problem
-    code: str
+    choice: Choice
     type: str
 
 
@@ -442,17 +443,16 @@ def _wire_error(
     """The failure's one problem (synthesized, reported, when it names none), its code and
     error_type (a change reported); ``None`` on success."""
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
-    code = write_code(p, dmap, ctx, 0)
-    return _WireError(p, code, _error_type_for(p, ctx, dmap))
+    ch = write_plan(p, dmap, ctx, 0)
+    return _WireError(p, ch, _error_type_for(p, ch, ctx))
 
 
-def _error_type_for(p: c.Problem, ctx: Context, dmap: DialectMap) -> str:
+def _error_type_for(p: c.Problem, ch: Choice, ctx: Context) -> str:
     """``data.error_type``: the word the writer's :class:`~envglot.codes.Choice` writes beside its
     code (the problem's own word for its own code, else the code's, else the category's).
 
     A source error type it replaces is reported as dropped, a ``retryable`` it contradicts as changed.
     """
-    ch = planned(p, dmap, ctx)
     etype = ch.word
     assert etype is not None  # response-v2 has category words
     if p.type is not None and p.type != etype and not ch.type_implied:
@@ -490,11 +490,11 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
                 change="replaced by the error field",
             )
             del d[k]
-    d["error_code"] = Raw(_ENC.encode(wire_error.code))
+    d["error_code"] = Raw(_ENC.encode(wire_error.choice.code))
     d["error_type"] = Raw(_ENC.encode(wire_error.type))
     if p.remediation is not None:
         d["remediation"] = Raw(_ENC.encode(p.remediation))
-    details = carry_meaning(p, planned(p, dmap, ctx), error_details(p.details, ctx, NAME), dmap)
+    details = carry_meaning(p, wire_error.choice, error_details(p.details, ctx, NAME), dmap)
     if details is not None:
         d["details"] = details
     retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
@@ -518,7 +518,7 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
 def _error(wire_error: _WireError | None, summary: str | None, ctx: Context, dmap: DialectMap) -> str | None:
     """``error``: the failure's message (a substitute reported); null on success."""
     assert wire_error is not None  # a success's is the common case
-    p, code = wire_error.problem, wire_error.code
+    p, code = wire_error.problem, wire_error.choice.code
     return problem_message(p, summary, ctx, dmap, 0, fallback=f"{code} ({p.category})")
 
 
@@ -530,7 +530,10 @@ def _warning_texts(warnings: tuple[c.Notice, ...]) -> list[str] | None:
 @common(When("warnings", "falsy"))
 def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[WarningDetail] | None:
     """``meta.warning_details`` when any warning has more than a message."""
-    if not any(w.code is not None or w.severity is not None or w.context is not None for w in warnings):
+    for w in warnings:
+        if w.code is not None or w.severity is not None or w.context is not None:
+            break
+    else:
         return None
     return [
         WarningDetail(
