@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from ..diagnostics import Diagnostic
+from ..excerpt import display_path as display
 from .commit import CommitBatch
 from .constants import Mode
 from .deferred import InputChangedError
@@ -27,7 +28,6 @@ from .files import (
     MigrationError,
     copy_to_temp,
     discard_temp,
-    display,
     make_backup,
 )
 from .inputs import InputLimits, Task

@@ -28,10 +28,10 @@ from . import fs as store
 from .deferred import Deferred, InputChangedError, Unchanged
 from .files import copy_rest, gzip_output, read_error
 from .inputs import InputLimits, RecordReader, open_gzip, reopened
-from .records import Migrator, rebuild_migrator
+from .records import Migrator
 from .tally import Tally
 from .walk import FileSpec
-from .workers import migrate_chunk
+from .workers import migrate_chunk, migrator_for
 
 
 class Piece(msgspec.Struct, frozen=True):
@@ -79,6 +79,8 @@ class RunSpec(msgspec.Struct, frozen=True):
     src_fs: Any
     dst_fs: Any
     limits: InputLimits = InputLimits()
+    root: str | None = None
+    """A local ``--out`` directory: no temporary is written through a symbolic link below it."""
 
 
 def plan(files: list[FileSpec], target: int, max_files: int = 5000) -> list[list[Piece]]:
@@ -104,18 +106,6 @@ def plan(files: list[FileSpec], target: int, max_files: int = 5000) -> list[list
     if group:
         tasks.append(group)
     return tasks
-
-
-_MIGRATORS: dict[bytes, Migrator] = {}
-
-
-def migrator_for(options: dict[str, Any]) -> Migrator:
-    """The worker process's Migrator for these options (built once, then reused)."""
-    key = msgspec.json.encode(options)
-    mig = _MIGRATORS.get(key)
-    if mig is None:
-        mig = _MIGRATORS[key] = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
-    return mig
 
 
 def run_task(spec: RunSpec, pieces: list[Piece]) -> list[PieceResult]:
@@ -221,7 +211,7 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResul
             res.tmp = out.tmp
     elif not ranged:
         out.touched = True
-        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp)  # unchanged: the input's own bytes
+        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp, spec.root)  # unchanged: the input's own bytes
         res.tmp = out.tmp
     else:  # an unchanged range: its input bytes, copied when the file is put together (if it changed)
         res.same = out.output.unchanged.size
@@ -247,7 +237,7 @@ class _PieceOutput:
 
     def _open(self) -> _TempWriter:
         self.touched = True
-        return _TempWriter(self.spec.dst_fs, self.tmp, (self.file.dst or self.tmp) if self.gz else None)
+        return _TempWriter(self.spec.dst_fs, self.tmp, (self.file.dst or self.tmp) if self.gz else None, self.spec.root)
 
     def _reopen(self) -> list[Any]:
         return reopened(store.open_read(self.spec.src_fs, self.file.src), self.spec.limits, self.gz, self.begin)
@@ -261,11 +251,11 @@ class _PieceOutput:
 class _TempWriter:
     """A temporary on the destination's file system; with ``gz``, a .gz output to that path."""
 
-    def __init__(self, fs: Any, tmp: str, gz: str | None) -> None:
+    def __init__(self, fs: Any, tmp: str, gz: str | None, root: str | None) -> None:
         self.raw: IO[bytes] | None = None
         self.fh: IO[bytes] | None = None
         try:
-            self.raw = self.fh = store.open_write(fs, tmp)
+            self.raw = self.fh = store.open_write(fs, tmp, root)
             if gz is not None:
                 self.fh = gzip_output(self.raw, gz)  # type: ignore[assignment]
         except OSError as exc:
@@ -329,7 +319,7 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed:
     tmp = store.temp_path(f.dst, spec.run, str(f.index))
     try:
         if not changed:
-            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp)
+            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp, spec.root)
         else:
             _concatenate(spec, f, tmp, parts)
     except InputChangedError as exc:
@@ -354,7 +344,7 @@ def _concatenate(spec: RunSpec, f: FileSpec, tmp: str, parts: list[PieceResult])
         w.seek(0, os.SEEK_END)
         rest = parts[1:]
     else:
-        w = store.open_write(spec.dst_fs, tmp)
+        w = store.open_write(spec.dst_fs, tmp, spec.root)
     try:
         for p in rest:
             if p.tmp is not None:

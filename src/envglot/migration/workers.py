@@ -50,6 +50,17 @@ class ChunkResult(msgspec.Struct):
 
 _WORKER: Migrator | None = None
 
+_MIGRATORS: dict[bytes, Migrator] = {}
+
+
+def migrator_for(options: dict[str, Any]) -> Migrator:
+    """This process's Migrator for these options (built once, then reused)."""
+    key = msgspec.json.encode(options)
+    mig = _MIGRATORS.get(key)
+    if mig is None:
+        mig = _MIGRATORS[key] = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    return mig
+
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -62,7 +73,7 @@ def worker_init(options: dict[str, Any]) -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by start_workers
     _die_with_parent()
-    _WORKER = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    _WORKER = migrator_for(options)
 
 
 def _noop() -> None:
