@@ -132,7 +132,8 @@ def test_unchanged_ranges_and_files_are_not_rewritten(
 
     opened: list[str] = []
     real = fs.open_write
-    monkeypatch.setattr(fs, "open_write", lambda f, p, *root: (opened.append(p), real(f, p, *root))[1])
+    out = str(tmp_path / "out")  # the Dask run's (the local reference writes its own temporaries too)
+    monkeypatch.setattr(fs, "open_write", lambda f, p, *r: (p.startswith(out) and opened.append(p), real(f, p, *r))[1])
     src = tmp_path / "in"
     src.mkdir()
     same = b"\n".join([_V2] * 4000) + b"\n"  # ~330 KB: several ranges
@@ -158,7 +159,8 @@ def test_a_changed_file_in_ranges_is_put_together_from_its_first_range(
 
     opened: list[str] = []
     real = fs.open_write
-    monkeypatch.setattr(fs, "open_write", lambda f, p, *root: (opened.append(p), real(f, p, *root))[1])
+    out = str(tmp_path / "out")  # the Dask run's (the local reference writes its own temporaries too)
+    monkeypatch.setattr(fs, "open_write", lambda f, p, *r: (p.startswith(out) and opened.append(p), real(f, p, *r))[1])
     src = tmp_path / "in"
     src.mkdir()
     lines = [legacy_variant(i) for i in range(3000)] + [b"not json", _V2]

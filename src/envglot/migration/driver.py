@@ -19,7 +19,7 @@ import msgspec
 from . import fs as store
 from .commit import CommitBatch, StoredTemp
 from .constants import ENCODER, EX_SOFTWARE, Mode
-from .executors import Executor
+from .executors import Executor, WorkerDiedError
 from .files import clean_stale_temps
 from .partitions import Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import Migrator, RejectRecord
@@ -81,8 +81,10 @@ def run_pieces(
             ex = executor()
             rep.jobs = ex.jobs
             most = partition_bytes or DEFAULT_PARTITION_BYTES
-            target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * ex.jobs)))
-            Driver(rep, files, spec, ex, rejects, max_errors, progress, total, t0).run(plan(files, target))
+            least = min(MIN_PARTITION_BYTES, spec.chunk_bytes) if ex.cheap_tasks else MIN_PARTITION_BYTES
+            target = min(most, max(least, total // max(1, 4 * ex.jobs)))
+            tasks = plan(files, target, cut=ex.cuts)
+            Driver(rep, files, spec, ex, rejects, max_errors, progress, total, t0).run(tasks)
         finally:
             if ex is not None:
                 ex.close()  # no task runs on: none writes a temporary after the sweep
@@ -152,6 +154,9 @@ class Driver:
         self.cursor = 0
         self.records_seen = 0
         self.bytes_seen = 0
+        self.task_records = 0
+        self.task_bytes = 0
+        """Of the task running in this process so far (:meth:`_chunk_done`)."""
         self.files_seen = 0
 
     def run(self, tasks: list[list[Piece]]) -> None:
@@ -161,9 +166,13 @@ class Driver:
                 for p in pieces:
                     if p.file.index not in self.state:
                         self.state[p.file.index] = _FileState(p.file, p.parts)
-                self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
+                if self.progress is not None and self.ex.in_process:
+                    self.ex.submit(run_task, self.spec, pieces, self._chunk_done, tag=("pieces", pieces))
+                else:
+                    self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
             while self.ex.pending():
                 tag, value, exc = self.ex.next()
+                self.task_records = self.task_bytes = 0
                 if exc is not None:
                     self._task_failed(tag, exc)
                 elif tag[0] == "pieces":
@@ -179,12 +188,22 @@ class Driver:
                 self._commit_ready()
                 self._report_progress()
             self._commit_ready()
+            self._flush()
         except StopRunError as stop:
             self.ex.cancel()
-            self.rep.stop(stop.reason, (f.name for f in self.files[self.cursor :]))
+            reason = stop.reason
+            try:  # the files staged before the stop are complete: commit them
+                self._flush()
+            except StopRunError as late:
+                reason = late.reason
+            self.rep.stop(reason, (f.name for f in self.files[self.cursor :]))
         except BaseException:
             self.ex.cancel()
             self.rep.stop("interrupted", (f.name for f in self.files[self.cursor :]))
+            try:  # the files staged before the interruption are complete: commit them
+                self._flush()
+            except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
+                self.batch.abort()
             raise
 
     def _task_failed(self, tag: Any, exc: BaseException) -> None:
@@ -192,7 +211,7 @@ class Driver:
         first = min(idx)
         self.cursor = min(self.cursor, first)
         self._commit_ready(upto=first)
-        why = f"worker error: {type(exc).__name__}: {str(exc)[:200]}"
+        why = str(exc) if isinstance(exc, WorkerDiedError) else f"worker error: {type(exc).__name__}: {str(exc)[:200]}"
         for i in sorted(set(idx)):
             self.rep.failed.append(FileFailure(file=self.files[i].name, error=why, exit_code=EX_SOFTWARE))
         raise StopRunError(why)
@@ -226,6 +245,7 @@ class Driver:
             return
         batch: list[tuple[FileSpec, list[PieceResult], str | None]] = []
         stop: StopRunError | None = None
+        stopped_at: tuple[FileSpec, list[PieceResult]] | None = None
         rejected = self.rep.rejected
         for i in range(self.cursor, end):
             st = self.state[i]
@@ -236,6 +256,7 @@ class Driver:
                     self._count(parts)
                     where = self._limit_line(st.spec, parts, self.max_errors - rejected)
                     stop = StopRunError.max_errors(self.max_errors, where)
+                    stopped_at = (st.spec, parts)
                     break
                 rejected += n
             batch.append((st.spec, parts, st.final[1]))
@@ -246,10 +267,14 @@ class Driver:
                 self._stage_file(spec, parts, tmp)
                 self.cursor = spec.index + 1
                 self.state.pop(spec.index, None)
+                if self.batch.full():
+                    self._flush()
         except BaseException:
             self._flush()  # the files staged before the failure are complete: commit them
             raise
-        self._flush()
+        if stopped_at is not None:  # the file is not written, but its rejects are (a re-run replaces them)
+            self._flush()
+            self._commit_rejects(*stopped_at)
         if stop is not None:
             raise stop
 
@@ -307,20 +332,27 @@ class Driver:
             return
         tally = self._count(parts)
         if tmp is not None and spec.dst is not None:  # made durable by its task (run_task, finish_ranged)
-            self.batch.add(StoredTemp(self.spec.dst_fs, tmp, spec.dst), spec.mode, spec, spec.size, durable=True)
+            out = StoredTemp(self.spec.dst_fs, tmp, spec.dst)
+            self.batch.add(out, spec.mode, spec, spec.size, durable=self.spec.sync)  # else synced with its batch
         rep.file_done(spec.name, spec.shown, tally)
 
     def _flush(self) -> None:
         """Commit the staged outputs: the renames, then one fsync per directory (on a local disk)."""
         self.batch.flush(self.rep, lambda f: (f.name, f.dst or ""))
 
+    def _chunk_done(self, records: int, bytes_in: int) -> None:
+        """A chunk of the task running in this process is done: progress within the task."""
+        self.task_records += records
+        self.task_bytes += bytes_in
+        self._report_progress()
+
     def _report_progress(self) -> None:
         if self.progress is None:
             return
         self.progress(
             Progress(
-                records=self.records_seen,
-                bytes_done=self.bytes_seen,
+                records=self.records_seen + self.task_records,
+                bytes_done=min(self.bytes_seen + self.task_bytes, self.total),
                 bytes_total=self.total,
                 files_done=self.files_seen,
                 files_total=len(self.files),

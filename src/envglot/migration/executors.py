@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from .inputs import Task
@@ -31,11 +32,21 @@ def cpus() -> int:
         return os.cpu_count() or 1
 
 
+class WorkerDiedError(Exception):
+    """A worker process died (killed, out of memory) while it ran a task."""
+
+
 class Executor(Protocol):
     """Runs the tasks the driver submits (:mod:`.driver`) and hands back each one's outcome."""
 
     jobs: int
     """Tasks that run at once (the report's ``jobs``)."""
+    cuts: bool
+    """A large file is cut into byte ranges run side by side (not in this process: one at a time)."""
+    cheap_tasks: bool
+    """A task costs little (a local process): pieces as small as a chunk, not a megabyte."""
+    in_process: bool
+    """Tasks run in the driver's process (a callback may be handed to them)."""
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
         """Run ``fn(*args)``; its outcome comes back from :meth:`next` with ``tag``."""
@@ -62,6 +73,9 @@ class Inline:
     and its output comes back as bytes (the driver writes it)."""
 
     jobs = 1
+    cuts = False
+    cheap_tasks = False
+    in_process = True
     in_flight = 1
     writes_temps = False
     """Whether a chunk's changed output is written by the executor to a temporary (:class:`TempTarget`)."""
@@ -109,6 +123,9 @@ class Pool:
     Tasks (:meth:`submit`) come back as they complete, the earliest submitted first among those done."""
 
     writes_temps = True
+    cuts = True
+    cheap_tasks = True
+    in_process = False
 
     def __init__(self, jobs: int, options: dict[str, Any], chunk_bytes: int) -> None:
         self.jobs = jobs
@@ -137,6 +154,8 @@ class Pool:
         fut = min(done, key=lambda f: self.tasks[f][0])
         _, tag = self.tasks.pop(fut)
         exc = fut.exception()
+        if isinstance(exc, BrokenProcessPool):
+            exc = WorkerDiedError(f"a worker process died ({exc})")
         return tag, None if exc is not None else fut.result(), exc
 
     def pending(self) -> bool:
@@ -159,6 +178,9 @@ class Pool:
 class DaskSynchronous(Inline):
     """Runs each task with Dask's synchronous scheduler, in this process, when the driver asks for the next."""
 
+    cuts = True
+    in_process = False
+
     def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         import dask
 
@@ -172,6 +194,10 @@ class DaskCluster:
     ``scheduler``, or a ``LocalCluster`` of ``workers`` processes is started (``notice`` is
     called with its dashboard link) — both closed by :meth:`close`.
     """
+
+    cuts = True
+    cheap_tasks = False
+    in_process = False
 
     def __init__(
         self,

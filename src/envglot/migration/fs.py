@@ -77,7 +77,10 @@ def resolve(name: str, storage_options: dict[str, Any] | None = None) -> tuple[A
 
 
 def is_local(fs: Any) -> bool:
-    """True for fsspec's local file system (then plain ``open``/``os`` calls are used: faster)."""
+    """True for ``None`` (local paths, without fsspec) and fsspec's local file system: then plain
+    ``open``/``os`` calls are used (faster)."""
+    if fs is None:
+        return True
     from fsspec.implementations.local import LocalFileSystem
 
     return isinstance(fs, LocalFileSystem)

@@ -20,6 +20,7 @@ import contextlib
 import os
 import shutil
 import zlib
+from collections.abc import Callable
 from typing import IO, Any
 
 import msgspec
@@ -81,15 +82,18 @@ class RunSpec(msgspec.Struct, frozen=True):
     limits: InputLimits = InputLimits()
     root: str | None = None
     """A local ``--out`` directory: no temporary is written through a symbolic link below it."""
+    sync: bool = True
+    """A task makes its temporaries durable (a cluster's workers); False: the driver's commit batch
+    does, one sync per batch (workers on the driver's machine)."""
 
 
-def plan(files: list[FileSpec], target: int, max_files: int = 5000) -> list[list[Piece]]:
-    """Group the files' pieces into tasks, in file order."""
+def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = True) -> list[list[Piece]]:
+    """Group the files' pieces into tasks, in file order (``cut=False``: a large file is one piece too)."""
     tasks: list[list[Piece]] = []
     group: list[Piece] = []
     group_bytes = 0
     for f in files:
-        if not f.gz and not f.doc and f.size > target:
+        if cut and not f.gz and not f.doc and f.size > target:
             if group:
                 tasks.append(group)
                 group, group_bytes = [], 0
@@ -108,11 +112,15 @@ def plan(files: list[FileSpec], target: int, max_files: int = 5000) -> list[list
     return tasks
 
 
-def run_task(spec: RunSpec, pieces: list[Piece]) -> list[PieceResult]:
-    """A Dask task: migrate each piece, write its temporary output, return the counts."""
+def run_task(
+    spec: RunSpec, pieces: list[Piece], on_chunk: Callable[[int, int], None] | None = None
+) -> list[PieceResult]:
+    """A task: migrate each piece, write its temporary output, return the counts (``on_chunk``: told
+    each chunk's records and input bytes as it is done, in this process)."""
     mig = migrator_for(spec.options)
-    results = [_run_piece(spec, mig, p) for p in pieces]
-    store.sync_written(spec.dst_fs, [r.tmp for r in results if r.tmp is not None])  # durable before commit
+    results = [_run_piece(spec, mig, p, on_chunk) for p in pieces]
+    if spec.sync:  # durable before commit
+        store.sync_written(spec.dst_fs, [r.tmp for r in results if r.tmp is not None])
     return results
 
 
@@ -149,7 +157,7 @@ class _Limited:
         return b
 
 
-def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
+def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: Callable[[int, int], None] | None) -> PieceResult:
     f = piece.file
     res = PieceResult(file=f.index, part=piece.part, disk=max(piece.end - piece.start, 0))
     ranged = piece.parts > 1
@@ -175,7 +183,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
             tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
             out = _PieceOutput(spec, f, tmp, res.begin, gz=f.gz and not ranged)
         try:
-            _stream(spec, mig, f, fh, res, out)
+            _stream(spec, mig, f, fh, res, out, on_chunk)
         except InputChangedError as exc:
             res.error, res.error_code = str(exc), 66
             return res
@@ -289,7 +297,15 @@ class _WriteError(OSError):
     """An output write failed (as opposed to reading the input)."""
 
 
-def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult, out: _PieceOutput | None) -> None:
+def _stream(
+    spec: RunSpec,
+    mig: Migrator,
+    f: FileSpec,
+    fh: Any,
+    res: PieceResult,
+    out: _PieceOutput | None,
+    on_chunk: Callable[[int, int], None] | None,
+) -> None:
     """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
     reader = RecordReader(
         fh,
@@ -305,6 +321,8 @@ def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult
         res.rejects.extend(c.rejects)
         if out is not None:
             out.write(c.out, c.tally.differs)
+        if on_chunk is not None:
+            on_chunk(c.tally.records, c.tally.bytes_in)
     res.lines = reader.lines
 
 
@@ -328,7 +346,8 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed:
         for p in parts:
             if p.tmp is not None:
                 store.remove(spec.dst_fs, p.tmp)
-    store.sync_written(spec.dst_fs, [tmp])
+    if spec.sync:
+        store.sync_written(spec.dst_fs, [tmp])
     return tmp, ""
 
 

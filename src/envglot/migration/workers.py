@@ -50,15 +50,18 @@ class ChunkResult(msgspec.Struct):
 
 _WORKER: Migrator | None = None
 
-_MIGRATORS: dict[bytes, Migrator] = {}
+_MIGRATOR: list[tuple[bytes, Migrator]] = []
+"""This process's Migrator and the options it was built from (one: a run's)."""
 
 
-def migrator_for(options: dict[str, Any]) -> Migrator:
-    """This process's Migrator for these options (built once, then reused)."""
+def migrator_for(options: dict[str, Any], built: Migrator | None = None) -> Migrator:
+    """This process's Migrator for these options (built once, then reused; ``built``: the one the
+    run made already, kept)."""
     key = msgspec.json.encode(options)
-    mig = _MIGRATORS.get(key)
-    if mig is None:
-        mig = _MIGRATORS[key] = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    if built is None and _MIGRATOR and _MIGRATOR[0][0] == key:
+        return _MIGRATOR[0][1]
+    mig = built or rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    _MIGRATOR[:] = [(key, mig)]
     return mig
 
 
