@@ -1,6 +1,9 @@
-"""The local driver: walks local paths (and stdin), reads them in chunks, hands each chunk to an
-executor (:class:`~.executors.Inline` or :class:`~.executors.Pool`), writes and commits the
-outputs and rejects in walk order, and keeps the report."""
+"""Local runs: walks local paths (and stdin) and checks the destinations; ``--out`` and
+``--check`` runs go to the piece driver (:func:`~.driver.run_pieces`, over
+:class:`~.executors.Inline` or :class:`~.executors.Pool`). The rest (in place, stdin, stdout,
+``on_diagnostic``, ``on_output``) still runs the local chunk loop here: it reads the inputs in
+chunks, hands each chunk to the executor, writes and commits the outputs and rejects in walk
+order, and keeps the report."""
 
 from __future__ import annotations
 
