@@ -141,9 +141,12 @@ def walk_store(
 
 
 def temp_path(dst: str, run: str, piece: str) -> str:
-    """A temporary key beside ``dst`` for this run and piece."""
+    """A temporary key beside ``dst`` for this run and piece, its name at most 255 bytes (a file
+    name's limit; a local name's bytes as walked, undecodable ones included)."""
     parent, name = posixpath.split(dst)
-    return posixpath.join(parent, f"{DASK_TEMP_PREFIX}{run}-{piece}-{name}"[: 255 + len(parent) + 1])
+    head = f"{DASK_TEMP_PREFIX}{run}-{piece}-"
+    tail = name.encode("utf-8", "surrogateescape")[: 255 - len(head)]
+    return posixpath.join(parent, head + tail.decode("utf-8", "surrogateescape"))
 
 
 def open_write(fs: Any, path: str, root: str | None = None) -> IO[bytes]:
