@@ -467,6 +467,7 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     events: list[str] = []
     real_sync, real_rename = commit.sync_local_files, files.AtomicOutput.rename
+    real_stored = commit.StoredTemp.rename
     real_append, real_rewrite = rejects.RejectsFile._append, rejects.RejectsFile._rewrite
 
     def sync(paths: list[str]) -> None:
@@ -476,6 +477,10 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     def rename(self: files.AtomicOutput, mode: int | None) -> None:
         events.append(f"rename {self.dst.name}")
         real_rename(self, mode)
+
+    def stored(self: commit.StoredTemp, mode: int | None) -> None:  # a temporary a piece wrote
+        events.append(f"rename {os.path.basename(self.dst)}")
+        real_stored(self, mode)
 
     def append(self: rejects.RejectsFile) -> None:
         events.append("rejects")
@@ -487,6 +492,7 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(commit, "sync_local_files", sync)
     monkeypatch.setattr(files.AtomicOutput, "rename", rename)
+    monkeypatch.setattr(commit.StoredTemp, "rename", stored)
     monkeypatch.setattr(rejects.RejectsFile, "_append", append)
     monkeypatch.setattr(rejects.RejectsFile, "_rewrite", rewrite)
     return events
@@ -522,27 +528,27 @@ def test_a_batch_commits_its_rejects_before_any_rename(
 def test_a_failed_rename_mid_batch_fails_the_rest_and_leaves_no_temp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, executor: dict[str, int]
 ) -> None:
-    from envglot.migration import files
+    from envglot.migration import commit
 
     ids = make_corpus(tmp_path / "in", files=8, lines=20)
     rejects = tmp_path / "r.jsonl"
-    real = files.AtomicOutput.rename
+    real = commit.StoredTemp.rename  # how an --out run's driver moves a temporary a piece wrote
     calls = {"n": 0}
 
-    def flaky(self: files.AtomicOutput, mode: int | None) -> None:
+    def flaky(self: commit.StoredTemp, mode: int | None) -> None:
         calls["n"] += 1
         if calls["n"] == 5:
             raise OSError(28, "No space left on device")
         real(self, mode)
 
     monkeypatch.setenv(TEST_BATCH_ENV, "3")
-    monkeypatch.setattr(files.AtomicOutput, "rename", flaky)
+    monkeypatch.setattr(commit.StoredTemp, "rename", flaky)
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, **executor)
     assert rep.exit_code == 74 and rep.stopped and rep.stopped.startswith("output error")
     assert rep.files_written == 4
     assert len([f for f in rep.failed if f.exit_code == 74]) == 2  # the unrenamed rest of the second batch
     assert not list((tmp_path / "out").rglob(f"{TEMP_PREFIX}*"))
-    monkeypatch.setattr(files.AtomicOutput, "rename", real)
+    monkeypatch.setattr(commit.StoredTemp, "rename", real)
     again = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
     assert again.exit_code == 1
     assert accounted(tmp_path / "out", rejects) == ids

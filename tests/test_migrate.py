@@ -326,22 +326,30 @@ def test_a_late_change_copies_the_unchanged_part_from_the_input(tmp_path: Path, 
     assert (gzip.decompress(bak) if name.endswith(".gz") else bak) == body
 
 
-def test_an_input_that_changes_before_its_unchanged_part_is_copied_fails(tmp_path: Path) -> None:
+def test_an_input_that_changes_before_its_unchanged_part_is_copied_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The unchanged part is read again to be copied: if its bytes differ, the file fails (66), nothing is written."""
+    from envglot.migration import partitions
+
     src = tmp_path / "in" / "a.jsonl"
     src.parent.mkdir()
     src.write_bytes(b"\n".join([_V2] * 2000 + [legacy_variant(1)]) + b"\n")
     other = tmp_path / "in" / "b.jsonl"
     other.write_bytes(legacy_variant(2) + b"\n")
     changed: list[bool] = []
+    real = partitions.migrate_chunk
 
-    def progress(p: envglot.migration.Progress) -> None:
+    def first_chunk_then_edit(mig: Any, task: Any) -> Any:
+        res = real(mig, task)
         if not changed:  # after the first chunk was read: the same length, other bytes
             changed.append(True)
             data = src.read_bytes()
             src.write_bytes(data.replace(b'"a":1', b'"a":2', 1))
+        return res
 
-    rep = migrate([src.parent], out=tmp_path / "out", jobs=1, chunk_bytes=16 * 1024, progress=progress)
+    monkeypatch.setattr(partitions, "migrate_chunk", first_chunk_then_edit)
+    rep = migrate([src.parent], out=tmp_path / "out", jobs=1, chunk_bytes=16 * 1024)
     assert [(f.file, f.exit_code) for f in rep.failed] == [(str(src), 66)] and rep.exit_code == 66
     assert "changed while it was being migrated" in rep.failed[0].error
     assert not (tmp_path / "out" / "a.jsonl").exists() and (tmp_path / "out" / "b.jsonl").exists()

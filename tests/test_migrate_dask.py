@@ -28,7 +28,7 @@ pytest.importorskip("dask", reason="the dask extra is not installed (pip install
 pytest.importorskip("distributed", reason="the dask extra is not installed (pip install 'envglot[dask]')")
 fsspec = pytest.importorskip("fsspec", reason="the dask extra is not installed (pip install 'envglot[dask]')")
 
-from envglot.migration import LOCK_NAME, REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV, dask_engine, migrate  # noqa: E402
+from envglot.migration import LOCK_NAME, REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV, driver, migrate  # noqa: E402
 from envglot.migration.fs import DASK_TEMP_PREFIX  # noqa: E402
 from envglot.migration.partitions import FileSpec, plan  # noqa: E402
 
@@ -82,8 +82,8 @@ def _originals(rejects: bytes) -> Counter[tuple[str, bytes]]:
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of ~64 KB, so that the big file is read in byte ranges by several tasks."""
-    monkeypatch.setattr(dask_engine, "MIN_PARTITION_BYTES", 1)
-    monkeypatch.setattr(dask_engine, "DEFAULT_PARTITION_BYTES", 64 * 1024)
+    monkeypatch.setattr(driver, "MIN_PARTITION_BYTES", 1)
+    monkeypatch.setattr(driver, "DEFAULT_PARTITION_BYTES", 64 * 1024)
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,8 @@ def test_unchanged_ranges_and_files_are_not_rewritten(
 
     opened: list[str] = []
     real = fs.open_write
-    monkeypatch.setattr(fs, "open_write", lambda f, p: (opened.append(p), real(f, p))[1])
+    out = str(tmp_path / "out")  # the Dask run's (the local reference writes its own temporaries too)
+    monkeypatch.setattr(fs, "open_write", lambda f, p, *r: (p.startswith(out) and opened.append(p), real(f, p, *r))[1])
     src = tmp_path / "in"
     src.mkdir()
     same = b"\n".join([_V2] * 4000) + b"\n"  # ~330 KB: several ranges
@@ -158,7 +159,8 @@ def test_a_changed_file_in_ranges_is_put_together_from_its_first_range(
 
     opened: list[str] = []
     real = fs.open_write
-    monkeypatch.setattr(fs, "open_write", lambda f, p: (opened.append(p), real(f, p))[1])
+    out = str(tmp_path / "out")  # the Dask run's (the local reference writes its own temporaries too)
+    monkeypatch.setattr(fs, "open_write", lambda f, p, *r: (p.startswith(out) and opened.append(p), real(f, p, *r))[1])
     src = tmp_path / "in"
     src.mkdir()
     lines = [legacy_variant(i) for i in range(3000)] + [b"not json", _V2]
@@ -182,13 +184,13 @@ def test_a_range_changed_before_its_file_is_put_together_fails_that_file(
     late = src / "late.jsonl"
     late.write_bytes(b"\n".join([_V2] * 4000 + [legacy_variant(1)]) + b"\n")
     (src / "other.jsonl").write_bytes(legacy_variant(2) + b"\n")
-    real = dask_engine.finish_ranged
+    real = driver.finish_ranged
 
     def edit_then_finish(*args: Any) -> Any:
         late.write_bytes(late.read_bytes().replace(b'"a":1', b'"a":2', 1))  # same length, other bytes
         return real(*args)
 
-    monkeypatch.setattr(dask_engine, "finish_ranged", edit_then_finish)
+    monkeypatch.setattr(driver, "finish_ranged", edit_then_finish)
     rep = migrate([src], out=tmp_path / "out", engine="dask", scheduler="synchronous", chunk_bytes=16 * 1024)
     assert [(f.file, f.exit_code) for f in rep.failed] == [(str(late), 66)] and rep.exit_code == 66
     assert "changed while it was being migrated" in rep.failed[0].error

@@ -172,3 +172,17 @@ def test_parts_appended_to_an_adopted_output(tmp_path: Path, monkeypatch: pytest
     assert dst.read_bytes() == b"".join(parts) + b"tail\n"
     assert stat.S_IMODE(dst.stat().st_mode) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_long_non_ascii_name_gets_a_temporary_of_at_most_255_bytes(tmp_path: Path, jobs: int) -> None:
+    """A piece's temporary is named ``.envglot-tmp-dask-<run>-<piece>-<name>`` cut to 255 bytes:
+    a 240-byte UTF-8 name is written, not refused as too long."""
+    from migrate_corpus import legacy_variant
+
+    name = "é" * 117 + ".jsonl"  # 240 bytes
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / name).write_bytes(b"\n".join(legacy_variant(i) for i in range(40)) + b"\n")
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=jobs, chunk_bytes=512)
+    assert rep.failed == [] and rep.files_written == 1 and rep.files_changed == 1
+    assert (tmp_path / "out" / name).read_bytes().count(b"\n") == 40

@@ -21,8 +21,9 @@ file's output goes), ``files`` (atomic outputs, backups, the unchanged part of a
 (batches of outputs made durable and renamed, for both drivers), ``lock`` (one run per
 ``--out``), ``session`` (a run's lock, report and rejects file, for both drivers), ``tally``
 (the counts, one shape for chunk, file and report), ``report`` (the summary), ``run``
-(:func:`migrate`: the options, then a driver), ``engine`` (the local driver) and
-``dask_engine`` with ``partitions`` (the Dask driver and its pieces).
+(:func:`migrate`: the options, then a driver), ``driver`` with ``partitions`` (the piece
+driver and its pieces, for every executor), ``engine`` (local runs: the piece driver for
+``--out``/``--check``, the local chunk loop for the rest) and ``dask_engine`` (the Dask front).
 """
 
 from __future__ import annotations

@@ -1,58 +1,27 @@
-"""The Dask driver: ``migrate(..., engine="dask")`` on a ``distributed`` cluster or in-process.
-
-The client plans the pieces (:mod:`.partitions`), submits one task per group of pieces,
-and as results arrive commits the files **in walk order**, in batches of consecutive
-finished files, with the local engine's protocol: the batch's rejects are made durable
-in the rejects file (replacing earlier lines of the same files), then each output's
-temporary is moved over its destination. Workers write the temporaries; only counts and
-rejects travel back to the client. Outputs, rejects, the report and the exit code are
-those of the local engine on the same input.
+"""``migrate(..., engine="dask")``: the inputs walked (local paths or fsspec URLs), then the
+one piece driver (:mod:`.driver`) over a Dask executor — a ``distributed`` cluster or
+Dask's synchronous scheduler in this process. Outputs, rejects, the report and the exit
+code are those of the local executors on the same input.
 """
 
 from __future__ import annotations
 
-import os
 import secrets
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from . import fs as store
-from .commit import CommitBatch, StoredTemp
-from .constants import DEFAULT_CHUNK_BYTES, ENCODER, EX_SOFTWARE, REJECTS_NAME
-from .executors import DaskCluster, DaskSynchronous, dask_executor
+from .constants import DEFAULT_CHUNK_BYTES, REJECTS_NAME
+from .driver import run_pieces
+from .executors import dask_executor
 from .files import MigrationError
 from .inputs import InputLimits
-from .partitions import Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
-from .records import RejectRecord, rebuild_migrator
+from .partitions import RunSpec
+from .records import rebuild_migrator
 from .rejects import RejectsFile
-from .report import FileFailure, MigrationReport, Progress, StopRunError
-from .session import session
-from .tally import Tally
-from .walk import FileSpec, check_specs, walk_specs
-
-DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
-"""Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
-MIN_PARTITION_BYTES = 1024 * 1024
-"""Pieces are not made smaller than this to spread work (a task costs a few milliseconds)."""
-
-_REJECT = msgspec.json.Decoder(RejectRecord)
-
-
-class _FileState:
-    """One input file on the client: its pieces' results until it is committed."""
-
-    __slots__ = ("final", "parts", "results", "spec")
-
-    def __init__(self, spec: FileSpec, parts: int) -> None:
-        self.spec = spec
-        self.parts = parts
-        self.results: dict[int, PieceResult] = {}
-        self.final: Any = None
-        """``"ready"`` once committable, or a future of the ranged file's assembly."""
+from .report import MigrationReport, Progress
+from .walk import check_specs, walk_specs
 
 
 def migrate_dask(
@@ -96,261 +65,30 @@ def migrate_dask(
     if rej_name is not None:
         rfs, rpath = store.resolve(rej_name, storage_options)
         rej_file = RejectsFile(rpath, None if store.is_local(rfs) else rfs, run)
-    with session(
+    spec = RunSpec(
+        run=run,
+        options=options,
+        style=style,
+        chunk_bytes=chunk_bytes,
+        check=mode == "check",
+        src_fs=src_fs,
+        dst_fs=dst_fs,
+        limits=limits,
+    )
+    return run_pieces(
+        files,
+        spec,
+        lambda: dask_executor(client, scheduler, workers, notice),
         mig=mig,
         mode=mode,  # type: ignore[arg-type]
-        jobs=1,
-        files_total=len(files),
-        failed=unreadable,
+        unreadable=unreadable,
         rejects=rej_file,
         rejects_shown=rej_name,
         lock=local_out,
         report=Path(report) if report is not None else None,
+        out_path=out_path if mode == "out" else None,
+        max_errors=max_errors,
+        progress=progress,
+        partition_bytes=partition_bytes,
         t0=t0,
-    ) as rep:
-        out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
-        if mode == "out":
-            for p in store.leftovers(dst_fs, out_path, None, out_dirs):
-                store.remove(dst_fs, p)
-                rep.temp_files_removed += 1
-        total = sum(max(f.size, 0) for f in files)
-        ex: DaskSynchronous | DaskCluster | None = None
-        try:
-            ex = dask_executor(client, scheduler, workers, notice)
-            rep.jobs = ex.jobs
-            most = partition_bytes or DEFAULT_PARTITION_BYTES
-            target = min(most, max(MIN_PARTITION_BYTES, total // max(1, 4 * ex.jobs)))
-            spec = RunSpec(
-                run=run,
-                options=options,
-                style=style,
-                chunk_bytes=chunk_bytes,
-                check=mode == "check",
-                src_fs=src_fs,
-                dst_fs=dst_fs,
-                limits=limits,
-            )
-            driver = _Driver(rep, files, spec, ex, rej_file, max_errors, progress, total, t0)
-            try:
-                driver.run(plan(files, target))
-            finally:
-                if mode == "out":
-                    for p in store.leftovers(dst_fs, out_path, run, out_dirs):
-                        store.remove(dst_fs, p)
-        finally:
-            if ex is not None:
-                ex.close()
-    return rep
-
-
-def _renumber(line: bytes, offset: int) -> bytes:
-    rec = _REJECT.decode(line)
-    if rec.line is not None:
-        rec.line += offset
-    return ENCODER.encode(rec) + b"\n"
-
-
-class _Driver:
-    """Submits the tasks, gathers pieces per file, commits finished files in walk order."""
-
-    def __init__(
-        self,
-        rep: MigrationReport,
-        files: list[FileSpec],
-        spec: RunSpec,
-        ex: DaskSynchronous | DaskCluster,
-        rejects: RejectsFile | None,
-        max_errors: int | None,
-        progress: Callable[[Progress], None] | None,
-        total: int,
-        t0: float,
-    ) -> None:
-        self.rep = rep
-        self.files = files
-        self.spec = spec
-        self.ex = ex
-        self.rejects = rejects
-        self.max_errors = max_errors
-        self.progress = progress
-        self.total = total
-        self.t0 = t0
-        self.state: dict[int, _FileState] = {}
-        self.batch: CommitBatch[FileSpec] = CommitBatch(spec.dst_fs)
-        self.cursor = 0
-        self.records_seen = 0
-        self.bytes_seen = 0
-        self.files_seen = 0
-
-    def run(self, tasks: list[list[Piece]]) -> None:
-        for pieces in tasks:
-            for p in pieces:
-                if p.file.index not in self.state:
-                    self.state[p.file.index] = _FileState(p.file, p.parts)
-            self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
-        try:
-            while self.ex.pending():
-                tag, value, exc = self.ex.next()
-                if exc is not None:
-                    self._task_failed(tag, exc)
-                elif tag[0] == "pieces":
-                    for r in value:
-                        self._piece_done(r)
-                else:
-                    st = self.state[tag[1]]
-                    tmp, error = value
-                    if error:  # the input changed under the run: the file fails as unreadable
-                        last = st.results[st.parts - 1]
-                        last.error, last.error_code = error, 66
-                    st.final = ("ready", tmp)
-                self._commit_ready()
-                self._report_progress()
-            self._commit_ready()
-        except StopRunError as stop:
-            self.ex.cancel()
-            self.rep.stop(stop.reason, (f.name for f in self.files[self.cursor :]))
-        except BaseException:
-            self.ex.cancel()
-            self.rep.stop("interrupted", (f.name for f in self.files[self.cursor :]))
-            raise
-
-    def _task_failed(self, tag: Any, exc: BaseException) -> None:
-        idx = [p.file.index for p in tag[1]] if tag[0] == "pieces" else [tag[1]]
-        first = min(idx)
-        self.cursor = min(self.cursor, first)
-        self._commit_ready(upto=first)
-        why = f"worker error: {type(exc).__name__}: {str(exc)[:200]}"
-        for i in sorted(set(idx)):
-            self.rep.failed.append(FileFailure(file=self.files[i].name, error=why, exit_code=EX_SOFTWARE))
-        raise StopRunError(why)
-
-    def _piece_done(self, r: PieceResult) -> None:
-        st = self.state[r.file]
-        st.results[r.part] = r
-        self.records_seen += r.tally.records
-        self.bytes_seen += r.disk
-        if len(st.results) < st.parts:
-            return
-        self.files_seen += 1
-        parts = [st.results[i] for i in range(st.parts)]
-        if st.parts == 1 or self.spec.check or any(p.error for p in parts):
-            st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
-            return
-        changed = any(p.tally.differs for p in parts)
-        st.final = "assembling"
-        self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
-
-    def _commit_ready(self, upto: int | None = None) -> None:
-        """Commit the consecutive finished files from the cursor: rejects first, then outputs."""
-        end = self.cursor
-        limit = len(self.files) if upto is None else upto
-        while end < limit:
-            st = self.state.get(end)
-            if st is None or not isinstance(st.final, tuple):
-                break
-            end += 1
-        if end == self.cursor:
-            return
-        batch: list[tuple[FileSpec, list[PieceResult], str | None]] = []
-        stop: StopRunError | None = None
-        rejected = self.rep.rejected
-        for i in range(self.cursor, end):
-            st = self.state[i]
-            parts = [st.results[k] for k in range(st.parts)]
-            if self.max_errors is not None and not any(p.error for p in parts):
-                n = sum(p.tally.rejected for p in parts)
-                if rejected + n > self.max_errors:
-                    self._count(parts)
-                    where = self._limit_line(st.spec, parts, self.max_errors - rejected)
-                    stop = StopRunError.max_errors(self.max_errors, where)
-                    break
-                rejected += n
-            batch.append((st.spec, parts, st.final[1]))
-        try:
-            for spec, parts, tmp in batch:
-                if not any(p.error for p in parts):
-                    self._commit_rejects(spec, parts)  # durable before the output that omits them
-                self._stage_file(spec, parts, tmp)
-                self.cursor = spec.index + 1
-                self.state.pop(spec.index, None)
-        except BaseException:
-            self._flush()  # the files staged before the failure are complete: commit them
-            raise
-        self._flush()
-        if stop is not None:
-            raise stop
-
-    def _commit_rejects(self, spec: FileSpec, parts: list[PieceResult]) -> None:
-        """A file's rejects, replacing its earlier ones (the local engine's protocol and class)."""
-        if self.rejects is None:
-            return
-        self.rejects.add(self._reject_lines(parts))
-        try:
-            self.rejects.commit(spec.name, replace=True)
-        except OSError as exc:
-            self.rep.failed.append(
-                FileFailure(
-                    file=spec.name,
-                    error=f"cannot write rejects file {self.rejects.path}: {exc.strerror or exc}",
-                    exit_code=74,
-                )
-            )
-            self.cursor = spec.index
-            raise StopRunError(f"output error: cannot write rejects file {self.rejects.path}") from None
-
-    def _limit_line(self, spec: FileSpec, parts: list[PieceResult], k: int) -> str:
-        line = self._reject_lines(parts)[k]
-        n = _REJECT.decode(line).line
-        return spec.name if n is None else f"{spec.name}:{n}"
-
-    def _reject_lines(self, parts: list[PieceResult]) -> list[bytes]:
-        out: list[bytes] = []
-        offset = 0
-        for p in parts:
-            out.extend(line if offset == 0 else _renumber(line, offset) for _, line in p.rejects)
-            offset += p.lines
-        return out
-
-    def _count(self, parts: list[PieceResult]) -> Tally:
-        """A file's counts (the sum of its pieces'), added to the report."""
-        tally = Tally()
-        for r in parts:
-            tally.add(r.tally)
-        self.rep.add(tally)
-        return tally
-
-    def _stage_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> None:
-        """Count a finished file and stage its output for the batch's commit (or record why it failed)."""
-        rep = self.rep
-        err = next((p for p in parts if p.error), None)
-        if err is not None:
-            for p in parts:
-                if p.tmp is not None:
-                    store.remove(self.spec.dst_fs, p.tmp)
-            assert err.error is not None
-            rep.failed.append(FileFailure(file=spec.name, error=err.error, exit_code=err.error_code))
-            if err.error_code == 74:
-                raise StopRunError(f"output error: {err.error}")
-            return
-        tally = self._count(parts)
-        if tmp is not None and spec.dst is not None:  # made durable by its task (run_task, finish_ranged)
-            self.batch.add(StoredTemp(self.spec.dst_fs, tmp, spec.dst), spec.mode, spec, spec.size, durable=True)
-        rep.file_done(spec.name, spec.shown, tally)
-
-    def _flush(self) -> None:
-        """Commit the staged outputs: the renames, then one fsync per directory (on a local disk)."""
-        self.batch.flush(self.rep, lambda f: (f.name, f.dst or ""))
-
-    def _report_progress(self) -> None:
-        if self.progress is None:
-            return
-        self.progress(
-            Progress(
-                records=self.records_seen,
-                bytes_done=self.bytes_seen,
-                bytes_total=self.total,
-                files_done=self.files_seen,
-                files_total=len(self.files),
-                elapsed_s=time.monotonic() - self.t0,
-                bytes_in=self.rep.bytes_in,
-            )
-        )
+    )

@@ -1,10 +1,14 @@
-"""The local driver: walks local paths (and stdin), reads them in chunks, hands each chunk to an
-executor (:class:`~.executors.Inline` or :class:`~.executors.Pool`), writes and commits the
-outputs and rejects in walk order, and keeps the report."""
+"""Local runs: walks local paths (and stdin) and checks the destinations; ``--out`` and
+``--check`` runs go to the piece driver (:func:`~.driver.run_pieces`, over
+:class:`~.executors.Inline` or :class:`~.executors.Pool`). The rest (in place, stdin, stdout,
+``on_diagnostic``, ``on_output``) still runs the local chunk loop here: it reads the inputs in
+chunks, hands each chunk to the executor, writes and commits the outputs and rejects in walk
+order, and keeps the report."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 import time
 from collections import deque
@@ -16,9 +20,11 @@ from typing import Any, BinaryIO
 import msgspec
 
 from ..diagnostics import Diagnostic
+from ..excerpt import display_path as display
 from .commit import CommitBatch
 from .constants import Mode
 from .deferred import InputChangedError
+from .driver import run_pieces
 from .executors import Inline, Pool, cpus
 from .files import (
     AtomicOutput,
@@ -27,18 +33,18 @@ from .files import (
     MigrationError,
     copy_to_temp,
     discard_temp,
-    display,
     make_backup,
 )
 from .inputs import InputLimits, Task
 from .output import Sink
+from .partitions import RunSpec
 from .reading import Chunk, End, Event, ReadFailure, Start, produce
 from .records import Migrator, RecordError
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .session import session
-from .walk import Job, check_destinations, check_rejects_path, default_rejects, walk_inputs
-from .workers import ChunkResult, TempTarget
+from .walk import FileSpec, Job, check_destinations, check_rejects_path, default_rejects, walk_inputs
+from .workers import ChunkResult, TempTarget, migrator_for
 
 
 class _Pending(msgspec.Struct):
@@ -108,6 +114,35 @@ def run_local(
     total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
     use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
     root = out_dir if mode == "out" else None
+    if mode in ("out", "check") and "-" not in names and on_diagnostic is None and on_output is None:
+        return run_pieces(
+            [_file_spec(i, j) for i, j in enumerate(job_list)],
+            RunSpec(
+                run=secrets.token_hex(4),
+                options=options,
+                style=style,
+                chunk_bytes=chunk_bytes,
+                check=mode == "check",
+                src_fs=None,
+                dst_fs=None,
+                limits=limits,
+                root=os.fspath(root) if root is not None else None,
+                sync=False,  # one sync per commit batch, here
+            ),
+            (lambda: Pool(n_jobs, options, chunk_bytes)) if use_pool else Inline,
+            mig=migrator_for(options, mig),  # the run's own, for the tasks run in this process
+            mode=mode,
+            unreadable=unreadable,
+            rejects=RejectsFile(rejects_path) if rejects_path is not None else None,
+            rejects_shown=display(rejects_path) if rejects_path is not None else None,
+            lock=root,
+            report=report,
+            out_path=os.fspath(root) if root is not None else None,
+            max_errors=max_errors,
+            progress=progress,
+            partition_bytes=None,
+            t0=t0,
+        )
     rejects_file = RejectsFile(rejects_path)
     with session(
         mig=mig,
@@ -150,6 +185,15 @@ def run_local(
         finally:
             rep.temp_files_removed += local.cleaned.removed
     return rep
+
+
+def _file_spec(index: int, job: Job) -> FileSpec:
+    """A walked local file as the piece driver names it."""
+    assert job.src is not None
+    dst = os.fspath(job.dst) if job.dst is not None else None
+    perm = job.perm if job.perm >= 0 else None
+    shown = display(job.dst) if job.dst is not None else None
+    return FileSpec(index, job.name, os.fspath(job.src), dst, job.doc, job.gz, job.size, perm, shown)
 
 
 class _Engine:

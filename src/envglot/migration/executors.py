@@ -1,18 +1,20 @@
 """Executors: where a migration's work runs — this process (``-j 1``), a local process pool
 (``-j N``), or Dask (``--engine dask``). The engine flag chooses one.
 
-An executor only runs "convert this chunk (and write its output)" and hands back what it
+An executor only runs "run these pieces" (:class:`Executor`) and hands back what each task
 returned: counts, reject lines and the paths of the temporaries it wrote. Planning the work
-and committing outputs and rejects in walk order is the drivers' (:mod:`.engine` for the
-local executors, :mod:`.dask_engine` for Dask; :func:`~.run.migrate` chooses one).
+and committing outputs and rejects in walk order is the driver's (:mod:`.driver`). The local
+chunk loop (:mod:`.engine`) still hands :class:`Inline` and :class:`Pool` the chunks its reader
+cut (:meth:`Inline.chunk`, :meth:`Pool.chunk`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Protocol
 
 from .inputs import Task
 from .records import Migrator
@@ -30,40 +32,106 @@ def cpus() -> int:
         return os.cpu_count() or 1
 
 
+class WorkerDiedError(Exception):
+    """A worker process died (killed, out of memory) while it ran a task."""
+
+
+class Executor(Protocol):
+    """Runs the tasks the driver submits (:mod:`.driver`) and hands back each one's outcome."""
+
+    jobs: int
+    """Tasks that run at once (the report's ``jobs``)."""
+    cuts: bool
+    """A large file is cut into byte ranges run side by side (not in this process: one at a time)."""
+    cheap_tasks: bool
+    """A task costs little (a local process): pieces as small as a chunk, not a megabyte."""
+    in_process: bool
+    """Tasks run in the driver's process (a callback may be handed to them)."""
+
+    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
+        """Run ``fn(*args)``; its outcome comes back from :meth:`next` with ``tag``."""
+
+    def next(self) -> tuple[Any, Any, BaseException | None]:
+        """A finished task's ``(tag, result, exception)`` (waits for one)."""
+
+    def pending(self) -> bool:
+        """Tasks submitted whose outcome :meth:`next` has not given yet."""
+
+    def cancel(self) -> None:
+        """Forget the tasks not given back yet (those not started never run)."""
+
+    def close(self) -> None:
+        """Stop what this executor started."""
+
+
 # --------------------------------------------------------------------------- local
 
 
 class Inline:
-    """``-j 1``: a chunk runs when it is submitted, in this process, with the run's Migrator;
-    its output comes back as bytes (the driver writes it)."""
+    """``-j 1``: each task runs in this process, in submission order, when the driver asks for
+    the next outcome; a chunk (:meth:`chunk`) runs when it is submitted, with the run's Migrator,
+    and its output comes back as bytes (the driver writes it)."""
 
     jobs = 1
+    cuts = False
+    cheap_tasks = False
+    in_process = True
     in_flight = 1
     writes_temps = False
     """Whether a chunk's changed output is written by the executor to a temporary (:class:`TempTarget`)."""
 
-    def __init__(self, mig: Migrator) -> None:
+    def __init__(self, mig: Migrator | None = None) -> None:
         self.mig = mig
+        self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
+        self.queue.append((tag, fn, args))
+
+    def next(self) -> tuple[Any, Any, BaseException | None]:
+        """The next task's ``(tag, result, exception)``, run now."""
+        tag, fn, args = self.queue.pop(0)
+        try:
+            return tag, self.call(fn, args), None
+        except Exception as exc:
+            return tag, None, exc
+
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        """Run one task here."""
+        return fn(*args)
+
+    def pending(self) -> bool:
+        return bool(self.queue)
+
+    def cancel(self) -> None:
+        self.queue.clear()
 
     def chunk(self, task: Task, target: TempTarget | None) -> Future[ChunkResult]:
         """Convert ``task`` now (an error is raised here, to the driver)."""
+        assert self.mig is not None, "a chunk runs with the run's Migrator"
         fut: Future[ChunkResult] = Future()
         fut.set_result(migrate_chunk(self.mig, task))
         return fut
 
     def close(self) -> None:
-        """Nothing to stop."""
+        """Forget the tasks not run."""
+        self.cancel()
 
 
 class Pool:
     """``-j N``: ``jobs`` worker processes, each with one Migrator built from ``options``; a worker
-    writes a changed chunk's output to a temporary beside its destination and returns its path."""
+    writes a changed chunk's output to a temporary beside its destination and returns its path.
+    Tasks (:meth:`submit`) come back as they complete, the earliest submitted first among those done."""
 
     writes_temps = True
+    cuts = True
+    cheap_tasks = True
+    in_process = False
 
     def __init__(self, jobs: int, options: dict[str, Any], chunk_bytes: int) -> None:
         self.jobs = jobs
         self.in_flight = max(2, min(jobs + 1, MAX_IN_FLIGHT_BYTES // chunk_bytes))
+        self.tasks: dict[Future[Any], tuple[int, Any]] = {}
+        self.order = 0
         self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_init, initargs=(options,))
         try:
             start_workers(self.pool)
@@ -74,42 +142,49 @@ class Pool:
     def chunk(self, task: Task, target: TempTarget | None) -> Future[ChunkResult]:
         return self.pool.submit(run_chunk, task, target)
 
+    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
+        self.tasks[self.pool.submit(fn, *args)] = (self.order, tag)
+        self.order += 1
+
+    def next(self) -> tuple[Any, Any, BaseException | None]:
+        """A finished task's ``(tag, result, exception)``."""
+        done = [f for f in self.tasks if f.done()]
+        if not done:
+            done = list(wait(self.tasks, return_when=FIRST_COMPLETED).done)
+        fut = min(done, key=lambda f: self.tasks[f][0])
+        _, tag = self.tasks.pop(fut)
+        exc = fut.exception()
+        if isinstance(exc, BrokenProcessPool):
+            exc = WorkerDiedError(f"a worker process died ({exc})")
+        return tag, None if exc is not None else fut.result(), exc
+
+    def pending(self) -> bool:
+        return bool(self.tasks)
+
+    def cancel(self) -> None:
+        for f in self.tasks:
+            f.cancel()
+        self.tasks.clear()
+
     def close(self) -> None:
-        """Cancel the chunks not started and wait for the workers to end."""
+        """Cancel the tasks not started and wait for the workers to end."""
+        self.cancel()
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 # --------------------------------------------------------------------------- Dask
 
 
-class DaskSynchronous:
+class DaskSynchronous(Inline):
     """Runs each task with Dask's synchronous scheduler, in this process, when the driver asks for the next."""
 
-    def __init__(self) -> None:
-        self.jobs = 1
-        self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
+    cuts = True
+    in_process = False
 
-    def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
-        self.queue.append((tag, fn, args))
-
-    def next(self) -> tuple[Any, Any, BaseException | None]:
-        """The next task's ``(tag, result, exception)``."""
+    def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         import dask
 
-        tag, fn, args = self.queue.pop(0)
-        try:
-            return tag, dask.delayed(fn, pure=False)(*args).compute(scheduler="synchronous"), None
-        except Exception as exc:
-            return tag, None, exc
-
-    def pending(self) -> bool:
-        return bool(self.queue)
-
-    def cancel(self) -> None:
-        self.queue.clear()
-
-    def close(self) -> None:
-        self.cancel()
+        return dask.delayed(fn, pure=False)(*args).compute(scheduler="synchronous")
 
 
 class DaskCluster:
@@ -119,6 +194,10 @@ class DaskCluster:
     ``scheduler``, or a ``LocalCluster`` of ``workers`` processes is started (``notice`` is
     called with its dashboard link) — both closed by :meth:`close`.
     """
+
+    cuts = True
+    cheap_tasks = False
+    in_process = False
 
     def __init__(
         self,

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from ..errors import EnvglotError
-from ..excerpt import display_path as display
 from .constants import TEMP_PREFIX
 from .fs import fsync_dir as _fsync_dir
+from .fs import refuse_links
 from .inputs import open_input
 from .report import MigrationReport
 
@@ -30,10 +30,6 @@ class MigrationError(EnvglotError):
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
         self.exit_code = exit_code
-
-
-class SymlinkRefusedError(OSError):
-    """An output would be written through a symbolic link planted under the output directory."""
 
 
 def pid_alive(pid: int) -> bool:
@@ -97,24 +93,6 @@ class Cleaner:
             os.makedirs(directory, exist_ok=True)
             self.seen.add(directory)
             self.removed += len(clean_stale_temps(directory))
-
-
-def refuse_links(root: Path, path: Path) -> None:
-    """Raise :class:`SymlinkRefusedError` if ``path`` or a directory between ``root`` and it is a symlink.
-
-    ``root`` itself (the ``--out`` directory the user named) may be a link; nothing below it may.
-    """
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        return
-    cur = root
-    for part in rel.parts:
-        cur = cur / part
-        if cur.is_symlink():
-            raise SymlinkRefusedError(
-                errno.ELOOP, f"refusing to write through the symbolic link {display(cur)}", display(cur)
-            )
 
 
 _TEMP_SERIAL: list[tuple[int, str, Iterator[int]]] = []

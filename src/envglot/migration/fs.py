@@ -18,6 +18,7 @@ destination at once).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import os
 import posixpath
@@ -25,13 +26,37 @@ import re
 import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO, Any
 
+from ..excerpt import display_path as display
 from .constants import OWN_NAMES, TEMP_PREFIX
 from .inputs import open_input
 
 DASK_TEMP_PREFIX = TEMP_PREFIX + "dask-"
 """Temporary keys of the Dask engine: ``.envglot-tmp-dask-<run>-<piece>-<name>``."""
+
+
+class SymlinkRefusedError(OSError):
+    """An output would be written through a symbolic link planted under the output directory."""
+
+
+def refuse_links(root: Path, path: Path) -> None:
+    """Raise :class:`SymlinkRefusedError` if ``path`` or a directory between ``root`` and it is a symlink.
+
+    ``root`` itself (the ``--out`` directory the user named) may be a link; nothing below it may.
+    """
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return
+    cur = root
+    for part in rel.parts:
+        cur = cur / part
+        if cur.is_symlink():
+            raise SymlinkRefusedError(
+                errno.ELOOP, f"refusing to write through the symbolic link {display(cur)}", display(cur)
+            )
 
 
 def is_url(name: str) -> bool:
@@ -52,7 +77,10 @@ def resolve(name: str, storage_options: dict[str, Any] | None = None) -> tuple[A
 
 
 def is_local(fs: Any) -> bool:
-    """True for fsspec's local file system (then plain ``open``/``os`` calls are used: faster)."""
+    """True for ``None`` (local paths, without fsspec) and fsspec's local file system: then plain
+    ``open``/``os`` calls are used (faster)."""
+    if fs is None:
+        return True
     from fsspec.implementations.local import LocalFileSystem
 
     return isinstance(fs, LocalFileSystem)
@@ -113,15 +141,21 @@ def walk_store(
 
 
 def temp_path(dst: str, run: str, piece: str) -> str:
-    """A temporary key beside ``dst`` for this run and piece."""
+    """A temporary key beside ``dst`` for this run and piece, its name at most 255 bytes (a file
+    name's limit; a local name's bytes as walked, undecodable ones included)."""
     parent, name = posixpath.split(dst)
-    return posixpath.join(parent, f"{DASK_TEMP_PREFIX}{run}-{piece}-{name}"[: 255 + len(parent) + 1])
+    head = f"{DASK_TEMP_PREFIX}{run}-{piece}-"
+    tail = name.encode("utf-8", "surrogateescape")[: 255 - len(head)]
+    return posixpath.join(parent, head + tail.decode("utf-8", "surrogateescape"))
 
 
-def open_write(fs: Any, path: str) -> IO[bytes]:
-    """Open ``path`` for writing, creating its directory."""
+def open_write(fs: Any, path: str, root: str | None = None) -> IO[bytes]:
+    """Open ``path`` for writing, creating its directory; on a local disk with ``root`` (the ``--out``
+    directory), never through a symbolic link below ``root`` (:func:`refuse_links`)."""
     parent = posixpath.dirname(path)
     if is_local(fs):
+        if root is not None:
+            refuse_links(Path(root), Path(parent))
         os.makedirs(parent, exist_ok=True)
         return open(path, "wb", buffering=1024 * 1024)
     with contextlib.suppress(Exception):
@@ -256,10 +290,10 @@ def leftovers(fs: Any, root: str, run: str | None = None, dirs: set[str] | None 
     return sorted(p for p in found if posixpath.basename(p).startswith(prefix))
 
 
-def copy_file(src_fs: Any, src: str, dst_fs: Any, tmp: str) -> None:
-    """Copy ``src`` byte for byte to the temporary ``tmp`` (for an unchanged file)."""
+def copy_file(src_fs: Any, src: str, dst_fs: Any, tmp: str, root: str | None = None) -> None:
+    """Copy ``src`` byte for byte to the temporary ``tmp`` (for an unchanged file; ``root``: :func:`open_write`)."""
     with open_read(src_fs, src) as r:
-        w = open_write(dst_fs, tmp)
+        w = open_write(dst_fs, tmp, root)
         try:
             shutil.copyfileobj(r, w, 1 << 20)
             w.close()

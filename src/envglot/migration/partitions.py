@@ -20,6 +20,7 @@ import contextlib
 import os
 import shutil
 import zlib
+from collections.abc import Callable
 from typing import IO, Any
 
 import msgspec
@@ -28,10 +29,10 @@ from . import fs as store
 from .deferred import Deferred, InputChangedError, Unchanged
 from .files import copy_rest, gzip_output, read_error
 from .inputs import InputLimits, RecordReader, open_gzip, reopened
-from .records import Migrator, rebuild_migrator
+from .records import Migrator
 from .tally import Tally
 from .walk import FileSpec
-from .workers import migrate_chunk
+from .workers import migrate_chunk, migrator_for
 
 
 class Piece(msgspec.Struct, frozen=True):
@@ -79,15 +80,20 @@ class RunSpec(msgspec.Struct, frozen=True):
     src_fs: Any
     dst_fs: Any
     limits: InputLimits = InputLimits()
+    root: str | None = None
+    """A local ``--out`` directory: no temporary is written through a symbolic link below it."""
+    sync: bool = True
+    """A task makes its temporaries durable (a cluster's workers); False: the driver's commit batch
+    does, one sync per batch (workers on the driver's machine)."""
 
 
-def plan(files: list[FileSpec], target: int, max_files: int = 5000) -> list[list[Piece]]:
-    """Group the files' pieces into tasks, in file order."""
+def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = True) -> list[list[Piece]]:
+    """Group the files' pieces into tasks, in file order (``cut=False``: a large file is one piece too)."""
     tasks: list[list[Piece]] = []
     group: list[Piece] = []
     group_bytes = 0
     for f in files:
-        if not f.gz and not f.doc and f.size > target:
+        if cut and not f.gz and not f.doc and f.size > target:
             if group:
                 tasks.append(group)
                 group, group_bytes = [], 0
@@ -106,23 +112,15 @@ def plan(files: list[FileSpec], target: int, max_files: int = 5000) -> list[list
     return tasks
 
 
-_MIGRATORS: dict[bytes, Migrator] = {}
-
-
-def migrator_for(options: dict[str, Any]) -> Migrator:
-    """The worker process's Migrator for these options (built once, then reused)."""
-    key = msgspec.json.encode(options)
-    mig = _MIGRATORS.get(key)
-    if mig is None:
-        mig = _MIGRATORS[key] = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
-    return mig
-
-
-def run_task(spec: RunSpec, pieces: list[Piece]) -> list[PieceResult]:
-    """A Dask task: migrate each piece, write its temporary output, return the counts."""
+def run_task(
+    spec: RunSpec, pieces: list[Piece], on_chunk: Callable[[int, int], None] | None = None
+) -> list[PieceResult]:
+    """A task: migrate each piece, write its temporary output, return the counts (``on_chunk``: told
+    each chunk's records and input bytes as it is done, in this process)."""
     mig = migrator_for(spec.options)
-    results = [_run_piece(spec, mig, p) for p in pieces]
-    store.sync_written(spec.dst_fs, [r.tmp for r in results if r.tmp is not None])  # durable before commit
+    results = [_run_piece(spec, mig, p, on_chunk) for p in pieces]
+    if spec.sync:  # durable before commit
+        store.sync_written(spec.dst_fs, [r.tmp for r in results if r.tmp is not None])
     return results
 
 
@@ -159,7 +157,7 @@ class _Limited:
         return b
 
 
-def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
+def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: Callable[[int, int], None] | None) -> PieceResult:
     f = piece.file
     res = PieceResult(file=f.index, part=piece.part, disk=max(piece.end - piece.start, 0))
     ranged = piece.parts > 1
@@ -185,7 +183,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece) -> PieceResult:
             tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
             out = _PieceOutput(spec, f, tmp, res.begin, gz=f.gz and not ranged)
         try:
-            _stream(spec, mig, f, fh, res, out)
+            _stream(spec, mig, f, fh, res, out, on_chunk)
         except InputChangedError as exc:
             res.error, res.error_code = str(exc), 66
             return res
@@ -221,7 +219,7 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResul
             res.tmp = out.tmp
     elif not ranged:
         out.touched = True
-        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp)  # unchanged: the input's own bytes
+        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp, spec.root)  # unchanged: the input's own bytes
         res.tmp = out.tmp
     else:  # an unchanged range: its input bytes, copied when the file is put together (if it changed)
         res.same = out.output.unchanged.size
@@ -247,7 +245,7 @@ class _PieceOutput:
 
     def _open(self) -> _TempWriter:
         self.touched = True
-        return _TempWriter(self.spec.dst_fs, self.tmp, (self.file.dst or self.tmp) if self.gz else None)
+        return _TempWriter(self.spec.dst_fs, self.tmp, (self.file.dst or self.tmp) if self.gz else None, self.spec.root)
 
     def _reopen(self) -> list[Any]:
         return reopened(store.open_read(self.spec.src_fs, self.file.src), self.spec.limits, self.gz, self.begin)
@@ -261,11 +259,11 @@ class _PieceOutput:
 class _TempWriter:
     """A temporary on the destination's file system; with ``gz``, a .gz output to that path."""
 
-    def __init__(self, fs: Any, tmp: str, gz: str | None) -> None:
+    def __init__(self, fs: Any, tmp: str, gz: str | None, root: str | None) -> None:
         self.raw: IO[bytes] | None = None
         self.fh: IO[bytes] | None = None
         try:
-            self.raw = self.fh = store.open_write(fs, tmp)
+            self.raw = self.fh = store.open_write(fs, tmp, root)
             if gz is not None:
                 self.fh = gzip_output(self.raw, gz)  # type: ignore[assignment]
         except OSError as exc:
@@ -299,7 +297,15 @@ class _WriteError(OSError):
     """An output write failed (as opposed to reading the input)."""
 
 
-def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult, out: _PieceOutput | None) -> None:
+def _stream(
+    spec: RunSpec,
+    mig: Migrator,
+    f: FileSpec,
+    fh: Any,
+    res: PieceResult,
+    out: _PieceOutput | None,
+    on_chunk: Callable[[int, int], None] | None,
+) -> None:
     """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
     reader = RecordReader(
         fh,
@@ -315,6 +321,8 @@ def _stream(spec: RunSpec, mig: Migrator, f: FileSpec, fh: Any, res: PieceResult
         res.rejects.extend(c.rejects)
         if out is not None:
             out.write(c.out, c.tally.differs)
+        if on_chunk is not None:
+            on_chunk(c.tally.records, c.tally.bytes_in)
     res.lines = reader.lines
 
 
@@ -329,7 +337,7 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed:
     tmp = store.temp_path(f.dst, spec.run, str(f.index))
     try:
         if not changed:
-            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp)
+            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp, spec.root)
         else:
             _concatenate(spec, f, tmp, parts)
     except InputChangedError as exc:
@@ -338,7 +346,8 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed:
         for p in parts:
             if p.tmp is not None:
                 store.remove(spec.dst_fs, p.tmp)
-    store.sync_written(spec.dst_fs, [tmp])
+    if spec.sync:
+        store.sync_written(spec.dst_fs, [tmp])
     return tmp, ""
 
 
@@ -354,7 +363,7 @@ def _concatenate(spec: RunSpec, f: FileSpec, tmp: str, parts: list[PieceResult])
         w.seek(0, os.SEEK_END)
         rest = parts[1:]
     else:
-        w = store.open_write(spec.dst_fs, tmp)
+        w = store.open_write(spec.dst_fs, tmp, spec.root)
     try:
         for p in rest:
             if p.tmp is not None:

@@ -1,6 +1,7 @@
-"""The front of a migration: :func:`migrate` checks the options, then hands the run to a driver
-(:mod:`.engine` for local paths and the local executors, :mod:`.dask_engine` for Dask; the
-Dask one is imported only for ``engine="dask"``)."""
+"""The front of a migration: :func:`migrate` checks the options, then hands the run on
+(:mod:`.engine` for local paths: the piece driver for ``--out`` and ``--check``, else the local
+chunk loop; :mod:`.dask_engine` for Dask, imported only for ``engine="dask"``, over the same
+piece driver)."""
 
 from __future__ import annotations
 

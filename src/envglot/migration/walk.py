@@ -13,10 +13,11 @@ from typing import Any
 
 import msgspec
 
+from ..excerpt import display_path as display
 from . import fs as store
 from .constants import DEFAULT_INCLUDE, OWN_NAMES, REJECTS_NAME, TEMP_PREFIX, Mode
-from .files import MigrationError, SymlinkRefusedError, display, read_error, refuse_links
-from .fs import Patterns
+from .files import MigrationError, read_error
+from .fs import Patterns, SymlinkRefusedError, refuse_links
 from .inputs import entry_source
 from .report import FileFailure
 

@@ -50,6 +50,20 @@ class ChunkResult(msgspec.Struct):
 
 _WORKER: Migrator | None = None
 
+_MIGRATOR: list[tuple[bytes, Migrator]] = []
+"""This process's Migrator and the options it was built from (one: a run's)."""
+
+
+def migrator_for(options: dict[str, Any], built: Migrator | None = None) -> Migrator:
+    """This process's Migrator for these options (built once, then reused; ``built``: the one the
+    run made already, kept)."""
+    key = msgspec.json.encode(options)
+    if built is None and _MIGRATOR and _MIGRATOR[0][0] == key:
+        return _MIGRATOR[0][1]
+    mig = built or rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    _MIGRATOR[:] = [(key, mig)]
+    return mig
+
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -62,7 +76,7 @@ def worker_init(options: dict[str, Any]) -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by start_workers
     _die_with_parent()
-    _WORKER = rebuild_migrator(options["to"], {k: v for k, v in options.items() if k != "to"})
+    _WORKER = migrator_for(options)
 
 
 def _noop() -> None:

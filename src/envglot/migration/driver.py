@@ -1,0 +1,362 @@
+"""The driver of a migration over pieces: plan the pieces (:func:`.partitions.plan`), hand
+them to an executor (:mod:`.executors`: this process, a local process pool, or Dask), and as
+results arrive commit the files **in walk order**, in batches of consecutive finished files:
+the batch's rejects made durable in the rejects file (replacing earlier lines of the same
+files), then each output's temporary moved over its destination. Workers read their own
+pieces and write the temporaries; only counts, reject lines and temporary paths travel back.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from . import fs as store
+from .commit import CommitBatch, StoredTemp
+from .constants import ENCODER, EX_SOFTWARE, Mode
+from .executors import Executor, WorkerDiedError
+from .files import clean_stale_temps
+from .partitions import Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
+from .records import Migrator, RejectRecord
+from .rejects import RejectsFile
+from .report import FileFailure, MigrationReport, Progress, StopRunError
+from .session import session
+from .tally import Tally
+from .walk import FileSpec
+
+DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
+"""Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
+MIN_PARTITION_BYTES = 1024 * 1024
+"""Pieces are not made smaller than this to spread work (a task costs a few milliseconds)."""
+
+_REJECT = msgspec.json.Decoder(RejectRecord)
+
+
+def run_pieces(
+    files: list[FileSpec],
+    spec: RunSpec,
+    executor: Callable[[], Executor],
+    *,
+    mig: Migrator,
+    mode: Mode,
+    unreadable: list[FileFailure],
+    rejects: RejectsFile | None,
+    rejects_shown: str | None,
+    lock: Path | None,
+    report: Path | None,
+    out_path: str | None,
+    max_errors: int | None,
+    progress: Callable[[Progress], None] | None,
+    partition_bytes: int | None,
+    t0: float,
+) -> MigrationReport:
+    """Run ``files`` as pieces on the executor ``executor()`` makes (started inside the run's
+    session, closed when it ends): leftover temporaries of earlier runs in the output
+    directories removed first, this run's own at the end."""
+    with session(
+        mig=mig,
+        mode=mode,
+        jobs=1,
+        files_total=len(files),
+        failed=unreadable,
+        rejects=rejects,
+        rejects_shown=rejects_shown,
+        lock=lock,
+        report=report,
+        t0=t0,
+    ) as rep:
+        out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
+        writes = out_path is not None and not spec.check
+        if writes:
+            assert out_path is not None
+            rep.temp_files_removed += _sweep(spec, out_path, None, out_dirs)
+        total = sum(max(f.size, 0) for f in files)
+        ex: Executor | None = None
+        try:
+            ex = executor()
+            rep.jobs = ex.jobs
+            most = partition_bytes or DEFAULT_PARTITION_BYTES
+            least = min(MIN_PARTITION_BYTES, spec.chunk_bytes) if ex.cheap_tasks else MIN_PARTITION_BYTES
+            target = min(most, max(least, total // max(1, 4 * ex.jobs)))
+            tasks = plan(files, target, cut=ex.cuts)
+            Driver(rep, files, spec, ex, rejects, max_errors, progress, total, t0).run(tasks)
+        finally:
+            if ex is not None:
+                ex.close()  # no task runs on: none writes a temporary after the sweep
+            if writes:
+                assert out_path is not None
+                _sweep(spec, out_path, spec.run, out_dirs)
+    return rep
+
+
+def _sweep(spec: RunSpec, out_path: str, run: str | None, dirs: set[str]) -> int:
+    """Remove the temporaries of the run ``run`` (None: of any run, and on a local disk those of
+    dead local runs, :func:`.files.clean_stale_temps`) in the output directories; how many."""
+    found = store.leftovers(spec.dst_fs, out_path, run, dirs)
+    for p in found:
+        store.remove(spec.dst_fs, p)
+    if run is None and store.is_local(spec.dst_fs):
+        return len(found) + sum(len(clean_stale_temps(d)) for d in sorted(dirs))
+    return len(found)
+
+
+class _FileState:
+    """One input file on the client: its pieces' results until it is committed."""
+
+    __slots__ = ("final", "parts", "results", "spec")
+
+    def __init__(self, spec: FileSpec, parts: int) -> None:
+        self.spec = spec
+        self.parts = parts
+        self.results: dict[int, PieceResult] = {}
+        self.final: Any = None
+        """``"ready"`` once committable, or a future of the ranged file's assembly."""
+
+
+def _renumber(line: bytes, offset: int) -> bytes:
+    rec = _REJECT.decode(line)
+    if rec.line is not None:
+        rec.line += offset
+    return ENCODER.encode(rec) + b"\n"
+
+
+class Driver:
+    """Submits the tasks to an executor, gathers pieces per file, commits finished files in walk order."""
+
+    def __init__(
+        self,
+        rep: MigrationReport,
+        files: list[FileSpec],
+        spec: RunSpec,
+        ex: Executor,
+        rejects: RejectsFile | None,
+        max_errors: int | None,
+        progress: Callable[[Progress], None] | None,
+        total: int,
+        t0: float,
+    ) -> None:
+        self.rep = rep
+        self.files = files
+        self.spec = spec
+        self.ex = ex
+        self.rejects = rejects
+        self.max_errors = max_errors
+        self.progress = progress
+        self.total = total
+        self.t0 = t0
+        self.state: dict[int, _FileState] = {}
+        self.batch: CommitBatch[FileSpec] = CommitBatch(spec.dst_fs)
+        self.cursor = 0
+        self.records_seen = 0
+        self.bytes_seen = 0
+        self.task_records = 0
+        self.task_bytes = 0
+        """Of the task running in this process so far (:meth:`_chunk_done`)."""
+        self.files_seen = 0
+
+    def run(self, tasks: list[list[Piece]]) -> None:
+        """Submit every task, then take the results as they come and commit in walk order."""
+        try:
+            for pieces in tasks:
+                for p in pieces:
+                    if p.file.index not in self.state:
+                        self.state[p.file.index] = _FileState(p.file, p.parts)
+                if self.progress is not None and self.ex.in_process:
+                    self.ex.submit(run_task, self.spec, pieces, self._chunk_done, tag=("pieces", pieces))
+                else:
+                    self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
+            while self.ex.pending():
+                tag, value, exc = self.ex.next()
+                self.task_records = self.task_bytes = 0
+                if exc is not None:
+                    self._task_failed(tag, exc)
+                elif tag[0] == "pieces":
+                    for r in value:
+                        self._piece_done(r)
+                else:
+                    st = self.state[tag[1]]
+                    tmp, error = value
+                    if error:  # the input changed under the run: the file fails as unreadable
+                        last = st.results[st.parts - 1]
+                        last.error, last.error_code = error, 66
+                    st.final = ("ready", tmp)
+                self._commit_ready()
+                self._report_progress()
+            self._commit_ready()
+            self._flush()
+        except StopRunError as stop:
+            self.ex.cancel()
+            reason = stop.reason
+            try:  # the files staged before the stop are complete: commit them
+                self._flush()
+            except StopRunError as late:
+                reason = late.reason
+            self.rep.stop(reason, (f.name for f in self.files[self.cursor :]))
+        except BaseException:
+            self.ex.cancel()
+            self.rep.stop("interrupted", (f.name for f in self.files[self.cursor :]))
+            try:  # the files staged before the interruption are complete: commit them
+                self._flush()
+            except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
+                self.batch.abort()
+            raise
+
+    def _task_failed(self, tag: Any, exc: BaseException) -> None:
+        idx = [p.file.index for p in tag[1]] if tag[0] == "pieces" else [tag[1]]
+        first = min(idx)
+        self.cursor = min(self.cursor, first)
+        self._commit_ready(upto=first)
+        why = str(exc) if isinstance(exc, WorkerDiedError) else f"worker error: {type(exc).__name__}: {str(exc)[:200]}"
+        for i in sorted(set(idx)):
+            self.rep.failed.append(FileFailure(file=self.files[i].name, error=why, exit_code=EX_SOFTWARE))
+        raise StopRunError(why)
+
+    def _piece_done(self, r: PieceResult) -> None:
+        st = self.state[r.file]
+        st.results[r.part] = r
+        self.records_seen += r.tally.records
+        self.bytes_seen += r.disk
+        if len(st.results) < st.parts:
+            return
+        self.files_seen += 1
+        parts = [st.results[i] for i in range(st.parts)]
+        if st.parts == 1 or self.spec.check or any(p.error for p in parts):
+            st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
+            return
+        changed = any(p.tally.differs for p in parts)
+        st.final = "assembling"
+        self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
+
+    def _commit_ready(self, upto: int | None = None) -> None:
+        """Commit the consecutive finished files from the cursor: rejects first, then outputs."""
+        end = self.cursor
+        limit = len(self.files) if upto is None else upto
+        while end < limit:
+            st = self.state.get(end)
+            if st is None or not isinstance(st.final, tuple):
+                break
+            end += 1
+        if end == self.cursor:
+            return
+        batch: list[tuple[FileSpec, list[PieceResult], str | None]] = []
+        stop: StopRunError | None = None
+        stopped_at: tuple[FileSpec, list[PieceResult]] | None = None
+        rejected = self.rep.rejected
+        for i in range(self.cursor, end):
+            st = self.state[i]
+            parts = [st.results[k] for k in range(st.parts)]
+            if self.max_errors is not None and not any(p.error for p in parts):
+                n = sum(p.tally.rejected for p in parts)
+                if rejected + n > self.max_errors:
+                    self._count(parts)
+                    where = self._limit_line(st.spec, parts, self.max_errors - rejected)
+                    stop = StopRunError.max_errors(self.max_errors, where)
+                    stopped_at = (st.spec, parts)
+                    break
+                rejected += n
+            batch.append((st.spec, parts, st.final[1]))
+        try:
+            for spec, parts, tmp in batch:
+                if not any(p.error for p in parts):
+                    self._commit_rejects(spec, parts)  # durable before the output that omits them
+                self._stage_file(spec, parts, tmp)
+                self.cursor = spec.index + 1
+                self.state.pop(spec.index, None)
+                if self.batch.full():
+                    self._flush()
+        except BaseException:
+            self._flush()  # the files staged before the failure are complete: commit them
+            raise
+        if stopped_at is not None:  # the file is not written, but its rejects are (a re-run replaces them)
+            self._flush()
+            self._commit_rejects(*stopped_at)
+        if stop is not None:
+            raise stop
+
+    def _commit_rejects(self, spec: FileSpec, parts: list[PieceResult]) -> None:
+        """A file's rejects, replacing its earlier ones (the local engine's protocol and class)."""
+        if self.rejects is None:
+            return
+        self.rejects.add(self._reject_lines(parts))
+        try:
+            self.rejects.commit(spec.name, replace=True)
+        except OSError as exc:
+            self.rep.failed.append(
+                FileFailure(
+                    file=spec.name,
+                    error=f"cannot write rejects file {self.rejects.path}: {exc.strerror or exc}",
+                    exit_code=74,
+                )
+            )
+            self.cursor = spec.index
+            raise StopRunError(f"output error: cannot write rejects file {self.rejects.path}") from None
+
+    def _limit_line(self, spec: FileSpec, parts: list[PieceResult], k: int) -> str:
+        line = self._reject_lines(parts)[k]
+        n = _REJECT.decode(line).line
+        return spec.name if n is None else f"{spec.name}:{n}"
+
+    def _reject_lines(self, parts: list[PieceResult]) -> list[bytes]:
+        out: list[bytes] = []
+        offset = 0
+        for p in parts:
+            out.extend(line if offset == 0 else _renumber(line, offset) for _, line in p.rejects)
+            offset += p.lines
+        return out
+
+    def _count(self, parts: list[PieceResult]) -> Tally:
+        """A file's counts (the sum of its pieces'), added to the report."""
+        tally = Tally()
+        for r in parts:
+            tally.add(r.tally)
+        self.rep.add(tally)
+        return tally
+
+    def _stage_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> None:
+        """Count a finished file and stage its output for the batch's commit (or record why it failed)."""
+        rep = self.rep
+        err = next((p for p in parts if p.error), None)
+        if err is not None:
+            for p in parts:
+                if p.tmp is not None:
+                    store.remove(self.spec.dst_fs, p.tmp)
+            assert err.error is not None
+            rep.failed.append(FileFailure(file=spec.name, error=err.error, exit_code=err.error_code))
+            if err.error_code == 74:
+                raise StopRunError(f"output error: {err.error}")
+            return
+        tally = self._count(parts)
+        if tmp is not None and spec.dst is not None:  # made durable by its task (run_task, finish_ranged)
+            out = StoredTemp(self.spec.dst_fs, tmp, spec.dst)
+            self.batch.add(out, spec.mode, spec, spec.size, durable=self.spec.sync)  # else synced with its batch
+        rep.file_done(spec.name, spec.shown, tally)
+
+    def _flush(self) -> None:
+        """Commit the staged outputs: the renames, then one fsync per directory (on a local disk)."""
+        self.batch.flush(self.rep, lambda f: (f.name, f.dst or ""))
+
+    def _chunk_done(self, records: int, bytes_in: int) -> None:
+        """A chunk of the task running in this process is done: progress within the task."""
+        self.task_records += records
+        self.task_bytes += bytes_in
+        self._report_progress()
+
+    def _report_progress(self) -> None:
+        if self.progress is None:
+            return
+        self.progress(
+            Progress(
+                records=self.records_seen + self.task_records,
+                bytes_done=min(self.bytes_seen + self.task_bytes, self.total),
+                bytes_total=self.total,
+                files_done=self.files_seen,
+                files_total=len(self.files),
+                elapsed_s=time.monotonic() - self.t0,
+                bytes_in=self.rep.bytes_in,
+            )
+        )
