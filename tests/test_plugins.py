@@ -17,7 +17,9 @@ import msgspec
 import pytest
 
 import envglot
-from envglot.detect import detect_bytes
+from envglot.detect import classify, detect_bytes, forced_detection
+from envglot.errors import EnvglotError
+from envglot.limits import members_of
 from envglot.mappings import default_mappings, load_mappings
 from envglot.registry import PLUGIN_GROUP, bundled, reset, shipped
 
@@ -286,3 +288,23 @@ def test_a_plugin_probe_runs_after_every_bundled_one(install: Install) -> None:
         detect_bytes(b'{"success":false,"data":null,"error":{"code":"x_not_found","message":"m"}}', reg) == "errorcode"
     )
     assert detect_bytes(b'{"teamx":true,"result":1}', reg) == "teamx"
+
+
+def test_a_plugin_failure_is_detected_by_a_forced_source(install: Install) -> None:
+    """A plugin's probe declares no needs (``Probe.needs``): a forced source's check for another
+    dialect's failure runs detection in full, which finds the plugin's failure (issue 23)."""
+    install("teamx_pkg", MODULE, table=_table("teamx"))
+    reg = bundled()
+    doc = b'{"teamx":false,"fault":{"code":"NOT_FOUND","message":"no task t-1"}}'
+    assert forced_detection(doc, members_of(doc), reg, "problem-json") == classify(doc, reg)
+    assert classify(doc, reg).dialect == "teamx"
+    m = load_mappings()
+    assert m.registry is reg
+    for src in ("legacy-v1", "problem-json", "dotbot"):
+        try:
+            out = envglot.convert(doc, to="errorcode", from_=src, mappings=m, unsupported="ignore")
+        except EnvglotError:  # refused: never a success
+            continue
+        assert msgspec.json.decode(out)["success"] is False
+    conv = envglot.conversion(doc, to="errorcode", from_="legacy-v1", mappings=m)
+    assert msgspec.json.decode(conv.output)["success"] is False

@@ -26,6 +26,7 @@ __all__ = [
     "classify",
     "classify_members",
     "detect_bytes",
+    "forced_detection",
     "probe_table",
     "top_level",
 ]
@@ -180,3 +181,36 @@ def classify_members(present: dict[str, Raw], registry: Registry | None = None) 
     if plan.fallback is None:
         raise DetectError("no dialect recognizes this object", path="$")
     return Detection(plan.fallback, None)
+
+
+@functools.lru_cache(maxsize=256)
+def _rivals(registry: Registry, dialect: str) -> tuple[frozenset[str], frozenset[frozenset[str]]] | None:
+    """The top-level keys of which a document holds one set in full whenever a probe of a dialect
+    of ``registry`` other than ``dialect`` names evidence (:attr:`~envglot.dialect.Probe.needs`):
+    the one-key sets as one set, the others apart; ``None`` when one of those probes declares none.
+    Built once per registry and dialect."""
+    needs: set[frozenset[str]] = set()
+    for probe, name in _plan(registry).probes:
+        if name in (dialect, MCP, JSONRPC):  # a wrapper's detection names no other dialect either
+            continue
+        if probe.needs is None:
+            return None
+        needs.update(probe.needs)
+    fewest = {s for s in needs if not any(t < s for t in needs)}  # a set holding another adds nothing
+    return frozenset(k for s in fewest if len(s) == 1 for k in s), frozenset(s for s in fewest if len(s) > 1)
+
+
+def forced_detection(buf: bytes, present: dict[str, Raw] | None, registry: Registry, dialect: str) -> Detection | None:
+    """:func:`classify` of ``buf`` for a document read as the forced source ``dialect`` (``present``:
+    its top-level members, when the caller has them); ``None`` when the probes' declared needs
+    (:attr:`~envglot.dialect.Probe.needs`) prove that no other dialect's probe can name evidence,
+    so detection names ``dialect``, a transport wrapper or no dialect by evidence. A probe that
+    declares no needs (a plugin's) leaves the question to detection."""
+    if present is None:
+        return classify(buf, registry)
+    rivals = _rivals(registry, dialect)
+    if rivals is not None:
+        single, multi = rivals
+        if single.isdisjoint(present) and not (multi and any(present.keys() >= s for s in multi)):
+            return None
+    return classify_members(present, registry)

@@ -15,7 +15,17 @@ import msgspec
 from . import residue as _residue
 from .canonical import Envelope, Problem
 from .context import Context
-from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify, classify_members, top_level
+from .detect import (
+    JSONRPC,
+    JSONRPC_MARKER,
+    MCP,
+    MCP_MARKERS,
+    Detection,
+    classify,
+    classify_members,
+    forced_detection,
+    top_level,
+)
 from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Report, report_for
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
@@ -738,8 +748,10 @@ def _other_dialect(
     ``buf`` (``None``: none)."""
     if det is None:
         try:
-            det = classify(buf, registry) if members is None else classify_members(members, registry)
+            det = forced_detection(buf, members, registry, src.name)
         except DetectError:
+            return None
+        if det is None:
             return None
     if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
         return None
