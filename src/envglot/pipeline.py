@@ -422,10 +422,18 @@ class Pipeline:
         if unwrapped:
             members = None
         forced = known if self.src is not None and not unwrapped else None
-        one_outcome(buf, src.outcome_key, src.name, members)
         m = self.mappings
         compact = self.style == "compact"
-        if compact and may_be_loose(buf):
+        loose = compact and may_be_loose(buf)
+        if loose and members is not None and not deferred:
+            # Parsed whole within the depth: minified first (the same members, the same keys
+            # spelled the same way), so the repeated-member check reads the minified members,
+            # whose lengths rule a repeat out (limits.spans_whole) without scanning.
+            buf = _minify(buf)
+            members = members_of(buf)
+            loose = False
+        one_outcome(buf, src.outcome_key, src.name, members)
+        if loose:
             # Minify the input once: Raw payloads then carry no insignificant whitespace, so
             # no writer has to minify its output; broken JSON is left for the reader to report.
             try:
