@@ -40,6 +40,7 @@ from .limits import (
     members_of,
     members_within_depth,
     repeated_member,
+    spans_whole,
     within_depth,
 )
 from .mappings import Mappings, default_mappings, mappings_for
@@ -424,15 +425,20 @@ class Pipeline:
         forced = known if self.src is not None and not unwrapped else None
         m = self.mappings
         compact = self.style == "compact"
-        loose = compact and may_be_loose(buf)
+        # Members laid end to end make up the whole document: no top-level key repeats and the
+        # top level holds no whitespace (limits.spans_whole).
+        whole = members is not None and spans_whole(buf, members)
+        loose = compact and may_be_loose(buf, whole)
         if loose and members is not None and not deferred:
             # Parsed whole within the depth: minified first (the same members, the same keys
             # spelled the same way), so the repeated-member check reads the minified members,
-            # whose lengths rule a repeat out (limits.spans_whole) without scanning.
+            # whose lengths rule a repeat out without scanning.
             buf = _minify(buf)
             members = members_of(buf)
+            whole = members is not None and spans_whole(buf, members)
             loose = False
-        one_outcome(buf, src.outcome_key, src.name, members)
+        if not whole:
+            one_outcome(buf, src.outcome_key, src.name, members)
         if loose:
             # Minify the input once: Raw payloads then carry no insignificant whitespace, so
             # no writer has to minify its output; broken JSON is left for the reader to report.
