@@ -17,7 +17,9 @@ import msgspec
 import pytest
 
 import envglot
-from envglot.detect import detect_bytes
+from envglot.detect import classify, detect_bytes, forced_detection
+from envglot.errors import EnvglotError
+from envglot.limits import members_of
 from envglot.mappings import default_mappings, load_mappings
 from envglot.registry import PLUGIN_GROUP, bundled, reset, shipped
 
@@ -183,6 +185,7 @@ description = "Team X's envelope: teamx/result/fault"
 [declare.probes.probe]
 priority = 50
 doc = "`teamx`, a boolean"
+needs = [["teamx"]]
 """
 
 
@@ -192,11 +195,14 @@ def test_a_plugin_declared_in_its_table_with_a_hooks_module_converts_both_ways(i
     reg = bundled()
     d = reg.get("teamx")
     assert d.plugin == "teamx" and d.description == "Team X's envelope: teamx/result/fault"
-    assert [(p.priority, p.doc) for p in d.probes] == [(50, "`teamx`, a boolean")]
+    assert [(p.priority, p.doc, p.needs) for p in d.probes] == [(50, "`teamx`, a boolean", (frozenset({"teamx"}),))]
     assert d.keys == {"teamx", "result", "fault"}  # derived from WIRE
     m = load_mappings()
     doc = b'{"teamx":false,"fault":{"code":"NOT_FOUND","message":"no doc-9"}}'
     assert detect_bytes(doc, reg) == "teamx"
+    # its needs declared, a forced source still finds its failure (and skips a document without the key)
+    assert forced_detection(doc, members_of(doc), reg, "legacy-v1") == classify(doc, reg)
+    assert forced_detection(b'{"found":true}', {"found": msgspec.Raw(b"true")}, reg, "legacy-v1") is None
     out = envglot.convert(doc, to="errorcode", mappings=m)
     back = envglot.convert(out, to="teamx", mappings=m)
     assert msgspec.json.decode(back) == msgspec.json.decode(doc)
@@ -286,3 +292,39 @@ def test_a_plugin_probe_runs_after_every_bundled_one(install: Install) -> None:
         detect_bytes(b'{"success":false,"data":null,"error":{"code":"x_not_found","message":"m"}}', reg) == "errorcode"
     )
     assert detect_bytes(b'{"teamx":true,"result":1}', reg) == "teamx"
+
+
+def test_a_plugin_failure_is_detected_by_a_forced_source(install: Install) -> None:
+    """A plugin's probe declares no needs (``Probe.needs``): a forced source's check for another
+    dialect's failure runs detection in full, which finds the plugin's failure (issue 23)."""
+    install("teamx_pkg", MODULE, table=_table("teamx"))
+    reg = bundled()
+    doc = b'{"teamx":false,"fault":{"code":"NOT_FOUND","message":"no task t-1"}}'
+    assert forced_detection(doc, members_of(doc), reg, "problem-json") == classify(doc, reg)
+    assert classify(doc, reg).dialect == "teamx"
+    m = load_mappings()
+    assert m.registry is reg
+    for src in ("legacy-v1", "problem-json", "dotbot"):
+        try:
+            out = envglot.convert(doc, to="errorcode", from_=src, mappings=m, unsupported="ignore")
+        except EnvglotError:  # refused: never a success
+            continue
+        assert msgspec.json.decode(out)["success"] is False
+    conv = envglot.conversion(doc, to="errorcode", from_="legacy-v1", mappings=m)
+    assert msgspec.json.decode(conv.output)["success"] is False
+
+
+def test_a_probe_declaring_empty_needs_is_refused(install: Install, caplog: pytest.LogCaptureFixture) -> None:
+    """``needs = []`` would say the probe never fires (a forced source would then skip it): refused."""
+    declare = HOOKS_DECLARE.replace('needs = [["teamx"]]', "needs = []")
+    assert "needs = []" in declare
+    install(
+        "teamx_empty",
+        HOOKS_MODULE,
+        table=_table("teamx").replace('dialect = "teamx"\n', 'dialect = "teamx"\n' + declare, 1),
+    )
+    with caplog.at_level(logging.WARNING, logger="envglot"):
+        reg = bundled()
+    assert "teamx" not in reg
+    (msg,) = _skipped(caplog)
+    assert "needs is empty" in msg

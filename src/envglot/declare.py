@@ -103,6 +103,13 @@ class ProbeDoc(Struct, forbid_unknown_fields=True, frozen=True):
     priority: int
     doc: str = ""
     """What the probe looks for, in Markdown (the detection table of ``docs/python-api.md``)."""
+    needs: list[list[str]] | None = None
+    """Top-level key sets, one of which a document holds in full whenever the probe names
+    evidence (:attr:`envglot.dialect.Probe.needs`); left out: not declared."""
+
+    def needs_sets(self) -> tuple[frozenset[str], ...] | None:
+        """:attr:`needs` as :attr:`envglot.dialect.Probe.needs` takes it."""
+        return None if self.needs is None else tuple(frozenset(keys) for keys in self.needs)
 
 
 class Hooked(Common, forbid_unknown_fields=True, frozen=True, kw_only=True):

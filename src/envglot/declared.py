@@ -322,7 +322,7 @@ def build_declaration(
             "native_indent": decl.native_indent,
             "wire": compiled.wire,
             "keys": frozenset(compiled.root.members),
-            "probes": (Probe(decl.detect.priority, probe),),
+            "probes": (Probe(decl.detect.priority, probe, needs=(need,)),),
             "outcome_key": outcome.removeprefix("$."),
             "declaration": compiled,
             "reading": reading,

@@ -26,6 +26,7 @@ __all__ = [
     "classify",
     "classify_members",
     "detect_bytes",
+    "forced_detection",
     "probe_table",
     "top_level",
 ]
@@ -169,7 +170,15 @@ def classify_members(present: dict[str, Raw], registry: Registry | None = None) 
     """:func:`classify` of a document whose top-level members (:func:`top_level`) are ``present``,
     by ``registry``'s dialects (default: the bundled ones)."""
     plan = _plan(registry if registry is not None else bundled())
-    facts = Facts(present, frozenset(present) if plan.known.issuperset(present) else None)
+    return _first(_facts(present, plan), plan)
+
+
+def _facts(present: dict[str, Raw], plan: _Plan) -> Facts:
+    return Facts(present, frozenset(present) if plan.known.issuperset(present) else None)
+
+
+def _first(facts: Facts, plan: _Plan) -> Detection:
+    """The first probe of ``plan`` that names evidence in ``facts``, else the fallback."""
     try:
         for probe, name in plan.probes:
             evidence = probe.test(facts)
@@ -180,3 +189,75 @@ def classify_members(present: dict[str, Raw], registry: Registry | None = None) 
     if plan.fallback is None:
         raise DetectError("no dialect recognizes this object", path="$")
     return Detection(plan.fallback, None)
+
+
+class _Needs(Struct, frozen=True):
+    """Top-level key sets, one of which a document holds in full: the one-key sets as one set
+    (one C-level test), the others apart."""
+
+    single: frozenset[str]
+    multi: tuple[frozenset[str], ...]
+
+    @classmethod
+    def of(cls, needs: set[frozenset[str]]) -> _Needs:
+        fewest = {s for s in needs if not any(t < s for t in needs)}  # a set holding another adds nothing
+        single = frozenset(k for s in fewest if len(s) == 1 for k in s)
+        return cls(single, tuple(sorted((s for s in fewest if len(s) > 1), key=sorted)))
+
+    def met(self, present: dict[str, Raw]) -> bool:
+        """Whether ``present`` holds one of the key sets."""
+        if not self.single.isdisjoint(present):
+            return True
+        for s in self.multi:
+            if present.keys() >= s:
+                return True
+        return False
+
+
+class _Forced(Struct, frozen=True):
+    """What the probes' declared needs (:attr:`~envglot.dialect.Probe.needs`) say about a document
+    read as one forced dialect; ``None``: a probe concerned declares none."""
+
+    rivals: _Needs | None
+    """The needs of every other dialect's probe."""
+    own: tuple[tuple[Probe, _Needs | None], ...]
+    """The dialect's own probes in detection order, each with the needs of the other dialects'
+    probes detection runs before it."""
+
+
+@functools.lru_cache(maxsize=256)
+def _forced(registry: Registry, dialect: str) -> _Forced:
+    """Built once per registry and dialect."""
+    before: set[frozenset[str]] | None = set()
+    own: list[tuple[Probe, _Needs | None]] = []
+    for probe, name in _plan(registry).probes:
+        if name == dialect:
+            own.append((probe, None if before is None else _Needs.of(before)))
+        elif name not in (MCP, JSONRPC):  # a wrapper's detection names no other dialect either
+            before = None if before is None or probe.needs is None else before | set(probe.needs)
+    return _Forced(None if before is None else _Needs.of(before), tuple(own))
+
+
+def forced_detection(buf: bytes, present: dict[str, Raw] | None, registry: Registry, dialect: str) -> Detection | None:
+    """:func:`classify` of ``buf`` for a document read as the forced source ``dialect`` (``present``:
+    its top-level members, when the caller has them); ``None`` when the probes' declared needs
+    (:attr:`~envglot.dialect.Probe.needs`) prove that detection names ``dialect``, a transport
+    wrapper or no dialect by evidence: no other dialect's probe can fire, or one of ``dialect``'s
+    own fires before any other dialect's could. A probe that declares no needs (a plugin's)
+    leaves the question to detection."""
+    if present is None:
+        return classify(buf, registry)
+    forced = _forced(registry, dialect)
+    if forced.rivals is not None and not forced.rivals.met(present):
+        return None
+    plan = _plan(registry)
+    facts = _facts(present, plan)
+    for probe, before in forced.own:
+        if before is None or before.met(present):  # another dialect's probe may fire first
+            break
+        try:
+            if probe.test(facts) is not None:
+                return None
+        except msgspec.DecodeError:  # pragma: no cover - members were valid JSON when decoded
+            break
+    return _first(facts, plan)

@@ -84,6 +84,9 @@ class Probe(Struct, frozen=True):
     test: Callable[[Facts], str | None]
     doc: str = ""
     """What the probe looks for, in Markdown (the detection table of ``docs/python-api.md``)."""
+    needs: tuple[frozenset[str], ...] | None = None
+    """Top-level key sets, one of which a document holds in full whenever ``test`` names evidence
+    (``None``: not declared). Lets a forced source rule this probe out by its keys alone."""
 
 
 _OBJ = msgspec.json.Decoder(dict[str, Raw])
@@ -458,7 +461,13 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
                 f"{facts.file}: [declare.probes] {fn!r} is no function of {module.__name__}",
                 path=f"$.declare.probes.{fn}",
             )
-        probes.append(Probe(p.priority, test, p.doc))
+        if p.needs == []:
+            raise MappingError(
+                f"{facts.file}: [declare.probes.{fn}] needs is empty: name the key sets one of which the "
+                "probe needs (or leave needs out)",
+                path=f"$.declare.probes.{fn}.needs",
+            )
+        probes.append(Probe(p.priority, test, p.doc, p.needs_sets()))
     ns["probes"] = tuple(probes)
     for attr, hook in HOOKS.items():
         value = getattr(module, hook, None)

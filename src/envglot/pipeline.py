@@ -15,7 +15,17 @@ import msgspec
 from . import residue as _residue
 from .canonical import Envelope, Problem
 from .context import Context
-from .detect import JSONRPC, JSONRPC_MARKER, MCP, MCP_MARKERS, Detection, classify, classify_members, top_level
+from .detect import (
+    JSONRPC,
+    JSONRPC_MARKER,
+    MCP,
+    MCP_MARKERS,
+    Detection,
+    classify,
+    classify_members,
+    forced_detection,
+    top_level,
+)
 from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Report, report_for
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
@@ -30,6 +40,7 @@ from .limits import (
     members_of,
     members_within_depth,
     repeated_member,
+    spans_whole,
     within_depth,
 )
 from .mappings import Mappings, default_mappings, mappings_for
@@ -413,10 +424,23 @@ class Pipeline:
         if unwrapped:
             members = None
         forced = known if self.src is not None and not unwrapped else None
-        one_outcome(buf, src.outcome_key, src.name, members)
         m = self.mappings
         compact = self.style == "compact"
-        if compact and may_be_loose(buf):
+        # Members laid end to end make up the whole document: no top-level key repeats and the
+        # top level holds no whitespace (limits.spans_whole).
+        whole = members is not None and spans_whole(buf, members)
+        loose = compact and may_be_loose(buf, whole)
+        if loose and members is not None and not deferred:
+            # Parsed whole within the depth: minified first (the same members, the same keys
+            # spelled the same way), so the repeated-member check reads the minified members,
+            # whose lengths rule a repeat out without scanning.
+            buf = _minify(buf)
+            members = members_of(buf)
+            whole = members is not None and spans_whole(buf, members)
+            loose = False
+        if not whole:
+            one_outcome(buf, src.outcome_key, src.name, members)
+        if loose:
             # Minify the input once: Raw payloads then carry no insignificant whitespace, so
             # no writer has to minify its output; broken JSON is left for the reader to report.
             try:
@@ -754,8 +778,10 @@ def _other_dialect(
     ``buf`` (``None``: none)."""
     if det is None:
         try:
-            det = classify(buf, registry) if members is None else classify_members(members, registry)
+            det = forced_detection(buf, members, registry, src.name)
         except DetectError:
+            return None
+        if det is None:
             return None
     if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
         return None

@@ -55,16 +55,19 @@ _HEAD = 4096
 """Bytes the space probe looks at: a first key longer than this counts as minified."""
 
 
-def may_be_loose(buf: bytes) -> bool:
+def may_be_loose(buf: bytes, tight_top: bool = False) -> bool:
     """False if ``buf`` (a JSON object) is minified as far as a cheap look can tell.
 
     Exact for newlines, tabs and carriage returns (JSON strings cannot hold them raw, so any
     is insignificant whitespace: pretty-printed documents); for spaces it looks at the first
     key only (``json.dumps`` default separators, ``{"k": v, ...}``). A document spaced only
     further in (or after a first key of more than 4 KiB) is taken as minified: it converts
-    the same, its output is just not minimal.
+    the same, its output is just not minimal. ``tight_top``: the caller knows the top level
+    holds no whitespace (:func:`~envglot.limits.spans_whole`), so the first key is not spaced.
     """
-    return b"\n" in buf or b"\r" in buf or b"\t" in buf or _SPACED_HEAD(buf, 0, _HEAD) is not None
+    if b"\n" in buf or b"\r" in buf or b"\t" in buf:
+        return True
+    return not tight_top and _SPACED_HEAD(buf, 0, _HEAD) is not None
 
 
 def drop_success_problems(problems: tuple[Problem, ...], ctx: Context, dialect: str, success: str) -> None:
