@@ -8,9 +8,10 @@ whole ``convert_bytes``; the UTF-8 check (``check_input(depth=False)``); the top
 members parsed under the lowered recursion budget (``members_within_depth``: the depth check);
 the repeated-member arithmetic and the whitespace probe (``spans_whole``, ``may_be_loose``);
 the fused function bound to the pipeline (``envglot.fields``), called as the pipeline calls it
-(on the members from 2 KiB), and the source's wire Struct inside it (``WireDecoder.decode``);
-and the rest (the pipeline's own code, the detection that lets another dialect's failure win,
-and minifying a spaced source). Beside them the pair's floor (``floors.py``, with the same
+(on the members from 2 KiB; on the input as given, which for a spaced source the pipeline
+minifies first), and the source's wire Struct inside it (``WireDecoder.decode``); and the rest
+(the pipeline's own code, the detection that lets another dialect's failure win, and
+minifying a spaced source). Beside them the pair's floor (``floors.py``, with the same
 checks) and the limit (the source's msgspec pass-through, decode and encode). Each figure is
 the best of ``--rounds`` passes over the same records, in the measuring thread's CPU time.
 """
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         t_conv = best(run, items, a.rounds)
         t_utf8 = best(lambda b: check_input(b, depth=False), items, a.rounds)
         t_members = best(lambda b: members_within_depth(b, MAX_DEPTH), items, a.rounds)
-        t_probe = best(lambda b, m=members: may_be_loose(b, spans_whole(b, m[b])), items, a.rounds)
+        t_probe = best(lambda b, m=members: may_be_loose(b, m[b] is not None and spans_whole(b, m[b])), items, a.rounds)
         t_fused = best(lambda b, f=fused, m=split: f(b, m[b]), items, a.rounds)
         t_wire = float("nan")
         if reader is not None:
