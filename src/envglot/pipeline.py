@@ -263,7 +263,7 @@ def locate(
     return buf, det, is_error
 
 
-_SPLIT_MIN = 2048
+SPLIT_MIN = 2048
 """Size from which a fused reader builds its wire Struct from the members the checks decoded
 (no second pass over the payload); below it, one more decode costs less than a decoder call
 per member."""
@@ -470,7 +470,7 @@ class Pipeline:
                 try:
                     if deferred:
                         fast = within_depth(fused, buf, self.max_depth, bom)
-                    elif members is None or len(buf) < _SPLIT_MIN:
+                    elif members is None or len(buf) < SPLIT_MIN:
                         fast = fused(buf)
                     else:  # the members' parse went through the whole document: the reader builds on it
                         fast = fused(buf, members)
@@ -716,7 +716,7 @@ class Pipeline:
         back_pipe = self._back(src)
         fused = back_pipe._fused_from(self.dst, True) if COMPILED[0] else None
         # ``out``'s top level, decoded once for the reader back and the residue's placement
-        top = _residue.open_document(out) if fused is not None and len(out) >= _SPLIT_MIN else None
+        top = _residue.open_document(out) if fused is not None and len(out) >= SPLIT_MIN else None
         back = None  # ``out`` is minified: the compact binding fits
         if fused is not None:
             back = fused(out) if top is None else fused(out, top)
