@@ -651,6 +651,38 @@ def test_stale_temp_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
     assert clean_stale_temps(tmp_path / "in") == []
 
 
+def test_a_runs_temporaries_name_its_process(tmp_path: Path) -> None:
+    """``--in-place`` takes no lock: a run's temporaries carry its pid, so a start-up sweep removes
+    those of a dead run and leaves a live run's alone, whichever executor wrote them."""
+    from envglot.migration.fs import run_id, temp_path
+
+    (tmp_path / "in").mkdir()
+    live, dead = run_id(dask=False), f"999999999-{run_id(dask=False).split('-', 1)[1]}"
+    assert live.startswith(f"{os.getpid()}-")
+    other = Path(temp_path(os.fspath(tmp_path / "in" / "a.jsonl"), live, "0"))
+    stale = Path(temp_path(os.fspath(tmp_path / "in" / "a.jsonl"), dead, "0.1"))
+    other.write_bytes(b"another run's piece")
+    stale.write_bytes(b"a dead run's piece")
+    assert clean_stale_temps(tmp_path / "in") == [stale]
+    assert other.exists() and run_id(dask=True).startswith("dask-")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_in_place_an_unchanged_file_keeps_its_rejects(tmp_path: Path, jobs: int) -> None:
+    """A file an earlier in-place run committed holds only target records: a re-run leaves it and
+    its lines in the rejects file; a file changed again has its lines replaced."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes(legacy_variant(0) + b"\nnot json\n")
+    (tmp_path / "in" / "b.jsonl").write_bytes(legacy_variant(1) + b"\n")
+    rejects = tmp_path / "r.jsonl"
+    migrate([tmp_path / "in"], in_place=True, rejects=rejects, jobs=jobs, chunk_bytes=16)
+    assert [r["source"] for r in _rejects(rejects)] == [os.fspath(tmp_path / "in" / "a.jsonl")]
+    (tmp_path / "in" / "b.jsonl").write_bytes(legacy_variant(2) + b"\n{\n")
+    rep = migrate([tmp_path / "in"], in_place=True, backup=None, rejects=rejects, jobs=jobs, chunk_bytes=16)
+    assert rep.files_unchanged == 1 and rep.converted == 1 and rep.rejected == 1
+    assert sorted(_original(r) for r in _rejects(rejects)) == [b"not json", b"{"]
+
+
 def test_mapping_overlay_is_used(tmp_path: Path) -> None:
     overlay = tmp_path / "ov.toml"
     overlay.write_text('dialect = "response-v2"\n\n[[write]]\ncategory = "internal"\ncode = "OPERATION_FAILED"\n')

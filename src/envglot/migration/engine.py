@@ -1,6 +1,6 @@
-"""Local runs: walks local paths (and stdin) and checks the destinations; ``--out`` and
-``--check`` runs go to the piece driver (:func:`~.driver.run_pieces`, over
-:class:`~.executors.Inline` or :class:`~.executors.Pool`). The rest (in place, stdin, stdout,
+"""Local runs: walks local paths (and stdin) and checks the destinations; ``--out``,
+``--check`` and in-place runs go to the piece driver (:func:`~.driver.run_pieces`, over
+:class:`~.executors.Inline` or :class:`~.executors.Pool`). The rest (stdin, stdout,
 ``on_diagnostic``, ``on_output``) still runs the local chunk loop here: it reads the inputs in
 chunks, hands each chunk to the executor, writes and commits the outputs and rejects in walk
 order, and keeps the report."""
@@ -8,7 +8,6 @@ order, and keeps the report."""
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 import time
 from collections import deque
@@ -35,6 +34,7 @@ from .files import (
     discard_temp,
     make_backup,
 )
+from .fs import run_id
 from .inputs import InputLimits, Task
 from .output import Sink
 from .partitions import RunSpec
@@ -114,11 +114,11 @@ def run_local(
     total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
     use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
     root = out_dir if mode == "out" else None
-    if mode in ("out", "check") and "-" not in names and on_diagnostic is None and on_output is None:
+    if mode in ("out", "check", "in-place") and "-" not in names and on_diagnostic is None and on_output is None:
         return run_pieces(
             [_file_spec(i, j) for i, j in enumerate(job_list)],
             RunSpec(
-                run=secrets.token_hex(4),
+                run=run_id(dask=False),
                 options=options,
                 style=style,
                 chunk_bytes=chunk_bytes,
@@ -128,6 +128,7 @@ def run_local(
                 limits=limits,
                 root=os.fspath(root) if root is not None else None,
                 sync=False,  # one sync per commit batch, here
+                in_place=mode == "in-place",
             ),
             (lambda: Pool(n_jobs, options, chunk_bytes)) if use_pool else Inline,
             mig=migrator_for(options, mig),  # the run's own, for the tasks run in this process
@@ -142,6 +143,7 @@ def run_local(
             progress=progress,
             partition_bytes=None,
             t0=t0,
+            backup=backup,
         )
     rejects_file = RejectsFile(rejects_path)
     with session(

@@ -1,4 +1,4 @@
-"""Partitions of the Dask engine: the plan (which bytes each task reads) and the task itself.
+"""Pieces of the piece driver: the plan (which bytes each task reads) and the task itself.
 
 * Small files are grouped whole into one task until the group holds ``target`` bytes
   (thousands of small files make a few tasks, not thousands).
@@ -55,6 +55,8 @@ class PieceResult(msgspec.Struct):
     """Input bytes of this piece as stored (compressed for .gz)."""
     lines: int = 0
     """Line terminators read (to number the lines of the next range)."""
+    omitted: int = 0
+    """Records rejected without their bytes (too long): their only copy is the input."""
     rejects: list[tuple[int | None, bytes]] = msgspec.field(default_factory=list)
     tmp: str | None = None
     """The temporary output (None: nothing written)."""
@@ -85,6 +87,8 @@ class RunSpec(msgspec.Struct, frozen=True):
     sync: bool = True
     """A task makes its temporaries durable (a cluster's workers); False: the driver's commit batch
     does, one sync per batch (workers on the driver's machine)."""
+    in_place: bool = False
+    """The output replaces the input: an unchanged file is left as it is (no temporary)."""
 
 
 def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = True) -> list[list[Piece]]:
@@ -217,6 +221,8 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResul
         out.close()  # made durable for the whole task at once (run_task)
         if ranged or not (f.doc and res.tally.rejected):  # a rejected document leaves no output file
             res.tmp = out.tmp
+    elif not ranged and spec.in_place:  # unchanged in place: the input stays, nothing is written
+        pass
     elif not ranged:
         out.touched = True
         store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp, spec.root)  # unchanged: the input's own bytes
@@ -319,6 +325,7 @@ def _stream(
         c = migrate_chunk(mig, task)
         res.tally.add(c.tally)
         res.rejects.extend(c.rejects)
+        res.omitted += c.omitted
         if out is not None:
             out.write(c.out, c.tally.differs)
         if on_chunk is not None:
