@@ -683,6 +683,24 @@ def test_in_place_an_unchanged_file_keeps_its_rejects(tmp_path: Path, jobs: int)
     assert sorted(_original(r) for r in _rejects(rejects)) == [b"not json", b"{"]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_check_on_output_gives_what_out_writes(tmp_path: Path, jobs: int) -> None:
+    """``on_output`` (``--check --diff``) is told, in walk order, each changed file's output as
+    ``--out`` writes it, also for a file the pool reads in byte ranges; unchanged files are not told."""
+    make_corpus(tmp_path / "in")
+    (tmp_path / "in" / "big.jsonl").write_bytes(b"".join(legacy_variant(i) + b"\n" for i in range(300)))
+    (tmp_path / "in" / "same.jsonl").write_bytes(_V2 + b"\n")
+    told: list[tuple[str, str, bytes]] = []
+    rep = migrate([tmp_path / "in"], check=True, jobs=jobs, chunk_bytes=1024, on_output=lambda *a: told.append(a))
+    migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    names = [t[0] for t in told]
+    assert names == sorted(names, key=lambda n: Path(n).relative_to(tmp_path / "in").parts) and len(names) > 2
+    assert len(told) == rep.files_changed - len(rep.failed) - 1  # the rejected document has no output
+    for name, src, data in told:  # a .gz file's output as written, decompressed
+        written = (tmp_path / "out" / Path(name).relative_to(tmp_path / "in")).read_bytes()
+        assert src == name and data == (gzip.decompress(written) if name.endswith(".gz") else written)
+
+
 def test_mapping_overlay_is_used(tmp_path: Path) -> None:
     overlay = tmp_path / "ov.toml"
     overlay.write_text('dialect = "response-v2"\n\n[[write]]\ncategory = "internal"\ncode = "OPERATION_FAILED"\n')

@@ -16,18 +16,20 @@ from typing import Any
 
 import msgspec
 
+from ..diagnostics import Diagnostic
 from . import fs as store
 from .commit import CommitBatch, StoredTemp
 from .constants import ENCODER, EX_SOFTWARE, Mode
 from .executors import Executor, WorkerDiedError
 from .files import BackupExistsError, Cleaner, clean_stale_temps, make_backup
 from .partitions import Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
-from .records import Migrator, RejectRecord
+from .records import Migrator, RecordError, RejectRecord
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .session import session
 from .tally import Tally
 from .walk import FileSpec
+from .workers import ChunkResult
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 """Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
@@ -35,6 +37,9 @@ MIN_PARTITION_BYTES = 1024 * 1024
 """Pieces are not made smaller than this to spread work (a task costs a few milliseconds)."""
 
 _REJECT = msgspec.json.Decoder(RejectRecord)
+
+OnDiagnostic = Callable[[str, int | None, Diagnostic | RecordError], None]
+"""``migrate(on_diagnostic=...)``: told ``(file, line, item)`` for each record's details."""
 
 
 def run_pieces(
@@ -55,11 +60,14 @@ def run_pieces(
     partition_bytes: int | None,
     t0: float,
     backup: str | None = None,
+    on_diagnostic: OnDiagnostic | None = None,
+    on_output: Callable[[str, str, bytes], None] | None = None,
 ) -> MigrationReport:
     """Run ``files`` as pieces on the executor ``executor()`` makes (started inside the run's
     session, closed when it ends): leftover temporaries of earlier runs in the output
     directories removed first, this run's own at the end. ``backup``: in place, the suffix of
-    the original kept beside each file replaced."""
+    the original kept beside each file replaced; ``on_diagnostic``, ``on_output``: as for
+    :func:`~envglot.migration.migrate`, called in walk order."""
     with session(
         mig=mig,
         mode=mode,
@@ -85,7 +93,9 @@ def run_pieces(
             least = min(MIN_PARTITION_BYTES, spec.chunk_bytes) if ex.cheap_tasks else MIN_PARTITION_BYTES
             target = min(most, max(least, total // max(1, 4 * ex.jobs)))
             tasks = plan(files, target, cut=ex.cuts)
-            Driver(rep, files, spec, ex, rejects, max_errors, progress, total, t0, backup).run(tasks)
+            Driver(
+                rep, files, spec, ex, rejects, max_errors, progress, total, t0, backup, on_diagnostic, on_output
+            ).run(tasks)
         finally:
             if ex is not None:
                 ex.close()  # no task runs on: none writes a temporary after the sweep
@@ -142,6 +152,8 @@ class Driver:
         total: int,
         t0: float,
         backup: str | None = None,
+        on_diagnostic: OnDiagnostic | None = None,
+        on_output: Callable[[str, str, bytes], None] | None = None,
     ) -> None:
         self.rep = rep
         self.backup = backup
@@ -164,6 +176,8 @@ class Driver:
         self.task_bytes = 0
         """Of the task running in this process so far (:meth:`_chunk_done`)."""
         self.files_seen = 0
+        self.on_diagnostic = on_diagnostic
+        self.on_output = on_output
 
     def run(self, tasks: list[list[Piece]]) -> None:
         """Submit every task, then take the results as they come and commit in walk order."""
@@ -172,7 +186,7 @@ class Driver:
                 for p in pieces:
                     if p.file.index not in self.state:
                         self.state[p.file.index] = _FileState(p.file, p.parts)
-                if self.progress is not None and self.ex.in_process:
+                if (self.progress is not None or self.on_diagnostic is not None) and self.ex.in_process:
                     self.ex.submit(run_task, self.spec, pieces, self._chunk_done, tag=("pieces", pieces))
                 else:
                     self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
@@ -268,6 +282,7 @@ class Driver:
             batch.append((st.spec, parts, st.final[1]))
         try:
             for spec, parts, tmp in batch:
+                self._report_details(spec, parts)
                 bak: Path | None = None
                 if not any(p.error for p in parts):
                     tmp = self._kept_input(parts, tmp)
@@ -288,6 +303,7 @@ class Driver:
             raise
         if stopped_at is not None:  # the file is not written, but its rejects are (a re-run replaces them)
             self._flush()
+            self._report_details(*stopped_at)
             self._commit_rejects(*stopped_at, stopped=True)
         if stop is not None:
             raise stop
@@ -345,6 +361,16 @@ class Driver:
         n = _REJECT.decode(line).line
         return spec.name if n is None else f"{spec.name}:{n}"
 
+    def _report_details(self, spec: FileSpec, parts: list[PieceResult]) -> None:
+        """Hand a file's per-record details not handed over as they came to ``on_diagnostic``."""
+        if self.on_diagnostic is None:
+            return
+        offset = 0
+        for p in parts:
+            for line, item in p.details:
+                self.on_diagnostic(spec.name, line if line is None else line + offset, item)
+            offset += p.lines
+
     def _reject_lines(self, parts: list[PieceResult]) -> list[bytes]:
         out: list[bytes] = []
         offset = 0
@@ -375,6 +401,8 @@ class Driver:
                 raise StopRunError(f"output error: {err.error}")
             return
         tally = self._count(parts)
+        if self.on_output is not None and tally.differs and not (spec.doc and tally.rejected):
+            self.on_output(spec.name, spec.src, b"".join(p.kept or b"" for p in parts))
         if tmp is not None and spec.dst is not None:  # made durable by its task (run_task, finish_ranged)
             out = StoredTemp(self.spec.dst_fs, tmp, spec.dst)
             self.batch.add(out, spec.mode, spec, spec.size, bak, durable=self.spec.sync)  # else synced with its batch
@@ -384,11 +412,18 @@ class Driver:
         """Commit the staged outputs: the renames, then one fsync per directory (on a local disk)."""
         self.batch.flush(self.rep, lambda f: (f.name, f.dst or ""))
 
-    def _chunk_done(self, records: int, bytes_in: int) -> None:
-        """A chunk of the task running in this process is done: progress within the task."""
-        self.task_records += records
-        self.task_bytes += bytes_in
+    def _chunk_done(self, piece: Piece, c: ChunkResult) -> bool:
+        """A chunk of the task running in this process is done: progress within the task, and the
+        details of a whole file's chunk handed over at once (tasks run here in walk order); True
+        when they were."""
+        self.task_records += c.tally.records
+        self.task_bytes += c.tally.bytes_in
         self._report_progress()
+        if self.on_diagnostic is None or piece.parts > 1:
+            return False
+        for line, item in c.details:
+            self.on_diagnostic(piece.file.name, line, item)
+        return True
 
     def _report_progress(self) -> None:
         if self.progress is None:

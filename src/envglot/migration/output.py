@@ -46,8 +46,6 @@ class Sink:
             self.stream = stdout
         self.tally = Tally()
         """The file's counts so far."""
-        self.omitted = 0
-        """Records rejected without their bytes (too long): the only copy is the input."""
 
     @property
     def atomic(self) -> AtomicOutput | None:

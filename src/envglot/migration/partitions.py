@@ -25,14 +25,15 @@ from typing import IO, Any
 
 import msgspec
 
+from ..diagnostics import Diagnostic
 from . import fs as store
 from .deferred import Deferred, InputChangedError, Unchanged
 from .files import copy_rest, gzip_output, read_error
 from .inputs import InputLimits, RecordReader, open_gzip, reopened
-from .records import Migrator
+from .records import Migrator, RecordError
 from .tally import Tally
 from .walk import FileSpec
-from .workers import migrate_chunk, migrator_for
+from .workers import ChunkResult, migrate_chunk, migrator_for
 
 
 class Piece(msgspec.Struct, frozen=True):
@@ -57,6 +58,11 @@ class PieceResult(msgspec.Struct):
     """Line terminators read (to number the lines of the next range)."""
     omitted: int = 0
     """Records rejected without their bytes (too long): their only copy is the input."""
+    details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
+    """Per record, in order (relative line numbers): its diagnostics and why it was rejected; only
+    with ``options["details"]`` (``migrate(on_diagnostic=...)``), and not those handed to ``on_chunk``."""
+    kept: bytes | None = None
+    """With :attr:`RunSpec.keep`: the piece's output (a whole file's only if it changed)."""
     rejects: list[tuple[int | None, bytes]] = msgspec.field(default_factory=list)
     tmp: str | None = None
     """The temporary output (None: nothing written)."""
@@ -89,6 +95,8 @@ class RunSpec(msgspec.Struct, frozen=True):
     does, one sync per batch (workers on the driver's machine)."""
     in_place: bool = False
     """The output replaces the input: an unchanged file is left as it is (no temporary)."""
+    keep: bool = False
+    """A dry run whose outputs are wanted (``migrate(on_output=...)``): they come back in memory."""
 
 
 def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = True) -> list[list[Piece]]:
@@ -116,11 +124,13 @@ def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = 
     return tasks
 
 
-def run_task(
-    spec: RunSpec, pieces: list[Piece], on_chunk: Callable[[int, int], None] | None = None
-) -> list[PieceResult]:
+OnChunk = Callable[[Piece, ChunkResult], bool]
+"""Told each chunk of a piece as it is done (in the driver's process); True: it took the chunk's details."""
+
+
+def run_task(spec: RunSpec, pieces: list[Piece], on_chunk: OnChunk | None = None) -> list[PieceResult]:
     """A task: migrate each piece, write its temporary output, return the counts (``on_chunk``: told
-    each chunk's records and input bytes as it is done, in this process)."""
+    each chunk as it is done, in this process)."""
     mig = migrator_for(spec.options)
     results = [_run_piece(spec, mig, p, on_chunk) for p in pieces]
     if spec.sync:  # durable before commit
@@ -161,7 +171,7 @@ class _Limited:
         return b
 
 
-def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: Callable[[int, int], None] | None) -> PieceResult:
+def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None) -> PieceResult:
     f = piece.file
     res = PieceResult(file=f.index, part=piece.part, disk=max(piece.end - piece.start, 0))
     ranged = piece.parts > 1
@@ -187,7 +197,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: Callable[[i
             tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
             out = _PieceOutput(spec, f, tmp, res.begin, gz=f.gz and not ranged)
         try:
-            _stream(spec, mig, f, fh, res, out, on_chunk)
+            _stream(spec, mig, piece, fh, res, out, on_chunk)
         except InputChangedError as exc:
             res.error, res.error_code = str(exc), 66
             return res
@@ -306,13 +316,15 @@ class _WriteError(OSError):
 def _stream(
     spec: RunSpec,
     mig: Migrator,
-    f: FileSpec,
+    piece: Piece,
     fh: Any,
     res: PieceResult,
     out: _PieceOutput | None,
-    on_chunk: Callable[[int, int], None] | None,
+    on_chunk: OnChunk | None,
 ) -> None:
     """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
+    f = piece.file
+    kept: list[bytes] | None = [] if spec.keep else None
     reader = RecordReader(
         fh,
         source=f.name,
@@ -328,9 +340,13 @@ def _stream(
         res.omitted += c.omitted
         if out is not None:
             out.write(c.out, c.tally.differs)
-        if on_chunk is not None:
-            on_chunk(c.tally.records, c.tally.bytes_in)
+        if kept is not None:
+            kept.append(c.out)
+        if not (on_chunk is not None and on_chunk(piece, c)):
+            res.details.extend(c.details)
     res.lines = reader.lines
+    if kept is not None and (piece.parts > 1 or res.tally.differs):
+        res.kept = b"".join(kept)
 
 
 def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed: bool) -> tuple[str | None, str]:
