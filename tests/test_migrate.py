@@ -701,6 +701,21 @@ def test_check_on_output_gives_what_out_writes(tmp_path: Path, jobs: int) -> Non
         assert src == name and data == (gzip.decompress(written) if name.endswith(".gz") else written)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("late", [True, False])
+def test_stdin_to_out_is_written_whole(tmp_path: Path, jobs: int, late: bool) -> None:
+    """stdin cannot be read again: with ``--out`` its output is written as it comes — a change after
+    unchanged chunks, or no change at all (then ``stdin.jsonl`` is a copy), loses no record (an
+    assertion and an empty ``--out`` before)."""
+    import io
+
+    data = (_V2 + b"\n") * 400 + (legacy_variant(1) + b"\n" if late else b"")
+    rep = migrate(["-"], stdin=io.BytesIO(data), out=tmp_path / "out", jobs=jobs, chunk_bytes=1024)
+    assert rep.exit_code == 0 and rep.files_written == 1 and rep.failed == [] and rep.converted == int(late)
+    expected = (_V2 + b"\n") * 400 + (_converted(legacy_variant(1)) + b"\n" if late else b"")
+    assert (tmp_path / "out" / "stdin.jsonl").read_bytes() == expected
+
+
 def test_mapping_overlay_is_used(tmp_path: Path) -> None:
     overlay = tmp_path / "ov.toml"
     overlay.write_text('dialect = "response-v2"\n\n[[write]]\ncategory = "internal"\ncode = "OPERATION_FAILED"\n')

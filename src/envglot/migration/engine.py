@@ -429,7 +429,7 @@ class _Engine:
         try:
             if sink.to_file:
                 assert job.dst is not None
-                if not changed:  # nothing was written: the input's own bytes are copied
+                if not changed and sink.atomic is None:  # nothing was written: the input's own bytes are copied
                     self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
                         copy = copy_to_temp(job.src, job.dst, self.cleaned)

@@ -69,8 +69,8 @@ class Sink:
             return
         if self.kept is not None:
             self.kept += b
-        if self.to_file:
-            output.write(b, changed)
+        if self.to_file:  # stdin cannot be read again: its output is written as it comes
+            output.write(b, changed or self.job.src is None)
 
     def _open(self) -> AtomicOutput:
         job = self.job
