@@ -665,6 +665,20 @@ def test_a_runs_temporaries_name_its_process(tmp_path: Path) -> None:
     stale.write_bytes(b"a dead run's piece")
     assert clean_stale_temps(tmp_path / "in") == [stale]
     assert other.exists() and run_id(dask=True).startswith("dask-")
+    # an in-place run: its own temporaries carry its pid; it removes a dead run's, not a live one's
+    from envglot.migration import fs
+
+    stale.write_bytes(b"a dead run's piece")
+    live_other = Path(temp_path(os.fspath(tmp_path / "in" / "a.jsonl"), f"{os.getppid()}-0000", "0"))
+    live_other.write_bytes(b"a live run's piece")
+    (tmp_path / "in" / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    named: list[str] = []
+    real = fs.temp_path
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fs, "temp_path", lambda *a: named.append(real(*a)) or named[-1])
+        rep = migrate([tmp_path / "in"], in_place=True, jobs=1)
+    assert rep.temp_files_removed == 1 and rep.files_written == 1 and not stale.exists() and live_other.exists()
+    assert named and all(os.path.basename(n).startswith(f"{TEMP_PREFIX}{os.getpid()}-") for n in named)
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
