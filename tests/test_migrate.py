@@ -651,6 +651,85 @@ def test_stale_temp_files_are_ignored_and_cleaned(tmp_path: Path) -> None:
     assert clean_stale_temps(tmp_path / "in") == []
 
 
+def test_a_runs_temporaries_name_its_process(tmp_path: Path) -> None:
+    """``--in-place`` takes no lock: a run's temporaries carry its pid, so a start-up sweep removes
+    those of a dead run and leaves a live run's alone, whichever executor wrote them."""
+    from envglot.migration.fs import run_id, temp_path
+
+    (tmp_path / "in").mkdir()
+    live, dead = run_id(dask=False), f"999999999-{run_id(dask=False).split('-', 1)[1]}"
+    assert live.startswith(f"{os.getpid()}-")
+    other = Path(temp_path(os.fspath(tmp_path / "in" / "a.jsonl"), live, "0"))
+    stale = Path(temp_path(os.fspath(tmp_path / "in" / "a.jsonl"), dead, "0.1"))
+    other.write_bytes(b"another run's piece")
+    stale.write_bytes(b"a dead run's piece")
+    assert clean_stale_temps(tmp_path / "in") == [stale]
+    assert other.exists() and run_id(dask=True).startswith("dask-")
+    # an in-place run: its own temporaries carry its pid; it removes a dead run's, not a live one's
+    from envglot.migration import fs
+
+    stale.write_bytes(b"a dead run's piece")
+    live_other = Path(temp_path(os.fspath(tmp_path / "in" / "a.jsonl"), f"{os.getppid()}-0000", "0"))
+    live_other.write_bytes(b"a live run's piece")
+    (tmp_path / "in" / "a.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    named: list[str] = []
+    real = fs.temp_path
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fs, "temp_path", lambda *a: named.append(real(*a)) or named[-1])
+        rep = migrate([tmp_path / "in"], in_place=True, jobs=1)
+    assert rep.temp_files_removed == 1 and rep.files_written == 1 and not stale.exists() and live_other.exists()
+    assert named and all(os.path.basename(n).startswith(f"{TEMP_PREFIX}{os.getpid()}-") for n in named)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_in_place_an_unchanged_file_keeps_its_rejects(tmp_path: Path, jobs: int) -> None:
+    """A file an earlier in-place run committed holds only target records: a re-run leaves it and
+    its lines in the rejects file; a file changed again has its lines replaced."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.jsonl").write_bytes(legacy_variant(0) + b"\nnot json\n")
+    (tmp_path / "in" / "b.jsonl").write_bytes(legacy_variant(1) + b"\n")
+    rejects = tmp_path / "r.jsonl"
+    migrate([tmp_path / "in"], in_place=True, rejects=rejects, jobs=jobs, chunk_bytes=16)
+    assert [r["source"] for r in _rejects(rejects)] == [os.fspath(tmp_path / "in" / "a.jsonl")]
+    (tmp_path / "in" / "b.jsonl").write_bytes(legacy_variant(2) + b"\n{\n")
+    rep = migrate([tmp_path / "in"], in_place=True, backup=None, rejects=rejects, jobs=jobs, chunk_bytes=16)
+    assert rep.files_unchanged == 1 and rep.converted == 1 and rep.rejected == 1
+    assert sorted(_original(r) for r in _rejects(rejects)) == [b"not json", b"{"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_check_on_output_gives_what_out_writes(tmp_path: Path, jobs: int) -> None:
+    """``on_output`` (``--check --diff``) is told, in walk order, each changed file's output as
+    ``--out`` writes it, also for a file the pool reads in byte ranges; unchanged files are not told."""
+    make_corpus(tmp_path / "in")
+    (tmp_path / "in" / "big.jsonl").write_bytes(b"".join(legacy_variant(i) + b"\n" for i in range(300)))
+    (tmp_path / "in" / "same.jsonl").write_bytes(_V2 + b"\n")
+    told: list[tuple[str, str, bytes]] = []
+    rep = migrate([tmp_path / "in"], check=True, jobs=jobs, chunk_bytes=1024, on_output=lambda *a: told.append(a))
+    migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    names = [t[0] for t in told]
+    assert names == sorted(names, key=lambda n: Path(n).relative_to(tmp_path / "in").parts) and len(names) > 2
+    assert len(told) == rep.files_changed - len(rep.failed) - 1  # the rejected document has no output
+    for name, src, data in told:  # a .gz file's output as written, decompressed
+        written = (tmp_path / "out" / Path(name).relative_to(tmp_path / "in")).read_bytes()
+        assert src == name and data == (gzip.decompress(written) if name.endswith(".gz") else written)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("late", [True, False])
+def test_stdin_to_out_is_written_whole(tmp_path: Path, jobs: int, late: bool) -> None:
+    """stdin cannot be read again: with ``--out`` its output is written as it comes — a change after
+    unchanged chunks, or no change at all (then ``stdin.jsonl`` is a copy), loses no record (an
+    assertion and an empty ``--out`` before)."""
+    import io
+
+    data = (_V2 + b"\n") * 400 + (legacy_variant(1) + b"\n" if late else b"")
+    rep = migrate(["-"], stdin=io.BytesIO(data), out=tmp_path / "out", jobs=jobs, chunk_bytes=1024)
+    assert rep.exit_code == 0 and rep.files_written == 1 and rep.failed == [] and rep.converted == int(late)
+    expected = (_V2 + b"\n") * 400 + (_converted(legacy_variant(1)) + b"\n" if late else b"")
+    assert (tmp_path / "out" / "stdin.jsonl").read_bytes() == expected
+
+
 def test_mapping_overlay_is_used(tmp_path: Path) -> None:
     overlay = tmp_path / "ov.toml"
     overlay.write_text('dialect = "response-v2"\n\n[[write]]\ncategory = "internal"\ncode = "OPERATION_FAILED"\n')

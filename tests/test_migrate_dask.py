@@ -488,3 +488,33 @@ def test_sigkilled_client_then_rerun_exactly_once(archive: Any, tmp_path: Path) 
     again = subprocess.run([*argv, "--scheduler", "synchronous", "-q"], capture_output=True, timeout=60)
     assert again.returncode == 1, again.stderr
     assert _tree(out) == ref_tree  # leftovers removed, rejects once, every output whole
+
+
+_PRINTED_LEVELS = """
+import json, logging
+import distributed  # noqa: F401  (installs its log handler)
+from envglot.migration.executors import dask_executor
+
+def printed():
+    return sorted({h.level for h in logging.getLogger("distributed").handlers if isinstance(h, logging.StreamHandler)})
+
+before = printed()
+ex = dask_executor(None, None, 1, None)
+try:
+    during, workers = printed(), list(ex.client.run(printed).values())
+finally:
+    ex.close()
+print(json.dumps({"before": before, "during": during, "workers": workers, "after": printed()}))
+"""
+
+
+def test_a_cluster_envglot_starts_prints_only_critical_logs() -> None:
+    """Under load ``distributed`` logs a missed heartbeat with its traceback (at error level): a
+    LocalCluster envglot starts prints only critical records of its log, in the main process and
+    in the workers, and the main process's handler gets its level back when the cluster is closed.
+    (Run in a fresh interpreter: under pytest ``distributed`` installs no handler of its own.)"""
+    r = subprocess.run([sys.executable, "-c", _PRINTED_LEVELS], capture_output=True, timeout=120, check=True)
+    levels = json.loads(r.stdout.splitlines()[-1])
+    assert levels["before"] == [0] and levels["after"] == [0]
+    assert levels["during"] == [50] and levels["workers"] == [[50]]
+    assert b"Traceback" not in r.stderr and b"INFO" not in r.stderr

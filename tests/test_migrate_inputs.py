@@ -270,14 +270,17 @@ def test_a_record_longer_than_the_limit_is_rejected_unread(tmp_path: Path, engin
     assert [ln for ln in kept if ln] == [Migrator()(legacy_variant(i)).output for i in (0, 2, 4)]
 
 
-def test_in_place_without_backup_never_drops_a_record_it_could_not_copy(tmp_path: Path) -> None:
-    """In place with no backup, a too-long record's only copy is the input: that file is left as it is."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_in_place_without_backup_never_drops_a_record_it_could_not_copy(tmp_path: Path, jobs: int) -> None:
+    """In place with no backup, a too-long record's only copy is the input: that file is left as it is
+    (also when the process pool cuts it into byte ranges: ``chunk_bytes`` far below its size)."""
     log = tmp_path / "log.jsonl"
-    data = legacy_variant(0) + b"\n" + b'{"pad":"' + b"x" * 2000 + b'"}\n'
+    data = b"".join(legacy_variant(i) + b"\n" for i in range(40)) + b'{"pad":"' + b"x" * 2000 + b'"}\n'
     log.write_bytes(data)
-    rep = migrate([log], in_place=True, backup=None, max_record_bytes=1000, jobs=1)
-    assert log.read_bytes() == data and rep.rejected == 1
-    rep = migrate([log], in_place=True, max_record_bytes=1000, jobs=1)  # with a backup, it is rewritten
+    rep = migrate([log], in_place=True, backup=None, max_record_bytes=1000, jobs=jobs, chunk_bytes=512)
+    assert log.read_bytes() == data and rep.rejected == 1 and rep.converted == 40
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".envglot-tmp-")]
+    rep = migrate([log], in_place=True, max_record_bytes=1000, jobs=jobs, chunk_bytes=512)  # with a backup, rewritten
     assert (tmp_path / "log.jsonl.bak").read_bytes() == data and log.read_bytes() != data
 
 

@@ -6,7 +6,6 @@ code are those of the local executors on the same input.
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,7 +59,7 @@ def migrate_dask(
         check_specs(files, src_fs, dst_fs, out, out_path)
     local_out = Path(out_path) if mode == "out" and out is not None and store.is_local(dst_fs) else None
     rej_name = rejects if rejects is not None else (store.join(out, REJECTS_NAME) if mode == "out" and out else None)
-    run = secrets.token_hex(4)
+    run = store.run_id(dask=True)
     rej_file = None
     if rej_name is not None:
         rfs, rpath = store.resolve(rej_name, storage_options)

@@ -16,18 +16,20 @@ from typing import Any
 
 import msgspec
 
+from ..diagnostics import Diagnostic
 from . import fs as store
 from .commit import CommitBatch, StoredTemp
 from .constants import ENCODER, EX_SOFTWARE, Mode
 from .executors import Executor, WorkerDiedError
-from .files import clean_stale_temps
+from .files import BackupExistsError, Cleaner, clean_stale_temps, make_backup
 from .partitions import Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
-from .records import Migrator, RejectRecord
+from .records import Migrator, RecordError, RejectRecord
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .session import session
 from .tally import Tally
 from .walk import FileSpec
+from .workers import ChunkResult
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 """Largest piece of work per task (small files are grouped up to it, large files cut to it)."""
@@ -35,6 +37,9 @@ MIN_PARTITION_BYTES = 1024 * 1024
 """Pieces are not made smaller than this to spread work (a task costs a few milliseconds)."""
 
 _REJECT = msgspec.json.Decoder(RejectRecord)
+
+OnDiagnostic = Callable[[str, int | None, Diagnostic | RecordError], None]
+"""``migrate(on_diagnostic=...)``: told ``(file, line, item)`` for each record's details."""
 
 
 def run_pieces(
@@ -54,10 +59,15 @@ def run_pieces(
     progress: Callable[[Progress], None] | None,
     partition_bytes: int | None,
     t0: float,
+    backup: str | None = None,
+    on_diagnostic: OnDiagnostic | None = None,
+    on_output: Callable[[str, str, bytes], None] | None = None,
 ) -> MigrationReport:
     """Run ``files`` as pieces on the executor ``executor()`` makes (started inside the run's
     session, closed when it ends): leftover temporaries of earlier runs in the output
-    directories removed first, this run's own at the end."""
+    directories removed first, this run's own at the end. ``backup``: in place, the suffix of
+    the original kept beside each file replaced; ``on_diagnostic``, ``on_output``: as for
+    :func:`~envglot.migration.migrate`, called in walk order."""
     with session(
         mig=mig,
         mode=mode,
@@ -71,9 +81,8 @@ def run_pieces(
         t0=t0,
     ) as rep:
         out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
-        writes = out_path is not None and not spec.check
+        writes = bool(out_dirs) and not spec.check
         if writes:
-            assert out_path is not None
             rep.temp_files_removed += _sweep(spec, out_path, None, out_dirs)
         total = sum(max(f.size, 0) for f in files)
         ex: Executor | None = None
@@ -84,20 +93,23 @@ def run_pieces(
             least = min(MIN_PARTITION_BYTES, spec.chunk_bytes) if ex.cheap_tasks else MIN_PARTITION_BYTES
             target = min(most, max(least, total // max(1, 4 * ex.jobs)))
             tasks = plan(files, target, cut=ex.cuts)
-            Driver(rep, files, spec, ex, rejects, max_errors, progress, total, t0).run(tasks)
+            Driver(
+                rep, files, spec, ex, rejects, max_errors, progress, total, t0, backup, on_diagnostic, on_output
+            ).run(tasks)
         finally:
             if ex is not None:
                 ex.close()  # no task runs on: none writes a temporary after the sweep
             if writes:
-                assert out_path is not None
                 _sweep(spec, out_path, spec.run, out_dirs)
     return rep
 
 
-def _sweep(spec: RunSpec, out_path: str, run: str | None, dirs: set[str]) -> int:
-    """Remove the temporaries of the run ``run`` (None: of any run, and on a local disk those of
-    dead local runs, :func:`.files.clean_stale_temps`) in the output directories; how many."""
-    found = store.leftovers(spec.dst_fs, out_path, run, dirs)
+def _sweep(spec: RunSpec, out_path: str | None, run: str | None, dirs: set[str]) -> int:
+    """Remove the temporaries of the run ``run`` in the output directories; how many. ``run=None``:
+    on a local disk those of dead local runs (:func:`.files.clean_stale_temps`), and with
+    ``out_path`` (a locked or object-store ``out``) those of any Dask run; in place, a live
+    run's are left alone."""
+    found = store.leftovers(spec.dst_fs, out_path or "", run, dirs) if run is not None or out_path is not None else []
     for p in found:
         store.remove(spec.dst_fs, p)
     if run is None and store.is_local(spec.dst_fs):
@@ -139,8 +151,14 @@ class Driver:
         progress: Callable[[Progress], None] | None,
         total: int,
         t0: float,
+        backup: str | None = None,
+        on_diagnostic: OnDiagnostic | None = None,
+        on_output: Callable[[str, str, bytes], None] | None = None,
     ) -> None:
         self.rep = rep
+        self.backup = backup
+        self.cleaner = Cleaner()
+        """Prepares a backup's directory when the backup is a copy (:func:`.files.make_backup`)."""
         self.files = files
         self.spec = spec
         self.ex = ex
@@ -158,6 +176,8 @@ class Driver:
         self.task_bytes = 0
         """Of the task running in this process so far (:meth:`_chunk_done`)."""
         self.files_seen = 0
+        self.on_diagnostic = on_diagnostic
+        self.on_output = on_output
 
     def run(self, tasks: list[list[Piece]]) -> None:
         """Submit every task, then take the results as they come and commit in walk order."""
@@ -166,7 +186,7 @@ class Driver:
                 for p in pieces:
                     if p.file.index not in self.state:
                         self.state[p.file.index] = _FileState(p.file, p.parts)
-                if self.progress is not None and self.ex.in_process:
+                if (self.progress is not None or self.on_diagnostic is not None) and self.ex.in_process:
                     self.ex.submit(run_task, self.spec, pieces, self._chunk_done, tag=("pieces", pieces))
                 else:
                     self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
@@ -225,10 +245,10 @@ class Driver:
             return
         self.files_seen += 1
         parts = [st.results[i] for i in range(st.parts)]
-        if st.parts == 1 or self.spec.check or any(p.error for p in parts):
+        changed = any(p.tally.differs for p in parts)
+        if st.parts == 1 or self.spec.check or any(p.error for p in parts) or (self.spec.in_place and not changed):
             st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
             return
-        changed = any(p.tally.differs for p in parts)
         st.final = "assembling"
         self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
 
@@ -262,9 +282,18 @@ class Driver:
             batch.append((st.spec, parts, st.final[1]))
         try:
             for spec, parts, tmp in batch:
+                self._report_details(spec, parts)
+                bak: Path | None = None
                 if not any(p.error for p in parts):
+                    tmp = self._kept_input(parts, tmp)
+                    if tmp is not None and self.backup is not None:
+                        bak = self._backup(spec, parts, tmp)
+                        if bak is None:  # the file failed
+                            self.cursor = spec.index + 1
+                            self.state.pop(spec.index, None)
+                            continue
                     self._commit_rejects(spec, parts)  # durable before the output that omits them
-                self._stage_file(spec, parts, tmp)
+                self._stage_file(spec, parts, tmp, bak)
                 self.cursor = spec.index + 1
                 self.state.pop(spec.index, None)
                 if self.batch.full():
@@ -274,17 +303,48 @@ class Driver:
             raise
         if stopped_at is not None:  # the file is not written, but its rejects are (a re-run replaces them)
             self._flush()
-            self._commit_rejects(*stopped_at)
+            self._report_details(*stopped_at)
+            self._commit_rejects(*stopped_at, stopped=True)
         if stop is not None:
             raise stop
 
-    def _commit_rejects(self, spec: FileSpec, parts: list[PieceResult]) -> None:
-        """A file's rejects, replacing its earlier ones (the local engine's protocol and class)."""
+    def _kept_input(self, parts: list[PieceResult], tmp: str | None) -> str | None:
+        """The temporary to commit: none in place without a backup when a record too long to copy
+        to the rejects file was omitted (its only copy is the input, which is kept)."""
+        if tmp is not None and self.spec.in_place and self.backup is None and any(p.omitted for p in parts):
+            store.remove(self.spec.dst_fs, tmp)
+            return None
+        return tmp
+
+    def _backup(self, spec: FileSpec, parts: list[PieceResult], tmp: str) -> Path | None:
+        """Keep the original of a file replaced in place (a link made durable by its commit batch);
+        None: the backup exists and differs, the file fails (its temporary removed)."""
+        assert self.backup is not None and spec.dst is not None
+        try:
+            bak = make_backup(Path(spec.dst), self.backup, self.cleaner, sync=False)
+        except BackupExistsError as exc:
+            store.remove(self.spec.dst_fs, tmp)
+            self.rep.failed.append(FileFailure(file=spec.name, error=str(exc), exit_code=74))
+            return None
+        except OSError as exc:
+            store.remove(self.spec.dst_fs, tmp)
+            why = f"cannot write {spec.shown}: {exc.strerror or exc}"
+            self.rep.failed.append(FileFailure(file=spec.name, error=why, exit_code=74))
+            self.cursor = spec.index
+            raise StopRunError(f"output error: cannot write {spec.shown}") from None
+        self.rep.backups += 1
+        return bak
+
+    def _commit_rejects(self, spec: FileSpec, parts: list[PieceResult], stopped: bool = False) -> None:
+        """A file's rejects, replacing its earlier ones; in place only if the file changed (an
+        unchanged file holds only target records now: it keeps the rejects an earlier run wrote)
+        or the run stopped in it (a re-run replaces them)."""
         if self.rejects is None:
             return
         self.rejects.add(self._reject_lines(parts))
+        replace = stopped or not self.spec.in_place or any(p.tally.differs for p in parts)
         try:
-            self.rejects.commit(spec.name, replace=True)
+            self.rejects.commit(spec.name, replace=replace)
         except OSError as exc:
             self.rep.failed.append(
                 FileFailure(
@@ -300,6 +360,16 @@ class Driver:
         line = self._reject_lines(parts)[k]
         n = _REJECT.decode(line).line
         return spec.name if n is None else f"{spec.name}:{n}"
+
+    def _report_details(self, spec: FileSpec, parts: list[PieceResult]) -> None:
+        """Hand a file's per-record details not handed over as they came to ``on_diagnostic``."""
+        if self.on_diagnostic is None:
+            return
+        offset = 0
+        for p in parts:
+            for line, item in p.details:
+                self.on_diagnostic(spec.name, line if line is None else line + offset, item)
+            offset += p.lines
 
     def _reject_lines(self, parts: list[PieceResult]) -> list[bytes]:
         out: list[bytes] = []
@@ -317,7 +387,7 @@ class Driver:
         self.rep.add(tally)
         return tally
 
-    def _stage_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None) -> None:
+    def _stage_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None, bak: Path | None = None) -> None:
         """Count a finished file and stage its output for the batch's commit (or record why it failed)."""
         rep = self.rep
         err = next((p for p in parts if p.error), None)
@@ -331,20 +401,29 @@ class Driver:
                 raise StopRunError(f"output error: {err.error}")
             return
         tally = self._count(parts)
+        if self.on_output is not None and tally.differs and not (spec.doc and tally.rejected):
+            self.on_output(spec.name, spec.src, b"".join(p.kept or b"" for p in parts))
         if tmp is not None and spec.dst is not None:  # made durable by its task (run_task, finish_ranged)
             out = StoredTemp(self.spec.dst_fs, tmp, spec.dst)
-            self.batch.add(out, spec.mode, spec, spec.size, durable=self.spec.sync)  # else synced with its batch
+            self.batch.add(out, spec.mode, spec, spec.size, bak, durable=self.spec.sync)  # else synced with its batch
         rep.file_done(spec.name, spec.shown, tally)
 
     def _flush(self) -> None:
         """Commit the staged outputs: the renames, then one fsync per directory (on a local disk)."""
         self.batch.flush(self.rep, lambda f: (f.name, f.dst or ""))
 
-    def _chunk_done(self, records: int, bytes_in: int) -> None:
-        """A chunk of the task running in this process is done: progress within the task."""
-        self.task_records += records
-        self.task_bytes += bytes_in
+    def _chunk_done(self, piece: Piece, c: ChunkResult) -> bool:
+        """A chunk of the task running in this process is done: progress within the task, and the
+        details of a whole file's chunk handed over at once (tasks run here in walk order); True
+        when they were."""
+        self.task_records += c.tally.records
+        self.task_bytes += c.tally.bytes_in
         self._report_progress()
+        if self.on_diagnostic is None or piece.parts > 1:
+            return False
+        for line, item in c.details:
+            self.on_diagnostic(piece.file.name, line, item)
+        return True
 
     def _report_progress(self) -> None:
         if self.progress is None:

@@ -1,14 +1,13 @@
-"""Local runs: walks local paths (and stdin) and checks the destinations; ``--out`` and
-``--check`` runs go to the piece driver (:func:`~.driver.run_pieces`, over
-:class:`~.executors.Inline` or :class:`~.executors.Pool`). The rest (in place, stdin, stdout,
-``on_diagnostic``, ``on_output``) still runs the local chunk loop here: it reads the inputs in
+"""Local runs: walks local paths (and stdin) and checks the destinations; ``--out``,
+``--check`` and in-place runs of files go to the piece driver (:func:`~.driver.run_pieces`, over
+:class:`~.executors.Inline` or :class:`~.executors.Pool`). A run with stdin (``-``) still runs
+the local chunk loop here: it reads the inputs in
 chunks, hands each chunk to the executor, writes and commits the outputs and rejects in walk
 order, and keeps the report."""
 
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 import time
 from collections import deque
@@ -28,13 +27,12 @@ from .driver import run_pieces
 from .executors import Inline, Pool, cpus
 from .files import (
     AtomicOutput,
-    BackupExistsError,
     Cleaner,
     MigrationError,
     copy_to_temp,
     discard_temp,
-    make_backup,
 )
+from .fs import run_id
 from .inputs import InputLimits, Task
 from .output import Sink
 from .partitions import RunSpec
@@ -114,11 +112,11 @@ def run_local(
     total_disk = sum(j.size for j in job_list) if all(j.src is not None for j in job_list) else None
     use_pool = n_jobs > 1 and (total_disk is None or total_disk > chunk_bytes)
     root = out_dir if mode == "out" else None
-    if mode in ("out", "check") and "-" not in names and on_diagnostic is None and on_output is None:
+    if mode in ("out", "check", "in-place") and "-" not in names:
         return run_pieces(
             [_file_spec(i, j) for i, j in enumerate(job_list)],
             RunSpec(
-                run=secrets.token_hex(4),
+                run=run_id(dask=False),
                 options=options,
                 style=style,
                 chunk_bytes=chunk_bytes,
@@ -128,6 +126,8 @@ def run_local(
                 limits=limits,
                 root=os.fspath(root) if root is not None else None,
                 sync=False,  # one sync per commit batch, here
+                in_place=mode == "in-place",
+                keep=on_output is not None,
             ),
             (lambda: Pool(n_jobs, options, chunk_bytes)) if use_pool else Inline,
             mig=migrator_for(options, mig),  # the run's own, for the tasks run in this process
@@ -142,6 +142,9 @@ def run_local(
             progress=progress,
             partition_bytes=None,
             t0=t0,
+            backup=backup,
+            on_diagnostic=on_diagnostic,
+            on_output=on_output,
         )
     rejects_file = RejectsFile(rejects_path)
     with session(
@@ -160,7 +163,6 @@ def run_local(
             rep=rep,
             jobs=job_list,
             mode=mode,
-            backup=backup,
             rejects=rejects_file,
             max_errors=max_errors,
             progress=progress,
@@ -205,7 +207,6 @@ class _Engine:
         rep: MigrationReport,
         jobs: list[Job],
         mode: Mode,
-        backup: str | None,
         rejects: RejectsFile,
         max_errors: int | None,
         progress: Callable[[Progress], None] | None,
@@ -223,7 +224,6 @@ class _Engine:
         self.on_output = on_output
         self.jobs = jobs
         self.mode = mode
-        self.backup = backup
         self.rejects = rejects
         self.max_errors = max_errors
         self.progress = progress
@@ -300,7 +300,7 @@ class _Engine:
         prepared (links refused, stale temporaries removed) here first; ``None``: they send the
         bytes back (a gzip output, no output file, or a directory that cannot be prepared, whose
         error is then reported when the output is started)."""
-        if self.mode not in ("out", "in-place") or job.dst is None or job.src is None or job.gz:
+        if self.mode != "out" or job.dst is None or job.src is None or job.gz:
             return None
         try:
             self.cleaned.visit(os.path.dirname(job.dst) or ".")
@@ -308,9 +308,9 @@ class _Engine:
             return None
         return TempTarget(dst=job.dst, perm=job.perm if job.perm >= 0 else None, owner=os.getpid())
 
-    def _stage(self, out: AtomicOutput, mode: int | None, job: Job, backup: Path | None = None) -> None:
+    def _stage(self, out: AtomicOutput, mode: int | None, job: Job) -> None:
         """Queue a closed temporary for the next commit batch (its rejects are durable already)."""
-        self.batch.add(out, mode, job, job.size, backup)
+        self.batch.add(out, mode, job, job.size)
         if self.batch.full():
             self._flush()
 
@@ -389,7 +389,6 @@ class _Engine:
             for line, item in res.details:
                 self.on_diagnostic(job.name, line, item)
         sink.tally.add(res.tally)
-        sink.omitted += res.omitted
         if self.progress is not None:
             self._progress(disk_pos)
         if self.max_errors is not None and rep.rejected > self.max_errors:
@@ -430,34 +429,21 @@ class _Engine:
         try:
             if sink.to_file:
                 assert job.dst is not None
-                keep = sink.omitted and self.mode == "in-place" and self.backup is None
-                if not changed:  # nothing was written: the input's own bytes are copied (or left in place)
+                if not changed and sink.atomic is None:  # nothing was written: the input's own bytes are copied
                     self._commit_rejects(job, changed)
                     if self.mode == "out" and job.src is not None:
                         copy = copy_to_temp(job.src, job.dst, self.cleaned)
                         self._stage(copy, job.perm if job.perm >= 0 else None, job)
-                elif (job.doc and sink.tally.rejected) or keep:
-                    # a rejected document leaves no output file (and its input untouched); so does, in
-                    # place without a backup, a file whose too-long record is only in the input
+                elif job.doc and sink.tally.rejected:  # a rejected document leaves no output file
                     if sink.atomic is not None:
                         sink.atomic.abort()
                     self._commit_rejects(job, changed)
                 else:
                     assert sink.atomic is not None, "a changed file's output was started at its first change"
-                    bak = None
-                    if self.mode == "in-place" and self.backup is not None and job.src is not None:
-                        try:
-                            bak = make_backup(job.dst, self.backup, self.cleaned, sync=False)
-                        except BackupExistsError as exc:
-                            self._abort_current()
-                            self._fail(job, str(exc), 74)
-                            self._file_done(job)
-                            return
-                        rep.backups += 1
                     self._commit_rejects(job, changed)  # durable before the output that omits them
                     mode = job.perm if job.src is not None and job.perm >= 0 else None
                     sink.atomic.close(durable=False, perm=mode)
-                    self._stage(sink.atomic, mode, job, bak)  # one sync per batch, then the renames
+                    self._stage(sink.atomic, mode, job)  # one sync per batch, then the renames
             else:
                 self._commit_rejects(job, changed)
                 if sink.stream is not None:
@@ -473,12 +459,12 @@ class _Engine:
         self._file_done(job)
 
     def _commit_rejects(self, job: Job, changed: bool) -> None:
-        """Step (a) of a file's commit: its rejects, replacing its earlier ones when it is re-emitted.
+        """Step (a) of a file's commit: its rejects, replacing its earlier ones (``--out``, ``--check``).
 
         Streamed to stdout, the output cannot be held back: each chunk's rejects are appended
         before its output is written.
         """
-        replace = self.mode in ("out", "check") or (self.mode == "in-place" and changed)
+        replace = self.mode in ("out", "check")
         try:
             self.rejects.commit(job.name, replace)
         except OSError as exc:

@@ -10,6 +10,7 @@ cut (:meth:`Inline.chunk`, :meth:`Pool.chunk`).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -174,6 +175,12 @@ class Pool:
 
 # --------------------------------------------------------------------------- Dask
 
+QUIET_LOGS = logging.CRITICAL
+"""What a ``LocalCluster`` envglot starts prints of ``distributed``'s log (its ``silence_logs``). Not
+``ERROR``: under load a worker logs a missed heartbeat with its traceback at that level
+(``logger.exception``), noise for a user; a failure that matters to the run comes back to the
+driver as the task's error and is reported by envglot (exit 70)."""
+
 
 class DaskSynchronous(Inline):
     """Runs each task with Dask's synchronous scheduler, in this process, when the driver asks for the next."""
@@ -192,7 +199,9 @@ class DaskCluster:
 
     ``client``: a ``distributed.Client`` to use (not closed here); else one is connected to
     ``scheduler``, or a ``LocalCluster`` of ``workers`` processes is started (``notice`` is
-    called with its dashboard link) — both closed by :meth:`close`.
+    called with its dashboard link) — both closed by :meth:`close`. The ``LocalCluster`` started
+    here prints only ``distributed``'s critical log records (:data:`QUIET_LOGS`), in this process
+    and its workers, until it is closed.
     """
 
     cuts = True
@@ -219,6 +228,7 @@ class DaskCluster:
                 processes=True,
                 host="127.0.0.1",
                 dashboard_address="127.0.0.1:0",
+                silence_logs=QUIET_LOGS,
             )
             client = Client(cluster)
             self.own.extend([client, cluster])

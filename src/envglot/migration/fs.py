@@ -1,4 +1,4 @@
-"""Storage for the Dask engine: local paths and fsspec URLs, atomic commits, leftover temps.
+"""Storage for the piece driver: local paths and fsspec URLs, atomic commits, leftover temps.
 
 What the engine relies on (``docs/migration.md``, "Scale out"):
 
@@ -9,10 +9,11 @@ What the engine relies on (``docs/migration.md``, "Scale out"):
   output is written under a temporary key beside its destination and then moved
   (copy + delete) to its final key: a reader sees the old object or the complete new one.
 
-Temporary names start with ``.envglot-tmp-dask-<run>-``; inputs never match them, and a
-run removes every such leftover in its output directories (object stores: under ``out``)
-before it starts and its own before it ends (two runs must not write into the same
-destination at once).
+Temporary names start with ``.envglot-tmp-<run>-`` (:func:`run_id`: ``dask-<random>`` or, for a
+run on this machine, ``<pid>-<random>``); inputs never match them. A run into ``out`` removes
+every Dask leftover in its output directories (object stores: under ``out``) and those of
+dead local runs before it starts (in place: only the dead local runs'), and its own before it
+ends (two runs must not write into the same ``out`` at once).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import fnmatch
 import os
 import posixpath
 import re
+import secrets
 import shutil
 import sys
 from collections.abc import Sequence
@@ -140,11 +142,19 @@ def walk_store(
     return out
 
 
+def run_id(dask: bool) -> str:
+    """A run's name in its temporaries: ``dask-<random>`` for the Dask engine (its workers may be
+    elsewhere), else ``<pid>-<random>``: a local run's temporaries name its process, so a later
+    run removes them once it is gone and leaves a live one's alone (:func:`.files.clean_stale_temps`;
+    ``--in-place`` takes no lock)."""
+    return f"dask-{secrets.token_hex(4)}" if dask else f"{os.getpid()}-{secrets.token_hex(4)}"
+
+
 def temp_path(dst: str, run: str, piece: str) -> str:
-    """A temporary key beside ``dst`` for this run and piece, its name at most 255 bytes (a file
-    name's limit; a local name's bytes as walked, undecodable ones included)."""
+    """A temporary key beside ``dst`` for this run (:func:`run_id`) and piece, its name at most 255
+    bytes (a file name's limit; a local name's bytes as walked, undecodable ones included)."""
     parent, name = posixpath.split(dst)
-    head = f"{DASK_TEMP_PREFIX}{run}-{piece}-"
+    head = f"{TEMP_PREFIX}{run}-{piece}-"
     tail = name.encode("utf-8", "surrogateescape")[: 255 - len(head)]
     return posixpath.join(parent, head + tail.decode("utf-8", "surrogateescape"))
 
@@ -268,12 +278,13 @@ def remove(fs: Any, path: str) -> None:
 
 
 def leftovers(fs: Any, root: str, run: str | None = None, dirs: set[str] | None = None) -> list[str]:
-    """Temporary files of the Dask engine under ``root`` (of one ``run``, or of any).
+    """Temporary files of the piece driver under ``root``: of one ``run`` (:func:`run_id`), or of any
+    Dask run.
 
     On a local disk only ``dirs`` (the output directories) are listed when given; an
     object store is listed once under ``root``.
     """
-    prefix = DASK_TEMP_PREFIX + (f"{run}-" if run else "")
+    prefix = f"{TEMP_PREFIX}{run}-" if run else DASK_TEMP_PREFIX
     if dirs is not None and is_local(fs):
         out: list[str] = []
         for d in sorted(dirs):

@@ -46,8 +46,6 @@ class Sink:
             self.stream = stdout
         self.tally = Tally()
         """The file's counts so far."""
-        self.omitted = 0
-        """Records rejected without their bytes (too long): the only copy is the input."""
 
     @property
     def atomic(self) -> AtomicOutput | None:
@@ -71,8 +69,8 @@ class Sink:
             return
         if self.kept is not None:
             self.kept += b
-        if self.to_file:
-            output.write(b, changed)
+        if self.to_file:  # stdin cannot be read again: its output is written as it comes
+            output.write(b, changed or self.job.src is None)
 
     def _open(self) -> AtomicOutput:
         job = self.job

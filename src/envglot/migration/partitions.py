@@ -1,4 +1,4 @@
-"""Partitions of the Dask engine: the plan (which bytes each task reads) and the task itself.
+"""Pieces of the piece driver: the plan (which bytes each task reads) and the task itself.
 
 * Small files are grouped whole into one task until the group holds ``target`` bytes
   (thousands of small files make a few tasks, not thousands).
@@ -25,14 +25,15 @@ from typing import IO, Any
 
 import msgspec
 
+from ..diagnostics import Diagnostic
 from . import fs as store
 from .deferred import Deferred, InputChangedError, Unchanged
 from .files import copy_rest, gzip_output, read_error
 from .inputs import InputLimits, RecordReader, open_gzip, reopened
-from .records import Migrator
+from .records import Migrator, RecordError
 from .tally import Tally
 from .walk import FileSpec
-from .workers import migrate_chunk, migrator_for
+from .workers import ChunkResult, migrate_chunk, migrator_for
 
 
 class Piece(msgspec.Struct, frozen=True):
@@ -55,6 +56,13 @@ class PieceResult(msgspec.Struct):
     """Input bytes of this piece as stored (compressed for .gz)."""
     lines: int = 0
     """Line terminators read (to number the lines of the next range)."""
+    omitted: int = 0
+    """Records rejected without their bytes (too long): their only copy is the input."""
+    details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
+    """Per record, in order (relative line numbers): its diagnostics and why it was rejected; only
+    with ``options["details"]`` (``migrate(on_diagnostic=...)``), and not those handed to ``on_chunk``."""
+    kept: bytes | None = None
+    """With :attr:`RunSpec.keep`: the piece's output (a whole file's only if it changed)."""
     rejects: list[tuple[int | None, bytes]] = msgspec.field(default_factory=list)
     tmp: str | None = None
     """The temporary output (None: nothing written)."""
@@ -85,6 +93,10 @@ class RunSpec(msgspec.Struct, frozen=True):
     sync: bool = True
     """A task makes its temporaries durable (a cluster's workers); False: the driver's commit batch
     does, one sync per batch (workers on the driver's machine)."""
+    in_place: bool = False
+    """The output replaces the input: an unchanged file is left as it is (no temporary)."""
+    keep: bool = False
+    """A dry run whose outputs are wanted (``migrate(on_output=...)``): they come back in memory."""
 
 
 def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = True) -> list[list[Piece]]:
@@ -112,11 +124,13 @@ def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = 
     return tasks
 
 
-def run_task(
-    spec: RunSpec, pieces: list[Piece], on_chunk: Callable[[int, int], None] | None = None
-) -> list[PieceResult]:
+OnChunk = Callable[[Piece, ChunkResult], bool]
+"""Told each chunk of a piece as it is done (in the driver's process); True: it took the chunk's details."""
+
+
+def run_task(spec: RunSpec, pieces: list[Piece], on_chunk: OnChunk | None = None) -> list[PieceResult]:
     """A task: migrate each piece, write its temporary output, return the counts (``on_chunk``: told
-    each chunk's records and input bytes as it is done, in this process)."""
+    each chunk as it is done, in this process)."""
     mig = migrator_for(spec.options)
     results = [_run_piece(spec, mig, p, on_chunk) for p in pieces]
     if spec.sync:  # durable before commit
@@ -157,7 +171,7 @@ class _Limited:
         return b
 
 
-def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: Callable[[int, int], None] | None) -> PieceResult:
+def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None) -> PieceResult:
     f = piece.file
     res = PieceResult(file=f.index, part=piece.part, disk=max(piece.end - piece.start, 0))
     ranged = piece.parts > 1
@@ -183,7 +197,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: Callable[[i
             tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
             out = _PieceOutput(spec, f, tmp, res.begin, gz=f.gz and not ranged)
         try:
-            _stream(spec, mig, f, fh, res, out, on_chunk)
+            _stream(spec, mig, piece, fh, res, out, on_chunk)
         except InputChangedError as exc:
             res.error, res.error_code = str(exc), 66
             return res
@@ -217,6 +231,8 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResul
         out.close()  # made durable for the whole task at once (run_task)
         if ranged or not (f.doc and res.tally.rejected):  # a rejected document leaves no output file
             res.tmp = out.tmp
+    elif not ranged and spec.in_place:  # unchanged in place: the input stays, nothing is written
+        pass
     elif not ranged:
         out.touched = True
         store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp, spec.root)  # unchanged: the input's own bytes
@@ -300,13 +316,15 @@ class _WriteError(OSError):
 def _stream(
     spec: RunSpec,
     mig: Migrator,
-    f: FileSpec,
+    piece: Piece,
     fh: Any,
     res: PieceResult,
     out: _PieceOutput | None,
-    on_chunk: Callable[[int, int], None] | None,
+    on_chunk: OnChunk | None,
 ) -> None:
     """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
+    f = piece.file
+    kept: list[bytes] | None = [] if spec.keep else None
     reader = RecordReader(
         fh,
         source=f.name,
@@ -319,11 +337,16 @@ def _stream(
         c = migrate_chunk(mig, task)
         res.tally.add(c.tally)
         res.rejects.extend(c.rejects)
+        res.omitted += c.omitted
         if out is not None:
             out.write(c.out, c.tally.differs)
-        if on_chunk is not None:
-            on_chunk(c.tally.records, c.tally.bytes_in)
+        if kept is not None:
+            kept.append(c.out)
+        if not (on_chunk is not None and on_chunk(piece, c)):
+            res.details.extend(c.details)
     res.lines = reader.lines
+    if kept is not None and (piece.parts > 1 or res.tally.differs):
+        res.kept = b"".join(kept)
 
 
 def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed: bool) -> tuple[str | None, str]:
