@@ -158,11 +158,11 @@ def within_depth(fn: Callable[[bytes], _T], buf: bytes, max_depth: int, bom: boo
     ``RecursionError`` runs ``fn`` again at the full budget). Where the budget cannot be
     lowered, the exact check runs first.
     """
+    if len(buf) <= 2 * max_depth:  # too short to nest max_depth levels
+        return fn(buf)
     budget = _budget()
     cell = budget.counter()
     cap = max_depth + budget.slack - 1
-    if len(buf) <= 2 * max_depth:
-        return fn(buf)
     if cell is None or cap < 1 or cell.value <= cap:
         check_depth(buf, max_depth, bom)
         return fn(buf)
@@ -189,14 +189,14 @@ def members_within_depth(buf: bytes, max_depth: int) -> tuple[dict[str, msgspec.
     ``max_depth`` and the second member is ``True``. Otherwise nothing is raised and nothing
     is proved (``False``): the caller's first full parse still goes through :func:`within_depth`.
     """
-    budget = _budget()
-    cell = budget.counter()
-    cap = max_depth + budget.slack - 1
-    if len(buf) <= 2 * max_depth:
+    if len(buf) <= 2 * max_depth:  # too short to nest max_depth levels
         try:
             return top_members(buf), True
         except msgspec.DecodeError:
             return None, True
+    budget = _budget()
+    cell = budget.counter()
+    cap = max_depth + budget.slack - 1
     if cell is None or cap < 1 or cell.value <= cap:
         return members_of(buf), False
     saved = cell.value
