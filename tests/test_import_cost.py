@@ -79,6 +79,16 @@ def test_a_dialect_found_by_name_is_compiled_alone() -> None:
     assert sorted(m for m in _loaded(code) if m.startswith("envglot.dialects.")) == ["envglot.dialects.dotbot"]
 
 
+def test_importing_the_mcp_adapters_compiles_no_bundled_dialect() -> None:
+    """``envglot.mcp`` (the proxy's and the adapters' module) looks dialects up when a tool answers
+    (it imports result's hooks module for ``Result``'s wire types, which compiles nothing)."""
+    code = (
+        "import envglot.mcp, envglot.registry as r\n"
+        "assert all(isinstance(e, r.Deferred) for e in r.shipped().entries()), r.shipped().entries()"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_listing_the_dialects_compiles_them_all() -> None:
     code = "import envglot\nassert [d.name for d in envglot.registry.bundled()] == list(envglot.DIALECTS)"
     found = {m.rsplit(".", 1)[-1].replace("_", "-") for m in _loaded(code) if m.startswith("envglot.dialects.")}

@@ -70,8 +70,15 @@ _ANY = msgspec.json.Decoder()
 _ENC = msgspec.json.Encoder()
 _RAW = msgspec.json.Decoder(Raw)
 _PROBE = msgspec.json.Decoder(CallToolResultProbe)
-_STRUCT_DIALECT = {type(d).__module__: d.name for d in registered()}
-"""Module of a dialect's wire Structs -> dialect name."""
+
+
+@functools.cache
+def _struct_dialects() -> dict[str, str]:
+    """Module of a dialect's wire Structs -> dialect name (built on first use: listing the
+    dialects compiles every bundled one, which importing this module does not need)."""
+    return {type(d).__module__: d.name for d in registered()}
+
+
 _OUTPUTS = ("sdk", "wire", "envelope")
 
 
@@ -347,7 +354,7 @@ def _render(
             raise EnvglotError("a canonical Envelope has no dialect of its own: pass dialect=")
         return write(envelope, dialect, **opts), not envelope.ok, []
     if isinstance(envelope, Struct):
-        from_ = _STRUCT_DIALECT.get(type(envelope).__module__)
+        from_ = _struct_dialects().get(type(envelope).__module__)
         if from_ is None:
             raise EnvglotError(f"{type(envelope).__name__} is not the wire Struct of a dialect")
         buf = _ENC.encode(envelope)
@@ -554,7 +561,7 @@ def _classify(ret: object, from_: str | None, registry: Registry) -> tuple[objec
     """What a tool returned, as ``(something _render takes, its dialect)``; plain payloads become envelopes."""
     if isinstance(ret, Result | Envelope) or _looks_like_result(ret):
         return ret, None
-    if isinstance(ret, Struct) and type(ret).__module__ in _STRUCT_DIALECT:
+    if isinstance(ret, Struct) and type(ret).__module__ in _struct_dialects():
         return ret, None
     if isinstance(ret, bytes | bytearray):
         try:
