@@ -1,7 +1,8 @@
 """The executors of a local migration give one result: inline (``-j 1``) and the process pool
-(``-j N``), whose workers write a changed output to a temporary themselves and send back its
-path (never its bytes). Differential over the benchmark corpus, the docs' example archive and
-the migration test corpus; one unit test shows a worker's own temporary."""
+(``-j N``), whose workers read their own pieces, write a changed output to a temporary
+themselves and send back its path (never its bytes). Differential over the benchmark corpus,
+the docs' example archive and the migration test corpus; unit tests show a worker's own
+temporary and a file put together from its ranges."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import gzip
 import importlib.util
 import os
 import shutil
-import stat
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -18,8 +18,11 @@ from typing import Any
 import pytest
 
 from envglot.migration import TEMP_PREFIX, Migrator, migrate
+from envglot.migration.fs import run_id, temp_path
 from envglot.migration.inputs import Task
-from envglot.migration.workers import TempTarget, migrate_chunk, run_chunk, worker_init
+from envglot.migration.partitions import Piece, PieceResult, RunSpec, finish_ranged, run_task
+from envglot.migration.walk import FileSpec
+from envglot.migration.workers import migrate_chunk, worker_init
 from envglot.options import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,33 +125,38 @@ def test_the_pool_writes_what_the_inline_executor_writes(
     assert not list(tmp_path.rglob(f"{TEMP_PREFIX}*"))
 
 
-def test_a_worker_writes_a_changed_output_and_sends_back_its_path(tmp_path: Path) -> None:
+def test_a_worker_writes_a_changed_range_and_sends_back_its_path(tmp_path: Path) -> None:
+    """A pool worker reads its own ranges of the input: a changed range's output is written to a
+    temporary of the run beside the destination and only its path comes back; an unchanged
+    range writes nothing and sends back only its length."""
     records = _bench_records()
-    changed = Task("x.jsonl", "lines", b"\n".join(records[:8]) + b"\n", 1, "compact")
-    expected = migrate_chunk(Migrator(), changed).out
-    same = Task("x.jsonl", "lines", expected, 1, "compact")
-    target = TempTarget(dst=tmp_path / "x.jsonl", perm=0o640, owner=os.getpid())
+    body = b"\n".join(records[:8]) + b"\n"
+    expected = migrate_chunk(Migrator(), Task("x", "lines", body, 1, "compact")).out
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(expected + body)  # already the target, then records to convert
+    dst = tmp_path / "out" / "x.jsonl"
+    f = FileSpec(0, "in.jsonl", str(src), str(dst), False, False, src.stat().st_size)
     options = {"to": "response-v2", "from_": None, "options": resolve(None)}
+    spec = RunSpec(run_id(dask=False), options, "compact", 1024, False, None, None, sync=False)
+    half = len(expected)
+    pieces = [Piece(f, 0, 2, 0, half), Piece(f, 1, 2, half, f.size)]
     with ProcessPoolExecutor(max_workers=1, initializer=worker_init, initargs=(options,)) as pool:
-        res = pool.submit(run_chunk, changed, target).result()
-        unchanged = pool.submit(run_chunk, same, target).result()
-    assert res.out == b"" and res.tmp is not None and res.tally.bytes_out == len(expected)
-    tmp = Path(res.tmp)
-    assert tmp.parent == tmp_path and tmp.name.startswith(f"{TEMP_PREFIX}{os.getpid()}-")  # the run's, not the worker's
+        same, changed = pool.submit(run_task, spec, pieces).result()
+    assert same.tmp is None and same.same == half and same.kept is None  # nothing written, nothing sent
+    assert changed.tmp is not None and changed.kept is None and changed.tally.bytes_out == len(expected)
+    tmp = Path(changed.tmp)
+    assert tmp.parent == dst.parent and tmp.name.startswith(f"{TEMP_PREFIX}{os.getpid()}-")  # the run's
     assert tmp.read_bytes() == expected
-    assert stat.S_IMODE(tmp.stat().st_mode) == 0o640
-    assert unchanged.same and unchanged.tmp is None and unchanged.out == b""  # nothing written, nothing sent
-    assert [p.name for p in tmp_path.iterdir()] == [tmp.name]
+    assert [p.name for p in dst.parent.iterdir()] == [tmp.name]
 
 
 @pytest.mark.parametrize("kernel", ["copies", "refuses", "stops early"])
-def test_parts_appended_to_an_adopted_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: str) -> None:
-    """A worker's first part becomes the output; the next parts are appended (by the kernel, or
-    read and written where it cannot copy, or for what it left) and removed; the output is
-    renamed whole."""
+def test_a_file_read_in_ranges_is_put_together_from_their_temporaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: str
+) -> None:
+    """The first range's temporary becomes the file's; the next ones are appended (by the kernel,
+    or read and written where it cannot copy, or for what it left) and removed."""
     import errno
-
-    from envglot.migration.files import AtomicOutput, write_temp
 
     real = os.copy_file_range
 
@@ -160,18 +168,18 @@ def test_parts_appended_to_an_adopted_output(tmp_path: Path, monkeypatch: pytest
 
     if kernel != "copies":
         monkeypatch.setattr(os, "copy_file_range", refuse if kernel == "refuses" else stop_early)
-    dst = tmp_path / "out.jsonl"
+    dst = str(tmp_path / "out.jsonl")
+    f = FileSpec(0, "in.jsonl", str(tmp_path / "in.jsonl"), dst, False, False, 0)
+    spec = RunSpec("r", {}, "compact", 1024, False, None, None, sync=False)
     parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
-    temps = [write_temp(dst, p, 0o600, os.getpid()) for p in parts]
-    out = AtomicOutput.adopt(temps[0], dst, 0o600)
-    for t in temps[1:]:
-        out.append_file(t)
-    out.write(b"tail\n")
-    out.close(durable=True)
-    out.rename(0o600)
-    assert dst.read_bytes() == b"".join(parts) + b"tail\n"
-    assert stat.S_IMODE(dst.stat().st_mode) == 0o600
-    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+    results = []
+    for i, b in enumerate(parts):
+        Path(t := temp_path(dst, "r", f"0.{i}")).write_bytes(b)
+        results.append(PieceResult(file=0, part=i, tmp=t))
+    tmp, error = finish_ranged(spec, f, results, True)
+    assert error == "" and tmp is not None
+    assert Path(tmp).read_bytes() == b"".join(parts)
+    assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(tmp)]
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -27,6 +27,7 @@ from .records import Migrator, RecordError, RejectRecord
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .session import session
+from .stream import Stream
 from .tally import Tally
 from .walk import FileSpec
 from .workers import ChunkResult
@@ -62,12 +63,14 @@ def run_pieces(
     backup: str | None = None,
     on_diagnostic: OnDiagnostic | None = None,
     on_output: Callable[[str, str, bytes], None] | None = None,
+    stream: Stream | None = None,
 ) -> MigrationReport:
     """Run ``files`` as pieces on the executor ``executor()`` makes (started inside the run's
     session, closed when it ends): leftover temporaries of earlier runs in the output
     directories removed first, this run's own at the end. ``backup``: in place, the suffix of
     the original kept beside each file replaced; ``on_diagnostic``, ``on_output``: as for
-    :func:`~envglot.migration.migrate`, called in walk order."""
+    :func:`~envglot.migration.migrate`, called in walk order; ``stream``: the one of ``files``
+    that is a stream (stdin), read in pieces when its turn comes (:mod:`.stream`)."""
     with session(
         mig=mig,
         mode=mode,
@@ -92,10 +95,11 @@ def run_pieces(
             most = partition_bytes or DEFAULT_PARTITION_BYTES
             least = min(MIN_PARTITION_BYTES, spec.chunk_bytes) if ex.cheap_tasks else MIN_PARTITION_BYTES
             target = min(most, max(least, total // max(1, 4 * ex.jobs)))
-            tasks = plan(files, target, cut=ex.cuts)
+            at = len(files) if stream is None else stream.spec.index  # the files after a stream: once it is read
+            tasks, later = plan(files[:at], target, cut=ex.cuts), plan(files[at + 1 :], target, cut=ex.cuts)
             Driver(
-                rep, files, spec, ex, rejects, max_errors, progress, total, t0, backup, on_diagnostic, on_output
-            ).run(tasks)
+                rep, files, spec, ex, rejects, max_errors, progress, total, t0, backup, on_diagnostic, on_output, stream
+            ).run(tasks, later)
         finally:
             if ex is not None:
                 ex.close()  # no task runs on: none writes a temporary after the sweep
@@ -154,8 +158,10 @@ class Driver:
         backup: str | None = None,
         on_diagnostic: OnDiagnostic | None = None,
         on_output: Callable[[str, str, bytes], None] | None = None,
+        stream: Stream | None = None,
     ) -> None:
         self.rep = rep
+        self.stream = stream
         self.backup = backup
         self.cleaner = Cleaner()
         """Prepares a backup's directory when the backup is a copy (:func:`.files.make_backup`)."""
@@ -179,18 +185,20 @@ class Driver:
         self.on_diagnostic = on_diagnostic
         self.on_output = on_output
 
-    def run(self, tasks: list[list[Piece]]) -> None:
-        """Submit every task, then take the results as they come and commit in walk order."""
+    def run(self, tasks: list[list[Piece]], later: list[list[Piece]]) -> None:
+        """Submit every task (``later``: those of the files after the stream, once it is read), then
+        take the results as they come and commit in walk order."""
+        stream = self.stream
         try:
-            for pieces in tasks:
-                for p in pieces:
-                    if p.file.index not in self.state:
-                        self.state[p.file.index] = _FileState(p.file, p.parts)
-                if (self.progress is not None or self.on_diagnostic is not None) and self.ex.in_process:
-                    self.ex.submit(run_task, self.spec, pieces, self._chunk_done, tag=("pieces", pieces))
-                else:
-                    self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
-            while self.ex.pending():
+            self._submit(tasks)
+            while True:
+                if stream is not None and self.cursor == stream.spec.index:
+                    stream.feed(self.ex, self.spec)
+                    if stream.read_all and later:
+                        self._submit(later)
+                        later = []
+                if not self.ex.pending():
+                    break
                 tag, value, exc = self.ex.next()
                 self.task_records = self.task_bytes = 0
                 if exc is not None:
@@ -198,6 +206,9 @@ class Driver:
                 elif tag[0] == "pieces":
                     for r in value:
                         self._piece_done(r)
+                elif tag[0] == "stream":
+                    assert stream is not None
+                    stream.arrived(tag[2], value)
                 else:
                     st = self.state[tag[1]]
                     tmp, error = value
@@ -211,20 +222,35 @@ class Driver:
             self._flush()
         except StopRunError as stop:
             self.ex.cancel()
+            if stream is not None:
+                stream.abort(self)
             reason = stop.reason
             try:  # the files staged before the stop are complete: commit them
                 self._flush()
             except StopRunError as late:
                 reason = late.reason
             self.rep.stop(reason, (f.name for f in self.files[self.cursor :]))
-        except BaseException:
+        except BaseException as exc:
             self.ex.cancel()
-            self.rep.stop("interrupted", (f.name for f in self.files[self.cursor :]))
+            if stream is not None:
+                stream.abort(self)
+            reason = "stdout closed" if isinstance(exc, BrokenPipeError) else "interrupted"
+            self.rep.stop(reason, (f.name for f in self.files[self.cursor :]))
             try:  # the files staged before the interruption are complete: commit them
                 self._flush()
             except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
                 self.batch.abort()
             raise
+
+    def _submit(self, tasks: list[list[Piece]]) -> None:
+        for pieces in tasks:
+            for p in pieces:
+                if p.file.index not in self.state:
+                    self.state[p.file.index] = _FileState(p.file, p.parts)
+            if (self.progress is not None or self.on_diagnostic is not None) and self.ex.in_process:
+                self.ex.submit(run_task, self.spec, pieces, self._chunk_done, tag=("pieces", pieces))
+            else:
+                self.ex.submit(run_task, self.spec, pieces, tag=("pieces", pieces))
 
     def _task_failed(self, tag: Any, exc: BaseException) -> None:
         idx = [p.file.index for p in tag[1]] if tag[0] == "pieces" else [tag[1]]
@@ -253,6 +279,17 @@ class Driver:
         self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
 
     def _commit_ready(self, upto: int | None = None) -> None:
+        """Commit the consecutive finished files from the cursor (a stream's pieces taken when its
+        turn comes, :meth:`.Stream.step`)."""
+        self._commit_files(upto)
+        s = self.stream
+        while s is not None and self.cursor == s.spec.index and (upto is None or upto > self.cursor) and s.step(self):
+            self.cursor += 1
+            if self.batch.full():
+                self._flush()
+            self._commit_files(upto)
+
+    def _commit_files(self, upto: int | None) -> None:
         """Commit the consecutive finished files from the cursor: rejects first, then outputs."""
         end = self.cursor
         limit = len(self.files) if upto is None else upto
@@ -428,11 +465,12 @@ class Driver:
     def _report_progress(self) -> None:
         if self.progress is None:
             return
+        done = self.bytes_seen + self.task_bytes
         self.progress(
             Progress(
                 records=self.records_seen + self.task_records,
-                bytes_done=min(self.bytes_seen + self.task_bytes, self.total),
-                bytes_total=self.total,
+                bytes_done=min(done, self.total) if self.stream is None else done,
+                bytes_total=self.total if self.stream is None else None,  # a stream's size is not known
                 files_done=self.files_seen,
                 files_total=len(self.files),
                 elapsed_s=time.monotonic() - self.t0,

@@ -3,9 +3,7 @@
 
 An executor only runs "run these pieces" (:class:`Executor`) and hands back what each task
 returned: counts, reject lines and the paths of the temporaries it wrote. Planning the work
-and committing outputs and rejects in walk order is the driver's (:mod:`.driver`). The local
-chunk loop (:mod:`.engine`) still hands :class:`Inline` and :class:`Pool` the chunks its reader
-cut (:meth:`Inline.chunk`, :meth:`Pool.chunk`).
+and committing outputs and rejects in walk order is the driver's (:mod:`.driver`).
 """
 
 from __future__ import annotations
@@ -17,12 +15,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
-from .inputs import Task
-from .records import Migrator
-from .workers import ChunkResult, TempTarget, migrate_chunk, run_chunk, start_workers, worker_init
-
-MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
-"""Chunks in flight in a pool are bounded by count (jobs + 1) and by their total size (this, at least 2 chunks)."""
+from .workers import start_workers, worker_init
 
 
 def cpus() -> int:
@@ -70,19 +63,14 @@ class Executor(Protocol):
 
 class Inline:
     """``-j 1``: each task runs in this process, in submission order, when the driver asks for
-    the next outcome; a chunk (:meth:`chunk`) runs when it is submitted, with the run's Migrator,
-    and its output comes back as bytes (the driver writes it)."""
+    the next outcome."""
 
     jobs = 1
     cuts = False
     cheap_tasks = False
     in_process = True
-    in_flight = 1
-    writes_temps = False
-    """Whether a chunk's changed output is written by the executor to a temporary (:class:`TempTarget`)."""
 
-    def __init__(self, mig: Migrator | None = None) -> None:
-        self.mig = mig
+    def __init__(self) -> None:
         self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
@@ -106,31 +94,21 @@ class Inline:
     def cancel(self) -> None:
         self.queue.clear()
 
-    def chunk(self, task: Task, target: TempTarget | None) -> Future[ChunkResult]:
-        """Convert ``task`` now (an error is raised here, to the driver)."""
-        assert self.mig is not None, "a chunk runs with the run's Migrator"
-        fut: Future[ChunkResult] = Future()
-        fut.set_result(migrate_chunk(self.mig, task))
-        return fut
-
     def close(self) -> None:
         """Forget the tasks not run."""
         self.cancel()
 
 
 class Pool:
-    """``-j N``: ``jobs`` worker processes, each with one Migrator built from ``options``; a worker
-    writes a changed chunk's output to a temporary beside its destination and returns its path.
-    Tasks (:meth:`submit`) come back as they complete, the earliest submitted first among those done."""
+    """``-j N``: ``jobs`` worker processes, each with one Migrator built from ``options``. Tasks
+    (:meth:`submit`) come back as they complete, the earliest submitted first among those done."""
 
-    writes_temps = True
     cuts = True
     cheap_tasks = True
     in_process = False
 
-    def __init__(self, jobs: int, options: dict[str, Any], chunk_bytes: int) -> None:
+    def __init__(self, jobs: int, options: dict[str, Any]) -> None:
         self.jobs = jobs
-        self.in_flight = max(2, min(jobs + 1, MAX_IN_FLIGHT_BYTES // chunk_bytes))
         self.tasks: dict[Future[Any], tuple[int, Any]] = {}
         self.order = 0
         self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_init, initargs=(options,))
@@ -139,9 +117,6 @@ class Pool:
         except BaseException:
             self.pool.shutdown(wait=True, cancel_futures=True)
             raise
-
-    def chunk(self, task: Task, target: TempTarget | None) -> Future[ChunkResult]:
-        return self.pool.submit(run_chunk, task, target)
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
         self.tasks[self.pool.submit(fn, *args)] = (self.order, tag)

@@ -80,12 +80,6 @@ class Cleaner:
         self.seen: set[str] = set()
         self.removed = 0
 
-    def sweep(self) -> None:
-        """Remove this run's temporaries left in the directories it prepared (a stopped run whose
-        worker died, or was interrupted, after writing one it did not report)."""
-        for directory in sorted(self.seen):
-            clean_stale_temps(directory, os.getpid())
-
     def visit(self, directory: str) -> None:
         if directory not in self.seen:
             if self.root is not None:
@@ -116,12 +110,6 @@ def temp_name(name: str, owner: int | None = None) -> str:
     return head + tail.decode("utf-8", "surrogateescape")
 
 
-HOLD_BYTES = 64 * 1024
-"""An output of an input at most this large is held in memory and written in one go at its end ..."""
-SPILL_BYTES = 256 * 1024
-"""... unless it grows past this: then its temporary is created and written as it comes."""
-
-
 def gzip_output(raw: IO[bytes], dst: str | os.PathLike[str]) -> gzip.GzipFile:
     """The compressor of a .gz output to ``dst``, writing to ``raw``; alike in both drivers (byte for
     byte): the name inside is ``dst``'s without ``.gz``, level 6, no timestamp."""
@@ -130,129 +118,34 @@ def gzip_output(raw: IO[bytes], dst: str | os.PathLike[str]) -> gzip.GzipFile:
 
 
 class AtomicOutput:
-    """An output written to ``<dir>/.envglot-tmp-<pid>-<rand><n>-<name>``, then fsynced and renamed.
+    """A file written to ``<dir>/.envglot-tmp-<pid>-<rand><n>-<name>``, then fsynced and renamed
+    over ``dst`` (:meth:`commit`): the report, a backup's copy."""
 
-    The output of a small input (``size_hint`` up to :data:`HOLD_BYTES`, not gzip) is held in
-    memory and its temporary created, written, given its mode and closed in one go by
-    :meth:`close` (four system calls; none at all for an output that is aborted); one that
-    grows past :data:`SPILL_BYTES` is written as it comes instead.
-    """
-
-    raw: BinaryIO
-    fh: IO[bytes] | gzip.GzipFile
-
-    def __init__(self, dst: Path, gz: bool, cleaned: Cleaner, size_hint: int = -1) -> None:
+    def __init__(self, dst: Path, cleaned: Cleaner) -> None:
         self.dst = dst
         parent, name = os.path.split(os.fspath(dst))
         parent = parent or "."
         cleaned.visit(parent)
         self.tmp = os.path.join(parent, temp_name(name))
         self.closed = False
-        self.held: list[bytes] | None = [] if not gz and 0 <= size_hint <= HOLD_BYTES else None
-        self.held_bytes = 0
-        self.perm: int | None = None
-        """Permission bits already set (``fchmod``) on the output as it was written."""
-        self.adopted = False
-        """The temporary was written by a worker (:func:`write_temp`) and is not open here (yet)."""
-        if self.held is None:
-            self._open(gz, size_hint)
-
-    @classmethod
-    def adopt(cls, tmp: str, dst: Path, perm: int | None) -> AtomicOutput:
-        """The output whose temporary ``tmp`` a worker wrote beside ``dst`` (:func:`write_temp`,
-        with ``perm`` set); later parts are appended to it (:meth:`append_file`)."""
-        self = cls.__new__(cls)
-        self.dst, self.tmp, self.closed, self.held, self.held_bytes = dst, tmp, False, None, 0
-        self.perm, self.adopted = perm, True
-        return self
-
-    def _reopen(self) -> None:
-        """Open an adopted temporary at its end, to write on."""
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CLOEXEC)
-        try:
-            os.lseek(fd, 0, os.SEEK_END)
-        except BaseException:
-            os.close(fd)
-            raise
-        self.raw = os.fdopen(fd, "wb", buffering=1024 * 1024)
-        self.fh = self.raw
-        self.adopted = False
-
-    def append_file(self, path: str) -> None:
-        """Append the temporary ``path`` (a worker's output of the next part, :func:`write_temp`)
-        and remove it; the bytes are copied by the kernel where it can (``copy_file_range``)."""
-        try:
-            if self.held is not None:
-                with open(path, "rb") as part:
-                    self.write(part.read())
-                return
-            if self.adopted:
-                self._reopen()
-            assert self.fh is self.raw, "a worker writes the parts of plain outputs only"
-            self.raw.flush()
-            with open(path, "rb") as part:
-                copy_rest(part, self.raw)
-        finally:
-            discard_temp(path)
-
-    def _open(self, gz: bool, size_hint: int) -> None:
-        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        # a small file gets a small buffer (a 1 MiB one per file costs an mmap and page faults)
-        buffering = 1024 * 1024 if size_hint < 0 else min(1024 * 1024, max(8192, 2 * size_hint))
-        self.raw = os.fdopen(fd, "wb", buffering=buffering)
-        self.fh = self.raw
-        if gz:
-            self.fh = gzip_output(self.raw, self.dst)
+        fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        self.raw: BinaryIO = os.fdopen(fd, "wb", buffering=1024 * 1024)
 
     def write(self, b: bytes) -> None:
-        held = self.held
-        if held is None:
-            if self.adopted:
-                self._reopen()
-            self.fh.write(b)
-            return
-        held.append(b)
-        self.held_bytes += len(b)
-        if self.held_bytes > SPILL_BYTES:  # larger than it looked: write it here, as any other
-            self._open(False, -1)  # first: if it fails, the output is still held (abort creates nothing)
-            self.held = None
-            for part in held:
-                self.raw.write(part)
+        self.raw.write(b)
 
-    def close(self, durable: bool = True, perm: int | None = None) -> None:
-        """Finish the temporary file; ``durable=False`` leaves the fsync to a batch (:class:`CommitBatch`).
-
-        A held output is written now, with ``perm`` (else ``perm`` is applied at :meth:`rename`).
-        """
+    def close(self) -> None:
+        """Finish the temporary file: flushed and fsynced."""
         if self.closed:
             return
         self.closed = True
-        if self.held is not None:
-            self._write_held(durable, perm)
-            return
-        if self.adopted:  # written and closed by a worker: nothing buffered here
-            if durable:
-                self._reopen()
-            else:
-                return
-        if self.fh is not self.raw:
-            self.fh.close()
         self.raw.flush()
-        if durable:
-            os.fsync(self.raw.fileno())
+        os.fsync(self.raw.fileno())
         self.raw.close()
-
-    def _write_held(self, durable: bool, perm: int | None) -> None:
-        """Create the temporary and write the held bytes (on an error, nothing is left behind)."""
-        assert self.held is not None
-        data = b"".join(self.held)
-        self.held = None
-        write_new(self.tmp, data, perm, durable)
-        self.perm = perm
 
     def rename(self, mode: int | None) -> None:
         """Move the closed temporary file over the destination (atomic; the directory is not fsynced)."""
-        if mode is not None and mode != self.perm:
+        if mode is not None:
             os.chmod(self.tmp, mode)
         os.replace(self.tmp, self.dst)
 
@@ -266,62 +159,10 @@ class AtomicOutput:
         """Close and delete the temporary file (the destination is untouched)."""
         if not self.closed:
             self.closed = True
-            if self.held is not None:
-                self.held = None
-                return  # never created
-            if self.adopted:
-                discard_temp(self.tmp)
-                return
-            with contextlib.suppress(OSError):
-                if self.fh is not self.raw:
-                    self.fh.close()
             with contextlib.suppress(OSError):
                 self.raw.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.tmp)
-
-
-def write_temp(dst: Path, data: bytes, perm: int | None, owner: int) -> str:
-    """Write ``data`` to a new temporary of the run ``owner`` (its pid) beside ``dst`` (its directory
-    prepared by the parent's :class:`Cleaner`), with ``perm``; returns its path. Not fsynced: the
-    commit batch syncs it.
-
-    Raises:
-        OSError: nothing is left behind.
-    """
-    parent, name = os.path.split(os.fspath(dst))
-    tmp = os.path.join(parent or ".", temp_name(name, owner))
-    write_new(tmp, data, perm)
-    return tmp
-
-
-def write_new(path: str, data: bytes, perm: int | None, durable: bool = False) -> None:
-    """Create ``path`` (it must not exist) holding ``data``, with ``perm`` (set always: the umask,
-    or a directory's default ACL, masked the create mode), fsynced if ``durable``.
-
-    Raises:
-        OSError: nothing is left behind.
-    """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if perm is not None:
-            os.fchmod(fd, perm)
-        if durable:
-            os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        discard_temp(path)
-        raise
-    os.close(fd)
-
-
-def discard_temp(path: str) -> None:
-    """Remove a temporary file if it is there (best effort: an error of its own is not raised)."""
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 def copy_rest(src: IO[bytes], dst: IO[bytes]) -> None:
@@ -339,22 +180,9 @@ def copy_rest(src: IO[bytes], dst: IO[bytes]) -> None:
     dst.seek(0, os.SEEK_END)
 
 
-def copy_to_temp(src: Path, dst: Path, cleaned: Cleaner) -> AtomicOutput:
-    """Copy ``src`` byte for byte to a closed (not yet fsynced) temporary beside ``dst``."""
-    out = AtomicOutput(dst, False, cleaned)
-    try:
-        with open_input(src) as fh:
-            shutil.copyfileobj(fh, out.raw, 1024 * 1024)
-        out.close(durable=False)
-    except BaseException:
-        out.abort()
-        raise
-    return out
-
-
 def _copy_atomic(src: Path, dst: Path, cleaned: Cleaner) -> None:
     """Copy ``src`` to ``dst`` byte-for-byte through a temporary file, durably, at once."""
-    out = AtomicOutput(dst, False, cleaned)
+    out = AtomicOutput(dst, cleaned)
     try:
         with open_input(src) as fh:
             shutil.copyfileobj(fh, out.raw, 1024 * 1024)
@@ -409,7 +237,7 @@ def read_error(exc: BaseException) -> str:
 
 def write_report(path: Path, rep: MigrationReport, root: Path | None) -> None:
     """Write the report as JSON, atomically; never through a symlinked directory under ``root`` (``--out``)."""
-    out = AtomicOutput(path, False, Cleaner(root))
+    out = AtomicOutput(path, Cleaner(root))
     try:
         out.write(rep.to_json())
         out.commit(None)

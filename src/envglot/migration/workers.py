@@ -1,4 +1,5 @@
-"""The worker side: chunks of JSON Lines converted in a process pool."""
+"""The worker side: a chunk of JSON Lines (or a document) converted (:func:`migrate_chunk`), and
+the process pool's workers (one Migrator each)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,12 @@ import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from ..diagnostics import Diagnostic
 from ..pipeline import styled
-from .files import write_temp
 from .inputs import Task
 from .records import Migrator, Outcome, RecordError, rebuild_migrator, reject_line
 from .tally import Tally
@@ -22,33 +21,19 @@ from .tally import Tally
 # --------------------------------------------------------------------------- chunks (worker side)
 
 
-class TempTarget(msgspec.Struct, frozen=True):
-    """Where a worker writes a chunk's changed output itself (:func:`.files.write_temp`): beside
-    ``dst`` (a directory the parent has prepared), with ``perm``, named for the run ``owner``."""
-
-    dst: Path
-    perm: int | None
-    owner: int
-    """The pid of the run (the parent): a temporary is stale once it is gone."""
-
-
 class ChunkResult(msgspec.Struct):
     out: bytes
     rejects: list[tuple[int | None, bytes]]
     tally: Tally
     same: bool = False
-    """The output is the task's own bytes (nothing changed), not sent back: the parent has them."""
+    """The output is the task's own bytes (nothing changed), not sent back: the driver has them
+    (a piece of a stream, :func:`.stream.run_stream_piece`)."""
     omitted: int = 0
     """Rejects whose bytes are not in the rejects file (longer than ``max_record_bytes``)."""
     details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
     """Per record (line, or None for a document), in order: its diagnostics, and why it was rejected.
     Only from a ``Migrator(details=True)`` (``migrate(on_diagnostic=...)``)."""
-    tmp: str | None = None
-    """The temporary holding the output, written by the worker (``out`` is then empty): only the
-    path crosses the process boundary."""
 
-
-_WORKER: Migrator | None = None
 
 _MIGRATOR: list[tuple[bytes, Migrator]] = []
 """This process's Migrator and the options it was built from (one: a run's)."""
@@ -70,13 +55,12 @@ _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 def worker_init(options: dict[str, Any]) -> None:
     """Process-pool initializer: ignore Ctrl-C (the parent handles it), build one Migrator."""
-    global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a handler inherited from the parent must not run here
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by start_workers
     _die_with_parent()
-    _WORKER = migrator_for(options)
+    migrator_for(options)
 
 
 def _noop() -> None:
@@ -111,22 +95,6 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: workers hold no files, nothing to clean
     except (OSError, AttributeError):
         return
-
-
-def run_chunk(task: Task, target: TempTarget | None = None) -> ChunkResult:
-    """Worker entry point: migrate one chunk with this process's Migrator; with ``target``, write
-    a changed output to a temporary and send back its path, not its bytes."""
-    assert _WORKER is not None, "worker not initialised"
-    res = migrate_chunk(_WORKER, task)
-    if not res.tally.differs and res.out == task.data:  # the parent has these bytes: not sent back
-        res.out, res.same = b"", True
-    elif target is not None and res.out and res.tally.differs:
-        try:
-            res.tmp = write_temp(target.dst, res.out, target.perm, target.owner)
-        except OSError:  # sent back instead: the parent writes it, and reports its own error
-            return res
-        res.out = b""
-    return res
 
 
 def migrate_chunk(mig: Migrator, task: Task) -> ChunkResult:
