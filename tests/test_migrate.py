@@ -708,6 +708,120 @@ def test_stdin_to_out_is_written_whole(tmp_path: Path, jobs: int, late: bool) ->
     assert (tmp_path / "out" / "stdin.jsonl").read_bytes() == expected
 
 
+def _mixed_stream() -> bytes:
+    """JSON Lines as they come from a pipe: records of every dialect, corrupt, blank and too long
+    lines, CRLF terminators, and a last line without a newline."""
+    lines = []
+    for i in range(120):
+        lines.append(
+            [legacy_variant(i), _V2, b"{not json", b"", b"  \t", b'{"x":"' + b"y" * 3000 + b'"}'][i % 6]
+            + (b"\r\n" if i % 7 == 0 else b"\n")
+        )
+    return b"".join(lines) + legacy_variant(999)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_stdin_gives_what_the_same_bytes_in_a_file_give(tmp_path: Path, jobs: int) -> None:
+    """stdin, cut into pieces as it is read, is migrated as the same bytes in a file are, in every
+    mode: outputs, counts, rejects (but for their source) and diagnostics alike."""
+    import io
+
+    data = _mixed_stream()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "stdin.jsonl").write_bytes(data)  # the name stdin's output takes under --out
+    kw: dict[str, Any] = {"jobs": jobs, "chunk_bytes": 1024, "max_record_bytes": 2048}
+    seen: dict[str, list[tuple[int | None, str]]] = {"file": [], "stdin": []}
+
+    def log(key: str) -> Any:
+        return lambda _f, line, item: seen[key].append((line, type(item).__name__))
+
+    f = migrate([tmp_path / "in"], out=tmp_path / "f", rejects=tmp_path / "f.rej", on_diagnostic=log("file"), **kw)
+    s = migrate(
+        ["-"], stdin=io.BytesIO(data), out=tmp_path / "s", rejects=tmp_path / "s.rej", on_diagnostic=log("stdin"), **kw
+    )
+    assert f.rejected and f.converted and f.passed_through
+    assert (tmp_path / "s" / "stdin.jsonl").read_bytes() == (tmp_path / "f" / "stdin.jsonl").read_bytes()
+    assert seen["stdin"] == seen["file"]
+    for name in ("records", "converted", "passed_through", "rejected", "lossy", "bytes_in", "bytes_out", "by_source"):
+        assert getattr(s, name) == getattr(f, name), name
+    assert (s.jobs, s.files_written, s.exit_code) == (f.jobs, 1, f.exit_code)
+    named = [dict(r, source=None) for r in _rejects(tmp_path / "s.rej")]
+    assert named == [dict(r, source=None) for r in _rejects(tmp_path / "f.rej")]
+    out = io.BytesIO()
+    t = migrate(["-"], stdin=io.BytesIO(data), stdout=out, rejects=tmp_path / "t.rej", **kw)
+    assert (t.converted, t.rejected, t.files_written) == (f.converted, f.rejected, 1)
+    assert out.getvalue() == (tmp_path / "f" / "stdin.jsonl").read_bytes()
+    assert (tmp_path / "t.rej").read_bytes() == (tmp_path / "s.rej").read_bytes()
+    c = migrate(["-"], stdin=io.BytesIO(data), check=True, **kw)
+    assert (c.converted, c.rejected, c.files_changed, c.exit_code) == (f.converted, f.rejected, 1, 1)
+    assert not list(tmp_path.rglob(f"{TEMP_PREFIX}*"))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_stdin_is_written_as_it_is_read(tmp_path: Path, jobs: int) -> None:
+    """stdin is not read ahead of its output by more than the pieces in flight (a few chunks): its
+    first output is written to stdout long before its end is read, so memory stays bounded."""
+    import io
+
+    from envglot.migration.stream import MAX_IN_FLIGHT_BYTES
+
+    data = (legacy_variant(1) + b"\n") * 20000  # ~ 3 MB
+    src = io.BytesIO(data)
+    first: list[int] = []
+
+    class Out(io.BytesIO):
+        def write(self, b: Any) -> int:
+            if not first:
+                first.append(src.tell())
+            return super().write(b)
+
+    out = Out()
+    rep = migrate(["-"], stdin=src, stdout=out, jobs=jobs, chunk_bytes=4096)
+    assert rep.converted == 20000 and out.getvalue().count(b"\n") == 20000
+    assert first[0] <= min(len(data) // 4, MAX_IN_FLIGHT_BYTES)
+    assert first[0] <= (jobs + 2) * (4096 + len(legacy_variant(1)) + 1)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_stdin_among_files_keeps_walk_order(tmp_path: Path, jobs: int) -> None:
+    """Files before and after stdin: committed, their rejects written and their diagnostics told in
+    walk order (stdin's turn comes once the files before it are committed)."""
+    import io
+
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_bytes(_mixed_stream())
+    order: list[str] = []
+
+    def log(f: str, _line: int | None, _item: Any) -> None:
+        if not order or order[-1] != f:
+            order.append(f)
+
+    names = [str(tmp_path / "a.jsonl"), "-", str(tmp_path / "b.jsonl")]
+    rep = migrate(
+        names, stdin=io.BytesIO(_mixed_stream()), out=tmp_path / "out", jobs=jobs, chunk_bytes=1024, on_diagnostic=log
+    )
+    assert order == [names[0], "<stdin>", names[2]]
+    assert [c.file for c in rep.changed] == order and rep.files_written == 3
+    sources = [r["source"] for r in _rejects(tmp_path / "out" / ".envglot-rejects.jsonl")]
+    assert list(dict.fromkeys(sources)) == order
+    assert (tmp_path / "out" / "stdin.jsonl").read_bytes() == (tmp_path / "out" / "a.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_stdin_stopped_by_max_errors_writes_no_output(tmp_path: Path, jobs: int) -> None:
+    """max-errors passed in stdin: its output is not committed (no temporary left), its rejects so
+    far are, the counts are those of the pieces taken up to the one where the limit passed."""
+    import io
+
+    rep = migrate(
+        ["-"], stdin=io.BytesIO(_mixed_stream()), out=tmp_path / "out", jobs=jobs, chunk_bytes=1024, max_errors=3
+    )
+    assert rep.exit_code == 65 and rep.stopped is not None and "<stdin>:" in rep.stopped
+    assert rep.not_processed == ["<stdin>"] and rep.files_written == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".envglot-rejects.jsonl"]
+    assert len(_rejects(tmp_path / "out" / ".envglot-rejects.jsonl")) == rep.rejected > 3
+
+
 def test_mapping_overlay_is_used(tmp_path: Path) -> None:
     overlay = tmp_path / "ov.toml"
     overlay.write_text('dialect = "response-v2"\n\n[[write]]\ncategory = "internal"\ncode = "OPERATION_FAILED"\n')

@@ -5,25 +5,26 @@ Two layers (``docs/migration.md``):
 * :class:`Migrator` — the pure per-record function ``bytes -> Outcome`` (converted,
   passed through, or rejected with its reason). One :class:`~envglot.Converter` inside,
   built once; picklable, so engines such as Dask or Spark can map it over their lines.
-* :func:`migrate` — the file engine: walks inputs, streams JSON Lines in chunks to a
-  process pool (results reassembled in order, bounded chunks in flight), writes every
-  output through a temporary file that is fsynced and renamed into place, commits
-  each file's rejects (with their original bytes) durably before the output that omits
-  them, replacing that file's rejects of an earlier run, and returns a :class:`MigrationReport`.
+* :func:`migrate` — the file engine: walks inputs, plans pieces (small files grouped, large
+  ones cut into ranges, stdin cut as it is read) that an executor runs (this process, a
+  process pool, or Dask), writes every output through a temporary file that is made durable
+  and renamed into place, commits each file's rejects (with their original bytes) durably
+  before the output that omits them, replacing that file's rejects of an earlier run, and
+  returns a :class:`MigrationReport`.
 
 Modules: ``constants`` (names and limits), ``records`` (the per-record layer),
 ``workers`` (the process-pool side), ``executors`` (where the work runs: inline, a process
 pool, Dask), ``walk`` (which inputs a run takes, local paths and fsspec URLs, and where each
 output goes), ``inputs`` (how inputs are read: special files, links, record and gzip limits
-— for every executor), ``reading`` (a file's chunks, in walk order), ``output`` (where one
-file's output goes), ``files`` (atomic outputs, backups, the unchanged part of an output),
+— for every executor), ``reading`` (an input's chunks, in walk order), ``files`` (atomic
+outputs, backups), ``deferred`` (the unchanged part of an output),
 ``rejects`` (the rejects file and its commit, on a local path or an fsspec URL), ``commit``
-(batches of outputs made durable and renamed, for both drivers), ``lock`` (one run per
-``--out``), ``session`` (a run's lock, report and rejects file, for both drivers), ``tally``
+(batches of outputs made durable and renamed), ``lock`` (one run per
+``--out``), ``session`` (a run's lock, report and rejects file), ``tally``
 (the counts, one shape for chunk, file and report), ``report`` (the summary), ``run``
 (:func:`migrate`: the options, then a driver), ``driver`` with ``partitions`` (the piece
-driver and its pieces, for every executor), ``engine`` (local runs: the piece driver for
-``--out``/``--check``, the local chunk loop for the rest) and ``dask_engine`` (the Dask front).
+driver and its pieces, for every executor), ``stream`` (stdin's pieces, on the same driver),
+``engine`` (the local front: Inline or Pool) and ``dask_engine`` (the Dask front).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An output started at its first change, for both drivers: until then it is the input's own
+"""An output started at its first change (a piece's, :mod:`.partitions`): until then it is the input's own
 bytes, passed over (:class:`Unchanged`); then it is opened and that part copied from the input
 read again, checked (:class:`Deferred`)."""
 
@@ -75,7 +75,7 @@ class Unchanged:
 
 
 class Writer(Protocol):
-    """An output being written: :class:`~.files.AtomicOutput` (local driver), a Dask piece's temporary."""
+    """An output being written: a piece's temporary."""
 
     def write(self, b: bytes, /) -> object: ...
 
@@ -86,7 +86,7 @@ W = TypeVar("W", bound=Writer)
 
 
 class Deferred(Generic[W]):
-    """An output opened at its first change, for both drivers.
+    """An output opened at its first change.
 
     Until then the output is the input's own bytes, passed over (:class:`Unchanged`: counted
     and digested, not written). At the first change :meth:`start` opens it (``open_``) and

@@ -102,8 +102,6 @@ def run_local(
             style=style,
             chunk_bytes=chunk_bytes,
             check=mode == "check",
-            src_fs=None,
-            dst_fs=None,
             limits=limits,
             root=os.fspath(root) if root is not None else None,
             sync=False,  # one sync per commit batch, here

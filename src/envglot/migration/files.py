@@ -73,12 +73,11 @@ def clean_stale_temps(directory: str | os.PathLike[str], owner: int | None = Non
 
 class Cleaner:
     """Prepares each output directory once per run: refuses symlinks under ``root``, creates
-    it, removes stale temp files (and counts them)."""
+    it, removes stale temp files."""
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root
         self.seen: set[str] = set()
-        self.removed = 0
 
     def visit(self, directory: str) -> None:
         if directory not in self.seen:
@@ -86,7 +85,7 @@ class Cleaner:
                 refuse_links(self.root, Path(directory))
             os.makedirs(directory, exist_ok=True)
             self.seen.add(directory)
-            self.removed += len(clean_stale_temps(directory))
+            clean_stale_temps(directory)
 
 
 _TEMP_SERIAL: list[tuple[int, str, Iterator[int]]] = []
@@ -111,7 +110,7 @@ def temp_name(name: str, owner: int | None = None) -> str:
 
 
 def gzip_output(raw: IO[bytes], dst: str | os.PathLike[str]) -> gzip.GzipFile:
-    """The compressor of a .gz output to ``dst``, writing to ``raw``; alike in both drivers (byte for
+    """The compressor of a .gz output to ``dst``, writing to ``raw``; alike for every executor (byte for
     byte): the name inside is ``dst``'s without ``.gz``, level 6, no timestamp."""
     inner = os.path.basename(os.fspath(dst))[:-3]
     return gzip.GzipFile(filename=inner, mode="wb", fileobj=raw, compresslevel=6, mtime=0)

@@ -9,9 +9,9 @@
 * A ``.gz`` file and a ``.json`` document are always one piece (gzip cannot be entered
   in the middle; a document is one record).
 
-A task streams each piece through the same per-chunk function as the local engine
+A task streams each piece through the one per-chunk function
 (:func:`~envglot.migration.workers.migrate_chunk`, one :class:`Migrator` per worker
-process), so the bytes written are those the local engine writes.
+process), so every executor writes the same bytes.
 """
 
 from __future__ import annotations
@@ -85,8 +85,10 @@ class RunSpec(msgspec.Struct, frozen=True):
     style: str
     chunk_bytes: int
     check: bool
-    src_fs: Any
-    dst_fs: Any
+    src_fs: Any = None
+    """The inputs' fsspec file system; None: local paths."""
+    dst_fs: Any = None
+    """The outputs' fsspec file system; None: local paths."""
     limits: InputLimits = InputLimits()
     root: str | None = None
     """A local ``--out`` directory: no temporary is written through a symbolic link below it."""
@@ -243,8 +245,7 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResul
 
 
 class _PieceOutput:
-    """A piece's temporary output, started at its first change (:class:`~.deferred.Deferred`, as the
-    local driver's output starts)."""
+    """A piece's temporary output, started at its first change (:class:`~.deferred.Deferred`)."""
 
     def __init__(self, spec: RunSpec, f: FileSpec, tmp: str, begin: int, gz: bool) -> None:
         self.spec = spec

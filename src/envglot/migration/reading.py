@@ -1,6 +1,6 @@
 """Reading the inputs in walk order: each file's start, its chunks of whole lines (or its
-document), its end — or why it could not be read. The local driver consumes these events;
-:func:`input_records` gives the records themselves (``mappings derive``, ``learn``)."""
+document), its end — or why it could not be read. A stream (stdin) is read through them
+(:mod:`.stream`); :func:`input_records` gives the records themselves (``mappings derive``, ``learn``)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,6 @@ class ReadFailure(msgspec.Struct):
     error: str
 
 
-class Start(msgspec.Struct):
-    job: Job
-    index: int
-
-
 class End(msgspec.Struct):
     job: Job
 
@@ -36,11 +31,9 @@ class End(msgspec.Struct):
 class Chunk(msgspec.Struct):
     job: Job
     task: Task
-    disk_pos: int
-    """Input bytes read from the file (on disk) once this chunk was cut."""
 
 
-Event = Start | Chunk | End | ReadFailure
+Event = Chunk | End | ReadFailure
 
 
 SMALL_READ = 256 * 1024
@@ -81,43 +74,22 @@ class _SmallFile:
         self.pos = len(self.data) if size < 0 else min(len(self.data), start + size)
         return self.data[start : self.pos]
 
-    def tell(self) -> int:
-        return self.pos
-
     def close(self) -> None:
         self.data = b""
-
-
-class _Counting:
-    """A stream wrapper counting bytes read (stdin has no usable position)."""
-
-    def __init__(self, fh: BinaryIO) -> None:
-        self.fh = fh
-        self.n = 0
-
-    def read(self, size: int = -1) -> bytes:
-        b = self.fh.read(size)
-        self.n += len(b)
-        return b
-
-    def tell(self) -> int:
-        return self.n
 
 
 def produce(
     jobs: list[Job], chunk_bytes: int, style: str, stdin: BinaryIO | None, limits: InputLimits
 ) -> Iterator[Event]:
-    """Yield, in order, each file's start, its chunks, then its end (or a read failure)."""
-    for index, job in enumerate(jobs):
-        yield Start(job=job, index=index)
+    """Yield, in order, each file's chunks, then its end (or a read failure)."""
+    for job in jobs:
         close: list[Any] = []
         try:
             if job.src is None:
                 assert stdin is not None
-                raw: Any = _Counting(stdin)
-                fh: Any = raw
+                fh: Any = stdin
             elif job.regular and not job.gz and job.size <= SMALL_READ and (small := _SmallFile.read_whole(job)):
-                raw = fh = small
+                fh = small
             else:
                 raw = open_input(job.src)
                 close.append(raw)
@@ -131,7 +103,7 @@ def produce(
                 fh, source=job.name, style=style, doc=job.doc, read_size=size, max_record=limits.max_record_bytes
             )
             for task in reader:
-                yield Chunk(job=job, task=task, disk_pos=raw.tell())
+                yield Chunk(job=job, task=task)
         except (OSError, EOFError, zlib.error) as exc:
             yield ReadFailure(job=job, error=read_error(exc))
             continue

@@ -1,7 +1,6 @@
-"""The front of a migration: :func:`migrate` checks the options, then hands the run on
-(:mod:`.engine` for local paths: the piece driver for ``--out`` and ``--check``, else the local
-chunk loop; :mod:`.dask_engine` for Dask, imported only for ``engine="dask"``, over the same
-piece driver)."""
+"""The front of a migration: :func:`migrate` checks the options, then hands the run on to the
+piece driver (:mod:`.engine` for local paths and stdin, over Inline or Pool; :mod:`.dask_engine`
+for Dask, imported only for ``engine="dask"``)."""
 
 from __future__ import annotations
 

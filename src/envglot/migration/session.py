@@ -1,4 +1,4 @@
-"""A run's life, the same for both drivers: the ``--out`` lock held, the report begun, and at the
+"""A run's life, the same for every executor: the ``--out`` lock held, the report begun, and at the
 end (however the run ends) the rejects file closed, the report finished and written."""
 
 from __future__ import annotations
