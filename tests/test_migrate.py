@@ -822,6 +822,35 @@ def test_stdin_stopped_by_max_errors_writes_no_output(tmp_path: Path, jobs: int)
     assert len(_rejects(tmp_path / "out" / ".envglot-rejects.jsonl")) == rep.rejected > 3
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_stdin_interrupted_leaves_no_temporary(tmp_path: Path, jobs: int) -> None:
+    """Ctrl-C while stdin is read: the run stops as interrupted, the files before stdin are
+    committed, stdin's output temporary and uncommitted rejects are dropped."""
+    import io
+
+    (tmp_path / "a.jsonl").write_bytes(_mixed_stream())
+
+    class Interrupted(io.BytesIO):
+        def read(self, n: int | None = -1) -> bytes:
+            if self.tell() > 20_000:
+                raise KeyboardInterrupt
+            return super().read(n if n is None or n < 0 else min(n, 4096))
+
+    with pytest.raises(KeyboardInterrupt):
+        migrate(
+            [str(tmp_path / "a.jsonl"), "-"],
+            stdin=Interrupted(_mixed_stream() * 20),
+            out=tmp_path / "out",
+            report=tmp_path / "r.json",
+            jobs=jobs,
+            chunk_bytes=1024,
+        )
+    rep = json.loads((tmp_path / "r.json").read_bytes())
+    assert rep["stopped"] == "interrupted" and rep["not_processed"] == ["<stdin>"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".envglot-rejects.jsonl", "a.jsonl"]
+    assert {r["source"] for r in _rejects(tmp_path / "out" / ".envglot-rejects.jsonl")} == {str(tmp_path / "a.jsonl")}
+
+
 def test_mapping_overlay_is_used(tmp_path: Path) -> None:
     overlay = tmp_path / "ov.toml"
     overlay.write_text('dialect = "response-v2"\n\n[[write]]\ncategory = "internal"\ncode = "OPERATION_FAILED"\n')
