@@ -851,6 +851,36 @@ def test_stdin_interrupted_leaves_no_temporary(tmp_path: Path, jobs: int) -> Non
     assert {r["source"] for r in _rejects(tmp_path / "out" / ".envglot-rejects.jsonl")} == {str(tmp_path / "a.jsonl")}
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_stdin_to_a_full_disk_fails_with_74_and_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """An output error while stdin's output is written: stdin fails (74), the run stops, its
+    temporary is removed and its rejects are not committed."""
+    import io
+
+    from envglot.migration import stream
+
+    real = stream.store.open_write
+
+    class Full(io.FileIO):
+        def write(self, b: Any) -> int:
+            if self.tell() > 2000:
+                raise OSError(28, "No space left on device")
+            return super().write(b)
+
+    def open_write(fs: Any, path: str, root: str | None = None) -> Any:
+        real(fs, path, root).close()
+        return Full(path, "wb")
+
+    monkeypatch.setattr(stream.store, "open_write", open_write)
+    rep = migrate(["-"], stdin=io.BytesIO(_mixed_stream() * 5), out=tmp_path / "out", jobs=jobs, chunk_bytes=1024)
+    shown = os.fspath(tmp_path / "out" / "stdin.jsonl")
+    assert rep.exit_code == 74 and rep.stopped == f"output error: cannot write {shown}"
+    assert [(f.file, f.error) for f in rep.failed] == [("<stdin>", f"cannot write {shown}: No space left on device")]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
 def test_mapping_overlay_is_used(tmp_path: Path) -> None:
     overlay = tmp_path / "ov.toml"
     overlay.write_text('dialect = "response-v2"\n\n[[write]]\ncategory = "internal"\ncode = "OPERATION_FAILED"\n')

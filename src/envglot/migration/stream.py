@@ -157,8 +157,8 @@ class Stream:
         try:
             if self.out is not None:
                 assert spec.dst is not None
-                out, self.out = self.out, None
-                out.close()  # made durable by its commit batch
+                self.out.close()  # made durable by its commit batch
+                self.out = None
                 drv.batch.add(StoredTemp(None, self.tmp, spec.dst), None, spec, self.tally.bytes_out)
             elif self.stdout is not None:
                 self.stdout.flush()
