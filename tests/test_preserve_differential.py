@@ -138,35 +138,3 @@ def test_large_envelopes_get_the_defined_residue(src: str, dst: str) -> None:
 @given(data=st.data())
 def test_generated_envelopes_get_the_defined_residue(src: str, dst: str, data: st.DataObject) -> None:
     _check(msgspec.json.encode(data.draw(ENVELOPES[src])), src, dst)
-
-
-_KEYS = st.sampled_from(["meta", "_envglot", "a", "é", 'q"', "x\\y", ""])
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3),
-    max_leaves=8,
-)
-_SLOTS = [("_envglot",), ("meta", "_envglot"), ("a", "meta", 'q"x'), ("meta", 0), ("é",)]
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    doc=st.dictionaries(_KEYS, _JSON, max_size=4),
-    spaced=st.booleans(),
-    slot=st.sampled_from(_SLOTS),
-)
-def test_placing_a_residue_gives_the_bytes_of_setting_it(
-    doc: dict[str, Any], spaced: bool, slot: tuple[str | int, ...]
-) -> None:
-    """:func:`~envglot.residue.place` (spliced where it can be) is :func:`~envglot.residue.set_path`
-    on the opened document, encoded again: minified or not, keys escaped or repeated or not."""
-    import json
-
-    data = json.dumps(doc, ensure_ascii=spaced, separators=(", ", ": ") if spaced else (",", ":")).encode()
-    if spaced and doc:  # a repeated key, which the re-encoding drops
-        data = data[:-1] + b', "a": 1}'
-    value = msgspec.Raw(b'{"from":"dotbot","set":[],"del":[],"v":2,"digest":"00"}')
-    tree = residue.open_document(data)
-    residue.set_path(tree, list(slot), value)
-    assert residue.place(data, slot, value) == residue.encode(tree)
-    assert residue.place(data, slot, value, residue.open_document(data)) == residue.encode(tree)

@@ -775,8 +775,13 @@ class Pipeline:
         sets, dels = _residue.diff(original, back, skip, members)
         if not sets and not dels and src.name == self.dst.name:
             return out
-        slot = _residue.slot_path(self.mappings[self.dst.name].shape.residue)
-        return self._seal(_residue.place(out, slot, _residue.encode_residue(src.name, original, sets, dels), top))
+        doc = top if top is not None else _residue.open_document(out)
+        _residue.set_path(
+            doc,
+            list(_residue.slot_path(self.mappings[self.dst.name].shape.residue)),
+            _residue.encode_residue(src.name, original, sets, dels),
+        )
+        return self._seal(_residue.encode(doc))
 
     def _back(self, src: Dialect) -> Pipeline:
         """The pipeline writing this one's target back as ``src`` (built once per source dialect)."""

@@ -24,7 +24,7 @@ from msgspec import Raw, Struct
 
 from .errors import ParseError
 from .excerpt import excerpt, key_segment
-from .limits import MAX_DEPTH, spans_whole
+from .limits import MAX_DEPTH
 
 __all__ = [
     "Residue",
@@ -36,7 +36,6 @@ __all__ = [
     "format_path",
     "none_in",
     "parse_path",
-    "place",
     "set_path",
     "slot_path",
 ]
@@ -360,48 +359,3 @@ def _slot_key(slot: str) -> bytes | None:
 def encode(doc: dict[str, Any]) -> bytes:
     """A patched tree back to JSON bytes."""
     return _ENC.encode(doc)
-
-
-def place(doc: bytes, segs: tuple[str | int, ...], value: Raw, members: dict[str, Raw] | None = None) -> bytes:
-    """``doc`` (an object) with ``value`` set at ``segs``: the bytes of :func:`set_path` on
-    :func:`open_document` then :func:`encode`, spliced in without re-encoding the document
-    where that is provably the same (see :func:`_spliced`). ``members``: ``doc``'s top level
-    when the caller has decoded it."""
-    top = _RAW_DICT.decode(doc) if members is None else members
-    out = _spliced(doc, top, segs, bytes(value))
-    if out is not None:
-        return out
-    set_path(top, list(segs), value)
-    return _ENC.encode(top)
-
-
-def _spliced(doc: bytes, top: dict[str, Raw], segs: tuple[str | int, ...], value: bytes) -> bytes | None:
-    """:func:`place`'s bytes by splicing, or ``None`` when not proved equal.
-
-    Proved where ``top`` spans ``doc`` exactly (:func:`~envglot.limits.spans_whole`: minified,
-    keys unescaped and unrepeated, so :func:`encode` of ``top`` is ``doc``) on every level walked,
-    and each key on the path either is absent (appended: :func:`set_path` creates the objects
-    on the way at the end) or holds an object (walked into in place).
-    """
-    seg = segs[0]
-    if not isinstance(seg, str) or not spans_whole(doc, top):
-        return None
-    if seg not in top:
-        for inner in reversed(segs[1:]):
-            if not isinstance(inner, str):
-                return None
-            value = b"{" + _ENC.encode(inner) + b":" + value + b"}"
-        return doc[:-1] + (b"," if top else b"") + _ENC.encode(seg) + b":" + value + b"}"
-    if len(segs) == 1:
-        return None  # replaced in place: the general route
-    start = 1
-    for k, v in top.items():
-        start += len(k.encode()) + 3  # "k":
-        if k == seg:
-            break
-        start += len(v) + 1  # the value and its comma
-    old = top[seg]
-    if memoryview(old)[0] != _OPEN:
-        return None
-    new = _spliced(bytes(old), _RAW_DICT.decode(old), segs[1:], value)
-    return None if new is None else doc[:start] + new + doc[start + len(old) :]
