@@ -247,3 +247,24 @@ def test_migrate_breakdown_times_every_stage() -> None:
     stages = ("convert_bytes", "record", "detection", "tally", "discard", "counting fn", "bound fn", "migrate")
     assert set(rows) == {*stages, "engine"}
     assert all(rows[s] > 0 for s in stages)
+
+
+def test_preserve_parts_times_every_part() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "preserve_parts.py"),
+            *("dotbot", "response-v2", "--sizes", "tiny,medium", "--count", "8", "--rounds", "1"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [line.split("|")[1:-1] for line in proc.stdout.splitlines() if line.startswith("| ")][1:]
+    assert [r[0].strip() for r in rows] == ["tiny", "medium"]
+    for r in rows:
+        cells = [float(c) for c in r[1:]]
+        assert len(cells) == 10 and all(c > 0 for c in cells)
+        assert cells[8] >= cells[0]  # the floor holds the ignore conversion
