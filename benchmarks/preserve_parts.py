@@ -15,15 +15,13 @@ records, in the measuring thread's CPU time.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import corpus
-from breakdown import best
+from breakdown import arguments, best, documents
 
 import envglot
 from envglot import residue
@@ -35,13 +33,7 @@ from envglot.limits import members_of
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("source")
-    ap.add_argument("target")
-    ap.add_argument("--sizes", default="tiny,medium,large")
-    ap.add_argument("--count", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=15)
-    a = ap.parse_args(argv)
+    a = arguments(__doc__, 200, argv)
     src, dst = get_dialect(a.source), get_dialect(a.target)
     print(
         "| size | ignore µs | preserve µs | preserve / ignore | back | diff | digest | residue (with digest) "
@@ -49,8 +41,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in a.sizes.split(","):
-        n = a.count if size == "tiny" else max(10, a.count // (4 if size == "medium" else 20))
-        items = corpus.generate({size: n}, dialects=(src.name,)).payloads(src.name, size)
+        items = documents(src.name, size, a.count)
         print(f"| {size} | {row(src, dst, items, a.rounds)} |", flush=True)
 
 
