@@ -53,6 +53,8 @@ def row(src: Dialect, dst: Dialect, items: Sequence[bytes], rounds: int) -> str:
     m = pipe.mappings
     back = bound_pair(dst, src, Context(m, DISCARD, m[dst.name], pipe.synth, True))
     assert back is not None, "the reverse pair takes the hub"
+    t_ignore = best(ignore.convert_bytes, items, rounds)  # before the parts' inputs are kept alive
+    t_preserve = best(preserve.convert_bytes, items, rounds)
     outs = {x: ignore.convert_bytes(x) for x in items}
     backs = {x: back(outs[x]) or b"" for x in items}
     skip = residue.slot_path(m[src.name].shape.residue)
@@ -73,8 +75,6 @@ def row(src: Dialect, dst: Dialect, items: Sequence[bytes], rounds: int) -> str:
         best(lambda x: residue.encode_residue(src.name, x, *diffs[x]), items, rounds),
         best(placed, items, rounds),
     ]
-    t_ignore = best(ignore.convert_bytes, items, rounds)
-    t_preserve = best(preserve.convert_bytes, items, rounds)
     floor = t_ignore + sum(parts) - parts[2]  # the residue's encoding includes the digest
     cells = [t_ignore, t_preserve, t_preserve / t_ignore, *parts, floor, floor / t_ignore]
     return " | ".join(f"{v:.2f}" if i in (2, 9) else f"{v:.1f}" for i, v in enumerate(cells))
