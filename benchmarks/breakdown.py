@@ -51,14 +51,25 @@ def best(fn: Callable[[bytes], object], items: Sequence[bytes], rounds: int) -> 
     return out / len(items) / 1000
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(doc: str, count: int, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line of a script timing one pair by size: ``SOURCE TARGET [--sizes] [--count] [--rounds]``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("source")
     ap.add_argument("target")
     ap.add_argument("--sizes", default="tiny,medium,large")
-    ap.add_argument("--count", type=int, default=400)
+    ap.add_argument("--count", type=int, default=count)
     ap.add_argument("--rounds", type=int, default=15)
-    a = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def documents(source: str, size: str, count: int) -> list[bytes]:
+    """``count`` corpus records of ``source`` at tiny, a quarter at medium, a twentieth at large (20 at least)."""
+    n = count if size == "tiny" else max(20, count // (4 if size == "medium" else 20))
+    return corpus.generate({size: n}, dialects=(source,)).payloads(source, size)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    a = arguments(__doc__, 400, argv)
     src = get_dialect(a.source)
     print(
         "| size | Converter µs | UTF-8 check | members parse (depth) | spans + probe | fused function "
@@ -66,8 +77,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in a.sizes.split(","):
-        n = a.count if size == "tiny" else max(20, a.count // (4 if size == "medium" else 20))
-        items = corpus.generate({size: n}, dialects=(src.name,)).payloads(src.name, size)
+        items = documents(src.name, size, a.count)
         conv = envglot.Converter(to=a.target, from_=src.name, unsupported="ignore")
         run = conv.convert_bytes
         run(items[0])

@@ -229,21 +229,37 @@ def test_preserve_section(run: tuple[dict[str, Any], str]) -> None:
     assert "### preserve=True vs unsupported='ignore'" in run[1]
 
 
-def test_migrate_breakdown_times_every_stage() -> None:
+def _table(script: str, *args: str) -> list[list[str]]:
+    """The Markdown table rows (cells stripped, header and rule left out) a benchmark script prints."""
     proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "migrate_breakdown.py"),
-            *("--per-dialect", "5", "--rounds", "1", "--repeat", "1"),
-        ],
+        [sys.executable, str(ROOT / "benchmarks" / script), *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    cells = [line.split("|")[1:3] for line in proc.stdout.splitlines() if line.startswith("| ")]
-    rows = {name.strip(): float(us) for name, us in cells[1:]}
+    return [[c.strip() for c in line.split("|")[1:-1]] for line in proc.stdout.splitlines() if line.startswith("| ")][
+        1:
+    ]
+
+
+def test_migrate_breakdown_times_every_stage() -> None:
+    rows = {
+        r[0]: float(r[1])
+        for r in _table("migrate_breakdown.py", "--per-dialect", "5", "--rounds", "1", "--repeat", "1")
+    }
     stages = ("convert_bytes", "record", "detection", "tally", "discard", "counting fn", "bound fn", "migrate")
     assert set(rows) == {*stages, "engine"}
     assert all(rows[s] > 0 for s in stages)
+
+
+def test_preserve_parts_times_every_part() -> None:
+    rows = _table(
+        "preserve_parts.py", "dotbot", "response-v2", "--sizes", "tiny,medium", "--count", "8", "--rounds", "1"
+    )
+    assert [r[0] for r in rows] == ["tiny", "medium"]
+    for r in rows:
+        cells = [float(c) for c in r[1:]]
+        assert len(cells) == 10 and all(c > 0 for c in cells)
+        assert cells[8] >= cells[0]  # the floor holds the ignore conversion

@@ -290,6 +290,7 @@ class Pipeline:
     __slots__ = (
         "_fused",
         "_ignore",
+        "_preserving",
         "_tallying",
         "dst",
         "mappings",
@@ -330,6 +331,9 @@ class Pipeline:
         self._tallying: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> its fused path to ``dst`` that also reports (``tallying_pair``)."""
         self._ignore = self.policy.level is Level.IGNORE
+        self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
+        """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
+        (``None``: the general route)."""
 
     def run(
         self,
@@ -483,7 +487,11 @@ class Pipeline:
                     or _failure_of(buf, other, m) is None
                 ):
                     if self.preserve:
-                        fast = self._add_residue(buf, fast, src, None, members)
+                        fast = (
+                            self._add_fused_residue(buf, fast, src, members)
+                            if compact
+                            else self._add_residue(buf, fast, src, None, members)
+                        )
                     if counting:
                         report.finish(self.policy, start=start)
                     return (fast if compact else styled(fast, self.style, self.dst)), src.name, unwrapped
@@ -731,13 +739,46 @@ class Pipeline:
         # for this target and was rejected does not
         nests = env is not None and self._nests(env, src)
         skip = () if nests else _residue.slot_path(m[src.name].shape.residue)
+        return self._placed(out, src, original, back, skip, members, top)
+
+    def _add_fused_residue(self, buf: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
+        """:meth:`_add_residue` on the fused path in the compact style, the same bytes with less
+        looked up: ``buf`` is minified there (:meth:`convert` minified it or proved it minified),
+        holds no input residue, and the reverse pair is found once per source."""
+        back_pair = self._preserving.get(src.name, _MISSING)
+        if back_pair is _MISSING:
+            back_pair = self._preserving[src.name] = (
+                self._back(src)._fused_from(self.dst, True) if src.shape.writable else None
+            )
+        if back_pair is None:
+            return self._add_residue(buf, out, src, None, members)
+        top = _residue.open_document(out) if len(out) >= SPLIT_MIN else None
+        back = back_pair(out) if top is None else back_pair(out, top)
+        if back is None:  # the reverse pair takes the hub for this document
+            return self._add_residue(buf, out, src, None, members)
+        skip = _residue.slot_path(self.mappings[src.name].shape.residue)
+        return self._placed(out, src, buf, back, skip, members, top)
+
+    def _placed(
+        self,
+        out: bytes,
+        src: Dialect,
+        original: bytes,
+        back: bytes,
+        skip: tuple[str | int, ...],
+        members: dict[str, msgspec.Raw] | None,
+        top: dict[str, Any] | None,
+    ) -> bytes:
+        """``out`` with the residue turning ``back`` (``out`` written back as ``src``) into
+        ``original`` at the target's slot, ``skip`` left out of the diff (the source's own slot);
+        ``members``: ``original``'s top level, ``top``: ``out``'s, when decoded."""
         sets, dels = _residue.diff(original, back, skip, members)
         if not sets and not dels and src.name == self.dst.name:
             return out
         doc = top if top is not None else _residue.open_document(out)
         _residue.set_path(
             doc,
-            list(_residue.slot_path(m[self.dst.name].shape.residue)),
+            list(_residue.slot_path(self.mappings[self.dst.name].shape.residue)),
             _residue.encode_residue(src.name, original, sets, dels),
         )
         return self._seal(_residue.encode(doc))
