@@ -32,6 +32,29 @@ id or a residue hashlib (the tables' cache compares the TOML bytes instead of ha
 an overlay pathlib (the bundled tables' paths are strings)."""
 
 
+_KIT_ON_FIRST_USE = ("envglot.checker",)
+"""envglot modules loading the tables does not need: the contract checker (a dialect's hooks
+module, ``validate`` and a table's contract constants import it)."""
+
+_README_INSTALL = ("importlib",)
+"""Standard modules ``import envglot`` imports only through ``typing_extensions`` (msgspec imports
+``inspect`` when it is installed, as the test install has it; the README's install has not):
+finding a bundled dialect's hooks module imports ``importlib``."""
+
+_WITHOUT_TYPING_EXTENSIONS = """\
+import sys
+
+
+class _Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name == "typing_extensions":
+            raise ModuleNotFoundError(name)
+
+
+sys.meta_path.insert(0, _Hide())
+"""
+
+
 def _loaded(code: str) -> set[str]:
     probe = f"import sys\n{code}\nprint('\\n'.join(sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
@@ -43,9 +66,16 @@ def loaded() -> set[str]:
     return _loaded("import envglot\nenvglot.mappings.default_mappings()")
 
 
-@pytest.mark.parametrize("name", _OPTIONAL + _ON_FIRST_USE)
+@pytest.mark.parametrize("name", _OPTIONAL + _ON_FIRST_USE + _KIT_ON_FIRST_USE)
 def test_import_with_tables_leaves_it_unimported(loaded: set[str], name: str) -> None:
     assert "envglot.mappings" in loaded  # the probe did load the tables
+    assert name not in loaded
+
+
+@pytest.mark.parametrize("name", _README_INSTALL)
+def test_import_with_tables_in_the_readme_install_leaves_it_unimported(name: str) -> None:
+    loaded = _loaded(_WITHOUT_TYPING_EXTENSIONS + "import envglot\nenvglot.mappings.default_mappings()")
+    assert "envglot.mappings" in loaded and "typing_extensions" not in loaded
     assert name not in loaded
 
 
