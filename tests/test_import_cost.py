@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +77,26 @@ def test_import_with_tables_leaves_it_unimported(loaded: set[str], name: str) ->
 def test_import_with_tables_in_the_readme_install_leaves_it_unimported(name: str) -> None:
     loaded = _loaded(_WITHOUT_TYPING_EXTENSIONS + "import envglot\nenvglot.mappings.default_mappings()")
     assert "envglot.mappings" in loaded and "typing_extensions" not in loaded
+    assert name not in loaded
+
+
+_FIRST_CONVERSION_ON_FIRST_USE = ("logging", "pathlib")
+"""What a default conversion (``warn``, nobody listening) does without: ``logging`` (until it is
+imported no handler can listen, so the conversion need not import it to ask) and ``pathlib``
+(the bundled ``[fields]`` a fused path derives from are read by a string path)."""
+
+
+@pytest.mark.parametrize("name", _FIRST_CONVERSION_ON_FIRST_USE)
+def test_a_first_conversion_leaves_it_unimported(name: str) -> None:
+    doc = Path(__file__).resolve().parents[1] / "examples" / "dotbot" / "structure-ok.json"
+    code = (
+        "import envglot\n"
+        f"doc = open({str(doc)!r}, 'rb').read()\n"
+        "assert envglot.convert(doc, from_='dotbot', to='response-v2')\n"
+        "assert envglot.convert(doc, to='errorcode')"
+    )
+    loaded = _loaded(code)
+    assert "envglot.pipeline" in loaded and "envglot.derive" in loaded  # the probe did convert on the fused path
     assert name not in loaded
 
 
