@@ -37,6 +37,10 @@ _KIT_ON_FIRST_USE = ("envglot.checker",)
 """envglot modules loading the tables does not need: the contract checker (a dialect's hooks
 module, ``validate`` and a table's contract constants import it)."""
 
+_API_ON_FIRST_USE = ("envglot.api", "envglot.canonical", "envglot.fields", "envglot.options", "envglot.pipeline")
+"""The conversion API (``envglot.convert``, ``Converter``, ``Options``, ``Envelope``, ...) and what
+only it needs: imported when the package's attribute is first used."""
+
 _README_INSTALL = ("importlib",)
 """Standard modules ``import envglot`` imports only through ``typing_extensions`` (msgspec imports
 ``inspect`` when it is installed, as the test install has it; the README's install has not):
@@ -67,7 +71,7 @@ def loaded() -> set[str]:
     return _loaded("import envglot\nenvglot.mappings.default_mappings()")
 
 
-@pytest.mark.parametrize("name", _OPTIONAL + _ON_FIRST_USE + _KIT_ON_FIRST_USE)
+@pytest.mark.parametrize("name", _OPTIONAL + _ON_FIRST_USE + _KIT_ON_FIRST_USE + _API_ON_FIRST_USE)
 def test_import_with_tables_leaves_it_unimported(loaded: set[str], name: str) -> None:
     assert "envglot.mappings" in loaded  # the probe did load the tables
     assert name not in loaded
@@ -78,6 +82,27 @@ def test_import_with_tables_in_the_readme_install_leaves_it_unimported(name: str
     loaded = _loaded(_WITHOUT_TYPING_EXTENSIONS + "import envglot\nenvglot.mappings.default_mappings()")
     assert "envglot.mappings" in loaded and "typing_extensions" not in loaded
     assert name not in loaded
+
+
+def test_the_api_is_imported_on_first_use_and_kept() -> None:
+    """``envglot.<name>`` of the conversion API is the API module's own object, imported by the first
+    use (``from envglot import ...`` included) and then a plain attribute; a module ``import envglot``
+    used to import (``envglot.api``) is still found as an attribute."""
+    code = (
+        "import sys, envglot\n"
+        "assert 'envglot.api' not in sys.modules and 'convert' not in vars(envglot)\n"
+        "from envglot import Converter, Options\n"
+        "import envglot.api as api, envglot.canonical as canonical, envglot.options as options\n"
+        "assert Converter is api.Converter and Options is options.Options and 'Converter' in vars(envglot)\n"
+        "assert envglot.convert is api.convert and envglot.Envelope is canonical.Envelope\n"
+        "assert set(envglot.__all__) <= set(dir(envglot)) and 'validate' not in vars(envglot)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    fresh = "import envglot\nassert envglot.api.Converter is envglot.Converter and callable(envglot.wire.slug)"
+    subprocess.run([sys.executable, "-c", fresh], check=True)
+    # the submodule envglot.detect, imported first, does not take the name of the API's function
+    detect = "import envglot.detect, envglot.pipeline, envglot\nassert envglot.detect is envglot.api.detect"
+    subprocess.run([sys.executable, "-c", detect], check=True)
 
 
 _FIRST_CONVERSION_ON_FIRST_USE = ("logging", "pathlib")
