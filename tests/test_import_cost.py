@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,33 @@ id or a residue hashlib (the tables' cache compares the TOML bytes instead of ha
 an overlay pathlib (the bundled tables' paths are strings)."""
 
 
+_KIT_ON_FIRST_USE = ("envglot.checker",)
+"""envglot modules loading the tables does not need: the contract checker (a dialect's hooks
+module, ``validate`` and a table's contract constants import it)."""
+
+_API_ON_FIRST_USE = ("envglot.api", "envglot.canonical", "envglot.fields", "envglot.options", "envglot.pipeline")
+"""The conversion API (``envglot.convert``, ``Converter``, ``Options``, ``Envelope``, ...) and what
+only it needs: imported when the package's attribute is first used."""
+
+_README_INSTALL = ("importlib",)
+"""Standard modules ``import envglot`` imports only through ``typing_extensions`` (msgspec imports
+``inspect`` when it is installed, as the test install has it; the README's install has not):
+finding a bundled dialect's hooks module imports ``importlib``."""
+
+_WITHOUT_TYPING_EXTENSIONS = """\
+import sys
+
+
+class _Hide:
+    def find_spec(self, name, path=None, target=None):
+        if name == "typing_extensions":
+            raise ModuleNotFoundError(name)
+
+
+sys.meta_path.insert(0, _Hide())
+"""
+
+
 def _loaded(code: str) -> set[str]:
     probe = f"import sys\n{code}\nprint('\\n'.join(sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
@@ -43,9 +71,57 @@ def loaded() -> set[str]:
     return _loaded("import envglot\nenvglot.mappings.default_mappings()")
 
 
-@pytest.mark.parametrize("name", _OPTIONAL + _ON_FIRST_USE)
+@pytest.mark.parametrize("name", _OPTIONAL + _ON_FIRST_USE + _KIT_ON_FIRST_USE + _API_ON_FIRST_USE)
 def test_import_with_tables_leaves_it_unimported(loaded: set[str], name: str) -> None:
     assert "envglot.mappings" in loaded  # the probe did load the tables
+    assert name not in loaded
+
+
+@pytest.mark.parametrize("name", _README_INSTALL)
+def test_import_with_tables_in_the_readme_install_leaves_it_unimported(name: str) -> None:
+    loaded = _loaded(_WITHOUT_TYPING_EXTENSIONS + "import envglot\nenvglot.mappings.default_mappings()")
+    assert "envglot.mappings" in loaded and "typing_extensions" not in loaded
+    assert name not in loaded
+
+
+def test_the_api_is_imported_on_first_use_and_kept() -> None:
+    """``envglot.<name>`` of the conversion API is the API module's own object, imported by the first
+    use (``from envglot import ...`` included) and then a plain attribute; a module ``import envglot``
+    used to import (``envglot.api``) is still found as an attribute."""
+    code = (
+        "import sys, envglot\n"
+        "assert 'envglot.api' not in sys.modules and 'convert' not in vars(envglot)\n"
+        "from envglot import Converter, Options\n"
+        "import envglot.api as api, envglot.canonical as canonical, envglot.options as options\n"
+        "assert Converter is api.Converter and Options is options.Options and 'Converter' in vars(envglot)\n"
+        "assert envglot.convert is api.convert and envglot.Envelope is canonical.Envelope\n"
+        "assert set(envglot.__all__) <= set(dir(envglot)) and 'validate' not in vars(envglot)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    fresh = "import envglot\nassert envglot.api.Converter is envglot.Converter and callable(envglot.wire.slug)"
+    subprocess.run([sys.executable, "-c", fresh], check=True)
+    # the submodule envglot.detect, imported first, does not take the name of the API's function
+    detect = "import envglot.detect, envglot.pipeline, envglot\nassert envglot.detect is envglot.api.detect"
+    subprocess.run([sys.executable, "-c", detect], check=True)
+
+
+_FIRST_CONVERSION_ON_FIRST_USE = ("logging", "pathlib")
+"""What a default conversion (``warn``, nobody listening) does without: ``logging`` (until it is
+imported no handler can listen, so the conversion need not import it to ask) and ``pathlib``
+(the bundled ``[fields]`` a fused path derives from are read by a string path)."""
+
+
+@pytest.mark.parametrize("name", _FIRST_CONVERSION_ON_FIRST_USE)
+def test_a_first_conversion_leaves_it_unimported(name: str) -> None:
+    doc = Path(__file__).resolve().parents[1] / "examples" / "dotbot" / "structure-ok.json"
+    code = (
+        "import envglot\n"
+        f"doc = open({str(doc)!r}, 'rb').read()\n"
+        "assert envglot.convert(doc, from_='dotbot', to='response-v2')\n"
+        "assert envglot.convert(doc, to='errorcode')"
+    )
+    loaded = _loaded(code)
+    assert "envglot.pipeline" in loaded and "envglot.derive" in loaded  # the probe did convert on the fused path
     assert name not in loaded
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .api import Conversion, Converter, answer, conversion, convert, detect, read, refusal, write
-from .canonical import Envelope, Problem
+from . import detect as _detection
 from .diagnostics import Diagnostic, Kind, Report
 from .dialects import NAMES as DIALECTS
 from .errors import (
@@ -18,18 +17,31 @@ from .errors import (
     UnsupportedError,
 )
 from .mappings import load_mappings
-from .options import Options
 from .policy import Level, Policy
 from .registry import Registry
 from .version import __version__
 
+# The detection module is imported with the package because its first import sets ``detect`` on
+# the package; the name is the API's function (imported on first use, with the rest of the API).
+globals().pop("detect")
+del _detection
+
 if TYPE_CHECKING:  # imported on first use at run time (keeps ``import envglot`` fast), typed for checkers
+    from .api import Conversion, Converter, answer, conversion, convert, detect, read, refusal, write
+    from .canonical import Envelope, Problem
     from .migration import MigrationReport, Migrator, migrate
+    from .options import Options
     from .pyresult import Result
     from .schema import json_schema
     from .validation import Violation, validate
 
 _LAZY = {
+    **dict.fromkeys(
+        ("Conversion", "Converter", "answer", "conversion", "convert", "detect", "read", "refusal", "write"), "api"
+    ),
+    "Envelope": "canonical",
+    "Problem": "canonical",
+    "Options": "options",
     "migrate": "migration",
     "Migrator": "migration",
     "MigrationReport": "migration",
@@ -39,15 +51,32 @@ _LAZY = {
     "Result": "pyresult",
 }
 
+_SUBMODULES = frozenset(
+    "api canonical checker codes context fields limits options pipeline residue transport wire".split()
+)
+"""The modules ``import envglot`` imported before they were deferred: ``envglot.<name>`` still
+finds them after a bare ``import envglot``."""
+
 
 def __getattr__(name: str) -> object:  # only reached at run time: checkers see the imports above
-    """Import the batch, validation and schema APIs on first use (keeps ``import envglot`` fast)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'envglot' has no attribute {name!r}")
+    """Import the conversion, batch, validation and schema APIs on first use (``import envglot``
+    with its tables loaded needs none of them), and a module of :data:`_SUBMODULES` named as an
+    attribute (``envglot.api``) as if it had been imported. A name found is kept: the next use
+    of it is a plain attribute."""
     import importlib
 
-    return getattr(importlib.import_module(f".{module}", __name__), name)
+    module = _LAZY.get(name)
+    if module is not None:
+        found = globals()[name] = getattr(importlib.import_module(f".{module}", __name__), name)
+        return found
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)  # (the import sets it on the package)
+    raise AttributeError(f"module 'envglot' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The package's names, those imported on first use included."""
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [

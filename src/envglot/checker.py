@@ -17,7 +17,6 @@ import re
 import types
 import typing
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from decimal import Decimal
 from functools import cache
 from typing import Any, Literal
@@ -25,15 +24,14 @@ from typing import Any, Literal
 import msgspec
 
 from .excerpt import MESSAGE_LIMIT, excerpt
+from .wire import is_timestamp
 
 __all__ = [
-    "ISO_TIMESTAMP",
     "MISSING",
     "Checker",
     "Rule",
     "Violation",
     "article",
-    "is_timestamp",
     "join_path",
     "optional_constants",
     "outcome_keys",
@@ -389,19 +387,3 @@ def article(kind: str) -> str:
     return {"any": "a value", "array": "an array", "integer": "an integer", "object": "an object"}.get(
         kind, f"a {kind}"
     )
-
-
-ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
-"""An ISO 8601 date-time with a zone: what dotbot's and code-graph's contracts accept (writers
-and ``validate`` share it)."""
-
-
-def is_timestamp(value: str) -> bool:
-    """True for an ISO 8601 date-time with a time zone that names a real instant."""
-    if ISO_TIMESTAMP.fullmatch(value) is None:
-        return False
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True

@@ -23,6 +23,7 @@ as it is (what ``tests/test_derive.py`` compares with ``[fields]`` for every bun
 
 from __future__ import annotations
 
+import os
 import re
 import types
 import typing
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .fields import CANONICAL, Build, Let, Move, Reading, Step, Writing
-from .tables import DialectTable, decode_table, mappings_dir
+from .tables import DialectTable, decode_table, mappings_root
 
 if TYPE_CHECKING:
     from .dialect import Dialect
@@ -43,7 +44,7 @@ _MEMBER_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_-]*)+")
 
 def declared_fields(name: str) -> dict[str, str]:
     """``[fields]`` of the bundled table ``mappings/<name>.toml`` (canonical field -> wire path)."""
-    t = decode_table(mappings_dir() / f"{name}.toml", DialectTable)
+    t = decode_table(os.path.join(mappings_root(), f"{name}.toml"), DialectTable)  # (a str: no pathlib to import)
     assert isinstance(t, DialectTable)
     return dict(t.fields)
 

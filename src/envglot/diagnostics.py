@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,8 @@ def listening() -> bool:
     e.g. after ``logging.basicConfig()``); Python's last-resort stderr printing does not count.
     When nobody listens, ``warn`` builds no diagnostics at all (the cost of ``ignore``).
     """
+    if "logging" not in sys.modules:  # no handler can exist yet: a conversion need not import it
+        return False
     lg = _logger()
     return lg.isEnabledFor(_WARNING) and lg.hasHandlers()
 

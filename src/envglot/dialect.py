@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 from msgspec import Raw, Struct
 
-from .checker import optional_constants
 from .declare import Hooked, Shape
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
@@ -284,6 +283,8 @@ class Dialect:
     def optional_constants(self) -> frozenset[str]:
         """JSON paths of the constants inside the optional objects of this dialect's contract
         (:func:`~envglot.checker.optional_constants`; none for a free-form dialect)."""
+        from .checker import optional_constants  # only here: loading the tables needs no checker
+
         return optional_constants(self.wire) if self.wire is not None else frozenset()
 
     def schema_type(self) -> type[Struct]:

@@ -12,7 +12,6 @@ import msgspec
 from msgspec import Raw
 
 from .canonical import Extra, Problem
-from .checker import is_timestamp
 from .context import Context
 from .diagnostics import Kind
 from .errors import ParseError
@@ -22,12 +21,14 @@ from .tables import DialectMap
 
 __all__ = [
     "ABSENT",
+    "ISO_TIMESTAMP",
     "RAW_EMPTY_OBJECT",
     "RAW_NULL",
     "WireDecoder",
     "document_id",
     "drop_success_problems",
     "error_details",
+    "is_timestamp",
     "object_payload",
     "opt",
     "raw_is_object",
@@ -332,6 +333,22 @@ def error_details(raw: Raw | None, ctx: Context, dialect: str, index: int | None
     carries nothing and is left out (never written as ``details: null``); any other non-object
     is wrapped (:func:`object_or_wrapped`)."""
     return None if raw is None or raw == RAW_NULL else object_or_wrapped(raw, ctx, "problem.details", dialect, index)
+
+
+ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})")
+"""An ISO 8601 date-time with a zone: what dotbot's and code-graph's contracts accept (writers
+and ``validate`` share it)."""
+
+
+def is_timestamp(value: str) -> bool:
+    """True for an ISO 8601 date-time with a time zone that names a real instant."""
+    if ISO_TIMESTAMP.fullmatch(value) is None:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def timestamp_for(value: str | None, ctx: Context, target: DialectMap, what: str, utc: bool) -> str | None:

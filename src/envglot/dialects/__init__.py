@@ -10,7 +10,6 @@ modules' dialects: an installed plugin (``envglot.registry.bundled``) is not amo
 
 from __future__ import annotations
 
-import importlib
 import os
 from functools import partial
 from typing import TYPE_CHECKING
@@ -25,6 +24,8 @@ __all__ = ["ALIASES", "DIALECTS", "NAMES", "WRITABLE", "get_dialect"]
 
 
 def _compile(module: str) -> None:
+    import importlib  # only here: making the dialects known imports no hooks module
+
     compile_hooks(importlib.import_module(f"{__name__}.{module}"))
 
 
