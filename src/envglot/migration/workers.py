@@ -184,19 +184,19 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
             body, term = data[start : end - 1], b"\r\n"
         else:
             body, term = data[start:end], b"\n"
-        o = count(body, tally)  # counted: the record's output, None (passed through) or its Outcome
-        if o is None:
+        got = count(body, tally)  # counted: the record's output, None (passed through) or its Outcome
+        if got is None:
             add(data[start : end + 1])
-        elif type(o) is bytes:
-            add(o)
+        elif type(got) is bytes:
+            add(got)
             add(term)
         else:
-            assert isinstance(o, Outcome)
-            _note(mig, o, body, res, task, lineno)
-            if o.status == "converted":
-                assert o.output is not None
-                add(o.output + term)
-            elif o.status == "passed":
+            assert isinstance(got, Outcome)
+            _note(mig, got, body, res, task, lineno)
+            if got.status == "converted":
+                assert got.output is not None
+                add(got.output + term)
+            elif got.status == "passed":
                 add(data[start : end + 1])
         lineno += 1
         pos = end + 1
