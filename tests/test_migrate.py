@@ -389,6 +389,27 @@ def test_a_ranged_input_that_changes_before_its_unchanged_range_is_copied_fails(
     assert [p.name for p in (tmp_path / "out").iterdir() if p.name.startswith(".envglot-tmp")] == []
 
 
+def test_a_write_error_while_a_ranged_file_is_put_together_stops_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-j 2``: appending a range to the file's output fails (a full disk): the run stops as when
+    the task that put the file together failed; no output, no temporary is left."""
+    from envglot.migration import partitions
+
+    src = tmp_path / "in" / "a.jsonl"
+    src.parent.mkdir()
+    src.write_bytes(b"\n".join(legacy_variant(i) for i in range(3000)) + b"\n")
+
+    def full(*_: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(partitions, "copy_rest", full)
+    rep = migrate([src.parent], out=tmp_path / "out", jobs=2, chunk_bytes=16 * 1024)
+    assert [f.file for f in rep.failed] == [str(src)] and rep.exit_code != 0
+    assert "No space left on device" in rep.failed[0].error
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".envglot-rejects")) == []
+
+
 @pytest.mark.parametrize("size", ["small", "large"])  # held and written at the end, or written as it comes
 def test_outputs_keep_the_input_mode_whatever_the_umask(tmp_path: Path, size: str) -> None:
     (tmp_path / "in").mkdir()

@@ -234,6 +234,10 @@ class Driver:
             except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
                 self.batch.abort()
             raise
+        finally:
+            for st in self.state.values():  # a run that stopped: the files put together here left unfinished
+                if st.assembly is not None:
+                    st.assembly.abort()
 
     def _task_failed(self, tag: Any, exc: BaseException) -> None:
         idx = [p.file.index for p in tag[1]] if tag[0] == "pieces" else [tag[1]]
@@ -263,8 +267,13 @@ class Driver:
             st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
             return
         if st.assembly is not None:  # every range is in it
-            st.assembly.close()
-            st.final = ("ready", st.assembly.tmp)
+            a, st.assembly = st.assembly, None
+            try:
+                a.close()
+            except OSError as exc:  # as the task's error would (finish_ranged)
+                a.abort()
+                self._task_failed(("final", st.spec.index), exc)
+            st.final = ("ready", a.tmp)
             return
         st.final = "assembling"
         self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
