@@ -7,19 +7,24 @@ sources ``run.py``'s migrate section uses), in the measuring thread's CPU time, 
 ``--rounds`` passes, µs per record:
 
     convert_bytes   Converter(to=TARGET, unsupported="ignore").convert_bytes (auto-detecting)
-    record          Migrator(TARGET).record: what each record of a migration costs
+    record          Migrator(TARGET).record: one record migrated alone, its Outcome built
+    count           Migrator(TARGET).count into a Tally: what the chunk loop calls per record
+    chunks          the chunk loop (workers.migrate_chunk) over the cycle cut into 1 MiB chunks:
+                    splitting, counting, rejects, the joined output
     detection       check_input + the top level's members (depth-guarded) + classify_members
     tally           Pipeline.tally given that detection (counting fused path, Counting report)
     discard         Pipeline.convert with DISCARD given that detection (the fused path nobody counts)
     counting fn     the counting pair functions alone (fields.tallying_pair, a Context and Counting each)
     bound fn        the bound pair functions alone (fields.bound_pair, what discard calls)
     migrate         envglot.migrate(jobs=1) over the cycle repeated K times (process CPU time,
-                    its fsync's included), per record; engine = migrate - record
+                    its fsync's included), per record; engine = migrate - chunks (reading,
+                    writing, the commit, the run's fixed costs)
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import shutil
 import sys
 import tempfile
@@ -39,7 +44,10 @@ from envglot.detect import Detection, classify_members, top_level
 from envglot.diagnostics import DISCARD, Counting
 from envglot.fields import bound_pair, tallying_pair
 from envglot.limits import check_input, within_depth
+from envglot.migration.inputs import RecordReader
 from envglot.migration.records import Migrator
+from envglot.migration.tally import Tally
+from envglot.migration.workers import migrate_chunk
 from envglot.pipeline import Pipeline
 
 Checked = tuple[bytes, tuple[bytes, bool, Detection], dict[str, msgspec.Raw]]
@@ -98,10 +106,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     pipe = conv.pipeline
     mig = Migrator(a.to)
     checked = [detect(pipe, r) for r in recs]
+    cycle = b"".join(r + b"\n" for r in recs)
+    chunks = list(
+        RecordReader(io.BytesIO(cycle), source="mix", style="compact", doc=False, read_size=1 << 20, max_record=1 << 26)
+    )
     counting, plain = functions(pipe, checked)
     passes: dict[str, Callable[[], object]] = {
         "convert_bytes": lambda: [conv.convert_bytes(r) for r in recs],
         "record": lambda: [mig.record(r) for r in recs],
+        "count": lambda: (lambda t: [mig.count(r, t) for r in recs])(Tally()),
+        "chunks": lambda: [migrate_chunk(mig, task) for task in chunks],
         "detection": lambda: [detect(pipe, r) for r in recs],
         "tally": lambda: [pipe.tally(r, c, t) for r, c, t in checked],
         "discard": lambda: [pipe.convert(r, DISCARD, c, t) for r, c, t in checked],
@@ -114,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     work = Path(tempfile.mkdtemp(prefix="envglot-migrate-breakdown-"))
     try:
         src = work / "mix.jsonl"
-        src.write_bytes(b"".join(r + b"\n" for r in recs) * a.repeat)
+        src.write_bytes(cycle * a.repeat)
         spent = float("inf")
         for i in range(max(2, a.rounds // 3)):
             t = time.process_time()
@@ -124,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     finally:
         shutil.rmtree(work)
     us["migrate"] = spent / (n * a.repeat) * 1e6
-    us["engine"] = us["migrate"] - us["record"]
+    us["engine"] = us["migrate"] - us["chunks"]
     print(f"{n} records ({', '.join(sources)} -> {a.to}), {sum(map(len, recs)) / 1e6:.1f} MB a cycle")
     print("| stage | µs per record | convert_bytes / it |")
     print("|---|---:|---:|")

@@ -5,7 +5,8 @@ a deterministic sample of the benchmark corpus and hypothesis-generated document
 given a :class:`~envglot.diagnostics.Counting` report (the fused path where it applies) gives
 the bytes, the source, the multiset of ``(kind, source path)`` and the outcome (under ``raise``,
 the same error) that the hub gives with a full :class:`~envglot.diagnostics.Report`; and
-``migrate`` counts the same kinds with and without the fused path.
+``migrate`` counts the same kinds with and without the fused path, and its per-record loop writes and
+counts what each record migrated alone gives.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ from envglot import fields, pipeline
 from envglot.diagnostics import Counting, Report
 from envglot.dialect import Dialect, registered
 from envglot.errors import EnvglotError
-from envglot.migration.records import Migrator
+from envglot.migration.inputs import Task
+from envglot.migration.records import Migrator, reject_line
+from envglot.migration.tally import Tally
+from envglot.migration.workers import ChunkResult, migrate_chunk
 from envglot.options import Options
 from envglot.pipeline import Pipeline
 
@@ -207,3 +211,65 @@ def test_a_dialect_declared_in_toml_counts_what_the_hub_reports(unsupported: str
         assert back or unsupported == "raise"  # under raise every record may be refused
         assert _outcomes(home, back) == _outcomes(home_full, back)
     assert _CALLS["done"] > before, "the fused counting path was not taken"
+
+
+def _chunk_by_record(m: Migrator, task: Task) -> ChunkResult:
+    """What the chunk loop must give: each line through :meth:`Migrator.record` and :meth:`Tally.count`
+    (a blank line copied as it is, a record's terminator kept, a reject leaving no output)."""
+    res = ChunkResult(out=b"", rejects=[], tally=Tally(bytes_in=len(task.data)))
+    out = []
+    for i, line in enumerate(task.data.splitlines(keepends=True)):
+        lineno = task.first_line + i
+        if not line.strip():
+            out.append(line)
+            continue
+        body = line.rstrip(b"\n")
+        term = line[len(body) :]
+        if term and body.endswith(b"\r"):
+            body, term = body[:-1], b"\r\n"
+        o = m.record(body)
+        res.tally.count(o)
+        if o.status == "converted":
+            assert o.output is not None
+            out.append(o.output + term)
+        elif o.status == "passed":
+            out.append(line)
+        else:
+            res.rejects.append((lineno, reject_line(task.source, lineno, body, o)))
+    res.out = b"".join(out)
+    res.tally.bytes_out = len(res.out)
+    return res
+
+
+@pytest.mark.parametrize("unsupported", ["ignore", "warn", "raise"])
+def test_the_chunk_loop_counts_and_writes_what_each_record_gives(corpus: list[Any], unsupported: str) -> None:
+    """``migrate``'s per-record loop (records counted straight into the chunk's tally) against each
+    record migrated alone and counted from its Outcome: the same bytes, rejects and counts, over
+    the benchmark corpus, target records, corrupt records, blank lines, CRLF and a last line
+    without its terminator."""
+    recs = [rec.data for rec in corpus if b"\n" not in rec.data and b"\r" not in rec.data]
+    v2 = [r for r in recs if Migrator(to="response-v2").record(r).status == "passed"]
+    assert v2, "no record passes through"
+    lines = [
+        *(r + b"\n" for r in recs),
+        b"\n",
+        b"  \t \n",
+        b"\r\n",
+        recs[0] + b"\r\n",
+        b"   " + recs[1] + b"\n",
+        b"not json at all\n",
+        b'\xff\xfe{"bad utf-8": 1}\n',
+        b'{"truncated": \r\n',
+        v2[0] + b"\r\n",
+        b"\x0b\x0c\n",
+        recs[2],  # the last line, without its terminator
+    ]
+    data = b"".join(lines)
+    for details in (False, True):
+        m = Migrator(to="response-v2", unsupported=unsupported, details=details)
+        task = Task("in.jsonl", "lines", data, 7, "compact")
+        got, want = migrate_chunk(m, task), _chunk_by_record(m, task)
+        assert got.out == want.out
+        assert got.rejects == want.rejects
+        assert msgspec.to_builtins(got.tally) == msgspec.to_builtins(want.tally)
+        assert got.tally.rejected >= 3 and got.tally.passed_through >= 2 and got.tally.diagnostics

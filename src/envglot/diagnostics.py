@@ -358,7 +358,7 @@ class Counting(Report):
         pol = self.policy if policy is None else policy
         seen = self.seen[start:] if start else self.seen
         if not self.carried:  # the common case: nothing carried, no index to look up
-            return any(pol.selects_at(k, p) for k, p in seen)
+            return pol.selects_any(seen)
         return any(pol.selects_at(k, p) for i, (k, p) in enumerate(seen, start) if i not in self.carried)
 
     def finish(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
@@ -89,7 +89,7 @@ class Conversion(msgspec.Struct, frozen=True):
         return any(d.lossy for d in self.diagnostics)
 
 
-class Tallied(NamedTuple):
+class Tallied(msgspec.Struct, frozen=True, gc=False):
     """One conversion as :meth:`Pipeline.tally` gives it: its diagnostics counted, not kept."""
 
     output: bytes
@@ -364,8 +364,9 @@ class Pipeline:
         except RefusedError:  # refused: convert again with a full report, which raises saying why
             self.convert(buf, Report(self.policy), checked, members)
             raise AssertionError("a refused conversion converted with a full report") from None
-        seen = counting.seen
-        return Tallied(out, src, unwrapped, tuple([k for k, _ in seen]), bool(seen) and counting.selected())
+        if not counting.seen:
+            return Tallied(out, src, unwrapped, (), False)
+        return Tallied(out, src, unwrapped, tuple([k for k, _ in counting.seen]), counting.selected())
 
     def report(self) -> Report:
         """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""

@@ -18,6 +18,8 @@ from .errors import EnvglotError
 from .kinds import LOSSY_KINDS, Kind
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .diagnostics import Diagnostic
 
 __all__ = ["LEVELS", "Level", "LevelName", "Policy", "as_policy"]
@@ -131,6 +133,15 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True, dict=True):
         elif kind not in LOSSY_KINDS:
             return False
         return not any(k == kind and (p is None or _path_matches(p, path)) for k, p in ignore)
+
+    def selects_any(self, seen: Iterable[tuple[Kind, str]]) -> bool:
+        """True if :meth:`selects_at` holds for one of ``seen``'s ``(kind, path)`` (a counting report's)."""
+        if not self.select and not self.ignore:  # as selects_at, without a call per diagnostic
+            for kind, _ in seen:
+                if kind in LOSSY_KINDS:
+                    return True
+            return False
+        return any(self.selects_at(k, p) for k, p in seen)
 
     def refuses(self, d: Diagnostic) -> bool:
         """True if ``d`` makes the conversion fail (level ``raise`` and selected)."""

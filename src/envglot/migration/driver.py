@@ -20,9 +20,10 @@ from ..diagnostics import Diagnostic
 from . import fs as store
 from .commit import CommitBatch, StoredTemp
 from .constants import ENCODER, EX_SOFTWARE, Mode
+from .deferred import InputChangedError
 from .executors import Executor, WorkerDiedError
 from .files import BackupExistsError, Cleaner, clean_stale_temps, make_backup
-from .partitions import Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
+from .partitions import Assembly, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
 from .records import Migrator, RecordError, RejectRecord
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
@@ -124,7 +125,7 @@ def _sweep(spec: RunSpec, out_path: str | None, run: str | None, dirs: set[str])
 class _FileState:
     """One input file on the client: its pieces' results until it is committed."""
 
-    __slots__ = ("final", "parts", "results", "spec")
+    __slots__ = ("assembly", "broken", "final", "parts", "results", "spec")
 
     def __init__(self, spec: FileSpec, parts: int) -> None:
         self.spec = spec
@@ -132,6 +133,15 @@ class _FileState:
         self.results: dict[int, PieceResult] = {}
         self.final: Any = None
         """``"ready"`` once committable, or a future of the ranged file's assembly."""
+        self.assembly: Assembly | None = None
+        """A ranged file's output put together here as its ranges come in (:meth:`Driver._assemble`)."""
+        self.broken: str | None = None
+        """Why that assembly stopped: the input changed under the run (the file fails as unreadable)."""
+
+    def input_changed(self, error: str) -> None:
+        """Fail the file as unreadable: its input changed under the run (said on its last range)."""
+        last = self.results[self.parts - 1]
+        last.error, last.error_code = error, 66
 
 
 def _renumber(line: bytes, offset: int) -> bytes:
@@ -212,9 +222,8 @@ class Driver:
                 else:
                     st = self.state[tag[1]]
                     tmp, error = value
-                    if error:  # the input changed under the run: the file fails as unreadable
-                        last = st.results[st.parts - 1]
-                        last.error, last.error_code = error, 66
+                    if error:
+                        st.input_changed(error)
                     st.final = ("ready", tmp)
                 self._commit_ready()
                 self._report_progress()
@@ -241,6 +250,10 @@ class Driver:
             except BaseException:  # a second Ctrl-C, or the flush failed: drop the rest
                 self.batch.abort()
             raise
+        finally:
+            for st in self.state.values():  # a run that stopped: the files put together here left unfinished
+                if st.assembly is not None:
+                    st.assembly.abort()
 
     def _submit(self, tasks: list[list[Piece]]) -> None:
         for pieces in tasks:
@@ -267,16 +280,57 @@ class Driver:
         st.results[r.part] = r
         self.records_seen += r.tally.records
         self.bytes_seen += r.disk
+        if st.parts > 1:
+            self._assemble(st, r)
         if len(st.results) < st.parts:
             return
         self.files_seen += 1
         parts = [st.results[i] for i in range(st.parts)]
         changed = any(p.tally.differs for p in parts)
+        if st.broken is not None and not any(p.error for p in parts):
+            st.input_changed(st.broken)
         if st.parts == 1 or self.spec.check or any(p.error for p in parts) or (self.spec.in_place and not changed):
             st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
             return
+        if st.assembly is not None:  # every range is in it
+            a, st.assembly = st.assembly, None
+            try:
+                a.close()
+            except OSError as exc:  # as the task's error would (finish_ranged)
+                a.abort()
+                self._task_failed(("final", st.spec.index), exc)
+            st.final = ("ready", a.tmp)
+            return
         st.final = "assembling"
         self.ex.submit(finish_ranged, self.spec, st.spec, parts, changed, tag=("final", r.file))
+
+    def _assemble(self, st: _FileState, r: PieceResult) -> None:
+        """On a local disk whose temporaries the run syncs itself (workers on this machine), put a
+        changed ranged file together here as its ranges come in, in order, while the workers convert
+        the rest (instead of one task after the last range: :func:`.partitions.finish_ranged`).
+        The same bytes and the same outcomes as that task: an input changed under the run fails the
+        file as unreadable, a write error stops the run as the task's error would."""
+        spec = self.spec
+        if spec.sync or spec.check or r.error or st.broken is not None:
+            if r.error and st.assembly is not None:  # the file fails: no output
+                st.assembly.abort()
+                st.assembly = None
+            return
+        if st.assembly is None:
+            if not any(p.tally.differs for p in st.results.values()) or any(p.error for p in st.results.values()):
+                return  # not known to be changed (an unchanged file is the input's copy), or failed
+            st.assembly = Assembly(spec, st.spec)
+        a = st.assembly
+        try:
+            while a.added < st.parts and a.added in st.results:
+                a.add(st.results[a.added])
+        except InputChangedError as exc:  # the file fails as unreadable once its ranges are all in
+            a.abort()
+            st.assembly, st.broken = None, str(exc)
+        except OSError as exc:
+            a.abort()
+            st.assembly = None
+            self._task_failed(("final", st.spec.index), exc)
 
     def _commit_ready(self, upto: int | None = None) -> None:
         """Commit the consecutive finished files from the cursor (a stream's pieces taken when its

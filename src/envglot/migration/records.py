@@ -6,7 +6,7 @@ import base64
 import functools
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -21,6 +21,9 @@ from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Unsupported, resolve
 from ..policy import Level
 from .constants import ENCODER, INTERNAL_ERROR, REASON_LIMIT, TEST_DELAY_ENV, Status
+
+if TYPE_CHECKING:
+    from .tally import Tally
 
 # --------------------------------------------------------------------------- per record
 
@@ -156,6 +159,23 @@ class Migrator:
 
     def record(self, record: bytes) -> Outcome:
         """Migrate one record; see the class docstring for the rules. Never raises."""
+        o = self._migrate(record, None)
+        assert isinstance(o, Outcome)
+        return o
+
+    def count(self, record: bytes, tally: Tally) -> bytes | Outcome | None:
+        """Migrate one record and count what became of it into ``tally``, as :meth:`record` would
+        have it counted (:meth:`Tally.count`): the output of a converted record, ``None`` for one
+        passed through (its own bytes are the output), else its :class:`Outcome` (a reject; with
+        ``details``, every record). No :class:`Outcome` is built for a record converted or passed
+        through on the counting path. Never raises."""
+        o = self._migrate(record, tally)
+        if type(o) is Outcome:
+            tally.count(o)
+        return o
+
+    def _migrate(self, record: bytes, tally: Tally | None) -> bytes | Outcome | None:
+        """:meth:`record` (``tally`` None), or :meth:`count` before it counts an :class:`Outcome`."""
         name: str | None = None
         try:
             clean, bom = check_input(record, self._max_depth, depth=False)  # the encoding, before anything reads it
@@ -168,11 +188,18 @@ class Migrator:
             name = det.dialect if det is not None else None
             if name == self.to and not bom:
                 self._check(record)
+                if tally is not None:
+                    tally.passed_record(self.to)
+                    return None
                 return Outcome(status="passed", output=record, source=self.to)
             p = self._conv.pipeline  # hand the check and the detection over: each record is detected once
             checked = (clean, bom, det) if det is not None else None
             if not self.details:  # kinds counted, not kept: the fused path where it applies
                 t = p.tally(record, checked, members)
+                if tally is not None:
+                    out = _one_line(t.output)
+                    tally.converted_record(t.source, t.selected, t.unwrapped, t.kinds)
+                    return out
                 return Outcome(
                     status="converted",
                     output=_one_line(t.output),

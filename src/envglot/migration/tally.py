@@ -7,6 +7,8 @@ cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import msgspec
 
 from .constants import INTERNAL_ERROR, UNDETECTED
@@ -25,16 +27,26 @@ class SourceCounts(msgspec.Struct):
 
     def count(self, o: Outcome) -> None:
         """Count one record's outcome."""
-        self.records += 1
         if o.status == "converted":
-            self.converted += 1
-            self.lossy += o.lossy
-            self.unwrapped += o.unwrapped
+            self.count_converted(o.lossy, o.unwrapped)
         elif o.status == "passed":
-            self.passed_through += 1
+            self.count_passed()
         else:
+            self.records += 1
             self.rejected += 1
             self.lossy += bool(o.diagnostics)
+
+    def count_converted(self, lossy: bool, unwrapped: bool) -> None:
+        """Count one converted record (``lossy``: the policy selects one of its diagnostics)."""
+        self.records += 1
+        self.converted += 1
+        self.lossy += lossy
+        self.unwrapped += unwrapped
+
+    def count_passed(self) -> None:
+        """Count one record passed through (already in the target dialect)."""
+        self.records += 1
+        self.passed_through += 1
 
     def add(self, other: SourceCounts) -> None:
         """Add ``other`` into this one."""
@@ -66,20 +78,40 @@ class Tally(SourceCounts):
 
     def count(self, o: Outcome) -> None:
         """Count one record's outcome (also under its source dialect, and its diagnostics' kinds)."""
-        super().count(o)
-        key = o.source or UNDETECTED
+        if o.status == "converted":
+            self.converted_record(o.source, o.lossy, o.unwrapped, o.kinds)
+        elif o.status == "passed":
+            self.passed_record(o.source)
+        else:
+            super().count(o)
+            self.of(o.source).count(o)
+            self.internal_errors += o.error_type == INTERNAL_ERROR
+            kinds = self.diagnostics
+            for d in o.diagnostics:
+                kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
+
+    def converted_record(self, source: str | None, lossy: bool, unwrapped: bool, kinds: Iterable[str]) -> None:
+        """Count one converted record of ``source`` and the kind of each of its diagnostics (what a
+        migration counts per record: no :class:`~.records.Outcome` is built for it)."""
+        self.count_converted(lossy, unwrapped)
+        self.of(source).count_converted(lossy, unwrapped)
+        counts = self.diagnostics
+        for k in kinds:
+            k = str(k)  # a Kind (a StrEnum) is counted under its value
+            counts[k] = counts.get(k, 0) + 1
+
+    def passed_record(self, source: str | None) -> None:
+        """Count one record of ``source`` passed through."""
+        self.count_passed()
+        self.of(source).count_passed()
+
+    def of(self, source: str | None) -> SourceCounts:
+        """The counts of the records of ``source`` (:data:`UNDETECTED` for ``None``), made on first use."""
+        key = source or UNDETECTED
         c = self.by_source.get(key)
         if c is None:
             c = self.by_source[key] = SourceCounts()
-        c.count(o)
-        kinds = self.diagnostics
-        if o.status == "converted":
-            for k in o.kinds:
-                kinds[k] = kinds.get(k, 0) + 1
-        elif o.status == "rejected":
-            self.internal_errors += o.error_type == INTERNAL_ERROR
-            for d in o.diagnostics:
-                kinds[d["kind"]] = kinds.get(d["kind"], 0) + 1
+        return c
 
     def add(self, other: SourceCounts) -> None:
         """Add the counts of ``other`` (a :class:`Tally`) into this one."""
@@ -87,10 +119,7 @@ class Tally(SourceCounts):
         for name in COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for k, c in other.by_source.items():
-            mine = self.by_source.get(k)
-            if mine is None:
-                mine = self.by_source[k] = SourceCounts()
-            mine.add(c)
+            self.of(k).add(c)
         for k, n in other.diagnostics.items():
             self.diagnostics[k] = self.diagnostics.get(k, 0) + n
 

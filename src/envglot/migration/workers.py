@@ -130,30 +130,42 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
         return res
     data = task.data
     out: list[bytes] = []  # joined once (no copy at all for a chunk of blank lines)
+    add, find, count, tally = out.append, data.find, mig.count, res.tally
     lineno = task.first_line
     pos, n = 0, len(data)
     while pos < n:
-        start = _blank_run(data, pos)  # blank lines are skipped at C speed and copied as they are
-        if start == n:
-            out.append(data[pos:] if pos else data)
-            break
-        start = max(pos, data.rfind(b"\n", pos, start) + 1)  # the record's line starts after the blank ones
-        if start > pos:
-            out.append(data[pos:start])
-            lineno += data.count(b"\n", pos, start)
-        nl = data.find(b"\n", start)
+        start = pos
+        if data[pos] in _WHITESPACE:  # blank lines are skipped at C speed and copied as they are
+            start = _blank_run(data, pos)
+            if start == n:
+                add(data[pos:] if pos else data)
+                break
+            start = max(pos, data.rfind(b"\n", pos, start) + 1)  # the record's line starts after the blank ones
+            if start > pos:
+                add(data[pos:start])
+                lineno += data.count(b"\n", pos, start)
+        nl = find(b"\n", start)
         end = n if nl < 0 else nl
-        piece = data[start:end]
-        body, term = piece, (b"" if nl < 0 else b"\n")
-        if term and body.endswith(b"\r"):
-            body = body[:-1]
-            term = b"\r\n"
-        o = _record(mig, body, res, task, lineno)
-        if o.status == "converted":
-            assert o.output is not None
-            out.append(o.output + term)
-        elif o.status == "passed":
-            out.append(data[start : end + 1])
+        if nl < 0:
+            body, term = data[start:], b""
+        elif data[end - 1] == 13:  # CRLF (a record's line is never empty here)
+            body, term = data[start : end - 1], b"\r\n"
+        else:
+            body, term = data[start:end], b"\n"
+        got = count(body, tally)  # counted: the record's output, None (passed through) or its Outcome
+        if got is None:
+            add(data[start : end + 1])
+        elif type(got) is bytes:
+            add(got)
+            add(term)
+        else:
+            assert isinstance(got, Outcome)
+            _note(mig, got, body, res, task, lineno)
+            if got.status == "converted":
+                assert got.output is not None
+                add(got.output + term)
+            elif got.status == "passed":
+                add(data[start : end + 1])
         lineno += 1
         pos = end + 1
     res.out = out[0] if len(out) == 1 else b"".join(out)
@@ -193,6 +205,11 @@ def _record(mig: Migrator, body: bytes, res: ChunkResult, task: Task, line: int 
 def _account(mig: Migrator, o: Outcome, body: bytes, res: ChunkResult, task: Task, line: int | None) -> None:
     """Count one record's outcome into ``res`` (and its reject line, its details)."""
     res.tally.count(o)
+    _note(mig, o, body, res, task, line)
+
+
+def _note(mig: Migrator, o: Outcome, body: bytes, res: ChunkResult, task: Task, line: int | None) -> None:
+    """Put a counted record's reject line and details into ``res``."""
     if o.details:
         res.details.extend((line, d) for d in o.details)
     if o.status == "rejected":
