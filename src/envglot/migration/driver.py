@@ -4,6 +4,10 @@ results arrive commit the files **in walk order**, in batches of consecutive fin
 the batch's rejects made durable in the rejects file (replacing earlier lines of the same
 files), then each output's temporary moved over its destination. Workers read their own
 pieces and write the temporaries; only counts, reject lines and temporary paths travel back.
+
+Over 500 lines: the commit protocol's steps (walk order, rejects before outputs, backups,
+ranged files put together, a stream's pieces) are one sequence on one object; split, their
+order would have to be read across modules.
 """
 
 from __future__ import annotations
