@@ -42,7 +42,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     files = list(out.glob("*.json"))
@@ -236,7 +236,7 @@ def _table(script: str, *args: str) -> list[list[str]]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return [[c.strip() for c in line.split("|")[1:-1]] for line in proc.stdout.splitlines() if line.startswith("| ")][
