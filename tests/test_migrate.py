@@ -410,6 +410,64 @@ def test_a_short_read_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert len((tmp_path / "out" / "a.jsonl").read_bytes().splitlines()) == 4
 
 
+def test_a_small_input_is_read_whole_in_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fs.open_read of a small local file: one read when it has the size walked; a file that grew
+    or shrank since, or reads short, is read to its end."""
+    from envglot.migration import fs
+
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(b"x" * 1000)
+    reads: list[int] = []
+    real = os.read
+    monkeypatch.setattr(fs.os, "read", lambda fd, n: reads.append(n) or real(fd, n))
+    assert fs.open_read(None, str(src), 1000).read() == b"x" * 1000 and reads == [1001]
+    for walked in (10, 5000):  # grew, shrank
+        assert fs.open_read(None, str(src), walked).read() == b"x" * 1000
+    monkeypatch.setattr(fs.os, "read", lambda fd, n: real(fd, min(n, 7)))
+    assert fs.open_read(None, str(src), 1000).read() == b"x" * 1000
+
+
+def test_a_small_output_is_created_whole_at_its_close(tmp_path: Path) -> None:
+    """fs.open_output for a small input: nothing on disk until closed, then one new file with the
+    mode asked for (whatever the umask); past the spill size it is created and written as it comes."""
+    from envglot.migration import fs
+
+    tmp = str(tmp_path / "t")
+    old = os.umask(0o077)
+    try:
+        w = fs.open_output(None, tmp, None, mode=0o644, size=10, run="r1")
+        assert isinstance(w, fs.HeldTemp)
+        w.write(b"abc")
+        assert not os.path.exists(tmp)
+        w.close()
+        assert Path(tmp).read_bytes() == b"abc" and stat.S_IMODE(os.stat(tmp).st_mode) == 0o644
+        os.unlink(tmp)
+        w = fs.open_output(None, tmp, None, mode=0o640, size=10, run="r1")
+        w.write(b"y" * (fs.SPILL_BYTES + 1))
+        assert os.path.exists(tmp)
+        w.write(b"z")
+        w.close()
+        assert Path(tmp).read_bytes() == b"y" * (fs.SPILL_BYTES + 1) + b"z"
+        assert stat.S_IMODE(os.stat(tmp).st_mode) == 0o640
+    finally:
+        os.umask(old)
+
+
+def test_a_temporary_is_created_new_never_through_a_link(tmp_path: Path) -> None:
+    """fs.create_new: a link at a temporary's name is replaced, its target untouched; a leftover of
+    the same name (a task run again) is replaced."""
+    from envglot.migration import fs
+
+    (tmp_path / "target").write_bytes(b"precious")
+    tmp = tmp_path / "t"
+    tmp.symlink_to(tmp_path / "target")
+    fs.write_new(str(tmp), b"new", 0o600)
+    assert not tmp.is_symlink() and tmp.read_bytes() == b"new"
+    assert (tmp_path / "target").read_bytes() == b"precious"
+    fs.write_new(str(tmp), b"again", None)
+    assert tmp.read_bytes() == b"again"
+
+
 def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,8 +16,8 @@ from typing import IO, BinaryIO
 
 from ..errors import EnvglotError
 from .constants import TEMP_PREFIX
+from .fs import HOLD_BYTES, SPILL_BYTES, refuse_links, write_new
 from .fs import fsync_dir as _fsync_dir
-from .fs import refuse_links
 from .inputs import open_input
 from .report import MigrationReport
 
@@ -114,12 +114,6 @@ def temp_name(name: str, owner: int | None = None) -> str:
     head = f"{TEMP_PREFIX}{pid if owner is None else owner}-{token}{next(counter):x}-"
     tail = os.fsencode(name)[: 255 - len(head)]
     return head + tail.decode("utf-8", "surrogateescape")
-
-
-HOLD_BYTES = 64 * 1024
-"""An output of an input at most this large is held in memory and written in one go at its end ..."""
-SPILL_BYTES = 256 * 1024
-"""... unless it grows past this: then its temporary is created and written as it comes."""
 
 
 def gzip_output(raw: IO[bytes], dst: str | os.PathLike[str]) -> gzip.GzipFile:
@@ -293,29 +287,6 @@ def write_temp(dst: Path, data: bytes, perm: int | None, owner: int) -> str:
     tmp = os.path.join(parent or ".", temp_name(name, owner))
     write_new(tmp, data, perm)
     return tmp
-
-
-def write_new(path: str, data: bytes, perm: int | None, durable: bool = False) -> None:
-    """Create ``path`` (it must not exist) holding ``data``, with ``perm`` (set always: the umask,
-    or a directory's default ACL, masked the create mode), fsynced if ``durable``.
-
-    Raises:
-        OSError: nothing is left behind.
-    """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        if perm is not None:
-            os.fchmod(fd, perm)
-        if durable:
-            os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        discard_temp(path)
-        raise
-    os.close(fd)
 
 
 def discard_temp(path: str) -> None:

@@ -17,6 +17,7 @@ process), so the bytes written are those the local engine writes.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import shutil
 import zlib
@@ -179,7 +180,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
     close: list[Any] = []
     try:
         try:
-            raw = store.open_read(spec.src_fs, f.src)
+            raw = store.open_read(spec.src_fs, f.src, -1 if ranged else f.size)
             close.append(raw)
             fh: Any = raw
             if ranged:
@@ -228,14 +229,16 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
 def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResult, ranged: bool) -> None:
     """Close a piece's output, or say which input bytes stand for it (nothing in it changed)."""
     if out.output.out is not None:
+        if not ranged and f.doc and res.tally.rejected:  # a rejected document leaves no output file
+            out.output.out.abort()
+            return
         out.close()  # made durable for the whole task at once (run_task)
-        if ranged or not (f.doc and res.tally.rejected):  # a rejected document leaves no output file
-            res.tmp = out.tmp
+        res.tmp = out.tmp
     elif not ranged and spec.in_place:  # unchanged in place: the input stays, nothing is written
         pass
     elif not ranged:
         out.touched = True
-        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp, spec.root)  # unchanged: the input's own bytes
+        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp, spec.root, f.mode, f.size, spec.run)  # unchanged
         res.tmp = out.tmp
     else:  # an unchanged range: its input bytes, copied when the file is put together (if it changed)
         res.same = out.output.unchanged.size
@@ -261,7 +264,7 @@ class _PieceOutput:
 
     def _open(self) -> _TempWriter:
         self.touched = True
-        return _TempWriter(self.spec.dst_fs, self.tmp, (self.file.dst or self.tmp) if self.gz else None, self.spec.root)
+        return _TempWriter(self.spec, self.file, self.tmp, self.gz, whole=self.begin == 0)
 
     def _reopen(self) -> list[Any]:
         return reopened(store.open_read(self.spec.src_fs, self.file.src), self.spec.limits, self.gz, self.begin)
@@ -273,15 +276,21 @@ class _PieceOutput:
 
 
 class _TempWriter:
-    """A temporary on the destination's file system; with ``gz``, a .gz output to that path."""
+    """A temporary on the destination's file system, given the input's mode (a local one is held
+    in memory while the input is small: :func:`.fs.open_output`); with ``gz``, a .gz output."""
 
-    def __init__(self, fs: Any, tmp: str, gz: str | None, root: str | None) -> None:
-        self.raw: IO[bytes] | None = None
-        self.fh: IO[bytes] | None = None
+    def __init__(self, spec: RunSpec, f: FileSpec, tmp: str, gz: bool, whole: bool) -> None:
+        self.raw: IO[bytes] | store.HeldTemp | None = None
+        self.fh: IO[bytes] | store.HeldTemp | gzip.GzipFile | None = None
         try:
-            self.raw = self.fh = store.open_write(fs, tmp, root)
-            if gz is not None:
-                self.fh = gzip_output(self.raw, gz)  # type: ignore[assignment]
+            if gz:
+                self.raw = store.open_write(spec.dst_fs, tmp, spec.root, mode=f.mode, run=spec.run)
+                self.fh = gzip_output(self.raw, f.dst or tmp)
+            else:
+                size = f.size if whole and not f.gz else -1
+                self.raw = self.fh = store.open_output(
+                    spec.dst_fs, tmp, spec.root, mode=f.mode, size=size, run=spec.run
+                )
         except OSError as exc:
             raise _WriteError(exc.strerror or str(exc)) from exc
 
@@ -304,7 +313,10 @@ class _TempWriter:
                 raw.close()
 
     def abort(self) -> None:
-        """Close it, ignoring errors (the piece fails; its temporary is removed by :func:`_run_piece`)."""
+        """Close it, ignoring errors (the piece fails; its temporary is removed by :func:`_run_piece`);
+        one still held in memory is dropped, never created."""
+        if isinstance(self.raw, store.HeldTemp):
+            self.raw.held = None
         with contextlib.suppress(Exception):
             self.close()
 
@@ -360,7 +372,7 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed:
     tmp = store.temp_path(f.dst, spec.run, str(f.index))
     try:
         if not changed:
-            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp, spec.root)
+            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp, spec.root, f.mode, run=spec.run)
         else:
             _concatenate(spec, f, tmp, parts)
     except InputChangedError as exc:
@@ -386,7 +398,7 @@ def _concatenate(spec: RunSpec, f: FileSpec, tmp: str, parts: list[PieceResult])
         w.seek(0, os.SEEK_END)
         rest = parts[1:]
     else:
-        w = store.open_write(spec.dst_fs, tmp, spec.root)
+        w = store.open_output(spec.dst_fs, tmp, spec.root, mode=f.mode, size=-1, run=spec.run)
     try:
         for p in rest:
             if p.tmp is not None:
