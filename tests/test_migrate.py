@@ -356,20 +356,26 @@ def test_an_input_that_changes_before_its_unchanged_part_is_copied_fails(
     assert rep.files_written == 1
 
 
-@pytest.mark.parametrize("size", ["small", "large"])  # held and written at the end, or written as it comes
+@pytest.mark.parametrize("size", ["small", "large", "ranges"])  # held; written as it comes; read in ranges
 def test_outputs_keep_the_input_mode_whatever_the_umask(tmp_path: Path, size: str) -> None:
     (tmp_path / "in").mkdir()
     lines = 1 if size == "small" else 4000
     modes = {"a.jsonl": 0o644, "b.jsonl": 0o666, "c.jsonl": 0o600, "d.jsonl": 0o755, "e.jsonl": 0o640}
-    for name, mode in modes.items():
-        (tmp_path / "in" / name).write_bytes((legacy_variant(0) + b"\n") * lines)
+    v2 = b'{"success":true,"data":{"a":1},"error":null,"meta":{"version":"response-v2"}}\n'
+    for i, (name, mode) in enumerate(modes.items()):
+        data = (legacy_variant(0) + b"\n") * lines
+        if size == "ranges" and i % 2:  # the first ranges unchanged: the output is made from the input's copy
+            data = v2 * 4000 + data
+        (tmp_path / "in" / name).write_bytes(data)
         os.chmod(tmp_path / "in" / name, mode)
     old = os.umask(0o022)
     try:
         for mask in (0o022, 0o077, 0o000):  # the umask changing between runs of one process, too
             os.umask(mask)
             out = tmp_path / f"out-{mask:o}"
-            rep = migrate([tmp_path / "in"], out=out, jobs=1)
+            # in ranges: the file put together from its ranges, its first one unchanged or not
+            ranged: dict[str, Any] = {"jobs": 2, "chunk_bytes": 16 * 1024} if size == "ranges" else {"jobs": 1}
+            rep = migrate([tmp_path / "in"], out=out, **ranged)
             assert rep.exit_code == 0 and rep.files_written == len(modes)
             for name, mode in modes.items():
                 assert stat.S_IMODE(os.stat(out / name).st_mode) == mode, (name, oct(mask))

@@ -296,12 +296,11 @@ class HeldTemp:
                 fh.close()
 
 
-def open_write(
-    fs: Any, path: str, root: str | None = None, *, mode: int | None = None, run: str | None = None
-) -> IO[bytes]:
+def open_write(fs: Any, path: str, root: str | None = None, *, mode: int | None, run: str | None = None) -> IO[bytes]:
     """Open the new temporary ``path`` for writing, creating its directory; on a local disk with
     ``root`` (the ``--out`` directory) never through a symbolic link below ``root``, the directory
-    prepared once per ``run`` (:func:`prepare_dir`), the file created with ``mode`` (:func:`create_new`)."""
+    prepared once per ``run`` (:func:`prepare_dir`), the file created with ``mode`` (:func:`create_new`;
+    required: the commit renames an output, it does not set its mode)."""
     parent = posixpath.dirname(path)
     if is_local(fs):
         prepare_dir(parent, root, run)
