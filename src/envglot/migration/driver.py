@@ -380,10 +380,13 @@ class Driver:
         return out
 
     def _count(self, parts: list[PieceResult]) -> Tally:
-        """A file's counts (the sum of its pieces'), added to the report."""
-        tally = Tally()
-        for r in parts:
-            tally.add(r.tally)
+        """A file's counts (the sum of its pieces', or its one piece's), added to the report."""
+        if len(parts) == 1:
+            tally = parts[0].tally
+        else:
+            tally = Tally()
+            for r in parts:
+                tally.add(r.tally)
         self.rep.add(tally)
         return tally
 

@@ -345,9 +345,12 @@ def _stream(
         read_size=spec.chunk_bytes,
         max_record=spec.limits.max_record_bytes,
     )
-    for task in reader:
+    for n, task in enumerate(reader):
         c = migrate_chunk(mig, task)
-        res.tally.add(c.tally)
+        if n:
+            res.tally.add(c.tally)
+        else:  # the first chunk's counts are the piece's so far (a small file has no other chunk)
+            res.tally = c.tally
         res.rejects.extend(c.rejects)
         res.omitted += c.omitted
         if out is not None:
