@@ -477,8 +477,9 @@ def test_a_temporary_is_created_new_never_through_a_link(tmp_path: Path) -> None
 def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An output held in memory that grows past the spill size, where its temporary cannot be created."""
-    from envglot.migration import files
+    """An output held in memory (fs.HeldTemp) that grows past the spill size, where its temporary
+    cannot be created: the write fails, and nothing is left behind however it is then closed."""
+    from envglot.migration import fs
 
     real_open = os.open
 
@@ -487,13 +488,13 @@ def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
             raise OSError(28, "No space left on device")
         return real_open(path, flags, mode)
 
-    cleaned = files.Cleaner(tmp_path)
-    out = files.AtomicOutput(tmp_path / "a.jsonl", False, cleaned, size_hint=10)
-    assert out.held is not None
-    monkeypatch.setattr(files.os, "open", full)
+    out = fs.open_output(None, str(tmp_path / f"{TEMP_PREFIX}x"), None, mode=0o644, size=10, run="r1")
+    assert isinstance(out, fs.HeldTemp)
+    monkeypatch.setattr(fs.os, "open", full)
     with pytest.raises(OSError, match="No space left"):
-        out.write(b"x" * (files.SPILL_BYTES + 1))
-    out.abort()  # nothing was created, nothing to remove; no AttributeError
+        out.write(b"x" * (fs.SPILL_BYTES + 1))
+    with pytest.raises(OSError, match="No space left"):
+        out.close()  # still held: creating it fails again, nothing is made
     assert list(tmp_path.iterdir()) == []
 
 
