@@ -707,6 +707,21 @@ def migrate_mix(corp: corpus_mod.Corpus, mode: Mode) -> tuple[tuple[str, ...], l
     return sources, corpus_mod.jsonl_mix(corp, sources, corp.seed, mode.jsonl_per_dialect)
 
 
+def _work_dir(keep: Path | None) -> Path:
+    """The migrate section's working directory: ``keep`` (``--keep-files``), else a new temporary one."""
+    work = Path(tempfile.mkdtemp(prefix="envglot-bench-")) if keep is None else keep
+    work.mkdir(parents=True, exist_ok=True)
+    return work
+
+
+def _small_files_row(
+    cycle: Sequence[bytes], work: Path, cmd: list[str], mode: Mode, log: Callable[[str], None]
+) -> tuple[dict[str, Any], bool]:
+    """The local small-files row (:func:`run_local_small_files`) and whether it failed."""
+    lsf = run_local_small_files(cycle, work, cmd, mode.small_files, log, rounds=1 if mode.small_files < 1000 else 3)
+    return lsf, lsf["ratio"] <= 0 or any(lsf[k]["exit_code"] != 0 for k in ("one_file", "small_files"))
+
+
 def run_smallfiles(
     corp: corpus_mod.Corpus, mode: Mode, keep: Path | None, cmd: list[str], log: Callable[[str], None]
 ) -> dict[str, Any]:
@@ -714,12 +729,9 @@ def run_smallfiles(
     ok, why = migrate_available(cmd)
     if not ok:
         return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
-    _, cycle = migrate_mix(corp, mode)
-    work = Path(tempfile.mkdtemp(prefix="envglot-bench-")) if keep is None else keep
-    work.mkdir(parents=True, exist_ok=True)
+    work = _work_dir(keep)
     try:
-        lsf = run_local_small_files(cycle, work, cmd, mode.small_files, log, rounds=1 if mode.small_files < 1000 else 3)
-        failed = lsf["ratio"] <= 0 or any(lsf[k]["exit_code"] != 0 for k in ("one_file", "small_files"))
+        lsf, failed = _small_files_row(migrate_mix(corp, mode)[1], work, cmd, mode, log)
         reason = "only the small-files row was run (--sections smallfiles)"
         return {"status": "failed" if failed else "ok", "reason": reason, "local_small_files": lsf}
     finally:
@@ -741,8 +753,7 @@ def run_migrate(
         return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
     # migrate detects every record: a dialect whose successes carry no marker cannot be in the mix
     sources, cycle = migrate_mix(corp, mode)
-    work = Path(tempfile.mkdtemp(prefix="envglot-bench-")) if keep is None else keep
-    work.mkdir(parents=True, exist_ok=True)
+    work = _work_dir(keep)
     try:
         src = work / "corpus.jsonl"
         records, nbytes = write_jsonl(src, cycle, int(size_mb * MB))
@@ -797,12 +808,8 @@ def run_migrate(
             res["j2_vs_j1"] = round(j2["records_per_s"] / j1["records_per_s"], 3)
             if dask_ok:
                 res["dask2_vs_j1"] = round(runs[2]["records_per_s"] / j1["records_per_s"], 3)
-        res["local_small_files"] = run_local_small_files(
-            cycle, work, cmd, mode.small_files, log, rounds=1 if mode.small_files < 1000 else 3
-        )
-        if res["local_small_files"]["ratio"] <= 0 or any(
-            res["local_small_files"][k]["exit_code"] != 0 for k in ("one_file", "small_files")
-        ):
+        res["local_small_files"], failed = _small_files_row(cycle, work, cmd, mode, log)
+        if failed:
             res["status"] = "failed"
         if dask_ok:
             res["small_files"] = run_small_files(cycle, work, log, min(10.0, size_mb), (src, records, nbytes))
