@@ -700,6 +700,45 @@ def run_migrate_once(
     return res
 
 
+def migrate_mix(corp: corpus_mod.Corpus, mode: Mode) -> tuple[tuple[str, ...], list[bytes]]:
+    """The migrate section's sources and one cycle of its records (migrate detects every record: a
+    dialect whose successes carry no marker cannot be in the mix)."""
+    sources = tuple(d for d in corpus_mod.DIALECTS if d != "response-v2" and DIALECT_MODULES[d].shape.marked_success)
+    return sources, corpus_mod.jsonl_mix(corp, sources, corp.seed, mode.jsonl_per_dialect)
+
+
+def _work_dir(keep: Path | None) -> Path:
+    """The migrate section's working directory: ``keep`` (``--keep-files``), else a new temporary one."""
+    work = Path(tempfile.mkdtemp(prefix="envglot-bench-")) if keep is None else keep
+    work.mkdir(parents=True, exist_ok=True)
+    return work
+
+
+def _small_files_row(
+    cycle: Sequence[bytes], work: Path, cmd: list[str], mode: Mode, log: Callable[[str], None]
+) -> tuple[dict[str, Any], bool]:
+    """The local small-files row (:func:`run_local_small_files`) and whether it failed."""
+    lsf = run_local_small_files(cycle, work, cmd, mode.small_files, log, rounds=1 if mode.small_files < 1000 else 3)
+    return lsf, lsf["ratio"] <= 0 or any(lsf[k]["exit_code"] != 0 for k in ("one_file", "small_files"))
+
+
+def run_smallfiles(
+    corp: corpus_mod.Corpus, mode: Mode, keep: Path | None, cmd: list[str], log: Callable[[str], None]
+) -> dict[str, Any]:
+    """The local small-files row of the migrate section alone (``--sections smallfiles``)."""
+    ok, why = migrate_available(cmd)
+    if not ok:
+        return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
+    work = _work_dir(keep)
+    try:
+        lsf, failed = _small_files_row(migrate_mix(corp, mode)[1], work, cmd, mode, log)
+        reason = "only the small-files row was run (--sections smallfiles)"
+        return {"status": "failed" if failed else "ok", "reason": reason, "local_small_files": lsf}
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def run_migrate(
     corp: corpus_mod.Corpus,
     mode: Mode,
@@ -713,10 +752,8 @@ def run_migrate(
     if not ok:
         return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
     # migrate detects every record: a dialect whose successes carry no marker cannot be in the mix
-    sources = tuple(d for d in corpus_mod.DIALECTS if d != "response-v2" and DIALECT_MODULES[d].shape.marked_success)
-    cycle = corpus_mod.jsonl_mix(corp, sources, corp.seed, mode.jsonl_per_dialect)
-    work = Path(tempfile.mkdtemp(prefix="envglot-bench-")) if keep is None else keep
-    work.mkdir(parents=True, exist_ok=True)
+    sources, cycle = migrate_mix(corp, mode)
+    work = _work_dir(keep)
     try:
         src = work / "corpus.jsonl"
         records, nbytes = write_jsonl(src, cycle, int(size_mb * MB))
@@ -771,12 +808,8 @@ def run_migrate(
             res["j2_vs_j1"] = round(j2["records_per_s"] / j1["records_per_s"], 3)
             if dask_ok:
                 res["dask2_vs_j1"] = round(runs[2]["records_per_s"] / j1["records_per_s"], 3)
-        res["local_small_files"] = run_local_small_files(
-            cycle, work, cmd, mode.small_files, log, rounds=1 if mode.small_files < 1000 else 3
-        )
-        if res["local_small_files"]["ratio"] <= 0 or any(
-            res["local_small_files"][k]["exit_code"] != 0 for k in ("one_file", "small_files")
-        ):
+        res["local_small_files"], failed = _small_files_row(cycle, work, cmd, mode, log)
+        if failed:
             res["status"] = "failed"
         if dask_ok:
             res["small_files"] = run_small_files(cycle, work, log, min(10.0, size_mb), (src, records, nbytes))
@@ -846,6 +879,64 @@ def make_small_files(
     return one, many, files, records, nbytes
 
 
+def small_files_floor(many: Path, out: Path) -> float:
+    """Wall seconds of what ``migrate`` cannot avoid for the files under ``many``, in a bare loop: the
+    walk (``scandir``, an ``lstat`` each), each input opened, ``fstat``-ed, read and closed, each
+    output's temporary created beside it (``O_EXCL``), written, given its mode and closed, the
+    renames, one ``syncfs`` per 1,000 files and one ``fsync`` per directory (migrate's commit
+    batches). No conversion: the records cost the same in one file."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    t0 = time.perf_counter()
+    files = []
+    todo = [(str(many), "")]
+    while todo:
+        top, rel = todo.pop()
+        with os.scandir(top) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                todo.append((e.path, os.path.join(rel, e.name)))
+            else:
+                st = e.stat(follow_symlinks=False)
+                files.append((rel, e.name, e.path, st.st_size, st.st_mode & 0o7777))
+    staged: list[tuple[str, str]] = []
+
+    def commit() -> None:
+        fd = os.open(out, os.O_RDONLY)
+        libc.syncfs(fd)
+        os.close(fd)
+        for tmp, dst in staged:
+            os.rename(tmp, dst)
+        for d in sorted({os.path.dirname(dst) for _, dst in staged}):
+            fd = os.open(d, os.O_RDONLY)
+            os.fsync(fd)
+            os.close(fd)
+        staged.clear()
+
+    made: set[str] = set()
+    for i, (rel, name, path, size, mode) in enumerate(files):
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        os.fstat(fd)
+        data = os.read(fd, size + 1)
+        os.close(fd)
+        d = os.path.join(out, rel)
+        if d not in made:
+            os.makedirs(d, exist_ok=True)
+            made.add(d)
+        tmp = os.path.join(d, f".floor-tmp-{i}-{name}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        os.write(fd, data)
+        os.fchmod(fd, mode)
+        os.close(fd)
+        staged.append((tmp, os.path.join(d, name)))
+        if len(staged) >= 1000:
+            commit()
+    commit()
+    return time.perf_counter() - t0
+
+
 def run_local_small_files(
     cycle: Sequence[bytes], work: Path, cmd: list[str], n_files: int, log: Callable[[str], None], rounds: int = 3
 ) -> dict[str, Any]:
@@ -853,9 +944,15 @@ def run_local_small_files(
 
     Both runs are whole CLI processes (start-up included in both), alternated ``rounds``
     times; the ratio is the median of the rounds' small files / one file. Every run writes
-    to a new directory and nothing is deleted until the end: on ext4, creating files soon
-    after deleting many costs several times more (the inode allocator skips inodes deleted
-    in the last minutes, ``recently_deleted``), which would charge one run for another's cleanup.
+    to a new directory created the same way for both sides, and nothing is deleted until the
+    end. Creating many files costs what the file system charges at that moment, which the
+    one-file side barely pays: on ext4 without a journal (this machine's) each create scans
+    past the inodes freed in the last minutes (``recently_deleted``), so a run soon after a
+    large deletion in the same tree — the section's own clean-up of an earlier run, or any
+    other process's — costs several times more. So each round also times the floor (:func:
+    `small_files_floor`: the same files' unavoidable system calls, no conversion) right
+    before the many-files run, into a new directory too: ``floor_ratio`` (one file + floor) /
+    one file is the best ratio the file system allowed in that round.
     """
     one, many, files, records, nbytes = make_small_files(cycle, work / "local-files", 0, n_files)
     outs = Path(tempfile.mkdtemp(prefix="out-local-", dir=work))  # new each time (a --keep-files DIR is reused)
@@ -864,6 +961,9 @@ def run_local_small_files(
     for r in range(rounds):
         row: dict[str, Any] = {}
         for label, src, n in (("one_file", one, 1), ("small_files", many, files)):
+            if label == "small_files":
+                row["floor"] = round(small_files_floor(many, outs / f"floor-{r}"), 3)
+                log(f"  -j 1 small files, round {r + 1}: floor ({files} files, no conversion): {row['floor']:.2f}s")
             res = run_migrate_once(cmd, src, outs / f"{label}-{r}", 1, records, nbytes, fresh=True)
             walls[label].append(res["wall_s"])
             row[label] = res["wall_s"]
@@ -874,11 +974,13 @@ def run_local_small_files(
             wall, code = res["wall_s"], res["exit_code"]
             log(f"  -j 1 small files, round {r + 1}: {label} ({n} files): {wall:.2f}s, exit {code}")
         row["ratio"] = round(row["small_files"] / row["one_file"], 2)
+        row["floor_ratio"] = round((row["one_file"] + row["floor"]) / row["one_file"], 2)
         out["rounds"].append(row)
     for label, ws in walls.items():
         out[label]["wall_s"] = statistics.median(ws)
         out[label]["records_per_s"] = round(records / out[label]["wall_s"], 1)
     out["ratio"] = round(statistics.median(r["ratio"] for r in out["rounds"]), 2)
+    out["floor_ratio"] = round(statistics.median(r["floor_ratio"] for r in out["rounds"]), 2)
     return out
 
 
@@ -1128,6 +1230,22 @@ def _table(header: Sequence[str], align: str, rows: list[list[str]]) -> list[str
     return out
 
 
+def _local_small_files_lines(lsf: dict[str, Any]) -> list[str]:
+    """The local small-files row's paragraph (:func:`run_local_small_files`)."""
+    rounds = lsf.get("rounds", [])
+    return [
+        "",
+        f"Local engine, `-j 1`, the same {lsf['records']:,} records ({lsf['bytes'] / MB:.1f} MB): one file "
+        f"{lsf['one_file']['wall_s']:.2f} s, {lsf['small_files']['files']:,} files of ~1 KB "
+        f"{lsf['small_files']['wall_s']:.2f} s ({lsf['ratio']:.2f} x; both whole CLI runs, medians of "
+        f"{len(rounds) or 1} alternated rounds into new directories: "
+        f"{', '.join(format(r['ratio'], '.2f') for r in rounds)} x). The file system's floor in the same "
+        f"rounds (the files' unavoidable system calls, no conversion: `small_files_floor`): "
+        f"{', '.join(format(r['floor'], '.2f') for r in rounds)} s, so the best ratio it allowed: "
+        f"{_fmt(lsf.get('floor_ratio'))} x.",
+    ]
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The result tables as Markdown (what docs/performance.md shows)."""
     rows = results["inmemory"]
@@ -1242,16 +1360,8 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{unch['bytes'] / MB:.1f} MB): {unch['wall_s']:.2f} s, {_fmt(unch['mb_per_s'], 1)} MB/s, "
                 f"{_fmt(unch['records_per_s'], 0)} records/s (each record checked, the file copied, not rewritten).",
             ]
-        lsf = mig.get("local_small_files")
-        if lsf:
-            lines += [
-                "",
-                f"Local engine, `-j 1`, the same {lsf['records']:,} records ({lsf['bytes'] / MB:.1f} MB): one file "
-                f"{lsf['one_file']['wall_s']:.2f} s, {lsf['small_files']['files']:,} files of ~1 KB "
-                f"{lsf['small_files']['wall_s']:.2f} s ({lsf['ratio']:.2f} x; both whole CLI runs, medians of "
-                f"{len(lsf.get('rounds', [])) or 1} alternated rounds into new directories: "
-                f"{', '.join(format(r['ratio'], '.2f') for r in lsf.get('rounds', []))} x).",
-            ]
+        if mig.get("local_small_files"):
+            lines += _local_small_files_lines(mig["local_small_files"])
         sf = mig.get("small_files")
         if sf:
             lines += [
@@ -1269,6 +1379,8 @@ def markdown(results: dict[str, Any]) -> str:
                     f"stopping it): {w['wall_s']:.2f} s, {_fmt(w['mb_per_s'], 1)} MB/s, "
                     f"{_fmt(w['records_per_s'], 0)} records/s, exit {w['exit_code']}.",
                 ]
+    elif mig.get("local_small_files"):  # --sections smallfiles: that row alone
+        lines += _local_small_files_lines(mig["local_small_files"])
     else:
         lines.append(f"Not measured: {str(mig.get('reason') or mig.get('status')).rstrip('.')}.")
     imp = results.get("import_time")
@@ -1415,7 +1527,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--sections",
         default="inmemory,migrate,import,proxy,policy,declared,preserve",
-        help="comma-separated subset of inmemory,migrate,import,proxy,policy,declared,preserve",
+        help="comma-separated subset of inmemory,migrate,import,proxy,policy,declared,preserve "
+        "(smallfiles: the migrate section's local small-files row alone)",
     )
     p.add_argument("--sources", help="comma-separated source dialects (default: all)")
     p.add_argument("--targets", help="comma-separated target dialects (default: all writable)")
@@ -1451,7 +1564,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rounds = args.rounds or mode.rounds
     sections = set(
         _split(
-            args.sections, (), ("inmemory", "migrate", "import", "proxy", "policy", "declared", "preserve"), "section"
+            args.sections,
+            (),
+            ("inmemory", "migrate", "smallfiles", "import", "proxy", "policy", "declared", "preserve"),
+            "section",
         )
     )
     sources = _split(args.sources, corpus_mod.DIALECTS, corpus_mod.DIALECTS, "source dialect")
@@ -1507,6 +1623,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"migrate: {size_mb} MB JSONL ...")
         cmd = [args.envglot] if args.envglot else envglot_command()
         results["migrate"] = run_migrate(corp, mode, size_mb, rounds, args.keep_files, cmd, log)
+    elif "smallfiles" in sections:
+        log(f"migrate: the small-files row alone ({mode.small_files:,} files of ~1 KB) ...")
+        cmd = [args.envglot] if args.envglot else envglot_command()
+        results["migrate"] = run_smallfiles(corp, mode, args.keep_files, cmd, log)
     if "import" in sections:
         log("import time ...")
         results["import_time"] = run_import_time(mode.import_runs, cpu=args.clock == "cpu")

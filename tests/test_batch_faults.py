@@ -416,6 +416,19 @@ def test_linked_output_file_is_replaced_not_followed(tmp_path: Path, executor: d
     assert (tmp_path / "target").read_bytes() == b"precious\n"
 
 
+def test_a_link_planted_between_two_runs_of_one_process_is_refused(tmp_path: Path) -> None:
+    """A run checks each output directory once (fs.prepare_dir); the next run in the same process
+    checks again: a subdirectory of --out swapped for a link in between is refused, not written through."""
+    _small_tree(tmp_path / "in")
+    assert migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1).exit_code == 1
+    (tmp_path / "elsewhere").mkdir()
+    shutil.rmtree(tmp_path / "out" / "sub")
+    (tmp_path / "out" / "sub").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    assert rep.exit_code == 74 and "symbolic link" in rep.failed[0].error
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
 # --- non-UTF-8 file names --------------------------------------------------------------------------
 
 

@@ -410,20 +410,26 @@ def test_a_write_error_while_a_ranged_file_is_put_together_stops_the_run(
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".envglot-rejects")) == []
 
 
-@pytest.mark.parametrize("size", ["small", "large"])  # held and written at the end, or written as it comes
+@pytest.mark.parametrize("size", ["small", "large", "ranges"])  # held; written as it comes; read in ranges
 def test_outputs_keep_the_input_mode_whatever_the_umask(tmp_path: Path, size: str) -> None:
     (tmp_path / "in").mkdir()
     lines = 1 if size == "small" else 4000
     modes = {"a.jsonl": 0o644, "b.jsonl": 0o666, "c.jsonl": 0o600, "d.jsonl": 0o755, "e.jsonl": 0o640}
-    for name, mode in modes.items():
-        (tmp_path / "in" / name).write_bytes((legacy_variant(0) + b"\n") * lines)
+    v2 = b'{"success":true,"data":{"a":1},"error":null,"meta":{"version":"response-v2"}}\n'
+    for i, (name, mode) in enumerate(modes.items()):
+        data = (legacy_variant(0) + b"\n") * lines
+        if size == "ranges" and i % 2:  # the first ranges unchanged: the output is made from the input's copy
+            data = v2 * 4000 + data
+        (tmp_path / "in" / name).write_bytes(data)
         os.chmod(tmp_path / "in" / name, mode)
     old = os.umask(0o022)
     try:
         for mask in (0o022, 0o077, 0o000):  # the umask changing between runs of one process, too
             os.umask(mask)
             out = tmp_path / f"out-{mask:o}"
-            rep = migrate([tmp_path / "in"], out=out, jobs=1)
+            # in ranges: the file put together from its ranges, its first one unchanged or not
+            ranged: dict[str, Any] = {"jobs": 2, "chunk_bytes": 16 * 1024} if size == "ranges" else {"jobs": 1}
+            rep = migrate([tmp_path / "in"], out=out, **ranged)
             assert rep.exit_code == 0 and rep.files_written == len(modes)
             for name, mode in modes.items():
                 assert stat.S_IMODE(os.stat(out / name).st_mode) == mode, (name, oct(mask))
@@ -463,6 +469,88 @@ def test_a_short_read_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
     assert rep.records == 4 and rep.converted == 4
     assert len((tmp_path / "out" / "a.jsonl").read_bytes().splitlines()) == 4
+
+
+def test_a_small_input_is_read_whole_in_one_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fs.open_read of a small local file: one read when it has the size walked; a file that grew
+    or shrank since, or reads short, is read to its end."""
+    from envglot.migration import fs
+
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(b"x" * 1000)
+    reads: list[int] = []
+    real = os.read
+    monkeypatch.setattr(fs.os, "read", lambda fd, n: reads.append(n) or real(fd, n))
+    assert fs.open_read(None, str(src), 1000).read() == b"x" * 1000 and reads == [1001]
+    for walked in (10, 5000):  # grew, shrank
+        assert fs.open_read(None, str(src), walked).read() == b"x" * 1000
+    monkeypatch.setattr(fs.os, "read", lambda fd, n: real(fd, min(n, 7)))
+    assert fs.open_read(None, str(src), 1000).read() == b"x" * 1000
+
+
+def test_a_small_output_is_created_whole_at_its_close(tmp_path: Path) -> None:
+    """fs.open_output for a small input: nothing on disk until closed, then one new file with the
+    mode asked for (whatever the umask); past the spill size it is created and written as it comes."""
+    from envglot.migration import fs
+
+    tmp = str(tmp_path / "t")
+    old = os.umask(0o077)
+    try:
+        w = fs.open_output(None, tmp, None, mode=0o644, size=10, run="r1")
+        assert isinstance(w, fs.HeldTemp)
+        w.write(b"abc")
+        assert not os.path.exists(tmp)
+        w.close()
+        assert Path(tmp).read_bytes() == b"abc" and stat.S_IMODE(os.stat(tmp).st_mode) == 0o644
+        os.unlink(tmp)
+        w = fs.open_output(None, tmp, None, mode=0o640, size=10, run="r1")
+        w.write(b"y" * (fs.SPILL_BYTES + 1))
+        assert os.path.exists(tmp)
+        w.write(b"z")
+        w.close()
+        assert Path(tmp).read_bytes() == b"y" * (fs.SPILL_BYTES + 1) + b"z"
+        assert stat.S_IMODE(os.stat(tmp).st_mode) == 0o640
+    finally:
+        os.umask(old)
+
+
+def test_a_temporary_is_created_new_never_through_a_link(tmp_path: Path) -> None:
+    """fs.create_new: a link at a temporary's name is replaced, its target untouched; a leftover of
+    the same name (a task run again) is replaced."""
+    from envglot.migration import fs
+
+    (tmp_path / "target").write_bytes(b"precious")
+    tmp = tmp_path / "t"
+    tmp.symlink_to(tmp_path / "target")
+    fs.write_new(str(tmp), b"new", 0o600)
+    assert not tmp.is_symlink() and tmp.read_bytes() == b"new"
+    assert (tmp_path / "target").read_bytes() == b"precious"
+    fs.write_new(str(tmp), b"again", None)
+    assert tmp.read_bytes() == b"again"
+
+
+def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output held in memory (fs.HeldTemp) that grows past the spill size, where its temporary
+    cannot be created: the write fails, and nothing is left behind however it is then closed."""
+    from envglot.migration import fs
+
+    real_open = os.open
+
+    def full(path: Any, flags: int, mode: int = 0o777) -> int:
+        if TEMP_PREFIX in os.fspath(path):
+            raise OSError(28, "No space left on device")
+        return real_open(path, flags, mode)
+
+    out = fs.open_output(None, str(tmp_path / f"{TEMP_PREFIX}x"), None, mode=0o644, size=10, run="r1")
+    assert isinstance(out, fs.HeldTemp)
+    monkeypatch.setattr(fs.os, "open", full)
+    with pytest.raises(OSError, match="No space left"):
+        out.write(b"x" * (fs.SPILL_BYTES + 1))
+    with pytest.raises(OSError, match="No space left"):
+        out.close()  # still held: creating it fails again, nothing is made
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_in_place_with_backup_restores_exactly(tmp_path: Path) -> None:

@@ -131,9 +131,11 @@ def test_unchanged_ranges_and_files_are_not_rewritten(
     from envglot.migration import fs
 
     opened: list[str] = []
-    real = fs.open_write
+    real = fs.open_output
     out = str(tmp_path / "out")  # the Dask run's (the local reference writes its own temporaries too)
-    monkeypatch.setattr(fs, "open_write", lambda f, p, *r: (p.startswith(out) and opened.append(p), real(f, p, *r))[1])
+    monkeypatch.setattr(
+        fs, "open_output", lambda f, p, *r, **k: (p.startswith(out) and opened.append(p), real(f, p, *r, **k))[1]
+    )
     src = tmp_path / "in"
     src.mkdir()
     same = b"\n".join([_V2] * 4000) + b"\n"  # ~330 KB: several ranges
@@ -158,9 +160,11 @@ def test_a_changed_file_in_ranges_is_put_together_from_its_first_range(
     from envglot.migration import fs
 
     opened: list[str] = []
-    real = fs.open_write
+    real = fs.open_output
     out = str(tmp_path / "out")  # the Dask run's (the local reference writes its own temporaries too)
-    monkeypatch.setattr(fs, "open_write", lambda f, p, *r: (p.startswith(out) and opened.append(p), real(f, p, *r))[1])
+    monkeypatch.setattr(
+        fs, "open_output", lambda f, p, *r, **k: (p.startswith(out) and opened.append(p), real(f, p, *r, **k))[1]
+    )
     src = tmp_path / "in"
     src.mkdir()
     lines = [legacy_variant(i) for i in range(3000)] + [b"not json", _V2]

@@ -475,10 +475,13 @@ class Driver:
         return out
 
     def _count(self, parts: list[PieceResult]) -> Tally:
-        """A file's counts (the sum of its pieces'), added to the report."""
-        tally = Tally()
-        for r in parts:
-            tally.add(r.tally)
+        """A file's counts (the sum of its pieces', or its one piece's), added to the report."""
+        if len(parts) == 1:
+            tally = parts[0].tally
+        else:
+            tally = Tally()
+            for r in parts:
+                tally.add(r.tally)
         self.rep.add(tally)
         return tally
 
@@ -500,7 +503,8 @@ class Driver:
             self.on_output(spec.name, spec.src, b"".join(p.kept or b"" for p in parts))
         if tmp is not None and spec.dst is not None:  # made durable by its task (run_task, finish_ranged)
             out = StoredTemp(self.spec.dst_fs, tmp, spec.dst)
-            self.batch.add(out, spec.mode, spec, spec.size, bak, durable=self.spec.sync)  # else synced with its batch
+            # its mode was given when it was created (fs.open_output): the rename alone is left
+            self.batch.add(out, None, spec, spec.size, bak, durable=self.spec.sync)  # else synced with its batch
         rep.file_done(spec.name, spec.shown, tally)
 
     def _flush(self) -> None:

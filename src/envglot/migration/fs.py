@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fnmatch
+import io
 import os
 import posixpath
 import re
@@ -33,7 +34,7 @@ from typing import IO, Any
 
 from ..excerpt import display_path as display
 from .constants import OWN_NAMES, TEMP_PREFIX
-from .inputs import open_input
+from .inputs import open_fd, open_input
 
 DASK_TEMP_PREFIX = TEMP_PREFIX + "dask-"
 """Temporary keys of the Dask engine: ``.envglot-tmp-dask-<run>-<piece>-<name>``."""
@@ -88,11 +89,31 @@ def is_local(fs: Any) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
-def open_read(fs: Any, path: str) -> IO[bytes]:
-    """Open ``path`` for reading (a local path only if it is a regular file: :func:`.inputs.open_input`)."""
-    if is_local(fs):
+def open_read(fs: Any, path: str, size: int = -1) -> IO[bytes]:
+    """Open ``path`` for reading (a local path only if it is a regular file: :func:`.inputs.open_fd`);
+    a local file walked at ``size`` up to :data:`HOLD_BYTES` is read whole at once, without a
+    buffered file object (:func:`read_all`)."""
+    if not is_local(fs):
+        return fs.open(path, "rb")  # type: ignore[no-any-return]
+    if not 0 <= size <= HOLD_BYTES:
         return open_input(path)
-    return fs.open(path, "rb")  # type: ignore[no-any-return]
+    fd = open_fd(path)
+    try:
+        return io.BytesIO(read_all(fd, size))
+    finally:
+        os.close(fd)
+
+
+def read_all(fd: int, size: int) -> bytes:
+    """The rest of the file open on ``fd``, expected to be ``size`` bytes: one ``read`` when it is
+    (one byte more is asked for, so a file that grew is read on to its end, as is one that reads short)."""
+    first = os.read(fd, size + 1)
+    if len(first) == size:
+        return first
+    parts = [first]
+    while block := os.read(fd, 1024 * 1024):
+        parts.append(block)
+    return b"".join(parts)
 
 
 def join(base: str, rel: str) -> str:
@@ -159,18 +180,145 @@ def temp_path(dst: str, run: str, piece: str) -> str:
     return posixpath.join(parent, head + tail.decode("utf-8", "surrogateescape"))
 
 
-def open_write(fs: Any, path: str, root: str | None = None) -> IO[bytes]:
-    """Open ``path`` for writing, creating its directory; on a local disk with ``root`` (the ``--out``
-    directory), never through a symbolic link below ``root`` (:func:`refuse_links`)."""
+HOLD_BYTES = 64 * 1024
+"""A local output whose input is at most this large is held in memory and its temporary created,
+written and closed in one go at its end (:class:`HeldTemp`) ..."""
+SPILL_BYTES = 256 * 1024
+"""... unless it grows past this: then its temporary is created and written as it comes."""
+
+_PREPARED: dict[str, set[str]] = {}
+"""The local output directories a run (by :func:`run_id`) prepared in this process: only the
+latest run's are kept (a run's checks are never taken for another's)."""
+
+
+def prepare_dir(parent: str, root: str | None, run: str | None) -> None:
+    """Make the local directory ``parent`` for an output, never through a symbolic link below
+    ``root`` (:func:`refuse_links`); once per directory and ``run`` in this process."""
+    done = _PREPARED.get(run) if run is not None else None
+    if done is not None and parent in done:
+        return
+    if root is not None:
+        refuse_links(Path(root), Path(parent))
+    os.makedirs(parent, exist_ok=True)
+    if run is not None:
+        if done is None:
+            _PREPARED.clear()
+            done = _PREPARED[run] = set()
+        done.add(parent)
+
+
+def create_new(path: str, mode: int | None) -> int:
+    """A descriptor on the new local file ``path``, with ``mode`` (set always: the umask, or a
+    directory's default ACL, masked the create mode). ``O_EXCL``: never through a link, never over
+    a file; a file of that name is this run's own temporary left by a task run again (its names
+    are unique per run and piece), removed first.
+
+    Raises:
+        OSError: nothing is left behind.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o666)
+    except FileExistsError:
+        os.unlink(path)
+        fd = os.open(path, flags, 0o666)
+    if mode is not None:
+        try:
+            os.fchmod(fd, mode)
+        except BaseException:
+            os.close(fd)
+            remove(None, path)
+            raise
+    return fd
+
+
+def write_new(path: str, data: bytes, mode: int | None, durable: bool = False) -> None:
+    """Create the local file ``path`` holding ``data`` (:func:`create_new`), fsynced if ``durable``.
+
+    Raises:
+        OSError: nothing is left behind.
+    """
+    fd = create_new(path, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if durable:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        remove(None, path)
+        raise
+    os.close(fd)
+
+
+class HeldTemp:
+    """A new local temporary held in memory and created, written, given its mode and closed in one
+    go by :meth:`close` (four system calls; none for one never closed); past :data:`SPILL_BYTES`
+    it is created and written as it comes."""
+
+    def __init__(self, path: str, mode: int | None) -> None:
+        self.path = path
+        self.mode = mode
+        self.held: list[bytes] | None = []
+        self.size = 0
+        self.fh: IO[bytes] | None = None
+
+    def write(self, b: bytes) -> int:
+        if self.held is None:
+            assert self.fh is not None, "written after close"
+            return self.fh.write(b)
+        self.held.append(b)
+        self.size += len(b)
+        if self.size > SPILL_BYTES:  # larger than it looked: written as it comes from now on
+            self.fh = os.fdopen(create_new(self.path, self.mode), "wb", buffering=1024 * 1024)
+            held, self.held = self.held, None
+            for part in held:
+                self.fh.write(part)
+        return len(b)
+
+    def flush(self) -> None:
+        if self.fh is not None:
+            self.fh.flush()
+
+    def close(self, durable: bool = False) -> None:
+        """Create and write the file if it is still held (once); ``durable``: fsync it."""
+        held, self.held = self.held, None
+        if held is not None:
+            write_new(self.path, b"".join(held), self.mode, durable)
+        elif self.fh is not None:
+            fh, self.fh = self.fh, None
+            try:
+                fh.flush()
+                if durable:
+                    os.fsync(fh.fileno())
+            finally:
+                fh.close()
+
+
+def open_write(fs: Any, path: str, root: str | None = None, *, mode: int | None, run: str | None = None) -> IO[bytes]:
+    """Open the new temporary ``path`` for writing, creating its directory; on a local disk with
+    ``root`` (the ``--out`` directory) never through a symbolic link below ``root``, the directory
+    prepared once per ``run`` (:func:`prepare_dir`), the file created with ``mode`` (:func:`create_new`;
+    required: the commit renames an output, it does not set its mode)."""
     parent = posixpath.dirname(path)
     if is_local(fs):
-        if root is not None:
-            refuse_links(Path(root), Path(parent))
-        os.makedirs(parent, exist_ok=True)
-        return open(path, "wb", buffering=1024 * 1024)
+        prepare_dir(parent, root, run)
+        return os.fdopen(create_new(path, mode), "wb", buffering=1024 * 1024)
     with contextlib.suppress(Exception):
         fs.makedirs(parent, exist_ok=True)
     return fs.open(path, "wb")  # type: ignore[no-any-return]
+
+
+def open_output(
+    fs: Any, path: str, root: str | None, *, mode: int | None, size: int, run: str | None
+) -> IO[bytes] | HeldTemp:
+    """:func:`open_write` for the output of an input of ``size`` bytes: on a local disk, held in
+    memory until closed (:class:`HeldTemp`) when that is at most :data:`HOLD_BYTES`."""
+    if 0 <= size <= HOLD_BYTES and is_local(fs):
+        prepare_dir(posixpath.dirname(path), root, run)
+        return HeldTemp(path, mode)
+    return open_write(fs, path, root, mode=mode, run=run)
 
 
 def close_durable(fs: Any, fh: IO[bytes]) -> None:
@@ -301,10 +449,20 @@ def leftovers(fs: Any, root: str, run: str | None = None, dirs: set[str] | None 
     return sorted(p for p in found if posixpath.basename(p).startswith(prefix))
 
 
-def copy_file(src_fs: Any, src: str, dst_fs: Any, tmp: str, root: str | None = None) -> None:
-    """Copy ``src`` byte for byte to the temporary ``tmp`` (for an unchanged file; ``root``: :func:`open_write`)."""
-    with open_read(src_fs, src) as r:
-        w = open_write(dst_fs, tmp, root)
+def copy_file(
+    src_fs: Any,
+    src: str,
+    dst_fs: Any,
+    tmp: str,
+    root: str | None = None,
+    mode: int | None = None,
+    size: int = -1,
+    run: str | None = None,
+) -> None:
+    """Copy ``src`` (walked at ``size``) byte for byte to the new temporary ``tmp``, with ``mode``
+    (for an unchanged file; ``root``, ``run``: :func:`open_output`)."""
+    with open_read(src_fs, src, size) as r:
+        w = open_output(dst_fs, tmp, root, mode=mode, size=size, run=run)
         try:
             shutil.copyfileobj(r, w, 1 << 20)
             w.close()
@@ -313,13 +471,3 @@ def copy_file(src_fs: Any, src: str, dst_fs: Any, tmp: str, root: str | None = N
                 w.close()
             remove(dst_fs, tmp)
             raise
-
-
-def file_mode(fs: Any, path: str) -> int | None:
-    """The permission bits of a local file (``None`` on object stores)."""
-    if not is_local(fs):
-        return None
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except OSError:
-        return None

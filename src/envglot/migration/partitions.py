@@ -17,6 +17,7 @@ process), so every executor writes the same bytes.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import shutil
 import zlib
@@ -181,7 +182,7 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
     close: list[Any] = []
     try:
         try:
-            raw = store.open_read(spec.src_fs, f.src)
+            raw = store.open_read(spec.src_fs, f.src, -1 if ranged else f.size)
             close.append(raw)
             fh: Any = raw
             if ranged:
@@ -230,14 +231,16 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
 def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResult, ranged: bool) -> None:
     """Close a piece's output, or say which input bytes stand for it (nothing in it changed)."""
     if out.output.out is not None:
+        if not ranged and f.doc and res.tally.rejected:  # a rejected document leaves no output file
+            out.output.out.abort()
+            return
         out.close()  # made durable for the whole task at once (run_task)
-        if ranged or not (f.doc and res.tally.rejected):  # a rejected document leaves no output file
-            res.tmp = out.tmp
+        res.tmp = out.tmp
     elif not ranged and spec.in_place:  # unchanged in place: the input stays, nothing is written
         pass
     elif not ranged:
         out.touched = True
-        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp, spec.root)  # unchanged: the input's own bytes
+        store.copy_file(spec.src_fs, f.src, spec.dst_fs, out.tmp, spec.root, f.mode, f.size, spec.run)  # unchanged
         res.tmp = out.tmp
     else:  # an unchanged range: its input bytes, copied when the file is put together (if it changed)
         res.same = out.output.unchanged.size
@@ -262,7 +265,7 @@ class _PieceOutput:
 
     def _open(self) -> _TempWriter:
         self.touched = True
-        return _TempWriter(self.spec.dst_fs, self.tmp, (self.file.dst or self.tmp) if self.gz else None, self.spec.root)
+        return _TempWriter(self.spec, self.file, self.tmp, self.gz, whole=self.begin == 0)
 
     def _reopen(self) -> list[Any]:
         return reopened(store.open_read(self.spec.src_fs, self.file.src), self.spec.limits, self.gz, self.begin)
@@ -274,15 +277,21 @@ class _PieceOutput:
 
 
 class _TempWriter:
-    """A temporary on the destination's file system; with ``gz``, a .gz output to that path."""
+    """A temporary on the destination's file system, given the input's mode (a local one is held
+    in memory while the input is small: :func:`.fs.open_output`); with ``gz``, a .gz output."""
 
-    def __init__(self, fs: Any, tmp: str, gz: str | None, root: str | None) -> None:
-        self.raw: IO[bytes] | None = None
-        self.fh: IO[bytes] | None = None
+    def __init__(self, spec: RunSpec, f: FileSpec, tmp: str, gz: bool, whole: bool) -> None:
+        self.raw: IO[bytes] | store.HeldTemp | None = None
+        self.fh: IO[bytes] | store.HeldTemp | gzip.GzipFile | None = None
         try:
-            self.raw = self.fh = store.open_write(fs, tmp, root)
-            if gz is not None:
-                self.fh = gzip_output(self.raw, gz)  # type: ignore[assignment]
+            if gz:
+                self.raw = store.open_write(spec.dst_fs, tmp, spec.root, mode=f.mode, run=spec.run)
+                self.fh = gzip_output(self.raw, f.dst or tmp)
+            else:
+                size = f.size if whole and not f.gz else -1
+                self.raw = self.fh = store.open_output(
+                    spec.dst_fs, tmp, spec.root, mode=f.mode, size=size, run=spec.run
+                )
         except OSError as exc:
             raise _WriteError(exc.strerror or str(exc)) from exc
 
@@ -305,7 +314,10 @@ class _TempWriter:
                 raw.close()
 
     def abort(self) -> None:
-        """Close it, ignoring errors (the piece fails; its temporary is removed by :func:`_run_piece`)."""
+        """Close it, ignoring errors (the piece fails; its temporary is removed by :func:`_run_piece`);
+        one still held in memory is dropped, never created."""
+        if isinstance(self.raw, store.HeldTemp):
+            self.raw.held = None
         with contextlib.suppress(Exception):
             self.close()
 
@@ -334,9 +346,12 @@ def _stream(
         read_size=spec.chunk_bytes,
         max_record=spec.limits.max_record_bytes,
     )
-    for task in reader:
+    for n, task in enumerate(reader):
         c = migrate_chunk(mig, task)
-        res.tally.add(c.tally)
+        if n:
+            res.tally.add(c.tally)
+        else:  # the first chunk's counts are the piece's so far (a small file has no other chunk)
+            res.tally = c.tally
         res.rejects.extend(c.rejects)
         res.omitted += c.omitted
         if out is not None:
@@ -360,7 +375,7 @@ def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed:
     tmp = store.temp_path(f.dst, spec.run, str(f.index))
     try:
         if not changed:
-            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp, spec.root)
+            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp, spec.root, f.mode, run=spec.run)
         else:
             out = Assembly(spec, f)
             try:
@@ -415,7 +430,7 @@ class Assembly:
             self.added += 1
             return
         if self.out is None:
-            self.out = store.open_write(spec.dst_fs, self.tmp, spec.root)
+            self.out = store.open_write(spec.dst_fs, self.tmp, spec.root, mode=self.file.mode, run=spec.run)
         w = self.out
         if p.tmp is not None:
             with store.open_read(spec.dst_fs, p.tmp) as r:
@@ -437,7 +452,7 @@ class Assembly:
         """Close the output (errors propagate)."""
         w, self.out = self.out, None
         if w is None:  # no range had any output: an empty file
-            w = store.open_write(self.spec.dst_fs, self.tmp, self.spec.root)
+            w = store.open_write(self.spec.dst_fs, self.tmp, self.spec.root, mode=self.file.mode, run=self.spec.run)
         w.close()
 
     def abort(self) -> None:

@@ -253,7 +253,7 @@ class RejectsFile:
     def _through_temp(self, write: Callable[[IO[bytes]], object]) -> None:
         assert self.path is not None
         tmp = temp_path(self.path, self.run, "rejects")
-        w = open_write(self.fs, tmp)
+        w = open_write(self.fs, tmp, mode=None)
         try:
             write(w)
             close_durable(self.fs, w)

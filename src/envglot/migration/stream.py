@@ -143,7 +143,7 @@ class Stream:
         elif self.spec.dst is not None:  # it cannot be read again: written as it comes
             if self.out is None:
                 self.tmp = store.temp_path(self.spec.dst, run.run, str(self.spec.index))
-                self.out = store.open_write(None, self.tmp, run.root)
+                self.out = store.open_write(None, self.tmp, run.root, mode=None, run=run.run)
             self.out.write(b)
 
     def _end(self, drv: Driver) -> None:

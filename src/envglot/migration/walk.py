@@ -280,7 +280,8 @@ def walk_specs(
                 dst = store.join(out_path, rel)
                 shown = str(Path(out) / rel) if out_local else store.join(out.rstrip("/"), rel)
             src = os.path.abspath(j.src)
-            files.append(FileSpec(i, j.name, src, dst, j.doc, j.gz, j.size, store.file_mode(src_fs, src), shown))
+            perm = j.perm if j.perm >= 0 else None  # as walked
+            files.append(FileSpec(i, j.name, src, dst, j.doc, j.gz, j.size, perm, shown))
         return src_fs, files, unreadable
     src_fs = None
     for n in names:
