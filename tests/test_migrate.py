@@ -1011,8 +1011,8 @@ def test_stdin_to_a_full_disk_fails_with_74_and_leaves_no_temporary(
                 raise OSError(28, "No space left on device")
             return super().write(b)
 
-    def open_write(fs: Any, path: str, root: str | None = None) -> Any:
-        real(fs, path, root).close()
+    def open_write(fs: Any, path: str, root: str | None = None, *, mode: int | None, run: str | None = None) -> Any:
+        real(fs, path, root, mode=mode, run=run).close()
         return Full(path, "wb")
 
     monkeypatch.setattr(stream.store, "open_write", open_write)
