@@ -356,11 +356,18 @@ def bounded() -> Iterator[None]:
 
 
 def test_local_cluster_byte_identical(
-    archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path
+    archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, ref_tree, ref = archive
+    targets: list[tuple[int, int]] = []
+    real = driver.plan
+    monkeypatch.setattr(
+        driver, "plan", lambda f, t, **k: (targets.append((sum(x.size for x in f), t)), real(f, t, **k))[1]
+    )
     rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", client=cluster, chunk_bytes=8192)
     assert rep.jobs == 2
+    total = targets[0][0]
+    assert total > 0 and {t for _, t in targets} == {min(64 * 1024, total // 16)}  # 8 pieces per worker
     assert _tree(tmp_path / "out") == ref_tree
     assert _facts(rep) == _facts(ref)
     assert rep.records == ref.records == rep.converted + rep.passed_through + rep.rejected
