@@ -178,6 +178,30 @@ def test_a_changed_file_in_ranges_is_put_together_from_its_first_range(
     assert not list((tmp_path / "out").glob(f"{DASK_TEMP_PREFIX}*"))
 
 
+def test_a_file_in_ranges_is_synced_once_when_put_together(
+    small_pieces: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Dask task syncs a whole file's temporary, never a range's (it is not committed): the
+    file put together from the ranges is synced, once, before its commit."""
+    from envglot.migration import fs
+
+    synced: list[str] = []
+    real = fs.sync_local_files
+    monkeypatch.setattr(fs, "sync_local_files", lambda paths: (synced.extend(paths), real(paths))[1])
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "all.jsonl").write_bytes(b"\n".join(legacy_variant(i) for i in range(3000)) + b"\n")
+    (src / "small.jsonl").write_bytes(legacy_variant(0) + b"\n")
+    ref = migrate([src], out=tmp_path / "local", jobs=1)
+    synced.clear()
+    rep = migrate([src], out=tmp_path / "out", engine="dask", scheduler="synchronous", chunk_bytes=16 * 1024)
+    assert _tree(tmp_path / "out") == _tree(tmp_path / "local")
+    assert _facts(rep) == _facts(ref)
+    temps = [p for p in synced if DASK_TEMP_PREFIX in p]
+    pieces = sorted(p.rsplit("-", 2)[-2] for p in temps)
+    assert pieces == ["0", "1"]  # all.jsonl put together (file 0), small.jsonl whole (file 1): no range
+
+
 def test_a_range_changed_before_its_file_is_put_together_fails_that_file(
     small_pieces: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -336,11 +360,18 @@ def bounded() -> Iterator[None]:
 
 
 def test_local_cluster_byte_identical(
-    archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path
+    archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, ref_tree, ref = archive
+    targets: list[tuple[int, int]] = []
+    real = driver.plan
+    monkeypatch.setattr(
+        driver, "plan", lambda f, t, **k: (targets.append((sum(x.size for x in f), t)), real(f, t, **k))[1]
+    )
     rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", client=cluster, chunk_bytes=8192)
     assert rep.jobs == 2
+    total = targets[0][0]
+    assert total > 0 and {t for _, t in targets} == {min(64 * 1024, total // 16)}  # 8 pieces per worker
     assert _tree(tmp_path / "out") == ref_tree
     assert _facts(rep) == _facts(ref)
     assert rep.records == ref.records == rep.converted + rep.passed_through + rep.rejected

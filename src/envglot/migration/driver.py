@@ -99,7 +99,7 @@ def run_pieces(
             rep.jobs = ex.jobs
             most = partition_bytes or DEFAULT_PARTITION_BYTES
             least = min(MIN_PARTITION_BYTES, spec.chunk_bytes) if ex.cheap_tasks else MIN_PARTITION_BYTES
-            target = min(most, max(least, total // max(1, 4 * ex.jobs)))
+            target = min(most, max(least, total // max(1, ex.spread * ex.jobs)))
             at = len(files) if stream is None else stream.spec.index  # the files after a stream: once it is read
             tasks, later = plan(files[:at], target, cut=ex.cuts), plan(files[at + 1 :], target, cut=ex.cuts)
             Driver(

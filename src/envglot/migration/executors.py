@@ -41,6 +41,9 @@ class Executor(Protocol):
     """A task costs little (a local process): pieces as small as a chunk, not a megabyte."""
     in_process: bool
     """Tasks run in the driver's process (a callback may be handed to them)."""
+    spread: int
+    """Pieces per worker the input is cut into at most (above the least piece size): more make a
+    shorter tail when the workers run at uneven speeds, each costs a task."""
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
         """Run ``fn(*args)``; its outcome comes back from :meth:`next` with ``tag``."""
@@ -69,6 +72,7 @@ class Inline:
     cuts = False
     cheap_tasks = False
     in_process = True
+    spread = 4
 
     def __init__(self) -> None:
         self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
@@ -106,6 +110,7 @@ class Pool:
     cuts = True
     cheap_tasks = True
     in_process = False
+    spread = 4
 
     def __init__(self, jobs: int, options: dict[str, Any]) -> None:
         self.jobs = jobs
@@ -182,6 +187,10 @@ class DaskCluster:
     cuts = True
     cheap_tasks = False
     in_process = False
+    spread = 8
+    """Twice the pool's: a worker of a cluster often runs slower than the other (a shared machine,
+    a busy node) and Dask does not split a running task; a task costs milliseconds
+    (docs/performance.md, "Migrate on Dask")."""
 
     def __init__(
         self,

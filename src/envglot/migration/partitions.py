@@ -136,8 +136,10 @@ def run_task(spec: RunSpec, pieces: list[Piece], on_chunk: OnChunk | None = None
     each chunk as it is done, in this process)."""
     mig = migrator_for(spec.options)
     results = [_run_piece(spec, mig, p, on_chunk) for p in pieces]
-    if spec.sync:  # durable before commit
-        store.sync_written(spec.dst_fs, [r.tmp for r in results if r.tmp is not None])
+    if spec.sync:  # durable before commit; a range's temporary is never committed (the file put
+        # together from the ranges is, made durable by finish_ranged): syncing it would write it twice
+        whole = [r.tmp for p, r in zip(pieces, results, strict=True) if r.tmp is not None and p.parts == 1]
+        store.sync_written(spec.dst_fs, whole)
     return results
 
 
