@@ -432,7 +432,7 @@ class Assembly:
             self.added += 1
             return
         if self.out is None:
-            self.out = store.open_write(spec.dst_fs, self.tmp, spec.root, mode=self.file.mode, run=spec.run)
+            self.out = store.open_output(spec.dst_fs, self.tmp, spec.root, mode=self.file.mode, size=-1, run=spec.run)
         w = self.out
         if p.tmp is not None:
             with store.open_read(spec.dst_fs, p.tmp) as r:
@@ -454,7 +454,9 @@ class Assembly:
         """Close the output (errors propagate)."""
         w, self.out = self.out, None
         if w is None:  # no range had any output: an empty file
-            w = store.open_write(self.spec.dst_fs, self.tmp, self.spec.root, mode=self.file.mode, run=self.spec.run)
+            w = store.open_output(
+                self.spec.dst_fs, self.tmp, self.spec.root, mode=self.file.mode, size=-1, run=self.spec.run
+            )
         w.close()
 
     def abort(self) -> None:
