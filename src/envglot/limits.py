@@ -269,7 +269,7 @@ def repeated_member(buf: bytes, key: str, members: dict[str, msgspec.Raw] | None
         return False
     quoted = b'"%s"' % key.encode()
     seen = buf.count(quoted)
-    if (b"\\u00" not in buf and b"\\U00" not in buf) or _escapes(key).search(buf) is None:
+    if (buf.find(b"\\u00") < 0 and buf.find(b"\\U00") < 0) or _escapes(key).search(buf) is None:
         if seen < 2:
             return False
         if members is None:

@@ -146,8 +146,9 @@ def _minify(buf: bytes) -> bytes:
 def styled(out: bytes, style: str, target: Dialect) -> bytes:
     """``out`` laid out in ``style`` (checked by :class:`Options`)."""
     if style == "compact":
-        # Raw payloads keep the source's whitespace; minify only when some may be there.
-        if b"\n" in out or b": " in out or b", " in out:
+        # Raw payloads keep the source's whitespace; minify only when some may be there (not
+        # ``bytes in bytes``, which raises and clears a TypeError before it searches).
+        if 10 in out or out.find(b": ") >= 0 or out.find(b", ") >= 0:
             return msgspec.json.format(out, indent=-1)
         return out
     if style == "pretty":
