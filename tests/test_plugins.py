@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 import envglot
-from envglot.detect import classify, detect_bytes, forced_detection
+from envglot.detect import classify, detect_bytes, forced_rival
 from envglot.errors import EnvglotError
 from envglot.limits import members_of
 from envglot.mappings import default_mappings, load_mappings
@@ -201,8 +201,9 @@ def test_a_plugin_declared_in_its_table_with_a_hooks_module_converts_both_ways(i
     doc = b'{"teamx":false,"fault":{"code":"NOT_FOUND","message":"no doc-9"}}'
     assert detect_bytes(doc, reg) == "teamx"
     # its needs declared, a forced source still finds its failure (and skips a document without the key)
-    assert forced_detection(doc, members_of(doc), reg, "legacy-v1") == classify(doc, reg)
-    assert forced_detection(b'{"found":true}', {"found": msgspec.Raw(b"true")}, reg, "legacy-v1") is None
+    assert classify(doc, reg).dialect == "teamx"
+    assert forced_rival(reg, "legacy-v1")(members_of(doc)) is reg.get("teamx")
+    assert forced_rival(reg, "legacy-v1")({"found": msgspec.Raw(b"true")}) is None
     out = envglot.convert(doc, to="errorcode", mappings=m)
     back = envglot.convert(out, to="teamx", mappings=m)
     assert msgspec.json.decode(back) == msgspec.json.decode(doc)
@@ -300,7 +301,7 @@ def test_a_plugin_failure_is_detected_by_a_forced_source(install: Install) -> No
     install("teamx_pkg", MODULE, table=_table("teamx"))
     reg = bundled()
     doc = b'{"teamx":false,"fault":{"code":"NOT_FOUND","message":"no task t-1"}}'
-    assert forced_detection(doc, members_of(doc), reg, "problem-json") == classify(doc, reg)
+    assert forced_rival(reg, "problem-json")(members_of(doc)) is reg.get("teamx")
     assert classify(doc, reg).dialect == "teamx"
     m = load_mappings()
     assert m.registry is reg

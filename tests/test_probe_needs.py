@@ -1,9 +1,10 @@
 """A probe's declared needs (``Probe.needs``) and the skip they allow a forced source (issue 24).
 
 A forced source's success is checked against "another dialect's failure wins" (issue 23),
-which needs the document's detection. ``envglot.detect.forced_detection`` skips it when no
-other dialect's probe can fire by the top-level keys alone; these tests hold the needs to
-the probes (every bundled document, generated top levels) and the skip to the detection.
+which needs the document's detection. ``envglot.detect.forced_rival`` generates it per
+registry and source, running only the probes whose needs the top-level keys meet; these
+tests hold the needs to the probes (every bundled document, generated top levels) and the
+generated detection to the full one (the same documents, for every forced source).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 import envglot
 from envelopes import sample_files
-from envglot.detect import JSONRPC, MCP, Detection, classify, forced_detection
+from envglot.detect import JSONRPC, MCP, Detection, classify, forced_rival
 from envglot.dialect import Facts, registered
 from envglot.errors import DetectError, EnvglotError
 from envglot.limits import members_of
@@ -125,30 +126,48 @@ def _detection(doc: bytes, reg: Registry) -> Detection | None:
 
 
 def _check_forced(doc: bytes, reg: Registry, src: str) -> Detection | None:
-    """``forced_detection`` of ``doc`` as ``src``, checked against the full detection."""
+    """``forced_rival`` of ``doc`` as ``src``, checked against the full detection (``None``: no rival)."""
     present = members_of(doc)
     if present is None:
         return None
-    full = _detection(doc, reg)
-    try:
-        fast = forced_detection(doc, present, reg, src)
-    except DetectError:
-        assert full is None
+    return _check_rival(present, reg, src, doc)
+
+
+def _check_rival(present: dict[str, msgspec.Raw], reg: Registry, src: str, doc: bytes = b"") -> Detection | None:
+    full = _detection(doc or msgspec.json.encode(present), reg)
+    rival = forced_rival(reg, src)(present)
+    if rival is None:
+        assert _ignored(full, src), (src, full, present)
         return None
-    if fast is None:
-        assert _ignored(full, src), (src, full, doc[:200])
-    else:
-        assert fast == full
-    return fast
+    assert full is not None and not _ignored(full, src) and rival is reg.get(full.dialect), (src, full, rival, present)
+    return full
 
 
-def test_the_skip_agrees_with_detection_on_every_known_document() -> None:
+def test_the_generated_detection_agrees_with_detection_on_every_known_document() -> None:
     reg = bundled()
-    skipped = 0
+    rivals = 0
     for doc in ALL:
         for src in BUNDLED:
-            skipped += _check_forced(doc, reg, src) is None
-    assert skipped > len(ALL) // 2  # the skip does apply to many of them
+            rivals += _check_forced(doc, reg, src) is not None
+    assert rivals > len(ALL) // 2  # most documents have another dialect's probe fire for some source
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_generated_detection_agrees_with_detection_on_generated_top_levels(data: st.DataObject) -> None:
+    reg = bundled()
+    known = sorted({k for d in reg for k in d.keys} | {"status", "type", "found", "schema_id", "jsonrpc", "content"})
+    present = data.draw(st.dictionaries(st.sampled_from(known), st.sampled_from(_VALUES).map(msgspec.Raw), max_size=6))
+    for src in BUNDLED:
+        _check_rival(present, reg, src)
+
+
+def test_the_generated_detection_of_a_declared_registry_agrees_with_detection() -> None:
+    reg = mappings_for([str(ACME)]).registry
+    docs = ALL + [p.read_bytes() for p in sorted((ROOT / "examples" / "declared" / "acme").glob("*.json"))]
+    for doc in docs:
+        for src in (*BUNDLED, "acme"):
+            _check_forced(doc, reg, src)
 
 
 def _never_a_success(doc: bytes, src: str, **kw: object) -> None:
@@ -173,7 +192,7 @@ ERRORCODE_FAIL = b'{"success":false,"data":null,"error":{"code":"not_found","mes
 )
 def test_forced_dotbot_still_detects_another_dialects_failure(doc: bytes, dialect: str) -> None:
     reg = bundled()
-    assert forced_detection(doc, members_of(doc), reg, "dotbot") == classify(doc, reg)
+    assert forced_rival(reg, "dotbot")(members_of(doc)) is reg.get(dialect)
     assert classify(doc, reg).dialect == dialect
     _never_a_success(doc, "dotbot")
 
@@ -181,7 +200,6 @@ def test_forced_dotbot_still_detects_another_dialects_failure(doc: bytes, dialec
 def test_a_toml_dialects_failure_is_still_detected_by_a_forced_source() -> None:
     m = mappings_for([str(ACME)])
     doc = (ROOT / "examples" / "declared" / "acme" / "not-found.json").read_bytes()
-    det = forced_detection(doc, members_of(doc), m.registry, "legacy-v1")
-    assert det is not None and det.dialect == "acme"
+    assert forced_rival(m.registry, "legacy-v1")(members_of(doc)) is m.registry.get("acme")
     for src in BUNDLED:
         _never_a_success(doc, src, mappings=[str(ACME)])

@@ -24,7 +24,7 @@ from envelopes import canonical_envelopes, documents, json_values, text
 from envglot import Envelope, ParseError
 from envglot.dialect import get_dialect
 from envglot.dialects import NAMES
-from envglot.limits import repeated_member, spans_whole, top_members
+from envglot.limits import WHOLE_BY_ENCODING, repeated_member, spans_whole, top_members
 from envglot.mappings import mappings_for
 from envglot.wire import WireDecoder
 from test_fields import bench_corpus
@@ -74,11 +74,31 @@ def test_spans_whole_only_when_no_key_is_repeated(case: tuple[bytes, list[str]])
         (b'{"a":1} ', False),
         (b'{"a":1,"a":1}', False),
         (b'{"\\u0061":1}', False),  # an escaped key is longer than the key
+        (b'{"a\\"b":1}', True),  # a key's shortest spelling
+        (b'{"\\/":1}', False),
         (b'{"\xc3\xa9":1}', True),
     ],
 )
 def test_spans_whole_cases(doc: bytes, whole: bool) -> None:
     assert spans_whole(doc, top_members(doc)) is whole
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_spans_whole_above_the_encoding_size(whole: bool) -> None:
+    """Past ``WHOLE_BY_ENCODING`` the lengths are summed per member: the same answers."""
+    big = b'{"a":"' + b"x" * WHOLE_BY_ENCODING + b'","b":[1, 2]' + (b"}" if whole else b',"a":1}')
+    assert spans_whole(big, top_members(big)) is whole
+    assert spans_whole(big + b" ", top_members(big)) is False
+
+
+@SETTINGS
+@given(st.text(max_size=8) | st.sampled_from([chr(i) for i in range(0x80)]))
+def test_msgspec_spells_every_key_in_its_shortest_form(key: str) -> None:
+    """What ``spans_whole``'s encoding relies on: no JSON spelling of a key is shorter than msgspec's."""
+    shortest = sum(
+        2 if c in '"\\\b\f\n\r\t' else 6 if c < " " else len(c.encode("utf-8", "surrogatepass")) for c in key
+    )
+    assert len(msgspec.json.encode({key: 0})) == len(b'{"":0}') + shortest
 
 
 _DECODERS = {n: get_dialect(n).reading.decoder for n in NAMES if get_dialect(n).reading is not None}  # type: ignore[union-attr]

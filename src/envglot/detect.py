@@ -9,11 +9,12 @@ is documented in ``docs/python-api.md`` ("Detection")."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import msgspec
 from msgspec import Raw, Struct
 
-from .dialect import Facts, Probe
+from .dialect import Dialect, Facts, Probe
 from .errors import DetectError
 from .registry import Registry, bundled
 
@@ -26,7 +27,7 @@ __all__ = [
     "classify",
     "classify_members",
     "detect_bytes",
-    "forced_detection",
+    "forced_rival",
     "probe_table",
     "top_level",
 ]
@@ -76,6 +77,7 @@ _TRANSPORT = (
             _jsonrpc,
             "a **JSON-RPC response**: `jsonrpc` with `result` (unwrapped, then detected again) or `error` "
             "(refused: a `ParseError` naming its code and message, never read as a payload)",
+            (frozenset((JSONRPC_MARKER,)),),
         ),
         JSONRPC,
     ),
@@ -85,6 +87,7 @@ _TRANSPORT = (
             _mcp,
             "an **MCP CallToolResult**: `content`/`structuredContent`, no `success`/`data`: unwrapped, then "
             "detected again (one level only: a wrapper inside a wrapper is a `ParseError`)",
+            tuple(frozenset((k,)) for k in MCP_MARKERS),
         ),
         MCP,
     ),
@@ -191,73 +194,56 @@ def _first(facts: Facts, plan: _Plan) -> Detection:
     return Detection(plan.fallback, None)
 
 
-class _Needs(Struct, frozen=True):
-    """Top-level key sets, one of which a document holds in full: the one-key sets as one set
-    (one C-level test), the others apart."""
-
-    single: frozenset[str]
-    multi: tuple[frozenset[str], ...]
-
-    @classmethod
-    def of(cls, needs: set[frozenset[str]]) -> _Needs:
-        fewest = {s for s in needs if not any(t < s for t in needs)}  # a set holding another adds nothing
-        single = frozenset(k for s in fewest if len(s) == 1 for k in s)
-        return cls(single, tuple(sorted((s for s in fewest if len(s) > 1), key=sorted)))
-
-    def met(self, present: dict[str, Raw]) -> bool:
-        """Whether ``present`` holds one of the key sets."""
-        if not self.single.isdisjoint(present):
-            return True
-        for s in self.multi:
-            if present.keys() >= s:
-                return True
-        return False
-
-
-class _Forced(Struct, frozen=True):
-    """What the probes' declared needs (:attr:`~envglot.dialect.Probe.needs`) say about a document
-    read as one forced dialect; ``None``: a probe concerned declares none."""
-
-    rivals: _Needs | None
-    """The needs of every other dialect's probe."""
-    own: tuple[tuple[Probe, _Needs | None], ...]
-    """The dialect's own probes in detection order, each with the needs of the other dialects'
-    probes detection runs before it."""
+def _met(needs: tuple[frozenset[str], ...]) -> str:
+    """The generated test that a document's members ``p`` hold one of ``needs``' key sets."""
+    return " or ".join("(" + " and ".join(f"{k!r} in p" for k in sorted(s)) + ")" for s in sorted(needs, key=sorted))
 
 
 @functools.lru_cache(maxsize=256)
-def _forced(registry: Registry, dialect: str) -> _Forced:
-    """Built once per registry and dialect."""
-    before: set[frozenset[str]] | None = set()
-    own: list[tuple[Probe, _Needs | None]] = []
-    for probe, name in _plan(registry).probes:
-        if name == dialect:
-            own.append((probe, None if before is None else _Needs.of(before)))
-        elif name not in (MCP, JSONRPC):  # a wrapper's detection names no other dialect either
-            before = None if before is None or probe.needs is None else before | set(probe.needs)
-    return _Forced(None if before is None else _Needs.of(before), tuple(own))
+def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]], Dialect | None]:
+    """The dialect other than ``dialect`` that :func:`classify` names by its evidence in a
+    document with the top-level members ``p`` (``None``: ``dialect`` itself, a transport
+    wrapper, the fallback or no dialect), as one function generated for ``registry`` and
+    ``dialect`` (by :class:`envglot.fields.Unit`; ``ENVGLOT_DUMP_COMPILED`` dumps it).
 
+    It runs, in detection order, the probes up to the last other dialect's, each only where
+    the document holds one of its declared needs (:attr:`~envglot.dialect.Probe.needs`; a
+    probe without needs always runs): an other dialect's probe that fires names it, one of
+    ``dialect``'s own or a wrapper's ends the search. The probes share one :class:`Facts`
+    (each member decoded once), built when the first probe runs."""
+    from .fields import Unit  # the compiler's module builder, loaded with the first forced source
 
-def forced_detection(buf: bytes, present: dict[str, Raw] | None, registry: Registry, dialect: str) -> Detection | None:
-    """:func:`classify` of ``buf`` for a document read as the forced source ``dialect`` (``present``:
-    its top-level members, when the caller has them); ``None`` when the probes' declared needs
-    (:attr:`~envglot.dialect.Probe.needs`) prove that detection names ``dialect``, a transport
-    wrapper or no dialect by evidence: no other dialect's probe can fire, or one of ``dialect``'s
-    own fires before any other dialect's could. A probe that declares no needs (a plugin's)
-    leaves the question to detection."""
-    if present is None:
-        return classify(buf, registry)
-    forced = _forced(registry, dialect)
-    if forced.rivals is not None and not forced.rivals.met(present):
-        return None
     plan = _plan(registry)
-    facts = _facts(present, plan)
-    for probe, before in forced.own:
-        if before is None or before.met(present):  # another dialect's probe may fire first
-            break
-        try:
-            if probe.test(facts) is not None:
-                return None
-        except msgspec.DecodeError:  # pragma: no cover - members were valid JSON when decoded
-            break
-    return _first(facts, plan)
+    probes = list(plan.probes)
+    while probes and probes[-1][1] in (dialect, MCP, JSONRPC):  # nothing after the last rival's probe matters
+        probes.pop()
+    u = Unit(f"rival_{_ident(registry, dialect)}")
+    u.ns.update(Facts=Facts, known=plan.known, DecodeError=msgspec.DecodeError)
+    u.emit("def rival(p):", 0)
+    u.emit(f'"""The other dialect detection names in a document read as {dialect}."""')
+    u.emit("f = None")
+    u.emit("try:")
+    for probe, name in probes:
+        test = u.ref(probe.test, f"{name}_{probe.priority}")
+        needs = probe.needs
+        u.emit(f"# {name}, priority {probe.priority}", 2)
+        body = 2
+        if needs is not None:
+            u.emit(f"if {_met(needs)}:", 2)
+            body = 3
+        u.emit("if f is None:", body)
+        u.emit("f = Facts(p, frozenset(p) if known.issuperset(p) else None)", body + 1)
+        found = "None" if name in (dialect, MCP, JSONRPC) else u.ref(registry.get(name), name)
+        u.emit(f"if {test}(f) is not None:", body)
+        u.emit(f"return {found}", body + 1)
+    u.emit("except DecodeError:  # members are valid JSON: not raised")
+    u.emit("return None", 2)
+    u.emit("return None")
+    fn: Callable[[dict[str, Raw]], Dialect | None] = u.build("rival")
+    return fn
+
+
+def _ident(registry: Registry, dialect: str) -> str:
+    """A module title naming ``dialect`` and ``registry`` (the bundled one, or another by its dialects)."""
+    tag = "" if registry is bundled() else "_" + "_".join(registry.names())
+    return (dialect + tag).replace("-", "_")

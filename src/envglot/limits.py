@@ -41,6 +41,7 @@ __all__ = [
     "MAX_DEPTH_CEILING",
     "OUTPUT_DEPTH_MARGIN",
     "UTF8_CHUNK",
+    "WHOLE_BY_ENCODING",
     "bad_value",
     "check_depth",
     "check_input",
@@ -268,7 +269,7 @@ def repeated_member(buf: bytes, key: str, members: dict[str, msgspec.Raw] | None
         return False
     quoted = b'"%s"' % key.encode()
     seen = buf.count(quoted)
-    if (b"\\u00" not in buf and b"\\U00" not in buf) or _escapes(key).search(buf) is None:
+    if (buf.find(b"\\u00") < 0 and buf.find(b"\\U00") < 0) or _escapes(key).search(buf) is None:
         if seen < 2:
             return False
         if members is None:
@@ -287,15 +288,26 @@ def repeated_member(buf: bytes, key: str, members: dict[str, msgspec.Raw] | None
 def spans_whole(buf: bytes, members: dict[str, msgspec.Raw]) -> bool:
     """Whether ``members`` (:func:`top_members` of ``buf``) account for every byte of ``buf``.
 
-    Written out as ``{"key":value,...}`` (keys as UTF-8, values as the raw spans msgspec
-    found) they take at most ``len(buf)`` bytes: whitespace, an escape in a key and every
-    occurrence of a repeated key but the last (at least ``"":0,``, five bytes) add to the
-    document, never to the members. Equal lengths therefore prove that no top-level key
-    is repeated, at the cost of one length per member.
+    Written out as ``{"key":value,...}`` (each key in its shortest JSON spelling, values as the
+    raw spans msgspec found) they take at most ``len(buf)`` bytes: whitespace, a longer escape
+    in a key and every occurrence of a repeated key but the last (at least ``"":0,``, five
+    bytes) add to the document, never to the members. Equal lengths therefore prove that no
+    top-level key is repeated and that the top level holds no whitespace. Up to
+    :data:`WHOLE_BY_ENCODING` bytes the members are encoded by msgspec (which spells every key
+    in its shortest form: ``tests/test_shared_parse.py``), one C call; above it the length is
+    summed per member (keys unescaped: a lower bound, which proves fewer documents), which
+    copies nothing.
     """
+    if len(buf) <= WHOLE_BY_ENCODING:
+        return len(_ENC.encode(members)) == len(buf)
     n = len(members)
     keys = len("".join(members).encode("utf-8", "surrogatepass"))
     return 1 + 4 * n + keys + sum(map(len, members.values())) + (n == 0) == len(buf)
+
+
+WHOLE_BY_ENCODING = 16384
+"""Size up to which :func:`spans_whole` encodes the members (cheaper than summing their lengths
+in Python for a document of a few kilobytes; above it the copy costs more)."""
 
 
 top_members = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode

@@ -23,7 +23,7 @@ from .detect import (
     Detection,
     classify,
     classify_members,
-    forced_detection,
+    forced_rival,
     top_level,
 )
 from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Report, report_for
@@ -146,8 +146,9 @@ def _minify(buf: bytes) -> bytes:
 def styled(out: bytes, style: str, target: Dialect) -> bytes:
     """``out`` laid out in ``style`` (checked by :class:`Options`)."""
     if style == "compact":
-        # Raw payloads keep the source's whitespace; minify only when some may be there.
-        if b"\n" in out or b": " in out or b", " in out:
+        # Raw payloads keep the source's whitespace; minify only when some may be there (not
+        # ``bytes in bytes``, which raises and clears a TypeError before it searches).
+        if 10 in out or out.find(b": ") >= 0 or out.find(b", ") >= 0:
             return msgspec.json.format(out, indent=-1)
         return out
     if style == "pretty":
@@ -817,13 +818,13 @@ def _other_dialect(
     buf: bytes, src: Dialect, det: Detection | None, registry: Registry, members: dict[str, msgspec.Raw] | None
 ) -> Dialect | None:
     """The dialect of ``registry`` other than ``src`` that detection names by its evidence in
-    ``buf`` (``None``: none)."""
+    ``buf`` (``None``: none); ``members``: its top level's, when the caller has them."""
     if det is None:
+        if members is not None:
+            return forced_rival(registry, src.name)(members)
         try:
-            det = forced_detection(buf, members, registry, src.name)
+            det = classify(buf, registry)
         except DetectError:
-            return None
-        if det is None:
             return None
     if det.evidence is None or det.dialect in (src.name, MCP, JSONRPC):
         return None

@@ -66,7 +66,8 @@ def may_be_loose(buf: bytes, tight_top: bool = False) -> bool:
     the same, its output is just not minimal. ``tight_top``: the caller knows the top level
     holds no whitespace (:func:`~envglot.limits.spans_whole`), so the first key is not spaced.
     """
-    if b"\n" in buf or b"\r" in buf or b"\t" in buf:
+    # \n, \r, \t tested by byte value: ``b"\n" in buf`` raises and clears a TypeError first
+    if 10 in buf or 13 in buf or 9 in buf:
         return True
     return not tight_top and _SPACED_HEAD(buf, 0, _HEAD) is not None
 
