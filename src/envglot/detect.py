@@ -218,7 +218,7 @@ def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]],
     while probes and probes[-1][1] in (dialect, MCP, JSONRPC):  # nothing after the last rival's probe matters
         probes.pop()
     u = Unit(f"rival_{_ident(registry, dialect)}")
-    u.ns.update(Facts=Facts, known=plan.known, DecodeError=msgspec.DecodeError)
+    u.ns.update(Facts=Facts, known=plan.known, DecodeError=msgspec.DecodeError, DetectError=DetectError)
     u.emit("def rival(p):", 0)
     u.emit(f'"""The other dialect detection names in a document read as {dialect}."""')
     u.emit("f = None")
@@ -236,8 +236,8 @@ def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]],
         found = "None" if name in (dialect, MCP, JSONRPC) else u.ref(registry.get(name), name)
         u.emit(f"if {test}(f) is not None:", body)
         u.emit(f"return {found}", body + 1)
-    u.emit("except DecodeError:  # members are valid JSON: not raised")
-    u.emit("return None", 2)
+    u.emit("except DecodeError as exc:  # members are valid JSON: not raised; refused as the full detection does")
+    u.emit('raise DetectError(f"invalid JSON: {exc}", path="$") from None', 2)
     u.emit("return None")
     fn: Callable[[dict[str, Raw]], Dialect | None] = u.build("rival")
     return fn
