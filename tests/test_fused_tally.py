@@ -54,8 +54,8 @@ _CALLS = Counter[str]()
 
 @pytest.fixture(autouse=True)
 def _spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    def spying(src: Dialect, dst: Dialect) -> Any:
-        fn = fields.tallying_pair(src, dst)
+    def spying(src: Dialect, dst: Dialect, mappings: Any) -> Any:
+        fn = fields.tallying_pair(src, dst, mappings)
         if fn is None:
             return None
 
