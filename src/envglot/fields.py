@@ -67,7 +67,8 @@ from . import canonical as c
 if TYPE_CHECKING:
     import inspect
 
-    from .context import Context, FieldLosses
+    from .context import ConstantLoss, Context, FieldLosses
+    from .diagnostics import Diagnostic
     from .dialect import Dialect
     from .tables import DialectMap, Mappings
 
@@ -585,43 +586,74 @@ def _compile_write(d: Dialect) -> Callable[..., bytes]:
     return u.build("write")
 
 
-def _checked(fields: list[str], losses: FieldLosses) -> set[str]:
+class Losses(NamedTuple):
+    """The loss facts of one pair of tables a counting fused path's loss check is generated from."""
+
+    fields: FieldLosses
+    constants: tuple[ConstantLoss, ...]
+    """The source contract's constants the target may drop (empty when it has none)."""
+
+
+def _checked(fields: list[str], losses: Losses) -> set[str]:
     """The fields the loss check of :func:`_emit_losses` reads, of those a reading defines."""
-    if losses.constants:  # report_losses may read any of them
-        return set(fields)
-    lists = {"ok", "problems", "warnings", "next_steps"}
-    return {f for f in fields if f in losses.by_field or f in losses.by_group or f in lists}
+    read = {"ok", "problems", "warnings", "next_steps", *losses.fields.by_field, *losses.fields.by_group}
+    read |= {f[0] for loss in losses.constants for f in (*loss.dropped, *loss.kept)}
+    return {f for f in fields if f in read}
 
 
-def _emit_losses(u: Unit, fields: list[str], losses: FieldLosses, indent: int) -> None:
+def _present(field: tuple[str, ...], produced: list[str]) -> str | bool:
+    """Whether canonical ``field`` (its attribute names) is set, as :func:`envglot.context.report_losses`
+    reads it from an envelope of the ``produced`` fields: an expression, or a constant when the
+    reading never defines its first name (its default, or ``None`` for no field of the model)."""
+    head, *rest = field
+    if head in produced:
+        expr = head
+        for part in rest:
+            expr = f"getattr({expr}, {part!r}, None)"
+        return f"{expr} is not None"
+    value = _defaults().get(head)
+    for part in rest:
+        value = getattr(value, part, None)
+    return value is not None
+
+
+def _emit_losses(u: Unit, fields: list[str], losses: Losses, indent: int) -> None:
     """The hub writer's loss check (:func:`envglot.context.report_losses`) over the fields a
-    reading defined, for one pair of tables (their :func:`~envglot.context.field_losses`): a
-    scalar or group member the target carries is not looked at; one it cannot carry is counted
-    by its presence, its ``(kind, path)`` appended to the :class:`~envglot.diagnostics.Counting`
-    report as it is (no :class:`~envglot.diagnostics.Diagnostic` looked up); the rest by
-    ``report_losses`` itself, only when there is something for it to look at."""
+    reading defined, for one pair of tables: a scalar, group member or contract constant the
+    target cannot carry is counted by its presence, its ``(kind, path)`` appended to the
+    :class:`~envglot.diagnostics.Counting` report as it is (no
+    :class:`~envglot.diagnostics.Diagnostic` looked up); what the target carries is not looked
+    at; the lists and unknown fields by ``report_losses``, only when there are any."""
     from .context import report_losses
+
+    def lost(d: Diagnostic, hint: str) -> str:
+        return f"t_add({u.ref((d.kind, d.path), f'lost_{hint}')})"
 
     u.emit("t_add = ctx.report.seen.append", indent)
     for f in fields:
-        if f in losses.by_field:
-            d = losses.by_field[f]
+        if f in losses.fields.by_field:
             u.emit(f"if {f} is not None:", indent)
-            u.emit(f"t_add({u.ref((d.kind, d.path), f'lost_{f}')})", indent + 1)
-        elif f in losses.by_group:
+            u.emit(lost(losses.fields.by_field[f], f), indent + 1)
+        elif f in losses.fields.by_group:
             u.emit(f"if {f} is not None:", indent)
-            for member, d in losses.by_group[f]:
+            for member, d in losses.fields.by_group[f]:
                 u.emit(f"if {f}.{member} is not None:", indent + 1)
-                u.emit(f"t_add({u.ref((d.kind, d.path), f'lost_{f}_{member}')})", indent + 2)
-    check = u.ref(report_losses, "report_losses")
-    if losses.constants:  # the check may read any field
-        whole = ", ".join(f"{f}={f}" for f in fields)
-        u.emit(f"{check}(_Envelope({whole}, extras=extras), w_dmap, ctx, False)", indent)
-        return
+                u.emit(lost(d, f"{f}_{member}"), indent + 2)
+    for loss in losses.constants:  # dropped when one of its fields is set and none that is set is carried
+        dropped = [_present(f, fields) for f in loss.dropped]
+        kept = [_present(f, fields) for f in loss.kept]
+        if True in kept or not any(dropped):
+            continue  # never dropped for this reading
+        cond = " or ".join(x for x in dropped if isinstance(x, str)) if True not in dropped else ""
+        unless = " or ".join(x for x in kept if isinstance(x, str))
+        test = " and ".join(x for x in (cond and f"({cond})", unless and f"not ({unless})") if x)
+        if test:
+            u.emit(f"if {test}:", indent)
+        u.emit(lost(loss.diagnostic, "constant"), indent + 1 if test else indent)
     lists = [f for f in ("problems", "warnings", "next_steps") if f in fields]
     u.emit(f"if {' or '.join((*lists, 'extras'))}:", indent)
     part = ", ".join(f"{f}={f}" for f in ("ok", *lists))
-    u.emit(f"{check}(_Envelope({part}, extras=extras), w_dmap, ctx, False)", indent + 1)
+    u.emit(f"{u.ref(report_losses, 'report_losses')}(_Envelope({part}, extras=extras), w_dmap, ctx, False)", indent + 1)
 
 
 def _keep(reading: Reading, writing: Writing, same: bool, checked: frozenset[str] = frozenset()) -> set[int]:
@@ -678,7 +710,7 @@ def _emit_body(
     indent: int,
     skip: set[int],
     members: bool = False,
-    losses: FieldLosses | None = None,
+    losses: Losses | None = None,
     counting: bool = False,
 ) -> None:
     """A fused pair's body: decode, the reading steps, then the target's writing steps but
@@ -766,7 +798,7 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
 def _compile_tally(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..., bytes | None]:
     """The counting fused function of a pair for ``mappings``' tables (see :func:`tallying_pair`):
     its loss check is generated from the two tables' loss facts."""
-    from .context import Context, field_losses
+    from .context import Context, constant_losses, field_losses
     from .diagnostics import DISCARD
 
     writing = dst.steps()[1]
@@ -774,7 +806,9 @@ def _compile_tally(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[.
     fn = f"{_ident(src.name)}_to_{_ident(dst.name)}_tally"
     losses = None
     if writing.losses:
-        losses = field_losses(mappings[dst.name], Context(mappings, DISCARD, mappings[src.name]))
+        r_table, w_table = mappings[src.name], mappings[dst.name]
+        found = field_losses(w_table, Context(mappings, DISCARD, r_table))
+        losses = Losses(found, constant_losses(r_table, w_table) if found.constants else ())
     u = Unit(fn)
     u.emit(f"def {fn}(ctx, buf, members=None):", 0)
     u.emit(f'"""{src.name} -> {dst.name} counting what the hub would report (``None``: take the hub)."""')
