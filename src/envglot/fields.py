@@ -623,8 +623,9 @@ def _emit_losses(u: Unit, fields: list[str], losses: Losses, indent: int) -> Non
     target cannot carry is counted by its presence, its ``(kind, path)`` appended to the
     :class:`~envglot.diagnostics.Counting` report as it is (no
     :class:`~envglot.diagnostics.Diagnostic` looked up); what the target carries is not looked
-    at; the lists and unknown fields by ``report_losses``, only when there are any."""
+    at; an unknown field is counted as dropped; the lists by ``report_losses``, only when there are any."""
     from .context import report_losses
+    from .diagnostics import Kind
 
     def lost(d: Diagnostic, hint: str) -> str:
         return f"t_add({u.ref((d.kind, d.path), f'lost_{hint}')})"
@@ -650,10 +651,14 @@ def _emit_losses(u: Unit, fields: list[str], losses: Losses, indent: int) -> Non
         if test:
             u.emit(f"if {test}:", indent)
         u.emit(lost(loss.diagnostic, "constant"), indent + 1 if test else indent)
+    # every unknown field left is another dialect's (the target's own took the hub): dropped
+    u.emit("for t_ex in extras:", indent)
+    u.emit(f"ctx.report.add({u.ref(Kind.FIELD_DROPPED, 'FIELD_DROPPED')}, t_ex.path)", indent + 1)
     lists = [f for f in ("problems", "warnings", "next_steps") if f in fields]
-    u.emit(f"if {' or '.join((*lists, 'extras'))}:", indent)
-    part = ", ".join(f"{f}={f}" for f in ("ok", *lists))
-    u.emit(f"{u.ref(report_losses, 'report_losses')}(_Envelope({part}, extras=extras), w_dmap, ctx, False)", indent + 1)
+    if lists:
+        u.emit(f"if {' or '.join(lists)}:", indent)
+        part = ", ".join(f"{f}={f}" for f in ("ok", *lists))
+        u.emit(f"{u.ref(report_losses, 'report_losses')}(_Envelope({part}), w_dmap, ctx, False)", indent + 1)
 
 
 def _keep(reading: Reading, writing: Writing, same: bool, checked: frozenset[str] = frozenset()) -> set[int]:
