@@ -36,11 +36,13 @@ From the declarations envglot generates Python source:
   target's steps whose inputs are all constant for the pair and that context (a required
   field the source never carries, synthesized from the table or the caller) run once
   there, and their values are shared by every document;
-- for each ordered pair, a **counting** variant (:func:`tallying_pair`): every reading step,
-  the hub writer's loss check over what they defined, then the target's writing steps, with
-  the hooks reporting into the caller's report (``migrate`` counts kinds with a
-  :class:`~envglot.diagnostics.Counting` report, which keeps no message); differential
-  tests prove it gives the hub's bytes and its multiset of ``(kind, path)``.
+- for each ordered pair and pair of tables, a **counting** variant (:func:`tallying_pair`):
+  the impure reading steps and those the target or the loss check reads, the hub writer's
+  loss check generated from the two tables' loss facts (a field, group member or contract
+  constant the target cannot carry counted by its presence, its ``(kind, path)`` appended
+  as it is), then the target's writing steps, with the hooks reporting into the caller's
+  :class:`~envglot.diagnostics.Counting` report (``migrate`` counts kinds; no message is
+  built); differential tests prove it gives the hub's bytes and its multiset of ``(kind, path)``.
 
 A dialect declared in a TOML file alone gets its steps from its declaration
 (``envglot.declsteps``) and is compiled here like the others.
