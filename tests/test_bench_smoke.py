@@ -249,7 +249,18 @@ def test_migrate_breakdown_times_every_stage() -> None:
         r[0]: float(r[1])
         for r in _table("migrate_breakdown.py", "--per-dialect", "5", "--rounds", "1", "--repeat", "1")
     }
-    stages = ("convert_bytes", "record", "detection", "tally", "discard", "counting fn", "bound fn", "migrate")
+    stages = (
+        "convert_bytes",
+        "record",
+        "count",
+        "chunks",
+        "detection",
+        "tally",
+        "discard",
+        "counting fn",
+        "bound fn",
+        "migrate",
+    )
     assert set(rows) == {*stages, "engine"}
     assert all(rows[s] > 0 for s in stages)
 
