@@ -76,7 +76,7 @@ def functions(pipe: Pipeline, checked: Sequence[Checked]) -> tuple[Callable[[], 
     calls = []
     for rec, (_, _, det), top in checked:
         src = m.registry.get(det.dialect)
-        tally, bound = tallying_pair(src, pipe.dst), bound_pair(src, pipe.dst, Context(m, DISCARD, m[src.name]))
+        tally, bound = tallying_pair(src, pipe.dst, m), bound_pair(src, pipe.dst, Context(m, DISCARD, m[src.name]))
         assert tally is not None and bound is not None, f"{src.name} -> {pipe.dst.name} takes the hub"
         calls.append((tally, bound, m[src.name], rec, top if len(rec) >= 2048 else None))
 

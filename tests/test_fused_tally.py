@@ -26,9 +26,11 @@ from hypothesis import strategies as st
 import envglot
 from envelopes import documents, sample_files
 from envglot import fields, pipeline
+from envglot.context import Context
 from envglot.diagnostics import Counting, Report
 from envglot.dialect import Dialect, registered
 from envglot.errors import EnvglotError
+from envglot.mappings import mappings_for
 from envglot.migration.inputs import Task
 from envglot.migration.records import Migrator, reject_line
 from envglot.migration.tally import Tally
@@ -54,8 +56,8 @@ _CALLS = Counter[str]()
 
 @pytest.fixture(autouse=True)
 def _spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    def spying(src: Dialect, dst: Dialect) -> Any:
-        fn = fields.tallying_pair(src, dst)
+    def spying(src: Dialect, dst: Dialect, mappings: Any) -> Any:
+        fn = fields.tallying_pair(src, dst, mappings)
         if fn is None:
             return None
 
@@ -211,6 +213,23 @@ def test_a_dialect_declared_in_toml_counts_what_the_hub_reports(unsupported: str
         assert back or unsupported == "raise"  # under raise every record may be refused
         assert _outcomes(home, back) == _outcomes(home_full, back)
     assert _CALLS["done"] > before, "the fused counting path was not taken"
+
+
+def test_a_counting_function_is_generated_for_one_pair_of_tables() -> None:
+    """Its loss check comes from the two tables' loss facts: the same tables give the same function,
+    other tables (an overlay's) another one, and a document that sets a field the target cannot
+    carry counts it with the source path of the tables it was converted with."""
+    by = {d.name: d for d in registered()}
+    src, dst = by["errorcode"], by["response-v2"]
+    bundled, overlaid = mappings_for(None), mappings_for([str(ACME)])
+    fn = fields.tallying_pair(src, dst, bundled)
+    assert fn is not None and fn is fields.tallying_pair(src, dst, bundled)
+    assert fields.tallying_pair(src, dst, overlaid) not in (None, fn)
+    doc = b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":5,"mode":"plan","approval_mode":true}}'
+    _check(doc, "response-v2", "errorcode")  # the hub's bytes, (kind, path) multiset and outcome
+    report = Counting("ignore")
+    assert fn(Context(bundled, report, bundled["errorcode"]), doc) is not None
+    assert {p for _, p in report.seen} >= {"$.meta.mode", "$.meta.approval_mode"}
 
 
 def _chunk_by_record(m: Migrator, task: Task) -> ChunkResult:

@@ -14,8 +14,10 @@ from .excerpt import quoted
 from .tables import DialectMap, Mappings
 
 __all__ = [
+    "ConstantLoss",
     "Context",
     "FieldLosses",
+    "constant_losses",
     "field_losses",
     "non_negative_ms",
     "report_losses",
@@ -203,8 +205,8 @@ def _plan(target: DialectMap) -> _LossPlan:
 def report_losses(env: Envelope, target: DialectMap, ctx: Context, fields: bool = True) -> None:
     """Report every canonical field set in ``env`` that ``target``'s field table cannot carry.
 
-    ``fields=False``: all but the scalars and groups' members, which the caller (a fused path,
-    :func:`field_losses`) has checked itself."""
+    ``fields=False``: all but the scalars, groups' members and the contract's constants, which the
+    caller (a counting fused path, from :func:`field_losses` and :func:`constant_losses`) has checked itself."""
     if not ctx.report.collecting:
         return
     carried = target.carried
@@ -326,8 +328,8 @@ def report_losses(env: Envelope, target: DialectMap, ctx: Context, fields: bool 
     for ex in env.extras:
         if ex.dialect != name:
             ctx.report.add(Kind.FIELD_DROPPED, ex.path, name, field=f"{ex.dialect} field")
-    if ctx.source is not None and ctx.source.name != name:
-        for loss in _constant_losses(ctx.source, target):
+    if fields and ctx.source is not None and ctx.source.name != name:
+        for loss in constant_losses(ctx.source, target):
             # dropped when one of its fields is set and none that is set has a place in the target
             if any(_value_at(env, f) is not None for f in loss.dropped) and not any(
                 _value_at(env, f) is not None for f in loss.kept
@@ -385,7 +387,7 @@ _CONSTANTS: dict[DialectMap, tuple[tuple[str, str, tuple[str, ...]], ...]] = {}
 """:func:`_constants` by source table (a table never changes once built)."""
 
 
-class _ConstantLoss(NamedTuple):
+class ConstantLoss(NamedTuple):
     """One constant of :func:`_constants` for one target: the fields it goes with (each as its
     attribute names), split by whether the target carries them, and its diagnostic."""
 
@@ -394,14 +396,14 @@ class _ConstantLoss(NamedTuple):
     diagnostic: Diagnostic
 
 
-def _constant_losses(source: DialectMap, target: DialectMap) -> tuple[_ConstantLoss, ...]:
+def constant_losses(source: DialectMap, target: DialectMap) -> tuple[ConstantLoss, ...]:
     """:func:`_constants` of ``source``: the fields each goes with, and the diagnostic it is
     dropped with in ``target`` (frozen, so built once per pair of tables, not per document)."""
 
-    def make() -> tuple[_ConstantLoss, ...]:
+    def make() -> tuple[ConstantLoss, ...]:
         carried = target.carried
         return tuple(
-            _ConstantLoss(
+            ConstantLoss(
                 tuple(tuple(f.split(".")) for f in inside if f in carried),
                 tuple(tuple(f.split(".")) for f in inside if f not in carried),
                 diagnostic(
@@ -418,8 +420,8 @@ def _constant_losses(source: DialectMap, target: DialectMap) -> tuple[_ConstantL
     return _kept(_CONSTANT_LOSSES, (source, target), make)
 
 
-_CONSTANT_LOSSES: dict[tuple[DialectMap, DialectMap], tuple[_ConstantLoss, ...]] = {}
-""":func:`_constant_losses` by (source table, target table)."""
+_CONSTANT_LOSSES: dict[tuple[DialectMap, DialectMap], tuple[ConstantLoss, ...]] = {}
+""":func:`constant_losses` by (source table, target table)."""
 
 
 def _constants_of(source: DialectMap) -> tuple[tuple[str, str, tuple[str, ...]], ...]:

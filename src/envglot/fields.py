@@ -36,11 +36,13 @@ From the declarations envglot generates Python source:
   target's steps whose inputs are all constant for the pair and that context (a required
   field the source never carries, synthesized from the table or the caller) run once
   there, and their values are shared by every document;
-- for each ordered pair, a **counting** variant (:func:`tallying_pair`): every reading step,
-  the hub writer's loss check over what they defined, then the target's writing steps, with
-  the hooks reporting into the caller's report (``migrate`` counts kinds with a
-  :class:`~envglot.diagnostics.Counting` report, which keeps no message); differential
-  tests prove it gives the hub's bytes and its multiset of ``(kind, path)``.
+- for each ordered pair and pair of tables, a **counting** variant (:func:`tallying_pair`):
+  the impure reading steps and those the target or the loss check reads, the hub writer's
+  loss check generated from the two tables' loss facts (a field, group member or contract
+  constant the target cannot carry counted by its presence, its ``(kind, path)`` appended
+  as it is), then the target's writing steps, with the hooks reporting into the caller's
+  :class:`~envglot.diagnostics.Counting` report (``migrate`` counts kinds; no message is
+  built); differential tests prove it gives the hub's bytes and its multiset of ``(kind, path)``.
 
 A dialect declared in a TOML file alone gets its steps from its declaration
 (``envglot.declsteps``) and is compiled here like the others.
@@ -67,8 +69,10 @@ from . import canonical as c
 if TYPE_CHECKING:
     import inspect
 
-    from .context import Context
+    from .context import ConstantLoss, Context, FieldLosses
+    from .diagnostics import Diagnostic
     from .dialect import Dialect
+    from .tables import DialectMap, Mappings
 
 __all__ = [
     "ABSENT",
@@ -584,38 +588,85 @@ def _compile_write(d: Dialect) -> Callable[..., bytes]:
     return u.build("write")
 
 
-def _emit_losses(u: Unit, fields: list[str], indent: int) -> None:
+class Losses(NamedTuple):
+    """The loss facts of one pair of tables a counting fused path's loss check is generated from."""
+
+    fields: FieldLosses
+    constants: tuple[ConstantLoss, ...]
+    """The source contract's constants the target may drop (empty when it has none)."""
+
+
+def _checked(fields: list[str], losses: Losses) -> set[str]:
+    """The fields the loss check of :func:`_emit_losses` reads, of those a reading defines."""
+    read = {"ok", "problems", "warnings", "next_steps", *losses.fields.by_field, *losses.fields.by_group}
+    read |= {f[0] for loss in losses.constants for f in (*loss.dropped, *loss.kept)}
+    return {f for f in fields if f in read}
+
+
+def _present(field: tuple[str, ...], produced: list[str]) -> str | bool:
+    """Whether canonical ``field`` (its attribute names) is set, as :func:`envglot.context.report_losses`
+    reads it from an envelope of the ``produced`` fields: an expression, or a constant when the
+    reading never defines its first name (its default, or ``None`` for no field of the model)."""
+    head, *rest = field
+    if head in produced:
+        expr = head
+        for part in rest:
+            expr = f"getattr({expr}, {part!r}, None)"
+        return f"{expr} is not None"
+    value = _defaults().get(head)
+    for part in rest:
+        value = getattr(value, part, None)
+    return value is not None
+
+
+def _emit_losses(u: Unit, fields: list[str], losses: Losses, indent: int) -> None:
     """The hub writer's loss check (:func:`envglot.context.report_losses`) over the fields a
-    reading defined: the scalars and groups' members inline, from the diagnostics the pair's
-    tables give (:func:`~envglot.context.field_losses`); the rest by ``report_losses`` itself,
-    only when there is something for it to look at (the canonical envelope built for it)."""
-    from .context import field_losses, report_losses
+    reading defined, for one pair of tables: a scalar, group member or contract constant the
+    target cannot carry is counted by its presence, its ``(kind, path)`` appended to the
+    :class:`~envglot.diagnostics.Counting` report as it is (no
+    :class:`~envglot.diagnostics.Diagnostic` looked up); what the target carries is not looked
+    at; an unknown field is counted as dropped; the lists by ``report_losses``, only when there are any."""
+    from .context import report_losses
+    from .diagnostics import Kind
 
-    u.emit(f"t_losses = {u.ref(field_losses, 'field_losses')}(w_dmap, ctx)", indent)
-    u.emit("t_add = ctx.report.append", indent)
+    def lost(d: Diagnostic, hint: str) -> str:
+        return f"t_add({u.ref((d.kind, d.path), f'lost_{hint}')})"
+
+    u.emit("t_add = ctx.report.seen.append", indent)
     for f in fields:
-        if f in c.SCALARS:
-            u.emit(f"if {f} is not None and {f!r} in t_losses.by_field:", indent)
-            u.emit(f"t_add(t_losses.by_field[{f!r}])", indent + 1)
-        elif f in c.GROUPS:
+        if f in losses.fields.by_field:
             u.emit(f"if {f} is not None:", indent)
-            u.emit(f"for t_member, t_d in t_losses.by_group.get({f!r}, ()):", indent + 1)
-            u.emit(f"if getattr({f}, t_member) is not None:", indent + 2)
-            u.emit("t_add(t_d)", indent + 3)
-    check = u.ref(report_losses, "report_losses")
-    whole = ", ".join(f"{f}={f}" for f in fields)
-    u.emit("if t_losses.constants:  # the check may read any field", indent)
-    u.emit(f"{check}(_Envelope({whole}, extras=extras), w_dmap, ctx, False)", indent + 1)
+            u.emit(lost(losses.fields.by_field[f], f), indent + 1)
+        elif f in losses.fields.by_group:
+            u.emit(f"if {f} is not None:", indent)
+            for member, d in losses.fields.by_group[f]:
+                u.emit(f"if {f}.{member} is not None:", indent + 1)
+                u.emit(lost(d, f"{f}_{member}"), indent + 2)
+    for loss in losses.constants:  # dropped when one of its fields is set and none that is set is carried
+        dropped = [_present(f, fields) for f in loss.dropped]
+        kept = [_present(f, fields) for f in loss.kept]
+        if True in kept or not any(dropped):
+            continue  # never dropped for this reading
+        cond = " or ".join(x for x in dropped if isinstance(x, str)) if True not in dropped else ""
+        unless = " or ".join(x for x in kept if isinstance(x, str))
+        test = " and ".join(x for x in (cond and f"({cond})", unless and f"not ({unless})") if x)
+        if test:
+            u.emit(f"if {test}:", indent)
+        u.emit(lost(loss.diagnostic, "constant"), indent + 1 if test else indent)
+    # every unknown field left is another dialect's (the target's own took the hub): dropped
+    u.emit("for t_ex in extras:", indent)
+    u.emit(f"ctx.report.add({u.ref(Kind.FIELD_DROPPED, 'FIELD_DROPPED')}, t_ex.path)", indent + 1)
     lists = [f for f in ("problems", "warnings", "next_steps") if f in fields]
-    u.emit(f"elif {' or '.join((*lists, 'extras'))}:", indent)
-    part = ", ".join(f"{f}={f}" for f in ("ok", *lists))
-    u.emit(f"{check}(_Envelope({part}, extras=extras), w_dmap, ctx, False)", indent + 1)
+    if lists:
+        u.emit(f"if {' or '.join(lists)}:", indent)
+        part = ", ".join(f"{f}={f}" for f in ("ok", *lists))
+        u.emit(f"{u.ref(report_losses, 'report_losses')}(_Envelope({part}), w_dmap, ctx, False)", indent + 1)
 
 
-def _keep(reading: Reading, writing: Writing, same: bool) -> set[int]:
+def _keep(reading: Reading, writing: Writing, same: bool, checked: frozenset[str] = frozenset()) -> set[int]:
     """Indexes of the reading steps a fused path runs: every impure step, and the pure ones
-    whose names the target (or a kept step) uses."""
-    needed: set[str] = set(_writer_inputs(writing)) | {"ok"}
+    whose names the target (or a kept step, or the ``checked`` names) uses."""
+    needed: set[str] = set(_writer_inputs(writing)) | {"ok"} | checked
     if same:
         needed.add("extras")
     keep: set[int] = set()
@@ -654,68 +705,85 @@ def _shareable(v: Any) -> bool:
     return False
 
 
+def _emit_head(u: Unit, src: Dialect, dst: Dialect, indent: int) -> None:
+    u.emit(f"r_dmap = ctx.mappings[{src.name!r}]", indent)
+    u.emit(f"w_dmap = ctx.mappings[{dst.name!r}]" if src.name != dst.name else "w_dmap = r_dmap", indent)
+
+
+def _emit_body(
+    u: Unit,
+    src: Dialect,
+    dst: Dialect,
+    indent: int,
+    skip: set[int],
+    members: bool = False,
+    losses: Losses | None = None,
+    counting: bool = False,
+) -> None:
+    """A fused pair's body: decode, the reading steps, then the target's writing steps but
+    ``skip``; ``counting``: also what the hub would report (``losses``: the pair of tables'
+    facts for the writer's loss check, ``None`` when the target has none)."""
+    reading, writing = src.steps()[0], dst.steps()[1]
+    assert reading is not None and writing is not None
+    same = src.name == dst.name
+    dec = u.ref(reading.decoder, "decoder")
+    fields = defined(reading.steps)
+    checked = frozenset(_checked(fields, losses) | {"extras"}) if losses is not None else frozenset({"extras"})
+    keep = _keep(reading, writing, same, checked if counting else frozenset())
+    r = _Side(u, "r_", "r_dmap", src.name, reading=True)
+    wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
+    if members and "members" in _parameter_names(reading.decoder.decode):
+        u.emit(f"w, extras, residue = {dec}.decode(buf, members)", indent)
+    else:
+        u.emit(f"w, extras, residue = {dec}.decode(buf)", indent)
+    if counting:
+        u.emit("if residue is not None:", indent)
+        u.emit("return None  # the hub reports an input residue left out", indent + 1)
+    if same:
+        u.emit("if extras:", indent)
+        u.emit("return None  # the hub puts the dialect's own unknown fields back", indent + 1)
+    _emit_steps(r, reading.steps, keep=keep, indent=indent)
+    if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
+        u.emit("if extras:", indent)
+        u.emit("return None  # a step kept a field of the dialect's own as an unknown one", indent + 1)
+    produced = set(fields) & {getattr(reading.steps[i], "name", None) for i in keep}
+    if counting:
+        if not same:
+            u.emit("for ex in extras:", indent)
+            u.emit(f"if ex.dialect == {dst.name!r}:", indent + 1)
+            u.emit("return None  # the hub puts the target's own unknown fields back", indent + 2)
+        if losses is not None:
+            _emit_losses(u, [f for f in fields if f in produced], losses, indent)
+    if not skip:
+        for f in _writer_inputs(writing):
+            if f not in produced:
+                u.emit(f"{f} = {_default(u, f)}", indent)
+    wr.locals |= {getattr(writing.steps[i], "name", "") for i in skip}
+    _emit_steps(wr, writing.steps, keep=set(range(len(writing.steps))) - skip, indent=indent)
+    _finish(wr, writing, indent)
+
+
 def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None]:
     """The fused function ``(buf, ctx)``; its ``bind(ctx)`` gives a one-argument version for a
     fixed context with the pair's constant writing steps done once (see :func:`bound_pair`)."""
     reading, writing = src.steps()[0], dst.steps()[1]
     assert reading is not None and writing is not None
-    same = src.name == dst.name
     fn = f"{_ident(src.name)}_to_{_ident(dst.name)}"
     u = Unit(fn)
-    dec = u.ref(reading.decoder, "decoder")
-    keep = _keep(reading, writing, same)
+    keep = _keep(reading, writing, src.name == dst.name)
     produced = set(defined(reading.steps)) & {getattr(reading.steps[i], "name", None) for i in keep}
     defaults = [f for f in _writer_inputs(writing) if f not in produced]
     folded = _constant_steps(writing, set(defaults))
-
-    def head(indent: int) -> None:
-        u.emit(f"r_dmap = ctx.mappings[{src.name!r}]", indent)
-        u.emit(f"w_dmap = ctx.mappings[{dst.name!r}]" if not same else "w_dmap = r_dmap", indent)
-
-    def body(indent: int, skip: set[int], members: bool = False, tally: bool = False) -> None:
-        r = _Side(u, "r_", "r_dmap", src.name, reading=True)
-        wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
-        if members and "members" in _parameter_names(reading.decoder.decode):
-            u.emit(f"w, extras, residue = {dec}.decode(buf, members)", indent)
-        else:
-            u.emit(f"w, extras, residue = {dec}.decode(buf)", indent)
-        if tally:
-            u.emit("if residue is not None:", indent)
-            u.emit("return None  # the hub reports an input residue left out", indent + 1)
-        if same:
-            u.emit("if extras:", indent)
-            u.emit("return None  # the hub puts the dialect's own unknown fields back", indent + 1)
-        _emit_steps(r, reading.steps, keep=None if tally else keep, indent=indent)
-        if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
-            u.emit("if extras:", indent)
-            u.emit("return None  # a step kept a field of the dialect's own as an unknown one", indent + 1)
-        if tally:
-            if not same:
-                u.emit("for ex in extras:", indent)
-                u.emit(f"if ex.dialect == {dst.name!r}:", indent + 1)
-                u.emit("return None  # the hub puts the target's own unknown fields back", indent + 2)
-            if writing.losses:
-                _emit_losses(u, defined(reading.steps), indent)
-            for f in _writer_inputs(writing):
-                if f not in defined(reading.steps):
-                    u.emit(f"{f} = {_default(u, f)}", indent)
-        elif not skip:
-            for f in defaults:
-                u.emit(f"{f} = {_default(u, f)}", indent)
-        wr.locals |= {getattr(writing.steps[i], "name", "") for i in skip}
-        _emit_steps(wr, writing.steps, keep=set(range(len(writing.steps))) - skip, indent=indent)
-        _finish(wr, writing, indent)
-
     u.emit(f"def {fn}(buf, ctx):", 0)
     u.emit(f'"""{src.name} -> {dst.name} without a canonical envelope (``None``: take the hub)."""')
-    head(1)
-    body(1, set())
+    _emit_head(u, src, dst, 1)
+    _emit_body(u, src, dst, 1, set())
     u.emit("", 0)
     u.emit("def bind(ctx):", 0)
     u.emit(f'"""{fn} for one context: tables looked up, constant steps done once (``None``: cannot be)."""')
     wc = _Side(u, "w_", "w_dmap", dst.name, reading=False)
     u.emit("try:")
-    head(2)
+    _emit_head(u, src, dst, 2)
     if folded:
         for f in defaults:
             u.emit(f"{f} = {_default(u, f)}", 2)
@@ -727,18 +795,33 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
         u.emit("return None", 2)
     u.emit(f"def {fn}_bound(buf, members=None):")
-    body(2, folded, members=True)
+    _emit_body(u, src, dst, 2, folded, members=True)
     u.emit(f"return {fn}_bound")
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]
-    u = Unit(f"{fn}_tally")  # a module of its own (head and body emit into it)
-    dec = u.ref(reading.decoder, "decoder")
-    u.emit(f"def {fn}_tally(ctx, buf, members=None):", 0)
-    u.emit(f'"""{fn} reporting what the hub would report into ``ctx.report`` (``None``: take the hub)."""')
-    head(1)
-    body(1, set(), members=True, tally=True)
-    _TALLIES[out] = u.build(f"{fn}_tally")
     return out
+
+
+def _compile_tally(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..., bytes | None]:
+    """The counting fused function of a pair for ``mappings``' tables (see :func:`tallying_pair`):
+    its loss check is generated from the two tables' loss facts."""
+    from .context import Context, constant_losses, field_losses
+    from .diagnostics import DISCARD
+
+    writing = dst.steps()[1]
+    assert writing is not None
+    fn = f"{_ident(src.name)}_to_{_ident(dst.name)}_tally"
+    losses = None
+    if writing.losses:
+        r_table, w_table = mappings[src.name], mappings[dst.name]
+        found = field_losses(w_table, Context(mappings, DISCARD, r_table))
+        losses = Losses(found, constant_losses(r_table, w_table) if found.constants else ())
+    u = Unit(fn)
+    u.emit(f"def {fn}(ctx, buf, members=None):", 0)
+    u.emit(f'"""{src.name} -> {dst.name} counting what the hub would report (``None``: take the hub)."""')
+    _emit_head(u, src, dst, 1)
+    _emit_body(u, src, dst, 1, set(), members=True, losses=losses, counting=True)
+    return u.build(fn)
 
 
 def _default(u: Unit, field: str) -> str:
@@ -755,7 +838,7 @@ def _ident(name: str) -> str:
 _SOURCES: dict[Callable[..., Any], str] = {}
 _BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
-_TALLIES: dict[Callable[..., Any], Callable[..., bytes | None]] = {}
+_TALLIES: dict[tuple[Callable[..., Any], DialectMap, DialectMap], Callable[..., bytes | None]] = {}
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
 
@@ -809,15 +892,25 @@ def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes 
     return bound if bound is not None else lambda buf, members=None: fn(buf, ctx)
 
 
-def tallying_pair(src: Dialect, dst: Dialect) -> Callable[..., bytes | None] | None:
-    """The fused ``src -> dst`` function called ``(ctx, buf)`` or ``(ctx, buf, members)`` that also reports into
-    ``ctx.report`` every diagnostic the hub would (its reading's hooks and the hub writer's
-    loss check, without the canonical round trip through the hub's reader and writer); for a
-    :class:`~envglot.diagnostics.Counting` report, which keeps no message. It returns ``None``
-    (take the hub) where the hub's own extra work would report or change something: an input
-    residue, unknown fields of the target's own dialect. ``None`` as for :func:`pair_function`."""
+def tallying_pair(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..., bytes | None] | None:
+    """The fused ``src -> dst`` function called ``(ctx, buf)`` or ``(ctx, buf, members)`` with a
+    :class:`~envglot.diagnostics.Counting` report in ``ctx.report`` (and ``mappings`` in
+    ``ctx.mappings``) that also counts there every ``(kind, path)`` the hub would report (its
+    reading's hooks and the hub writer's loss check, generated from the loss facts of
+    ``mappings``' two tables, without the canonical round trip through the hub's reader and
+    writer). It returns ``None`` (take the hub) where the hub's own extra work would report or
+    change something: an input residue, unknown fields of the target's own dialect. ``None``
+    as for :func:`pair_function`; built on first use for each pair of tables, cached."""
     fn = pair_function(src, dst)
-    return None if fn is None else _TALLIES[fn]
+    if fn is None:
+        return None
+    key = (fn, mappings[src.name], mappings[dst.name])
+    found = _TALLIES.get(key)
+    if found is None:
+        if len(_TALLIES) >= 256:  # tables of many Mappings in one process: start over
+            _TALLIES.clear()
+        found = _TALLIES[key] = _compile_tally(src, dst, mappings)
+    return found
 
 
 _MISSING: Any = object()

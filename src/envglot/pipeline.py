@@ -466,7 +466,7 @@ class Pipeline:
             if counting:
                 tallying = self._tallying.get(src.name, _MISSING)
                 if tallying is _MISSING:
-                    tallying = self._tallying[src.name] = tallying_pair(src, self.dst)
+                    tallying = self._tallying[src.name] = tallying_pair(src, self.dst, m)
                 ctx = Context(m, report, m[src.name], self.synth, compact)
                 fused = None if tallying is None else functools.partial(tallying, ctx)
             else:
