@@ -361,14 +361,14 @@ def test_a_ranged_input_that_changes_before_its_unchanged_range_is_copied_fails(
 ) -> None:
     """``-j 2`` cuts the file into ranges, put together by the driver as they come in: an unchanged
     range whose input bytes changed before it is copied fails the file (66), nothing is written."""
-    from envglot.migration import partitions
+    from envglot.migration import assembly
 
     src = tmp_path / "in" / "a.jsonl"
     src.parent.mkdir()
     src.write_bytes(b"\n".join([_V2] * 2000 + [legacy_variant(1)]) + b"\n")
     (tmp_path / "in" / "b.jsonl").write_bytes(legacy_variant(2) + b"\n")
     edited: list[int] = []
-    real = partitions.Assembly.add
+    real = assembly.Assembly.add
 
     def edit_then_add(self: Any, p: Any) -> None:
         if p.same and not edited:  # the same length, another byte, in the first range (no reader sees a short file)
@@ -379,7 +379,7 @@ def test_a_ranged_input_that_changes_before_its_unchanged_range_is_copied_fails(
             edited.append(at)
         real(self, p)
 
-    monkeypatch.setattr(partitions.Assembly, "add", edit_then_add)
+    monkeypatch.setattr(assembly.Assembly, "add", edit_then_add)
     rep = migrate([src.parent], out=tmp_path / "out", jobs=2, chunk_bytes=16 * 1024)
     assert edited, "no unchanged range was copied by the driver"
     assert [(f.file, f.exit_code) for f in rep.failed] == [(str(src), 66)] and rep.exit_code == 66
@@ -394,7 +394,7 @@ def test_a_write_error_while_a_ranged_file_is_put_together_stops_the_run(
 ) -> None:
     """``-j 2``: appending a range to the file's output fails (a full disk): the run stops as when
     the task that put the file together failed; no output, no temporary is left."""
-    from envglot.migration import partitions
+    from envglot.migration import assembly
 
     src = tmp_path / "in" / "a.jsonl"
     src.parent.mkdir()
@@ -403,7 +403,7 @@ def test_a_write_error_while_a_ranged_file_is_put_together_stops_the_run(
     def full(*_: Any) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(partitions, "copy_rest", full)
+    monkeypatch.setattr(assembly, "copy_rest", full)
     rep = migrate([src.parent], out=tmp_path / "out", jobs=2, chunk_bytes=16 * 1024)
     assert [f.file for f in rep.failed] == [str(src)] and rep.exit_code != 0
     assert "No space left on device" in rep.failed[0].error

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from envglot.migration import TEMP_PREFIX, Migrator, migrate
+from envglot.migration.assembly import finish_ranged
 from envglot.migration.fs import run_id, temp_path
 from envglot.migration.inputs import Task
-from envglot.migration.partitions import Piece, PieceResult, RunSpec, finish_ranged, run_task
+from envglot.migration.partitions import Piece, PieceResult, RunSpec, run_task
 from envglot.migration.walk import FileSpec
 from envglot.migration.workers import migrate_chunk, worker_init
 from envglot.options import resolve

@@ -22,12 +22,13 @@ import msgspec
 
 from ..diagnostics import Diagnostic
 from . import fs as store
+from .assembly import Assembly, finish_ranged
 from .commit import CommitBatch, StoredTemp
 from .constants import ENCODER, EX_SOFTWARE, Mode
 from .deferred import InputChangedError
 from .executors import Executor, WorkerDiedError
 from .files import BackupExistsError, Cleaner, clean_stale_temps, make_backup
-from .partitions import Assembly, Piece, PieceResult, RunSpec, finish_ranged, plan, run_task
+from .partitions import Piece, PieceResult, RunSpec, plan, run_task
 from .records import Migrator, RecordError, RejectRecord
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
@@ -311,7 +312,7 @@ class Driver:
     def _assemble(self, st: _FileState, r: PieceResult) -> None:
         """On a local disk whose temporaries the run syncs itself (workers on this machine), put a
         changed ranged file together here as its ranges come in, in order, while the workers convert
-        the rest (instead of one task after the last range: :func:`.partitions.finish_ranged`).
+        the rest (instead of one task after the last range: :func:`.assembly.finish_ranged`).
         The same bytes and the same outcomes as that task: an input changed under the run fails the
         file as unreadable, a write error stops the run as the task's error would."""
         spec = self.spec

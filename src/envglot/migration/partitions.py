@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import os
-import shutil
+import posixpath
 import zlib
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import msgspec
 
 from ..diagnostics import Diagnostic
 from . import fs as store
-from .deferred import Deferred, InputChangedError, Unchanged
-from .files import copy_rest, gzip_output, read_error
-from .inputs import InputLimits, RecordReader, open_gzip, reopened
+from .deferred import Deferred, InputChangedError
+from .files import gzip_output, read_error
+from .inputs import InputLimits, RecordReader, open_fd, open_gzip, reopened
 from .records import Migrator, RecordError
 from .tally import Tally
 from .walk import FileSpec
@@ -178,6 +179,16 @@ class _Limited:
 
 def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None) -> PieceResult:
     f = piece.file
+    if (
+        piece.parts == 1
+        and not f.gz
+        and 0 <= f.size <= store.HOLD_BYTES
+        and store.is_local(spec.src_fs)
+        and store.is_local(spec.dst_fs)
+    ):
+        small = _run_small(spec, mig, piece, on_chunk)
+        if small is not None:
+            return small
     res = PieceResult(file=f.index, part=piece.part, disk=max(piece.end - piece.start, 0))
     ranged = piece.parts > 1
     out: _PieceOutput | None = None
@@ -230,6 +241,59 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
                 res.tmp = None
 
 
+class _Collected:
+    """A small file's output, collected in memory (:func:`_run_small`)."""
+
+    __slots__ = ("changed", "parts")
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.changed = False
+
+    def write(self, b: bytes, changed: bool) -> None:
+        self.parts.append(b)
+        self.changed = self.changed or changed
+
+
+def _run_small(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None) -> PieceResult | None:
+    """A whole small local file (walked at most :data:`.fs.HOLD_BYTES`, not gzip) on one direct
+    path: read with one ``read``, converted, and its temporary created whole from memory
+    (:func:`.fs.write_new`) — the converted records, or the bytes read when nothing changed (never
+    read a second time) — without the layers of a streamed output (:class:`_PieceOutput`). The
+    same bytes, outcomes and errors as that path; None: the file grew past the limit since it was
+    walked (it takes that path, which bounds the memory it holds)."""
+    f = piece.file
+    res = PieceResult(file=f.index, part=0, disk=max(f.size, 0))
+    try:
+        fd = open_fd(f.src)
+        try:
+            data = store.read_all(fd, f.size)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        res.error, res.error_code = read_error(exc), 66
+        return res
+    if len(data) > store.HOLD_BYTES:
+        return None
+    out = _Collected()
+    try:
+        _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
+    except (OSError, EOFError, zlib.error) as exc:
+        res.error, res.error_code = read_error(exc), 66
+        return res
+    if spec.check or f.dst is None or (f.doc and res.tally.rejected) or (spec.in_place and not out.changed):
+        return res  # no output: a dry run, a rejected document, an unchanged file left in place
+    tmp = store.temp_path(f.dst, spec.run, str(f.index))
+    try:
+        store.prepare_dir(posixpath.dirname(tmp), spec.root, spec.run)
+        store.write_new(tmp, b"".join(out.parts) if out.changed else data, f.mode)
+    except OSError as exc:
+        res.error, res.error_code = f"cannot write {f.dst}: {exc.strerror or exc}", 74
+        return res
+    res.tmp = tmp
+    return res
+
+
 def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResult, ranged: bool) -> None:
     """Close a piece's output, or say which input bytes stand for it (nothing in it changed)."""
     if out.output.out is not None:
@@ -247,6 +311,12 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResul
     else:  # an unchanged range: its input bytes, copied when the file is put together (if it changed)
         res.same = out.output.unchanged.size
         res.digest = out.output.unchanged.digest()
+
+
+class _Sink(Protocol):
+    """Where :func:`_stream` writes a piece's output (``changed``: the bytes differ from the input's)."""
+
+    def write(self, b: bytes, changed: bool) -> None: ...
 
 
 class _PieceOutput:
@@ -334,7 +404,7 @@ def _stream(
     piece: Piece,
     fh: Any,
     res: PieceResult,
-    out: _PieceOutput | None,
+    out: _Sink | None,
     on_chunk: OnChunk | None,
 ) -> None:
     """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
@@ -365,104 +435,3 @@ def _stream(
     res.lines = reader.lines
     if kept is not None and (piece.parts > 1 or res.tally.differs):
         res.kept = b"".join(kept)
-
-
-def finish_ranged(spec: RunSpec, f: FileSpec, parts: list[PieceResult], changed: bool) -> tuple[str | None, str]:
-    """A task: one temporary output for a file read in ranges, or why the input could not be read.
-
-    Changed: the ranges' outputs in order (:class:`Assembly`); unchanged: the input's own bytes
-    (as the local engine copies an unchanged file). The ranges' temporaries are removed.
-    """
-    assert f.dst is not None
-    tmp = store.temp_path(f.dst, spec.run, str(f.index))
-    try:
-        if not changed:
-            store.copy_file(spec.src_fs, f.src, spec.dst_fs, tmp, spec.root, f.mode, run=spec.run)
-        else:
-            out = Assembly(spec, f)
-            try:
-                for p in parts:
-                    out.add(p)
-                out.close()
-            except BaseException:
-                out.abort()
-                raise
-    except InputChangedError as exc:
-        return None, str(exc)
-    finally:
-        for p in parts:
-            if p.tmp is not None:
-                store.remove(spec.dst_fs, p.tmp)
-    if spec.sync:
-        store.sync_written(spec.dst_fs, [tmp])
-    return tmp, ""
-
-
-class Assembly:
-    """The output of a file read in ranges, put together range by range in order (:meth:`add`), into
-    the file's temporary (:func:`.fs.temp_path` with the file's index). On a local disk the first
-    range's temporary becomes the file's (renamed, not copied) and the others are appended by the
-    kernel (:func:`.files.copy_rest`); on object storage each is read and written. An unchanged
-    range (no temporary) is copied from the input, checked to be the bytes read
-    (:class:`~.deferred.Unchanged`). Each range's temporary is removed once copied."""
-
-    def __init__(self, spec: RunSpec, f: FileSpec) -> None:
-        assert f.dst is not None
-        self.spec = spec
-        self.file = f
-        self.tmp = store.temp_path(f.dst, spec.run, str(f.index))
-        self.added = 0
-        """Ranges added so far (the next one to add is this part)."""
-        self.out: Any = None
-
-    def add(self, p: PieceResult) -> None:
-        """Append the next range's output.
-
-        Raises:
-            InputChangedError: an unchanged range's input bytes are no longer those read.
-            OSError: writing the output failed.
-        """
-        assert p.part == self.added, "ranges are added in order"
-        spec = self.spec
-        local = store.is_local(spec.dst_fs)
-        if self.out is None and local and p.tmp is not None:
-            os.replace(p.tmp, self.tmp)
-            self.out = open(self.tmp, "r+b", buffering=1024 * 1024)  # closed by close() or abort()
-            self.out.seek(0, os.SEEK_END)
-            self.added += 1
-            return
-        if self.out is None:
-            self.out = store.open_output(spec.dst_fs, self.tmp, spec.root, mode=self.file.mode, size=-1, run=spec.run)
-        w = self.out
-        if p.tmp is not None:
-            with store.open_read(spec.dst_fs, p.tmp) as r:
-                if local:
-                    w.flush()
-                    copy_rest(r, w)
-                else:
-                    shutil.copyfileobj(r, w, 1 << 20)
-            store.remove(spec.dst_fs, p.tmp)
-        elif p.same:
-
-            def reopen(begin: int = p.begin) -> list[Any]:
-                return reopened(store.open_read(spec.src_fs, self.file.src), spec.limits, False, begin)
-
-            Unchanged(p.same, p.digest).copy(reopen, w.write)
-        self.added += 1
-
-    def close(self) -> None:
-        """Close the output (errors propagate)."""
-        w, self.out = self.out, None
-        if w is None:  # no range had any output: an empty file
-            w = store.open_output(
-                self.spec.dst_fs, self.tmp, self.spec.root, mode=self.file.mode, size=-1, run=self.spec.run
-            )
-        w.close()
-
-    def abort(self) -> None:
-        """Close and remove the output (the ranges not added yet keep their temporaries)."""
-        w, self.out = self.out, None
-        if w is not None:
-            with contextlib.suppress(Exception):
-                w.close()
-        store.remove(self.spec.dst_fs, self.tmp)
