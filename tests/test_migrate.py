@@ -309,6 +309,29 @@ def test_an_unchanged_file_is_copied_not_rewritten(tmp_path: Path, monkeypatch: 
     assert writes == []
 
 
+def test_a_small_file_is_read_once_and_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small file takes one direct path: its input opened once (an unchanged one's output is the
+    bytes read, not the input read again), its temporary created whole with the input's mode."""
+    from envglot.migration import fs, partitions
+
+    opened: list[str] = []
+    for module in (partitions, fs):  # the direct path, and the copy of the streamed path
+        real = module.open_fd
+        monkeypatch.setattr(module, "open_fd", lambda p, real=real: (opened.append(os.fspath(p)), real(p))[1])
+    (tmp_path / "in").mkdir()
+    same, changed = tmp_path / "in" / "same.jsonl", tmp_path / "in" / "changed.jsonl"
+    same.write_bytes((_V2 + b"\n") * 5 + b"\n")
+    changed.write_bytes(_V2 + b"\n" + legacy_variant(1) + b"\nnot json\n")
+    same.chmod(0o640)
+    rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=1)
+    assert sorted(opened) == sorted([str(same), str(changed)])
+    assert (rep.files_unchanged, rep.files_changed, rep.converted, rep.rejected) == (1, 1, 1, 1)
+    assert (tmp_path / "out" / "same.jsonl").read_bytes() == same.read_bytes()
+    assert stat.S_IMODE((tmp_path / "out" / "same.jsonl").stat().st_mode) == 0o640
+    assert _records(tmp_path / "out" / "changed.jsonl") == [_V2, _converted(legacy_variant(1))]
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".envglot-tmp")]
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("name", ["a.jsonl", "a.jsonl.gz"])
 def test_a_late_change_copies_the_unchanged_part_from_the_input(tmp_path: Path, jobs: int, name: str) -> None:
