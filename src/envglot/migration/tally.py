@@ -7,8 +7,7 @@ cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
 import msgspec
 
@@ -51,22 +50,11 @@ class SourceCounts(msgspec.Struct):
 
     def add(self, other: SourceCounts) -> None:
         """Add ``other`` into this one."""
-        _add_source_counts(self, other)
-
-
-def summing(names: Iterable[str]) -> Callable[[Any, Any], None]:
-    """A function adding the fields ``names`` of its second argument into its first: generated once,
-    one ``a.f += b.f`` a field (a loop of ``getattr``/``setattr`` costs several times more, and a
-    migration adds a tally per file)."""
-    body = "".join(f"    a.{n} += b.{n}\n" for n in names) or "    pass\n"
-    scope: dict[str, Any] = {}
-    exec(f"def add(a, b):\n{body}", scope)  # the names are the Structs' own fields, never input
-    fn: Callable[[Any, Any], None] = scope["add"]
-    return fn
+        for name in SOURCE_COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 SOURCE_COUNTS = SourceCounts.__struct_fields__
-_add_source_counts = summing(SOURCE_COUNTS)
 
 
 class Tally(SourceCounts):
@@ -128,9 +116,10 @@ class Tally(SourceCounts):
     def add(self, other: SourceCounts) -> None:
         """Add the counts of ``other`` (a :class:`Tally`) into this one."""
         assert isinstance(other, Tally)
-        _add_counts(self, other)
+        for name in COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
         for k, c in other.by_source.items():
-            _add_source_counts(self.of(k), c)
+            self.of(k).add(c)
         kinds = self.diagnostics
         for k, n in other.diagnostics.items():
             kinds[k] = kinds.get(k, 0) + n
@@ -138,4 +127,3 @@ class Tally(SourceCounts):
 
 COUNTS = tuple(name for name in Tally.__struct_fields__ if name not in ("by_source", "diagnostics"))
 """The plain counts of a :class:`Tally` (and so of the report), summed field by field."""
-_add_counts = summing(COUNTS)
