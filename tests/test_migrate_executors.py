@@ -20,6 +20,7 @@ import pytest
 
 from envglot.migration import TEMP_PREFIX, Migrator, migrate
 from envglot.migration.assembly import finish_ranged
+from envglot.migration.executors import Pool
 from envglot.migration.fs import run_id, temp_path
 from envglot.migration.inputs import Task
 from envglot.migration.partitions import Piece, PieceResult, RunSpec, plan, ranges, run_task
@@ -182,6 +183,26 @@ def test_a_file_read_in_ranges_is_put_together_from_their_temporaries(
     assert error == "" and tmp is not None
     assert Path(tmp).read_bytes() == b"".join(parts)
     assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(tmp)]
+
+
+_SET_IN_THE_PARENT: list[int] = []
+
+
+def _parent_state() -> int:
+    return len(_SET_IN_THE_PARENT)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked on Linux only")
+def test_the_pools_workers_are_forked_on_linux(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Linux a pool's workers are forked, whatever Python's default start method: they start
+    with what the parent holds (its modules, tables, Migrator), not from a new interpreter."""
+    monkeypatch.setattr(sys.modules[__name__], "_SET_IN_THE_PARENT", [1, 2])
+    pool = Pool(1, {"to": "response-v2", "from_": None, "options": resolve(None)})
+    try:
+        pool.submit(_parent_state, tag="state")
+        assert pool.next() == ("state", 2, None)
+    finally:
+        pool.close()
 
 
 def test_a_range_appended_is_handed_to_the_disk_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
