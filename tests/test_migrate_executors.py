@@ -153,6 +153,20 @@ def test_a_worker_writes_a_changed_range_and_sends_back_its_path(tmp_path: Path)
     assert [p.name for p in dst.parent.iterdir()] == [tmp.name]
 
 
+def _put_together(where: Path) -> tuple[list[bytes], str | None, str]:
+    """Three ranges' temporaries of ``where/out.jsonl`` put together by :func:`finish_ranged`:
+    the ranges' bytes, and what it returned."""
+    dst = str(where / "out.jsonl")
+    f = FileSpec(0, "in.jsonl", str(where / "in.jsonl"), dst, False, False, 0)
+    spec = RunSpec("r", {}, "compact", 1024, False, None, None, sync=False)
+    parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
+    results = []
+    for i, b in enumerate(parts):
+        Path(t := temp_path(dst, "r", f"0.{i}")).write_bytes(b)
+        results.append(PieceResult(file=0, part=i, tmp=t))
+    return parts, *finish_ranged(spec, f, results, True)
+
+
 @pytest.mark.parametrize("kernel", ["copies", "refuses", "stops early"])
 def test_a_file_read_in_ranges_is_put_together_from_their_temporaries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: str
@@ -171,15 +185,7 @@ def test_a_file_read_in_ranges_is_put_together_from_their_temporaries(
 
     if kernel != "copies":
         monkeypatch.setattr(os, "copy_file_range", refuse if kernel == "refuses" else stop_early)
-    dst = str(tmp_path / "out.jsonl")
-    f = FileSpec(0, "in.jsonl", str(tmp_path / "in.jsonl"), dst, False, False, 0)
-    spec = RunSpec("r", {}, "compact", 1024, False, None, None, sync=False)
-    parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
-    results = []
-    for i, b in enumerate(parts):
-        Path(t := temp_path(dst, "r", f"0.{i}")).write_bytes(b)
-        results.append(PieceResult(file=0, part=i, tmp=t))
-    tmp, error = finish_ranged(spec, f, results, True)
+    parts, tmp, error = _put_together(tmp_path)
     assert error == "" and tmp is not None
     assert Path(tmp).read_bytes() == b"".join(parts)
     assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(tmp)]
@@ -218,15 +224,7 @@ def test_a_range_appended_is_handed_to_the_disk_at_once(tmp_path: Path, monkeypa
         real(fd, offset, length)
 
     monkeypatch.setattr(assembly, "write_back", spy)
-    dst = str(tmp_path / "out.jsonl")
-    f = FileSpec(0, "in.jsonl", str(tmp_path / "in.jsonl"), dst, False, False, 0)
-    spec = RunSpec("r", {}, "compact", 1024, False, None, None, sync=False)
-    parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
-    results = []
-    for i, b in enumerate(parts):
-        Path(t := temp_path(dst, "r", f"0.{i}")).write_bytes(b)
-        results.append(PieceResult(file=0, part=i, tmp=t))
-    tmp, error = finish_ranged(spec, f, results, True)
+    parts, tmp, error = _put_together(tmp_path)
     assert error == "" and tmp is not None and Path(tmp).read_bytes() == b"".join(parts)
     assert started == [(0, 70_001), (70_001, 10), (70_011, 300_001)]
 
