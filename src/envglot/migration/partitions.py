@@ -2,7 +2,8 @@
 
 * Small files are grouped whole into one task until the group holds ``target`` bytes
   (thousands of small files make a few tasks, not thousands).
-* A plain JSON Lines file larger than ``target`` is cut into byte ranges; each range is
+* A plain JSON Lines file larger than ``target`` is cut into byte ranges (for a process
+  pool, smaller towards the end of the run: :func:`ranges`); each range is
   moved to whole lines on the worker (a range owns the lines that *start* in it: it
   begins after the first ``\\n`` at or after ``start - 1`` and ends likewise at ``end``),
   so no line is read twice or lost, whatever the range sizes.
