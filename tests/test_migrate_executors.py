@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import itertools
 import os
 import shutil
 import sys
@@ -19,9 +20,10 @@ import pytest
 
 from envglot.migration import TEMP_PREFIX, Migrator, migrate
 from envglot.migration.assembly import finish_ranged
+from envglot.migration.executors import Pool
 from envglot.migration.fs import run_id, temp_path
 from envglot.migration.inputs import Task
-from envglot.migration.partitions import Piece, PieceResult, RunSpec, run_task
+from envglot.migration.partitions import Piece, PieceResult, RunSpec, plan, ranges, run_task
 from envglot.migration.walk import FileSpec
 from envglot.migration.workers import migrate_chunk, worker_init
 from envglot.options import resolve
@@ -151,6 +153,20 @@ def test_a_worker_writes_a_changed_range_and_sends_back_its_path(tmp_path: Path)
     assert [p.name for p in dst.parent.iterdir()] == [tmp.name]
 
 
+def _put_together(where: Path) -> tuple[list[bytes], str | None, str]:
+    """Three ranges' temporaries of ``where/out.jsonl`` put together by :func:`finish_ranged`:
+    the ranges' bytes, and what it returned."""
+    dst = str(where / "out.jsonl")
+    f = FileSpec(0, "in.jsonl", str(where / "in.jsonl"), dst, False, False, 0)
+    spec = RunSpec("r", {}, "compact", 1024, False, None, None, sync=False)
+    parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
+    results = []
+    for i, b in enumerate(parts):
+        Path(t := temp_path(dst, "r", f"0.{i}")).write_bytes(b)
+        results.append(PieceResult(file=0, part=i, tmp=t))
+    return parts, *finish_ranged(spec, f, results, True)
+
+
 @pytest.mark.parametrize("kernel", ["copies", "refuses", "stops early"])
 def test_a_file_read_in_ranges_is_put_together_from_their_temporaries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel: str
@@ -169,18 +185,78 @@ def test_a_file_read_in_ranges_is_put_together_from_their_temporaries(
 
     if kernel != "copies":
         monkeypatch.setattr(os, "copy_file_range", refuse if kernel == "refuses" else stop_early)
-    dst = str(tmp_path / "out.jsonl")
-    f = FileSpec(0, "in.jsonl", str(tmp_path / "in.jsonl"), dst, False, False, 0)
-    spec = RunSpec("r", {}, "compact", 1024, False, None, None, sync=False)
-    parts = [b"a" * 70_000 + b"\n", b"b\n" * 5, b"c" * 300_000 + b"\n"]
-    results = []
-    for i, b in enumerate(parts):
-        Path(t := temp_path(dst, "r", f"0.{i}")).write_bytes(b)
-        results.append(PieceResult(file=0, part=i, tmp=t))
-    tmp, error = finish_ranged(spec, f, results, True)
+    parts, tmp, error = _put_together(tmp_path)
     assert error == "" and tmp is not None
     assert Path(tmp).read_bytes() == b"".join(parts)
     assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(tmp)]
+
+
+_SET_IN_THE_PARENT: list[int] = []
+
+
+def _parent_state() -> int:
+    return len(_SET_IN_THE_PARENT)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked on Linux only")
+def test_the_pools_workers_are_forked_on_linux(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Linux a pool's workers are forked, whatever Python's default start method: they start
+    with what the parent holds (its modules, tables, Migrator), not from a new interpreter."""
+    monkeypatch.setattr(sys.modules[__name__], "_SET_IN_THE_PARENT", [1, 2])
+    pool = Pool(1, {"to": "response-v2", "from_": None, "options": resolve(None)})
+    try:
+        pool.submit(_parent_state, tag="state")
+        assert pool.next() == ("state", 2, None)
+    finally:
+        pool.close()
+
+
+def test_a_range_appended_is_handed_to_the_disk_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each range put together into the file's temporary starts its way to the disk when it is in
+    (the commit's sync then finds it written): the ranges' bytes, in order, each once."""
+    from envglot.migration import assembly
+
+    started: list[tuple[int, int]] = []
+    real = assembly.write_back
+
+    def spy(fd: int, offset: int, length: int) -> None:
+        started.append((offset, length))
+        real(fd, offset, length)
+
+    monkeypatch.setattr(assembly, "write_back", spy)
+    parts, tmp, error = _put_together(tmp_path)
+    assert error == "" and tmp is not None and Path(tmp).read_bytes() == b"".join(parts)
+    assert started == [(0, 70_001), (70_001, 10), (70_011, 300_001)]
+
+
+def test_the_pool_cuts_its_last_ranges_small_so_its_workers_end_together() -> None:
+    """Tapered (a process pool's workers take the tasks as they free up): a range is at most the
+    piece size, at most a quarter of the run left from its start for two workers, and not under
+    the least size (a smaller remainder joins the last range): the last ranges are small.
+    Untapered: equal ranges."""
+    mb = 1 << 20
+    size = 200_000_111
+    target = -(-size // 8)
+    cut = ranges(size, target, 0, 2, mb)
+    assert cut[0][0] == 0 and cut[-1][1] == size and all(a[1] == b[0] for a, b in itertools.pairwise(cut))
+    sizes = [b - a for a, b in cut]
+    assert sizes[0] == target and min(sizes) >= mb and mb <= sizes[-1] < 2 * mb
+    assert all(a >= b for a, b in itertools.pairwise(sizes[:-1]))
+    assert all(b - a <= max(mb, -(-(size - a) // 4)) for a, b in cut[:-1])
+    assert len(cut) == 19
+    assert ranges(size, target, 0, 0, mb) == [(i * target, min((i + 1) * target, size)) for i in range(8)]
+    # much of the run still to come after this file: its ranges are all of the piece size
+    assert ranges(100 * mb, 10 * mb, 1000 * mb, 2, mb) == [(i * 10 * mb, (i + 1) * 10 * mb) for i in range(10)]
+    # a file under the least size is one range
+    assert ranges(mb // 2, 4096, 0, 2, mb) == [(0, mb // 2)]
+    # plan: the bytes of the files after a cut file count as what is left of the run
+    big = FileSpec(0, "a.jsonl", "/a.jsonl", None, False, False, 40 * mb)
+    after = FileSpec(1, "b.jsonl", "/b.jsonl", None, False, False, 40 * mb)
+    tasks = plan([big, after], 8 * mb, taper=2, least=mb)
+    first = [t[0] for t in tasks if t[0].file.index == 0]
+    assert [p.end - p.start for p in first] == [8 * mb] * 5 and all(p.parts == 5 for p in first)
+    last = [t[0].end - t[0].start for t in tasks if t[0].file.index == 1]
+    assert sum(last) == 40 * mb and last[-1] < 2 * mb
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

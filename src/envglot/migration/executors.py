@@ -9,7 +9,9 @@ and committing outputs and rejects in walk order is the driver's (:mod:`.driver`
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -63,6 +65,11 @@ class Executor(Protocol):
 
 # --------------------------------------------------------------------------- local
 
+START_METHOD = "fork" if sys.platform.startswith("linux") else None
+"""How :class:`Pool` starts its workers: forked on Linux (the default there up to Python 3.13;
+:func:`.workers.start_workers` holds Ctrl-C back while they fork), else Python's default
+(``spawn`` on macOS, where forking a process with system threads is unsafe)."""
+
 
 class Inline:
     """``-j 1``: each task runs in this process, in submission order, when the driver asks for
@@ -105,7 +112,11 @@ class Inline:
 
 class Pool:
     """``-j N``: ``jobs`` worker processes, each with one Migrator built from ``options``. Tasks
-    (:meth:`submit`) come back as they complete, the earliest submitted first among those done."""
+    (:meth:`submit`) come back as they complete, the earliest submitted first among those done.
+
+    On Linux the workers are forked (:data:`START_METHOD`; also on Python 3.14, whose default
+    there is a fork server): each starts with this process's modules, tables and Migrator
+    (:func:`.workers.migrator_for`), without an interpreter start-up or an import of envglot."""
 
     cuts = True
     cheap_tasks = True
@@ -116,7 +127,8 @@ class Pool:
         self.jobs = jobs
         self.tasks: dict[Future[Any], tuple[int, Any]] = {}
         self.order = 0
-        self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_init, initargs=(options,))
+        ctx = multiprocessing.get_context(START_METHOD) if START_METHOD else None
+        self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=worker_init, initargs=(options,))
         try:
             start_workers(self.pool)
         except BaseException:

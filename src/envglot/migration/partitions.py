@@ -2,7 +2,8 @@
 
 * Small files are grouped whole into one task until the group holds ``target`` bytes
   (thousands of small files make a few tasks, not thousands).
-* A plain JSON Lines file larger than ``target`` is cut into byte ranges; each range is
+* A plain JSON Lines file larger than ``target`` is cut into byte ranges (for a process
+  pool, smaller towards the end of the run: :func:`ranges`); each range is
   moved to whole lines on the worker (a range owns the lines that *start* in it: it
   begins after the first ``\\n`` at or after ``start - 1`` and ends likewise at ``end``),
   so no line is read twice or lost, whatever the range sizes.
@@ -103,21 +104,30 @@ class RunSpec(msgspec.Struct, frozen=True):
     """A dry run whose outputs are wanted (``migrate(on_output=...)``): they come back in memory."""
 
 
-def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = True) -> list[list[Piece]]:
-    """Group the files' pieces into tasks, in file order (``cut=False``: a large file is one piece too)."""
+def plan(
+    files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = True, taper: int = 0, least: int = 1
+) -> list[list[Piece]]:
+    """Group the files' pieces into tasks, in file order (``cut=False``: a large file is one piece too).
+
+    ``taper``: the workers that take the tasks as they free up (a process pool): a range is at
+    most ``1 / (2 × taper)`` of the input left from where it starts to the end of the run, and
+    not under ``least`` bytes, so the last ranges are small and the workers finish together
+    (:func:`ranges`). 0: a file's ranges are of equal size.
+    """
     tasks: list[list[Piece]] = []
     group: list[Piece] = []
     group_bytes = 0
+    after = sum(max(f.size, 0) for f in files)  # input bytes from the current file to the end of the run
     for f in files:
         if cut and not f.gz and not f.doc and f.size > target:
             if group:
                 tasks.append(group)
                 group, group_bytes = [], 0
-            parts = -(-f.size // target)
-            step = -(-f.size // parts)
-            for i in range(parts):
-                tasks.append([Piece(f, i, parts, i * step, min((i + 1) * step, f.size))])
+            bounds = ranges(f.size, target, after - f.size, taper, least)
+            tasks.extend([Piece(f, i, len(bounds), a, b)] for i, (a, b) in enumerate(bounds))
+            after -= f.size
             continue
+        after -= max(f.size, 0)
         group.append(Piece(f, 0, 1, 0, f.size))
         group_bytes += max(f.size, 1)
         if group_bytes >= target or len(group) >= max_files:
@@ -126,6 +136,25 @@ def plan(files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = 
     if group:
         tasks.append(group)
     return tasks
+
+
+def ranges(size: int, target: int, later: int, taper: int, least: int) -> list[tuple[int, int]]:
+    """The byte ranges ``[start, end)`` a file of ``size`` bytes is cut into: of equal size, none
+    over ``target``; with ``taper`` workers, each also at most ``1 / (2 × taper)`` of what is left
+    of the run from its start (the file's rest and the ``later`` bytes of the files after it) and
+    not under ``least`` (a remainder under ``least`` joins the range before it)."""
+    if not taper:
+        parts = -(-size // target)
+        step = -(-size // parts)
+        return [(i * step, min((i + 1) * step, size)) for i in range(parts)]
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while pos < size:
+        step = min(target, max(least, -(-(size - pos + later) // (2 * taper))))
+        end = size if size - pos - step < least else pos + step
+        out.append((pos, end))
+        pos = end
+    return out
 
 
 OnChunk = Callable[[Piece, ChunkResult], bool]
