@@ -10,7 +10,9 @@ CPU seconds per process (the workers; this process: the driver, the scheduler, t
 machine may be shared, so CPU, not wall time, shows the cost. The cluster's first run (imports,
 the workers' Migrator) is timed apart::
 
-    python benchmarks/dask_profile.py --sizes 50,200,500 --rounds 2
+    python benchmarks/dask_profile.py --sizes 50,200,500,1000 --rounds 2
+    python benchmarks/dask_profile.py --small-files --rounds 2
+    python benchmarks/dask_profile.py --split --sizes 50 --rounds 3
 """
 
 from __future__ import annotations
@@ -100,10 +102,81 @@ def dask_run(src: Path, out: Path, client: Any, pids: dict[str, int]) -> dict[st
     }
 
 
+def shown(r: dict[str, Any]) -> str:
+    """A Dask run's split, as printed."""
+    cpu = ", ".join(f"{k} {v:.2f}" for k, v in r["cpu"].items())
+    return (
+        f"{r['wall']:.2f} s: to first task {r['to_first_task']:.3f}, tasks {r['tasks']} over {r['tasks_span']:.2f} "
+        f"(busy {', '.join(f'{b:.2f}' for b in r['busy'])}; idle {', '.join(f'{b:.2f}' for b in r['idle'])}), "
+        f"after last task {r['after_last_task']:.3f}; CPU s: {cpu} (driver {r['driver_cpu']:.2f})"
+    )
+
+
+def small_files(cycle: list[bytes], work: Path, client: Any, pids: dict[str, int], rounds: int) -> None:
+    """The small-files row: ~1 KB files against one 10 MB file of the same records, alternated."""
+    import run
+
+    one, many, files, _, _ = run.make_small_files(cycle, work / "files", 10.0)
+    dask_run(one.parent, work / "out", client, pids)  # the workers' imports and Migrator: once per cluster
+    for i in range(rounds):
+        load = os.getloadavg()[0]
+        r1 = dask_run(one.parent, work / "out", client, pids)
+        rn = dask_run(many, work / "out", client, pids)
+        print(f"round {i} load {load:.1f}: {files} files / one file = {rn['wall'] / r1['wall']:.2f}", flush=True)
+        print(f"  one file: {shown(r1)}\n  {files} files: {shown(rn)}", flush=True)
+
+
+def timed_task(spec: Any, pieces: Any) -> float:
+    """Run one task (its temporaries removed); the CPU seconds of the thread that ran it."""
+    from envglot.migration.partitions import run_task
+
+    t = time.thread_time()
+    for r in run_task(spec, pieces):
+        if r.tmp is not None:
+            os.unlink(r.tmp)
+    return time.thread_time() - t
+
+
+def split(src: Path, work: Path, client: Any, pids: dict[str, int], rounds: int) -> None:
+    """The same 16 ranges of ``src`` run in this thread and as tasks: where a worker's extra CPU goes."""
+    from envglot.migration.fs import run_id
+    from envglot.migration.partitions import RunSpec, plan
+    from envglot.migration.walk import FileSpec
+
+    out = work / "out"
+    out.mkdir()
+    n = src.stat().st_size
+    f = FileSpec(0, src.name, str(src), str(out / src.name), False, False, n, 0o644, str(out / src.name))
+    spec = RunSpec(run=run_id(dask=True), options={"to": TO}, style="compact", chunk_bytes=2**20, check=False)
+    whole, ranges = plan([f], n + 1, cut=False), plan([f], -(-n // 16))
+    workers = [k for k in pids if k.startswith("worker")]
+    client.gather([client.submit(timed_task, spec, ranges[k], pure=False) for k in range(2)])  # warm
+    for i in range(rounds):
+        one = timed_task(spec, whole[0])
+        here = sum(timed_task(spec, t) for t in ranges)
+        c0 = cpu_of(pids)
+        threads = sum(client.gather([client.submit(timed_task, spec, t, pure=False) for t in ranges]))
+        c1 = cpu_of(pids)
+        procs = sum(c1[k] - c0[k] for k in workers)
+        print(
+            f"round {i} load {os.getloadavg()[0]:.1f}: one piece here {one:.2f} s CPU, 16 ranges here {here:.2f} "
+            f"({here / one:.2f} x); as tasks: their threads {threads:.2f} ({threads / here:.2f} x here), "
+            f"the worker processes {procs:.2f} (+{procs / threads - 1:.0%} beyond the task threads)",
+            flush=True,
+        )
+    shutil.rmtree(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="50,200", help="file sizes in MB, comma-separated")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--small-files", action="store_true", help="instead: ~1 KB files against one 10 MB file of the same records"
+    )
+    ap.add_argument(
+        "--split", action="store_true", help="instead: the first size's 16 ranges run here and as tasks (CPU)"
+    )
     a = ap.parse_args()
     import corpus
     import run
@@ -119,7 +192,14 @@ def main() -> None:
     client = Client(cluster)
     try:
         pids = processes(client)
+        if a.small_files:
+            small_files(cycle, work, client, pids, a.rounds)
+            return
         src = work / "corpus.jsonl"
+        if a.split:
+            run.write_jsonl(src, cycle, int(float(a.sizes.split(",")[0]) * MB))
+            split(src, work, client, pids, a.rounds)
+            return
         first = True
         for size in (float(s) for s in a.sizes.split(",")):
             records, nbytes = run.write_jsonl(src, cycle, int(size * MB))
