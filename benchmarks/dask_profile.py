@@ -21,7 +21,6 @@ import argparse
 import os
 import shutil
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -107,7 +106,8 @@ def shown(r: dict[str, Any]) -> str:
     cpu = ", ".join(f"{k} {v:.2f}" for k, v in r["cpu"].items())
     return (
         f"{r['wall']:.2f} s: to first task {r['to_first_task']:.3f}, tasks {r['tasks']} over {r['tasks_span']:.2f} "
-        f"(busy {', '.join(f'{b:.2f}' for b in r['busy'])}; idle {', '.join(f'{b:.2f}' for b in r['idle'])}), "
+        f"(busy {', '.join(f'{b:.2f}' for b in r['busy'])}; idle {', '.join(f'{b:.2f}' for b in r['idle'])}; "
+        f"finish_ranged {r['finish_ranged']:.3f}), "
         f"after last task {r['after_last_task']:.3f}; CPU s: {cpu} (driver {r['driver_cpu']:.2f})"
     )
 
@@ -178,19 +178,11 @@ def main() -> None:
         "--split", action="store_true", help="instead: the first size's 16 ranges run here and as tasks (CPU)"
     )
     a = ap.parse_args()
-    import corpus
     import run
-    from distributed import Client, LocalCluster
+    from dask_ab import mix, running_cluster
 
-    corp = corpus.generate(run.MODES["quick"].counts)
-    sources = tuple(d for d in corpus.DIALECTS if d != TO and run.DIALECT_MODULES[d].shape.marked_success)
-    cycle = corpus.jsonl_mix(corp, sources, corp.seed, run.MODES["full"].jsonl_per_dialect)
-    work = Path(tempfile.mkdtemp(prefix="envglot-dask-profile-"))
-    cluster = LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=50
-    )
-    client = Client(cluster)
-    try:
+    cycle = mix()
+    with running_cluster("envglot-dask-profile-") as (client, work):
         pids = processes(client)
         if a.small_files:
             small_files(cycle, work, client, pids, a.rounds)
@@ -214,21 +206,12 @@ def main() -> None:
                 jw, jc = j1_run(src, work / "out")
                 r = dask_run(src, work / "out", client, pids)
                 ratios.append(jw / r["wall"])
-                cpu = ", ".join(f"{k} {v:.2f}" for k, v in r["cpu"].items())
                 print(
                     f"{nbytes / MB:.0f} MB round {i} load {load:.1f}: -j 1 {jw:.2f} s ({jc:.2f} s CPU); "
-                    f"dask {r['wall']:.2f} s = {jw / r['wall']:.2f} x: to first task {r['to_first_task']:.3f}, "
-                    f"tasks {r['tasks']} over {r['tasks_span']:.2f} (busy {', '.join(f'{b:.2f}' for b in r['busy'])}; "
-                    f"idle {', '.join(f'{b:.2f}' for b in r['idle'])}; finish_ranged {r['finish_ranged']:.3f}), "
-                    f"after last task {r['after_last_task']:.3f}; CPU s: {cpu} (driver {r['driver_cpu']:.2f}) "
-                    f"(all {sum(r['cpu'].values()):.2f})",
+                    f"dask = {jw / r['wall']:.2f} x: {shown(r)} (all {sum(r['cpu'].values()):.2f})",
                     flush=True,
                 )
             print(f"{nbytes / MB:.0f} MB, {records} records: median -j 1 / dask {statistics.median(ratios):.2f}")
-    finally:
-        client.close()
-        cluster.close()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
