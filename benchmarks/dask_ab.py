@@ -14,12 +14,14 @@ thread) + the children (pool workers, Dask nannies and workers)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,26 +58,46 @@ def timed(src: Path, out: Path, me: Any, **kw: Any) -> tuple[float, float]:
     return wall, cpu
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default="1,16,64", help="file sizes in MB, comma-separated")
-    ap.add_argument("--rounds", type=int, default=5)
-    a = ap.parse_args()
+def mix() -> list[bytes]:
+    """The benchmark's mixed records (the dialects whose successes carry a marker), as ``run.py`` mixes them."""
     import corpus
-    import psutil
     import run
-    from distributed import Client, LocalCluster
 
     corp = corpus.generate(run.MODES["quick"].counts)
     sources = tuple(d for d in corpus.DIALECTS if d != TO and run.DIALECT_MODULES[d].shape.marked_success)
-    cycle = corpus.jsonl_mix(corp, sources, corp.seed, run.MODES["full"].jsonl_per_dialect)
-    work = Path(tempfile.mkdtemp(prefix="envglot-dask-ab-"))
-    me = psutil.Process()
+    return corpus.jsonl_mix(corp, sources, corp.seed, run.MODES["full"].jsonl_per_dialect)
+
+
+@contextlib.contextmanager
+def running_cluster(prefix: str) -> Iterator[tuple[Any, Path]]:
+    """A client of a new 2-worker ``LocalCluster`` (one thread each, loopback, quiet) and a work
+    directory named ``prefix...``: closed and removed at the end."""
+    from distributed import Client, LocalCluster
+
+    work = Path(tempfile.mkdtemp(prefix=prefix))
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=50
     )
     client = Client(cluster)
     try:
+        yield client, work
+    finally:
+        client.close()
+        cluster.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1,16,64", help="file sizes in MB, comma-separated")
+    ap.add_argument("--rounds", type=int, default=5)
+    a = ap.parse_args()
+    import psutil
+    import run
+
+    cycle = mix()
+    me = psutil.Process()
+    with running_cluster("envglot-dask-ab-") as (client, work):
         first = True
         for size in (float(s) for s in a.sizes.split(",")):
             src = work / "corpus.jsonl"
@@ -105,10 +127,6 @@ def main() -> None:
                 f"dask {med('dask', 1):.2f}; load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
-    finally:
-        client.close()
-        cluster.close()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -368,6 +368,7 @@ def test_local_cluster_byte_identical(
     monkeypatch.setattr(
         driver, "plan", lambda f, t, **k: (targets.append((sum(x.size for x in f), t)), real(f, t, **k))[1]
     )
+    assembled = _assemblies_here(monkeypatch)
     rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", client=cluster, chunk_bytes=8192)
     assert rep.jobs == 2
     total = targets[0][0]
@@ -375,6 +376,38 @@ def test_local_cluster_byte_identical(
     assert _tree(tmp_path / "out") == ref_tree
     assert _facts(rep) == _facts(ref)
     assert rep.records == ref.records == rep.converted + rep.passed_through + rep.rejected
+    # the workers are on this machine: the ranged file is put together here, no task does it
+    assert str(root / "in" / "logs" / "big" / "all.jsonl") in assembled
+
+
+def _assemblies_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The inputs whose ranges the driver puts together in this process (not a task on a worker)."""
+    seen: list[str] = []
+
+    class Counted(driver.Assembly):
+        def __init__(self, spec: Any, f: Any) -> None:
+            seen.append(f.src)
+            super().__init__(spec, f)
+
+    monkeypatch.setattr(driver, "Assembly", Counted)
+    return seen
+
+
+def test_workers_elsewhere_sync_their_own_and_a_task_puts_ranges_together(
+    archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client connected to a scheduler's address (no ``LocalCluster`` of its own) takes the workers
+    to be elsewhere: each task makes its temporaries durable, a task puts a ranged file together.
+    The same bytes and report as on this machine's plan."""
+    from distributed import Client
+
+    root, ref_tree, ref = archive
+    assembled = _assemblies_here(monkeypatch)
+    with Client(cluster.scheduler.address) as remote:
+        rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", client=remote, chunk_bytes=8192)
+    assert _tree(tmp_path / "out") == ref_tree
+    assert _facts(rep) == _facts(ref)
+    assert assembled == []
 
 
 def test_killed_worker_then_rerun_exactly_once(

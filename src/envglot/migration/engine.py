@@ -104,7 +104,6 @@ def run_local(
             check=mode == "check",
             limits=limits,
             root=os.fspath(root) if root is not None else None,
-            sync=False,  # one sync per commit batch, here
             in_place=mode == "in-place",
             keep=on_output is not None,
         ),

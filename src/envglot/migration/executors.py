@@ -43,6 +43,11 @@ class Executor(Protocol):
     """A task costs little (a local process): pieces as small as a chunk, not a megabyte."""
     in_process: bool
     """Tasks run in the driver's process (a callback may be handed to them)."""
+    on_this_machine: bool
+    """The workers run on this machine and share its disks: on a local disk the driver's commit
+    batch makes their temporaries durable (one sync per batch, not one per task) and the driver
+    puts a file cut into ranges together as its ranges come in (:meth:`.driver.Driver._assemble`),
+    not one task after the last range."""
     spread: int
     """Pieces per worker the input is cut into at most (above the least piece size): more make a
     shorter tail when the workers run at uneven speeds, each costs a task."""
@@ -79,6 +84,7 @@ class Inline:
     cuts = False
     cheap_tasks = False
     in_process = True
+    on_this_machine = True
     spread = 4
 
     def __init__(self) -> None:
@@ -121,6 +127,7 @@ class Pool:
     cuts = True
     cheap_tasks = True
     in_process = False
+    on_this_machine = True
     spread = 4
 
     def __init__(self, jobs: int, options: dict[str, Any]) -> None:
@@ -175,10 +182,13 @@ driver as the task's error and is reported by envglot (exit 70)."""
 
 
 class DaskSynchronous(Inline):
-    """Runs each task with Dask's synchronous scheduler, in this process, when the driver asks for the next."""
+    """Runs each task with Dask's synchronous scheduler, in this process, when the driver asks for
+    the next: the plan of a cluster whose workers are elsewhere (each task syncs its own
+    temporaries, a ranged file is put together by a task), for debugging and tests."""
 
     cuts = True
     in_process = False
+    on_this_machine = False
 
     def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         import dask
@@ -193,7 +203,9 @@ class DaskCluster:
     ``scheduler``, or a ``LocalCluster`` of ``workers`` processes is started (``notice`` is
     called with its dashboard link) — both closed by :meth:`close`. The ``LocalCluster`` started
     here prints only ``distributed``'s critical log records (:data:`QUIET_LOGS`), in this process
-    and its workers, until it is closed.
+    and its workers, until it is closed. The workers of a ``LocalCluster`` (started here, or the
+    cluster of the client given) are :attr:`on_this_machine`; those of a scheduler's address are
+    taken to be elsewhere.
     """
 
     cuts = True
@@ -231,6 +243,7 @@ class DaskCluster:
             if notice is not None:
                 notice(f"Dask dashboard: {client.dashboard_link}")
         self.client = client
+        self.on_this_machine = isinstance(getattr(client, "cluster", None), LocalCluster)
         self.jobs = max(1, len(client.scheduler_info().get("workers", {})))
         self.tags: dict[str, Any] = {}
         self.ac = as_completed()

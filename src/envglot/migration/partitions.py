@@ -96,8 +96,9 @@ class RunSpec(msgspec.Struct, frozen=True):
     root: str | None = None
     """A local ``--out`` directory: no temporary is written through a symbolic link below it."""
     sync: bool = True
-    """A task makes its temporaries durable (a cluster's workers); False: the driver's commit batch
-    does, one sync per batch (workers on the driver's machine)."""
+    """A task makes its temporaries durable (a cluster's workers elsewhere); False: the driver's
+    commit batch does, one sync per batch (workers on the driver's machine and a local ``--out``:
+    set by :func:`.driver.run_pieces` from :attr:`.executors.Executor.on_this_machine`)."""
     in_place: bool = False
     """The output replaces the input: an unchanged file is left as it is (no temporary)."""
     keep: bool = False

@@ -1,0 +1,218 @@
+"""Where a ``migrate`` run on a running 2-worker Dask ``LocalCluster`` spends its time (issue 27).
+
+For each size, a mixed JSON Lines file from the benchmark's corpus is migrated to response-v2
+with ``-j 1`` and on the cluster (``envglot.migrate(..., engine="dask", client=...)``), in
+rounds. A Dask run is split with the client's timestamps and ``distributed``'s task stream:
+from the call to the first task's start (walk, plan, submit, scheduling), the tasks (per worker:
+busy seconds, idle seconds before its last task ended, tasks run), the follow-up task putting a
+ranged file together, and from the last task's end to the call's return (the client's commit).
+CPU seconds per process (the workers; this process: the driver, the scheduler, the nannies): the
+machine may be shared, so CPU, not wall time, shows the cost. The cluster's first run (imports,
+the workers' Migrator) is timed apart::
+
+    python benchmarks/dask_profile.py --sizes 50,200,500,1000 --rounds 2
+    python benchmarks/dask_profile.py --small-files --rounds 2
+    python benchmarks/dask_profile.py --split --sizes 50 --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+MB = 2**20
+TO = "response-v2"
+
+
+def cpu_of(pids: dict[str, int]) -> dict[str, float]:
+    """CPU seconds (user + system) of each named process."""
+    import psutil
+
+    out = {}
+    for name, pid in pids.items():
+        c = psutil.Process(pid).cpu_times()
+        out[name] = c.user + c.system
+    return out
+
+
+def processes(client: Any) -> dict[str, int]:
+    """This process (the driver, the scheduler and the ``LocalCluster``'s nannies) and each worker, by name."""
+    pids = {"client": os.getpid()}
+    for i, (_, pid) in enumerate(sorted(client.run(os.getpid).items())):
+        pids[f"worker {i}"] = pid
+    return pids
+
+
+def j1_run(src: Path, out: Path) -> tuple[float, float]:
+    """``-j 1``: wall and CPU seconds."""
+    import envglot
+
+    c0, t0 = time.thread_time(), time.perf_counter()  # this thread's: not the scheduler's threads
+    rep = envglot.migrate([src], out=out, to=TO, jobs=1)
+    wall, cpu = time.perf_counter() - t0, time.thread_time() - c0
+    assert rep.exit_code in (0, 65), rep.exit_code
+    shutil.rmtree(out)
+    return wall, cpu
+
+
+def dask_run(src: Path, out: Path, client: Any, pids: dict[str, int]) -> dict[str, Any]:
+    """One Dask run, split by the task stream and the client's timestamps."""
+    from distributed import get_task_stream
+
+    import envglot
+
+    c0 = cpu_of(pids)
+    with get_task_stream(client) as ts:
+        t0, d0 = time.time(), time.thread_time()
+        rep = envglot.migrate([src], out=out, to=TO, engine="dask", client=client)
+        t1, d1 = time.time(), time.thread_time()
+    c1 = cpu_of(pids)
+    assert rep.exit_code in (0, 65), rep.exit_code
+    shutil.rmtree(out)
+    tasks = []
+    for t in ts.data:
+        for s in t["startstops"]:
+            if s["action"] == "compute":
+                tasks.append((s["start"], s["stop"], t["worker"], t["key"]))
+    tasks.sort()
+    first, last = tasks[0][0], max(t[1] for t in tasks)
+    per_worker: dict[str, list[tuple[float, float]]] = {}
+    for a, b, w, _ in tasks:
+        per_worker.setdefault(w, []).append((a, b))
+    busy = {w: sum(b - a for a, b in v) for w, v in per_worker.items()}
+    idle = {w: (last - first) - busy[w] for w in per_worker}
+    final = [b - a for a, b, _, k in tasks if str(k).startswith("finish_ranged")]
+    return {
+        "wall": t1 - t0,
+        "to_first_task": first - t0,
+        "tasks_span": last - first,
+        "after_last_task": t1 - last,
+        "tasks": len(tasks),
+        "busy": sorted(busy.values()),
+        "idle": sorted(idle.values()),
+        "finish_ranged": sum(final),
+        "cpu": {k: c1[k] - c0[k] for k in c0},
+        "driver_cpu": d1 - d0,
+    }
+
+
+def shown(r: dict[str, Any]) -> str:
+    """A Dask run's split, as printed."""
+    cpu = ", ".join(f"{k} {v:.2f}" for k, v in r["cpu"].items())
+    return (
+        f"{r['wall']:.2f} s: to first task {r['to_first_task']:.3f}, tasks {r['tasks']} over {r['tasks_span']:.2f} "
+        f"(busy {', '.join(f'{b:.2f}' for b in r['busy'])}; idle {', '.join(f'{b:.2f}' for b in r['idle'])}; "
+        f"finish_ranged {r['finish_ranged']:.3f}), "
+        f"after last task {r['after_last_task']:.3f}; CPU s: {cpu} (driver {r['driver_cpu']:.2f})"
+    )
+
+
+def small_files(cycle: list[bytes], work: Path, client: Any, pids: dict[str, int], rounds: int) -> None:
+    """The small-files row: ~1 KB files against one 10 MB file of the same records, alternated."""
+    import run
+
+    one, many, files, _, _ = run.make_small_files(cycle, work / "files", 10.0)
+    dask_run(one.parent, work / "out", client, pids)  # the workers' imports and Migrator: once per cluster
+    for i in range(rounds):
+        load = os.getloadavg()[0]
+        r1 = dask_run(one.parent, work / "out", client, pids)
+        rn = dask_run(many, work / "out", client, pids)
+        print(f"round {i} load {load:.1f}: {files} files / one file = {rn['wall'] / r1['wall']:.2f}", flush=True)
+        print(f"  one file: {shown(r1)}\n  {files} files: {shown(rn)}", flush=True)
+
+
+def timed_task(spec: Any, pieces: Any) -> float:
+    """Run one task (its temporaries removed); the CPU seconds of the thread that ran it."""
+    from envglot.migration.partitions import run_task
+
+    t = time.thread_time()
+    for r in run_task(spec, pieces):
+        if r.tmp is not None:
+            os.unlink(r.tmp)
+    return time.thread_time() - t
+
+
+def split(src: Path, work: Path, client: Any, pids: dict[str, int], rounds: int) -> None:
+    """The same 16 ranges of ``src`` run in this thread and as tasks: where a worker's extra CPU goes."""
+    from envglot.migration.fs import run_id
+    from envglot.migration.partitions import RunSpec, plan
+    from envglot.migration.walk import FileSpec
+
+    out = work / "out"
+    out.mkdir()
+    n = src.stat().st_size
+    f = FileSpec(0, src.name, str(src), str(out / src.name), False, False, n, 0o644, str(out / src.name))
+    spec = RunSpec(run=run_id(dask=True), options={"to": TO}, style="compact", chunk_bytes=2**20, check=False)
+    whole, ranges = plan([f], n + 1, cut=False), plan([f], -(-n // 16))
+    workers = [k for k in pids if k.startswith("worker")]
+    client.gather([client.submit(timed_task, spec, ranges[k], pure=False) for k in range(2)])  # warm
+    for i in range(rounds):
+        one = timed_task(spec, whole[0])
+        here = sum(timed_task(spec, t) for t in ranges)
+        c0 = cpu_of(pids)
+        threads = sum(client.gather([client.submit(timed_task, spec, t, pure=False) for t in ranges]))
+        c1 = cpu_of(pids)
+        procs = sum(c1[k] - c0[k] for k in workers)
+        print(
+            f"round {i} load {os.getloadavg()[0]:.1f}: one piece here {one:.2f} s CPU, 16 ranges here {here:.2f} "
+            f"({here / one:.2f} x); as tasks: their threads {threads:.2f} ({threads / here:.2f} x here), "
+            f"the worker processes {procs:.2f} (+{procs / threads - 1:.0%} beyond the task threads)",
+            flush=True,
+        )
+    shutil.rmtree(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="50,200", help="file sizes in MB, comma-separated")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--small-files", action="store_true", help="instead: ~1 KB files against one 10 MB file of the same records"
+    )
+    ap.add_argument(
+        "--split", action="store_true", help="instead: the first size's 16 ranges run here and as tasks (CPU)"
+    )
+    a = ap.parse_args()
+    import run
+    from dask_ab import mix, running_cluster
+
+    cycle = mix()
+    with running_cluster("envglot-dask-profile-") as (client, work):
+        pids = processes(client)
+        if a.small_files:
+            small_files(cycle, work, client, pids, a.rounds)
+            return
+        src = work / "corpus.jsonl"
+        if a.split:
+            run.write_jsonl(src, cycle, int(float(a.sizes.split(",")[0]) * MB))
+            split(src, work, client, pids, a.rounds)
+            return
+        first = True
+        for size in (float(s) for s in a.sizes.split(",")):
+            records, nbytes = run.write_jsonl(src, cycle, int(size * MB))
+            if first:  # the workers' imports and Migrator: once per cluster
+                r = dask_run(src, work / "out", client, pids)
+                cpu = ", ".join(f"{k} {v:.2f}" for k, v in r["cpu"].items())
+                print(f"first run on the new cluster ({nbytes / MB:.0f} MB): {r['wall']:.2f} s; CPU s: {cpu}")
+                first = False
+            ratios = []
+            for i in range(a.rounds):
+                load = os.getloadavg()[0]
+                jw, jc = j1_run(src, work / "out")
+                r = dask_run(src, work / "out", client, pids)
+                ratios.append(jw / r["wall"])
+                print(
+                    f"{nbytes / MB:.0f} MB round {i} load {load:.1f}: -j 1 {jw:.2f} s ({jc:.2f} s CPU); "
+                    f"dask = {jw / r['wall']:.2f} x: {shown(r)} (all {sum(r['cpu'].values()):.2f})",
+                    flush=True,
+                )
+            print(f"{nbytes / MB:.0f} MB, {records} records: median -j 1 / dask {statistics.median(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main()
