@@ -251,17 +251,18 @@ def check_destinations(jobs: list[Job]) -> None:
     for j in jobs:
         if j.dst is None:
             continue
-        head, name = os.path.split(j.dst)
+        at = j.dst.rfind("/") + 1
+        head, name = j.dst[:at], j.dst[at:]  # the directory as the path spells it, and the name
         found = parents.get(head)
-        if found is None:  # once per directory: where it really is, and what it holds already
+        if found is None:  # once per directory: where it really is (with a "/"), and what it holds already
             real = os.path.realpath(head or ".")
             try:
-                found = (real, frozenset(os.listdir(real)))
+                names = frozenset(os.listdir(real))
             except OSError:  # not there yet: nothing in it can be an input
-                found = (real, frozenset())
-            parents[head] = found
+                names = frozenset()
+            found = parents[head] = (real if real.endswith("/") else real + "/", names)
         real, names = found
-        key = os.path.join(real, name)
+        key = real + name  # os.path.join(real, name)
         if key in seen:
             raise MigrationError(f"{j.name} and {seen[key]} would both be written to {j.dst}", 2)
         if j.src is not None and name in names and _same_file(j.src, key):
