@@ -479,6 +479,8 @@ class Driver:
             offset += p.lines
 
     def _reject_lines(self, parts: list[PieceResult]) -> list[bytes]:
+        if len(parts) == 1:  # a whole file's lines are numbered already
+            return [line for _, line in parts[0].rejects]
         out: list[bytes] = []
         offset = 0
         for p in parts:

@@ -249,9 +249,11 @@ def write_new(path: str, data: bytes, mode: int | None, durable: bool = False) -
     """
     fd = create_new(path, mode)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        written = os.write(fd, data) if data else 0  # all of it on a local disk, but for a full disk or a signal
+        if written < len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(fd, view) :]
         if durable:
             os.fsync(fd)
     except BaseException:

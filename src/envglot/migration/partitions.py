@@ -135,7 +135,8 @@ def run_task(spec: RunSpec, pieces: list[Piece], on_chunk: OnChunk | None = None
     """A task: migrate each piece, write its temporary output, return the counts (``on_chunk``: told
     each chunk as it is done, in this process)."""
     mig = migrator_for(spec.options)
-    results = [_run_piece(spec, mig, p, on_chunk) for p in pieces]
+    local = store.is_local(spec.src_fs) and store.is_local(spec.dst_fs)  # a whole small file may take the direct path
+    results = [_run_piece(spec, mig, p, on_chunk, local) for p in pieces]
     if spec.sync:  # durable before commit; a range's temporary is never committed (the file put
         # together from the ranges is, made durable by finish_ranged): syncing it would write it twice
         whole = [r.tmp for p, r in zip(pieces, results, strict=True) if r.tmp is not None and p.parts == 1]
@@ -176,15 +177,9 @@ class _Limited:
         return b
 
 
-def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None) -> PieceResult:
+def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None, local: bool) -> PieceResult:
     f = piece.file
-    if (
-        piece.parts == 1
-        and not f.gz
-        and 0 <= f.size <= store.HOLD_BYTES
-        and store.is_local(spec.src_fs)
-        and store.is_local(spec.dst_fs)
-    ):
+    if local and piece.parts == 1 and not f.gz and 0 <= f.size <= store.HOLD_BYTES:
         small = _run_small(spec, mig, piece, on_chunk)
         if small is not None:
             return small
