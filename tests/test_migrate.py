@@ -552,6 +552,69 @@ def test_a_temporary_is_created_new_never_through_a_link(tmp_path: Path) -> None
     assert tmp.read_bytes() == b"again"
 
 
+def test_a_short_write_of_a_small_temporary_is_written_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fs.write_new writes what one os.write left (a signal, a nearly full disk) to the end."""
+    from envglot.migration import fs
+
+    real = os.write
+    monkeypatch.setattr(fs.os, "write", lambda fd, b: real(fd, bytes(b)[:3]))
+    fs.write_new(str(tmp_path / "t"), b"0123456789", None)
+    assert (tmp_path / "t").read_bytes() == b"0123456789"
+
+
+@pytest.mark.parametrize("dst", ["a/b/c.jsonl", "/c.jsonl", "c.jsonl", "//c.jsonl", "a/caf\udce9.jsonl"])
+def test_a_temporary_and_its_directory_as_the_path_spells_them(dst: str) -> None:
+    """fs.temp_path replaces the name after the last "/" (as os.path.split and join did for a path
+    the walk spells); fs.parents is os.path.dirname, taken once per directory."""
+    from envglot.migration import fs
+
+    tmp = fs.temp_path(dst, "1-ab", "7")
+    head, name = os.path.split(dst)
+    assert tmp == os.path.join(head, f".envglot-tmp-1-ab-7-{name}")
+    assert os.path.dirname(tmp) == os.path.dirname(dst)
+    assert fs.parents([dst, tmp, "x/y", "x/z"]) == {os.path.dirname(dst), "x"}
+
+
+def test_a_tally_adds_many_as_it_adds_each() -> None:
+    """Tally.add_all: the counts, sources and kinds of one add each, in the same order (the report's JSON)."""
+    from envglot.migration.tally import Tally
+
+    def tally(n: int, sources: list[str], kinds: list[str]) -> Tally:
+        t = Tally(bytes_in=n, bytes_out=2 * n, internal_errors=n % 2)
+        for i, src in enumerate(sources):
+            t.converted_record(src, bool(i % 2), i == 0, kinds)
+        t.passed_record(None)
+        return t
+
+    parts = [
+        tally(3, ["dotbot", "result"], ["synthesized"]),
+        tally(5, ["errorcode"], []),
+        tally(7, ["result", "code-graph", "dotbot"], ["weak_detection", "synthesized"]),
+    ]
+    one = Tally()
+    one.passed_record("problem-json")
+    want: dict[str, Any] = msgspec.to_builtins(one)  # summed here field by field, one tally after another
+    for p in parts:
+        got: dict[str, Any] = msgspec.to_builtins(p)
+        for k, v in got.items():
+            if isinstance(v, int):
+                want[k] += v
+        for src, counts in got["by_source"].items():
+            into = want["by_source"].setdefault(src, dict.fromkeys(counts, 0))
+            for k, v in counts.items():
+                into[k] += v
+        for k, n in got["diagnostics"].items():
+            want["diagnostics"][k] = want["diagnostics"].get(k, 0) + n
+    one.add_all(parts)
+    assert msgspec.json.encode(one) == msgspec.json.encode(want)  # the same keys in the same order
+    assert list(one.by_source) == ["problem-json", "dotbot", "result", "(undetected)", "errorcode", "code-graph"]
+    assert list(one.diagnostics) == ["synthesized", "weak_detection"]
+    assert (one.records, one.converted, one.bytes_in, one.internal_errors) == (10, 6, 15, 3)
+    single = Tally()
+    single.add(parts[0])
+    assert msgspec.json.encode(single) == msgspec.json.encode(parts[0])
+
+
 def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

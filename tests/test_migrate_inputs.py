@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from envglot.migration import EX_LOCKED, LOCK_NAME, TEST_DELAY_ENV, MigrationError, Migrator, migrate
@@ -400,3 +401,44 @@ def test_the_lock_is_never_taken_through_a_link(tmp_path: Path) -> None:
     with pytest.raises(MigrationError, match="through the symbolic link") as info:
         migrate([tmp_path / "elsewhere"], out=tmp_path / "out", jobs=1)
     assert info.value.exit_code == 74 and (tmp_path / "elsewhere").read_text() == "keep\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "doc"),
+    [
+        (b"", False),
+        (b"\n\n  \n", False),
+        (b'{"ok":true,"data":1}\nnot json\n{"ok":false,"error":"x"}', False),  # no last terminator
+        (b'\r\n{"ok":true,"data":1}\r\n\n{"a":1}\n   ', False),
+        (b'{"ok":true,"data":{"n":1}}', True),
+        (b"", True),
+    ],
+)
+def test_a_file_in_memory_is_converted_as_the_readers_chunks_are(data: bytes, doc: bool) -> None:
+    """``RecordReader.whole`` (a small file's bytes as one chunk) gives what reading them gives, cut
+    into chunks of any size: the same output, counts, reject lines and line terminators."""
+    mig = Migrator()
+    whole = RecordReader.whole(data, source="x", style="compact", doc=doc, max_record=1 << 20)
+    assert whole is not None
+    tasks, lines = whole
+    for read_size in (1, 7, 1 << 20):
+        reader = RecordReader(
+            io.BytesIO(data), source="x", style="compact", doc=doc, read_size=read_size, max_record=1 << 20
+        )
+        chunks = [migrate_chunk(mig, t) for t in reader]
+        ours = [migrate_chunk(mig, t) for t in tasks]
+        assert b"".join(c.out for c in ours) == b"".join(c.out for c in chunks)
+        assert [r for c in ours for r in c.rejects] == [r for c in chunks for r in c.rejects]
+        assert lines == reader.lines
+        if chunks:
+            want, got = chunks[0].tally, ours[0].tally
+            want.add_all([c.tally for c in chunks[1:]])
+            assert msgspec.json.encode(got) == msgspec.json.encode(want)
+        else:
+            assert ours == []
+
+
+def test_a_file_in_memory_longer_than_a_record_may_be_is_left_to_the_reader() -> None:
+    data = b"{}\n" + b"z" * 100 + b"\n"
+    assert RecordReader.whole(data, source="x", style="compact", doc=False, max_record=50) is None
+    assert RecordReader.whole(data, source="x", style="compact", doc=True, max_record=50) is None

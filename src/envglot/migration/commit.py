@@ -128,13 +128,13 @@ class CommitBatch(Generic[J]):
         if self.backups:
             sync_local_dirs(self.backups)
             self.backups = []
-        renamed: list[_Staged[J]] = []
+        n = 0
         try:
-            while self.staged:
-                s = self.staged[0]
+            for s in self.staged:
                 s.out.rename(s.mode)
-                renamed.append(self.staged.pop(0))
+                n += 1
         finally:
+            renamed, self.staged = self.staged[:n], self.staged[n:]
             dsts = [os.fspath(s.out.dst) for s in renamed]
             if self.fs is None:
                 sync_local_dirs(dsts)

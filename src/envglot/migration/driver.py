@@ -12,7 +12,6 @@ order would have to be read across modules.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -89,7 +88,7 @@ def run_pieces(
         report=report,
         t0=t0,
     ) as rep:
-        out_dirs = {os.path.dirname(f.dst) for f in files if f.dst is not None}
+        out_dirs = store.parents(f.dst for f in files if f.dst is not None)
         writes = bool(out_dirs) and not spec.check
         if writes:
             rep.temp_files_removed += _sweep(spec, out_path, None, out_dirs)
@@ -193,6 +192,8 @@ class Driver:
         self.total = total
         self.t0 = t0
         self.state: dict[int, _FileState] = {}
+        self.counted: list[Tally] = []
+        """The counts of the files committed and not yet added to the report (:meth:`_settle`)."""
         self.batch: CommitBatch[FileSpec] = CommitBatch(spec.dst_fs)
         self.cursor = 0
         self.records_seen = 0
@@ -289,8 +290,11 @@ class Driver:
         st.results[r.part] = r
         self.records_seen += r.tally.records
         self.bytes_seen += r.disk
-        if st.parts > 1:
-            self._assemble(st, r)
+        if st.parts == 1:  # a whole file: committable as it is
+            self.files_seen += 1
+            st.final = ("ready", r.tmp)
+            return
+        self._assemble(st, r)
         if len(st.results) < st.parts:
             return
         self.files_seen += 1
@@ -298,8 +302,8 @@ class Driver:
         changed = any(p.tally.differs for p in parts)
         if st.broken is not None and not any(p.error for p in parts):
             st.input_changed(st.broken)
-        if st.parts == 1 or self.spec.check or any(p.error for p in parts) or (self.spec.in_place and not changed):
-            st.final = ("ready", parts[0].tmp if st.parts == 1 else None)
+        if self.spec.check or any(p.error for p in parts) or (self.spec.in_place and not changed):
+            st.final = ("ready", None)
             return
         if st.assembly is not None:  # every range is in it
             a, st.assembly = st.assembly, None
@@ -353,7 +357,14 @@ class Driver:
             self._commit_files(upto)
 
     def _commit_files(self, upto: int | None) -> None:
-        """Commit the consecutive finished files from the cursor: rejects first, then outputs."""
+        """Commit the consecutive finished files from the cursor: rejects first, then outputs; their
+        counts added to the report at the end (:meth:`_settle`)."""
+        try:
+            self._commit_finished(upto)
+        finally:
+            self._settle()
+
+    def _commit_finished(self, upto: int | None) -> None:
         end = self.cursor
         limit = len(self.files) if upto is None else upto
         while end < limit:
@@ -472,6 +483,8 @@ class Driver:
             offset += p.lines
 
     def _reject_lines(self, parts: list[PieceResult]) -> list[bytes]:
+        if len(parts) == 1:  # a whole file's lines are numbered already
+            return [line for _, line in parts[0].rejects]
         out: list[bytes] = []
         offset = 0
         for p in parts:
@@ -480,15 +493,22 @@ class Driver:
         return out
 
     def _count(self, parts: list[PieceResult]) -> Tally:
-        """A file's counts (the sum of its pieces', or its one piece's), added to the report."""
+        """A file's counts (the sum of its pieces', or its one piece's), added to the report with
+        those of the other files committed at once (:meth:`_settle`)."""
         if len(parts) == 1:
             tally = parts[0].tally
         else:
             tally = Tally()
-            for r in parts:
-                tally.add(r.tally)
-        self.rep.add(tally)
+            tally.add_all([r.tally for r in parts])
+        self.counted.append(tally)
         return tally
+
+    def _settle(self) -> None:
+        """Add the counts of the files committed since the last call to the report (in one
+        :meth:`.Tally.add_all`): it is read again only after :meth:`_commit_ready`."""
+        if self.counted:
+            counted, self.counted = self.counted, []
+            self.rep.add_all(counted)
 
     def _stage_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None, bak: Path | None = None) -> None:
         """Count a finished file and stage its output for the batch's commit (or record why it failed)."""

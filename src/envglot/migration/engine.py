@@ -129,8 +129,8 @@ def run_local(
 
 def _file_spec(index: int, job: Job) -> FileSpec:
     """A walked local file (or stdin, ``-``) as the piece driver names it."""
-    dst = os.fspath(job.dst) if job.dst is not None else None
+    dst = job.dst
     perm = job.perm if job.perm >= 0 else None
-    shown = display(job.dst) if job.dst is not None else None
-    src = os.fspath(job.src) if job.src is not None else "-"
+    shown = display(dst) if dst is not None else None
+    src = job.src if job.src is not None else "-"
     return FileSpec(index, job.name, src, dst, job.doc, job.gz, job.size, perm, shown)

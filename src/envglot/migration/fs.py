@@ -28,7 +28,7 @@ import re
 import secrets
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -174,10 +174,16 @@ def run_id(dask: bool) -> str:
 def temp_path(dst: str, run: str, piece: str) -> str:
     """A temporary key beside ``dst`` for this run (:func:`run_id`) and piece, its name at most 255
     bytes (a file name's limit; a local name's bytes as walked, undecodable ones included)."""
-    parent, name = posixpath.split(dst)
+    at = dst.rfind("/") + 1  # the directory as ``dst`` spells it, then the temporary's name
     head = f"{TEMP_PREFIX}{run}-{piece}-"
-    tail = name.encode("utf-8", "surrogateescape")[: 255 - len(head)]
-    return posixpath.join(parent, head + tail.decode("utf-8", "surrogateescape"))
+    tail = dst[at:].encode("utf-8", "surrogateescape")[: 255 - len(head)]
+    return dst[:at] + head + tail.decode("utf-8", "surrogateescape")
+
+
+def parents(paths: Iterable[str]) -> set[str]:
+    """The distinct ``os.path.dirname`` of local ``paths``, taken once per directory (the files of
+    one directory share their path up to its last ``/``, and only that part names the directory)."""
+    return {os.path.dirname(head) for head in {p[: p.rfind("/") + 1] for p in paths}}
 
 
 HOLD_BYTES = 64 * 1024
@@ -187,16 +193,19 @@ SPILL_BYTES = 256 * 1024
 """... unless it grows past this: then its temporary is created and written as it comes."""
 
 _PREPARED: dict[str, set[str]] = {}
-"""The local output directories a run (by :func:`run_id`) prepared in this process: only the
-latest run's are kept (a run's checks are never taken for another's)."""
+"""The local output directories (each as its files' paths spell it up to their last ``/``) a run
+(by :func:`run_id`) prepared in this process: only the latest run's are kept (a run's checks are
+never taken for another's)."""
 
 
-def prepare_dir(parent: str, root: str | None, run: str | None) -> None:
-    """Make the local directory ``parent`` for an output, never through a symbolic link below
+def prepare_dir(path: str, root: str | None, run: str | None) -> None:
+    """Make the local directory of the output ``path``, never through a symbolic link below
     ``root`` (:func:`refuse_links`); once per directory and ``run`` in this process."""
+    head = path[: path.rfind("/") + 1]
     done = _PREPARED.get(run) if run is not None else None
-    if done is not None and parent in done:
+    if done is not None and head in done:
         return
+    parent = os.path.dirname(head)
     if root is not None:
         refuse_links(Path(root), Path(parent))
     os.makedirs(parent, exist_ok=True)
@@ -204,7 +213,7 @@ def prepare_dir(parent: str, root: str | None, run: str | None) -> None:
         if done is None:
             _PREPARED.clear()
             done = _PREPARED[run] = set()
-        done.add(parent)
+        done.add(head)
 
 
 def create_new(path: str, mode: int | None) -> int:
@@ -240,9 +249,11 @@ def write_new(path: str, data: bytes, mode: int | None, durable: bool = False) -
     """
     fd = create_new(path, mode)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        written = os.write(fd, data) if data else 0  # all of it on a local disk, but for a full disk or a signal
+        if written < len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(fd, view) :]
         if durable:
             os.fsync(fd)
     except BaseException:
@@ -301,12 +312,11 @@ def open_write(fs: Any, path: str, root: str | None = None, *, mode: int | None,
     ``root`` (the ``--out`` directory) never through a symbolic link below ``root``, the directory
     prepared once per ``run`` (:func:`prepare_dir`), the file created with ``mode`` (:func:`create_new`;
     required: the commit renames an output, it does not set its mode)."""
-    parent = posixpath.dirname(path)
     if is_local(fs):
-        prepare_dir(parent, root, run)
+        prepare_dir(path, root, run)
         return os.fdopen(create_new(path, mode), "wb", buffering=1024 * 1024)
     with contextlib.suppress(Exception):
-        fs.makedirs(parent, exist_ok=True)
+        fs.makedirs(posixpath.dirname(path), exist_ok=True)
     return fs.open(path, "wb")  # type: ignore[no-any-return]
 
 
@@ -316,7 +326,7 @@ def open_output(
     """:func:`open_write` for the output of an input of ``size`` bytes: on a local disk, held in
     memory until closed (:class:`HeldTemp`) when that is at most :data:`HOLD_BYTES`."""
     if 0 <= size <= HOLD_BYTES and is_local(fs):
-        prepare_dir(posixpath.dirname(path), root, run)
+        prepare_dir(path, root, run)
         return HeldTemp(path, mode)
     return open_write(fs, path, root, mode=mode, run=run)
 
@@ -356,7 +366,7 @@ def sync_local_files(paths: list[str]) -> None:
     if not paths:
         return
     roots: dict[int, str] = {}
-    for d in {os.path.dirname(p) or "." for p in paths}:  # a stat per directory, not per file
+    for d in {d or "." for d in parents(paths)}:  # a stat per directory, not per file
         with contextlib.suppress(OSError):
             roots.setdefault(os.stat(d).st_dev, d)
     if roots and all(_syncfs(d) for d in roots.values()):
@@ -406,7 +416,7 @@ def commit(fs: Any, tmp: str, dst: str, mode: int | None = None, sync_dir: bool 
 
 def sync_local_dirs(paths: list[str]) -> None:
     """fsync each distinct parent directory of local ``paths`` once (their renames or links become durable)."""
-    for d in sorted({os.path.dirname(p) or "." for p in paths}):
+    for d in sorted({d or "." for d in parents(paths)}):
         fsync_dir(d)
 
 

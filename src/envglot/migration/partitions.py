@@ -21,9 +21,8 @@ import contextlib
 import gzip
 import io
 import os
-import posixpath
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import IO, Any, Protocol
 
 import msgspec
@@ -32,7 +31,7 @@ from ..diagnostics import Diagnostic
 from . import fs as store
 from .deferred import Deferred, InputChangedError
 from .files import gzip_output, read_error
-from .inputs import InputLimits, RecordReader, open_fd, open_gzip, reopened
+from .inputs import InputLimits, RecordReader, Task, open_fd, open_gzip, reopened
 from .records import Migrator, RecordError
 from .tally import Tally
 from .walk import FileSpec
@@ -166,7 +165,8 @@ def run_task(spec: RunSpec, pieces: list[Piece], on_chunk: OnChunk | None = None
     """A task: migrate each piece, write its temporary output, return the counts (``on_chunk``: told
     each chunk as it is done, in this process)."""
     mig = migrator_for(spec.options)
-    results = [_run_piece(spec, mig, p, on_chunk) for p in pieces]
+    local = store.is_local(spec.src_fs) and store.is_local(spec.dst_fs)  # a whole small file may take the direct path
+    results = [_run_piece(spec, mig, p, on_chunk, local) for p in pieces]
     if spec.sync:  # durable before commit; a range's temporary is never committed (the file put
         # together from the ranges is, made durable by finish_ranged): syncing it would write it twice
         whole = [r.tmp for p, r in zip(pieces, results, strict=True) if r.tmp is not None and p.parts == 1]
@@ -207,15 +207,9 @@ class _Limited:
         return b
 
 
-def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None) -> PieceResult:
+def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None, local: bool) -> PieceResult:
     f = piece.file
-    if (
-        piece.parts == 1
-        and not f.gz
-        and 0 <= f.size <= store.HOLD_BYTES
-        and store.is_local(spec.src_fs)
-        and store.is_local(spec.dst_fs)
-    ):
+    if local and piece.parts == 1 and not f.gz and 0 <= f.size <= store.HOLD_BYTES:
         small = _run_small(spec, mig, piece, on_chunk)
         if small is not None:
             return small
@@ -306,8 +300,14 @@ def _run_small(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
     if len(data) > store.HOLD_BYTES:
         return None
     out = _Collected()
+    limit = spec.limits.max_record_bytes
+    whole = RecordReader.whole(data, source=f.name, style=spec.style, doc=f.doc, max_record=limit)
     try:
-        _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
+        if whole is not None:  # one chunk, without the reader's generators
+            tasks, res.lines = whole
+            _convert(spec, mig, piece, tasks, res, out, on_chunk)
+        else:
+            _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
     except (OSError, EOFError, zlib.error) as exc:
         res.error, res.error_code = read_error(exc), 66
         return res
@@ -315,7 +315,7 @@ def _run_small(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
         return res  # no output: a dry run, a rejected document, an unchanged file left in place
     tmp = store.temp_path(f.dst, spec.run, str(f.index))
     try:
-        store.prepare_dir(posixpath.dirname(tmp), spec.root, spec.run)
+        store.prepare_dir(tmp, spec.root, spec.run)
         store.write_new(tmp, b"".join(out.parts) if out.changed else data, f.mode)
     except OSError as exc:
         res.error, res.error_code = f"cannot write {f.dst}: {exc.strerror or exc}", 74
@@ -439,7 +439,6 @@ def _stream(
 ) -> None:
     """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
     f = piece.file
-    kept: list[bytes] | None = [] if spec.keep else None
     reader = RecordReader(
         fh,
         source=f.name,
@@ -448,7 +447,22 @@ def _stream(
         read_size=spec.chunk_bytes,
         max_record=spec.limits.max_record_bytes,
     )
-    for n, task in enumerate(reader):
+    _convert(spec, mig, piece, reader, res, out, on_chunk)
+    res.lines = reader.lines
+
+
+def _convert(
+    spec: RunSpec,
+    mig: Migrator,
+    piece: Piece,
+    tasks: Iterable[Task],
+    res: PieceResult,
+    out: _Sink | None,
+    on_chunk: OnChunk | None,
+) -> None:
+    """Migrate a piece's chunks into ``res``, writing the output to ``out``."""
+    kept: list[bytes] | None = [] if spec.keep else None
+    for n, task in enumerate(tasks):
         c = migrate_chunk(mig, task)
         if n:
             res.tally.add(c.tally)
@@ -462,6 +476,5 @@ def _stream(
             kept.append(c.out)
         if not (on_chunk is not None and on_chunk(piece, c)):
             res.details.extend(c.details)
-    res.lines = reader.lines
     if kept is not None and (piece.parts > 1 or res.tally.differs):
         res.kept = b"".join(kept)

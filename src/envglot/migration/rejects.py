@@ -109,11 +109,9 @@ class RejectsFile:
         Raises:
             OSError: the rejects file cannot be written (it is left as it was).
         """
-        if self.path is None:
-            return
+        if self.path is None or (self.pending == 0 and not (replace and self._sources().get(source))):
+            return  # nothing collected (no spool), and no earlier line of ``source`` to replace
         try:
-            if self.pending == 0 and not replace:
-                return
             sources = self._sources()
             if replace and sources.get(source) and self._regular():
                 self._rewrite(source)

@@ -1,13 +1,16 @@
 """Counts of a migration: one :class:`Tally` per chunk (the worker), per file and per run (the report).
 
-Every count is declared once and summed by one method (:meth:`Tally.add`); the report is a
+Every count is declared once and summed by one method (:meth:`Tally.add_all`, many tallies at
+once: the driver adds a batch of files' counts to the report in one call); the report is a
 :class:`Tally` with the run's facts added, so a chunk's counts, a file's and the report's
 cannot drift apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
+from typing import Any
 
 import msgspec
 
@@ -50,11 +53,20 @@ class SourceCounts(msgspec.Struct):
 
     def add(self, other: SourceCounts) -> None:
         """Add ``other`` into this one."""
-        for name in SOURCE_COUNTS:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        _sum_into(self, SOURCE_COUNTS, _SOURCE_COUNTS, (other,))
 
 
 SOURCE_COUNTS = SourceCounts.__struct_fields__
+_SOURCE_COUNTS = attrgetter(*SOURCE_COUNTS)
+
+
+def _sum_into(
+    target: Any, names: Sequence[str], values: Callable[[Any], tuple[int, ...]], others: Sequence[Any]
+) -> None:
+    """Add the fields ``names`` (read together by ``values``) of each of ``others`` into ``target``:
+    summed column by column in C, one ``setattr`` per field however many ``others`` there are."""
+    for name, column in zip(names, zip(*map(values, others), strict=True), strict=True):
+        setattr(target, name, getattr(target, name) + sum(column))
 
 
 class Tally(SourceCounts):
@@ -116,14 +128,29 @@ class Tally(SourceCounts):
     def add(self, other: SourceCounts) -> None:
         """Add the counts of ``other`` (a :class:`Tally`) into this one."""
         assert isinstance(other, Tally)
-        for name in COUNTS:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        for k, c in other.by_source.items():
-            self.of(k).add(c)
+        self.add_all((other,))
+
+    def add_all(self, others: Sequence[Tally]) -> None:
+        """Add the counts of each of ``others`` into this one, in order (the same counts, sources
+        and kinds, in the same order, as one :meth:`add` each)."""
+        if not others:
+            return
+        _sum_into(self, COUNTS, _COUNTS, others)
+        per_source: dict[str, list[SourceCounts]] = {}
         kinds = self.diagnostics
-        for k, n in other.diagnostics.items():
-            kinds[k] = kinds.get(k, 0) + n
+        for o in others:
+            for k, c in o.by_source.items():
+                same = per_source.get(k)
+                if same is None:
+                    per_source[k] = [c]
+                else:
+                    same.append(c)
+            for k, n in o.diagnostics.items():
+                kinds[k] = kinds.get(k, 0) + n
+        for k, counts in per_source.items():
+            _sum_into(self.of(k), SOURCE_COUNTS, _SOURCE_COUNTS, counts)
 
 
 COUNTS = tuple(name for name in Tally.__struct_fields__ if name not in ("by_source", "diagnostics"))
 """The plain counts of a :class:`Tally` (and so of the report), summed field by field."""
+_COUNTS = attrgetter(*COUNTS)

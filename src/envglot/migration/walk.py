@@ -8,6 +8,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +24,11 @@ from .report import FileFailure
 
 
 class Job(msgspec.Struct):
-    src: Path | None
+    src: str | None
     """None for stdin."""
     name: str
     """How the input is named in reports and rejects (the path as walked, or ``<stdin>``)."""
-    dst: Path | None
+    dst: str | None
     """Output path (``--out`` and in-place); None for stdout or a dry run."""
     doc: bool
     gz: bool
@@ -65,6 +66,9 @@ def is_doc(name: str) -> bool:
     return base.endswith(".json")
 
 
+_NAME = attrgetter("name")
+
+
 def _scan(
     top: str, onerror: Callable[[OSError], None], keep_dir: Callable[[str, str, str], bool]
 ) -> Iterator[tuple[str, str, list[os.DirEntry[str]]]]:
@@ -77,7 +81,7 @@ def _scan(
         here, rel = todo.pop()
         try:
             with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_NAME)
         except OSError as exc:
             onerror(exc)
             continue
@@ -107,7 +111,10 @@ def walk_inputs(
     follow_symlinks: bool = False,
 ) -> tuple[list[Job], list[FileFailure]]:
     """The input files in order, and the inputs not read (exit 66): unreadable directories, and
-    walked entries that are no regular file or a link not followed (:func:`.inputs.entry_source`)."""
+    walked entries that are no regular file or a link not followed (:func:`.inputs.entry_source`).
+
+    Paths are spelled as :mod:`pathlib` spells them (``./x`` is ``x``), built as strings: a
+    ``Path`` per argument, none per walked file."""
     jobs: list[Job] = []
     unreadable: list[FileFailure] = []
     in_place = backup is not None
@@ -124,7 +131,7 @@ def walk_inputs(
 
     for arg in inputs:
         if arg == "-":
-            dst = out / "stdin.jsonl" if out is not None else None
+            dst = joined(out_s, "stdin.jsonl") if out_s is not None else None
             jobs.append(Job(src=None, name="<stdin>", dst=dst, doc=False, gz=False, size=-1))
             continue
         p = Path(arg)
@@ -139,8 +146,8 @@ def walk_inputs(
                     rel = f"{relroot}/{f}" if relroot else f
                     if not inc.match(rel, f) or exc.match(rel, f):
                         continue
-                    fp = Path(rel if top == "." else e.path)  # as pathlib spells it: "./x" is "x"
-                    if f in skip_names and fp.resolve() in skip:
+                    fp = rel if top == "." else e.path  # as pathlib spells it: "./x" is "x"
+                    if f in skip_names and Path(fp).resolve() in skip:
                         continue
                     found = entry_source(e, root, follow_symlinks)
                     if isinstance(found, str):
@@ -148,14 +155,17 @@ def walk_inputs(
                         continue
                     src, st = found
                     if in_place:
-                        dst = fp.resolve()
+                        dst = os.path.realpath(fp)
                     else:
-                        dst = Path(f"{out_s}/{rel}") if out_s is not None else None
-                    jobs.append(_job(fp, dst, st, Path(src) if src != e.path else fp))
+                        dst = joined(out_s, rel) if out_s is not None else None
+                    jobs.append(_job(fp, f, dst, st, src if src != e.path else fp))
         elif p.is_file():
-            dst = p.resolve() if in_place else (out / p.name if out is not None else None)
+            if in_place:
+                dst = str(p.resolve())
+            else:
+                dst = joined(out_s, p.name) if out_s is not None else None
             try:  # named by the user: a link is followed wherever it points
-                jobs.append(_job(p, dst, os.stat(p), p.resolve() if p.is_symlink() else p))
+                jobs.append(_job(str(p), p.name, dst, os.stat(p), str(p.resolve()) if p.is_symlink() else str(p)))
             except OSError as err:
                 unreadable.append(FileFailure(file=display(p), error=read_error(err), exit_code=66))
         elif p.exists():
@@ -168,6 +178,13 @@ def walk_inputs(
     return jobs, unreadable
 
 
+def joined(base: str, rel: str) -> str:
+    """``base / rel`` as :mod:`pathlib` spells it, for a ``base`` spelled so (``. / x`` is ``x``)."""
+    if base == ".":
+        return rel
+    return base + rel if base.endswith("/") else f"{base}/{rel}"
+
+
 def _loops(p: Path) -> bool:
     try:
         os.stat(p)
@@ -176,11 +193,20 @@ def _loops(p: Path) -> bool:
     return False
 
 
-def _job(p: Path, dst: Path | None, st: os.stat_result, src: Path) -> Job:
-    """The job of the walked path ``p``, read from ``src`` (``p``, or a followed link's target)."""
-    size, perm = st.st_size, stat.S_IMODE(st.st_mode)
-    name, doc, gz = display(p), is_doc(p.name), is_gz(p.name)
-    return Job(src=src, name=name, dst=dst, doc=doc, gz=gz, size=size, perm=perm, regular=stat.S_ISREG(st.st_mode))
+def _job(path: str, base: str, dst: str | None, st: os.stat_result, src: str) -> Job:
+    """The job of the walked ``path`` (its last component ``base``), read from ``src`` (``path``,
+    or a followed link's target)."""
+    mode = st.st_mode
+    return Job(
+        src=src,
+        name=display(path),
+        dst=dst,
+        doc=is_doc(base),
+        gz=is_gz(base),
+        size=st.st_size,
+        perm=stat.S_IMODE(mode),
+        regular=stat.S_ISREG(mode),
+    )
 
 
 def input_files(
@@ -189,7 +215,7 @@ def input_files(
     """The files ``migrate`` takes from ``folder`` (the same walk and filters), in its order,
     and the directories that could not be read (for ``detect`` and ``validate``)."""
     jobs, unreadable = walk_inputs([folder], None, tuple(include), tuple(exclude), set(), None)
-    return [os.fspath(j.src) for j in jobs if j.src is not None], unreadable
+    return [j.src for j in jobs if j.src is not None], unreadable
 
 
 def default_rejects(mode: Mode, names: list[str], out_dir: Path | None) -> Path | None:
@@ -225,25 +251,26 @@ def check_destinations(jobs: list[Job]) -> None:
     for j in jobs:
         if j.dst is None:
             continue
-        head, name = os.path.split(os.fspath(j.dst))
+        at = j.dst.rfind("/") + 1
+        head, name = j.dst[:at], j.dst[at:]  # the directory as the path spells it, and the name
         found = parents.get(head)
-        if found is None:  # once per directory: where it really is, and what it holds already
+        if found is None:  # once per directory: where it really is (with a "/"), and what it holds already
             real = os.path.realpath(head or ".")
             try:
-                found = (real, frozenset(os.listdir(real)))
+                names = frozenset(os.listdir(real))
             except OSError:  # not there yet: nothing in it can be an input
-                found = (real, frozenset())
-            parents[head] = found
+                names = frozenset()
+            found = parents[head] = (real if real.endswith("/") else real + "/", names)
         real, names = found
-        key = os.path.join(real, name)
+        key = real + name  # os.path.join(real, name)
         if key in seen:
             raise MigrationError(f"{j.name} and {seen[key]} would both be written to {j.dst}", 2)
-        if j.src is not None and name in names and _same_file(j.src, Path(key)):
+        if j.src is not None and name in names and _same_file(j.src, key):
             raise MigrationError(f"{j.name} would be written over itself; use in_place=True", 2)
         seen[key] = j.name
 
 
-def _same_file(src: Path, dst: Path) -> bool:
+def _same_file(src: str, dst: str) -> bool:
     try:
         return os.path.samefile(src, dst)
     except OSError:  # no output yet: it cannot be the input
@@ -276,7 +303,7 @@ def walk_specs(
             assert j.src is not None
             dst = shown = None
             if out is not None and out_path is not None:
-                rel = j.dst.relative_to(out_local).as_posix() if j.dst and out_local else _relative(j.name, names)
+                rel = Path(j.dst).relative_to(out_local).as_posix() if j.dst and out_local else _relative(j.name, names)
                 dst = store.join(out_path, rel)
                 shown = str(Path(out) / rel) if out_local else store.join(out.rstrip("/"), rel)
             src = os.path.abspath(j.src)
