@@ -638,8 +638,8 @@ class FailurePlan(NamedTuple):
 
 
 class FailurePlans(dict[tuple[str | None, bool | None], FailurePlan | None]):
-    """A pair's :class:`FailurePlan` by source code and stated ``retryable``, each built on first
-    use (one lookup a document); ``None`` for a code the source's tables do not know, whose
+    """A pair's :class:`FailurePlan` by a :class:`WireFailure`'s ``(code, retryable)``, each built
+    on first use (one lookup a document); ``None`` for a code the source's tables do not know, whose
     failure takes the reader's and writer's problem hooks (kept too, so that those look it up
     once: the codes of input are unbounded, so the dict starts over past :attr:`limit` entries)."""
 
@@ -661,10 +661,6 @@ class FailurePlans(dict[tuple[str | None, bool | None], FailurePlan | None]):
             self.clear()
         self[key] = hit
         return hit
-
-    def fits(self, failure: WireFailure) -> FailurePlan | None:
-        """The plan of ``failure``'s code and stated ``retryable`` (``None``: take the hooks)."""
-        return self[failure.code, failure.retryable]
 
 
 _FAILURE_PLANS: dict[tuple[DialectMap, DialectMap], FailurePlans] = {}
