@@ -12,6 +12,7 @@ the hub's diagnostics in ``test_fused_tally.py``.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import random
@@ -29,8 +30,10 @@ from msgspec import Raw
 
 import envglot
 from envelopes import documents, json_values, sample_files
-from envglot import fields, mcp, pipeline
+from envglot import codes, fields, mcp, pipeline
 from envglot.canonical import Envelope, Problem
+from envglot.context import Context
+from envglot.diagnostics import DISCARD
 from envglot.dialect import Dialect, get_dialect, registered
 from envglot.dialects import WRITABLE
 from envglot.errors import EnvglotError
@@ -263,6 +266,82 @@ def test_failures_of_every_code_class_convert_identically(src: str) -> None:
         for dst in WRITABLE:
             calls += _check(doc, dst, src=src)
     assert calls >= len(docs) * len(TARGETS) // 2, f"{src}: the fused path was seldom taken ({calls})"
+
+
+_PROBLEM_LAYERS = (
+    codes.read_problem,
+    codes.read_planned,
+    codes.problem_of,
+    codes.carried_meaning,
+    codes.write_plan,
+    codes.planned,
+    codes.choice,
+    codes.row_problem,
+)
+"""What reads a failure into a canonical ``Problem`` and writes one: not called for a failure
+whose code has a :class:`~envglot.codes.FailurePlan` on a fused pair with failure forms."""
+
+
+def _into(out: list[object], fn: Callable[[bytes], object], doc: bytes) -> None:
+    out.append(fn(doc))
+
+
+def _calls_during(fn: Callable[[], object]) -> set[Any]:
+    """The code objects of the Python functions ``fn`` calls."""
+    seen: set[Any] = set()
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            seen.add(frame.f_code)
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return seen
+
+
+FORMS = [
+    (s, d)
+    for s in DECLARED
+    for d in TARGETS
+    if get_dialect(s).reading.failure is not None and get_dialect(d).writing.failure is not None  # type: ignore[union-attr]
+]
+
+
+@pytest.mark.parametrize(("src", "dst"), FORMS, ids=[f"{s}->{d}" for s, d in FORMS])
+def test_a_planned_failure_builds_no_problem_on_the_fused_path(src: str, dst: str) -> None:
+    """A failure whose code the source's tables know, its category the row's, goes from the
+    source's wire error to the target's through its code's plan: no problem read or written,
+    the hub's bytes (issue 28)."""
+    m = default_mappings()
+    conv = envglot.Converter(dst, src, unsupported="ignore")
+    fused = fields.bound_pair(get_dialect(src), get_dialect(dst), Context(m, DISCARD, m[src]))
+    assert fused is not None
+    layers = {getattr(f, "__wrapped__", f).__code__ for f in _PROBLEM_LAYERS}
+    writer = get_dialect(dst).writing.failure  # type: ignore[union-attr]
+    assert writer is not None
+    form = writer.hook.__code__
+    planned = 0
+    for code in sorted(m[src].codes):
+        plan = m[src].plan(code)
+        assert plan is not None
+        p = Problem(category=plan.category, code=code, domain=src, message=f"failed: {code}")
+        try:
+            doc = envglot.write(Envelope(ok=False, problems=(p,), summary="failed"), to=src, unsupported="ignore")
+        except EnvglotError:
+            continue
+        fused(doc)  # warm: the code's plan is built on first use
+        out: list[object] = []
+        seen = _calls_during(functools.partial(_into, out, fused, doc))
+        assert form in seen
+        assert not seen & layers, f"{src} -> {dst}: {code} went through the problem hooks"
+        fields.use_compiled(False)
+        assert out[0] == conv.convert_bytes(doc)  # the hub's bytes
+        fields.use_compiled(True)
+        planned += 1
+    assert planned == len(m[src].codes)
 
 
 def test_listening_mcp_and_an_input_residue_take_the_hub() -> None:

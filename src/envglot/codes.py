@@ -24,9 +24,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Choice",
+    "FailurePlan",
+    "FailurePlans",
+    "WireFailure",
     "carried_meaning",
+    "carries_meaning",
     "carry_meaning",
     "choice",
+    "failure_plans",
     "missing_problem",
     "planned",
     "problem_message",
@@ -38,6 +43,7 @@ __all__ = [
     "row_problem",
     "write_code",
     "write_plan",
+    "written_message",
 ]
 
 
@@ -453,10 +459,23 @@ def problem_message(
     The problem's own message, else the envelope's summary, else ``fallback``; a
     substitute is reported as synthesized.
     """
-    if p.message:
-        return p.message
+    return written_message(p.message, summary, ctx, target, index, fallback)
+
+
+def written_message(
+    message: str | None,
+    summary: str | None,
+    ctx: Context,
+    target: DialectMap,
+    index: int | None = None,
+    fallback: str = "",
+) -> str:
+    """:func:`problem_message` of a problem whose own message is ``message`` (a failure written
+    from its :class:`FailurePlan` has no ``Problem`` of its own)."""
+    if message:
+        return message
     msg = summary or fallback
-    if msg != p.message and ctx.report.collecting:
+    if msg != message and ctx.report.collecting:
         ctx.synthesized(
             target, "problem.message", index, need=f"{target.name} requires an error message", value=quoted(msg)
         )
@@ -541,18 +560,24 @@ def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap)
     return Raw(_ENC.encode({**_RAW_DICT.decode(details), **add}))
 
 
+def carries_meaning(details: Raw | None, dmap: DialectMap) -> bool:
+    """True if ``details`` (an object) has a member where ``dmap``'s writer carries what its
+    codes cannot say (:func:`carry_meaning`); :func:`carried_meaning` reads only such details."""
+    if dmap.meaning_keys[0] is None or details is None:
+        return False
+    try:
+        return _carries(dmap.meaning_keys)(details)
+    except msgspec.ValidationError:  # details that are no object carry nothing
+        return False
+
+
 def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
     """``p`` with the category and ``retryable`` its ``details`` carry (:func:`carry_meaning`)
     taken out of them: a category the code could not say wins over the code's, and the code's
     hints (which describe another category) are dropped."""
     cat_key, retry_key = dmap.meaning_keys
     d = p.details
-    if cat_key is None or d is None:
-        return p
-    try:
-        if not _carries(dmap.meaning_keys)(d):
-            return p
-    except msgspec.ValidationError:  # details that are no object carry nothing
+    if cat_key is None or d is None or not carries_meaning(d, dmap):
         return p
     members = _RAW_DICT.decode(d)
     cat_raw, retry_raw = members.get(cat_key), members.get(retry_key) if retry_key else None
@@ -578,3 +603,76 @@ def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
         aspect=None,
         partial=False,
     )
+
+
+# ---- failures on a fused path: from a source code straight to the target's -------------------
+
+
+class WireFailure(NamedTuple):
+    """A failure's one wire error as a reader's fused form gives it (``Reading.failure``): its
+    native code and stated ``retryable``, then the document's own fields a writer moves as they
+    are. Not a canonical object: what the code implies is in its :class:`FailurePlan`."""
+
+    code: str | None
+    retryable: bool | None = None
+    message: str | None = None
+    path: str | None = None
+    details: Raw | None = None
+    retry_after_ms: int | None = None
+    rate_limit_reset: str | None = None
+    policy_decision: str | None = None
+    remediation: str | None = None
+    exception_type: str | None = None
+    exception_message: str | None = None
+
+
+class FailurePlan(NamedTuple):
+    """What a known code of a source dialect implies when written by one target's writer,
+    computed once per pair of tables and code (:class:`FailurePlans`)."""
+
+    problem: Problem
+    """The problem the code's row gives with the stated ``retryable`` (:func:`problem_of`, shared):
+    category, ``retryable`` and hints; a failure's own fields are in its :class:`WireFailure`."""
+    choice: Choice
+    """The target writer's :class:`Choice` for it: its code, what that implies, what is reported."""
+
+
+class FailurePlans(dict[tuple[str | None, bool | None], FailurePlan | None]):
+    """A pair's :class:`FailurePlan` by a :class:`WireFailure`'s ``(code, retryable)``, each built
+    on first use (one lookup a document); ``None`` for a code the source's tables do not know, whose
+    failure takes the reader's and writer's problem hooks (kept too, so that those look it up
+    once: the codes of input are unbounded, so the dict starts over past :attr:`limit` entries)."""
+
+    __slots__ = ("limit", "source", "target")
+
+    def __init__(self, source: DialectMap, target: DialectMap) -> None:
+        super().__init__()
+        self.source, self.target = source, target
+        self.limit = 3 * len(source.codes) + 256
+
+    def __missing__(self, key: tuple[str | None, bool | None]) -> FailurePlan | None:
+        code, retryable = key
+        plan = self.source.plan(code) if code is not None else None
+        hit = None
+        if plan is not None and self.target.tables is not None:
+            p = problem_of(plan.row, code, self.source.name, retryable)
+            hit = FailurePlan(p, choice(p, self.target, self.target.tables))
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = hit
+        return hit
+
+
+_FAILURE_PLANS: dict[tuple[DialectMap, DialectMap], FailurePlans] = {}
+""":func:`failure_plans` by (source, target) tables; bounded like :data:`_CHOICES`."""
+
+
+def failure_plans(source: DialectMap, target: DialectMap) -> FailurePlans:
+    """The :class:`FailurePlans` of ``source``'s codes written by ``target``'s writer (shared)."""
+    key = (source, target)
+    hit = _FAILURE_PLANS.get(key)
+    if hit is None:
+        if len(_FAILURE_PLANS) >= 256:
+            _FAILURE_PLANS.clear()
+        hit = _FAILURE_PLANS[key] = FailurePlans(source, target)
+    return hit

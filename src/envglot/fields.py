@@ -79,6 +79,7 @@ __all__ = [
     "Build",
     "Check",
     "Const",
+    "Failure",
     "Let",
     "Move",
     "Reading",
@@ -278,15 +279,23 @@ class Reading:
     derived by the compiler (:mod:`envglot.derive`); the steps are then the hooks only.
     """
 
-    __slots__ = ("decoder", "derive", "steps")
+    __slots__ = ("decoder", "derive", "failure", "steps")
 
-    def __init__(self, decoder: Any, *steps: Step, derive: bool = False) -> None:
+    def __init__(
+        self, decoder: Any, *steps: Step, derive: bool = False, failure: Callable[..., Any] | None = None
+    ) -> None:
         self.decoder = decoder
         """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`);
         a ``members`` parameter of ``decode``, if it has one, takes the document's top level
         (``dict[str, Raw]``, or ``None``) when the caller has parsed it (see :func:`bound_pair`)."""
         self.steps: tuple[Step, ...] = steps
         self.derive = derive
+        self.failure = failure
+        """The fused form of the ``problems`` step (parameters bound by name like a hook's, run
+        in its place): a failure's one wire error as a :class:`~envglot.codes.WireFailure`, or
+        ``None`` where the ``problems`` hook must read it (no failure, several problems, meaning
+        carried in ``details``, anything else unusual). It neither raises nor reports, and gives
+        a failure only for a document the reading reads as one (see :class:`Failure`)."""
 
 
 class Writing:
@@ -299,7 +308,7 @@ class Writing:
     canonical fields (:mod:`envglot.derive`).
     """
 
-    __slots__ = ("derive", "finish", "losses", "result", "steps")
+    __slots__ = ("derive", "failure", "finish", "losses", "result", "steps")
 
     def __init__(
         self,
@@ -308,12 +317,30 @@ class Writing:
         finish: Callable[..., bytes] | None = None,
         losses: bool = True,
         derive: bool = False,
+        failure: Failure | None = None,
     ) -> None:
         self.steps: tuple[Step, ...] = steps
         self.result = result
         self.finish = finish
         self.losses = losses
         self.derive = derive
+        self.failure = failure
+        """The fused form of the steps that write a failure's problem (:class:`Failure`)."""
+
+
+class Failure(NamedTuple):
+    """A writer's failure written from a :class:`~envglot.codes.FailurePlan` and a
+    :class:`~envglot.codes.WireFailure`, without a canonical problem: on a fused pair whose
+    reading has a ``failure`` form, nothing collecting diagnostics, ``hook`` runs in place of
+    the writing steps ``replaces`` (contiguous) when the source's code has a plan, and returns
+    the values of ``gives`` (those of ``replaces`` a later step reads), in order. Its parameters
+    are bound by name like a hook's, ``plan`` and ``failure`` to the two; it calls the same named
+    functions as the steps it replaces (one copy of each rule). One name in ``gives``: its
+    value, not a tuple."""
+
+    hook: Callable[..., Any]
+    replaces: tuple[str, ...]
+    gives: tuple[str, ...]
 
 
 # ---- compilation ----------------------------------------------------------------------
@@ -384,11 +411,15 @@ class _Side:
         self.canonical_bound = not reading
         """Writing: every canonical field is bound (from the envelope, or by the fused reading)."""
         self.locals: set[str] = set()
+        self.extra: dict[str, str] = {}
+        """Parameter names bound to generated variables of the pair's own (a failure's plan)."""
 
     def var(self, name: str) -> str:
         """The generated variable of a step's (or special) name on this side."""
         if name == "dmap":
             return self.dmap
+        if name in self.extra:
+            return self.extra[name]
         if name in CANONICAL or name in self.special:
             return name
         return self.prefix + name
@@ -396,7 +427,7 @@ class _Side:
     def bound(self, name: str, bind: tuple[tuple[str, str], ...] = ()) -> str | None:
         """The generated variable a hook's parameter ``name`` is bound to (``None``: unbound)."""
         n = dict(bind).get(name, name)
-        if n in self.locals or n in self.special or (n in CANONICAL and self.canonical_bound):
+        if n in self.locals or n in self.special or n in self.extra or (n in CANONICAL and self.canonical_bound):
             return self.var(n)
         return None
 
@@ -421,7 +452,7 @@ class _Side:
         names = dict(bind)
         for p in _params(hook):
             n = names.get(p.name, p.name)
-            if n in self.locals or n in self.special or (n in CANONICAL and self.canonical_bound):
+            if n in self.locals or n in self.special or n in self.extra or (n in CANONICAL and self.canonical_bound):
                 keyword_only = p.kind is inspect.Parameter.KEYWORD_ONLY
                 args.append(self.var(n) if positional and not keyword_only else f"{p.name}={self.var(n)}")
             elif p.default is not inspect.Parameter.empty:
@@ -719,10 +750,12 @@ def _emit_body(
     members: bool = False,
     losses: Losses | None = None,
     counting: bool = False,
+    plans_bound: bool = False,
 ) -> None:
     """A fused pair's body: decode, the reading steps, then the target's writing steps but
     ``skip``; ``counting``: also what the hub would report (``losses``: the pair of tables'
-    facts for the writer's loss check, ``None`` when the target has none)."""
+    facts for the writer's loss check, ``None`` when the target has none). A failure's code is
+    planned (:func:`_fast_failure`) with ``t_plans`` (bound once, ``plans_bound``, else here)."""
     reading, writing = src.steps()[0], dst.steps()[1]
     assert reading is not None and writing is not None
     same = src.name == dst.name
@@ -732,6 +765,9 @@ def _emit_body(
     keep = _keep(reading, writing, same, checked if counting else frozenset())
     r = _Side(u, "r_", "r_dmap", src.name, reading=True)
     wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
+    fast = None if counting else _fast_failure(reading, writing, keep, skip)
+    if fast is not None and not plans_bound:
+        _emit_plans(u, indent)
     if members and "members" in _parameter_names(reading.decoder.decode):
         u.emit(f"w, extras, residue = {dec}.decode(buf, members)", indent)
     else:
@@ -742,7 +778,10 @@ def _emit_body(
     if same:
         u.emit("if extras:", indent)
         u.emit("return None  # the hub puts the dialect's own unknown fields back", indent + 1)
-    _emit_steps(r, reading.steps, keep=keep, indent=indent)
+    if fast is None:
+        _emit_steps(r, reading.steps, keep=keep, indent=indent)
+    else:
+        _emit_failure_read(r, reading, keep, fast, indent)
     if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
         u.emit("if extras:", indent)
         u.emit("return None  # a step kept a field of the dialect's own as an unknown one", indent + 1)
@@ -759,8 +798,99 @@ def _emit_body(
             if f not in produced:
                 u.emit(f"{f} = {_default(u, f)}", indent)
     wr.locals |= {getattr(writing.steps[i], "name", "") for i in skip}
-    _emit_steps(wr, writing.steps, keep=set(range(len(writing.steps))) - skip, indent=indent)
+    if fast is None:
+        _emit_steps(wr, writing.steps, keep=set(range(len(writing.steps))) - skip, indent=indent)
+    else:
+        _emit_failure_write(wr, writing, set(range(len(writing.steps))) - skip, fast, indent)
     _finish(wr, writing, indent)
+
+
+def _emit_plans(u: Unit, indent: int) -> None:
+    """``t_plans``: the pair's failure plans, ``None`` where diagnostics are collected (the hooks report)."""
+    from .codes import failure_plans
+
+    plans = u.ref(failure_plans, "failure_plans")
+    u.emit(f"t_plans = None if ctx.report.collecting else {plans}(r_dmap, w_dmap)", indent)
+
+
+class _Fast(NamedTuple):
+    """Where a fused pair writes a failure from its plan (:class:`Failure`)."""
+
+    problems: int
+    """The reading's ``problems`` step."""
+    replaced: range
+    """The writing steps the target's :class:`Failure` replaces."""
+
+
+def _fast_failure(reading: Reading, writing: Writing, keep: set[int], skip: set[int]) -> _Fast | None:
+    """The failure form of a fused pair (both sides declare one, the reading's ``problems`` step
+    and the replaced writing steps read by nothing else), else ``None``: the hooks only."""
+    f = writing.failure
+    if reading.failure is None or f is None:
+        return None
+    at = [i for i, st in enumerate(reading.steps) if isinstance(st, Let) and st.name == "problems" and i in keep]
+    names = [getattr(st, "name", None) for st in writing.steps]
+    if len(at) != 1 or not all(n in names for n in f.replaces):
+        return None
+    first = min(names.index(n) for n in f.replaces)
+    replaced = range(first, first + len(f.replaces))
+    if {names[i] for i in replaced} != set(f.replaces) or not skip.isdisjoint(replaced):
+        return None
+    before = {"w", "ctx", "dmap", "extras", "residue"} | {
+        n for i, st in enumerate(reading.steps[: at[0]]) if i in keep and (n := getattr(st, "name", None))
+    }
+    if not names_of(reading.failure) <= before:
+        return None
+    hidden = {"problems", *f.replaces} - set(f.gives)
+    if any(i != at[0] and i in keep and "problems" in inputs(st) for i, st in enumerate(reading.steps)):
+        return None
+    if any(i not in replaced and not inputs(st).isdisjoint(hidden) for i, st in enumerate(writing.steps)):
+        return None
+    if writing.finish is not None and not hidden.isdisjoint(names_of(writing.finish)):
+        return None
+    return _Fast(at[0], replaced)
+
+
+def names_of(hook: Callable[..., Any]) -> frozenset[str]:
+    """The names a hook's parameters without a default are bound to."""
+    import inspect
+
+    return frozenset(p.name for p in _params(hook) if p.default is inspect.Parameter.empty)
+
+
+def _emit_failure_read(r: _Side, reading: Reading, keep: set[int], fast: _Fast, indent: int) -> None:
+    """The reading steps, the ``problems`` step taken only when the failure's code has no plan
+    (``t_plans`` is ``None`` where diagnostics are collected: the hooks report them)."""
+    assert reading.failure is not None
+    u, at = r.unit, fast.problems
+    st = reading.steps[at]
+    assert isinstance(st, Let)
+    _emit_steps(r, reading.steps, keep={i for i in keep if i < at}, indent=indent)
+    cond = r.step(st.hook, st.args)[0]
+    unless = f"t_plans is None or {cond}" if cond is not None else "t_plans is None"
+    u.emit(f"t_failure = None if {unless} else {r.call(reading.failure)}", indent)
+    u.emit("t_plan = None if t_failure is None else t_plans[t_failure.code, t_failure.retryable]", indent)
+    u.emit("if t_plan is None:", indent)
+    _emit_steps(r, reading.steps, keep={at}, indent=indent + 1)
+    _emit_steps(r, reading.steps, keep={i for i in keep if i > at}, indent=indent)
+    u.emit("if t_plan is not None and ok:  # a reading's failure form gives none for a success", indent)
+    _emit_steps(r, reading.steps, keep={at}, indent=indent + 1)
+    u.emit("t_plan = None", indent + 1)
+
+
+def _emit_failure_write(wr: _Side, writing: Writing, keep: set[int], fast: _Fast, indent: int) -> None:
+    """The writing steps, those the target's :class:`Failure` replaces taken only without a plan."""
+    f = writing.failure
+    assert f is not None
+    u, rep = wr.unit, set(fast.replaced)
+    _emit_steps(wr, writing.steps, keep={i for i in keep if i < fast.replaced.start}, indent=indent)
+    u.emit("if t_plan is None:", indent)
+    _emit_steps(wr, writing.steps, keep=keep & rep, indent=indent + 1)
+    u.emit("else:", indent)
+    wr.extra.update(plan="t_plan", failure="t_failure")
+    u.emit(f"{', '.join(wr.var(n) for n in f.gives)} = {wr.call(f.hook)}", indent + 1)
+    wr.extra.clear()
+    _emit_steps(wr, writing.steps, keep={i for i in keep if i >= fast.replaced.stop}, indent=indent)
 
 
 def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None]:
@@ -774,6 +904,7 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     produced = set(defined(reading.steps)) & {getattr(reading.steps[i], "name", None) for i in keep}
     defaults = [f for f in _writer_inputs(writing) if f not in produced]
     folded = _constant_steps(writing, set(defaults))
+    fast = _fast_failure(reading, writing, keep, folded)
     u.emit(f"def {fn}(buf, ctx):", 0)
     u.emit(f'"""{src.name} -> {dst.name} without a canonical envelope (``None``: take the hub)."""')
     _emit_head(u, src, dst, 1)
@@ -788,6 +919,8 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         for f in defaults:
             u.emit(f"{f} = {_default(u, f)}", 2)
         _emit_steps(wc, writing.steps, keep=folded, indent=2)
+    if fast is not None:
+        _emit_plans(u, 2)
     u.emit("except Exception:")
     u.emit("return None  # raised for every document: the unbound function raises it in order", 2)
     if folded:
@@ -795,7 +928,7 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
         u.emit("return None", 2)
     u.emit(f"def {fn}_bound(buf, members=None):")
-    _emit_body(u, src, dst, 2, folded, members=True)
+    _emit_body(u, src, dst, 2, folded, members=True, plans_bound=fast is not None)
     u.emit(f"return {fn}_bound")
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]

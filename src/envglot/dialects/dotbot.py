@@ -1,4 +1,7 @@
-"""dotbot-mcp-response@1: ``schema_id``/``status``/``summary``/``data``/``errors[]``/``warnings[]``/``audit``."""
+"""dotbot-mcp-response@1: ``schema_id``/``status``/``summary``/``data``/``errors[]``/``warnings[]``/``audit``.
+
+Over 500 lines: one dialect's whole wire format (reading, writing, their fused failure forms, contract).
+"""
 
 from __future__ import annotations
 
@@ -10,13 +13,24 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
+from ..codes import (
+    Choice,
+    FailurePlan,
+    WireFailure,
+    carried_meaning,
+    carries_meaning,
+    carry_meaning,
+    missing_problem,
+    read_problem,
+    write_plan,
+    written_message,
+)
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Let, Reading, When, Writing, common
+from ..fields import Build, Check, Const, Failure, Let, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -181,6 +195,18 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
     )
 
 
+def _wire_failure(w: Envelope, dmap: DialectMap) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): the one error of a failure
+    whose ``details`` carry no meaning; ``None`` otherwise."""
+    if len(w.errors) != 1:
+        return None
+    e = w.errors[0]
+    details = opt(e.details)
+    if carries_meaning(details, dmap):
+        return None
+    return WireFailure(e.code, message=e.message, path=e.path, details=details)
+
+
 @common(When("w.warnings", "falsy"), value=Const(()))
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     """Plain strings and ``Issue`` objects alike."""
@@ -220,6 +246,7 @@ READING = Reading(
     Let("warnings", _warnings, pure=True),
     Let("next_steps", _next_steps, pure=True),
     derive=True,  # summary, tool, tool_version and the audit members: plain moves of [fields]
+    failure=_wire_failure,
 )
 
 
@@ -277,20 +304,41 @@ def _failures(
 
 
 def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap) -> list[Issue]:
-    out = []
-    for i, p in enumerate(failures):
-        chosen = write_plan(p, dmap, ctx, i)
-        code = chosen.code
-        details = carry_meaning(p, chosen, error_details(p.details, ctx, NAME, i), dmap)
-        out.append(
-            Issue(
-                code=code,
-                message=problem_message(p, summary, ctx, dmap, i),
-                path=p.path,
-                details=raw_or_absent(details),
-            )
-        )
-    return out
+    return [
+        _issue(p, write_plan(p, dmap, ctx, i), p.message, p.path, p.details, summary, i, ctx, dmap)
+        for i, p in enumerate(failures)
+    ]
+
+
+def _issue(
+    p: c.Problem,
+    chosen: Choice,
+    message: str | None,
+    path: str | None,
+    details: Raw | None,
+    summary: str | None,
+    i: int,
+    ctx: Context,
+    dmap: DialectMap,
+) -> Issue:
+    """Error ``i``: ``p``'s code written as ``chosen`` says, its own fields given apart (a failure
+    written from its plan has no problem of its own: ``p`` is then its code's row problem)."""
+    carried = carry_meaning(p, chosen, error_details(details, ctx, NAME, i), dmap)
+    return Issue(
+        code=chosen.code,
+        message=written_message(message, summary, ctx, dmap, i),
+        path=path,
+        details=raw_or_absent(carried),
+    )
+
+
+def _planned_errors(
+    plan: FailurePlan, failure: WireFailure, summary: str | None, ctx: Context, dmap: DialectMap
+) -> list[Issue]:
+    """``errors`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
+    what :func:`_failures` and :func:`_errors` write, without a problem of its own."""
+    p = plan.problem
+    return [_issue(p, plan.choice, failure.message, failure.path, failure.details, summary, 0, ctx, dmap)]
 
 
 def _notices(warnings: tuple[c.Notice, ...], ctx: Context, dmap: DialectMap) -> list[str | Issue]:
@@ -365,11 +413,11 @@ def _intent(next_steps: tuple[c.NextStep, ...], i: int, ctx: Context) -> Intent:
     return Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
 
 
-def _summary(summary: str | None, failures: tuple[c.Problem, ...], ctx: Context, dmap: DialectMap) -> str:
+def _summary(summary: str | None, errors: list[Issue], ctx: Context, dmap: DialectMap) -> str:
     """``summary`` is required: synthesized from the first error, else ``Completed.`` (reported)."""
     if summary is not None:
         return summary
-    summary = (failures[0].message or "Failed.") if failures else "Completed."
+    summary = (errors[0].message or "Failed.") if errors else "Completed."
     if ctx.report.collecting:
         ctx.synthesized(dmap, "summary", need="dotbot requires a summary", value=quoted(summary))
     return summary
@@ -440,6 +488,7 @@ WRITING = Writing(
         actions="next.actions",
     ),
     derive=True,
+    failure=Failure(_planned_errors, replaces=("failures", "errors"), gives=("errors",)),
 )
 
 

@@ -9,13 +9,13 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import missing_problem, problem_message, read_problem, write_plan
+from ..codes import Choice, FailurePlan, WireFailure, missing_problem, read_problem, write_plan, written_message
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
 from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Let, Reading, Writing
+from ..fields import Build, Check, Failure, Let, Reading, Writing
 from ..mappings import DialectMap, Mappings
 from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
@@ -112,6 +112,21 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
     )
 
 
+def _wire_failure(w: Envelope) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): a failure's ``error``."""
+    e = w.error
+    if w.success or e is None:
+        return None
+    return WireFailure(
+        e.code,
+        e.retryable,
+        message=e.message,
+        rate_limit_reset=e.rate_limit_reset,
+        retry_after_ms=e.retry_after_ms,
+        policy_decision=e.policy_decision,
+    )
+
+
 def _read_pagination(w: Envelope) -> c.Pagination | None:
     pg = None if w.meta is None else w.meta.pagination
     if pg is None:
@@ -135,6 +150,7 @@ READING = Reading(
     Let("pagination", _read_pagination, pure=True),
     Let("extras", _version_extra, pure=True),
     derive=True,  # ok and the meta members duration_ms, mode, approval_mode, request_id: from [fields]
+    failure=_wire_failure,
 )
 
 
@@ -177,6 +193,43 @@ def _error(
         return None
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
     chosen = write_plan(p, dmap, ctx, 0)
+    return _tool_error(
+        p, chosen, p.message, p.rate_limit_reset, p.retry_after_ms, p.policy_decision, summary, ctx, dmap
+    )
+
+
+def _planned_error(
+    plan: FailurePlan, failure: WireFailure, summary: str | None, ctx: Context, dmap: DialectMap
+) -> ToolError:
+    """``error`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
+    what :func:`_error` writes, without a problem of its own."""
+    f = failure
+    return _tool_error(
+        plan.problem,
+        plan.choice,
+        f.message,
+        f.rate_limit_reset,
+        f.retry_after_ms,
+        f.policy_decision,
+        summary,
+        ctx,
+        dmap,
+    )
+
+
+def _tool_error(
+    p: c.Problem,
+    chosen: Choice,
+    message: str | None,
+    rate_limit_reset: str | None,
+    retry_after_ms: int | None,
+    policy_decision: str | None,
+    summary: str | None,
+    ctx: Context,
+    dmap: DialectMap,
+) -> ToolError:
+    """The ``error`` of ``p`` written as ``chosen`` says, its own fields given apart (a failure
+    written from its plan has no problem of its own: ``p`` is then its code's row problem)."""
     code = chosen.code
     assert chosen.plan is not None  # a closed enum: the writer only writes known codes
     retryable = chosen.plan.retryable  # derived_retryable, from the one lookup
@@ -199,11 +252,11 @@ def _error(
         )
     return ToolError(
         code=code,
-        message=problem_message(p, summary, ctx, dmap, 0),
+        message=written_message(message, summary, ctx, dmap, 0),
         retryable=retryable,
-        rate_limit_reset=p.rate_limit_reset,
-        retry_after_ms=count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME),
-        policy_decision=p.policy_decision,
+        rate_limit_reset=rate_limit_reset,
+        retry_after_ms=count_for(retry_after_ms, ctx, "problem.retry_after_ms", NAME),
+        policy_decision=policy_decision,
     )
 
 
@@ -246,6 +299,7 @@ WRITING = Writing(
     Let("meta", _meta),
     Build.of("out", Envelope, data="data", error="error", meta="meta"),  # success: a plain copy of [fields]
     derive=True,
+    failure=Failure(_planned_error, replaces=("error",), gives=("error",)),
 )
 
 

@@ -29,14 +29,14 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import missing_problem, read_planned, write_plan
+from ..codes import Choice, FailurePlan, WireFailure, missing_problem, read_planned, write_plan
 from ..context import Context
 from ..detect import JSONRPC, MCP, classify
 from ..diagnostics import Kind
 from ..dialect import Dialect, Facts, get_dialect, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..excerpt import quoted
-from ..fields import Let, Move, Reading, Writing
+from ..fields import Failure, Let, Move, Reading, Writing
 from ..limits import repeated_member
 from ..mappings import CodePlan, DialectMap, Mappings
 from ..residue import parse_path
@@ -379,27 +379,29 @@ def _problem(
     return problems[0] if problems else missing_problem(summary, ctx, dmap)
 
 
-def _details(p: c.Problem, code: str, status: CodePlan, ctx: Context) -> list[dict[str, Any]] | None:
+def _details(
+    retryable: bool | None, retry_after_ms: int | None, details: Raw | None, code: str, status: CodePlan, ctx: Context
+) -> list[dict[str, Any]] | None:
     """ErrorInfo (a code other than the status name, or a ``retryable`` the status does not imply,
     in its ``metadata``), RetryInfo, then the problem's details: an array of typed entries as it is
     (also inside the ``{"value": ...}`` other dialects wrap an array in), any other value in one
     ``Value`` entry."""
     out: list[dict[str, Any]] = []
-    carry = p.retryable is not None and p.retryable != status.retryable
+    carry = retryable is not None and retryable != status.retryable
     if code != status.code or carry:
         info: dict[str, Any] = {"@type": ERROR_INFO, "reason": code}
         if carry:
-            info["metadata"] = {RETRYABLE_KEY: "true" if p.retryable else "false"}
+            info["metadata"] = {RETRYABLE_KEY: "true" if retryable else "false"}
         out.append(info)
-    delay = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
+    delay = count_for(retry_after_ms, ctx, "problem.retry_after_ms", NAME)
     if delay is not None and delay // 1000 > MAX_SECONDS:
         ctx.dropped("problem.retry_after_ms", NAME, 0, f"a retry delay of {delay} ms (beyond a Duration's range)")
         delay = None
     if delay is not None:
         out.append({"@type": RETRY_INFO, "retryDelay": duration(delay)})
-    if p.details is not None:
+    if details is not None:
         try:
-            value = msgspec.json.decode(unwrap_payload(p.details) or p.details)
+            value = msgspec.json.decode(unwrap_payload(details) or details)
         except msgspec.ValidationError:  # a number beyond a double (-1e400): the reader refuses such details
             ctx.dropped("problem.details", NAME, 0, "details holding a number beyond a double's range")
             return out or None
@@ -413,9 +415,32 @@ def _error(p: c.Problem | None, ctx: Context, dmap: DialectMap) -> Status | None
     status it implies, the code in an ErrorInfo when it is not the status name."""
     if p is None:
         return None
-    ch = write_plan(p, dmap, ctx, 0)
+    return _written(p.retryable, write_plan(p, dmap, ctx, 0), p.message, p.retry_after_ms, p.details, ctx)
+
+
+def _planned_error(plan: FailurePlan, failure: WireFailure, ctx: Context) -> Status:
+    """``error`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
+    what :func:`_problem` and :func:`_error` write, without a problem of its own."""
+    f = failure
+    return _written(plan.problem.retryable, plan.choice, f.message, f.retry_after_ms, f.details, ctx)
+
+
+def _written(
+    retryable: bool | None,
+    ch: Choice,
+    message: str | None,
+    retry_after_ms: int | None,
+    details: Raw | None,
+    ctx: Context,
+) -> Status:
+    """The Status of a problem written as ``ch`` says (its own fields given apart)."""
     status = ch.table_plan  # the code's own, or for a reason unknown here its category's status
-    return Status(code=status.http, message=p.message, status=status.code, details=_details(p, ch.code, status, ctx))
+    return Status(
+        code=status.http,
+        message=message,
+        status=status.code,
+        details=_details(retryable, retry_after_ms, details, ch.code, status, ctx),
+    )
 
 
 def _out(ok: bool, payload: Raw | None, error: Status | None, ctx: Context) -> FailureDoc | Raw:
@@ -443,6 +468,7 @@ WRITING = Writing(
     Let("p", _problem),
     Let("error", _error),
     Let("out", _out),
+    failure=Failure(_planned_error, replaces=("p", "error"), gives=("error",)),
 )
 
 

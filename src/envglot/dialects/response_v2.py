@@ -15,20 +15,22 @@ from .. import canonical as c
 from ..checker import Checker, Rule, join_path, type_name
 from ..codes import (
     Choice,
+    FailurePlan,
+    WireFailure,
     carried_meaning,
     carry_meaning,
     missing_problem,
-    problem_message,
     problem_of,
     read_planned,
     write_plan,
+    written_message,
 )
 from ..context import Context, non_negative_ms
 from ..diagnostics import Kind
 from ..dialect import Facts, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Let, Move, Reading, When, Writing, common
+from ..fields import Build, Check, Const, Failure, Let, Move, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -479,6 +481,25 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
     """``data``; a failure's carries the error's fields (a payload key they replace is reported)."""
     assert wire_error is not None  # a success's is the common case
     p = wire_error.problem
+    return _failure_data(
+        body, p, wire_error.choice, wire_error.type, p.remediation, p.details, p.retry_after_ms, ctx, dmap
+    )
+
+
+def _failure_data(
+    body: Raw,
+    p: c.Problem,
+    ch: Choice,
+    etype: str,
+    remediation: str | None,
+    details: Raw | None,
+    retry_after_ms: int | None,
+    ctx: Context,
+    dmap: DialectMap,
+) -> Raw:
+    """A failure's ``data``: ``body`` with the error's fields (``p``'s code written as ``ch``
+    says, beside ``etype``; its own fields given apart: a failure written from its plan has
+    no problem of its own, ``p`` is then its code's row problem)."""
     d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else {}
     for k in _ERROR_KEYS:
         if k in d:
@@ -490,14 +511,14 @@ def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectM
                 change="replaced by the error field",
             )
             del d[k]
-    d["error_code"] = Raw(_ENC.encode(wire_error.choice.code))
-    d["error_type"] = Raw(_ENC.encode(wire_error.type))
-    if p.remediation is not None:
-        d["remediation"] = Raw(_ENC.encode(p.remediation))
-    details = carry_meaning(p, wire_error.choice, error_details(p.details, ctx, NAME), dmap)
+    d["error_code"] = Raw(_ENC.encode(ch.code))
+    d["error_type"] = Raw(_ENC.encode(etype))
+    if remediation is not None:
+        d["remediation"] = Raw(_ENC.encode(remediation))
+    details = carry_meaning(p, ch, error_details(details, ctx, NAME), dmap)
     if details is not None:
         d["details"] = details
-    retry_ms = count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME)
+    retry_ms = count_for(retry_after_ms, ctx, "problem.retry_after_ms", NAME)
     if retry_ms is not None:
         if retry_ms % 1000 and retry_ms >= _MAX_FLOAT_SECONDS * 1000:  # a fraction no reader can hold
             whole = (retry_ms + 500) // 1000 * 1000
@@ -519,7 +540,27 @@ def _error(wire_error: _WireError | None, summary: str | None, ctx: Context, dma
     """``error``: the failure's message (a substitute reported); null on success."""
     assert wire_error is not None  # a success's is the common case
     p, code = wire_error.problem, wire_error.choice.code
-    return problem_message(p, summary, ctx, dmap, 0, fallback=f"{code} ({p.category})")
+    return written_message(p.message, summary, ctx, dmap, 0, fallback=f"{code} ({p.category})")
+
+
+def _planned_failure(
+    plan: FailurePlan, failure: WireFailure, body: Raw, summary: str | None, ctx: Context, dmap: DialectMap
+) -> tuple[Raw, str]:
+    """``data`` and ``error`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
+    what :func:`_wire_error`, :func:`_data` and :func:`_error` write, without a problem of its own."""
+    p, ch = plan.problem, plan.choice
+    data = _failure_data(
+        body,
+        p,
+        ch,
+        _error_type_for(p, ch, ctx),
+        failure.remediation,
+        failure.details,
+        failure.retry_after_ms,
+        ctx,
+        dmap,
+    )
+    return data, written_message(failure.message, summary, ctx, dmap, 0, fallback=f"{ch.code} ({p.category})")
 
 
 @common(When("warnings", "falsy"))
@@ -648,6 +689,7 @@ WRITING = Writing(
     ),
     Build.of("out", Envelope, data="data", error="error", meta="meta"),  # success: a plain copy of [fields]
     derive=True,  # meta's request_id and rate_limit stay hooks: a contract check, and None is omitted (ABSENT)
+    failure=Failure(_planned_failure, replaces=("wire_error", "data", "error"), gives=("data", "error")),
 )
 
 

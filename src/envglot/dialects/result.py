@@ -9,7 +9,16 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, outcome_keys
-from ..codes import carried_meaning, carry_meaning, missing_problem, planned, read_problem, write_code
+from ..codes import (
+    WireFailure,
+    carried_meaning,
+    carries_meaning,
+    carry_meaning,
+    missing_problem,
+    planned,
+    read_problem,
+    write_code,
+)
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Facts, name_of, shape_of
@@ -117,6 +126,20 @@ def _problems(w: Envelope, parts: _Parts, dmap: DialectMap, ctx: Context) -> tup
     return (carried_meaning(p, dmap, ctx),)
 
 
+def _wire_failure(w: Envelope, parts: _Parts, dmap: DialectMap) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): a failure whose details carry
+    no meaning (:func:`~envglot.codes.carried_meaning` reads those)."""
+    if w.success or carries_meaning(parts.details, dmap):
+        return None
+    return WireFailure(
+        w.error_type,
+        message=w.error,
+        details=parts.details,
+        exception_type=w.exception_type,
+        exception_message=w.exception_message,
+    )
+
+
 READING = Reading(
     _DEC,
     Check(_one_outcome),
@@ -124,6 +147,7 @@ READING = Reading(
     Move("payload", "parts.payload"),  # a failure's payload is error_data's other keys, not $.value
     Let("problems", _problems),
     derive=True,  # ok, summary, instruction, additional_instructions, disposition, arguments: from [fields]
+    failure=_wire_failure,
 )
 
 
