@@ -9,6 +9,7 @@ answer alike: the same bytes, or the same error with the same message and path.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -188,3 +189,28 @@ def test_converter_and_convert_use_the_entry(general_calls: list[bytes]) -> None
     assert Converter("dotbot", unsupported="ignore")(doc) == want
     assert envglot.convert(doc, to="dotbot", from_="errorcode", unsupported="ignore") == want
     assert general_calls == []
+
+
+def test_warn_decides_per_call_whether_anybody_listens(caplog: pytest.LogCaptureFixture) -> None:
+    """Under ``warn`` the report is :data:`DISCARD` only while nobody listens: a listener added
+    after the entry was chosen still gets its record (and an ``ignore`` pipeline never logs)."""
+    lossy = [(s, d) for s, docs in SAMPLES.items() if s != "dotbot" for d in docs if _lossy(s, d)]
+    assert lossy
+    src, doc = lossy[0]
+    for forced in (src, None):
+        warn = Pipeline(forced, "dotbot", Options())
+        ignore = Pipeline(forced, "dotbot", IGNORE)
+        caplog.clear()
+        with caplog.at_level(logging.CRITICAL + 1, logger="envglot"):
+            quiet = warn.convert_bytes(doc)
+        assert [r for r in caplog.records if r.name == "envglot"] == []
+        caplog.set_level(logging.DEBUG, logger="envglot")
+        assert warn.convert_bytes(doc) == quiet == ignore.convert_bytes(doc)
+        assert len([r for r in caplog.records if r.name == "envglot"]) == 1
+
+
+def _lossy(src: str, doc: bytes) -> bool:
+    try:
+        return envglot.conversion(doc, to="dotbot", from_=src).lossy
+    except EnvglotError:
+        return False

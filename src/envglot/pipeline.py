@@ -818,16 +818,31 @@ class Pipeline:
 def entry(p: Pipeline) -> Callable[[bytes], bytes]:
     """``p``'s :attr:`~Pipeline.convert_bytes`, chosen once from what its options fix.
 
-    Under :data:`DISCARD` in the compact style without ``preserve``, a document that needs
-    nothing but the checks and the fused path (no BOM, minified, its top level parsed within
-    the depth, no transport wrapper; forced: no other dialect's failure in it) takes one
-    straight line of the calls :meth:`Pipeline.convert` makes for it, with what depends only on
-    the pipeline and the source looked up once. Any other document, and any other pipeline,
-    goes through :meth:`Pipeline.convert` from the start: the same output, error or nothing.
+    When the report is :data:`DISCARD` (``ignore``; ``warn`` while nobody listens, decided per
+    call) in the compact style without ``preserve``, a document that needs nothing but the
+    checks and the fused path (no BOM, minified, its top level parsed within the depth, no
+    transport wrapper; forced: no other dialect's failure in it) takes one straight line of the
+    calls :meth:`Pipeline.convert` makes for it, with what depends only on the pipeline and the
+    source looked up once. Any other document, and any other pipeline, goes through
+    :meth:`Pipeline.convert` from the start: the same output, error or nothing.
     """
     general = p.convert
-    if p.report() is not DISCARD or p.preserve or p.style != "compact":
+    if p.policy.level is Level.RAISE or p.preserve or p.style != "compact":
         return lambda buf: general(buf, p.report())[0]
+    straight = _straight(p)
+    if p._ignore:
+        return straight
+
+    def warned(buf: bytes) -> bytes:
+        report = p.report()
+        return straight(buf) if report is DISCARD else general(buf, report)[0]
+
+    return warned
+
+
+def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
+    """:func:`entry`'s straight line for ``p`` under :data:`DISCARD`."""
+    general = p.convert
 
     def slow(buf: bytes) -> bytes:
         return general(buf, DISCARD)[0]
