@@ -170,8 +170,8 @@ def convert(
         EnvglotError: an option has a bad value.
     """
     p = one_shot(to, from_, options, preserve, unsupported, mappings, style, context, strict, max_depth)
-    rep = p.report() if report is None else report
-    return from_bytes(p.convert(to_bytes(data), rep)[0], data, p.dst)
+    out = p.convert_bytes(to_bytes(data)) if report is None else p.convert(to_bytes(data), report)[0]
+    return from_bytes(out, data, p.dst)
 
 
 REFUSED = "refused"
@@ -357,8 +357,7 @@ class Converter:
 
     def convert_bytes(self, data: bytes) -> bytes:
         """Convert one document (bytes -> bytes)."""
-        p = self._p
-        return p.convert(data, p.report())[0]
+        return self._p.convert_bytes(data)
 
     def conversion(self, data: bytes | str | dict[str, Any]) -> Conversion:
         """Convert one document and return the :class:`Conversion` with diagnostics."""
@@ -366,7 +365,7 @@ class Converter:
 
     def __call__(self, data: Data) -> Data:
         p = self._p
-        return from_bytes(p.convert(to_bytes(data), p.report())[0], data, p.dst)  # type: ignore[no-any-return]
+        return from_bytes(p.convert_bytes(to_bytes(data)), data, p.dst)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"Converter(from_={self.from_!r}, to={self.to!r})"

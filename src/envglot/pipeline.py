@@ -56,6 +56,7 @@ __all__ = [
     "Tallied",
     "as_mappings",
     "contrary",
+    "entry",
     "failure_wins",
     "forced_untransport",
     "from_bytes",
@@ -293,6 +294,7 @@ class Pipeline:
         "_ignore",
         "_preserving",
         "_tallying",
+        "convert_bytes",
         "dst",
         "mappings",
         "max_depth",
@@ -335,6 +337,16 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
+        self.convert_bytes: Callable[[bytes], bytes] = self._first_bytes
+        """The output of one document under :meth:`report` (what :meth:`convert` gives): the
+        entry :func:`entry` chose for this pipeline, on its first call."""
+
+    def _first_bytes(self, buf: bytes) -> bytes:
+        """:attr:`convert_bytes` until the fused paths are on: chooses the entry then (once)."""
+        if not COMPILED[0]:  # the entry takes the fused paths it finds now: choose it later
+            return self.convert(buf, self.report())[0]
+        self.convert_bytes = entry(self)
+        return self.convert_bytes(buf)
 
     def run(
         self,
@@ -801,6 +813,95 @@ class Pipeline:
     def _seal(self, doc: bytes) -> bytes:
         """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
         return self.dst.seal(doc)
+
+
+def entry(p: Pipeline) -> Callable[[bytes], bytes]:
+    """``p``'s :attr:`~Pipeline.convert_bytes`, chosen once from what its options fix.
+
+    When the report is :data:`DISCARD` (``ignore``; ``warn`` while nobody listens, decided per
+    call) in the compact style without ``preserve``, a document that needs nothing but the
+    checks and the fused path (no BOM, minified, its top level parsed within the depth, no
+    transport wrapper; forced: no other dialect's failure in it) takes one straight line of the
+    calls :meth:`Pipeline.convert` makes for it, with what depends only on the pipeline and the
+    source looked up once. Any other document, and any other pipeline, goes through
+    :meth:`Pipeline.convert` from the start: the same output, error or nothing.
+    """
+    general = p.convert
+    if p.policy.level is Level.RAISE or p.preserve or p.style != "compact":
+        return lambda buf: general(buf, p.report())[0]
+    straight = _straight(p)
+    if p._ignore:
+        return straight
+
+    def warned(buf: bytes) -> bytes:
+        report = p.report()
+        return straight(buf) if report is DISCARD else general(buf, report)[0]
+
+    return warned
+
+
+def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
+    """:func:`entry`'s straight line for ``p`` under :data:`DISCARD`."""
+    general = p.convert
+
+    def slow(buf: bytes) -> bytes:
+        return general(buf, DISCARD)[0]
+
+    max_depth, registry, m, dst = p.max_depth, p.registry, p.mappings, p.dst
+
+    def fast(buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None]) -> bytes | None:
+        """``fused``'s output for ``buf`` (checked, ``members`` its top level), ``None``: take the
+        general path (a top level not laid end to end, whitespace, or the hub)."""
+        if not spans_whole(buf, members) or may_be_loose(buf, True):
+            return None
+        try:
+            return fused(buf) if len(buf) < SPLIT_MIN else fused(buf, members)
+        except UnicodeEncodeError as exc:
+            raise _surrogate(exc, dst.name) from None
+
+    if p.src is not None:
+        src = p.src
+        fused = p._fused_from(src, True)
+        if fused is None:
+            return slow
+        rival = forced_rival(registry, src.name)
+        wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
+
+        def forced(data: bytes) -> bytes:
+            buf, bom = check_input(data, max_depth, depth=False)
+            if bom or not COMPILED[0]:
+                return slow(data)
+            members, checked = members_within_depth(buf, max_depth)
+            if members is None or not checked or not wrapped.isdisjoint(members):
+                return slow(data)
+            out = fast(buf, members, fused)
+            if out is None:
+                return slow(data)
+            other = rival(members)
+            if other is None or dst.failed(out) or _failure_of(buf, other, m) is None:
+                return out
+            return slow(data)
+
+        return forced
+
+    paths: dict[str, Callable[..., bytes | None] | None] = {MCP: None, JSONRPC: None}
+    strict = p.strict
+
+    def detected(data: bytes) -> bytes:
+        buf, bom = check_input(data, max_depth, depth=False)
+        if bom or not COMPILED[0]:
+            return slow(data)
+        members = within_depth(top_level, buf, max_depth)
+        det = classify_members(members, registry)
+        fused = paths.get(det.dialect, _MISSING)
+        if fused is _MISSING:
+            fused = paths[det.dialect] = p._fused_from(registry.get(det.dialect), True)
+        if fused is None or (strict and det.evidence is None):
+            return slow(data)
+        out = fast(buf, members, fused)
+        return slow(data) if out is None else out
+
+    return detected
 
 
 def contrary(

@@ -1,0 +1,216 @@
+"""``Pipeline.convert_bytes``: the entry chosen once per pipeline gives what ``Pipeline.convert`` gives.
+
+Under ``unsupported="ignore"`` in the compact style a document that needs only the checks and
+the fused path takes one straight line (``envglot.pipeline.entry``); every other document (a
+BOM, whitespace, a transport wrapper, a repeated outcome member, another dialect's failure,
+nesting too deep, broken input) goes through ``Pipeline.convert`` from the start. Both must
+answer alike: the same bytes, or the same error with the same message and path.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import envglot
+from envelopes import sample_files
+from envglot import Converter
+from envglot.diagnostics import DISCARD
+from envglot.dialects import WRITABLE
+from envglot.errors import EnvglotError
+from envglot.fields import use_compiled
+from envglot.options import Options
+from envglot.pipeline import Pipeline
+from envglot.registry import bundled
+
+ROOT = Path(__file__).resolve().parents[1]
+UPSTREAM = next(
+    (p for p in (ROOT.parent / "shared" / "upstream", ROOT.parents[1] / "shared" / "upstream") if p.is_dir()),
+    ROOT.parent / "shared" / "upstream",
+)
+SOURCES = sorted(d.name for d in bundled())
+SAMPLES = {d: [p.read_bytes() for p in sample_files(d)] for d in SOURCES}
+UPSTREAM_DOCS = [p.read_bytes() for p in sorted(UPSTREAM.glob("*/*.json"))]
+DOCS = [doc for docs in SAMPLES.values() for doc in docs] + UPSTREAM_DOCS
+IGNORE = Options(unsupported="ignore")
+
+
+def _corpus() -> dict[str, list[bytes]]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import corpus
+    finally:
+        sys.path.pop(0)
+    c = corpus.generate({"tiny": 12, "medium": 4}, dialects=tuple(SOURCES))
+    return {d: [b for size in ("tiny", "medium") for b in c.payloads(d, size)] for d in SOURCES}
+
+
+CORPUS_BY = _corpus()
+CORPUS = [b for docs in CORPUS_BY.values() for b in docs]
+COMPACT_BY = {d: [b for b in docs if msgspec.json.format(b, indent=-1) == b] for d, docs in CORPUS_BY.items()}
+
+
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+FAILURES = [
+    b'{"data":{},"summary":"Failed.","tool":"a.b","errors":[{"message":"Not there","code":"NOT_FOUND"}]}',
+    b'{"success":false,"data":{"error_code":"FEATURE_DISABLED","error_type":"feature_flag"}}',
+    b'{"success":false,"error":"Template failed to render","error_type":"render_error"}',
+]
+"""Failures of dotbot, response-v2 and result (the markers a forced source's rival check looks for)."""
+
+
+def _variants(doc: bytes) -> Iterator[bytes]:
+    """``doc`` and the same envelope in the shapes that leave the straight line."""
+    yield doc
+    yield b"\xef\xbb\xbf" + doc
+    try:
+        pretty = msgspec.json.format(doc, indent=2)
+    except msgspec.DecodeError:
+        return
+    yield pretty
+    if not doc.startswith(b"{") or doc == b"{}":
+        return
+    yield doc.replace(b'":', b'": ', 1)  # one spaced member at the top
+    yield b'{"ok":false,"success":false,' + doc[1:]  # outcome members repeated (where the dialect has them)
+    yield doc[:-1] + b',"deep":' + b"[" * 300 + b"]" * 300 + b"}"
+    yield doc[:-1] + b',"zz":"\\ud800"}'  # a lone surrogate escape
+    for failure in FAILURES:  # another dialect's failure markers beside the envelope's own members
+        yield msgspec.json.encode({**_TOP.decode(failure), **_TOP.decode(doc)})
+    text = msgspec.json.encode(doc.decode("utf-8", "replace"))
+    mcp = b'{"content":[{"type":"text","text":' + text + b'}],"isError":true}'
+    yield mcp
+    yield b'{"jsonrpc":"2.0","id":1,"result":' + mcp + b"}"
+
+
+ODD = [b"", b"[1]", b"not json", b"\xff\xfe{}", b'{"a":1}', b'{"a":1} x', b"{}", b'{"a":NaN}']
+
+
+def _answer(fn: Callable[[bytes], bytes], doc: bytes) -> Any:
+    try:
+        return fn(doc)
+    except EnvglotError as exc:
+        return type(exc).__name__, str(exc), exc.path
+    except Exception as exc:  # any other failure must be the same failure too
+        return type(exc).__name__, str(exc)
+
+
+def _general(p: Pipeline) -> Callable[[bytes], bytes]:
+    """``p``'s general path, with the report a call gets (:data:`DISCARD` under ``ignore``)."""
+    return lambda doc: p.convert(doc, p.report())[0]
+
+
+# every document as it is; three of each dialect and every fourth upstream one in every odd shape
+ODD_SHAPES = [
+    v for doc in [*(d for docs in SAMPLES.values() for d in docs[:3]), *UPSTREAM_DOCS[::4]] for v in _variants(doc)
+]
+VARIED = DOCS + ODD + CORPUS + ODD_SHAPES
+
+
+@pytest.mark.parametrize("src", [None, *SOURCES])
+def test_the_entry_answers_as_convert(src: str | None) -> None:
+    for to in WRITABLE:
+        for strict in (False, True) if src is None else (False,):
+            options = IGNORE.replace(strict=strict)
+            entry = Pipeline(src, to, options).convert_bytes
+            general = _general(Pipeline(src, to, options))
+            for doc in VARIED:
+                assert _answer(entry, doc) == _answer(general, doc), (src, to, strict, doc[:120])
+
+
+@pytest.mark.parametrize("options", [IGNORE.replace(style="pretty"), IGNORE.replace(preserve=True), Options()])
+def test_other_pipelines_take_convert(options: Options) -> None:
+    for src in (None, "errorcode"):
+        p = Pipeline(src, "dotbot", options)
+        general = _general(Pipeline(src, "dotbot", options))
+        for doc in DOCS[:20]:
+            assert _answer(p.convert_bytes, doc) == _answer(general, doc)
+
+
+def test_without_unwrapping_a_wrapper_is_refused_as_convert_refuses_it() -> None:
+    for src in (None, "errorcode", "dotbot"):
+        options = IGNORE
+        entry = Pipeline(src, "response-v2", options, unwrap=False).convert_bytes
+        general = _general(Pipeline(src, "response-v2", options, unwrap=False))
+        for doc in VARIED:
+            assert _answer(entry, doc) == _answer(general, doc)
+
+
+@pytest.fixture
+def general_calls(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The documents given to ``Pipeline.convert`` from now on."""
+    calls: list[bytes] = []
+    convert = Pipeline.convert
+
+    def counted(self: Pipeline, buf: bytes, *args: Any) -> tuple[bytes, str, bool]:
+        calls.append(buf)
+        return convert(self, buf, *args)
+
+    monkeypatch.setattr(Pipeline, "convert", counted)
+    return calls
+
+
+def test_a_plain_document_takes_the_straight_line(general_calls: list[bytes]) -> None:
+    """Compact corpus documents never reach ``Pipeline.convert``, their source forced or detected."""
+    for to in ("dotbot", "response-v2", "errorcode"):
+        detected = Pipeline(None, to, IGNORE)
+        for src, docs in COMPACT_BY.items():
+            forced = Pipeline(src, to, IGNORE)
+            for doc in docs:
+                assert forced.convert_bytes(doc) == detected.convert_bytes(doc)
+    assert general_calls == []
+
+
+def test_the_entry_waits_for_the_fused_paths(general_calls: list[bytes]) -> None:
+    """Chosen while the fused paths are off, the entry would keep the hub: it is chosen when they are on."""
+    doc = COMPACT_BY["errorcode"][0]
+    p = Pipeline("errorcode", "dotbot", IGNORE)
+    use_compiled(False)
+    try:
+        off = p.convert_bytes(doc)
+    finally:
+        use_compiled(True)
+    assert general_calls == [doc]
+    assert p.convert_bytes(doc) == off
+    assert p.convert_bytes(doc) == off
+    assert general_calls == [doc]
+
+
+def test_converter_and_convert_use_the_entry(general_calls: list[bytes]) -> None:
+    doc = COMPACT_BY["errorcode"][0]
+    want = Pipeline("errorcode", "dotbot", IGNORE).convert(doc, DISCARD)[0]
+    del general_calls[:]
+    assert Converter("dotbot", "errorcode", unsupported="ignore").convert_bytes(doc) == want
+    assert Converter("dotbot", unsupported="ignore")(doc) == want
+    assert envglot.convert(doc, to="dotbot", from_="errorcode", unsupported="ignore") == want
+    assert general_calls == []
+
+
+def test_warn_decides_per_call_whether_anybody_listens(caplog: pytest.LogCaptureFixture) -> None:
+    """Under ``warn`` the report is :data:`DISCARD` only while nobody listens: a listener added
+    after the entry was chosen still gets its record (and an ``ignore`` pipeline never logs)."""
+    lossy = [(s, d) for s, docs in SAMPLES.items() if s != "dotbot" for d in docs if _lossy(s, d)]
+    assert lossy
+    src, doc = lossy[0]
+    for forced in (src, None):
+        warn = Pipeline(forced, "dotbot", Options())
+        ignore = Pipeline(forced, "dotbot", IGNORE)
+        caplog.clear()
+        with caplog.at_level(logging.CRITICAL + 1, logger="envglot"):
+            quiet = warn.convert_bytes(doc)
+        assert [r for r in caplog.records if r.name == "envglot"] == []
+        caplog.set_level(logging.DEBUG, logger="envglot")
+        assert warn.convert_bytes(doc) == quiet == ignore.convert_bytes(doc)
+        assert len([r for r in caplog.records if r.name == "envglot"]) == 1
+
+
+def _lossy(src: str, doc: bytes) -> bool:
+    try:
+        return envglot.conversion(doc, to="dotbot", from_=src).lossy
+    except EnvglotError:
+        return False
