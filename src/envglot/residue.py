@@ -1,10 +1,18 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 2, "digest": HEX}``:
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 3, "digest": HEX}``:
 the JSON patches that turn what the ``from`` dialect's writer produces back into the
-original document, and a digest of that original (``v``: the digest's version, 1 when absent;
-see :func:`digest`). It is computed generically (write, read back, write the source dialect
-again, diff), so no dialect needs code of its own.
+original document, and a digest of that original (``v``: the residue's version, 1 when absent;
+see :func:`digest`). No dialect needs code of its own:
+
+- version 3 (:func:`whole`, a document without an input residue into another dialect): the
+  original's values at every path the pair drops or changes. No bundled pair has a member
+  proven to come back byte for byte (hooks read the wire Struct whole), so every member counts,
+  and the top level's key order then needs the object whole: one set at ``$``, computed
+  without converting back;
+- version 2 (:func:`diff`: write, read back, write the source dialect again, diff): what a
+  document carrying a residue of its own (a chain's later hop) or converted into its own
+  dialect gets; version 1 is version 2's patches with an older digest.
 
 The residue belongs to the caller, not to the input: it is applied only when the caller
 asks for ``preserve``, only when the document it restores has the recorded digest, and
@@ -36,8 +44,10 @@ __all__ = [
     "format_path",
     "none_in",
     "parse_path",
+    "restore",
     "set_path",
     "slot_path",
+    "whole",
 ]
 
 _SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d{1,9})\]|\[("(?:[^"\\]|\\.)*")\]')
@@ -47,9 +57,13 @@ _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _ENC = msgspec.json.Encoder()
 _DIGEST_TAG = b"envglot-residue/1\0"
 _DIGEST_TAG_2 = b"envglot-residue/2\0"
+_DIGEST_TAG_3 = b"envglot-residue/3\0"
+VERSION = 3
+"""The residue version :func:`whole` writes (``v``); :func:`digest` computes every known one's digest."""
 DIGEST_VERSION = 2
-"""The digest version new residues record (``v``); :func:`digest` computes every known one."""
+"""The version of the residues :func:`diff` builds (``v``: patches against the document written back)."""
 _SORTED = msgspec.json.Encoder(order="sorted")
+_PLAIN = msgspec.json.Decoder()
 _SPELLED = msgspec.json.Decoder(float_hook=Raw)
 """Any JSON value as Python objects, every non-integer number kept as its own text (``Raw``)."""
 
@@ -65,7 +79,8 @@ class Residue(Struct, forbid_unknown_fields=True):
     set: list[tuple[str, Raw]] = msgspec.field(default_factory=list)
     del_: list[str] = msgspec.field(default_factory=list, name="del")
     v: int = 1
-    """The digest's version (absent in residues made before version 2)."""
+    """The residue's version (absent in residues made before version 2): its digest's, and from
+    3 on, a set at ``$`` replaces the whole document."""
 
 
 @cache
@@ -80,8 +95,8 @@ def decode_residue(raw: Raw, where: str) -> Residue:
         res = _residue_decoder().decode(raw)
     except msgspec.DecodeError as exc:
         raise ParseError(f"corrupt preserve residue: {excerpt(str(exc))}", path=where) from None
-    if not 1 <= res.v <= DIGEST_VERSION:
-        raise ParseError(f"preserve residue of unknown digest version {res.v}", path=where)
+    if not 1 <= res.v <= VERSION:
+        raise ParseError(f"preserve residue of unknown version {res.v}", path=where)
     for path in (*(p for p, _ in res.set), *res.del_):
         parse_path(path, where)
     return res
@@ -251,27 +266,49 @@ def _same_order(o: dict[str, Raw], p: dict[str, Raw]) -> bool:
 
 
 def apply(doc: dict[str, Any], res: Residue) -> bool:
-    """Apply a residue's patches to ``doc`` in place; False if a patch cannot be applied."""
+    """Apply a residue's patches to ``doc`` in place; False if a patch cannot be applied.
+
+    From version 3 on, a set at ``$`` (an object) replaces the document, keys in its order."""
     for path in res.del_:
         segs = parse_path(path)
         if not segs:
             return False
         delete(doc, segs)
-    return all(set_path(doc, parse_path(path), value) for path, value in res.set)
+    for path, value in res.set:
+        segs = parse_path(path)
+        if segs:
+            if not set_path(doc, segs, value):
+                return False
+        elif res.v < 3 or bytes(memoryview(value)[:1]) != b"{":
+            return False
+        else:
+            doc.clear()
+            doc.update(_RAW_DICT.decode(value))
+    return True
 
 
-def digest(dialect: str, document: bytes, version: int = DIGEST_VERSION) -> str:
+def restore(doc: dict[str, Any], res: Residue) -> bytes | None:
+    """The document ``res``'s patches make of ``doc`` (patched in place), ``None`` if a patch
+    cannot be applied; a residue that only sets ``$`` (version 3) gives its value's own bytes."""
+    if res.v >= 3 and not res.del_ and len(res.set) == 1 and res.set[0][0] == "$":
+        value = res.set[0][1]
+        return bytes(value) if bytes(memoryview(value)[:1]) == b"{" else None
+    return encode(doc) if apply(doc, res) else None
+
+
+def digest(dialect: str, document: bytes, version: int = VERSION) -> str:
     """The digest a residue records of the document it restores (key order does not matter).
 
     BLAKE2b-128 over a version tag, the dialect name and the document's canonical form.
-    Version 2 (new residues): msgspec's encoding with every object's keys sorted, of the
-    document decoded with each non-integer number kept as its own text; so whitespace, key
-    order and string escapes do not count, ``2e2``, ``200.0`` and ``1E2`` stay apart (as in
-    version 1), and the only spellings that hash alike are of one integer (``-0`` and ``0``).
-    A document holding an integer Python will not decode (over 4,300 digits) has the form of
-    version 1 instead, after a ``\\x01`` (no sorted encoding starts with it). Version 1 (a
-    Python walk: keys sorted, every scalar as written, strings with escapes re-encoded) is
-    still computed for residues that record it.
+    Version 3: msgspec's encoding with every object's keys sorted, of the document decoded
+    plainly (numbers as ``int`` and ``float``): whitespace, key order, string escapes and the
+    spellings of one number (``2e2``, ``200.0``; ``-0`` and ``0``) do not count. A document
+    holding a number msgspec will not decode (``1e400``, an integer over 4,300 digits) has the
+    form of version 1 instead, after a ``\\x01`` (no sorted encoding starts with it).
+    Version 2: the same, but each non-integer number kept as its own text, so ``2e2``,
+    ``200.0`` and ``1E2`` stay apart (as in version 1), and only an integer over 4,300 digits
+    takes the fallback. Version 1 (a Python walk: keys sorted, every scalar as written, strings
+    with escapes re-encoded) is still computed for residues that record it.
     """
     import hashlib  # preserve=True only: not imported with envglot
 
@@ -279,10 +316,10 @@ def digest(dialect: str, document: bytes, version: int = DIGEST_VERSION) -> str:
     if version == 1:
         return hashlib.blake2b(_DIGEST_TAG + head + _walk(document), digest_size=16).hexdigest()
     try:
-        form = _SORTED.encode(_SPELLED.decode(document))
-    except msgspec.ValidationError:  # an integer too long for int(): the walk keeps its text
+        form = _SORTED.encode((_PLAIN if version >= 3 else _SPELLED).decode(document))
+    except msgspec.ValidationError:  # a number out of range (or too long for int()): the walk keeps its text
         form = b"\x01" + _walk(document)
-    return hashlib.blake2b(_DIGEST_TAG_2 + head + form, digest_size=16).hexdigest()
+    return hashlib.blake2b((_DIGEST_TAG_3 if version >= 3 else _DIGEST_TAG_2) + head + form, digest_size=16).hexdigest()
 
 
 def _walk(document: bytes) -> bytes:
@@ -318,13 +355,21 @@ def _walk(document: bytes) -> bytes:
     return b"".join(parts)
 
 
-def encode_residue(dialect: str, original: bytes, sets: list[list[Any]], dels: list[str]) -> Raw:
+def encode_residue(
+    dialect: str, original: bytes, sets: list[list[Any]], dels: list[str], version: int = DIGEST_VERSION
+) -> Raw:
     """The wire residue restoring ``original`` (a ``from`` dialect document) from its patches."""
     return Raw(
         _ENC.encode(
-            {"from": dialect, "set": sets, "del": dels, "v": DIGEST_VERSION, "digest": digest(dialect, original)}
+            {"from": dialect, "set": sets, "del": dels, "v": version, "digest": digest(dialect, original, version)}
         )
     )
+
+
+def whole(dialect: str, original: bytes) -> Raw:
+    """The version 3 residue of ``original`` (a minified ``from`` dialect document with no residue
+    of its own): the document set whole at ``$``, whatever its writer writes back."""
+    return encode_residue(dialect, original, [["$", Raw(original)]], [], VERSION)
 
 
 def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -> bool:
