@@ -752,7 +752,9 @@ class Pipeline:
         holds no input residue, and the reverse pair is found once per source (into its own
         dialect only: into another, the version 3 residue needs no conversion back)."""
         if src.name != self.dst.name:
-            return self._place(out, None, _residue.whole(src.name, buf)) if src.shape.writable else out
+            if not src.shape.writable:
+                return out
+            return self._place(out, None, _residue.whole(src.name, buf))
         back_pair = self._preserving.get(src.name, _MISSING)
         if back_pair is _MISSING:
             back_pair = self._preserving[src.name] = (

@@ -299,12 +299,13 @@ def restore(doc: dict[str, Any], res: Residue) -> bytes | None:
 def digest(dialect: str, document: bytes, version: int = VERSION) -> str:
     """The digest a residue records of the document it restores (key order does not matter).
 
-    BLAKE2b-128 over a version tag, the dialect name and the document's canonical form.
-    Version 3: msgspec's encoding with every object's keys sorted, of the document decoded
-    plainly (numbers as ``int`` and ``float``): whitespace, key order, string escapes and the
-    spellings of one number (``2e2``, ``200.0``; ``-0`` and ``0``) do not count. A document
-    holding a number msgspec will not decode (``1e400``, an integer over 4,300 digits) has the
-    form of version 1 instead, after a ``\\x01`` (no sorted encoding starts with it).
+    A 128-bit hash (SHA-256's first half from version 3 on, BLAKE2b-128 before) over a version
+    tag, the dialect name and the document's canonical form. Version 3: msgspec's encoding with
+    every object's keys sorted, of the document decoded plainly (numbers as ``int`` and
+    ``float``): whitespace, key order, string escapes and the spellings of one number (``2e2``,
+    ``200.0``; ``-0`` and ``0``) do not count. A document holding a number msgspec will not
+    decode (``1e400``, an integer over 4,300 digits) has the form of version 1 instead, after a
+    ``\\x01`` (no sorted encoding starts with it).
     Version 2: the same, but each non-integer number kept as its own text, so ``2e2``,
     ``200.0`` and ``1E2`` stay apart (as in version 1), and only an integer over 4,300 digits
     takes the fallback. Version 1 (a Python walk: keys sorted, every scalar as written, strings
@@ -319,7 +320,9 @@ def digest(dialect: str, document: bytes, version: int = VERSION) -> str:
         form = _SORTED.encode((_PLAIN if version >= 3 else _SPELLED).decode(document))
     except msgspec.ValidationError:  # a number out of range (or too long for int()): the walk keeps its text
         form = b"\x01" + _walk(document)
-    return hashlib.blake2b((_DIGEST_TAG_3 if version >= 3 else _DIGEST_TAG_2) + head + form, digest_size=16).hexdigest()
+    if version >= 3:
+        return hashlib.sha256(_DIGEST_TAG_3 + head + form).hexdigest()[:32]
+    return hashlib.blake2b(_DIGEST_TAG_2 + head + form, digest_size=16).hexdigest()
 
 
 def _walk(document: bytes) -> bytes:
