@@ -70,7 +70,8 @@ def test_the_version_3_fixtures_carry_version_3_residues() -> None:
     assert [(r["source"], r["hops"], r["original"]) for r in V3] == [
         (r["source"], r["hops"], r["original"]) for r in RECORDS
     ]
-    assert all('"set":[["$",{' in rec["carrier"] and '"v":3,"digest":"' in rec["carrier"] for rec in V3)
+    assert all('"set":[["$",{' in rec["carrier"] and '"del":[],"v":3,' in rec["carrier"] for rec in V3)
+    assert sum('"take":[["$.' in rec["carrier"] for rec in V3) >= 20  # payloads taken from the carrier
 
 
 @pytest.mark.parametrize("rec", V3, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
@@ -111,6 +112,42 @@ def test_version_3_hashes_number_spellings_alike_and_falls_back_to_the_walk() ->
     assert len({digest("dotbot", b"{}", v) for v in (1, 2, 3)}) == 3  # one tag per version
 
 
+def _large_dotbot() -> bytes:
+    data = {"rows": [{"id": i, "name": f"row {i}", "tags": ["a", "b"]} for i in range(400)]}
+    rec = next(r for r in RECORDS if r["source"] == "dotbot" and r["hops"] == ["response-v2"])
+    doc = msgspec.json.decode(rec["original"])
+    return msgspec.json.encode({**doc, "status": "ok", "errors": [], "data": data})
+
+
+def test_a_payload_that_travels_unchanged_is_taken_from_the_carrier_not_carried_twice() -> None:
+    original = _large_dotbot()
+    carrier = envglot.convert(original, from_="dotbot", to="response-v2", preserve=True, unsupported="ignore")
+    res = msgspec.json.decode(carrier)["meta"]["_envglot"]
+    assert res["take"] == [["$.data", "$.data"]] and res["set"][0][1]["data"] is None
+    assert len(carrier) < 1.1 * len(original)  # not the payload twice
+    back = envglot.convert(carrier, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
+    assert back == original
+
+
+def test_a_carrier_whose_payload_changed_on_its_way_does_not_restore_it() -> None:
+    """The taken payload is checked with the rest: the digest refuses a changed one."""
+    carrier = envglot.convert(_large_dotbot(), from_="dotbot", to="response-v2", preserve=True, unsupported="ignore")
+    changed = carrier.replace(b'"row 7"', b'"row 8"', 1)
+    conv = envglot.conversion(changed, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
+    assert [d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED] == [
+        "preserve residue not applied: it does not restore the document its digest records "
+        "(not made by envglot for this document)"
+    ]
+    assert b'"row 8"' in conv.output and b"schema_id" in conv.output
+
+
+def test_take_belongs_to_version_3() -> None:
+    rec = next(r for r in V3 if '"take":' in r["carrier"])
+    carrier = rec["carrier"].replace('"v":3,', '"v":2,')
+    with pytest.raises(envglot.EnvglotError, match="take in a residue of version 2"):
+        envglot.convert(carrier, from_=rec["hops"][0], to=rec["source"], preserve=True, unsupported="ignore")
+
+
 def test_a_residue_of_an_unknown_version_is_refused() -> None:
     rec = V3[0]
     carrier = rec["carrier"].replace('"v":3,', '"v":4,')
@@ -120,7 +157,7 @@ def test_a_residue_of_an_unknown_version_is_refused() -> None:
 
 def test_a_root_set_restores_only_from_version_3() -> None:
     """Versions 1 and 2 never replaced the document: a set at ``$`` there does not fit."""
-    rec = V3[0]
+    rec = next(r for r in V3 if '"take":' not in r["carrier"])
     carrier = rec["carrier"].replace('"v":3,', '"v":2,')
     conv = envglot.conversion(carrier, from_=rec["hops"][0], to=rec["source"], preserve=True, unsupported="ignore")
     assert [d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED] == [

@@ -291,6 +291,7 @@ class Pipeline:
     __slots__ = (
         "_fused",
         "_ignore",
+        "_payloads",
         "_preserving",
         "_tallying",
         "dst",
@@ -335,6 +336,8 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
+        self._payloads: dict[str, tuple[tuple[str | int, ...], tuple[str | int, ...]] | None] = {}
+        """Source dialect -> :meth:`_payload`'s answer."""
 
     def run(
         self,
@@ -670,7 +673,7 @@ class Pipeline:
         dst = self.dst
         m = ctx.mappings
         why = None
-        restored = _residue.restore(doc, res)
+        restored = _residue.restore(doc, res, carrier)
         if restored is None:
             why = "a patch does not fit the document"
         elif _residue.digest(dst.name, restored, res.v) != res.digest:
@@ -723,8 +726,9 @@ class Pipeline:
         if not src.shape.writable:
             return out
         if src.name != self.dst.name and (env is None or env.residue is None):
-            original = msgspec.json.format(buf, indent=-1) if may_be_loose(buf) else buf
-            return self._place(out, None, _residue.whole(src.name, original))
+            if may_be_loose(buf):
+                return self._whole(msgspec.json.format(buf, indent=-1), out, src, None)
+            return self._whole(buf, out, src, members)
         m = self.mappings
         back_pipe = self._back(src)
         fused = back_pipe._fused_from(self.dst, True) if COMPILED[0] else None
@@ -752,9 +756,7 @@ class Pipeline:
         holds no input residue, and the reverse pair is found once per source (into its own
         dialect only: into another, the version 3 residue needs no conversion back)."""
         if src.name != self.dst.name:
-            if not src.shape.writable:
-                return out
-            return self._place(out, None, _residue.whole(src.name, buf))
+            return self._whole(buf, out, src, members) if src.shape.writable else out
         back_pair = self._preserving.get(src.name, _MISSING)
         if back_pair is _MISSING:
             back_pair = self._preserving[src.name] = (
@@ -786,6 +788,29 @@ class Pipeline:
         if not sets and not dels and src.name == self.dst.name:
             return out
         return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
+
+    def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
+        """``out`` with the version 3 residue of ``original`` (minified, ``members`` its top level
+        when decoded): the payload left out when ``out`` carries it unchanged."""
+        payload = self._payloads.get(src.name, _MISSING)
+        if payload is _MISSING:
+            payload = self._payloads[src.name] = self._payload(src)
+        top = _residue.open_document(out)
+        return self._place(out, top, _residue.whole(src.name, original, members, top, payload))  # type: ignore[arg-type]
+
+    def _payload(self, src: Dialect) -> tuple[tuple[str | int, ...], tuple[str | int, ...]] | None:
+        """The payload's path in a ``src`` document and in the target's, when a residue may take it
+        from the carrier: neither is the whole document, and the target's residue slot lies
+        outside it."""
+        m = self.mappings
+        here, there = m[src.name].fields.get("payload"), m[self.dst.name].fields.get("payload")
+        if not here or not there:
+            return None
+        here_segs, there_segs = _residue.slot_path(here), _residue.slot_path(there)
+        slot = _residue.slot_path(m[self.dst.name].shape.residue)
+        if not here_segs or not there_segs or slot[: len(there_segs)] == there_segs:
+            return None
+        return here_segs, there_segs
 
     def _place(self, out: bytes, top: dict[str, Any] | None, res: msgspec.Raw) -> bytes:
         """``out`` (``top``: its top level, when decoded) with the residue ``res`` at the target's

@@ -24,6 +24,7 @@ for byte (``1e400`` or a 10,000-digit integer is restored exactly).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = [
     "restore",
     "set_path",
     "slot_path",
+    "value_at",
     "whole",
 ]
 
@@ -81,6 +83,9 @@ class Residue(Struct, forbid_unknown_fields=True):
     v: int = 1
     """The residue's version (absent in residues made before version 2): its digest's, and from
     3 on, a set at ``$`` replaces the whole document."""
+    take: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    """Version 3: ``[PATH, CARRIER_PATH]``, after the sets: the value at ``CARRIER_PATH`` of the
+    document carrying the residue is set at ``PATH`` (a member that travels unchanged)."""
 
 
 @cache
@@ -97,7 +102,9 @@ def decode_residue(raw: Raw, where: str) -> Residue:
         raise ParseError(f"corrupt preserve residue: {excerpt(str(exc))}", path=where) from None
     if not 1 <= res.v <= VERSION:
         raise ParseError(f"preserve residue of unknown version {res.v}", path=where)
-    for path in (*(p for p, _ in res.set), *res.del_):
+    if res.take and res.v < 3:
+        raise ParseError(f"corrupt preserve residue: take in a residue of version {res.v}", path=where)
+    for path in (*(p for p, _ in res.set), *res.del_, *(p for pair in res.take for p in pair)):
         parse_path(path, where)
     return res
 
@@ -287,13 +294,33 @@ def apply(doc: dict[str, Any], res: Residue) -> bool:
     return True
 
 
-def restore(doc: dict[str, Any], res: Residue) -> bytes | None:
-    """The document ``res``'s patches make of ``doc`` (patched in place), ``None`` if a patch
-    cannot be applied; a residue that only sets ``$`` (version 3) gives its value's own bytes."""
-    if res.v >= 3 and not res.del_ and len(res.set) == 1 and res.set[0][0] == "$":
+def restore(doc: dict[str, Any], res: Residue, carrier: bytes | None) -> bytes | None:
+    """The document ``res``'s patches make of ``doc`` (patched in place; ``carrier``: the document
+    the residue travels in, for ``take``), ``None`` if a patch cannot be applied; a residue that
+    only sets ``$`` (version 3) gives its value's own bytes."""
+    if not res.take and res.v >= 3 and not res.del_ and len(res.set) == 1 and res.set[0][0] == "$":
         value = res.set[0][1]
         return bytes(value) if bytes(memoryview(value)[:1]) == b"{" else None
-    return encode(doc) if apply(doc, res) else None
+    if not apply(doc, res):
+        return None
+    for path, there in res.take:
+        taken = None if carrier is None else value_at(carrier, parse_path(there))
+        if taken is None or not set_path(doc, parse_path(path), taken, create=False):
+            return None
+    return encode(doc)
+
+
+def value_at(document: bytes | dict[str, Raw], segs: Sequence[str | int]) -> Raw | None:
+    """The value at ``segs`` (object keys) of ``document`` (its text, or its top level decoded);
+    ``None`` if there is none."""
+    node: Any = document if isinstance(document, dict) else _open(Raw(document))
+    for i, seg in enumerate(segs):
+        if i:
+            node = _open(node)
+        if not isinstance(node, dict) or not isinstance(seg, str) or seg not in node:
+            return None
+        node = node[seg]
+    return node if segs and isinstance(node, Raw) else None
 
 
 def digest(dialect: str, document: bytes, version: int = VERSION) -> str:
@@ -369,10 +396,40 @@ def encode_residue(
     )
 
 
-def whole(dialect: str, original: bytes) -> Raw:
+_NULL = Raw(b"null")
+
+
+def whole(
+    dialect: str,
+    original: bytes,
+    members: dict[str, Raw] | None = None,
+    out: dict[str, Raw] | None = None,
+    payload: tuple[tuple[str | int, ...], tuple[str | int, ...]] | None = None,
+) -> Raw:
     """The version 3 residue of ``original`` (a minified ``from`` dialect document with no residue
-    of its own): the document set whole at ``$``, whatever its writer writes back."""
-    return encode_residue(dialect, original, [["$", Raw(original)]], [], VERSION)
+    of its own, ``members`` its top level when decoded): the document set whole at ``$``,
+    whatever its writer writes back.
+
+    ``payload`` is a member's path in ``original`` and in the target document ``out`` (its top
+    level): when the two values are the same bytes, the member is left out (``null`` in its
+    place, so key order holds) and taken back from the carrier (``take``), provided the document
+    without it re-encodes to the original's own spelling (checked by length: msgspec's spelling
+    of a key is the shortest)."""
+    root, take = Raw(original), []
+    if payload is not None and out is not None:
+        here, there = payload
+        value, mine = value_at(out, there), value_at(members if members is not None else original, here)
+        if value is not None and value == mine:
+            tree = dict(members) if members is not None else _RAW_DICT.decode(original)
+            set_path(tree, list(here), _NULL, create=False)
+            text = _ENC.encode(tree)
+            if len(text) - len(_NULL) + len(value) == len(original):
+                root, take = Raw(text), [[format_path(list(here)), format_path(list(there))]]
+    residue = {"from": dialect, "set": [["$", root]], "del": [], "v": VERSION}
+    if take:
+        residue["take"] = take
+    residue["digest"] = digest(dialect, original)
+    return Raw(_ENC.encode(residue))
 
 
 def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -> bool:
