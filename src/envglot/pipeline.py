@@ -336,7 +336,7 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
-        self._payloads: dict[str, tuple[tuple[str | int, ...], tuple[str | int, ...]] | None] = {}
+        self._payloads: dict[str, _residue.Paths | None] = {}
         """Source dialect -> :meth:`_payload`'s answer."""
 
     def run(
@@ -798,19 +798,11 @@ class Pipeline:
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, payload))  # type: ignore[arg-type]
 
-    def _payload(self, src: Dialect) -> tuple[tuple[str | int, ...], tuple[str | int, ...]] | None:
-        """The payload's path in a ``src`` document and in the target's, when a residue may take it
-        from the carrier: neither is the whole document, and the target's residue slot lies
-        outside it."""
+    def _payload(self, src: Dialect) -> _residue.Paths | None:
+        """:func:`~envglot.residue.payload_paths` of ``src`` and the target."""
         m = self.mappings
-        here, there = m[src.name].fields.get("payload"), m[self.dst.name].fields.get("payload")
-        if not here or not there:
-            return None
-        here_segs, there_segs = _residue.slot_path(here), _residue.slot_path(there)
-        slot = _residue.slot_path(m[self.dst.name].shape.residue)
-        if not here_segs or not there_segs or slot[: len(there_segs)] == there_segs:
-            return None
-        return here_segs, there_segs
+        dst = m[self.dst.name]
+        return _residue.payload_paths(m[src.name].fields.get("payload"), dst.fields.get("payload"), dst.shape.residue)
 
     def _place(self, out: bytes, top: dict[str, Any] | None, res: msgspec.Raw) -> bytes:
         """``out`` (``top``: its top level, when decoded) with the residue ``res`` at the target's

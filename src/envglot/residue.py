@@ -1,15 +1,15 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 3, "digest": HEX}``:
-the JSON patches that turn what the ``from`` dialect's writer produces back into the
-original document, and a digest of that original (``v``: the residue's version, 1 when absent;
-see :func:`digest`). No dialect needs code of its own:
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 3,
+"take": [[PATH, CARRIER_PATH], ...], "digest": HEX}``: the JSON patches that turn what the
+``from`` dialect's writer produces back into the original document, and a digest of that
+original (``v``: the residue's version, 1 when absent; see :func:`digest`). No dialect needs
+code of its own:
 
-- version 3 (:func:`whole`, a document without an input residue into another dialect): the
-  original's values at every path the pair drops or changes. No bundled pair has a member
-  proven to come back byte for byte (hooks read the wire Struct whole), so every member counts,
-  and the top level's key order then needs the object whole: one set at ``$``, computed
-  without converting back;
+- version 3 (:func:`whole`, a document without an input residue into another dialect),
+  computed without converting back: the original whole at ``$`` (hooks read the wire Struct
+  whole, so no member is proven to come back unchanged), less the payload when the target
+  carries it byte for byte: ``null`` in its place and ``take`` to set the carrier's back;
 - version 2 (:func:`diff`: write, read back, write the source dialect again, diff): what a
   document carrying a residue of its own (a chain's later hop) or converted into its own
   dialect gets; version 1 is version 2's patches with an older digest.
@@ -45,6 +45,7 @@ __all__ = [
     "format_path",
     "none_in",
     "parse_path",
+    "payload_paths",
     "restore",
     "set_path",
     "slot_path",
@@ -398,13 +399,35 @@ def encode_residue(
 
 _NULL = Raw(b"null")
 
+Paths = tuple[tuple[str | int, ...], tuple[str | int, ...]]
+"""A member's path in a source document and in the target's (as segments)."""
+
+
+@lru_cache(maxsize=256)
+def _take(here: tuple[str | int, ...], there: tuple[str | int, ...]) -> list[list[str]]:
+    """A residue's ``take`` for a member at ``here`` of the original and ``there`` of the carrier
+    (formatted once per pair; only ever encoded)."""
+    return [[format_path(list(here)), format_path(list(there))]]
+
+
+def payload_paths(here: str | None, there: str | None, slot: str) -> Paths | None:
+    """The payload's path in a source document (``here``) and in the target's (``there``), as
+    segments, when a residue may take it from the carrier: neither is the whole document (nor
+    absent), and the target's residue ``slot`` lies outside it."""
+    if not here or not there:
+        return None
+    here_segs, there_segs = slot_path(here), slot_path(there)
+    if not here_segs or not there_segs or slot_path(slot)[: len(there_segs)] == there_segs:
+        return None
+    return here_segs, there_segs
+
 
 def whole(
     dialect: str,
     original: bytes,
     members: dict[str, Raw] | None = None,
     out: dict[str, Raw] | None = None,
-    payload: tuple[tuple[str | int, ...], tuple[str | int, ...]] | None = None,
+    payload: Paths | None = None,
 ) -> Raw:
     """The version 3 residue of ``original`` (a minified ``from`` dialect document with no residue
     of its own, ``members`` its top level when decoded): the document set whole at ``$``,
@@ -415,7 +438,8 @@ def whole(
     place, so key order holds) and taken back from the carrier (``take``), provided the document
     without it re-encodes to the original's own spelling (checked by length: msgspec's spelling
     of a key is the shortest)."""
-    root, take = Raw(original), []
+    root: Raw = Raw(original)
+    take: list[list[str]] = []
     if payload is not None and out is not None:
         here, there = payload
         value, mine = value_at(out, there), value_at(members if members is not None else original, here)
@@ -424,7 +448,7 @@ def whole(
             set_path(tree, list(here), _NULL, create=False)
             text = _ENC.encode(tree)
             if len(text) - len(_NULL) + len(value) == len(original):
-                root, take = Raw(text), [[format_path(list(here)), format_path(list(there))]]
+                root, take = Raw(text), _take(here, there)
     residue = {"from": dialect, "set": [["$", root]], "del": [], "v": VERSION}
     if take:
         residue["take"] = take
