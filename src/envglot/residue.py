@@ -403,6 +403,24 @@ Paths = tuple[tuple[str | int, ...], tuple[str | int, ...]]
 """A member's path in a source document and in the target's (as segments)."""
 
 
+def _swap(tree: dict[str, Any], segs: tuple[str | int, ...]) -> Raw | None:
+    """The value at ``segs`` (object keys) of ``tree``, replaced there by ``null`` (the objects on
+    the way opened in place); ``None``, and nothing replaced, if there is none."""
+    node: Any = tree
+    for seg in segs[:-1]:
+        child = _open(node[seg]) if isinstance(seg, str) and seg in node else None
+        if not isinstance(child, dict):
+            return None
+        node[seg] = child
+        node = child
+    last = segs[-1]
+    if not isinstance(last, str) or last not in node:
+        return None
+    value: Raw = node[last]
+    node[last] = _NULL
+    return value
+
+
 @lru_cache(maxsize=256)
 def _take(here: tuple[str | int, ...], there: tuple[str | int, ...]) -> list[list[str]]:
     """A residue's ``take`` for a member at ``here`` of the original and ``there`` of the carrier
@@ -442,13 +460,13 @@ def whole(
     take: list[list[str]] = []
     if payload is not None and out is not None:
         here, there = payload
-        value, mine = value_at(out, there), value_at(members if members is not None else original, here)
-        if value is not None and value == mine:
+        value = value_at(out, there)
+        if value is not None:
             tree = dict(members) if members is not None else _RAW_DICT.decode(original)
-            set_path(tree, list(here), _NULL, create=False)
-            text = _ENC.encode(tree)
-            if len(text) - len(_NULL) + len(value) == len(original):
-                root, take = Raw(text), _take(here, there)
+            if _swap(tree, here) == value:
+                text = _ENC.encode(tree)
+                if len(text) - len(_NULL) + len(value) == len(original):
+                    root, take = Raw(text), _take(here, there)
     residue = {"from": dialect, "set": [["$", root]], "del": [], "v": VERSION}
     if take:
         residue["take"] = take
