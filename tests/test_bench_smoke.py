@@ -272,5 +272,5 @@ def test_preserve_parts_times_every_part() -> None:
     assert [r[0] for r in rows] == ["tiny", "medium"]
     for r in rows:
         cells = [float(c) for c in r[1:]]
-        assert len(cells) == 10 and all(c > 0 for c in cells)
-        assert cells[8] >= cells[0]  # the floor holds the ignore conversion
+        assert len(cells) == 9 and all(c > 0 for c in cells)
+        assert cells[6] >= cells[0]  # the floor holds the ignore conversion

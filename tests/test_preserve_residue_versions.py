@@ -21,7 +21,7 @@ import envglot
 from envglot import Kind
 from envglot.dialects import WRITABLE
 from envglot.fields import use_compiled
-from envglot.residue import none_in
+from envglot.residue import digest, none_in
 from golden import json_key
 
 RECORDS: list[dict[str, Any]] = msgspec.json.decode((Path(__file__).parent / "residues" / "v1.json").read_bytes())
@@ -62,35 +62,107 @@ def test_a_tampered_version_1_residue_is_rejected() -> None:
     assert Kind.RESIDUE_REJECTED in [d.kind for d in conv.diagnostics]
 
 
-_SPELLED = msgspec.json.Decoder(float_hook=lambda text: msgspec.Raw(text.encode()))
+V3: list[dict[str, Any]] = msgspec.json.decode((Path(__file__).parent / "residues" / "v3.json").read_bytes())
+"""Carriers of version 3 residues made at this version from the originals of ``v1.json``."""
 
 
-def _without_digests(value: Any) -> Any:
-    """``value`` with every residue's ``v`` and ``digest`` left out (nested residues too)."""
-    if isinstance(value, dict):
-        drop = ("v", "digest") if {"from", "set", "del", "digest"} <= value.keys() else ()
-        return {k: _without_digests(v) for k, v in value.items() if k not in drop}
-    if isinstance(value, list):
-        return [_without_digests(v) for v in value]
-    if isinstance(value, msgspec.Raw):
-        return bytes(value)
-    return value
+def test_the_version_3_fixtures_carry_version_3_residues() -> None:
+    assert [(r["source"], r["hops"], r["original"]) for r in V3] == [
+        (r["source"], r["hops"], r["original"]) for r in RECORDS
+    ]
+    assert all('"set":[["$",{' in rec["carrier"] and '"del":[],"v":3,' in rec["carrier"] for rec in V3)
+    assert sum('"take":[["$.' in rec["carrier"] for rec in V3) >= 20  # payloads taken from the carrier
 
 
-@pytest.mark.parametrize("rec", RECORDS, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
-def test_outputs_differ_from_version_1_only_in_the_digest(rec: dict[str, Any]) -> None:
-    """Differential against main's outputs: the same carrier but for ``v`` and ``digest`` (and
-    code-graph's ``approxTokens``, which counts them)."""
+@pytest.mark.parametrize("rec", V3, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
+def test_a_version_3_carrier_is_written_again_and_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
     doc, at = rec["original"].encode(), rec["source"]
     for dst in rec["hops"]:
         doc = envglot.convert(doc, from_=at, to=dst, preserve=True, unsupported="ignore")
         at = dst
-    new, old = (_without_digests(_SPELLED.decode(d)) for d in (doc, rec["carrier"]))
-    if at == "code-graph":  # approxTokens counts the whole document, residue included
-        for d in (new, old):
-            d["data"]["meta"].pop("approxTokens")
-    assert new == old
-    assert b'"v":2,"digest":"' in doc
+    assert doc.decode() == rec["carrier"]
+    assert _back(rec) == msgspec.json.format(rec["original"].encode(), indent=-1) == rec["restored"].encode()
+
+
+def test_version_1_and_version_3_residues_restore_the_same_document() -> None:
+    for old, new in zip(RECORDS, V3, strict=True):
+        a, b = _back(old), _back(new)
+        assert a == b if b"x_num" in a else json_key(a) == json_key(b)
+
+
+def test_a_tampered_version_3_residue_is_rejected() -> None:
+    rec = next(r for r in V3 if "x_num" in r["original"] and r["hops"] == ["response-v2"])
+    tampered = rec["carrier"].replace('"1.50"', '"1.5"').replace("1.50", "1.51")
+    assert tampered != rec["carrier"]
+    conv = envglot.conversion(tampered, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
+    assert Kind.RESIDUE_REJECTED in [d.kind for d in conv.diagnostics]
+
+
+def test_version_3_hashes_number_spellings_alike_and_falls_back_to_the_walk() -> None:
+    """Version 3 decodes numbers as numbers (``2e2`` and ``200.0`` alike, unlike version 2); a
+    number msgspec refuses (``1e400``, a 5,000-digit integer) takes version 1's walk, which
+    keeps its text."""
+    assert digest("dotbot", b'{"a":2e2}', 3) == digest("dotbot", b'{"a":200.0}', 3)
+    assert digest("dotbot", b'{"a":2e2}', 2) != digest("dotbot", b'{"a":200.0}', 2)
+    assert digest("dotbot", b'{"b":1,"a":"\\u00e9"}', 3) == digest("dotbot", b'{"a":"\xc3\xa9","b":1}', 3)
+    for big in (b"1e400", b"1" + b"0" * 5000):
+        doc = b'{"a":' + big + b"}"
+        assert digest("dotbot", doc, 3) != digest("dotbot", doc.replace(big, big + b"0"), 3)
+        assert digest("dotbot", doc, 3) not in {digest("dotbot", doc, 1), digest("dotbot", doc, 2)}
+    assert len({digest("dotbot", b"{}", v) for v in (1, 2, 3)}) == 3  # one tag per version
+
+
+def _large_dotbot() -> bytes:
+    data = {"rows": [{"id": i, "name": f"row {i}", "tags": ["a", "b"]} for i in range(400)]}
+    rec = next(r for r in RECORDS if r["source"] == "dotbot" and r["hops"] == ["response-v2"])
+    doc = msgspec.json.decode(rec["original"])
+    return msgspec.json.encode({**doc, "status": "ok", "errors": [], "data": data})
+
+
+def test_a_payload_that_travels_unchanged_is_taken_from_the_carrier_not_carried_twice() -> None:
+    original = _large_dotbot()
+    carrier = envglot.convert(original, from_="dotbot", to="response-v2", preserve=True, unsupported="ignore")
+    res = msgspec.json.decode(carrier)["meta"]["_envglot"]
+    assert res["take"] == [["$.data", "$.data"]] and res["set"][0][1]["data"] is None
+    assert len(carrier) < 1.1 * len(original)  # not the payload twice
+    back = envglot.convert(carrier, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
+    assert back == original
+
+
+def test_a_carrier_whose_payload_changed_on_its_way_does_not_restore_it() -> None:
+    """The taken payload is checked with the rest: the digest refuses a changed one."""
+    carrier = envglot.convert(_large_dotbot(), from_="dotbot", to="response-v2", preserve=True, unsupported="ignore")
+    changed = carrier.replace(b'"row 7"', b'"row 8"', 1)
+    conv = envglot.conversion(changed, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
+    assert [d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED] == [
+        "preserve residue not applied: it does not restore the document its digest records "
+        "(not made by envglot for this document)"
+    ]
+    assert b'"row 8"' in conv.output and b"schema_id" in conv.output
+
+
+def test_take_belongs_to_version_3() -> None:
+    rec = next(r for r in V3 if '"take":' in r["carrier"])
+    carrier = rec["carrier"].replace('"v":3,', '"v":2,')
+    with pytest.raises(envglot.EnvglotError, match="take in a residue of version 2"):
+        envglot.convert(carrier, from_=rec["hops"][0], to=rec["source"], preserve=True, unsupported="ignore")
+
+
+def test_a_residue_of_an_unknown_version_is_refused() -> None:
+    rec = V3[0]
+    carrier = rec["carrier"].replace('"v":3,', '"v":4,')
+    with pytest.raises(envglot.EnvglotError, match="preserve residue of unknown version 4"):
+        envglot.convert(carrier, from_=rec["hops"][0], to=rec["source"], preserve=True, unsupported="ignore")
+
+
+def test_a_root_set_restores_only_from_version_3() -> None:
+    """Versions 1 and 2 never replaced the document: a set at ``$`` there does not fit."""
+    rec = next(r for r in V3 if '"take":' not in r["carrier"])
+    carrier = rec["carrier"].replace('"v":3,', '"v":2,')
+    conv = envglot.conversion(carrier, from_=rec["hops"][0], to=rec["source"], preserve=True, unsupported="ignore")
+    assert [d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED] == [
+        "preserve residue not applied: a patch does not fit the document"
+    ]
 
 
 @pytest.mark.parametrize("src", WRITABLE)

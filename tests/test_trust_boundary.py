@@ -30,7 +30,7 @@ from envglot.api import detection
 from envglot.dialects import WRITABLE
 from envglot.limits import MAX_DEPTH, UTF8_CHUNK, check_input, utf8_error
 from envglot.mappings import default_mappings
-from envglot.residue import DIGEST_VERSION, digest
+from envglot.residue import VERSION, digest
 from envglot.transport import wrap_bytes
 
 ENC = msgspec.json.Encoder()
@@ -406,7 +406,7 @@ def _forged(carrier: bytes, restored: dict[str, Any], sets: list[list[Any]], del
     """A residue with a valid digest of ``restored`` (anyone can compute one: no secret): the
     document the patches make of the carrier converted back."""
     digest_ = digest("result", ENC.encode(restored))
-    res = {"from": "result", "set": sets, "del": dels or [], "v": DIGEST_VERSION, "digest": digest_}
+    res = {"from": "result", "set": sets, "del": dels or [], "v": VERSION, "digest": digest_}
     return _with_residue(carrier, res, at_meta=True)
 
 
@@ -447,10 +447,27 @@ def test_a_transplanted_residue_fails_its_digest() -> None:
     b = envglot.convert(b'{"success":false,"error":"b","error_type":"not_found"}', to="response-v2")
     moved = _with_residue(b, msgspec.json.decode(a)["meta"]["_envglot"], at_meta=True)
     conv = envglot.conversion(moved, to="result", preserve=True)
+    # version 3 sets the document whole, so its digest matches what it restores: the carrier refuses it
+    assert next(d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED).endswith(
+        "the restored document contradicts the document it travels in"
+    )
+    assert b'"instruction"' not in conv.output
+
+
+def test_a_transplanted_version_2_residue_fails_its_digest() -> None:
+    """A residue's patches over another carrier restore a document other than the recorded one."""
+    a = envglot.convert(b'{"success":false,"error":"a","error_type":"not_found","instruction":"x"}', to="response-v2")
+    back = msgspec.json.decode(envglot.convert(a, to="result"))
+    original = {**back, "instruction": "x"}
+    res = {"from": "result", "set": [["$.instruction", "x"]], "del": [], "v": 2}
+    res["digest"] = digest("result", ENC.encode(original), 2)
+    b = envglot.convert(b'{"success":false,"error":"b","error_type":"not_found"}', to="response-v2")
+    conv = envglot.conversion(_with_residue(b, res, at_meta=True), to="result", preserve=True)
     assert next(d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED).endswith(
         "(not made by envglot for this document)"
     )
     assert b'"instruction"' not in conv.output
+    assert b'"instruction"' in envglot.convert(_with_residue(a, res, at_meta=True), to="result", preserve=True)
 
 
 @pytest.mark.parametrize(
@@ -464,7 +481,7 @@ def test_a_transplanted_residue_fails_its_digest() -> None:
         {**FLIP, "set": [[1, 2]]},
         {**FLIP, "del": ["$" + ".a" * (MAX_DEPTH + 1)]},
         {**FLIP, "surprise": 1},
-        {**FLIP, "v": 3},
+        {**FLIP, "v": 4},
         {**FLIP, "v": 0},
     ],
 )
@@ -473,6 +490,19 @@ def test_a_corrupt_residue_is_a_parse_error_under_preserve(residue: Any) -> None
     with pytest.raises(ParseError) as exc:
         envglot.convert(_with_residue(carrier, residue, at_meta=True), to="result", preserve=True)
     assert exc.value.path == "$.meta._envglot"
+
+
+def test_a_whole_document_residue_that_changes_what_its_carrier_says_is_rejected() -> None:
+    """Version 3 sets the document whole at ``$`` (its digest then matches by construction):
+    the carrier's check still refuses a document that says something else."""
+    carrier = envglot.convert(b'{"success":false,"error":"gone","error_type":"not_found"}', to="response-v2")
+    restored = _back(carrier) | {"error": "something else entirely"}
+    forged = _forged(carrier, restored, [["$", restored]])
+    conv = envglot.conversion(forged, to="result", preserve=True)
+    assert b"something else" not in conv.output
+    assert [d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED] == [
+        "preserve residue not applied: the restored document contradicts the document it travels in"
+    ]
 
 
 def test_a_genuine_residue_still_restores_its_document() -> None:

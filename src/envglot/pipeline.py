@@ -292,6 +292,7 @@ class Pipeline:
     __slots__ = (
         "_fused",
         "_ignore",
+        "_payloads",
         "_preserving",
         "_tallying",
         "convert_bytes",
@@ -337,6 +338,8 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
+        self._payloads: dict[str, _residue.Paths | None] = {}
+        """Source dialect -> :meth:`_payload`'s answer."""
         self.convert_bytes: Callable[[bytes], bytes] = self._first_bytes
         """The output of one document under :meth:`report` (what :meth:`convert` gives): the
         entry :func:`entry` chose for this pipeline, on its first call."""
@@ -682,7 +685,7 @@ class Pipeline:
         dst = self.dst
         m = ctx.mappings
         why = None
-        restored = _residue.encode(doc) if _residue.apply(doc, res) else None
+        restored = _residue.restore(doc, res, carrier)
         if restored is None:
             why = "a patch does not fit the document"
         elif _residue.digest(dst.name, restored, res.v) != res.digest:
@@ -697,8 +700,8 @@ class Pipeline:
                     why = "the restored document would change the outcome"
                 elif carrier is not None and not self._carried_by(back, src, carrier, ctx):
                     why = "the restored document contradicts the document it travels in"
-        if why is None:
-            return dst.arrange(restored)  # type: ignore[arg-type]
+        if why is None:  # a version 3 residue restores the key order itself
+            return restored if res.v >= 3 else dst.arrange(restored)  # type: ignore[arg-type]
         ctx.report.add(Kind.RESIDUE_REJECTED, m[src.name].shape.residue, dst.name, because=why)
         return None
 
@@ -734,6 +737,10 @@ class Pipeline:
         ``members`` its top level when the caller decoded it (:func:`~envglot.limits.members_of`)."""
         if not src.shape.writable:
             return out
+        if src.name != self.dst.name and (env is None or env.residue is None):
+            if may_be_loose(buf):
+                return self._whole(msgspec.json.format(buf, indent=-1), out, src, None)
+            return self._whole(buf, out, src, members)
         m = self.mappings
         back_pipe = self._back(src)
         fused = back_pipe._fused_from(self.dst, True) if COMPILED[0] else None
@@ -758,7 +765,10 @@ class Pipeline:
     def _add_fused_residue(self, buf: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
         """:meth:`_add_residue` on the fused path in the compact style, the same bytes with less
         looked up: ``buf`` is minified there (:meth:`convert` minified it or proved it minified),
-        holds no input residue, and the reverse pair is found once per source."""
+        holds no input residue, and the reverse pair is found once per source (into its own
+        dialect only: into another, the version 3 residue needs no conversion back)."""
+        if src.name != self.dst.name:
+            return self._whole(buf, out, src, members) if src.shape.writable else out
         back_pair = self._preserving.get(src.name, _MISSING)
         if back_pair is _MISSING:
             back_pair = self._preserving[src.name] = (
@@ -789,12 +799,28 @@ class Pipeline:
         sets, dels = _residue.diff(original, back, skip, members)
         if not sets and not dels and src.name == self.dst.name:
             return out
+        return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
+
+    def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
+        """``out`` with the version 3 residue of ``original`` (minified, ``members`` its top level
+        when decoded): the payload left out when ``out`` carries it unchanged."""
+        payload = self._payloads.get(src.name, _MISSING)
+        if payload is _MISSING:
+            payload = self._payloads[src.name] = self._payload(src)
+        top = _residue.open_document(out)
+        return self._place(out, top, _residue.whole(src.name, original, members, top, payload))  # type: ignore[arg-type]
+
+    def _payload(self, src: Dialect) -> _residue.Paths | None:
+        """:func:`~envglot.residue.payload_paths` of ``src`` and the target."""
+        m = self.mappings
+        dst = m[self.dst.name]
+        return _residue.payload_paths(m[src.name].fields.get("payload"), dst.fields.get("payload"), dst.shape.residue)
+
+    def _place(self, out: bytes, top: dict[str, Any] | None, res: msgspec.Raw) -> bytes:
+        """``out`` (``top``: its top level, when decoded) with the residue ``res`` at the target's
+        slot, sealed."""
         doc = top if top is not None else _residue.open_document(out)
-        _residue.set_path(
-            doc,
-            list(_residue.slot_path(self.mappings[self.dst.name].shape.residue)),
-            _residue.encode_residue(src.name, original, sets, dels),
-        )
+        _residue.set_path(doc, list(_residue.slot_path(self.mappings[self.dst.name].shape.residue)), res)
         return self._seal(_residue.encode(doc))
 
     def _back(self, src: Dialect) -> Pipeline:

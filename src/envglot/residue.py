@@ -1,10 +1,18 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 2, "digest": HEX}``:
-the JSON patches that turn what the ``from`` dialect's writer produces back into the
-original document, and a digest of that original (``v``: the digest's version, 1 when absent;
-see :func:`digest`). It is computed generically (write, read back, write the source dialect
-again, diff), so no dialect needs code of its own.
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 3,
+"take": [[PATH, CARRIER_PATH], ...], "digest": HEX}``: the JSON patches that turn what the
+``from`` dialect's writer produces back into the original document, and a digest of that
+original (``v``: the residue's version, 1 when absent; see :func:`digest`). No dialect needs
+code of its own:
+
+- version 3 (:func:`whole`, a document without an input residue into another dialect),
+  computed without converting back: the original whole at ``$`` (hooks read the wire Struct
+  whole, so no member is proven to come back unchanged), less the payload when the target
+  carries it byte for byte: ``null`` in its place and ``take`` to set the carrier's back;
+- version 2 (:func:`diff`: write, read back, write the source dialect again, diff): what a
+  document carrying a residue of its own (a chain's later hop) or converted into its own
+  dialect gets; version 1 is version 2's patches with an older digest.
 
 The residue belongs to the caller, not to the input: it is applied only when the caller
 asks for ``preserve``, only when the document it restores has the recorded digest, and
@@ -16,6 +24,7 @@ for byte (``1e400`` or a 10,000-digit integer is restored exactly).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any
 
@@ -36,8 +45,12 @@ __all__ = [
     "format_path",
     "none_in",
     "parse_path",
+    "payload_paths",
+    "restore",
     "set_path",
     "slot_path",
+    "value_at",
+    "whole",
 ]
 
 _SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d{1,9})\]|\[("(?:[^"\\]|\\.)*")\]')
@@ -47,9 +60,13 @@ _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _ENC = msgspec.json.Encoder()
 _DIGEST_TAG = b"envglot-residue/1\0"
 _DIGEST_TAG_2 = b"envglot-residue/2\0"
+_DIGEST_TAG_3 = b"envglot-residue/3\0"
+VERSION = 3
+"""The residue version :func:`whole` writes (``v``); :func:`digest` computes every known one's digest."""
 DIGEST_VERSION = 2
-"""The digest version new residues record (``v``); :func:`digest` computes every known one."""
+"""The version of the residues :func:`diff` builds (``v``: patches against the document written back)."""
 _SORTED = msgspec.json.Encoder(order="sorted")
+_PLAIN = msgspec.json.Decoder()
 _SPELLED = msgspec.json.Decoder(float_hook=Raw)
 """Any JSON value as Python objects, every non-integer number kept as its own text (``Raw``)."""
 
@@ -65,7 +82,11 @@ class Residue(Struct, forbid_unknown_fields=True):
     set: list[tuple[str, Raw]] = msgspec.field(default_factory=list)
     del_: list[str] = msgspec.field(default_factory=list, name="del")
     v: int = 1
-    """The digest's version (absent in residues made before version 2)."""
+    """The residue's version (absent in residues made before version 2): its digest's, and from
+    3 on, a set at ``$`` replaces the whole document."""
+    take: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    """Version 3: ``[PATH, CARRIER_PATH]``, after the sets: the value at ``CARRIER_PATH`` of the
+    document carrying the residue is set at ``PATH`` (a member that travels unchanged)."""
 
 
 @cache
@@ -80,9 +101,11 @@ def decode_residue(raw: Raw, where: str) -> Residue:
         res = _residue_decoder().decode(raw)
     except msgspec.DecodeError as exc:
         raise ParseError(f"corrupt preserve residue: {excerpt(str(exc))}", path=where) from None
-    if not 1 <= res.v <= DIGEST_VERSION:
-        raise ParseError(f"preserve residue of unknown digest version {res.v}", path=where)
-    for path in (*(p for p, _ in res.set), *res.del_):
+    if not 1 <= res.v <= VERSION:
+        raise ParseError(f"preserve residue of unknown version {res.v}", path=where)
+    if res.take and res.v < 3:
+        raise ParseError(f"corrupt preserve residue: take in a residue of version {res.v}", path=where)
+    for path in (*(p for p, _ in res.set), *res.del_, *(p for pair in res.take for p in pair)):
         parse_path(path, where)
     return res
 
@@ -251,27 +274,70 @@ def _same_order(o: dict[str, Raw], p: dict[str, Raw]) -> bool:
 
 
 def apply(doc: dict[str, Any], res: Residue) -> bool:
-    """Apply a residue's patches to ``doc`` in place; False if a patch cannot be applied."""
+    """Apply a residue's patches to ``doc`` in place; False if a patch cannot be applied.
+
+    From version 3 on, a set at ``$`` (an object) replaces the document, keys in its order."""
     for path in res.del_:
         segs = parse_path(path)
         if not segs:
             return False
         delete(doc, segs)
-    return all(set_path(doc, parse_path(path), value) for path, value in res.set)
+    for path, value in res.set:
+        segs = parse_path(path)
+        if segs:
+            if not set_path(doc, segs, value):
+                return False
+        elif res.v < 3 or bytes(memoryview(value)[:1]) != b"{":
+            return False
+        else:
+            doc.clear()
+            doc.update(_RAW_DICT.decode(value))
+    return True
 
 
-def digest(dialect: str, document: bytes, version: int = DIGEST_VERSION) -> str:
+def restore(doc: dict[str, Any], res: Residue, carrier: bytes | None) -> bytes | None:
+    """The document ``res``'s patches make of ``doc`` (patched in place; ``carrier``: the document
+    the residue travels in, for ``take``), ``None`` if a patch cannot be applied; a residue that
+    only sets ``$`` (version 3) gives its value's own bytes."""
+    if not res.take and res.v >= 3 and not res.del_ and len(res.set) == 1 and res.set[0][0] == "$":
+        value = res.set[0][1]
+        return bytes(value) if bytes(memoryview(value)[:1]) == b"{" else None
+    if not apply(doc, res):
+        return None
+    for path, there in res.take:
+        taken = None if carrier is None else value_at(carrier, parse_path(there))
+        if taken is None or not set_path(doc, parse_path(path), taken, create=False):
+            return None
+    return encode(doc)
+
+
+def value_at(document: bytes | dict[str, Raw], segs: Sequence[str | int]) -> Raw | None:
+    """The value at ``segs`` (object keys) of ``document`` (its text, or its top level decoded);
+    ``None`` if there is none."""
+    node: Any = document if isinstance(document, dict) else _open(Raw(document))
+    for i, seg in enumerate(segs):
+        if i:
+            node = _open(node)
+        if not isinstance(node, dict) or not isinstance(seg, str) or seg not in node:
+            return None
+        node = node[seg]
+    return node if segs and isinstance(node, Raw) else None
+
+
+def digest(dialect: str, document: bytes, version: int = VERSION) -> str:
     """The digest a residue records of the document it restores (key order does not matter).
 
-    BLAKE2b-128 over a version tag, the dialect name and the document's canonical form.
-    Version 2 (new residues): msgspec's encoding with every object's keys sorted, of the
-    document decoded with each non-integer number kept as its own text; so whitespace, key
-    order and string escapes do not count, ``2e2``, ``200.0`` and ``1E2`` stay apart (as in
-    version 1), and the only spellings that hash alike are of one integer (``-0`` and ``0``).
-    A document holding an integer Python will not decode (over 4,300 digits) has the form of
-    version 1 instead, after a ``\\x01`` (no sorted encoding starts with it). Version 1 (a
-    Python walk: keys sorted, every scalar as written, strings with escapes re-encoded) is
-    still computed for residues that record it.
+    A 128-bit hash (SHA-256's first half from version 3 on, BLAKE2b-128 before) over a version
+    tag, the dialect name and the document's canonical form. Version 3: msgspec's encoding with
+    every object's keys sorted, of the document decoded plainly (numbers as ``int`` and
+    ``float``): whitespace, key order, string escapes and the spellings of one number (``2e2``,
+    ``200.0``; ``-0`` and ``0``) do not count. A document holding a number msgspec will not
+    decode (``1e400``, an integer over 4,300 digits) has the form of version 1 instead, after a
+    ``\\x01`` (no sorted encoding starts with it).
+    Version 2: the same, but each non-integer number kept as its own text, so ``2e2``,
+    ``200.0`` and ``1E2`` stay apart (as in version 1), and only an integer over 4,300 digits
+    takes the fallback. Version 1 (a Python walk: keys sorted, every scalar as written, strings
+    with escapes re-encoded) is still computed for residues that record it.
     """
     import hashlib  # preserve=True only: not imported with envglot
 
@@ -279,9 +345,11 @@ def digest(dialect: str, document: bytes, version: int = DIGEST_VERSION) -> str:
     if version == 1:
         return hashlib.blake2b(_DIGEST_TAG + head + _walk(document), digest_size=16).hexdigest()
     try:
-        form = _SORTED.encode(_SPELLED.decode(document))
-    except msgspec.ValidationError:  # an integer too long for int(): the walk keeps its text
+        form = _SORTED.encode((_PLAIN if version >= 3 else _SPELLED).decode(document))
+    except msgspec.ValidationError:  # a number out of range (or too long for int()): the walk keeps its text
         form = b"\x01" + _walk(document)
+    if version >= 3:
+        return hashlib.sha256(_DIGEST_TAG_3 + head + form).hexdigest()[:32]
     return hashlib.blake2b(_DIGEST_TAG_2 + head + form, digest_size=16).hexdigest()
 
 
@@ -318,13 +386,92 @@ def _walk(document: bytes) -> bytes:
     return b"".join(parts)
 
 
-def encode_residue(dialect: str, original: bytes, sets: list[list[Any]], dels: list[str]) -> Raw:
+def encode_residue(
+    dialect: str, original: bytes, sets: list[list[Any]], dels: list[str], version: int = DIGEST_VERSION
+) -> Raw:
     """The wire residue restoring ``original`` (a ``from`` dialect document) from its patches."""
     return Raw(
         _ENC.encode(
-            {"from": dialect, "set": sets, "del": dels, "v": DIGEST_VERSION, "digest": digest(dialect, original)}
+            {"from": dialect, "set": sets, "del": dels, "v": version, "digest": digest(dialect, original, version)}
         )
     )
+
+
+_NULL = Raw(b"null")
+
+Paths = tuple[tuple[str | int, ...], tuple[str | int, ...]]
+"""A member's path in a source document and in the target's (as segments)."""
+
+
+def _swap(tree: dict[str, Any], segs: tuple[str | int, ...]) -> Raw | None:
+    """The value at ``segs`` (object keys) of ``tree``, replaced there by ``null`` (the objects on
+    the way opened in place); ``None``, and nothing replaced, if there is none."""
+    node: Any = tree
+    for seg in segs[:-1]:
+        child = _open(node[seg]) if isinstance(seg, str) and seg in node else None
+        if not isinstance(child, dict):
+            return None
+        node[seg] = child
+        node = child
+    last = segs[-1]
+    if not isinstance(last, str) or last not in node:
+        return None
+    value: Raw = node[last]
+    node[last] = _NULL
+    return value
+
+
+@lru_cache(maxsize=256)
+def _take(here: tuple[str | int, ...], there: tuple[str | int, ...]) -> list[list[str]]:
+    """A residue's ``take`` for a member at ``here`` of the original and ``there`` of the carrier
+    (formatted once per pair; only ever encoded)."""
+    return [[format_path(list(here)), format_path(list(there))]]
+
+
+def payload_paths(here: str | None, there: str | None, slot: str) -> Paths | None:
+    """The payload's path in a source document (``here``) and in the target's (``there``), as
+    segments, when a residue may take it from the carrier: neither is the whole document (nor
+    absent), and the target's residue ``slot`` lies outside it."""
+    if not here or not there:
+        return None
+    here_segs, there_segs = slot_path(here), slot_path(there)
+    if not here_segs or not there_segs or slot_path(slot)[: len(there_segs)] == there_segs:
+        return None
+    return here_segs, there_segs
+
+
+def whole(
+    dialect: str,
+    original: bytes,
+    members: dict[str, Raw] | None = None,
+    out: dict[str, Raw] | None = None,
+    payload: Paths | None = None,
+) -> Raw:
+    """The version 3 residue of ``original`` (a minified ``from`` dialect document with no residue
+    of its own, ``members`` its top level when decoded): the document set whole at ``$``,
+    whatever its writer writes back.
+
+    ``payload`` is a member's path in ``original`` and in the target document ``out`` (its top
+    level): when the two values are the same bytes, the member is left out (``null`` in its
+    place, so key order holds) and taken back from the carrier (``take``), provided the document
+    without it re-encodes to the original's own spelling (checked by length: msgspec's spelling
+    of a key is the shortest)."""
+    root: Raw = Raw(original)
+    take: list[list[str]] = []
+    if payload is not None and out is not None:
+        here, there = payload
+        value = value_at(out, there)
+        if value is not None:
+            tree = dict(members) if members is not None else _RAW_DICT.decode(original)
+            if _swap(tree, here) == value:
+                text = _ENC.encode(tree)
+                if len(text) - len(_NULL) + len(value) == len(original):
+                    root, take = Raw(text), _take(here, there)
+    residue = {"from": dialect, "set": [["$", root]], "del": [], "v": VERSION}
+    if take:
+        residue["take"] = take
+    residue["digest"] = digest(dialect, original)
+    return Raw(_ENC.encode(residue))
 
 
 def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -> bool:
