@@ -1,5 +1,8 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
+Over 500 lines: one residue format in three versions (its paths, patches, digests and the
+version 3 payload taken from the carrier) that every face reads and writes through here.
+
 A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 3,
 "take": [[PATH, CARRIER_PATH], ...], "digest": HEX}``: the JSON patches that turn what the
 ``from`` dialect's writer produces back into the original document, and a digest of that
