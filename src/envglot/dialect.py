@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 from msgspec import Raw, Struct
 
-from .declare import Hooked, Shape
+from .declare import Hooked, ProbeDoc, Shape, When
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
+from .probetests import DeclaredTest, needs_of
 from .registry import (
     Deferred,
     defer,
@@ -86,6 +87,9 @@ class Probe(Struct, frozen=True):
     needs: tuple[frozenset[str], ...] | None = None
     """Top-level key sets, one of which a document holds in full whenever ``test`` names evidence
     (``None``: not declared). Lets a forced source rule this probe out by its keys alone."""
+    when: tuple[When, ...] = ()
+    """A declared test's alternatives (``test`` runs them): the detections generate them inline
+    instead of calling ``test``. Empty: ``test`` is a Python function."""
 
 
 _OBJ = msgspec.json.Decoder(dict[str, Raw])
@@ -417,6 +421,15 @@ def defer_hooks(module: str, load: Callable[[], object]) -> Deferred:
     return defer(facts.name, tuple(decl.aliases), decl.description, facts.shape, load)
 
 
+def _probe(file: str, module: ModuleType, fn: str, p: ProbeDoc, dialect: str) -> Probe:
+    """``[declare.probes.<fn>]``: its declared test (``when``), or the module's function ``fn``."""
+    test = getattr(module, fn, None)
+    p.check(file, fn, f"{module.__name__} has a function {fn!r}" if callable(test) else None, module.__name__)
+    if p.when or test is None:
+        return Probe(p.priority, DeclaredTest(p.when, dialect, fn), p.doc, needs_of(p.when), tuple(p.when))
+    return Probe(p.priority, test, p.doc, p.needs_sets())
+
+
 def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> type[Dialect]:
     """The dialect of a hooks module (or its name), compiled from its declaration.
 
@@ -454,22 +467,7 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
     if decl.fallback is not msgspec.UNSET:
         ns["fallback"] = decl.fallback
     ns.update(decl.class_facts(facts.file))
-    probes = []
-    for fn, p in decl.probes.items():
-        test = getattr(module, fn, None)
-        if not callable(test):
-            raise MappingError(
-                f"{facts.file}: [declare.probes] {fn!r} is no function of {module.__name__}",
-                path=f"$.declare.probes.{fn}",
-            )
-        if p.needs == []:
-            raise MappingError(
-                f"{facts.file}: [declare.probes.{fn}] needs is empty: name the key sets one of which the "
-                "probe needs (or leave needs out)",
-                path=f"$.declare.probes.{fn}.needs",
-            )
-        probes.append(Probe(p.priority, test, p.doc, p.needs_sets()))
-    ns["probes"] = tuple(probes)
+    ns["probes"] = tuple(_probe(facts.file, module, fn, p, name) for fn, p in decl.probes.items())
     for attr, hook in HOOKS.items():
         value = getattr(module, hook, None)
         if value is None:

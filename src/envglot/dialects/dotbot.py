@@ -13,7 +13,7 @@ from ..checker import Checker, Rule
 from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, name_of, shape_of
+from ..dialect import Dialect, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Let, Reading, When, Writing, common
@@ -453,11 +453,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
         computed = _status(errors, warnings)
         if computed != status:
             c.add("$.status", f"status {status!r} disagrees with errors/warnings (computed {computed!r})")
-
-
-def probe(f: Facts) -> str | None:
-    """Only dotbot has the key: a wrong value is a broken dotbot envelope."""
-    return "schema_id" if f.has("schema_id") else None
 
 
 def failed(self: Dialect, doc: bytes) -> bool:
