@@ -137,6 +137,8 @@ class When(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
 
     def check(self, file: str, at: str) -> None:
         """A :class:`MappingError` naming ``file`` and the key (under ``at``) of a test that cannot be run."""
+        if not (self.needs() or self.absent or self.present_any or self.within is not None):
+            raise MappingError(f"{file}: {at} has no condition: name what the probe looks for", path=at)
         lists = {f"holds.{m}": k for m, k in self.holds.items()} | {
             f"holds_any.{m}": k for m, k in self.holds_any.items()
         }

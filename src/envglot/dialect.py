@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable
 from functools import cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import msgspec
 from msgspec import Raw, Struct
@@ -388,17 +388,28 @@ def declared_facts(name: str | None, file: str | Path | None = None) -> Declared
         raise MappingError(f"{path}: dialect = {said!r}, expected {name or 'a dialect name'!r}", path="$.dialect")
     if not isinstance(raw, dict):
         raise MappingError(f"{path}: [declare] must be a table (the dialect's declaration)", path="$.declare")
-    try:
-        decl = msgspec.convert(raw, Hooked)
-    except msgspec.ValidationError as exc:
-        inner = error_path(str(exc)) or "$"
-        raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
+    for name, part in (probes if isinstance(probes := raw.get("probes"), dict) else {}).items():
+        _convert(part, ProbeDoc, path, f"probes.{name}")  # first on its own: an error names the probe
+    decl = _convert(raw, Hooked, path, "")
     ok = fields.get("ok") if isinstance(fields, dict) else None
     if not isinstance(ok, str) or not ok.startswith("$.") or "." in ok[2:]:
         raise MappingError(
             f"{path}: [fields] ok must name the top-level member that says the outcome", path="$.fields.ok"
         )
     return DeclaredFacts(said, decl, ok[2:], str(path))
+
+
+_T = TypeVar("_T")
+
+
+def _convert(raw: object, kind: type[_T], file: str, at: str) -> _T:
+    """``raw`` as ``kind``, part ``at`` of ``[declare]`` of ``file`` (a :class:`MappingError` naming both)."""
+    try:
+        return msgspec.convert(raw, kind)
+    except msgspec.ValidationError as exc:
+        inner = (error_path(str(exc)) or "$")[1:]
+        name = f"[declare.{at}]" if at else "[declare]"
+        raise MappingError(f"{file}: {name}: {exc}", path="$.declare" + (f".{at}" if at else "") + inner) from None
 
 
 def name_of(module: str) -> str:
