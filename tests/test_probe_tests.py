@@ -202,7 +202,7 @@ def test_the_generated_detections_inline_the_bundled_tests_and_decode_each_membe
         text = source(fn)
         assert "Facts(" not in text, text
         for member in ("meta", "data", "error"):
-            decodes = text.count(f"(m_{member} := obj_m_{member}(p))")
+            decodes = text.count(f"(m_{member} := None if (r := p.get({member!r})) is None else obj_m_{member}(r))")
             assert decodes == text.count(f"m_{member} if m_{member} is not UNREAD")
     assert "m_meta = m_data = m_error = UNREAD" in source(forced_rival(reg, "errorcode"))
 

@@ -111,7 +111,7 @@ class TestCode:
         """The top-level object ``m``, one level decoded on first use (``None``: absent or no object)."""
         self.members.setdefault(m, {})
         v = _var(m)
-        return f"({v} if {v} is not UNREAD else ({v} := obj_{v}(p)))"
+        return f"({v} if {v} is not UNREAD else ({v} := None if (r := p.get({m!r})) is None else obj_{v}(r)))"
 
     def _field(self, m: str, key: str) -> str:
         fields = self.members[m]
@@ -121,20 +121,16 @@ class TestCode:
         return f"{_var(m)}.{self._field(m, key)} is not NONE"
 
 
-def _object_member(member: str, keys: dict[str, str]) -> Callable[[dict[str, Raw]], Any]:
-    """The function that decodes the top-level member ``member`` of a document's members into a
-    Struct of ``keys`` (by field name; a missing one is ``NONE``): ``None`` when the document
-    has no such member or it is no object. Any other JSON value decodes without raising (one
-    call, no test of its first character); only what none of them takes (a number beyond a
-    float) raises, and is no object either."""
+def _object_member(member: str, keys: dict[str, str]) -> Callable[[Raw], Any]:
+    """The function that decodes the top-level member ``member`` (its JSON) into a Struct of
+    ``keys`` (by field name; a missing one is ``NONE``): ``None`` when it is no object. Any
+    other JSON value decodes without raising (one call, no test of its first character); only
+    what none of them takes (a number beyond a float) raises, and is no object either."""
     fields = [(name, Raw, msgspec.field(default=_NONE, name=k)) for k, name in keys.items()]
     struct = msgspec.defstruct(f"{_var(member).title()}Keys", fields)
     decode = msgspec.json.Decoder(struct | None | str | bool | float | list[Raw]).decode  # type: ignore[operator]
 
-    def read(p: dict[str, Raw]) -> Any:
-        r = p.get(member)
-        if r is None:
-            return None
+    def read(r: Raw) -> Any:
         try:
             v = decode(r)
         except msgspec.ValidationError:
