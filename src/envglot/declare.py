@@ -17,7 +17,7 @@ from msgspec import UNSET, Struct, UnsetType
 from .errors import MappingError
 from .kinds import Kind
 
-__all__ = ["Common", "Declare", "Detect", "Hooked", "Outcome", "ProbeDoc", "Shape"]
+__all__ = ["Common", "Declare", "Detect", "Hooked", "JsonType", "Outcome", "ProbeDoc", "Shape", "When"]
 
 
 class Shape(Struct, frozen=True, forbid_unknown_fields=True):
@@ -97,19 +97,123 @@ class Common(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
         return out
 
 
+JsonType = Literal["bool", "null", "string", "object", "array"]
+"""A JSON type a declared probe test checks a member for, by its JSON text (``bool``: ``true`` or
+``false``; ``object``/``array``/``string``: its first character)."""
+
+
+class When(Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[[declare.probes.<name>.when]]``: one alternative of a declared probe test. Every
+    condition given must hold; the probe names ``evidence`` for the first alternative that does.
+
+    A *member* is a top-level key (``"success"``) or one key of a top-level object
+    (``"error.code"``, quoted in TOML); every test reads the members' JSON text as the document
+    spells it (the last of a repeated key), so ``equals`` compares JSON text, not values."""
+
+    evidence: str
+    present: list[str] = []
+    """Top-level keys the document holds, every one."""
+    present_any: list[str] = []
+    """Top-level keys the document holds at least one of."""
+    absent: list[str] = []
+    """Top-level keys the document does not hold."""
+    within: list[str] | None = None
+    """The document's top-level keys are all among these (and all defined by a registered dialect)."""
+    types: dict[str, JsonType | list[JsonType]] = {}
+    """Member -> its JSON type (or one of a list)."""
+    equals: dict[str, str | int | bool] = {}
+    """Member -> the value whose compact JSON text the member is (``"response-v2"``: ``"response-v2"``)."""
+    integer: dict[str, tuple[int, int]] = {}
+    """Member -> ``[low, high]``: an integer written in plain digits from ``low`` to ``high`` (>= 0)."""
+    holds: dict[str, list[str]] = {}
+    """Top-level member -> keys it holds, every one (an object)."""
+    holds_any: dict[str, list[str]] = {}
+    """Top-level member -> keys it holds at least one of (an object)."""
+
+    def needs(self) -> frozenset[str]:
+        """The top-level keys a document holds whenever this alternative holds."""
+        refs = [*self.types, *self.equals, *self.integer, *self.holds, *self.holds_any]
+        return frozenset(self.present) | {r.split(".", 1)[0] for r in refs}
+
+    def check(self, file: str, at: str) -> None:
+        """A :class:`MappingError` naming ``file`` and the key (under ``at``) of a test that cannot be run."""
+        if not (self.needs() or self.absent or self.present_any or self.within is not None):
+            raise MappingError(f"{file}: {at} has no condition: name what the probe looks for", path=at)
+        lists = {f"holds.{m}": k for m, k in self.holds.items()} | {
+            f"holds_any.{m}": k for m, k in self.holds_any.items()
+        }
+        if self.within is not None:
+            lists["within"] = self.within
+        for key, got in lists.items():
+            if not got:
+                raise MappingError(f"{file}: {at}.{key} is empty: name at least one key", path=f"{at}.{key}")
+        for key, refs in (("types", self.types), ("equals", self.equals), ("integer", self.integer)):
+            for ref in refs:
+                if ref.count(".") > 1 or "" in ref.split("."):
+                    raise MappingError(
+                        f"{file}: {at}.{key}: {ref!r} is no member: a top-level key or one key of a top-level "
+                        'object ("error.code")',
+                        path=f"{at}.{key}",
+                    )
+        for key, objs in (("holds", self.holds), ("holds_any", self.holds_any)):
+            for m in objs:
+                if "." in m:
+                    raise MappingError(f"{file}: {at}.{key}: {m!r} is no top-level key", path=f"{at}.{key}")
+        for ref, (low, high) in self.integer.items():
+            if not 0 <= low <= high:
+                raise MappingError(
+                    f"{file}: {at}.integer.{ref}: [{low}, {high}] is no range of integers from 0 (low <= high)",
+                    path=f"{at}.integer",
+                )
+
+
 class ProbeDoc(Struct, forbid_unknown_fields=True, frozen=True):
-    """``[declare.probes.<function>]``: a hooks module's probe function, its priority and doc."""
+    """``[declare.probes.<name>]``: a probe's priority and doc, and its test: declared as data
+    (``when``) or the hooks module's function ``<name>``."""
 
     priority: int
     doc: str = ""
     """What the probe looks for, in Markdown (the detection table of ``docs/python-api.md``)."""
     needs: list[list[str]] | None = None
     """Top-level key sets, one of which a document holds in full whenever the probe names
-    evidence (:attr:`envglot.dialect.Probe.needs`); left out: not declared."""
+    evidence (:attr:`envglot.dialect.Probe.needs`); left out: not declared. Derived from
+    ``when`` for a declared test (and refused beside it)."""
+    when: list[When] = []
+    """The declared test's alternatives, tried in order (empty: the module's function)."""
 
     def needs_sets(self) -> tuple[frozenset[str], ...] | None:
         """:attr:`needs` as :attr:`envglot.dialect.Probe.needs` takes it."""
         return None if self.needs is None else tuple(frozenset(keys) for keys in self.needs)
+
+    def check(self, file: str, name: str, function: str | None, module: str) -> None:
+        """A :class:`MappingError` naming ``file`` and the key when ``[declare.probes.<name>]``
+        cannot be run: a declared test that cannot be, or beside the hooks ``module``'s
+        ``function`` (``None``: it has none) or ``needs``; no test at all; empty needs."""
+        at = f"$.declare.probes.{name}"
+        if self.when:
+            if function is not None:
+                raise MappingError(
+                    f"{file}: [declare.probes.{name}] has a declared test (when) and {function}: "
+                    "one of them (a probe has one home)",
+                    path=f"{at}.when",
+                )
+            if self.needs is not None:
+                raise MappingError(
+                    f"{file}: [declare.probes.{name}] needs is derived from when: leave it out", path=f"{at}.needs"
+                )
+            for i, w in enumerate(self.when):
+                w.check(file, f"{at}.when[{i}]")
+        elif function is None:
+            raise MappingError(
+                f"{file}: [declare.probes] {name!r} is no function of {module} (and declares no test, when)",
+                path=at,
+            )
+        elif self.needs == []:
+            raise MappingError(
+                f"{file}: [declare.probes.{name}] needs is empty: name the key sets one of which the "
+                "probe needs (or leave needs out)",
+                path=f"{at}.needs",
+            )
 
 
 class Hooked(Common, forbid_unknown_fields=True, frozen=True, kw_only=True):

@@ -25,11 +25,13 @@ from . import canonical as c
 from .checker import Checker
 from .context import Context
 from .declaration import KIND, Declaration, Declare, Detect, Leaf, Node, camel, canonical_types
+from .declare import When
 from .declsteps import steps
 from .detect import classify
 from .diagnostics import DISCARD, Kind
-from .dialect import Dialect, Facts, Probe, Shape
+from .dialect import Dialect, Probe, Shape
 from .errors import MappingError
+from .probetests import DeclaredTest, needs_of
 from .registry import Registry, bundled
 from .tables import DialectTable, Mappings, error_path, locate_error, toml_document
 from .tomlfile import read_regular
@@ -290,18 +292,14 @@ def build_declaration(
         raise MappingError(f"{path}: [fields] needs a problems path (where a failure's error goes)")
     if "ok" in table.fields and len(compiled.ok_keys or ()) == 0:
         raise MappingError(f"{path}: [fields] ok path is empty")
-    evidence = decl.detect.keys[0]
-    need = frozenset(decl.detect.keys)
-    consts = tuple((k[0], Raw(_ENC.encode(v))) for k, v in compiled.constants if len(k) == 1)
-
-    def probe(f: Facts) -> str | None:
-        present = f.present
-        if not present.keys() >= need:
-            return None
-        for k, raw in consts:
-            if present.get(k) != raw:
-                return None
-        return evidence
+    # The detection keys all present, each top-level constant its value (a declared test: inline in detection).
+    when = (
+        When(
+            evidence=decl.detect.keys[0],
+            present=decl.detect.keys,
+            equals={k[0]: v for k, v in compiled.constants if len(k) == 1},
+        ),
+    )
 
     shape = Shape(
         payload=decl.payload,
@@ -322,7 +320,7 @@ def build_declaration(
             "native_indent": decl.native_indent,
             "wire": compiled.wire,
             "keys": frozenset(compiled.root.members),
-            "probes": (Probe(decl.detect.priority, probe, needs=(need,)),),
+            "probes": (Probe(decl.detect.priority, DeclaredTest(when, name, "detect"), "", needs_of(when), when),),
             "outcome_key": outcome.removeprefix("$."),
             "declaration": compiled,
             "reading": reading,

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 from msgspec import Raw, Struct
 
+from .declare import When
 from .dialect import Dialect, Facts, Probe
 from .errors import DetectError
+from .probetests import DeclaredTest, TestCode, needs_of
 from .registry import Registry, bundled
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "classify",
     "classify_members",
     "detect_bytes",
+    "detector",
     "forced_rival",
     "probe_table",
     "top_level",
@@ -53,41 +57,33 @@ class Detection(Struct, frozen=True):
 
 _WRAPPER_KEYS = ("content", "structuredContent", "isError", "jsonrpc", "result", "error")
 MCP_MARKERS = ("content", "structuredContent")
-"""The members one of which an MCP CallToolResult holds (:func:`_mcp` requires one)."""
+"""The members one of which an MCP CallToolResult holds (its probe requires one)."""
 JSONRPC_MARKER = "jsonrpc"
-"""The member a JSON-RPC response holds (:func:`_jsonrpc` requires it)."""
+"""The member a JSON-RPC response holds (its probe requires it)."""
 
 
-def _jsonrpc(f: Facts) -> str | None:
-    """A JSON-RPC 2.0 response (``jsonrpc`` with ``result`` or ``error``)."""
-    return "jsonrpc" if f.has(JSONRPC_MARKER) and (f.has("result") or f.has("error")) and not f.has("success") else None
-
-
-def _mcp(f: Facts) -> str | None:
-    """An MCP CallToolResult (``content``/``structuredContent``, no envelope keys)."""
-    if f.has("success") or f.has("data"):
-        return None
-    return next((k for k in MCP_MARKERS if f.has(k)), None)
+def _wrapper(priority: int, doc: str, name: str, when: tuple[When, ...]) -> Probe:
+    return Probe(priority, DeclaredTest(when, name, name), doc, needs_of(when), when)
 
 
 _TRANSPORT = (
     (
-        Probe(
+        _wrapper(
             30,
-            _jsonrpc,
             "a **JSON-RPC response**: `jsonrpc` with `result` (unwrapped, then detected again) or `error` "
             "(refused: a `ParseError` naming its code and message, never read as a payload)",
-            (frozenset((JSONRPC_MARKER,)),),
+            JSONRPC,
+            tuple(When(evidence=JSONRPC, present=[JSONRPC_MARKER, k], absent=["success"]) for k in ("result", "error")),
         ),
         JSONRPC,
     ),
     (
-        Probe(
+        _wrapper(
             40,
-            _mcp,
             "an **MCP CallToolResult**: `content`/`structuredContent`, no `success`/`data`: unwrapped, then "
             "detected again (one level only: a wrapper inside a wrapper is a `ParseError`)",
-            tuple(frozenset((k,)) for k in MCP_MARKERS),
+            MCP,
+            tuple(When(evidence=k, present=[k], absent=["success", "data"]) for k in MCP_MARKERS),
         ),
         MCP,
     ),
@@ -172,31 +168,71 @@ def top_level(buf: bytes | memoryview | str) -> dict[str, Raw]:
 def classify_members(present: dict[str, Raw], registry: Registry | None = None) -> Detection:
     """:func:`classify` of a document whose top-level members (:func:`top_level`) are ``present``,
     by ``registry``'s dialects (default: the bundled ones)."""
-    plan = _plan(registry if registry is not None else bundled())
-    return _first(_facts(present, plan), plan)
-
-
-def _facts(present: dict[str, Raw], plan: _Plan) -> Facts:
-    return Facts(present, frozenset(present) if plan.known.issuperset(present) else None)
-
-
-def _first(facts: Facts, plan: _Plan) -> Detection:
-    """The first probe of ``plan`` that names evidence in ``facts``, else the fallback."""
-    try:
-        for probe, name in plan.probes:
-            evidence = probe.test(facts)
-            if evidence is not None:
-                return Detection(name, evidence)
-    except msgspec.DecodeError as exc:  # pragma: no cover - members were valid JSON when decoded
-        raise DetectError(f"invalid JSON: {exc}", path="$") from None
-    if plan.fallback is None:
-        raise DetectError("no dialect recognizes this object", path="$")
-    return Detection(plan.fallback, None)
+    return detector(registry if registry is not None else bundled())(present)
 
 
 def _met(needs: tuple[frozenset[str], ...]) -> str:
     """The generated test that a document's members ``p`` hold one of ``needs``' key sets."""
     return " or ".join("(" + " and ".join(f"{k!r} in p" for k in sorted(s)) + ")" for s in sorted(needs, key=sorted))
+
+
+class _Gen:
+    """One generated detection function over a document's top-level members ``p``: the probes in
+    detection order, a declared test inline (:class:`~envglot.probetests.TestCode`: each object
+    member decoded at most once, shared), a Python probe through one :class:`Facts` built when
+    the first one runs."""
+
+    def __init__(self, title: str, plan: _Plan, doc: str) -> None:
+        from .fields import Unit  # the compiler's module builder, loaded with the first generated detection
+
+        self.u = Unit(title)
+        self.code = TestCode(self.u, plan.known)
+        self.u.ns.update(Facts=Facts, known=plan.known, DecodeError=msgspec.DecodeError, DetectError=DetectError)
+        self.u.emit("def detect(p):", 0)
+        self.u.emit(f'"""{doc}"""')
+        self._locals = len(self.u.lines)
+        self._facts = False
+        self.u.emit("try:")
+
+    def hook(self, probe: Probe, name: str, at: int) -> str:
+        """Emit the :class:`Facts` a Python probe reads; the name of its test."""
+        self._facts = True
+        self.u.emit("if f is None:", at)
+        self.u.emit("f = Facts(p, frozenset(p) if known.issuperset(p) else None)", at + 1)
+        return self.u.ref(probe.test, f"{name}_{probe.priority}")
+
+    def build(self, last: str) -> Callable[[dict[str, Raw]], Any]:
+        """The function, ending with the statement ``last`` when no probe returned."""
+        self.u.emit("except DecodeError as exc:  # members are valid JSON: not raised; refused as classify does")
+        self.u.emit('raise DetectError(f"invalid JSON: {exc}", path="$") from None', 2)
+        self.u.emit(last)
+        first = [s for s in (self.code.locals(), "f = None" if self._facts else None) if s]
+        self.u.lines[self._locals : self._locals] = ["    " + s for s in first]
+        fn: Callable[[dict[str, Raw]], Any] = self.u.build("detect")
+        return fn
+
+
+@functools.lru_cache(maxsize=64)
+def detector(registry: Registry) -> Callable[[dict[str, Raw]], Detection]:
+    """:func:`classify_members` for ``registry``, as one function generated for it (by
+    :class:`envglot.fields.Unit`; ``ENVGLOT_DUMP_COMPILED`` dumps it as ``detect_<registry>``):
+    every probe in detection order, the first that names evidence winning, then the fallback."""
+    plan = _plan(registry)
+    g = _Gen(f"detect{_ident(registry, '')}", plan, "The dialect of a document and its evidence.")
+    for probe, name in plan.probes:
+        g.u.emit(f"# {name}, priority {probe.priority}", 2)
+        if probe.when:
+            for w in probe.when:
+                g.u.emit(f"if {g.code.test(w)}:", 2)
+                g.u.emit(f"return {g.u.ref(Detection(name, w.evidence), f'{name}_{w.evidence}')}", 3)
+            continue
+        test = g.hook(probe, name, 2)
+        g.u.emit(f"if (evidence := {test}(f)) is not None:", 2)
+        g.u.emit(f"return Detection({name!r}, evidence)", 3)
+    g.u.ns.update(Detection=Detection)
+    if plan.fallback is None:
+        return g.build('raise DetectError("no dialect recognizes this object", path="$")')
+    return g.build(f"return {g.u.ref(Detection(plan.fallback, None), 'fallback')}")
 
 
 @functools.lru_cache(maxsize=256)
@@ -206,40 +242,34 @@ def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]],
     wrapper, the fallback or no dialect), as one function generated for ``registry`` and
     ``dialect`` (by :class:`envglot.fields.Unit`; ``ENVGLOT_DUMP_COMPILED`` dumps it).
 
-    It runs, in detection order, the probes up to the last other dialect's, each only where
-    the document holds one of its declared needs (:attr:`~envglot.dialect.Probe.needs`; a
-    probe without needs always runs): an other dialect's probe that fires names it, one of
-    ``dialect``'s own or a wrapper's ends the search. The probes share one :class:`Facts`
-    (each member decoded once), built when the first probe runs."""
-    from .fields import Unit  # the compiler's module builder, loaded with the first forced source
-
+    It runs, in detection order, the probes up to the last other dialect's: a declared test
+    inline, a Python probe only where the document holds one of its declared needs
+    (:attr:`~envglot.dialect.Probe.needs`; one without needs always runs). An other dialect's
+    probe that fires names it, one of ``dialect``'s own or a wrapper's ends the search."""
     plan = _plan(registry)
     probes = list(plan.probes)
     while probes and probes[-1][1] in (dialect, MCP, JSONRPC):  # nothing after the last rival's probe matters
         probes.pop()
-    u = Unit(f"rival_{_ident(registry, dialect)}")
-    u.ns.update(Facts=Facts, known=plan.known, DecodeError=msgspec.DecodeError, DetectError=DetectError)
-    u.emit("def rival(p):", 0)
-    u.emit(f'"""The other dialect detection names in a document read as {dialect}."""')
-    u.emit("f = None")
-    u.emit("try:")
+    g = _Gen(
+        f"rival_{_ident(registry, dialect)}",
+        plan,
+        f"The other dialect detection names in a document read as {dialect}.",
+    )
     for probe, name in probes:
-        test = u.ref(probe.test, f"{name}_{probe.priority}")
-        needs = probe.needs
-        u.emit(f"# {name}, priority {probe.priority}", 2)
-        body = 2
-        if needs is not None:
-            u.emit(f"if {_met(needs)}:", 2)
-            body = 3
-        u.emit("if f is None:", body)
-        u.emit("f = Facts(p, frozenset(p) if known.issuperset(p) else None)", body + 1)
-        found = "None" if name in (dialect, MCP, JSONRPC) else u.ref(registry.get(name), name)
-        u.emit(f"if {test}(f) is not None:", body)
-        u.emit(f"return {found}", body + 1)
-    u.emit("except DecodeError as exc:  # members are valid JSON: not raised; refused as the full detection does")
-    u.emit('raise DetectError(f"invalid JSON: {exc}", path="$") from None', 2)
-    u.emit("return None")
-    fn: Callable[[dict[str, Raw]], Dialect | None] = u.build("rival")
+        found = "None" if name in (dialect, MCP, JSONRPC) else g.u.ref(registry.get(name), name)
+        g.u.emit(f"# {name}, priority {probe.priority}", 2)
+        if probe.when:
+            g.u.emit(f"if {' or '.join(f'({g.code.test(w)})' for w in probe.when)}:", 2)
+            g.u.emit(f"return {found}", 3)
+            continue
+        at = 2
+        if probe.needs is not None:
+            g.u.emit(f"if {_met(probe.needs)}:", 2)
+            at = 3
+        test = g.hook(probe, name, at)
+        g.u.emit(f"if {test}(f) is not None:", at)
+        g.u.emit(f"return {found}", at + 1)
+    fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None")
     return fn
 
 

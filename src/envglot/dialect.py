@@ -24,14 +24,15 @@ import sys
 from collections.abc import Callable
 from functools import cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import msgspec
 from msgspec import Raw, Struct
 
-from .declare import Hooked, Shape
+from .declare import Hooked, ProbeDoc, Shape, When
 from .diagnostics import Kind
 from .errors import MappingError, ParseError
+from .probetests import DeclaredTest, needs_of
 from .registry import (
     Deferred,
     defer,
@@ -86,6 +87,9 @@ class Probe(Struct, frozen=True):
     needs: tuple[frozenset[str], ...] | None = None
     """Top-level key sets, one of which a document holds in full whenever ``test`` names evidence
     (``None``: not declared). Lets a forced source rule this probe out by its keys alone."""
+    when: tuple[When, ...] = ()
+    """A declared test's alternatives (``test`` runs them): the detections generate them inline
+    instead of calling ``test``. Empty: ``test`` is a Python function."""
 
 
 _OBJ = msgspec.json.Decoder(dict[str, Raw])
@@ -384,17 +388,28 @@ def declared_facts(name: str | None, file: str | Path | None = None) -> Declared
         raise MappingError(f"{path}: dialect = {said!r}, expected {name or 'a dialect name'!r}", path="$.dialect")
     if not isinstance(raw, dict):
         raise MappingError(f"{path}: [declare] must be a table (the dialect's declaration)", path="$.declare")
-    try:
-        decl = msgspec.convert(raw, Hooked)
-    except msgspec.ValidationError as exc:
-        inner = error_path(str(exc)) or "$"
-        raise MappingError(f"{path}: [declare]: {exc}", path="$.declare" + inner[1:]) from None
+    for name, part in (probes if isinstance(probes := raw.get("probes"), dict) else {}).items():
+        _convert(part, ProbeDoc, path, f"probes.{name}")  # first on its own: an error names the probe
+    decl = _convert(raw, Hooked, path, "")
     ok = fields.get("ok") if isinstance(fields, dict) else None
     if not isinstance(ok, str) or not ok.startswith("$.") or "." in ok[2:]:
         raise MappingError(
             f"{path}: [fields] ok must name the top-level member that says the outcome", path="$.fields.ok"
         )
     return DeclaredFacts(said, decl, ok[2:], str(path))
+
+
+_T = TypeVar("_T")
+
+
+def _convert(raw: object, kind: type[_T], file: str, at: str) -> _T:
+    """``raw`` as ``kind``, part ``at`` of ``[declare]`` of ``file`` (a :class:`MappingError` naming both)."""
+    try:
+        return msgspec.convert(raw, kind)
+    except msgspec.ValidationError as exc:
+        inner = (error_path(str(exc)) or "$")[1:]
+        name = f"[declare.{at}]" if at else "[declare]"
+        raise MappingError(f"{file}: {name}: {exc}", path="$.declare" + (f".{at}" if at else "") + inner) from None
 
 
 def name_of(module: str) -> str:
@@ -415,6 +430,15 @@ def defer_hooks(module: str, load: Callable[[], object]) -> Deferred:
     facts = declared_facts(name_of(module))
     decl = facts.declare
     return defer(facts.name, tuple(decl.aliases), decl.description, facts.shape, load)
+
+
+def _probe(file: str, module: ModuleType, fn: str, p: ProbeDoc, dialect: str) -> Probe:
+    """``[declare.probes.<fn>]``: its declared test (``when``), or the module's function ``fn``."""
+    test = getattr(module, fn, None)
+    p.check(file, fn, f"{module.__name__} has a function {fn!r}" if callable(test) else None, module.__name__)
+    if p.when or test is None:
+        return Probe(p.priority, DeclaredTest(p.when, dialect, fn), p.doc, needs_of(p.when), tuple(p.when))
+    return Probe(p.priority, test, p.doc, p.needs_sets())
 
 
 def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> type[Dialect]:
@@ -454,22 +478,7 @@ def compile_hooks(module: ModuleType | str, table_file: str | None = None) -> ty
     if decl.fallback is not msgspec.UNSET:
         ns["fallback"] = decl.fallback
     ns.update(decl.class_facts(facts.file))
-    probes = []
-    for fn, p in decl.probes.items():
-        test = getattr(module, fn, None)
-        if not callable(test):
-            raise MappingError(
-                f"{facts.file}: [declare.probes] {fn!r} is no function of {module.__name__}",
-                path=f"$.declare.probes.{fn}",
-            )
-        if p.needs == []:
-            raise MappingError(
-                f"{facts.file}: [declare.probes.{fn}] needs is empty: name the key sets one of which the "
-                "probe needs (or leave needs out)",
-                path=f"$.declare.probes.{fn}.needs",
-            )
-        probes.append(Probe(p.priority, test, p.doc, p.needs_sets()))
-    ns["probes"] = tuple(probes)
+    ns["probes"] = tuple(_probe(facts.file, module, fn, p, name) for fn, p in decl.probes.items())
     for attr, hook in HOOKS.items():
         value = getattr(module, hook, None)
         if value is None:

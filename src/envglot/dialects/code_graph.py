@@ -17,7 +17,7 @@ from ..checker import Checker, Rule, type_name
 from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Facts, name_of, shape_of
+from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..fields import Build, Const, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
@@ -516,13 +516,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             f"approxTokens is {tokens}; the emitter computes {expected} "
             "(ceil(length of the compact envelope with approxTokens 0 / 4))",
         )
-
-
-def probe(f: Facts) -> str | None:
-    if not f.is_bool("success"):
-        return None
-    data = f.member("data")
-    return "data.requestId" if data is not None and "requestId" in data and "generatedAt" in data else None
 
 
 WIRE = Envelope

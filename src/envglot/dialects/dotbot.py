@@ -27,7 +27,7 @@ from ..codes import (
 )
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, name_of, shape_of
+from ..dialect import Dialect, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Failure, Let, Reading, When, Writing, common
@@ -502,11 +502,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
         computed = _status(errors, warnings)
         if computed != status:
             c.add("$.status", f"status {status!r} disagrees with errors/warnings (computed {computed!r})")
-
-
-def probe(f: Facts) -> str | None:
-    """Only dotbot has the key: a wrong value is a broken dotbot envelope."""
-    return "schema_id" if f.has("schema_id") else None
 
 
 def failed(self: Dialect, doc: bytes) -> bool:

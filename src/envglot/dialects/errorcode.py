@@ -12,7 +12,7 @@ from ..checker import Checker, Rule
 from ..codes import Choice, FailurePlan, WireFailure, missing_problem, read_problem, write_plan, written_message
 from ..context import Context, whole_ms
 from ..diagnostics import Kind
-from ..dialect import Facts, name_of, shape_of
+from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Failure, Let, Reading, Writing
@@ -68,7 +68,6 @@ class Envelope(_Wire):
 
 _DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
-_SUCCESS_KEYS = frozenset({"success", "data", "meta", "_envglot"})
 
 
 def derived_retryable(code: str, m: Mappings) -> bool:
@@ -330,24 +329,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
     meta = d.get("meta")
     if isinstance(meta, dict) and ("mode" in meta) != ("approval_mode" in meta):
         c.add("$.meta", "mode and approval_mode come together (workflow profile) or not at all (API profile)")
-
-
-def coded(f: Facts) -> str | None:
-    if not f.is_bool("success"):
-        return None
-    err = f.member("error")
-    if err is not None and "code" in err:
-        return "error.code"
-    meta = f.member("meta")
-    if meta is not None and ("tool_version" in meta or "elapsed_ms" in meta):
-        return "meta.tool_version"
-    return None
-
-
-def bare(f: Facts) -> str | None:
-    """``{success, data[, meta]}``: errorcode's success shape (after response-v2's unmarked probe)."""
-    ok = f.keys is not None and f.is_bool("success") and f.has("data") and not f.has("error")
-    return "success" if ok and f.keys <= _SUCCESS_KEYS else None  # type: ignore[operator]
 
 
 WIRE = Envelope

@@ -33,7 +33,7 @@ from ..codes import Choice, FailurePlan, WireFailure, missing_problem, read_plan
 from ..context import Context
 from ..detect import JSONRPC, MCP, classify
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, get_dialect, name_of, shape_of
+from ..dialect import Dialect, get_dialect, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..excerpt import quoted
 from ..fields import Failure, Let, Move, Reading, Writing
@@ -66,8 +66,6 @@ _DURATION = re.compile(r"(0|[1-9][0-9]{0,11})(?:\.([0-9]{1,9}))?s").fullmatch
 """A ``google.protobuf.Duration`` in JSON: seconds with up to 9 fractional digits, then ``s``."""
 MAX_SECONDS = 315_576_000_000
 """A ``google.protobuf.Duration``'s largest number of seconds (10,000 years)."""
-_HTTP_CODE = re.compile(rb"[1-9][0-9]{2}").fullmatch
-"""What detection takes for ``error.code``: a three-digit integer (an HTTP status)."""
 
 
 class Status(Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -503,15 +501,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
 
 
 # --- detection and the hooks -------------------------------------------------------------
-
-
-def probe(f: Facts) -> str | None:
-    """An ``error`` object with an integer ``code`` and nothing else at the top level."""
-    if f.keys is None or not f.keys <= {"error", _RESIDUE_KEY} or not f.is_obj("error"):
-        return None
-    err = f.member("error")
-    code = err.get("code") if err is not None else None
-    return "error.code" if code is not None and _HTTP_CODE(bytes(code)) is not None else None
 
 
 def contract(d: dict[str, Any], c: Checker, m: Mappings) -> None:

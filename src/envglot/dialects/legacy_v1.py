@@ -19,7 +19,7 @@ from ..checker import Checker, Rule
 from ..codes import read_problem
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Dialect, Facts, name_of, shape_of
+from ..dialect import Dialect, name_of, shape_of
 from ..errors import EnvglotError, ParseError
 from ..fields import Let, Reading
 from ..mappings import DialectMap, Mappings
@@ -271,22 +271,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
     data = d.get("data")
     if d.keys() == _INTERIM_KEYS and isinstance(data, dict):
         c.wire(data, LegacyInterimData, "$.data")
-
-
-def flagged(f: Facts) -> str | None:
-    """The interim ``{success, data, error}`` with an object ``data`` and a null or string ``error``."""
-    if f.keys != _INTERIM_KEYS or not f.is_bool("success") or not f.is_obj("data"):
-        return None
-    return "success" if f.equals("error", b"null") or f.starts("error", b'"') else None
-
-
-def flat(f: Facts) -> str | None:
-    """A flat per-tool dict with an outcome flag: ``success``/``found`` boolean or an ``error`` string."""
-    if f.is_bool("success"):
-        return "success"
-    if f.is_bool("found"):
-        return "found"
-    return "error" if f.starts("error", b'"') else None
 
 
 KEYS = frozenset(LegacyV1Envelope.__struct_encode_fields__)

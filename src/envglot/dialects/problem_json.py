@@ -22,7 +22,7 @@ from ..checker import Checker, Rule, join_path
 from ..codes import missing_problem, read_planned, write_plan
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Facts, name_of, shape_of
+from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Let, Reading, Writing
@@ -37,8 +37,6 @@ ABOUT_BLANK = "about:blank"
 """RFC 9457's type for a problem with no more semantics than its HTTP status."""
 _STATUS_CODE = re.compile(r"[1-5][0-9][0-9]").fullmatch
 """A code that is an HTTP status: the problem was coded by its ``status`` alone."""
-_DETECTED_STATUS = re.compile(rb"[2-5][0-9][0-9]").fullmatch
-"""The statuses detection accepts: 200-599 (a success below 400, a problem from 400)."""
 SUCCESS_STATUS = 200
 SUCCESS_TITLE = "OK"
 """What envglot writes for a success: status 200 with its RFC 9110 phrase as title."""
@@ -402,14 +400,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
 
 
 # --- detection and the hooks -------------------------------------------------------------
-
-
-def probe(f: Facts) -> str | None:
-    """A string ``type`` and an integer ``status`` 200-599 (after every other dialect's probe)."""
-    status = f.raw("status")
-    if status is None or _DETECTED_STATUS(bytes(status)) is None:
-        return None
-    return "type" if f.starts("type", b'"') else None
 
 
 _TOP = msgspec.json.Decoder(dict[str, Raw])

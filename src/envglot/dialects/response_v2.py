@@ -27,7 +27,7 @@ from ..codes import (
 )
 from ..context import Context, non_negative_ms
 from ..diagnostics import Kind
-from ..dialect import Facts, name_of, shape_of
+from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Failure, Let, Move, Reading, When, Writing, common
@@ -743,26 +743,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             c.wire({k: meta[k] for k in _META_ERROR_KEYS if k in meta and k not in data}, _ErrorFields, "$.meta")
     if isinstance(meta, dict) and "version" in meta and next(iter(meta)) != "version":
         c.add("$.meta.version", "meta.version must be the first key of meta")
-
-
-_DISTINCT_META = frozenset(Meta.__struct_encode_fields__) - {"pagination"}
-"""``meta`` keys no other dialect's ``meta`` defines (``warnings``, ``request_id``, ``telemetry``...)."""
-_UNMARKED_KEYS = frozenset({"success", "data", "meta", "_envglot"})
-
-
-def marked(f: Facts) -> str | None:
-    meta = f.member("meta")
-    return "meta.version" if meta is not None and bytes(meta.get("version", b"")) == b'"response-v2"' else None
-
-
-def unmarked(f: Facts) -> str | None:
-    """Without its version marker: ``{success, data, meta}`` whose ``meta`` has a key only response-v2 defines."""
-    if f.keys is None or not f.is_bool("success") or not f.has("data") or f.has("error"):
-        return None
-    if not f.keys <= _UNMARKED_KEYS:
-        return None
-    meta = f.member("meta")
-    return "meta keys" if meta is not None and not _DISTINCT_META.isdisjoint(meta) else None
 
 
 WIRE = Envelope

@@ -21,7 +21,7 @@ from ..codes import (
 )
 from ..context import Context
 from ..diagnostics import Kind
-from ..dialect import Facts, name_of, shape_of
+from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..fields import Check, Let, Move, Reading, Writing
 from ..mappings import DialectMap, Mappings
@@ -314,20 +314,6 @@ def invariants(d: dict[str, Any], c: Checker, m: Mappings) -> None:
             c.add("$.error_data", "an empty error_data is never emitted (Result.to_json() writes it only when truthy)")
         if ("exception_type" in d) != ("exception_message" in d):
             c.add("$", "exception_type and exception_message come together")
-
-
-_KEYS = frozenset(Envelope.__struct_encode_fields__) | {"_envglot"}
-"""Every key a Result document may have (its wire Struct's fields, plus the preserve residue)."""
-_ONLY = _KEYS - {"success", "error", "_envglot"}
-"""Keys that make a document with ``error`` a Result rather than a bare legacy failure."""
-
-
-def probe(f: Facts) -> str | None:
-    """Only Result keys, and a Result-only key or no ``error`` (``{"success": false, "error": "..."}``
-    without ``error_type`` is a bare legacy failure)."""
-    if f.keys is None or not f.is_bool("success") or f.has("data") or f.has("meta") or not f.keys <= _KEYS:
-        return None
-    return "success" if not f.has("error") or any(f.has(k) for k in _ONLY) else None
 
 
 WIRE = Envelope
