@@ -217,3 +217,26 @@ def test_the_compiled_dump_has_the_generated_detections(tmp_path: Path, monkeypa
     names = {p.name for p in tmp_path.glob("*.py")}
     assert {"probe_teamy_mine.py"} <= names and any(n.startswith("rival_errorcode_") for n in names), names
     assert any(n.startswith("detect_") for n in names), names
+
+
+def _wire_keys(struct: type[msgspec.Struct]) -> list[str]:
+    return [f.encode_name for f in msgspec.structs.fields(struct)]
+
+
+def test_the_key_lists_written_in_probes_are_the_wire_structs_keys() -> None:
+    """result's and response-v2's declared tests spell out key lists their wire Structs define:
+    the lists stay those Structs' keys (plus the residue's top-level slot), so neither drifts."""
+    from envglot.dialects import response_v2, result
+
+    reg = bundled()
+    res = reg.get("result")
+    slot = res.shape.residue.removeprefix("$.")
+    keys = [*_wire_keys(result.WIRE), slot]
+    own = [k for k in keys if k not in ("success", "error", slot)]
+    (probe,) = res.probes
+    assert [sorted(w.within) for w in probe.when] == [sorted(keys)] * 2
+    assert sorted(probe.when[1].present_any) == sorted(own)
+    rv2 = reg.get("response-v2")
+    (unmarked,) = [p for p in rv2.probes if p.when and "meta" in p.when[0].holds_any]
+    meta = [k for k in _wire_keys(response_v2.Meta) if k != "pagination"]
+    assert sorted(unmarked.when[0].holds_any["meta"]) == sorted(meta)
