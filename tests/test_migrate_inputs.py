@@ -365,7 +365,8 @@ def test_two_concurrent_runs_into_one_out(tmp_path: Path) -> None:
     for i in range(4):
         (tmp_path / "in" / f"{i}.jsonl").write_bytes(b"not json\n" * 3 + legacy_variant(i) + b"\n")
     args = [ENVGLOT, "migrate", str(tmp_path / "in"), "--out", str(tmp_path / "out"), "-q", "-j", "1"]
-    first = subprocess.Popen(args, env={**os.environ, TEST_DELAY_ENV: "0.5"}, stderr=subprocess.PIPE)
+    # 4 chunks x 1.5 s: the second run starts and meets the lock well within that, even loaded
+    first = subprocess.Popen(args, env={**os.environ, TEST_DELAY_ENV: "1.5"}, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while not (tmp_path / "out" / LOCK_NAME).exists():
         assert time.monotonic() < deadline and first.poll() is None, "the first run never took the lock"
