@@ -385,8 +385,25 @@ class Pipeline:
         (``migrate``): the fused path where it applies, the hub otherwise; the outcome is
         :meth:`convert`'s (under ``raise``, the same :class:`~envglot.UnsupportedError`, with its
         diagnostics). ``checked`` and ``members`` as for :meth:`convert`."""
-        out, src, unwrapped, seen, selected = self.counter()(buf, checked, members)
+        out, src, unwrapped, seen, selected = self._counted(Counting(self.policy), buf, checked, members)
         return Tallied(out, src, unwrapped, tuple([k for k, _ in seen]), selected)
+
+    def _counted(
+        self,
+        counting: Counting,
+        buf: bytes,
+        checked: tuple[bytes, bool, Detection] | None,
+        members: dict[str, msgspec.Raw] | None,
+    ) -> Counted:
+        """One document through :meth:`convert` counted in ``counting`` (empty): under ``raise``, a
+        refused one converted again with a full report, which raises saying why."""
+        try:
+            out, src, unwrapped = self.convert(buf, counting, checked, members)
+        except RefusedError:
+            self.convert(buf, Report(self.policy), checked, members)
+            raise AssertionError("a refused conversion converted with a full report") from None
+        seen = counting.seen
+        return out, src, unwrapped, seen, bool(seen) and counting.selected()
 
     def counter(self) -> Counter:
         """:meth:`tally` for a run of documents (``migrate``'s chunk), as one function called
@@ -397,21 +414,12 @@ class Pipeline:
         transport wrapper, minified, its top level laid end to end; a pipeline that detects,
         compact, without ``preserve``) takes it straight; any other goes through :meth:`convert`."""
         counting = Counting(self.policy)
-        seen, carried, policy, general = counting.seen, counting.carried, self.policy, self.convert
-
-        def refused(buf: bytes, checked: tuple[bytes, bool, Detection] | None, members: Any) -> None:
-            """Convert again with a full report, which raises saying why."""
-            general(buf, Report(policy), checked, members)
-            raise AssertionError("a refused conversion converted with a full report")
+        seen, carried, policy, counted = counting.seen, counting.carried, self.policy, self._counted
 
         def slow(buf: bytes, checked: tuple[bytes, bool, Detection] | None, members: Any) -> Counted:
             seen.clear()
             carried.clear()
-            try:
-                out, src, unwrapped = general(buf, counting, checked, members)
-            except RefusedError:
-                refused(buf, checked, members)
-            return out, src, unwrapped, seen, bool(seen) and counting.selected()
+            return counted(counting, buf, checked, members)
 
         if self.src is not None or self.preserve or self.style != "compact":
             return slow
@@ -454,8 +462,8 @@ class Pipeline:
             if out is None:  # the hub
                 return slow(buf, checked, members)
             selected = bool(seen) and counting.selected()
-            if selected and raising:
-                refused(buf, checked, members)
+            if selected and raising:  # refused: the general path says why
+                return slow(buf, checked, members)
             return out, name, False, seen, selected
 
         return count
