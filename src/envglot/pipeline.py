@@ -385,18 +385,21 @@ class Pipeline:
         (``migrate``): the fused path where it applies, the hub otherwise; the outcome is
         :meth:`convert`'s (under ``raise``, the same :class:`~envglot.UnsupportedError`, with its
         diagnostics). ``checked`` and ``members`` as for :meth:`convert`."""
-        out, src, unwrapped, seen, selected = self._counted(Counting(self.policy), buf, checked, members)
+        out, src, unwrapped, seen, selected = self.counted(buf, checked, members)
         return Tallied(out, src, unwrapped, tuple([k for k, _ in seen]), selected)
 
-    def _counted(
+    def counted(
         self,
-        counting: Counting,
         buf: bytes,
-        checked: tuple[bytes, bool, Detection] | None,
-        members: dict[str, msgspec.Raw] | None,
+        checked: tuple[bytes, bool, Detection] | None = None,
+        members: dict[str, msgspec.Raw] | None = None,
+        counting: Counting | None = None,
     ) -> Counted:
-        """One document through :meth:`convert` counted in ``counting`` (empty): under ``raise``, a
-        refused one converted again with a full report, which raises saying why."""
+        """:meth:`tally` as :data:`Counted` (a :data:`Counter` for one document): counted in
+        ``counting`` (empty; default a fresh report) through :meth:`convert`; under ``raise``, a
+        refused document converted again with a full report, which raises saying why."""
+        if counting is None:
+            counting = Counting(self.policy)
         try:
             out, src, unwrapped = self.convert(buf, counting, checked, members)
         except RefusedError:
@@ -414,12 +417,12 @@ class Pipeline:
         transport wrapper, minified, its top level laid end to end; a pipeline that detects,
         compact, without ``preserve``) takes it straight; any other goes through :meth:`convert`."""
         counting = Counting(self.policy)
-        seen, carried, policy, counted = counting.seen, counting.carried, self.policy, self._counted
+        seen, carried, policy, counted = counting.seen, counting.carried, self.policy, self.counted
 
         def slow(buf: bytes, checked: tuple[bytes, bool, Detection] | None, members: Any) -> Counted:
             seen.clear()
             carried.clear()
-            return counted(counting, buf, checked, members)
+            return counted(buf, checked, members, counting)
 
         if self.src is not None or self.preserve or self.style != "compact":
             return slow

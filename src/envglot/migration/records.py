@@ -170,22 +170,21 @@ class Migrator:
         passed through (its own bytes are the output), else its :class:`Outcome` (a reject; with
         ``details``, every record). No :class:`Outcome` is built for a record converted or passed
         through on the counting path. Never raises."""
-        return self.counter(tally)(record)
+        return self._count(tally, self._conv.pipeline.counted, record)
 
     def counter(self, tally: Tally) -> Callable[[bytes], bytes | Outcome | None]:
         """:meth:`count` into ``tally`` for a run of records (a chunk): one function called per
-        record, whose counting state (the pipeline's :meth:`~envglot.pipeline.Pipeline.counter`)
+        record, whose counting state (the pipeline's :meth:`~envglot.pipeline.Pipeline.counter`:
+        one report, one context per source, a detected record straight to its counting function)
         is built once for the run, not per record."""
-        counted = self._conv.pipeline.counter()
-        migrate = self._migrate
+        return functools.partial(self._count, tally, self._conv.pipeline.counter())
 
-        def count(record: bytes) -> bytes | Outcome | None:
-            o = migrate(record, tally, counted)
-            if type(o) is Outcome:
-                tally.count(o)
-            return o
-
-        return count
+    def _count(self, tally: Tally, counted: Counter, record: bytes) -> bytes | Outcome | None:
+        """:meth:`count` with ``counted`` the pipeline's counting of a converted record."""
+        o = self._migrate(record, tally, counted)
+        if type(o) is Outcome:
+            tally.count(o)
+        return o
 
     def _migrate(self, record: bytes, tally: Tally | None, counted: Counter | None = None) -> bytes | Outcome | None:
         """:meth:`record` (``tally`` None), or :meth:`counter`'s function (``counted`` its
