@@ -13,6 +13,8 @@ sources ``run.py``'s migrate section uses), in the measuring thread's CPU time, 
                     splitting, counting, rejects, the joined output
     detection       check_input + the top level's members (depth-guarded) + classify_members
     tally           Pipeline.tally given that detection (counting fused path, Counting report)
+    counter         Pipeline.counter's function given that detection (what the chunk loop calls:
+                    one report and context per source for the pass)
     discard         Pipeline.convert with DISCARD given that detection (the fused path nobody counts)
     counting fn     the counting pair functions alone (fields.tallying_pair, a Context and Counting each)
     bound fn        the bound pair functions alone (fields.bound_pair, what discard calls)
@@ -118,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "chunks": lambda: [migrate_chunk(mig, task) for task in chunks],
         "detection": lambda: [detect(pipe, r) for r in recs],
         "tally": lambda: [pipe.tally(r, c, t) for r, c, t in checked],
+        "counter": lambda: (lambda count: [count(r, c, t) for r, c, t in checked])(pipe.counter()),
         "discard": lambda: [pipe.convert(r, DISCARD, c, t) for r, c, t in checked],
         "counting fn": counting,
         "bound fn": plain,

@@ -27,9 +27,11 @@ import envglot
 from envelopes import documents, sample_files
 from envglot import fields, pipeline
 from envglot.context import Context
-from envglot.diagnostics import Counting, Report
+from envglot.detect import classify_members, top_level
+from envglot.diagnostics import Counting, RefusedError, Report
 from envglot.dialect import Dialect, registered
 from envglot.errors import EnvglotError
+from envglot.limits import check_input, within_depth
 from envglot.mappings import mappings_for
 from envglot.migration.inputs import Task
 from envglot.migration.records import Migrator, reject_line
@@ -145,6 +147,48 @@ def test_the_benchmark_corpus_counts_what_the_hub_reports(corpus: list[Any]) -> 
             _check(rec.data, dst, src=rec.dialect)
             _check(rec.data, dst)
     assert _CALLS["done"] - before >= len(corpus) * len(TARGETS), "the fused counting path was not taken"
+
+
+def _fresh(p: Pipeline, doc: bytes, checked: Any, members: Any) -> tuple[Any, ...]:
+    """``doc`` converted with a fresh :class:`Counting` report (a refusal: as the full report says it)."""
+    report = Counting(p.policy)
+    try:
+        try:
+            out, src, unwrapped = p.convert(doc, report, checked, members)
+        except RefusedError:
+            p.convert(doc, Report(p.policy), checked, members)
+            raise AssertionError("refused with a Counting report, not with a full one") from None
+    except EnvglotError as exc:
+        return _refused(exc)
+    return ("ok", out, src, unwrapped, list(report.seen), bool(report.seen) and report.selected())
+
+
+@pytest.mark.parametrize("unsupported", ["ignore", "warn", "raise"])
+def test_a_counter_counts_each_document_as_a_fresh_report_would(corpus: list[Any], unsupported: str) -> None:
+    """:meth:`Pipeline.counter` (one report, and one context per source, for every document; a
+    detected document straight to the counting function) against :meth:`Pipeline.convert` with a
+    fresh :class:`Counting` report per document, given the same detection: the same output,
+    source, ``(kind, path)`` list in order and selection, or the same error; over the benchmark
+    corpus, a weakly detected payload, a BOM and whitespace."""
+    p = Pipeline(None, "response-v2", Options(unsupported=unsupported))
+    count = p.counter()
+    docs = [rec.data for rec in corpus]
+    docs += [b'{"just": "a payload"}', b'\xef\xbb\xbf{"just": 1}', b' {"status": "ok", "data": {}}']
+    before, weak = _CALLS["done"], 0
+    for doc in docs:
+        clean, bom = check_input(doc, p.max_depth, depth=False)
+        members = within_depth(top_level, clean, p.max_depth, bom)
+        checked = (clean, bom, classify_members(members, p.registry))
+        weak += checked[2].evidence is None
+        want = _fresh(p, doc, checked, members)
+        try:
+            out, src, unwrapped, seen, selected = count(doc, checked, members)
+            got: tuple[Any, ...] = ("ok", out, src, unwrapped, list(seen), selected)
+        except EnvglotError as exc:
+            got = _refused(exc)
+        assert got == want, f"{unsupported}: {doc[:300]!r}"
+    assert weak >= 2
+    assert _CALLS["done"] - before >= len(corpus), "the fused counting path was not taken"
 
 
 _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

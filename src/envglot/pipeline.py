@@ -52,6 +52,8 @@ from .wire import may_be_loose
 
 __all__ = [
     "Conversion",
+    "Counted",
+    "Counter",
     "Pipeline",
     "Tallied",
     "as_mappings",
@@ -100,6 +102,15 @@ class Tallied(msgspec.Struct, frozen=True, gc=False):
     """The kind of each diagnostic, in the order reported."""
     selected: bool
     """True if the policy selects any of the diagnostics (a lossy conversion under ``warn``)."""
+
+
+Counted = tuple[bytes, str, bool, list[tuple[Kind, str]], bool]
+"""One document as :meth:`Pipeline.counter`'s function gives it: ``(output, source dialect,
+unwrapped, (kind, source path) of each diagnostic in the order reported, whether the policy
+selects any)``; the list is the counter's report's own (valid until its next call)."""
+
+Counter = Callable[[bytes, tuple[bytes, bool, Detection] | None, dict[str, msgspec.Raw] | None], Counted]
+"""What :meth:`Pipeline.counter` gives: called ``(buf, checked, members)`` as :meth:`Pipeline.tally` is."""
 
 
 def to_bytes(data: bytes | str | dict[str, Any] | memoryview) -> bytes:
@@ -374,15 +385,99 @@ class Pipeline:
         (``migrate``): the fused path where it applies, the hub otherwise; the outcome is
         :meth:`convert`'s (under ``raise``, the same :class:`~envglot.UnsupportedError`, with its
         diagnostics). ``checked`` and ``members`` as for :meth:`convert`."""
-        counting = Counting(self.policy)
+        out, src, unwrapped, seen, selected = self.counted(buf, checked, members)
+        return Tallied(out, src, unwrapped, tuple([k for k, _ in seen]), selected)
+
+    def counted(
+        self,
+        buf: bytes,
+        checked: tuple[bytes, bool, Detection] | None = None,
+        members: dict[str, msgspec.Raw] | None = None,
+        counting: Counting | None = None,
+    ) -> Counted:
+        """:meth:`tally` as :data:`Counted` (a :data:`Counter` for one document): counted in
+        ``counting`` (empty; default a fresh report) through :meth:`convert`; under ``raise``, a
+        refused document converted again with a full report, which raises saying why."""
+        if counting is None:
+            counting = Counting(self.policy)
         try:
             out, src, unwrapped = self.convert(buf, counting, checked, members)
-        except RefusedError:  # refused: convert again with a full report, which raises saying why
+        except RefusedError:
             self.convert(buf, Report(self.policy), checked, members)
             raise AssertionError("a refused conversion converted with a full report") from None
-        if not counting.seen:
-            return Tallied(out, src, unwrapped, (), False)
-        return Tallied(out, src, unwrapped, tuple([k for k, _ in counting.seen]), counting.selected())
+        seen = counting.seen
+        return out, src, unwrapped, seen, bool(seen) and counting.selected()
+
+    def counter(self) -> Counter:
+        """:meth:`tally` for a run of documents (``migrate``'s chunk), as one function called
+        ``(buf, checked, members)`` per document: :data:`Counted`, the same outcome. One
+        :class:`Counting` report serves every call (cleared per document: its ``seen`` list
+        comes back and holds until the next call) and one context per source. A detected
+        document (``checked`` given) that needs nothing but the counting fused path (no BOM, no
+        transport wrapper, minified, its top level laid end to end; a pipeline that detects,
+        compact, without ``preserve``) takes it straight; any other goes through :meth:`convert`."""
+        counting = Counting(self.policy)
+        seen, carried, policy, counted = counting.seen, counting.carried, self.policy, self.counted
+
+        def slow(buf: bytes, checked: tuple[bytes, bool, Detection] | None, members: Any) -> Counted:
+            seen.clear()
+            carried.clear()
+            return counted(buf, checked, members, counting)
+
+        if self.src is not None or self.preserve or self.style != "compact":
+            return slow
+        registry, m, synth, dst, strict = self.registry, self.mappings, self.synth, self.dst, self.strict
+        raising = policy.level is Level.RAISE
+        paths: dict[str, tuple[str, Callable[..., bytes | None]] | None] = {MCP: None, JSONRPC: None}
+
+        def bind(dialect: str) -> tuple[str, Callable[..., bytes | None]] | None:
+            src = registry.get(dialect)
+            fn = self._tallying_from(src)
+            if fn is None:
+                paths[dialect] = None
+                return None
+            bound = paths[dialect] = (src.name, functools.partial(fn, Context(m, counting, m[src.name], synth, True)))
+            return bound
+
+        def count(buf: bytes, checked: tuple[bytes, bool, Detection] | None, members: Any) -> Counted:
+            if checked is None or members is None or not COMPILED[0]:
+                return slow(buf, checked, members)
+            clean, bom, det = checked
+            path = paths.get(det.dialect, _MISSING)
+            if path is _MISSING:
+                path = bind(det.dialect)
+            if (
+                path is None
+                or bom
+                or (det.evidence is None and strict)
+                or not spans_whole(clean, members)
+                or may_be_loose(clean, True)
+            ):
+                return slow(buf, checked, members)
+            seen.clear()
+            if det.evidence is None:  # locate's report
+                seen.append((Kind.WEAK_DETECTION, "$"))
+            name, fused = path
+            try:
+                out = fused(clean) if len(clean) < SPLIT_MIN else fused(clean, members)
+            except UnicodeEncodeError as exc:
+                raise _surrogate(exc, dst.name) from None
+            if out is None:  # the hub
+                return slow(buf, checked, members)
+            selected = bool(seen) and counting.selected()
+            if selected and raising:  # refused: the general path says why
+                return slow(buf, checked, members)
+            return out, name, False, seen, selected
+
+        return count
+
+    def _tallying_from(self, src: Dialect) -> Callable[..., bytes | None] | None:
+        """The counting fused path from ``src`` to the target (``tallying_pair``), looked up once per
+        source; ``None``: the pair goes through the hub."""
+        tallying = self._tallying.get(src.name, _MISSING)
+        if tallying is _MISSING:
+            tallying = self._tallying[src.name] = tallying_pair(src, self.dst, self.mappings)
+        return tallying
 
     def report(self) -> Report:
         """A fresh report for one call: the shared :data:`DISCARD` when nobody would see it."""
@@ -479,9 +574,7 @@ class Pipeline:
             # kinds and paths) without building the canonical envelope.
             fused: Callable[..., bytes | None] | None
             if counting:
-                tallying = self._tallying.get(src.name, _MISSING)
-                if tallying is _MISSING:
-                    tallying = self._tallying[src.name] = tallying_pair(src, self.dst, m)
+                tallying = self._tallying_from(src)
                 ctx = Context(m, report, m[src.name], self.synth, compact)
                 fused = None if tallying is None else functools.partial(tallying, ctx)
             else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -19,6 +19,7 @@ from ..excerpt import excerpt
 from ..limits import check_input, within_depth
 from ..mappings import Mappings, mappings_for
 from ..options import UNSET, Options, Unsupported, resolve
+from ..pipeline import Counter
 from ..policy import Level
 from .constants import ENCODER, INTERNAL_ERROR, REASON_LIMIT, TEST_DELAY_ENV, Status
 
@@ -169,13 +170,25 @@ class Migrator:
         passed through (its own bytes are the output), else its :class:`Outcome` (a reject; with
         ``details``, every record). No :class:`Outcome` is built for a record converted or passed
         through on the counting path. Never raises."""
-        o = self._migrate(record, tally)
+        return self._count(tally, self._conv.pipeline.counted, record)
+
+    def counter(self, tally: Tally) -> Callable[[bytes], bytes | Outcome | None]:
+        """:meth:`count` into ``tally`` for a run of records (a chunk): one function called per
+        record, whose counting state (the pipeline's :meth:`~envglot.pipeline.Pipeline.counter`:
+        one report, one context per source, a detected record straight to its counting function)
+        is built once for the run, not per record."""
+        return functools.partial(self._count, tally, self._conv.pipeline.counter())
+
+    def _count(self, tally: Tally, counted: Counter, record: bytes) -> bytes | Outcome | None:
+        """:meth:`count` with ``counted`` the pipeline's counting of a converted record."""
+        o = self._migrate(record, tally, counted)
         if type(o) is Outcome:
             tally.count(o)
         return o
 
-    def _migrate(self, record: bytes, tally: Tally | None) -> bytes | Outcome | None:
-        """:meth:`record` (``tally`` None), or :meth:`count` before it counts an :class:`Outcome`."""
+    def _migrate(self, record: bytes, tally: Tally | None, counted: Counter | None = None) -> bytes | Outcome | None:
+        """:meth:`record` (``tally`` None), or :meth:`counter`'s function (``counted`` its
+        pipeline's) before it counts an :class:`Outcome`."""
         name: str | None = None
         try:
             clean, bom = check_input(record, self._max_depth, depth=False)  # the encoding, before anything reads it
@@ -195,11 +208,12 @@ class Migrator:
             p = self._conv.pipeline  # hand the check and the detection over: each record is detected once
             checked = (clean, bom, det) if det is not None else None
             if not self.details:  # kinds counted, not kept: the fused path where it applies
-                t = p.tally(record, checked, members)
-                if tally is not None:
-                    out = _one_line(t.output)
-                    tally.converted_record(t.source, t.selected, t.unwrapped, t.kinds)
+                if counted is not None and tally is not None:
+                    output, read_as, unwrapped, seen, selected = counted(record, checked, members)
+                    out = _one_line(output)
+                    tally.converted_record(read_as, selected, unwrapped, [k for k, _ in seen])
                     return out
+                t = p.tally(record, checked, members)
                 return Outcome(
                     status="converted",
                     output=_one_line(t.output),

@@ -130,7 +130,8 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
         return res
     data = task.data
     out: list[bytes] = []  # joined once (no copy at all for a chunk of blank lines)
-    add, find, count, tally = out.append, data.find, mig.count, res.tally
+    add, find, tally = out.append, data.find, res.tally
+    count = mig.counter(tally)  # the chunk's counting state, built once
     lineno = task.first_line
     pos, n = 0, len(data)
     while pos < n:
@@ -152,7 +153,7 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
             body, term = data[start : end - 1], b"\r\n"
         else:
             body, term = data[start:end], b"\n"
-        got = count(body, tally)  # counted: the record's output, None (passed through) or its Outcome
+        got = count(body)  # counted: the record's output, None (passed through) or its Outcome
         if got is None:
             add(data[start : end + 1])
         elif type(got) is bytes:
