@@ -846,8 +846,9 @@ def entry(p: Pipeline) -> Callable[[bytes], bytes]:
 
     When the report is :data:`DISCARD` (``ignore``; ``warn`` while nobody listens, decided per
     call) in the compact style without ``preserve``, a document that needs nothing but the
-    checks and the fused path (no BOM, minified, its top level parsed within the depth, no
-    transport wrapper; forced: no other dialect's failure in it) takes one straight line of the
+    checks and the fused path (no BOM, minified — forced: or minified first, as :meth:`Pipeline.convert`
+    minifies it —, its top level parsed within the depth, no transport wrapper; forced: no other
+    dialect's failure in it) takes one straight line of the
     calls :meth:`Pipeline.convert` makes for it, with what depends only on the pipeline and the
     source looked up once. Any other document, and any other pipeline, goes through
     :meth:`Pipeline.convert` from the start: the same output, error or nothing.
@@ -900,6 +901,13 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             members, checked = members_within_depth(buf, max_depth)
             if members is None or not checked or not wrapped.isdisjoint(members):
                 return slow(data)
+            if not spans_whole(buf, members) and may_be_loose(buf):
+                # spaced (json.dumps's ", "/": "): minified first, as Pipeline.convert does
+                # for a document parsed whole within the depth; a repeated member takes it
+                buf = _minify(buf)
+                members = members_of(buf)
+                if members is None:
+                    return slow(data)
             out = fast(buf, members, fused)
             if out is None:
                 return slow(data)
