@@ -199,6 +199,7 @@ def _keep(extras: list[c.Extra], path: str, value: object) -> None:
     extras.append(c.Extra(dialect=NAME, path=path, value=Raw(_ENC.encode(value))))
 
 
+@common(When("w.status", "==", 200), value=Const(True))
 def _ok(w: Envelope) -> bool:
     """``status`` is the outcome (a non-HTTP status raises)."""
     return _outcome(w.status, "$")
@@ -225,6 +226,7 @@ class _Read(NamedTuple):
     plans: tuple[CodePlan | None, ...]
 
 
+@common(When("ok", "truthy"), value=Const(_Read((), ())))
 def _read(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> _Read:
     """A failure's problems: the document's own, then its ``errors`` (a success has none)."""
     if ok:
