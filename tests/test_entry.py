@@ -166,6 +166,19 @@ def test_a_plain_document_takes_the_straight_line(general_calls: list[bytes]) ->
     assert general_calls == []
 
 
+def test_a_spaced_document_forced_takes_the_straight_line(general_calls: list[bytes]) -> None:
+    """``json.dumps``'s spacing (result's corpus documents), the source forced: minified on the
+    straight line as ``Pipeline.convert`` minifies it, the same answer without reaching it."""
+    spaced = [doc for doc in CORPUS_BY["result"] if doc not in COMPACT_BY["result"]]
+    assert spaced
+    for to in ("dotbot", "errorcode", "problem-json"):
+        want = [_general(Pipeline("result", to, IGNORE))(doc) for doc in spaced]
+        del general_calls[:]
+        p = Pipeline("result", to, IGNORE)
+        assert [p.convert_bytes(doc) for doc in spaced] == want
+        assert general_calls == []
+
+
 def test_the_entry_waits_for_the_fused_paths(general_calls: list[bytes]) -> None:
     """Chosen while the fused paths are off, the entry would keep the hub: it is chosen when they are on."""
     doc = COMPACT_BY["errorcode"][0]

@@ -939,8 +939,9 @@ def entry(p: Pipeline) -> Callable[[bytes], bytes]:
 
     When the report is :data:`DISCARD` (``ignore``; ``warn`` while nobody listens, decided per
     call) in the compact style without ``preserve``, a document that needs nothing but the
-    checks and the fused path (no BOM, minified, its top level parsed within the depth, no
-    transport wrapper; forced: no other dialect's failure in it) takes one straight line of the
+    checks and the fused path (no BOM, minified — forced: or minified first, as :meth:`Pipeline.convert`
+    minifies it —, its top level parsed within the depth, no transport wrapper; forced: no other
+    dialect's failure in it) takes one straight line of the
     calls :meth:`Pipeline.convert` makes for it, with what depends only on the pipeline and the
     source looked up once. Any other document, and any other pipeline, goes through
     :meth:`Pipeline.convert` from the start: the same output, error or nothing.
@@ -968,15 +969,20 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
 
     max_depth, registry, m, dst = p.max_depth, p.registry, p.mappings, p.dst
 
-    def fast(buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None]) -> bytes | None:
-        """``fused``'s output for ``buf`` (checked, ``members`` its top level), ``None``: take the
-        general path (a top level not laid end to end, whitespace, or the hub)."""
-        if not spans_whole(buf, members) or may_be_loose(buf, True):
-            return None
+    def call(buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None]) -> bytes | None:
+        """``fused``'s output for ``buf`` (checked, minified, ``members`` its top level laid end to
+        end), ``None``: take the general path (the hub)."""
         try:
             return fused(buf) if len(buf) < SPLIT_MIN else fused(buf, members)
         except UnicodeEncodeError as exc:
             raise _surrogate(exc, dst.name) from None
+
+    def fast(buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None]) -> bytes | None:
+        """:func:`call` for ``buf`` (checked, ``members`` its top level), ``None``: take the
+        general path (a top level not laid end to end, whitespace, or the hub)."""
+        if not spans_whole(buf, members) or may_be_loose(buf, True):
+            return None
+        return call(buf, members, fused)
 
     if p.src is not None:
         src = p.src
@@ -993,7 +999,19 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             members, checked = members_within_depth(buf, max_depth)
             if members is None or not checked or not wrapped.isdisjoint(members):
                 return slow(data)
-            out = fast(buf, members, fused)
+            if spans_whole(buf, members):
+                if may_be_loose(buf, True):
+                    return slow(data)
+            elif may_be_loose(buf):
+                # spaced (json.dumps's ", "/": "): minified first, as Pipeline.convert does for a
+                # document parsed whole within the depth; a repeated member takes the general path
+                buf = _minify(buf)
+                members = members_of(buf)
+                if members is None or not spans_whole(buf, members):
+                    return slow(data)
+            else:
+                return slow(data)
+            out = call(buf, members, fused)
             if out is None:
                 return slow(data)
             other = rival(members)

@@ -19,7 +19,7 @@ from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
-from ..fields import Build, Const, Let, Move, Reading, Writing
+from ..fields import Build, Const, Let, Move, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -158,6 +158,7 @@ def _str_field(d: dict[str, Raw], key: str, path: str, required: bool) -> str | 
 # --- reading ---------------------------------------------------------------------------
 
 
+@common(When("ok", "truthy"))
 def _failure(ok: bool, data: Data) -> tuple[dict[str, Raw], dict[str, Raw]] | None:
     """A failure's ``result`` split into its other members and its ``error`` object's members
     (``None`` on success); a result or error that is no object is a parse error."""
@@ -172,6 +173,7 @@ def _failure(ok: bool, data: Data) -> tuple[dict[str, Raw], dict[str, Raw]] | No
     return res, _RAW_DICT.decode(err_raw)
 
 
+@common(When("failure", "is", None), value=Const(()))
 def _problems(
     failure: tuple[dict[str, Raw], dict[str, Raw]] | None, dmap: DialectMap, ctx: Context
 ) -> tuple[c.Problem, ...]:
@@ -194,6 +196,7 @@ def _problems(
     return (carried_meaning(p, dmap, ctx),)
 
 
+@common(When("failure", "is", None), value="data.result")
 def _payload(data: Data, failure: tuple[dict[str, Raw], dict[str, Raw]] | None) -> Raw | None:
     """The result; a failure's is what its result holds besides ``error`` (none when nothing)."""
     if failure is None:
@@ -217,6 +220,7 @@ def _next_steps(meta: Meta) -> tuple[c.NextStep, ...]:
     )
 
 
+@common(When("meta.page", "is", None))
 def _read_pagination(meta: Meta) -> c.Pagination | None:
     pg = meta.page
     return None if pg is None else c.Pagination(cursor=pg.cursor, has_more=pg.has_more, total=pg.total)

@@ -285,6 +285,7 @@ def _data(payload: Raw | None, ok: bool, ctx: Context) -> Raw:
     return object_payload(payload, ok, ctx, NAME)
 
 
+@common(When("ok", "truthy"), When("problems", "falsy"), value="problems")
 def _failures(
     ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
 ) -> tuple[c.Problem, ...]:
@@ -413,6 +414,12 @@ def _intent(next_steps: tuple[c.NextStep, ...], i: int, ctx: Context) -> Intent:
     return Intent(recommended_next=st.tool, reason=st.reason, parameters=raw_or_absent(args))
 
 
+@common(
+    When("summary", "is", None),
+    When("errors", "falsy"),
+    When("ctx.report.collecting", "falsy"),
+    value=Const("Completed."),
+)
 def _summary(summary: str | None, errors: list[Issue], ctx: Context, dmap: DialectMap) -> str:
     """``summary`` is required: synthesized from the first error, else ``Completed.`` (reported)."""
     if summary is not None:
@@ -447,6 +454,7 @@ def _version(tool_version: str | None, ctx: Context, dmap: DialectMap) -> str:
     return tool_version if tool_version is not None else ctx.synth_value(dmap, "tool_version", "a tool version")  # type: ignore[return-value]
 
 
+@common(When("errors", "falsy"), When("notices", "falsy"), value=Const("ok"))
 def _status(errors: list[Any], notices: list[Any]) -> str:
     """Computed from ``errors`` and ``warnings`` (the writer and the contract share this rule)."""
     return "error" if errors else "warning" if notices else "ok"

@@ -15,7 +15,7 @@ from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Failure, Let, Reading, Writing
+from ..fields import Build, Check, Const, Failure, Let, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, count_for
 
@@ -81,16 +81,19 @@ def derived_retryable(code: str, m: Mappings) -> bool:
 # --- reading ---------------------------------------------------------------------------
 
 
+@common(When("w.error", "is", None))
 def _no_error_on_success(w: Envelope) -> None:
     if w.success and w.error is not None:
         raise ParseError("error must be absent when success is true", path="$.error", dialect=NAME)
 
 
+@common(When("w.success", "truthy"), value="w.data")
 def _payload(w: Envelope) -> Raw | None:
     """A failure's ``data: null`` is no payload."""
     return None if not w.success and w.data == RAW_NULL else w.data
 
 
+@common(When("w.error", "is", None), value=Const(()))
 def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
     e = w.error
     if w.success or e is None:
@@ -177,6 +180,7 @@ def _pagination(pg: c.Pagination | None, ctx: Context) -> MetaPagination | None:
     return None
 
 
+@common(When("ok", "truthy"), When("payload", "is not", None), value="payload")
 def _data(ok: bool, payload: Raw | None) -> Raw:
     """``data`` is required: ``null`` for none (and for a failure's empty object)."""
     if ok:
@@ -184,6 +188,7 @@ def _data(ok: bool, payload: Raw | None) -> Raw:
     return payload if payload is not None and payload != RAW_EMPTY_OBJECT else RAW_NULL
 
 
+@common(When("ok", "truthy"))
 def _error(
     ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
 ) -> ToolError | None:

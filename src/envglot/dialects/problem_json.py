@@ -25,7 +25,7 @@ from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Let, Reading, Writing
+from ..fields import Build, Check, Const, Let, Reading, When, Writing, common
 from ..mappings import CodePlan, DialectMap, Mappings
 from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, raw_or_absent
 
@@ -199,6 +199,7 @@ def _keep(extras: list[c.Extra], path: str, value: object) -> None:
     extras.append(c.Extra(dialect=NAME, path=path, value=Raw(_ENC.encode(value))))
 
 
+@common(When("w.status", "==", 200), value=Const(True))
 def _ok(w: Envelope) -> bool:
     """``status`` is the outcome (a non-HTTP status raises)."""
     return _outcome(w.status, "$")
@@ -225,6 +226,7 @@ class _Read(NamedTuple):
     plans: tuple[CodePlan | None, ...]
 
 
+@common(When("ok", "truthy"), value=Const(_Read((), ())))
 def _read(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> _Read:
     """A failure's problems: the document's own, then its ``errors`` (a success has none)."""
     if ok:
@@ -313,6 +315,7 @@ _SUCCESS = Entry(type=ABOUT_BLANK, title=SUCCESS_TITLE, status=SUCCESS_STATUS)
 """A success's own members (envglot's convention); never changed."""
 
 
+@common(When("ok", "truthy"), When("problems", "falsy"), value=Const(()))
 def _written(
     ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
 ) -> tuple[c.Problem, ...]:
@@ -324,11 +327,13 @@ def _written(
     return problems or (missing_problem(summary, ctx, dmap),)
 
 
+@common(When("written", "falsy"), value=Const(_SUCCESS))
 def _top(written: tuple[c.Problem, ...], ctx: Context, dmap: DialectMap) -> Entry:
     """The document's own problem members: the first problem's, or a success's ``about:blank``/``OK``/200."""
     return Entry(**_fields(written[0], ctx, dmap, 0)) if written else _SUCCESS
 
 
+@common(When("written", "falsy"))
 def _errors(written: tuple[c.Problem, ...], top: Entry, ctx: Context, dmap: DialectMap) -> list[Entry] | None:
     """The further problems (``None``: there are none)."""
     rest = []
@@ -344,6 +349,7 @@ def _data(payload: Raw | None) -> Raw:
     return raw_or_absent(payload)
 
 
+@common(When("warnings", "falsy"))
 def _messages(warnings: tuple[c.Notice, ...]) -> list[str] | None:
     return [w.message for w in warnings] or None
 

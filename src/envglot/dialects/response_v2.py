@@ -204,6 +204,7 @@ class _Failure(Struct, frozen=True):
     retry_after_ms: int | None
 
 
+@common(When("w.success", "truthy"))
 def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure | None:
     """A failure's ``data`` as ``{key: Raw}``, ``meta``'s error keys taken in, the error's fields
     read (and checked) in this order, a ``null`` one as absent; ``None`` on success."""
@@ -241,6 +242,7 @@ def _payload(w: Envelope, failure: _Failure | None, ctx: Context) -> Raw:
     return Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
 
 
+@common(When("failure", "is", None), value=Const(()))
 def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
     """A failure's one problem: by its code where the tables know it, else by its ``error_type``.
 
@@ -299,6 +301,7 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     return (carried_meaning(p, dmap, ctx),)
 
 
+@common(When("w.meta.warning_details", "falsy"), When("w.meta.warnings", "falsy"), value=Const(()))
 def _warnings(w: Envelope, ctx: Context) -> tuple[c.Notice, ...]:
     """``warning_details``, then the ``warnings`` they do not detail.
 
@@ -349,6 +352,7 @@ class _Timing(Struct, frozen=True):
 _NO_TIMING = _Timing()
 
 
+@common(When("w.meta.telemetry", "is", ABSENT), value=Const(_NO_TIMING))
 def _timing(w: Envelope) -> _Timing:
     """``duration_ms`` from ``meta.telemetry`` (an object holding it is decoded, once, for that)."""
     t = w.meta.telemetry
@@ -617,6 +621,7 @@ def _request_id(request_id: str | None, ctx: Context) -> str | None:
     return request_id
 
 
+@common(When("pagination", "is", None))
 def _meta_pagination(pagination: c.Pagination | None, ctx: Context) -> Pagination | None:
     """``meta.pagination`` (a negative count left out, reported)."""
     pg = pagination

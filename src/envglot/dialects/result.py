@@ -23,7 +23,7 @@ from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
-from ..fields import Check, Let, Move, Reading, Writing
+from ..fields import Check, Const, Let, Move, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
 
@@ -87,6 +87,7 @@ _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 # --- reading ---------------------------------------------------------------------------
 
 
+@common(When("w.success", "truthy"), When("w.error", "is", None), When("w.error_type", "is", None))
 def _one_outcome(w: Envelope) -> None:
     """A failure carries no value; a success carries no error."""
     if not w.success:
@@ -110,6 +111,7 @@ def _parts(w: Envelope) -> _Parts:
     return _Parts(*split_error_data(opt(w.error_data)))
 
 
+@common(When("w.success", "truthy"), value=Const(()))
 def _problems(w: Envelope, parts: _Parts, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
     if w.success:
         return ()
@@ -198,6 +200,7 @@ def _error_data(payload: Raw | None, details: Raw | None, ctx: Context) -> Raw:
 # --- writing ---------------------------------------------------------------------------
 
 
+@common(When("ok", "truthy"))
 def _problem(
     ok: bool, problems: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap
 ) -> c.Problem | None:
@@ -212,6 +215,7 @@ class _Exception(NamedTuple):
     message: str | None
 
 
+@common(When("p", "is", None), value=Const(_Exception(None, None)))
 def _exception(p: c.Problem | None, ctx: Context) -> _Exception:
     """``exception_type`` and ``exception_message``: the Result emits both or neither."""
     if p is None:
@@ -223,6 +227,7 @@ def _exception(p: c.Problem | None, ctx: Context) -> _Exception:
     return _Exception(p.exception_type, p.exception_message)
 
 
+@common(When("p", "is", None))
 def _error_type(p: c.Problem | None, ctx: Context, dmap: DialectMap) -> str | None:
     # Result emits error_type even when None: a Result source without one stays without one
     if p is None or (p.code is None and p.domain == NAME):
@@ -230,6 +235,7 @@ def _error_type(p: c.Problem | None, ctx: Context, dmap: DialectMap) -> str | No
     return write_code(p, dmap, ctx, 0)
 
 
+@common(When("p", "is", None), value=Const(ABSENT))
 def _failure_data(
     p: c.Problem | None, error_type: str | None, payload: Raw | None, ctx: Context, dmap: DialectMap
 ) -> Raw:
