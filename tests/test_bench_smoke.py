@@ -253,6 +253,7 @@ def test_migrate_breakdown_times_every_stage() -> None:
         "convert_bytes",
         "record",
         "count",
+        "counter",
         "detection",
         "tally",
         "discard",
