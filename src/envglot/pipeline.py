@@ -458,10 +458,7 @@ class Pipeline:
             if det.evidence is None:  # locate's report
                 seen.append((Kind.WEAK_DETECTION, "$"))
             name, fused = path
-            try:
-                out = fused(clean) if len(clean) < SPLIT_MIN else fused(clean, members)
-            except UnicodeEncodeError as exc:
-                raise _surrogate(exc, dst.name) from None
+            out = _run_fused(fused, clean, members, dst.name)
             if out is None:  # the hub
                 return slow(buf, checked, members)
             selected = bool(seen) and counting.selected()
@@ -934,6 +931,18 @@ class Pipeline:
         return self.dst.seal(doc)
 
 
+def _run_fused(
+    fused: Callable[..., bytes | None], buf: bytes, members: dict[str, msgspec.Raw], target: str
+) -> bytes | None:
+    """``fused``'s output for ``buf`` (checked, minified, ``members`` its top level laid end to
+    end; handed over from :data:`SPLIT_MIN` bytes on), ``None``: take the general path (the hub).
+    A lone surrogate the target cannot encode is the :class:`ParseError` :func:`_surrogate` names."""
+    try:
+        return fused(buf) if len(buf) < SPLIT_MIN else fused(buf, members)
+    except UnicodeEncodeError as exc:
+        raise _surrogate(exc, target) from None
+
+
 def entry(p: Pipeline) -> Callable[[bytes], bytes]:
     """``p``'s :attr:`~Pipeline.convert_bytes`, chosen once from what its options fix.
 
@@ -969,20 +978,12 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
 
     max_depth, registry, m, dst = p.max_depth, p.registry, p.mappings, p.dst
 
-    def call(buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None]) -> bytes | None:
-        """``fused``'s output for ``buf`` (checked, minified, ``members`` its top level laid end to
-        end), ``None``: take the general path (the hub)."""
-        try:
-            return fused(buf) if len(buf) < SPLIT_MIN else fused(buf, members)
-        except UnicodeEncodeError as exc:
-            raise _surrogate(exc, dst.name) from None
-
     def fast(buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None]) -> bytes | None:
         """:func:`call` for ``buf`` (checked, ``members`` its top level), ``None``: take the
         general path (a top level not laid end to end, whitespace, or the hub)."""
         if not spans_whole(buf, members) or may_be_loose(buf, True):
             return None
-        return call(buf, members, fused)
+        return _run_fused(fused, buf, members, dst.name)
 
     if p.src is not None:
         src = p.src
@@ -1011,7 +1012,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     return slow(data)
             else:
                 return slow(data)
-            out = call(buf, members, fused)
+            out = _run_fused(fused, buf, members, dst.name)
             if out is None:
                 return slow(data)
             other = rival(members)
