@@ -778,7 +778,7 @@ class Pipeline:
         restored = _residue.restore(doc, res, carrier)
         if restored is None:
             why = "a patch does not fit the document"
-        elif _residue.digest(dst.name, restored, res.v) != res.digest:
+        elif not _residue.matches(res, restored):  # res.from_ is dst.name (write_envelope)
             why = "it does not restore the document its digest records (not made by envglot for this document)"
         else:
             try:
