@@ -191,7 +191,8 @@ def test_a_carrier_whose_payload_changed_on_its_way_does_not_restore_it() -> Non
 def test_a_carrier_whose_payload_was_re_encoded_on_its_way_does_not_restore_it() -> None:
     """Version 4 hashes the payload's bytes as they travel: the same values in another key
     order or with other escapes are refused (reported, never silent) and the carrier converts
-    without the residue; version 3 hashed its canonical form, and still restores such a carrier."""
+    without the residue (spacing alone is minified away first); version 3 hashed its canonical
+    form, and still restores such a carrier."""
     carrier = envglot.convert(_large_dotbot(), from_="dotbot", to="response-v2", preserve=True, unsupported="ignore")
     first = b'{"id":0,"name":"row 0","tags":["a","b"]}'
     for respelled in (b'{"name":"row 0","id":0,"tags":["a","b"]}', b'{"id":0,"name":"row \\u0030","tags":["a","b"]}'):
@@ -203,6 +204,9 @@ def test_a_carrier_whose_payload_was_re_encoded_on_its_way_does_not_restore_it()
             "(not made by envglot for this document)"
         ]
         assert b"schema_id" in conv.output and respelled in conv.output
+    spaced = msgspec.json.format(carrier, indent=2)  # whitespace alone: minified before it is read
+    back = envglot.convert(spaced, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
+    assert back == _large_dotbot()
     rec = next(r for r in V3 if '"take":' in r["carrier"] and r["hops"] == ["response-v2"])
     data = msgspec.json.decode(rec["carrier"])["data"]
     assert isinstance(data, dict) and len(data) > 1
