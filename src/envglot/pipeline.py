@@ -892,8 +892,8 @@ class Pipeline:
         return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
 
     def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
-        """``out`` with the version 3 residue of ``original`` (minified, ``members`` its top level
-        when decoded): the payload left out when ``out`` carries it unchanged."""
+        """``out`` with the version 3 or 4 residue of ``original`` (minified, ``members`` its top
+        level when decoded): the payload left out (version 4) when ``out`` carries it unchanged."""
         payload = self._payloads.get(src.name, _MISSING)
         if payload is _MISSING:
             payload = self._payloads[src.name] = self._payload(src)

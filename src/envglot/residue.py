@@ -377,11 +377,10 @@ def digest_parts(dialect: str, rest: bytes, taken: Sequence[bytes]) -> str:
     Only the small ``rest`` is decoded for its canonical form; each taken member is hashed as
     it is, after its length (so no two splits of the same bytes hash alike)."""
     form = _form(rest)
-    h = _hashlib().sha256(_DIGEST_TAG_4 + _head(dialect) + len(form).to_bytes(8, "big") + form)
+    parts = [_head_4(dialect), len(form).to_bytes(8, "big"), form]
     for value in taken:
-        h.update(len(value).to_bytes(8, "big"))
-        h.update(value)
-    return h.hexdigest()[:32]
+        parts += (len(value).to_bytes(8, "big"), value)
+    return _hashlib().sha256(b"".join(parts)).hexdigest()[:32]
 
 
 def matches(res: Residue, document: bytes) -> bool:
@@ -403,6 +402,12 @@ def _form(document: bytes) -> bytes:
 def _head(dialect: str) -> bytes:
     """The dialect's part of every digest: its name and a NUL."""
     return dialect.encode() + b"\0"
+
+
+@cache
+def _head_4(dialect: str) -> bytes:
+    """What a version 4 digest hashes first: its tag and :func:`_head`."""
+    return _DIGEST_TAG_4 + _head(dialect)
 
 
 @cache
