@@ -5,8 +5,10 @@
 For the reused ``Converter(to=TARGET, from_=SOURCE, unsupported="ignore")`` with and without
 ``preserve=True`` on the benchmark corpus's SOURCE records, and each part of the version 3
 residue (``docs/canonical-model.md``, "Preserve mode and the residue"), timed alone on the same
-records: the digest, the residue (the payload compared with the target's, the original less
-the payload encoded, the digest included) and its placement in the output (opened, set at the
+records: the digest (version 4's, of the original less the payload and the payload's bytes,
+when the residue takes the payload; version 3's of the whole original otherwise), the residue
+(the payload compared with the target's, the original less the payload encoded, the digest
+included) and its placement in the output (opened, set at the
 target's slot, encoded). The floor is ``ignore`` plus the residue and its placement: what the
 residue's own work costs. "residue / document" is the residue's size over the document's.
 Each figure is the best of ``--rounds`` passes over the same records, in the measuring thread's
@@ -62,8 +64,17 @@ def row(src: Dialect, dst: Dialect, items: Sequence[bytes], rounds: int) -> str:
         residue.set_path(doc, slot, made[x])
         return residue.encode(doc)
 
+    # the digest the residue records: version 4's (the rest and the payload's bytes) when it takes the payload
+    kept = {x: residue.decode_residue(made[x], "$") for x in items}
+    taken = {x: (bytes(kept[x].set[0][1]), bytes(residue.value_at(outs_top[x], paths[1]) or b"")) for x in items}
+
+    def signed(x: bytes) -> str:
+        if kept[x].v >= 4:
+            return residue.digest_parts(src.name, taken[x][0], taken[x][1:])
+        return residue.digest(src.name, x)
+
     parts = [
-        best(lambda x: residue.digest(src.name, x), items, rounds),
+        best(signed, items, rounds),
         best(lambda x: residue.whole(src.name, x, tops[x], outs_top[x], paths), items, rounds),
         best(placed, items, rounds),
     ]

@@ -74,20 +74,52 @@ def test_the_version_3_fixtures_carry_version_3_residues() -> None:
     assert sum('"take":[["$.' in rec["carrier"] for rec in V3) >= 20  # payloads taken from the carrier
 
 
-@pytest.mark.parametrize("rec", V3, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
-def test_a_version_3_carrier_is_written_again_and_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
+V4: list[dict[str, Any]] = msgspec.json.decode((Path(__file__).parent / "residues" / "v4.json").read_bytes())
+"""Carriers of version 4 residues (the payload taken, digest version 4) made at this version from
+the originals of ``v1.json`` whose carriers take the payload (those of ``v3.json`` with ``take``)."""
+
+
+def _forward(rec: dict[str, Any]) -> bytes:
+    """The original converted hop by hop along the record's hops, with ``preserve``."""
     doc, at = rec["original"].encode(), rec["source"]
     for dst in rec["hops"]:
         doc = envglot.convert(doc, from_=at, to=dst, preserve=True, unsupported="ignore")
         at = dst
-    assert doc.decode() == rec["carrier"]
+    return doc
+
+
+@pytest.mark.parametrize("rec", V3, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
+def test_a_version_3_carrier_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
+    """Every version 3 carrier restores; one that takes nothing is still written byte for byte
+    (a residue that takes the payload is version 4 now)."""
+    assert _back(rec) == msgspec.json.format(rec["original"].encode(), indent=-1) == rec["restored"].encode()
+    if '"take":' not in rec["carrier"]:
+        assert _forward(rec).decode() == rec["carrier"]
+
+
+def test_the_version_4_fixtures_are_the_version_3_carriers_that_take_the_payload() -> None:
+    taking = [r for r in V3 if '"take":' in r["carrier"]]
+    assert [(r["source"], r["hops"], r["original"]) for r in V4] == [
+        (r["source"], r["hops"], r["original"]) for r in taking
+    ]
+    assert len(V4) >= 20
+    assert all('"del":[],"v":4,"take":[["$.' in rec["carrier"] for rec in V4)
+    assert not any('"v":3,' in rec["carrier"] for rec in V4)
+
+
+@pytest.mark.parametrize("rec", V4, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
+def test_a_version_4_carrier_is_written_again_and_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
+    assert _forward(rec).decode() == rec["carrier"]
     assert _back(rec) == msgspec.json.format(rec["original"].encode(), indent=-1) == rec["restored"].encode()
 
 
-def test_version_1_and_version_3_residues_restore_the_same_document() -> None:
+def test_version_1_3_and_4_residues_restore_the_same_document() -> None:
     for old, new in zip(RECORDS, V3, strict=True):
         a, b = _back(old), _back(new)
         assert a == b if b"x_num" in a else json_key(a) == json_key(b)
+    by_original = {(r["source"], tuple(r["hops"]), r["original"]): r for r in V3}
+    for rec in V4:
+        assert _back(rec) == _back(by_original[rec["source"], tuple(rec["hops"]), rec["original"]])
 
 
 def test_a_tampered_version_3_residue_is_rejected() -> None:
@@ -109,7 +141,22 @@ def test_version_3_hashes_number_spellings_alike_and_falls_back_to_the_walk() ->
         doc = b'{"a":' + big + b"}"
         assert digest("dotbot", doc, 3) != digest("dotbot", doc.replace(big, big + b"0"), 3)
         assert digest("dotbot", doc, 3) not in {digest("dotbot", doc, 1), digest("dotbot", doc, 2)}
-    assert len({digest("dotbot", b"{}", v) for v in (1, 2, 3)}) == 3  # one tag per version
+    assert len({digest("dotbot", b"{}", v) for v in (1, 2, 3, 4)}) == 4  # one tag per version
+
+
+def test_version_4_hashes_the_taken_members_bytes_as_they_are_and_the_rest_canonically() -> None:
+    """Version 4: the document less its taken members in version 3's form, then their bytes."""
+    data = [["data"]]
+    doc = b'{"b":2e2,"data":{"x":1,"y":"\\u00e9"},"a":1}'
+    same_rest = b'{"a":1,"data":{"x":1,"y":"\\u00e9"},"b":200.0}'
+    assert digest("dotbot", doc, 4, data) == digest("dotbot", same_rest, 4, data)
+    for payload in (b'{"y":"\\u00e9","x":1}', b'{"x":1,"y":"\xc3\xa9"}', b'{"x":1,"y":"\\u00E9"}'):
+        assert digest("dotbot", doc.replace(b'{"x":1,"y":"\\u00e9"}', payload), 4, data) != digest(
+            "dotbot", doc, 4, data
+        )
+    assert digest("dotbot", doc, 4, data) != digest("dotbot", doc, 4)  # the payload counted as itself
+    assert digest("dotbot", doc, 4, [["nowhere"]]) != digest("dotbot", doc, 4)  # a missing member counts
+    assert digest("dotbot", doc, 3) == digest("dotbot", same_rest, 3)
 
 
 def _large_dotbot() -> bytes:
@@ -141,6 +188,35 @@ def test_a_carrier_whose_payload_changed_on_its_way_does_not_restore_it() -> Non
     assert b'"row 8"' in conv.output and b"schema_id" in conv.output
 
 
+def test_a_carrier_whose_payload_was_re_encoded_on_its_way_does_not_restore_it() -> None:
+    """Version 4 hashes the payload's bytes as they travel: the same values in another key
+    order or with other escapes are refused (reported, never silent) and the carrier converts
+    without the residue (spacing alone is minified away first); version 3 hashed its canonical
+    form, and still restores such a carrier."""
+    carrier = envglot.convert(_large_dotbot(), from_="dotbot", to="response-v2", preserve=True, unsupported="ignore")
+    first = b'{"id":0,"name":"row 0","tags":["a","b"]}'
+    for respelled in (b'{"name":"row 0","id":0,"tags":["a","b"]}', b'{"id":0,"name":"row \\u0030","tags":["a","b"]}'):
+        moved = carrier.replace(first, respelled, 1)
+        assert moved != carrier
+        conv = envglot.conversion(moved, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
+        assert [d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED] == [
+            "preserve residue not applied: it does not restore the document its digest records "
+            "(not made by envglot for this document)"
+        ]
+        assert b"schema_id" in conv.output and respelled in conv.output
+    spaced = msgspec.json.format(carrier, indent=2)  # whitespace alone: minified before it is read
+    back = envglot.convert(spaced, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
+    assert back == _large_dotbot()
+    rec = next(r for r in V3 if '"take":' in r["carrier"] and r["hops"] == ["response-v2"])
+    data = msgspec.json.decode(rec["carrier"])["data"]
+    assert isinstance(data, dict) and len(data) > 1
+    reordered = msgspec.json.encode(dict(reversed(list(data.items()))))
+    old = rec["carrier"].encode().replace(msgspec.json.encode(data), reordered, 1)
+    assert old != rec["carrier"].encode()
+    back = envglot.convert(old, from_="response-v2", to=rec["source"], preserve=True, unsupported="ignore")
+    assert json_key(back) == json_key(rec["original"])
+
+
 def test_take_belongs_to_version_3() -> None:
     rec = next(r for r in V3 if '"take":' in r["carrier"])
     carrier = rec["carrier"].replace('"v":3,', '"v":2,')
@@ -149,9 +225,9 @@ def test_take_belongs_to_version_3() -> None:
 
 
 def test_a_residue_of_an_unknown_version_is_refused() -> None:
-    rec = V3[0]
-    carrier = rec["carrier"].replace('"v":3,', '"v":4,')
-    with pytest.raises(envglot.EnvglotError, match="preserve residue of unknown version 4"):
+    rec = V4[0]
+    carrier = rec["carrier"].replace('"v":4,', '"v":5,')
+    with pytest.raises(envglot.EnvglotError, match="preserve residue of unknown version 5"):
         envglot.convert(carrier, from_=rec["hops"][0], to=rec["source"], preserve=True, unsupported="ignore")
 
 

@@ -30,7 +30,7 @@ from envglot.api import detection
 from envglot.dialects import WRITABLE
 from envglot.limits import MAX_DEPTH, UTF8_CHUNK, check_input, utf8_error
 from envglot.mappings import default_mappings
-from envglot.residue import VERSION, digest
+from envglot.residue import CANONICAL, digest
 from envglot.transport import wrap_bytes
 
 ENC = msgspec.json.Encoder()
@@ -406,7 +406,7 @@ def _forged(carrier: bytes, restored: dict[str, Any], sets: list[list[Any]], del
     """A residue with a valid digest of ``restored`` (anyone can compute one: no secret): the
     document the patches make of the carrier converted back."""
     digest_ = digest("result", ENC.encode(restored))
-    res = {"from": "result", "set": sets, "del": dels or [], "v": VERSION, "digest": digest_}
+    res = {"from": "result", "set": sets, "del": dels or [], "v": CANONICAL, "digest": digest_}
     return _with_residue(carrier, res, at_meta=True)
 
 
@@ -454,6 +454,47 @@ def test_a_transplanted_residue_fails_its_digest() -> None:
     assert b'"instruction"' not in conv.output
 
 
+DOTBOT_OK = (
+    b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":"only the residue",'
+    b'"data":{"id":7,"name":"x","tags":["a"]},"warnings":[],"errors":[],'
+    b'"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":1,"source":"a","correlation_id":"keep"}}'
+)
+
+
+def test_a_version_4_residue_restores_only_in_its_own_carrier_with_its_payload_as_it_travelled() -> None:
+    """A version 4 residue takes the payload from its carrier and records its bytes: moved to a
+    carrier with another payload, or to one whose payload was changed or re-encoded on its way
+    (same values, other key order or escapes), it is refused by its digest; moved to a carrier
+    with the same payload that says something else, by the carrier's check. Never applied."""
+    a = envglot.convert(DOTBOT_OK, from_="dotbot", to="response-v2", preserve=True)
+    res = msgspec.json.decode(a)["meta"]["_envglot"]
+    assert (res["v"], res["take"]) == (4, [["$.data", "$.data"]])
+    assert envglot.convert(a, to="dotbot", preserve=True) == DOTBOT_OK
+    payload = b'{"id":7,"name":"x","tags":["a"]}'
+    other = DOTBOT_OK.replace(b'"keep"', b'"other"')
+    carriers = {
+        "another payload": a.replace(payload, b'{"id":8,"name":"x","tags":["a"]}'),
+        "its keys in another order": a.replace(payload, b'{"name":"x","id":7,"tags":["a"]}'),
+        "another escape": a.replace(payload, b'{"id":7,"name":"\\u0078","tags":["a"]}'),
+        "another carrier, another payload": _with_residue(
+            envglot.convert(other.replace(payload, b'{"id":9}'), from_="dotbot", to="response-v2"), res, at_meta=True
+        ),
+    }
+    for why, moved in carriers.items():
+        assert moved != a, why
+        conv = envglot.conversion(moved, to="dotbot", preserve=True)
+        assert next(d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED).endswith(
+            "(not made by envglot for this document)"
+        ), why
+        assert b"only the residue" not in conv.output, why
+    same_payload = envglot.convert(other, from_="dotbot", to="response-v2")
+    conv = envglot.conversion(_with_residue(same_payload, res, at_meta=True), to="dotbot", preserve=True)
+    assert next(d.message for d in conv.diagnostics if d.kind is Kind.RESIDUE_REJECTED).endswith(
+        "the restored document contradicts the document it travels in"
+    )
+    assert b"only the residue" not in conv.output
+
+
 def test_a_transplanted_version_2_residue_fails_its_digest() -> None:
     """A residue's patches over another carrier restore a document other than the recorded one."""
     a = envglot.convert(b'{"success":false,"error":"a","error_type":"not_found","instruction":"x"}', to="response-v2")
@@ -481,7 +522,7 @@ def test_a_transplanted_version_2_residue_fails_its_digest() -> None:
         {**FLIP, "set": [[1, 2]]},
         {**FLIP, "del": ["$" + ".a" * (MAX_DEPTH + 1)]},
         {**FLIP, "surprise": 1},
-        {**FLIP, "v": 4},
+        {**FLIP, "v": 5},
         {**FLIP, "v": 0},
     ],
 )

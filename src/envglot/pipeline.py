@@ -778,7 +778,7 @@ class Pipeline:
         restored = _residue.restore(doc, res, carrier)
         if restored is None:
             why = "a patch does not fit the document"
-        elif _residue.digest(dst.name, restored, res.v) != res.digest:
+        elif not _residue.matches(res, restored):  # res.from_ is dst.name (write_envelope)
             why = "it does not restore the document its digest records (not made by envglot for this document)"
         else:
             try:
@@ -892,8 +892,8 @@ class Pipeline:
         return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
 
     def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
-        """``out`` with the version 3 residue of ``original`` (minified, ``members`` its top level
-        when decoded): the payload left out when ``out`` carries it unchanged."""
+        """``out`` with the version 3 or 4 residue of ``original`` (minified, ``members`` its top
+        level when decoded): the payload left out (version 4) when ``out`` carries it unchanged."""
         payload = self._payloads.get(src.name, _MISSING)
         if payload is _MISSING:
             payload = self._payloads[src.name] = self._payload(src)

@@ -1,18 +1,20 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-Over 500 lines: one residue format in three versions (its paths, patches, digests and the
-version 3 payload taken from the carrier) that every face reads and writes through here.
+Over 500 lines: one residue format in four versions (its paths, patches, digests and the
+payload taken from the carrier) that every face reads and writes through here.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 3,
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 4,
 "take": [[PATH, CARRIER_PATH], ...], "digest": HEX}``: the JSON patches that turn what the
 ``from`` dialect's writer produces back into the original document, and a digest of that
 original (``v``: the residue's version, 1 when absent; see :func:`digest`). No dialect needs
 code of its own:
 
-- version 3 (:func:`whole`, a document without an input residue into another dialect),
+- versions 3 and 4 (:func:`whole`, a document without an input residue into another dialect),
   computed without converting back: the original whole at ``$`` (hooks read the wire Struct
   whole, so no member is proven to come back unchanged), less the payload when the target
-  carries it byte for byte: ``null`` in its place and ``take`` to set the carrier's back;
+  carries it byte for byte: ``null`` in its place and ``take`` to set the carrier's back.
+  Version 4 is version 3 with the payload taken, and a digest of the payload's bytes as they
+  travel instead of its canonical form; version 3 is what a residue that takes nothing gets;
 - version 2 (:func:`diff`: write, read back, write the source dialect again, diff): what a
   document carrying a residue of its own (a chain's later hop) or converted into its own
   dialect gets; version 1 is version 2's patches with an older digest.
@@ -45,7 +47,9 @@ __all__ = [
     "delete",
     "diff",
     "digest",
+    "digest_parts",
     "format_path",
+    "matches",
     "none_in",
     "parse_path",
     "payload_paths",
@@ -64,8 +68,12 @@ _ENC = msgspec.json.Encoder()
 _DIGEST_TAG = b"envglot-residue/1\0"
 _DIGEST_TAG_2 = b"envglot-residue/2\0"
 _DIGEST_TAG_3 = b"envglot-residue/3\0"
-VERSION = 3
-"""The residue version :func:`whole` writes (``v``); :func:`digest` computes every known one's digest."""
+_DIGEST_TAG_4 = b"envglot-residue/4\0"
+VERSION = 4
+"""The newest residue version (``v``): :func:`whole` writes it when the residue takes the payload
+from the carrier, version 3 otherwise; :func:`digest` computes every known one's digest."""
+CANONICAL = 3
+"""The digest version of a whole document's canonical form (:func:`digest`'s default)."""
 DIGEST_VERSION = 2
 """The version of the residues :func:`diff` builds (``v``: patches against the document written back)."""
 _SORTED = msgspec.json.Encoder(order="sorted")
@@ -88,8 +96,8 @@ class Residue(Struct, forbid_unknown_fields=True):
     """The residue's version (absent in residues made before version 2): its digest's, and from
     3 on, a set at ``$`` replaces the whole document."""
     take: list[tuple[str, str]] = msgspec.field(default_factory=list)
-    """Version 3: ``[PATH, CARRIER_PATH]``, after the sets: the value at ``CARRIER_PATH`` of the
-    document carrying the residue is set at ``PATH`` (a member that travels unchanged)."""
+    """From version 3 on: ``[PATH, CARRIER_PATH]``, after the sets: the value at ``CARRIER_PATH``
+    of the document carrying the residue is set at ``PATH`` (a member that travels unchanged)."""
 
 
 @cache
@@ -327,7 +335,7 @@ def value_at(document: bytes | dict[str, Raw], segs: Sequence[str | int]) -> Raw
     return node if segs and isinstance(node, Raw) else None
 
 
-def digest(dialect: str, document: bytes, version: int = VERSION) -> str:
+def digest(dialect: str, document: bytes, version: int = CANONICAL, take: Sequence[Sequence[str | int]] = ()) -> str:
     """The digest a residue records of the document it restores (key order does not matter).
 
     A 128-bit hash (SHA-256's first half from version 3 on, BLAKE2b-128 before) over a version
@@ -337,23 +345,77 @@ def digest(dialect: str, document: bytes, version: int = VERSION) -> str:
     ``200.0``; ``-0`` and ``0``) do not count. A document holding a number msgspec will not
     decode (``1e400``, an integer over 4,300 digits) has the form of version 1 instead, after a
     ``\\x01`` (no sorted encoding starts with it).
-    Version 2: the same, but each non-integer number kept as its own text, so ``2e2``,
-    ``200.0`` and ``1E2`` stay apart (as in version 1), and only an integer over 4,300 digits
-    takes the fallback. Version 1 (a Python walk: keys sorted, every scalar as written, strings
-    with escapes re-encoded) is still computed for residues that record it.
+    Version 4 (``take``: the paths, as segments, of the members a residue takes from its
+    carrier): version 3's form of the document with ``null`` at those paths, then each taken
+    member's bytes as they are (:func:`digest_parts`): a taken member spelled otherwise (its
+    keys in another order, other escapes) has another digest.
+    Version 2: the same as version 3, but each non-integer number kept as its own text, so
+    ``2e2``, ``200.0`` and ``1E2`` stay apart (as in version 1), and only an integer over 4,300
+    digits takes the fallback. Version 1 (a Python walk: keys sorted, every scalar as written,
+    strings with escapes re-encoded) is still computed for residues that record it.
     """
-    import hashlib  # preserve=True only: not imported with envglot
-
-    head = dialect.encode() + b"\0"
+    if version >= 4:
+        tree = _RAW_DICT.decode(document)
+        taken = [_swap(tree, tuple(segs)) if segs else None for segs in take]
+        return digest_parts(dialect, _ENC.encode(tree), [b"" if t is None else bytes(t) for t in taken])
+    head = _head(dialect)
     if version == 1:
-        return hashlib.blake2b(_DIGEST_TAG + head + _walk(document), digest_size=16).hexdigest()
-    try:
-        form = _SORTED.encode((_PLAIN if version >= 3 else _SPELLED).decode(document))
-    except msgspec.ValidationError:  # a number out of range (or too long for int()): the walk keeps its text
-        form = b"\x01" + _walk(document)
+        return _hashlib().blake2b(_DIGEST_TAG + head + _walk(document), digest_size=16).hexdigest()
     if version >= 3:
-        return hashlib.sha256(_DIGEST_TAG_3 + head + form).hexdigest()[:32]
-    return hashlib.blake2b(_DIGEST_TAG_2 + head + form, digest_size=16).hexdigest()
+        return _hashlib().sha256(_DIGEST_TAG_3 + head + _form(document)).hexdigest()[:32]
+    try:
+        form = _SORTED.encode(_SPELLED.decode(document))
+    except msgspec.ValidationError:  # a number too long for int(): the walk keeps its text
+        form = b"\x01" + _walk(document)
+    return _hashlib().blake2b(_DIGEST_TAG_2 + head + form, digest_size=16).hexdigest()
+
+
+def digest_parts(dialect: str, rest: bytes, taken: Sequence[bytes]) -> str:
+    """Version 4's digest of a document given as ``rest`` (the document with ``null`` at each
+    taken member's path) and ``taken`` (those members' bytes, ``b""`` for one that is absent).
+
+    Only the small ``rest`` is decoded for its canonical form; each taken member is hashed as
+    it is, after its length (so no two splits of the same bytes hash alike)."""
+    form = _form(rest)
+    parts = [_head_4(dialect), len(form).to_bytes(8, "big"), form]
+    for value in taken:
+        parts += (len(value).to_bytes(8, "big"), value)
+    return _hashlib().sha256(b"".join(parts)).hexdigest()[:32]
+
+
+def matches(res: Residue, document: bytes) -> bool:
+    """True if ``document`` (what ``res`` restored) has the digest ``res`` records, by its version."""
+    take = [parse_path(path) for path, _ in res.take] if res.v >= 4 else ()
+    return digest(res.from_, document, res.v, take) == res.digest
+
+
+def _form(document: bytes) -> bytes:
+    """Version 3's canonical form of ``document``: its plain decoding encoded with sorted keys,
+    or after ``\\x01`` version 1's walk when msgspec refuses a number in it."""
+    try:
+        return _SORTED.encode(_PLAIN.decode(document))
+    except msgspec.ValidationError:  # a number out of range (or too long for int()): the walk keeps its text
+        return b"\x01" + _walk(document)
+
+
+@cache
+def _head(dialect: str) -> bytes:
+    """The dialect's part of every digest: its name and a NUL."""
+    return dialect.encode() + b"\0"
+
+
+@cache
+def _head_4(dialect: str) -> bytes:
+    """What a version 4 digest hashes first: its tag and :func:`_head`."""
+    return _DIGEST_TAG_4 + _head(dialect)
+
+
+@cache
+def _hashlib() -> Any:
+    """:mod:`hashlib`, imported on first use (``preserve=True`` only: not imported with envglot)."""
+    import hashlib
+
+    return hashlib
 
 
 def _walk(document: bytes) -> bytes:
@@ -425,10 +487,16 @@ def _swap(tree: dict[str, Any], segs: tuple[str | int, ...]) -> Raw | None:
 
 
 @lru_cache(maxsize=256)
-def _take(here: tuple[str | int, ...], there: tuple[str | int, ...]) -> list[list[str]]:
-    """A residue's ``take`` for a member at ``here`` of the original and ``there`` of the carrier
-    (formatted once per pair; only ever encoded)."""
-    return [[format_path(list(here)), format_path(list(there))]]
+def _frame(dialect: str, take: Paths | None) -> tuple[bytes, bytes]:
+    """A :func:`whole` residue's bytes around its root (before it, and after it up to the digest's
+    text): those of ``_ENC.encode`` of ``{"from", "set", "del", "v", "take", "digest"}``, version 4
+    with ``take`` when the payload at ``take`` (its paths in the original and the carrier) is
+    taken, version 3 without (built once per dialect and pair)."""
+    head = b'{"from":' + _ENC.encode(dialect) + b',"set":[["$",'
+    if take is None:
+        return head, b']],"del":[],"v":3,"digest":"'
+    here, there = (format_path(list(segs)) for segs in take)
+    return head, b']],"del":[],"v":4,"take":' + _ENC.encode([[here, there]]) + b',"digest":"'
 
 
 def payload_paths(here: str | None, there: str | None, slot: str) -> Paths | None:
@@ -450,31 +518,29 @@ def whole(
     out: dict[str, Raw] | None = None,
     payload: Paths | None = None,
 ) -> Raw:
-    """The version 3 residue of ``original`` (a minified ``from`` dialect document with no residue
-    of its own, ``members`` its top level when decoded): the document set whole at ``$``,
+    """The version 3 or 4 residue of ``original`` (a minified ``from`` dialect document with no
+    residue of its own, ``members`` its top level when decoded): the document set whole at ``$``,
     whatever its writer writes back.
 
     ``payload`` is a member's path in ``original`` and in the target document ``out`` (its top
     level): when the two values are the same bytes, the member is left out (``null`` in its
     place, so key order holds) and taken back from the carrier (``take``), provided the document
     without it re-encodes to the original's own spelling (checked by length: msgspec's spelling
-    of a key is the shortest)."""
-    root: Raw = Raw(original)
-    take: list[list[str]] = []
+    of a key is the shortest). That residue is version 4: its digest covers the payload's bytes
+    as they travel, not its canonical form (:func:`digest`). Otherwise it is version 3."""
     if payload is not None and out is not None:
         here, there = payload
         value = value_at(out, there)
         if value is not None:
             tree = dict(members) if members is not None else _RAW_DICT.decode(original)
             if _swap(tree, here) == value:
-                text = _ENC.encode(tree)
-                if len(text) - len(_NULL) + len(value) == len(original):
-                    root, take = Raw(text), _take(here, there)
-    residue = {"from": dialect, "set": [["$", root]], "del": [], "v": VERSION}
-    if take:
-        residue["take"] = take
-    residue["digest"] = digest(dialect, original)
-    return Raw(_ENC.encode(residue))
+                rest = _ENC.encode(tree)
+                if len(rest) - len(_NULL) + len(value) == len(original):
+                    head, mid = _frame(dialect, payload)
+                    sign = digest_parts(dialect, rest, (value,))
+                    return Raw(b"".join((head, rest, mid, sign.encode(), b'"}')))
+    head, mid = _frame(dialect, None)
+    return Raw(b"".join((head, original, mid, digest(dialect, original).encode(), b'"}')))
 
 
 def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -> bool:
