@@ -31,6 +31,7 @@ fsspec = pytest.importorskip("fsspec", reason="the dask extra is not installed (
 from envglot.migration import LOCK_NAME, REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV, driver, migrate  # noqa: E402
 from envglot.migration.fs import DASK_TEMP_PREFIX  # noqa: E402
 from envglot.migration.partitions import FileSpec, plan  # noqa: E402
+from envglot.migration.walk import walk_specs  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from migrate_corpus import legacy_variant, make_corpus  # noqa: E402
@@ -94,6 +95,26 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, b
     ref = migrate([root / "in"], out=root / "local", jobs=1)
     assert ref.rejected > 0 and ref.exit_code == 1
     return root, _tree(root / "local"), ref
+
+
+@pytest.mark.parametrize("out", ["out", "./out/", "sub/../out", "ABS", "."])
+def test_walked_files_are_named_as_pathlib_names_them(
+    out: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Dask walk's output paths and names (sliced from the walked path, no ``Path`` per file)
+    are those of ``store.join(out, rel)`` and ``Path(out) / rel``, for every spelling of ``out``."""
+    monkeypatch.chdir(tmp_path)
+    for rel in ("a.jsonl", "d/b.jsonl", "d/e/c.json"):
+        (tmp_path / "in" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "in" / rel).write_bytes(b"{}\n")
+    (tmp_path / "one.jsonl").write_bytes(b"{}\n")
+    out = str(tmp_path / "out") if out == "ABS" else out
+    _, files, _ = walk_specs(["in", "one.jsonl"], out, None, (), None, None, "out")
+    base = os.path.abspath(out)
+    rels = ["a.jsonl", "d/b.jsonl", "d/e/c.json", "one.jsonl"]
+    assert [f.dst for f in files] == [f"{base.rstrip('/')}/{r}" for r in rels]
+    assert [f.shown for f in files] == [str(Path(out) / r) for r in rels]
+    assert [f.src for f in files] == [str(tmp_path / "in" / r) for r in rels[:3]] + [str(tmp_path / "one.jsonl")]
 
 
 def test_plan_groups_small_files_and_cuts_large_ones() -> None:
