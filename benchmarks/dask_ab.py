@@ -69,15 +69,28 @@ def mix() -> list[bytes]:
 
 
 @contextlib.contextmanager
-def running_cluster(prefix: str) -> Iterator[tuple[Any, Path]]:
+def running_cluster(prefix: str, config: dict[str, Any] | None = None) -> Iterator[tuple[Any, Path]]:
     """A client of a new 2-worker ``LocalCluster`` (one thread each, loopback, quiet) and a work
-    directory named ``prefix...``: closed and removed at the end."""
+    directory named ``prefix...``: closed and removed at the end. ``config``: Dask settings of
+    the cluster (its scheduler, nannies and workers); ``"cli"``: the cluster ``--engine dask``
+    starts (:func:`envglot.migration.executors.start_local_cluster`, where the tree has it)."""
+    import dask
     from distributed import Client, LocalCluster
 
     work = Path(tempfile.mkdtemp(prefix=prefix))
-    cluster = LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None, silence_logs=50
-    )
+    start = cli_cluster() if config == "cli" else None
+    if start is not None:
+        cluster = start(2)
+    else:
+        with dask.config.set({} if config in (None, "cli") else config):
+            cluster = LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=50,
+            )
     client = Client(cluster)
     try:
         yield client, work
@@ -85,6 +98,16 @@ def running_cluster(prefix: str) -> Iterator[tuple[Any, Path]]:
         client.close()
         cluster.close()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def cli_cluster() -> Any:
+    """The tree's ``start_local_cluster`` (the cluster ``--engine dask`` starts), or None (an older
+    tree: its CLI starts a plain ``LocalCluster``)."""
+    try:
+        from envglot.migration.executors import start_local_cluster
+    except ImportError:
+        return None
+    return start_local_cluster
 
 
 def main() -> None:

@@ -13,6 +13,10 @@ the workers' Migrator) is timed apart::
     python benchmarks/dask_profile.py --sizes 50,200,500,1000 --rounds 2
     python benchmarks/dask_profile.py --small-files --rounds 2
     python benchmarks/dask_profile.py --split --sizes 50 --rounds 3
+    python benchmarks/dask_profile.py --split --cluster distributed.worker.profile.enabled=false
+
+``--cluster cli`` runs on the cluster ``--engine dask --workers 2`` starts (envglot's batch
+settings); the default, ``plain``, on one with ``distributed``'s defaults (a user's own cluster).
 """
 
 from __future__ import annotations
@@ -167,6 +171,15 @@ def split(src: Path, work: Path, client: Any, pids: dict[str, int], rounds: int)
     shutil.rmtree(out)
 
 
+def settings(text: str) -> dict[str, Any]:
+    """``KEY=VALUE,...`` as Dask settings (``true``/``false`` as booleans)."""
+    out: dict[str, Any] = {}
+    for item in text.split(","):
+        key, _, value = item.partition("=")
+        out[key.strip()] = {"true": True, "false": False}.get(value.strip().lower(), value.strip())
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="50,200", help="file sizes in MB, comma-separated")
@@ -177,12 +190,23 @@ def main() -> None:
     ap.add_argument(
         "--split", action="store_true", help="instead: the first size's 16 ranges run here and as tasks (CPU)"
     )
+    ap.add_argument(
+        "--cluster",
+        default="plain",
+        help="the running cluster's Dask settings: 'plain' (distributed's defaults), 'cli' (as "
+        "--engine dask starts it: envglot's batch settings, where the tree has them), or "
+        "KEY=VALUE[,KEY=VALUE...] (e.g. distributed.worker.profile.enabled=false)",
+    )
     a = ap.parse_args()
     import run
-    from dask_ab import mix, running_cluster
+    from dask_ab import cli_cluster, mix, running_cluster
 
+    config: Any = None if a.cluster == "plain" else "cli" if a.cluster == "cli" else settings(a.cluster)
+    if config == "cli" and cli_cluster() is None:
+        print("this tree has no start_local_cluster: the CLI's cluster is a plain LocalCluster")
+    print(f"cluster settings: {config or 'distributed defaults'}; load {os.getloadavg()}", flush=True)
     cycle = mix()
-    with running_cluster("envglot-dask-profile-") as (client, work):
+    with running_cluster("envglot-dask-profile-", config) as (client, work):
         pids = processes(client)
         if a.small_files:
             small_files(cycle, work, client, pids, a.rounds)

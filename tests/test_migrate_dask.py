@@ -31,6 +31,7 @@ fsspec = pytest.importorskip("fsspec", reason="the dask extra is not installed (
 from envglot.migration import LOCK_NAME, REJECTS_NAME, TEMP_PREFIX, TEST_DELAY_ENV, driver, migrate  # noqa: E402
 from envglot.migration.fs import DASK_TEMP_PREFIX  # noqa: E402
 from envglot.migration.partitions import FileSpec, plan  # noqa: E402
+from envglot.migration.walk import walk_specs  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from migrate_corpus import legacy_variant, make_corpus  # noqa: E402
@@ -94,6 +95,26 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, b
     ref = migrate([root / "in"], out=root / "local", jobs=1)
     assert ref.rejected > 0 and ref.exit_code == 1
     return root, _tree(root / "local"), ref
+
+
+@pytest.mark.parametrize("out", ["out", "./out/", "sub/../out", "ABS", "."])
+def test_walked_files_are_named_as_pathlib_names_them(
+    out: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Dask walk's output paths and names (sliced from the walked path, no ``Path`` per file)
+    are those of ``store.join(out, rel)`` and ``Path(out) / rel``, for every spelling of ``out``."""
+    monkeypatch.chdir(tmp_path)
+    for rel in ("a.jsonl", "d/b.jsonl", "d/e/c.json"):
+        (tmp_path / "in" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "in" / rel).write_bytes(b"{}\n")
+    (tmp_path / "one.jsonl").write_bytes(b"{}\n")
+    out = str(tmp_path / "out") if out == "ABS" else out
+    _, files, _ = walk_specs(["in", "one.jsonl"], out, None, (), None, None, "out")
+    base = os.path.abspath(out)
+    rels = ["a.jsonl", "d/b.jsonl", "d/e/c.json", "one.jsonl"]
+    assert [f.dst for f in files] == [f"{base.rstrip('/')}/{r}" for r in rels]
+    assert [f.shown for f in files] == [str(Path(out) / r) for r in rels]
+    assert [f.src for f in files] == [str(tmp_path / "in" / r) for r in rels[:3]] + [str(tmp_path / "one.jsonl")]
 
 
 def test_plan_groups_small_files_and_cuts_large_ones() -> None:
@@ -371,6 +392,8 @@ def test_local_cluster_byte_identical(
     assembled = _assemblies_here(monkeypatch)
     rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", client=cluster, chunk_bytes=8192)
     assert rep.jobs == 2
+    # a cluster of the user's keeps its own settings (envglot's batch settings are its own cluster's)
+    assert all(cluster.run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks).values())
     total = targets[0][0]
     assert total > 0 and {t for _, t in targets} == {min(64 * 1024, total // 16)}  # 8 pieces per worker
     assert _tree(tmp_path / "out") == ref_tree
@@ -566,23 +589,40 @@ from envglot.migration.executors import dask_executor
 def printed():
     return sorted({h.level for h in logging.getLogger("distributed").handlers if isinstance(h, logging.StreamHandler)})
 
+def settings(dask_worker=None):
+    import dask
+
+    keys = ("distributed.worker.profile.enabled", "distributed.admin.tick.interval")
+    here = [dask.config.get(k) for k in keys]
+    if dask_worker is not None:  # what the worker runs, not only what its config says
+        here += [sorted(dask_worker.periodic_callbacks), dask_worker._tick_interval]
+    return here
+
 before = printed()
 ex = dask_executor(None, None, 1, None)
 try:
     during, workers = printed(), list(ex.client.run(printed).values())
+    config = {"client": settings(), "workers": list(ex.client.run(settings).values())}
 finally:
     ex.close()
-print(json.dumps({"before": before, "during": during, "workers": workers, "after": printed()}))
+print(json.dumps({"before": before, "during": during, "workers": workers, "after": printed(), "config": config}))
 """
 
 
-def test_a_cluster_envglot_starts_prints_only_critical_logs() -> None:
+def test_a_cluster_envglot_starts_prints_only_critical_logs_and_runs_the_batch_settings() -> None:
     """Under load ``distributed`` logs a missed heartbeat with its traceback (at error level): a
     LocalCluster envglot starts prints only critical records of its log, in the main process and
     in the workers, and the main process's handler gets its level back when the cluster is closed.
-    (Run in a fresh interpreter: under pytest ``distributed`` installs no handler of its own.)"""
+    Its workers run envglot's batch settings (no profiler, a 500 ms tick); the main process's
+    configuration is left as it was (a cluster of the user's is untouched:
+    :func:`test_local_cluster_byte_identical`). (Run in a fresh interpreter: under pytest
+    ``distributed`` installs no handler of its own.)"""
     r = subprocess.run([sys.executable, "-c", _PRINTED_LEVELS], capture_output=True, timeout=120, check=True)
     levels = json.loads(r.stdout.splitlines()[-1])
     assert levels["before"] == [0] and levels["after"] == [0]
     assert levels["during"] == [50] and levels["workers"] == [[50]]
     assert b"Traceback" not in r.stderr and b"INFO" not in r.stderr
+    assert levels["config"]["client"] == [True, "20ms"]
+    [(enabled, tick, callbacks, interval)] = levels["config"]["workers"]
+    assert (enabled, tick, interval) == (False, "500ms", 0.5)
+    assert "heartbeat" in callbacks and "profile" not in callbacks and "profile-cycle" not in callbacks

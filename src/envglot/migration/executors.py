@@ -181,6 +181,41 @@ QUIET_LOGS = logging.CRITICAL
 driver as the task's error and is reported by envglot (exit 70)."""
 
 
+BATCH_CONFIG: dict[str, Any] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+"""Dask settings of the ``LocalCluster`` envglot starts (:func:`start_local_cluster`) — never of a
+cluster of the user's (``client=``, ``--scheduler``). A batch run needs none of what they turn
+down: the worker's statistical profiler (a sample of every thread's stack each 10 ms: the
+dashboard's Profile page stays empty), the event loop's health tick (20 ms: the dashboard's
+event-loop figures coarser), the system monitor's samples (CPU, memory, I/O: every 2 s, not
+0.5 s) and the memory monitor's checks (every 1 s, not 0.1 s; a task's memory is bounded by the
+input limits). Each measured in docs/performance.md ("Migrate on Dask"); the worker's heartbeat
+interval is the scheduler's (0.5 s up to 10 workers), not a setting."""
+
+
+def start_local_cluster(workers: int | None, config: dict[str, Any] | None = None) -> Any:
+    """The ``distributed.LocalCluster`` ``--engine dask`` starts: ``workers`` processes (default:
+    :func:`cpus`), one thread each, on 127.0.0.1, a dashboard on a free port, only critical log
+    records (:data:`QUIET_LOGS`), with ``config`` (default :data:`BATCH_CONFIG`) in its scheduler,
+    nannies and workers."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set(BATCH_CONFIG if config is None else config):  # the nannies keep a copy for their workers
+        return LocalCluster(
+            n_workers=workers or cpus(),
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=QUIET_LOGS,
+        )
+
+
 class DaskSynchronous(Inline):
     """Runs each task with Dask's synchronous scheduler, in this process, when the driver asks for
     the next: the plan of a cluster whose workers are elsewhere (each task syncs its own
@@ -200,12 +235,11 @@ class DaskCluster:
     """Submits tasks to a ``distributed`` cluster; hands them back as they complete.
 
     ``client``: a ``distributed.Client`` to use (not closed here); else one is connected to
-    ``scheduler``, or a ``LocalCluster`` of ``workers`` processes is started (``notice`` is
-    called with its dashboard link) — both closed by :meth:`close`. The ``LocalCluster`` started
-    here prints only ``distributed``'s critical log records (:data:`QUIET_LOGS`), in this process
-    and its workers, until it is closed. The workers of a ``LocalCluster`` (started here, or the
-    cluster of the client given) are :attr:`on_this_machine`; those of a scheduler's address are
-    taken to be elsewhere.
+    ``scheduler``, or a ``LocalCluster`` of ``workers`` processes is started
+    (:func:`start_local_cluster`: envglot's batch settings, only critical log records; ``notice``
+    is called with its dashboard link) — both closed by :meth:`close`. The workers of a
+    ``LocalCluster`` (started here, or the cluster of the client given) are
+    :attr:`on_this_machine`; those of a scheduler's address are taken to be elsewhere.
     """
 
     cuts = True
@@ -230,14 +264,7 @@ class DaskCluster:
             client = Client(scheduler)
             self.own.append(client)
         elif client is None:
-            cluster = LocalCluster(
-                n_workers=workers or cpus(),
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address="127.0.0.1:0",
-                silence_logs=QUIET_LOGS,
-            )
+            cluster = start_local_cluster(workers)
             client = Client(cluster)
             self.own.extend([client, cluster])
             if notice is not None:

@@ -299,13 +299,20 @@ def walk_specs(
         skip = {Path(p).resolve() for p in (rejects,) if p is not None and not store.is_url(p)}
         out_local = Path(out) if out is not None and mode == "out" and not store.is_url(out) else None
         jobs, unreadable = walk_inputs(names, out_local, inc, tuple(exclude), skip, None, follow_symlinks)
+        # a walked output is joined(out as pathlib spells it, rel): its rel is what follows that
+        # prefix, and it is the output as shown (str(Path(out) / rel)); no Path per file
+        cut = -1 if out_local is None else _prefix_length(os.fspath(out_local))
+        head = store.join(out_path, "") if out_path is not None else ""  # store.join(out_path, rel) is head + rel
         for i, j in enumerate(jobs):
             assert j.src is not None
             dst = shown = None
             if out is not None and out_path is not None:
-                rel = Path(j.dst).relative_to(out_local).as_posix() if j.dst and out_local else _relative(j.name, names)
-                dst = store.join(out_path, rel)
-                shown = str(Path(out) / rel) if out_local else store.join(out.rstrip("/"), rel)
+                if j.dst and cut >= 0:
+                    rel, shown = j.dst[cut:], j.dst
+                else:
+                    rel = _relative(j.name, names)
+                    shown = str(Path(out) / rel) if out_local else store.join(out.rstrip("/"), rel)
+                dst = head + rel
             src = os.path.abspath(j.src)
             perm = j.perm if j.perm >= 0 else None  # as walked
             files.append(FileSpec(i, j.name, src, dst, j.doc, j.gz, j.size, perm, shown))
@@ -330,17 +337,26 @@ def walk_specs(
     return src_fs, files, []
 
 
+def _prefix_length(base: str) -> int:
+    """How many characters :func:`joined` puts before ``rel`` after ``base``."""
+    if base == ".":
+        return 0
+    return len(base) if base.endswith("/") else len(base) + 1
+
+
 def check_specs(files: list[FileSpec], src_fs: Any, dst_fs: Any, out: str, out_path: str) -> None:
     """Refuse (before anything is written) an ``out`` that is no directory, two inputs with one
-    output, or an input that would be its own output (the walked files of :func:`walk_specs`)."""
+    output, or an input that would be its own output (the walked files of :func:`walk_specs`,
+    whose local sources are absolute paths already)."""
     if dst_fs.exists(out_path) and not dst_fs.isdir(out_path):
         raise MigrationError(f"{out} exists and is not a directory", 74)
     seen: dict[str, str] = {}
+    local = store.is_local(src_fs) and store.is_local(dst_fs)
     for f in files:
         assert f.dst is not None
         if f.dst in seen:
             raise MigrationError(f"{f.name} and {seen[f.dst]} would both be written to {f.dst}", 2)
-        if store.is_local(src_fs) and store.is_local(dst_fs) and f.dst == os.path.abspath(f.src):
+        if local and f.dst == f.src:
             raise MigrationError(f"{f.name} would be written over itself; use in_place=True", 2)
         seen[f.dst] = f.name
 
