@@ -256,10 +256,10 @@ class _Tree:
             yes, no = self._reduce(yes, on_yes, rest), self._reduce(no, on_no, rest)
             if yes:
                 self.code.u.emit(f"if {self.code.render(guard)}:", at)
-                ends_yes = self.emit(yes, on_yes, at + 1, rest)
+                ends_yes = self._branch(yes, on_yes, at + 1, rest)
             if no:
                 self.code.u.emit("else:" if yes else f"if {self.code.render(guard.negated())}:", at)
-                ends_no = self.emit(no, on_no, at + 1, rest)
+                ends_no = self._branch(no, on_no, at + 1, rest)
             if ends_yes and ends_no:
                 return True
             if ends_yes:
@@ -268,6 +268,14 @@ class _Tree:
                 known = _closed(known, [guard])
             items = items[run:]
         return False
+
+    def _branch(self, items: list[Item], known: _Known, at: int, tail: bool) -> bool:
+        """:meth:`emit` as the body of a test (``pass`` when what the test implies leaves nothing to run)."""
+        lines = len(self.code.u.lines)
+        ends = self.emit(items, known, at, tail)
+        if len(self.code.u.lines) == lines:
+            self.code.u.emit("pass", at)
+        return ends
 
     def _reduce(self, items: list[Item], known: _Known, tail: bool) -> list[Item]:
         """``items`` without the steps ``known`` rules out and the conditions it implies, up to
