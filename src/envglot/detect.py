@@ -9,7 +9,7 @@ is documented in ``docs/python-api.md`` ("Detection")."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -189,11 +189,10 @@ class _Gen:
         self._facts = False
         self.items: list[Item] = []
 
-    def declared(self, probe: Probe, found: Callable[[When], tuple[object, str]]) -> None:
-        """The steps of a declared probe: each alternative returning the first of ``found(alternative)``
-        (named by its second)."""
-        for w in probe.when:
-            obj, hint = found(w)
+    def declared(self, probe: Probe, found: Sequence[tuple[object, str]]) -> None:
+        """The steps of a declared probe: each alternative returning its object of ``found``
+        (with the name to give it)."""
+        for w, (obj, hint) in zip(probe.when, found, strict=True):
             ref = "None" if obj is None else self.u.ref(obj, hint)
             self.items.append(Item(self.code.lits(w), ((f"return {ref}", 0),), True))
 
@@ -235,7 +234,7 @@ def detector(registry: Registry) -> Callable[[dict[str, Raw]], Detection]:
     g = _Gen(f"detect{_ident(registry, '')}", plan, "The dialect of a document and its evidence.")
     for probe, name in plan.probes:
         if probe.when:
-            g.declared(probe, lambda w, name=name: (Detection(name, w.evidence), f"{name}_{w.evidence}"))  # type: ignore[misc]
+            g.declared(probe, [(Detection(name, w.evidence), f"{name}_{w.evidence}") for w in probe.when])
         else:
             g.hook(probe, name, (), f"return Detection({name!r}, evidence)")
     g.u.ns.update(Detection=Detection)
@@ -267,7 +266,7 @@ def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]],
     for probe, name in probes:
         found = None if name in (dialect, MCP, JSONRPC) else registry.get(name)
         if probe.when:
-            g.declared(probe, lambda w, found=found, name=name: (found, name))  # type: ignore[misc]
+            g.declared(probe, [(found, name)] * len(probe.when))
             continue
         lits: tuple[Lit, ...] = ()
         if probe.needs is not None and len(probe.needs) == 1:
