@@ -71,7 +71,7 @@ def _build(steps: list[tuple[When, str]], tree: bool) -> Any:
     return u.build("detect")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(st.lists(_step, min_size=1, max_size=12), st.lists(_top, min_size=1, max_size=8))
 def test_the_tree_answers_as_the_chain_of_steps(steps: list[tuple[When, str]], tops: list[dict[str, Any]]) -> None:
     tree, chain = _build(steps, True), _build(steps, False)
