@@ -9,7 +9,7 @@ is documented in ``docs/python-api.md`` ("Detection")."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -18,7 +18,7 @@ from msgspec import Raw, Struct
 from .declare import When
 from .dialect import Dialect, Facts, Probe
 from .errors import DetectError
-from .probetests import DeclaredTest, TestCode, needs_of
+from .probetests import DeclaredTest, Item, Lit, TestCode, needs_of
 from .registry import Registry, bundled
 
 __all__ = [
@@ -171,16 +171,11 @@ def classify_members(present: dict[str, Raw], registry: Registry | None = None) 
     return detector(registry if registry is not None else bundled())(present)
 
 
-def _met(needs: tuple[frozenset[str], ...]) -> str:
-    """The generated test that a document's members ``p`` hold one of ``needs``' key sets."""
-    return " or ".join("(" + " and ".join(f"{k!r} in p" for k in sorted(s)) + ")" for s in sorted(needs, key=sorted))
-
-
 class _Gen:
     """One generated detection function over a document's top-level members ``p``: the probes in
-    detection order, a declared test inline (:class:`~envglot.probetests.TestCode`: each object
-    member decoded at most once, shared), a Python probe through one :class:`Facts` built when
-    the first one runs."""
+    detection order as steps of one tree of tests (:meth:`~envglot.probetests.TestCode.emit`:
+    each object member decoded at most once, shared; a condition steps share tested once), a
+    Python probe through one :class:`Facts` built when the first one runs."""
 
     def __init__(self, title: str, plan: _Plan, doc: str) -> None:
         from .fields import Unit  # the compiler's module builder, loaded with the first generated detection
@@ -192,17 +187,35 @@ class _Gen:
         self.u.emit(f'"""{doc}"""')
         self._locals = len(self.u.lines)
         self._facts = False
-        self.u.emit("try:")
+        self.items: list[Item] = []
 
-    def hook(self, probe: Probe, name: str, at: int) -> str:
-        """Emit the :class:`Facts` a Python probe reads; the name of its test."""
+    def declared(self, probe: Probe, found: Sequence[tuple[object, str]]) -> None:
+        """The steps of a declared probe: each alternative returning its object of ``found``
+        (with the name to give it)."""
+        for w, (obj, hint) in zip(probe.when, found, strict=True):
+            ref = "None" if obj is None else self.u.ref(obj, hint)
+            self.items.append(Item(self.code.lits(w), ((f"return {ref}", 0),), True))
+
+    def hook(self, probe: Probe, name: str, lits: tuple[Lit, ...], fired: str) -> None:
+        """The step of a Python probe (run when ``lits`` hold): ``fired`` (a statement, the
+        probe's evidence in ``evidence``) when it names evidence."""
         self._facts = True
-        self.u.emit("if f is None:", at)
-        self.u.emit("f = Facts(p, frozenset(p) if known.issuperset(p) else None)", at + 1)
-        return self.u.ref(probe.test, f"{name}_{probe.priority}")
+        test = self.u.ref(probe.test, f"{name}_{probe.priority}")
+        body = (
+            ("if f is None:", 0),
+            ("f = Facts(p, frozenset(p) if known.issuperset(p) else None)", 1),
+            (f"if (evidence := {test}(f)) is not None:", 0),
+            (fired, 1),
+        )
+        self.items.append(Item(lits, body, False))
 
     def build(self, last: str) -> Callable[[dict[str, Raw]], Any]:
         """The function, ending with the statement ``last`` when no probe returned."""
+        self.u.emit("try:")
+        lines = len(self.u.lines)
+        self.code.emit(self.items, 2, last)
+        if len(self.u.lines) == lines:  # no step can return otherwise than ``last``
+            self.u.emit("pass", 2)
         self.u.emit("except DecodeError as exc:  # members are valid JSON: not raised; refused as classify does")
         self.u.emit('raise DetectError(f"invalid JSON: {exc}", path="$") from None', 2)
         self.u.emit(last)
@@ -220,15 +233,10 @@ def detector(registry: Registry) -> Callable[[dict[str, Raw]], Detection]:
     plan = _plan(registry)
     g = _Gen(f"detect{_ident(registry, '')}", plan, "The dialect of a document and its evidence.")
     for probe, name in plan.probes:
-        g.u.emit(f"# {name}, priority {probe.priority}", 2)
         if probe.when:
-            for w in probe.when:
-                g.u.emit(f"if {g.code.test(w)}:", 2)
-                g.u.emit(f"return {g.u.ref(Detection(name, w.evidence), f'{name}_{w.evidence}')}", 3)
-            continue
-        test = g.hook(probe, name, 2)
-        g.u.emit(f"if (evidence := {test}(f)) is not None:", 2)
-        g.u.emit(f"return Detection({name!r}, evidence)", 3)
+            g.declared(probe, [(Detection(name, w.evidence), f"{name}_{w.evidence}") for w in probe.when])
+        else:
+            g.hook(probe, name, (), f"return Detection({name!r}, evidence)")
     g.u.ns.update(Detection=Detection)
     if plan.fallback is None:
         return g.build('raise DetectError("no dialect recognizes this object", path="$")')
@@ -256,21 +264,23 @@ def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]],
         f"The other dialect detection names in a document read as {dialect}.",
     )
     for probe, name in probes:
-        found = "None" if name in (dialect, MCP, JSONRPC) else g.u.ref(registry.get(name), name)
-        g.u.emit(f"# {name}, priority {probe.priority}", 2)
+        found = None if name in (dialect, MCP, JSONRPC) else registry.get(name)
         if probe.when:
-            g.u.emit(f"if {' or '.join(f'({g.code.test(w)})' for w in probe.when)}:", 2)
-            g.u.emit(f"return {found}", 3)
+            g.declared(probe, [(found, name)] * len(probe.when))
             continue
-        at = 2
-        if probe.needs is not None:
-            g.u.emit(f"if {_met(probe.needs)}:", 2)
-            at = 3
-        test = g.hook(probe, name, at)
-        g.u.emit(f"if {test}(f) is not None:", at)
-        g.u.emit(f"return {found}", at + 1)
+        lits: tuple[Lit, ...] = ()
+        if probe.needs is not None and len(probe.needs) == 1:
+            lits = tuple(Lit("has", k, None) for k in sorted(probe.needs[0]))
+        elif probe.needs is not None:
+            lits = (Lit("expr", "", _met(probe.needs)),)
+        g.hook(probe, name, lits, "return None" if found is None else f"return {g.u.ref(found, name)}")
     fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None")
     return fn
+
+
+def _met(needs: tuple[frozenset[str], ...]) -> str:
+    """The generated test that a document's members ``p`` hold one of ``needs``' key sets."""
+    return " or ".join("(" + " and ".join(f"{k!r} in p" for k in sorted(s)) + ")" for s in sorted(needs, key=sorted))
 
 
 def _ident(registry: Registry, dialect: str) -> str:

@@ -10,7 +10,7 @@ keys the tests read, shared between the probes) and a declared probe's own test
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 from msgspec import Raw
@@ -21,13 +21,14 @@ if TYPE_CHECKING:
     from .dialect import Facts
     from .fields import Unit
 
-__all__ = ["DeclaredTest", "TestCode", "needs_of"]
+__all__ = ["DeclaredTest", "Item", "Lit", "TestCode", "needs_of"]
 
 _NONE = Raw()
 """What a missing member reads as: no JSON text is empty."""
 _UNREAD = object()
 """A member not decoded yet."""
-_FIRST = {"object": b"{", "array": b"[", "string": b'"'}
+_FIRST = {"object": ord("{"), "array": ord("["), "string": ord('"')}
+"""The first byte of a JSON value of each type a test can name by its text's first character."""
 
 
 def needs_of(when: Sequence[When]) -> tuple[frozenset[str], ...]:
@@ -35,12 +36,49 @@ def needs_of(when: Sequence[When]) -> tuple[frozenset[str], ...]:
     return tuple(dict.fromkeys(w.needs() for w in when))
 
 
+class Lit(NamedTuple):
+    """One condition of a declared test (a conjunct), or its negation (``pos`` false).
+
+    ``kind``: ``has`` (``ref`` a top-level key), ``any`` (``arg`` the keys), ``within`` (``arg``
+    the keys), ``value`` (``ref`` a member, ``arg`` the test: ``("types", kinds)``,
+    ``("equals", json)``, ``("integer", low, high)``), ``holds``/``holds_any`` (``ref`` a top-level
+    object, ``arg`` its keys), ``expr`` (``arg`` an opaque expression: a Python probe's needs)."""
+
+    kind: str
+    ref: str
+    arg: Any
+    pos: bool = True
+
+    def negated(self) -> Lit:
+        """The condition that holds exactly when this one does not."""
+        return Lit(self.kind, self.ref, self.arg, not self.pos)
+
+    def top(self) -> str | None:
+        """The top-level key a document holds whenever this condition holds (``None``: none)."""
+        if self.pos and self.kind in ("has", "value", "holds", "holds_any"):
+            return self.ref.partition(".")[0]
+        return None
+
+
+class Item(NamedTuple):
+    """One step of a generated detection: when every condition of ``lits`` holds, run ``body``
+    (lines, each with its indent relative to the step); ``terminal``: the body always returns."""
+
+    lits: tuple[Lit, ...]
+    body: tuple[tuple[str, int], ...]
+    terminal: bool
+
+
+_Known = frozenset[Lit]
+
+
 class TestCode:
     """The expressions of declared tests in one generated function (a :class:`~envglot.fields.Unit`).
 
     ``known``: the registry's top-level keys (``within`` compiled against them); ``None``: the
     function has a local ``kn`` (true when every key is known). Call :meth:`locals` after every
-    :meth:`test`: it binds the members' decoders and names the locals to set before the first."""
+    :meth:`test` and :meth:`emit`: it binds the members' decoders and names the locals to set
+    before the first."""
 
     def __init__(self, unit: Unit, known: frozenset[str] | None) -> None:
         self.u = unit
@@ -49,30 +87,64 @@ class TestCode:
         """Object member -> key -> its field in the member's Struct, as the tests read them."""
         unit.ns.update(NONE=_NONE, UNREAD=_UNREAD, TF=(Raw(b"true"), Raw(b"false")), NULL=Raw(b"null"))
 
+    def lits(self, w: When) -> tuple[Lit, ...]:
+        """One alternative's conditions, cheap ones first (key tests, then values, member decodes last)."""
+        out = [Lit("has", k, None) for k in w.present] + [Lit("has", k, None, False) for k in w.absent]
+        if w.present_any:
+            out.append(Lit("any", "", tuple(w.present_any)))
+        if w.within is not None:
+            keys = frozenset(w.within) if self.known is None else frozenset(w.within) & self.known
+            out.append(Lit("within", "", keys))
+        values: list[tuple[str, tuple[Any, ...]]] = [
+            (ref, ("types", tuple(dict.fromkeys([kinds] if isinstance(kinds, str) else kinds))))
+            for ref, kinds in w.types.items()
+        ]
+        values += [(ref, ("equals", msgspec.json.encode(value))) for ref, value in w.equals.items()]
+        values += [(ref, ("integer", low, high)) for ref, (low, high) in w.integer.items()]
+        nested = [Lit("value", ref, arg) for ref, arg in values if "." in ref]
+        out += [Lit("value", ref, arg) for ref, arg in values if "." not in ref]
+        nested += [Lit("holds", m, tuple(keys)) for m, keys in w.holds.items()]
+        nested += [Lit("holds_any", m, tuple(keys)) for m, keys in w.holds_any.items()]
+        return tuple(out + nested)
+
     def test(self, w: When) -> str:
         """One alternative as a boolean expression (cheap conditions first, member decodes last)."""
-        terms = [f"{k!r} in p" for k in w.present] + [f"{k!r} not in p" for k in w.absent]
-        if w.present_any:
-            terms.append("(" + " or ".join(f"{k!r} in p" for k in w.present_any) + ")")
-        if w.within is not None:
-            if self.known is None:
-                terms.append(f"kn and {self.u.ref(frozenset(w.within), 'within')}.issuperset(p)")
-            else:
-                terms.append(f"{self.u.ref(frozenset(w.within) & self.known, 'within')}.issuperset(p)")
-        nested: list[str] = []
-        for ref, kinds in w.types.items():
-            self._value(ref, self._types([kinds] if isinstance(kinds, str) else kinds), terms, nested)
-        for ref, value in w.equals.items():
-            const = self.u.ref(Raw(msgspec.json.encode(value)), "equal")
-            self._value(ref, f"{{v}} == {const}", terms, nested)
-        for ref, (low, high) in w.integer.items():
-            test = f"(len(r := {{v}}) <= {len(str(high))} and (b := bytes(r)).isdigit() and {low} <= int(b) <= {high})"
-            self._value(ref, test, terms, nested)
-        for m, keys in w.holds.items():
-            nested.append(f"{self._member(m)} is not None and " + " and ".join(self._has(m, k) for k in keys))
-        for m, keys in w.holds_any.items():
-            nested.append(f"{self._member(m)} is not None and (" + " or ".join(self._has(m, k) for k in keys) + ")")
-        return " and ".join(f"({t})" for t in terms + nested) or "True"
+        return " and ".join(f"({self.render(lit)})" for lit in self.lits(w)) or "True"
+
+    def render(self, lit: Lit) -> str:
+        """``lit`` as a boolean expression over ``p``."""
+        if not lit.pos:
+            return f"{lit.ref!r} not in p" if lit.kind == "has" else f"not ({self.render(lit.negated())})"
+        if lit.kind == "has":
+            return f"{lit.ref!r} in p"
+        if lit.kind == "any":
+            return " or ".join(f"{k!r} in p" for k in lit.arg)
+        if lit.kind == "within":
+            within = self.u.ref(lit.arg, "within")
+            return f"{within}.issuperset(p)" if self.known is not None else f"kn and {within}.issuperset(p)"
+        if lit.kind == "expr":
+            return str(lit.arg)
+        m, _, key = lit.ref.partition(".")
+        if lit.kind == "holds":
+            return f"{self._member(m)} is not None and " + " and ".join(self._has(m, k) for k in lit.arg)
+        if lit.kind == "holds_any":
+            return f"{self._member(m)} is not None and (" + " or ".join(self._has(m, k) for k in lit.arg) + ")"
+        simple, test = self._value(lit.arg)
+        if not key:  # bound first: an absent member costs one lookup
+            return f"(r := p.get({m!r})) is not None and " + test.replace("{r}", "r")
+        member = self._member(m)
+        field = f"{_var(m)}.{self._field(m, key)}"
+        if simple:
+            return f"{member} is not None and " + test.replace("{r}", field)
+        return f"{member} is not None and (r := {field}) is not NONE and {test}"
+
+    def emit(self, items: Sequence[Item], at: int, last: str) -> None:
+        """Emit ``items`` at indent ``at``, the first whose conditions hold running its body, as
+        a tree of tests (``last``: the statement the function runs when none returns): a condition
+        consecutive steps share (or exclude) is tested once for them all, what an enclosing test
+        implies is not tested again, a step it rules out is left out, and so is a step that
+        returns as ``last`` does when nothing but ``last`` follows it."""
+        _Tree(self, ((last, 0),)).emit(list(items), frozenset(), at, True)
 
     def locals(self) -> str | None:
         """The statement that marks every decoded member unread (``None``: no member is decoded)."""
@@ -82,30 +154,23 @@ class TestCode:
             names.append(_var(m))
         return " = ".join(names) + " = UNREAD" if names else None
 
-    def _types(self, kinds: Sequence[str]) -> str:
-        """The test (a template of the member's JSON text, ``{v}``) that it is of one of ``kinds``."""
-        tests = []
-        for kind in dict.fromkeys(kinds):
-            if kind == "bool":
-                tests.append("{r} in TF")
-            elif kind == "null":
-                tests.append("{r} == NULL")
-            else:
-                tests.append(f"memoryview({{r}})[:1] == {_FIRST[kind]!r}")
+    def _value(self, arg: tuple[Any, ...]) -> tuple[bool, str]:
+        """A value test as a template of the member's JSON text ``{r}`` and whether it is *simple*:
+        false for the missing member's ``NONE`` (else ``r``, bound and present, is tested)."""
+        if arg[0] == "equals":
+            return True, f"{{r}} == {self.u.ref(Raw(arg[1]), 'equal')}"
+        if arg[0] == "integer":
+            _, low, high = arg
+            return False, f"len(r) <= {len(str(high))} and (b := bytes(r)).isdigit() and {low} <= int(b) <= {high}"
+        tests = ["{r} in TF" for kind in arg[1] if kind == "bool"] + [
+            "{r} == NULL" for kind in arg[1] if kind == "null"
+        ]
+        first = tuple(_FIRST[kind] for kind in arg[1] if kind in _FIRST)
+        if first:  # one test of the first byte for every kind it tells, after the cheaper ones
+            tests.append(f"memoryview(r)[0] == {first[0]}" if len(first) == 1 else f"memoryview(r)[0] in {first}")
         if len(tests) == 1:
-            return tests[0].replace("{r}", "{v}")
-        first, *rest = tests
-        return "(" + " or ".join([first.replace("{r}", "(r := {v})"), *(t.replace("{r}", "r") for t in rest)]) + ")"
-
-    def _value(self, ref: str, test: str, terms: list[str], nested: list[str]) -> None:
-        """``test`` (a template of the member's JSON text, ``{v}``; ``NONE`` when missing) of member ``ref``."""
-        m, _, key = ref.partition(".")
-        if not key:
-            terms.append(test.replace("{v}", f"p.get({m!r}, NONE)"))
-        else:
-            nested.append(
-                f"{self._member(m)} is not None and " + test.replace("{v}", f"{_var(m)}.{self._field(m, key)}")
-            )
+            return not first, tests[0]
+        return False, "(" + " or ".join(t.replace("{r}", "r") for t in tests) + ")"
 
     def _member(self, m: str) -> str:
         """The top-level object ``m``, one level decoded on first use (``None``: absent or no object)."""
@@ -119,6 +184,144 @@ class TestCode:
 
     def _has(self, m: str, key: str) -> str:
         return f"{_var(m)}.{self._field(m, key)} is not NONE"
+
+
+def _closed(known: _Known, lits: Sequence[Lit]) -> _Known:
+    """``known`` with ``lits`` and the top-level keys they imply."""
+    tops = (Lit("has", t, None) for lit in lits if (t := lit.top()) is not None)
+    return known.union(lits, tops)
+
+
+def _holds(lit: Lit, known: _Known) -> bool:
+    """Whether ``known`` (closed) implies ``lit``."""
+    if lit in known:
+        return True
+    if lit.kind == "has" and not lit.pos:
+        return any(k.kind == "within" and k.pos and lit.ref not in k.arg for k in known)
+    if lit.kind == "any" and lit.pos:
+        return any(Lit("has", key, None) in known for key in lit.arg)
+    if lit.kind == "within" and lit.pos:
+        return any(k.kind == "within" and k.pos and k.arg <= lit.arg for k in known)
+    return False
+
+
+def _fails(lit: Lit, known: _Known) -> bool:
+    """Whether ``known`` (closed) rules ``lit`` out."""
+    if lit.negated() in known:
+        return True
+    if lit.kind == "has":
+        return _holds(lit.negated(), known)
+    if not lit.pos:
+        return _holds(lit.negated(), known)
+    if lit.kind == "any":
+        return all(_holds(Lit("has", key, None, False), known) for key in lit.arg)
+    if lit.kind == "within":
+        return any(k.kind == "has" and k.pos and k.ref not in lit.arg for k in known)
+    top = lit.top()
+    return top is not None and _holds(Lit("has", top, None, False), known)
+
+
+class _Tree:
+    """:meth:`TestCode.emit`'s planner: steps in order, each test where it is decided."""
+
+    def __init__(self, code: TestCode, last: tuple[tuple[str, int], ...]) -> None:
+        self.code = code
+        self.last = last
+
+    def emit(self, items: list[Item], known: _Known, at: int, tail: bool) -> bool:
+        """Emit ``items`` under what ``known`` says holds (``tail``: the function's last statement
+        follows them); whether the code emitted always returns."""
+        while items:
+            items = self._reduce(items, known, tail)
+            if not items:
+                return False
+            head = items[0]
+            if not head.lits:
+                self._body(head, at)
+                if head.terminal:
+                    return True
+                items = items[1:]
+                continue
+            guard, yes, no, run = self._guard(items, known)
+            if run == 1:
+                self.code.u.emit("if " + " and ".join(f"({self.code.render(lit)})" for lit in head.lits) + ":", at)
+                self._body(head, at + 1)
+                if head.terminal and len(head.lits) == 1:
+                    known = _closed(known, [head.lits[0].negated()])
+                items = items[1:]
+                continue
+            ends_yes = ends_no = False
+            rest = tail and len(items) == run
+            on_yes, on_no = _closed(known, [guard]), _closed(known, [guard.negated()])
+            yes, no = self._reduce(yes, on_yes, rest), self._reduce(no, on_no, rest)
+            if yes:
+                self.code.u.emit(f"if {self.code.render(guard)}:", at)
+                ends_yes = self._branch(yes, on_yes, at + 1, rest)
+            if no:
+                self.code.u.emit("else:" if yes else f"if {self.code.render(guard.negated())}:", at)
+                ends_no = self._branch(no, on_no, at + 1, rest)
+            if ends_yes and ends_no:
+                return True
+            if ends_yes:
+                known = _closed(known, [guard.negated()])
+            elif ends_no:
+                known = _closed(known, [guard])
+            items = items[run:]
+        return False
+
+    def _branch(self, items: list[Item], known: _Known, at: int, tail: bool) -> bool:
+        """:meth:`emit` as the body of a test (``pass`` when what the test implies leaves nothing to run)."""
+        lines = len(self.code.u.lines)
+        ends = self.emit(items, known, at, tail)
+        if len(self.code.u.lines) == lines:
+            self.code.u.emit("pass", at)
+        return ends
+
+    def _reduce(self, items: list[Item], known: _Known, tail: bool) -> list[Item]:
+        """``items`` without the steps ``known`` rules out and the conditions it implies, up to
+        the first that always runs and returns; with ``tail``, without the last steps that return
+        as the function's last statement does."""
+        out = []
+        for item in items:
+            if any(_fails(lit, known) for lit in item.lits):
+                continue
+            lits = tuple(dict.fromkeys(lit for lit in item.lits if not _holds(lit, known)))
+            out.append(Item(lits, item.body, item.terminal))
+            if not lits and item.terminal:
+                break
+        while tail and out and out[-1].body == self.last:
+            out.pop()
+        return out
+
+    def _guard(self, items: list[Item], known: _Known) -> tuple[Lit, list[Item], list[Item], int]:
+        """The condition of the first step that decides the longest run of steps from it (each
+        needs it or rules it out; a top-level key's test preferred among equals): the condition,
+        the run's steps that need it, those that rule it out, the run's length."""
+        head = items[0]
+        candidates = dict.fromkeys([*head.lits, *(Lit("has", t, None) for lit in head.lits if (t := lit.top()))])
+        best: tuple[Lit, list[Item], list[Item], int] | None = None
+        for lit in candidates:
+            if _holds(lit, known) or _fails(lit, known):  # decided already
+                continue
+            yes: list[Item] = []
+            no: list[Item] = []
+            for item in items:
+                assumed = _closed(known, item.lits)
+                if _holds(lit, assumed):
+                    yes.append(item)
+                elif _fails(lit, assumed):
+                    no.append(item)
+                else:
+                    break
+            run = len(yes) + len(no)
+            if best is None or run > best[3] or (run == best[3] and lit.kind == "has" and best[0].kind != "has"):
+                best = (lit, yes, no, run)
+        assert best is not None
+        return best
+
+    def _body(self, item: Item, at: int) -> None:
+        for line, indent in item.body:
+            self.code.u.emit(line, at + indent)
 
 
 def _object_member(member: str, keys: dict[str, str]) -> Callable[[Raw], Any]:
