@@ -971,7 +971,7 @@ def _ident(name: str) -> str:
 _SOURCES: dict[Callable[..., Any], str] = {}
 _BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
-_TALLIES: dict[tuple[Callable[..., Any], DialectMap, DialectMap], Callable[..., bytes | None]] = {}
+_TALLIES: dict[tuple[str, str, int, int, DialectMap, DialectMap], Callable[..., bytes | None]] = {}
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
 
@@ -994,6 +994,11 @@ def hub(d: Dialect) -> tuple[Callable[..., c.Envelope], Callable[..., c.Envelope
     return read, from_wire, write
 
 
+def _fusable(src: Dialect, dst: Dialect) -> bool:
+    """Whether ``src -> dst`` has fused paths: both sides declared, fused paths on."""
+    return COMPILED[0] and src.reading is not None and dst.writing is not None
+
+
 def pair_function(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None] | None:
     """The fused ``src -> dst`` function (built on first use, cached), or ``None`` when
     either side has no declarations or fused paths are off.
@@ -1001,7 +1006,7 @@ def pair_function(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     It returns the target document's compact bytes, or ``None`` when the hub must do the
     work after all (a same-dialect document with unknown fields to put back).
     """
-    if not COMPILED[0] or src.reading is None or dst.writing is None:
+    if not _fusable(src, dst):
         return None
     key = (src.name, dst.name, id(src.reading), id(dst.writing))
     fn = _PAIRS.get(key, _MISSING)
@@ -1033,11 +1038,11 @@ def tallying_pair(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..
     ``mappings``' two tables, without the canonical round trip through the hub's reader and
     writer). It returns ``None`` (take the hub) where the hub's own extra work would report or
     change something: an input residue, unknown fields of the target's own dialect. ``None``
-    as for :func:`pair_function`; built on first use for each pair of tables, cached."""
-    fn = pair_function(src, dst)
-    if fn is None:
+    as for :func:`pair_function`; built on first use for each pair of tables, cached (without
+    building the plain function: a migration never calls it)."""
+    if not _fusable(src, dst):
         return None
-    key = (fn, mappings[src.name], mappings[dst.name])
+    key = (src.name, dst.name, id(src.reading), id(dst.writing), mappings[src.name], mappings[dst.name])
     found = _TALLIES.get(key)
     if found is None:
         if len(_TALLIES) >= 256:  # tables of many Mappings in one process: start over
