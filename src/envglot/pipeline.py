@@ -30,7 +30,7 @@ from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Repo
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, bound_pair, tallying_pair
+from .fields import COMPILED, bound_pair, bound_tally, tallying_pair
 from .limits import (
     MAX_DEPTH,
     check_depth,
@@ -436,7 +436,7 @@ class Pipeline:
             if fn is None:
                 paths[dialect] = None
                 return None
-            bound = paths[dialect] = (src.name, functools.partial(fn, Context(m, counting, m[src.name], synth, True)))
+            bound = paths[dialect] = (src.name, bound_tally(fn, Context(m, counting, m[src.name], synth, True)))
             return bound
 
         def count(buf: bytes, checked: tuple[bytes, bool, Detection] | None, members: Any) -> Counted:
