@@ -412,7 +412,8 @@ class Pipeline:
         """:meth:`tally` for a run of documents (``migrate``'s chunk), as one function called
         ``(buf, checked, members)`` per document: :data:`Counted`, the same outcome. One
         :class:`Counting` report serves every call (cleared per document: its ``seen`` list
-        comes back and holds until the next call) and one context per source. A detected
+        comes back and holds until the next call) and one context per source, the source's
+        counting function bound to it (:func:`~envglot.fields.bound_tally`). A detected
         document (``checked`` given) that needs nothing but the counting fused path (no BOM, no
         transport wrapper, minified, its top level laid end to end; a pipeline that detects,
         compact, without ``preserve``) takes it straight; any other goes through :meth:`convert`."""
