@@ -615,6 +615,34 @@ def test_a_tally_adds_many_as_it_adds_each() -> None:
     assert msgspec.json.encode(single) == msgspec.json.encode(parts[0])
 
 
+def test_converted_records_count_as_one_converted_record_each() -> None:
+    """Tally.converted_records (the chunk loop's records counted together): the counts, sources and
+    kinds, in the same order, of one converted_record per record; a kind (a StrEnum) under its value."""
+    from envglot.diagnostics import Kind
+    from envglot.migration.tally import Tally
+
+    records = [
+        ("dotbot", True, [Kind.FIELD_DROPPED, Kind.CODE_MAPPED]),
+        ("result", False, []),
+        ("dotbot", False, [Kind.FIELD_DROPPED]),
+        ("errorcode", True, [Kind.SYNTHESIZED, Kind.FIELD_DROPPED]),
+    ]
+    one, each = Tally(), Tally()
+    for t in (one, each):
+        t.converted_record("problem-json", False, True, ["synthesized"])  # counted before: its kind's key stays
+    for src, lossy, kinds in records:
+        each.converted_record(src, lossy, False, [str(k) for k in kinds])
+    one.converted_records(
+        [src for src, _, _ in records],
+        [src for src, lossy, _ in records if lossy],
+        [k for *_, ks in records for k in ks],
+    )
+    assert msgspec.json.encode(one) == msgspec.json.encode(each)
+    assert list(one.diagnostics) == ["synthesized", "field_dropped", "code_mapped"]
+    assert all(type(k) is str for k in one.diagnostics)
+    assert (one.records, one.lossy, one.by_source["dotbot"].lossy, one.by_source["dotbot"].records) == (5, 2, 1, 2)
+
+
 def test_a_held_output_that_spills_onto_a_full_disk_is_an_output_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

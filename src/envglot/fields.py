@@ -761,8 +761,7 @@ def _emit_body(
     same = src.name == dst.name
     dec = u.ref(reading.decoder, "decoder")
     fields = defined(reading.steps)
-    checked = frozenset(_checked(fields, losses) | {"extras"}) if losses is not None else frozenset({"extras"})
-    keep = _keep(reading, writing, same, checked if counting else frozenset())
+    keep, produced = _reads(src, dst, losses, counting)
     r = _Side(u, "r_", "r_dmap", src.name, reading=True)
     wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
     fast = None if counting else _fast_failure(reading, writing, keep, skip)
@@ -785,7 +784,6 @@ def _emit_body(
     if same and any(getattr(st, "name", None) == "extras" for st in reading.steps):
         u.emit("if extras:", indent)
         u.emit("return None  # a step kept a field of the dialect's own as an unknown one", indent + 1)
-    produced = set(fields) & {getattr(reading.steps[i], "name", None) for i in keep}
     if counting:
         if not same:
             u.emit("for ex in extras:", indent)
@@ -803,6 +801,17 @@ def _emit_body(
     else:
         _emit_failure_write(wr, writing, set(range(len(writing.steps))) - skip, fast, indent)
     _finish(wr, writing, indent)
+
+
+def _reads(src: Dialect, dst: Dialect, losses: Losses | None, counting: bool) -> tuple[set[int], set[str]]:
+    """The reading steps a fused pair's body runs and the canonical fields they define (counting:
+    also those whose values the loss check reads, ``losses``)."""
+    reading, writing = src.steps()[0], dst.steps()[1]
+    assert reading is not None and writing is not None
+    fields = defined(reading.steps)
+    checked = frozenset(_checked(fields, losses) | {"extras"}) if losses is not None else frozenset({"extras"})
+    keep = _keep(reading, writing, src.name == dst.name, checked if counting else frozenset())
+    return keep, set(fields) & {getattr(reading.steps[i], "name", None) for i in keep}
 
 
 def _emit_plans(u: Unit, indent: int) -> None:
@@ -954,7 +963,39 @@ def _compile_tally(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[.
     u.emit(f'"""{src.name} -> {dst.name} counting what the hub would report (``None``: take the hub)."""')
     _emit_head(u, src, dst, 1)
     _emit_body(u, src, dst, 1, set(), members=True, losses=losses, counting=True)
-    return u.build(fn)
+    defaults = [f for f in _writer_inputs(writing) if f not in _reads(src, dst, losses, True)[1]]
+    folded = _constant_steps(writing, set(defaults))
+    u.emit("", 0)
+    u.emit("def bind(ctx):", 0)
+    u.emit(f'"""{fn} for one context: tables looked up, constant steps done once (``None``: cannot be)."""')
+    if not folded:
+        u.emit("return None  # nothing constant to do once")
+        return _built_tally(u, fn)
+    wc = _Side(u, "w_", "w_dmap", dst.name, reading=False)
+    u.emit("t_seen = ctx.report.seen")
+    u.emit("t_at = len(t_seen)")
+    u.emit("try:")
+    _emit_head(u, src, dst, 2)
+    for f in defaults:
+        u.emit(f"{f} = {_default(u, f)}", 2)
+    _emit_steps(wc, writing.steps, keep=folded, indent=2)
+    u.emit("except Exception:")
+    u.emit("del t_seen[t_at:]", 2)
+    u.emit("return None  # raised for every document: the unbound function raises it in order", 2)
+    names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
+    u.emit(f"if len(t_seen) != t_at or not {u.ref(_shareable, 'shareable')}(({names},)):")
+    u.emit("del t_seen[t_at:]  # a constant step reports: it reports for every document", 2)
+    u.emit("return None", 2)
+    u.emit(f"def {fn}_bound(buf, members=None):")
+    _emit_body(u, src, dst, 2, folded, members=True, losses=losses, counting=True)
+    u.emit(f"return {fn}_bound")
+    return _built_tally(u, fn)
+
+
+def _built_tally(u: Unit, fn: str) -> Callable[..., bytes | None]:
+    out = u.build(fn)
+    _BINDERS[out] = u.ns["bind"]
+    return out
 
 
 def _default(u: Unit, field: str) -> str:
@@ -971,7 +1012,7 @@ def _ident(name: str) -> str:
 _SOURCES: dict[Callable[..., Any], str] = {}
 _BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
 _PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
-_TALLIES: dict[tuple[Callable[..., Any], DialectMap, DialectMap], Callable[..., bytes | None]] = {}
+_TALLIES: dict[tuple[str, str, int, int, DialectMap, DialectMap], Callable[..., bytes | None]] = {}
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
 
@@ -994,6 +1035,11 @@ def hub(d: Dialect) -> tuple[Callable[..., c.Envelope], Callable[..., c.Envelope
     return read, from_wire, write
 
 
+def _fusable(src: Dialect, dst: Dialect) -> bool:
+    """Whether ``src -> dst`` has fused paths: both sides declared, fused paths on."""
+    return COMPILED[0] and src.reading is not None and dst.writing is not None
+
+
 def pair_function(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None] | None:
     """The fused ``src -> dst`` function (built on first use, cached), or ``None`` when
     either side has no declarations or fused paths are off.
@@ -1001,7 +1047,7 @@ def pair_function(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     It returns the target document's compact bytes, or ``None`` when the hub must do the
     work after all (a same-dialect document with unknown fields to put back).
     """
-    if not COMPILED[0] or src.reading is None or dst.writing is None:
+    if not _fusable(src, dst):
         return None
     key = (src.name, dst.name, id(src.reading), id(dst.writing))
     fn = _PAIRS.get(key, _MISSING)
@@ -1033,17 +1079,25 @@ def tallying_pair(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..
     ``mappings``' two tables, without the canonical round trip through the hub's reader and
     writer). It returns ``None`` (take the hub) where the hub's own extra work would report or
     change something: an input residue, unknown fields of the target's own dialect. ``None``
-    as for :func:`pair_function`; built on first use for each pair of tables, cached."""
-    fn = pair_function(src, dst)
-    if fn is None:
+    as for :func:`pair_function`; built on first use for each pair of tables, cached (without
+    building the plain function: a migration never calls it)."""
+    if not _fusable(src, dst):
         return None
-    key = (fn, mappings[src.name], mappings[dst.name])
+    key = (src.name, dst.name, id(src.reading), id(dst.writing), mappings[src.name], mappings[dst.name])
     found = _TALLIES.get(key)
     if found is None:
         if len(_TALLIES) >= 256:  # tables of many Mappings in one process: start over
             _TALLIES.clear()
         found = _TALLIES[key] = _compile_tally(src, dst, mappings)
     return found
+
+
+def bound_tally(fn: Callable[..., bytes | None], ctx: Context) -> Callable[..., bytes | None]:
+    """A :func:`tallying_pair` function for one context whose report counts every document in
+    turn (``migrate``'s chunk), called ``(buf)`` or ``(buf, members)``: the target's steps that are
+    constant for the pair and ``ctx`` done once, when they report nothing and give data only."""
+    bound = _BINDERS[fn](ctx)
+    return bound if bound is not None else functools.partial(fn, ctx)
 
 
 _MISSING: Any = object()

@@ -30,7 +30,7 @@ from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Repo
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, bound_pair, tallying_pair
+from .fields import COMPILED, bound_pair, bound_tally, tallying_pair
 from .limits import (
     MAX_DEPTH,
     check_depth,
@@ -412,7 +412,8 @@ class Pipeline:
         """:meth:`tally` for a run of documents (``migrate``'s chunk), as one function called
         ``(buf, checked, members)`` per document: :data:`Counted`, the same outcome. One
         :class:`Counting` report serves every call (cleared per document: its ``seen`` list
-        comes back and holds until the next call) and one context per source. A detected
+        comes back and holds until the next call) and one context per source, the source's
+        counting function bound to it (:func:`~envglot.fields.bound_tally`). A detected
         document (``checked`` given) that needs nothing but the counting fused path (no BOM, no
         transport wrapper, minified, its top level laid end to end; a pipeline that detects,
         compact, without ``preserve``) takes it straight; any other goes through :meth:`convert`."""
@@ -436,7 +437,7 @@ class Pipeline:
             if fn is None:
                 paths[dialect] = None
                 return None
-            bound = paths[dialect] = (src.name, functools.partial(fn, Context(m, counting, m[src.name], synth, True)))
+            bound = paths[dialect] = (src.name, bound_tally(fn, Context(m, counting, m[src.name], synth, True)))
             return bound
 
         def count(buf: bytes, checked: tuple[bytes, bool, Detection] | None, members: Any) -> Counted:

@@ -6,6 +6,7 @@ import base64
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -13,7 +14,7 @@ import msgspec
 from ..api import Converter
 from ..context import Context
 from ..detect import MCP, Detection, classify_members, top_level
-from ..diagnostics import Diagnostic, Report
+from ..diagnostics import Diagnostic, Kind, Report
 from ..errors import EnvglotError
 from ..excerpt import excerpt
 from ..limits import check_input, within_depth
@@ -172,12 +173,61 @@ class Migrator:
         through on the counting path. Never raises."""
         return self._count(tally, self._conv.pipeline.counted, record)
 
-    def counter(self, tally: Tally) -> Callable[[bytes], bytes | Outcome | None]:
-        """:meth:`count` into ``tally`` for a run of records (a chunk): one function called per
-        record, whose counting state (the pipeline's :meth:`~envglot.pipeline.Pipeline.counter`:
-        one report, one context per source, a detected record straight to its counting function)
-        is built once for the run, not per record."""
-        return functools.partial(self._count, tally, self._conv.pipeline.counter())
+    def counter(self, tally: Tally) -> tuple[Callable[[bytes], bytes | Outcome | None], Callable[[], None]]:
+        """:meth:`count` into ``tally`` for a run of records (a chunk): ``(count, done)``, ``count``
+        called per record as :meth:`count` is, ``done`` once after the last (``tally`` holds every
+        record's counts only then). The counting state (the pipeline's
+        :meth:`~envglot.pipeline.Pipeline.counter`: one report, one context per source, a detected
+        record straight to its counting function) is built once for the run; a record converted
+        on it is counted with the others in C (:meth:`Tally.converted_records`), before any other
+        record is counted, so the tally is the one :meth:`count` per record gives. Any record
+        whose check, detection or conversion raises is migrated again by :meth:`count`'s path,
+        which says what became of it."""
+        counted = self._conv.pipeline.counter()
+        general = functools.partial(self._count, tally, counted)
+        if self.details:
+            return general, _nothing
+        sources: list[str] = []
+        lossy: list[str] = []
+        kinds: list[tuple[Kind, str]] = []
+        add_source, add_lossy, add_kinds = sources.append, lossy.append, kinds.extend
+        max_depth, classify, to, check = self._max_depth, self._classify, self.to, self._check
+
+        def done() -> None:
+            if sources:
+                tally.converted_records(sources, lossy, map(_KIND, kinds))
+                sources.clear()
+                lossy.clear()
+                kinds.clear()
+
+        def again(record: bytes) -> bytes | Outcome | None:
+            done()
+            return general(record)
+
+        def count(record: bytes) -> bytes | Outcome | None:
+            try:
+                clean, bom = check_input(record, max_depth, depth=False)
+                top = within_depth(top_level, clean, max_depth, bom)
+                det = classify(top)
+                if det.dialect == to and not bom:
+                    check(record)
+                    done()
+                    tally.passed_record(to)
+                    return None
+                output, read_as, unwrapped, seen, selected = counted(record, (clean, bom, det), top)
+            except Exception:  # a reject (or the converter's own detection error): said by count's path
+                return again(record)
+            if unwrapped:
+                done()
+                tally.converted_record(read_as, selected, True, map(_KIND, seen))
+            else:
+                add_source(read_as)
+                if selected:
+                    add_lossy(read_as)
+                add_kinds(seen)
+            return output if b"\n" not in output and b"\r" not in output else _one_line(output)
+
+        return count, done
 
     def _count(self, tally: Tally, counted: Counter, record: bytes) -> bytes | Outcome | None:
         """:meth:`count` with ``counted`` the pipeline's counting of a converted record."""
@@ -269,6 +319,14 @@ class Migrator:
     def _check(self, record: bytes) -> None:
         m = self._mappings
         self.target.read(record, Context(m, Report(Level.IGNORE), m[self.to]))
+
+
+def _nothing() -> None:
+    """A :meth:`Migrator.counter`'s ``done`` with nothing left to count."""
+
+
+_KIND = itemgetter(0)
+"""The kind of a ``(kind, path)`` pair."""
 
 
 def _one_line(out: bytes) -> bytes:

@@ -8,6 +8,7 @@ cannot drift apart.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from typing import Any
@@ -39,10 +40,11 @@ class SourceCounts(msgspec.Struct):
             self.rejected += 1
             self.lossy += bool(o.diagnostics)
 
-    def count_converted(self, lossy: bool, unwrapped: bool) -> None:
-        """Count one converted record (``lossy``: the policy selects one of its diagnostics)."""
-        self.records += 1
-        self.converted += 1
+    def count_converted(self, lossy: int, unwrapped: int, records: int = 1) -> None:
+        """Count converted records (``lossy`` of them with a diagnostic the policy selects,
+        ``unwrapped`` of them unwrapped; default one record)."""
+        self.records += records
+        self.converted += records
         self.lossy += lossy
         self.unwrapped += unwrapped
 
@@ -107,10 +109,30 @@ class Tally(SourceCounts):
         migration counts per record: no :class:`~.records.Outcome` is built for it)."""
         self.count_converted(lossy, unwrapped)
         self.of(source).count_converted(lossy, unwrapped)
+        self._count_kinds(kinds)
+
+    def converted_records(
+        self, sources: Sequence[str | None], lossy: Sequence[str | None], kinds: Iterable[str]
+    ) -> None:
+        """Count converted records, none unwrapped, as one :meth:`converted_record` per record in
+        order would (the same counts, sources and kinds in the same order): ``sources`` the source
+        of each record, ``lossy`` the source of each lossy one, ``kinds`` the kind of each of their
+        diagnostics. Counted in C per source and kind, not per record."""
+        self.count_converted(len(lossy), 0, len(sources))
+        lossy_of = Counter(lossy)
+        for source, n in Counter(sources).items():
+            self.of(source).count_converted(lossy_of.get(source, 0), 0, n)
+        self._count_kinds(kinds)
+
+    def _count_kinds(self, kinds: Iterable[str]) -> None:
+        """Count each of ``kinds`` (a :class:`~envglot.Kind`, a StrEnum, under its value), new kinds in order."""
         counts = self.diagnostics
-        for k in kinds:
-            k = str(k)  # a Kind (a StrEnum) is counted under its value
-            counts[k] = counts.get(k, 0) + 1
+        for k, n in Counter(kinds).items():
+            had = counts.get(k)
+            if had is None:
+                counts[str(k)] = n
+            else:
+                counts[k] = had + n  # the key already there (a str) stays
 
     def passed_record(self, source: str | None) -> None:
         """Count one record of ``source`` passed through."""

@@ -131,7 +131,7 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
     data = task.data
     out: list[bytes] = []  # joined once (no copy at all for a chunk of blank lines)
     add, find, tally = out.append, data.find, res.tally
-    count = mig.counter(tally)  # the chunk's counting state, built once
+    count, counted = mig.counter(tally)  # the chunk's counting state, built once
     lineno = task.first_line
     pos, n = 0, len(data)
     while pos < n:
@@ -169,6 +169,7 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
                 add(data[start : end + 1])
         lineno += 1
         pos = end + 1
+    counted()
     res.out = out[0] if len(out) == 1 else b"".join(out)
     return res
 
