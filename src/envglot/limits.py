@@ -18,7 +18,6 @@ that names the offset and path runs only for a document that is too deep.
 
 from __future__ import annotations
 
-import _thread  # threading.local's own module (threading itself is not imported)
 import codecs
 import functools
 import math
@@ -473,7 +472,15 @@ class _Budget:
     WORDS = 64  # ints of the thread state searched (the counter is in its first 64 bytes on 3.11-3.13, of 256 read)
 
     def __init__(self) -> None:
-        import ctypes  # imported by the first check, not by ``import envglot``
+        import ctypes  # with threading, imported by the first check, not by ``import envglot``
+        import threading
+
+        class Cells(threading.local):
+            """:meth:`_Budget.counter` of each thread, as ``cell``: ``__init__`` runs again on a
+            thread's first read (``threading.local``), so a depth check reads one attribute."""
+
+            def __init__(self, budget: _Budget) -> None:
+                self.cell = budget.counter()
 
         self._ctypes = ctypes
         self.offset: int | None = None
@@ -486,7 +493,7 @@ class _Budget:
                 self.offset, self.slack = self._calibrate()
             except Exception:  # pragma: no cover - an interpreter without the C API: the exact count
                 self.offset = None
-        self.cells = _Cells(self)
+        self.cells = Cells(self)
         """The counter of the running thread, as ``cells.cell`` (found once per thread)."""
 
     def counter(self) -> ctypes.c_int | None:
@@ -534,14 +541,6 @@ class _Budget:
         return offset, slack
 
 
-class _Cells(_thread._local):
-    """:meth:`_Budget.counter` of each thread, as ``cell``: this class's ``__init__`` runs again on a
-    thread's first read of it (``threading.local``), so a depth check reads one attribute."""
-
-    def __init__(self, budget: _Budget) -> None:
-        self.cell = budget.counter()
-
-
 def _deepest(cell: ctypes.c_int, cap: int) -> int:
     """The deepest array nesting msgspec skips with ``cell`` at ``cap`` (set as :func:`too_deep` sets it)."""
     for depth in range(cap + 4, 0, -1):
@@ -567,7 +566,7 @@ _BUDGET: _Budget | None = None
 
 def _budget() -> _Budget:
     """This process's :class:`_Budget`, found by the first depth check (not at import: the search
-    costs ``ctypes`` and a calibration that a command checking nothing never needs).
+    costs ``ctypes``, ``threading`` and a calibration that a command checking nothing never needs).
     Two threads making their first check at once may both search; either finds the same offset."""
     global _BUDGET
     if _BUDGET is None:
