@@ -87,22 +87,34 @@ _UTF8_DECODE = codecs.utf_8_decode
 def check_input(buf: bytes, max_depth: int = MAX_DEPTH, *, depth: bool = True) -> tuple[bytes, bool]:
     """``(document without BOM, had a BOM)``; raises :class:`ParseError` on bad encoding or depth.
 
+    An ASCII document is valid UTF-8 and holds no BOM: it comes back as it is (``bytes.isascii``
+    is its whole encoding check). Any other is decoded once (in pieces past :data:`UTF8_CHUNK`).
     ``depth=False`` leaves the depth to the caller, who then parses the document first
     through :func:`within_depth` (or calls :func:`check_depth`) before anything else reads it.
     """
     if not 0 < max_depth <= MAX_DEPTH_CEILING:
         raise EnvglotError(f"max_depth must be between 1 and {MAX_DEPTH_CEILING}, not {max_depth}")
+    if buf.isascii():  # valid UTF-8 without a BOM (its bytes are not ASCII): returned as it is
+        if depth:
+            check_depth(buf, max_depth)
+        return buf, False
     bom = buf[:3] == BOM
     if bom:
         buf = buf[3:]
-    if not buf.isascii():
+    bad = None
+    if len(buf) > UTF8_CHUNK:
         bad = utf8_error(buf)
-        if bad is not None:
-            off, reason = bad
-            raise ParseError(
-                f"invalid UTF-8 at byte {off + 3 * bom} ({reason}: {excerpt(buf[off : off + 4])})",
-                path=path_at(buf, off),
-            )
+    else:  # one decode, as utf8_error's for a short document; it says where only if it fails
+        try:
+            buf.decode("utf-8")
+        except UnicodeDecodeError:
+            bad = utf8_error(buf)
+    if bad is not None:
+        off, reason = bad
+        raise ParseError(
+            f"invalid UTF-8 at byte {off + 3 * bom} ({reason}: {excerpt(buf[off : off + 4])})",
+            path=path_at(buf, off),
+        )
     if depth:
         check_depth(buf, max_depth, bom)
     return buf, bom
@@ -161,13 +173,12 @@ def within_depth(fn: Callable[[bytes], _T], buf: bytes, max_depth: int, bom: boo
     """
     if len(buf) <= 2 * max_depth:  # too short to nest max_depth levels
         return fn(buf)
-    budget = _budget()
-    cell = budget.counter()
+    budget = _BUDGET or _budget()
+    cell = budget.cells.cell
     cap = max_depth + budget.slack - 1
-    if cell is None or cap < 1 or cell.value <= cap:
+    if cell is None or cap < 1 or (saved := cell.value) <= cap:
         check_depth(buf, max_depth, bom)
         return fn(buf)
-    saved = cell.value
     cell.value = cap
     try:
         return fn(buf)
@@ -195,12 +206,11 @@ def members_within_depth(buf: bytes, max_depth: int) -> tuple[dict[str, msgspec.
             return top_members(buf), True
         except msgspec.DecodeError:
             return None, True
-    budget = _budget()
-    cell = budget.counter()
+    budget = _BUDGET or _budget()
+    cell = budget.cells.cell
     cap = max_depth + budget.slack - 1
-    if cell is None or cap < 1 or cell.value <= cap:
+    if cell is None or cap < 1 or (saved := cell.value) <= cap:
         return members_of(buf), False
-    saved = cell.value
     cell.value = cap
     try:
         return top_members(buf), True
@@ -426,8 +436,8 @@ def too_deep(buf: bytes, max_depth: int) -> bool:
     than the budget, or an interpreter whose recursion counter was not found at import,
     takes the exact bracket count (:func:`_too_deep`), so the answer is the same either way.
     """
-    budget = _budget()
-    cell = budget.counter()
+    budget = _BUDGET or _budget()
+    cell = budget.cells.cell
     cap = max_depth + budget.slack - 1  # one level short: a refusal is always checked exactly
     if cell is None or cap < 1:
         return _too_deep(buf, max_depth)
@@ -465,28 +475,32 @@ class _Budget:
         import ctypes  # with threading, imported by the first check, not by ``import envglot``
         import threading
 
+        class Cells(threading.local):
+            """:meth:`_Budget.counter` of each thread, as ``cell``: ``__init__`` runs again on a
+            thread's first read (``threading.local``), so a depth check reads one attribute."""
+
+            def __init__(self, budget: _Budget) -> None:
+                self.cell = budget.counter()
+
         self._ctypes = ctypes
-        self._thread_local = threading.local
         self.offset: int | None = None
         self.slack = 0
-        self._local = threading.local()
-        if os.environ.get("ENVGLOT_DEPTH_BUDGET", "").lower() in ("0", "off", "exact"):
-            return  # the user's choice: every depth check is the exact bracket count
-        try:
-            self._get = ctypes.pythonapi.PyThreadState_Get
-            self._get.restype = ctypes.c_void_p
-            self.offset, self.slack = self._calibrate()
-        except Exception:  # pragma: no cover - an interpreter without the C API: the exact count
-            self.offset = None
+        # ENVGLOT_DEPTH_BUDGET=exact: the user's choice, every depth check is the exact bracket count
+        if os.environ.get("ENVGLOT_DEPTH_BUDGET", "").lower() not in ("0", "off", "exact"):
+            try:
+                self._get = ctypes.pythonapi.PyThreadState_Get
+                self._get.restype = ctypes.c_void_p
+                self.offset, self.slack = self._calibrate()
+            except Exception:  # pragma: no cover - an interpreter without the C API: the exact count
+                self.offset = None
+        self.cells = Cells(self)
+        """The counter of the running thread, as ``cells.cell`` (found once per thread)."""
 
     def counter(self) -> ctypes.c_int | None:
-        """The running thread's counter (cached per thread), ``None`` if not found."""
+        """The running thread's counter, ``None`` if not found (:attr:`cells` keeps it per thread)."""
         if self.offset is None:
             return None
-        cell: ctypes.c_int | None = getattr(self._local, "cell", None)
-        if cell is None:
-            cell = self._local.cell = self._ctypes.c_int.from_address(self._get() + self.offset)
-        return cell
+        return self._ctypes.c_int.from_address(self._get() + self.offset)
 
     def _words(self) -> list[int]:
         return list((self._ctypes.c_int * self.WORDS).from_address(self._get()))
@@ -524,7 +538,6 @@ class _Budget:
         slack = 60 - stops[0]
         if stops[1] != 150 - slack or not -4 < slack < 4:
             return None, 0
-        self._local = self._thread_local()
         return offset, slack
 
 
@@ -547,12 +560,18 @@ def _deepest(cell: ctypes.c_int, cap: int) -> int:
 _SKIP = msgspec.json.Decoder(msgspec.Raw).decode
 
 
-@functools.cache
+_BUDGET: _Budget | None = None
+""":func:`_budget`'s answer once it has one (a depth check reads a global instead of calling it)."""
+
+
 def _budget() -> _Budget:
     """This process's :class:`_Budget`, found by the first depth check (not at import: the search
     costs ``ctypes``, ``threading`` and a calibration that a command checking nothing never needs).
     Two threads making their first check at once may both search; either finds the same offset."""
-    return _Budget()
+    global _BUDGET
+    if _BUDGET is None:
+        _BUDGET = _Budget()
+    return _BUDGET
 
 
 def _too_deep_at(buf: bytes, max_depth: int) -> int:

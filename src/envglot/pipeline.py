@@ -970,6 +970,14 @@ def entry(p: Pipeline) -> Callable[[bytes], bytes]:
     return warned
 
 
+def _without_bom(data: bytes, max_depth: int) -> bytes | None:
+    """``data`` as :func:`~envglot.limits.check_input` checks it, without the depth; ``None`` when
+    it had a BOM (the general path removes it and reports it). An ASCII document passes as it
+    is, so :func:`_straight` tests ``isascii`` first and calls this only for the others."""
+    buf, bom = check_input(data, max_depth, depth=False)
+    return None if bom else buf
+
+
 def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
     """:func:`entry`'s straight line for ``p`` under :data:`DISCARD`."""
     general = p.convert
@@ -995,8 +1003,8 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
 
         def forced(data: bytes) -> bytes:
-            buf, bom = check_input(data, max_depth, depth=False)
-            if bom or not COMPILED[0]:
+            buf = data if data.isascii() else _without_bom(data, max_depth)  # (ASCII: check_input's answer)
+            if buf is None or not COMPILED[0]:
                 return slow(data)
             members, checked = members_within_depth(buf, max_depth)
             if members is None or not checked or not wrapped.isdisjoint(members):
@@ -1027,8 +1035,8 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
     strict = p.strict
 
     def detected(data: bytes) -> bytes:
-        buf, bom = check_input(data, max_depth, depth=False)
-        if bom or not COMPILED[0]:
+        buf = data if data.isascii() else _without_bom(data, max_depth)  # (ASCII: check_input's answer)
+        if buf is None or not COMPILED[0]:
             return slow(data)
         members = within_depth(top_level, buf, max_depth)
         det = classify_members(members, registry)
