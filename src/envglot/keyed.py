@@ -86,6 +86,8 @@ class KeyedItems:
             twins = self._twin.decode(raw)
         except msgspec.ValidationError:
             return self._plain.decode(raw)
+        if not twins:  # a success's ``[]``: nothing to prove
+            return twins
         place, item = self._place, self._item
         out = KeyedList()
         members: list[dict[str, Raw] | None] = []
