@@ -50,9 +50,12 @@ class KeyedItems:
     lengths of the encoded list and of the member prove every part spelled that way; the one
     shortest spelling that is not unique, a control character's ``\\u00XX`` in either case, is
     ruled out by looking at the keys. Anything else (a value the members' form refuses, a
-    length that differs) is decoded as ``list[item]`` is, the result identical either way."""
+    length that differs) is decoded as ``list[item]`` is, the result identical either way.
+    The encoded list's length is counted without copying the details again: the items
+    encoded without them, plus each one's ``,"place":`` and encoded members (``item`` has a
+    required field besides ``place``, so each item has another member to follow)."""
 
-    __slots__ = ("_item", "_place", "_plain", "_twin")
+    __slots__ = ("_item", "_place", "_plain", "_sep", "_twin")
 
     def __init__(self, item: type[msgspec.Struct], place: str) -> None:
         hints = typing.get_type_hints(item)
@@ -68,6 +71,8 @@ class KeyedItems:
             if hints[f.name] not in _PLAIN_TEXT:
                 raise TypeError(f"{item.__name__}.{f.name}: only strings and booleans beside {place}")
             specs.append((f.name, f.type) if f.required else (f.name, f.type, f.default))
+        if not any(f.required and f.name != place for f in msgspec.structs.fields(item)):
+            raise TypeError(f"{item.__name__} has no required field besides {place}")
         cfg = item.__struct_config__
         twin = msgspec.defstruct(
             f"{item.__name__}Members",
@@ -77,6 +82,7 @@ class KeyedItems:
             omit_defaults=cfg.omit_defaults,
         )
         self._item, self._place = item, place
+        self._sep = len(_ENC.encode(rename[place])) + 2  # ``,"place":``
         self._twin = msgspec.json.Decoder(list[twin])  # type: ignore[valid-type]
         self._plain = msgspec.json.Decoder(list[item])  # type: ignore[valid-type]
 
@@ -91,6 +97,7 @@ class KeyedItems:
         place, item = self._place, self._item
         out = KeyedList()
         members: list[dict[str, Raw] | None] = []
+        size = 0
         for t in twins:
             kw = msgspec.structs.asdict(t)
             d = kw.pop(place)
@@ -99,10 +106,13 @@ class KeyedItems:
             elif any(_CONTROL(k) for k in d):
                 return self._plain.decode(raw)
             else:
-                kw[place] = Raw(_ENC.encode(d))
+                spelled = _ENC.encode(d)
+                kw[place] = Raw(spelled)
+                size += self._sep + len(spelled)
                 members.append(d)
+                setattr(t, place, msgspec.UNSET)  # measured apart, below
             out.append(item(**kw))
-        if len(_ENC.encode(out)) != len(raw):
+        if len(_ENC.encode(twins)) + size != len(raw):
             return self._plain.decode(raw)
         out.members = members
         return out
