@@ -69,9 +69,11 @@ _DETAILS = b'{"errors":[{"field":"a.b","received":null}],"category":"unavailable
         (b'[{"code":"E","message":"m","details":{"a":[1, 2]}}]', True),  # spaced in a value: the span's own
         (b'[{"code":"E","message":"m","details":{"a":1,"a":2}}]', False),  # a repeated key
         (b'[{"code":"E","message":"m","details":{"\\u0063ategory":"x"}}]', False),  # an escaped key
-        (b'[{"code":"E","message":"m","details":{"\\u001F":1}}]', False),  # the control escape's case
-        (b'[{"code":"E","message":"m","details":{"\\u001f":1}}]', False),  # even as msgspec writes it
-        (b'[{"code":"E","message":"m","details":{"\\n":1}}]', False),  # any control character
+        (b'[{"code":"E","message":"m","details":{"\\u001F":1}}]', True),  # last: the input's own bytes
+        (b'[{"code":"E","message":"m","details":{"\\u001F":1},"path":"p"}]', False),  # else: the escape's case
+        (b'[{"code":"E","message":"m","details":{"\\u001f":1},"path":"p"}]', False),  # even as msgspec writes it
+        (b'[{"code":"E","message":"m","details":{"\\n":1},"path":"p"}]', False),  # any control character
+        (b'[{"code":"E","message":"m","details":{"a":1},"path":"p"}]', True),  # not last: encoded again
         (b'[{"code":"E","message":"\\/","details":{"a":1}}]', False),  # a longer escape elsewhere
         (b'[{"code":"E","message":"m","path":null,"details":{"a":1}}]', False),  # a null stated
         (b'[{"code":"E","message":"m","details":null}]', False),  # no object: list[Issue]'s answer

@@ -43,19 +43,21 @@ class KeyedItems:
     ``place`` (a ``Raw`` field) as ``{key: Raw}`` in the same pass, so that a test of its keys
     (:func:`~envglot.codes.carries_meaning`) parses it no second time.
 
-    Exact: an item's ``place`` then takes the encoding of those members, which is the input's
-    own span only if the input spells the list as msgspec writes it back. Every part of msgspec's
-    encoding is at most as long as any spelling of the same value (no whitespace, a repeated key
-    once, each string in its shortest escapes; ``Raw`` values are the input's spans), so equal
-    lengths of the encoded list and of the member prove every part spelled that way; the one
-    shortest spelling that is not unique, a control character's ``\\u00XX`` in either case, is
-    ruled out by looking at the keys. Anything else (a value the members' form refuses, a
-    length that differs) is decoded as ``list[item]`` is, the result identical either way.
-    The encoded list's length is counted without copying the details again: the items
-    encoded without them, plus each one's ``,"place":`` and encoded members (``item`` has a
-    required field besides ``place``, so each item has another member to follow)."""
+    Exact: the members are what decoding ``place`` alone gives; its span is found only where the
+    input spells the list as msgspec writes it back. Every part of msgspec's encoding is at most
+    as long as any spelling of the same value (no whitespace, a repeated key once, each string
+    in its shortest escapes; ``Raw`` values are the input's spans), so equal lengths of the
+    encoded list and of the member prove every part spelled at its shortest. That length is
+    counted without copying: the items encoded without ``place``, plus each one's ``,"place":``
+    and its members' shortest length (``item`` has a required field besides ``place``, so each
+    item has another member before it). One item whose ``place`` comes last (its key found just
+    before that many last bytes) then has the input's own last bytes as its span, taken without
+    a copy; otherwise each span is the members encoded again, equal to the input's because the
+    one shortest spelling that is not unique, a control character's ``\\u00XX`` in either case,
+    is ruled out by looking at the keys. Anything else (a value the members' form refuses, a
+    length that differs) is decoded as ``list[item]`` is, the result identical either way."""
 
-    __slots__ = ("_item", "_place", "_plain", "_sep", "_twin")
+    __slots__ = ("_item", "_key", "_place", "_plain", "_twin")
 
     def __init__(self, item: type[msgspec.Struct], place: str) -> None:
         hints = typing.get_type_hints(item)
@@ -82,7 +84,7 @@ class KeyedItems:
             omit_defaults=cfg.omit_defaults,
         )
         self._item, self._place = item, place
-        self._sep = len(_ENC.encode(rename[place])) + 2  # ``,"place":``
+        self._key = b"," + _ENC.encode(rename[place]) + b":"
         self._twin = msgspec.json.Decoder(list[twin])  # type: ignore[valid-type]
         self._plain = msgspec.json.Decoder(list[item])  # type: ignore[valid-type]
 
@@ -94,25 +96,28 @@ class KeyedItems:
             return self._plain.decode(raw)
         if not twins:  # a success's ``[]``: nothing to prove
             return twins
-        place, item = self._place, self._item
-        out = KeyedList()
-        members: list[dict[str, Raw] | None] = []
+        place, sep = self._place, len(self._key)
+        found = [getattr(t, place) for t in twins]
         size = 0
-        for t in twins:
-            kw = msgspec.structs.asdict(t)
-            d = kw.pop(place)
-            if d is msgspec.UNSET:
-                members.append(None)
-            elif any(_CONTROL(k) for k in d):
-                return self._plain.decode(raw)
-            else:
-                spelled = _ENC.encode(d)
-                kw[place] = Raw(spelled)
-                size += self._sep + len(spelled)
-                members.append(d)
-                setattr(t, place, msgspec.UNSET)  # measured apart, below
-            out.append(item(**kw))
+        for t, d in zip(twins, found, strict=True):
+            if d is not msgspec.UNSET:  # ``{"k":v,...}`` spelled as msgspec would, counted without copying
+                size += sep + len(_ENC.encode(list(d))) + len(d) + sum(map(len, d.values()))
+                setattr(t, place, msgspec.UNSET)  # measured apart
         if len(_ENC.encode(twins)) + size != len(raw):
             return self._plain.decode(raw)
-        out.members = members
+        span, end = memoryview(raw), len(raw) - 2
+        # one error whose details come last: they are the input's own last bytes, taken as they are
+        last = len(twins) == 1 and found[0] is not msgspec.UNSET and span[end - size : end - size + sep] == self._key
+        out = KeyedList()
+        for t, d in zip(twins, found, strict=True):
+            kw = msgspec.structs.asdict(t)
+            del kw[place]
+            if last:
+                kw[place] = Raw(span[end - size + sep : end])
+            elif d is not msgspec.UNSET:
+                if any(_CONTROL(k) for k in d):
+                    return self._plain.decode(raw)
+                kw[place] = Raw(_ENC.encode(d))
+            out.append(self._item(**kw))
+        out.members = [None if d is msgspec.UNSET else d for d in found]
         return out
