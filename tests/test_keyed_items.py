@@ -176,3 +176,13 @@ def test_a_large_failure_reads_its_carried_category_from_the_members() -> None:
         ]
         assert outs[0] == outs[1]
         assert reports[0].diagnostics == reports[1].diagnostics
+
+
+def test_what_the_members_form_cannot_read_is_decoded_as_before() -> None:
+    """A details key msgspec refuses to read (a lone surrogate) is left to ``list[Issue]``."""
+    buf = b'[{"code":"E","message":"m","details":{"\\ud800":1}}]'
+    with pytest.raises(msgspec.DecodeError) as plain:
+        _PLAIN.decode(buf)
+    with pytest.raises(msgspec.DecodeError) as keyed:
+        _ITEMS.decode(msgspec.Raw(buf))
+    assert str(keyed.value) == str(plain.value)

@@ -92,7 +92,7 @@ class KeyedItems:
         """``raw`` decoded as ``list[item]`` (a :class:`KeyedList` where its members are proven)."""
         try:
             twins = self._twin.decode(raw)
-        except msgspec.ValidationError:
+        except msgspec.MsgspecError:  # what the members' form refuses: list[item] decides
             return self._plain.decode(raw)
         if not twins:  # a success's ``[]``: nothing to prove
             return twins
