@@ -560,26 +560,33 @@ def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap)
     return Raw(_ENC.encode({**_RAW_DICT.decode(details), **add}))
 
 
-def carries_meaning(details: Raw | None, dmap: DialectMap) -> bool:
+def carries_meaning(details: Raw | None, dmap: DialectMap, members: dict[str, Raw] | None = None) -> bool:
     """True if ``details`` (an object) has a member where ``dmap``'s writer carries what its
-    codes cannot say (:func:`carry_meaning`); :func:`carried_meaning` reads only such details."""
-    if dmap.meaning_keys[0] is None or details is None:
+    codes cannot say (:func:`carry_meaning`); :func:`carried_meaning` reads only such details.
+    ``members``: the top level of ``details`` where a reader decoded it already (a lookup then
+    answers, no decode)."""
+    cat_key, retry_key = dmap.meaning_keys
+    if cat_key is None or details is None:
         return False
+    if members is not None:
+        return cat_key in members or (retry_key is not None and retry_key in members)
     try:
         return _carries(dmap.meaning_keys)(details)
     except msgspec.ValidationError:  # details that are no object carry nothing
         return False
 
 
-def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context) -> Problem:
+def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context, members: dict[str, Raw] | None = None) -> Problem:
     """``p`` with the category and ``retryable`` its ``details`` carry (:func:`carry_meaning`)
     taken out of them: a category the code could not say wins over the code's, and the code's
-    hints (which describe another category) are dropped."""
+    hints (which describe another category) are dropped. ``members``: the top level of
+    ``p.details`` where the reader decoded it already (see :func:`carries_meaning`)."""
     cat_key, retry_key = dmap.meaning_keys
     d = p.details
-    if cat_key is None or d is None or not carries_meaning(d, dmap):
+    if cat_key is None or d is None or not carries_meaning(d, dmap, members):
         return p
-    members = _RAW_DICT.decode(d)
+    if members is None:
+        members = _RAW_DICT.decode(d)
     cat_raw, retry_raw = members.get(cat_key), members.get(retry_key) if retry_key else None
     category = msgspec.json.decode(cat_raw) if cat_raw is not None and memoryview(cat_raw)[:1] == b'"' else None
     if category not in ctx.mappings.categories:

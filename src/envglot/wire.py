@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import types
 import typing
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ from .diagnostics import Kind
 from .errors import ParseError
 from .excerpt import key_segment, quoted
 from .fields import ABSENT
+from .keyed import KeyedItems
 from .tables import DialectMap
 
 __all__ = [
@@ -165,15 +167,20 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_fields", "_residue", "_tp", "_tree", "dialect")
+    __slots__ = ("_dec", "_fields", "_keyed", "_residue", "_tp", "_tree", "dialect")
 
-    def __init__(self, tp: type[msgspec.Struct], dialect: str, residue_path: str) -> None:
+    def __init__(
+        self, tp: type[msgspec.Struct], dialect: str, residue_path: str, keyed: dict[str, str] | None = None
+    ) -> None:
+        """``keyed``: a member (wire name) holding a list of Structs -> the ``Raw`` field of its
+        items that :meth:`from_members` reads as members too (:class:`KeyedItems`)."""
         self.dialect = dialect
         self._tp = tp
         self._dec: msgspec.json.Decoder[Any] | None = None  # built on first use (see :meth:`decoder`)
         self._tree: _Tree | None = None
-        self._fields: dict[str, tuple[str, msgspec.json.Decoder[Any] | None]] | None = None
+        self._fields: dict[str, tuple[str, Callable[[Raw], Any] | None]] | None = None
         self._residue = residue_path
+        self._keyed = keyed or {}
 
     def decoder(self) -> msgspec.json.Decoder[Any]:
         """The strict decoder, built on first use: building one evaluates the Structs'
@@ -230,18 +237,25 @@ class WireDecoder:
                 if field is None:
                     return None
                 name, dec = field
-                kw[name] = raw if dec is None else dec.decode(raw)
+                kw[name] = raw if dec is None else dec(raw)
             return self._tp(**kw)
         except (msgspec.MsgspecError, TypeError):
             return None
 
-    def _field_decoders(self) -> dict[str, tuple[str, msgspec.json.Decoder[Any] | None]]:
-        """Wire name -> (attribute, the decoder of its type; ``None`` for a ``Raw`` field)."""
+    def _field_decoders(self) -> dict[str, tuple[str, Callable[[Raw], Any] | None]]:
+        """Wire name -> (attribute, the decode of its type; ``None`` for a ``Raw`` field)."""
         hints = typing.get_type_hints(self._tp)
-        out: dict[str, tuple[str, msgspec.json.Decoder[Any] | None]] = {}
+        out: dict[str, tuple[str, Callable[[Raw], Any] | None]] = {}
         for f in msgspec.structs.fields(self._tp):
             tp = hints[f.name]
-            out[f.encode_name] = (f.name, None if tp is Raw else msgspec.json.Decoder(f.type))
+            place = self._keyed.get(f.encode_name)
+            if place is not None:
+                sub = _struct_of(tp)
+                if not isinstance(sub, tuple):
+                    raise TypeError(f"{self._tp.__name__}.{f.name} is no list of Structs")
+                out[f.encode_name] = (f.name, KeyedItems(sub[1], place).decode)
+            else:
+                out[f.encode_name] = (f.name, None if tp is Raw else msgspec.json.Decoder(f.type).decode)
         self._fields = out
         return out
 

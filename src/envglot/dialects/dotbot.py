@@ -31,6 +31,7 @@ from ..dialect import Dialect, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Failure, Let, Reading, When, Writing, common
+from ..keyed import details_members
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -121,7 +122,9 @@ class Envelope(_Wire):
     actions: list[Action] | None = None
 
 
-_DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
+_DEC = WireDecoder(Envelope, NAME, SHAPE.residue, keyed={"errors": "details"})
+"""From the members, ``errors`` is read with each error's ``details`` as members in one pass:
+the carried-meaning test then looks them up (:func:`~envglot.keyed.details_members`)."""
 _ENC = msgspec.json.Encoder()
 
 
@@ -189,6 +192,7 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
                 ),
                 dmap,
                 ctx,
+                details_members(w.errors, i),
             )
             for i, e in enumerate(w.errors)
         ]
@@ -202,7 +206,7 @@ def _wire_failure(w: Envelope, dmap: DialectMap) -> WireFailure | None:
         return None
     e = w.errors[0]
     details = opt(e.details)
-    if carries_meaning(details, dmap):
+    if carries_meaning(details, dmap, details_members(w.errors, 0)):
         return None
     return WireFailure(e.code, message=e.message, path=e.path, details=details)
 

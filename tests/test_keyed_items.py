@@ -1,0 +1,188 @@
+"""A failure's error ``details`` parsed once for the carried-meaning test (issue 28, large).
+
+``wire.KeyedItems`` decodes a list of error objects with each one's ``details`` also read as
+members; it must give exactly what ``list[Issue]`` gives (the details' bytes the input's own
+span), and claim the members only where that is proven. ``codes.carries_meaning`` and
+``codes.carried_meaning`` answer from those members as from the details' bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import envglot
+from envelopes import json_values, text
+from envglot.codes import carried_meaning, carries_meaning
+from envglot.context import Context
+from envglot.diagnostics import Report
+from envglot.dialects.dotbot import Issue
+from envglot.keyed import KeyedItems, KeyedList, details_members
+from envglot.mappings import mappings_for
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+_ITEMS = KeyedItems(Issue, "details")
+_PLAIN = msgspec.json.Decoder(list[Issue])
+_RAW_DICT = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_DMAP = mappings_for(None)["dotbot"]
+
+
+def _same_as_plain(buf: bytes) -> list[Any] | None:
+    """``KeyedItems``' result for ``buf``, checked against ``list[Issue]`` (``None``: both refuse)."""
+    try:
+        plain = _PLAIN.decode(buf)
+    except msgspec.ValidationError:
+        with pytest.raises(msgspec.ValidationError):
+            _ITEMS.decode(msgspec.Raw(buf))
+        return None
+    got = _ITEMS.decode(msgspec.Raw(buf))
+    assert got == plain
+    assert [bytes(e.details) for e in got] == [bytes(e.details) for e in plain]
+    if type(got) is KeyedList:
+        for i, e in enumerate(got):
+            members = details_members(got, i)
+            if members is None:
+                assert e.details is plain[i].details or bytes(e.details) == b""
+            else:
+                assert members == _RAW_DICT.decode(e.details)
+    return got
+
+
+_DETAILS = b'{"errors":[{"field":"a.b","received":null}],"category":"unavailable","n":1}'
+
+
+@pytest.mark.parametrize(
+    ("buf", "keyed"),
+    [
+        (b'[{"code":"E","message":"m","details":' + _DETAILS + b"}]", True),
+        (b'[{"code":"E","message":"m"}]', True),
+        (b"[]", False),  # nothing to prove
+        (b'[{"message":"m","details":{"a":1},"code":"E","path":"$.x"}]', True),  # members in another order
+        (b'[{"code":"E","message":"m","details":{"a": 1 , "b" :[1, 2]}}]', False),  # spaced inside details
+        (b'[{"code":"E","message":"m","details":{"a":[1, 2]}}]', True),  # spaced in a value: the span's own
+        (b'[{"code":"E","message":"m","details":{"a":1,"a":2}}]', False),  # a repeated key
+        (b'[{"code":"E","message":"m","details":{"\\u0063ategory":"x"}}]', False),  # an escaped key
+        (b'[{"code":"E","message":"m","details":{"\\u001F":1}}]', True),  # last: the input's own bytes
+        (b'[{"code":"E","message":"m","details":{"\\u001F":1},"path":"p"}]', False),  # else: the escape's case
+        (b'[{"code":"E","message":"m","details":{"\\u001f":1},"path":"p"}]', False),  # even as msgspec writes it
+        (b'[{"code":"E","message":"m","details":{"\\n":1},"path":"p"}]', False),  # any control character
+        (b'[{"code":"E","message":"m","details":{"a":1},"path":"p"}]', True),  # not last: encoded again
+        (b'[{"code":"E","message":"\\/","details":{"a":1}}]', False),  # a longer escape elsewhere
+        (b'[{"code":"E","message":"m","path":null,"details":{"a":1}}]', False),  # a null stated
+        (b'[{"code":"E","message":"m","details":null}]', False),  # no object: list[Issue]'s answer
+        (b'[{"code":"E","message":"m","details":[1]}]', False),
+        (b'[{"code":"E","message":"m","details":{"a":1}}, {"code":"F","message":"n"}]', False),
+        (b'[{"code":"E","message":"m","details":{}},{"code":"F","message":"n","details":{"b":2}}]', True),
+        (b'[{"code":"E","message":"m","details":{"a":1},"other":1}]', None),  # an unknown field: refused
+        (b'[{"code":1,"message":"m","details":{"a":1}}]', None),
+    ],
+)
+def test_keyed_items_cases(buf: bytes, keyed: bool | None) -> None:
+    got = _same_as_plain(buf)
+    if keyed is None:
+        assert got is None
+    else:
+        assert got is not None and (type(got) is KeyedList) is keyed, buf
+
+
+_SPACES = st.sampled_from(["", "", "", " ", "\n"])
+_KEYS = st.sampled_from(["category", "retryable", "a", "é", "\u2028", "\x1f", "\n"]) | text
+
+
+@st.composite
+def error_lists(draw: st.DrawFn) -> bytes:
+    """A list of dotbot errors written member by member: details' keys may repeat, be escaped
+    (either case of hex), be spaced; the errors' own members too."""
+
+    def spell(s: str) -> str:
+        out = json.dumps(s, ensure_ascii=draw(st.booleans()))
+        return re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m[1].upper(), out) if draw(st.booleans()) else out
+
+    def obj(members: list[tuple[str, str]]) -> str:
+        parts = [draw(_SPACES) + spell(k) + draw(_SPACES) + ":" + v + draw(_SPACES) for k, v in members]
+        return "{" + ",".join(parts) + "}"
+
+    errors = []
+    for _ in range(draw(st.integers(0, 3))):
+        members = [("code", spell(draw(text))), ("message", spell(draw(text)))]
+        if draw(st.booleans()):
+            members.append(("path", "null" if draw(st.booleans()) else spell(draw(text))))
+        if draw(st.integers(0, 4)):
+            keys = draw(st.lists(_KEYS, max_size=4))
+            members.append(("details", obj([(k, json.dumps(draw(json_values), ensure_ascii=False)) for k in keys])))
+        errors.append(obj(draw(st.permutations(members))))
+    return ("[" + ",".join(errors) + "]").encode()
+
+
+@SETTINGS
+@given(error_lists())
+def test_keyed_items_is_list_of_issue(buf: bytes) -> None:
+    got = _same_as_plain(buf)
+    if got is None:
+        return
+    for i, e in enumerate(got):
+        details = None if bytes(e.details) == b"" else e.details
+        members = details_members(got, i)
+        assert carries_meaning(details, _DMAP, members) is carries_meaning(details, _DMAP)
+
+
+@SETTINGS
+@given(error_lists())
+def test_carried_meaning_from_members_is_from_bytes(buf: bytes) -> None:
+    got = _same_as_plain(buf)
+    if got is None or type(got) is not KeyedList:
+        return
+    m = mappings_for(None)
+    for i, e in enumerate(got):
+        if bytes(e.details) == b"":
+            continue
+        p = envglot.Problem(category="internal", code=e.code, details=e.details)
+        said, said_report = Context(m, Report(), _DMAP), Context(m, Report(), _DMAP)
+        assert carried_meaning(p, _DMAP, said, details_members(got, i)) == carried_meaning(p, _DMAP, said_report)
+        assert said.report.diagnostics == said_report.report.diagnostics
+
+
+def test_a_large_failure_reads_its_carried_category_from_the_members() -> None:
+    """A large dotbot failure (read from the members) whose details carry a category converts
+    as its spaced twin (read by the decoder, its details then parsed again)."""
+    details = {"category": "unavailable", "retryable": True, "rows": ["x" * 40] * 80}
+    doc = {
+        "schema_id": "dotbot-mcp-response@1",
+        "tool": "t",
+        "version": "1.0.0",
+        "status": "error",
+        "summary": "s",
+        "data": {},
+        "warnings": [],
+        "errors": [{"code": "INTERNAL", "message": "m", "details": details}],
+        "audit": {"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1, "source": "s"},
+    }
+    tight = msgspec.json.encode(doc)
+    spaced = json.dumps(doc, indent=1).encode()
+    assert len(tight) > 2048
+    for to in ("response-v2", "errorcode", "result"):
+        conv = envglot.Converter(to=to, from_="dotbot", unsupported="ignore")
+        assert conv.convert_bytes(tight) == conv.convert_bytes(spaced)
+        reports = Report(), Report()
+        outs = [
+            envglot.convert(b, to=to, from_="dotbot", report=r) for b, r in zip((tight, spaced), reports, strict=True)
+        ]
+        assert outs[0] == outs[1]
+        assert reports[0].diagnostics == reports[1].diagnostics
+
+
+def test_what_the_members_form_cannot_read_is_decoded_as_before() -> None:
+    """A details key msgspec refuses to read (a lone surrogate) is left to ``list[Issue]``."""
+    buf = b'[{"code":"E","message":"m","details":{"\\ud800":1}}]'
+    with pytest.raises(msgspec.DecodeError) as plain:
+        _PLAIN.decode(buf)
+    with pytest.raises(msgspec.DecodeError) as keyed:
+        _ITEMS.decode(msgspec.Raw(buf))
+    assert str(keyed.value) == str(plain.value)
