@@ -624,6 +624,7 @@ class WireFailure(NamedTuple):
     remediation: str | None = None
     exception_type: str | None = None
     exception_message: str | None = None
+    extra: Raw | None = None
 
 
 class FailurePlan(NamedTuple):
