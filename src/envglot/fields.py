@@ -869,7 +869,8 @@ def _emit_failure_read(r: _Side, reading: Reading, keep: set[int], fast: _Fast, 
     cond = r.step(st.hook, st.args)[0]
     unless = f"t_plans is None or {cond}" if cond is not None else "t_plans is None"
     u.emit(f"t_failure = None if {unless} else {r.call(reading.failure)}", indent)
-    u.emit("t_plan = None if t_failure is None else t_plans[t_failure.code, t_failure.retryable]", indent)
+    key = "t_failure.code, t_failure.retryable, t_failure.type"
+    u.emit(f"t_plan = None if t_failure is None else t_plans[{key}]", indent)
     u.emit("if t_plan is None:", indent)
     _emit_steps(r, reading.steps, keep={at}, indent=indent + 1)
     _emit_steps(r, reading.steps, keep={i for i in keep if i > at}, indent=indent)

@@ -19,6 +19,7 @@ from ..codes import (
     FailurePlan,
     WireFailure,
     carried_meaning,
+    carries_meaning,
     carry_meaning,
     missing_problem,
     read_problem,
@@ -206,6 +207,23 @@ def _problems(
     return (carried_meaning(p, dmap, ctx),)
 
 
+def _wire_failure(failure: tuple[dict[str, Raw], dict[str, Raw]] | None, dmap: DialectMap) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): a failure's error whose ``code``
+    and ``message`` are strings and whose ``details`` carry no meaning; ``None`` otherwise."""
+    if failure is None:
+        return None
+    err = failure[1]
+    code, message, details = err.get("code"), err.get("message"), err.get("details")
+    if code is None or message is None or carries_meaning(details, dmap):
+        return None
+    try:
+        code_s, message_s = _STR.decode(code), _STR.decode(message)
+    except msgspec.ValidationError:
+        return None
+    rest = {k: v for k, v in err.items() if k != "code" and k != "message" and k != "details"}
+    return WireFailure(code_s, message=message_s, details=details, extra=Raw(_ENC.encode(rest)) if rest else None)
+
+
 @common(When("failure", "is", None), value="data.result")
 def _payload(data: Data, failure: tuple[dict[str, Raw], dict[str, Raw]] | None) -> Raw | None:
     """The result; a failure's is what its result holds besides ``error`` (none when nothing)."""
@@ -256,6 +274,7 @@ READING = Reading(
     Let("pagination", _read_pagination, pure=True),
     Let("extras", _version_extra, pure=True),
     derive=True,  # ok, tool, request_id, timestamp, token_estimate, limits: from [fields]
+    failure=_wire_failure,
 )
 
 

@@ -18,10 +18,13 @@ from ..codes import (
     FailurePlan,
     WireFailure,
     carried_meaning,
+    carries_meaning,
     carry_meaning,
     missing_problem,
     problem_of,
     read_planned,
+    stated_word,
+    worded_problem,
     write_plan,
     written_message,
 )
@@ -271,8 +274,8 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     )
     plan = dmap.plan(code) if code is not None else None
     row = plan.row if plan is not None else None
-    if row is not None and not (row.ext and trow is not None and trow.category != row.category):
-        p = problem_of(row, code, NAME, **fields)
+    if row is not None and not stated_word(row, trow):
+        p = worded_problem(row, trow, code, NAME, **fields)
         if row.ext and etype is None and ctx.report.collecting:
             ctx.report.add(
                 Kind.CATEGORY_INFERRED,
@@ -282,8 +285,6 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
                 member="error_type",
                 category=repr(row.category),
             )
-        if p.retryable is None and trow is not None:
-            p = msgspec.structs.replace(p, retryable=trow.retryable)
     elif trow is not None:  # no known code, or an extension code whose row is a guess the stated word overrules
         if code is not None and row is None:
             ctx.report.add(
@@ -299,6 +300,22 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     else:
         p = read_planned(dmap, code, plan, ctx, "$.data.error_code", **fields)
     return (carried_meaning(p, dmap, ctx),)
+
+
+def _wire_failure(w: Envelope, failure: _Failure | None, dmap: DialectMap) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): a failure with a code whose
+    details carry no meaning, its ``error_type`` beside it (its plan's key: an unknown code or
+    word has none, and the hook reads it, reporting); ``None`` otherwise."""
+    if failure is None or failure.code is None or carries_meaning(failure.details, dmap):
+        return None
+    return WireFailure(
+        failure.code,
+        message=w.error,
+        remediation=failure.remediation,
+        details=failure.details,
+        retry_after_ms=failure.retry_after_ms,
+        type=failure.type,
+    )
 
 
 @common(When("w.meta.warning_details", "falsy"), When("w.meta.warnings", "falsy"), value=Const(()))
@@ -422,6 +439,7 @@ READING = Reading(
     Let("pagination", _pagination, pure=True),
     Let("fidelity", _fidelity, pure=True),
     derive=True,  # ok, request_id, rate_limit: from [fields]
+    failure=_wire_failure,
 )
 
 
