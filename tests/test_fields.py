@@ -31,7 +31,7 @@ from msgspec import Raw
 import envglot
 from envelopes import documents, json_values, sample_files
 from envglot import codes, fields, mcp, pipeline
-from envglot.canonical import Envelope, Problem
+from envglot.canonical import Envelope, Notice, Problem
 from envglot.context import Context
 from envglot.diagnostics import DISCARD
 from envglot.dialect import Dialect, get_dialect, registered
@@ -363,6 +363,69 @@ def test_a_planned_failure_builds_no_problem_on_the_fused_path(src: str, dst: st
         seen = _calls_during(functools.partial(_into, out, fused, doc))
         assert form in seen
         assert not seen & layers, f"{src} -> {dst}: {doc!r} went through the problem hooks"
+        fields.use_compiled(False)
+        assert out[0] == conv.convert_bytes(doc)  # the hub's bytes
+        fields.use_compiled(True)
+
+
+TEXTS = [
+    (s, d)
+    for s in DECLARED
+    for d in TARGETS
+    if get_dialect(s).reading.texts is not None and get_dialect(d).writing.texts is not None  # type: ignore[union-attr]
+]
+
+
+def _plain_warning_documents(src: str) -> Iterator[bytes]:
+    """Successes and a failure of ``src`` with warnings that are nothing but messages; a read-only
+    source's samples with warnings."""
+    if get_dialect(src).writing is None:
+        for path in sample_files(src):
+            doc = msgspec.json.format(path.read_bytes(), indent=-1)
+            if envglot.read(doc, from_=src).warnings:
+                yield doc
+        return
+    notes = (Notice(message="first"), Notice(message="second, \u00e9"))
+    m = default_mappings()
+    code = sorted(m[src].codes)[0]
+    plan = m[src].plan(code)
+    assert plan is not None
+    for env in (
+        Envelope(ok=True, payload=Raw(b'{"a":1}'), summary="done", warnings=notes),
+        Envelope(ok=True, warnings=notes[:1]),
+        Envelope(
+            ok=False,
+            summary="failed",
+            warnings=notes,
+            problems=(Problem(category=plan.category, code=code, domain=src, message="x"),),
+        ),
+    ):
+        yield envglot.write(env, to=src, unsupported="ignore")
+
+
+@pytest.mark.parametrize(("src", "dst"), TEXTS, ids=[f"{s}->{d}" for s, d in TEXTS])
+def test_plain_warnings_build_no_notice_on_the_fused_path(src: str, dst: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Warnings that are nothing but messages go from the source's list to the target's through
+    the two sides' ``texts`` forms: no canonical ``Notice`` built, the hub's bytes (issue 28)."""
+    from envglot import canonical
+
+    m = default_mappings()
+    conv = envglot.Converter(dst, src, unsupported="ignore")
+    fused = fields.bound_pair(get_dialect(src), get_dialect(dst), Context(m, DISCARD, m[src]))
+    assert fused is not None
+    form = get_dialect(dst).writing.texts.hook.__code__  # type: ignore[union-attr]
+    built: list[object] = []
+    real = canonical.Notice
+    docs = list(_plain_warning_documents(src))
+    assert docs, f"{src}: no document with plain warnings"
+    for doc in docs:
+        fused(doc)  # warm
+        out: list[object] = []
+        monkeypatch.setattr(canonical, "Notice", lambda *a, **k: (built.append(a or k), real(*a, **k))[1])
+        seen = _calls_during(functools.partial(_into, out, fused, doc))
+        monkeypatch.setattr(canonical, "Notice", real)
+        assert form in seen, f"{src} -> {dst}: {doc!r} did not take the warnings' form"
+        assert not built, f"{src} -> {dst}: {doc!r} built notices"
         fields.use_compiled(False)
         assert out[0] == conv.convert_bytes(doc)  # the hub's bytes
         fields.use_compiled(True)

@@ -188,6 +188,17 @@ def _warnings(w: Parsed) -> tuple[c.Notice, ...]:
         raise ParseError("_warnings must be a list of strings", path="$.data._warnings", dialect=NAME) from None
 
 
+def _texts(w: Parsed) -> list[str] | None:
+    """The fused form of :func:`_warnings` (``Reading.texts``): ``data._warnings`` when it is a
+    non-empty list of strings (anything else: the step reads it, refusing what it must)."""
+    if w.warnings is None:
+        return None
+    try:
+        return _STRS.decode(w.warnings) or None
+    except msgspec.ValidationError:
+        return None
+
+
 def _meta(w: Parsed) -> InterimMeta:
     if w.meta is None:
         return _NO_META
@@ -246,6 +257,7 @@ READING = Reading(
     Let("extras", _extras, pure=True),
     derive=True,  # duration_ms: a plain move of [fields] (from data._meta)
     failure=_wire_failure,
+    texts=_texts,
 )
 
 

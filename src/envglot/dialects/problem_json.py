@@ -25,7 +25,7 @@ from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Failure, Let, Reading, When, Writing, common
+from ..fields import Build, Check, Const, Failure, Let, Reading, Texts, When, Writing, common
 from ..mappings import CodePlan, DialectMap, Mappings
 from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, raw_or_absent
 
@@ -244,6 +244,11 @@ def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     return tuple(c.Notice(message=m) for m in w.warnings) if w.warnings else ()
 
 
+def _texts(w: Envelope) -> list[str] | None:
+    """The fused form of :func:`_warnings` (``Reading.texts``): ``warnings`` as they are."""
+    return w.warnings or None
+
+
 def _extras(w: Envelope, ok: bool, read: _Read, extras: tuple[c.Extra, ...], ctx: Context) -> tuple[c.Extra, ...]:
     """The decoder's unknown members, then what the document states beyond the canonical
     fields: an empty ``warnings``; for a success the RFC 9457 members that say more than
@@ -281,6 +286,7 @@ READING = Reading(
     Let("warnings", _warnings, pure=True),
     Let("extras", _extras, pure=True),
     derive=True,  # payload and request_id: from [fields]
+    texts=_texts,
 )
 
 
@@ -370,6 +376,11 @@ def _data(payload: Raw | None) -> Raw:
     return raw_or_absent(payload)
 
 
+def _plain_messages(texts: list[str]) -> list[str]:
+    """``warnings`` of messages alone (:class:`~envglot.fields.Texts`): what :func:`_messages` writes."""
+    return list(texts)
+
+
 @common(When("warnings", "falsy"))
 def _messages(warnings: tuple[c.Notice, ...]) -> list[str] | None:
     return [w.message for w in warnings] or None
@@ -398,6 +409,7 @@ WRITING = Writing(
     ),  # request_id: a plain copy of [fields]
     derive=True,
     failure=Failure(_planned_top, replaces=("written", "top", "errors"), gives=("top", "errors")),
+    texts=Texts(_plain_messages, replaces=("messages",), gives=("messages",)),
 )
 
 

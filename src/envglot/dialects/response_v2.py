@@ -33,7 +33,7 @@ from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Failure, Let, Move, Reading, When, Writing, common
+from ..fields import Build, Check, Const, Failure, Let, Move, Reading, Texts, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -359,6 +359,12 @@ def _warnings(w: Envelope, ctx: Context) -> tuple[c.Notice, ...]:
     return ()
 
 
+def _texts(w: Envelope) -> list[str] | None:
+    """The fused form of :func:`_warnings` (``Reading.texts``): ``warnings`` without ``warning_details``."""
+    m = w.meta
+    return m.warnings if m.warnings and not m.warning_details else None
+
+
 class _Timing(Struct, frozen=True):
     """``meta.telemetry`` split: its ``duration_ms``, and its members when that had to be taken out."""
 
@@ -440,6 +446,7 @@ READING = Reading(
     Let("fidelity", _fidelity, pure=True),
     derive=True,  # ok, request_id, rate_limit: from [fields]
     failure=_wire_failure,
+    texts=_texts,
 )
 
 
@@ -590,6 +597,12 @@ def _warning_texts(warnings: tuple[c.Notice, ...]) -> list[str] | None:
     return [w.message for w in warnings]
 
 
+def _plain_warnings(texts: list[str]) -> tuple[list[str], None]:
+    """``warnings`` and ``warning_details`` of messages alone (:class:`~envglot.fields.Texts`):
+    what :func:`_warning_texts` and :func:`_warning_details` write for them."""
+    return list(texts), None
+
+
 @common(When("warnings", "falsy"))
 def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[WarningDetail] | None:
     """``meta.warning_details`` when any warning has more than a message."""
@@ -713,6 +726,9 @@ WRITING = Writing(
     Build.of("out", Envelope, data="data", error="error", meta="meta"),  # success: a plain copy of [fields]
     derive=True,  # meta's request_id and rate_limit stay hooks: a contract check, and None is omitted (ABSENT)
     failure=Failure(_planned_failure, replaces=("wire_error", "data", "error"), gives=("data", "error")),
+    texts=Texts(
+        _plain_warnings, replaces=("warning_texts", "warning_details"), gives=("warning_texts", "warning_details")
+    ),
 )
 
 
