@@ -854,8 +854,9 @@ def _emit_plans(u: Unit, indent: int) -> None:
 class _Fast(NamedTuple):
     """Where a fused pair writes a failure from its plan (:class:`Failure`)."""
 
-    problems: int
-    """The reading's ``problems`` step."""
+    problems: range
+    """The reading's ``problems`` step, after the step it projects when it is a pure one
+    (problem-json's ``read``: its problems and their plans)."""
     replaced: range
     """The writing steps the target's :class:`Failure` replaces."""
 
@@ -870,23 +871,32 @@ def _fast_failure(reading: Reading, writing: Writing, keep: set[int], skip: set[
     names = [getattr(st, "name", None) for st in writing.steps]
     if len(at) != 1 or not all(n in names for n in f.replaces):
         return None
+    start, problems = at[0], reading.steps[at[0]]
+    assert isinstance(problems, Let)
+    if problems.pure:  # a projection: the run starts at the one step it reads, just before it
+        prev = reading.steps[start - 1] if start else None
+        if not (isinstance(prev, Let) and start - 1 in keep and inputs(problems) & {"w", prev.name} == {prev.name}):
+            return None
+        start -= 1
+    run = range(start, at[0] + 1)
+    defines = {getattr(reading.steps[i], "name", None) for i in run}
     first = min(names.index(n) for n in f.replaces)
     replaced = range(first, first + len(f.replaces))
     if {names[i] for i in replaced} != set(f.replaces) or not skip.isdisjoint(replaced):
         return None
     before = {"w", "ctx", "dmap", "extras", "residue"} | {
-        n for i, st in enumerate(reading.steps[: at[0]]) if i in keep and (n := getattr(st, "name", None))
+        n for i, st in enumerate(reading.steps[:start]) if i in keep and (n := getattr(st, "name", None))
     }
     if not names_of(reading.failure) <= before:
         return None
     hidden = {"problems", *f.replaces} - set(f.gives)
-    if any(i != at[0] and i in keep and "problems" in inputs(st) for i, st in enumerate(reading.steps)):
+    if any(i not in run and i in keep and not inputs(st).isdisjoint(defines) for i, st in enumerate(reading.steps)):
         return None
     if any(i not in replaced and not inputs(st).isdisjoint(hidden) for i, st in enumerate(writing.steps)):
         return None
     if writing.finish is not None and not hidden.isdisjoint(names_of(writing.finish)):
         return None
-    return _Fast(at[0], replaced)
+    return _Fast(run, replaced)
 
 
 def names_of(hook: Callable[..., Any]) -> frozenset[str]:
@@ -900,20 +910,20 @@ def _emit_failure_read(r: _Side, reading: Reading, keep: set[int], fast: _Fast, 
     """The reading steps, the ``problems`` step taken only when the failure's code has no plan
     (``t_plans`` is ``None`` where diagnostics are collected: the hooks report them)."""
     assert reading.failure is not None
-    u, at = r.unit, fast.problems
-    st = reading.steps[at]
+    u, run = r.unit, fast.problems
+    st = reading.steps[run.start]
     assert isinstance(st, Let)
-    _emit_steps(r, reading.steps, keep={i for i in keep if i < at}, indent=indent)
+    _emit_steps(r, reading.steps, keep={i for i in keep if i < run.start}, indent=indent)
     cond = r.step(st.hook, st.args)[0]
     unless = f"t_plans is None or {cond}" if cond is not None else "t_plans is None"
     u.emit(f"t_failure = None if {unless} else {r.call(reading.failure)}", indent)
     key = "t_failure.code, t_failure.retryable, t_failure.type"
     u.emit(f"t_plan = None if t_failure is None else t_plans[{key}]", indent)
     u.emit("if t_plan is None:", indent)
-    _emit_steps(r, reading.steps, keep={at}, indent=indent + 1)
-    _emit_steps(r, reading.steps, keep={i for i in keep if i > at}, indent=indent)
+    _emit_steps(r, reading.steps, keep=set(run), indent=indent + 1)
+    _emit_steps(r, reading.steps, keep={i for i in keep if i >= run.stop}, indent=indent)
     u.emit("if t_plan is not None and ok:  # a reading's failure form gives none for a success", indent)
-    _emit_steps(r, reading.steps, keep={at}, indent=indent + 1)
+    _emit_steps(r, reading.steps, keep=set(run), indent=indent + 1)
     u.emit("t_plan = None", indent + 1)
 
 
@@ -958,7 +968,7 @@ def _fast_texts(
     replaced = range(first, first + len(f.replaces))
     if {names[i] for i in replaced} != set(f.replaces) or not skip.isdisjoint(replaced):
         return None
-    if fast is not None and (at[0] == fast.problems or not set(replaced).isdisjoint(fast.replaced)):
+    if fast is not None and (at[0] in fast.problems or not set(replaced).isdisjoint(fast.replaced)):
         return None
     before = {"w", "ctx", "dmap", "extras", "residue"} | {
         n for i, st in enumerate(reading.steps[: at[0]]) if i in keep and (n := getattr(st, "name", None))

@@ -236,6 +236,18 @@ def _read(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> _Read:
     return _Read(tuple(p for p, _ in read), tuple(plan for _, plan in read))
 
 
+def _wire_failure(w: Envelope, ok: bool, dmap: DialectMap) -> WireFailure | None:
+    """The fused form of :func:`_read` and :func:`_problems` (``Reading.failure``): a failure that
+    is one problem details object (no further ``errors``) named by its ``code``, else by its
+    ``status``, whose ``type`` is the one that code implies (or none); ``None`` otherwise."""
+    if ok or w.errors:
+        return None
+    code = w.code if w.code is not None else str(w.status) if w.status is not None else None
+    if code is None or (w.type is not None and w.type != _type(code, dmap)):
+        return None
+    return WireFailure(code, w.retryable, message=w.detail, retry_after_ms=w.retry_after_ms, details=opt(w.details))
+
+
 def _problems(read: _Read) -> tuple[c.Problem, ...]:
     return read.problems
 
@@ -286,6 +298,7 @@ READING = Reading(
     Let("warnings", _warnings, pure=True),
     Let("extras", _extras, pure=True),
     derive=True,  # payload and request_id: from [fields]
+    failure=_wire_failure,
     texts=_texts,
 )
 
