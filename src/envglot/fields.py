@@ -954,17 +954,19 @@ class _FastTexts(NamedTuple):
 def _fast_texts(
     reading: Reading, writing: Writing, keep: set[int], skip: set[int], fast: _Fast | None
 ) -> _FastTexts | None:
-    """The plain-warnings form of a fused pair (both sides declare one, the reading's ``warnings``
-    step and the replaced writing steps read by nothing else, apart from a failure form's), else
-    ``None``: the hooks only."""
+    """The plain-warnings form of a fused pair (the reading declares one, and the target declares
+    one or reads no warnings; the reading's ``warnings`` step and the replaced writing steps read
+    by nothing else, apart from a failure form's), else ``None``: the hooks only."""
     f = writing.texts
+    if f is None and not any("warnings" in inputs(st) for st in writing.steps):
+        f = Texts(_no_texts, (), ())  # a target without warnings: the reading's form alone
     if reading.texts is None or f is None:
         return None
     at = [i for i, st in enumerate(reading.steps) if isinstance(st, Let) and st.name == "warnings" and i in keep]
     names = [getattr(st, "name", None) for st in writing.steps]
     if len(at) != 1 or not all(n in names for n in f.replaces):
         return None
-    first = min(names.index(n) for n in f.replaces)
+    first = min((names.index(n) for n in f.replaces), default=0)
     replaced = range(first, first + len(f.replaces))
     if {names[i] for i in replaced} != set(f.replaces) or not skip.isdisjoint(replaced):
         return None
@@ -985,11 +987,15 @@ def _fast_texts(
     return _FastTexts(at[0], replaced)
 
 
+def _no_texts() -> None:
+    """The writing side of a target without warnings (:func:`_fast_texts`): nothing replaced."""
+
+
 def _texts_forms(r: _Side, wr: _Side, reading: Reading, writing: Writing, texts: _FastTexts) -> None:
     """Emit the reading's ``warnings`` step and the target's replaced run through their
     :class:`Texts` forms: ``t_texts``, the messages, else the steps."""
     u, form, f = r.unit, reading.texts, writing.texts
-    assert form is not None and f is not None
+    assert form is not None
     st = reading.steps[texts.warnings]
     assert isinstance(st, Let)
 
@@ -1003,6 +1009,7 @@ def _texts_forms(r: _Side, wr: _Side, reading: Reading, writing: Writing, texts:
         r.subst[texts.warnings] = read
 
     def write(indent: int) -> None:
+        assert f is not None
         held = {i: wr.subst.pop(i) for i in texts.replaced}
         u.emit("if t_texts is None:", indent)
         _emit_steps(wr, writing.steps, keep=set(texts.replaced), indent=indent + 1)
@@ -1013,8 +1020,9 @@ def _texts_forms(r: _Side, wr: _Side, reading: Reading, writing: Writing, texts:
         wr.subst.update(held)
 
     r.subst[texts.warnings] = read
-    wr.subst.update(dict.fromkeys(texts.replaced))
-    wr.subst[texts.replaced.start] = write
+    if texts.replaced:
+        wr.subst.update(dict.fromkeys(texts.replaced))
+        wr.subst[texts.replaced.start] = write
 
 
 def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None]:
