@@ -31,7 +31,7 @@ from msgspec import Raw
 import envglot
 from envelopes import documents, json_values, sample_files
 from envglot import codes, fields, mcp, pipeline
-from envglot.canonical import Envelope, Problem
+from envglot.canonical import Envelope, Notice, Problem
 from envglot.context import Context
 from envglot.diagnostics import DISCARD
 from envglot.dialect import Dialect, get_dialect, registered
@@ -302,12 +302,58 @@ def _calls_during(fn: Callable[[], object]) -> set[Any]:
     return seen
 
 
-FORMS = [
-    (s, d)
-    for s in DECLARED
-    for d in TARGETS
-    if get_dialect(s).reading.failure is not None and get_dialect(d).writing.failure is not None  # type: ignore[union-attr]
-]
+def _generated(src: str, dst: str, marker: str) -> bool:
+    fn = fields.pair_function(get_dialect(src), get_dialect(dst))
+    return fn is not None and marker in fields.source(fn)
+
+
+FORMS = [(s, d) for s in DECLARED for d in TARGETS if _generated(s, d, "t_failure = ")]
+"""The pairs whose generated function takes a failure's plan (both sides declare failure forms)."""
+
+
+def test_every_ordered_pair_of_bundled_dialects_has_failure_forms() -> None:
+    """Every bundled reader and writer declares its failure form, and every ordered pair of them
+    takes it but problem-json to itself, whose same-dialect extras (its title, status and
+    instance beyond what the code implies) are read with its problems (issue 28)."""
+    from envglot.dialects import NAMES
+
+    for s in NAMES:
+        assert get_dialect(s).reading.failure is not None, s  # type: ignore[union-attr]
+    for d in WRITABLE:
+        assert get_dialect(d).writing.failure is not None, d  # type: ignore[union-attr]
+    assert {(s, d) for s in NAMES for d in WRITABLE} - set(FORMS) == {("problem-json", "problem-json")}
+
+
+def _carries_meaning(node: object, keys: tuple[str | None, str | None]) -> bool:
+    """A ``details`` object anywhere in a decoded document with a member of ``keys``."""
+    if isinstance(node, dict):
+        d = node.get("details")
+        if isinstance(d, dict) and any(k in d for k in keys if k is not None):
+            return True
+        return any(_carries_meaning(v, keys) for v in node.values())
+    return isinstance(node, list) and any(_carries_meaning(v, keys) for v in node)
+
+
+def _planned_documents(src: str) -> Iterator[bytes]:
+    """A failure of each code of ``src`` with its row's category whose details carry no meaning
+    (those the hooks read: :func:`~envglot.codes.carried_meaning`); a read-only source's failure samples."""
+    m = default_mappings()
+    if get_dialect(src).writing is None:
+        for path in sample_files(src):
+            doc = msgspec.json.format(path.read_bytes(), indent=-1)  # compact, as the pipeline gives it
+            if not envglot.read(doc, from_=src).ok:
+                yield doc
+        return
+    for code in sorted(m[src].codes):
+        plan = m[src].plan(code)
+        assert plan is not None
+        p = Problem(category=plan.category, code=code, domain=src, message=f"failed: {code}")
+        try:
+            doc = envglot.write(Envelope(ok=False, problems=(p,), summary="failed"), to=src, unsupported="ignore")
+        except EnvglotError:
+            continue
+        if not _carries_meaning(msgspec.json.decode(doc), m[src].meaning_keys):
+            yield doc
 
 
 @pytest.mark.parametrize(("src", "dst"), FORMS, ids=[f"{s}->{d}" for s, d in FORMS])
@@ -323,25 +369,80 @@ def test_a_planned_failure_builds_no_problem_on_the_fused_path(src: str, dst: st
     writer = get_dialect(dst).writing.failure  # type: ignore[union-attr]
     assert writer is not None
     form = writer.hook.__code__
-    planned = 0
-    for code in sorted(m[src].codes):
-        plan = m[src].plan(code)
-        assert plan is not None
-        p = Problem(category=plan.category, code=code, domain=src, message=f"failed: {code}")
-        try:
-            doc = envglot.write(Envelope(ok=False, problems=(p,), summary="failed"), to=src, unsupported="ignore")
-        except EnvglotError:
-            continue
+    docs = list(_planned_documents(src))
+    assert len(docs) >= (len(m[src].codes) // 2 if m[src].codes else 1), f"{src}: too few failure documents"
+    for doc in docs:
         fused(doc)  # warm: the code's plan is built on first use
         out: list[object] = []
         seen = _calls_during(functools.partial(_into, out, fused, doc))
         assert form in seen
-        assert not seen & layers, f"{src} -> {dst}: {code} went through the problem hooks"
+        assert not seen & layers, f"{src} -> {dst}: {doc!r} went through the problem hooks"
         fields.use_compiled(False)
         assert out[0] == conv.convert_bytes(doc)  # the hub's bytes
         fields.use_compiled(True)
-        planned += 1
-    assert planned == len(m[src].codes)
+
+
+TEXTS = [(s, d) for s in DECLARED for d in TARGETS if _generated(s, d, "t_texts = ")]
+"""The pairs whose generated function takes plain warnings' messages (the source declares a texts
+form, the target one too or no warnings; a pure warnings step a target does not read is left out)."""
+
+
+def _plain_warning_documents(src: str) -> Iterator[bytes]:
+    """Successes and a failure of ``src`` with warnings that are nothing but messages; a read-only
+    source's samples with warnings."""
+    if get_dialect(src).writing is None:
+        for path in sample_files(src):
+            doc = msgspec.json.format(path.read_bytes(), indent=-1)
+            if envglot.read(doc, from_=src).warnings:
+                yield doc
+        return
+    notes = (Notice(message="first"), Notice(message="second, \u00e9"))
+    m = default_mappings()
+    code = sorted(m[src].codes)[0]
+    plan = m[src].plan(code)
+    assert plan is not None
+    for env in (
+        Envelope(ok=True, payload=Raw(b'{"a":1}'), summary="done", warnings=notes),
+        Envelope(ok=True, warnings=notes[:1]),
+        Envelope(
+            ok=False,
+            summary="failed",
+            warnings=notes,
+            problems=(Problem(category=plan.category, code=code, domain=src, message="x"),),
+        ),
+    ):
+        yield envglot.write(env, to=src, unsupported="ignore")
+
+
+@pytest.mark.parametrize(("src", "dst"), TEXTS, ids=[f"{s}->{d}" for s, d in TEXTS])
+def test_plain_warnings_build_no_notice_on_the_fused_path(src: str, dst: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Warnings that are nothing but messages go from the source's list to the target's through
+    the two sides' ``texts`` forms (a target without warnings: the source's alone): no canonical
+    ``Notice`` built, the hub's bytes (issue 28)."""
+    from envglot import canonical
+
+    m = default_mappings()
+    conv = envglot.Converter(dst, src, unsupported="ignore")
+    fused = fields.bound_pair(get_dialect(src), get_dialect(dst), Context(m, DISCARD, m[src]))
+    assert fused is not None
+    texts = get_dialect(dst).writing.texts  # type: ignore[union-attr]
+    forms = {get_dialect(src).reading.texts.__code__}  # type: ignore[union-attr]
+    forms |= {texts.hook.__code__} if texts is not None else set()  # a target without warnings has none
+    built: list[object] = []
+    real = canonical.Notice
+    docs = list(_plain_warning_documents(src))
+    assert docs, f"{src}: no document with plain warnings"
+    for doc in docs:
+        fused(doc)  # warm
+        out: list[object] = []
+        monkeypatch.setattr(canonical, "Notice", lambda *a, **k: (built.append(a or k), real(*a, **k))[1])
+        seen = _calls_during(functools.partial(_into, out, fused, doc))
+        monkeypatch.setattr(canonical, "Notice", real)
+        assert forms <= seen, f"{src} -> {dst}: {doc!r} did not take the warnings' forms"
+        assert not built, f"{src} -> {dst}: {doc!r} built notices"
+        fields.use_compiled(False)
+        assert out[0] == conv.convert_bytes(doc)  # the hub's bytes
+        fields.use_compiled(True)
 
 
 def test_listening_mcp_and_an_input_residue_take_the_hub() -> None:

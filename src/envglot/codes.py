@@ -41,6 +41,8 @@ __all__ = [
     "respelled",
     "retryable_implied",
     "row_problem",
+    "stated_word",
+    "worded_problem",
     "write_code",
     "write_plan",
     "written_message",
@@ -615,6 +617,27 @@ def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context, members: dict[st
 # ---- failures on a fused path: from a source code straight to the target's -------------------
 
 
+def stated_word(row: CodeRow | None, word: TypeRow | None) -> bool:
+    """True if a stated category word's row (``word``, response-v2's ``error_type``) decides a
+    failure's category over its code's ``row``: the code is unknown, or an extension code (read
+    by what its spelling suggests) whose row names another category."""
+    return word is not None and (row is None or (row.ext and word.category != row.category))
+
+
+def worded_problem(
+    row: CodeRow | TypeRow,
+    word: TypeRow | None,
+    code: str | None,
+    domain: str,
+    retryable: bool | None = None,
+    **fields: object,
+) -> Problem:
+    """:func:`problem_of` ``row`` for a failure that states a category word beside its code: a
+    ``retryable`` neither stated nor the row's is the ``word``'s row's."""
+    p = _of(row, code, domain, retryable, fields)
+    return p if p.retryable is not None or word is None else msgspec.structs.replace(p, retryable=word.retryable)
+
+
 class WireFailure(NamedTuple):
     """A failure's one wire error as a reader's fused form gives it (``Reading.failure``): its
     native code and stated ``retryable``, then the document's own fields a writer moves as they
@@ -631,6 +654,10 @@ class WireFailure(NamedTuple):
     remediation: str | None = None
     exception_type: str | None = None
     exception_message: str | None = None
+    extra: Raw | None = None
+    type: str | None = None
+    """The category word the source states beside its code (response-v2's ``error_type``): part
+    of the problem its plan gives (a writer reads it), so part of the plan's key."""
 
 
 class FailurePlan(NamedTuple):
@@ -644,11 +671,13 @@ class FailurePlan(NamedTuple):
     """The target writer's :class:`Choice` for it: its code, what that implies, what is reported."""
 
 
-class FailurePlans(dict[tuple[str | None, bool | None], FailurePlan | None]):
-    """A pair's :class:`FailurePlan` by a :class:`WireFailure`'s ``(code, retryable)``, each built
-    on first use (one lookup a document); ``None`` for a code the source's tables do not know, whose
-    failure takes the reader's and writer's problem hooks (kept too, so that those look it up
-    once: the codes of input are unbounded, so the dict starts over past :attr:`limit` entries)."""
+class FailurePlans(dict[tuple[str | None, bool | None, str | None], FailurePlan | None]):
+    """A pair's :class:`FailurePlan` by a :class:`WireFailure`'s ``(code, retryable, type)``, each
+    built on first use (one lookup a document); ``None`` for a code the source's tables do not
+    know, whose failure takes the reader's and writer's problem hooks (kept too, so that those look
+    it up once: the codes of input are unbounded, so the dict starts over past :attr:`limit`
+    entries). No code plans as the source's reader reads one: its table's fallback category
+    (``default_category``, a dialect without codes: legacy-v1), else ``None`` (the hooks)."""
 
     __slots__ = ("limit", "source", "target")
 
@@ -657,13 +686,22 @@ class FailurePlans(dict[tuple[str | None, bool | None], FailurePlan | None]):
         self.source, self.target = source, target
         self.limit = 3 * len(source.codes) + 256
 
-    def __missing__(self, key: tuple[str | None, bool | None]) -> FailurePlan | None:
-        code, retryable = key
-        plan = self.source.plan(code) if code is not None else None
-        hit = None
-        if plan is not None and self.target.tables is not None:
-            p = problem_of(plan.row, code, self.source.name, retryable)
-            hit = FailurePlan(p, choice(p, self.target, self.target.tables))
+    def __missing__(self, key: tuple[str | None, bool | None, str | None]) -> FailurePlan | None:
+        code, retryable, type_ = key
+        src, tables = self.source, self.target.tables
+        stated: dict[str, object] = {} if type_ is None else {"type": type_}
+        hit, p = None, None
+        if code is None:
+            if src.default_category is not None:  # as read_problem reads a failure without a code
+                p = Problem(category=src.default_category, domain=src.name, retryable=retryable, **stated)  # type: ignore[arg-type]
+        else:  # a stated word the tables do not know: the hooks report it
+            plan = src.plan(code)
+            word = src.types.get(type_) if type_ is not None else None
+            if plan is not None and (type_ is None or word is not None):
+                row: CodeRow | TypeRow = word if word is not None and stated_word(plan.row, word) else plan.row
+                p = worded_problem(row, word, code, src.name, retryable, **stated)
+        if p is not None and tables is not None:
+            hit = FailurePlan(p, choice(p, self.target, tables))
         if len(self) >= self.limit:
             self.clear()
         self[key] = hit

@@ -139,7 +139,7 @@ def _reading(d: Dialect, reading: Reading, fields: dict[str, str]) -> Reading:
     for i, st in enumerate(steps):
         out.append(st)
         out.extend(after.get(i, ()))
-    return Reading(reading.decoder, *out, failure=reading.failure)
+    return Reading(reading.decoder, *out, failure=reading.failure, texts=reading.texts)
 
 
 def _places(writing: Writing) -> dict[str, str]:
@@ -177,7 +177,14 @@ def _writing(d: Dialect, writing: Writing, fields: dict[str, str]) -> Writing:
                     members[m.name] = copy
             st = Build(st.name, st.struct, members)
         out.append(st)
-    return Writing(*out, result=writing.result, finish=writing.finish, losses=writing.losses, failure=writing.failure)
+    return Writing(
+        *out,
+        result=writing.result,
+        finish=writing.finish,
+        losses=writing.losses,
+        failure=writing.failure,
+        texts=writing.texts,
+    )
 
 
 def derived(d: Dialect) -> tuple[Reading | None, Writing | None]:

@@ -83,6 +83,7 @@ __all__ = [
     "Let",
     "Move",
     "Reading",
+    "Texts",
     "Unit",
     "When",
     "Writing",
@@ -279,10 +280,15 @@ class Reading:
     derived by the compiler (:mod:`envglot.derive`); the steps are then the hooks only.
     """
 
-    __slots__ = ("decoder", "derive", "failure", "steps")
+    __slots__ = ("decoder", "derive", "failure", "steps", "texts")
 
     def __init__(
-        self, decoder: Any, *steps: Step, derive: bool = False, failure: Callable[..., Any] | None = None
+        self,
+        decoder: Any,
+        *steps: Step,
+        derive: bool = False,
+        failure: Callable[..., Any] | None = None,
+        texts: Callable[..., Any] | None = None,
     ) -> None:
         self.decoder = decoder
         """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`);
@@ -296,6 +302,11 @@ class Reading:
         ``None`` where the ``problems`` hook must read it (no failure, several problems, meaning
         carried in ``details``, anything else unusual). It neither raises nor reports, and gives
         a failure only for a document the reading reads as one (see :class:`Failure`)."""
+        self.texts = texts
+        """The fused form of the ``warnings`` step (bound like a hook's, run in its place): the
+        document's warnings as a non-empty list of their messages where each is nothing but a
+        message (as the step would read them, in order), else ``None`` (the step reads them). It
+        neither raises nor reports (see :class:`Texts`)."""
 
 
 class Writing:
@@ -308,7 +319,7 @@ class Writing:
     canonical fields (:mod:`envglot.derive`).
     """
 
-    __slots__ = ("derive", "failure", "finish", "losses", "result", "steps")
+    __slots__ = ("derive", "failure", "finish", "losses", "result", "steps", "texts")
 
     def __init__(
         self,
@@ -318,6 +329,7 @@ class Writing:
         losses: bool = True,
         derive: bool = False,
         failure: Failure | None = None,
+        texts: Texts | None = None,
     ) -> None:
         self.steps: tuple[Step, ...] = steps
         self.result = result
@@ -326,6 +338,8 @@ class Writing:
         self.derive = derive
         self.failure = failure
         """The fused form of the steps that write a failure's problem (:class:`Failure`)."""
+        self.texts = texts
+        """The fused form of the steps that write plain warnings (:class:`Texts`)."""
 
 
 class Failure(NamedTuple):
@@ -337,6 +351,19 @@ class Failure(NamedTuple):
     are bound by name like a hook's, ``plan`` and ``failure`` to the two; it calls the same named
     functions as the steps it replaces (one copy of each rule). One name in ``gives``: its
     value, not a tuple."""
+
+    hook: Callable[..., Any]
+    replaces: tuple[str, ...]
+    gives: tuple[str, ...]
+
+
+class Texts(NamedTuple):
+    """A writer's warnings written from their messages alone, without canonical notices: on
+    a fused pair whose reading has a ``texts`` form (:attr:`Reading.texts`), ``hook`` runs in
+    place of the writing steps ``replaces`` (contiguous) when that form gives the messages, and
+    returns the values of ``gives`` in order (one name: its value, not a tuple). Its parameters
+    are bound by name like a hook's, ``texts`` to the messages (a non-empty list, not to be
+    changed); it writes what the replaced steps write for warnings with nothing but a message."""
 
     hook: Callable[..., Any]
     replaces: tuple[str, ...]
@@ -412,6 +439,9 @@ class _Side:
         """Writing: every canonical field is bound (from the envelope, or by the fused reading)."""
         self.locals: set[str] = set()
         self.extra: dict[str, str] = {}
+        self.subst: dict[int, Callable[[int], None] | None] = {}
+        """Steps emitted otherwise, by index: an emitter called with the indent, or ``None``
+        (emitted with another's: a :class:`Texts` form's replaced run)."""
         """Parameter names bound to generated variables of the pair's own (a failure's plan)."""
 
     def var(self, name: str) -> str:
@@ -515,6 +545,11 @@ def _member(side: _Side, v: str | Const) -> str:
 def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None, indent: int = 1) -> None:
     for i, st in enumerate(steps):
         if keep is not None and i not in keep:
+            continue
+        if i in side.subst:
+            emit = side.subst[i]
+            if emit is not None:
+                emit(indent)
             continue
         if isinstance(st, Move):
             side.unit.emit(f"{side.var(st.name)} = {_path_expr(side, st.path, st.absent)}", indent)
@@ -777,6 +812,9 @@ def _emit_body(
     if same:
         u.emit("if extras:", indent)
         u.emit("return None  # the hub puts the dialect's own unknown fields back", indent + 1)
+    texts = None if counting else _fast_texts(reading, writing, keep, skip, fast)
+    if texts is not None:
+        _texts_forms(r, wr, reading, writing, texts)
     if fast is None:
         _emit_steps(r, reading.steps, keep=keep, indent=indent)
     else:
@@ -825,8 +863,9 @@ def _emit_plans(u: Unit, indent: int) -> None:
 class _Fast(NamedTuple):
     """Where a fused pair writes a failure from its plan (:class:`Failure`)."""
 
-    problems: int
-    """The reading's ``problems`` step."""
+    problems: range
+    """The reading's ``problems`` step, after the step it projects when it is a pure one
+    (problem-json's ``read``: its problems and their plans)."""
     replaced: range
     """The writing steps the target's :class:`Failure` replaces."""
 
@@ -841,23 +880,32 @@ def _fast_failure(reading: Reading, writing: Writing, keep: set[int], skip: set[
     names = [getattr(st, "name", None) for st in writing.steps]
     if len(at) != 1 or not all(n in names for n in f.replaces):
         return None
+    start, problems = at[0], reading.steps[at[0]]
+    assert isinstance(problems, Let)
+    if problems.pure:  # a projection: the run starts at the one step it reads, just before it
+        prev = reading.steps[start - 1] if start else None
+        if not (isinstance(prev, Let) and start - 1 in keep and inputs(problems) & {"w", prev.name} == {prev.name}):
+            return None
+        start -= 1
+    run = range(start, at[0] + 1)
+    defines = {getattr(reading.steps[i], "name", None) for i in run}
     first = min(names.index(n) for n in f.replaces)
     replaced = range(first, first + len(f.replaces))
     if {names[i] for i in replaced} != set(f.replaces) or not skip.isdisjoint(replaced):
         return None
     before = {"w", "ctx", "dmap", "extras", "residue"} | {
-        n for i, st in enumerate(reading.steps[: at[0]]) if i in keep and (n := getattr(st, "name", None))
+        n for i, st in enumerate(reading.steps[:start]) if i in keep and (n := getattr(st, "name", None))
     }
     if not names_of(reading.failure) <= before:
         return None
     hidden = {"problems", *f.replaces} - set(f.gives)
-    if any(i != at[0] and i in keep and "problems" in inputs(st) for i, st in enumerate(reading.steps)):
+    if any(i not in run and i in keep and not inputs(st).isdisjoint(defines) for i, st in enumerate(reading.steps)):
         return None
     if any(i not in replaced and not inputs(st).isdisjoint(hidden) for i, st in enumerate(writing.steps)):
         return None
     if writing.finish is not None and not hidden.isdisjoint(names_of(writing.finish)):
         return None
-    return _Fast(at[0], replaced)
+    return _Fast(run, replaced)
 
 
 def names_of(hook: Callable[..., Any]) -> frozenset[str]:
@@ -871,19 +919,20 @@ def _emit_failure_read(r: _Side, reading: Reading, keep: set[int], fast: _Fast, 
     """The reading steps, the ``problems`` step taken only when the failure's code has no plan
     (``t_plans`` is ``None`` where diagnostics are collected: the hooks report them)."""
     assert reading.failure is not None
-    u, at = r.unit, fast.problems
-    st = reading.steps[at]
+    u, run = r.unit, fast.problems
+    st = reading.steps[run.start]
     assert isinstance(st, Let)
-    _emit_steps(r, reading.steps, keep={i for i in keep if i < at}, indent=indent)
+    _emit_steps(r, reading.steps, keep={i for i in keep if i < run.start}, indent=indent)
     cond = r.step(st.hook, st.args)[0]
     unless = f"t_plans is None or {cond}" if cond is not None else "t_plans is None"
     u.emit(f"t_failure = None if {unless} else {r.call(reading.failure)}", indent)
-    u.emit("t_plan = None if t_failure is None else t_plans[t_failure.code, t_failure.retryable]", indent)
+    key = "t_failure.code, t_failure.retryable, t_failure.type"
+    u.emit(f"t_plan = None if t_failure is None else t_plans[{key}]", indent)
     u.emit("if t_plan is None:", indent)
-    _emit_steps(r, reading.steps, keep={at}, indent=indent + 1)
-    _emit_steps(r, reading.steps, keep={i for i in keep if i > at}, indent=indent)
+    _emit_steps(r, reading.steps, keep=set(run), indent=indent + 1)
+    _emit_steps(r, reading.steps, keep={i for i in keep if i >= run.stop}, indent=indent)
     u.emit("if t_plan is not None and ok:  # a reading's failure form gives none for a success", indent)
-    _emit_steps(r, reading.steps, keep={at}, indent=indent + 1)
+    _emit_steps(r, reading.steps, keep=set(run), indent=indent + 1)
     u.emit("t_plan = None", indent + 1)
 
 
@@ -900,6 +949,89 @@ def _emit_failure_write(wr: _Side, writing: Writing, keep: set[int], fast: _Fast
     u.emit(f"{', '.join(wr.var(n) for n in f.gives)} = {wr.call(f.hook)}", indent + 1)
     wr.extra.clear()
     _emit_steps(wr, writing.steps, keep={i for i in keep if i >= fast.replaced.stop}, indent=indent)
+
+
+class _FastTexts(NamedTuple):
+    """Where a fused pair writes plain warnings from their messages (:class:`Texts`)."""
+
+    warnings: int
+    """The reading's ``warnings`` step."""
+    replaced: range
+    """The writing steps the target's :class:`Texts` replaces."""
+
+
+def _fast_texts(
+    reading: Reading, writing: Writing, keep: set[int], skip: set[int], fast: _Fast | None
+) -> _FastTexts | None:
+    """The plain-warnings form of a fused pair (the reading declares one, and the target declares
+    one or reads no warnings; the reading's ``warnings`` step and the replaced writing steps read
+    by nothing else, apart from a failure form's), else ``None``: the hooks only."""
+    f = writing.texts
+    if f is None and not any("warnings" in inputs(st) for st in writing.steps):
+        f = Texts(_no_texts, (), ())  # a target without warnings: the reading's form alone
+    if reading.texts is None or f is None:
+        return None
+    at = [i for i, st in enumerate(reading.steps) if isinstance(st, Let) and st.name == "warnings" and i in keep]
+    names = [getattr(st, "name", None) for st in writing.steps]
+    if len(at) != 1 or not all(n in names for n in f.replaces):
+        return None
+    first = min((names.index(n) for n in f.replaces), default=0)
+    replaced = range(first, first + len(f.replaces))
+    if {names[i] for i in replaced} != set(f.replaces) or not skip.isdisjoint(replaced):
+        return None
+    if fast is not None and (at[0] in fast.problems or not set(replaced).isdisjoint(fast.replaced)):
+        return None
+    before = {"w", "ctx", "dmap", "extras", "residue"} | {
+        n for i, st in enumerate(reading.steps[: at[0]]) if i in keep and (n := getattr(st, "name", None))
+    }
+    if not names_of(reading.texts) <= before:
+        return None
+    hidden = {"warnings", *f.replaces} - set(f.gives)
+    if any(i != at[0] and i in keep and "warnings" in inputs(st) for i, st in enumerate(reading.steps)):
+        return None
+    if any(i not in replaced and not inputs(st).isdisjoint(hidden) for i, st in enumerate(writing.steps)):
+        return None
+    if writing.finish is not None and not hidden.isdisjoint(names_of(writing.finish)):
+        return None
+    return _FastTexts(at[0], replaced)
+
+
+def _no_texts() -> None:
+    """The writing side of a target without warnings (:func:`_fast_texts`): nothing replaced."""
+
+
+def _texts_forms(r: _Side, wr: _Side, reading: Reading, writing: Writing, texts: _FastTexts) -> None:
+    """Emit the reading's ``warnings`` step and the target's replaced run through their
+    :class:`Texts` forms: ``t_texts``, the messages, else the steps."""
+    u, form, f = r.unit, reading.texts, writing.texts
+    assert form is not None
+    st = reading.steps[texts.warnings]
+    assert isinstance(st, Let)
+
+    def read(indent: int) -> None:
+        cond = r.step(st.hook, st.args)[0]
+        call = r.call(form)
+        u.emit(f"t_texts = None if {cond} else {call}" if cond is not None else f"t_texts = {call}", indent)
+        u.emit("if t_texts is None:", indent)
+        del r.subst[texts.warnings]
+        _emit_steps(r, reading.steps, keep={texts.warnings}, indent=indent + 1)
+        r.subst[texts.warnings] = read
+
+    def write(indent: int) -> None:
+        assert f is not None
+        held = {i: wr.subst.pop(i) for i in texts.replaced}
+        u.emit("if t_texts is None:", indent)
+        _emit_steps(wr, writing.steps, keep=set(texts.replaced), indent=indent + 1)
+        u.emit("else:", indent)
+        wr.extra["texts"] = "t_texts"
+        u.emit(f"{', '.join(wr.var(n) for n in f.gives)} = {wr.call(f.hook)}", indent + 1)
+        del wr.extra["texts"]
+        wr.subst.update(held)
+
+    r.subst[texts.warnings] = read
+    if texts.replaced:
+        wr.subst.update(dict.fromkeys(texts.replaced))
+        wr.subst[texts.replaced.start] = write
 
 
 def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None]:

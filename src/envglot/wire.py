@@ -28,6 +28,7 @@ __all__ = [
     "RAW_NULL",
     "WireDecoder",
     "document_id",
+    "document_key",
     "drop_success_problems",
     "error_details",
     "is_timestamp",
@@ -422,6 +423,11 @@ def slug(tool: str | None, empty: str = "unknown") -> str:
 def document_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple[Problem, ...]) -> str:
     """A reproducible 8-character base-36 id: a hash of the tool, the outcome, the payload and
     the first error's code and message (code-graph's ``requestId``, a declaration's ``{id}``)."""
+    return document_key(tool, ok, payload, (problems[0].code, problems[0].message) if problems else None)
+
+
+def document_key(tool: str | None, ok: bool, payload: Raw | None, first: tuple[str | None, str | None] | None) -> str:
+    """:func:`document_id` of the first error's ``(code, message)`` (``None``: no error)."""
     import hashlib  # imported by the first id, not with envglot (OpenSSL's start is costly)
 
     h = hashlib.blake2b(digest_size=8)
@@ -429,8 +435,8 @@ def document_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple
     h.update(b"1" if ok else b"0")
     if payload is not None:
         h.update(bytes(payload))
-    if problems:
-        h.update((problems[0].code or "").encode() + (problems[0].message or "").encode())
+    if first is not None:
+        h.update((first[0] or "").encode() + (first[1] or "").encode())
     n = int.from_bytes(h.digest(), "big")
     digits = []
     for _ in range(8):

@@ -14,12 +14,23 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, type_name
-from ..codes import carried_meaning, carry_meaning, missing_problem, problem_message, read_problem, write_plan
+from ..codes import (
+    Choice,
+    FailurePlan,
+    WireFailure,
+    carried_meaning,
+    carries_meaning,
+    carry_meaning,
+    missing_problem,
+    read_problem,
+    write_plan,
+    written_message,
+)
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
-from ..fields import Build, Const, Let, Move, Reading, When, Writing, common
+from ..fields import Build, Const, Failure, Let, Move, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -27,7 +38,7 @@ from ..wire import (
     RAW_NULL,
     WireDecoder,
     count_for,
-    document_id,
+    document_key,
     error_details,
     object_or_wrapped,
     raw_is_object,
@@ -196,6 +207,23 @@ def _problems(
     return (carried_meaning(p, dmap, ctx),)
 
 
+def _wire_failure(failure: tuple[dict[str, Raw], dict[str, Raw]] | None, dmap: DialectMap) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): a failure's error whose ``code``
+    and ``message`` are strings and whose ``details`` carry no meaning; ``None`` otherwise."""
+    if failure is None:
+        return None
+    err = failure[1]
+    code, message, details = err.get("code"), err.get("message"), err.get("details")
+    if code is None or message is None or carries_meaning(details, dmap):
+        return None
+    try:
+        code_s, message_s = _STR.decode(code), _STR.decode(message)
+    except msgspec.ValidationError:
+        return None
+    rest = {k: v for k, v in err.items() if k != "code" and k != "message" and k != "details"}
+    return WireFailure(code_s, message=message_s, details=details, extra=Raw(_ENC.encode(rest)) if rest else None)
+
+
 @common(When("failure", "is", None), value="data.result")
 def _payload(data: Data, failure: tuple[dict[str, Raw], dict[str, Raw]] | None) -> Raw | None:
     """The result; a failure's is what its result holds besides ``error`` (none when nothing)."""
@@ -246,6 +274,7 @@ READING = Reading(
     Let("pagination", _read_pagination, pure=True),
     Let("extras", _version_extra, pure=True),
     derive=True,  # ok, tool, request_id, timestamp, token_estimate, limits: from [fields]
+    failure=_wire_failure,
 )
 
 
@@ -268,11 +297,41 @@ def _result(
     if ok:
         return payload if payload is not None else RAW_NULL
     p = problems[0] if problems else missing_problem(summary, ctx, dmap)
-    err: dict[str, Raw] = _RAW_DICT.decode(p.extra) if p.extra is not None else {}
-    chosen = write_plan(p, dmap, ctx, 0)
+    return _failure_result(p, write_plan(p, dmap, ctx, 0), p.extra, p.message, p.details, payload, summary, ctx, dmap)
+
+
+def _planned_result(
+    plan: FailurePlan,
+    failure: WireFailure,
+    payload: Raw | None,
+    summary: str | None,
+    ctx: Context,
+    dmap: DialectMap,
+) -> tuple[tuple[str | None, str | None], Raw]:
+    """``first`` and ``result`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
+    what :func:`_first` and :func:`_result` give, without a problem of its own."""
+    f = failure
+    result = _failure_result(plan.problem, plan.choice, f.extra, f.message, f.details, payload, summary, ctx, dmap)
+    return (f.code, f.message), result
+
+
+def _failure_result(
+    p: c.Problem,
+    chosen: Choice,
+    extra: Raw | None,
+    message: str | None,
+    details: Raw | None,
+    payload: Raw | None,
+    summary: str | None,
+    ctx: Context,
+    dmap: DialectMap,
+) -> Raw:
+    """A failure's ``data.result``: ``p``'s code written as ``chosen`` says, its own fields given
+    apart (a failure written from its plan has no problem of its own: ``p`` is then its code's row problem)."""
+    err: dict[str, Raw] = _RAW_DICT.decode(extra) if extra is not None else {}
     err["code"] = Raw(_ENC.encode(chosen.code))
-    err["message"] = Raw(_ENC.encode(problem_message(p, summary, ctx, dmap, 0)))
-    details = carry_meaning(p, chosen, error_details(p.details, ctx, NAME), dmap)
+    err["message"] = Raw(_ENC.encode(written_message(message, summary, ctx, dmap, 0)))
+    details = carry_meaning(p, chosen, error_details(details, ctx, NAME), dmap)
     if details is not None:
         err["details"] = details
     res: dict[str, Raw] = {}
@@ -357,18 +416,24 @@ def _tool(tool: str | None, ctx: Context, dmap: DialectMap) -> str:
     return tool if tool is not None else _synth(ctx, dmap, "tool", "a tool name")
 
 
+@common(When("problems", "falsy"))
+def _first(problems: tuple[c.Problem, ...]) -> tuple[str | None, str | None] | None:
+    """The first error's ``(code, message)`` a synthesized ``requestId`` hashes (``None``: none)."""
+    return (problems[0].code, problems[0].message) if problems else None
+
+
 def _data_request_id(
     request_id: str | None,
     tool: str | None,
     ok: bool,
     payload: Raw | None,
-    problems: tuple[c.Problem, ...],
+    first: tuple[str | None, str | None] | None,
     ctx: Context,
     dmap: DialectMap,
 ) -> str:
     if request_id is not None:
         return request_id
-    return _synth(ctx, dmap, "request_id", "a requestId", document_id(tool, ok, payload, problems))
+    return _synth(ctx, dmap, "request_id", "a requestId", document_key(tool, ok, payload, first))
 
 
 def _generated_at(stamp: str | None, ctx: Context, dmap: DialectMap) -> str:
@@ -429,6 +494,7 @@ def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
 
 
 WRITING = Writing(
+    Let("first", _first, pure=True),
     Let("result", _result),
     Let("truncated", _truncated, pure=True),
     Let("ws", _workspace),
@@ -463,6 +529,7 @@ WRITING = Writing(
     Build.of("out", Envelope, data="data"),  # success: a plain copy of [fields]
     finish=_count_tokens,
     derive=True,
+    failure=Failure(_planned_result, replaces=("first", "result"), gives=("first", "result")),
 )
 
 

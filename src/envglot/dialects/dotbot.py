@@ -6,7 +6,7 @@ Over 500 lines: one dialect's whole wire format (reading, writing, their fused f
 from __future__ import annotations
 
 from functools import cache
-from typing import Annotated, Any, Literal, NamedTuple, get_args
+from typing import Annotated, Any, Literal, NamedTuple, cast, get_args
 
 import msgspec
 from msgspec import Raw, Struct
@@ -30,7 +30,7 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Failure, Let, Reading, When, Writing, common
+from ..fields import Build, Check, Const, Failure, Let, Reading, Texts, When, Writing, common
 from ..keyed import details_members
 from ..mappings import DialectMap, Mappings
 from ..wire import (
@@ -224,6 +224,12 @@ def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     )
 
 
+def _texts(w: Envelope) -> list[str] | None:
+    """The fused form of :func:`_warnings` (``Reading.texts``): warnings that are all plain strings."""
+    ws = w.warnings
+    return cast("list[str]", ws) if ws and all(type(x) is str for x in ws) else None
+
+
 def _next_steps(w: Envelope) -> tuple[c.NextStep, ...]:
     """``intent`` first, then every action."""
     steps: list[c.NextStep] = []
@@ -251,6 +257,7 @@ READING = Reading(
     Let("next_steps", _next_steps, pure=True),
     derive=True,  # summary, tool, tool_version and the audit members: plain moves of [fields]
     failure=_wire_failure,
+    texts=_texts,
 )
 
 
@@ -344,6 +351,12 @@ def _planned_errors(
     what :func:`_failures` and :func:`_errors` write, without a problem of its own."""
     p = plan.problem
     return [_issue(p, plan.choice, failure.message, failure.path, failure.details, summary, 0, ctx, dmap)]
+
+
+def _plain_notices(texts: list[str]) -> list[str | Issue]:
+    """``warnings`` of messages alone (:class:`~envglot.fields.Texts`): what :func:`_notices`
+    writes for them, each a plain string."""
+    return list(texts)
 
 
 def _notices(warnings: tuple[c.Notice, ...], ctx: Context, dmap: DialectMap) -> list[str | Issue]:
@@ -501,6 +514,7 @@ WRITING = Writing(
     ),
     derive=True,
     failure=Failure(_planned_errors, replaces=("failures", "errors"), gives=("errors",)),
+    texts=Texts(_plain_notices, replaces=("notices",), gives=("notices",)),
 )
 
 

@@ -308,6 +308,18 @@ def _problems(
     return (c.Problem(category=category, code=split.reason, domain=NAME, retryable=retryable, **fields),)
 
 
+def _wire_failure(w: Parsed, split: Split, status: CodePlan | None, ctx: Context) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): a failure whose ``status`` is a
+    known google.rpc.Code name and whose ErrorInfo names no other code; ``None`` otherwise."""
+    err = w.error
+    if err is None or status is None or split.reason is not None:
+        return None
+    retryable = split.retryable
+    if retryable is None:
+        retryable = _implied_retryable(status, err.code, ctx.mappings)
+    return WireFailure(status.code, retryable, message=err.message, retry_after_ms=split.retry_ms, details=split.rest)
+
+
 def _keep(out: list[c.Extra], path: str, value: object) -> None:
     out.append(c.Extra(dialect=NAME, path=path, value=Raw(_ENC.encode(value))))
 
@@ -315,7 +327,6 @@ def _keep(out: list[c.Extra], path: str, value: object) -> None:
 def _extras(
     w: Parsed,
     split: Split,
-    problems: tuple[c.Problem, ...],
     status: CodePlan | None,
     extras: tuple[c.Extra, ...],
     ctx: Context,
@@ -327,10 +338,10 @@ def _extras(
     if err is None:
         return extras
     out = list(extras)
-    p = problems[0]
+    m = ctx.mappings
     if err.status is not None and status is None:
         _keep(out, "$.error.status", err.status)
-    if err.code != (status.http if status is not None else ctx.mappings.http(p.category)):
+    if err.code != (status.http if status is not None else m.http(_category_of_http(err.code, m))):
         _keep(out, "$.error.code", err.code)
     if err.details == []:
         _keep(out, "$.error.details", [])
@@ -360,6 +371,7 @@ READING = Reading(
     Let("problems", _problems),
     Move("payload", "w.payload"),
     Let("extras", _extras, pure=True),
+    failure=_wire_failure,
 )
 
 

@@ -16,7 +16,7 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule
-from ..codes import read_problem
+from ..codes import WireFailure, read_problem
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, name_of, shape_of
@@ -188,6 +188,17 @@ def _warnings(w: Parsed) -> tuple[c.Notice, ...]:
         raise ParseError("_warnings must be a list of strings", path="$.data._warnings", dialect=NAME) from None
 
 
+def _texts(w: Parsed) -> list[str] | None:
+    """The fused form of :func:`_warnings` (``Reading.texts``): ``data._warnings`` when it is a
+    non-empty list of strings (anything else: the step reads it, refusing what it must)."""
+    if w.warnings is None:
+        return None
+    try:
+        return _STRS.decode(w.warnings) or None
+    except msgspec.ValidationError:
+        return None
+
+
 def _meta(w: Parsed) -> InterimMeta:
     if w.meta is None:
         return _NO_META
@@ -220,6 +231,12 @@ def _problems(ok: bool, error: str | None, dmap: DialectMap, ctx: Context) -> tu
     return (read_problem(dmap, None, ctx, "$.error", message=error or ""),)
 
 
+def _wire_failure(ok: bool, error: str | None) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): a failure's message, no code (its
+    plan is the table's default category, :class:`~envglot.codes.FailurePlans`)."""
+    return None if ok else WireFailure(None, message=error or "")
+
+
 def _extras(w: Parsed, meta: InterimMeta, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
     """The version markers (``data._meta.version``, ``schema_version``) are kept as unknown fields."""
     if meta.version is not None:
@@ -239,6 +256,8 @@ READING = Reading(
     Let("problems", _problems),
     Let("extras", _extras, pure=True),
     derive=True,  # duration_ms: a plain move of [fields] (from data._meta)
+    failure=_wire_failure,
+    texts=_texts,
 )
 
 

@@ -19,13 +19,13 @@ from msgspec import Raw, Struct
 
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path
-from ..codes import missing_problem, read_planned, write_plan
+from ..codes import Choice, FailurePlan, WireFailure, missing_problem, read_planned, write_plan
 from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Let, Reading, When, Writing, common
+from ..fields import Build, Check, Const, Failure, Let, Reading, Texts, When, Writing, common
 from ..mappings import CodePlan, DialectMap, Mappings
 from ..wire import ABSENT, WireDecoder, count_for, drop_success_problems, opt, raw_or_absent
 
@@ -236,12 +236,29 @@ def _read(w: Envelope, ok: bool, ctx: Context, dmap: DialectMap) -> _Read:
     return _Read(tuple(p for p, _ in read), tuple(plan for _, plan in read))
 
 
+def _wire_failure(w: Envelope, ok: bool, dmap: DialectMap) -> WireFailure | None:
+    """The fused form of :func:`_read` and :func:`_problems` (``Reading.failure``): a failure that
+    is one problem details object (no further ``errors``) named by its ``code``, else by its
+    ``status``, whose ``type`` is the one that code implies (or none); ``None`` otherwise."""
+    if ok or w.errors:
+        return None
+    code = w.code if w.code is not None else str(w.status) if w.status is not None else None
+    if code is None or (w.type is not None and w.type != _type(code, dmap)):
+        return None
+    return WireFailure(code, w.retryable, message=w.detail, retry_after_ms=w.retry_after_ms, details=opt(w.details))
+
+
 def _problems(read: _Read) -> tuple[c.Problem, ...]:
     return read.problems
 
 
 def _warnings(w: Envelope) -> tuple[c.Notice, ...]:
     return tuple(c.Notice(message=m) for m in w.warnings) if w.warnings else ()
+
+
+def _texts(w: Envelope) -> list[str] | None:
+    """The fused form of :func:`_warnings` (``Reading.texts``): ``warnings`` as they are."""
+    return w.warnings or None
 
 
 def _extras(w: Envelope, ok: bool, read: _Read, extras: tuple[c.Extra, ...], ctx: Context) -> tuple[c.Extra, ...]:
@@ -281,6 +298,8 @@ READING = Reading(
     Let("warnings", _warnings, pure=True),
     Let("extras", _extras, pure=True),
     derive=True,  # payload and request_id: from [fields]
+    failure=_wire_failure,
+    texts=_texts,
 )
 
 
@@ -289,8 +308,22 @@ READING = Reading(
 
 def _fields(p: c.Problem, ctx: Context, dmap: DialectMap, i: int) -> dict[str, Any]:
     """The members of one problem details object for ``p`` (the ``i``-th problem)."""
+    return _entry_fields(p, write_plan(p, dmap, ctx, i), p.message, p.retry_after_ms, p.details, ctx, dmap, i)
+
+
+def _entry_fields(
+    p: c.Problem,
+    ch: Choice,
+    message: str | None,
+    retry_after_ms: int | None,
+    details: Raw | None,
+    ctx: Context,
+    dmap: DialectMap,
+    i: int,
+) -> dict[str, Any]:
+    """:func:`_fields` with ``p``'s code written as ``ch`` says and its own fields given apart (a
+    failure written from its plan has no problem of its own: ``p`` is then its code's row problem)."""
     m = ctx.mappings
-    ch = write_plan(p, dmap, ctx, i)
     code = ch.code
     own_type = p.type if p.domain == NAME and p.code == code else None
     if p.type is not None and own_type is None and not ch.type_implied and ctx.report.collecting:
@@ -301,11 +334,11 @@ def _fields(p: c.Problem, ctx: Context, dmap: DialectMap, i: int) -> dict[str, A
         "type": own_type if own_type is not None else _type(code, dmap),
         "title": _title(code, ch.plan, p.category, m),
         "status": _status(code, src, p.category, m),
-        "detail": p.message,
+        "detail": message,
         "code": None if _STATUS_CODE(code) else code,
         "retryable": p.retryable,
-        "retry_after_ms": count_for(p.retry_after_ms, ctx, "problem.retry_after_ms", NAME),
-        "details": raw_or_absent(p.details),
+        "retry_after_ms": count_for(retry_after_ms, ctx, "problem.retry_after_ms", NAME),
+        "details": raw_or_absent(details),
     }
 
 
@@ -345,8 +378,20 @@ def _errors(written: tuple[c.Problem, ...], top: Entry, ctx: Context, dmap: Dial
     return rest or None
 
 
+def _planned_top(plan: FailurePlan, failure: WireFailure, ctx: Context, dmap: DialectMap) -> tuple[Entry, None]:
+    """``top`` and ``errors`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
+    what :func:`_written`, :func:`_top` and :func:`_errors` write for its one problem, without a problem of its own."""
+    f = failure
+    return Entry(**_entry_fields(plan.problem, plan.choice, f.message, f.retry_after_ms, f.details, ctx, dmap, 0)), None
+
+
 def _data(payload: Raw | None) -> Raw:
     return raw_or_absent(payload)
+
+
+def _plain_messages(texts: list[str]) -> list[str]:
+    """``warnings`` of messages alone (:class:`~envglot.fields.Texts`): what :func:`_messages` writes."""
+    return list(texts)
 
 
 @common(When("warnings", "falsy"))
@@ -376,6 +421,8 @@ WRITING = Writing(
         errors="errors",
     ),  # request_id: a plain copy of [fields]
     derive=True,
+    failure=Failure(_planned_top, replaces=("written", "top", "errors"), gives=("top", "errors")),
+    texts=Texts(_plain_messages, replaces=("messages",), gives=("messages",)),
 )
 
 

@@ -18,10 +18,13 @@ from ..codes import (
     FailurePlan,
     WireFailure,
     carried_meaning,
+    carries_meaning,
     carry_meaning,
     missing_problem,
     problem_of,
     read_planned,
+    stated_word,
+    worded_problem,
     write_plan,
     written_message,
 )
@@ -30,7 +33,7 @@ from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Failure, Let, Move, Reading, When, Writing, common
+from ..fields import Build, Check, Const, Failure, Let, Move, Reading, Texts, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -271,8 +274,8 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     )
     plan = dmap.plan(code) if code is not None else None
     row = plan.row if plan is not None else None
-    if row is not None and not (row.ext and trow is not None and trow.category != row.category):
-        p = problem_of(row, code, NAME, **fields)
+    if row is not None and not stated_word(row, trow):
+        p = worded_problem(row, trow, code, NAME, **fields)
         if row.ext and etype is None and ctx.report.collecting:
             ctx.report.add(
                 Kind.CATEGORY_INFERRED,
@@ -282,8 +285,6 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
                 member="error_type",
                 category=repr(row.category),
             )
-        if p.retryable is None and trow is not None:
-            p = msgspec.structs.replace(p, retryable=trow.retryable)
     elif trow is not None:  # no known code, or an extension code whose row is a guess the stated word overrules
         if code is not None and row is None:
             ctx.report.add(
@@ -299,6 +300,22 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
     else:
         p = read_planned(dmap, code, plan, ctx, "$.data.error_code", **fields)
     return (carried_meaning(p, dmap, ctx),)
+
+
+def _wire_failure(w: Envelope, failure: _Failure | None, dmap: DialectMap) -> WireFailure | None:
+    """The fused form of :func:`_problems` (``Reading.failure``): a failure with a code whose
+    details carry no meaning, its ``error_type`` beside it (its plan's key: an unknown code or
+    word has none, and the hook reads it, reporting); ``None`` otherwise."""
+    if failure is None or failure.code is None or carries_meaning(failure.details, dmap):
+        return None
+    return WireFailure(
+        failure.code,
+        message=w.error,
+        remediation=failure.remediation,
+        details=failure.details,
+        retry_after_ms=failure.retry_after_ms,
+        type=failure.type,
+    )
 
 
 @common(When("w.meta.warning_details", "falsy"), When("w.meta.warnings", "falsy"), value=Const(()))
@@ -340,6 +357,12 @@ def _warnings(w: Envelope, ctx: Context) -> tuple[c.Notice, ...]:
     if m.warnings:
         return tuple(c.Notice(message=s) for s in m.warnings)
     return ()
+
+
+def _texts(w: Envelope) -> list[str] | None:
+    """The fused form of :func:`_warnings` (``Reading.texts``): ``warnings`` without ``warning_details``."""
+    m = w.meta
+    return m.warnings if m.warnings and not m.warning_details else None
 
 
 class _Timing(Struct, frozen=True):
@@ -422,6 +445,8 @@ READING = Reading(
     Let("pagination", _pagination, pure=True),
     Let("fidelity", _fidelity, pure=True),
     derive=True,  # ok, request_id, rate_limit: from [fields]
+    failure=_wire_failure,
+    texts=_texts,
 )
 
 
@@ -572,6 +597,12 @@ def _warning_texts(warnings: tuple[c.Notice, ...]) -> list[str] | None:
     return [w.message for w in warnings]
 
 
+def _plain_warnings(texts: list[str]) -> tuple[list[str], None]:
+    """``warnings`` and ``warning_details`` of messages alone (:class:`~envglot.fields.Texts`):
+    what :func:`_warning_texts` and :func:`_warning_details` write for them."""
+    return list(texts), None
+
+
 @common(When("warnings", "falsy"))
 def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[WarningDetail] | None:
     """``meta.warning_details`` when any warning has more than a message."""
@@ -695,6 +726,9 @@ WRITING = Writing(
     Build.of("out", Envelope, data="data", error="error", meta="meta"),  # success: a plain copy of [fields]
     derive=True,  # meta's request_id and rate_limit stay hooks: a contract check, and None is omitted (ABSENT)
     failure=Failure(_planned_failure, replaces=("wire_error", "data", "error"), gives=("data", "error")),
+    texts=Texts(
+        _plain_warnings, replaces=("warning_texts", "warning_details"), gives=("warning_texts", "warning_details")
+    ),
 )
 
 

@@ -10,6 +10,7 @@ from msgspec import Raw, Struct
 from .. import canonical as c
 from ..checker import Checker, Rule, join_path, outcome_keys
 from ..codes import (
+    FailurePlan,
     WireFailure,
     carried_meaning,
     carries_meaning,
@@ -23,7 +24,7 @@ from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
-from ..fields import Check, Const, Let, Move, Reading, When, Writing, common
+from ..fields import Check, Const, Failure, Let, Move, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
 
@@ -220,11 +221,16 @@ def _exception(p: c.Problem | None, ctx: Context) -> _Exception:
     """``exception_type`` and ``exception_message``: the Result emits both or neither."""
     if p is None:
         return _Exception(None, None)
-    if (p.exception_type is None) != (p.exception_message is None):
-        lone = "problem.exception_type" if p.exception_type is not None else "problem.exception_message"
+    return _exception_pair(p.exception_type, p.exception_message, ctx)
+
+
+def _exception_pair(etype: str | None, emessage: str | None, ctx: Context) -> _Exception:
+    """Both or neither: a lone one is reported dropped."""
+    if (etype is None) != (emessage is None):
+        lone = "problem.exception_type" if etype is not None else "problem.exception_message"
         ctx.report.add(Kind.FIELD_DROPPED, ctx.path(lone), NAME, field=f"{lone} without its pair")
         return _Exception(None, None)
-    return _Exception(p.exception_type, p.exception_message)
+    return _Exception(etype, emessage)
 
 
 @common(When("p", "is", None))
@@ -247,6 +253,22 @@ def _failure_data(
     return _error_data(payload, details, ctx)
 
 
+def _planned_failure(
+    plan: FailurePlan, failure: WireFailure, payload: Raw | None, ctx: Context, dmap: DialectMap
+) -> tuple[_Exception, str, Raw, str | None]:
+    """``exception``, ``error_type``, ``error_data`` and ``error`` of a failure written from its
+    code's plan (:class:`~envglot.fields.Failure`): what :func:`_exception`, :func:`_error_type`
+    and :func:`_failure_data` write, without a problem of its own."""
+    f = failure
+    details = carry_meaning(plan.problem, plan.choice, f.details, dmap)
+    return (
+        _exception_pair(f.exception_type, f.exception_message, ctx),
+        plan.choice.code,
+        _error_data(payload, details, ctx),
+        f.message,
+    )
+
+
 def _out(
     ok: bool,
     payload: Raw | None,
@@ -255,10 +277,10 @@ def _out(
     instruction: str | None,
     disposition: str | None,
     additional_instructions: str | None,
-    p: c.Problem | None,
     exception: _Exception,
     error_type: str | None,
     error_data: Raw,
+    error: str | None,
 ) -> OkEnvelope | FailureEnvelope:
     """The document in ``Result.to_json()``'s shape for its outcome."""
     if ok:
@@ -271,10 +293,9 @@ def _out(
             disposition=disposition,
             additional_agent_instructions=additional_instructions,
         )
-    assert p is not None
     return FailureEnvelope(
         success=False,
-        error=p.message,
+        error=error,
         error_type=error_type,
         error_data=error_data,
         exception_type=exception.type,
@@ -292,7 +313,13 @@ WRITING = Writing(
     Let("exception", _exception),
     Let("error_type", _error_type),
     Let("error_data", _failure_data),
+    Move("error", "p.message"),
     Let("out", _out, pure=True),
+    failure=Failure(
+        _planned_failure,
+        replaces=("p", "exception", "error_type", "error_data", "error"),
+        gives=("exception", "error_type", "error_data", "error"),
+    ),
 )
 
 
