@@ -625,6 +625,10 @@ def test_a_temporary_and_its_directory_as_the_path_spells_them(dst: str) -> None
     assert tmp == os.path.join(head, f".envglot-tmp-1-ab-7-{name}")
     assert os.path.dirname(tmp) == os.path.dirname(dst)
     assert fs.parents([dst, tmp, "x/y", "x/z"]) == {os.path.dirname(dst), "x"}
+    for name in ("a" * 58, "a" * 230, "é" * 58, "é" * 100, "\udce9" * 240, "😀" * 57, "😀" * 60):  # cut or not
+        got = fs.temp_path(f"d/{name}", "1-ab", "7").removeprefix("d/")
+        whole = os.fsencode(f".envglot-tmp-1-ab-7-{name}")
+        assert os.fsencode(got) == whole[:255]  # a character cut in two: its bytes kept, as walked
 
 
 def test_a_tally_adds_many_as_it_adds_each() -> None:
