@@ -289,11 +289,11 @@ def test_order_is_preserved_across_chunks(tmp_path: Path, jobs: int) -> None:
 def test_an_unchanged_file_is_copied_not_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
     """Records all in the target dialect: no output is written record by record; the input is copied
     (``--out``) or left as it is (in place)."""
-    from envglot.migration import partitions
+    from envglot.migration import pieceout
 
     writes: list[int] = []
-    real = partitions._TempWriter.write
-    monkeypatch.setattr(partitions._TempWriter, "write", lambda self, b: (writes.append(len(b)), real(self, b))[1])
+    real = pieceout.TempWriter.write
+    monkeypatch.setattr(pieceout.TempWriter, "write", lambda self, b: (writes.append(len(b)), real(self, b))[1])
     (tmp_path / "in").mkdir()
     body = (_V2 + b"\n\n") * 20000  # ~1.6 MB: many chunks
     (tmp_path / "in" / "a.jsonl").write_bytes(body)
@@ -330,6 +330,58 @@ def test_a_small_file_is_read_once_and_written_whole(tmp_path: Path, monkeypatch
     assert stat.S_IMODE((tmp_path / "out" / "same.jsonl").stat().st_mode) == 0o640
     assert _records(tmp_path / "out" / "changed.jsonl") == [_V2, _converted(legacy_variant(1))]
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".envglot-tmp")]
+
+
+def test_small_files_are_read_converted_and_written_in_groups(tmp_path: Path) -> None:
+    """A task's small files go in groups (all read, then all converted, then all written): each
+    file's result, output, error and order are those of one file at a time, across a large file
+    between two groups, a file gone since the walk, and one grown past the direct path's limit."""
+    from envglot.migration import fs, partitions
+    from envglot.migration.fs import run_id
+    from envglot.migration.walk import FileSpec
+    from envglot.options import resolve
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    bodies = {
+        "a.jsonl": _V2 + b"\n",  # unchanged: its bytes as read
+        "b.jsonl": legacy_variant(0) + b"\nnot json\n",
+        "c.jsonl": b"",  # gone after the walk
+        "d.jsonl": legacy_variant(1) + b"\n",  # grows past fs.HOLD_BYTES after the walk
+        "e.jsonl": (legacy_variant(2) + b"\n") * 2000,  # a large file: streamed, between groups
+        "f.jsonl": legacy_variant(3) + b"\n",
+        "g.json": legacy_variant(4),
+    }
+    walked = {}
+    for name, body in bodies.items():
+        (src / name).write_bytes(body)
+        walked[name] = len(body)
+    (src / "c.jsonl").unlink()
+    grown = (legacy_variant(1) + b"\n") * (fs.HOLD_BYTES // len(legacy_variant(1)) + 1)
+    (src / "d.jsonl").write_bytes(grown)
+    files = [
+        FileSpec(i, name, str(src / name), str(out / name), name.endswith(".json"), False, size, 0o644)
+        for i, (name, size) in enumerate(walked.items())
+    ]
+    options = {"to": "response-v2", "from_": None, "options": resolve(None)}
+    pieces = [partitions.Piece(f, 0, 1, 0, f.size) for f in files]
+    results = {}
+    for group in (3, 2, 1):  # groups of three, of two, then one file at a time
+        spec = partitions.RunSpec(run_id(dask=False), options, "compact", 1024, False, sync=False)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(partitions, "SMALL_GROUP_FILES", group)
+            got = partitions.run_task(spec, pieces)
+        assert [r.file for r in got] == list(range(len(files)))
+        results[group] = [
+            (r.error_code, r.tally.records, r.tally.rejected, len(r.rejects), r.tmp and Path(r.tmp).read_bytes())
+            for r in got
+        ]
+    assert results[3] == results[2] == results[1]
+    codes = [r[0] for r in results[2]]
+    assert codes == [0, 0, 66, 0, 0, 0, 0]
+    assert results[2][0][4] == bodies["a.jsonl"] and results[2][3][4] is not None
+    assert results[2][3][1] == grown.count(b"\n") and results[2][4][1] == 2000
+    assert results[2][1][4] == _converted(legacy_variant(0)) + b"\n" and results[2][1][3] == 1
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -573,6 +625,10 @@ def test_a_temporary_and_its_directory_as_the_path_spells_them(dst: str) -> None
     assert tmp == os.path.join(head, f".envglot-tmp-1-ab-7-{name}")
     assert os.path.dirname(tmp) == os.path.dirname(dst)
     assert fs.parents([dst, tmp, "x/y", "x/z"]) == {os.path.dirname(dst), "x"}
+    for name in ("a" * 58, "a" * 230, "é" * 58, "é" * 100, "\udce9" * 240, "😀" * 57, "😀" * 60):  # cut or not
+        got = fs.temp_path(f"d/{name}", "1-ab", "7").removeprefix("d/")
+        whole = os.fsencode(f".envglot-tmp-1-ab-7-{name}")
+        assert os.fsencode(got) == whole[:255]  # a character cut in two: its bytes kept, as walked
 
 
 def test_a_tally_adds_many_as_it_adds_each() -> None:

@@ -152,6 +152,14 @@ class _FileState:
         last.error, last.error_code = error, 66
 
 
+def _failed(parts: list[PieceResult]) -> PieceResult | None:
+    """The first of a file's pieces that failed; None: none did."""
+    for p in parts:
+        if p.error:
+            return p
+    return None
+
+
 def _renumber(line: bytes, offset: int) -> bytes:
     rec = _REJECT.decode(line)
     if rec.line is not None:
@@ -380,8 +388,8 @@ class Driver:
         rejected = self.rep.rejected
         for i in range(self.cursor, end):
             st = self.state[i]
-            parts = [st.results[k] for k in range(st.parts)]
-            if self.max_errors is not None and not any(p.error for p in parts):
+            parts = [st.results[0]] if st.parts == 1 else [st.results[k] for k in range(st.parts)]
+            if self.max_errors is not None and _failed(parts) is None:
                 n = sum(p.tally.rejected for p in parts)
                 if rejected + n > self.max_errors:
                     self._count(parts)
@@ -395,7 +403,8 @@ class Driver:
             for spec, parts, tmp in batch:
                 self._report_details(spec, parts)
                 bak: Path | None = None
-                if not any(p.error for p in parts):
+                failed = _failed(parts)
+                if failed is None:
                     tmp = self._kept_input(parts, tmp)
                     if tmp is not None and self.backup is not None:
                         bak = self._backup(spec, parts, tmp)
@@ -404,7 +413,7 @@ class Driver:
                             self.state.pop(spec.index, None)
                             continue
                     self._commit_rejects(spec, parts)  # durable before the output that omits them
-                self._stage_file(spec, parts, tmp, bak)
+                self._stage_file(spec, parts, failed, tmp, bak)
                 self.cursor = spec.index + 1
                 self.state.pop(spec.index, None)
                 if self.batch.full():
@@ -452,7 +461,8 @@ class Driver:
         or the run stopped in it (a re-run replaces them)."""
         if self.rejects is None:
             return
-        self.rejects.add(self._reject_lines(parts))
+        if len(parts) > 1 or parts[0].rejects:
+            self.rejects.add(self._reject_lines(parts))
         replace = stopped or not self.spec.in_place or any(p.tally.differs for p in parts)
         try:
             self.rejects.commit(spec.name, replace=replace)
@@ -510,10 +520,12 @@ class Driver:
             counted, self.counted = self.counted, []
             self.rep.add_all(counted)
 
-    def _stage_file(self, spec: FileSpec, parts: list[PieceResult], tmp: str | None, bak: Path | None = None) -> None:
-        """Count a finished file and stage its output for the batch's commit (or record why it failed)."""
+    def _stage_file(
+        self, spec: FileSpec, parts: list[PieceResult], err: PieceResult | None, tmp: str | None, bak: Path | None
+    ) -> None:
+        """Count a finished file and stage its output for the batch's commit, or record why it failed
+        (``err``: its first piece that failed, :func:`_failed`)."""
         rep = self.rep
-        err = next((p for p in parts if p.error), None)
         if err is not None:
             for p in parts:
                 if p.tmp is not None:

@@ -176,7 +176,10 @@ def temp_path(dst: str, run: str, piece: str) -> str:
     bytes (a file name's limit; a local name's bytes as walked, undecodable ones included)."""
     at = dst.rfind("/") + 1  # the directory as ``dst`` spells it, then the temporary's name
     head = f"{TEMP_PREFIX}{run}-{piece}-"
-    tail = dst[at:].encode("utf-8", "surrogateescape")[: 255 - len(head)]
+    room = 255 - len(head)
+    if 4 * (len(dst) - at) <= room:  # fits whatever its characters (at most 4 bytes each): not cut
+        return dst[:at] + head + dst[at:]
+    tail = dst[at:].encode("utf-8", "surrogateescape")[:room]
     return dst[:at] + head + tail.decode("utf-8", "surrogateescape")
 
 

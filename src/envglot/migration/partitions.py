@@ -18,20 +18,20 @@ process), so every executor writes the same bytes.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import os
 import zlib
 from collections.abc import Callable, Iterable
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 import msgspec
 
 from ..diagnostics import Diagnostic
 from . import fs as store
-from .deferred import Deferred, InputChangedError
-from .files import gzip_output, read_error
-from .inputs import InputLimits, RecordReader, Task, open_fd, open_gzip, reopened
+from .deferred import InputChangedError
+from .files import read_error
+from .inputs import InputLimits, RecordReader, Task, open_fd, open_gzip
+from .pieceout import PieceOutput, WriteError
 from .records import Migrator, RecordError
 from .tally import Tally
 from .walk import FileSpec
@@ -161,12 +161,36 @@ OnChunk = Callable[[Piece, ChunkResult], bool]
 """Told each chunk of a piece as it is done (in the driver's process); True: it took the chunk's details."""
 
 
+SMALL_GROUP_FILES = 256
+"""A task's whole small local files are taken in groups of at most this many (:func:`_run_small`) ..."""
+SMALL_GROUP_BYTES = 1024 * 1024
+"""... or of this many input bytes as walked (what a group holds in memory at once)."""
+
+
 def run_task(spec: RunSpec, pieces: list[Piece], on_chunk: OnChunk | None = None) -> list[PieceResult]:
     """A task: migrate each piece, write its temporary output, return the counts (``on_chunk``: told
     each chunk as it is done, in this process)."""
     mig = migrator_for(spec.options)
     local = store.is_local(spec.src_fs) and store.is_local(spec.dst_fs)  # a whole small file may take the direct path
-    results = [_run_piece(spec, mig, p, on_chunk, local) for p in pieces]
+    results: list[PieceResult] = []
+    group: list[Piece] = []
+    held = 0
+    for p in pieces:
+        f = p.file
+        if local and p.parts == 1 and not f.gz and 0 <= f.size <= store.HOLD_BYTES:
+            group.append(p)
+            held += f.size
+            if len(group) < SMALL_GROUP_FILES and held < SMALL_GROUP_BYTES:
+                continue
+        elif not group:
+            results.append(_run_piece(spec, mig, p, on_chunk))
+            continue
+        results.extend(_run_small(spec, mig, group, on_chunk))
+        if group[-1] is not p:  # p itself is no small file
+            results.append(_run_piece(spec, mig, p, on_chunk))
+        group, held = [], 0
+    if group:
+        results.extend(_run_small(spec, mig, group, on_chunk))
     if spec.sync:  # durable before commit; a range's temporary is never committed (the file put
         # together from the ranges is, made durable by finish_ranged): syncing it would write it twice
         whole = [r.tmp for p, r in zip(pieces, results, strict=True) if r.tmp is not None and p.parts == 1]
@@ -207,15 +231,12 @@ class _Limited:
         return b
 
 
-def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None, local: bool) -> PieceResult:
+def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None) -> PieceResult:
+    """A piece streamed: read in chunks (or a range of lines), converted, its temporary written as it comes."""
     f = piece.file
-    if local and piece.parts == 1 and not f.gz and 0 <= f.size <= store.HOLD_BYTES:
-        small = _run_small(spec, mig, piece, on_chunk)
-        if small is not None:
-            return small
     res = PieceResult(file=f.index, part=piece.part, disk=max(piece.end - piece.start, 0))
     ranged = piece.parts > 1
-    out: _PieceOutput | None = None
+    out: PieceOutput | None = None
     close: list[Any] = []
     try:
         try:
@@ -235,14 +256,14 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
             return res
         if not spec.check and f.dst is not None:
             tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
-            out = _PieceOutput(spec, f, tmp, res.begin, gz=f.gz and not ranged)
+            out = PieceOutput(spec, f, tmp, res.begin, gz=f.gz and not ranged)
         try:
             _stream(spec, mig, piece, fh, res, out, on_chunk)
         except InputChangedError as exc:
             res.error, res.error_code = str(exc), 66
             return res
         except (OSError, EOFError, zlib.error) as exc:
-            if isinstance(exc, _WriteError):
+            if isinstance(exc, WriteError):
                 res.error, res.error_code = f"cannot write {f.dst}: {exc.args[0]}", 74
             else:
                 res.error, res.error_code = read_error(exc), 66
@@ -279,15 +300,62 @@ class _Collected:
         self.changed = self.changed or changed
 
 
-def _run_small(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | None) -> PieceResult | None:
-    """A whole small local file (walked at most :data:`.fs.HOLD_BYTES`, not gzip) on one direct
-    path: read with one ``read``, converted, and its temporary created whole from memory
-    (:func:`.fs.write_new`) — the converted records, or the bytes read when nothing changed (never
-    read a second time) — without the layers of a streamed output (:class:`_PieceOutput`). The
-    same bytes, outcomes and errors as that path; None: the file grew past the limit since it was
-    walked (it takes that path, which bounds the memory it holds)."""
-    f = piece.file
-    res = PieceResult(file=f.index, part=0, disk=max(f.size, 0))
+def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChunk | None) -> list[PieceResult]:
+    """Whole small local files (each walked at most :data:`.fs.HOLD_BYTES`, not gzip) on one direct
+    path, in three steps over the group: every file read with one ``read``, then every file
+    converted (one loop, its code and data warm in the caches, no system call in between), then
+    every temporary created whole from memory (:func:`.fs.write_new`) — the converted records, or
+    the bytes read when nothing changed (never read a second time) — without the layers of a
+    streamed output (:class:`PieceOutput`). The same bytes, outcomes and errors as that path; a
+    file grown past the limit since it was walked takes that path (which bounds the memory it
+    holds)."""
+    read = [_read_small(p.file) for p in group]
+    results: list[PieceResult] = []
+    written: list[tuple[PieceResult, FileSpec, bytes]] = []
+    limit, style, in_place = spec.limits.max_record_bytes, spec.style, spec.in_place
+    writes = not spec.check
+    for piece, data in zip(group, read, strict=True):
+        f = piece.file
+        if data is None:  # grown past the limit
+            results.append(_run_piece(spec, mig, piece, on_chunk))
+            continue
+        res = PieceResult(file=f.index, part=0, disk=max(f.size, 0))
+        results.append(res)
+        if type(data) is str:
+            res.error, res.error_code = data, 66
+            continue
+        assert isinstance(data, bytes)
+        out = _Collected()
+        whole = RecordReader.whole(data, source=f.name, style=style, doc=f.doc, max_record=limit)
+        try:
+            if whole is not None:  # one chunk, without the reader's generators
+                tasks, res.lines = whole
+                _convert(spec, mig, piece, tasks, res, out, on_chunk)
+            else:
+                _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
+        except (OSError, EOFError, zlib.error) as exc:
+            res.error, res.error_code = read_error(exc), 66
+            continue
+        if writes and f.dst is not None and not (f.doc and res.tally.rejected) and (out.changed or not in_place):
+            # an output (not: a dry run, a rejected document, an unchanged file left in place)
+            written.append((res, f, b"".join(out.parts) if out.changed else data))
+    run, root = spec.run, spec.root
+    for res, f, data in written:
+        assert f.dst is not None
+        tmp = store.temp_path(f.dst, run, str(f.index))
+        try:
+            store.prepare_dir(tmp, root, run)
+            store.write_new(tmp, data, f.mode)
+        except OSError as exc:
+            res.error, res.error_code = f"cannot write {f.dst}: {exc.strerror or exc}", 74
+            continue
+        res.tmp = tmp
+    return results
+
+
+def _read_small(f: FileSpec) -> bytes | str | None:
+    """A small local file's bytes (one ``read`` when it is as walked); a ``str``: why it cannot be
+    read; None: it grew past :data:`.fs.HOLD_BYTES` (its bytes are not kept)."""
     try:
         fd = open_fd(f.src)
         try:
@@ -295,36 +363,11 @@ def _run_small(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
         finally:
             os.close(fd)
     except OSError as exc:
-        res.error, res.error_code = read_error(exc), 66
-        return res
-    if len(data) > store.HOLD_BYTES:
-        return None
-    out = _Collected()
-    limit = spec.limits.max_record_bytes
-    whole = RecordReader.whole(data, source=f.name, style=spec.style, doc=f.doc, max_record=limit)
-    try:
-        if whole is not None:  # one chunk, without the reader's generators
-            tasks, res.lines = whole
-            _convert(spec, mig, piece, tasks, res, out, on_chunk)
-        else:
-            _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
-    except (OSError, EOFError, zlib.error) as exc:
-        res.error, res.error_code = read_error(exc), 66
-        return res
-    if spec.check or f.dst is None or (f.doc and res.tally.rejected) or (spec.in_place and not out.changed):
-        return res  # no output: a dry run, a rejected document, an unchanged file left in place
-    tmp = store.temp_path(f.dst, spec.run, str(f.index))
-    try:
-        store.prepare_dir(tmp, spec.root, spec.run)
-        store.write_new(tmp, b"".join(out.parts) if out.changed else data, f.mode)
-    except OSError as exc:
-        res.error, res.error_code = f"cannot write {f.dst}: {exc.strerror or exc}", 74
-        return res
-    res.tmp = tmp
-    return res
+        return read_error(exc)
+    return data if len(data) <= store.HOLD_BYTES else None
 
 
-def _finish_piece(spec: RunSpec, f: FileSpec, out: _PieceOutput, res: PieceResult, ranged: bool) -> None:
+def _finish_piece(spec: RunSpec, f: FileSpec, out: PieceOutput, res: PieceResult, ranged: bool) -> None:
     """Close a piece's output, or say which input bytes stand for it (nothing in it changed)."""
     if out.output.out is not None:
         if not ranged and f.doc and res.tally.rejected:  # a rejected document leaves no output file
@@ -347,85 +390,6 @@ class _Sink(Protocol):
     """Where :func:`_stream` writes a piece's output (``changed``: the bytes differ from the input's)."""
 
     def write(self, b: bytes, changed: bool) -> None: ...
-
-
-class _PieceOutput:
-    """A piece's temporary output, started at its first change (:class:`~.deferred.Deferred`)."""
-
-    def __init__(self, spec: RunSpec, f: FileSpec, tmp: str, begin: int, gz: bool) -> None:
-        self.spec = spec
-        self.file = f
-        self.tmp = tmp
-        self.begin = begin
-        self.gz = gz
-        self.output: Deferred[_TempWriter] = Deferred(self._open, self._reopen)
-        self.touched = False
-        """The temporary may exist (it is removed if the piece fails or leaves no output)."""
-
-    def write(self, b: bytes, changed: bool) -> None:
-        self.output.write(b, changed)
-
-    def _open(self) -> _TempWriter:
-        self.touched = True
-        return _TempWriter(self.spec, self.file, self.tmp, self.gz, whole=self.begin == 0)
-
-    def _reopen(self) -> list[Any]:
-        return reopened(store.open_read(self.spec.src_fs, self.file.src), self.spec.limits, self.gz, self.begin)
-
-    def close(self) -> None:
-        """Close the output (if it was started); errors propagate."""
-        if self.output.out is not None:
-            self.output.out.close()
-
-
-class _TempWriter:
-    """A temporary on the destination's file system, given the input's mode (a local one is held
-    in memory while the input is small: :func:`.fs.open_output`); with ``gz``, a .gz output."""
-
-    def __init__(self, spec: RunSpec, f: FileSpec, tmp: str, gz: bool, whole: bool) -> None:
-        self.raw: IO[bytes] | store.HeldTemp | None = None
-        self.fh: IO[bytes] | store.HeldTemp | gzip.GzipFile | None = None
-        try:
-            if gz:
-                self.raw = store.open_write(spec.dst_fs, tmp, spec.root, mode=f.mode, run=spec.run)
-                self.fh = gzip_output(self.raw, f.dst or tmp)
-            else:
-                size = f.size if whole and not f.gz else -1
-                self.raw = self.fh = store.open_output(
-                    spec.dst_fs, tmp, spec.root, mode=f.mode, size=size, run=spec.run
-                )
-        except OSError as exc:
-            raise _WriteError(exc.strerror or str(exc)) from exc
-
-    def write(self, b: bytes) -> None:
-        assert self.fh is not None
-        try:
-            self.fh.write(b)
-        except OSError as exc:
-            raise _WriteError(exc.strerror or str(exc)) from exc
-
-    def close(self) -> None:
-        """Close it (once); errors propagate."""
-        fh, raw = self.fh, self.raw
-        self.fh = self.raw = None
-        try:
-            if fh is not None and fh is not raw:
-                fh.close()
-        finally:
-            if raw is not None:
-                raw.close()
-
-    def abort(self) -> None:
-        """Close it, ignoring errors (the piece fails; its temporary is removed by :func:`_run_piece`);
-        one still held in memory is dropped, never created."""
-        if isinstance(self.raw, store.HeldTemp):
-            self.raw.held = None
-        with contextlib.suppress(Exception):
-            self.close()
-
-
-class _WriteError(OSError):
-    """An output write failed (as opposed to reading the input)."""
 
 
 def _stream(
