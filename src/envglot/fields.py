@@ -876,36 +876,60 @@ def _fast_failure(reading: Reading, writing: Writing, keep: set[int], skip: set[
     f = writing.failure
     if reading.failure is None or f is None:
         return None
-    at = [i for i, st in enumerate(reading.steps) if isinstance(st, Let) and st.name == "problems" and i in keep]
-    names = [getattr(st, "name", None) for st in writing.steps]
-    if len(at) != 1 or not all(n in names for n in f.replaces):
+    at = _form_step(reading, "problems", keep)
+    replaced = _form_run(writing, f.replaces, skip)
+    if at is None or replaced is None:
         return None
-    start, problems = at[0], reading.steps[at[0]]
+    start, problems = at, reading.steps[at]
     assert isinstance(problems, Let)
     if problems.pure:  # a projection: the run starts at the one step it reads, just before it
         prev = reading.steps[start - 1] if start else None
         if not (isinstance(prev, Let) and start - 1 in keep and inputs(problems) & {"w", prev.name} == {prev.name}):
             return None
         start -= 1
-    run = range(start, at[0] + 1)
+    run = range(start, at + 1)
     defines = {getattr(reading.steps[i], "name", None) for i in run}
-    first = min(names.index(n) for n in f.replaces)
-    replaced = range(first, first + len(f.replaces))
-    if {names[i] for i in replaced} != set(f.replaces) or not skip.isdisjoint(replaced):
+    if not names_of(reading.failure) <= _named_before(reading, start, keep):
         return None
-    before = {"w", "ctx", "dmap", "extras", "residue"} | {
-        n for i, st in enumerate(reading.steps[:start]) if i in keep and (n := getattr(st, "name", None))
-    }
-    if not names_of(reading.failure) <= before:
-        return None
-    hidden = {"problems", *f.replaces} - set(f.gives)
     if any(i not in run and i in keep and not inputs(st).isdisjoint(defines) for i, st in enumerate(reading.steps)):
         return None
-    if any(i not in replaced and not inputs(st).isdisjoint(hidden) for i, st in enumerate(writing.steps)):
-        return None
-    if writing.finish is not None and not hidden.isdisjoint(names_of(writing.finish)):
+    if not _unread_elsewhere(writing, replaced, {"problems", *f.replaces} - set(f.gives)):
         return None
     return _Fast(run, replaced)
+
+
+def _form_step(reading: Reading, name: str, keep: set[int]) -> int | None:
+    """The index of the reading's one kept ``Let`` step named ``name`` (a form's), else ``None``."""
+    at = [i for i, st in enumerate(reading.steps) if isinstance(st, Let) and st.name == name and i in keep]
+    return at[0] if len(at) == 1 else None
+
+
+def _form_run(writing: Writing, replaces: tuple[str, ...], skip: set[int]) -> range | None:
+    """The contiguous writing steps a form replaces (none skipped), else ``None``."""
+    names = [getattr(st, "name", None) for st in writing.steps]
+    if not all(n in names for n in replaces):
+        return None
+    first = min((names.index(n) for n in replaces), default=0)
+    replaced = range(first, first + len(replaces))
+    if {names[i] for i in replaced} != set(replaces) or not skip.isdisjoint(replaced):
+        return None
+    return replaced
+
+
+def _named_before(reading: Reading, stop: int, keep: set[int]) -> set[str]:
+    """What a reading's form may read when it runs before step ``stop``: the fixed names and the
+    kept steps' before it."""
+    return {"w", "ctx", "dmap", "extras", "residue"} | {
+        n for i, st in enumerate(reading.steps[:stop]) if i in keep and (n := getattr(st, "name", None))
+    }
+
+
+def _unread_elsewhere(writing: Writing, replaced: range, hidden: set[str]) -> bool:
+    """True if no writing step outside ``replaced`` (nor the writing's ``finish``) reads ``hidden``:
+    the values a form leaves unset."""
+    if any(i not in replaced and not inputs(st).isdisjoint(hidden) for i, st in enumerate(writing.steps)):
+        return False
+    return writing.finish is None or hidden.isdisjoint(names_of(writing.finish))
 
 
 def names_of(hook: Callable[..., Any]) -> frozenset[str]:
@@ -971,29 +995,19 @@ def _fast_texts(
         f = Texts(_no_texts, (), ())  # a target without warnings: the reading's form alone
     if reading.texts is None or f is None:
         return None
-    at = [i for i, st in enumerate(reading.steps) if isinstance(st, Let) and st.name == "warnings" and i in keep]
-    names = [getattr(st, "name", None) for st in writing.steps]
-    if len(at) != 1 or not all(n in names for n in f.replaces):
+    at = _form_step(reading, "warnings", keep)
+    replaced = _form_run(writing, f.replaces, skip)
+    if at is None or replaced is None:
         return None
-    first = min((names.index(n) for n in f.replaces), default=0)
-    replaced = range(first, first + len(f.replaces))
-    if {names[i] for i in replaced} != set(f.replaces) or not skip.isdisjoint(replaced):
+    if fast is not None and (at in fast.problems or not set(replaced).isdisjoint(fast.replaced)):
         return None
-    if fast is not None and (at[0] in fast.problems or not set(replaced).isdisjoint(fast.replaced)):
+    if not names_of(reading.texts) <= _named_before(reading, at, keep):
         return None
-    before = {"w", "ctx", "dmap", "extras", "residue"} | {
-        n for i, st in enumerate(reading.steps[: at[0]]) if i in keep and (n := getattr(st, "name", None))
-    }
-    if not names_of(reading.texts) <= before:
+    if any(i != at and i in keep and "warnings" in inputs(st) for i, st in enumerate(reading.steps)):
         return None
-    hidden = {"warnings", *f.replaces} - set(f.gives)
-    if any(i != at[0] and i in keep and "warnings" in inputs(st) for i, st in enumerate(reading.steps)):
+    if not _unread_elsewhere(writing, replaced, {"warnings", *f.replaces} - set(f.gives)):
         return None
-    if any(i not in replaced and not inputs(st).isdisjoint(hidden) for i, st in enumerate(writing.steps)):
-        return None
-    if writing.finish is not None and not hidden.isdisjoint(names_of(writing.finish)):
-        return None
-    return _FastTexts(at[0], replaced)
+    return _FastTexts(at, replaced)
 
 
 def _no_texts() -> None:
