@@ -379,10 +379,11 @@ def digest_parts(dialect: str, rest: bytes, taken: Sequence[bytes]) -> str:
     Only the small ``rest`` is decoded for its canonical form; each taken member is hashed as
     it is, after its length (so no two splits of the same bytes hash alike)."""
     form = _form(rest)
-    parts = [_head_4(dialect), len(form).to_bytes(8, "big"), form]
-    for value in taken:
-        parts += (len(value).to_bytes(8, "big"), value)
-    return _hashlib().sha256(b"".join(parts)).hexdigest()[:32]
+    h = _hashlib().sha256(b"".join((_head_4(dialect), len(form).to_bytes(8, "big"), form)))
+    for value in taken:  # fed as they are (a large payload is not copied into one buffer first)
+        h.update(len(value).to_bytes(8, "big"))
+        h.update(value)
+    return h.hexdigest()[:32]
 
 
 def matches(res: Residue, document: bytes) -> bool:
