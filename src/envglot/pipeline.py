@@ -898,6 +898,12 @@ class Pipeline:
         payload = self._payloads.get(src.name, _MISSING)
         if payload is _MISSING:
             payload = self._payloads[src.name] = self._payload(src)
+        if payload is not None and len(out) >= _residue.SPLICE_MIN:
+            # placed without decoding the payload again where the output's text proves it
+            slot = _residue.slot_path(self.mappings[self.dst.name].shape.residue)
+            placed = _residue.placed_whole(src.name, original, members, out, payload, slot)  # type: ignore[arg-type]
+            if placed is not None:
+                return self._seal(placed)
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, payload))  # type: ignore[arg-type]
 

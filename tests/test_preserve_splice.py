@@ -1,0 +1,128 @@
+"""The version 3/4 residue placed into a large output by splicing (``residue.placed_whole``):
+the same bytes as placing it through the output's decoded top level, or ``None`` (that route)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+import envglot
+from envglot import residue
+from envglot.dialect import get_dialect
+from envglot.dialects import WRITABLE
+from envglot.limits import members_of
+from envglot.mappings import default_mappings
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("bench_corpus", ROOT / "benchmarks" / "corpus.py")
+assert _spec is not None and _spec.loader is not None
+bench_corpus = importlib.util.module_from_spec(_spec)
+sys.modules["bench_corpus"] = bench_corpus
+_spec.loader.exec_module(bench_corpus)
+
+M = default_mappings()
+LARGE = bench_corpus.generate({"large": 3, "medium": 2}, dialects=tuple(WRITABLE))
+PAIRS = [
+    (src, dst)
+    for src in WRITABLE
+    for dst in WRITABLE
+    if src != dst
+    and residue.payload_paths(M[src].fields.get("payload"), M[dst].fields.get("payload"), M[dst].shape.residue)
+]
+
+
+def _paths(src: str, dst: str) -> residue.Paths:
+    paths = residue.payload_paths(M[src].fields.get("payload"), M[dst].fields.get("payload"), M[dst].shape.residue)
+    assert paths is not None
+    return paths
+
+
+def _decoded(src: str, dst: str, original: bytes, out: bytes) -> bytes:
+    """The residue placed through ``out``'s decoded top level (the pipeline's other route)."""
+    top = residue.open_document(out)
+    res = residue.whole(src, original, members_of(original), top, _paths(src, dst))
+    residue.set_path(top, list(residue.slot_path(M[dst].shape.residue)), res)
+    return residue.encode(top)
+
+
+def _spliced(src: str, dst: str, original: bytes, out: bytes) -> bytes | None:
+    slot = residue.slot_path(M[dst].shape.residue)
+    return residue.placed_whole(src, original, members_of(original), out, _paths(src, dst), slot)
+
+
+def test_some_pairs_take_the_payload() -> None:
+    assert ("dotbot", "response-v2") in PAIRS
+
+
+@pytest.mark.parametrize(("src", "dst"), PAIRS)
+def test_a_spliced_residue_is_the_decoded_placement_byte_for_byte(src: str, dst: str) -> None:
+    """Every pair whose residue may take the payload, on medium and large corpus documents: the
+    splice gives the decoded placement's bytes or declines, and the converter's output (which
+    splices from ``SPLICE_MIN`` bytes on) is that placement, sealed."""
+    ignore = envglot.Converter(to=dst, from_=src, unsupported="ignore")
+    preserve = envglot.Converter(to=dst, from_=src, unsupported="ignore", preserve=True)
+    spliced = 0
+    for size in ("medium", "large"):
+        for doc in LARGE.payloads(src, size):
+            try:
+                out = ignore.convert_bytes(doc)
+            except envglot.EnvglotError:
+                continue
+            original = msgspec.json.format(doc, indent=-1)  # the pipeline minifies a spaced document first
+            want = _decoded(src, dst, original, out)
+            got = _spliced(src, dst, original, out)
+            assert got is None or got == want
+            spliced += got is not None
+            assert preserve.convert_bytes(doc) == get_dialect(dst).seal(want)
+    if src == "dotbot" and dst == "response-v2":
+        assert spliced
+
+
+def _dotbot() -> tuple[bytes, bytes]:
+    """A large dotbot success and its payload's bytes."""
+    for doc in LARGE.payloads("dotbot", "large"):
+        members = members_of(doc)
+        assert members is not None
+        if bytes(members["status"]) == b'"ok"':
+            return doc, bytes(members["data"])
+    raise AssertionError("no dotbot success in the corpus")
+
+
+DOC, P = _dotbot()
+
+
+@pytest.mark.parametrize(
+    ("out", "splices"),
+    [
+        (b'{"success":true,"data":' + P + b',"error":null,"meta":{"version":"response-v2"}}', True),
+        (b'{"success":true,"data":' + P + b',"meta":{}}', True),
+        (b'{"success":true,"data":' + P + b"}", True),  # the slot's object created after the payload
+        (b'{"meta":{"version":"response-v2"},"data":' + P + b"}", True),  # the slot before the payload
+        (b'{"meta":{},"data":' + P + b',"data":null}', False),  # a repeated key: the last one counts
+        (b'{"meta":{},"data":null,"data":' + P + b"}", False),
+        (b'{"x":{"data":' + P + b'},"data":' + P + b',"meta":{}}', False),  # first found nested
+        (b'{"x\\"data":' + P + b',"data":' + P + b',"meta":{}}', False),  # first found inside a key
+        (b'{"\\u0061":1,"data":' + P + b',"meta":{}}', False),  # a key msgspec spells otherwise
+        (b'{"success":true,"data":' + P[:-1] + b" }}", False),  # other bytes
+        (b'{"success":true,"data":{"other":1},"meta":{}}', False),
+    ],
+)
+def test_the_splice_declines_what_the_text_does_not_prove(out: bytes, splices: bool) -> None:
+    """Repeated keys, a payload key found first elsewhere, keys spelled otherwise, other bytes:
+    ``None`` (the decoded placement), never other bytes."""
+    got = _spliced("dotbot", "response-v2", DOC, out)
+    assert (got is not None) is splices
+    if got is not None:
+        assert got == _decoded("dotbot", "response-v2", DOC, out)
+        assert b'"take":' in got
+
+
+def test_a_number_payload_is_not_matched_by_its_prefix() -> None:
+    doc = b'{"status":"ok","data":12,"warnings":[],"errors":[]}'
+    assert _spliced("dotbot", "response-v2", doc, b'{"success":true,"data":123,"meta":{}}') is None
+    out = b'{"success":true,"data":12,"meta":{}}'
+    assert _spliced("dotbot", "response-v2", doc, out) == _decoded("dotbot", "response-v2", doc, out)
