@@ -752,3 +752,90 @@ def test_a_common_case_is_checked_when_declared() -> None:
         fields.common(fields.When("v", "falsy"))(lambda w: None)
     with pytest.raises(TypeError, match="plain parameters only"):
         fields.common(fields.When("w", "falsy"))(lambda *w: None)
+
+
+class _Head(msgspec.Struct, omit_defaults=True):
+    count: int | None
+    blob: msgspec.Raw = fields.ABSENT
+    label: str | None = None
+
+
+class _Doc(msgspec.Struct, omit_defaults=True):
+    success: bool
+    head: _Head
+    note: str | None = None
+    extra: msgspec.Raw = fields.ABSENT
+
+
+class _Tagged(msgspec.Struct, omit_defaults=True, tag=True):
+    success: bool
+
+
+class _Unset(msgspec.Struct, omit_defaults=True):
+    success: bool
+    maybe: int | msgspec.UnsetType = msgspec.UNSET
+
+
+def test_a_build_result_is_written_from_a_byte_template_as_msgspec_encodes_it() -> None:
+    """The template leaves a default out, writes a Raw as it is, ``null`` for a required None,
+    and gives msgspec's bytes; a Struct it cannot spell (a tag, an UNSET field) is constructed."""
+
+    def blob(payload: msgspec.Raw | None) -> msgspec.Raw:
+        return fields.ABSENT if payload is None else payload
+
+    def label(duration_ms: int | None) -> str | None:
+        return None if duration_ms is None else f'v"{duration_ms}'
+
+    r = fields.Reading(
+        _Decoder(),
+        fields.Move("ok", "w.flag"),
+        fields.Move("duration_ms", "w.inner.value"),
+        fields.Move("payload", "w.blob", absent=True),
+    )
+    w = fields.Writing(
+        fields.Let("blob", blob),
+        fields.Let("label", label),
+        fields.Build.of("head", _Head, count="duration_ms", blob="blob", label="label"),
+        fields.Build.of("out", _Doc, success="ok", head="head", note=fields.Const("n\u00e9")),
+    )
+    src, dst = _toy(r), _toy(r, w)
+    dst.name = "toy2"  # type: ignore[misc]
+    fn = fields.pair_function(src, dst)
+    assert fn is not None
+    text = fields.source(fn)
+    assert "b''.join(" in text and "_Doc(" not in text and "_Head(" not in text
+    docs = [
+        b'{"flag":true}',
+        b'{"flag":false,"inner":{"value":5},"blob":[1, 2]}',
+        b'{"flag":true,"inner":{"value":null},"blob":{"a":"\\u00e9"}}',
+    ]
+    for b in docs:
+        o = msgspec.json.decode(b, type=_Outer)
+        value = None if o.inner is None else o.inner.value
+        want = msgspec.json.encode(_Doc(o.flag, _Head(value, o.blob, label(value)), "n\u00e9"))
+        assert fn(b, _Ctx()) == want  # type: ignore[arg-type]
+    for struct in (_Tagged, _Unset):
+        w2 = fields.Writing(fields.Build.of("out", struct, success="ok"))
+        dst2 = _toy(r, w2)
+        dst2.name = "toy2"  # type: ignore[misc]
+        fn2 = fields.pair_function(src, dst2)
+        assert fn2 is not None and f"{struct.__name__}(" in fields.source(fn2)
+        assert fn2(docs[1], _Ctx()) == msgspec.json.encode(struct(False))  # type: ignore[arg-type]
+
+
+def test_a_common_case_tests_a_pattern_inline() -> None:
+    """``matches`` / ``no match`` take a compiled pattern's ``match``; the direct call takes the tests too."""
+    from envglot.wire import OBJECT_AT
+
+    calls: list[bytes] = []
+
+    @fields.common(fields.When("raw", "matches", OBJECT_AT), value="raw")
+    def obj(raw: bytes) -> bytes:
+        calls.append(raw)
+        return b"{}"
+
+    assert (obj(b'{"a":1}'), obj(b"[1]"), calls) == (b'{"a":1}', b"{}", [b"[1]"])
+    with pytest.raises(TypeError, match="takes a pattern's match"):
+        fields.common(fields.When("raw", "matches", "{"))
+    with pytest.raises(TypeError, match="takes a pattern's match"):
+        fields.common(fields.When("raw", "is", OBJECT_AT))

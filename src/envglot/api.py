@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import msgspec
@@ -319,7 +320,11 @@ class Converter:
     the last call are not kept; use :meth:`conversion` to get them.
     """
 
-    __slots__ = ("_p", "from_", "to")
+    __slots__ = ("_p", "convert_bytes", "from_", "to")
+
+    convert_bytes: Callable[[bytes], bytes]
+    """Convert one document (bytes -> bytes): the pipeline's :attr:`~Pipeline.convert_bytes`
+    itself once its first call has chosen it (no call of this object's own in between)."""
 
     def __init__(
         self,
@@ -338,6 +343,14 @@ class Converter:
         self._p = one_shot(to, from_, options, preserve, unsupported, mappings, style, context, strict, max_depth)
         self.from_ = self._p.src.name if self._p.src is not None else None
         self.to = self._p.dst.name
+        self.convert_bytes = self._first_bytes
+
+    def _first_bytes(self, data: bytes) -> bytes:
+        """:attr:`convert_bytes` until the pipeline has chosen its entry (on this call)."""
+        p = self._p
+        out = p.convert_bytes(data)
+        self.convert_bytes = p.convert_bytes
+        return out
 
     @property
     def options(self) -> Options:
@@ -354,10 +367,6 @@ class Converter:
     def policy(self) -> Policy:
         """The loss policy (``unsupported=``) this converter applies."""
         return self._p.policy
-
-    def convert_bytes(self, data: bytes) -> bytes:
-        """Convert one document (bytes -> bytes)."""
-        return self._p.convert_bytes(data)
 
     def conversion(self, data: bytes | str | dict[str, Any]) -> Conversion:
         """Convert one document and return the :class:`Conversion` with diagnostics."""

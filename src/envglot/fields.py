@@ -57,6 +57,7 @@ from __future__ import annotations
 import functools
 import keyword
 import os
+import typing
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -167,8 +168,9 @@ class When(NamedTuple):
     """One test of a hook's common case (:func:`common`): ``path op value``.
 
     ``path`` is a parameter, or a member path from one (``w.errors``); ``op`` is ``is``,
-    ``is not``, ``==`` or ``!=`` against ``value`` (a JSON literal or :data:`ABSENT`), or
-    ``falsy`` / ``truthy`` (no ``value``)."""
+    ``is not``, ``==`` or ``!=`` against ``value`` (a JSON literal or :data:`ABSENT`),
+    ``falsy`` / ``truthy`` (no ``value``), or ``matches`` / ``no match``: ``value`` is a
+    compiled pattern's ``match`` (one C call on the bytes, e.g. :data:`~envglot.wire.OBJECT_AT`)."""
 
     path: str
     op: str
@@ -183,7 +185,8 @@ class Common(NamedTuple):
     body: Callable[..., Any]
 
 
-_OPS = frozenset({"is", "is not", "==", "!=", "falsy", "truthy"})
+_OPS = frozenset({"is", "is not", "==", "!=", "falsy", "truthy", "matches", "no match"})
+_MATCH = {"matches": "is not None", "no match": "is None"}
 _F = TypeVar("_F", bound=Callable[..., Any])
 _NONE = Const(None)
 
@@ -201,6 +204,8 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
     for t in when:
         if t.op not in _OPS:
             raise TypeError(f"common: unknown test {t.op!r} (one of {', '.join(sorted(_OPS))})")
+        if (t.op in _MATCH) != callable(t.value):
+            raise TypeError(f"common: {t.op!r} takes a pattern's match, not {t.value!r}")
 
     def wrap(body: _F) -> _F:
         code = body.__code__
@@ -264,9 +269,12 @@ def _common_exprs(
         e = path(t.path)
         if e is None:
             return None, ""
-        tests.append(
-            f"not {e}" if t.op == "falsy" else e if t.op == "truthy" else f"{e} {t.op} {_literal(t.value, ref)}"
-        )
+        if t.op in _MATCH:
+            tests.append(f"{ref(t.value, 'MATCH')}({e}) {_MATCH[t.op]}")
+        else:
+            tests.append(
+                f"not {e}" if t.op == "falsy" else e if t.op == "truthy" else f"{e} {t.op} {_literal(t.value, ref)}"
+            )
     if isinstance(c.value, Const):
         return " and ".join(tests), _literal(c.value.value, ref)
     val = path(c.value)
@@ -567,7 +575,11 @@ def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None
                 side.unit.emit(side.call(c.body), indent + 1)
         else:
             struct = side.unit.ref(st.struct, st.struct.__name__)
-            members = ", ".join(f"{k}={_member(side, v)}" for k, v in st.members.items())
+            order: tuple[str, ...] = getattr(st.struct, "__match_args__", ())  # positional fields
+            if set(st.members) == set(order[: len(st.members)]):  # positionally: msgspec matches no keyword
+                members = ", ".join(_member(side, st.members[k]) for k in order[: len(st.members)])
+            else:
+                members = ", ".join(f"{k}={_member(side, v)}" for k, v in st.members.items())
             side.unit.emit(f"{side.var(st.name)} = {struct}({members})", indent)
             side.locals.add(st.name)
 
@@ -604,9 +616,12 @@ def _writer_inputs(writing: Writing) -> list[str]:
     return out
 
 
-def _finish(side: _Side, writing: Writing, indent: int = 1) -> None:
+def _finish(side: _Side, writing: Writing, indent: int = 1, template: list[str] | None = None) -> None:
     enc = side.unit.ref(_ENC.encode, "encode")
-    side.unit.emit(f"doc = {enc}({side.var(writing.result)})", indent)
+    if template is not None:
+        side.unit.emit(f"doc = b''.join(({', '.join(template)},))", indent)
+    else:
+        side.unit.emit(f"doc = {enc}({side.var(writing.result)})", indent)
     if writing.finish is not None:
         side.unit.emit(f"doc = {side.call(writing.finish)}", indent)
     side.unit.emit("return doc", indent)
@@ -802,10 +817,8 @@ def _emit_body(
     fast = None if counting else _fast_failure(reading, writing, keep, skip)
     if fast is not None and not plans_bound:
         _emit_plans(u, indent)
-    if members and "members" in _parameter_names(reading.decoder.decode):
-        u.emit(f"w, extras, residue = {dec}.decode(buf, members)", indent)
-    else:
-        u.emit(f"w, extras, residue = {dec}.decode(buf)", indent)
+    split = members and "members" in _parameter_names(reading.decoder.decode)
+    _emit_decode(u, reading.decoder, dec, split, indent)
     if counting:
         u.emit("if residue is not None:", indent)
         u.emit("return None  # the hub reports an input residue left out", indent + 1)
@@ -834,11 +847,141 @@ def _emit_body(
             if f not in produced:
                 u.emit(f"{f} = {_default(u, f)}", indent)
     wr.locals |= {getattr(writing.steps[i], "name", "") for i in skip}
+    emitted = set(range(len(writing.steps))) - skip
+    template = None if counting else _template(wr, writing, emitted - set(wr.subst))
+    if template is not None:
+        emitted -= template[0]
+        wr.locals |= {getattr(writing.steps[i], "name", "") for i in template[0]}
     if fast is None:
-        _emit_steps(wr, writing.steps, keep=set(range(len(writing.steps))) - skip, indent=indent)
+        _emit_steps(wr, writing.steps, keep=emitted, indent=indent)
     else:
-        _emit_failure_write(wr, writing, set(range(len(writing.steps))) - skip, fast, indent)
-    _finish(wr, writing, indent)
+        _emit_failure_write(wr, writing, emitted, fast, indent)
+    _finish(wr, writing, indent, None if template is None else template[1])
+
+
+def _template(side: _Side, writing: Writing, emitted: set[int]) -> tuple[set[int], list[str]] | None:
+    """The result's bytes written without its Structs: ``(the Build steps it replaces, the parts
+    joined)``, or ``None`` (a ``finish`` hook, a Build another step reads, a Struct the template
+    cannot spell: see :func:`_spelled`).
+
+    Each Struct is written as msgspec encodes it: its fields in order, a field at its default
+    (``None`` or :data:`ABSENT`, which msgspec tests by identity) left out, a ``Raw`` value as
+    it is, any other value by the writer's encoder; a member that is a Build is written in place.
+    """
+    if writing.finish is not None:
+        return None
+    builds = {st.name: i for i, st in enumerate(writing.steps) if isinstance(st, Build) and i in emitted}
+    if writing.result not in builds:
+        return None
+    taken: set[int] = set()
+    parts = _spelled(side, writing, builds, writing.result, taken)
+    if parts is None:
+        return None
+    names = {writing.steps[i].name for i in taken}  # type: ignore[union-attr]
+    for i, st in enumerate(writing.steps):
+        if i not in taken and (inputs(st) & names):
+            return None
+    merged: list[bytes | str] = []
+    for p in parts:  # adjacent constant bytes joined
+        if isinstance(p, bytes) and merged and isinstance(merged[-1], bytes):
+            merged[-1] += p
+        else:
+            merged.append(p)
+    return taken, [repr(p) if isinstance(p, bytes) else p for p in merged]
+
+
+def _spelled(
+    side: _Side, writing: Writing, builds: dict[str, int], name: str, taken: set[int]
+) -> list[bytes | str] | None:
+    """The parts of Build ``name``'s encoding (bytes, or an expression giving bytes), ``None``
+    when its Struct is not one msgspec writes as a plain object of its fields with
+    ``omit_defaults`` (a tag, an array, a required field given no member, another default)."""
+    st = writing.steps[builds[name]]
+    assert isinstance(st, Build)
+    tp = st.struct
+    config = getattr(tp, "__struct_config__", None)
+    if config is None or config.array_like or config.tag_field is not None or not config.omit_defaults:
+        return None
+    fields = msgspec.structs.fields(tp)
+    if not set(st.members) <= {f.name for f in fields}:
+        return None
+    enc = side.unit.ref(_ENC.encode, "encode")
+    raw = side.unit.ref(Raw, "Raw")
+    parts: list[bytes | str] = []
+    for f in fields:
+        key = _ENC.encode(f.encode_name) + b":"
+        lead = b"{" if not parts else b","
+        if f.default_factory is not msgspec.NODEFAULT:
+            return None
+        required = f.default is msgspec.NODEFAULT
+        if not (required or f.default is None or f.default is ABSENT):
+            return None
+        if not parts and not required:
+            return None  # the first field decides where the commas go
+        if _may_be_unset(f.type):
+            return None  # msgspec leaves an UNSET value out wherever it is
+        v = st.members.get(f.name)
+        if v is None:
+            if required:
+                return None
+            continue  # its default: left out
+        if isinstance(v, Const):
+            if not required and v.value is f.default:
+                continue
+            parts.append(lead + key + _ENC.encode(v.value))
+            continue
+        if v in builds:
+            if required:
+                inner = _spelled(side, writing, builds, v, taken)
+                if inner is None:
+                    return None
+                parts += [lead + key, *inner]
+                continue
+            return None
+        x = _member(side, v)
+        if f.type is bool:
+            value = f"(b'true' if {x} is True else b'false' if {x} is False else {enc}({x}))"
+        elif required:
+            value = f"(b'null' if {x} is None else {x} if type({x}) is {raw} else {enc}({x}))"
+        else:
+            value = f"({x} if type({x}) is {raw} else {enc}({x}))"
+        if required:
+            parts += [lead + key, value]
+        else:
+            default = "None" if f.default is None else side.unit.ref(ABSENT, "ABSENT")
+            parts.append(f"(b'' if {x} is {default} else {(lead + key)!r} + {value})")
+    parts.append(b"}")
+    taken.add(builds[name])
+    return parts
+
+
+def _may_be_unset(tp: Any) -> bool:
+    """Whether a field's type admits :data:`msgspec.UNSET` (through ``Annotated`` and unions)."""
+    return tp is msgspec.UnsetType or any(_may_be_unset(a) for a in typing.get_args(tp))
+
+
+def _emit_decode(u: Unit, decoder: Any, dec: str, split: bool, indent: int) -> None:
+    """``w, extras, residue``: ``dec.decode(buf)`` (``split``: ``dec.decode(buf, members)``).
+
+    A :class:`~envglot.wire.WireDecoder`'s first step for a document without its members is
+    its strict decoder's: that is called directly, and any error it raises sends the document
+    through ``decode`` (which decodes it again, and answers as it always does)."""
+    strict = getattr(decoder, "decoder", None)
+    call = f"{dec}.decode(buf, members)" if split else f"{dec}.decode(buf)"
+    if strict is None:
+        u.emit(f"w, extras, residue = {call}", indent)
+        return
+    first = u.ref(strict().decode, "strict")
+    error = u.ref(msgspec.MsgspecError, "MsgspecError")
+    if split:
+        u.emit("if members is not None:", indent)
+        u.emit(f"w, extras, residue = {call}", indent + 1)
+        u.emit("else:", indent)
+        indent += 1
+    u.emit("try:", indent)
+    u.emit(f"w, extras, residue = {first}(buf), (), None", indent + 1)
+    u.emit(f"except {error}:", indent)
+    u.emit(f"w, extras, residue = {dec}.decode(buf)", indent + 1)
 
 
 def _reads(src: Dialect, dst: Dialect, losses: Losses | None, counting: bool) -> tuple[set[int], set[str]]:

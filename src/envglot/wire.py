@@ -24,8 +24,10 @@ from .tables import DialectMap
 __all__ = [
     "ABSENT",
     "ISO_TIMESTAMP",
+    "OBJECT_AT",
     "RAW_EMPTY_OBJECT",
     "RAW_NULL",
+    "WRAPPED_AT",
     "WireDecoder",
     "document_id",
     "document_key",
@@ -49,8 +51,10 @@ _ENC = msgspec.json.Encoder()
 _Tree = dict[str, Any]  # key -> subtree (dict), ("[]", subtree) for lists of objects, or None
 
 
-_OBJECT = re.compile(rb"\{").match
-_WRAPPED = re.compile(rb'\{[ \t\r\n]*"value"[ \t\r\n]*:').match
+OBJECT_AT = re.compile(rb"\{").match
+"""Matches at a JSON object's first byte (a hook's common case tests it inline: :func:`~envglot.fields.common`)."""
+WRAPPED_AT = re.compile(rb'\{[ \t\r\n]*"value"[ \t\r\n]*:').match
+"""Matches at a ``{"value": ...}`` object's head (what :func:`unwrap_payload` looks into)."""
 
 
 _SPACED_HEAD = re.compile(rb'\s|\{\s|\{"[^"\\]*(?:\\.[^"\\]*)*"(?:\s|:\s)').match
@@ -90,7 +94,7 @@ def drop_success_problems(problems: tuple[Problem, ...], ctx: Context, dialect: 
 
 def raw_is_object(raw: Raw) -> bool:
     """True if ``raw`` holds a JSON object."""
-    return _OBJECT(raw) is not None
+    return OBJECT_AT(raw) is not None
 
 
 def wrap_payload(raw: Raw) -> Raw:
@@ -118,7 +122,7 @@ def object_payload(payload: Raw | None, ok: bool, ctx: Context, dialect: str) ->
 
 def unwrap_payload(raw: Raw) -> Raw | None:
     """The wrapped value if ``raw`` is exactly ``{"value": <non-object>}``, else ``None``."""
-    if _WRAPPED(raw) is None:
+    if WRAPPED_AT(raw) is None:
         return None
     d = _RAW_DICT.decode(raw)
     if len(d) != 1 or "value" not in d:

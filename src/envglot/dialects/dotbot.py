@@ -35,6 +35,8 @@ from ..keyed import details_members
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
+    OBJECT_AT,
+    WRAPPED_AT,
     WireDecoder,
     error_details,
     object_or_wrapped,
@@ -146,6 +148,7 @@ def _schema_id(w: Envelope) -> None:
     raise ParseError(f"schema_id must be {SCHEMA_ID!r}, got {quoted(w.schema_id)}", path="$.schema_id", dialect=NAME)
 
 
+@common(When("w.data", "matches", OBJECT_AT))
 def _data_is_object(w: Envelope) -> None:
     if not raw_is_object(w.data):
         raise ParseError("data must be an object", path="$.data", dialect=NAME)
@@ -173,6 +176,7 @@ def _ok(w: Envelope) -> bool:
     return w.status != "error" and not w.errors
 
 
+@common(When("w.data", "no match", WRAPPED_AT), value="w.data")
 def _payload(w: Envelope, ctx: Context) -> Raw:
     """``data``, or the value a writer wrapped as ``{"value": ...}`` (reported)."""
     inner = unwrap_payload(w.data)
