@@ -4,7 +4,9 @@ with the deliberate changes of issue 25 (the ``h-fidelity`` interpreter's outcom
 documents: a provenance residue on every preserve output into another dialect, and the losses
 it reports besides: 342 of the 11460 conversions), and of issue 28 (residues record digest
 version 2: the 1000 preserve outputs with a residue were recorded again, each checked to differ
-only in the residue's ``v`` and ``digest`` and code-graph's ``approxTokens``, which counts them).
+only in the residue's ``v`` and ``digest`` and code-graph's ``approxTokens``, which counts them;
+and again when residues that take the payload moved to version 4: the 590 such outputs, each
+checked the same way, with the same diagnostics and errors).
 
 Every recorded conversion (acme and beta documents, every bundled example, hypothesis-drawn
 documents; to and from the declarations, with and without preserve) is replayed through the hub:
