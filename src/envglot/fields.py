@@ -1384,8 +1384,10 @@ def tallying_pair(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..
 def bound_tally(fn: Callable[..., bytes | None], ctx: Context) -> Callable[..., bytes | None]:
     """A :func:`tallying_pair` function for one context whose report counts every document in
     turn (``migrate``'s chunk), called ``(buf)`` or ``(buf, members)``: the target's steps that are
-    constant for the pair and ``ctx`` done once, when they report nothing and give data only."""
-    bound = _BINDERS[fn](ctx)
+    constant for the pair and ``ctx`` done once, when they report nothing and give data only (any
+    other function of that signature, e.g. one wrapping it, is bound as it is)."""
+    binder = _BINDERS.get(fn)
+    bound = binder(ctx) if binder is not None else None
     return bound if bound is not None else functools.partial(fn, ctx)
 
 
