@@ -15,6 +15,7 @@ import importlib.util
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -343,3 +344,38 @@ def test_the_chunk_loop_counts_and_writes_what_each_record_gives(corpus: list[An
         assert msgspec.to_builtins(got.tally) == msgspec.to_builtins(want.tally)
         assert msgspec.json.encode(got.tally) == msgspec.json.encode(want.tally)  # in order (the JSON report)
         assert got.tally.rejected >= 3 and got.tally.passed_through >= 2 and got.tally.diagnostics
+
+
+@pytest.mark.parametrize("details", [False, True])
+def test_a_threads_counting_state_serves_its_chunks_one_at_a_time(corpus: list[Any], details: bool) -> None:
+    """:meth:`Migrator.counter`'s state is built once per thread and lent to one chunk at a time:
+    chunk after chunk (sources met in earlier chunks), chunks in four threads at once, and a chunk
+    started before the last one's ``done``, each give what its records migrated alone give."""
+    recs = [rec.data for rec in corpus if b"\n" not in rec.data and b"\r" not in rec.data]
+    bad = [b"not json\n", b'{"truncated": \n', b"\n"]
+    lines = [r + b"\n" for r in recs]
+    tasks = [
+        Task(f"in{i}.jsonl", "lines", b"".join([*lines[i::5], bad[i % 3]]), 1, "compact")
+        for i in range(5)  # each chunk its own mix of sources, a reject or a blank line in each
+    ]
+    m = Migrator(to="response-v2", unsupported="warn", details=details)
+    want = [_chunk_by_record(m, t) for t in tasks]
+
+    def same(got: ChunkResult, exp: ChunkResult) -> None:
+        assert (got.out, got.rejects) == (exp.out, exp.rejects)
+        assert msgspec.json.encode(got.tally) == msgspec.json.encode(exp.tally)  # in order
+
+    for _ in range(2):  # the second pass on the state the first left
+        for t, exp in zip(tasks, want, strict=True):
+            same(migrate_chunk(m, t), exp)
+    count, done = m.counter(Tally())
+    done()
+    lent, lent_done = m.counter(Tally())
+    assert lent is count, "the thread's state is built again"
+    inner, inner_done = m.counter(Tally())  # started before lent_done: a state of its own
+    assert inner is not lent
+    inner_done()
+    lent_done()
+    with ThreadPoolExecutor(4) as pool:
+        for got, exp in zip(pool.map(lambda t: migrate_chunk(m, t), tasks * 4), want * 4, strict=True):
+            same(got, exp)

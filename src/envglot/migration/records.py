@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -91,6 +92,7 @@ class Migrator:
     __slots__ = (
         "_classify",
         "_conv",
+        "_counters",
         "_mappings",
         "_max_depth",
         "_policy",
@@ -140,6 +142,7 @@ class Migrator:
         self.target = self._mappings.registry.get(self.to)
         """The target dialect (of the tables' registry: a declared one included)."""
         self._classify = functools.partial(classify_members, registry=self._mappings.registry)
+        self._counters = threading.local()  # each thread's counting state (Migrator.counter), built once
         delay = os.environ.get(TEST_DELAY_ENV)  # read once here, not per chunk
         self.test_delay = float(delay) if delay else 0.0
         """Seconds each chunk waits before it is converted (a test hook, ``TEST_DELAY_ENV``)."""
@@ -178,31 +181,32 @@ class Migrator:
         called per record as :meth:`count` is, ``done`` once after the last (``tally`` holds every
         record's counts only then). The counting state (the pipeline's
         :meth:`~envglot.pipeline.Pipeline.counter`: one report, one context per source, a detected
-        record straight to its counting function) is built once for the run; a record converted
-        on it is counted with the others in C (:meth:`Tally.converted_records`), before any other
-        record is counted, so the tally is the one :meth:`count` per record gives. Any record
-        whose check, detection or conversion raises is migrated again by :meth:`count`'s path,
-        which says what became of it."""
-        counted = self._conv.pipeline.counter()
-        general = functools.partial(self._count, tally, counted)
-        if self.details:
-            return general, _nothing
-        sources: list[str] = []
-        lossy: list[str] = []
-        kinds: list[tuple[Kind, str]] = []
-        add_source, add_lossy, add_kinds = sources.append, lossy.append, kinds.extend
-        max_depth, classify, to, check = self._max_depth, self._classify, self.to, self._check
+        record straight to its counting function; the functions below) is built once per thread
+        and lent to one run at a time: a run started in the same thread before ``done`` gets a
+        state of its own. A record converted on it is counted with the others in C
+        (:meth:`Tally.converted_records`), before any other record is counted, so the tally is the
+        one :meth:`count` per record gives. Any record whose check, detection or conversion raises
+        is migrated again by :meth:`count`'s path, which says what became of it."""
+        state: _RunCounter | None = self._counters.__dict__.pop("free", None)
+        if state is None:  # the first run of this thread, or one started before the last's done
+            state = _RunCounter(self, tally)
+        state.tally = tally
+        return state.count, state.done
 
-        def done() -> None:
+    def _count_fused(self, state: _RunCounter) -> tuple[Callable[[bytes], bytes | Outcome | None], Callable[[], None]]:
+        """``state``'s per-record function and its flush, as closures over its lists (the
+        record's path is the hot one: no attribute lookups but the run's tally)."""
+        counted = state.counted
+        sources, lossy, kinds = state.sources, state.lossy, state.kinds
+        add_source, add_lossy, add_kinds = sources.append, lossy.append, kinds.extend
+        max_depth, classify, to, check, general = self._max_depth, self._classify, self.to, self._check, self._count
+
+        def flush() -> None:
             if sources:
-                tally.converted_records(sources, lossy, map(_KIND, kinds))
+                state.tally.converted_records(sources, lossy, map(_KIND, kinds))
                 sources.clear()
                 lossy.clear()
                 kinds.clear()
-
-        def again(record: bytes) -> bytes | Outcome | None:
-            done()
-            return general(record)
 
         def count(record: bytes) -> bytes | Outcome | None:
             try:
@@ -211,15 +215,16 @@ class Migrator:
                 det = classify(top)
                 if det.dialect == to and not bom:
                     check(record)
-                    done()
-                    tally.passed_record(to)
+                    flush()
+                    state.tally.passed_record(to)
                     return None
                 output, read_as, unwrapped, seen, selected = counted(record, (clean, bom, det), top)
             except Exception:  # a reject (or the converter's own detection error): said by count's path
-                return again(record)
+                flush()
+                return general(state.tally, counted, record)
             if unwrapped:
-                done()
-                tally.converted_record(read_as, selected, True, map(_KIND, seen))
+                flush()
+                state.tally.converted_record(read_as, selected, True, map(_KIND, seen))
             else:
                 add_source(read_as)
                 if selected:
@@ -227,7 +232,7 @@ class Migrator:
                 add_kinds(seen)
             return output if b"\n" not in output and b"\r" not in output else _one_line(output)
 
-        return count, done
+        return count, flush
 
     def _count(self, tally: Tally, counted: Counter, record: bytes) -> bytes | Outcome | None:
         """:meth:`count` with ``counted`` the pipeline's counting of a converted record."""
@@ -319,6 +324,41 @@ class Migrator:
     def _check(self, record: bytes) -> None:
         m = self._mappings
         self.target.read(record, Context(m, Report(Level.IGNORE), m[self.to]))
+
+
+class _RunCounter:
+    """A :meth:`Migrator.counter`'s state for one thread, lent to one run of records at a time:
+    the pipeline's counter and the converted records' counts not yet in :attr:`tally`."""
+
+    __slots__ = ("count", "counted", "done", "flush", "kinds", "lossy", "sources", "tally")
+
+    def __init__(self, mig: Migrator, tally: Tally) -> None:
+        self.tally = tally
+        """The tally of the run it is lent to."""
+        self.counted = mig._conv.pipeline.counter()
+        self.sources: list[str] = []
+        self.lossy: list[str] = []
+        self.kinds: list[tuple[Kind, str]] = []
+        self.count: Callable[[bytes], bytes | Outcome | None]
+        self.flush: Callable[[], None]
+        if mig.details:
+            self.count = self._general(mig)
+            self.flush = _nothing
+        else:
+            self.count, self.flush = mig._count_fused(self)
+        free = mig._counters.__dict__
+
+        def done() -> None:
+            self.flush()
+            free["free"] = self  # this thread's next run takes it
+
+        self.done = done
+
+    def _general(self, mig: Migrator) -> Callable[[bytes], bytes | Outcome | None]:
+        def count(record: bytes) -> bytes | Outcome | None:
+            return mig._count(self.tally, self.counted, record)
+
+        return count
 
 
 def _nothing() -> None:

@@ -117,11 +117,12 @@ class Tally(SourceCounts):
         """Count converted records, none unwrapped, as one :meth:`converted_record` per record in
         order would (the same counts, sources and kinds in the same order): ``sources`` the source
         of each record, ``lossy`` the source of each lossy one, ``kinds`` the kind of each of their
-        diagnostics. Counted in C per source and kind, not per record."""
+        diagnostics. Counted in C per source and kind, not per record (a source's records by
+        ``list.count``: a run meets a few source dialects, and a ``Counter`` costs more than
+        that for a small file's handful of records)."""
         self.count_converted(len(lossy), 0, len(sources))
-        lossy_of = Counter(lossy)
-        for source, n in Counter(sources).items():
-            self.of(source).count_converted(lossy_of.get(source, 0), 0, n)
+        for source in dict.fromkeys(sources):
+            self.of(source).count_converted(lossy.count(source) if lossy else 0, 0, sources.count(source))
         self._count_kinds(kinds)
 
     def _count_kinds(self, kinds: Iterable[str]) -> None:
