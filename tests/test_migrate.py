@@ -1088,7 +1088,7 @@ def test_stdin_is_written_as_it_is_read(tmp_path: Path, jobs: int) -> None:
             return super().write(b)
 
     out = Out()
-    rep = migrate(["-"], stdin=src, stdout=out, jobs=jobs, chunk_bytes=4096)
+    rep = migrate(["-"], stdin=src, stdout=out, rejects=tmp_path / "r.jsonl", jobs=jobs, chunk_bytes=4096)
     assert rep.converted == 20000 and out.getvalue().count(b"\n") == 20000
     assert first[0] <= min(len(data) // 4, MAX_IN_FLIGHT_BYTES)
     assert first[0] <= (jobs + 2) * (4096 + len(legacy_variant(1)) + 1)
