@@ -978,6 +978,22 @@ def _without_bom(data: bytes, max_depth: int) -> bytes | None:
     return None if bom else buf
 
 
+def _minified(buf: bytes, max_depth: int) -> tuple[bytes, dict[str, msgspec.Raw]] | None:
+    """``(buf minified, its top-level members)`` for a checked, spaced document
+    (:func:`~envglot.wire.may_be_loose`), when it parses within the depth and its minified members
+    are laid end to end (no repeated member); ``None`` otherwise (nothing raised: the general path
+    says why). The minify is the depth check's parse (:func:`~envglot.limits.within_depth`): a
+    spaced document is parsed twice, once whole and once for its members."""
+    try:
+        tight = within_depth(_minify, buf, max_depth)
+    except (msgspec.DecodeError, EnvglotError):
+        return None
+    members = members_of(tight)
+    if members is None or not spans_whole(tight, members):
+        return None
+    return tight, members
+
+
 def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
     """:func:`entry`'s straight line for ``p`` under :data:`DISCARD`."""
     general = p.convert
@@ -1002,24 +1018,40 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         rival = forced_rival(registry, src.name)
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
 
+        # Whether the last document that reached the spaced branch was spaced: the next one is
+        # tried as spaced first (a source's documents are laid out alike; either order gives the
+        # same answer, the guess only saves the parse that does not fit).
+        spaced = [False]
+
         def forced(data: bytes) -> bytes:
             buf = data if data.isascii() else _without_bom(data, max_depth)  # (ASCII: check_input's answer)
             if buf is None or not COMPILED[0]:
                 return slow(data)
+            if spaced[0]:
+                if may_be_loose(buf):
+                    tight = _minified(buf, max_depth)
+                    return slow(data) if tight is None else finish(data, *tight)
+                spaced[0] = False
             members, checked = members_within_depth(buf, max_depth)
-            if members is None or not checked or not wrapped.isdisjoint(members):
+            if members is None or not checked:
                 return slow(data)
             if spans_whole(buf, members):
                 if may_be_loose(buf, True):
                     return slow(data)
-            elif may_be_loose(buf):
-                # spaced (json.dumps's ", "/": "): minified first, as Pipeline.convert does for a
-                # document parsed whole within the depth; a repeated member takes the general path
-                buf = _minify(buf)
-                members = members_of(buf)
-                if members is None or not spans_whole(buf, members):
-                    return slow(data)
-            else:
+                return finish(data, buf, members)
+            if not may_be_loose(buf):
+                return slow(data)
+            # spaced (json.dumps's ", "/": "): minified first, as Pipeline.convert does for a
+            # document parsed whole within the depth; a repeated member takes the general path.
+            # The next document is taken as spaced first.
+            spaced[0] = True
+            tight = _minified(buf, max_depth)
+            return slow(data) if tight is None else finish(data, *tight)
+
+        def finish(data: bytes, buf: bytes, members: dict[str, msgspec.Raw]) -> bytes:
+            """The fused output for ``buf`` (checked, minified, ``members`` its top level laid end
+            to end), or ``slow(data)``: a wrapper, the hub or another dialect's failure."""
+            if not wrapped.isdisjoint(members):
                 return slow(data)
             out = _run_fused(fused, buf, members, dst.name)
             if out is None:
