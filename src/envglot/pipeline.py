@@ -1018,39 +1018,40 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         rival = forced_rival(registry, src.name)
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
 
-        # Whether the last document that reached the spaced branch was spaced: the next one is
+        # Whether the last document laid out plainly enough to be read here was spaced: the next is
         # tried as spaced first (a source's documents are laid out alike; either order gives the
         # same answer, the guess only saves the parse that does not fit).
-        spaced = [False]
+        spaced = False
 
         def forced(data: bytes) -> bytes:
+            nonlocal spaced
             buf = data if data.isascii() else _without_bom(data, max_depth)  # (ASCII: check_input's answer)
             if buf is None or not COMPILED[0]:
                 return slow(data)
-            if spaced[0]:
-                if may_be_loose(buf):
-                    tight = _minified(buf, max_depth)
-                    return slow(data) if tight is None else finish(data, *tight)
-                spaced[0] = False
-            members, checked = members_within_depth(buf, max_depth)
-            if members is None or not checked:
-                return slow(data)
-            if spans_whole(buf, members):
-                if may_be_loose(buf, True):
+            if spaced and may_be_loose(buf):
+                tight = _minified(buf, max_depth)
+                if tight is None:
                     return slow(data)
-                return finish(data, buf, members)
-            if not may_be_loose(buf):
-                return slow(data)
-            # spaced (json.dumps's ", "/": "): minified first, as Pipeline.convert does for a
-            # document parsed whole within the depth; a repeated member takes the general path.
-            # The next document is taken as spaced first.
-            spaced[0] = True
-            tight = _minified(buf, max_depth)
-            return slow(data) if tight is None else finish(data, *tight)
-
-        def finish(data: bytes, buf: bytes, members: dict[str, msgspec.Raw]) -> bytes:
-            """The fused output for ``buf`` (checked, minified, ``members`` its top level laid end
-            to end), or ``slow(data)``: a wrapper, the hub or another dialect's failure."""
+                buf, members = tight
+            else:
+                members, checked = members_within_depth(buf, max_depth)
+                if members is None or not checked:
+                    return slow(data)
+                if spans_whole(buf, members):
+                    if may_be_loose(buf, True):
+                        return slow(data)
+                    spaced = False
+                elif may_be_loose(buf):
+                    # spaced (json.dumps's ", "/": "): minified first, as Pipeline.convert does for a
+                    # document parsed whole within the depth; a repeated member takes the general
+                    # path. The next document is tried as spaced first.
+                    spaced = True
+                    tight = _minified(buf, max_depth)
+                    if tight is None:
+                        return slow(data)
+                    buf, members = tight
+                else:
+                    return slow(data)
             if not wrapped.isdisjoint(members):
                 return slow(data)
             out = _run_fused(fused, buf, members, dst.name)
