@@ -1034,9 +1034,10 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     return slow(data)
                 buf, members = tight
             else:
-                members, checked = members_within_depth(buf, max_depth)
-                if members is None or not checked:
+                found, checked = members_within_depth(buf, max_depth)
+                if found is None or not checked:
                     return slow(data)
+                members = found
                 if spans_whole(buf, members):
                     if may_be_loose(buf, True):
                         return slow(data)
