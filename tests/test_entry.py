@@ -179,6 +179,28 @@ def test_a_spaced_document_forced_takes_the_straight_line(general_calls: list[by
         assert general_calls == []
 
 
+def test_the_layout_guessed_from_the_last_document_never_changes_an_answer(general_calls: list[bytes]) -> None:
+    """After a spaced document the next is tried as spaced first: spaced and minified documents in
+    any order, and spaced ones the straight line refuses (a repeated member, too deep, broken, a
+    wrapper), answer as ``Pipeline.convert``; only those refused ones reach it."""
+    spaced = [doc for doc in CORPUS_BY["result"] if doc not in COMPACT_BY["result"]][:6]
+    tight = [msgspec.json.format(doc, indent=-1) for doc in spaced]
+    refused = [
+        b'{"success": false, "success": true, "value": 1}',
+        b'{"success": true, "value": ' + b"[" * 300 + b"]" * 300 + b"}",
+        b'{"success": true, "value": [1, }',
+        b'{"content": [{"type": "text", "text": "{}"}], "isError": true}',
+    ]
+    order = [d for pair in zip(spaced, tight, spaced[1:] + refused, tight[::-1], strict=False) for d in pair]
+    order += refused + spaced[:2] + refused[::-1] + tight[:2]
+    for to in ("errorcode", "dotbot"):
+        want = [_answer(_general(Pipeline("result", to, IGNORE)), doc) for doc in order]
+        del general_calls[:]
+        p = Pipeline("result", to, IGNORE)
+        assert [_answer(p.convert_bytes, doc) for doc in order] == want
+        assert general_calls and set(general_calls) <= set(refused)
+
+
 def test_the_entry_waits_for_the_fused_paths(general_calls: list[bytes]) -> None:
     """Chosen while the fused paths are off, the entry would keep the hub: it is chosen when they are on."""
     doc = COMPACT_BY["errorcode"][0]

@@ -984,6 +984,22 @@ def _without_bom(data: bytes, max_depth: int) -> bytes | None:
     return None if bom else buf
 
 
+def _minified(buf: bytes, max_depth: int) -> tuple[bytes, dict[str, msgspec.Raw]] | None:
+    """``(buf minified, its top-level members)`` for a checked, spaced document
+    (:func:`~envglot.wire.may_be_loose`), when it parses within the depth and its minified members
+    are laid end to end (no repeated member); ``None`` otherwise (nothing raised: the general path
+    says why). The minify is the depth check's parse (:func:`~envglot.limits.within_depth`): a
+    spaced document is parsed twice, once whole and once for its members."""
+    try:
+        tight = within_depth(_minify, buf, max_depth)
+    except (msgspec.DecodeError, EnvglotError):
+        return None
+    members = members_of(tight)
+    if members is None or not spans_whole(tight, members):
+        return None
+    return tight, members
+
+
 def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
     """:func:`entry`'s straight line for ``p`` under :data:`DISCARD`."""
     general = p.convert
@@ -1008,24 +1024,42 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         rival = forced_rival(registry, src.name)
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
 
+        # Whether the last document laid out plainly enough to be read here was spaced: the next is
+        # tried as spaced first (a source's documents are laid out alike; either order gives the
+        # same answer, the guess only saves the parse that does not fit).
+        spaced = False
+
         def forced(data: bytes) -> bytes:
+            nonlocal spaced
             buf = data if data.isascii() else _without_bom(data, max_depth)  # (ASCII: check_input's answer)
             if buf is None or not COMPILED[0]:
                 return slow(data)
-            members, checked = members_within_depth(buf, max_depth)
-            if members is None or not checked or not wrapped.isdisjoint(members):
-                return slow(data)
-            if spans_whole(buf, members):
-                if may_be_loose(buf, True):
+            if spaced and may_be_loose(buf):
+                tight = _minified(buf, max_depth)
+                if tight is None:
                     return slow(data)
-            elif may_be_loose(buf):
-                # spaced (json.dumps's ", "/": "): minified first, as Pipeline.convert does for a
-                # document parsed whole within the depth; a repeated member takes the general path
-                buf = _minify(buf)
-                members = members_of(buf)
-                if members is None or not spans_whole(buf, members):
-                    return slow(data)
+                buf, members = tight
             else:
+                found, checked = members_within_depth(buf, max_depth)
+                if found is None or not checked:
+                    return slow(data)
+                members = found
+                if spans_whole(buf, members):
+                    if may_be_loose(buf, True):
+                        return slow(data)
+                    spaced = False
+                elif may_be_loose(buf):
+                    # spaced (json.dumps's ", "/": "): minified first, as Pipeline.convert does for a
+                    # document parsed whole within the depth; a repeated member takes the general
+                    # path. The next document is tried as spaced first.
+                    spaced = True
+                    tight = _minified(buf, max_depth)
+                    if tight is None:
+                        return slow(data)
+                    buf, members = tight
+                else:
+                    return slow(data)
+            if not wrapped.isdisjoint(members):
                 return slow(data)
             out = _run_fused(fused, buf, members, dst.name)
             if out is None:

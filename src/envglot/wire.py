@@ -73,10 +73,11 @@ def may_be_loose(buf: bytes, tight_top: bool = False) -> bool:
     the same, its output is just not minimal. ``tight_top``: the caller knows the top level
     holds no whitespace (:func:`~envglot.limits.spans_whole`), so the first key is not spaced.
     """
-    # \n, \r, \t tested by byte value: ``b"\n" in buf`` raises and clears a TypeError first
-    if 10 in buf or 13 in buf or 9 in buf:
+    # the head first (a spaced document is answered without scanning it); \n, \r, \t tested
+    # by byte value: ``b"\n" in buf`` raises and clears a TypeError first
+    if not tight_top and _SPACED_HEAD(buf, 0, _HEAD) is not None:
         return True
-    return not tight_top and _SPACED_HEAD(buf, 0, _HEAD) is not None
+    return 10 in buf or 13 in buf or 9 in buf
 
 
 def drop_success_problems(problems: tuple[Problem, ...], ctx: Context, dialect: str, success: str) -> None:
