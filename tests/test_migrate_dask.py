@@ -97,7 +97,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, b
     return root, _tree(root / "local"), ref
 
 
-@pytest.mark.parametrize("out", ["out", "./out/", "sub/../out", "ABS", "."])
+@pytest.mark.parametrize("out", ["out", "./out/", "sub/../out", "ABS", ".", "/"])
 def test_walked_files_are_named_as_pathlib_names_them(
     out: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

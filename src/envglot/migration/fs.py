@@ -117,7 +117,8 @@ def read_all(fd: int, size: int) -> bytes:
 
 
 def join(base: str, rel: str) -> str:
-    return posixpath.join(base.rstrip("/"), rel) if base else rel
+    """``rel`` under ``base`` (a local path or URL; the root ``/`` stays the root)."""
+    return posixpath.join(base.rstrip("/") or "/", rel) if base else rel
 
 
 class Patterns:
