@@ -199,7 +199,7 @@ class Migrator:
         counted = state.counted
         sources, lossy, kinds = state.sources, state.lossy, state.kinds
         add_source, add_lossy, add_kinds = sources.append, lossy.append, kinds.extend
-        max_depth, classify, to, check, general = self._max_depth, self._classify, self.to, self._check, self._count
+        max_depth, classify, to, passes, general = self._max_depth, self._classify, self.to, self._passes, self._count
 
         def flush() -> None:
             if sources:
@@ -213,8 +213,7 @@ class Migrator:
                 clean, bom = check_input(record, max_depth, depth=False)
                 top = within_depth(top_level, clean, max_depth, bom)
                 det = classify(top)
-                if det.dialect == to and not bom:
-                    check(record)
+                if passes(record, det.dialect, bom):
                     flush()
                     state.tally.passed_record(to)
                     return None
@@ -254,8 +253,7 @@ class Migrator:
             except EnvglotError:
                 members = det = None  # the converter detects again and raises the error with its context
             name = det.dialect if det is not None else None
-            if name == self.to and not bom:
-                self._check(record)
+            if self._passes(record, name, bom):
                 if tally is not None:
                     tally.passed_record(self.to)
                     return None
@@ -321,9 +319,15 @@ class Migrator:
         for rec in records:
             yield self.record(rec)
 
-    def _check(self, record: bytes) -> None:
+    def _passes(self, record: bytes, dialect: str | None, bom: bool) -> bool:
+        """Whether ``record``, detected as ``dialect`` (``bom``: it began with a byte order mark),
+        passes through unchanged: already in the target dialect, without a BOM, and read as valid
+        by the target's reader (whose error, raised here, rejects it)."""
+        if dialect != self.to or bom:
+            return False
         m = self._mappings
         self.target.read(record, Context(m, Report(Level.IGNORE), m[self.to]))
+        return True
 
 
 class _RunCounter:
