@@ -23,6 +23,7 @@ SLOW: dict[str, str] = {
     "tests/test_style.py": "ruff and mypy",
     "tests/test_docs_typing.py": "mypy --strict on the docs' examples",
     "tests/test_packaging.py": "builds and installs the wheel",
+    "tests/test_other_pythons.py": "the input checks' suites on CPython 3.12 and 3.13",
 }
 """Test modules (or folders) marked ``slow``, and why. They run in CI like every test (``-m "not
 slow"`` leaves them out while iterating); they are scheduled first, so that on two workers no
