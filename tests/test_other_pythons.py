@@ -94,7 +94,8 @@ def test_the_input_checks_hold_on_another_cpython(version: str, wheel: Path, tmp
     venv = tmp_path / "venv"
     _run([python, "-m", "venv", str(venv)], cwd=tmp_path, env=env, timeout=300)
     bin_dir = venv / "bin"
-    _run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel), *TOOLS], cwd=tmp_path, env=env, timeout=900)
+    pip = [str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel), *TOOLS]
+    _run(pip, cwd=tmp_path, env=env, timeout=900)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"  # the suites run the installed `envglot` command
 
     # installed from the wheel, outside the checkout: the venv's envglot, not src/
