@@ -57,23 +57,30 @@ def child(corpus_file: Path, pairs: list[tuple[str, str]]) -> None:
         os.getppid()  # dump: the PASSES passes
 
 
-def measure(src: Path, corpus_file: Path, pairs: list[tuple[str, str]], out: Path) -> list[int]:
-    """Run the child under callgrind on ``src``; the instruction count of each pair's PASSES passes."""
+def counted(src: Path, script: Path, args: list[str], parts: int, out: Path) -> tuple[list[int], str]:
+    """Run ``script args`` under callgrind with ``src`` on ``PYTHONPATH``; the instruction count
+    between each of its ``parts`` pairs of marker calls, and its standard output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENVGLOT_")}
     env["PYTHONPATH"] = str(src)
     env["PYTHONHASHSEED"] = "0"
     out.mkdir(parents=True, exist_ok=True)
-    spec = ",".join(f"{s}:{d}" for s, d in pairs)
     cmd = ["valgrind", "--tool=callgrind", f"--dump-before={MARKER}", f"--callgrind-out-file={out}/callgrind.out.%p"]
-    cmd += [sys.executable, str(Path(__file__).resolve()), "--child", str(corpus_file), "--pairs", spec]
+    cmd += [sys.executable, str(script), *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tempfile.gettempdir())
     if proc.returncode != 0:
         raise SystemExit(f"callgrind child on {src} failed:\n{proc.stderr[-4000:]}")
     dumps = sorted(out.glob("callgrind.out.*.*"), key=lambda p: int(p.name.rsplit(".", 1)[1]))
     totals = [int(re.search(r"^(?:totals|summary): (\d+)", p.read_text(), re.M).group(1)) for p in dumps]  # type: ignore[union-attr]
-    if len(totals) < 2 * len(pairs):
-        raise SystemExit(f"expected {2 * len(pairs)} dumps from {src}, found {len(totals)}")
-    return totals[1 : 2 * len(pairs) : 2]
+    if len(totals) < 2 * parts:
+        raise SystemExit(f"expected {2 * parts} dumps from {src}, found {len(totals)}")
+    return totals[1 : 2 * parts : 2], proc.stdout
+
+
+def measure(src: Path, corpus_file: Path, pairs: list[tuple[str, str]], out: Path) -> list[int]:
+    """Run the child under callgrind on ``src``; the instruction count of each pair's PASSES passes."""
+    spec = ",".join(f"{s}:{d}" for s, d in pairs)
+    args = ["--child", str(corpus_file), "--pairs", spec]
+    return counted(src, Path(__file__).resolve(), args, len(pairs), out)[0]
 
 
 def main(argv: list[str] | None = None) -> None:
