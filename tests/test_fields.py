@@ -823,6 +823,47 @@ def test_a_build_result_is_written_from_a_byte_template_as_msgspec_encodes_it() 
         assert fn2(docs[1], _Ctx()) == msgspec.json.encode(struct(False))  # type: ignore[arg-type]
 
 
+def test_a_bound_pairs_constant_output_parts_are_joined_once() -> None:
+    """A run of the template's parts that reads only the binding's constant steps is joined once
+    when the pair is bound: msgspec's bytes, the unbound function's; a constant that cannot be
+    encoded is still an error for every document, as unbound."""
+
+    def stamp(summary: str | None) -> str:  # constant: the source never defines a summary
+        return "s\u00e9" if summary is None else summary
+
+    def broken(summary: str | None) -> str:
+        return "\ud800"  # a lone surrogate: msgspec cannot encode it
+
+    r = fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Move("duration_ms", "w.inner.value"))
+    docs = [b'{"flag":true}', b'{"flag":false,"inner":{"value":5}}']
+    for hook, error in ((stamp, None), (broken, UnicodeEncodeError)):
+        w = fields.Writing(
+            fields.Let("stamp", hook),
+            fields.Build.of("head", _Head, count="duration_ms", label="stamp"),
+            fields.Build.of("out", _Doc, success="ok", head="head", note="stamp"),
+        )
+        src, dst = _toy(r), _toy(r, w)
+        dst.name = "toy2"  # type: ignore[misc]
+        unbound = fields.pair_function(src, dst)
+        assert unbound is not None
+        bind = fields.source(unbound).split("\ndef bind(ctx):\n")[1].split("_bound(buf, members=None):")[0]
+        assert "t_fixed1 = b''.join(" in bind and "t_fixed2" not in bind  # label, '}', note, '}': one run
+        ctx = _Ctx()
+        bound = fields.bound_pair(src, dst, ctx)  # type: ignore[arg-type]
+        assert bound is not None
+        for b in docs:
+            if error is not None:
+                with pytest.raises(error):
+                    unbound(b, ctx)  # type: ignore[arg-type]
+                with pytest.raises(error):
+                    bound(b)
+                continue
+            o = msgspec.json.decode(b, type=_Outer)
+            count = None if o.inner is None else o.inner.value
+            want = msgspec.json.encode(_Doc(o.flag, _Head(count, label="s\u00e9"), "s\u00e9"))
+            assert bound(b) == unbound(b, ctx) == want  # type: ignore[arg-type]
+
+
 def test_a_common_case_tests_a_pattern_inline() -> None:
     """``matches`` / ``no match`` take a compiled pattern's ``match``; the direct call takes the tests too."""
     from envglot.wire import OBJECT_AT
