@@ -732,6 +732,38 @@ def test_a_hooks_common_case_is_written_inline_and_its_body_called_otherwise() -
     assert "duration_ms = 0 if w.inner is None else depth(w)" in text
 
 
+def test_a_common_case_tests_an_exact_type_and_a_bound() -> None:
+    """``type is`` is the exact type (a ``bool`` is no ``int``), ``>=`` a bound; the direct call
+    and the generated code take the same tests."""
+    calls: list[object] = []
+
+    @fields.common(fields.When("v", "type is", int), fields.When("v", ">=", 0), value="v")
+    def whole(v: object) -> object:
+        calls.append(v)
+        return -1
+
+    assert [whole(3), whole(0), whole(True), whole(-2), whole(2.0), whole(None)] == [3, 0, -1, -1, -1, -1]
+    assert calls == [True, -2, 2.0, None]
+    with pytest.raises(TypeError, match="'type is' takes a type"):
+        fields.common(fields.When("v", "type is", "int"))
+    r = fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Move("duration_ms", "w.inner.value"))
+
+    def value(duration_ms: int | None) -> int | None:
+        return whole(duration_ms)  # type: ignore[return-value]
+
+    w = fields.Writing(
+        fields.Let("value", fields.common(fields.When("duration_ms", "type is", int), value="duration_ms")(value)),
+        fields.Build.of("out", _Out, success="ok", value="value"),
+    )
+    src, dst = _toy(r), _toy(r, w)
+    dst.name = "toy2"  # type: ignore[misc]
+    fn = fields._compile_pair(src, dst)
+    assert "type(duration_ms) is TYPE" in fields.source(fn)
+    calls.clear()
+    assert fn(b'{"flag":true,"inner":{"value":-4}}', _Ctx()) == b'{"success":true,"value":-4}' and calls == []
+    assert fn(b'{"flag":true}', _Ctx()) == b'{"success":true,"value":-1}' and calls == [None]
+
+
 def test_a_common_cases_direct_call_takes_any_parameter_name() -> None:
     """A parameter named like a name the direct-call machinery uses (``body``, as response-v2's
     ``_data`` has; ``made``) is the caller's value, on the common case and the other."""

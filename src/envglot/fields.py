@@ -168,9 +168,10 @@ class When(NamedTuple):
     """One test of a hook's common case (:func:`common`): ``path op value``.
 
     ``path`` is a parameter, or a member path from one (``w.errors``); ``op`` is ``is``,
-    ``is not``, ``==`` or ``!=`` against ``value`` (a JSON literal or :data:`ABSENT`),
-    ``falsy`` / ``truthy`` (no ``value``), or ``matches`` / ``no match``: ``value`` is a
-    compiled pattern's ``match`` (one C call on the bytes, e.g. :data:`~envglot.wire.OBJECT_AT`)."""
+    ``is not``, ``==``, ``!=`` or ``>=`` against ``value`` (a JSON literal or :data:`ABSENT`),
+    ``falsy`` / ``truthy`` (no ``value``), ``type is`` (``value`` a type: exactly it, no
+    subclass), or ``matches`` / ``no match``: ``value`` is a compiled pattern's ``match`` (one
+    C call on the bytes, e.g. :data:`~envglot.wire.OBJECT_AT`)."""
 
     path: str
     op: str
@@ -185,7 +186,7 @@ class Common(NamedTuple):
     body: Callable[..., Any]
 
 
-_OPS = frozenset({"is", "is not", "==", "!=", "falsy", "truthy", "matches", "no match"})
+_OPS = frozenset({"is", "is not", "==", "!=", ">=", "falsy", "truthy", "type is", "matches", "no match"})
 _MATCH = {"matches": "is not None", "no match": "is None"}
 _F = TypeVar("_F", bound=Callable[..., Any])
 _NONE = Const(None)
@@ -204,7 +205,10 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
     for t in when:
         if t.op not in _OPS:
             raise TypeError(f"common: unknown test {t.op!r} (one of {', '.join(sorted(_OPS))})")
-        if (t.op in _MATCH) != callable(t.value):
+        if t.op == "type is":
+            if not isinstance(t.value, type):
+                raise TypeError(f"common: 'type is' takes a type, not {t.value!r}")
+        elif (t.op in _MATCH) != callable(t.value):
             raise TypeError(f"common: {t.op!r} takes a pattern's match, not {t.value!r}")
 
     def wrap(body: _F) -> _F:
@@ -271,6 +275,8 @@ def _common_exprs(
             return None, ""
         if t.op in _MATCH:
             tests.append(f"{ref(t.value, 'MATCH')}({e}) {_MATCH[t.op]}")
+        elif t.op == "type is":
+            tests.append(f"type({e}) is {ref(t.value, 'TYPE')}")
         else:
             tests.append(
                 f"not {e}" if t.op == "falsy" else e if t.op == "truthy" else f"{e} {t.op} {_literal(t.value, ref)}"

@@ -460,6 +460,7 @@ def _audit_stamp(timestamp: str | None, ctx: Context, dmap: DialectMap) -> str:
     return stamp if stamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp")  # type: ignore[return-value]
 
 
+@common(When("duration_ms", "type is", int), When("duration_ms", ">=", 0), value="duration_ms")
 def _audit_ms(duration_ms: int | float | None, ctx: Context, dmap: DialectMap) -> int:
     """``audit.duration_ms`` (required): whole milliseconds, else synthesized."""
     return whole_ms(duration_ms, dmap, ctx, "audit.duration_ms")
