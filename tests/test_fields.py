@@ -732,6 +732,38 @@ def test_a_hooks_common_case_is_written_inline_and_its_body_called_otherwise() -
     assert "duration_ms = 0 if w.inner is None else depth(w)" in text
 
 
+def test_a_common_case_tests_an_exact_type_and_a_bound() -> None:
+    """``type is`` is the exact type (a ``bool`` is no ``int``), ``>=`` a bound; the direct call
+    and the generated code take the same tests."""
+    calls: list[object] = []
+
+    @fields.common(fields.When("v", "type is", int), fields.When("v", ">=", 0), value="v")
+    def whole(v: object) -> object:
+        calls.append(v)
+        return -1
+
+    assert [whole(3), whole(0), whole(True), whole(-2), whole(2.0), whole(None)] == [3, 0, -1, -1, -1, -1]
+    assert calls == [True, -2, 2.0, None]
+    with pytest.raises(TypeError, match="'type is' takes a type"):
+        fields.common(fields.When("v", "type is", "int"))
+    r = fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Move("duration_ms", "w.inner.value"))
+
+    def value(duration_ms: int | None) -> int | None:
+        return whole(duration_ms)  # type: ignore[return-value]
+
+    w = fields.Writing(
+        fields.Let("value", fields.common(fields.When("duration_ms", "type is", int), value="duration_ms")(value)),
+        fields.Build.of("out", _Out, success="ok", value="value"),
+    )
+    src, dst = _toy(r), _toy(r, w)
+    dst.name = "toy2"  # type: ignore[misc]
+    fn = fields._compile_pair(src, dst)
+    assert "type(duration_ms) is TYPE" in fields.source(fn)
+    calls.clear()
+    assert fn(b'{"flag":true,"inner":{"value":-4}}', _Ctx()) == b'{"success":true,"value":-4}' and calls == []
+    assert fn(b'{"flag":true}', _Ctx()) == b'{"success":true,"value":-1}' and calls == [None]
+
+
 def test_a_common_cases_direct_call_takes_any_parameter_name() -> None:
     """A parameter named like a name the direct-call machinery uses (``body``, as response-v2's
     ``_data`` has; ``made``) is the caller's value, on the common case and the other."""
@@ -821,6 +853,45 @@ def test_a_build_result_is_written_from_a_byte_template_as_msgspec_encodes_it() 
         fn2 = fields.pair_function(src, dst2)
         assert fn2 is not None and f"{struct.__name__}(" in fields.source(fn2)
         assert fn2(docs[1], _Ctx()) == msgspec.json.encode(struct(False))  # type: ignore[arg-type]
+
+
+def test_a_bound_pairs_constant_output_parts_are_joined_once() -> None:
+    """A run of the template's parts that reads only the binding's constant steps is joined once
+    when the pair is bound: msgspec's bytes, the unbound function's; a constant that cannot be
+    encoded is still an error for every document, as unbound."""
+
+    def stamp(summary: str | None) -> str:  # constant: the source never defines a summary
+        return "s\u00e9" if summary is None else summary
+
+    def broken(summary: str | None) -> str:
+        return "\ud800"  # a lone surrogate: msgspec cannot encode it
+
+    r = fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Move("duration_ms", "w.inner.value"))
+    docs = [b'{"flag":true}', b'{"flag":false,"inner":{"value":5}}']
+    for hook, error in ((stamp, None), (broken, UnicodeEncodeError)):
+        w = fields.Writing(
+            fields.Let("stamp", hook),
+            fields.Build.of("head", _Head, count="duration_ms", label="stamp"),
+            fields.Build.of("out", _Doc, success="ok", head="head", note="stamp"),
+        )
+        src, dst = _toy(r), _toy(r, w)
+        dst.name = "toy2"  # type: ignore[misc]
+        unbound = fields._compile_pair(src, dst)  # not the cache: its key is the declarations' ids
+        bind = fields.source(unbound).split("\ndef bind(ctx):\n")[1].split("_bound(buf, members=None):")[0]
+        assert "t_fixed1 = b''.join(" in bind and "t_fixed2" not in bind  # label, '}', note, '}': one run
+        ctx = _Ctx()
+        bound = fields._BINDERS[unbound](ctx)
+        for b in docs:
+            if error is not None:
+                assert bound is None  # no binding: the unbound function raises for every document
+                with pytest.raises(error):
+                    unbound(b, ctx)  # type: ignore[arg-type]
+                continue
+            assert bound is not None
+            o = msgspec.json.decode(b, type=_Outer)
+            count = None if o.inner is None else o.inner.value
+            want = msgspec.json.encode(_Doc(o.flag, _Head(count, label="s\u00e9"), "s\u00e9"))
+            assert bound(b) == unbound(b, ctx) == want  # type: ignore[arg-type]
 
 
 def test_a_common_case_tests_a_pattern_inline() -> None:

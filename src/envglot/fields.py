@@ -168,9 +168,10 @@ class When(NamedTuple):
     """One test of a hook's common case (:func:`common`): ``path op value``.
 
     ``path`` is a parameter, or a member path from one (``w.errors``); ``op`` is ``is``,
-    ``is not``, ``==`` or ``!=`` against ``value`` (a JSON literal or :data:`ABSENT`),
-    ``falsy`` / ``truthy`` (no ``value``), or ``matches`` / ``no match``: ``value`` is a
-    compiled pattern's ``match`` (one C call on the bytes, e.g. :data:`~envglot.wire.OBJECT_AT`)."""
+    ``is not``, ``==``, ``!=`` or ``>=`` against ``value`` (a JSON literal or :data:`ABSENT`),
+    ``falsy`` / ``truthy`` (no ``value``), ``type is`` (``value`` a type: exactly it, no
+    subclass), or ``matches`` / ``no match``: ``value`` is a compiled pattern's ``match`` (one
+    C call on the bytes, e.g. :data:`~envglot.wire.OBJECT_AT`)."""
 
     path: str
     op: str
@@ -185,7 +186,7 @@ class Common(NamedTuple):
     body: Callable[..., Any]
 
 
-_OPS = frozenset({"is", "is not", "==", "!=", "falsy", "truthy", "matches", "no match"})
+_OPS = frozenset({"is", "is not", "==", "!=", ">=", "falsy", "truthy", "type is", "matches", "no match"})
 _MATCH = {"matches": "is not None", "no match": "is None"}
 _F = TypeVar("_F", bound=Callable[..., Any])
 _NONE = Const(None)
@@ -204,7 +205,10 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
     for t in when:
         if t.op not in _OPS:
             raise TypeError(f"common: unknown test {t.op!r} (one of {', '.join(sorted(_OPS))})")
-        if (t.op in _MATCH) != callable(t.value):
+        if t.op == "type is":
+            if not isinstance(t.value, type):
+                raise TypeError(f"common: 'type is' takes a type, not {t.value!r}")
+        elif (t.op in _MATCH) != callable(t.value):
             raise TypeError(f"common: {t.op!r} takes a pattern's match, not {t.value!r}")
 
     def wrap(body: _F) -> _F:
@@ -271,6 +275,8 @@ def _common_exprs(
             return None, ""
         if t.op in _MATCH:
             tests.append(f"{ref(t.value, 'MATCH')}({e}) {_MATCH[t.op]}")
+        elif t.op == "type is":
+            tests.append(f"type({e}) is {ref(t.value, 'TYPE')}")
         else:
             tests.append(
                 f"not {e}" if t.op == "falsy" else e if t.op == "truthy" else f"{e} {t.op} {_literal(t.value, ref)}"
@@ -801,11 +807,14 @@ def _emit_body(
     losses: Losses | None = None,
     counting: bool = False,
     plans_bound: bool = False,
+    hoist: list[tuple[str, str]] | None = None,
 ) -> None:
     """A fused pair's body: decode, the reading steps, then the target's writing steps but
     ``skip``; ``counting``: also what the hub would report (``losses``: the pair of tables'
     facts for the writer's loss check, ``None`` when the target has none). A failure's code is
-    planned (:func:`_fast_failure`) with ``t_plans`` (bound once, ``plans_bound``, else here)."""
+    planned (:func:`_fast_failure`) with ``t_plans`` (bound once, ``plans_bound``, else here).
+    ``hoist``: given for a bound body (``skip`` done once), it receives the ``(name, expression)``
+    of the output's parts constant for the binding, which the caller computes before the body."""
     reading, writing = src.steps()[0], dst.steps()[1]
     assert reading is not None and writing is not None
     same = src.name == dst.name
@@ -848,8 +857,14 @@ def _emit_body(
                 u.emit(f"{f} = {_default(u, f)}", indent)
     wr.locals |= {getattr(writing.steps[i], "name", "") for i in skip}
     emitted = set(range(len(writing.steps))) - skip
-    template = None if counting else _template(wr, writing, emitted - set(wr.subst))
+    fixed: frozenset[str] = frozenset()
+    if hoist is not None and skip:
+        held = {getattr(writing.steps[i], "name", "") for i in skip}
+        fixed = frozenset(held | {f for f in _writer_inputs(writing) if f not in produced})
+    template = None if counting else _template(wr, writing, emitted - set(wr.subst), fixed)
     if template is not None:
+        if hoist is not None:
+            hoist += template[2]
         emitted -= template[0]
         wr.locals |= {getattr(writing.steps[i], "name", "") for i in template[0]}
     if fast is None:
@@ -859,14 +874,25 @@ def _emit_body(
     _finish(wr, writing, indent, None if template is None else template[1])
 
 
-def _template(side: _Side, writing: Writing, emitted: set[int]) -> tuple[set[int], list[str]] | None:
+class _Fixed(NamedTuple):
+    """A template part's expression whose value is the same for every document (it reads only
+    names constant for a bound pair: see :func:`_template`)."""
+
+    expr: str
+
+
+def _template(
+    side: _Side, writing: Writing, emitted: set[int], fixed: frozenset[str] = frozenset()
+) -> tuple[set[int], list[str], list[tuple[str, str]]] | None:
     """The result's bytes written without its Structs: ``(the Build steps it replaces, the parts
-    joined)``, or ``None`` (a ``finish`` hook, a Build another step reads, a Struct the template
-    cannot spell: see :func:`_spelled`).
+    joined, the bytes computed once)``, or ``None`` (a ``finish`` hook, a Build another step
+    reads, a Struct the template cannot spell: see :func:`_spelled`).
 
     Each Struct is written as msgspec encodes it: its fields in order, a field at its default
     (``None`` or :data:`ABSENT`, which msgspec tests by identity) left out, a ``Raw`` value as
     it is, any other value by the writer's encoder; a member that is a Build is written in place.
+    A run of parts reading only ``fixed`` names (a bound pair's constant steps and absent
+    fields) is one name, ``(name, expression)``, its bytes joined once per binding.
     """
     if writing.finish is not None:
         return None
@@ -874,28 +900,44 @@ def _template(side: _Side, writing: Writing, emitted: set[int]) -> tuple[set[int
     if writing.result not in builds:
         return None
     taken: set[int] = set()
-    parts = _spelled(side, writing, builds, writing.result, taken)
+    parts = _spelled(side, writing, builds, writing.result, taken, fixed)
     if parts is None:
         return None
     names = {writing.steps[i].name for i in taken}  # type: ignore[union-attr]
     for i, st in enumerate(writing.steps):
         if i not in taken and (inputs(st) & names):
             return None
-    merged: list[bytes | str] = []
-    for p in parts:  # adjacent constant bytes joined
-        if isinstance(p, bytes) and merged and isinstance(merged[-1], bytes):
-            merged[-1] += p
+    runs: list[list[bytes | str | _Fixed]] = []
+    for p in parts:  # adjacent constant parts together
+        if not isinstance(p, str) and runs and not isinstance(runs[-1][0], str):
+            runs[-1].append(p)
         else:
-            merged.append(p)
-    return taken, [repr(p) if isinstance(p, bytes) else p for p in merged]
+            runs.append([p])
+    out: list[str] = []
+    hoisted: list[tuple[str, str]] = []
+    for run in runs:
+        if isinstance(run[0], str):
+            out.append(run[0])
+        elif all(isinstance(p, bytes) for p in run):
+            out.append(repr(b"".join(run)))  # type: ignore[arg-type]
+        else:
+            name = f"t_fixed{len(hoisted) + 1}"
+            hoisted.append((name, f"b''.join(({', '.join(_fixed_expr(p) for p in run)},))"))
+            out.append(name)
+    return taken, out, hoisted
+
+
+def _fixed_expr(p: bytes | str | _Fixed) -> str:
+    return repr(p) if isinstance(p, bytes) else p.expr if isinstance(p, _Fixed) else p
 
 
 def _spelled(
-    side: _Side, writing: Writing, builds: dict[str, int], name: str, taken: set[int]
-) -> list[bytes | str] | None:
-    """The parts of Build ``name``'s encoding (bytes, or an expression giving bytes), ``None``
-    when its Struct is not one msgspec writes as a plain object of its fields with
-    ``omit_defaults`` (a tag, an array, a required field given no member, another default)."""
+    side: _Side, writing: Writing, builds: dict[str, int], name: str, taken: set[int], fixed: frozenset[str]
+) -> list[bytes | str | _Fixed] | None:
+    """The parts of Build ``name``'s encoding (bytes, or an expression giving bytes: a
+    :class:`_Fixed` one where it reads a ``fixed`` name only), ``None`` when its Struct is not
+    one msgspec writes as a plain object of its fields with ``omit_defaults`` (a tag, an array,
+    a required field given no member, another default)."""
     st = writing.steps[builds[name]]
     assert isinstance(st, Build)
     tp = st.struct
@@ -907,7 +949,7 @@ def _spelled(
         return None
     enc = side.unit.ref(_ENC.encode, "encode")
     raw = side.unit.ref(Raw, "Raw")
-    parts: list[bytes | str] = []
+    parts: list[bytes | str | _Fixed] = []
     for f in fields:
         key = _ENC.encode(f.encode_name) + b":"
         lead = b"{" if not parts else b","
@@ -932,7 +974,7 @@ def _spelled(
             continue
         if v in builds:
             if required:
-                inner = _spelled(side, writing, builds, v, taken)
+                inner = _spelled(side, writing, builds, v, taken, fixed)
                 if inner is None:
                     return None
                 parts += [lead + key, *inner]
@@ -945,11 +987,13 @@ def _spelled(
             value = f"(b'null' if {x} is None else {x} if type({x}) is {raw} else {enc}({x}))"
         else:
             value = f"({x} if type({x}) is {raw} else {enc}({x}))"
+        held = v.split(".", 1)[0] in fixed
         if required:
-            parts += [lead + key, value]
+            parts += [lead + key, _Fixed(value) if held else value]
         else:
             default = "None" if f.default is None else side.unit.ref(ABSENT, "ABSENT")
-            parts.append(f"(b'' if {x} is {default} else {(lead + key)!r} + {value})")
+            part = f"(b'' if {x} is {default} else {(lead + key)!r} + {value})"
+            parts.append(_Fixed(part) if held else part)
     parts.append(b"}")
     taken.add(builds[name])
     return parts
@@ -1225,8 +1269,13 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
         u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
         u.emit("return None", 2)
+    at = len(u.lines)
     u.emit(f"def {fn}_bound(buf, members=None):")
-    _emit_body(u, src, dst, 2, folded, members=True, plans_bound=fast is not None)
+    hoist: list[tuple[str, str]] = []
+    _emit_body(u, src, dst, 2, folded, members=True, plans_bound=fast is not None, hoist=hoist)
+    if hoist:  # the output's constant parts, encoded once (as the body would for every document)
+        once = ["    try:", *(f"        {name} = {expr}" for name, expr in hoist), "    except Exception:"]
+        u.lines[at:at] = [*once, "        return None"]
     u.emit(f"return {fn}_bound")
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]

@@ -5,6 +5,7 @@ Over 500 lines: one dialect's whole wire format (reading, writing, their fused f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from typing import Annotated, Any, Literal, NamedTuple, cast, get_args
 
@@ -296,6 +297,7 @@ def _action(st: c.NextStep, i: int, taken: set[str], dmap: DialectMap, ctx: Cont
     return Action(id=aid, type=atype, label=label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(args))
 
 
+@common(When("payload", "is not", None), When("payload", "matches", OBJECT_AT), value="payload")
 def _data(payload: Raw | None, ok: bool, ctx: Context) -> Raw:
     return object_payload(payload, ok, ctx, NAME)
 
@@ -319,7 +321,8 @@ def _failures(
     return problems
 
 
-def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap) -> list[Issue]:
+@common(When("failures", "falsy"), value=Const(()))
+def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap) -> Sequence[Issue]:
     return [
         _issue(p, write_plan(p, dmap, ctx, i), p.message, p.path, p.details, summary, i, ctx, dmap)
         for i, p in enumerate(failures)
@@ -441,7 +444,7 @@ def _intent(next_steps: tuple[c.NextStep, ...], i: int, ctx: Context) -> Intent:
     When("ctx.report.collecting", "falsy"),
     value=Const("Completed."),
 )
-def _summary(summary: str | None, errors: list[Issue], ctx: Context, dmap: DialectMap) -> str:
+def _summary(summary: str | None, errors: Sequence[Issue], ctx: Context, dmap: DialectMap) -> str:
     """``summary`` is required: synthesized from the first error, else ``Completed.`` (reported)."""
     if summary is not None:
         return summary
@@ -457,6 +460,7 @@ def _audit_stamp(timestamp: str | None, ctx: Context, dmap: DialectMap) -> str:
     return stamp if stamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp")  # type: ignore[return-value]
 
 
+@common(When("duration_ms", "type is", int), When("duration_ms", ">=", 0), value="duration_ms")
 def _audit_ms(duration_ms: int | float | None, ctx: Context, dmap: DialectMap) -> int:
     """``audit.duration_ms`` (required): whole milliseconds, else synthesized."""
     return whole_ms(duration_ms, dmap, ctx, "audit.duration_ms")
