@@ -396,10 +396,14 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
         where = ctx.path("problem.code", index)
         counting = type(report) is Counting
         if p.code is None:
-            facts = {} if counting else {"need": f"{dmap.name} needs a code", "value": _synthesized_code(p, code, plan)}
-            ctx.synthesized(dmap, "problem.code", index, **facts)
+            need: dict[str, object] = {}
+            if not counting:
+                need = {"need": f"{dmap.name} needs a code", "value": _synthesized_code(p, code, plan)}
+            ctx.synthesized(dmap, "problem.code", index, **need)
         elif ch.respelled:
-            facts = {} if counting else {"source": p.domain, "code": quoted(p.code), "chosen": quoted(code)}
+            facts: dict[str, object] = {}
+            if not counting:
+                facts = {"source": p.domain, "code": quoted(p.code), "chosen": quoted(code)}
             report.add(Kind.CODE_RESPELLED, where, dmap.name, **facts)
         else:
             report.add(Kind.CODE_MAPPED, where, dmap.name, **({} if counting else _mapped(p, code, plan, dmap)))
