@@ -429,6 +429,7 @@ class Pipeline:
             return slow
         registry, m, synth, dst, strict = self.registry, self.mappings, self.synth, self.dst, self.strict
         raising = policy.level is Level.RAISE
+        selects_any = policy.selects_any  # Counting.selected without a carried diagnostic (no preserve here)
         paths: dict[str, tuple[str, Callable[..., bytes | None]] | None] = {MCP: None, JSONRPC: None}
 
         def bind(dialect: str) -> tuple[str, Callable[..., bytes | None]] | None:
@@ -462,7 +463,7 @@ class Pipeline:
             out = _run_fused(fused, clean, members, dst.name)
             if out is None:  # the hub
                 return slow(buf, checked, members)
-            selected = bool(seen) and counting.selected()
+            selected = bool(seen) and selects_any(seen)
             if selected and raising:  # refused: the general path says why
                 return slow(buf, checked, members)
             return out, name, False, seen, selected

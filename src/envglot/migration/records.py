@@ -213,7 +213,7 @@ class Migrator:
                 clean, bom = check_input(record, max_depth, depth=False)
                 top = within_depth(top_level, clean, max_depth, bom)
                 det = classify(top)
-                if passes(record, det.dialect, bom):
+                if det.dialect == to and passes(record, to, bom):  # _passes' rule, called for its dialect only
                     flush()
                     state.tally.passed_record(to)
                     return None
@@ -229,7 +229,7 @@ class Migrator:
                 if selected:
                     add_lossy(read_as)
                 add_kinds(seen)
-            return output if b"\n" not in output and b"\r" not in output else _one_line(output)
+            return output if 10 not in output and 13 not in output else _one_line(output)
 
         return count, flush
 
@@ -375,7 +375,8 @@ _KIND = itemgetter(0)
 
 def _one_line(out: bytes) -> bytes:
     """``out`` as one JSON Lines record (no newline in it)."""
-    return msgspec.json.format(out, indent=-1) if b"\n" in out or b"\r" in out else out
+    # bytes by value: ``b"\n" in out`` raises and clears a TypeError before it searches
+    return msgspec.json.format(out, indent=-1) if 10 in out or 13 in out else out
 
 
 def _details(exc: EnvglotError) -> tuple[Diagnostic, ...]:
