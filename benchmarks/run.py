@@ -707,11 +707,32 @@ def migrate_mix(corp: corpus_mod.Corpus, mode: Mode) -> tuple[tuple[str, ...], l
     return sources, corpus_mod.jsonl_mix(corp, sources, corp.seed, mode.jsonl_per_dialect)
 
 
-def _work_dir(keep: Path | None) -> Path:
-    """The migrate section's working directory: ``keep`` (``--keep-files``), else a new temporary one."""
-    work = Path(tempfile.mkdtemp(prefix="envglot-bench-")) if keep is None else keep
+def _work_dir(keep: Path | None, under: Path | None) -> Path:
+    """The migrate section's working directory: ``keep`` (``--keep-files``), else a new temporary one
+    under ``under`` (``--work-dir``; the system's temporary directory when ``None``)."""
+    work = Path(tempfile.mkdtemp(prefix="envglot-bench-", dir=under)) if keep is None else keep
     work.mkdir(parents=True, exist_ok=True)
     return work
+
+
+def file_system(path: Path) -> dict[str, str] | None:
+    """The file system ``path`` is on, from ``/proc/self/mounts`` (the longest mount point that holds
+    it): mount point, type, device and options; ``None`` where that file does not exist."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    best: list[str] | None = None
+    for line in mounts:
+        dev, point, kind, opts = [*line.split(), "", "", ""][:4]
+        point = point.replace("\\040", " ")
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) >= len(best[1])):
+            best = [dev, point, kind, opts]
+    if best is None:
+        return None
+    return {"mount_point": best[1], "type": best[2], "device": best[0], "options": best[3]}
 
 
 def _small_files_row(
@@ -723,17 +744,23 @@ def _small_files_row(
 
 
 def run_smallfiles(
-    corp: corpus_mod.Corpus, mode: Mode, keep: Path | None, cmd: list[str], log: Callable[[str], None]
+    corp: corpus_mod.Corpus,
+    mode: Mode,
+    keep: Path | None,
+    under: Path | None,
+    cmd: list[str],
+    log: Callable[[str], None],
 ) -> dict[str, Any]:
     """The local small-files row of the migrate section alone (``--sections smallfiles``)."""
     ok, why = migrate_available(cmd)
     if not ok:
         return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
-    work = _work_dir(keep)
+    work = _work_dir(keep, under)
     try:
         lsf, failed = _small_files_row(migrate_mix(corp, mode)[1], work, cmd, mode, log)
         reason = "only the small-files row was run (--sections smallfiles)"
-        return {"status": "failed" if failed else "ok", "reason": reason, "local_small_files": lsf}
+        status = "failed" if failed else "ok"
+        return {"status": status, "reason": reason, "work_fs": file_system(work), "local_small_files": lsf}
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -745,6 +772,7 @@ def run_migrate(
     size_mb: float,
     rounds: int,
     keep: Path | None,
+    under: Path | None,
     cmd: list[str],
     log: Callable[[str], None],
 ) -> dict[str, Any]:
@@ -753,7 +781,7 @@ def run_migrate(
         return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
     # migrate detects every record: a dialect whose successes carry no marker cannot be in the mix
     sources, cycle = migrate_mix(corp, mode)
-    work = _work_dir(keep)
+    work = _work_dir(keep, under)
     try:
         src = work / "corpus.jsonl"
         records, nbytes = write_jsonl(src, cycle, int(size_mb * MB))
@@ -792,6 +820,7 @@ def run_migrate(
             runs.append(r)
         res: dict[str, Any] = {
             "status": "ok" if all(r["exit_code"] == 0 for r in runs) else "failed",
+            "work_fs": file_system(work),
             "file_mb": round(nbytes / MB, 1),
             "records": records,
             "sources": list(sources),
@@ -1230,8 +1259,13 @@ def _table(header: Sequence[str], align: str, rows: list[list[str]]) -> list[str
     return out
 
 
-def _local_small_files_lines(lsf: dict[str, Any]) -> list[str]:
-    """The local small-files row's paragraph (:func:`run_local_small_files`)."""
+def _fs_words(fs: dict[str, str] | None) -> str:
+    """The working directory's file system for a results paragraph (:func:`file_system`)."""
+    return "unknown" if not fs else f"{fs['type']} at {fs['mount_point']} ({fs['device']})"
+
+
+def _local_small_files_lines(lsf: dict[str, Any], fs: dict[str, str] | None) -> list[str]:
+    """The local small-files row's paragraph (:func:`run_local_small_files`), taken on file system ``fs``."""
     rounds = lsf.get("rounds", [])
     return [
         "",
@@ -1242,7 +1276,7 @@ def _local_small_files_lines(lsf: dict[str, Any]) -> list[str]:
         f"{', '.join(format(r['ratio'], '.2f') for r in rounds)} x). The file system's floor in the same "
         f"rounds (the files' unavoidable system calls, no conversion: `small_files_floor`): "
         f"{', '.join(format(r['floor'], '.2f') for r in rounds)} s, so the best ratio it allowed: "
-        f"{_fmt(lsf.get('floor_ratio'))} x.",
+        f"{_fmt(lsf.get('floor_ratio'))} x. File system of the working directory: {_fs_words(fs)}.",
     ]
 
 
@@ -1361,7 +1395,7 @@ def markdown(results: dict[str, Any]) -> str:
                 f"{_fmt(unch['records_per_s'], 0)} records/s (each record checked, the file copied, not rewritten).",
             ]
         if mig.get("local_small_files"):
-            lines += _local_small_files_lines(mig["local_small_files"])
+            lines += _local_small_files_lines(mig["local_small_files"], mig.get("work_fs"))
         sf = mig.get("small_files")
         if sf:
             lines += [
@@ -1380,7 +1414,7 @@ def markdown(results: dict[str, Any]) -> str:
                     f"{_fmt(w['records_per_s'], 0)} records/s, exit {w['exit_code']}.",
                 ]
     elif mig.get("local_small_files"):  # --sections smallfiles: that row alone
-        lines += _local_small_files_lines(mig["local_small_files"])
+        lines += _local_small_files_lines(mig["local_small_files"], mig.get("work_fs"))
     else:
         lines.append(f"Not measured: {str(mig.get('reason') or mig.get('status')).rstrip('.')}.")
     imp = results.get("import_time")
@@ -1540,7 +1574,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="replace the results section of docs/performance.md with this run's tables",
     )
-    p.add_argument("--keep-files", type=Path, help="keep the migration file and outputs in this directory")
+    w = p.add_mutually_exclusive_group()
+    w.add_argument("--keep-files", type=Path, help="keep the migration file and outputs in this directory")
+    w.add_argument(
+        "--work-dir",
+        type=Path,
+        help="make the migrate section's files in a new directory under this one, deleted at the end "
+        "(default: the system's temporary directory; e.g. /dev/shm for a tmpfs)",
+    )
     p.add_argument("--envglot", help="the envglot command to run migrate with (default: the one next to this Python)")
     return p.parse_args(argv)
 
@@ -1557,6 +1598,8 @@ def _split(value: str | None, default: Sequence[str], allowed: Sequence[str], wh
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.work_dir is not None and not args.work_dir.is_dir():
+        raise SystemExit(f"--work-dir {args.work_dir}: not a directory")
     global CLOCK
     CLOCK = CLOCKS[args.clock]
     mode_name = "smoke" if args.smoke else "quick" if args.quick else "full"
@@ -1622,11 +1665,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         size_mb = args.migrate_mb if args.migrate_mb is not None else mode.migrate_mb
         log(f"migrate: {size_mb} MB JSONL ...")
         cmd = [args.envglot] if args.envglot else envglot_command()
-        results["migrate"] = run_migrate(corp, mode, size_mb, rounds, args.keep_files, cmd, log)
+        results["migrate"] = run_migrate(corp, mode, size_mb, rounds, args.keep_files, args.work_dir, cmd, log)
     elif "smallfiles" in sections:
         log(f"migrate: the small-files row alone ({mode.small_files:,} files of ~1 KB) ...")
         cmd = [args.envglot] if args.envglot else envglot_command()
-        results["migrate"] = run_smallfiles(corp, mode, args.keep_files, cmd, log)
+        results["migrate"] = run_smallfiles(corp, mode, args.keep_files, args.work_dir, cmd, log)
     if "import" in sections:
         log("import time ...")
         results["import_time"] = run_import_time(mode.import_runs, cpu=args.clock == "cpu")

@@ -480,7 +480,7 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     events: list[str] = []
     real_sync, real_rename = commit.sync_local_files, files.AtomicOutput.rename
-    real_stored = commit.StoredTemp.rename
+    real_move = commit.CommitBatch.move
     real_append, real_rewrite = rejects.RejectsFile._append, rejects.RejectsFile._rewrite
 
     def sync(paths: list[str]) -> None:
@@ -491,9 +491,9 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         events.append(f"rename {self.dst.name}")
         real_rename(self, mode)
 
-    def stored(self: commit.StoredTemp, mode: int | None) -> None:  # a temporary a piece wrote
-        events.append(f"rename {os.path.basename(self.dst)}")
-        real_stored(self, mode)
+    def move(self: commit.CommitBatch[Any], tmp: str, dst: str) -> None:  # a temporary a piece wrote
+        events.append(f"rename {os.path.basename(dst)}")
+        real_move(self, tmp, dst)
 
     def append(self: rejects.RejectsFile) -> None:
         events.append("rejects")
@@ -505,7 +505,7 @@ def _trace_commits(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(commit, "sync_local_files", sync)
     monkeypatch.setattr(files.AtomicOutput, "rename", rename)
-    monkeypatch.setattr(commit.StoredTemp, "rename", stored)
+    monkeypatch.setattr(commit.CommitBatch, "move", move)
     monkeypatch.setattr(rejects.RejectsFile, "_append", append)
     monkeypatch.setattr(rejects.RejectsFile, "_rewrite", rewrite)
     return events
@@ -545,23 +545,23 @@ def test_a_failed_rename_mid_batch_fails_the_rest_and_leaves_no_temp(
 
     ids = make_corpus(tmp_path / "in", files=8, lines=20)
     rejects = tmp_path / "r.jsonl"
-    real = commit.StoredTemp.rename  # how an --out run's driver moves a temporary a piece wrote
+    real = commit.CommitBatch.move  # how an --out run's driver moves a temporary a piece wrote
     calls = {"n": 0}
 
-    def flaky(self: commit.StoredTemp, mode: int | None) -> None:
+    def flaky(self: commit.CommitBatch[Any], tmp: str, dst: str) -> None:
         calls["n"] += 1
         if calls["n"] == 5:
             raise OSError(28, "No space left on device")
-        real(self, mode)
+        real(self, tmp, dst)
 
     monkeypatch.setenv(TEST_BATCH_ENV, "3")
-    monkeypatch.setattr(commit.StoredTemp, "rename", flaky)
+    monkeypatch.setattr(commit.CommitBatch, "move", flaky)
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, **executor)
     assert rep.exit_code == 74 and rep.stopped and rep.stopped.startswith("output error")
     assert rep.files_written == 4
     assert len([f for f in rep.failed if f.exit_code == 74]) == 2  # the unrenamed rest of the second batch
     assert not list((tmp_path / "out").rglob(f"{TEMP_PREFIX}*"))
-    monkeypatch.setattr(commit.StoredTemp, "rename", real)
+    monkeypatch.setattr(commit.CommitBatch, "move", real)
     again = migrate([tmp_path / "in"], out=tmp_path / "out", rejects=rejects, jobs=1)
     assert again.exit_code == 1
     assert accounted(tmp_path / "out", rejects) == ids

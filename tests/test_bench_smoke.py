@@ -275,3 +275,44 @@ def test_preserve_parts_times_every_part() -> None:
         cells = [float(c) for c in r[1:]]
         assert len(cells) == 9 and all(c > 0 for c in cells)
         assert cells[6] >= cells[0]  # the floor holds the ignore conversion
+
+
+def test_the_small_files_row_in_a_chosen_working_directory(tmp_path: Path) -> None:
+    """``--work-dir DIR``: the row's files are made in a new directory under DIR and deleted at
+    the end; the results name DIR's file system beside the row."""
+    work, out = tmp_path / "work", tmp_path / "results"
+    work.mkdir()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run.py"),
+            "--smoke",
+            "--sections",
+            "smallfiles",
+            "--work-dir",
+            str(work),
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(next(out.glob("*.json")).read_text())
+    mig = results["migrate"]
+    assert mig["status"] == "ok" and mig["local_small_files"]["small_files"]["files"] == 100
+    fs = mig["work_fs"]
+    assert fs is None or (fs["type"] and str(work).startswith(fs["mount_point"]))
+    if fs is not None:
+        assert f"File system of the working directory: {fs['type']} at {fs['mount_point']}" in proc.stdout
+    assert list(work.iterdir()) == []  # nothing left behind
+    missing = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--smoke", "--work-dir", str(tmp_path / "nowhere")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert missing.returncode != 0 and "not a directory" in missing.stderr

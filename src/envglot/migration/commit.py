@@ -7,8 +7,8 @@ fsync each where ``syncfs`` is missing), (2) fsyncs the directories of the backu
 for it (the links are durable before the originals are replaced), (3) renames each
 temporary over its destination and (4) fsyncs each directory once. A crash at any point
 leaves every destination old or complete, as with two fsyncs per file. The Dask driver stages
-the temporaries its tasks wrote (:class:`StoredTemp`: durable already, on a local disk or an
-object store) and commits each run of consecutive finished files as one batch.
+the temporaries its tasks wrote (durable already, on a local disk or an object store) and commits
+each run of consecutive finished files as one batch.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from . import fs as store
 from .constants import TEST_BATCH_ENV
@@ -32,63 +32,23 @@ BATCH_SECONDS = 5.0
 """... or its first file was staged this long ago (checked when a file is staged)."""
 
 
-class Temporary(Protocol):
-    """A closed temporary output: :class:`~.files.AtomicOutput`, or :class:`StoredTemp`."""
-
-    @property
-    def tmp(self) -> str: ...
-
-    @property
-    def dst(self) -> str | os.PathLike[str]: ...
-
-    def rename(self, mode: int | None) -> None: ...
-
-    def abort(self) -> None: ...
-
-
-class StoredTemp:
-    """A temporary a Dask task wrote and made durable, on the file system or object store ``fs``."""
-
-    def __init__(self, fs: Any, tmp: str, dst: str) -> None:
-        self.fs = fs
-        self.tmp = tmp
-        self.dst = dst
-
-    def rename(self, mode: int | None) -> None:
-        """Move it over its destination (atomic per file; the directory is not fsynced)."""
-        store.commit(self.fs, self.tmp, self.dst, mode, sync_dir=False)
-
-    def abort(self) -> None:
-        """Delete it (the destination is untouched)."""
-        store.remove(self.fs, self.tmp)
-
-
 J = TypeVar("J")
-
-
-class _Staged(Generic[J]):
-    __slots__ = ("durable", "job", "mode", "out")
-
-    def __init__(self, out: Temporary, mode: int | None, job: J, durable: bool) -> None:
-        self.out = out
-        self.mode = mode
-        self.job = job
-        self.durable = durable
 
 
 class CommitBatch(Generic[J]):
     """Closed temporaries waiting for one sync (those not durable yet) and their renames; ``J``:
     what the driver calls a file (given back by :meth:`commit` and :meth:`abort`).
 
-    ``fs``: the destinations' fsspec file system (their directories are fsynced only on a local
-    disk); None: local paths.
+    ``fs``: the file system or object store of the temporaries and their destinations (their
+    directories are fsynced only on a local disk); None: local paths. A staged file is the tuple
+    ``(temporary, destination, job, durable)``: no object of its own.
     """
 
     def __init__(self, fs: Any = None) -> None:
         test = os.environ.get(TEST_BATCH_ENV, "")
         self.max_files = int(test) if test.isdigit() and int(test) > 0 else BATCH_FILES
         self.fs = fs
-        self.staged: list[_Staged[J]] = []
+        self.staged: list[tuple[str, str, J, bool]] = []
         self.backups: list[str] = []
         self.bytes = 0
         self.since = 0.0
@@ -96,14 +56,13 @@ class CommitBatch(Generic[J]):
     def __len__(self) -> int:
         return len(self.staged)
 
-    def add(
-        self, out: Temporary, mode: int | None, job: J, size: int, backup: Path | None = None, durable: bool = False
-    ) -> None:
-        """Stage a closed temporary (``out.close(durable=False)``, or ``durable``: synced by whoever
-        wrote it); ``backup``: a link made for it."""
+    def add(self, tmp: str, dst: str, job: J, size: int, backup: Path | None = None, durable: bool = False) -> None:
+        """Stage the closed temporary ``tmp`` (not synced, or ``durable``: synced by whoever wrote
+        it) to be moved over ``dst``, its mode given when it was created; ``backup``: a link made
+        for it."""
         if not self.staged:
             self.since = time.monotonic()
-        self.staged.append(_Staged(out, mode, job, durable))
+        self.staged.append((tmp, dst, job, durable))
         if backup is not None:
             self.backups.append(str(backup))
         self.bytes += max(size, 0)
@@ -123,27 +82,33 @@ class CommitBatch(Generic[J]):
         """
         if not self.staged:
             return
-        if waiting := [str(s.out.tmp) for s in self.staged if not s.durable]:
+        if waiting := [tmp for tmp, _, _, durable in self.staged if not durable]:
             sync_local_files(waiting)
         if self.backups:
             sync_local_dirs(self.backups)
             self.backups = []
         n = 0
+        move = self.move
         try:
-            for s in self.staged:
-                s.out.rename(s.mode)
+            for tmp, dst, _, _ in self.staged:
+                move(tmp, dst)
                 n += 1
         finally:
             renamed, self.staged = self.staged[:n], self.staged[n:]
-            dsts = [os.fspath(s.out.dst) for s in renamed]
+            dsts = [dst for _, dst, _, _ in renamed]
             if self.fs is None:
                 sync_local_dirs(dsts)
             else:
                 store.sync_dirs(self.fs, dsts)
-            for s in renamed:
-                done(s.job)
+            for _, _, job, _ in renamed:
+                done(job)
             if not self.staged:
                 self.bytes = 0
+
+    def move(self, tmp: str, dst: str) -> None:
+        """Move a staged temporary over its destination (atomic per file; the directories are
+        fsynced once per batch by :meth:`commit`)."""
+        store.commit(self.fs, tmp, dst, sync_dir=False)
 
     def flush(self, rep: MigrationReport, named: Callable[[J], tuple[str, str]]) -> None:
         """:meth:`commit`, counting each file written in ``rep``; if a sync or a rename fails, the
@@ -169,9 +134,9 @@ class CommitBatch(Generic[J]):
 
     def abort(self) -> list[J]:
         """Delete the staged temporaries (their destinations are untouched); returns their jobs."""
-        jobs = [s.job for s in self.staged]
-        for s in self.staged:
-            s.out.abort()
+        jobs = [job for _, _, job, _ in self.staged]
+        for tmp, _, _, _ in self.staged:
+            store.remove(self.fs, tmp)
         self.staged = []
         self.backups = []
         self.bytes = 0

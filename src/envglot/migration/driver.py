@@ -22,7 +22,7 @@ import msgspec
 from ..diagnostics import Diagnostic
 from . import fs as store
 from .assembly import Assembly, finish_ranged
-from .commit import CommitBatch, StoredTemp
+from .commit import CommitBatch
 from .constants import ENCODER, EX_SOFTWARE, Mode
 from .deferred import InputChangedError
 from .executors import Executor, WorkerDiedError
@@ -539,9 +539,8 @@ class Driver:
         if self.on_output is not None and tally.differs and not (spec.doc and tally.rejected):
             self.on_output(spec.name, spec.src, b"".join(p.kept or b"" for p in parts))
         if tmp is not None and spec.dst is not None:  # made durable by its task (run_task, finish_ranged)
-            out = StoredTemp(self.spec.dst_fs, tmp, spec.dst)
             # its mode was given when it was created (fs.open_output): the rename alone is left
-            self.batch.add(out, None, spec, spec.size, bak, durable=self.spec.sync)  # else synced with its batch
+            self.batch.add(tmp, spec.dst, spec, spec.size, bak, durable=self.spec.sync)  # else synced with its batch
         rep.file_done(spec.name, spec.shown, tally)
 
     def _flush(self) -> None:

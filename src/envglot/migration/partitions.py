@@ -325,20 +325,28 @@ def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChu
             res.error, res.error_code = data, 66
             continue
         assert isinstance(data, bytes)
-        out = _Collected()
         whole = RecordReader.whole(data, source=f.name, style=style, doc=f.doc, max_record=limit)
         try:
-            if whole is not None:  # one chunk, without the reader's generators
-                tasks, res.lines = whole
-                _convert(spec, mig, piece, tasks, res, out, on_chunk)
-            else:
+            if whole is None:
+                out = _Collected()
                 _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
+                changed = out.changed
+                output = b"".join(out.parts) if changed else data
+            else:  # one chunk (none: empty), without the reader's generators and an output object
+                tasks, res.lines = whole
+                changed, output = False, data
+                if tasks:
+                    c = _take(mig, piece, tasks[0], res, True, None, None, on_chunk)
+                    if c.tally.differs:
+                        changed, output = True, c.out
+                        if spec.keep:
+                            res.kept = output
         except (OSError, EOFError, zlib.error) as exc:
             res.error, res.error_code = read_error(exc), 66
             continue
-        if writes and f.dst is not None and not (f.doc and res.tally.rejected) and (out.changed or not in_place):
+        if writes and f.dst is not None and not (f.doc and res.tally.rejected) and (changed or not in_place):
             # an output (not: a dry run, a rejected document, an unchanged file left in place)
-            written.append((res, f, b"".join(out.parts) if out.changed else data))
+            written.append((res, f, output))
     run, root = spec.run, spec.root
     for res, f, data in written:
         assert f.dst is not None
@@ -426,19 +434,37 @@ def _convert(
 ) -> None:
     """Migrate a piece's chunks into ``res``, writing the output to ``out``."""
     kept: list[bytes] | None = [] if spec.keep else None
-    for n, task in enumerate(tasks):
-        c = migrate_chunk(mig, task)
-        if n:
-            res.tally.add(c.tally)
-        else:  # the first chunk's counts are the piece's so far (a small file has no other chunk)
-            res.tally = c.tally
-        res.rejects.extend(c.rejects)
-        res.omitted += c.omitted
-        if out is not None:
-            out.write(c.out, c.tally.differs)
-        if kept is not None:
-            kept.append(c.out)
-        if not (on_chunk is not None and on_chunk(piece, c)):
-            res.details.extend(c.details)
+    first = True
+    for task in tasks:
+        _take(mig, piece, task, res, first, out, kept, on_chunk)
+        first = False
     if kept is not None and (piece.parts > 1 or res.tally.differs):
         res.kept = b"".join(kept)
+
+
+def _take(
+    mig: Migrator,
+    piece: Piece,
+    task: Task,
+    res: PieceResult,
+    first: bool,
+    out: _Sink | None,
+    kept: list[bytes] | None,
+    on_chunk: OnChunk | None,
+) -> ChunkResult:
+    """Migrate one chunk of a piece into ``res`` (the first chunk's counts are the piece's so far:
+    a small file has no other chunk), its output written to ``out`` and kept in ``kept``."""
+    c = migrate_chunk(mig, task)
+    if first:
+        res.tally = c.tally
+    else:
+        res.tally.add(c.tally)
+    res.rejects.extend(c.rejects)
+    res.omitted += c.omitted
+    if out is not None:
+        out.write(c.out, c.tally.differs)
+    if kept is not None:
+        kept.append(c.out)
+    if not (on_chunk is not None and on_chunk(piece, c)):
+        res.details.extend(c.details)
+    return c

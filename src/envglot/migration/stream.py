@@ -19,7 +19,6 @@ from typing import IO, TYPE_CHECKING, BinaryIO, NoReturn
 
 from ..excerpt import display_path as display
 from . import fs as store
-from .commit import StoredTemp
 from .executors import Executor
 from .inputs import Task
 from .partitions import RunSpec
@@ -159,7 +158,7 @@ class Stream:
                 assert spec.dst is not None
                 self.out.close()  # made durable by its commit batch
                 self.out = None
-                drv.batch.add(StoredTemp(None, self.tmp, spec.dst), None, spec, self.tally.bytes_out)
+                drv.batch.add(self.tmp, spec.dst, spec, self.tally.bytes_out)
             elif self.stdout is not None:
                 self.stdout.flush()
                 rep.files_written += 1
