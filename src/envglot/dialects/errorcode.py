@@ -264,6 +264,13 @@ def _tool_error(
     )
 
 
+@common(
+    When("duration_ms", "is", None),
+    When("mode", "is", None),
+    When("approval_mode", "is", None),
+    When("request_id", "is", None),
+    When("pagination", "is", None),
+)
 def _meta(
     duration_ms: int | float | None,
     mode: str | None,

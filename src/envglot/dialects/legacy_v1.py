@@ -21,7 +21,7 @@ from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, name_of, shape_of
 from ..errors import EnvglotError, ParseError
-from ..fields import Let, Reading
+from ..fields import Const, Let, Reading, When, common
 from ..mappings import DialectMap, Mappings
 from ..residue import parse_path
 from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
@@ -178,6 +178,7 @@ def _ok(w: Parsed, error: str | None, ctx: Context) -> bool:
     return flag is not False
 
 
+@common(When("w.warnings", "is", None), value=Const(()))
 def _warnings(w: Parsed) -> tuple[c.Notice, ...]:
     """Shape B's ``data._warnings``."""
     if w.warnings is None:
@@ -199,6 +200,7 @@ def _texts(w: Parsed) -> list[str] | None:
         return None
 
 
+@common(When("w.meta", "is", None), value=Const(_NO_META))
 def _meta(w: Parsed) -> InterimMeta:
     if w.meta is None:
         return _NO_META
@@ -217,6 +219,7 @@ def _payload(w: Parsed) -> Raw:
     return Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
 
 
+@common(When("meta.pagination", "is", None))
 def _pagination(meta: InterimMeta) -> c.Pagination | None:
     pg = meta.pagination
     if pg is None:
@@ -224,6 +227,7 @@ def _pagination(meta: InterimMeta) -> c.Pagination | None:
     return c.Pagination(offset=pg.offset, limit=pg.limit, total=pg.total, has_more=pg.has_more)
 
 
+@common(When("ok", "truthy"), value=Const(()))
 def _problems(ok: bool, error: str | None, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
     """A failure's one problem: no native code (the table's default category), ``error`` its message."""
     if ok:

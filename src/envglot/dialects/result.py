@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Raw, Struct
@@ -100,16 +100,29 @@ def _one_outcome(w: Envelope) -> None:
         )
 
 
-class _Parts(NamedTuple):
+class _Parts(Struct, frozen=True, gc=False):
+    """A failure's ``error_data`` split (:func:`split_error_data`)."""
+
     payload: Raw | None
     details: Raw | None
 
 
+_NO_PARTS = _Parts(None, None)
+"""A success's: its payload is its ``value``, it has no details."""
+
+
+@common(When("w.success", "truthy"), value=Const(_NO_PARTS))
 def _parts(w: Envelope) -> _Parts:
-    """A success's ``value``; a failure's ``error_data`` split into payload and details."""
+    """A failure's ``error_data`` split into payload and details."""
     if w.success:
-        return _Parts(opt(w.value), None)
+        return _NO_PARTS
     return _Parts(*split_error_data(opt(w.error_data)))
+
+
+@common(When("w.success", "truthy"), When("w.value", "is not", ABSENT), value="w.value")
+def _payload(w: Envelope, parts: _Parts) -> Raw | None:
+    """A success's ``value``; a failure's payload is ``error_data``'s other keys, not ``$.value``."""
+    return opt(w.value) if w.success else parts.payload
 
 
 @common(When("w.success", "truthy"), value=Const(()))
@@ -147,7 +160,7 @@ READING = Reading(
     _DEC,
     Check(_one_outcome),
     Let("parts", _parts, pure=True),
-    Move("payload", "parts.payload"),  # a failure's payload is error_data's other keys, not $.value
+    Let("payload", _payload, pure=True),
     Let("problems", _problems),
     derive=True,  # ok, summary, instruction, additional_instructions, disposition, arguments: from [fields]
     failure=_wire_failure,
@@ -211,7 +224,9 @@ def _problem(
     return problems[0] if problems else missing_problem(summary, ctx, dmap)
 
 
-class _Exception(NamedTuple):
+class _Exception(Struct, frozen=True, gc=False):
+    """``exception_type`` and ``exception_message`` as written."""
+
     type: str | None
     message: str | None
 
