@@ -281,7 +281,7 @@ def _meta(
     dmap: DialectMap,
 ) -> ToolMeta | None:
     """``meta`` when anything goes in it (``tool_version`` and ``elapsed_ms`` are then required)."""
-    pg = _pagination(pagination, ctx)
+    pg = None if pagination is None else _pagination(pagination, ctx)
     if (mode is None) != (approval_mode is None):  # the contract's two profiles: both or neither
         lone = "mode" if mode is not None else "approval_mode"
         ctx.report.add(

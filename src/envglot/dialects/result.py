@@ -26,7 +26,7 @@ from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..fields import Check, Const, Failure, Let, Move, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
-from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
+from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "FailureEnvelope", "OkEnvelope", "split_error_data"]
 
@@ -297,13 +297,16 @@ def _out(
     error_data: Raw,
     error: str | None,
 ) -> OkEnvelope | FailureEnvelope:
-    """The document in ``Result.to_json()``'s shape for its outcome."""
+    """The document in ``Result.to_json()``'s shape for its outcome (an absent ``Raw`` is
+    :data:`~envglot.wire.ABSENT`, as :func:`~envglot.wire.raw_or_absent` gives it, tested here
+    without its call)."""
+    args = ABSENT if arguments is None else arguments
     if ok:
         return OkEnvelope(
             success=True,
-            value=raw_or_absent(payload),
+            value=ABSENT if payload is None else payload,
             message=summary,
-            arguments=raw_or_absent(arguments),
+            arguments=args,
             instruction=instruction,
             disposition=disposition,
             additional_agent_instructions=additional_instructions,
@@ -316,7 +319,7 @@ def _out(
         exception_type=exception.type,
         exception_message=exception.message,
         message=summary,
-        arguments=raw_or_absent(arguments),
+        arguments=args,
         instruction=instruction,
         disposition=disposition,
         additional_agent_instructions=additional_instructions,
