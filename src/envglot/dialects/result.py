@@ -177,9 +177,10 @@ def split_error_data(error_data: Raw | None) -> tuple[Raw | None, Raw | None]:
     """
     if error_data is None:
         return None, None
-    if not raw_is_object(error_data):
+    try:
+        d = _RAW_DICT.decode(error_data)  # the object test too: a valid JSON value that is not one raises
+    except msgspec.ValidationError:
         return None, error_data
-    d = _RAW_DICT.decode(error_data)
     details = d.pop("details", None)
     return (Raw(_ENC.encode(d)) if d else None), details
 
