@@ -650,10 +650,12 @@ def worded_problem(
     return p if p.retryable is not None or word is None else msgspec.structs.replace(p, retryable=word.retryable)
 
 
-class WireFailure(NamedTuple):
+class WireFailure(msgspec.Struct, frozen=True, gc=False):
     """A failure's one wire error as a reader's fused form gives it (``Reading.failure``): its
     native code and stated ``retryable``, then the document's own fields a writer moves as they
-    are. Not a canonical object: what the code implies is in its :class:`FailurePlan`."""
+    are. Not a canonical object: what the code implies is in its :class:`FailurePlan`. A Struct,
+    not a ``NamedTuple``: built once per failure, by keyword, in C (a ``NamedTuple``'s ``__new__``
+    is Python)."""
 
     code: str | None
     retryable: bool | None = None

@@ -264,6 +264,13 @@ def _tool_error(
     )
 
 
+@common(
+    When("duration_ms", "is", None),
+    When("mode", "is", None),
+    When("approval_mode", "is", None),
+    When("request_id", "is", None),
+    When("pagination", "is", None),
+)
 def _meta(
     duration_ms: int | float | None,
     mode: str | None,
@@ -274,7 +281,7 @@ def _meta(
     dmap: DialectMap,
 ) -> ToolMeta | None:
     """``meta`` when anything goes in it (``tool_version`` and ``elapsed_ms`` are then required)."""
-    pg = _pagination(pagination, ctx)
+    pg = None if pagination is None else _pagination(pagination, ctx)
     if (mode is None) != (approval_mode is None):  # the contract's two profiles: both or neither
         lone = "mode" if mode is not None else "approval_mode"
         ctx.report.add(

@@ -21,12 +21,12 @@ from ..context import Context
 from ..diagnostics import Kind
 from ..dialect import Dialect, name_of, shape_of
 from ..errors import EnvglotError, ParseError
-from ..fields import Let, Reading
+from ..fields import Const, Let, Reading, When, common
 from ..mappings import DialectMap, Mappings
 from ..residue import parse_path
-from ..wire import RAW_EMPTY_OBJECT, RAW_NULL, raw_is_object
+from ..wire import RAW_EMPTY_OBJECT, RAW_NULL
 
-__all__ = ["NAME", "READING", "InterimMeta", "LegacyV1Envelope", "Parsed", "is_interim", "write"]
+__all__ = ["NAME", "READING", "InterimMeta", "LegacyV1Envelope", "Parsed", "interim_data", "write"]
 
 NAME = name_of(__name__)
 SHAPE = shape_of(NAME)
@@ -65,15 +65,23 @@ _STR = msgspec.json.Decoder(str | None)
 _BOOL = msgspec.json.Decoder(bool)
 _ENC = msgspec.json.Encoder()
 _INTERIM_KEYS = frozenset({"success", "data", "error"})
+_NOT_PAYLOAD = ("success", "error", "schema_version")
+"""Shape A's top-level members that are not its payload."""
 
 
-def is_interim(doc: dict[str, Raw]) -> bool:
-    """True for the interim ``{success, data, error}`` envelope (shape B)."""
-    return (
-        doc.keys() == _INTERIM_KEYS
-        and raw_is_object(doc["data"])
-        and (doc["error"] == RAW_NULL or memoryview(doc["error"])[:1] == b'"')
-    )
+def interim_data(doc: dict[str, Raw]) -> dict[str, Raw] | None:
+    """The members of ``data`` in the interim envelope (shape B: exactly ``success``, ``data``
+    and ``error``, ``data`` an object, ``error`` ``null`` or a string); ``None`` for any other
+    document (shape A). The object test is the members' decode itself."""
+    if len(doc) != 3 or "success" not in doc or "data" not in doc or "error" not in doc:
+        return None
+    error = doc["error"]
+    if error != RAW_NULL and memoryview(error)[:1] != b'"':
+        return None
+    try:
+        return _RAW_DICT.decode(doc["data"])
+    except msgspec.ValidationError:  # a valid JSON value that is not an object
+        return None
 
 
 class Parsed(Struct):
@@ -82,7 +90,7 @@ class Parsed(Struct):
 
     top: dict[str, Raw]
     interim: bool = False
-    """Shape B (:func:`is_interim`); shape A otherwise."""
+    """Shape B (:func:`interim_data`); shape A otherwise."""
     data: dict[str, Raw] | None = None
     """Shape B: ``data`` without ``_meta`` and ``_warnings`` (the payload)."""
     meta: Raw | None = None
@@ -122,9 +130,9 @@ class _Decoder:
             except msgspec.DecodeError as exc:
                 raise ParseError(f"invalid JSON: {exc}", path="$", dialect=NAME) from None
         residue = doc.pop(_RESIDUE_KEY, None)
-        if not is_interim(doc):
+        data = interim_data(doc)
+        if data is None:
             return Parsed(doc), (), residue
-        data = _RAW_DICT.decode(doc["data"])
         meta = _present(data.pop("_meta", None))
         warnings = _present(data.pop("_warnings", None))
         return Parsed(doc, True, data, meta, warnings), (), residue
@@ -178,6 +186,7 @@ def _ok(w: Parsed, error: str | None, ctx: Context) -> bool:
     return flag is not False
 
 
+@common(When("w.warnings", "is", None), value=Const(()))
 def _warnings(w: Parsed) -> tuple[c.Notice, ...]:
     """Shape B's ``data._warnings``."""
     if w.warnings is None:
@@ -199,6 +208,7 @@ def _texts(w: Parsed) -> list[str] | None:
         return None
 
 
+@common(When("w.meta", "is", None), value=Const(_NO_META))
 def _meta(w: Parsed) -> InterimMeta:
     if w.meta is None:
         return _NO_META
@@ -213,10 +223,13 @@ def _payload(w: Parsed) -> Raw:
     ``success``, ``error`` and ``schema_version``."""
     if w.data is not None:
         return Raw(_ENC.encode(w.data)) if w.data else RAW_EMPTY_OBJECT
-    rest = {k: v for k, v in w.top.items() if k not in ("success", "error", "schema_version")}
+    rest = dict(w.top)
+    for key in _NOT_PAYLOAD:
+        rest.pop(key, None)
     return Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
 
 
+@common(When("meta.pagination", "is", None))
 def _pagination(meta: InterimMeta) -> c.Pagination | None:
     pg = meta.pagination
     if pg is None:
@@ -224,6 +237,7 @@ def _pagination(meta: InterimMeta) -> c.Pagination | None:
     return c.Pagination(offset=pg.offset, limit=pg.limit, total=pg.total, has_more=pg.has_more)
 
 
+@common(When("ok", "truthy"), value=Const(()))
 def _problems(ok: bool, error: str | None, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, ...]:
     """A failure's one problem: no native code (the table's default category), ``error`` its message."""
     if ok:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Raw, Struct
@@ -26,7 +26,7 @@ from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..fields import Check, Const, Failure, Let, Move, Reading, When, Writing, common
 from ..mappings import DialectMap, Mappings
-from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object, raw_or_absent
+from ..wire import ABSENT, RAW_EMPTY_OBJECT, RAW_NULL, WireDecoder, opt, raw_is_object
 
 __all__ = ["NAME", "READING", "WRITING", "Envelope", "FailureEnvelope", "OkEnvelope", "split_error_data"]
 
@@ -100,16 +100,29 @@ def _one_outcome(w: Envelope) -> None:
         )
 
 
-class _Parts(NamedTuple):
+class _Parts(Struct, frozen=True, gc=False):
+    """A failure's ``error_data`` split (:func:`split_error_data`)."""
+
     payload: Raw | None
     details: Raw | None
 
 
+_NO_PARTS = _Parts(None, None)
+"""A success's: its payload is its ``value``, it has no details."""
+
+
+@common(When("w.success", "truthy"), value=Const(_NO_PARTS))
 def _parts(w: Envelope) -> _Parts:
-    """A success's ``value``; a failure's ``error_data`` split into payload and details."""
+    """A failure's ``error_data`` split into payload and details."""
     if w.success:
-        return _Parts(opt(w.value), None)
+        return _NO_PARTS
     return _Parts(*split_error_data(opt(w.error_data)))
+
+
+@common(When("w.success", "truthy"), When("w.value", "is not", ABSENT), value="w.value")
+def _payload(w: Envelope, parts: _Parts) -> Raw | None:
+    """A success's ``value``; a failure's payload is ``error_data``'s other keys, not ``$.value``."""
+    return opt(w.value) if w.success else parts.payload
 
 
 @common(When("w.success", "truthy"), value=Const(()))
@@ -147,7 +160,7 @@ READING = Reading(
     _DEC,
     Check(_one_outcome),
     Let("parts", _parts, pure=True),
-    Move("payload", "parts.payload"),  # a failure's payload is error_data's other keys, not $.value
+    Let("payload", _payload, pure=True),
     Let("problems", _problems),
     derive=True,  # ok, summary, instruction, additional_instructions, disposition, arguments: from [fields]
     failure=_wire_failure,
@@ -164,9 +177,10 @@ def split_error_data(error_data: Raw | None) -> tuple[Raw | None, Raw | None]:
     """
     if error_data is None:
         return None, None
-    if not raw_is_object(error_data):
+    try:
+        d = _RAW_DICT.decode(error_data)  # the object test too: a valid JSON value that is not one raises
+    except msgspec.ValidationError:
         return None, error_data
-    d = _RAW_DICT.decode(error_data)
     details = d.pop("details", None)
     return (Raw(_ENC.encode(d)) if d else None), details
 
@@ -211,7 +225,9 @@ def _problem(
     return problems[0] if problems else missing_problem(summary, ctx, dmap)
 
 
-class _Exception(NamedTuple):
+class _Exception(Struct, frozen=True, gc=False):
+    """``exception_type`` and ``exception_message`` as written."""
+
     type: str | None
     message: str | None
 
@@ -282,13 +298,16 @@ def _out(
     error_data: Raw,
     error: str | None,
 ) -> OkEnvelope | FailureEnvelope:
-    """The document in ``Result.to_json()``'s shape for its outcome."""
+    """The document in ``Result.to_json()``'s shape for its outcome (an absent ``Raw`` is
+    :data:`~envglot.wire.ABSENT`, as :func:`~envglot.wire.raw_or_absent` gives it, tested here
+    without its call)."""
+    args = ABSENT if arguments is None else arguments
     if ok:
         return OkEnvelope(
             success=True,
-            value=raw_or_absent(payload),
+            value=ABSENT if payload is None else payload,
             message=summary,
-            arguments=raw_or_absent(arguments),
+            arguments=args,
             instruction=instruction,
             disposition=disposition,
             additional_agent_instructions=additional_instructions,
@@ -301,7 +320,7 @@ def _out(
         exception_type=exception.type,
         exception_message=exception.message,
         message=summary,
-        arguments=raw_or_absent(arguments),
+        arguments=args,
         instruction=instruction,
         disposition=disposition,
         additional_agent_instructions=additional_instructions,

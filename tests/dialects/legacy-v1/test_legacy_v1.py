@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 
@@ -154,3 +156,34 @@ class TestLegacyV1(GoldenSuite):
         assert doc["error"] == "Task not found: task-9"
         assert doc["data"] == {"error_code": "INTERNAL_ERROR", "error_type": "internal"}
         assert [d.kind for d in conv.diagnostics] == [Kind.SYNTHESIZED]
+
+    @pytest.mark.parametrize(
+        ("doc", "interim"),
+        [
+            (b'{"success":true,"data":{"n":1},"error":null}', True),
+            (b'{"success":false,"data":{},"error":"bad"}', True),
+            (b'{"success":true,"data":[1],"error":null}', False),  # data no object
+            (b'{"success":true,"data":"x","error":null}', False),
+            (b'{"success":true,"data":null,"error":null}', False),
+            (b'{"success":true,"data":{"n":1},"error":1}', False),  # error neither null nor a string
+            (b'{"success":true,"data":{"n":1},"error":{"m":1}}', False),
+            (b'{"success":true,"data":{"n":1},"error":null,"x":1}', False),  # a fourth member
+            (b'{"success":true,"data":{"n":1}}', False),
+            (b'{"success":true,"data":{"n":1},"found":null}', False),  # three members, not those three
+        ],
+    )
+    def test_the_interim_shape_is_exactly_its_three_members(self, doc: bytes, interim: bool) -> None:
+        """Shape B: exactly success, data and error, data an object, error null or a string; the
+        fused path and the hub read it alike."""
+        members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
+        assert (legacy_v1.interim_data(members) is not None) is interim
+
+        def answer(fn: Any) -> object:
+            try:
+                return fn()
+            except envglot.EnvglotError as exc:
+                return type(exc), str(exc)
+
+        fused = answer(lambda: envglot.convert(doc, to="errorcode", from_="legacy-v1", unsupported="ignore"))
+        hub = answer(lambda: envglot.conversion(doc, to="errorcode", from_="legacy-v1", unsupported="ignore").output)
+        assert fused == hub
