@@ -206,8 +206,8 @@ _NONE = Const(None)
 
 def common(*when: When, value: str | Const | Formatted = _NONE, holds: bool = False) -> Callable[[_F], _F]:
     """Declare a hook's common case, taken without a call: when every test of ``when`` holds,
-    the hook's value is ``value`` (a parameter or a member path from one, or a :class:`Const`;
-    a :class:`Check`'s is ``None``: nothing raised or reported).
+    the hook's value is ``value`` (a parameter or a member path from one, a :class:`Const`, or a
+    :class:`Formatted`; a :class:`Check`'s is ``None``: nothing raised or reported).
 
     ``holds`` (a :class:`Check`'s): the body raises whenever a test fails, so the generated code
     after the check knows the tests hold. A later common case whose tests are those, on a value
