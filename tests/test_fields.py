@@ -910,3 +910,93 @@ def test_a_common_case_tests_a_pattern_inline() -> None:
         fields.common(fields.When("raw", "matches", "{"))
     with pytest.raises(TypeError, match="takes a pattern's match"):
         fields.common(fields.When("raw", "is", OBJECT_AT))
+
+
+def test_a_holding_checks_tests_are_known_to_a_later_common_case_on_the_value_it_gave() -> None:
+    """After a ``holds`` check, a common case whose tests are the check's, on a value a path-valued
+    common case gave (``payload`` from ``w.blob``), is taken by ``payload is w.blob`` first; any
+    other value still takes the tests, and the outputs are those of the tests alone."""
+    from envglot.wire import OBJECT_AT
+
+    @fields.common(fields.When("w.blob", "matches", OBJECT_AT), holds=True)
+    def blob_is_object(w: _Outer) -> None:
+        raise ValueError("blob must be an object")
+
+    @fields.common(fields.When("w.flag", "truthy"), value="w.blob")
+    def payload_of(w: _Outer) -> msgspec.Raw:
+        return msgspec.Raw(b"[1]")  # another value than w.blob: the writer's tests decide
+
+    @fields.common(
+        fields.When("payload", "is not", None), fields.When("payload", "matches", OBJECT_AT), value="payload"
+    )
+    def body(payload: msgspec.Raw | None) -> msgspec.Raw:
+        return msgspec.Raw(b"{}")
+
+    def note(body: msgspec.Raw) -> str:
+        return bytes(body).decode()
+
+    def reading(check: Callable[..., None]) -> fields.Reading:
+        return fields.Reading(
+            _Decoder(), fields.Move("ok", "w.flag"), fields.Check(check), fields.Let("payload", payload_of)
+        )
+
+    w = fields.Writing(
+        fields.Let("body", body), fields.Let("note", note), fields.Build.of("out", _Out, success="ok", note="note")
+    )
+    src, dst = _toy(reading(blob_is_object)), _toy(reading(blob_is_object), w)
+    dst.name = "toy2"  # type: ignore[misc]
+    fn = fields._compile_pair(src, dst)
+    assert "w_body = payload if payload is w.blob or payload is not None and " in fields.source(fn)
+    assert fn(b'{"flag":true,"blob":{"a":1}}', _Ctx()) == b'{"success":true,"note":"{\\"a\\":1}"}'
+    assert fn(b'{"flag":false,"blob":{"a":1}}', _Ctx()) == b'{"success":false,"note":"{}"}'
+    with pytest.raises(ValueError, match="must be an object"):
+        fn(b'{"flag":true,"blob":[2]}', _Ctx())
+
+    # without ``holds`` nothing is known: the tests alone
+    plain = fields.common(fields.When("w.blob", "matches", OBJECT_AT))(blob_is_object.__wrapped__)  # type: ignore[attr-defined]
+    src2, dst2 = _toy(reading(plain)), _toy(reading(plain), w)
+    dst2.name = "toy2"  # type: ignore[misc]
+    assert "payload is w.blob" not in fields.source(fields._compile_pair(src2, dst2))
+
+
+def test_a_common_case_writes_an_integer_into_a_pattern() -> None:
+    """``int in`` takes an ``int`` (not a ``bool``, not a float) within its bounds; ``Formatted``
+    writes it into its pattern as a ``Raw``; anything else takes the body."""
+    calls: list[object] = []
+
+    @fields.common(
+        fields.When("t", "is", None), fields.When("ms", "int in", (0, 9)), value=fields.Formatted(b'{"ms":%d}', "ms")
+    )
+    def timing(t: object, ms: object) -> msgspec.Raw:
+        calls.append(ms)
+        return msgspec.Raw(b"body")
+
+    got = [bytes(timing(None, v)) for v in (0, 9, 10, -1, True, 3.0)]
+    assert got == [b'{"ms":0}', b'{"ms":9}', b"body", b"body", b"body", b"body"]
+    assert calls == [10, -1, True, 3.0] and bytes(timing(1, 3)) == b"body"
+    with pytest.raises(TypeError, match=r"takes \(lowest, highest\) integers"):
+        fields.common(fields.When("ms", "int in", (0, 1.5)))
+    with pytest.raises(TypeError, match=r"takes \(lowest, highest\) integers"):
+        fields.common(fields.When("ms", "is", (0, 1)))
+
+
+def test_dotbot_to_response_v2_writes_metas_constant_members_from_its_binder() -> None:
+    """The real pair, beside the toy one above: the bound dotbot -> response-v2 function writes
+    meta's members that no document changes (pagination, rate_limit, the content-fidelity
+    members) from runs its binder joined, and reads none of their steps per document."""
+    conv = envglot.Converter(to="response-v2", from_="dotbot", unsupported="ignore")
+    doc = (
+        b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":"s",'
+        b'"data":{"a":1},"warnings":[],"errors":[],'
+        b'"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":3,"source":"x"}}'
+    )
+    assert conv.convert_bytes(doc).endswith(b'"meta":{"version":"response-v2","telemetry":{"duration_ms":3}}}')
+    fn = fields.pair_function(get_dialect("dotbot"), get_dialect("response-v2"))
+    assert fn is not None
+    binder, per_document = fields.source(fn).split("\ndef bind(ctx):\n")[1].split("_bound(buf, members=None):")
+    runs = [line for line in binder.splitlines() if line.strip().startswith("t_fixed")]
+    members = (b"pagination", b"rate_limit", b"content_fidelity", b"content_fidelity_schema_version")
+    assert all(any(repr(b',"' + m + b'":') in r for r in runs) for m in members)
+    for name in ("w_page", "w_rate", "w_fid"):
+        assert name not in per_document
+    assert all(r.split("=", 1)[0].strip() in per_document for r in runs)

@@ -81,6 +81,7 @@ __all__ = [
     "Check",
     "Const",
     "Failure",
+    "Formatted",
     "Let",
     "Move",
     "Reading",
@@ -114,6 +115,14 @@ class Const(NamedTuple):
     """A literal member value of a :class:`Build`."""
 
     value: object
+
+
+class Formatted(NamedTuple):
+    """A common case's value (:func:`common`): ``Raw(pattern % <path>)``, e.g. an integer
+    written into a fixed object (``Formatted(b'{"duration_ms":%d}', "duration_ms")``)."""
+
+    pattern: bytes
+    path: str
 
 
 class Move(NamedTuple):
@@ -170,8 +179,9 @@ class When(NamedTuple):
     ``path`` is a parameter, or a member path from one (``w.errors``); ``op`` is ``is``,
     ``is not``, ``==``, ``!=`` or ``>=`` against ``value`` (a JSON literal or :data:`ABSENT`),
     ``falsy`` / ``truthy`` (no ``value``), ``type is`` (``value`` a type: exactly it, no
-    subclass), or ``matches`` / ``no match``: ``value`` is a compiled pattern's ``match`` (one
-    C call on the bytes, e.g. :data:`~envglot.wire.OBJECT_AT`)."""
+    subclass), ``int in`` (an ``int``, not a ``bool``, within ``value``: ``(lowest, highest)``),
+    or ``matches`` / ``no match``: ``value`` is a compiled pattern's ``match`` (one C call on
+    the bytes, e.g. :data:`~envglot.wire.OBJECT_AT`)."""
 
     path: str
     op: str
@@ -179,23 +189,30 @@ class When(NamedTuple):
 
 
 class Common(NamedTuple):
-    """A hook's common case: when every test holds, its value is ``value`` (``body`` is called otherwise)."""
+    """A hook's common case: when every test holds, its value is ``value`` (``body`` is called
+    otherwise); ``holds``: the body raises unless every test holds (see :func:`common`)."""
 
     when: tuple[When, ...]
-    value: str | Const
+    value: str | Const | Formatted
     body: Callable[..., Any]
+    holds: bool = False
 
 
-_OPS = frozenset({"is", "is not", "==", "!=", ">=", "falsy", "truthy", "type is", "matches", "no match"})
+_OPS = frozenset({"is", "is not", "==", "!=", ">=", "falsy", "truthy", "type is", "int in", "matches", "no match"})
 _MATCH = {"matches": "is not None", "no match": "is None"}
 _F = TypeVar("_F", bound=Callable[..., Any])
 _NONE = Const(None)
 
 
-def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
+def common(*when: When, value: str | Const | Formatted = _NONE, holds: bool = False) -> Callable[[_F], _F]:
     """Declare a hook's common case, taken without a call: when every test of ``when`` holds,
-    the hook's value is ``value`` (a parameter or a member path from one, or a :class:`Const`;
-    a :class:`Check`'s is ``None``: nothing raised or reported).
+    the hook's value is ``value`` (a parameter or a member path from one, a :class:`Const`, or a
+    :class:`Formatted`; a :class:`Check`'s is ``None``: nothing raised or reported).
+
+    ``holds`` (a :class:`Check`'s): the body raises whenever a test fails, so the generated code
+    after the check knows the tests hold. A later common case whose tests are those, on a value
+    that a path-valued common case gave (``payload`` from ``w.data``), is then taken by an
+    identity test (``payload is w.data``) before its own tests.
 
     A direct call of the decorated function takes the tests, then the body (which handles every
     other case only; that function is compiled on the first such call, not at import); generated
@@ -210,6 +227,8 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
                 raise TypeError(f"common: 'type is' takes a type, not {t.value!r}")
         elif (t.op in _MATCH) != callable(t.value):
             raise TypeError(f"common: {t.op!r} takes a pattern's match, not {t.value!r}")
+        if (t.op == "int in") != (isinstance(t.value, tuple) and [type(v) for v in t.value] == [int, int]):
+            raise TypeError(f"common: {t.op!r} takes (lowest, highest) integers, not {t.value!r}")
 
     def wrap(body: _F) -> _F:
         code = body.__code__
@@ -243,7 +262,7 @@ def common(*when: When, value: str | Const = _NONE) -> Callable[[_F], _F]:
             return made[0](*args, **kwargs)
 
         functools.update_wrapper(fn, body)
-        fn.__envglot_common__ = Common(when, value, body)  # type: ignore[attr-defined]
+        fn.__envglot_common__ = Common(when, value, body, holds)  # type: ignore[attr-defined]
         return fn  # type: ignore[return-value]
 
     return wrap
@@ -277,13 +296,20 @@ def _common_exprs(
             tests.append(f"{ref(t.value, 'MATCH')}({e}) {_MATCH[t.op]}")
         elif t.op == "type is":
             tests.append(f"type({e}) is {ref(t.value, 'TYPE')}")
+        elif t.op == "int in":
+            low, high = typing.cast(tuple[int, int], t.value)
+            tests.append(f"type({e}) is int and {low!r} <= {e} <= {high!r}")
         else:
             tests.append(
                 f"not {e}" if t.op == "falsy" else e if t.op == "truthy" else f"{e} {t.op} {_literal(t.value, ref)}"
             )
     if isinstance(c.value, Const):
         return " and ".join(tests), _literal(c.value.value, ref)
-    val = path(c.value)
+    if isinstance(c.value, Formatted):
+        arg = path(c.value.path)
+        val = None if arg is None else f"{ref(Raw, 'Raw')}({c.value.pattern!r} % {arg})"
+    else:
+        val = path(c.value)
     return (None, "") if val is None else (" and ".join(tests), val)
 
 
@@ -453,10 +479,16 @@ class _Side:
         """Writing: every canonical field is bound (from the envelope, or by the fused reading)."""
         self.locals: set[str] = set()
         self.extra: dict[str, str] = {}
+        """Parameter names bound to generated variables of the pair's own (a failure's plan)."""
         self.subst: dict[int, Callable[[int], None] | None] = {}
         """Steps emitted otherwise, by index: an emitter called with the indent, or ``None``
         (emitted with another's: a :class:`Texts` form's replaced run)."""
-        """Parameter names bound to generated variables of the pair's own (a failure's plan)."""
+        self.facts: set[tuple[str, str, int]] = set()
+        """``(expression, op, id(value))`` of the tests known to hold (a ``holds`` check's, :func:`common`)."""
+        self.aliases: dict[str, str] = {}
+        """Variable -> the path expression its step's common case gives it (``payload`` -> ``w.data``)."""
+        self.base: int | None = None
+        """The function body's indent: facts are recorded only there (``None``: not at all)."""
 
     def var(self, name: str) -> str:
         """The generated variable of a step's (or special) name on this side."""
@@ -484,7 +516,54 @@ class _Side:
         cond, val = _common_exprs(c, lambda p: self.bound(p, bind), self.unit.ref)
         if cond is None:
             return None, self.call(hook, bind)
+        same = self.known(c, bind)
+        if same is not None:
+            cond = f"{same} or {cond}"
         return f"({cond})", f"{val} if {cond} else {self.call(c.body, bind)}"
+
+    def paths(self, c: Common, bind: tuple[tuple[str, str], ...] = ()) -> list[str] | None:
+        """The expression each test of ``c`` reads (``None``: a parameter is unbound)."""
+        out = []
+        for t in c.when:
+            head, *rest = t.path.split(".")
+            v = self.bound(head, bind)
+            if v is None:
+                return None
+            out.append(".".join((v, *rest)))
+        return out
+
+    def known(self, c: Common, bind: tuple[tuple[str, str], ...] = ()) -> str | None:
+        """``"x is <path>"`` when every test of ``c`` reads one variable ``x`` that a common case
+        gave as ``<path>``, and each test on ``<path>`` is known to hold (a ``matches`` implies
+        ``is not None``); else ``None``."""
+        exprs = self.paths(c, bind)
+        if not exprs:
+            return None
+        heads = {e.split(".", 1)[0] for e in exprs}
+        head = heads.pop()
+        alias = self.aliases.get(head)
+        if heads or alias is None:
+            return None
+        for e, t in zip(exprs, c.when, strict=True):
+            sub = alias + e[len(head) :]
+            if (sub, t.op, id(t.value)) in self.facts:
+                continue
+            if t.op == "is not" and t.value is None and any(f[:2] == (sub, "matches") for f in self.facts):
+                continue
+            return None
+        return f"{head} is {alias}"
+
+    def assigned(
+        self, var: str, hook: Callable[..., Any] | None = None, bind: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        """``var`` assigned (by ``hook``'s step): the facts read from it forgotten, its alias set."""
+        self.facts -= {f for f in self.facts if f[0].split(".", 1)[0] == var}
+        c: Common | None = getattr(hook, "__envglot_common__", None)
+        if c is not None and isinstance(c.value, str):
+            head, *rest = c.value.split(".")
+            v = self.bound(head, bind)
+            if v is not None and v != var:
+                self.aliases[var] = ".".join((v, *rest))
 
     def call(self, hook: Callable[..., Any], bind: tuple[tuple[str, str], ...] = ()) -> str:
         """The call of ``hook`` with its parameters bound by name, or as ``bind`` says
@@ -568,9 +647,11 @@ def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None
         if isinstance(st, Move):
             side.unit.emit(f"{side.var(st.name)} = {_path_expr(side, st.path, st.absent)}", indent)
             side.locals.add(st.name)
+            side.assigned(side.var(st.name))
         elif isinstance(st, Let):
             side.unit.emit(f"{side.var(st.name)} = {side.step(st.hook, st.args)[1]}", indent)
             side.locals.add(st.name)
+            side.assigned(side.var(st.name), st.hook, st.args)
         elif isinstance(st, Check):
             c: Common | None = getattr(st.hook, "__envglot_common__", None)
             cond = None if c is None else side.step(st.hook)[0]
@@ -579,6 +660,9 @@ def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None
             else:
                 side.unit.emit(f"if not {cond}:", indent)
                 side.unit.emit(side.call(c.body), indent + 1)
+                exprs = side.paths(c) if c.holds and indent == side.base else None
+                if exprs is not None:
+                    side.facts |= {(e, t.op, id(t.value)) for e, t in zip(exprs, c.when, strict=True)}
         else:
             struct = side.unit.ref(st.struct, st.struct.__name__)
             order: tuple[str, ...] = getattr(st.struct, "__match_args__", ())  # positional fields
@@ -588,6 +672,7 @@ def _emit_steps(side: _Side, steps: Sequence[Step], keep: set[int] | None = None
                 members = ", ".join(f"{k}={_member(side, v)}" for k, v in st.members.items())
             side.unit.emit(f"{side.var(st.name)} = {struct}({members})", indent)
             side.locals.add(st.name)
+            side.assigned(side.var(st.name))
 
 
 def defined(steps: Sequence[Step]) -> list[str]:
@@ -823,6 +908,8 @@ def _emit_body(
     keep, produced = _reads(src, dst, losses, counting)
     r = _Side(u, "r_", "r_dmap", src.name, reading=True)
     wr = _Side(u, "w_", "w_dmap", dst.name, reading=False)
+    r.base = wr.base = indent
+    wr.facts, wr.aliases = r.facts, r.aliases  # what the reading established, the writing may use
     fast = None if counting else _fast_failure(reading, writing, keep, skip)
     if fast is not None and not plans_bound:
         _emit_plans(u, indent)

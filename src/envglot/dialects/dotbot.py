@@ -149,7 +149,7 @@ def _schema_id(w: Envelope) -> None:
     raise ParseError(f"schema_id must be {SCHEMA_ID!r}, got {quoted(w.schema_id)}", path="$.schema_id", dialect=NAME)
 
 
-@common(When("w.data", "matches", OBJECT_AT))
+@common(When("w.data", "matches", OBJECT_AT), holds=True)
 def _data_is_object(w: Envelope) -> None:
     if not raw_is_object(w.data):
         raise ParseError("data must be an object", path="$.data", dialect=NAME)

@@ -33,7 +33,7 @@ from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Failure, Let, Move, Reading, Texts, When, Writing, common
+from ..fields import Build, Check, Const, Failure, Formatted, Let, Move, Reading, Texts, When, Writing, common
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -624,11 +624,18 @@ def _warning_details(warnings: tuple[c.Notice, ...], ctx: Context) -> list[Warni
     ]
 
 
+_INT64_MAX = 2**63 - 1
+"""The largest integer written in :func:`_meta_telemetry`'s usual case (msgspec encodes it as ``%d`` does)."""
+
+
+@common(
+    When("telemetry", "is", None),
+    When("duration_ms", "int in", (0, _INT64_MAX)),
+    value=Formatted(b'{"duration_ms":%d}', "duration_ms"),  # what the lines below write, without a call
+)
 def _meta_telemetry(telemetry: Raw | None, duration_ms: int | float | None, dmap: DialectMap, ctx: Context) -> Raw:
     """``meta.telemetry``, ``duration_ms`` first in it: an object (any other value but ``null``
     wrapped, reported); beside a duration, ``null`` telemetry is absent."""
-    if telemetry is None and type(duration_ms) is int and 0 <= duration_ms <= _INT64_MAX:
-        return Raw(b'{"duration_ms":%d}' % duration_ms)  # the usual case: what the lines below write, fewer calls
     telemetry = object_or_wrapped(telemetry, ctx, "telemetry", NAME)
     if duration_ms is None:
         return raw_or_absent(telemetry)
@@ -736,8 +743,6 @@ WRITING = Writing(
 )
 
 
-_INT64_MAX = 2**63 - 1
-"""The largest integer written in :func:`_meta_telemetry`'s usual case (msgspec encodes it as ``%d`` does)."""
 _MAX_FLOAT_SECONDS = 1e15
 """A fractional ``retry_after_seconds`` beyond this (about 31 million years) cannot be a delay."""
 
