@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -30,7 +28,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 PASSES = 5
-MARKER = "getppid"
 
 
 def parts(src: str, dst: str, items: list[bytes]) -> list[tuple[str, Callable[..., Any], list[tuple[Any, ...]]]]:
@@ -94,35 +91,24 @@ def child(corpus_file: Path, pairs: list[tuple[str, str]]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments; run as the parent, or as the child under callgrind."""
+    sys.path.insert(0, str(HERE))
+    from tiny_instructions import dumps, parsed
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tree", type=Path, nargs="?", metavar="SRC")
-    ap.add_argument("--pairs", default="dotbot:response-v2,errorcode:dotbot")
-    ap.add_argument("--count", type=int, default=200)
-    ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if p]
-    if args.child:
-        child(args.child, pairs)  # type: ignore[arg-type]
+    got = parsed(ap, argv, "dotbot:response-v2,errorcode:dotbot", child)
+    if got is None:
         return
+    args, pairs = got
     if args.tree is None:
         ap.error("a source tree is required")
-    sys.path.insert(0, str(HERE))
     from compare_commits import write_corpus
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ENVGLOT_")}
-    env.update(PYTHONPATH=str(args.tree), PYTHONHASHSEED="0")
     with tempfile.TemporaryDirectory() as tmp:
         corpus_file = Path(tmp) / "corpus.json"
         write_corpus(corpus_file, args.tree, {"tiny": args.count}, seed=20260101)
-        cmd = ["valgrind", "--tool=callgrind", f"--dump-before={MARKER}", f"--callgrind-out-file={tmp}/cg.%p"]
-        cmd += [sys.executable, str(Path(__file__).resolve()), "--child", str(corpus_file), "--pairs", args.pairs]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tmp)
-        if proc.returncode != 0:
-            raise SystemExit(f"callgrind child failed:\n{proc.stderr[-4000:]}")
-        dumps = sorted(Path(tmp).glob("cg.*.*"), key=lambda p: int(p.name.rsplit(".", 1)[1]))
-        totals = [int(re.search(r"^(?:totals|summary): (\d+)", p.read_text(), re.M).group(1)) for p in dumps]  # type: ignore[union-attr]
+        counts = dumps(Path(__file__), args.tree, corpus_file, pairs, Path(tmp) / "dumps")[1::2]  # type: ignore[arg-type]
     docs = PASSES * args.count
-    counts = totals[1::2]
     names = [
         "whole",
         "input checks",

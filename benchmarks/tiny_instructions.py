@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -59,36 +60,55 @@ def child(corpus_file: Path, pairs: list[tuple[str, str]]) -> None:
 
 def measure(src: Path, corpus_file: Path, pairs: list[tuple[str, str]], out: Path) -> list[int]:
     """Run the child under callgrind on ``src``; the instruction count of each pair's PASSES passes."""
+    totals = dumps(Path(__file__), src, corpus_file, pairs, out)
+    if len(totals) < 2 * len(pairs):
+        raise SystemExit(f"expected {2 * len(pairs)} dumps from {src}, found {len(totals)}")
+    return totals[1 : 2 * len(pairs) : 2]
+
+
+def dumps(script: Path, src: Path, corpus_file: Path, pairs: list[tuple[str, str]], out: Path) -> list[int]:
+    """Run ``script --child CORPUS --pairs ...`` under callgrind on ``src`` (dumping before each
+    ``MARKER`` call, the dumps under ``out``); every dump's instruction count, in order."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENVGLOT_")}
     env["PYTHONPATH"] = str(src)
     env["PYTHONHASHSEED"] = "0"
     out.mkdir(parents=True, exist_ok=True)
     spec = ",".join(f"{s}:{d}" for s, d in pairs)
     cmd = ["valgrind", "--tool=callgrind", f"--dump-before={MARKER}", f"--callgrind-out-file={out}/callgrind.out.%p"]
-    cmd += [sys.executable, str(Path(__file__).resolve()), "--child", str(corpus_file), "--pairs", spec]
+    cmd += [sys.executable, str(script.resolve()), "--child", str(corpus_file), "--pairs", spec]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False, cwd=tempfile.gettempdir())
     if proc.returncode != 0:
         raise SystemExit(f"callgrind child on {src} failed:\n{proc.stderr[-4000:]}")
-    dumps = sorted(out.glob("callgrind.out.*.*"), key=lambda p: int(p.name.rsplit(".", 1)[1]))
-    totals = [int(re.search(r"^(?:totals|summary): (\d+)", p.read_text(), re.M).group(1)) for p in dumps]  # type: ignore[union-attr]
-    if len(totals) < 2 * len(pairs):
-        raise SystemExit(f"expected {2 * len(pairs)} dumps from {src}, found {len(totals)}")
-    return totals[1 : 2 * len(pairs) : 2]
+    found = sorted(out.glob("callgrind.out.*.*"), key=lambda p: int(p.name.rsplit(".", 1)[1]))
+    return [int(re.search(r"^(?:totals|summary): (\d+)", p.read_text(), re.M).group(1)) for p in found]  # type: ignore[union-attr]
+
+
+def parsed(
+    ap: argparse.ArgumentParser, argv: list[str] | None, pairs: str, run: Callable[[Path, list[tuple[str, str]]], None]
+) -> tuple[argparse.Namespace, list[tuple[str, str]]] | None:
+    """``ap``'s arguments with ``--pairs`` (default ``pairs``; empty: every bundled ordered pair),
+    ``--count`` and the child's ``--child`` added, and the pairs; ``None`` when this process is
+    the child under callgrind (``run(corpus file, pairs)`` has run)."""
+    ap.add_argument("--pairs", default=pairs, help="SOURCE:TARGET,... (default: every bundled ordered pair)")
+    ap.add_argument("--count", type=int, default=200, help="tiny records per source")
+    ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    chosen = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if p]
+    if args.child:
+        run(args.child, chosen)  # type: ignore[arg-type]
+        return None
+    return args, chosen  # type: ignore[return-value]
 
 
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments; run as the parent, or as the child under callgrind."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trees", type=Path, nargs="*", metavar="SRC")
-    ap.add_argument("--pairs", default="", help="SOURCE:TARGET,... (default: every bundled ordered pair)")
-    ap.add_argument("--count", type=int, default=200, help="tiny records per source")
     ap.add_argument("--keep", type=Path, help="keep the callgrind dumps under this folder")
-    ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if p]
-    if args.child:
-        child(args.child, pairs)  # type: ignore[arg-type]
+    got = parsed(ap, argv, "", child)
+    if got is None:
         return
+    args, pairs = got
     if len(args.trees) < 2:
         ap.error("two or more source trees are required")
     sys.path.insert(0, str(HERE))
