@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -83,19 +84,32 @@ def measure(src: Path, corpus_file: Path, pairs: list[tuple[str, str]], out: Pat
     return counted(src, Path(__file__).resolve(), args, len(pairs), out)[0]
 
 
+def parsed(
+    ap: argparse.ArgumentParser, argv: list[str] | None, pairs: str, run: Callable[[Path, list[tuple[str, str]]], None]
+) -> tuple[argparse.Namespace, list[tuple[str, str]]] | None:
+    """``ap``'s arguments with ``--pairs`` (default ``pairs``; empty: every bundled ordered pair),
+    ``--count`` and the child's ``--child`` added, and the pairs; ``None`` when this process is
+    the child under callgrind (``run(corpus file, pairs)`` has run)."""
+    ap.add_argument("--pairs", default=pairs, help="SOURCE:TARGET,... (default: every bundled ordered pair)")
+    ap.add_argument("--count", type=int, default=200, help="tiny records per source")
+    ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    chosen = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if p]
+    if args.child:
+        run(args.child, chosen)  # type: ignore[arg-type]
+        return None
+    return args, chosen  # type: ignore[return-value]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments; run as the parent, or as the child under callgrind."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trees", type=Path, nargs="*", metavar="SRC")
-    ap.add_argument("--pairs", default="", help="SOURCE:TARGET,... (default: every bundled ordered pair)")
-    ap.add_argument("--count", type=int, default=200, help="tiny records per source")
     ap.add_argument("--keep", type=Path, help="keep the callgrind dumps under this folder")
-    ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if p]
-    if args.child:
-        child(args.child, pairs)  # type: ignore[arg-type]
+    got = parsed(ap, argv, "", child)
+    if got is None:
         return
+    args, pairs = got
     if len(args.trees) < 2:
         ap.error("two or more source trees are required")
     sys.path.insert(0, str(HERE))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
+import msgspec.inspect
 from msgspec import Raw, Struct
 
 from .declare import When
@@ -20,6 +21,7 @@ from .dialect import Dialect, Facts, Probe
 from .errors import DetectError
 from .probetests import DeclaredTest, Item, Lit, TestCode, needs_of
 from .registry import Registry, bundled
+from .wire import WireDecoder
 
 __all__ = [
     "JSONRPC",
@@ -33,6 +35,8 @@ __all__ = [
     "detector",
     "forced_rival",
     "probe_table",
+    "read_facts",
+    "read_rival",
     "top_level",
 ]
 
@@ -209,11 +213,12 @@ class _Gen:
         )
         self.items.append(Item(lits, body, False))
 
-    def build(self, last: str) -> Callable[[dict[str, Raw]], Any]:
-        """The function, ending with the statement ``last`` when no probe returned."""
+    def build(self, last: str, given: Sequence[Lit] = ()) -> Callable[[dict[str, Raw]], Any]:
+        """The function, ending with the statement ``last`` when no probe returned (``given``:
+        conditions every document it is called with meets, :meth:`TestCode.emit`)."""
         self.u.emit("try:")
         lines = len(self.u.lines)
-        self.code.emit(self.items, 2, last)
+        self.code.emit(self.items, 2, last, given)
         if len(self.u.lines) == lines:  # no step can return otherwise than ``last``
             self.u.emit("pass", 2)
         self.u.emit("except DecodeError as exc:  # members are valid JSON: not raised; refused as classify does")
@@ -244,7 +249,9 @@ def detector(registry: Registry) -> Callable[[dict[str, Raw]], Detection]:
 
 
 @functools.lru_cache(maxsize=256)
-def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]], Dialect | None]:
+def forced_rival(
+    registry: Registry, dialect: str, given: frozenset[Lit] = frozenset()
+) -> Callable[[dict[str, Raw]], Dialect | None]:
     """The dialect other than ``dialect`` that :func:`classify` names by its evidence in a
     document with the top-level members ``p`` (``None``: ``dialect`` itself, a transport
     wrapper, the fallback or no dialect), as one function generated for ``registry`` and
@@ -253,7 +260,9 @@ def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]],
     It runs, in detection order, the probes up to the last other dialect's: a declared test
     inline, a Python probe only where the document holds one of its declared needs
     (:attr:`~envglot.dialect.Probe.needs`; one without needs always runs). An other dialect's
-    probe that fires names it, one of ``dialect``'s own or a wrapper's ends the search."""
+    probe that fires names it, one of ``dialect``'s own or a wrapper's ends the search.
+    ``given``: conditions every document the caller passes meets (:func:`read_facts`, a
+    wrapper's key absent): a test they decide is not made, a probe they rule out not run."""
     plan = _plan(registry)
     probes = list(plan.probes)
     while probes and probes[-1][1] in (dialect, MCP, JSONRPC):  # nothing after the last rival's probe matters
@@ -274,8 +283,61 @@ def forced_rival(registry: Registry, dialect: str) -> Callable[[dict[str, Raw]],
         elif probe.needs is not None:
             lits = (Lit("expr", "", _met(probe.needs)),)
         g.hook(probe, name, lits, "return None" if found is None else f"return {g.u.ref(found, name)}")
-    fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None")
+    fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None", tuple(given))
     return fn
+
+
+def read_rival(
+    registry: Registry, dialect: Dialect, absent: frozenset[str] = frozenset()
+) -> Callable[[dict[str, Raw]], Dialect | None]:
+    """:func:`forced_rival` for ``dialect``, asked only of a document its reader read without an
+    error (:func:`read_facts`) and holding none of the members ``absent``."""
+    given = read_facts(dialect) | {Lit("has", k, None, False) for k in absent}
+    return forced_rival(registry, dialect.name, given)
+
+
+def read_facts(dialect: Dialect) -> frozenset[Lit]:
+    """What every document ``dialect``'s reader reads without an error holds, as conditions on
+    its top-level members: each member its wire Struct requires (``has``), of the JSON type its
+    field's type allows alone (``value`` types), and an object member's own required keys
+    (``holds``). From the Struct of a :class:`~envglot.wire.WireDecoder` (its strict decode and
+    the one that sets unknown members aside both require them); none for another reader."""
+    reading = dialect.steps()[0]
+    if reading is None or not isinstance(reading.decoder, WireDecoder):
+        return frozenset()
+    top = msgspec.inspect.type_info(reading.decoder.decoder().type)
+    if not isinstance(top, msgspec.inspect.StructType) or top.array_like:
+        return frozenset()
+    facts: set[Lit] = set()
+    for f in top.fields:
+        if not f.required:
+            continue
+        facts.add(Lit("has", f.encode_name, None))
+        t = f.type
+        kind = _JSON_KIND.get(type(t))
+        if isinstance(t, msgspec.inspect.LiteralType) and all(isinstance(v, str) for v in t.values):
+            kind = "string"
+        if isinstance(t, msgspec.inspect.StructType):
+            if t.array_like:
+                kind = "array"
+            else:
+                keys = tuple(g.encode_name for g in t.fields if g.required)
+                if keys:
+                    facts.add(Lit("holds", f.encode_name, keys))
+        if kind is not None:
+            facts.add(Lit("value", f.encode_name, ("types", (kind,))))
+    return frozenset(facts)
+
+
+_JSON_KIND: dict[type, str] = {
+    msgspec.inspect.BoolType: "bool",
+    msgspec.inspect.StrType: "string",
+    msgspec.inspect.StructType: "object",
+    msgspec.inspect.DictType: "object",
+    msgspec.inspect.ListType: "array",
+}
+"""The JSON type a wire field of each msgspec type takes (a Struct laid out as an array: see
+:func:`read_facts`)."""
 
 
 def _met(needs: tuple[frozenset[str], ...]) -> str:

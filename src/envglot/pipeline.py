@@ -24,6 +24,7 @@ from .detect import (
     classify,
     classify_members,
     forced_rival,
+    read_rival,
     top_level,
 )
 from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Report, report_for
@@ -1022,8 +1023,8 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         fused = p._fused_from(src, True)
         if fused is None:
             return slow
-        rival = forced_rival(registry, src.name)
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
+        rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
 
         # Whether the last document laid out plainly enough to be read here was spaced: the next is
         # tried as spaced first (a source's documents are laid out alike; either order gives the

@@ -138,13 +138,15 @@ class TestCode:
             return f"{member} is not None and " + test.replace("{r}", field)
         return f"{member} is not None and (r := {field}) is not NONE and {test}"
 
-    def emit(self, items: Sequence[Item], at: int, last: str) -> None:
+    def emit(self, items: Sequence[Item], at: int, last: str, given: Sequence[Lit] = ()) -> None:
         """Emit ``items`` at indent ``at``, the first whose conditions hold running its body, as
         a tree of tests (``last``: the statement the function runs when none returns): a condition
         consecutive steps share (or exclude) is tested once for them all, what an enclosing test
         implies is not tested again, a step it rules out is left out, and so is a step that
-        returns as ``last`` does when nothing but ``last`` follows it."""
-        _Tree(self, ((last, 0),)).emit(list(items), frozenset(), at, True)
+        returns as ``last`` does when nothing but ``last`` follows it. ``given``: conditions that
+        hold for every document the function is called with (the caller's to prove), implied
+        from the start."""
+        _Tree(self, ((last, 0),)).emit(list(items), _closed(frozenset(), given), at, True)
 
     def locals(self) -> str | None:
         """The statement that marks every decoded member unread (``None``: no member is decoded)."""
@@ -202,6 +204,16 @@ def _holds(lit: Lit, known: _Known) -> bool:
         return any(Lit("has", key, None) in known for key in lit.arg)
     if lit.kind == "within" and lit.pos:
         return any(k.kind == "within" and k.pos and k.arg <= lit.arg for k in known)
+    if lit.kind in ("holds", "holds_any") and lit.pos:  # an object known to hold (all of) its keys
+        need = set(lit.arg)
+        held = (set(k.arg) for k in known if k.kind == "holds" and k.pos and k.ref == lit.ref)
+        return any(need <= h if lit.kind == "holds" else not need.isdisjoint(h) for h in held)
+    if lit.kind == "value" and lit.pos and lit.arg[0] == "types":  # a member known of fewer types
+        kinds = set(lit.arg[1])
+        return any(
+            k.kind == "value" and k.pos and k.ref == lit.ref and k.arg[0] == "types" and kinds.issuperset(k.arg[1])
+            for k in known
+        )
     return False
 
 

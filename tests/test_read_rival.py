@@ -1,0 +1,114 @@
+"""The rival detection the straight entry asks after a forced source's reader read a document
+(``envglot.detect.read_rival``, issues 24 and 28): generated with what the read proves
+(``read_facts``: the wire Struct's required members, their JSON types, a required object's own
+required keys) and the transport wrappers' keys absent, it answers as ``forced_rival`` for every
+document it is asked of, while making fewer tests.
+
+The documents: the benchmark corpus's tiny records of every bundled dialect, and each record of a
+source with members of other dialects' records laid over it (seeded), kept when the source's
+reader reads them without an error and they hold no wrapper key (what the entry asks the rival
+of).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from envglot.detect import JSONRPC_MARKER, MCP_MARKERS, forced_rival, read_facts, read_rival
+from envglot.dialect import get_dialect
+from envglot.errors import EnvglotError
+from envglot.fields import source
+from envglot.limits import top_members
+from envglot.probetests import Lit
+from envglot.registry import bundled
+
+_WRAPPER_KEYS = frozenset((*MCP_MARKERS, JSONRPC_MARKER))
+"""The members the straight entry sends to the general path (unwrapped there) before it asks the rival."""
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("bench_corpus", ROOT / "benchmarks" / "corpus.py")
+assert _spec is not None and _spec.loader is not None
+_corpus = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = _corpus  # its dataclasses look their module up
+_spec.loader.exec_module(_corpus)
+
+
+@pytest.fixture(scope="module")
+def records() -> dict[str, list[bytes]]:
+    corp = _corpus.generate({"tiny": 60}, seed=20260101)
+    return {d: corp.payloads(d, "tiny") for d in _corpus.DIALECTS}
+
+
+def _documents(src: str, records: dict[str, list[bytes]]) -> list[dict[str, msgspec.Raw]]:
+    """Members of the documents src's reader reads without an error, no wrapper key among them."""
+    rnd = random.Random(src)
+    others = [r for d, rs in records.items() for r in rs]
+    docs = list(others)
+    for base in records[src]:
+        for _ in range(8):
+            top = top_members(base)
+            extra = top_members(rnd.choice(others))
+            for k in rnd.sample(sorted(extra), rnd.randint(1, len(extra))):
+                top[k] = extra[k]
+            docs.append(msgspec.json.encode(top))
+    reader = get_dialect(src).steps()[0]
+    assert reader is not None
+    out = []
+    for doc in docs:
+        try:
+            reader.decoder.decode(doc)
+        except (EnvglotError, msgspec.MsgspecError):
+            continue
+        members = top_members(doc)
+        if _WRAPPER_KEYS.isdisjoint(members):
+            out.append(members)
+    return out
+
+
+@pytest.mark.parametrize("src", bundled().names())
+def test_the_rival_after_a_read_answers_as_the_forced_rival(src: str, records: dict[str, list[bytes]]) -> None:
+    reg = bundled()
+    dialect = get_dialect(src)
+    after, plain = read_rival(reg, dialect, _WRAPPER_KEYS), forced_rival(reg, src)
+    docs = _documents(src, records)
+    assert len(docs) >= 60, len(docs)
+    answers = [(after(m), plain(m)) for m in docs]
+    assert all(a is b for a, b in answers), [
+        (sorted(m), a, b) for m, (a, b) in zip(docs, answers, strict=True) if a is not b
+    ][:3]
+    if read_facts(dialect):  # what the read proves leaves tests out
+        assert len(source(after)) < len(source(plain))
+
+
+def test_the_read_facts_of_the_bundled_sources() -> None:
+    facts = read_facts(get_dialect("code-graph"))
+    assert Lit("value", "success", ("types", ("bool",))) in facts
+    assert any(f.kind == "holds" and f.ref == "data" and {"requestId", "generatedAt"} <= set(f.arg) for f in facts)
+    assert read_facts(get_dialect("legacy-v1")) == frozenset()  # no wire Struct: nothing proved
+    # dotbot's reader requires schema_id, its own probe's key: no other dialect's probe can come first
+    assert (
+        "return"
+        not in source(read_rival(bundled(), get_dialect("dotbot"), _WRAPPER_KEYS)).split("try:")[1].split("except")[0]
+    )
+
+
+@pytest.mark.parametrize("src", ["errorcode", "code-graph", "result", "problem-json"])
+def test_a_team_dialects_probe_is_still_asked_after_a_read(
+    src: str, records: dict[str, list[bytes]], tmp_path: Path
+) -> None:
+    """A declared dialect's probe (after every bundled one) is planned with the same facts (for a
+    source whose reader requires a boolean ``success``, legacy-v1's probe answers first)."""
+    from test_probe_tests import PROBE, _team
+
+    team = _team(tmp_path, PROBE + 'when = [{ evidence = "e", present = ["teamok"], types = { success = "bool" } }]\n')
+    reg = bundled().adding(team())
+    after, plain = read_rival(reg, get_dialect(src), _WRAPPER_KEYS), forced_rival(reg, src)
+    docs = _documents(src, records)
+    docs += [{**m, "teamok": msgspec.Raw(b"1")} for m in docs]
+    answers = [(after(m), plain(m)) for m in docs]
+    assert all(a is b for a, b in answers)
