@@ -918,7 +918,7 @@ class Pipeline:
         slot, sealed."""
         doc = top if top is not None else _residue.open_document(out)
         _residue.set_path(doc, list(_residue.slot_path(self.mappings[self.dst.name].shape.residue)), res)
-        return self._seal(_residue.encode(doc))
+        return self._seal(_residue.encode(doc), doc)
 
     def _back(self, src: Dialect) -> Pipeline:
         """The pipeline writing this one's target back as ``src`` (built once per source dialect)."""
@@ -933,9 +933,10 @@ class Pipeline:
             _BACK_PIPELINES[key] = p
         return p
 
-    def _seal(self, doc: bytes) -> bytes:
-        """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
-        return self.dst.seal(doc)
+    def _seal(self, doc: bytes, top: dict[str, Any] | None = None) -> bytes:
+        """Let the target recompute what counts the whole document (code-graph ``approxTokens``;
+        ``top``: ``doc``'s top level, when decoded)."""
+        return self.dst.seal(doc, top)
 
 
 def _run_fused(
