@@ -303,8 +303,8 @@ class Pipeline:
     __slots__ = (
         "_fused",
         "_ignore",
-        "_payloads",
         "_preserving",
+        "_takes",
         "_tallying",
         "convert_bytes",
         "dst",
@@ -349,8 +349,8 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
-        self._payloads: dict[str, _residue.Paths | None] = {}
-        """Source dialect -> :meth:`_payload`'s answer."""
+        self._takes: dict[str, _residue.Takes] = {}
+        """Source dialect -> the members its residues may take into the target (:func:`~envglot.residue.take_paths`)."""
         self.convert_bytes: Callable[[bytes], bytes] = self._first_bytes
         """The output of one document under :meth:`report` (what :meth:`convert` gives): the
         entry :func:`entry` chose for this pipeline, on its first call."""
@@ -894,24 +894,20 @@ class Pipeline:
 
     def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
         """``out`` with the version 3 or 4 residue of ``original`` (minified, ``members`` its top
-        level when decoded): the payload left out (version 4) when ``out`` carries it unchanged."""
-        payload = self._payloads.get(src.name, _MISSING)
-        if payload is _MISSING:
-            payload = self._payloads[src.name] = self._payload(src)
-        if payload is not None and len(out) >= _residue.SPLICE_MIN:
+        level when decoded): the members ``out`` carries unchanged left out (version 4)."""
+        takes = self._takes.get(src.name)
+        if takes is None:
+            m = self.mappings
+            dst = m[self.dst.name]
+            takes = self._takes[src.name] = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
+        if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
             slot = _residue.slot_path(self.mappings[self.dst.name].shape.residue)
-            placed = _residue.placed_whole(src.name, original, members, out, payload, slot)  # type: ignore[arg-type]
+            placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
                 return self._seal(placed)
         top = _residue.open_document(out)
-        return self._place(out, top, _residue.whole(src.name, original, members, top, payload))  # type: ignore[arg-type]
-
-    def _payload(self, src: Dialect) -> _residue.Paths | None:
-        """:func:`~envglot.residue.payload_paths` of ``src`` and the target."""
-        m = self.mappings
-        dst = m[self.dst.name]
-        return _residue.payload_paths(m[src.name].fields.get("payload"), dst.fields.get("payload"), dst.shape.residue)
+        return self._place(out, top, _residue.whole(src.name, original, members, top, takes))
 
     def _place(self, out: bytes, top: dict[str, Any] | None, res: msgspec.Raw) -> bytes:
         """``out`` (``top``: its top level, when decoded) with the residue ``res`` at the target's

@@ -141,11 +141,13 @@ def approx_tokens(compact: bytes) -> int:
 
 
 def _utf16_length(text: bytes) -> int:
-    """The UTF-16 length of ``text`` (UTF-8): its code points, plus one for each beyond the BMP
-    (a four-byte sequence, led by F0-F4), without building the UTF-16 text."""
+    """The UTF-16 length of ``text`` (UTF-8): its code points when none is beyond the BMP (no
+    four-byte sequence, led by F0-F4: a fast scan for each lead), without building the UTF-16 text."""
     if text.isascii():
         return len(text)
-    return len(text.decode("utf-8")) + sum(map(text.count, _ASTRAL_LEADS))
+    if any(text.find(lead) >= 0 for lead in _ASTRAL_LEADS):  # find: ``in`` raises and clears a TypeError first
+        return len(text.decode("utf-8").encode("utf-16-le")) // 2
+    return len(text.decode("utf-8"))
 
 
 _ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
