@@ -269,8 +269,7 @@ class Dialect:
         return doc
 
     def seal(self, doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
-        """Recompute what counts the whole written document (default: nothing); ``top``: its top
-        level, when the caller decoded it."""
+        """Recompute what counts the whole written document (default: nothing; ``top``: its top level, if decoded)."""
         return doc
 
     def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
