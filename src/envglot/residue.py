@@ -567,15 +567,17 @@ def _whole_of(
     """:func:`whole`; ``first``: the carrier's value at the first take's path when the caller
     found it (``out`` is not looked into for it)."""
     kept: list[Paths] = []
-    taken: list[Raw | bytes] = []
+    taken: list[Any] = []  # Raw or bytes: hashed through the buffer protocol, not copied
     tree: dict[str, Any] | None = None
-    for i, paths in enumerate(takes):
+    for paths in takes:
         if tree is None:
             tree = dict(members) if members is not None else _RAW_DICT.decode(original)
         mine = _swap(tree, paths[0])
         if mine is None:  # not in the original (or inside a member taken before it)
             continue
-        theirs = first if i == 0 and first is not None else None if out is None else value_at(out, paths[1])
+        theirs = first if first is not None and paths is takes[0] else None
+        if theirs is None and out is not None:
+            theirs = value_at(out, paths[1])
         if theirs is not None and mine == theirs:  # Raw compares its bytes
             kept.append(paths)
             taken.append(theirs)
@@ -584,8 +586,8 @@ def _whole_of(
     if tree is not None and kept:
         rest = _ENC.encode(tree)
         if len(rest) - len(_NULL) * len(kept) + sum(map(len, taken)) == len(original):
-            head, mid = _frame(dialect, tuple(kept))
-            sign = digest_parts(dialect, rest, [bytes(t) for t in taken])
+            head, mid = _frame(dialect, takes if len(kept) == len(takes) else tuple(kept))
+            sign = digest_parts(dialect, rest, taken)
             return Raw(b"".join((head, rest, mid, sign.encode(), b'"}')))
     head, mid = _frame(dialect, ())
     return Raw(b"".join((head, original, mid, digest(dialect, original).encode(), b'"}')))
