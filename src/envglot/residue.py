@@ -1,7 +1,7 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
 Over 500 lines: one residue format in four versions (its paths, patches, digests and the
-payload taken from the carrier) that every face reads and writes through here.
+members taken from the carrier) that every face reads and writes through here.
 
 A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 4,
 "take": [[PATH, CARRIER_PATH], ...], "digest": HEX}``: the JSON patches that turn what the
@@ -11,10 +11,11 @@ code of its own:
 
 - versions 3 and 4 (:func:`whole`, a document without an input residue into another dialect),
   computed without converting back: the original whole at ``$`` (hooks read the wire Struct
-  whole, so no member is proven to come back unchanged), less the payload when the target
-  carries it byte for byte: ``null`` in its place and ``take`` to set the carrier's back.
-  Version 4 is version 3 with the payload taken, and a digest of the payload's bytes as they
-  travel instead of its canonical form; version 3 is what a residue that takes nothing gets;
+  whole, so no member is proven to come back unchanged), less the members the target carries
+  byte for byte (:data:`TAKEN`: a success's payload, a failure's details): ``null`` in their
+  places and ``take`` to set the carrier's back. Version 4 is version 3 with members taken, and
+  a digest of their bytes as they travel instead of their canonical form; version 3 is what a
+  residue that takes nothing gets;
 - version 2 (:func:`diff`: write, read back, write the source dialect again, diff): what a
   document carrying a residue of its own (a chain's later hop) or converted into its own
   dialect gets; version 1 is version 2's patches with an older digest.
