@@ -5,9 +5,9 @@
 For the reused ``Converter(to=TARGET, from_=SOURCE, unsupported="ignore")`` with and without
 ``preserve=True`` on the benchmark corpus's SOURCE records, and each part of the version 3
 residue (``docs/canonical-model.md``, "Preserve mode and the residue"), timed alone on the same
-records: the digest (version 4's, of the original less the payload and the payload's bytes,
-when the residue takes the payload; version 3's of the whole original otherwise), the residue
-(the payload compared with the target's, the original less the payload encoded, the digest
+records: the digest (version 4's, of the original less the taken members and their bytes,
+when the residue takes any: a success's payload, a failure's details; version 3's of the whole
+original otherwise), the residue (the members compared with the target's, the rest encoded, the digest
 included) and its placement in the output (opened, set at the
 target's slot, encoded). The floor is ``ignore`` plus the residue and its placement: what the
 residue's own work costs. "residue / document" is the residue's size over the document's.
@@ -54,19 +54,25 @@ def row(src: Dialect, dst: Dialect, items: Sequence[bytes], rounds: int) -> str:
     outs = {x: ignore.convert_bytes(x) for x in items}
     there = m[dst.name]
     slot = list(residue.slot_path(there.shape.residue))
-    paths = residue.payload_paths(m[src.name].fields.get("payload"), there.fields.get("payload"), there.shape.residue)
+    takes = residue.take_paths(m[src.name].fields, there.fields, there.shape.residue)
     tops = {x: members_of(x) for x in items}  # the pipeline's input checks decode them anyway
     outs_top = {x: residue.open_document(outs[x]) for x in items}
-    made = {x: residue.whole(src.name, x, tops[x], outs_top[x], paths) for x in items}
+    made = {x: residue.whole(src.name, x, tops[x], outs_top[x], takes) for x in items}
 
     def placed(x: bytes) -> bytes:
         doc = residue.open_document(outs[x])
         residue.set_path(doc, slot, made[x])
         return residue.encode(doc)
 
-    # the digest the residue records: version 4's (the rest and the payload's bytes) when it takes the payload
+    # the digest the residue records: version 4's (the rest and the taken members' bytes) when it takes any
     kept = {x: residue.decode_residue(made[x], "$") for x in items}
-    taken = {x: (bytes(kept[x].set[0][1]), bytes(residue.value_at(outs_top[x], paths[1]) or b"")) for x in items}
+    taken = {
+        x: (
+            bytes(kept[x].set[0][1]),
+            *(bytes(residue.value_at(outs_top[x], residue.parse_path(t)) or b"") for _, t in kept[x].take),
+        )
+        for x in items
+    }
 
     def signed(x: bytes) -> str:
         if kept[x].v >= 4:
@@ -75,7 +81,7 @@ def row(src: Dialect, dst: Dialect, items: Sequence[bytes], rounds: int) -> str:
 
     parts = [
         best(signed, items, rounds),
-        best(lambda x: residue.whole(src.name, x, tops[x], outs_top[x], paths), items, rounds),
+        best(lambda x: residue.whole(src.name, x, tops[x], outs_top[x], takes), items, rounds),
         best(placed, items, rounds),
     ]
     floor = t_ignore + parts[1] + parts[2]  # the residue includes the digest

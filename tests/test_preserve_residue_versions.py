@@ -18,9 +18,10 @@ import msgspec
 import pytest
 
 import envglot
-from envglot import Kind
+from envglot import Kind, residue
 from envglot.dialects import WRITABLE
 from envglot.fields import use_compiled
+from envglot.mappings import default_mappings
 from envglot.residue import digest, none_in
 from golden import json_key
 
@@ -90,11 +91,18 @@ def _forward(rec: dict[str, Any]) -> bytes:
 
 @pytest.mark.parametrize("rec", V3, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
 def test_a_version_3_carrier_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
-    """Every version 3 carrier restores; one that takes nothing is still written byte for byte
-    (a residue that takes the payload is version 4 now)."""
+    """Every version 3 carrier restores; one that takes nothing is still written byte for byte,
+    unless a failure's details now travel unchanged into it: then version 4 takes them, and its
+    carrier restores the same original (a residue that takes the payload is version 4 too)."""
     assert _back(rec) == msgspec.json.format(rec["original"].encode(), indent=-1) == rec["restored"].encode()
     if '"take":' not in rec["carrier"]:
-        assert _forward(rec).decode() == rec["carrier"]
+        now = _forward(rec).decode()
+        if now != rec["carrier"]:
+            res = msgspec.json.decode(now)
+            for key in residue.slot_path(default_mappings()[rec["hops"][-1]].shape.residue):
+                res = res[key]
+            assert res["v"] == 4 and all(here.endswith(".details") for here, _ in res["take"]), now
+            assert _back({**rec, "carrier": now}) == rec["restored"].encode()
 
 
 def test_the_version_4_fixtures_are_the_version_3_carriers_that_take_the_payload() -> None:
@@ -174,6 +182,32 @@ def test_a_payload_that_travels_unchanged_is_taken_from_the_carrier_not_carried_
     assert len(carrier) < 1.1 * len(original)  # not the payload twice
     back = envglot.convert(carrier, from_="response-v2", to="dotbot", preserve=True, unsupported="ignore")
     assert back == original
+
+
+def test_a_failures_details_that_travel_unchanged_are_taken_from_the_carrier() -> None:
+    """A failure carries no payload: its details, when the target carries them byte for byte, are
+    taken as the payload is (version 4), so a large failure's residue does not hold them twice
+    and its digest hashes them as they travel; a changed detail is refused."""
+    details = {"rows": [{"id": i, "why": f"field {i} is required"} for i in range(300)]}
+    original = msgspec.json.encode(
+        {
+            "type": "urn:x",
+            "title": "Bad Request",
+            "status": 400,
+            "detail": "bad",
+            "code": "invalid_argument",
+            "details": details,
+        }
+    )
+    carrier = envglot.convert(original, from_="problem-json", to="code-graph", preserve=True, unsupported="ignore")
+    res = msgspec.json.decode(carrier)["_envglot"]
+    assert res["v"] == 4 and res["take"] == [["$.details", "$.data.result.error.details"]]
+    assert res["set"][0][1]["details"] is None
+    assert len(carrier) < 1.2 * len(original)
+    assert envglot.convert(carrier, from_="code-graph", to="problem-json", preserve=True) == original
+    changed = carrier.replace(b"field 7 is", b"field 8 is", 1)
+    conv = envglot.conversion(changed, from_="code-graph", to="problem-json", preserve=True, unsupported="ignore")
+    assert Kind.RESIDUE_REJECTED in [d.kind for d in conv.diagnostics]
 
 
 def test_a_carrier_whose_payload_changed_on_its_way_does_not_restore_it() -> None:

@@ -35,10 +35,10 @@ PAIRS = [
 ]
 
 
-def _paths(src: str, dst: str) -> residue.Paths:
-    paths = residue.payload_paths(M[src].fields.get("payload"), M[dst].fields.get("payload"), M[dst].shape.residue)
-    assert paths is not None
-    return paths
+def _paths(src: str, dst: str) -> residue.Takes:
+    takes = residue.take_paths(M[src].fields, M[dst].fields, M[dst].shape.residue)
+    assert takes
+    return takes
 
 
 def _decoded(src: str, dst: str, original: bytes, out: bytes) -> bytes:

@@ -304,8 +304,8 @@ class Pipeline:
     __slots__ = (
         "_fused",
         "_ignore",
-        "_payloads",
         "_preserving",
+        "_takes",
         "_tallying",
         "convert_bytes",
         "dst",
@@ -350,8 +350,8 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
-        self._payloads: dict[str, _residue.Paths | None] = {}
-        """Source dialect -> :meth:`_payload`'s answer."""
+        self._takes: dict[str, _residue.Takes] = {}
+        """Source dialect -> the members its residues may take into the target (:func:`~envglot.residue.take_paths`)."""
         self.convert_bytes: Callable[[bytes], bytes] = self._first_bytes
         """The output of one document under :meth:`report` (what :meth:`convert` gives): the
         entry :func:`entry` chose for this pipeline, on its first call."""
@@ -896,31 +896,27 @@ class Pipeline:
 
     def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
         """``out`` with the version 3 or 4 residue of ``original`` (minified, ``members`` its top
-        level when decoded): the payload left out (version 4) when ``out`` carries it unchanged."""
-        payload = self._payloads.get(src.name, _MISSING)
-        if payload is _MISSING:
-            payload = self._payloads[src.name] = self._payload(src)
-        if payload is not None and len(out) >= _residue.SPLICE_MIN:
+        level when decoded): the members ``out`` carries unchanged left out (version 4)."""
+        takes = self._takes.get(src.name)
+        if takes is None:
+            m = self.mappings
+            dst = m[self.dst.name]
+            takes = self._takes[src.name] = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
+        if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
             slot = _residue.slot_path(self.mappings[self.dst.name].shape.residue)
-            placed = _residue.placed_whole(src.name, original, members, out, payload, slot)  # type: ignore[arg-type]
+            placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
                 return self._seal(placed)
         top = _residue.open_document(out)
-        return self._place(out, top, _residue.whole(src.name, original, members, top, payload))  # type: ignore[arg-type]
-
-    def _payload(self, src: Dialect) -> _residue.Paths | None:
-        """:func:`~envglot.residue.payload_paths` of ``src`` and the target."""
-        m = self.mappings
-        dst = m[self.dst.name]
-        return _residue.payload_paths(m[src.name].fields.get("payload"), dst.fields.get("payload"), dst.shape.residue)
+        return self._place(out, top, _residue.whole(src.name, original, members, top, takes))
 
     def _place(self, out: bytes, top: dict[str, Any] | None, res: msgspec.Raw) -> bytes:
         """``out`` (``top``: its top level, when decoded) with the residue ``res`` at the target's
         slot, sealed."""
         doc = top if top is not None else _residue.open_document(out)
         _residue.set_path(doc, list(_residue.slot_path(self.mappings[self.dst.name].shape.residue)), res)
-        return self._seal(_residue.encode(doc))
+        return self._seal(_residue.encode(doc), doc)
 
     def _back(self, src: Dialect) -> Pipeline:
         """The pipeline writing this one's target back as ``src`` (built once per source dialect)."""
@@ -935,9 +931,10 @@ class Pipeline:
             _BACK_PIPELINES[key] = p
         return p
 
-    def _seal(self, doc: bytes) -> bytes:
-        """Let the target recompute what counts the whole document (code-graph ``approxTokens``)."""
-        return self.dst.seal(doc)
+    def _seal(self, doc: bytes, top: dict[str, Any] | None = None) -> bytes:
+        """Let the target recompute what counts the whole document (code-graph ``approxTokens``;
+        ``top``: ``doc``'s top level, when decoded)."""
+        return self.dst.seal(doc, top)
 
 
 def _run_fused(

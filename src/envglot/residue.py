@@ -1,7 +1,7 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
 Over 500 lines: one residue format in four versions (its paths, patches, digests and the
-payload taken from the carrier) that every face reads and writes through here.
+members taken from the carrier) that every face reads and writes through here.
 
 A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 4,
 "take": [[PATH, CARRIER_PATH], ...], "digest": HEX}``: the JSON patches that turn what the
@@ -11,10 +11,11 @@ code of its own:
 
 - versions 3 and 4 (:func:`whole`, a document without an input residue into another dialect),
   computed without converting back: the original whole at ``$`` (hooks read the wire Struct
-  whole, so no member is proven to come back unchanged), less the payload when the target
-  carries it byte for byte: ``null`` in its place and ``take`` to set the carrier's back.
-  Version 4 is version 3 with the payload taken, and a digest of the payload's bytes as they
-  travel instead of its canonical form; version 3 is what a residue that takes nothing gets;
+  whole, so no member is proven to come back unchanged), less the members the target carries
+  byte for byte (:data:`TAKEN`: a success's payload, a failure's details): ``null`` in their
+  places and ``take`` to set the carrier's back. Version 4 is version 3 with members taken, and
+  a digest of their bytes as they travel instead of their canonical form; version 3 is what a
+  residue that takes nothing gets;
 - version 2 (:func:`diff`: write, read back, write the source dialect again, diff): what a
   document carrying a residue of its own (a chain's later hop) or converted into its own
   dialect gets; version 1 is version 2's patches with an older digest.
@@ -42,6 +43,7 @@ from .limits import MAX_DEPTH
 
 __all__ = [
     "SPLICE_MIN",
+    "TAKEN",
     "Residue",
     "apply",
     "decode_residue",
@@ -58,6 +60,7 @@ __all__ = [
     "restore",
     "set_path",
     "slot_path",
+    "take_paths",
     "value_at",
     "whole",
 ]
@@ -470,6 +473,9 @@ _NULL = Raw(b"null")
 Paths = tuple[tuple[str | int, ...], tuple[str | int, ...]]
 """A member's path in a source document and in the target's (as segments)."""
 
+Takes = tuple[Paths, ...]
+"""The members a residue may take from its carrier (:func:`take_paths`), in order."""
+
 
 def _swap(tree: dict[str, Any], segs: tuple[str | int, ...]) -> Raw | None:
     """The value at ``segs`` (object keys) of ``tree``, replaced there by ``null`` (the objects on
@@ -490,23 +496,24 @@ def _swap(tree: dict[str, Any], segs: tuple[str | int, ...]) -> Raw | None:
 
 
 @lru_cache(maxsize=256)
-def _frame(dialect: str, take: Paths | None) -> tuple[bytes, bytes]:
+def _frame(dialect: str, takes: Takes) -> tuple[bytes, bytes]:
     """A :func:`whole` residue's bytes around its root (before it, and after it up to the digest's
     text): those of ``_ENC.encode`` of ``{"from", "set", "del", "v", "take", "digest"}``, version 4
-    with ``take`` when the payload at ``take`` (its paths in the original and the carrier) is
-    taken, version 3 without (built once per dialect and pair)."""
+    with ``take`` when the members at ``takes`` (their paths in the original and the carrier) are
+    taken, version 3 when none is (built once per dialect and set of members taken)."""
     head = b'{"from":' + _ENC.encode(dialect) + b',"set":[["$",'
-    if take is None:
+    if not takes:
         return head, b']],"del":[],"v":3,"digest":"'
-    here, there = (format_path(list(segs)) for segs in take)
-    return head, b']],"del":[],"v":4,"take":' + _ENC.encode([[here, there]]) + b',"digest":"'
+    pairs = [[format_path(list(here)), format_path(list(there))] for here, there in takes]
+    return head, b']],"del":[],"v":4,"take":' + _ENC.encode(pairs) + b',"digest":"'
 
 
-def payload_paths(here: str | None, there: str | None, slot: str) -> Paths | None:
-    """The payload's path in a source document (``here``) and in the target's (``there``), as
-    segments, when a residue may take it from the carrier: neither is the whole document (nor
-    absent), and the target's residue ``slot`` lies outside it."""
-    if not here or not there:
+def payload_paths(here: Any, there: Any, slot: str) -> Paths | None:
+    """A member's path in a source document (``here``) and in the target's (``there``), as
+    segments, when a residue may take it from the carrier: each is one object member's path
+    (not the whole document, not absent, no array), and the target's residue ``slot`` lies
+    outside it."""
+    if not isinstance(here, str) or not isinstance(there, str) or "[" in here or "[" in there:
         return None
     here_segs, there_segs = slot_path(here), slot_path(there)
     if not here_segs or not there_segs or slot_path(slot)[: len(there_segs)] == there_segs:
@@ -514,40 +521,76 @@ def payload_paths(here: str | None, there: str | None, slot: str) -> Paths | Non
     return here_segs, there_segs
 
 
+TAKEN = ("payload", "problem.details")
+"""The canonical fields whose members a residue may take from its carrier, in this order: the
+large ones a conversion may carry byte for byte (a success's payload, a failure's details). A
+member is taken only when the carrier's bytes are the original's (:func:`whole`). A failure's
+code and message stay in the residue: short strings, each a longer ``take`` entry than its bytes
+and a lookup in the carrier for what its digest saves."""
+
+
+def take_paths(here: dict[str, Any], there: dict[str, Any], slot: str) -> Takes:
+    """The members of :data:`TAKEN` a residue may take (:func:`payload_paths` of each), given the
+    ``[fields]`` of the source (``here``) and of the target (``there``) and the target's slot."""
+    found = (payload_paths(here.get(field), there.get(field), slot) for field in TAKEN)
+    return tuple(paths for paths in found if paths is not None)
+
+
 def whole(
     dialect: str,
     original: bytes,
     members: dict[str, Raw] | None = None,
     out: dict[str, Raw] | None = None,
-    payload: Paths | None = None,
+    takes: Takes = (),
 ) -> Raw:
     """The version 3 or 4 residue of ``original`` (a minified ``from`` dialect document with no
     residue of its own, ``members`` its top level when decoded): the document set whole at ``$``,
     whatever its writer writes back.
 
-    ``payload`` is a member's path in ``original`` and in the target document ``out`` (its top
-    level): when the two values are the same bytes, the member is left out (``null`` in its
-    place, so key order holds) and taken back from the carrier (``take``), provided the document
-    without it re-encodes to the original's own spelling (checked by length: msgspec's spelling
-    of a key is the shortest). That residue is version 4: its digest covers the payload's bytes
-    as they travel, not its canonical form (:func:`digest`). Otherwise it is version 3."""
-    value = value_at(out, payload[1]) if payload is not None and out is not None else None
-    return _whole_of(dialect, original, members, payload, value)
+    ``takes`` are members' paths in ``original`` and in the target document ``out`` (its top
+    level), in order (:func:`take_paths`): each member whose two values are the same bytes is
+    left out (``null`` in its place, so key order holds) and taken back from the carrier
+    (``take``), provided the document without them re-encodes to the original's own spelling
+    (checked by length: msgspec's spelling of a key is the shortest). That residue is version 4:
+    its digest covers the taken members' bytes as they travel, not their canonical form
+    (:func:`digest`). One that takes nothing is version 3."""
+    return _whole_of(dialect, original, members, takes, out)
 
 
 def _whole_of(
-    dialect: str, original: bytes, members: dict[str, Raw] | None, payload: Paths | None, value: Raw | bytes | None
+    dialect: str,
+    original: bytes,
+    members: dict[str, Raw] | None,
+    takes: Takes,
+    out: dict[str, Raw] | None,
+    first: Raw | bytes | None = None,
 ) -> Raw:
-    """:func:`whole` given ``value``, the target's payload (``None``: absent or not looked up)."""
-    if payload is not None and value is not None:
-        tree = dict(members) if members is not None else _RAW_DICT.decode(original)
-        if _swap(tree, payload[0]) == value:
-            rest = _ENC.encode(tree)
-            if len(rest) - len(_NULL) + len(value) == len(original):
-                head, mid = _frame(dialect, payload)
-                sign = digest_parts(dialect, rest, (value,))
-                return Raw(b"".join((head, rest, mid, sign.encode(), b'"}')))
-    head, mid = _frame(dialect, None)
+    """:func:`whole`; ``first``: the carrier's value at the first take's path when the caller
+    found it (``out`` is not looked into for it)."""
+    kept: list[Paths] = []
+    taken: list[Any] = []  # Raw or bytes: hashed through the buffer protocol, not copied
+    tree: dict[str, Any] | None = None
+    for paths in takes:
+        if tree is None:
+            tree = dict(members) if members is not None else _RAW_DICT.decode(original)
+        mine = _swap(tree, paths[0])
+        if mine is None:  # not in the original (or inside a member taken before it)
+            continue
+        theirs = first if first is not None and paths is takes[0] else None
+        if theirs is None and out is not None:
+            theirs = value_at(out, paths[1])
+        if theirs is not None and mine == theirs:  # Raw compares its bytes
+            kept.append(paths)
+            taken.append(theirs)
+        else:  # not carried unchanged: put back
+            set_path(tree, list(paths[0]), mine, create=False)
+    if tree is not None and kept:
+        rest = _ENC.encode(tree)
+        if len(rest) - len(_NULL) * len(kept) + sum(map(len, taken)) == len(original):
+            head, mid = _frame(dialect, takes if len(kept) == len(takes) else tuple(kept))
+            sign = digest_parts(dialect, rest, taken)
+            return Raw(b"".join((head, rest, mid, sign.encode(), b'"}')))
+    head, mid = _frame(dialect, ())
     return Raw(b"".join((head, original, mid, digest(dialect, original).encode(), b'"}')))
 
 
@@ -561,7 +604,7 @@ def placed_whole(
     original: bytes,
     members: dict[str, Raw] | None,
     out: bytes,
-    payload: Paths,
+    takes: Takes,
     slot: tuple[str | int, ...],
 ) -> bytes | None:
     """``out`` with :func:`whole`'s residue of ``original`` set at ``slot`` (before sealing): the
@@ -569,12 +612,15 @@ def placed_whole(
     encoding ``out``'s payload; ``None`` when that cannot be proven from ``out``'s text (the caller
     then places the residue through the decoded top level).
 
-    The payload of ``payload``'s target path (one top-level key) is found in ``out`` as the
-    source's payload bytes right after the key's first ``"KEY":``, which is a top-level key when
+    The payload (``takes``' first member, at one top-level key of the target) is found in ``out``
+    as the source's payload bytes right after the key's first ``"KEY":``, which is a top-level key when
     the text before it and a ``null`` value close into an object; ``out`` less those bytes
     (``null`` there) must re-encode to itself (no key repeated, every key in msgspec's spelling),
-    so its decoded top level is ``out``'s but for the payload."""
-    here, there = payload
+    so its decoded top level is ``out``'s but for the payload; ``takes``' other members are
+    looked up in that top level."""
+    if not takes:
+        return None
+    here, there = takes[0]
     if len(there) != 1 or not isinstance(there[0], str):
         return None
     value = value_at(original if members is None else members, here)
@@ -596,7 +642,10 @@ def placed_whole(
         return None
     if _ENC.encode(top) != rest:
         return None
-    set_path(top, list(slot), _whole_of(dialect, original, members, payload, value))
+    top[there[0]] = value  # for a later member under the payload's key (looked up only when the original has it)
+    res = _whole_of(dialect, original, members, takes, top, value)
+    top[there[0]] = _NULL
+    set_path(top, list(slot), res)
     placed = _ENC.encode(top)
     if placed[start : start + len(_NULL)] == b"null" and placed.startswith(rest[:start]):
         return b"".join((placed[:start], value, placed[start + len(_NULL) :]))

@@ -134,10 +134,23 @@ def approx_tokens(compact: bytes) -> int:
     (``\\u00e9``, ``\\/``) counts as the one character it stands for, so a payload carried
     byte for byte from a source that escapes non-ASCII counts as the emitter's own would.
     """
-    if compact.find(b"\\u") >= 0 or compact.find(b"\\/") >= 0:  # find: ``in`` raises and clears a TypeError first
+    # find: ``in`` raises and clears a TypeError first; one byte is a fast scan, two are not
+    if compact.find(b"\\") >= 0 and (compact.find(b"\\u") >= 0 or compact.find(b"\\/") >= 0):
         compact = _STRINGIFY_ESCAPES.sub(_as_stringified, compact)
-    n = len(compact) if compact.isascii() else len(compact.decode("utf-8").encode("utf-16-le")) // 2
-    return math.ceil(n / 4)
+    return math.ceil(_utf16_length(compact) / 4)
+
+
+def _utf16_length(text: bytes) -> int:
+    """The UTF-16 length of ``text`` (UTF-8): its code points when none is beyond the BMP (no
+    four-byte sequence, led by F0-F4: a fast scan for each lead), without building the UTF-16 text."""
+    if text.isascii():
+        return len(text)
+    if any(text.find(lead) >= 0 for lead in _ASTRAL_LEADS):  # find: ``in`` raises and clears a TypeError first
+        return len(text.decode("utf-8").encode("utf-16-le")) // 2
+    return len(text.decode("utf-8"))
+
+
+_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
 
 
 _STRINGIFY_ESCAPES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|/|.)", re.S)
@@ -535,26 +548,49 @@ WRITING = Writing(
 
 def _with_tokens(doc: bytes, tokens: int) -> bytes:
     """``doc`` with ``data.meta.approxTokens`` set to ``tokens`` (everything else byte for byte)."""
-    top = _RAW_DICT.decode(doc)
+    return _set_tokens(_levels(doc), tokens)
+
+
+Levels = tuple[dict[str, Raw], dict[str, Raw], dict[str, Raw]]
+"""A document's top level, its ``data`` and its ``data.meta``, decoded (values ``Raw``)."""
+
+
+def _levels(doc: bytes, top: dict[str, Raw] | None = None) -> Levels:
+    """The :data:`Levels` of ``doc`` (``top``: its top level, when decoded)."""
+    top = _RAW_DICT.decode(doc) if top is None else dict(top)  # the caller's is not changed
     data = _RAW_DICT.decode(top["data"])
-    meta = _RAW_DICT.decode(data["meta"])
+    return top, data, _RAW_DICT.decode(data["meta"])
+
+
+def _set_tokens(levels: Levels, tokens: int) -> bytes:
+    """The document of ``levels`` with ``approxTokens`` set to ``tokens`` (the levels updated in
+    place, so it can be set again: each key keeps its place)."""
+    top, data, meta = levels
     meta["approxTokens"] = Raw(str(tokens).encode())
     data["meta"] = Raw(_ENC.encode(meta))
     top["data"] = Raw(_ENC.encode(data))
     return _ENC.encode(top)
 
 
+def _count(levels: Levels) -> int:
+    """:func:`counted_tokens` of the document of ``levels``."""
+    return approx_tokens(msgspec.json.format(_set_tokens(levels, 0), indent=-1))
+
+
 def counted_tokens(doc: bytes) -> int:
     """The ``approxTokens`` a code-graph document should state: its compact form counted with
     ``approxTokens`` 0, whatever else it holds (a preserve residue, unknown fields). The
     writer, :func:`seal` and ``validate`` share this one rule."""
-    return approx_tokens(msgspec.json.format(_with_tokens(doc, 0), indent=-1))
+    return _count(_levels(doc))
 
 
-def seal(doc: bytes) -> bytes:
+def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     """Recount ``approxTokens`` after keys were added to a written document (a preserve residue,
-    unknown fields put back): it counts the whole compact envelope as the client receives it."""
-    return _with_tokens(doc, counted_tokens(doc))
+    unknown fields put back): it counts the whole compact envelope as the client receives it.
+    ``top``: ``doc``'s top level, when the caller decoded it (``doc`` is not decoded again);
+    each level is decoded once for the count and the result."""
+    levels = _levels(doc, top)
+    return _set_tokens(levels, _count(levels))
 
 
 # --- contract (the wire Structs and their Rules, then these) ------------------------------

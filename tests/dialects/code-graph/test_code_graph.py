@@ -112,6 +112,30 @@ class TestCodeGraph(GoldenSuite):
         out = json.loads(envglot.convert(case.data, to="code-graph"))
         assert out["data"]["meta"]["approxTokens"] == 125  # UTF-16 units, as JavaScript counts
 
+    @pytest.mark.parametrize(
+        "text",
+        ["plain ascii", "caf\u00e9", "\U0001f600 grin", "\u4e2d\u6587\U00010348\U0010ffff", 'q\\"uote', ""],
+    )
+    def test_the_utf16_length_is_counted_without_the_utf16_text(self, text: str) -> None:
+        from envglot.dialects.code_graph import _utf16_length
+
+        raw = text.encode()
+        assert _utf16_length(raw) == len(raw.decode().encode("utf-16-le")) // 2
+
+    def test_seal_given_the_decoded_top_level_gives_the_same_bytes(self) -> None:
+        from envglot.dialects import code_graph
+        from envglot.residue import open_document
+
+        for case in cases("code-graph")[:8]:
+            out = envglot.convert(case.data, to="code-graph", unsupported="ignore", preserve=True)
+            top = open_document(out)
+            top["_added"] = msgspec.Raw(b'{"k":"\\u00e9 \\/ x"}')
+            doc = msgspec.json.encode(top)
+            kept = dict(top)
+            assert code_graph.seal(doc, top) == code_graph.seal(doc)
+            assert top == kept  # the caller's top level is not changed
+            assert json.loads(code_graph.seal(doc))["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc)
+
     def test_a_stale_estimate_is_recomputed_and_reported(self) -> None:
         case = next(c for c in cases("code-graph") if c.stem == "spec-digest-ok")
         conv = envglot.conversion(case.data, to="code-graph", unsupported="ignore")
