@@ -80,23 +80,6 @@ def may_be_loose(buf: bytes, tight_top: bool = False) -> bool:
     return 10 in buf or 13 in buf or 9 in buf
 
 
-_BESIDE_STRUCTURE = (b", ", b": ", b"{ ", b"[ ", b" }", b" ]", b" ,", b" :")
-
-
-def may_hold_whitespace(buf: bytes) -> bool:
-    """False only if ``buf`` (JSON) holds no insignificant whitespace anywhere (exact that way).
-
-    Such whitespace lies between two tokens, and one of any two adjacent tokens is a structural
-    character (two values are never adjacent): a run of it touches ``{[,:]}`` on one side. So a
-    document with no newline, tab or carriage return (JSON strings cannot hold them raw) and no
-    space beside a structural character is minified; a space beside one inside a string
-    (``"a, b"``) answers True, which callers take as "format to be sure".
-    """
-    if 10 in buf or 13 in buf or 9 in buf:  # by byte value: ``b"\n" in buf`` raises and clears a TypeError
-        return True
-    return 32 in buf and any(buf.find(pair) >= 0 for pair in _BESIDE_STRUCTURE)
-
-
 def drop_success_problems(problems: tuple[Problem, ...], ctx: Context, dialect: str, success: str) -> None:
     """Report a success's problems as dropped: ``dialect``'s success (``success`` says what it is)
     has no place for them."""

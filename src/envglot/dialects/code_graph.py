@@ -40,7 +40,6 @@ from ..wire import (
     count_for,
     document_key,
     error_details,
-    may_hold_whitespace,
     object_or_wrapped,
     raw_is_object,
     timestamp_for,
@@ -492,9 +491,7 @@ def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
     """``approxTokens`` recomputed over the written envelope (a change reported), spliced in."""
     if not ctx.compact:  # approxTokens counts the minified envelope
         doc = msgspec.json.format(doc, indent=-1)
-    # A payload carried byte for byte keeps its source's spacing (``{"a": 1}`` inside an
-    # otherwise minified document): the count is of the compact form, as ``validate`` checks it.
-    tokens = approx_tokens(msgspec.json.format(doc, indent=-1) if may_hold_whitespace(doc) else doc)
+    tokens = approx_tokens(doc)
     if stated_tokens is not None and stated_tokens != tokens:
         ctx.report.add(
             Kind.VALUE_COERCED,
