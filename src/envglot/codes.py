@@ -15,7 +15,7 @@ import msgspec
 from msgspec import Raw
 
 from .canonical import Problem
-from .diagnostics import Counting, Kind
+from .diagnostics import Kind
 from .excerpt import quoted
 from .tables import CodePlan, CodeRow, DialectMap, Mappings, TypeRow, type_for
 
@@ -385,52 +385,44 @@ cleared is derived again alike)."""
 
 
 def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> Choice:
-    """The :func:`choice` of ``dmap``'s writer for ``p``; reports any change of code (to a
-    :class:`~envglot.diagnostics.Counting` report, its kind and path only: no message is built)."""
+    """The :func:`choice` of ``dmap``'s writer for ``p``; reports any change of code."""
     ch = planned(p, dmap, ctx)
-    report = ctx.report
-    if not report.collecting:
+    if not ctx.report.collecting:
         return ch
     code, plan = ch.code, ch.plan
     if code != p.code:
         where = ctx.path("problem.code", index)
-        counting = type(report) is Counting
         if p.code is None:
-            need: dict[str, object] = {}
-            if not counting:
-                need = {"need": f"{dmap.name} needs a code", "value": _synthesized_code(p, code, plan)}
-            ctx.synthesized(dmap, "problem.code", index, **need)
+            chose = f"{code!r} for category {p.category!r}"
+            if plan is not None and plan.category != p.category:
+                chose = f"{code!r}, which reads as {plan.category!r}, not {p.category!r}"
+            ctx.synthesized(dmap, "problem.code", index, need=f"{dmap.name} needs a code", value=chose)
         elif ch.respelled:
-            facts: dict[str, object] = {}
-            if not counting:
-                facts = {"source": p.domain, "code": quoted(p.code), "chosen": quoted(code)}
-            report.add(Kind.CODE_RESPELLED, where, dmap.name, **facts)
+            ctx.report.add(
+                Kind.CODE_RESPELLED, where, dmap.name, source=p.domain, code=quoted(p.code), chosen=quoted(code)
+            )
         else:
-            report.add(Kind.CODE_MAPPED, where, dmap.name, **({} if counting else _mapped(p, code, plan, dmap)))
-            _implied_changes(p, ch, dmap, ctx, where, counting)
+            changed = plan is not None and plan.category != p.category
+            ctx.report.add(
+                Kind.CODE_MAPPED,
+                where,
+                dmap.name,
+                source=p.domain or "source",
+                code=quoted(p.code),
+                result=f"wrote {quoted(code)}" if changed else f"wrote {quoted(code)} ({p.category})",
+                reads_as=plan.category if changed and plan is not None else None,
+                was=p.category if changed else None,
+                kept="; the category travels in details" if "problem.category" in dmap.carried else "",
+            )
+            _implied_changes(p, ch, dmap, ctx, where)
     if plan is not None and plan.ext:
-        report.add(Kind.CODE_EXTENSION, ctx.path("problem.code", index), dmap.name, code=repr(code))
+        ctx.report.add(
+            Kind.CODE_EXTENSION,
+            ctx.path("problem.code", index),
+            dmap.name,
+            code=repr(code),
+        )
     return ch
-
-
-def _synthesized_code(p: Problem, code: str, plan: CodePlan | None) -> str:
-    """The ``value`` fact of a code synthesized for ``p`` (which has none)."""
-    if plan is not None and plan.category != p.category:
-        return f"{code!r}, which reads as {plan.category!r}, not {p.category!r}"
-    return f"{code!r} for category {p.category!r}"
-
-
-def _mapped(p: Problem, code: str, plan: CodePlan | None, dmap: DialectMap) -> dict[str, object]:
-    """The facts of a ``code_mapped`` diagnostic: ``p``'s code written as ``code`` (``plan``) in ``dmap``."""
-    changed = plan is not None and plan.category != p.category
-    return {
-        "source": p.domain or "source",
-        "code": quoted(p.code),
-        "result": f"wrote {quoted(code)}" if changed else f"wrote {quoted(code)} ({p.category})",
-        "reads_as": plan.category if changed and plan is not None else None,
-        "was": p.category if changed else None,
-        "kept": "; the category travels in details" if "problem.category" in dmap.carried else "",
-    }
 
 
 def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> str:
@@ -438,11 +430,10 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
     return write_plan(p, dmap, ctx, index).code
 
 
-def _implied_changes(p: Problem, ch: Choice, dmap: DialectMap, ctx: Context, where: str, counting: bool) -> None:
+def _implied_changes(p: Problem, ch: Choice, dmap: DialectMap, ctx: Context, where: str) -> None:
     """Report each member the source derives from its code (its table's ``code_implies.*`` rows:
     problem-json's type, title, status) when the code ``ch`` writes for ``p`` in ``dmap`` does
-    not come back as ``p.code`` (``ch.restores``): converting back derives them from another code.
-    ``counting``: the report keeps kinds and paths only (no message facts are built)."""
+    not come back as ``p.code`` (``ch.restores``): converting back derives them from another code."""
     src = ctx.source
     if src is None or src.name != p.domain or p.code is None:
         return
@@ -450,19 +441,16 @@ def _implied_changes(p: Problem, ch: Choice, dmap: DialectMap, ctx: Context, whe
     if not implied or ch.restores:
         return
     base = where.rpartition(".")[0]
-    code = None if counting else quoted(p.code)
     for path in implied:
         member = path.rpartition(".")[2]
-        facts = (
-            {}
-            if counting
-            else {
-                "source": src.name,
-                "code": code,
-                "result": f"its {member}, which follows the code, does not come back",
-            }
+        ctx.report.add(
+            Kind.CODE_MAPPED,
+            f"{base}.{member}",
+            dmap.name,
+            source=src.name,
+            code=quoted(p.code),
+            result=f"its {member}, which follows the code, does not come back",
         )
-        ctx.report.add(Kind.CODE_MAPPED, f"{base}.{member}", dmap.name, **facts)
 
 
 def problem_message(

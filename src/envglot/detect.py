@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
-import msgspec.inspect
 from msgspec import Raw, Struct
 
 from .declare import When
@@ -21,7 +20,6 @@ from .dialect import Dialect, Facts, Probe
 from .errors import DetectError
 from .probetests import DeclaredTest, Item, Lit, TestCode, needs_of
 from .registry import Registry, bundled
-from .wire import WireDecoder
 
 __all__ = [
     "JSONRPC",
@@ -302,19 +300,30 @@ def read_facts(dialect: Dialect) -> frozenset[Lit]:
     field's type allows alone (``value`` types), and an object member's own required keys
     (``holds``). From the Struct of a :class:`~envglot.wire.WireDecoder` (its strict decode and
     the one that sets unknown members aside both require them); none for another reader."""
+    import msgspec.inspect  # asked by a straight entry: ``import envglot`` leaves these unimported
+
+    from .wire import WireDecoder
+
     reading = dialect.steps()[0]
     if reading is None or not isinstance(reading.decoder, WireDecoder):
         return frozenset()
     top = msgspec.inspect.type_info(reading.decoder.decoder().type)
     if not isinstance(top, msgspec.inspect.StructType) or top.array_like:
         return frozenset()
+    json_kind: dict[type, str] = {  # the JSON type a wire field of each msgspec type takes
+        msgspec.inspect.BoolType: "bool",
+        msgspec.inspect.StrType: "string",
+        msgspec.inspect.StructType: "object",  # unless laid out as an array: below
+        msgspec.inspect.DictType: "object",
+        msgspec.inspect.ListType: "array",
+    }
     facts: set[Lit] = set()
     for f in top.fields:
         if not f.required:
             continue
         facts.add(Lit("has", f.encode_name, None))
         t = f.type
-        kind = _JSON_KIND.get(type(t))
+        kind = json_kind.get(type(t))
         if isinstance(t, msgspec.inspect.LiteralType) and all(isinstance(v, str) for v in t.values):
             kind = "string"
         if isinstance(t, msgspec.inspect.StructType):
@@ -327,17 +336,6 @@ def read_facts(dialect: Dialect) -> frozenset[Lit]:
         if kind is not None:
             facts.add(Lit("value", f.encode_name, ("types", (kind,))))
     return frozenset(facts)
-
-
-_JSON_KIND: dict[type, str] = {
-    msgspec.inspect.BoolType: "bool",
-    msgspec.inspect.StrType: "string",
-    msgspec.inspect.StructType: "object",
-    msgspec.inspect.DictType: "object",
-    msgspec.inspect.ListType: "array",
-}
-"""The JSON type a wire field of each msgspec type takes (a Struct laid out as an array: see
-:func:`read_facts`)."""
 
 
 def _met(needs: tuple[frozenset[str], ...]) -> str:
