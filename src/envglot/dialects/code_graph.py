@@ -440,6 +440,7 @@ def _generated_at(stamp: str | None, ctx: Context, dmap: DialectMap) -> str:
     return stamp if stamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt")
 
 
+@common(When("pagination", "is", None))
 def _page(pagination: c.Pagination | None, ctx: Context, dmap: DialectMap) -> Page | None:
     """``meta.page``: ``hasMore`` is required (synthesized when the source does not say)."""
     pg = pagination
