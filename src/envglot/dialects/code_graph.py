@@ -285,6 +285,7 @@ def _synth(ctx: Context, dmap: DialectMap, field: str, what: str, rule: str | No
     return str(ctx.synth_value(dmap, field, what, rule))
 
 
+@common(When("ok", "truthy"), When("payload", "is not", None), value="payload")
 def _result(
     ok: bool,
     payload: Raw | None,
