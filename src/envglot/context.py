@@ -470,7 +470,8 @@ def whole_ms(value: int | float | None, target: DialectMap, ctx: Context, what: 
     """``duration_ms`` for a target that takes whole milliseconds: synthesized 0, or rounded (reported)."""
     if value is None:
         return ctx.synth_value(target, "duration_ms", what)  # type: ignore[return-value]
-    value = non_negative_ms(value, target, ctx, what)
+    if not value >= 0:  # non_negative_ms asked only when its test fails (NaN too): a call less
+        value = non_negative_ms(value, target, ctx, what)
     if isinstance(value, int):
         return value
     if ctx.report.collecting:

@@ -431,20 +431,20 @@ def document_id(tool: str | None, ok: bool, payload: Raw | None, problems: tuple
     return document_key(tool, ok, payload, (problems[0].code, problems[0].message) if problems else None)
 
 
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+_B36_PAIRS = tuple(lo + hi for hi in _B36 for lo in _B36)
+"""Two base-36 digits, the lower first, of each number below ``36 ** 2`` (:func:`document_key`)."""
+
+
 def document_key(tool: str | None, ok: bool, payload: Raw | None, first: tuple[str | None, str | None] | None) -> str:
-    """:func:`document_id` of the first error's ``(code, message)`` (``None``: no error)."""
+    """:func:`document_id` of the first error's ``(code, message)`` (``None``: no error): the
+    hash's eight lowest base-36 digits, the lowest first."""
     import hashlib  # imported by the first id, not with envglot (OpenSSL's start is costly)
 
-    h = hashlib.blake2b(digest_size=8)
-    h.update((tool or "").encode())
-    h.update(b"1" if ok else b"0")
-    if payload is not None:
-        h.update(bytes(payload))
-    if first is not None:
-        h.update((first[0] or "").encode() + (first[1] or "").encode())
-    n = int.from_bytes(h.digest(), "big")
-    digits = []
-    for _ in range(8):
-        n, r = divmod(n, 36)
-        digits.append("0123456789abcdefghijklmnopqrstuvwxyz"[r])
-    return "".join(digits)
+    said = b"" if first is None else (first[0] or "").encode() + (first[1] or "").encode()
+    head = (tool or "").encode() + (b"1" if ok else b"0")
+    n = int.from_bytes(
+        hashlib.blake2b(b"".join((head, b"" if payload is None else payload, said)), digest_size=8).digest(), "big"
+    )
+    p = _B36_PAIRS
+    return p[n % 1296] + p[n // 1296 % 1296] + p[n // 1679616 % 1296] + p[n // 2176782336 % 1296]

@@ -298,6 +298,7 @@ def _synth(ctx: Context, dmap: DialectMap, field: str, what: str, rule: str | No
     return str(ctx.synth_value(dmap, field, what, rule))
 
 
+@common(When("ok", "truthy"), When("payload", "is not", None), value="payload")
 def _result(
     ok: bool,
     payload: Raw | None,
@@ -453,6 +454,7 @@ def _generated_at(stamp: str | None, ctx: Context, dmap: DialectMap) -> str:
     return stamp if stamp is not None else _synth(ctx, dmap, "timestamp", "generatedAt")
 
 
+@common(When("pagination", "is", None))
 def _page(pagination: c.Pagination | None, ctx: Context, dmap: DialectMap) -> Page | None:
     """``meta.page``: ``hasMore`` is required (synthesized when the source does not say)."""
     pg = pagination

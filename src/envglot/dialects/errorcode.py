@@ -129,6 +129,7 @@ def _wire_failure(w: Envelope) -> WireFailure | None:
     )
 
 
+@common(When("w.meta", "is not", None), When("w.meta.pagination", "is", None))
 def _read_pagination(w: Envelope) -> c.Pagination | None:
     pg = None if w.meta is None else w.meta.pagination
     if pg is None:

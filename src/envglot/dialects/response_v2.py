@@ -40,6 +40,7 @@ from ..wire import (
     OBJECT_AT,
     RAW_EMPTY_OBJECT,
     RAW_NULL,
+    WRAPPED_AT,
     WireDecoder,
     count_for,
     error_details,
@@ -141,6 +142,12 @@ _ERROR_KEY_SET = frozenset(_ERROR_KEYS)
 # object (for its ``duration_ms``) are decoded further, once each, as ``{key: Raw}``.
 
 
+@common(
+    When("w.meta.version", "==", VERSION),
+    When("w.data", "matches", OBJECT_AT),
+    When("w.success", "truthy"),
+    When("w.error", "is", None),
+)
 def _valid(w: Envelope) -> None:
     """What the decode cannot check: the version marker, an object ``data``, ``error`` as ``success`` says."""
     if w.meta.version != VERSION:
@@ -234,6 +241,7 @@ def _extras(failure: _Failure | None, extras: tuple[c.Extra, ...]) -> tuple[c.Ex
     return extras if failure is None else failure.extras
 
 
+@common(When("failure", "is", None), When("w.data", "no match", WRAPPED_AT), value="w.data")
 def _payload(w: Envelope, failure: _Failure | None, ctx: Context) -> Raw:
     """``data``, or the payload a ``{"value": ...}`` wraps (reported); a failure's without the error's fields."""
     if failure is None:
@@ -400,6 +408,7 @@ def _telemetry(w: Envelope, timing: _Timing) -> Raw | None:
     return Raw(_ENC.encode(rest)) if rest else None
 
 
+@common(When("w.meta.pagination", "is", None))
 def _pagination(w: Envelope) -> c.Pagination | None:
     pg = w.meta.pagination
     if pg is None:

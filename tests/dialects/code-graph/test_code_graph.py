@@ -342,3 +342,29 @@ def test_non_object_details_are_read_verbatim_and_reported_where_a_target_change
     else:
         assert kinds == [kind]
     assert envglot.validate(conv.output, target) == []
+
+
+def test_document_key_is_the_hash_s_eight_lowest_base36_digits_lowest_first() -> None:
+    """The documented rule, digit by digit, against :func:`envglot.wire.document_key`'s table form."""
+    import hashlib
+    import random
+
+    from msgspec import Raw
+
+    from envglot.wire import document_key
+
+    rnd = random.Random(20261127)
+    for _ in range(2000):
+        tool = rnd.choice([None, "", "search", "Search.Docs", "東京"])
+        ok = rnd.random() < 0.5
+        payload = rnd.choice([None, Raw(b"{}"), Raw(bytes(rnd.randrange(256) for _ in range(rnd.randrange(40))))])
+        first = rnd.choice([None, (None, None), ("NOT_FOUND", "no such node"), (None, "é")])
+        h = hashlib.blake2b(digest_size=8)
+        h.update((tool or "").encode() + (b"1" if ok else b"0"))
+        h.update(b"" if payload is None else bytes(payload))
+        h.update(b"" if first is None else (first[0] or "").encode() + (first[1] or "").encode())
+        n, digits = int.from_bytes(h.digest(), "big"), ""
+        for _ in range(8):
+            n, r = divmod(n, 36)
+            digits += "0123456789abcdefghijklmnopqrstuvwxyz"[r]
+        assert document_key(tool, ok, payload, first) == digits
