@@ -2,11 +2,13 @@
 """Instructions per tiny document for every bundled ordered pair, on two or more source trees (callgrind).
 
     python benchmarks/tiny_instructions.py OLD_SRC NEW_SRC [MORE_SRC ...] [--pairs errorcode:dotbot,...] [--count 200]
+        [--size tiny|medium|large]
 
 Wall and CPU times at tiny move with a shared machine's load by more than a change does;
 instruction counts do not. Each tree runs in one child process under ``valgrind
 --tool=callgrind`` with ``PYTHONPATH=<src>`` and ``PYTHONHASHSEED=0``, on the same bytes: the
-tiny records of ``compare_commits.py``'s corpus (``--count`` per source, generated once here).
+tiny records of ``compare_commits.py``'s corpus (``--count`` per source, generated once here;
+``--size medium`` or ``large`` takes that size's records instead).
 For each ordered pair (as ``compare_commits.py`` takes them: source != target, the target
 writable on both trees) the child builds ``Converter(to, from_=src, unsupported="ignore")``,
 converts the records once through ``convert_bytes``, then five more times; callgrind dumps its
@@ -91,7 +93,7 @@ def parsed(
     ``--count`` and the child's ``--child`` added, and the pairs; ``None`` when this process is
     the child under callgrind (``run(corpus file, pairs)`` has run)."""
     ap.add_argument("--pairs", default=pairs, help="SOURCE:TARGET,... (default: every bundled ordered pair)")
-    ap.add_argument("--count", type=int, default=200, help="tiny records per source")
+    ap.add_argument("--count", type=int, default=200, help="records per source")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     chosen = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if p]
@@ -106,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("trees", type=Path, nargs="*", metavar="SRC")
     ap.add_argument("--keep", type=Path, help="keep the callgrind dumps under this folder")
+    ap.add_argument("--size", choices=("tiny", "medium", "large"), default="tiny", help="the records' size")
     got = parsed(ap, argv, "", child)
     if got is None:
         return
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = args.keep or Path(tmp)
         corpus_file = Path(tmp) / "corpus.json"
-        info = write_corpus(corpus_file, args.trees[0], {"tiny": args.count}, seed=20260101)
+        info = write_corpus(corpus_file, args.trees[0], {args.size: args.count}, seed=20260101)
         if not pairs:
             pairs = [(s, d) for s in info["dialects"] for d in info["targets"] if s != d]
         counts = [measure(t, corpus_file, pairs, work / str(i)) for i, t in enumerate(args.trees)]  # type: ignore[arg-type]
