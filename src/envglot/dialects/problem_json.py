@@ -385,7 +385,9 @@ def _planned_top(plan: FailurePlan, failure: WireFailure, ctx: Context, dmap: Di
     return Entry(**_entry_fields(plan.problem, plan.choice, f.message, f.retry_after_ms, f.details, ctx, dmap, 0)), None
 
 
+@common(When("payload", "is not", None), value="payload")
 def _data(payload: Raw | None) -> Raw:
+    """``data``: the payload, absent without one."""
     return raw_or_absent(payload)
 
 

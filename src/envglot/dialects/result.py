@@ -302,28 +302,28 @@ def _out(
     :data:`~envglot.wire.ABSENT`, as :func:`~envglot.wire.raw_or_absent` gives it, tested here
     without its call)."""
     args = ABSENT if arguments is None else arguments
-    if ok:
+    if ok:  # (positional, in the fields' order: no keyword matching per document)
         return OkEnvelope(
-            success=True,
-            value=ABSENT if payload is None else payload,
-            message=summary,
-            arguments=args,
-            instruction=instruction,
-            disposition=disposition,
-            additional_agent_instructions=additional_instructions,
+            True,
+            ABSENT if payload is None else payload,
+            summary,
+            args,
+            instruction,
+            disposition,
+            additional_instructions,
         )
     return FailureEnvelope(
-        success=False,
-        error=error,
-        error_type=error_type,
-        error_data=error_data,
-        exception_type=exception.type,
-        exception_message=exception.message,
-        message=summary,
-        arguments=args,
-        instruction=instruction,
-        disposition=disposition,
-        additional_agent_instructions=additional_instructions,
+        False,
+        error,
+        error_type,
+        error_data,
+        exception.type,
+        exception.message,
+        summary,
+        args,
+        instruction,
+        disposition,
+        additional_instructions,
     )
 
 

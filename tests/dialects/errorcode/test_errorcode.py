@@ -12,7 +12,10 @@ import envglot
 from dialects.golden_suite import GoldenSuite
 from envelopes import code_of, counts, json_values, objects, record, text
 from envglot import Envelope, Kind, Problem
+from envglot.dialects import errorcode
+from envglot.limits import top_members
 from envglot.mappings import default_mappings
+from envglot.wire import WireDecoder
 from golden import cases
 
 # The Session 05 contract's table, verbatim: the only codes whose retryable is true.
@@ -215,3 +218,28 @@ class TestErrorcode(GoldenSuite):
         doc = b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":3,"pagination":{"next_token":"n"}}}'
         paths = [v.path for v in envglot.validate(doc, "errorcode")]
         assert paths == ["$.meta.pagination.result_count", "$.meta.pagination.has_more"]
+
+
+_MEMBER_CASES = [
+    b'{"success":true,"data":{"a":1},"meta":{"tool_version":"1.0","elapsed_ms":3}}',
+    b'{"success":true,"data":[1,2]}',
+    b'{"success":true,"data":null,"error":null,"meta":null}',
+    b'{"success":false,"data":null,"error":{"code":"db_error","message":"m","retryable":true}}',
+    b'{"success":false,"data":null,"error":{"code":"db_error","message":"m","retryable":"yes"}}',
+    b'{"success": true,"data":1}',  # a spaced literal: the generic loop's
+    b'{"success":1,"data":1}',
+    b'{"success":true}',
+    b'{"success":true,"data":1,"meta":{"tool_version":"1.0","elapsed_ms":3,"extra":1}}',
+    b'{"success":true,"data":1,"other":2}',
+    b'{"data":1,"meta":null,"error":null}',
+]
+
+
+@pytest.mark.parametrize("buf", _MEMBER_CASES)
+def test_usual_members_read_as_the_generic_loop_reads_them(buf: bytes) -> None:
+    """errorcode's own ``from_members`` (its usual top level without the per-member loop) gives
+    the generic :class:`~envglot.wire.WireDecoder`'s Struct, or ``None`` where that gives none."""
+    generic = WireDecoder(errorcode.Envelope, "errorcode", "$")
+    members = top_members(buf)
+    got = errorcode.READING.decoder.from_members(members)
+    assert got == generic.from_members(members)
