@@ -149,9 +149,9 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
             if start > pos:
                 add(data[pos:start])
                 lineno += data.count(b"\n", pos, start)
-        nl = find(b"\n", start)
-        end = n if nl < 0 else nl
-        if nl < 0:
+        end = find(b"\n", start)
+        if end < 0:
+            end = n
             body, term = data[start:], b""
         elif data[end - 1] == 13:  # CRLF (a record's line is never empty here)
             body, term = data[start : end - 1], b"\r\n"
