@@ -218,8 +218,8 @@ class RecordReader:
         self.max_record = max_record
         self.first_line = first_line
         self.line = first_line
-        """The line the next task starts at, once :attr:`uncounted`'s terminators are added."""
-        self.uncounted: bytes | None = None
+        """The line the next task starts at, once the last chunk's terminators are added."""
+        self._uncounted: bytes | None = None
         """The last chunk of lines yielded while its terminators are not counted into :attr:`line`."""
 
     @property
@@ -230,15 +230,15 @@ class RecordReader:
     def took(self, task: Task, lines: int) -> None:
         """``task``, the last one yielded, held ``lines`` line terminators (its consumer counted
         them): they are not counted again. Nothing for any other task (its lines are counted)."""
-        if task.data is self.uncounted:
+        if task.data is self._uncounted:
             self.line += lines
-            self.uncounted = None
+            self._uncounted = None
 
     def _next_line(self) -> int:
         """The line the next task starts at (the last chunk's terminators counted if nobody did)."""
-        if self.uncounted is not None:
-            self.line += self.uncounted.count(b"\n")
-            self.uncounted = None
+        if self._uncounted is not None:
+            self.line += self._uncounted.count(b"\n")
+            self._uncounted = None
         return self.line
 
     def __iter__(self) -> Iterator[Task]:
@@ -331,5 +331,5 @@ class RecordReader:
 
     def _complete_short(self, region: bytes) -> Iterator[Task]:
         task = Task(self.source, "lines", region, self._next_line(), self.style)
-        self.uncounted = region
+        self._uncounted = region
         yield task
