@@ -439,6 +439,45 @@ def test_a_file_in_memory_is_converted_as_the_readers_chunks_are(data: bytes, do
             assert ours == []
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n\n  \n",
+        b'{"ok":true,"data":1}\nnot json\n{"ok":false,"error":"x"}',  # no last terminator
+        b'\r\n{"ok":true,"data":1}\r\n\n{"a":1}\n   ',  # a blank last line without its terminator
+        b'{"a":1}\n'
+        + b"z" * 40
+        + b"\nnot json\n\n"
+        + b"y" * 45
+        + b'\n \t\n{"ok":true,"data":2}\r\n',  # over-long lines
+    ],
+)
+def test_the_chunk_loop_counts_the_lines_its_reader_need_not(data: bytes) -> None:
+    """A chunk's line terminators, counted by the chunk loop (``ChunkResult.lines``) and told to its
+    reader (``RecordReader.took``), number the chunks after it as the reader's own count does: the
+    same tasks, first lines, reject lines and ``lines``, whatever the read size and the limit."""
+    mig = Migrator()
+    for read_size in (1, 5, 16, 1 << 20):
+        counted = RecordReader(
+            io.BytesIO(data), source="x", style="compact", doc=False, read_size=read_size, max_record=30
+        )
+        want = list(counted)
+        told = RecordReader(
+            io.BytesIO(data), source="x", style="compact", doc=False, read_size=read_size, max_record=30
+        )
+        got, results = [], []
+        for task in told:
+            c = migrate_chunk(mig, task)
+            assert c.lines == (task.data.count(b"\n") if task.kind == "lines" else 0)
+            told.took(task, c.lines)
+            got.append(task)
+            results.append(c)
+        assert got == want
+        assert told.lines == counted.lines == data.count(b"\n")
+        assert [r for c in results for r in c.rejects] == [r for t in want for r in migrate_chunk(mig, t).rejects]
+
+
 def test_a_file_in_memory_longer_than_a_record_may_be_is_left_to_the_reader() -> None:
     data = b"{}\n" + b"z" * 100 + b"\n"
     assert RecordReader.whole(data, source="x", style="compact", doc=False, max_record=50) is None

@@ -201,6 +201,10 @@ class RecordReader:
     ``oversize`` task (rejected with its size). A document is read up to the limit and
     becomes a ``doc`` task, or an ``oversize`` one when it is longer. ``lines`` counts the
     line terminators read so far (a range of a file numbers the next one from it).
+
+    A chunk's line terminators are counted only when a line number after it is needed (the next
+    task's first line, ``lines``), unless its consumer says how many it found first
+    (:meth:`took`: the chunk loop finds every line anyway).
     """
 
     def __init__(
@@ -214,11 +218,28 @@ class RecordReader:
         self.max_record = max_record
         self.first_line = first_line
         self.line = first_line
+        """The line the next task starts at, once the last chunk's terminators are added."""
+        self._uncounted: bytes | None = None
+        """The last chunk of lines yielded while its terminators are not counted into :attr:`line`."""
 
     @property
     def lines(self) -> int:
         """Line terminators read so far."""
-        return self.line - self.first_line
+        return self._next_line() - self.first_line
+
+    def took(self, task: Task, lines: int) -> None:
+        """``task``, the last one yielded, held ``lines`` line terminators (its consumer counted
+        them): they are not counted again. Nothing for any other task (its lines are counted)."""
+        if task.data is self._uncounted:
+            self.line += lines
+            self._uncounted = None
+
+    def _next_line(self) -> int:
+        """The line the next task starts at (the last chunk's terminators counted if nobody did)."""
+        if self._uncounted is not None:
+            self.line += self._uncounted.count(b"\n")
+            self._uncounted = None
+        return self.line
 
     def __iter__(self) -> Iterator[Task]:
         return self._document() if self.doc else self._lines()
@@ -267,22 +288,23 @@ class RecordReader:
                     if held > self.max_record:
                         over, pending, held = held, [], 0
                 continue
-            start = 0
             if over >= 0:  # the first terminator ends the over-long line
                 first = block.find(b"\n")
-                yield self._oversize(over + first, True, self.line)
+                yield self._oversize(over + first, True, self._next_line())
                 self.line += 1
-                over, start = -1, first + 1
-                done = block[start : cut + 1]
-            else:
-                done = b"".join([*pending, block[: cut + 1]]) if pending else block[: cut + 1]
+                over = -1
+                done = block[first + 1 : cut + 1]
+            elif cut + 1 == len(block) and not pending:
+                done = block
+            else:  # one copy: the unfinished line's blocks and the block's whole lines joined
+                done = b"".join([*pending, memoryview(block)[: cut + 1]])
             yield from self._complete(done)
             tail = block[cut + 1 :]
             pending, held = ([tail], len(tail)) if tail else ([], 0)
             if held > self.max_record:
                 over, pending, held = held, [], 0
         if over >= 0:
-            yield self._oversize(over, True, self.line)
+            yield self._oversize(over, True, self._next_line())
         elif pending:
             yield from self._complete(b"".join(pending))
 
@@ -298,7 +320,7 @@ class RecordReader:
                 if end - start > self.max_record:
                     if seg < start:
                         yield from self._complete_short(region[seg:start])
-                    yield self._oversize(end - start, True, self.line)
+                    yield self._oversize(end - start, True, self._next_line())
                     self.line += nl >= 0
                     seg = end + 1
                 start = end + 1
@@ -308,6 +330,6 @@ class RecordReader:
         yield from self._complete_short(region)
 
     def _complete_short(self, region: bytes) -> Iterator[Task]:
-        task = Task(self.source, "lines", region, self.line, self.style)
-        self.line += region.count(b"\n")
+        task = Task(self.source, "lines", region, self._next_line(), self.style)
+        self._uncounted = region
         yield task

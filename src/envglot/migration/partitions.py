@@ -21,7 +21,7 @@ import contextlib
 import io
 import os
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import msgspec
@@ -427,16 +427,17 @@ def _convert(
     spec: RunSpec,
     mig: Migrator,
     piece: Piece,
-    tasks: Iterable[Task],
+    reader: RecordReader,
     res: PieceResult,
     out: _Sink | None,
     on_chunk: OnChunk | None,
 ) -> None:
-    """Migrate a piece's chunks into ``res``, writing the output to ``out``."""
+    """Migrate a piece's chunks into ``res``, writing the output to ``out`` (each chunk's lines,
+    counted by the chunk loop, told to the reader: it does not count them again)."""
     kept: list[bytes] | None = [] if spec.keep else None
     first = True
-    for task in tasks:
-        _take(mig, piece, task, res, first, out, kept, on_chunk)
+    for task in reader:
+        reader.took(task, _take(mig, piece, task, res, first, out, kept, on_chunk).lines)
         first = False
     if kept is not None and (piece.parts > 1 or res.tally.differs):
         res.kept = b"".join(kept)

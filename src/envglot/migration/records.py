@@ -209,8 +209,8 @@ class Migrator:
                 kinds.clear()
 
         def count(record: bytes) -> bytes | Outcome | None:
-            try:
-                clean, bom = check_input(record, max_depth, depth=False)
+            try:  # an ASCII record is check_input's answer as it is (max_depth: checked by Options)
+                clean, bom = (record, False) if record.isascii() else check_input(record, max_depth, depth=False)
                 top = within_depth(top_level, clean, max_depth, bom)
                 det = classify(top)
                 if det.dialect == to and passes(record, to, bom):  # _passes' rule, called for its dialect only

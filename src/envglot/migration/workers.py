@@ -33,6 +33,8 @@ class ChunkResult(msgspec.Struct):
     details: list[tuple[int | None, Diagnostic | RecordError]] = msgspec.field(default_factory=list)
     """Per record (line, or None for a document), in order: its diagnostics, and why it was rejected.
     Only from a ``Migrator(details=True)`` (``migrate(on_diagnostic=...)``)."""
+    lines: int = 0
+    """The line terminators of a chunk of lines (its reader need not count them: :meth:`.inputs.RecordReader.took`)."""
 
 
 _MIGRATOR: list[tuple[bytes, Migrator]] = []
@@ -132,7 +134,7 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
     out: list[bytes] = []  # joined once (no copy at all for a chunk of blank lines)
     add, find, tally = out.append, data.find, res.tally
     count, counted = mig.counter(tally)  # the chunk's counting state, built once
-    lineno = task.first_line
+    lineno = task.first_line  # the line of the next record (every terminator passed over is counted)
     pos, n = 0, len(data)
     while pos < n:
         start = pos
@@ -140,14 +142,16 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
             start = _blank_run(data, pos)
             if start == n:
                 add(data[pos:] if pos else data)
+                lineno += data.count(b"\n", pos)
+                pos = n
                 break
             start = max(pos, data.rfind(b"\n", pos, start) + 1)  # the record's line starts after the blank ones
             if start > pos:
                 add(data[pos:start])
                 lineno += data.count(b"\n", pos, start)
-        nl = find(b"\n", start)
-        end = n if nl < 0 else nl
-        if nl < 0:
+        end = find(b"\n", start)
+        if end < 0:
+            end = n
             body, term = data[start:], b""
         elif data[end - 1] == 13:  # CRLF (a record's line is never empty here)
             body, term = data[start : end - 1], b"\r\n"
@@ -170,6 +174,7 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
         lineno += 1
         pos = end + 1
     counted()
+    res.lines = lineno - task.first_line - (pos > n)  # a last line without its terminator: not one
     res.out = out[0] if len(out) == 1 else b"".join(out)
     return res
 
