@@ -990,7 +990,8 @@ def entry(p: Pipeline) -> Callable[[bytes], bytes]:
 def _without_bom(data: bytes, max_depth: int) -> bytes | None:
     """``data`` as :func:`~envglot.limits.check_input` checks it, without the depth; ``None`` when
     it had a BOM (the general path removes it and reports it). An ASCII document passes as it
-    is, so :func:`_straight` tests ``isascii`` first and calls this only for the others."""
+    is, so :func:`_straight` tests ``isascii`` first and calls this only for the others (a forced
+    source's line only past :data:`~envglot.limits.UTF8_CHUNK`: below it, one decode inline)."""
     buf, bom = check_input(data, max_depth, depth=False)
     return None if bom else buf
 
