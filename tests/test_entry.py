@@ -26,7 +26,7 @@ from envglot.dialects import WRITABLE
 from envglot.errors import EnvglotError
 from envglot.fields import use_compiled
 from envglot.options import Options
-from envglot.pipeline import Pipeline
+from envglot.pipeline import Pipeline, holds_any
 from envglot.registry import bundled
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -272,3 +272,15 @@ def _lossy(src: str, doc: bytes) -> bool:
         return envglot.conversion(doc, to="dotbot", from_=src).lossy
     except EnvglotError:
         return False
+
+
+def test_the_generated_member_test_answers_as_isdisjoint() -> None:
+    """``holds_any`` (the straight line's wrapper test) is ``not keys.isdisjoint(members)`` for any
+    key set, quotes, backslashes and characters past ASCII in keys included."""
+    sets = [frozenset(), frozenset(("content", "structuredContent", "jsonrpc")), frozenset(('a"b', "x'y\\", "\u00e9"))]
+    members = [{}, {"content": 1}, {"jsonrpc": 1, "z": 2}, {'a"b': 1}, {"x'y\\": 1}, {"\u00e9": 1}, {"a": 1, "b": 2}]
+    for keys in sets:
+        test = holds_any(keys)
+        assert test is holds_any(keys)  # built once per key set
+        for m in members:
+            assert test(m) is (not keys.isdisjoint(m)), (keys, m)
