@@ -26,7 +26,7 @@ from envglot.dialects import WRITABLE
 from envglot.errors import EnvglotError
 from envglot.fields import use_compiled
 from envglot.options import Options
-from envglot.pipeline import Pipeline
+from envglot.pipeline import Pipeline, holds_any
 from envglot.registry import bundled
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,6 +80,8 @@ def _variants(doc: bytes) -> Iterator[bytes]:
     yield b'{"ok":false,"success":false,' + doc[1:]  # outcome members repeated (where the dialect has them)
     yield doc[:-1] + b',"deep":' + b"[" * 300 + b"]" * 300 + b"}"
     yield doc[:-1] + b',"zz":"\\ud800"}'  # a lone surrogate escape
+    yield doc[:-1] + b',"zz":"\xc3\xa9\xff"}'  # invalid UTF-8 after a valid character that is not ASCII
+    yield b"\xef\xbb\xbf" + doc[:-1] + b',"zz":"\xc3\xa9"}'  # a BOM before a document that is not ASCII
     for failure in FAILURES:  # another dialect's failure markers beside the envelope's own members
         yield msgspec.json.encode({**_TOP.decode(failure), **_TOP.decode(doc)})
     text = msgspec.json.encode(doc.decode("utf-8", "replace"))
@@ -89,6 +91,9 @@ def _variants(doc: bytes) -> Iterator[bytes]:
 
 
 ODD = [b"", b"[1]", b"not json", b"\xff\xfe{}", b'{"a":1}', b'{"a":1} x', b"{}", b'{"a":NaN}']
+ODD += [  # UTF-8 checked by one decode up to limits.UTF8_CHUNK bytes, in pieces past it: both sides of it
+    b'{"a":"' + "\u00e9".encode() * n + tail + b'"}' for n in (3, 8200) for tail in (b"", b"\xff", b"\xc3")
+]
 
 
 def _answer(fn: Callable[[bytes], bytes], doc: bytes) -> Any:
@@ -164,6 +169,24 @@ def test_a_plain_document_takes_the_straight_line(general_calls: list[bytes]) ->
             for doc in docs:
                 assert forced.convert_bytes(doc) == detected.convert_bytes(doc)
     assert general_calls == []
+
+
+def test_a_document_that_is_not_ascii_takes_the_straight_line(general_calls: list[bytes]) -> None:
+    """A forced source's compact document with characters past ASCII is checked by one decode on
+    the straight line; one with a BOM or invalid UTF-8 reaches ``Pipeline.convert``, which removes
+    the BOM or says where the encoding breaks."""
+    docs = [doc for doc in COMPACT_BY["dotbot"] if not doc.isascii()]
+    assert docs
+    want = [_general(Pipeline("dotbot", "response-v2", IGNORE))(doc) for doc in docs]
+    del general_calls[:]
+    p = Pipeline("dotbot", "response-v2", IGNORE)
+    assert [p.convert_bytes(doc) for doc in docs] == want
+    assert general_calls == []
+    bom, broken = b"\xef\xbb\xbf" + docs[0], docs[0][:-1] + b',"zz":"\xff"}'
+    assert p.convert_bytes(bom) == want[0]
+    with pytest.raises(EnvglotError, match="invalid UTF-8"):
+        p.convert_bytes(broken)
+    assert general_calls == [bom, broken]
 
 
 def test_a_spaced_document_forced_takes_the_straight_line(general_calls: list[bytes]) -> None:
@@ -249,3 +272,15 @@ def _lossy(src: str, doc: bytes) -> bool:
         return envglot.conversion(doc, to="dotbot", from_=src).lossy
     except EnvglotError:
         return False
+
+
+def test_the_generated_member_test_answers_as_isdisjoint() -> None:
+    """``holds_any`` (the straight line's wrapper test) is ``not keys.isdisjoint(members)`` for any
+    key set, quotes, backslashes and characters past ASCII in keys included."""
+    sets = [frozenset(), frozenset(("content", "structuredContent", "jsonrpc")), frozenset(('a"b', "x'y\\", "\u00e9"))]
+    members = [{}, {"content": 1}, {"jsonrpc": 1, "z": 2}, {'a"b': 1}, {"x'y\\": 1}, {"\u00e9": 1}, {"a": 1, "b": 2}]
+    for keys in sets:
+        test = holds_any(keys)
+        assert test is holds_any(keys)  # built once per key set
+        for m in members:
+            assert test(m) is (not keys.isdisjoint(m)), (keys, m)

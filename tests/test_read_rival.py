@@ -77,12 +77,25 @@ def test_the_rival_after_a_read_answers_as_the_forced_rival(src: str, records: d
     after, plain = read_rival(reg, dialect, _WRAPPER_KEYS), forced_rival(reg, src)
     docs = _documents(src, records)
     assert len(docs) >= 60, len(docs)
-    answers = [(after(m), plain(m)) for m in docs]
+    answers = [(None if after is None else after(m), plain(m)) for m in docs]  # None: the entry asks nothing
     assert all(a is b for a, b in answers), [
         (sorted(m), a, b) for m, (a, b) in zip(docs, answers, strict=True) if a is not b
     ][:3]
-    if read_facts(dialect):  # what the read proves leaves tests out
+    if read_facts(dialect) and after is not None:  # what the read proves leaves tests out
         assert len(source(after)) < len(source(plain))
+
+
+def test_a_rival_that_can_name_no_dialect_is_not_asked() -> None:
+    """``read_rival`` is ``None`` exactly where its generated function would make no test (it would
+    answer ``None`` for every document), and a function otherwise."""
+    reg = bundled()
+    for src in reg.names():
+        after = read_rival(reg, get_dialect(src), _WRAPPER_KEYS)
+        if after is not None:
+            assert "return" in source(after).split("try:")[1].split("except")[0], src
+    assert read_rival(reg, get_dialect("errorcode"), _WRAPPER_KEYS) is not None  # legacy-v1's probe may fire
+    plain = forced_rival(reg, "dotbot")  # without the read's facts, the tests are made
+    assert "return" in source(plain).split("try:")[1].split("except")[0]
 
 
 def test_the_read_facts_of_the_bundled_sources() -> None:
@@ -90,11 +103,9 @@ def test_the_read_facts_of_the_bundled_sources() -> None:
     assert Lit("value", "success", ("types", ("bool",))) in facts
     assert any(f.kind == "holds" and f.ref == "data" and {"requestId", "generatedAt"} <= set(f.arg) for f in facts)
     assert read_facts(get_dialect("legacy-v1")) == frozenset()  # no wire Struct: nothing proved
-    # dotbot's reader requires schema_id, its own probe's key: no other dialect's probe can come first
-    assert (
-        "return"
-        not in source(read_rival(bundled(), get_dialect("dotbot"), _WRAPPER_KEYS)).split("try:")[1].split("except")[0]
-    )
+    # dotbot's reader requires schema_id, its own probe's key: no other dialect's probe can come
+    # first, so no rival is asked at all
+    assert read_rival(bundled(), get_dialect("dotbot"), _WRAPPER_KEYS) is None
 
 
 @pytest.mark.parametrize("src", ["errorcode", "code-graph", "result", "problem-json"])
@@ -108,6 +119,7 @@ def test_a_team_dialects_probe_is_still_asked_after_a_read(
     team = _team(tmp_path, PROBE + 'when = [{ evidence = "e", present = ["teamok"], types = { success = "bool" } }]\n')
     reg = bundled().adding(team())
     after, plain = read_rival(reg, get_dialect(src), _WRAPPER_KEYS), forced_rival(reg, src)
+    assert after is not None  # the team's probe may fire
     docs = _documents(src, records)
     docs += [{**m, "teamok": msgspec.Raw(b"1")} for m in docs]
     answers = [(after(m), plain(m)) for m in docs]

@@ -190,6 +190,8 @@ class _Gen:
         self._locals = len(self.u.lines)
         self._facts = False
         self.items: list[Item] = []
+        self.silent = False
+        """Whether no step can return otherwise than the last statement (known once built)."""
 
     def declared(self, probe: Probe, found: Sequence[tuple[object, str]]) -> None:
         """The steps of a declared probe: each alternative returning its object of ``found``
@@ -217,7 +219,8 @@ class _Gen:
         self.u.emit("try:")
         lines = len(self.u.lines)
         self.code.emit(self.items, 2, last, given)
-        if len(self.u.lines) == lines:  # no step can return otherwise than ``last``
+        self.silent = len(self.u.lines) == lines
+        if self.silent:
             self.u.emit("pass", 2)
         self.u.emit("except DecodeError as exc:  # members are valid JSON: not raised; refused as classify does")
         self.u.emit('raise DetectError(f"invalid JSON: {exc}", path="$") from None', 2)
@@ -246,7 +249,6 @@ def detector(registry: Registry) -> Callable[[dict[str, Raw]], Detection]:
     return g.build(f"return {g.u.ref(Detection(plan.fallback, None), 'fallback')}")
 
 
-@functools.lru_cache(maxsize=256)
 def forced_rival(
     registry: Registry, dialect: str, given: frozenset[Lit] = frozenset()
 ) -> Callable[[dict[str, Raw]], Dialect | None]:
@@ -261,6 +263,14 @@ def forced_rival(
     probe that fires names it, one of ``dialect``'s own or a wrapper's ends the search.
     ``given``: conditions every document the caller passes meets (:func:`read_facts`, a
     wrapper's key absent): a test they decide is not made, a probe they rule out not run."""
+    return _rival(registry, dialect, given)[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _rival(
+    registry: Registry, dialect: str, given: frozenset[Lit]
+) -> tuple[Callable[[dict[str, Raw]], Dialect | None], bool]:
+    """``(forced_rival's function, whether it answers None for every document)``."""
     plan = _plan(registry)
     probes = list(plan.probes)
     while probes and probes[-1][1] in (dialect, MCP, JSONRPC):  # nothing after the last rival's probe matters
@@ -282,16 +292,19 @@ def forced_rival(
             lits = (Lit("expr", "", _met(probe.needs)),)
         g.hook(probe, name, lits, "return None" if found is None else f"return {g.u.ref(found, name)}")
     fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None", tuple(given))
-    return fn
+    return fn, g.silent
 
 
 def read_rival(
     registry: Registry, dialect: Dialect, absent: frozenset[str] = frozenset()
-) -> Callable[[dict[str, Raw]], Dialect | None]:
+) -> Callable[[dict[str, Raw]], Dialect | None] | None:
     """:func:`forced_rival` for ``dialect``, asked only of a document its reader read without an
-    error (:func:`read_facts`) and holding none of the members ``absent``."""
+    error (:func:`read_facts`) and holding none of the members ``absent``; ``None`` when it
+    would answer ``None`` for every such document (what the read proves leaves no test to make:
+    the caller asks nothing)."""
     given = read_facts(dialect) | {Lit("has", k, None, False) for k in absent}
-    return forced_rival(registry, dialect.name, given)
+    fn, silent = _rival(registry, dialect.name, given)
+    return None if silent else fn
 
 
 def read_facts(dialect: Dialect) -> frozenset[Lit]:

@@ -31,9 +31,10 @@ from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Repo
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, bound_pair, bound_tally, tallying_pair
+from .fields import COMPILED, Unit, bound_pair, bound_tally, tallying_pair
 from .limits import (
     MAX_DEPTH,
+    UTF8_CHUNK,
     check_depth,
     check_input,
     check_text,
@@ -63,6 +64,7 @@ __all__ = [
     "failure_wins",
     "forced_untransport",
     "from_bytes",
+    "holds_any",
     "locate",
     "one_outcome",
     "one_shot",
@@ -212,6 +214,16 @@ def one_outcome(buf: bytes, key: str, dialect: str, members: dict[str, msgspec.R
 
 _WRAPPER_KEYS = frozenset((*MCP_MARKERS, JSONRPC_MARKER))
 """Members one of which any transport wrapper's top level holds (detection's own markers)."""
+
+
+@functools.lru_cache(maxsize=8)
+def holds_any(keys: frozenset[str]) -> Callable[[dict[str, msgspec.Raw]], bool]:
+    """Whether a document's top-level members hold any of ``keys``: one generated ``in`` test per
+    key (a few dict lookups; ``keys.isdisjoint(members)`` walks every member)."""
+    u = Unit("holds_any")
+    u.emit("def holds_any(p):", 0)
+    u.emit("return " + (" or ".join(f"{k!r} in p" for k in sorted(keys)) or "False"))
+    return u.build("holds_any")
 
 
 def forced_untransport(
@@ -978,7 +990,8 @@ def entry(p: Pipeline) -> Callable[[bytes], bytes]:
 def _without_bom(data: bytes, max_depth: int) -> bytes | None:
     """``data`` as :func:`~envglot.limits.check_input` checks it, without the depth; ``None`` when
     it had a BOM (the general path removes it and reports it). An ASCII document passes as it
-    is, so :func:`_straight` tests ``isascii`` first and calls this only for the others."""
+    is, so :func:`_straight` tests ``isascii`` first and calls this only for the others (a forced
+    source's line only past :data:`~envglot.limits.UTF8_CHUNK`: below it, one decode inline)."""
     buf, bom = check_input(data, max_depth, depth=False)
     return None if bom else buf
 
@@ -1021,7 +1034,9 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         if fused is None:
             return slow
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
+        holds_wrapper = holds_any(wrapped)
         rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
+        target = dst.name
 
         # Whether the last document laid out plainly enough to be read here was spaced: the next is
         # tried as spaced first (a source's documents are laid out alike; either order gives the
@@ -1030,7 +1045,16 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
 
         def forced(data: bytes) -> bytes:
             nonlocal spaced
-            buf = data if data.isascii() else _without_bom(data, max_depth)  # (ASCII: check_input's answer)
+            buf: bytes | None = data
+            if data.isascii():  # check_input's answer: valid UTF-8 without a BOM
+                pass
+            elif len(data) <= UTF8_CHUNK:  # check_input's one decode, without its calls; a BOM is
+                try:  # refused by the members' parse below (the general path removes and reports it)
+                    data.decode()
+                except UnicodeDecodeError:
+                    return slow(data)
+            else:
+                buf = _without_bom(data, max_depth)
             if buf is None or not COMPILED[0]:
                 return slow(data)
             if spaced and may_be_loose(buf):
@@ -1058,11 +1082,16 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     buf, members = tight
                 else:
                     return slow(data)
-            if not wrapped.isdisjoint(members):
+            if holds_wrapper(members):
                 return slow(data)
-            out = _run_fused(fused, buf, members, dst.name)
+            try:  # _run_fused's call, without its frame
+                out = fused(buf) if len(buf) < SPLIT_MIN else fused(buf, members)
+            except UnicodeEncodeError as exc:
+                raise _surrogate(exc, target) from None
             if out is None:
                 return slow(data)
+            if rival is None:
+                return out
             other = rival(members)
             if other is None or dst.failed(out) or _failure_of(buf, other, m) is None:
                 return out
