@@ -384,10 +384,12 @@ def test_local_cluster_byte_identical(
     archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, ref_tree, ref = archive
-    targets: list[tuple[int, int]] = []
+    targets: list[tuple[int, int, int]] = []
     real = driver.plan
     monkeypatch.setattr(
-        driver, "plan", lambda f, t, **k: (targets.append((sum(x.size for x in f), t)), real(f, t, **k))[1]
+        driver,
+        "plan",
+        lambda f, t, **k: (targets.append((sum(x.size for x in f), t, k["taper"])), real(f, t, **k))[1],
     )
     assembled = _assemblies_here(monkeypatch)
     rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", client=cluster, chunk_bytes=8192)
@@ -395,7 +397,8 @@ def test_local_cluster_byte_identical(
     # a cluster of the user's keeps its own settings (envglot's batch settings are its own cluster's)
     assert all(cluster.run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks).values())
     total = targets[0][0]
-    assert total > 0 and {t for _, t in targets} == {min(64 * 1024, total // 16)}  # 8 pieces per worker
+    assert total > 0 and {t for _, t, _ in targets} == {min(64 * 1024, total // 16)}  # 8 pieces per worker
+    assert {taper for _, _, taper in targets} == {2}  # the last ranges cut small: both workers end together
     assert _tree(tmp_path / "out") == ref_tree
     assert _facts(rep) == _facts(ref)
     assert rep.records == ref.records == rep.converted + rep.passed_through + rep.rejected

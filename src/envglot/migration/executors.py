@@ -51,6 +51,9 @@ class Executor(Protocol):
     spread: int
     """Pieces per worker the input is cut into at most (above the least piece size): more make a
     shorter tail when the workers run at uneven speeds, each costs a task."""
+    tapers: bool
+    """Idle workers take the next task as they free up: the last ranges are cut small
+    (:func:`.partitions.ranges`' ``taper``) so the workers end together."""
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
         """Run ``fn(*args)``; its outcome comes back from :meth:`next` with ``tag``."""
@@ -86,6 +89,7 @@ class Inline:
     in_process = True
     on_this_machine = True
     spread = 4
+    tapers = False
 
     def __init__(self) -> None:
         self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
@@ -129,6 +133,7 @@ class Pool:
     in_process = False
     on_this_machine = True
     spread = 4
+    tapers = True
 
     def __init__(self, jobs: int, options: dict[str, Any]) -> None:
         self.jobs = jobs
@@ -249,6 +254,9 @@ class DaskCluster:
     """Twice the pool's: a worker of a cluster often runs slower than the other (a shared machine,
     a busy node) and Dask does not split a running task; a task costs milliseconds
     (docs/performance.md, "Migrate on Dask")."""
+    tapers = True
+    """A worker takes a task when it frees up (the scheduler queues the rest): the last ranges
+    small, as the pool's, so that neither worker converts the last large range alone."""
 
     def __init__(
         self,
