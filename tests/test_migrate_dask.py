@@ -585,9 +585,12 @@ def test_sigkilled_client_then_rerun_exactly_once(archive: Any, tmp_path: Path) 
 
 
 _PRINTED_LEVELS = """
-import json, logging
+import json, logging, os
 import distributed  # noqa: F401  (installs its log handler)
 from envglot.migration.executors import dask_executor
+
+def malloc():
+    return {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}
 
 def printed():
     return sorted({h.level for h in logging.getLogger("distributed").handlers if isinstance(h, logging.StreamHandler)})
@@ -606,9 +609,11 @@ ex = dask_executor(None, None, 1, None)
 try:
     during, workers = printed(), list(ex.client.run(printed).values())
     config = {"client": settings(), "workers": list(ex.client.run(settings).values())}
+    env = {"client": malloc(), "workers": list(ex.client.run(malloc).values())}
 finally:
     ex.close()
-print(json.dumps({"before": before, "during": during, "workers": workers, "after": printed(), "config": config}))
+levels = {"before": before, "during": during, "workers": workers, "after": printed()}
+print(json.dumps({**levels, "config": config, "env": env}))
 """
 
 
@@ -629,3 +634,7 @@ def test_a_cluster_envglot_starts_prints_only_critical_logs_and_runs_the_batch_s
     [(enabled, tick, callbacks, interval)] = levels["config"]["workers"]
     assert (enabled, tick, interval) == (False, "500ms", 0.5)
     assert "heartbeat" in callbacks and "profile" not in callbacks and "profile-cycle" not in callbacks
+    # the workers' allocator keeps its freed megabytes (not distributed's 64 KiB trim threshold); the
+    # nanny's environment variables are not left in this process (nor in its later children)
+    big = {"MALLOC_TRIM_THRESHOLD_": str(64 * 2**20), "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20)}
+    assert levels["env"] == {"client": {}, "workers": [big]}
