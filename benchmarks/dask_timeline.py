@@ -47,18 +47,22 @@ def timed(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def instrument() -> None:
-    """Wrap the client's parts of a Dask run (in the modules that call them)."""
-    from envglot.migration import dask_engine, driver, executors
+    """Wrap the client's parts of a Dask run (their public functions, in the modules that call them)."""
+    from envglot.migration import assembly, commit, dask_engine, driver, executors, rejects
 
     dask_engine.walk_specs = timed("walk", dask_engine.walk_specs)
     dask_engine.check_specs = timed("check outputs", dask_engine.check_specs)
     dask_engine.rebuild_migrator = timed("client's Migrator", dask_engine.rebuild_migrator)
     driver.plan = timed("plan", driver.plan)
-    driver._sweep = timed("sweep leftovers", driver._sweep)
-    for name in ("__init__", "submit", "next", "close"):
-        setattr(executors.DaskCluster, name, timed(f"executor.{name}", getattr(executors.DaskCluster, name)))
-    for name in ("_assemble", "_commit_ready", "_flush"):
-        setattr(driver.Driver, name, timed(f"driver.{name}", getattr(driver.Driver, name)))
+    parts = {
+        executors.DaskCluster: ("__init__", "submit", "next", "close"),
+        assembly.Assembly: ("add", "close"),  # ranges put together as they come in
+        commit.CommitBatch: ("flush",),  # renames, syncs
+        rejects.RejectsFile: ("commit",),
+    }
+    for cls, names in parts.items():
+        for name in names:
+            setattr(cls, name, timed(f"{cls.__name__}.{name}", getattr(cls, name)))
 
 
 def cpu_of(pids: dict[str, int]) -> dict[str, float]:
@@ -165,6 +169,14 @@ def warmup_steps(client: Any, sample: list[bytes]) -> None:
         print(table([(p, wc[0], wc[1], "") for p, wc in parts.items()]))
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set (``VmHWM``), MB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def main() -> None:
     t_start = time.time()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -232,6 +244,8 @@ def main() -> None:
         )
         for k in range(1, a.runs + 1):
             one_run(src, work / "out", client, pids, k)
+        peaks = client.run(peak_rss_mb)
+        print("\nworkers' peak RSS (VmHWM), MB: " + ", ".join(f"{v:.1f}" for _, v in sorted(peaks.items())))
         t, c = time.time(), time.thread_time()
         client.close()
         cluster.close()
