@@ -638,3 +638,39 @@ def test_a_cluster_envglot_starts_prints_only_critical_logs_and_runs_the_batch_s
     # nanny's environment variables are not left in this process (nor in its later children)
     big = {"MALLOC_TRIM_THRESHOLD_": str(64 * 2**20), "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20)}
     assert levels["env"] == {"client": {}, "workers": [big]}
+
+
+@pytest.mark.parametrize(("mib", "tapered"), [(24, True), (4, False)])
+def test_a_clusters_last_ranges_are_cut_small_when_its_pieces_are_above_the_least_size(
+    mib: int, tapered: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster's workers take tasks as they free up: a file's last ranges are cut small (as the
+    pool's) so that both end together — when the pieces are above the least size (1 MiB); at that
+    size already, the ranges stay equal (a taper would only make the last one larger). The
+    cluster's planning attributes on executors run here (two workers' plan, run in order); the
+    output is ``-j 1``'s."""
+    from envglot.migration import dask_engine
+    from envglot.migration.executors import DaskCluster, Inline
+
+    class PlannedAsACluster(Inline):
+        jobs = 2
+        cuts, cheap_tasks, tapers, spread = DaskCluster.cuts, DaskCluster.cheap_tasks, DaskCluster.tapers, 8
+        in_process = False
+
+    record = legacy_variant(1, pad=40)
+    src = tmp_path / "in" / "big.jsonl"
+    src.parent.mkdir()
+    src.write_bytes(b"\n".join([record] * (mib * 2**20 // (len(record) + 1))) + b"\n")
+    planned: list[list[Any]] = []
+    real = driver.plan
+    monkeypatch.setattr(driver, "plan", lambda f, t, **k: (planned.extend(r := real(f, t, **k)), r)[1])
+    monkeypatch.setattr(dask_engine, "dask_executor", lambda *a: PlannedAsACluster())
+    rep = migrate([src], out=tmp_path / "dask", engine="dask")
+    sizes = [t[0].end - t[0].start for t in planned]
+    target = src.stat().st_size // 16
+    if tapered:
+        assert max(sizes) <= target and sizes[-2] < target and len(sizes) > 16
+    else:
+        assert max(sizes) - min(sizes) <= 1 and len(sizes) == -(-src.stat().st_size // 2**20)
+    ref = migrate([src], out=tmp_path / "local", jobs=1)
+    assert _tree(tmp_path / "dask") == _tree(tmp_path / "local") and _facts(rep) == _facts(ref)
