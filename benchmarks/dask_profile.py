@@ -65,7 +65,8 @@ def j1_run(src: Path, out: Path) -> tuple[float, float]:
 
 
 def dask_run(src: Path, out: Path, client: Any, pids: dict[str, int]) -> dict[str, Any]:
-    """One Dask run, split by the task stream and the client's timestamps."""
+    """One Dask run, split by the task stream and the client's timestamps (``stream``: each task's
+    ``(start, stop, worker, key)`` in ``time.time()``, sorted; ``start``: the call's)."""
     from distributed import get_task_stream
 
     import envglot
@@ -92,6 +93,8 @@ def dask_run(src: Path, out: Path, client: Any, pids: dict[str, int]) -> dict[st
     idle = {w: (last - first) - busy[w] for w in per_worker}
     final = [b - a for a, b, _, k in tasks if str(k).startswith("finish_ranged")]
     return {
+        "start": t0,
+        "stream": tasks,
         "wall": t1 - t0,
         "to_first_task": first - t0,
         "tasks_span": last - first,

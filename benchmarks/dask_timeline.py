@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -65,17 +64,6 @@ def instrument() -> None:
             setattr(cls, name, timed(f"{cls.__name__}.{name}", getattr(cls, name)))
 
 
-def cpu_of(pids: dict[str, int]) -> dict[str, float]:
-    """CPU seconds (user + system) of each named process."""
-    import psutil
-
-    out = {}
-    for name, pid in pids.items():
-        c = psutil.Process(pid).cpu_times()
-        out[name] = c.user + c.system
-    return out
-
-
 def table(rows: list[tuple[str, float, float, str]]) -> str:
     """A Markdown table of ``(part, wall s, CPU s, note)``."""
     lines = ["| part | wall s | CPU s | |", "|---|---:|---:|---|"]
@@ -85,32 +73,19 @@ def table(rows: list[tuple[str, float, float, str]]) -> str:
 
 def one_run(src: Path, out: Path, client: Any, pids: dict[str, int], k: int) -> None:
     """One Dask run on the running cluster, printed as a timeline."""
-    from distributed import get_task_stream
-
-    import envglot
+    from dask_profile import dask_run
 
     EVENTS.clear()
-    c0 = cpu_of(pids)
-    with get_task_stream(client) as ts:
-        t0, d0 = time.time(), time.thread_time()
-        rep = envglot.migrate([src], out=out, to=TO, engine="dask", client=client)
-        t1, d1 = time.time(), time.thread_time()
-    c1 = cpu_of(pids)
-    assert rep.exit_code in (0, 65), rep.exit_code
-    shutil.rmtree(out)
-    tasks = sorted(
-        (s["start"], s["stop"], t["worker"], t["key"])
-        for t in ts.data
-        for s in t["startstops"]
-        if s["action"] == "compute"
-    )
+    r = dask_run(src, out, client, pids)
+    tasks, t0 = r["stream"], r["start"]
+    t1 = t0 + r["wall"]
     workers = sorted({w for _, _, w, _ in tasks})
     first = tasks[0][0]
     last = max(b for _, b, _, _ in tasks)
     print(f"\n### run {k} ({src.stat().st_size / MB:.0f} MB, load {os.getloadavg()[0]:.1f})\n")
     print(
-        f"wall {t1 - t0:.3f} s; driver thread CPU {d1 - d0:.3f} s; processes' CPU: "
-        + ", ".join(f"{n} {c1[n] - c0[n]:.2f}" for n in c0)
+        f"wall {r['wall']:.3f} s; driver thread CPU {r['driver_cpu']:.3f} s; processes' CPU: "
+        + ", ".join(f"{n} {c:.2f}" for n, c in r["cpu"].items())
     )
     print("\ntasks (start and end from the call, s; per worker, in order):\n")
     print("| worker | task | start | end | wall s | idle before s |")
@@ -193,52 +168,28 @@ def main() -> None:
 
     imports = (time.time() - t, time.thread_time() - c)
     import run
-    from dask_ab import mix
+    from dask_ab import mix, running_cluster
+    from dask_profile import processes
 
     instrument()
-    if a.work_dir is not None:
+    if a.work_dir is not None:  # the cluster's work directory (dask_ab.running_cluster) under it
         a.work_dir.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="timeline-", dir=a.work_dir))
-    try:
+        tempfile.tempdir = str(a.work_dir)
+    t, c = time.time(), time.thread_time()
+    with running_cluster("timeline-", "cli" if a.cluster == "cli" else None) as (client, work):
+        started = (time.time() - t, time.thread_time() - c)
         src = work / "corpus.jsonl"
         records, nbytes = run.write_jsonl(src, mix(), int(a.size * MB))
         print(f"{nbytes / MB:.0f} MB, {records} records; load {os.getloadavg()}", flush=True)
-        from distributed import Client, LocalCluster
-
-        from envglot.migration.executors import start_local_cluster
-
-        t, c = time.time(), time.thread_time()
-        if a.cluster == "cli":
-            cluster = start_local_cluster(2)
-        else:
-            cluster = LocalCluster(
-                n_workers=2,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                silence_logs=50,
-            )
-        started = (time.time() - t, time.thread_time() - c)
-        t, c = time.time(), time.thread_time()
-        client = Client(cluster)
-        connected = (time.time() - t, time.thread_time() - c)
-        pids = {"client": os.getpid()}
-        for i, (_, pid) in enumerate(sorted(client.run(os.getpid).items())):
-            pids[f"worker {i}"] = pid
+        pids = processes(client)
         print("\n### this process, before the runs\n")
+        since = t_start - __import__("psutil").Process().create_time()
         print(
             table(
                 [
-                    (
-                        "interpreter start → main()",
-                        t_start - __import__("psutil").Process().create_time(),
-                        float("nan"),
-                        "",
-                    ),
+                    ("interpreter start → main()", since, float("nan"), ""),
                     ("import distributed, envglot", *imports, ""),
-                    (f"start the LocalCluster ({a.cluster})", *started, "workers' processes started"),
-                    ("Client(cluster)", *connected, ""),
+                    (f"start the LocalCluster ({a.cluster}), connect", *started, "workers' processes started"),
                 ]
             )
         )
@@ -247,24 +198,10 @@ def main() -> None:
         peaks = client.run(peak_rss_mb)
         print("\nworkers' peak RSS (VmHWM), MB: " + ", ".join(f"{v:.1f}" for _, v in sorted(peaks.items())))
         t, c = time.time(), time.thread_time()
-        client.close()
-        cluster.close()
-        print("\n" + table([("close client and cluster", time.time() - t, time.thread_time() - c, "")]))
-        print("\n### a worker's first-task warm-up, step by step (a second new cluster)")
-        with (
-            LocalCluster(
-                n_workers=2,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-                silence_logs=50,
-            ) as cl2,
-            Client(cl2) as c2,
-        ):
-            warmup_steps(c2, mix()[:3000])
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    print("\n" + table([("close client and cluster", time.time() - t, time.thread_time() - c, "")]))
+    print("\n### a worker's first-task warm-up, step by step (a second new cluster)")
+    with running_cluster("timeline-warm-up-") as (c2, _):
+        warmup_steps(c2, mix()[:3000])
 
 
 if __name__ == "__main__":
