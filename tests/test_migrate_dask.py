@@ -625,7 +625,10 @@ def test_a_cluster_envglot_starts_prints_only_critical_logs_and_runs_the_batch_s
     configuration is left as it was (a cluster of the user's is untouched:
     :func:`test_local_cluster_byte_identical`). (Run in a fresh interpreter: under pytest
     ``distributed`` installs no handler of its own.)"""
-    r = subprocess.run([sys.executable, "-c", _PRINTED_LEVELS], capture_output=True, timeout=120, check=True)
+    # a value in the environment wins over the cluster's (distributed's rule): none here, though an
+    # earlier LocalCluster in this process (the other tests') left distributed's in os.environ
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    r = subprocess.run([sys.executable, "-c", _PRINTED_LEVELS], capture_output=True, timeout=120, check=True, env=env)
     levels = json.loads(r.stdout.splitlines()[-1])
     assert levels["before"] == [0] and levels["after"] == [0]
     assert levels["during"] == [50] and levels["workers"] == [[50]]
