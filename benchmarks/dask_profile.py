@@ -65,7 +65,8 @@ def j1_run(src: Path, out: Path) -> tuple[float, float]:
 
 
 def dask_run(src: Path, out: Path, client: Any, pids: dict[str, int]) -> dict[str, Any]:
-    """One Dask run, split by the task stream and the client's timestamps."""
+    """One Dask run, split by the task stream and the client's timestamps (``stream``: each task's
+    ``(start, stop, worker, key)`` in ``time.time()``, sorted; ``start``: the call's)."""
     from distributed import get_task_stream
 
     import envglot
@@ -92,6 +93,8 @@ def dask_run(src: Path, out: Path, client: Any, pids: dict[str, int]) -> dict[st
     idle = {w: (last - first) - busy[w] for w in per_worker}
     final = [b - a for a, b, _, k in tasks if str(k).startswith("finish_ranged")]
     return {
+        "start": t0,
+        "stream": tasks,
         "wall": t1 - t0,
         "to_first_task": first - t0,
         "tasks_span": last - first,
@@ -141,6 +144,28 @@ def timed_task(spec: Any, pieces: Any) -> float:
     return time.thread_time() - t
 
 
+def on_main_threads(
+    client: Any, spec: Any, ranges: list[Any], pids: dict[str, int], together: bool = True
+) -> tuple[float, float]:
+    """The same ranges run on each worker's main thread (``client.run``: its event loop blocked while
+    one runs, so nothing of ``distributed``'s runs beside it), each worker taking every other range,
+    side by side (``together=False``: one worker after the other, never two conversions at once):
+    the CPU of the threads that ran them and of the worker processes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    addrs = sorted(client.scheduler_info()["workers"])
+    names = [k for k in pids if k.startswith("worker")]
+
+    def one_worker(i: int) -> float:
+        return sum(client.run(timed_task, spec, t, workers=[addrs[i]])[addrs[i]] for t in ranges[i :: len(addrs)])
+
+    c0 = cpu_of(pids)
+    with ThreadPoolExecutor(len(addrs) if together else 1) as pool:
+        threads = sum(pool.map(one_worker, range(len(addrs))))
+    c1 = cpu_of(pids)
+    return threads, sum(c1[k] - c0[k] for k in names)
+
+
 def split(src: Path, work: Path, client: Any, pids: dict[str, int], rounds: int) -> None:
     """The same 16 ranges of ``src`` run in this thread and as tasks: where a worker's extra CPU goes."""
     from envglot.migration.fs import run_id
@@ -162,10 +187,15 @@ def split(src: Path, work: Path, client: Any, pids: dict[str, int], rounds: int)
         threads = sum(client.gather([client.submit(timed_task, spec, t, pure=False) for t in ranges]))
         c1 = cpu_of(pids)
         procs = sum(c1[k] - c0[k] for k in workers)
+        main, mprocs = on_main_threads(client, spec, ranges, pids)
+        alone, _ = on_main_threads(client, spec, ranges, pids, together=False)
         print(
             f"round {i} load {os.getloadavg()[0]:.1f}: one piece here {one:.2f} s CPU, 16 ranges here {here:.2f} "
             f"({here / one:.2f} x); as tasks: their threads {threads:.2f} ({threads / here:.2f} x here), "
-            f"the worker processes {procs:.2f} (+{procs / threads - 1:.0%} beyond the task threads)",
+            f"the worker processes {procs:.2f} (+{procs / threads - 1:.0%} beyond the task threads); "
+            f"on the workers' main threads (event loops blocked): {main:.2f} ({main / here:.2f} x here), "
+            f"the processes {mprocs:.2f} (+{mprocs / main - 1:.0%}); there, one worker at a time: "
+            f"{alone:.2f} ({alone / here:.2f} x here)",
             flush=True,
         )
     shutil.rmtree(out)

@@ -167,6 +167,10 @@ def test_migrate_section(run: tuple[dict[str, Any], str]) -> None:
         sf = mig["small_files"]
         assert sf["small_files"]["exit_code"] == sf["one_file"]["exit_code"] == 0
         assert sf["small_files"]["files"] > 1 and sf["ratio"] > 0
+        # the target's row: the large file on the running cluster once warm, against -j 1 in this process
+        assert sf["first_run"]["exit_code"] == sf["warm"]["exit_code"] == 0
+        assert len(sf["warm"]["rounds"]) == 2 and mig["dask2_vs_j1"] == sf["warm"]["vs_j1"] > 0
+        assert mig["dask_cli_vs_j1"] > 0
     else:
         assert "not installed" in mig["dask"]
 

@@ -384,10 +384,12 @@ def test_local_cluster_byte_identical(
     archive: Any, small_pieces: None, cluster: Any, bounded: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, ref_tree, ref = archive
-    targets: list[tuple[int, int]] = []
+    targets: list[tuple[int, int, int]] = []
     real = driver.plan
     monkeypatch.setattr(
-        driver, "plan", lambda f, t, **k: (targets.append((sum(x.size for x in f), t)), real(f, t, **k))[1]
+        driver,
+        "plan",
+        lambda f, t, **k: (targets.append((sum(x.size for x in f), t, k["taper"])), real(f, t, **k))[1],
     )
     assembled = _assemblies_here(monkeypatch)
     rep = migrate([root / "in"], out=tmp_path / "out", engine="dask", client=cluster, chunk_bytes=8192)
@@ -395,7 +397,8 @@ def test_local_cluster_byte_identical(
     # a cluster of the user's keeps its own settings (envglot's batch settings are its own cluster's)
     assert all(cluster.run(lambda dask_worker: "profile" in dask_worker.periodic_callbacks).values())
     total = targets[0][0]
-    assert total > 0 and {t for _, t in targets} == {min(64 * 1024, total // 16)}  # 8 pieces per worker
+    assert total > 0 and {t for _, t, _ in targets} == {min(64 * 1024, total // 16)}  # 8 pieces per worker
+    assert {taper for _, _, taper in targets} == {2}  # the last ranges cut small: both workers end together
     assert _tree(tmp_path / "out") == ref_tree
     assert _facts(rep) == _facts(ref)
     assert rep.records == ref.records == rep.converted + rep.passed_through + rep.rejected
@@ -582,9 +585,12 @@ def test_sigkilled_client_then_rerun_exactly_once(archive: Any, tmp_path: Path) 
 
 
 _PRINTED_LEVELS = """
-import json, logging
+import json, logging, os
 import distributed  # noqa: F401  (installs its log handler)
 from envglot.migration.executors import dask_executor
+
+def malloc():
+    return {k: v for k, v in os.environ.items() if k.startswith("MALLOC_")}
 
 def printed():
     return sorted({h.level for h in logging.getLogger("distributed").handlers if isinstance(h, logging.StreamHandler)})
@@ -603,9 +609,11 @@ ex = dask_executor(None, None, 1, None)
 try:
     during, workers = printed(), list(ex.client.run(printed).values())
     config = {"client": settings(), "workers": list(ex.client.run(settings).values())}
+    env = {"client": malloc(), "workers": list(ex.client.run(malloc).values())}
 finally:
     ex.close()
-print(json.dumps({"before": before, "during": during, "workers": workers, "after": printed(), "config": config}))
+levels = {"before": before, "during": during, "workers": workers, "after": printed()}
+print(json.dumps({**levels, "config": config, "env": env}))
 """
 
 
@@ -617,7 +625,10 @@ def test_a_cluster_envglot_starts_prints_only_critical_logs_and_runs_the_batch_s
     configuration is left as it was (a cluster of the user's is untouched:
     :func:`test_local_cluster_byte_identical`). (Run in a fresh interpreter: under pytest
     ``distributed`` installs no handler of its own.)"""
-    r = subprocess.run([sys.executable, "-c", _PRINTED_LEVELS], capture_output=True, timeout=120, check=True)
+    # a value in the environment wins over the cluster's (distributed's rule): none here, though an
+    # earlier LocalCluster in this process (the other tests') left distributed's in os.environ
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    r = subprocess.run([sys.executable, "-c", _PRINTED_LEVELS], capture_output=True, timeout=120, check=True, env=env)
     levels = json.loads(r.stdout.splitlines()[-1])
     assert levels["before"] == [0] and levels["after"] == [0]
     assert levels["during"] == [50] and levels["workers"] == [[50]]
@@ -626,3 +637,43 @@ def test_a_cluster_envglot_starts_prints_only_critical_logs_and_runs_the_batch_s
     [(enabled, tick, callbacks, interval)] = levels["config"]["workers"]
     assert (enabled, tick, interval) == (False, "500ms", 0.5)
     assert "heartbeat" in callbacks and "profile" not in callbacks and "profile-cycle" not in callbacks
+    # the workers' allocator keeps its freed megabytes (not distributed's 64 KiB trim threshold); the
+    # nanny's environment variables are not left in this process (nor in its later children)
+    big = {"MALLOC_TRIM_THRESHOLD_": str(64 * 2**20), "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20)}
+    assert levels["env"] == {"client": {}, "workers": [big]}
+
+
+@pytest.mark.parametrize(("mib", "tapered"), [(24, True), (4, False)])
+def test_a_clusters_last_ranges_are_cut_small_when_its_pieces_are_above_the_least_size(
+    mib: int, tapered: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster's workers take tasks as they free up: a file's last ranges are cut small (as the
+    pool's) so that both end together — when the pieces are above the least size (1 MiB); at that
+    size already, the ranges stay equal (a taper would only make the last one larger). The
+    cluster's planning attributes on executors run here (two workers' plan, run in order); the
+    output is ``-j 1``'s."""
+    from envglot.migration import dask_engine
+    from envglot.migration.executors import DaskCluster, Inline
+
+    class PlannedAsACluster(Inline):
+        jobs = 2
+        cuts, cheap_tasks, tapers, spread = DaskCluster.cuts, DaskCluster.cheap_tasks, DaskCluster.tapers, 8
+        in_process = False
+
+    record = legacy_variant(1, pad=40)
+    src = tmp_path / "in" / "big.jsonl"
+    src.parent.mkdir()
+    src.write_bytes(b"\n".join([record] * (mib * 2**20 // (len(record) + 1))) + b"\n")
+    planned: list[list[Any]] = []
+    real = driver.plan
+    monkeypatch.setattr(driver, "plan", lambda f, t, **k: (planned.extend(r := real(f, t, **k)), r)[1])
+    monkeypatch.setattr(dask_engine, "dask_executor", lambda *a: PlannedAsACluster())
+    rep = migrate([src], out=tmp_path / "dask", engine="dask")
+    sizes = [t[0].end - t[0].start for t in planned]
+    target = src.stat().st_size // 16
+    if tapered:
+        assert max(sizes) <= target and sizes[-2] < target and len(sizes) > 16
+    else:
+        assert max(sizes) - min(sizes) <= 1 and len(sizes) == -(-src.stat().st_size // 2**20)
+    ref = migrate([src], out=tmp_path / "local", jobs=1)
+    assert _tree(tmp_path / "dask") == _tree(tmp_path / "local") and _facts(rep) == _facts(ref)

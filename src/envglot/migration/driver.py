@@ -103,7 +103,7 @@ def run_pieces(
             least = min(MIN_PARTITION_BYTES, spec.chunk_bytes) if ex.cheap_tasks else MIN_PARTITION_BYTES
             target = min(most, max(least, total // max(1, ex.spread * ex.jobs)))
             at = len(files) if stream is None else stream.spec.index  # the files after a stream: once it is read
-            taper = ex.jobs if ex.cheap_tasks else 0  # a local pool's last ranges small: its workers end together
+            taper = ex.jobs if ex.tapers and target > least else 0  # the last ranges small: the workers end together
             tasks = plan(files[:at], target, cut=ex.cuts, taper=taper, least=least)
             later = plan(files[at + 1 :], target, cut=ex.cuts, taper=taper, least=least)
             Driver(

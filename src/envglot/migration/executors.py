@@ -51,6 +51,9 @@ class Executor(Protocol):
     spread: int
     """Pieces per worker the input is cut into at most (above the least piece size): more make a
     shorter tail when the workers run at uneven speeds, each costs a task."""
+    tapers: bool
+    """Idle workers take the next task as they free up: the last ranges are cut small
+    (:func:`.partitions.ranges`' ``taper``) so the workers end together."""
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
         """Run ``fn(*args)``; its outcome comes back from :meth:`next` with ``tag``."""
@@ -86,6 +89,7 @@ class Inline:
     in_process = True
     on_this_machine = True
     spread = 4
+    tapers = False
 
     def __init__(self) -> None:
         self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
@@ -129,6 +133,7 @@ class Pool:
     in_process = False
     on_this_machine = True
     spread = 4
+    tapers = True
 
     def __init__(self, jobs: int, options: dict[str, Any]) -> None:
         self.jobs = jobs
@@ -186,6 +191,8 @@ BATCH_CONFIG: dict[str, Any] = {
     "distributed.admin.tick.interval": "500ms",
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": str(64 * 1024 * 1024),
+    "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": str(32 * 1024 * 1024),
 }
 """Dask settings of the ``LocalCluster`` envglot starts (:func:`start_local_cluster`) — never of a
 cluster of the user's (``client=``, ``--scheduler``). A batch run needs none of what they turn
@@ -193,8 +200,12 @@ down: the worker's statistical profiler (a sample of every thread's stack each 1
 dashboard's Profile page stays empty), the event loop's health tick (20 ms: the dashboard's
 event-loop figures coarser), the system monitor's samples (CPU, memory, I/O: every 2 s, not
 0.5 s) and the memory monitor's checks (every 1 s, not 0.1 s; a task's memory is bounded by the
-input limits). Each measured in docs/performance.md ("Migrate on Dask"); the worker's heartbeat
-interval is the scheduler's (0.5 s up to 10 workers), not a setting."""
+input limits). The worker processes' C allocator keeps up to 64 MiB freed at the top of its heap
+and serves blocks up to 32 MiB from it (the top of glibc's own adaptive thresholds, which a
+``-j N`` worker reaches), not ``distributed``'s 64 KiB trim threshold, which turns off that
+adaptation: every chunk's megabyte buffers were then mapped afresh, about a thousand page
+faults per megabyte converted. Each measured in docs/performance.md ("Migrate on Dask"); the
+worker's heartbeat interval is the scheduler's (0.5 s up to 10 workers), not a setting."""
 
 
 def start_local_cluster(workers: int | None, config: dict[str, Any] | None = None) -> Any:
@@ -205,15 +216,31 @@ def start_local_cluster(workers: int | None, config: dict[str, Any] | None = Non
     import dask
     from distributed import LocalCluster
 
-    with dask.config.set(BATCH_CONFIG if config is None else config):  # the nannies keep a copy for their workers
-        return LocalCluster(
-            n_workers=workers or cpus(),
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            silence_logs=QUIET_LOGS,
-        )
+    before = dict(os.environ)
+    try:
+        with dask.config.set(BATCH_CONFIG if config is None else config):  # the nannies keep a copy for their workers
+            return LocalCluster(
+                n_workers=workers or cpus(),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+                silence_logs=QUIET_LOGS,
+            )
+    finally:
+        restore_environ(before)
+
+
+def restore_environ(before: dict[str, str]) -> None:
+    """Undo what a nanny set in this process's environment while it spawned its worker
+    (``distributed.nanny.pre-spawn-environ``: it updates ``os.environ``, and a nanny sets it again
+    each time it spawns): later children of this process, and a later cluster, which would take
+    those values over its own, start from this process's environment."""
+    for key in set(before) | set(os.environ):
+        if key not in before:
+            del os.environ[key]
+        elif os.environ.get(key) != before[key]:
+            os.environ[key] = before[key]
 
 
 class DaskSynchronous(Inline):
@@ -249,6 +276,9 @@ class DaskCluster:
     """Twice the pool's: a worker of a cluster often runs slower than the other (a shared machine,
     a busy node) and Dask does not split a running task; a task costs milliseconds
     (docs/performance.md, "Migrate on Dask")."""
+    tapers = True
+    """A worker takes a task when it frees up (the scheduler queues the rest): the last ranges
+    small, as the pool's, so that neither worker converts the last large range alone."""
 
     def __init__(
         self,
