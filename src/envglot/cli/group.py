@@ -46,6 +46,20 @@ class _Main(click.Group):
         finally:
             signal.signal(signal.SIGTERM, old)
 
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, its module imported now if it was not (:mod:`.commands`)."""
+        if cmd_name not in self.commands:
+            from .commands import load
+
+            load(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, sorted, without importing their modules."""
+        from .commands import MODULES
+
+        return sorted({*MODULES, *self.commands})
+
 
 def _flush_stdout() -> None:
     """Flush stdout now, so a closed pipe is noticed here (exit 141), not at interpreter exit."""
