@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
@@ -45,6 +46,27 @@ class _Main(click.Group):
             sys.exit(exits.EX_PIPE)
         finally:
             signal.signal(signal.SIGTERM, old)
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command line; as the program (the ``envglot`` script: ``args`` from ``sys.argv``,
+        standalone), a command that ends with :class:`.exits.Finished` ends the process at once
+        (:func:`.exits.end_now`)."""
+        try:
+            return super().main(
+                args, prog_name, complete_var, standalone_mode, windows_expand_args=windows_expand_args, **extra
+            )
+        except exits.Finished as done:
+            if args is None and standalone_mode:
+                exits.end_now(done.code)
+            raise
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The command ``cmd_name``, its module imported now if it was not (:mod:`.commands`)."""

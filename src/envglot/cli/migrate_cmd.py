@@ -566,7 +566,7 @@ def migrate_command(
     if report == "-":
         echo(rep.to_json().decode().rstrip("\n"))
     _print_outcome(rep, quiet, unsupported, out)
-    sys.exit(rep.exit_code)
+    raise exits.Finished(rep.exit_code)  # every file of the run closed: the program may end at once
 
 
 def _broken_pool(exc: BaseException) -> bool:
