@@ -57,15 +57,15 @@ class _Main(click.Group):
         **extra: Any,
     ) -> Any:
         """Run the command line; as the program (the ``envglot`` script: ``args`` from ``sys.argv``,
-        standalone), a command that ends with :class:`.exits.Finished` ends the process at once
-        (:func:`.exits.end_now`)."""
+        standalone), a command that ends with :class:`.exits.Finished` ends the process without the
+        interpreter's teardown (:func:`.exits.end_after_exit`)."""
         try:
             return super().main(
                 args, prog_name, complete_var, standalone_mode, windows_expand_args=windows_expand_args, **extra
             )
         except exits.Finished as done:
             if args is None and standalone_mode:
-                exits.end_now(done.code)
+                exits.end_after_exit(done.code)
             raise
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
