@@ -15,6 +15,7 @@ import pytest
 import envglot
 from envglot import detect
 from envglot.cli import main
+from envglot.cli.commands import MODULES, every_command
 from envglot.transport import wrap_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -392,11 +393,44 @@ def test_mappings_init_then_check(tmp_path: Path) -> None:
 
 def _commands() -> list[list[str]]:
     out: list[list[str]] = [[]]
-    for name, cmd in sorted(main.commands.items()):
+    for name, cmd in every_command(main).items():
         out.append([name])
         sub = getattr(cmd, "commands", {})
         out += [[name, s] for s in sorted(sub)]
     return out
+
+
+def test_each_command_is_registered_by_the_module_listed_for_it() -> None:
+    """``commands.MODULES`` names each command's module: importing the CLI imports none of them, and
+    each module registers exactly the commands listed for it."""
+    code = (
+        "import sys\nfrom envglot.cli import main\n"
+        "assert not [m for m in sys.modules if m.endswith('_cmd')], sorted(sys.modules)\n"
+        "assert main.commands == {}, main.commands"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    every = every_command(main)
+    assert sorted(every) == sorted(MODULES) == main.list_commands(None)  # type: ignore[arg-type]
+    for name, cmd in every.items():
+        assert cmd.callback is not None and cmd.callback.__module__ == f"envglot.cli.{MODULES[name]}", name
+
+
+def test_a_command_imports_only_its_own_module(tmp_path: Path) -> None:
+    """``envglot migrate`` imports neither the other commands' modules nor a process pool for ``-j 1``."""
+    src = tmp_path / "a.jsonl"
+    src.write_bytes(DOTBOT_OK.read_bytes().replace(b"\n", b"") + b"\n")
+    code = (
+        "import sys\nfrom envglot.cli import main\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    argv = ["migrate", str(src), "--out", str(tmp_path / "out"), "-j", "1", "-q"]
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True).stdout.split()
+    )
+    assert "envglot.cli.migrate_cmd" in loaded and (tmp_path / "out" / "a.jsonl").exists()
+    assert not {m for m in loaded if m.endswith("_cmd")} - {"envglot.cli.migrate_cmd"}
+    assert not {"concurrent.futures.process", "multiprocessing"} & loaded
 
 
 @pytest.mark.parametrize("cmd", _commands(), ids=lambda c: " ".join(c) or "envglot")

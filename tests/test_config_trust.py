@@ -21,6 +21,7 @@ from click.testing import CliRunner
 import envglot
 import envglot.crosswalk
 from envglot.cli import main
+from envglot.cli.commands import every_command
 from envglot.cli.config import COMMAND_LINE_ONLY
 from envglot.errors import EnvglotError, MappingError
 from envglot.tomlfile import MAX_TOML_BYTES, MAX_TOML_DEPTH, key_line, parse_toml, read_regular
@@ -191,7 +192,7 @@ def test_a_command_line_only_key_is_an_error_naming_file_line_and_key(
 
 def test_command_line_only_names_real_parameters() -> None:
     """Every name in COMMAND_LINE_ONLY is a parameter of some command (no stale entry)."""
-    names = {p.name for c in main.commands.values() for p in c.params}
+    names = {p.name for c in every_command(main).values() for p in c.params}
     assert COMMAND_LINE_ONLY <= names
 
 

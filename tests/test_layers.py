@@ -189,6 +189,10 @@ def _own_names(tree: ast.Module) -> set[str]:
     return {n for n in out if _private(n)}
 
 
+PUBLIC_UNDERSCORED = {"os._exit"}
+"""Documented public functions of the standard library whose names begin with ``_``."""
+
+
 def private_uses(module: str, source: str | None = None) -> list[str]:
     """Where ``module`` uses a private name of another module: ``from x import _y``, an import of
     a private module, or ``obj._y`` where ``obj`` is not ``self``/``cls`` and the module does not
@@ -221,6 +225,8 @@ def private_uses(module: str, source: str | None = None) -> list[str]:
         if isinstance(base, ast.Name) and base.id in ("self", "cls"):
             continue
         on_module = isinstance(base, ast.Name) and base.id in modules_bound
+        if ast.unparse(node) in PUBLIC_UNDERSCORED:
+            continue
         if on_module or node.attr not in own:
             out.append(f"{node.lineno}: {ast.unparse(base)}.{node.attr}")
     return out

@@ -225,12 +225,13 @@ def settings(f: ConfigFile, ctx: click.Context) -> dict[str, dict[str, Setting]]
     """
     from ..declared import with_declarations
     from . import exits
+    from .commands import every_command
     from .common import set_registry
     from .exits import die
 
     group = ctx.command
     assert isinstance(group, click.Group)
-    commands = {name: group.commands[name] for name in sorted(group.commands)}
+    commands = every_command(group)
     where = f"[{'.'.join(f.prefix)}] " if f.prefix else ""
 
     def at(keys: tuple[str, ...]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 import msgspec
 
+from .commands import every_command
 from .config import COMMAND_LINE_ONLY, META_KEY, Config, option_key
 from .group import main
 
@@ -49,7 +50,8 @@ def config(ctx: click.Context, commands: tuple[str, ...]) -> None:
     assert isinstance(group, click.Group)
     cfg = root.meta.get(META_KEY)
     assert isinstance(cfg, Config)
-    known = sorted(n for n, c in group.commands.items() if _configurable(c))
+    every = every_command(group)
+    known = [n for n, c in every.items() if _configurable(c)]
     for name in commands:
         if name not in known:
             raise click.UsageError(f"{name}: not a command with options to configure (known: {', '.join(known)})")
@@ -58,7 +60,7 @@ def config(ctx: click.Context, commands: tuple[str, ...]) -> None:
         where = "none (a found file was ignored: see the warning above)"
     lines = [f"# configuration: {where}"]
     for name in commands or known:
-        cmd = group.commands[name]
+        cmd = every[name]
         own = cfg.settings.get(name, {})
         bare = click.Context(cmd, info_name=name, default_map={})
         rows: list[tuple[str, str]] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
@@ -45,6 +46,41 @@ class _Main(click.Group):
             sys.exit(exits.EX_PIPE)
         finally:
             signal.signal(signal.SIGTERM, old)
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command line; as the program (the ``envglot`` script: ``args`` from ``sys.argv``,
+        standalone), a command that ends with :class:`.exits.Finished` ends the process without the
+        interpreter's teardown (:func:`.exits.end_after_exit`)."""
+        try:
+            return super().main(
+                args, prog_name, complete_var, standalone_mode, windows_expand_args=windows_expand_args, **extra
+            )
+        except exits.Finished as done:
+            if args is None and standalone_mode:
+                exits.end_after_exit(done.code)
+            raise
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, its module imported now if it was not (:mod:`.commands`)."""
+        if cmd_name not in self.commands:
+            from .commands import load
+
+            load(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, sorted, without importing their modules."""
+        from .commands import MODULES
+
+        return sorted({*MODULES, *self.commands})
 
 
 def _flush_stdout() -> None:

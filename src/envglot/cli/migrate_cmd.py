@@ -11,7 +11,6 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from concurrent.futures.process import BrokenProcessPool
 from types import FrameType
 from typing import Any
 
@@ -544,15 +543,17 @@ def migrate_command(
             err=True,
         )
         sys.exit(EX_INTERRUPTED)
-    except BrokenProcessPool as exc:
-        if line is not None:
-            line.clear()
-        die(f"a worker process died ({exc}); the file in progress was not written", EX_SOFTWARE)
     except BrokenPipeError:  # stdout's reader went away (`| head`): end quietly, as the other commands do
         exits.silence_broken_pipe()
         sys.exit(exits.EX_PIPE)
     except OSError as exc:  # the --report file (outputs and rejects are reported per file)
         die(f"cannot write {exc.filename or 'the report'}: {exc.strerror or exc}", exits.EX_IOERR)
+    except Exception as exc:  # a process pool's BrokenProcessPool; anything else is raised on
+        if not _broken_pool(exc):
+            raise
+        if line is not None:
+            line.clear()
+        die(f"a worker process died ({exc}); the file in progress was not written", EX_SOFTWARE)
     finally:
         signal.signal(signal.SIGTERM, old_term)
         if log is not None and rep is None:
@@ -565,7 +566,13 @@ def migrate_command(
     if report == "-":
         echo(rep.to_json().decode().rstrip("\n"))
     _print_outcome(rep, quiet, unsupported, out)
-    sys.exit(rep.exit_code)
+    raise exits.Finished(rep.exit_code)  # every file of the run closed: the program may end at once
+
+
+def _broken_pool(exc: BaseException) -> bool:
+    """``exc`` is a process pool's ``BrokenProcessPool`` (its module is imported only by a run with one)."""
+    pool = sys.modules.get("concurrent.futures.process")
+    return pool is not None and isinstance(exc, pool.BrokenProcessPool)
 
 
 def _print_diff(name: str, path: str, output: bytes) -> None:

@@ -9,15 +9,15 @@ and committing outputs and rejects in walk order is the driver's (:mod:`.driver`
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .workers import start_workers, worker_init
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 def cpus() -> int:
@@ -136,6 +136,9 @@ class Pool:
     tapers = True
 
     def __init__(self, jobs: int, options: dict[str, Any]) -> None:
+        import multiprocessing  # here: a run in this process (-j 1) imports no process pool
+        from concurrent.futures import ProcessPoolExecutor
+
         self.jobs = jobs
         self.tasks: dict[Future[Any], tuple[int, Any]] = {}
         self.order = 0
@@ -153,6 +156,9 @@ class Pool:
 
     def next(self) -> tuple[Any, Any, BaseException | None]:
         """A finished task's ``(tag, result, exception)``."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
         done = [f for f in self.tasks if f.done()]
         if not done:
             done = list(wait(self.tasks, return_when=FIRST_COMPLETED).done)

@@ -7,8 +7,7 @@ import re
 import signal
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -17,6 +16,9 @@ from ..pipeline import styled
 from .inputs import Task
 from .records import Migrator, Outcome, RecordError, rebuild_migrator, reject_line
 from .tally import Tally
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # --------------------------------------------------------------------------- chunks (worker side)
 
