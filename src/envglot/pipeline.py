@@ -350,8 +350,9 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
-        self._takes: dict[str, _residue.Takes] = {}
-        """Source dialect -> the members its residues may take into the target (:func:`~envglot.residue.take_paths`)."""
+        self._takes: dict[str, tuple[_residue.Takes, tuple[str | int, ...], _residue.Placer | None]] = {}
+        """Source dialect -> the members its residues may take into the target (:func:`~envglot.residue.take_paths`),
+        the target's slot and the pair's :func:`~envglot.residue.placer`."""
         self.convert_bytes: Callable[[bytes], bytes] = self._first_bytes
         """The output of one document under :meth:`report` (what :meth:`convert` gives): the
         entry :func:`entry` chose for this pipeline, on its first call."""
@@ -895,19 +896,23 @@ class Pipeline:
         return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
 
     def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
-        """``out`` with the version 3 or 4 residue of ``original`` (minified, ``members`` its top
-        level when decoded): the members ``out`` carries unchanged left out (version 4)."""
-        takes = self._takes.get(src.name)
-        if takes is None:
+        """``out`` with the version 5 residue of ``original`` (minified, ``members`` its top level
+        when decoded): the members ``out`` carries unchanged left out (taken)."""
+        plan = self._takes.get(src.name)
+        if plan is None:
             m = self.mappings
             dst = m[self.dst.name]
-            takes = self._takes[src.name] = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
+            takes = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
+            slot = _residue.slot_path(dst.shape.residue)
+            plan = self._takes[src.name] = (takes, slot, _residue.placer(src.name, takes, slot))
+        takes, slot, place = plan
         if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
-            slot = _residue.slot_path(self.mappings[self.dst.name].shape.residue)
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
                 return self._seal(placed)
+        if place is not None and (done := place(original, members, out)) is not None:
+            return self._seal(*done)
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, takes))
 
