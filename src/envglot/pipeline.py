@@ -958,16 +958,17 @@ def entry(p: Pipeline) -> Callable[[bytes], bytes]:
     """``p``'s :attr:`~Pipeline.convert_bytes`, chosen once from what its options fix.
 
     When the report is :data:`DISCARD` (``ignore``; ``warn`` while nobody listens, decided per
-    call) in the compact style without ``preserve``, a document that needs nothing but the
+    call) in the compact style, a document that needs nothing but the
     checks and the fused path (no BOM, minified — forced: or minified first, as :meth:`Pipeline.convert`
     minifies it —, its top level parsed within the depth, no transport wrapper; forced: no other
-    dialect's failure in it) takes one straight line of the
+    dialect's failure in it; with ``preserve``: no input residue, and its own residue added as
+    :meth:`Pipeline.convert` adds it) takes one straight line of the
     calls :meth:`Pipeline.convert` makes for it, with what depends only on the pipeline and the
     source looked up once. Any other document, and any other pipeline, goes through
     :meth:`Pipeline.convert` from the start: the same output, error or nothing.
     """
     general = p.convert
-    if p.policy.level is Level.RAISE or p.preserve or p.style != "compact":
+    if p.policy.level is Level.RAISE or p.style != "compact":
         return lambda buf: general(buf, p.report())[0]
     straight = _straight(p)
     if p._ignore:
@@ -1012,13 +1013,21 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         return general(buf, DISCARD)[0]
 
     max_depth, registry, m, dst = p.max_depth, p.registry, p.mappings, p.dst
+    preserve = p.preserve  # a document holding no input residue gets one (Pipeline._add_fused_residue)
 
-    def fast(buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None]) -> bytes | None:
+    def fast(
+        buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None], source: str
+    ) -> bytes | None:
         """:func:`call` for ``buf`` (checked, ``members`` its top level), ``None``: take the
         general path (a top level not laid end to end, whitespace, or the hub)."""
         if not spans_whole(buf, members) or may_be_loose(buf, True):
             return None
-        return _run_fused(fused, buf, members, dst.name)
+        if not preserve:
+            return _run_fused(fused, buf, members, dst.name)
+        if not _residue.none_in(buf, m[source].shape.residue, members):
+            return None
+        out = _run_fused(fused, buf, members, dst.name)
+        return None if out is None else p._add_fused_residue(buf, out, registry.get(source), members)
 
     if p.src is not None:
         src = p.src
@@ -1027,6 +1036,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             return slow
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
         rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
+        slot = m[src.name].shape.residue
 
         # Whether the last document laid out plainly enough to be read here was spaced: the next is
         # tried as spaced first (a source's documents are laid out alike; either order gives the
@@ -1063,14 +1073,14 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     buf, members = tight
                 else:
                     return slow(data)
-            if not wrapped.isdisjoint(members):
+            if not wrapped.isdisjoint(members) or (preserve and not _residue.none_in(buf, slot, members)):
                 return slow(data)
             out = _run_fused(fused, buf, members, dst.name)
             if out is None:
                 return slow(data)
             other = rival(members)
             if other is None or dst.failed(out) or _failure_of(buf, other, m) is None:
-                return out
+                return p._add_fused_residue(buf, out, src, members) if preserve else out
             return slow(data)
 
         return forced
@@ -1089,7 +1099,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             fused = paths[det.dialect] = p._fused_from(registry.get(det.dialect), True)
         if fused is None or (strict and det.evidence is None):
             return slow(data)
-        out = fast(buf, members, fused)
+        out = fast(buf, members, fused, det.dialect)
         return slow(data) if out is None else out
 
     return detected

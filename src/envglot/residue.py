@@ -405,9 +405,7 @@ def _sha(head: bytes, form: Any, taken: Sequence[Any]) -> str:
     """SHA-256's first 128 bits (hex) of ``head``, ``form`` and each of ``taken``, each of the last
     after its length (so no two splits of the same bytes hash alike; bytes-like values are fed as
     they are: a large payload is not copied into one buffer first)."""
-    h = _hashlib().sha256(head)
-    h.update(len(form).to_bytes(8, "big"))
-    h.update(form)
+    h = _hashlib().sha256(b"".join((head, len(form).to_bytes(8, "big"), form)))
     for value in taken:
         h.update(len(value).to_bytes(8, "big"))
         h.update(value)
@@ -646,11 +644,12 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
     outer, inner, nested = slot[0], slot[-1], len(slot) == 2
     if not isinstance(outer, str) or not isinstance(inner, str) or len(slot) > 2:
         return None
-    keys: list[tuple[str, str | None, tuple[str | int, ...]]] = []
-    for here, there in takes:
+    keys: list[tuple[str, str | None, tuple[str | int, ...], Paths]] = []
+    for paths in takes:
+        here, there = paths
         if len(here) != 1 or not isinstance(here[0], str):
             return None
-        keys.append((here[0], there[0] if len(there) == 1 and isinstance(there[0], str) else None, there))
+        keys.append((here[0], there[0] if len(there) == 1 and isinstance(there[0], str) else None, there, paths))
     frames = {tuple(kept): _frame(dialect, tuple(kept)) for kept in _subsets(takes)}
     decode, encode_, null, nulls = _RAW_DICT.decode, _ENC.encode, _NULL, len(_NULL)
 
@@ -659,7 +658,7 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
         tree = dict(members) if members is not None else decode(original)
         kept: list[Paths] = []
         taken: list[Raw] = []
-        for (key, first, there), paths in zip(keys, takes, strict=True):
+        for key, first, there, paths in keys:
             mine = tree.get(key)
             if mine is None:
                 continue
