@@ -10,7 +10,7 @@ counts do not. For each tree and ordered pair, in one child process under ``valg
 the same records), the reused ``Converter(to, from_=src, unsupported="ignore")`` and the same with
 ``preserve=True`` each convert the records once, then five more times; the five passes' count
 over ``5 * count`` documents is the figure. ``--parts`` (the last tree only, which must have this
-tree's :mod:`envglot.residue` API) adds the version 3/4 residue's parts, each called alone on the
+tree's :mod:`envglot.residue` API) adds the version 3-5 residue's parts, each called alone on the
 same records: the digest the residue records, the residue (``residue.whole``, the digest
 included), its placement in the output (opened, set at the target's slot, encoded) and the
 target's ``seal`` of the placed output. Prints a Markdown table, thousands of instructions per
@@ -75,6 +75,8 @@ def part_functions(src: str, dst: str, items: list[bytes]) -> list[Callable[[byt
     target = get_dialect(dst)
 
     def signed(x: bytes) -> str:
+        if kept[x].v >= 5:
+            return residue.digest_bytes(src, taken[x][0], taken[x][1:])
         if kept[x].v >= 4:
             return residue.digest_parts(src, taken[x][0], taken[x][1:])
         return residue.digest(src, x)

@@ -634,8 +634,9 @@ residue at its slot, that output's top level)``, or ``None``."""
 
 def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | None:
     """:func:`whole`'s residue of a ``dialect`` document set at ``slot`` of a target document, as
-    one function for a pair whose facts allow it (``None`` otherwise): every member it may take
-    (``takes``) a top-level member of the original, ``slot`` one or two object keys.
+    one function for a pair whose facts allow it (``None`` otherwise): ``slot`` one or two object
+    keys. A member it may take (``takes``) at the original's top level or the target's is looked
+    up there directly.
 
     The function gives the bytes of the general way (``out``'s top level decoded, the residue made
     by :func:`whole` and set there by :func:`set_path`, encoded) with what depends on the pair
@@ -644,12 +645,11 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
     outer, inner, nested = slot[0], slot[-1], len(slot) == 2
     if not isinstance(outer, str) or not isinstance(inner, str) or len(slot) > 2:
         return None
-    keys: list[tuple[str, str | None, tuple[str | int, ...], Paths]] = []
+    keys: list[tuple[str | None, str | None, tuple[str | int, ...], Paths]] = []
     for paths in takes:
         here, there = paths
-        if len(here) != 1 or not isinstance(here[0], str):
-            return None
-        keys.append((here[0], there[0] if len(there) == 1 and isinstance(there[0], str) else None, there, paths))
+        top_level = here[0] if len(here) == 1 and isinstance(here[0], str) else None
+        keys.append((top_level, there[0] if len(there) == 1 and isinstance(there[0], str) else None, there, paths))
     frames = {tuple(kept): _frame(dialect, tuple(kept)) for kept in _subsets(takes)}
     decode, encode_, null, nulls = _RAW_DICT.decode, _ENC.encode, _NULL, len(_NULL)
 
@@ -659,14 +659,18 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
         kept: list[Paths] = []
         taken: list[Raw] = []
         for key, first, there, paths in keys:
-            mine = tree.get(key)
+            # as _whole_of: a member nulled where found, put back unless the carrier has its bytes
+            mine = tree.get(key) if key is not None else _swap(tree, paths[0])
             if mine is None:
                 continue
             theirs = top.get(first) if first is not None else value_at(top, there)
             if theirs is not None and mine == theirs:  # Raw compares its bytes
-                tree[key] = null
+                if key is not None:
+                    tree[key] = null
                 kept.append(paths)
                 taken.append(theirs)
+            elif key is None:
+                set_path(tree, list(paths[0]), mine, create=False)
         res = None
         if kept:
             rest = encode_(tree)
