@@ -1,21 +1,21 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-Over 500 lines: one residue format in four versions (its paths, patches, digests and the
+Over 500 lines: one residue format in five versions (its paths, patches, digests and the
 members taken from the carrier) that every face reads and writes through here.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 4,
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 5,
 "take": [[PATH, CARRIER_PATH], ...], "digest": HEX}``: the JSON patches that turn what the
 ``from`` dialect's writer produces back into the original document, and a digest of that
 original (``v``: the residue's version, 1 when absent; see :func:`digest`). No dialect needs
 code of its own:
 
-- versions 3 and 4 (:func:`whole`, a document without an input residue into another dialect),
+- versions 3 to 5 (:func:`whole`, a document without an input residue into another dialect),
   computed without converting back: the original whole at ``$`` (hooks read the wire Struct
   whole, so no member is proven to come back unchanged), less the members the target carries
   byte for byte (:data:`TAKEN`: a success's payload, a failure's details): ``null`` in their
-  places and ``take`` to set the carrier's back. Version 4 is version 3 with members taken, and
-  a digest of their bytes as they travel instead of their canonical form; version 3 is what a
-  residue that takes nothing gets;
+  places and ``take`` to set the carrier's back. Version 5 (written today, members taken or not)
+  hashes the bytes as they travel; version 4 was version 3 with members taken and a digest of
+  their bytes instead of their canonical form; version 3 hashed the canonical form;
 - version 2 (:func:`diff`: write, read back, write the source dialect again, diff): what a
   document carrying a residue of its own (a chain's later hop) or converted into its own
   dialect gets; version 1 is version 2's patches with an older digest.
@@ -627,7 +627,7 @@ def _untaken(dialect: str, original: bytes) -> bytes:
     return b"".join((head, original, mid, digest_bytes(dialect, original, ()).encode(), b'"}'))
 
 
-Placer = Callable[[bytes, "dict[str, Raw] | None", bytes], "tuple[bytes, dict[str, Any]] | None"]
+Placer = Callable[[bytes, dict[str, Raw] | None, bytes], tuple[bytes, dict[str, Any]] | None]
 """A pair's :func:`placer`: ``(original, its top level or None, output)`` -> ``(the output with the
 residue at its slot, that output's top level)``, or ``None``."""
 
@@ -642,8 +642,10 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
     by :func:`whole` and set there by :func:`set_path`, encoded) with what depends on the pair
     found once: the frames, the keys. It returns ``None`` when the slot's parent is present
     but no object (the general way decides then)."""
+    if not 1 <= len(slot) <= 2:
+        return None
     outer, inner, nested = slot[0], slot[-1], len(slot) == 2
-    if not isinstance(outer, str) or not isinstance(inner, str) or len(slot) > 2:
+    if not isinstance(outer, str) or not isinstance(inner, str):
         return None
     keys: list[tuple[str | None, str | None, tuple[str | int, ...], Paths]] = []
     for paths in takes:
