@@ -75,7 +75,7 @@ def row(src: Dialect, dst: Dialect, items: Sequence[bytes], rounds: int) -> str:
 
     def signed(x: bytes) -> str:
         if kept[x].v >= 5:
-            return residue.digest_bytes(src, taken[x][0], taken[x][1:])
+            return residue.digest_bytes(src.name, taken[x][0], taken[x][1:])
         if kept[x].v >= 4:
             return residue.digest_parts(src.name, taken[x][0], taken[x][1:])
         return residue.digest(src.name, x)
