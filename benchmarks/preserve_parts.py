@@ -3,11 +3,10 @@
     python benchmarks/preserve_parts.py SOURCE TARGET [--sizes tiny,medium,large] [--count N]
 
 For the reused ``Converter(to=TARGET, from_=SOURCE, unsupported="ignore")`` with and without
-``preserve=True`` on the benchmark corpus's SOURCE records, and each part of the version 3
+``preserve=True`` on the benchmark corpus's SOURCE records, and each part of the version 5
 residue (``docs/canonical-model.md``, "Preserve mode and the residue"), timed alone on the same
-records: the digest (version 4's, of the original less the taken members and their bytes,
-when the residue takes any: a success's payload, a failure's details; version 3's of the whole
-original otherwise), the residue (the members compared with the target's, the rest encoded, the digest
+records: the digest (of the original's bytes less the taken members, a success's payload or a
+failure's details, and their bytes), the residue (the members compared with the target's, the rest encoded, the digest
 included) and its placement in the output (opened, set at the
 target's slot, encoded). The floor is ``ignore`` plus the residue and its placement: what the
 residue's own work costs. "residue / document" is the residue's size over the document's.
@@ -64,7 +63,7 @@ def row(src: Dialect, dst: Dialect, items: Sequence[bytes], rounds: int) -> str:
         residue.set_path(doc, slot, made[x])
         return residue.encode(doc)
 
-    # the digest the residue records: version 4's (the rest and the taken members' bytes) when it takes any
+    # the digest the residue records: of the rest and the taken members' bytes
     kept = {x: residue.decode_residue(made[x], "$") for x in items}
     taken = {
         x: (
@@ -75,6 +74,8 @@ def row(src: Dialect, dst: Dialect, items: Sequence[bytes], rounds: int) -> str:
     }
 
     def signed(x: bytes) -> str:
+        if kept[x].v >= 5:
+            return residue.digest_bytes(src.name, taken[x][0], taken[x][1:])
         if kept[x].v >= 4:
             return residue.digest_parts(src.name, taken[x][0], taken[x][1:])
         return residue.digest(src.name, x)

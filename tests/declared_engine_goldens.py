@@ -7,7 +7,7 @@ compiler is proven to give the interpreter's bytes and diagnostics. The outcomes
 documents) were recorded again with the interpreter of ``h-fidelity`` (``f9aa88e`` plus issue 25:
 preserve records every output's provenance, and more losses are reported), by running
 :func:`run` over the recorded documents and cases; so were the preserve outputs when residues
-moved to digest version 2 (issue 28). Run it again only to record a deliberate
+moved to digest versions 2 and 5 (issue 28). Run it again only to record a deliberate
 change (and say which in that test)::
 
     python tests/declared_engine_goldens.py

@@ -6,7 +6,9 @@ it reports besides: 342 of the 11460 conversions), and of issue 28 (residues rec
 version 2: the 1000 preserve outputs with a residue were recorded again, each checked to differ
 only in the residue's ``v`` and ``digest`` and code-graph's ``approxTokens``, which counts them;
 and again when residues that take the payload moved to version 4: the 590 such outputs, each
-checked the same way, with the same diagnostics and errors).
+checked the same way, with the same diagnostics and errors; and again for residue version 5, whose
+digest hashes the bytes as they travel: the 972 outputs with a version 3 or 4 residue, each checked
+to differ only in the residue's ``v`` and ``digest``, with the same diagnostics and errors).
 
 Every recorded conversion (acme and beta documents, every bundled example, hypothesis-drawn
 documents; to and from the declarations, with and without preserve) is replayed through the hub:

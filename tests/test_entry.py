@@ -128,7 +128,20 @@ def test_the_entry_answers_as_convert(src: str | None) -> None:
                 assert _answer(entry, doc) == _answer(general, doc), (src, to, strict, doc[:120])
 
 
-@pytest.mark.parametrize("options", [IGNORE.replace(style="pretty"), IGNORE.replace(preserve=True), Options()])
+@pytest.mark.parametrize("src", [None, *SOURCES])
+def test_the_entry_answers_as_convert_with_preserve(src: str | None) -> None:
+    """With ``preserve`` the straight line adds the residue ``Pipeline.convert`` adds; a document
+    holding a residue of its own (a carrier converted on) takes the general path."""
+    options = IGNORE.replace(preserve=True)
+    for to in WRITABLE:
+        entry = Pipeline(src, to, options).convert_bytes
+        general = _general(Pipeline(src, to, options))
+        carriers = [_answer(general, doc) for doc in DOCS[:12]]
+        for doc in [*VARIED, *(c for c in carriers if isinstance(c, bytes))]:
+            assert _answer(entry, doc) == _answer(general, doc), (src, to, doc[:120])
+
+
+@pytest.mark.parametrize("options", [IGNORE.replace(style="pretty"), Options()])
 def test_other_pipelines_take_convert(options: Options) -> None:
     for src in (None, "errorcode"):
         p = Pipeline(src, "dotbot", options)

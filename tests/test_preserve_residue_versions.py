@@ -10,7 +10,9 @@ a 29-digit integer, ``1.50``) and escapes strings. Converting each carrier back 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -91,18 +93,70 @@ def _forward(rec: dict[str, Any]) -> bytes:
 
 @pytest.mark.parametrize("rec", V3, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
 def test_a_version_3_carrier_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
-    """Every version 3 carrier restores; one that takes nothing is still written byte for byte,
-    unless a failure's details now travel unchanged into it: then version 4 takes them, and its
-    carrier restores the same original (a residue that takes the payload is version 4 too)."""
     assert _back(rec) == msgspec.json.format(rec["original"].encode(), indent=-1) == rec["restored"].encode()
-    if '"take":' not in rec["carrier"]:
-        now = _forward(rec).decode()
-        if now != rec["carrier"]:
-            res = msgspec.json.decode(now)
-            for key in residue.slot_path(default_mappings()[rec["hops"][-1]].shape.residue):
-                res = res[key]
-            assert res["v"] == 4 and all(here.endswith(".details") for here, _ in res["take"]), now
-            assert _back({**rec, "carrier": now}) == rec["restored"].encode()
+
+
+V5: list[dict[str, Any]] = msgspec.json.decode((Path(__file__).parent / "residues" / "v5.json").read_bytes())
+"""Carriers of version 5 residues (digest of the bytes as they travel) made from the originals of ``v1.json``."""
+
+
+def _residue_of(carrier: str, dialect: str) -> dict[str, Any]:
+    res: Any = msgspec.json.decode(carrier)
+    for key in residue.slot_path(default_mappings()[dialect].shape.residue):
+        res = res[key]
+    return res  # type: ignore[no-any-return]
+
+
+def _without_digest(carrier: str) -> str:
+    """``carrier`` with its residue's version and digest blanked (the only members version 5 changed)."""
+    return re.sub(r'"v":[345],', '"v":N,', re.sub(r'"digest":"[0-9a-f]{32}"', '"digest":"H"', carrier))
+
+
+def test_the_version_5_fixtures_are_the_version_3_and_4_carriers_with_another_digest() -> None:
+    """Version 5 changed the digest only: each carrier is version 3's (or, for a failure whose
+    details now travel unchanged, one that takes them; for a payload taken, version 4's) with
+    another ``v`` and ``digest``, and every one restores the same document."""
+    assert [(r["source"], r["hops"], r["original"]) for r in V5] == [
+        (r["source"], r["hops"], r["original"]) for r in RECORDS
+    ]
+    assert all('"del":[],"v":5,' in rec["carrier"] for rec in V5)
+    assert [r["restored"] for r in V5] == [r["restored"] for r in V3]
+    by_original = {(r["source"], tuple(r["hops"]), r["original"]): r for r in V5}
+    for rec in V4:
+        assert _without_digest(by_original[rec["source"], tuple(rec["hops"]), rec["original"]]["carrier"]) == (
+            _without_digest(rec["carrier"])
+        )
+    for old, new in zip(V3, V5, strict=True):
+        if _without_digest(old["carrier"]) != _without_digest(new["carrier"]):
+            assert '"take":' not in old["carrier"], new["carrier"]
+            res = _residue_of(new["carrier"], new["hops"][-1])
+            assert res["take"] and all(here.endswith(".details") for here, _ in res["take"]), new["carrier"]
+
+
+@pytest.mark.parametrize("rec", V5, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
+def test_a_version_5_carrier_is_written_again_and_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
+    assert _forward(rec).decode() == rec["carrier"]
+    assert _back(rec) == msgspec.json.format(rec["original"].encode(), indent=-1) == rec["restored"].encode()
+
+
+def test_version_5_hashes_the_bytes_as_they_travel() -> None:
+    """Version 5: SHA-256 (its first 128 bits) of its tag, the dialect, the document's bytes with
+    ``null`` at the taken members (after their length) and each taken member's bytes (after
+    theirs); any other spelling has another digest."""
+    doc = b'{"b":2e2,"data":{"x":1,"y":"\\u00e9"},"a":1}'
+    rest, data = b'{"b":2e2,"data":null,"a":1}', b'{"x":1,"y":"\\u00e9"}'
+
+    def by_hand(*parts: bytes) -> str:
+        h = hashlib.sha256(b"envglot-residue/5\0dotbot\0")
+        for part in parts:
+            h.update(len(part).to_bytes(8, "big") + part)
+        return h.hexdigest()[:32]
+
+    assert digest("dotbot", doc, 5) == by_hand(doc) == residue.digest_bytes("dotbot", doc, ())
+    assert digest("dotbot", doc, 5, [["data"]]) == by_hand(rest, data) == residue.digest_bytes("dotbot", rest, [data])
+    for other in (b'{"a":1,"data":{"x":1,"y":"\\u00e9"},"b":2e2}', doc.replace(b"2e2", b"200.0")):
+        assert digest("dotbot", other, 5) != digest("dotbot", doc, 5)
+        assert digest("dotbot", other, 3) == digest("dotbot", doc, 3)
 
 
 def test_the_version_4_fixtures_are_the_version_3_carriers_that_take_the_payload() -> None:
@@ -116,15 +170,15 @@ def test_the_version_4_fixtures_are_the_version_3_carriers_that_take_the_payload
 
 
 @pytest.mark.parametrize("rec", V4, ids=lambda r: f"{r['source']}->{'->'.join(r['hops'])}")
-def test_a_version_4_carrier_is_written_again_and_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
-    assert _forward(rec).decode() == rec["carrier"]
+def test_a_version_4_carrier_restores_its_original_byte_for_byte(rec: dict[str, Any]) -> None:
     assert _back(rec) == msgspec.json.format(rec["original"].encode(), indent=-1) == rec["restored"].encode()
 
 
-def test_version_1_3_and_4_residues_restore_the_same_document() -> None:
-    for old, new in zip(RECORDS, V3, strict=True):
+def test_version_1_3_4_and_5_residues_restore_the_same_document() -> None:
+    for old, new, newest in zip(RECORDS, V3, V5, strict=True):
         a, b = _back(old), _back(new)
         assert a == b if b"x_num" in a else json_key(a) == json_key(b)
+        assert _back(newest) == b
     by_original = {(r["source"], tuple(r["hops"]), r["original"]): r for r in V3}
     for rec in V4:
         assert _back(rec) == _back(by_original[rec["source"], tuple(rec["hops"]), rec["original"]])
@@ -149,7 +203,7 @@ def test_version_3_hashes_number_spellings_alike_and_falls_back_to_the_walk() ->
         doc = b'{"a":' + big + b"}"
         assert digest("dotbot", doc, 3) != digest("dotbot", doc.replace(big, big + b"0"), 3)
         assert digest("dotbot", doc, 3) not in {digest("dotbot", doc, 1), digest("dotbot", doc, 2)}
-    assert len({digest("dotbot", b"{}", v) for v in (1, 2, 3, 4)}) == 4  # one tag per version
+    assert len({digest("dotbot", b"{}", v) for v in (1, 2, 3, 4, 5)}) == 5  # one tag per version
 
 
 def test_version_4_hashes_the_taken_members_bytes_as_they_are_and_the_rest_canonically() -> None:
@@ -186,7 +240,7 @@ def test_a_payload_that_travels_unchanged_is_taken_from_the_carrier_not_carried_
 
 def test_a_failures_details_that_travel_unchanged_are_taken_from_the_carrier() -> None:
     """A failure carries no payload: its details, when the target carries them byte for byte, are
-    taken as the payload is (version 4), so a large failure's residue does not hold them twice
+    taken as the payload is, so a large failure's residue does not hold them twice
     and its digest hashes them as they travel; a changed detail is refused."""
     details = {"rows": [{"id": i, "why": f"field {i} is required"} for i in range(300)]}
     original = msgspec.json.encode(
@@ -201,7 +255,7 @@ def test_a_failures_details_that_travel_unchanged_are_taken_from_the_carrier() -
     )
     carrier = envglot.convert(original, from_="problem-json", to="code-graph", preserve=True, unsupported="ignore")
     res = msgspec.json.decode(carrier)["_envglot"]
-    assert res["v"] == 4 and res["take"] == [["$.details", "$.data.result.error.details"]]
+    assert res["v"] == residue.VERSION and res["take"] == [["$.details", "$.data.result.error.details"]]
     assert res["set"][0][1]["details"] is None
     assert len(carrier) < 1.2 * len(original)
     assert envglot.convert(carrier, from_="code-graph", to="problem-json", preserve=True) == original
@@ -223,7 +277,7 @@ def test_a_carrier_whose_payload_changed_on_its_way_does_not_restore_it() -> Non
 
 
 def test_a_carrier_whose_payload_was_re_encoded_on_its_way_does_not_restore_it() -> None:
-    """Version 4 hashes the payload's bytes as they travel: the same values in another key
+    """Versions 4 and 5 hash the payload's bytes as they travel: the same values in another key
     order or with other escapes are refused (reported, never silent) and the carrier converts
     without the residue (spacing alone is minified away first); version 3 hashed its canonical
     form, and still restores such a carrier."""
@@ -259,9 +313,9 @@ def test_take_belongs_to_version_3() -> None:
 
 
 def test_a_residue_of_an_unknown_version_is_refused() -> None:
-    rec = V4[0]
-    carrier = rec["carrier"].replace('"v":4,', '"v":5,')
-    with pytest.raises(envglot.EnvglotError, match="preserve residue of unknown version 5"):
+    rec = V5[0]
+    carrier = rec["carrier"].replace('"v":5,', '"v":6,')
+    with pytest.raises(envglot.EnvglotError, match="preserve residue of unknown version 6"):
         envglot.convert(carrier, from_=rec["hops"][0], to=rec["source"], preserve=True, unsupported="ignore")
 
 

@@ -30,7 +30,7 @@ from envglot.api import detection
 from envglot.dialects import WRITABLE
 from envglot.limits import MAX_DEPTH, UTF8_CHUNK, check_input, utf8_error
 from envglot.mappings import default_mappings
-from envglot.residue import CANONICAL, digest
+from envglot.residue import CANONICAL, VERSION, digest
 from envglot.transport import wrap_bytes
 
 ENC = msgspec.json.Encoder()
@@ -461,14 +461,14 @@ DOTBOT_OK = (
 )
 
 
-def test_a_version_4_residue_restores_only_in_its_own_carrier_with_its_payload_as_it_travelled() -> None:
-    """A version 4 residue takes the payload from its carrier and records its bytes: moved to a
+def test_a_residue_taking_the_payload_restores_only_in_its_own_carrier_with_its_payload_as_it_travelled() -> None:
+    """A residue that takes the payload from its carrier (versions 4 and 5) records its bytes: moved to a
     carrier with another payload, or to one whose payload was changed or re-encoded on its way
     (same values, other key order or escapes), it is refused by its digest; moved to a carrier
     with the same payload that says something else, by the carrier's check. Never applied."""
     a = envglot.convert(DOTBOT_OK, from_="dotbot", to="response-v2", preserve=True)
     res = msgspec.json.decode(a)["meta"]["_envglot"]
-    assert (res["v"], res["take"]) == (4, [["$.data", "$.data"]])
+    assert (res["v"], res["take"]) == (VERSION, [["$.data", "$.data"]])
     assert envglot.convert(a, to="dotbot", preserve=True) == DOTBOT_OK
     payload = b'{"id":7,"name":"x","tags":["a"]}'
     other = DOTBOT_OK.replace(b'"keep"', b'"other"')
@@ -522,7 +522,7 @@ def test_a_transplanted_version_2_residue_fails_its_digest() -> None:
         {**FLIP, "set": [[1, 2]]},
         {**FLIP, "del": ["$" + ".a" * (MAX_DEPTH + 1)]},
         {**FLIP, "surprise": 1},
-        {**FLIP, "v": 5},
+        {**FLIP, "v": VERSION + 1},
         {**FLIP, "v": 0},
     ],
 )
@@ -554,7 +554,7 @@ def test_a_genuine_residue_still_restores_its_document() -> None:
     there = envglot.convert(original, to="code-graph", preserve=True)
     valid(there, "code-graph")
     assert msgspec.json.decode(envglot.convert(there, to="result", preserve=True)) == msgspec.json.decode(original)
-    assert msgspec.json.decode(there)["_envglot"]["digest"] == digest("result", original)
+    assert msgspec.json.decode(there)["_envglot"]["digest"] == digest("result", original, VERSION)
 
 
 def test_a_lone_surrogate_escape_beside_a_huge_integer_is_a_violation_not_a_decode_error() -> None:

@@ -362,8 +362,9 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
-        self._takes: dict[str, _residue.Takes] = {}
-        """Source dialect -> the members its residues may take into the target (:func:`~envglot.residue.take_paths`)."""
+        self._takes: dict[str, tuple[_residue.Takes, tuple[str | int, ...], _residue.Placer | None]] = {}
+        """Source dialect -> the members its residues may take into the target (:func:`~envglot.residue.take_paths`),
+        the target's slot and the pair's :func:`~envglot.residue.placer`."""
         self.convert_bytes: Callable[[bytes], bytes] = self._first_bytes
         """The output of one document under :meth:`report` (what :meth:`convert` gives): the
         entry :func:`entry` chose for this pipeline, on its first call."""
@@ -907,19 +908,23 @@ class Pipeline:
         return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
 
     def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
-        """``out`` with the version 3 or 4 residue of ``original`` (minified, ``members`` its top
-        level when decoded): the members ``out`` carries unchanged left out (version 4)."""
-        takes = self._takes.get(src.name)
-        if takes is None:
+        """``out`` with the version 5 residue of ``original`` (minified, ``members`` its top level
+        when decoded): the members ``out`` carries unchanged left out (taken)."""
+        plan = self._takes.get(src.name)
+        if plan is None:
             m = self.mappings
             dst = m[self.dst.name]
-            takes = self._takes[src.name] = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
+            takes = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
+            slot = _residue.slot_path(dst.shape.residue)
+            plan = self._takes[src.name] = (takes, slot, _residue.placer(src.name, takes, slot))
+        takes, slot, place = plan
         if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
-            slot = _residue.slot_path(self.mappings[self.dst.name].shape.residue)
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
                 return self._seal(placed)
+        if place is not None and (done := place(original, members, out)) is not None:
+            return self._seal(*done)
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, takes))
 
@@ -965,16 +970,17 @@ def entry(p: Pipeline) -> Callable[[bytes], bytes]:
     """``p``'s :attr:`~Pipeline.convert_bytes`, chosen once from what its options fix.
 
     When the report is :data:`DISCARD` (``ignore``; ``warn`` while nobody listens, decided per
-    call) in the compact style without ``preserve``, a document that needs nothing but the
+    call) in the compact style, a document that needs nothing but the
     checks and the fused path (no BOM, minified — forced: or minified first, as :meth:`Pipeline.convert`
     minifies it —, its top level parsed within the depth, no transport wrapper; forced: no other
-    dialect's failure in it) takes one straight line of the
+    dialect's failure in it; with ``preserve``: no input residue, and its own residue added as
+    :meth:`Pipeline.convert` adds it) takes one straight line of the
     calls :meth:`Pipeline.convert` makes for it, with what depends only on the pipeline and the
     source looked up once. Any other document, and any other pipeline, goes through
     :meth:`Pipeline.convert` from the start: the same output, error or nothing.
     """
     general = p.convert
-    if p.policy.level is Level.RAISE or p.preserve or p.style != "compact":
+    if p.policy.level is Level.RAISE or p.style != "compact":
         return lambda buf: general(buf, p.report())[0]
     straight = _straight(p)
     if p._ignore:
@@ -1020,13 +1026,21 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         return general(buf, DISCARD)[0]
 
     max_depth, registry, m, dst = p.max_depth, p.registry, p.mappings, p.dst
+    preserve = p.preserve  # a document holding no input residue gets one (Pipeline._add_fused_residue)
 
-    def fast(buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None]) -> bytes | None:
+    def fast(
+        buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None], source: str
+    ) -> bytes | None:
         """:func:`call` for ``buf`` (checked, ``members`` its top level), ``None``: take the
         general path (a top level not laid end to end, whitespace, or the hub)."""
         if not spans_whole(buf, members) or may_be_loose(buf, True):
             return None
-        return _run_fused(fused, buf, members, dst.name)
+        if not preserve:
+            return _run_fused(fused, buf, members, dst.name)
+        if not _residue.none_in(buf, m[source].shape.residue, members):
+            return None
+        out = _run_fused(fused, buf, members, dst.name)
+        return None if out is None else p._add_fused_residue(buf, out, registry.get(source), members)
 
     if p.src is not None:
         src = p.src
@@ -1037,6 +1051,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         holds_wrapper = holds_any(wrapped)
         rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
         target = dst.name
+        slot = m[src.name].shape.residue
 
         # Whether the last document laid out plainly enough to be read here was spaced: the next is
         # tried as spaced first (a source's documents are laid out alike; either order gives the
@@ -1082,7 +1097,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     buf, members = tight
                 else:
                     return slow(data)
-            if holds_wrapper(members):
+            if holds_wrapper(members) or (preserve and not _residue.none_in(buf, slot, members)):
                 return slow(data)
             try:  # _run_fused's call, without its frame
                 out = fused(buf) if len(buf) < SPLIT_MIN else fused(buf, members)
@@ -1090,12 +1105,11 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 raise _surrogate(exc, target) from None
             if out is None:
                 return slow(data)
-            if rival is None:
-                return out
-            other = rival(members)
-            if other is None or dst.failed(out) or _failure_of(buf, other, m) is None:
-                return out
-            return slow(data)
+            if rival is not None:
+                other = rival(members)
+                if other is not None and not dst.failed(out) and _failure_of(buf, other, m) is not None:
+                    return slow(data)
+            return p._add_fused_residue(buf, out, src, members) if preserve else out
 
         return forced
 
@@ -1113,7 +1127,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             fused = paths[det.dialect] = p._fused_from(registry.get(det.dialect), True)
         if fused is None or (strict and det.evidence is None):
             return slow(data)
-        out = fast(buf, members, fused)
+        out = fast(buf, members, fused, det.dialect)
         return slow(data) if out is None else out
 
     return detected

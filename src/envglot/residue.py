@@ -1,21 +1,21 @@
 """Preserve mode: the residue a target carries so a round trip restores the original.
 
-Over 500 lines: one residue format in four versions (its paths, patches, digests and the
+Over 500 lines: one residue format in five versions (its paths, patches, digests and the
 members taken from the carrier) that every face reads and writes through here.
 
-A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 4,
+A residue is ``{"from": DIALECT, "set": [[PATH, VALUE], ...], "del": [PATH, ...], "v": 5,
 "take": [[PATH, CARRIER_PATH], ...], "digest": HEX}``: the JSON patches that turn what the
 ``from`` dialect's writer produces back into the original document, and a digest of that
 original (``v``: the residue's version, 1 when absent; see :func:`digest`). No dialect needs
 code of its own:
 
-- versions 3 and 4 (:func:`whole`, a document without an input residue into another dialect),
+- versions 3 to 5 (:func:`whole`, a document without an input residue into another dialect),
   computed without converting back: the original whole at ``$`` (hooks read the wire Struct
   whole, so no member is proven to come back unchanged), less the members the target carries
   byte for byte (:data:`TAKEN`: a success's payload, a failure's details): ``null`` in their
-  places and ``take`` to set the carrier's back. Version 4 is version 3 with members taken, and
-  a digest of their bytes as they travel instead of their canonical form; version 3 is what a
-  residue that takes nothing gets;
+  places and ``take`` to set the carrier's back. Version 5 (written today, members taken or not)
+  hashes the bytes as they travel; version 4 was version 3 with members taken and a digest of
+  their bytes instead of their canonical form; version 3 hashed the canonical form;
 - version 2 (:func:`diff`: write, read back, write the source dialect again, diff): what a
   document carrying a residue of its own (a chain's later hop) or converted into its own
   dialect gets; version 1 is version 2's patches with an older digest.
@@ -30,7 +30,7 @@ for byte (``1e400`` or a 10,000-digit integer is restored exactly).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
 from typing import Any
 
@@ -50,6 +50,7 @@ __all__ = [
     "delete",
     "diff",
     "digest",
+    "digest_bytes",
     "digest_parts",
     "format_path",
     "matches",
@@ -57,6 +58,7 @@ __all__ = [
     "parse_path",
     "payload_paths",
     "placed_whole",
+    "placer",
     "restore",
     "set_path",
     "slot_path",
@@ -74,9 +76,10 @@ _DIGEST_TAG = b"envglot-residue/1\0"
 _DIGEST_TAG_2 = b"envglot-residue/2\0"
 _DIGEST_TAG_3 = b"envglot-residue/3\0"
 _DIGEST_TAG_4 = b"envglot-residue/4\0"
-VERSION = 4
-"""The newest residue version (``v``): :func:`whole` writes it when the residue takes the payload
-from the carrier, version 3 otherwise; :func:`digest` computes every known one's digest."""
+_DIGEST_TAG_5 = b"envglot-residue/5\0"
+VERSION = 5
+"""The newest residue version (``v``), the one :func:`whole` writes (members taken from the carrier
+or none); :func:`digest` computes every known one's digest."""
 CANONICAL = 3
 """The digest version of a whole document's canonical form (:func:`digest`'s default)."""
 DIGEST_VERSION = 2
@@ -350,6 +353,10 @@ def digest(dialect: str, document: bytes, version: int = CANONICAL, take: Sequen
     ``200.0``; ``-0`` and ``0``) do not count. A document holding a number msgspec will not
     decode (``1e400``, an integer over 4,300 digits) has the form of version 1 instead, after a
     ``\\x01`` (no sorted encoding starts with it).
+    Version 5 (``take`` as for version 4, or none): the document's bytes as they travel, with
+    ``null`` at the taken members' paths (its top level and the objects on the way to them
+    encoded by msgspec), then each taken member's bytes (:func:`digest_bytes`): no canonical form,
+    so any other spelling (key order, escapes, a number's) has another digest.
     Version 4 (``take``: the paths, as segments, of the members a residue takes from its
     carrier): version 3's form of the document with ``null`` at those paths, then each taken
     member's bytes as they are (:func:`digest_parts`): a taken member spelled otherwise (its
@@ -359,10 +366,13 @@ def digest(dialect: str, document: bytes, version: int = CANONICAL, take: Sequen
     digits takes the fallback. Version 1 (a Python walk: keys sorted, every scalar as written,
     strings with escapes re-encoded) is still computed for residues that record it.
     """
+    if version >= 5 and not take:
+        return digest_bytes(dialect, document, ())
     if version >= 4:
         tree = _RAW_DICT.decode(document)
         taken = [_swap(tree, tuple(segs)) if segs else None for segs in take]
-        return digest_parts(dialect, _ENC.encode(tree), [b"" if t is None else bytes(t) for t in taken])
+        parts = [b"" if t is None else bytes(t) for t in taken]
+        return (digest_bytes if version >= 5 else digest_parts)(dialect, _ENC.encode(tree), parts)
     head = _head(dialect)
     if version == 1:
         return _hashlib().blake2b(_DIGEST_TAG + head + _walk(document), digest_size=16).hexdigest()
@@ -381,9 +391,22 @@ def digest_parts(dialect: str, rest: bytes, taken: Sequence[bytes]) -> str:
 
     Only the small ``rest`` is decoded for its canonical form; each taken member is hashed as
     it is, after its length (so no two splits of the same bytes hash alike)."""
-    form = _form(rest)
-    h = _hashlib().sha256(b"".join((_head_4(dialect), len(form).to_bytes(8, "big"), form)))
-    for value in taken:  # fed as they are (a large payload is not copied into one buffer first)
+    return _sha(_head_4(dialect), _form(rest), taken)
+
+
+def digest_bytes(dialect: str, rest: Any, taken: Sequence[Any]) -> str:
+    """Version 5's digest of a document given as ``rest`` (its bytes with ``null`` at each taken
+    member's path, as the residue carries them) and ``taken`` (those members' bytes as the carrier
+    carries them, ``b""`` for one that is absent): :func:`digest_parts` without the canonical form."""
+    return _sha(_head_5(dialect), rest, taken)
+
+
+def _sha(head: bytes, form: Any, taken: Sequence[Any]) -> str:
+    """SHA-256's first 128 bits (hex) of ``head``, ``form`` and each of ``taken``, each of the last
+    after its length (so no two splits of the same bytes hash alike; bytes-like values are fed as
+    they are: a large payload is not copied into one buffer first)."""
+    h = _hashlib().sha256(b"".join((head, len(form).to_bytes(8, "big"), form)))
+    for value in taken:
         h.update(len(value).to_bytes(8, "big"))
         h.update(value)
     return h.hexdigest()[:32]
@@ -414,6 +437,12 @@ def _head(dialect: str) -> bytes:
 def _head_4(dialect: str) -> bytes:
     """What a version 4 digest hashes first: its tag and :func:`_head`."""
     return _DIGEST_TAG_4 + _head(dialect)
+
+
+@cache
+def _head_5(dialect: str) -> bytes:
+    """What a version 5 digest hashes first: its tag and :func:`_head`."""
+    return _DIGEST_TAG_5 + _head(dialect)
 
 
 @cache
@@ -498,14 +527,14 @@ def _swap(tree: dict[str, Any], segs: tuple[str | int, ...]) -> Raw | None:
 @lru_cache(maxsize=256)
 def _frame(dialect: str, takes: Takes) -> tuple[bytes, bytes]:
     """A :func:`whole` residue's bytes around its root (before it, and after it up to the digest's
-    text): those of ``_ENC.encode`` of ``{"from", "set", "del", "v", "take", "digest"}``, version 4
+    text): those of ``_ENC.encode`` of ``{"from", "set", "del", "v", "take", "digest"}``, version 5,
     with ``take`` when the members at ``takes`` (their paths in the original and the carrier) are
-    taken, version 3 when none is (built once per dialect and set of members taken)."""
+    taken (built once per dialect and set of members taken)."""
     head = b'{"from":' + _ENC.encode(dialect) + b',"set":[["$",'
     if not takes:
-        return head, b']],"del":[],"v":3,"digest":"'
+        return head, b']],"del":[],"v":5,"digest":"'
     pairs = [[format_path(list(here)), format_path(list(there))] for here, there in takes]
-    return head, b']],"del":[],"v":4,"take":' + _ENC.encode(pairs) + b',"digest":"'
+    return head, b']],"del":[],"v":5,"take":' + _ENC.encode(pairs) + b',"digest":"'
 
 
 def payload_paths(here: Any, there: Any, slot: str) -> Paths | None:
@@ -543,7 +572,7 @@ def whole(
     out: dict[str, Raw] | None = None,
     takes: Takes = (),
 ) -> Raw:
-    """The version 3 or 4 residue of ``original`` (a minified ``from`` dialect document with no
+    """The version 5 residue of ``original`` (a minified ``from`` dialect document with no
     residue of its own, ``members`` its top level when decoded): the document set whole at ``$``,
     whatever its writer writes back.
 
@@ -551,9 +580,9 @@ def whole(
     level), in order (:func:`take_paths`): each member whose two values are the same bytes is
     left out (``null`` in its place, so key order holds) and taken back from the carrier
     (``take``), provided the document without them re-encodes to the original's own spelling
-    (checked by length: msgspec's spelling of a key is the shortest). That residue is version 4:
-    its digest covers the taken members' bytes as they travel, not their canonical form
-    (:func:`digest`). One that takes nothing is version 3."""
+    (checked by length: msgspec's spelling of a key is the shortest). Its digest covers the rest's
+    bytes and the taken members' bytes as they travel, no canonical form (:func:`digest`).
+    Versions 3 and 4 (written before) differ only in their digests."""
     return _whole_of(dialect, original, members, takes, out)
 
 
@@ -588,10 +617,92 @@ def _whole_of(
         rest = _ENC.encode(tree)
         if len(rest) - len(_NULL) * len(kept) + sum(map(len, taken)) == len(original):
             head, mid = _frame(dialect, takes if len(kept) == len(takes) else tuple(kept))
-            sign = digest_parts(dialect, rest, taken)
-            return Raw(b"".join((head, rest, mid, sign.encode(), b'"}')))
+            return Raw(b"".join((head, rest, mid, digest_bytes(dialect, rest, taken).encode(), b'"}')))
+    return Raw(_untaken(dialect, original))
+
+
+def _untaken(dialect: str, original: bytes) -> bytes:
+    """The version 5 residue of ``original`` that takes nothing: the original whole."""
     head, mid = _frame(dialect, ())
-    return Raw(b"".join((head, original, mid, digest(dialect, original).encode(), b'"}')))
+    return b"".join((head, original, mid, digest_bytes(dialect, original, ()).encode(), b'"}'))
+
+
+Placer = Callable[[bytes, dict[str, Raw] | None, bytes], tuple[bytes, dict[str, Any]] | None]
+"""A pair's :func:`placer`: ``(original, its top level or None, output)`` -> ``(the output with the
+residue at its slot, that output's top level)``, or ``None``."""
+
+
+def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | None:
+    """:func:`whole`'s residue of a ``dialect`` document set at ``slot`` of a target document, as
+    one function for a pair whose facts allow it (``None`` otherwise): ``slot`` one or two object
+    keys. A member it may take (``takes``) at the original's top level or the target's is looked
+    up there directly.
+
+    The function gives the bytes of the general way (``out``'s top level decoded, the residue made
+    by :func:`whole` and set there by :func:`set_path`, encoded) with what depends on the pair
+    found once: the frames, the keys. It returns ``None`` when the slot's parent is present
+    but no object (the general way decides then)."""
+    if not 1 <= len(slot) <= 2:
+        return None
+    outer, inner, nested = slot[0], slot[-1], len(slot) == 2
+    if not isinstance(outer, str) or not isinstance(inner, str):
+        return None
+    keys: list[tuple[str | None, str | None, tuple[str | int, ...], Paths]] = []
+    for paths in takes:
+        here, there = paths
+        top_level = here[0] if len(here) == 1 and isinstance(here[0], str) else None
+        keys.append((top_level, there[0] if len(there) == 1 and isinstance(there[0], str) else None, there, paths))
+    frames = {tuple(kept): _frame(dialect, tuple(kept)) for kept in _subsets(takes)}
+    decode, encode_, null, nulls = _RAW_DICT.decode, _ENC.encode, _NULL, len(_NULL)
+
+    def place(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, dict[str, Any]] | None:
+        top: dict[str, Any] = decode(out)
+        tree = dict(members) if members is not None else decode(original)
+        kept: list[Paths] = []
+        taken: list[Raw] = []
+        for key, first, there, paths in keys:
+            # as _whole_of: a member nulled where found, put back unless the carrier has its bytes
+            mine = tree.get(key) if key is not None else _swap(tree, paths[0])
+            if mine is None:
+                continue
+            theirs = top.get(first) if first is not None else value_at(top, there)
+            if theirs is not None and mine == theirs:  # Raw compares its bytes
+                if key is not None:
+                    tree[key] = null
+                kept.append(paths)
+                taken.append(theirs)
+            elif key is None:
+                set_path(tree, list(paths[0]), mine, create=False)
+        res = None
+        if kept:
+            rest = encode_(tree)
+            if len(rest) - nulls * len(kept) + sum(map(len, taken)) == len(original):
+                head, mid = frames[tuple(kept)]
+                res = b"".join((head, rest, mid, digest_bytes(dialect, rest, taken).encode(), b'"}'))
+        value = Raw(res if res is not None else _untaken(dialect, original))
+        if not nested:
+            top[inner] = value
+        else:
+            parent = top.get(outer)
+            if parent is None:
+                top[outer] = {inner: value}
+            elif memoryview(parent)[0] == _OPEN:
+                opened = decode(parent)
+                opened[inner] = value
+                top[outer] = opened
+            else:
+                return None
+        return encode_(top), top
+
+    return place
+
+
+def _subsets(takes: Takes) -> list[list[Paths]]:
+    """Every subset of ``takes``, each in ``takes``' order (the members a residue may end up taking)."""
+    out: list[list[Paths]] = [[]]
+    for paths in takes:
+        out += [[*kept, paths] for kept in out]
+    return out
 
 
 SPLICE_MIN = 4096

@@ -57,6 +57,8 @@ __all__ = [
     "Suggestion",
     "Workspace",
     "approx_tokens",
+    "counted_tokens",
+    "seal",
 ]
 
 NAME = name_of(__name__)
@@ -134,10 +136,15 @@ def approx_tokens(compact: bytes) -> int:
     (``\\u00e9``, ``\\/``) counts as the one character it stands for, so a payload carried
     byte for byte from a source that escapes non-ASCII counts as the emitter's own would.
     """
+    return math.ceil(_stringified_length(compact) / 4)
+
+
+def _stringified_length(compact: bytes) -> int:
+    """The UTF-16 length of ``compact`` as ``JSON.stringify`` spells it (:func:`approx_tokens`)."""
     # find: ``in`` raises and clears a TypeError first; one byte is a fast scan, two are not
     if compact.find(b"\\") >= 0 and (compact.find(b"\\u") >= 0 or compact.find(b"\\/") >= 0):
         compact = _STRINGIFY_ESCAPES.sub(_as_stringified, compact)
-    return math.ceil(_utf16_length(compact) / 4)
+    return _utf16_length(compact)
 
 
 def _utf16_length(text: bytes) -> int:
@@ -590,8 +597,22 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     """Recount ``approxTokens`` after keys were added to a written document (a preserve residue,
     unknown fields put back): it counts the whole compact envelope as the client receives it.
     ``top``: ``doc``'s top level, when the caller decoded it (``doc`` is not decoded again);
-    each level is decoded once for the count and the result."""
+    each level is decoded once for the count and the result.
+
+    The count is taken from ``doc`` itself (less the stated digits: one UTF-16 unit each, outside
+    strings) when the levels, encoded, take exactly ``doc``'s length: msgspec spells each key in
+    its shortest form and drops whitespace and repeated keys, so equal lengths leave only keys
+    spelled otherwise at the same length (a control character's ``\\u001F`` for ``\\u001f``),
+    which count alike. Otherwise the levels are encoded with ``approxTokens`` 0 and counted."""
     levels = _levels(doc, top)
+    stated = bytes(levels[2].get("approxTokens") or b"")
+    if stated.isdigit():
+        # counted from ``doc`` less its digits, without encoding the levels with 0 first: right
+        # when encoding the levels gives ``doc`` again, which the lengths prove (below)
+        tokens = math.ceil((_stringified_length(msgspec.json.format(doc, indent=-1)) - len(stated) + 1) / 4)
+        sealed = _set_tokens(levels, tokens)
+        if len(sealed) - len(str(tokens)) == len(doc) - len(stated):
+            return sealed
     return _set_tokens(levels, _count(levels))
 
 

@@ -136,6 +136,31 @@ class TestCodeGraph(GoldenSuite):
             assert top == kept  # the caller's top level is not changed
             assert json.loads(code_graph.seal(doc))["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc)
 
+    def test_seal_counts_the_document_itself_only_where_its_levels_encode_to_it(self) -> None:
+        """``seal`` counts ``doc`` less its stated digits when its top level, ``data`` and ``meta``
+        encode to it (proven by the lengths); otherwise (a repeated key, whitespace, a count that
+        is no digits) it counts the levels encoded with 0: the same rule, ``counted_tokens``."""
+        from envglot.dialects import code_graph
+        from envglot.residue import open_document
+
+        out = envglot.convert(cases("code-graph")[0].data, to="code-graph", unsupported="ignore", preserve=True)
+        meta = b'"meta":{"approxTokens":'
+        assert meta in out
+        variants = [
+            out,
+            out.replace(meta, meta.replace(b"{", b'{"approxTokens":5,'), 1),  # repeated in meta
+            out.replace(meta, b'"meta": {"approxTokens":', 1),  # whitespace in data
+            out.replace(meta, meta.replace(b"{", b'{"\\u001F":1,'), 1),  # msgspec writes \u001f
+            out[:-1] + b',"\\u001F":1}',
+            out.replace(b'"approxTokens":', b'"approxTokens":-', 1),
+            out.replace(b'"approxTokens":', b'"approxTokens":12345678', 1),
+            out.replace(b'"data":{', b'"data":{"tool":"x",', 1),  # repeated in data
+        ]
+        for doc in variants:
+            sealed = code_graph.seal(doc, open_document(doc))
+            assert sealed == code_graph.seal(doc), doc
+            assert json.loads(sealed)["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc), doc
+
     def test_a_stale_estimate_is_recomputed_and_reported(self) -> None:
         case = next(c for c in cases("code-graph") if c.stem == "spec-digest-ok")
         conv = envglot.conversion(case.data, to="code-graph", unsupported="ignore")
