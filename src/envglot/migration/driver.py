@@ -131,7 +131,8 @@ def _sweep(spec: RunSpec, out_path: str | None, run: str | None, dirs: set[str])
 
 
 class _FileState:
-    """One input file on the client: its pieces' results until it is committed."""
+    """One ranged input file (of several pieces) on the client: its pieces' results until it is
+    committed. A whole file has none: its one :class:`PieceResult` is its state (:attr:`Driver.whole`)."""
 
     __slots__ = ("assembly", "broken", "final", "parts", "results", "spec")
 
@@ -200,6 +201,9 @@ class Driver:
         self.total = total
         self.t0 = t0
         self.state: dict[int, _FileState] = {}
+        """The ranged files not committed yet."""
+        self.whole: dict[int, PieceResult] = {}
+        """The whole files (one piece each) finished and not committed yet: their results, by index."""
         self.counted: list[Tally] = []
         """The counts of the files committed and not yet added to the report (:meth:`_settle`)."""
         self.batch: CommitBatch[FileSpec] = CommitBatch(spec.dst_fs)
@@ -276,7 +280,7 @@ class Driver:
     def _submit(self, tasks: list[list[Piece]]) -> None:
         for pieces in tasks:
             for p in pieces:
-                if p.file.index not in self.state:
+                if p.parts > 1 and p.file.index not in self.state:
                     self.state[p.file.index] = _FileState(p.file, p.parts)
             if (self.progress is not None or self.on_diagnostic is not None) and self.ex.in_process:
                 self.ex.submit(run_task, self.spec, pieces, self._chunk_done, tag=("pieces", pieces))
@@ -294,14 +298,14 @@ class Driver:
         raise StopRunError(why)
 
     def _piece_done(self, r: PieceResult) -> None:
-        st = self.state[r.file]
-        st.results[r.part] = r
         self.records_seen += r.tally.records
         self.bytes_seen += r.disk
-        if st.parts == 1:  # a whole file: committable as it is
+        st = self.state.get(r.file)
+        if st is None:  # a whole file: committable as it is
             self.files_seen += 1
-            st.final = ("ready", r.tmp)
+            self.whole[r.file] = r
             return
+        st.results[r.part] = r
         self._assemble(st, r)
         if len(st.results) < st.parts:
             return
@@ -375,10 +379,12 @@ class Driver:
     def _commit_finished(self, upto: int | None) -> None:
         end = self.cursor
         limit = len(self.files) if upto is None else upto
+        whole, state = self.whole, self.state
         while end < limit:
-            st = self.state.get(end)
-            if st is None or not isinstance(st.final, tuple):
-                break
+            if end not in whole:
+                st = state.get(end)
+                if st is None or not isinstance(st.final, tuple):
+                    break
             end += 1
         if end == self.cursor:
             return
@@ -386,19 +392,24 @@ class Driver:
         stop: StopRunError | None = None
         stopped_at: tuple[FileSpec, list[PieceResult]] | None = None
         rejected = self.rep.rejected
+        files = self.files
         for i in range(self.cursor, end):
-            st = self.state[i]
-            parts = [st.results[0]] if st.parts == 1 else [st.results[k] for k in range(st.parts)]
+            r = whole.get(i)
+            if r is not None:
+                spec, parts, tmp = files[i], [r], r.tmp
+            else:
+                st = state[i]
+                spec, parts, tmp = st.spec, [st.results[k] for k in range(st.parts)], st.final[1]
             if self.max_errors is not None and _failed(parts) is None:
                 n = sum(p.tally.rejected for p in parts)
                 if rejected + n > self.max_errors:
                     self._count(parts)
-                    where = self._limit_line(st.spec, parts, self.max_errors - rejected)
+                    where = self._limit_line(spec, parts, self.max_errors - rejected)
                     stop = StopRunError.max_errors(self.max_errors, where)
-                    stopped_at = (st.spec, parts)
+                    stopped_at = (spec, parts)
                     break
                 rejected += n
-            batch.append((st.spec, parts, st.final[1]))
+            batch.append((spec, parts, tmp))
         try:
             for spec, parts, tmp in batch:
                 self._report_details(spec, parts)
@@ -410,12 +421,12 @@ class Driver:
                         bak = self._backup(spec, parts, tmp)
                         if bak is None:  # the file failed
                             self.cursor = spec.index + 1
-                            self.state.pop(spec.index, None)
+                            self._forget(spec.index)
                             continue
                     self._commit_rejects(spec, parts)  # durable before the output that omits them
                 self._stage_file(spec, parts, failed, tmp, bak)
                 self.cursor = spec.index + 1
-                self.state.pop(spec.index, None)
+                self._forget(spec.index)
                 if self.batch.full():
                     self._flush()
         except BaseException:
@@ -427,6 +438,11 @@ class Driver:
             self._commit_rejects(*stopped_at, stopped=True)
         if stop is not None:
             raise stop
+
+    def _forget(self, index: int) -> None:
+        """Drop a committed file's state."""
+        if self.whole.pop(index, None) is None:
+            self.state.pop(index, None)
 
     def _kept_input(self, parts: list[PieceResult], tmp: str | None) -> str | None:
         """The temporary to commit: none in place without a backup when a record too long to copy

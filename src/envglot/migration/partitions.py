@@ -319,31 +319,32 @@ def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChu
         if data is None:  # grown past the limit
             results.append(_run_piece(spec, mig, piece, on_chunk))
             continue
-        res = PieceResult(file=f.index, part=0, disk=max(f.size, 0))
-        results.append(res)
         if type(data) is str:
-            res.error, res.error_code = data, 66
+            results.append(PieceResult(file=f.index, part=0, disk=max(f.size, 0), error=data, error_code=66))
             continue
         assert isinstance(data, bytes)
         whole = RecordReader.whole(data, source=f.name, style=style, doc=f.doc, max_record=limit)
-        try:
-            if whole is None:
-                out = _Collected()
-                _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
+        if whole is not None and whole[0]:  # one chunk, its result the file's (no reader, no output object)
+            res, output = _whole_chunk(mig, piece, whole[0][0], whole[1], on_chunk)
+            results.append(res)
+            changed = res.tally.differs
+            if not changed:
+                output = data
+            elif spec.keep:
+                res.kept = output
+        else:
+            res = PieceResult(file=f.index, part=0, disk=max(f.size, 0))
+            results.append(res)
+            changed, output = False, data
+            if whole is None:  # longer than one record may be: read with a reader
+                try:
+                    out = _Collected()
+                    _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
+                except (OSError, EOFError, zlib.error) as exc:
+                    res.error, res.error_code = read_error(exc), 66
+                    continue
                 changed = out.changed
                 output = b"".join(out.parts) if changed else data
-            else:  # one chunk (none: empty), without the reader's generators and an output object
-                tasks, res.lines = whole
-                changed, output = False, data
-                if tasks:
-                    c = _take(mig, piece, tasks[0], res, True, None, None, on_chunk)
-                    if c.tally.differs:
-                        changed, output = True, c.out
-                        if spec.keep:
-                            res.kept = output
-        except (OSError, EOFError, zlib.error) as exc:
-            res.error, res.error_code = read_error(exc), 66
-            continue
         if writes and f.dst is not None and not (f.doc and res.tally.rejected) and (changed or not in_place):
             # an output (not: a dry run, a rejected document, an unchanged file left in place)
             written.append((res, f, output))
@@ -359,6 +360,26 @@ def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChu
             continue
         res.tmp = tmp
     return results
+
+
+def _whole_chunk(
+    mig: Migrator, piece: Piece, task: Task, lines: int, on_chunk: OnChunk | None
+) -> tuple[PieceResult, bytes]:
+    """A whole small file's result from its one chunk, and the chunk's output: what :func:`_take`
+    makes of a first and only chunk, the chunk's counts, rejects and details taken, not copied."""
+    c = migrate_chunk(mig, task)
+    took = on_chunk is not None and on_chunk(piece, c)
+    res = PieceResult(
+        file=piece.file.index,
+        part=0,
+        tally=c.tally,
+        disk=max(piece.file.size, 0),
+        lines=lines,
+        omitted=c.omitted,
+        details=[] if took else c.details,
+        rejects=c.rejects,
+    )
+    return res, c.out
 
 
 def _read_small(f: FileSpec) -> bytes | str | None:
