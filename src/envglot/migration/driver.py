@@ -410,13 +410,17 @@ class Driver:
                     break
                 rejected += n
             batch.append((spec, parts, tmp))
+        details = self.on_diagnostic is not None
+        kept_input = self.spec.in_place and self.backup is None  # a temporary may be dropped (_kept_input)
         try:
             for spec, parts, tmp in batch:
-                self._report_details(spec, parts)
+                if details:
+                    self._report_details(spec, parts)
                 bak: Path | None = None
-                failed = _failed(parts)
+                failed = _failed(parts) if len(parts) > 1 or parts[0].error else None
                 if failed is None:
-                    tmp = self._kept_input(parts, tmp)
+                    if kept_input:
+                        tmp = self._kept_input(parts, tmp)
                     if tmp is not None and self.backup is not None:
                         bak = self._backup(spec, parts, tmp)
                         if bak is None:  # the file failed
