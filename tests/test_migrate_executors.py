@@ -275,9 +275,9 @@ def test_a_long_non_ascii_name_gets_a_temporary_of_at_most_255_bytes(tmp_path: P
 
 def test_an_inline_run_takes_small_files_a_few_hundred_a_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In this process a task's results wait for its end to be committed: an inline run's tasks hold
-    at most SMALL_GROUP_FILES files (their results die young), a pool's up to MAX_TASK_FILES."""
+    at most SMALL_GROUP_FILES files (their results die young), a pool's up to TASK_FILES."""
     from envglot.migration import executors
-    from envglot.migration.partitions import MAX_TASK_FILES, SMALL_GROUP_FILES
+    from envglot.migration.partitions import SMALL_GROUP_FILES, TASK_FILES
 
     src = tmp_path / "in"
     src.mkdir()
@@ -296,6 +296,6 @@ def test_an_inline_run_takes_small_files_a_few_hundred_a_task(tmp_path: Path, mo
     rep = migrate(src, out=tmp_path / "out", jobs=1)
     assert rep.files_written == n and rep.exit_code == 0
     assert sum(sizes) == n and max(sizes) == SMALL_GROUP_FILES and len(sizes) == 3
-    assert SMALL_GROUP_FILES < MAX_TASK_FILES
+    assert SMALL_GROUP_FILES < TASK_FILES
     files = [FileSpec(i, f"f{i}", f"f{i}", None, False, False, 10) for i in range(n)]
     assert [len(t) for t in plan(files, 1 << 30)] == [n]  # the default (a pool, Dask): one task

@@ -27,7 +27,7 @@ from .constants import ENCODER, EX_SOFTWARE, Mode
 from .deferred import InputChangedError
 from .executors import Executor, WorkerDiedError
 from .files import BackupExistsError, Cleaner, clean_stale_temps, make_backup
-from .partitions import MAX_TASK_FILES, SMALL_GROUP_FILES, Piece, PieceResult, RunSpec, plan, run_task
+from .partitions import SMALL_GROUP_FILES, TASK_FILES, Piece, PieceResult, RunSpec, plan, run_task
 from .records import Migrator, RecordError, RejectRecord
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
@@ -106,9 +106,9 @@ def run_pieces(
             taper = ex.jobs if ex.cheap_tasks else 0  # a local pool's last ranges small: its workers end together
             # in this process a task's results wait for its end to be committed: a few hundred files
             # a task keep them young (the garbage collector's oldest generation never holds thousands)
-            most_files = SMALL_GROUP_FILES if ex.in_process else MAX_TASK_FILES
-            tasks = plan(files[:at], target, most_files, cut=ex.cuts, taper=taper, least=least)
-            later = plan(files[at + 1 :], target, most_files, cut=ex.cuts, taper=taper, least=least)
+            most_files = SMALL_GROUP_FILES if ex.in_process else TASK_FILES
+            tasks = plan(files[:at], target, max_files=most_files, cut=ex.cuts, taper=taper, least=least)
+            later = plan(files[at + 1 :], target, max_files=most_files, cut=ex.cuts, taper=taper, least=least)
             Driver(
                 rep, files, spec, ex, rejects, max_errors, progress, total, t0, backup, on_diagnostic, on_output, stream
             ).run(tasks, later)

@@ -39,10 +39,8 @@ from .workers import ChunkResult, migrate_chunk, migrator_for
 
 
 class Piece(msgspec.Struct, frozen=True, gc=False):
-    """A whole file (``parts == 1``) or the ``part``-th byte range ``[start, end)`` of one.
-
-    Not tracked by the garbage collector (``gc=False``: it holds a :class:`FileSpec` and numbers,
-    no cycle can pass through it): a run plans one per file before any is done."""
+    """A whole file (``parts == 1``) or the ``part``-th byte range ``[start, end)`` of one (one per
+    file planned at once: not tracked by the garbage collector, no cycle can pass through it)."""
 
     file: FileSpec
     part: int
@@ -52,10 +50,8 @@ class Piece(msgspec.Struct, frozen=True, gc=False):
 
 
 class PieceResult(msgspec.Struct, gc=False):
-    """What a piece produced: counts, rejects (relative line numbers) and its temporary output.
-
-    Not tracked by the garbage collector (``gc=False``: nothing it holds refers back to it), so the
-    results of a task's files waiting for their commit add no objects for it to scan."""
+    """What a piece produced: counts, rejects (relative line numbers) and its temporary output (not
+    tracked by the garbage collector: nothing it holds refers back to it)."""
 
     file: int
     part: int
@@ -110,17 +106,12 @@ class RunSpec(msgspec.Struct, frozen=True):
     """A dry run whose outputs are wanted (``migrate(on_output=...)``): they come back in memory."""
 
 
-MAX_TASK_FILES = 5000
+TASK_FILES = 5000
 """Most files a task takes (:func:`plan`), however small they are."""
 
 
 def plan(
-    files: list[FileSpec],
-    target: int,
-    max_files: int = MAX_TASK_FILES,
-    cut: bool = True,
-    taper: int = 0,
-    least: int = 1,
+    files: list[FileSpec], target: int, max_files: int = TASK_FILES, cut: bool = True, taper: int = 0, least: int = 1
 ) -> list[list[Piece]]:
     """Group the files' pieces into tasks, in file order (``cut=False``: a large file is one piece too).
 
