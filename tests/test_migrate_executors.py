@@ -271,3 +271,31 @@ def test_a_long_non_ascii_name_gets_a_temporary_of_at_most_255_bytes(tmp_path: P
     rep = migrate([tmp_path / "in"], out=tmp_path / "out", jobs=jobs, chunk_bytes=512)
     assert rep.failed == [] and rep.files_written == 1 and rep.files_changed == 1
     assert (tmp_path / "out" / name).read_bytes().count(b"\n") == 40
+
+
+def test_an_inline_run_takes_small_files_a_few_hundred_a_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process a task's results wait for its end to be committed: an inline run's tasks hold
+    at most SMALL_GROUP_FILES files (their results die young), a pool's up to TASK_FILES."""
+    from envglot.migration import executors
+    from envglot.migration.partitions import SMALL_GROUP_FILES, TASK_FILES
+
+    src = tmp_path / "in"
+    src.mkdir()
+    n = SMALL_GROUP_FILES * 2 + 3
+    for i in range(n):
+        (src / f"{i:04d}.jsonl").write_bytes(b'{"ok": true, "data": {"n": %d}}\n' % i)
+    sizes: list[int] = []
+    real = executors.Inline.submit
+
+    def submit(self: executors.Inline, fn: Any, *args: Any, tag: Any) -> None:
+        if tag[0] == "pieces":
+            sizes.append(len(tag[1]))
+        real(self, fn, *args, tag=tag)
+
+    monkeypatch.setattr(executors.Inline, "submit", submit)
+    rep = migrate(src, out=tmp_path / "out", jobs=1)
+    assert rep.files_written == n and rep.exit_code == 0
+    assert sum(sizes) == n and max(sizes) == SMALL_GROUP_FILES and len(sizes) == 3
+    assert SMALL_GROUP_FILES < TASK_FILES
+    files = [FileSpec(i, f"f{i}", f"f{i}", None, False, False, 10) for i in range(n)]
+    assert [len(t) for t in plan(files, 1 << 30)] == [n]  # the default (a pool, Dask): one task

@@ -27,7 +27,7 @@ from .constants import ENCODER, EX_SOFTWARE, Mode
 from .deferred import InputChangedError
 from .executors import Executor, WorkerDiedError
 from .files import BackupExistsError, Cleaner, clean_stale_temps, make_backup
-from .partitions import Piece, PieceResult, RunSpec, plan, run_task
+from .partitions import SMALL_GROUP_FILES, TASK_FILES, Piece, PieceResult, RunSpec, plan, run_task
 from .records import Migrator, RecordError, RejectRecord
 from .rejects import RejectsFile
 from .report import FileFailure, MigrationReport, Progress, StopRunError
@@ -104,8 +104,11 @@ def run_pieces(
             target = min(most, max(least, total // max(1, ex.spread * ex.jobs)))
             at = len(files) if stream is None else stream.spec.index  # the files after a stream: once it is read
             taper = ex.jobs if ex.tapers and target > least else 0  # the last ranges small: the workers end together
-            tasks = plan(files[:at], target, cut=ex.cuts, taper=taper, least=least)
-            later = plan(files[at + 1 :], target, cut=ex.cuts, taper=taper, least=least)
+            # in this process a task's results wait for its end to be committed: a few hundred files
+            # a task keep them young (the garbage collector's oldest generation never holds thousands)
+            most_files = SMALL_GROUP_FILES if ex.in_process else TASK_FILES
+            tasks = plan(files[:at], target, max_files=most_files, cut=ex.cuts, taper=taper, least=least)
+            later = plan(files[at + 1 :], target, max_files=most_files, cut=ex.cuts, taper=taper, least=least)
             Driver(
                 rep, files, spec, ex, rejects, max_errors, progress, total, t0, backup, on_diagnostic, on_output, stream
             ).run(tasks, later)
@@ -131,7 +134,8 @@ def _sweep(spec: RunSpec, out_path: str | None, run: str | None, dirs: set[str])
 
 
 class _FileState:
-    """One input file on the client: its pieces' results until it is committed."""
+    """One ranged input file (of several pieces) on the client: its pieces' results until it is
+    committed. A whole file has none: its one :class:`PieceResult` is its state (:attr:`Driver.whole`)."""
 
     __slots__ = ("assembly", "broken", "final", "parts", "results", "spec")
 
@@ -200,6 +204,9 @@ class Driver:
         self.total = total
         self.t0 = t0
         self.state: dict[int, _FileState] = {}
+        """The ranged files not committed yet."""
+        self.whole: dict[int, PieceResult] = {}
+        """The whole files (one piece each) finished and not committed yet: their results, by index."""
         self.counted: list[Tally] = []
         """The counts of the files committed and not yet added to the report (:meth:`_settle`)."""
         self.batch: CommitBatch[FileSpec] = CommitBatch(spec.dst_fs)
@@ -276,7 +283,7 @@ class Driver:
     def _submit(self, tasks: list[list[Piece]]) -> None:
         for pieces in tasks:
             for p in pieces:
-                if p.file.index not in self.state:
+                if p.parts > 1 and p.file.index not in self.state:
                     self.state[p.file.index] = _FileState(p.file, p.parts)
             if (self.progress is not None or self.on_diagnostic is not None) and self.ex.in_process:
                 self.ex.submit(run_task, self.spec, pieces, self._chunk_done, tag=("pieces", pieces))
@@ -294,14 +301,14 @@ class Driver:
         raise StopRunError(why)
 
     def _piece_done(self, r: PieceResult) -> None:
-        st = self.state[r.file]
-        st.results[r.part] = r
         self.records_seen += r.tally.records
         self.bytes_seen += r.disk
-        if st.parts == 1:  # a whole file: committable as it is
+        st = self.state.get(r.file)
+        if st is None:  # a whole file: committable as it is
             self.files_seen += 1
-            st.final = ("ready", r.tmp)
+            self.whole[r.file] = r
             return
+        st.results[r.part] = r
         self._assemble(st, r)
         if len(st.results) < st.parts:
             return
@@ -375,10 +382,12 @@ class Driver:
     def _commit_finished(self, upto: int | None) -> None:
         end = self.cursor
         limit = len(self.files) if upto is None else upto
+        whole, state = self.whole, self.state
         while end < limit:
-            st = self.state.get(end)
-            if st is None or not isinstance(st.final, tuple):
-                break
+            if end not in whole:
+                st = state.get(end)
+                if st is None or not isinstance(st.final, tuple):
+                    break
             end += 1
         if end == self.cursor:
             return
@@ -386,36 +395,45 @@ class Driver:
         stop: StopRunError | None = None
         stopped_at: tuple[FileSpec, list[PieceResult]] | None = None
         rejected = self.rep.rejected
+        files = self.files
         for i in range(self.cursor, end):
-            st = self.state[i]
-            parts = [st.results[0]] if st.parts == 1 else [st.results[k] for k in range(st.parts)]
+            r = whole.get(i)
+            if r is not None:
+                spec, parts, tmp = files[i], [r], r.tmp
+            else:
+                st = state[i]
+                spec, parts, tmp = st.spec, [st.results[k] for k in range(st.parts)], st.final[1]
             if self.max_errors is not None and _failed(parts) is None:
                 n = sum(p.tally.rejected for p in parts)
                 if rejected + n > self.max_errors:
                     self._count(parts)
-                    where = self._limit_line(st.spec, parts, self.max_errors - rejected)
+                    where = self._limit_line(spec, parts, self.max_errors - rejected)
                     stop = StopRunError.max_errors(self.max_errors, where)
-                    stopped_at = (st.spec, parts)
+                    stopped_at = (spec, parts)
                     break
                 rejected += n
-            batch.append((st.spec, parts, st.final[1]))
+            batch.append((spec, parts, tmp))
+        details = self.on_diagnostic is not None
+        kept_input = self.spec.in_place and self.backup is None  # a temporary may be dropped (_kept_input)
         try:
             for spec, parts, tmp in batch:
-                self._report_details(spec, parts)
+                if details:
+                    self._report_details(spec, parts)
                 bak: Path | None = None
-                failed = _failed(parts)
+                failed = _failed(parts) if len(parts) > 1 or parts[0].error else None
                 if failed is None:
-                    tmp = self._kept_input(parts, tmp)
+                    if kept_input:
+                        tmp = self._kept_input(parts, tmp)
                     if tmp is not None and self.backup is not None:
                         bak = self._backup(spec, parts, tmp)
                         if bak is None:  # the file failed
                             self.cursor = spec.index + 1
-                            self.state.pop(spec.index, None)
+                            self._forget(spec.index)
                             continue
                     self._commit_rejects(spec, parts)  # durable before the output that omits them
                 self._stage_file(spec, parts, failed, tmp, bak)
                 self.cursor = spec.index + 1
-                self.state.pop(spec.index, None)
+                self._forget(spec.index)
                 if self.batch.full():
                     self._flush()
         except BaseException:
@@ -427,6 +445,11 @@ class Driver:
             self._commit_rejects(*stopped_at, stopped=True)
         if stop is not None:
             raise stop
+
+    def _forget(self, index: int) -> None:
+        """Drop a committed file's state."""
+        if self.whole.pop(index, None) is None:
+            self.state.pop(index, None)
 
     def _kept_input(self, parts: list[PieceResult], tmp: str | None) -> str | None:
         """The temporary to commit: none in place without a backup when a record too long to copy

@@ -38,8 +38,9 @@ from .walk import FileSpec
 from .workers import ChunkResult, migrate_chunk, migrator_for
 
 
-class Piece(msgspec.Struct, frozen=True):
-    """A whole file (``parts == 1``) or the ``part``-th byte range ``[start, end)`` of one."""
+class Piece(msgspec.Struct, frozen=True, gc=False):
+    """A whole file (``parts == 1``) or the ``part``-th byte range ``[start, end)`` of one (one per
+    file planned at once: not tracked by the garbage collector, no cycle can pass through it)."""
 
     file: FileSpec
     part: int
@@ -48,8 +49,9 @@ class Piece(msgspec.Struct, frozen=True):
     end: int
 
 
-class PieceResult(msgspec.Struct):
-    """What a piece produced: counts, rejects (relative line numbers) and its temporary output."""
+class PieceResult(msgspec.Struct, gc=False):
+    """What a piece produced: counts, rejects (relative line numbers) and its temporary output (not
+    tracked by the garbage collector: nothing it holds refers back to it)."""
 
     file: int
     part: int
@@ -104,8 +106,12 @@ class RunSpec(msgspec.Struct, frozen=True):
     """A dry run whose outputs are wanted (``migrate(on_output=...)``): they come back in memory."""
 
 
+TASK_FILES = 5000
+"""Most files a task takes (:func:`plan`), however small they are."""
+
+
 def plan(
-    files: list[FileSpec], target: int, max_files: int = 5000, cut: bool = True, taper: int = 0, least: int = 1
+    files: list[FileSpec], target: int, max_files: int = TASK_FILES, cut: bool = True, taper: int = 0, least: int = 1
 ) -> list[list[Piece]]:
     """Group the files' pieces into tasks, in file order (``cut=False``: a large file is one piece too).
 
@@ -319,31 +325,32 @@ def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChu
         if data is None:  # grown past the limit
             results.append(_run_piece(spec, mig, piece, on_chunk))
             continue
-        res = PieceResult(file=f.index, part=0, disk=max(f.size, 0))
-        results.append(res)
         if type(data) is str:
-            res.error, res.error_code = data, 66
+            results.append(PieceResult(file=f.index, part=0, disk=max(f.size, 0), error=data, error_code=66))
             continue
         assert isinstance(data, bytes)
         whole = RecordReader.whole(data, source=f.name, style=style, doc=f.doc, max_record=limit)
-        try:
-            if whole is None:
-                out = _Collected()
-                _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
+        if whole is not None and whole[0]:  # one chunk, its result the file's (no reader, no output object)
+            res, output = _whole_chunk(mig, piece, whole[0][0], whole[1], on_chunk)
+            results.append(res)
+            changed = res.tally.differs
+            if not changed:
+                output = data
+            elif spec.keep:
+                res.kept = output
+        else:
+            res = PieceResult(file=f.index, part=0, disk=max(f.size, 0))
+            results.append(res)
+            changed, output = False, data
+            if whole is None:  # longer than one record may be: read with a reader
+                try:
+                    out = _Collected()
+                    _stream(spec, mig, piece, io.BytesIO(data), res, out, on_chunk)
+                except (OSError, EOFError, zlib.error) as exc:
+                    res.error, res.error_code = read_error(exc), 66
+                    continue
                 changed = out.changed
                 output = b"".join(out.parts) if changed else data
-            else:  # one chunk (none: empty), without the reader's generators and an output object
-                tasks, res.lines = whole
-                changed, output = False, data
-                if tasks:
-                    c = _take(mig, piece, tasks[0], res, True, None, None, on_chunk)
-                    if c.tally.differs:
-                        changed, output = True, c.out
-                        if spec.keep:
-                            res.kept = output
-        except (OSError, EOFError, zlib.error) as exc:
-            res.error, res.error_code = read_error(exc), 66
-            continue
         if writes and f.dst is not None and not (f.doc and res.tally.rejected) and (changed or not in_place):
             # an output (not: a dry run, a rejected document, an unchanged file left in place)
             written.append((res, f, output))
@@ -359,6 +366,26 @@ def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChu
             continue
         res.tmp = tmp
     return results
+
+
+def _whole_chunk(
+    mig: Migrator, piece: Piece, task: Task, lines: int, on_chunk: OnChunk | None
+) -> tuple[PieceResult, bytes]:
+    """A whole small file's result from its one chunk, and the chunk's output: what :func:`_take`
+    makes of a first and only chunk, the chunk's counts, rejects and details taken, not copied."""
+    c = migrate_chunk(mig, task)
+    took = on_chunk is not None and on_chunk(piece, c)
+    res = PieceResult(
+        file=piece.file.index,
+        part=0,
+        tally=c.tally,
+        disk=max(piece.file.size, 0),
+        lines=lines,
+        omitted=c.omitted,
+        details=[] if took else c.details,
+        rejects=c.rejects,
+    )
+    return res, c.out
 
 
 def _read_small(f: FileSpec) -> bytes | str | None:

@@ -57,13 +57,10 @@ class FileSpec(msgspec.Struct, frozen=True):
     """The output as named in the report (the ``out`` given, joined with the relative path)."""
 
 
-def is_gz(name: str) -> bool:
-    return name.endswith(".gz")
-
-
-def is_doc(name: str) -> bool:
-    base = name[:-3] if is_gz(name) else name
-    return base.endswith(".json")
+def kind_of(name: str) -> tuple[bool, bool]:
+    """``(is a .json document, is gzip)`` of the file ``name``, at once."""
+    gz = name.endswith(".gz")
+    return (name[:-3] if gz else name).endswith(".json"), gz
 
 
 _NAME = attrgetter("name")
@@ -122,6 +119,8 @@ def walk_inputs(
     out_s = os.fspath(out) if out is not None else None
     skip_names = {p.name for p in skip}  # only a file with such a name is resolved (a syscall per component)
     inc, exc = Patterns(include), Patterns(exclude)
+    excluded = exc.match if exclude else None
+    head = _head(out_s) if out_s is not None else None  # a walked file's output is head + its rel
 
     def onerror(exc: OSError) -> None:
         unreadable.append(FileFailure(file=display(str(exc.filename)), error=read_error(exc), exit_code=66))
@@ -144,7 +143,7 @@ def walk_inputs(
                     if f.startswith(TEMP_PREFIX) or f in OWN_NAMES or (backup and f.endswith(backup)):
                         continue
                     rel = f"{relroot}/{f}" if relroot else f
-                    if not inc.match(rel, f) or exc.match(rel, f):
+                    if not inc.match(rel, f) or (excluded is not None and excluded(rel, f)):
                         continue
                     fp = rel if top == "." else e.path  # as pathlib spells it: "./x" is "x"
                     if f in skip_names and Path(fp).resolve() in skip:
@@ -157,7 +156,7 @@ def walk_inputs(
                     if in_place:
                         dst = os.path.realpath(fp)
                     else:
-                        dst = joined(out_s, rel) if out_s is not None else None
+                        dst = head + rel if head is not None else None  # joined(out_s, rel)
                     jobs.append(_job(fp, f, dst, st, src if src != e.path else fp))
         elif p.is_file():
             if in_place:
@@ -180,9 +179,14 @@ def walk_inputs(
 
 def joined(base: str, rel: str) -> str:
     """``base / rel`` as :mod:`pathlib` spells it, for a ``base`` spelled so (``. / x`` is ``x``)."""
+    return _head(base) + rel
+
+
+def _head(base: str) -> str:
+    """What :func:`joined` puts before ``rel`` for ``base``."""
     if base == ".":
-        return rel
-    return base + rel if base.endswith("/") else f"{base}/{rel}"
+        return ""
+    return base if base.endswith("/") else base + "/"
 
 
 def _loops(p: Path) -> bool:
@@ -197,16 +201,8 @@ def _job(path: str, base: str, dst: str | None, st: os.stat_result, src: str) ->
     """The job of the walked ``path`` (its last component ``base``), read from ``src`` (``path``,
     or a followed link's target)."""
     mode = st.st_mode
-    return Job(
-        src=src,
-        name=display(path),
-        dst=dst,
-        doc=is_doc(base),
-        gz=is_gz(base),
-        size=st.st_size,
-        perm=stat.S_IMODE(mode),
-        regular=stat.S_ISREG(mode),
-    )
+    doc, gz = kind_of(base)
+    return Job(src, display(path), dst, doc, gz, st.st_size, stat.S_IMODE(mode), stat.S_ISREG(mode))
 
 
 def input_files(
@@ -339,9 +335,7 @@ def walk_specs(
 
 def _prefix_length(base: str) -> int:
     """How many characters :func:`joined` puts before ``rel`` after ``base``."""
-    if base == ".":
-        return 0
-    return len(base) if base.endswith("/") else len(base) + 1
+    return len(_head(base))
 
 
 def check_specs(files: list[FileSpec], src_fs: Any, dst_fs: Any, out: str, out_path: str) -> None:
@@ -369,8 +363,8 @@ def _dst(out: str | None, out_path: str | None, rel: str) -> tuple[str | None, s
 
 
 def _spec(i: int, name: str, src: str, dst: str | None, size: int, shown: str | None) -> FileSpec:
-    base = src.rsplit("/", 1)[-1]
-    return FileSpec(i, name, src, dst, is_doc(base), is_gz(base), size, None, shown)
+    doc, gz = kind_of(src.rsplit("/", 1)[-1])
+    return FileSpec(i, name, src, dst, doc, gz, size, None, shown)
 
 
 def _relative(name: str, inputs: list[str]) -> str:
