@@ -40,7 +40,8 @@ From the declarations envglot generates Python source:
   the impure reading steps and those the target or the loss check reads, the hub writer's
   loss check generated from the two tables' loss facts (a field, group member or contract
   constant the target cannot carry counted by its presence, its ``(kind, path)`` appended
-  as it is), then the target's writing steps, with the hooks reporting into the caller's
+  as it is), then the target's writing steps (their output joined by the plain variant's
+  template), with the hooks reporting into the caller's
   :class:`~envglot.diagnostics.Counting` report (``migrate`` counts kinds; no message is
   built); differential tests prove it gives the hub's bytes and its multiset of ``(kind, path)``.
 
