@@ -15,7 +15,7 @@ import msgspec
 from msgspec import Raw
 
 from .canonical import Problem
-from .diagnostics import Kind
+from .diagnostics import Counting, Kind
 from .excerpt import quoted
 from .tables import CodePlan, CodeRow, DialectMap, Mappings, TypeRow, type_for
 
@@ -387,9 +387,11 @@ cleared is derived again alike)."""
 def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = None) -> Choice:
     """The :func:`choice` of ``dmap``'s writer for ``p``; reports any change of code."""
     ch = planned(p, dmap, ctx)
-    if not ctx.report.collecting:
+    report = ctx.report
+    if not report.collecting:
         return ch
     code, plan = ch.code, ch.plan
+    counting = report if isinstance(report, Counting) else None  # kinds and paths only: no facts formatted
     if code != p.code:
         where = ctx.path("problem.code", index)
         if p.code is None:
@@ -397,6 +399,10 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
             if plan is not None and plan.category != p.category:
                 chose = f"{code!r}, which reads as {plan.category!r}, not {p.category!r}"
             ctx.synthesized(dmap, "problem.code", index, need=f"{dmap.name} needs a code", value=chose)
+        elif counting is not None:
+            counting.count(Kind.CODE_RESPELLED if ch.respelled else Kind.CODE_MAPPED, where)
+            if not ch.respelled:
+                _implied_changes(p, ch, dmap, ctx, where)
         elif ch.respelled:
             ctx.report.add(
                 Kind.CODE_RESPELLED, where, dmap.name, source=p.domain, code=quoted(p.code), chosen=quoted(code)
@@ -415,7 +421,9 @@ def write_plan(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
                 kept="; the category travels in details" if "problem.category" in dmap.carried else "",
             )
             _implied_changes(p, ch, dmap, ctx, where)
-    if plan is not None and plan.ext:
+    if plan is not None and plan.ext and counting is not None:
+        counting.count(Kind.CODE_EXTENSION, ctx.path("problem.code", index))
+    elif plan is not None and plan.ext:
         ctx.report.add(
             Kind.CODE_EXTENSION,
             ctx.path("problem.code", index),
@@ -430,20 +438,30 @@ def write_code(p: Problem, dmap: DialectMap, ctx: Context, index: int | None = N
     return write_plan(p, dmap, ctx, index).code
 
 
+@lru_cache(maxsize=64)
+def _implied(src: DialectMap) -> tuple[str, ...]:
+    """The source paths of ``src``'s ``code_implies.*`` rows (what its code implies), in table order."""
+    return tuple(path for f, path in src.fields.items() if f.startswith("code_implies."))
+
+
 def _implied_changes(p: Problem, ch: Choice, dmap: DialectMap, ctx: Context, where: str) -> None:
     """Report each member the source derives from its code (its table's ``code_implies.*`` rows:
     problem-json's type, title, status) when the code ``ch`` writes for ``p`` in ``dmap`` does
     not come back as ``p.code`` (``ch.restores``): converting back derives them from another code."""
     src = ctx.source
-    if src is None or src.name != p.domain or p.code is None:
+    if ch.restores or src is None or src.name != p.domain or p.code is None:
         return
-    implied = [path for f, path in src.fields.items() if f.startswith("code_implies.")]
-    if not implied or ch.restores:
+    implied = _implied(src)
+    if not implied:
         return
     base = where.rpartition(".")[0]
+    report = ctx.report
     for path in implied:
         member = path.rpartition(".")[2]
-        ctx.report.add(
+        if isinstance(report, Counting):
+            report.count(Kind.CODE_MAPPED, f"{base}.{member}")
+            continue
+        report.add(
             Kind.CODE_MAPPED,
             f"{base}.{member}",
             dmap.name,

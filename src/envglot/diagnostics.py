@@ -332,6 +332,11 @@ class Counting(Report):
 
     def add(self, kind: Kind, path: str, dialect: str | None = None, /, **facts: Any) -> None:
         """Count one diagnostic (its path cut as :meth:`Report.add` cuts it); its message is never rendered."""
+        self.count(kind, path)
+
+    def count(self, kind: Kind, path: str) -> None:
+        """:meth:`add` for a caller that knows the report is a ``Counting`` one: no facts formatted
+        for a message nobody renders (the call sites that format them are :meth:`add`'s)."""
         self.seen.append((kind, path if len(path) <= MESSAGE_LIMIT else excerpt(path, MESSAGE_LIMIT)))
 
     def append(self, diagnostic: Diagnostic) -> None:

@@ -40,7 +40,8 @@ From the declarations envglot generates Python source:
   the impure reading steps and those the target or the loss check reads, the hub writer's
   loss check generated from the two tables' loss facts (a field, group member or contract
   constant the target cannot carry counted by its presence, its ``(kind, path)`` appended
-  as it is), then the target's writing steps, with the hooks reporting into the caller's
+  as it is), then the target's writing steps (their output joined by the plain variant's
+  template), with the hooks reporting into the caller's
   :class:`~envglot.diagnostics.Counting` report (``migrate`` counts kinds; no message is
   built); differential tests prove it gives the hub's bytes and its multiset of ``(kind, path)``.
 
@@ -948,7 +949,7 @@ def _emit_body(
     if hoist is not None and skip:
         held = {getattr(writing.steps[i], "name", "") for i in skip}
         fixed = frozenset(held | {f for f in _writer_inputs(writing) if f not in produced})
-    template = None if counting else _template(wr, writing, emitted - set(wr.subst), fixed)
+    template = _template(wr, writing, emitted - set(wr.subst), fixed)
     if template is not None:
         if hoist is not None:
             hoist += template[2]
@@ -1356,14 +1357,7 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
         u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
         u.emit("return None", 2)
-    at = len(u.lines)
-    u.emit(f"def {fn}_bound(buf, members=None):")
-    hoist: list[tuple[str, str]] = []
-    _emit_body(u, src, dst, 2, folded, members=True, plans_bound=fast is not None, hoist=hoist)
-    if hoist:  # the output's constant parts, encoded once (as the body would for every document)
-        once = ["    try:", *(f"        {name} = {expr}" for name, expr in hoist), "    except Exception:"]
-        u.lines[at:at] = [*once, "        return None"]
-    u.emit(f"return {fn}_bound")
+    _emit_bound(u, fn, src, dst, folded, plans_bound=fast is not None)
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]
     return out
@@ -1411,10 +1405,21 @@ def _compile_tally(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[.
     u.emit(f"if len(t_seen) != t_at or not {u.ref(_shareable, 'shareable')}(({names},)):")
     u.emit("del t_seen[t_at:]  # a constant step reports: it reports for every document", 2)
     u.emit("return None", 2)
-    u.emit(f"def {fn}_bound(buf, members=None):")
-    _emit_body(u, src, dst, 2, folded, members=True, losses=losses, counting=True)
-    u.emit(f"return {fn}_bound")
+    _emit_bound(u, fn, src, dst, folded, losses=losses, counting=True)
     return _built_tally(u, fn)
+
+
+def _emit_bound(u: Unit, fn: str, src: Dialect, dst: Dialect, folded: set[int], **body: Any) -> None:
+    """A ``bind``'s bound function ``{fn}_bound`` (``folded``: the writing steps it did once) and its
+    return; the output's parts constant for the binding encoded once before it (``None`` if that raises)."""
+    at = len(u.lines)
+    u.emit(f"def {fn}_bound(buf, members=None):")
+    hoist: list[tuple[str, str]] = []
+    _emit_body(u, src, dst, 2, folded, members=True, hoist=hoist, **body)
+    if hoist:  # the output's constant parts, encoded once (as the body would for every document)
+        once = ["    try:", *(f"        {name} = {expr}" for name, expr in hoist), "    except Exception:"]
+        u.lines[at:at] = [*once, "        return None"]
+    u.emit(f"return {fn}_bound")
 
 
 def _built_tally(u: Unit, fn: str) -> Callable[..., bytes | None]:
