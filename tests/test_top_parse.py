@@ -24,9 +24,9 @@ from envglot.errors import EnvglotError
 from envglot.keyed import KeyedItems
 from envglot.limits import MAX_DEPTH, spans_whole, top_members
 from envglot.options import Options
-from envglot.pipeline import SPLIT_MIN, Pipeline
+from envglot.pipeline import Pipeline
 from envglot.registry import bundled
-from envglot.toplevel import TopMembers
+from envglot.toplevel import KEYED_TOP_MIN, TopMembers
 from envglot.wire import WireDecoder
 from test_entry import CORPUS_BY, DOCS
 
@@ -65,7 +65,7 @@ def _failure(details: bytes, error: bytes = b"", top: bytes = b"") -> bytes:
     )
 
 
-_BIG = b'{"category":"not_found","rows":[' + b",".join(b'{"i":%d,"t":"x\\u00e9y"}' % i for i in range(200)) + b"]}"
+_BIG = b'{"category":"not_found","rows":[' + b",".join(b'{"i":%d,"t":"x\\u00e9y"}' % i for i in range(900)) + b"]}"
 
 
 def _variants(big: bytes) -> Iterator[bytes]:
@@ -88,9 +88,9 @@ def _variants(big: bytes) -> Iterator[bytes]:
     yield _failure(big, top=b'"extra":1e2,')  # an unknown member: parsed as before
     yield _failure(big, top=b'"d\\u0061ta":{},')  # an escaped top-level key
     yield _failure(big).replace(b'"errors":[{', b'"errors":[{"code":"A","message":"b","details":{}},{', 1)
-    yield _failure(b'{"deep":' + b"[" * (MAX_DEPTH - 5) + b"]" * (MAX_DEPTH - 5) + b',"pad":"' + b"x" * 2000 + b'"}')
-    yield _failure(b'{"deep":' + b"[" * (MAX_DEPTH - 4) + b"]" * (MAX_DEPTH - 4) + b',"pad":"' + b"x" * 2000 + b'"}')
-    yield _failure(b'{"deep":' + b"[" * (MAX_DEPTH - 3) + b"]" * (MAX_DEPTH - 3) + b',"pad":"' + b"x" * 2000 + b'"}')
+    pad = b',"pad":"' + b"x" * KEYED_TOP_MIN + b'"}'
+    for n in (5, 4, 3):  # the whole document nested max_depth - 1, max_depth and max_depth + 1 levels
+        yield _failure(b'{"deep":' + b"[" * (MAX_DEPTH - n) + b"]" * (MAX_DEPTH - n) + pad)
     yield _failure(b'{"deep":' + b"[" * 400 + b"]" * 400 + b"}")
 
 
@@ -120,20 +120,17 @@ def _same_members(buf: bytes, parse: Callable[[bytes], dict[str, msgspec.Raw]], 
             assert bytes(v) == bytes(want[k])
 
 
-@pytest.mark.parametrize(("name", "dec"), DECODERS, ids=[n for n, _ in DECODERS])
-def test_the_top_parse_gives_the_members_or_refuses(name: str, dec: WireDecoder) -> None:
-    keyed = {"errors": _ITEMS} if name == "dotbot" else {}
-    for flag in (False, True):
-        parse = dec.top_parser(flag)
-        for buf in DOCS + LARGE:
-            _same_members(buf, parse, keyed if flag else {})
+def test_the_top_parse_gives_the_members_or_refuses() -> None:
+    parse = dotbot._DEC.top_parser()
+    assert parse is not None
+    for buf in DOCS + LARGE:
+        _same_members(buf, parse, {"errors": _ITEMS})
 
 
-def test_only_dotbot_decodes_a_member_in_its_top_parse() -> None:
-    """Members are decoded by the top parse only where the reader reads them as keyed items."""
+def test_only_a_reader_of_keyed_items_has_a_top_parse() -> None:
+    """The top level is parsed by a Struct only where the reader reads a member as keyed items."""
     for name, dec in DECODERS:
-        got = dec.top_parser(True)(CORPUS_BY[name][0]) if name == "dotbot" else None
-        assert (type(got) is TopMembers) == (name == "dotbot")
+        assert (dec.top_parser() is not None) == (name == "dotbot")
 
 
 @given(
@@ -145,7 +142,9 @@ def test_any_error_spelling_proves_only_what_is_so(keys: list[str], values: list
     """Errors with keys repeated, escaped or unknown and values in any spelling."""
     members = ",".join(f'"{k}":{v}' for k, v in zip(keys, values, strict=False))
     doc = _failure(_BIG).replace(b'"errors":[{', ('"errors":[{' + members + ("," if members else "")).encode(), 1)
-    _same_members(doc, dotbot._DEC.top_parser(True), {"errors": _ITEMS})
+    parse = dotbot._DEC.top_parser()
+    assert parse is not None
+    _same_members(doc, parse, {"errors": _ITEMS})
 
 
 def _answer(fn: Callable[[bytes], bytes], doc: bytes) -> Any:
@@ -173,7 +172,7 @@ def test_a_forced_source_answers_as_convert(to: str) -> None:
 def test_a_large_failure_skips_its_details_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """On the straight line a large dotbot failure's ``errors`` are decoded by the top parse only."""
     doc = VARIANTS[0]
-    assert len(doc) >= SPLIT_MIN
+    assert len(doc) >= KEYED_TOP_MIN
     want = Pipeline("dotbot", "response-v2", IGNORE).convert_bytes(doc)
     calls: list[bytes] = []
     decode = KeyedItems.decode

@@ -48,6 +48,7 @@ from .mappings import Mappings, default_mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, resolve
 from .policy import Level
 from .registry import Registry, bundled
+from .toplevel import KEYED_TOP_MIN, TopMembers
 from .transport import unwrap_bytes, unwrap_jsonrpc
 from .wire import WireDecoder, may_be_loose
 
@@ -983,18 +984,13 @@ def _without_bom(data: bytes, max_depth: int) -> bytes | None:
     return None if bom else buf
 
 
-def _top_parsers(
-    src: Dialect,
-) -> tuple[Callable[[bytes], dict[str, msgspec.Raw]] | None, Callable[[bytes], dict[str, msgspec.Raw]] | None]:
-    """The parses of ``src``'s top level into members (:meth:`~envglot.wire.WireDecoder.top_parser`)
-    below :data:`SPLIT_MIN` bytes (the fused function decodes the document itself) and from it on
-    (its keyed members decoded once, for the fused function); ``None`` for a source read by no
-    wire Struct: its members are :func:`~envglot.limits.top_members`."""
+def _top_parser(src: Dialect) -> Callable[[bytes], TopMembers] | None:
+    """The parse of ``src``'s top level with the members its reader decodes as keyed items
+    decoded in it (:meth:`~envglot.wire.WireDecoder.top_parser`), used from
+    :data:`~envglot.toplevel.KEYED_TOP_MIN` bytes on; ``None`` for a source without them."""
     reading = src.steps()[0]
     dec = None if reading is None else reading.decoder
-    if not isinstance(dec, WireDecoder):
-        return None, None
-    return dec.top_parser(False), dec.top_parser(True)
+    return dec.top_parser() if isinstance(dec, WireDecoder) else None
 
 
 def _minified(buf: bytes, max_depth: int) -> tuple[bytes, dict[str, msgspec.Raw]] | None:
@@ -1036,7 +1032,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             return slow
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
         rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
-        short, long = _top_parsers(src)
+        top = _top_parser(src)
 
         # Whether the last document laid out plainly enough to be read here was spaced: the next is
         # tried as spaced first (a source's documents are laid out alike; either order gives the
@@ -1054,11 +1050,12 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     return slow(data)
                 buf, members = tight
             else:
-                found, checked = members_within_depth(buf, max_depth, short if len(buf) < SPLIT_MIN else long)
-                if found is None or not checked:  # (or a member the source's top level does not name)
+                parse = top if len(buf) >= KEYED_TOP_MIN else None
+                found, checked = members_within_depth(buf, max_depth, parse)
+                if (found is None or not checked) and parse is not None:  # (or a member it does not name)
                     found, checked = members_within_depth(buf, max_depth)
-                    if found is None or not checked:
-                        return slow(data)
+                if found is None or not checked:
+                    return slow(data)
                 members = found
                 if spans_whole(buf, members):
                     if may_be_loose(buf, True):

@@ -17,9 +17,14 @@ from msgspec import Raw
 
 from .keyed import KeyedItems
 
-__all__ = ["TopMembers", "top_parser"]
+__all__ = ["KEYED_TOP_MIN", "TopMembers", "top_parser"]
 
 _ENC = msgspec.json.Encoder()
+
+KEYED_TOP_MIN = 16384
+"""Bytes from which the straight line parses a source's top level by :func:`top_parser`: its
+members dict is built in Python (about 8 K instructions a document), which costs more than a
+second skip of a smaller failure's ``details`` (docs/performance.md, "the top level's parse")."""
 
 
 class TopMembers(dict[str, Raw]):
@@ -32,12 +37,13 @@ class TopMembers(dict[str, Raw]):
     decoded: dict[str, Any]
 
 
-def top_parser(tp: type[msgspec.Struct], keyed: dict[str, KeyedItems]) -> Callable[[bytes], dict[str, Raw]]:
+def top_parser(tp: type[msgspec.Struct], keyed: dict[str, KeyedItems]) -> Callable[[bytes], TopMembers]:
     """The parse of a document's top level into its members (``dict[str, Raw]``, as
     :func:`~envglot.limits.top_members` gives them) that refuses any member ``tp`` does not name
     (``msgspec.ValidationError``: the caller then parses them as ``top_members`` does). The
-    members ``keyed`` names are decoded by its :class:`~envglot.keyed.KeyedItems` in the same
-    parse (a :class:`TopMembers`); their span is msgspec's encoding of what was decoded.
+    members ``keyed`` names (at least one) are decoded by its :class:`~envglot.keyed.KeyedItems`
+    in the same parse (:attr:`TopMembers.decoded`); their span is msgspec's encoding of what was
+    decoded.
 
     Exact, wherever :func:`~envglot.limits.spans_whole` then proves the members laid end to end:
     they come from a Struct of ``tp``'s fields (names as on the wire), each ``Raw`` (or the keyed
@@ -62,11 +68,10 @@ def top_parser(tp: type[msgspec.Struct], keyed: dict[str, KeyedItems]) -> Callab
     decode = msgspec.json.Decoder(top).decode
     names = tuple(f.encode_name for f in fields)
     values, unset = msgspec.structs.astuple, msgspec.UNSET
+    if not keyed:
+        raise TypeError(f"{tp.__name__}: no member to decode in the top level's parse")
 
-    def plain(buf: bytes) -> dict[str, Raw]:
-        return {k: v for k, v in zip(names, values(decode(buf)), strict=True) if v is not unset}
-
-    def read(buf: bytes) -> dict[str, Raw]:
+    def read(buf: bytes) -> TopMembers:
         out = TopMembers()
         out.decoded = {}
         for k, v in zip(names, values(decode(buf)), strict=True):
@@ -83,4 +88,4 @@ def top_parser(tp: type[msgspec.Struct], keyed: dict[str, KeyedItems]) -> Callab
             out[k], out.decoded[k] = span, found
         return out
 
-    return read if keyed else plain
+    return read

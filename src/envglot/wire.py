@@ -175,7 +175,7 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_fields", "_keyed", "_residue", "_tops", "_tp", "_tree", "dialect")
+    __slots__ = ("_dec", "_fields", "_keyed", "_residue", "_top", "_tp", "_tree", "dialect")
 
     def __init__(
         self, tp: type[msgspec.Struct], dialect: str, residue_path: str, keyed: dict[str, str] | None = None
@@ -189,7 +189,7 @@ class WireDecoder:
         self._fields: dict[str, tuple[str, Callable[[Raw], Any] | None]] | None = None
         self._residue = residue_path
         self._keyed = keyed or {}
-        self._tops: dict[bool, Callable[[bytes], dict[str, Raw]]] = {}
+        self._top: Callable[[bytes], TopMembers] | None = None
 
     def decoder(self) -> msgspec.json.Decoder[Any]:
         """The strict decoder, built on first use: building one evaluates the Structs'
@@ -256,13 +256,14 @@ class WireDecoder:
         except (msgspec.MsgspecError, TypeError):
             return None
 
-    def top_parser(self, keyed: bool) -> Callable[[bytes], dict[str, Raw]]:
-        """:func:`~envglot.toplevel.top_parser` of the wire Struct (``keyed``: with the members
-        read as :class:`KeyedItems`, the constructor's ``keyed``), built on first use."""
-        got = self._tops.get(keyed)
-        if got is None:
-            got = self._tops[keyed] = top_parser(self._tp, self._keyed_items() if keyed else {})
-        return got
+    def top_parser(self) -> Callable[[bytes], TopMembers] | None:
+        """:func:`~envglot.toplevel.top_parser` of the wire Struct with the members the
+        constructor's ``keyed`` names (``None`` when it names none), built on first use."""
+        if not self._keyed:
+            return None
+        if self._top is None:
+            self._top = top_parser(self._tp, self._keyed_items())
+        return self._top
 
     def _keyed_items(self) -> dict[str, KeyedItems]:
         """Wire name -> the :class:`KeyedItems` reading that member (the constructor's ``keyed``)."""
