@@ -49,7 +49,6 @@ RAW_NULL = Raw(b"null")
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _ENC = msgspec.json.Encoder()
-_NOTHING: dict[str, Any] = {}
 _Tree = dict[str, Any]  # key -> subtree (dict), ("[]", subtree) for lists of objects, or None
 
 
@@ -241,17 +240,19 @@ class WireDecoder:
         """
         fields = self._fields if self._fields is not None else self._field_decoders()
         kw: dict[str, Any] = {}
-        done = members.decoded if type(members) is TopMembers else _NOTHING
+        done = members.decoded if type(members) is TopMembers else None
         try:
             for key, raw in members.items():
                 field = fields.get(key)
                 if field is None:
                     return None
                 name, dec = field
-                if key in done:
-                    kw[name] = done[key]
+                if dec is None:
+                    kw[name] = raw
+                elif done is None or key not in done:
+                    kw[name] = dec(raw)
                 else:
-                    kw[name] = raw if dec is None else dec(raw)
+                    kw[name] = done[key]
             return self._tp(**kw)
         except (msgspec.MsgspecError, TypeError):
             return None
