@@ -1050,12 +1050,17 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     return slow(data)
                 buf, members = tight
             else:
-                parse = top if len(buf) >= KEYED_TOP_MIN else None
-                found, checked = members_within_depth(buf, max_depth, parse)
-                if (found is None or not checked) and parse is not None:  # (or a member it does not name)
-                    found, checked = members_within_depth(buf, max_depth)
+                found, checked = (
+                    members_within_depth(buf, max_depth, top)
+                    if top is not None and len(buf) >= KEYED_TOP_MIN
+                    else members_within_depth(buf, max_depth)
+                )
                 if found is None or not checked:
-                    return slow(data)
+                    if top is None or len(buf) < KEYED_TOP_MIN:
+                        return slow(data)
+                    found, checked = members_within_depth(buf, max_depth)  # (or a member it does not name)
+                    if found is None or not checked:
+                        return slow(data)
                 members = found
                 if spans_whole(buf, members):
                     if may_be_loose(buf, True):
