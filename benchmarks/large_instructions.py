@@ -12,23 +12,27 @@ failure). Each stage runs over the records once, then five times between two mar
 start-up, construction and the first pass cancel out. The stages are ``breakdown.py``'s, as
 ``Pipeline.convert`` runs them for a known source: the whole ``Converter.convert_bytes``; the
 UTF-8 check (``check_input(depth=False)``); the top level's members parsed under the lowered
-recursion budget (``members_within_depth``: the depth check); the repeated-member arithmetic
-and the whitespace probe; the fused function (on the members from ``SPLIT_MIN``) and, inside it,
-the source's wire Struct (``WireDecoder.decode``); beside them the pair's floor, its bare pair
-code (no input checks) and the limit (the source's msgspec pass-through), its decode and encode
-apart. Prints a Markdown table of thousands of instructions per document: ``rest`` is the
-Converter less its stages (the pipeline's own code), ``fused: Python and output`` the fused
-function less its wire Struct (the hooks and the output's bytes, which the writer joins).
+recursion budget (``members_within_depth``: the depth check; from ``KEYED_TOP_MIN`` bytes on, by
+the source's ``WireDecoder.top_parser`` where it has one, as the straight line parses it); the
+repeated-member arithmetic and the whitespace probe; the fused function (on the members from
+``SPLIT_MIN``) and, inside it, the source's wire Struct (``WireDecoder.decode``); beside them
+the pair's floor, its bare pair code (no input checks) and the limit (the source's msgspec
+pass-through), its decode and encode apart. Prints a Markdown table of thousands of instructions per
+document: ``rest`` is the Converter less its stages (the pipeline's own code), ``fused: Python
+and output`` the fused function less its wire Struct (the hooks and the output's bytes, which
+the writer joins).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -69,7 +73,18 @@ def child(src: str, dst: str, count: int, only: str) -> None:
     fused = bound_pair(dialect, pipe.dst, ctx)
     assert fused is not None and dialect.reading is not None
     reader = dialect.reading.decoder
-    members = {b: members_within_depth(b, MAX_DEPTH)[0] for b in items}
+    # the top level's parse as the straight line makes it: by the source's top parser where it has
+    # one (a tree from before it: never), from KEYED_TOP_MIN bytes on, else the members parse
+    top = getattr(reader, "top_parser", lambda: None)()
+    least = getattr(importlib.import_module("envglot.toplevel"), "KEYED_TOP_MIN", 0) if top is not None else 0
+
+    def parsed(b: bytes) -> Any:
+        if top is None or len(b) < least:
+            return members_within_depth(b, MAX_DEPTH)
+        got = members_within_depth(b, MAX_DEPTH, top)
+        return got if got[0] is not None and got[1] else members_within_depth(b, MAX_DEPTH)
+
+    members = {b: parsed(b)[0] for b in items}
     split = {b: members[b] if len(b) >= SPLIT_MIN else None for b in items}
     wire = dialect.wire if dialect.wire is not None else dict[str, msgspec.Raw]
     decode = msgspec.json.Decoder(wire).decode
@@ -80,7 +95,7 @@ def child(src: str, dst: str, count: int, only: str) -> None:
     stages = {
         "Converter": conv.convert_bytes,
         "UTF-8 check": lambda b: check_input(b, depth=False),
-        "members parse": lambda b: members_within_depth(b, MAX_DEPTH),
+        "members parse": parsed,
         "spans + probe": lambda b: may_be_loose(b, members[b] is not None and spans_whole(b, members[b])),
         "fused function": lambda b: fused(b, split[b]),
         "wire Struct": lambda b: reader.decode(b, split[b]),

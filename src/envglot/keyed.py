@@ -88,12 +88,28 @@ class KeyedItems:
         self._twin = msgspec.json.Decoder(list[twin])  # type: ignore[valid-type]
         self._plain = msgspec.json.Decoder(list[item])  # type: ignore[valid-type]
 
+    @property
+    def twins(self) -> Any:
+        """The type of the member's items in their members' form (``list[twin]``): a top-level
+        parse that decodes the member itself (:meth:`~envglot.wire.WireDecoder.top_parser`)
+        hands them to :meth:`from_twins`."""
+        return self._twin.type
+
     def decode(self, raw: Raw) -> list[Any]:
         """``raw`` decoded as ``list[item]`` (a :class:`KeyedList` where its members are proven)."""
         try:
             twins = self._twin.decode(raw)
         except msgspec.MsgspecError:  # what the members' form refuses: list[item] decides
             return self._plain.decode(raw)
+        out = self.from_twins(twins, raw)
+        return self._plain.decode(raw) if out is None else out
+
+    def from_twins(self, twins: list[Any], raw: Raw, spans: bool = True) -> list[Any] | None:
+        """The items ``twins`` (the members' form of ``raw``) stand for, ``None`` when their
+        spans cannot be proven (the caller decodes ``raw`` as ``list[item]``). ``spans``: ``raw``
+        is the input's own span; otherwise it is msgspec's encoding of ``twins`` (a top-level
+        parse's, whose length the caller proves against the input) and every place's keys are
+        checked for the one spelling that is not unique."""
         if not twins:  # a success's ``[]``: nothing to prove
             return twins
         place, sep = self._place, len(self._key)
@@ -101,10 +117,12 @@ class KeyedItems:
         size = 0
         for t, d in zip(twins, found, strict=True):
             if d is not msgspec.UNSET:  # ``{"k":v,...}`` spelled as msgspec would, counted without copying
+                if not spans and any(_CONTROL(k) for k in d):
+                    return None
                 size += sep + len(_ENC.encode(list(d))) + len(d) + sum(map(len, d.values()))
                 setattr(t, place, msgspec.UNSET)  # measured apart
         if len(_ENC.encode(twins)) + size != len(raw):
-            return self._plain.decode(raw)
+            return None
         span, end = memoryview(raw), len(raw) - 2
         # one error whose details come last: they are the input's own last bytes, taken as they are
         last = len(twins) == 1 and found[0] is not msgspec.UNSET and span[end - size : end - size + sep] == self._key
@@ -115,8 +133,8 @@ class KeyedItems:
             if last:
                 kw[place] = Raw(span[end - size + sep : end])
             elif d is not msgspec.UNSET:
-                if any(_CONTROL(k) for k in d):
-                    return self._plain.decode(raw)
+                if spans and any(_CONTROL(k) for k in d):
+                    return None
                 kw[place] = Raw(_ENC.encode(d))
             out.append(self._item(**kw))
         out.members = [None if d is msgspec.UNSET else d for d in found]

@@ -192,7 +192,9 @@ def within_depth(fn: Callable[[bytes], _T], buf: bytes, max_depth: int, bom: boo
     raise failed
 
 
-def members_within_depth(buf: bytes, max_depth: int) -> tuple[dict[str, msgspec.Raw] | None, bool]:
+def members_within_depth(
+    buf: bytes, max_depth: int, parse: Callable[[bytes], dict[str, msgspec.Raw]] | None = None
+) -> tuple[dict[str, msgspec.Raw] | None, bool]:
     """``(top-level members, depth checked)`` of a document whose depth is not checked yet.
 
     The members are :func:`top_members` (``None`` when it raises: not an object, broken, or
@@ -200,34 +202,40 @@ def members_within_depth(buf: bytes, max_depth: int) -> tuple[dict[str, msgspec.
     went through all of ``buf`` under the lowered budget, ``buf`` nests no deeper than
     ``max_depth`` and the second member is ``True``. Otherwise nothing is raised and nothing
     is proved (``False``): the caller's first full parse still goes through :func:`within_depth`.
+    ``parse``: another msgspec parse of all of ``buf`` giving its members
+    (:meth:`~envglot.wire.WireDecoder.top_parser`; ``None`` also when it refuses them).
     """
+    read = top_members if parse is None else parse
     if len(buf) <= 2 * max_depth:  # too short to nest max_depth levels
         try:
-            return top_members(buf), True
+            return read(buf), True
         except msgspec.DecodeError:
             return None, True
     budget = _BUDGET or _budget()
     cell = budget.cells.cell
     cap = max_depth + budget.slack - 1
     if cell is None or cap < 1 or (saved := cell.value) <= cap:
-        return members_of(buf), False
+        return members_of(buf, read), False
     cell.value = cap
     try:
-        return top_members(buf), True
+        return read(buf), True
     except msgspec.DecodeError:
         return None, False
     except RecursionError:
         pass
     finally:
         cell.value = saved
-    return members_of(buf), False
+    return members_of(buf, read), False
 
 
-def members_of(buf: bytes) -> dict[str, msgspec.Raw] | None:
-    """:func:`top_members`, or ``None`` when the document is not an object, is broken or is too
-    deep for the interpreter (each check then decides as it would alone; the reader says why)."""
+def members_of(
+    buf: bytes, parse: Callable[[bytes], dict[str, msgspec.Raw]] | None = None
+) -> dict[str, msgspec.Raw] | None:
+    """:func:`top_members` (or ``parse``), or ``None`` when the document is not an object, is
+    broken or is too deep for the interpreter (each check then decides as it would alone; the
+    reader says why)."""
     try:
-        return top_members(buf)
+        return top_members(buf) if parse is None else parse(buf)
     except (msgspec.DecodeError, RecursionError):
         return None
 

@@ -49,8 +49,9 @@ from .mappings import Mappings, default_mappings, mappings_for
 from .options import UNSET, MappingsArg, Options, resolve
 from .policy import Level
 from .registry import Registry, bundled
+from .toplevel import KEYED_TOP_MIN, TopMembers
 from .transport import unwrap_bytes, unwrap_jsonrpc
-from .wire import may_be_loose
+from .wire import WireDecoder, may_be_loose
 
 __all__ = [
     "Conversion",
@@ -1002,6 +1003,15 @@ def _without_bom(data: bytes, max_depth: int) -> bytes | None:
     return None if bom else buf
 
 
+def _top_parser(src: Dialect) -> Callable[[bytes], TopMembers] | None:
+    """The parse of ``src``'s top level with the members its reader decodes as keyed items
+    decoded in it (:meth:`~envglot.wire.WireDecoder.top_parser`), used from
+    :data:`~envglot.toplevel.KEYED_TOP_MIN` bytes on; ``None`` for a source without them."""
+    reading = src.steps()[0]
+    dec = None if reading is None else reading.decoder
+    return dec.top_parser() if isinstance(dec, WireDecoder) else None
+
+
 def _minified(buf: bytes, max_depth: int) -> tuple[bytes, dict[str, msgspec.Raw]] | None:
     """``(buf minified, its top-level members)`` for a checked, spaced document
     (:func:`~envglot.wire.may_be_loose`), when it parses within the depth and its minified members
@@ -1052,6 +1062,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
         target = dst.name
         slot = m[src.name].shape.residue
+        top = _top_parser(src)
 
         # Whether the last document laid out plainly enough to be read here was spaced: the next is
         # tried as spaced first (a source's documents are laid out alike; either order gives the
@@ -1078,9 +1089,17 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     return slow(data)
                 buf, members = tight
             else:
-                found, checked = members_within_depth(buf, max_depth)
+                found, checked = (
+                    members_within_depth(buf, max_depth, top)
+                    if top is not None and len(buf) >= KEYED_TOP_MIN
+                    else members_within_depth(buf, max_depth)
+                )
                 if found is None or not checked:
-                    return slow(data)
+                    if top is None or len(buf) < KEYED_TOP_MIN:
+                        return slow(data)
+                    found, checked = members_within_depth(buf, max_depth)  # (or a member it does not name)
+                    if found is None or not checked:
+                        return slow(data)
                 members = found
                 if spans_whole(buf, members):
                     if may_be_loose(buf, True):

@@ -20,6 +20,7 @@ from .excerpt import key_segment, quoted
 from .fields import ABSENT
 from .keyed import KeyedItems
 from .tables import DialectMap
+from .toplevel import TopMembers, top_parser
 
 __all__ = [
     "ABSENT",
@@ -173,7 +174,7 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_fields", "_keyed", "_residue", "_tp", "_tree", "dialect")
+    __slots__ = ("_dec", "_fields", "_keyed", "_residue", "_top", "_tp", "_tree", "dialect")
 
     def __init__(
         self, tp: type[msgspec.Struct], dialect: str, residue_path: str, keyed: dict[str, str] | None = None
@@ -187,6 +188,7 @@ class WireDecoder:
         self._fields: dict[str, tuple[str, Callable[[Raw], Any] | None]] | None = None
         self._residue = residue_path
         self._keyed = keyed or {}
+        self._top: Callable[[bytes], TopMembers] | None = None
 
     def decoder(self) -> msgspec.json.Decoder[Any]:
         """The strict decoder, built on first use: building one evaluates the Structs'
@@ -233,33 +235,60 @@ class WireDecoder:
 
         A ``Raw`` field takes the member's span as it is; every other field's value is decoded
         by that field's type (nested Structs forbid unknown fields as the wire Struct does).
-        A repeated key is seen once here, with its last value, as the slow path sees it.
+        A repeated key is seen once here, with its last value, as the slow path sees it. Members
+        :meth:`top_parser` decoded (:class:`TopMembers`) are taken as it decoded them.
         """
         fields = self._fields if self._fields is not None else self._field_decoders()
         kw: dict[str, Any] = {}
+        done = members.decoded if type(members) is TopMembers else None
         try:
             for key, raw in members.items():
                 field = fields.get(key)
                 if field is None:
                     return None
                 name, dec = field
-                kw[name] = raw if dec is None else dec(raw)
+                if dec is None:
+                    kw[name] = raw
+                elif done is None or key not in done:
+                    kw[name] = dec(raw)
+                else:
+                    kw[name] = done[key]
             return self._tp(**kw)
         except (msgspec.MsgspecError, TypeError):
             return None
 
+    def top_parser(self) -> Callable[[bytes], TopMembers] | None:
+        """:func:`~envglot.toplevel.top_parser` of the wire Struct with the members the
+        constructor's ``keyed`` names (``None`` when it names none), built on first use."""
+        if not self._keyed:
+            return None
+        if self._top is None:
+            self._top = top_parser(self._tp, self._keyed_items())
+        return self._top
+
+    def _keyed_items(self) -> dict[str, KeyedItems]:
+        """Wire name -> the :class:`KeyedItems` reading that member (the constructor's ``keyed``)."""
+        hints = typing.get_type_hints(self._tp)
+        out: dict[str, KeyedItems] = {}
+        for f in msgspec.structs.fields(self._tp):
+            place = self._keyed.get(f.encode_name)
+            if place is not None:
+                sub = _struct_of(hints[f.name])
+                if not isinstance(sub, tuple):
+                    raise TypeError(f"{self._tp.__name__}.{f.name} is no list of Structs")
+                out[f.encode_name] = KeyedItems(sub[1], place)
+        return out
+
     def _field_decoders(self) -> dict[str, tuple[str, Callable[[Raw], Any] | None]]:
         """Wire name -> (attribute, the decode of its type; ``None`` for a ``Raw`` field)."""
         hints = typing.get_type_hints(self._tp)
+        keyed = self._keyed_items()
         out: dict[str, tuple[str, Callable[[Raw], Any] | None]] = {}
         for f in msgspec.structs.fields(self._tp):
             tp = hints[f.name]
-            place = self._keyed.get(f.encode_name)
-            if place is not None:
-                sub = _struct_of(tp)
-                if not isinstance(sub, tuple):
-                    raise TypeError(f"{self._tp.__name__}.{f.name} is no list of Structs")
-                out[f.encode_name] = (f.name, KeyedItems(sub[1], place).decode)
+            items = keyed.get(f.encode_name)
+            if items is not None:
+                out[f.encode_name] = (f.name, items.decode)
             else:
                 out[f.encode_name] = (f.name, None if tp is Raw else msgspec.json.Decoder(f.type).decode)
         self._fields = out
