@@ -1062,7 +1062,9 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
         target = dst.name
         slot = m[src.name].shape.residue
-        top = _top_parser(src)
+        # (not with preserve: the residue rebuilds the original in its members' order, which a
+        # Struct's parse does not keep)
+        top = None if preserve else _top_parser(src)
 
         # Whether the last document laid out plainly enough to be read here was spaced: the next is
         # tried as spaced first (a source's documents are laid out alike; either order gives the
