@@ -659,16 +659,24 @@ def _added(doc: bytes) -> bytes | None:
         return None
     if not _TOP_KEYS.isdisjoint(members) or _ENC.encode(members) != members_text:
         return None
-    if 32 in before or 10 in before or 13 in before or 9 in before:
+    if _spaced(before):
         length -= len(before) - len(msgspec.json.format(before, indent=-1))
+    if _spaced(members_text):
+        members_text = msgspec.json.format(members_text, indent=-1)
     # ``length`` counts approxTokens as 0 and the closing brace; the members add a comma and
     # their text (their own braces less the one already counted)
-    length += _stringified_length(msgspec.json.format(members_text, indent=-1)) - 1
+    length += _stringified_length(members_text) - 1
     view = memoryview(doc)
     return b"".join((view[:at], str(math.ceil(length / 4)).encode(), view[at + digits :]))
 
 
 _COMMA = ord(",")
+
+
+def _spaced(text: bytes) -> bool:
+    """Whether ``text`` holds a JSON whitespace byte at all (in a string or not: only
+    formatting tells which)."""
+    return 32 in text or 10 in text or 13 in text or 9 in text
 
 
 # --- contract (the wire Structs and their Rules, then these) ------------------------------
