@@ -610,7 +610,9 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     ``top``: ``doc``'s top level, when the caller decoded it (``doc`` is not decoded again);
     each level is decoded once for the count and the result.
 
-    The count is taken from ``doc`` itself (less the stated digits: one UTF-16 unit each, outside
+    ``doc`` the writer's last document with members appended (the pipeline's residue at
+    ``$._envglot``): the writer's count plus theirs (:func:`_added`), nothing decoded but them.
+    Otherwise the count is taken from ``doc`` itself (less the stated digits: one UTF-16 unit each, outside
     strings) when the levels, encoded, take exactly ``doc``'s length: msgspec spells each key in
     its shortest form and drops whitespace and repeated keys, so equal lengths leave only keys
     spelled otherwise at the same length (a control character's ``\\u001F`` for ``\\u001f``),
