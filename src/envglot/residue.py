@@ -647,11 +647,15 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
     outer, inner, nested = slot[0], slot[-1], len(slot) == 2
     if not isinstance(outer, str) or not isinstance(inner, str):
         return None
-    keys: list[tuple[str | None, str | None, tuple[str | int, ...], Paths]] = []
-    for paths in takes:
+    keys: list[tuple[str | None, str | None, tuple[str | int, ...], Paths, tuple[Paths, ...]]] = []
+    for n, paths in enumerate(takes):
         here, there = paths
         top_level = here[0] if len(here) == 1 and isinstance(here[0], str) else None
-        keys.append((top_level, there[0] if len(there) == 1 and isinstance(there[0], str) else None, there, paths))
+        # the members taken before it that hold it: once one of them is taken (``null`` in its
+        # place), this one is not found (as _swap would find, without walking there)
+        inside = tuple(p for p in takes[:n] if len(p[0]) < len(here) and here[: len(p[0])] == p[0])
+        first = there[0] if len(there) == 1 and isinstance(there[0], str) else None
+        keys.append((top_level, first, there, paths, inside))
     frames = {tuple(kept): _frame(dialect, tuple(kept)) for kept in _subsets(takes)}
     decode, encode_, null, nulls = _RAW_DICT.decode, _ENC.encode, _NULL, len(_NULL)
 
@@ -660,7 +664,9 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
         tree = dict(members) if members is not None else decode(original)
         kept: list[Paths] = []
         taken: list[Raw] = []
-        for key, first, there, paths in keys:
+        for key, first, there, paths, inside in keys:
+            if inside and any(p in kept for p in inside):
+                continue
             # as _whole_of: a member nulled where found, put back unless the carrier has its bytes
             mine = tree.get(key) if key is not None else _swap(tree, paths[0])
             if mine is None:

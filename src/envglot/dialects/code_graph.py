@@ -500,7 +500,8 @@ def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
     """``approxTokens`` recomputed over the written envelope (a change reported), spliced in."""
     if not ctx.compact:  # approxTokens counts the minified envelope
         doc = msgspec.json.format(doc, indent=-1)
-    tokens = approx_tokens(doc)
+    length = _stringified_length(doc)
+    tokens = math.ceil(length / 4)
     if stated_tokens is not None and stated_tokens != tokens:
         ctx.report.add(
             Kind.VALUE_COERCED,
@@ -512,7 +513,17 @@ def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
     i = doc.rfind(_TOKENS_AT)
     j = i + len(_TOKENS_AT) - 1
     mv = memoryview(doc)
-    return b"".join((mv[:j], str(tokens).encode(), mv[j + 1 :]))
+    digits = str(tokens).encode()
+    out = b"".join((mv[:j], digits, mv[j + 1 :]))
+    _WRITTEN[0] = (out, length, j, len(digits))
+    return out
+
+
+_WRITTEN: list[tuple[bytes, int, int, int] | None] = [None]
+"""The writer's last document, its exact count (the UTF-16 length as written, with
+``approxTokens`` 0), where its ``approxTokens`` digits start and how many there are: :func:`seal`
+adds a residue's part to the count instead of counting the whole document again. One entry,
+replaced whole: a thread that finds another's document there counts in full."""
 
 
 WRITING = Writing(
@@ -599,11 +610,16 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     ``top``: ``doc``'s top level, when the caller decoded it (``doc`` is not decoded again);
     each level is decoded once for the count and the result.
 
-    The count is taken from ``doc`` itself (less the stated digits: one UTF-16 unit each, outside
+    ``doc`` the writer's last document with members appended (the pipeline's residue at
+    ``$._envglot``): the writer's count plus theirs (:func:`_added`), nothing decoded but them.
+    Otherwise the count is taken from ``doc`` itself (less the stated digits: one UTF-16 unit each, outside
     strings) when the levels, encoded, take exactly ``doc``'s length: msgspec spells each key in
     its shortest form and drops whitespace and repeated keys, so equal lengths leave only keys
     spelled otherwise at the same length (a control character's ``\\u001F`` for ``\\u001f``),
     which count alike. Otherwise the levels are encoded with ``approxTokens`` 0 and counted."""
+    added = _added(doc)
+    if added is not None:
+        return added
     levels = _levels(doc, top)
     stated = bytes(levels[2].get("approxTokens") or b"")
     if stated.isdigit():
@@ -614,6 +630,55 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
         if len(sealed) - len(str(tokens)) == len(doc) - len(stated):
             return sealed
     return _set_tokens(levels, _count(levels))
+
+
+_TOP_KEYS = frozenset(Envelope.__struct_encode_fields__)
+"""Every top-level key the writer writes (in msgspec's spelling)."""
+
+
+def _added(doc: bytes) -> bytes | None:
+    """:func:`seal` of ``doc`` when it is the writer's last document (:data:`_WRITTEN`) with
+    top-level members appended (a preserve residue), ``None`` otherwise: the writer's count plus
+    the members' own, without counting the whole document again.
+
+    The same bytes as the general way, since encoding ``doc``'s levels gives ``doc`` again: the
+    writer's document does (keys in msgspec's spelling, none repeated, no whitespace at its top
+    level, in ``data`` or in ``meta``), and so do the members, proven to re-encode to themselves
+    with no key of the writer's among them. Whitespace inside carried values does not count
+    (``counted_tokens`` counts the compact form): the writer's document is formatted to find
+    how much it holds only when it holds a whitespace byte at all."""
+    written = _WRITTEN[0]
+    if written is None:
+        return None
+    before, length, at, digits = written
+    end = len(before) - 1
+    if len(doc) <= end + 2 or doc[end] != _COMMA or not doc.startswith(memoryview(before)[:end]):
+        return None
+    members_text = b"{" + doc[end + 1 :]
+    try:
+        members = _RAW_DICT.decode(members_text)
+    except msgspec.DecodeError:
+        return None
+    if not _TOP_KEYS.isdisjoint(members) or _ENC.encode(members) != members_text:
+        return None
+    if _spaced(before):
+        length -= len(before) - len(msgspec.json.format(before, indent=-1))
+    if _spaced(members_text):
+        members_text = msgspec.json.format(members_text, indent=-1)
+    # ``length`` counts approxTokens as 0 and the closing brace; the members add a comma and
+    # their text (their own braces less the one already counted)
+    length += _stringified_length(members_text) - 1
+    view = memoryview(doc)
+    return b"".join((view[:at], str(math.ceil(length / 4)).encode(), view[at + digits :]))
+
+
+_COMMA = ord(",")
+
+
+def _spaced(text: bytes) -> bool:
+    """Whether ``text`` holds a JSON whitespace byte at all (in a string or not: only
+    formatting tells which)."""
+    return 32 in text or 10 in text or 13 in text or 9 in text
 
 
 # --- contract (the wire Structs and their Rules, then these) ------------------------------

@@ -161,6 +161,31 @@ class TestCodeGraph(GoldenSuite):
             assert sealed == code_graph.seal(doc), doc
             assert json.loads(sealed)["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc), doc
 
+    @pytest.mark.parametrize("source", cases(), ids=str)
+    def test_seal_adds_to_the_writers_count_the_bytes_of_the_general_way(self, source) -> None:
+        """``seal`` of the writer's last document with members appended adds their count to the
+        writer's; the same bytes as counting the whole document (the record cleared), also for
+        members it must not add: a key the writer writes, one msgspec spells otherwise, whitespace
+        between members, and whitespace inside their values (which does not count)."""
+        from envglot.dialects import code_graph
+
+        out = envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
+        added = [
+            b',"_envglot":{"from":"x","set":[["$",{"a": [1,  2], "b":"\\u00e9 \\/ \xc3\xa9 \xf0\x9f\x98\x80"}]]}}',
+            b',"_envglot":{"k":1},"other":"v"}',
+            b',"success":true}',
+            b',"\\u001F":1}',
+            b', "_envglot":1}',
+            b',"_envglot":1,"_envglot":2}',
+        ]
+        for tail in added:
+            doc = out[:-1] + tail
+            envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
+            fast = code_graph.seal(doc)
+            code_graph._WRITTEN[0] = None
+            assert fast == code_graph.seal(doc), tail
+            assert json.loads(fast)["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc), tail
+
     def test_a_stale_estimate_is_recomputed_and_reported(self) -> None:
         case = next(c for c in cases("code-graph") if c.stem == "spec-digest-ok")
         conv = envglot.conversion(case.data, to="code-graph", unsupported="ignore")
