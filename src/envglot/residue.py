@@ -602,12 +602,20 @@ def _whole_of(
     for paths in takes:
         if tree is None:
             tree = dict(members) if members is not None else _RAW_DICT.decode(original)
-        mine = _swap(tree, paths[0])
+        here, there = paths
+        key = here[0] if len(here) == 1 else None
+        if isinstance(key, str):  # a top-level member: _swap's answer without its walk
+            mine = tree.get(key)
+            if mine is not None:
+                tree[key] = _NULL
+        else:
+            mine = _swap(tree, here)
         if mine is None:  # not in the original (or inside a member taken before it)
             continue
         theirs = first if first is not None and paths is takes[0] else None
         if theirs is None and out is not None:
-            theirs = value_at(out, paths[1])
+            at = there[0] if len(there) == 1 else None
+            theirs = out.get(at) if isinstance(at, str) else value_at(out, there)
         if theirs is not None and mine == theirs:  # Raw compares its bytes
             kept.append(paths)
             taken.append(theirs)
@@ -635,57 +643,22 @@ residue at its slot, that output's top level)``, or ``None``."""
 def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | None:
     """:func:`whole`'s residue of a ``dialect`` document set at ``slot`` of a target document, as
     one function for a pair whose facts allow it (``None`` otherwise): ``slot`` one or two object
-    keys. A member it may take (``takes``) at the original's top level or the target's is looked
-    up there directly.
+    keys.
 
     The function gives the bytes of the general way (``out``'s top level decoded, the residue made
-    by :func:`whole` and set there by :func:`set_path`, encoded) with what depends on the pair
-    found once: the frames, the keys. It returns ``None`` when the slot's parent is present
-    but no object (the general way decides then)."""
+    by :func:`whole` and set there by :func:`set_path`, encoded): the residue by the same rule
+    (:func:`_whole_of`, given the decoded top level), set at the slot found once. It returns
+    ``None`` when the slot's parent is present but no object (the general way decides then)."""
     if not 1 <= len(slot) <= 2:
         return None
     outer, inner, nested = slot[0], slot[-1], len(slot) == 2
     if not isinstance(outer, str) or not isinstance(inner, str):
         return None
-    keys: list[tuple[str | None, str | None, tuple[str | int, ...], Paths, tuple[Paths, ...]]] = []
-    for n, paths in enumerate(takes):
-        here, there = paths
-        top_level = here[0] if len(here) == 1 and isinstance(here[0], str) else None
-        # the members taken before it that hold it: once one of them is taken (``null`` in its
-        # place), this one is not found (as _swap would find, without walking there)
-        inside = tuple(p for p in takes[:n] if len(p[0]) < len(here) and here[: len(p[0])] == p[0])
-        first = there[0] if len(there) == 1 and isinstance(there[0], str) else None
-        keys.append((top_level, first, there, paths, inside))
-    frames = {tuple(kept): _frame(dialect, tuple(kept)) for kept in _subsets(takes)}
-    decode, encode_, null, nulls = _RAW_DICT.decode, _ENC.encode, _NULL, len(_NULL)
+    decode, encode_ = _RAW_DICT.decode, _ENC.encode
 
     def place(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, dict[str, Any]] | None:
         top: dict[str, Any] = decode(out)
-        tree = dict(members) if members is not None else decode(original)
-        kept: list[Paths] = []
-        taken: list[Raw] = []
-        for key, first, there, paths, inside in keys:
-            if inside and any(p in kept for p in inside):
-                continue
-            # as _whole_of: a member nulled where found, put back unless the carrier has its bytes
-            mine = tree.get(key) if key is not None else _swap(tree, paths[0])
-            if mine is None:
-                continue
-            theirs = top.get(first) if first is not None else value_at(top, there)
-            if theirs is not None and mine == theirs:  # Raw compares its bytes
-                if key is not None:
-                    tree[key] = null
-                kept.append(paths)
-                taken.append(theirs)
-            elif key is None:
-                set_path(tree, list(paths[0]), mine, create=False)
-        res = None
-        if kept:
-            rest = encode_(tree)
-            if len(rest) - nulls * len(kept) + sum(map(len, taken)) == len(original):
-                head, mid = frames[tuple(kept)]
-                res = b"".join((head, rest, mid, digest_bytes(dialect, rest, taken).encode(), b'"}'))
-        value = Raw(res if res is not None else _untaken(dialect, original))
+        value = _whole_of(dialect, original, members, takes, top)
         if not nested:
             top[inner] = value
         else:
@@ -701,14 +674,6 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
         return encode_(top), top
 
     return place
-
-
-def _subsets(takes: Takes) -> list[list[Paths]]:
-    """Every subset of ``takes``, each in ``takes``' order (the members a residue may end up taking)."""
-    out: list[list[Paths]] = [[]]
-    for paths in takes:
-        out += [[*kept, paths] for kept in out]
-    return out
 
 
 SPLICE_MIN = 4096
