@@ -9,9 +9,11 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import itertools
+import multiprocessing
 import os
 import shutil
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ import pytest
 
 from envglot.migration import TEMP_PREFIX, Migrator, migrate
 from envglot.migration.assembly import finish_ranged
-from envglot.migration.executors import Pool
+from envglot.migration.executors import Pool, WorkerDiedError
 from envglot.migration.fs import run_id, temp_path
 from envglot.migration.inputs import Task
 from envglot.migration.partitions import Piece, PieceResult, RunSpec, plan, ranges, run_task
@@ -207,6 +209,55 @@ def test_the_pools_workers_are_forked_on_linux(monkeypatch: pytest.MonkeyPatch) 
     try:
         pool.submit(_parent_state, tag="state")
         assert pool.next() == ("state", 2, None)
+    finally:
+        pool.close()
+
+
+_SLOW_START = 3.0
+
+
+def _slow_init(options: dict[str, Any]) -> None:
+    time.sleep(_SLOW_START)
+    worker_init(options)
+
+
+def _broken_init(options: dict[str, Any]) -> None:
+    raise RuntimeError("this worker cannot start")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked on Linux only")
+def test_the_pool_is_ready_once_its_workers_are_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Pool()`` returns once its workers are forked, without waiting for them to start (the run
+    plans and submits its tasks meanwhile): a worker that takes seconds to start does not hold it."""
+    from envglot.migration import executors
+
+    monkeypatch.setattr(executors, "worker_init", _slow_init)
+    t0 = time.monotonic()
+    pool = Pool(2, {"to": "response-v2", "from_": None, "options": resolve(None)})
+    try:
+        assert time.monotonic() - t0 < _SLOW_START
+        assert len(multiprocessing.active_children()) >= 2  # both forked already
+        pool.submit(_parent_state, tag="state")
+        assert pool.next()[1:] == (len(_SET_IN_THE_PARENT), None)
+    finally:
+        pool.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked on Linux only")
+def test_a_worker_that_cannot_start_is_reported_by_the_first_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that fails to start breaks the pool: the first task comes back as a worker that
+    died (the run stops with exit 70), not as a success; so does a task submitted to the pool
+    once it is known to be broken."""
+    from envglot.migration import executors
+
+    monkeypatch.setattr(executors, "worker_init", _broken_init)
+    pool = Pool(1, {"to": "response-v2", "from_": None, "options": resolve(None)})
+    try:
+        for tag in ("first", "after"):
+            pool.submit(_parent_state, tag=tag)
+            got, value, exc = pool.next()
+            assert got == tag and value is None and isinstance(exc, WorkerDiedError)
+            assert not pool.pending()
     finally:
         pool.close()
 

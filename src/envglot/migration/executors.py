@@ -151,7 +151,18 @@ class Pool:
             raise
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
-        self.tasks[self.pool.submit(fn, *args)] = (self.order, tag)
+        """Queue ``fn(*args)``; on a pool already broken (a worker died, or could not start: the
+        workers are not waited for at the start) the task comes back from :meth:`next` as failed."""
+        from concurrent.futures import Future
+        from concurrent.futures.process import BrokenProcessPool
+
+        fut: Future[Any]
+        try:
+            fut = self.pool.submit(fn, *args)
+        except BrokenProcessPool as exc:
+            fut = Future()
+            fut.set_exception(exc)
+        self.tasks[fut] = (self.order, tag)
         self.order += 1
 
     def next(self) -> tuple[Any, Any, BaseException | None]:

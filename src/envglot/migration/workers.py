@@ -76,14 +76,16 @@ def start_workers(pool: ProcessPoolExecutor) -> None:
 
     A signal arriving during ``fork()`` would be raised inside an at-fork hook, where
     Python ignores exceptions: the interruption would be lost. Held back, it is delivered
-    right after, to the main thread.
+    right after, to the main thread. The pool forks its workers inside ``submit`` (all of them
+    with ``fork``): this returns once they are forked, without waiting for them to start (a
+    worker that fails to start breaks the pool, which the first task reports).
     """
     if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
-        pool.submit(_noop).result()
+        pool.submit(_noop)
         return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
-        pool.submit(_noop).result()
+        pool.submit(_noop)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
