@@ -12,6 +12,7 @@ import logging
 import os
 import pickle
 import sys
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -329,8 +330,10 @@ class DaskCluster:
         self.futures: list[Any] = []
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
-        """Submit ``fn(*args)`` as :func:`run_packed` (its arguments and result pickled once, as bytes)."""
-        fut = self.client.submit(run_packed, fn, pickle.dumps(args, PICKLE_PROTOCOL), pure=False, retries=0)
+        """Submit ``fn(*args)`` as :func:`run_packed` (its arguments and result pickled once, as bytes),
+        under a key named after ``fn`` (as the dashboard's task stream shows it)."""
+        blob = pickle.dumps(args, PICKLE_PROTOCOL)
+        fut = self.client.submit(run_packed, fn, blob, key=f"{fn.__name__}-{uuid.uuid4()}", retries=0)
         self.tags[fut.key] = tag
         self.futures.append(fut)
         self.ac.add(fut)
