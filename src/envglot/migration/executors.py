@@ -276,8 +276,8 @@ def run_packed(fn: Callable[..., Any], args: bytes) -> bytes:
     A task's pieces (a thousand small files' :class:`~.walk.FileSpec`) and results travel as bytes:
     ``distributed`` neither walks them for futures nor unpickles and pickles them again in the
     scheduler on their way to the worker, and the client takes a result without its own
-    deserialization step: for 8,506 small files the client's process spent 0.25 s less CPU
-    (docs/performance.md, "Migrate on Dask")."""
+    deserialization step: for 8,506 small files the client's process spent 0.15-0.2 s less CPU (0.34-0.57
+    s beside the driver's thread before, 0.12-0.17 s after; docs/performance.md, "Migrate on Dask")."""
     return pickle.dumps(fn(*pickle.loads(args)), PICKLE_PROTOCOL)
 
 
