@@ -6,7 +6,8 @@ rounds. A Dask run is split with the client's timestamps and ``distributed``'s t
 from the call to the first task's start (walk, plan, submit, scheduling), the tasks (per worker:
 busy seconds, idle seconds before its last task ended, tasks run), the follow-up task putting a
 ranged file together, and from the last task's end to the call's return (the client's commit).
-CPU seconds per process (the workers; this process: the driver, the scheduler, the nannies): the
+CPU seconds per process (the workers; this process: the driver, the scheduler, the nannies) and
+per thread (the client's driver and event loop, the workers' task threads and event loops): the
 machine may be shared, so CPU, not wall time, shows the cost. The cluster's first run (imports,
 the workers' Migrator) is timed apart::
 
@@ -44,6 +45,39 @@ def cpu_of(pids: dict[str, int]) -> dict[str, float]:
     return out
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) of this process's threads by role: ``main`` (a worker's event
+    loop; in the client, the driver), ``loop`` (the client's event loop: the scheduler, the nannies,
+    the client's communication), ``tasks`` (a worker's task threads), ``other``."""
+    import threading
+
+    import psutil
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    out: dict[str, float] = {}
+    for t in psutil.Process().threads():
+        name = names.get(t.id, "")
+        role = (
+            "main"
+            if name == "MainThread"
+            else "loop"
+            if name == "IO loop"
+            else "tasks"
+            if "Dask-Default-Threads" in name
+            else "other"
+        )
+        out[role] = out.get(role, 0.0) + t.user_time + t.system_time
+    return out
+
+
+def threads_of(client: Any) -> dict[str, dict[str, float]]:
+    """:func:`thread_cpu` of this process (``client``) and of each worker (``worker i``)."""
+    out = {"client": thread_cpu()}
+    for i, (_, cpu) in enumerate(sorted(client.run(thread_cpu).items())):
+        out[f"worker {i}"] = cpu
+    return out
+
+
 def processes(client: Any) -> dict[str, int]:
     """This process (the driver, the scheduler and the ``LocalCluster``'s nannies) and each worker, by name."""
     pids = {"client": os.getpid()}
@@ -71,12 +105,17 @@ def dask_run(src: Path, out: Path, client: Any, pids: dict[str, int]) -> dict[st
 
     import envglot
 
-    c0 = cpu_of(pids)
+    c0, h0 = cpu_of(pids), threads_of(client)
     with get_task_stream(client) as ts:
         t0, d0 = time.time(), time.thread_time()
         rep = envglot.migrate([src], out=out, to=TO, engine="dask", client=client)
         t1, d1 = time.time(), time.thread_time()
-    c1 = cpu_of(pids)
+    c1, h1 = cpu_of(pids), threads_of(client)
+    roles: dict[str, float] = {}
+    for proc, cpu in h1.items():
+        for role, v in cpu.items():
+            key = f"{'client' if proc == 'client' else 'workers'} {role}"
+            roles[key] = roles.get(key, 0.0) + v - h0[proc].get(role, 0.0)
     assert rep.exit_code in (0, 65), rep.exit_code
     shutil.rmtree(out)
     tasks = []
@@ -104,6 +143,7 @@ def dask_run(src: Path, out: Path, client: Any, pids: dict[str, int]) -> dict[st
         "idle": sorted(idle.values()),
         "finish_ranged": sum(final),
         "cpu": {k: c1[k] - c0[k] for k in c0},
+        "threads": {k: v for k, v in sorted(roles.items()) if v >= 0.005},
         "driver_cpu": d1 - d0,
     }
 
@@ -115,7 +155,8 @@ def shown(r: dict[str, Any]) -> str:
         f"{r['wall']:.2f} s: to first task {r['to_first_task']:.3f}, tasks {r['tasks']} over {r['tasks_span']:.2f} "
         f"(busy {', '.join(f'{b:.2f}' for b in r['busy'])}; idle {', '.join(f'{b:.2f}' for b in r['idle'])}; "
         f"finish_ranged {r['finish_ranged']:.3f}), "
-        f"after last task {r['after_last_task']:.3f}; CPU s: {cpu} (driver {r['driver_cpu']:.2f})"
+        f"after last task {r['after_last_task']:.3f}; CPU s: {cpu} (driver {r['driver_cpu']:.2f}); by thread: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in r["threads"].items())
     )
 
 

@@ -677,3 +677,43 @@ def test_a_clusters_last_ranges_are_cut_small_when_its_pieces_are_above_the_leas
         assert max(sizes) - min(sizes) <= 1 and len(sizes) == -(-src.stat().st_size // 2**20)
     ref = migrate([src], out=tmp_path / "local", jobs=1)
     assert _tree(tmp_path / "dask") == _tree(tmp_path / "local") and _facts(rep) == _facts(ref)
+
+
+def _pieces_of(spec: Any, pieces: list[Any]) -> list[tuple[int, int]]:
+    """A task run on a worker: its pieces as ``(file, part)``; a piece of file ``-1`` fails."""
+    if any(p.file.index < 0 for p in pieces):
+        raise ValueError("no such file")
+    return [(p.file.index, p.part) for p in pieces]
+
+
+def test_a_clusters_tasks_take_and_give_one_blob_each(cluster: Any, bounded: None, tmp_path: Path) -> None:
+    """A task's arguments (the run's spec and its pieces: a thousand small files' names) and its
+    result travel as one pickled blob each (:func:`~envglot.migration.executors.run_packed`): the
+    scheduler holds bytes, not pieces to unpickle and pickle again, under a key named after the
+    function (as the dashboard shows it); the driver gets the result (or the task's exception) as
+    the function gave it."""
+    from distributed import wait
+
+    from envglot.migration.executors import DaskCluster, run_packed
+    from envglot.migration.partitions import Piece
+
+    files = [FileSpec(i, f"f{i}", f"/in/f{i}", None, False, False, 10) for i in range(1000)]
+    [task] = plan(files, 10**9)
+    ex = DaskCluster(cluster)
+    ex.submit(_pieces_of, "spec", task, tag="small files")
+    ex.submit(_pieces_of, "spec", [Piece(FileSpec(-1, "x", "x", None, False, False, 1), 0, 1, 0, 1)], tag="bad")
+    wait(ex.futures)
+    on_scheduler = cluster.run_on_scheduler(
+        lambda dask_scheduler: [
+            (str(ts.key).split("-")[0], ts.run_spec.func.__name__, [type(a).__name__ for a in ts.run_spec.args])
+            for ts in dask_scheduler.tasks.values()
+        ]
+    )
+    assert sorted(on_scheduler) == [("_pieces_of", run_packed.__name__, ["function", "bytes"])] * 2
+    got = {}
+    while ex.pending():
+        tag, value, exc = ex.next()
+        got[tag] = (value, type(exc).__name__ if exc is not None else None)
+    assert got["small files"] == ([(i, 0) for i in range(1000)], None)
+    assert got["bad"] == (None, "ValueError")
+    ex.close()

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import sys
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -275,6 +277,21 @@ class DaskSynchronous(Inline):
         return dask.delayed(fn, pure=False)(*args).compute(scheduler="synchronous")
 
 
+PICKLE_PROTOCOL = 5
+"""How :class:`DaskCluster` packs a task's arguments and result."""
+
+
+def run_packed(fn: Callable[..., Any], args: bytes) -> bytes:
+    """A task on a Dask worker: ``fn(*args)``, its arguments and its result each one pickled blob.
+
+    A task's pieces (a thousand small files' :class:`~.walk.FileSpec`) and results travel as bytes:
+    ``distributed`` neither walks them for futures nor unpickles and pickles them again in the
+    scheduler on their way to the worker, and the client takes a result without its own
+    deserialization step: for 8,506 small files the client's process spent 0.15-0.2 s less CPU (0.34-0.57
+    s beside the driver's thread before, 0.12-0.17 s after; docs/performance.md, "Migrate on Dask")."""
+    return pickle.dumps(fn(*pickle.loads(args)), PICKLE_PROTOCOL)
+
+
 class DaskCluster:
     """Submits tasks to a ``distributed`` cluster; hands them back as they complete.
 
@@ -324,7 +341,10 @@ class DaskCluster:
         self.futures: list[Any] = []
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
-        fut = self.client.submit(fn, *args, pure=False, retries=0)
+        """Submit ``fn(*args)`` as :func:`run_packed` (its arguments and result pickled once, as bytes),
+        under a key named after ``fn`` (as the dashboard's task stream shows it)."""
+        blob = pickle.dumps(args, PICKLE_PROTOCOL)
+        fut = self.client.submit(run_packed, fn, blob, key=f"{fn.__name__}-{uuid.uuid4()}", retries=0)
         self.tags[fut.key] = tag
         self.futures.append(fut)
         self.ac.add(fut)
@@ -334,7 +354,7 @@ class DaskCluster:
         fut = next(self.ac)
         tag = self.tags.pop(fut.key)
         try:
-            return tag, fut.result(), None
+            return tag, pickle.loads(fut.result()), None
         except Exception as exc:
             return tag, None, exc
         finally:
