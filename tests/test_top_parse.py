@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from envglot.dialects import dotbot
 from envglot.errors import EnvglotError
 from envglot.keyed import KeyedItems
-from envglot.limits import MAX_DEPTH, spans_whole, top_members
+from envglot.limits import MAX_DEPTH, UTF8_CHUNK, spans_whole, top_members
 from envglot.options import Options
 from envglot.pipeline import Pipeline
 from envglot.registry import bundled
@@ -184,3 +184,31 @@ def test_a_large_failure_skips_its_details_once(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(KeyedItems, "decode", counted)
     assert Pipeline("dotbot", "response-v2", IGNORE).convert_bytes(doc) == want
     assert calls == []
+
+
+def _non_ascii(text: bytes) -> Iterator[bytes]:
+    """Large documents that are not ASCII (``text`` holds characters above U+00FF in every UTF-8
+    piece), with a BOM, spaced, and with invalid UTF-8 in a piece, across a piece's end, at the end."""
+    success = _failure(b"{}").replace(b'"status":"error"', b'"status":"ok"')
+    success = success.replace(b'[{"code":"NOT_FOUND","message":"gone","details":{}}]', b"[]")
+    success = success.replace(b'"data":{}', b'"data":{"text":"' + text + b'"}')
+    for doc in (_failure(b'{"text":"' + text + b'"}'), success):
+        spaced = msgspec.json.format(doc, indent=2)
+        yield from (doc, b"\xef\xbb\xbf" + doc, spaced, b"\xef\xbb\xbf" + spaced)
+        start = doc.index(text)
+        for at in (1, UTF8_CHUNK // 2, UTF8_CHUNK - start - 1, UTF8_CHUNK - start, 2 * UTF8_CHUNK - start + 1):
+            for bad in (b"\xff", b"\xe6\x9d", b"\xed\xa0\x80", b"\xc3"):  # stray, cut short, surrogate, cut by ASCII
+                yield doc[: start + at] + bad + doc[start + at :]
+        yield doc[:-2] + b"\xe6" + doc[-2:]
+
+
+def test_a_large_non_ascii_document_answers_as_convert() -> None:
+    """The straight line's UTF-8 step past ``UTF8_CHUNK`` (``utf8_error``; a BOM left to the top
+    level's parse) answers as the general path: the same bytes, or the same error and path."""
+    text = "東京 é Ω a ".encode() * (4 * UTF8_CHUNK // 15)
+    docs = list(_non_ascii(text))
+    assert all(len(d) > 3 * UTF8_CHUNK for d in docs) and not docs[0].isascii()
+    p = Pipeline("dotbot", "response-v2", IGNORE)
+    general = _general(Pipeline("dotbot", "response-v2", IGNORE))
+    for doc in docs + docs:  # twice: after a spaced document the line tries the spaced layout first
+        assert _answer(p.convert_bytes, doc) == _answer(general, doc), doc[:160]

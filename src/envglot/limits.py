@@ -69,8 +69,11 @@ OUTPUT_DEPTH_MARGIN = 8
 """Levels a writer may add above an input's values (a payload wrapped as ``{"value": ...}``,
 a residue's ``set`` entries): ``validate`` accepts documents nested this much deeper."""
 BOM = b"\xef\xbb\xbf"
-UTF8_CHUNK = 16384
-"""Bytes :func:`utf8_error` decodes at a time (measured: docs/performance.md, "UTF-8 check")."""
+UTF8_CHUNK = 4096
+"""Bytes :func:`utf8_error` decodes at a time: a piece holding a character above U+00FF is decoded
+into a two-bytes-a-character string from that character to the piece's end, so smaller pieces
+keep more of a document one byte a character; each piece costs a call and a string (timed:
+docs/performance.md, "The UTF-8 check in 4 KiB pieces")."""
 
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 _TOKENS = re.compile(_STRING + rb'|"|[\[\]{}:,]', re.S)

@@ -43,6 +43,7 @@ from .limits import (
     members_within_depth,
     repeated_member,
     spans_whole,
+    utf8_error,
     within_depth,
 )
 from .mappings import Mappings, default_mappings, mappings_for
@@ -997,8 +998,9 @@ def entry(p: Pipeline) -> Callable[[bytes], bytes]:
 def _without_bom(data: bytes, max_depth: int) -> bytes | None:
     """``data`` as :func:`~envglot.limits.check_input` checks it, without the depth; ``None`` when
     it had a BOM (the general path removes it and reports it). An ASCII document passes as it
-    is, so :func:`_straight` tests ``isascii`` first and calls this only for the others (a forced
-    source's line only past :data:`~envglot.limits.UTF8_CHUNK`: below it, one decode inline)."""
+    is, so :func:`_straight`'s detecting line tests ``isascii`` first and calls this only for the
+    others (a forced source's line decodes inline, or in pieces past
+    :data:`~envglot.limits.UTF8_CHUNK`, and leaves a BOM to the members' parse, which refuses it)."""
     buf, bom = check_input(data, max_depth, depth=False)
     return None if bom else buf
 
@@ -1073,7 +1075,6 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
 
         def forced(data: bytes) -> bytes:
             nonlocal spaced
-            buf: bytes | None = data
             if data.isascii():  # check_input's answer: valid UTF-8 without a BOM
                 pass
             elif len(data) <= UTF8_CHUNK:  # check_input's one decode, without its calls; a BOM is
@@ -1081,10 +1082,11 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     data.decode()
                 except UnicodeDecodeError:
                     return slow(data)
-            else:
-                buf = _without_bom(data, max_depth)
-            if buf is None or not COMPILED[0]:
+            elif utf8_error(data) is not None:  # check_input's pieces, without its second isascii pass
                 return slow(data)
+            if not COMPILED[0]:
+                return slow(data)
+            buf = data
             if spaced and may_be_loose(buf):
                 tight = _minified(buf, max_depth)
                 if tight is None:
