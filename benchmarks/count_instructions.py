@@ -11,6 +11,8 @@ two marker calls; thousands of instructions a record:
 
     convert_bytes   Converter(to=TARGET, unsupported="ignore").convert_bytes (auto-detecting)
     chunks          the chunk loop (workers.migrate_chunk over 1 MiB chunks of the cycle)
+    records         Migrator.counter's per-record function over the records (the chunk loop
+                    without its lines cut and its output joined), its ``done`` once at the end
     detection       check_input + the top level's members + classify_members
     counter         Pipeline.counter's function given that detection
     discard         Pipeline.convert with DISCARD given that detection
@@ -50,6 +52,7 @@ def child(per_dialect: int, to: str, passes: int, names_out: Path) -> None:
     from envglot.fields import bound_pair, bound_tally, tallying_pair
     from envglot.migration.inputs import RecordReader
     from envglot.migration.records import Migrator
+    from envglot.migration.tally import Tally
     from envglot.migration.workers import migrate_chunk
 
     corp = corpus.generate(run.MODES["quick"].counts)
@@ -79,6 +82,12 @@ def child(per_dialect: int, to: str, passes: int, names_out: Path) -> None:
         assert isinstance(out, bytes)
         (fails if out.startswith(b'{"success":false') else oks).append((clean, top))
 
+    def per_record(state: tuple[Callable[[bytes], object], Callable[[], None]]) -> None:
+        count, done = state
+        for r in recs:
+            count(r)
+        done()
+
     def records(fn: Callable[..., object], items: Items) -> Callable[[], None]:
         def one() -> None:
             for b, top in items:
@@ -90,6 +99,7 @@ def child(per_dialect: int, to: str, passes: int, names_out: Path) -> None:
     parts: list[tuple[str, int, Callable[[], object]]] = [
         ("convert_bytes", len(recs), lambda: [conv.convert_bytes(r) for r in recs]),
         ("chunks", len(recs), lambda: [migrate_chunk(mig, task) for task in chunks]),
+        ("records", len(recs), lambda: per_record(mig.counter(Tally()))),
         ("detection", len(recs), lambda: [detect(pipe, r) for r in recs]),
         ("counter", len(recs), lambda: (lambda count: [count(r, c, t) for r, c, t in checked])(pipe.counter())),
         ("discard", len(recs), lambda: [pipe.convert(r, DISCARD, c, t) for r, c, t in checked]),
@@ -138,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
         for i, tree in enumerate(a.trees):
             names_file = Path(tmp) / f"names{i}"
             args = ["--per-dialect", str(per), "--to", a.to, "--passes", str(a.passes), "--child", str(names_file)]
-            n_parts = 5 + 4 * len(sources)  # the child's parts: the stages, then 4 per source
+            n_parts = 6 + 4 * len(sources)  # the child's parts: the stages, then 4 per source
             totals, _ = counted(tree.resolve(), Path(__file__).resolve(), args, n_parts, Path(tmp) / str(i))
             for line, total in zip(names_file.read_text().splitlines(), totals, strict=True):
                 name, n = line.split("\t")
