@@ -141,12 +141,15 @@ class Tally(SourceCounts, gc=False):
         closed catalogue) each distinct kind's by ``list.count``, in C, without building a ``Counter``."""
         counts = self.diagnostics
         each = list(kinds)
+        distinct: Iterable[str]
+        count: Callable[[str], int]
         if len(each) > _FEW_KINDS:
-            found: Iterable[tuple[str, int]] = Counter(each).items()
+            found = Counter(each)
+            distinct, count = found, found.__getitem__
         else:
-            distinct = dict.fromkeys(each)
-            found = zip(distinct, map(each.count, distinct), strict=True)
-        for k, n in found:
+            distinct, count = dict.fromkeys(each), each.count
+        for k in distinct:
+            n = count(k)
             had = counts.get(k)
             if had is None:
                 counts[str(k)] = n
