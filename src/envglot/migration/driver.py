@@ -415,6 +415,7 @@ class Driver:
             batch.append((spec, parts, tmp))
         details = self.on_diagnostic is not None
         kept_input = self.spec.in_place and self.backup is None  # a temporary may be dropped (_kept_input)
+        backup, rejects, full = self.backup, self.rejects, self.batch.full
         try:
             for spec, parts, tmp in batch:
                 if details:
@@ -424,17 +425,18 @@ class Driver:
                 if failed is None:
                     if kept_input:
                         tmp = self._kept_input(parts, tmp)
-                    if tmp is not None and self.backup is not None:
+                    if tmp is not None and backup is not None:
                         bak = self._backup(spec, parts, tmp)
                         if bak is None:  # the file failed
                             self.cursor = spec.index + 1
                             self._forget(spec.index)
                             continue
-                    self._commit_rejects(spec, parts)  # durable before the output that omits them
+                    if rejects is not None:
+                        self._commit_rejects(spec, parts)  # durable before the output that omits them
                 self._stage_file(spec, parts, failed, tmp, bak)
                 self.cursor = spec.index + 1
                 self._forget(spec.index)
-                if self.batch.full():
+                if full():
                     self._flush()
         except BaseException:
             self._flush()  # the files staged before the failure are complete: commit them

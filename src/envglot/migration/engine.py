@@ -131,6 +131,6 @@ def _file_spec(index: int, job: Job) -> FileSpec:
     """A walked local file (or stdin, ``-``) as the piece driver names it."""
     dst = job.dst
     perm = job.perm if job.perm >= 0 else None
-    shown = display(dst) if dst is not None else None
+    shown = dst if dst is None or dst.isascii() else display(dst)  # an ASCII name is shown as it is
     src = job.src if job.src is not None else "-"
     return FileSpec(index, job.name, src, dst, job.doc, job.gz, job.size, perm, shown)

@@ -375,16 +375,8 @@ def _whole_chunk(
     makes of a first and only chunk, the chunk's counts, rejects and details taken, not copied."""
     c = migrate_chunk(mig, task)
     took = on_chunk is not None and on_chunk(piece, c)
-    res = PieceResult(
-        file=piece.file.index,
-        part=0,
-        tally=c.tally,
-        disk=max(piece.file.size, 0),
-        lines=lines,
-        omitted=c.omitted,
-        details=[] if took else c.details,
-        rejects=c.rejects,
-    )
+    f = piece.file  # positional: file, part, tally, disk, lines, omitted, details, kept, rejects
+    res = PieceResult(f.index, 0, c.tally, max(f.size, 0), lines, c.omitted, [] if took else c.details, None, c.rejects)
     return res, c.out
 
 

@@ -97,15 +97,7 @@ class MigrationReport(Tally, kw_only=True):
             self.files_unchanged += 1
             return
         self.files_changed += 1
-        self.changed.append(
-            ChangedFile(
-                file=name,
-                output=output,
-                converted=tally.converted,
-                passed_through=tally.passed_through,
-                rejected=tally.rejected,
-            )
-        )
+        self.changed.append(ChangedFile(name, output, tally.converted, tally.passed_through, tally.rejected))
 
     def stop(self, reason: str, rest: Iterable[str]) -> None:
         """Record an early stop: ``reason``, and as not processed the files of ``rest`` (the one in

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -71,9 +72,11 @@ def _sum_into(
         setattr(target, name, getattr(target, name) + sum(column))
 
 
-class Tally(SourceCounts):
+class Tally(SourceCounts, gc=False):
     """What became of some records: counted per record by the worker, summed per file and per run
-    (the :class:`~.report.MigrationReport` is a tally too)."""
+    (the :class:`~.report.MigrationReport` is a tally too). Not tracked by the garbage collector:
+    it holds counts, names and dicts of them, nothing that refers back to it (a small file's waits
+    for its commit)."""
 
     internal_errors: int = 0
     """Rejects caused by a bug in envglot (``error_type == "InternalError"``), not by the input."""
@@ -121,14 +124,32 @@ class Tally(SourceCounts):
         ``list.count``: a run meets a few source dialects, and a ``Counter`` costs more than
         that for a small file's handful of records)."""
         self.count_converted(len(lossy), 0, len(sources))
+        by_source = self.by_source
         for source in dict.fromkeys(sources):
-            self.of(source).count_converted(lossy.count(source) if lossy else 0, 0, sources.count(source))
+            n, bad = sources.count(source), lossy.count(source) if lossy else 0
+            key = source or UNDETECTED  # as :meth:`of` names it
+            c = by_source.get(key)
+            if c is None:  # a source new to this tally (every one in a small file's): made with its counts
+                by_source[key] = SourceCounts(n, n, 0, 0, bad)
+            else:
+                c.count_converted(bad, 0, n)
         self._count_kinds(kinds)
 
     def _count_kinds(self, kinds: Iterable[str]) -> None:
-        """Count each of ``kinds`` (a :class:`~envglot.Kind`, a StrEnum, under its value), new kinds in order."""
+        """Count each of ``kinds`` (a :class:`~envglot.Kind`, a StrEnum, under its value), new kinds in
+        order: a chunk's many by a ``Counter``, a small file's few (a handful of distinct kinds of a
+        closed catalogue) each distinct kind's by ``list.count``, in C, without building a ``Counter``."""
         counts = self.diagnostics
-        for k, n in Counter(kinds).items():
+        each = list(kinds)
+        distinct: Iterable[str]
+        count: Callable[[str], int]
+        if len(each) > _FEW_KINDS:
+            found = Counter(each)
+            distinct, count = found, found.__getitem__
+        else:
+            distinct, count = dict.fromkeys(each), each.count
+        for k in distinct:
+            n = count(k)
             had = counts.get(k)
             if had is None:
                 counts[str(k)] = n
@@ -159,17 +180,14 @@ class Tally(SourceCounts):
         if not others:
             return
         _sum_into(self, COUNTS, _COUNTS, others)
+        # every tally's items in one flat iteration (no loop per tally: a small file's tally holds a
+        # few sources and kinds, and a commit adds hundreds of them)
         per_source: dict[str, list[SourceCounts]] = {}
+        for k, c in chain.from_iterable(map(dict.items, map(_BY_SOURCE, others))):
+            per_source.setdefault(k, []).append(c)
         kinds = self.diagnostics
-        for o in others:
-            for k, c in o.by_source.items():
-                same = per_source.get(k)
-                if same is None:
-                    per_source[k] = [c]
-                else:
-                    same.append(c)
-            for k, n in o.diagnostics.items():
-                kinds[k] = kinds.get(k, 0) + n
+        for k, n in chain.from_iterable(map(dict.items, map(_DIAGNOSTICS, others))):
+            kinds[k] = kinds.get(k, 0) + n
         for k, counts in per_source.items():
             _sum_into(self.of(k), SOURCE_COUNTS, _SOURCE_COUNTS, counts)
 
@@ -177,3 +195,8 @@ class Tally(SourceCounts):
 COUNTS = tuple(name for name in Tally.__struct_fields__ if name not in ("by_source", "diagnostics"))
 """The plain counts of a :class:`Tally` (and so of the report), summed field by field."""
 _COUNTS = attrgetter(*COUNTS)
+_FEW_KINDS = 64
+"""Up to this many kinds are counted by ``list.count`` per distinct kind, more by a ``Counter``
+(:meth:`Tally._count_kinds`)."""
+_BY_SOURCE = attrgetter("by_source")
+_DIAGNOSTICS = attrgetter("diagnostics")

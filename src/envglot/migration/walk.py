@@ -202,7 +202,8 @@ def _job(path: str, base: str, dst: str | None, st: os.stat_result, src: str) ->
     or a followed link's target)."""
     mode = st.st_mode
     doc, gz = kind_of(base)
-    return Job(src, display(path), dst, doc, gz, st.st_size, stat.S_IMODE(mode), stat.S_ISREG(mode))
+    name = path if path.isascii() else display(path)  # an ASCII name is shown as it is
+    return Job(src, name, dst, doc, gz, st.st_size, stat.S_IMODE(mode), stat.S_ISREG(mode))
 
 
 def input_files(

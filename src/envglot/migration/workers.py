@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- chunks (worker side)
 
 
-class ChunkResult(msgspec.Struct):
+class ChunkResult(msgspec.Struct, gc=False):
+    """A chunk's output, counts, rejects and details (not tracked by the garbage collector: nothing
+    it holds refers back to it)."""
+
     out: bytes
     rejects: list[tuple[int | None, bytes]]
     tally: Tally
