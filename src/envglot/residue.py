@@ -709,10 +709,11 @@ def placed_whole(
     keys = tuple(seg for seg in there if isinstance(seg, str))
     if len(keys) != len(there) or not 1 <= len(keys) <= 2:
         return None
+    shared: dict[str, Any] | None = members
     if members is not None and len(here) > 1 and isinstance(here[0], str) and here[0] in members:
-        members = dict(members)  # the member on the way opened once, for value_at and _whole_of's _swap
-        members[here[0]] = _open(members[here[0]])
-    value = value_at(original if members is None else members, here)
+        shared = dict(members)  # the member on the way opened once, for value_at and _whole_of's _swap
+        shared[here[0]] = _open(members[here[0]])
+    value = value_at(original if shared is None else shared, here)
     if value is None:
         return None
     start = _member_start(out, keys)
@@ -723,7 +724,7 @@ def placed_whole(
         return None
     rest = out[:start] + b"null" + out[end:]
     try:
-        top = _RAW_DICT.decode(rest)
+        top: dict[str, Any] = _RAW_DICT.decode(rest)
         levels: list[dict[str, Any]] = [top]
         for key in keys[:-1]:  # the object on the way, re-encoding to itself
             inner = top.get(key)
@@ -742,7 +743,7 @@ def placed_whole(
     kept = top[keys[0]]
     if nested:
         top[keys[0]] = parent
-    res = _whole_of(dialect, original, members, takes, top, value)
+    res = _whole_of(dialect, original, shared, takes, top, value)
     if not nested or slot[:1] != keys[:1]:
         parent[keys[-1]] = _NULL
         top[keys[0]] = kept if nested else _NULL
