@@ -709,15 +709,15 @@ def placed_whole(
     keys = tuple(seg for seg in there if isinstance(seg, str))
     if len(keys) != len(there) or not 1 <= len(keys) <= 2:
         return None
+    start = _member_start(out, keys)  # first: the source's member is opened only for a place found
+    if start is None:
+        return None
     shared: dict[str, Any] | None = members
     if members is not None and len(here) > 1 and isinstance(here[0], str) and here[0] in members:
         shared = dict(members)  # the member on the way opened once, for value_at and _whole_of's _swap
         shared[here[0]] = _open(members[here[0]])
     value = value_at(original if shared is None else shared, here)
     if value is None:
-        return None
-    start = _member_start(out, keys)
-    if start is None:
         return None
     end = start + len(value)
     if not out.startswith(value, start) or out[end : end + 1] not in (b",", b"}"):
