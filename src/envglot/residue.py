@@ -694,28 +694,40 @@ def placed_whole(
     encoding ``out``'s payload; ``None`` when that cannot be proven from ``out``'s text (the caller
     then places the residue through the decoded top level).
 
-    The payload (``takes``' first member, at one or two object keys of the target) is found in
-    ``out`` as the source's payload bytes right after the first ``"KEY":`` of each key in turn (the
-    second after the first): each is a member of the object the key before it opens (of the
-    document, for the first) when the text from that object's start to it and a ``null`` value
-    close into an object; ``out`` less those bytes (``null`` there) must re-encode to itself at
-    each level on the way (no key repeated, every key in msgspec's spelling), so its decoded levels
-    are ``out``'s but for the payload; ``takes``' other members are looked up in them with the
-    payload put back. A payload two keys deep in the source is opened once for both its lookup
+    The payload (``takes``' first member, at one object key of the target, or at two from a
+    top-level member of the source) is found in ``out`` as the source's payload bytes right after
+    the first ``"KEY":`` of each key in turn (the second after the first): each is a member of the
+    object the key before it opens (of the document, for the first) when the text from that
+    object's start to it and a ``null`` value close into an object; ``out`` less those bytes
+    (``null`` there) must re-encode to itself at each level on the way (no key repeated, every key
+    in msgspec's spelling), so its decoded levels are ``out``'s but for the payload; ``takes``'
+    other members are looked up in them with the payload put back. A payload deeper in the source
+    (code-graph's ``$.data.result``) has the objects on its way opened once, for both its lookup
     and the residue."""
     if not takes:
         return None
     here, there = takes[0]
     keys = tuple(seg for seg in there if isinstance(seg, str))
-    if len(keys) != len(there) or not 1 <= len(keys) <= 2:
+    if len(keys) != len(there) or not 1 <= len(keys) <= 2 or (len(keys) == 2 and len(here) != 1):
+        # two keys deep only from a top-level member (a payload into code-graph): a deeper one (a
+        # failure's details into google-rpc's error.details) is seldom carried unchanged, and the
+        # search costs more there than the splice saves
         return None
     start = _member_start(out, keys)  # first: the source's member is opened only for a place found
     if start is None:
         return None
     shared: dict[str, Any] | None = members
-    if members is not None and len(here) > 1 and isinstance(here[0], str) and here[0] in members:
-        shared = dict(members)  # the member on the way opened once, for value_at and _whole_of's _swap
-        shared[here[0]] = _open(members[here[0]])
+    if members is not None and len(here) > 1:
+        # the objects on the way opened once, for value_at and _whole_of's _swap (fresh, so theirs to change)
+        node = shared = dict(members)
+        for seg in here[:-1]:
+            if not isinstance(seg, str) or seg not in node:
+                break
+            child = _open(node[seg])
+            if not isinstance(child, dict):
+                break
+            node[seg] = child
+            node = child
     value = value_at(original if shared is None else shared, here)
     if value is None:
         return None
