@@ -78,8 +78,8 @@ def test_a_spliced_residue_is_the_decoded_placement_byte_for_byte(src: str, dst:
             assert got is None or got == want
             spliced += got is not None
             assert preserve.convert_bytes(doc) == get_dialect(dst).seal(want)
-    if src == "dotbot" and dst == "response-v2":
-        assert spliced
+    if (src, dst) in (("dotbot", "response-v2"), ("problem-json", "code-graph"), ("code-graph", "result")):
+        assert spliced  # a payload one key deep into one key, one into two, two into one
 
 
 def _dotbot() -> tuple[bytes, bytes]:
@@ -126,3 +126,45 @@ def test_a_number_payload_is_not_matched_by_its_prefix() -> None:
     assert _spliced("dotbot", "response-v2", doc, b'{"success":true,"data":123,"meta":{}}') is None
     out = b'{"success":true,"data":12,"meta":{}}'
     assert _spliced("dotbot", "response-v2", doc, out) == _decoded("dotbot", "response-v2", doc, out)
+
+
+def _problem_json() -> tuple[bytes, bytes]:
+    """A large problem-json success and its payload's bytes (code-graph's ``data.result``)."""
+    for doc in LARGE.payloads("problem-json", "large"):
+        members = members_of(doc)
+        assert members is not None
+        if bytes(members["status"]) == b"200" and "data" in members:
+            return doc, bytes(members["data"])
+    raise AssertionError("no problem-json success in the corpus")
+
+
+PJ, Q = _problem_json()
+HEAD = b'{"success":true,"data":{"tool":"t","version":"1.0","requestId":"r","generatedAt":"g"'
+META = b'"meta":{"approxTokens":0,"truncated":false,"limits":{}}'
+
+
+@pytest.mark.parametrize(
+    ("out", "splices"),
+    [
+        (HEAD + b',"result":' + Q + b"," + META + b"}}", True),
+        (HEAD + b',"result":' + Q + b"}}", True),
+        (b'{"data":{"result":' + Q + b"}}", True),
+        (b'{"data":{"result":' + Q + b'},"success":true}', True),
+        (HEAD + b',"result":' + Q + b',"result":null}}', False),  # a repeated key: the last one counts
+        (HEAD + b',"result":' + Q + b'},"data":{"result":null}}', False),
+        (b'{"x":{"data":{"result":' + Q + b'}},"data":{"result":' + Q + b"}}", False),  # first found nested
+        (b'{"data":{"x":{"result":' + Q + b'},"result":' + Q + b"}}", False),
+        (b'{"data":{"x":1},"result":' + Q + b"}", False),  # the second key outside the first's object
+        (b'{"data":{"x\\"result":' + Q + b',"result":' + Q + b"}}", False),  # first found inside a key
+        (b'{"data":{"\\u0061":1,"result":' + Q + b"}}", False),  # a key msgspec spells otherwise
+        (b'{"data":{"result":' + Q[:-1] + b" }}}", False),  # other bytes
+        (b'{"data":"x","result":' + Q + b"}", False),
+    ],
+)
+def test_a_payload_two_keys_deep_is_spliced_only_where_the_text_proves_it(out: bytes, splices: bool) -> None:
+    """Into code-graph (the payload at ``$.data.result``): the same declines, at either level."""
+    got = _spliced("problem-json", "code-graph", PJ, out)
+    assert (got is not None) is splices
+    if got is not None:
+        assert got == _decoded("problem-json", "code-graph", PJ, out)
+        assert b'"take":' in got

@@ -694,45 +694,100 @@ def placed_whole(
     encoding ``out``'s payload; ``None`` when that cannot be proven from ``out``'s text (the caller
     then places the residue through the decoded top level).
 
-    The payload (``takes``' first member, at one top-level key of the target) is found in ``out``
-    as the source's payload bytes right after the key's first ``"KEY":``, which is a top-level key when
-    the text before it and a ``null`` value close into an object; ``out`` less those bytes
-    (``null`` there) must re-encode to itself (no key repeated, every key in msgspec's spelling),
-    so its decoded top level is ``out``'s but for the payload; ``takes``' other members are
-    looked up in that top level."""
+    The payload (``takes``' first member, at one object key of the target, or at two from a
+    top-level member of the source) is found in ``out`` as the source's payload bytes right after
+    the first ``"KEY":`` of each key in turn (the second after the first): each is a member of the
+    object the key before it opens (of the document, for the first) when the text from that
+    object's start to it and a ``null`` value close into an object; ``out`` less those bytes
+    (``null`` there) must re-encode to itself at each level on the way (no key repeated, every key
+    in msgspec's spelling), so its decoded levels are ``out``'s but for the payload; ``takes``'
+    other members are looked up in them with the payload put back. A payload deeper in the source
+    (code-graph's ``$.data.result``) has the objects on its way opened once, for both its lookup
+    and the residue."""
     if not takes:
         return None
     here, there = takes[0]
-    if len(there) != 1 or not isinstance(there[0], str):
+    keys = tuple(seg for seg in there if isinstance(seg, str))
+    if len(keys) != len(there) or not 1 <= len(keys) <= 2 or (len(keys) == 2 and len(here) != 1):
+        # two keys deep only from a top-level member (a payload into code-graph): a deeper one (a
+        # failure's details into google-rpc's error.details) is seldom carried unchanged, and the
+        # search costs more there than the splice saves
         return None
-    value = value_at(original if members is None else members, here)
+    start = _member_start(out, keys)  # first: the source's member is opened only for a place found
+    if start is None:
+        return None
+    shared: dict[str, Any] | None = members
+    if members is not None and len(here) > 1:
+        # the objects on the way opened once, for value_at and _whole_of's _swap (fresh, so theirs to change)
+        node = shared = dict(members)
+        for seg in here[:-1]:
+            if not isinstance(seg, str) or seg not in node:
+                break
+            child = _open(node[seg])
+            if not isinstance(child, dict):
+                break
+            node[seg] = child
+            node = child
+    value = value_at(original if shared is None else shared, here)
     if value is None:
         return None
-    key = _key_text(there[0])
-    at = out.find(key)
-    if at < 1 or out[at - 1] not in _BEFORE_KEY:  # a quote after "{" or "," opens a string
-        return None
-    start = at + len(key)
     end = start + len(value)
     if not out.startswith(value, start) or out[end : end + 1] not in (b",", b"}"):
         return None
+    rest = out[:start] + b"null" + out[end:]
     try:
-        _RAW_DICT.decode(out[:start] + b"null}")  # the key is a top-level one
-        rest = out[:start] + b"null" + out[end:]
-        top = _RAW_DICT.decode(rest)
+        top: dict[str, Any] = _RAW_DICT.decode(rest)
+        levels: list[dict[str, Any]] = [top]
+        for key in keys[:-1]:  # the object on the way, re-encoding to itself
+            inner = top.get(key)
+            if inner is None or memoryview(inner)[0] != _OPEN:
+                return None
+            opened = _RAW_DICT.decode(inner)
+            if _ENC.encode(opened) != memoryview(inner):
+                return None
+            levels.append(opened)
     except msgspec.DecodeError:
         return None
     if _ENC.encode(top) != rest:
         return None
-    top[there[0]] = value  # for a later member under the payload's key (looked up only when the original has it)
-    res = _whole_of(dialect, original, members, takes, top, value)
-    top[there[0]] = _NULL
-    set_path(top, list(slot), res)
-    placed = _ENC.encode(top)
-    if placed[start : start + len(_NULL)] == b"null" and placed.startswith(rest[:start]):
-        return b"".join((placed[:start], value, placed[start + len(_NULL) :]))
-    top[there[0]] = value
+    parent, nested = levels[-1], len(levels) > 1
+    parent[keys[-1]] = value  # for a later member under the payload (looked up only when the original has it)
+    kept = top[keys[0]]
+    if nested:
+        top[keys[0]] = parent
+    res = _whole_of(dialect, original, shared, takes, top, value)
+    if not nested or slot[:1] != keys[:1]:
+        parent[keys[-1]] = _NULL
+        top[keys[0]] = kept if nested else _NULL
+        set_path(top, list(slot), res)
+        placed = _ENC.encode(top)
+        if placed[start : start + len(_NULL)] == b"null" and placed.startswith(rest[:start]):
+            return b"".join((placed[:start], value, placed[start + len(_NULL) :]))
+        parent[keys[-1]] = value
+        top[keys[0]] = parent if nested else value
+        return _ENC.encode(top)
+    set_path(top, list(slot), res)  # the slot inside the payload's parent: placed there, no splice
     return _ENC.encode(top)
+
+
+def _member_start(out: bytes, keys: tuple[str, ...]) -> int | None:
+    """Where the value at ``keys`` (one or two object keys) starts in ``out``, the first ``"KEY":``
+    of each key in turn, when the text proves it a member of the object the key before opens (of
+    ``out``, for the first): that object's text up to it and ``null}`` decode as an object, and
+    the key is preceded by ``{`` or ``,`` (a quote after either opens a string); ``None`` otherwise."""
+    opened = 0
+    for seg in keys:
+        key = _key_text(seg)
+        at = out.find(key, opened)
+        if at < 1 or out[at - 1] not in _BEFORE_KEY or out[opened] != _OPEN:
+            return None
+        start = at + len(key)
+        try:
+            _RAW_DICT.decode(out[opened:start] + b"null}")
+        except msgspec.DecodeError:
+            return None
+        opened = start
+    return opened
 
 
 _BEFORE_KEY = b"{,"
