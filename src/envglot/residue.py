@@ -620,7 +620,7 @@ def _whole_of(
             if mine is None:
                 continue
             tree[key] = _NULL
-        elif key not in tree:  # _swap's answer when the first object on the way is absent
+        elif tree.get(key, _NULL) == _NULL:  # _swap's answer when the first member on the way is absent or null
             continue
         else:
             mine = _swap(tree, here)
@@ -632,8 +632,8 @@ def _whole_of(
             theirs = None
         elif len(there) == 1:
             theirs = out.get(there[0])
-        else:
-            theirs = value_at(out, there)
+        else:  # value_at's answer, without its walk when the first member on the way is absent or null
+            theirs = None if out.get(there[0], _NULL) == _NULL else value_at(out, there)
         if theirs is not None and mine == theirs:  # Raw compares its bytes
             kept.append(paths)
             taken.append(theirs)
@@ -645,12 +645,14 @@ def _whole_of(
         rest = _ENC.encode(tree)
         if len(rest) - len(_NULL) * len(kept) + sum(map(len, taken)) == len(original):
             head, mid = _frame(dialect, takes if len(kept) == len(takes) else tuple(kept))
-            return Raw(b"".join((head, rest, mid, digest_bytes(dialect, rest, taken).encode(), b'"}')))
+            hashed = (_UNTAKEN.get(dialect) or _untaken_frame(dialect))[2]  # digest_bytes' head
+            return Raw(b"".join((head, rest, mid, _sha(hashed, rest, taken).encode(), b'"}')))
     return Raw(_untaken(dialect, original))
 
 
 def _untaken(dialect: str, original: bytes) -> bytes:
-    """The version 5 residue of ``original`` that takes nothing: the original whole."""
+    """The version 5 residue of ``original`` that takes nothing: the original whole (its digest
+    :func:`digest_bytes`'s, its head looked up with the frame)."""
     head, mid, hashed = _UNTAKEN.get(dialect) or _untaken_frame(dialect)
     return b"".join((head, original, mid, _sha(hashed, original, ()).encode(), b'"}'))
 
