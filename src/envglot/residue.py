@@ -611,7 +611,9 @@ def _whole_of(
         return Raw(_untaken(dialect, original))
     kept: list[Paths] = []
     taken: list[Any] = []  # Raw or bytes: hashed through the buffer protocol, not copied
-    tree: dict[str, Any] = dict(members) if members is not None else _RAW_DICT.decode(original)
+    # keyed by any segment: a take's segments are keys (payload_paths), an int one finds nothing
+    tree: dict[Any, Any] = dict(members) if members is not None else _RAW_DICT.decode(original)
+    carrier: dict[Any, Any] | None = out
     for paths in takes:
         here, there = paths
         key = here[0]
@@ -628,12 +630,12 @@ def _whole_of(
                 continue
         if first is not None and paths is takes[0]:
             theirs = first
-        elif out is None:
+        elif carrier is None:
             theirs = None
         elif len(there) == 1:
-            theirs = out.get(there[0])
+            theirs = carrier.get(there[0])
         else:  # value_at's answer, without its walk when the first member on the way is absent or null
-            theirs = None if out.get(there[0], _NULL) == _NULL else value_at(out, there)
+            theirs = None if carrier.get(there[0], _NULL) == _NULL else value_at(carrier, there)
         if theirs is not None and mine == theirs:  # Raw compares its bytes
             kept.append(paths)
             taken.append(theirs)
