@@ -789,25 +789,32 @@ def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -
     is used: so the key's text absent and no ``\\u`` escape (conservative; a key holding a
     character with a short escape of its own is never ruled out) means no residue.
     """
-    segs = slot_path(slot)
+    first_key, nested, key = _SLOTS.get(slot) or _slot_facts(slot)
     if members is not None:
-        first = members.get(segs[0]) if isinstance(segs[0], str) else None
+        first = members.get(first_key) if first_key is not None else None
         if first is None:
             return True
-        if len(segs) == 1:
+        if not nested:
             return False
         document = bytes(first)
-    key = _slot_key(slot)
     return key is not None and key not in document and b"\\u" not in document
 
 
-@cache
-def _slot_key(slot: str) -> bytes | None:
-    """The text of a residue slot's last key, ``None`` if it holds a character with a short escape."""
-    last = slot_path(slot)[-1]
-    if not isinstance(last, str) or any(ch in '"\\/' or ch < " " for ch in last):
-        return None
-    return last.encode()
+_SLOTS: dict[str, tuple[str | None, bool, bytes | None]] = {}
+"""Residue slot -> :func:`_slot_facts`, looked up without a call (every preserve conversion asks)."""
+
+
+def _slot_facts(slot: str) -> tuple[str | None, bool, bytes | None]:
+    """What :func:`none_in` needs of a residue slot, made and kept in :data:`_SLOTS` (at most 256
+    slots): its first key (``None`` if an index), whether it is deeper than one key, and the text
+    of its last key (``None`` if that holds a character with a short escape)."""
+    segs = slot_path(slot)
+    first, last = segs[0], segs[-1]
+    key = None if not isinstance(last, str) or any(ch in '"\\/' or ch < " " for ch in last) else last.encode()
+    if len(_SLOTS) >= 256:
+        _SLOTS.clear()
+    facts = _SLOTS[slot] = (first if isinstance(first, str) else None, len(segs) > 1, key)
+    return facts
 
 
 def encode(doc: dict[str, Any]) -> bytes:
