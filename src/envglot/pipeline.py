@@ -291,6 +291,12 @@ def locate(
     return buf, det, is_error
 
 
+_WholePlan = tuple[_residue.Takes, tuple[str | int, ...], _residue.Placer | None, bool]
+"""What :meth:`Pipeline._whole_plan` finds once per source: takes, slot, placer, whether the target seals."""
+
+_UNWRITTEN: _WholePlan = ((), (), None, False)
+""":meth:`Pipeline._whole_plan` of a source that cannot be written (compared by identity)."""
+
 SPLIT_MIN = 2048
 """Size from which a fused reader builds its wire Struct from the members the checks decoded
 (no second pass over the payload); below it, one more decode costs less than a decoder call
@@ -364,9 +370,8 @@ class Pipeline:
         self._preserving: dict[str, Callable[..., bytes | None] | None] = {}
         """Source dialect -> the fused path from ``dst`` back to it, for :meth:`_add_fused_residue`
         (``None``: the general route)."""
-        self._takes: dict[str, tuple[_residue.Takes, tuple[str | int, ...], _residue.Placer | None]] = {}
-        """Source dialect -> the members its residues may take into the target (:func:`~envglot.residue.take_paths`),
-        the target's slot and the pair's :func:`~envglot.residue.placer`."""
+        self._takes: dict[str, _WholePlan] = {}
+        """Source dialect -> :meth:`_whole_plan`'s facts (found once per source)."""
         self.convert_bytes: Callable[[bytes], bytes] = self._first_bytes
         """The output of one document under :meth:`report` (what :meth:`convert` gives): the
         entry :func:`entry` chose for this pipeline, on its first call."""
@@ -876,7 +881,7 @@ class Pipeline:
         holds no input residue, and the reverse pair is found once per source (into its own
         dialect only: into another, the version 3 residue needs no conversion back)."""
         if src.name != self.dst.name:
-            return self._whole(buf, out, src, members) if src.shape.writable else out
+            return self._whole(buf, out, src, members)
         back_pair = self._preserving.get(src.name, _MISSING)
         if back_pair is _MISSING:
             back_pair = self._preserving[src.name] = (
@@ -911,24 +916,38 @@ class Pipeline:
 
     def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
         """``out`` with the version 5 residue of ``original`` (minified, ``members`` its top level
-        when decoded): the members ``out`` carries unchanged left out (taken)."""
-        plan = self._takes.get(src.name)
-        if plan is None:
-            m = self.mappings
-            dst = m[self.dst.name]
-            takes = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
-            slot = _residue.slot_path(dst.shape.residue)
-            plan = self._takes[src.name] = (takes, slot, _residue.placer(src.name, takes, slot))
-        takes, slot, place = plan
+        when decoded): the members ``out`` carries unchanged left out (taken); ``out`` itself for a
+        source that cannot be written (no residue restores into it)."""
+        plan = self._takes.get(src.name) or self._whole_plan(src)
+        if plan is _UNWRITTEN:  # no residue restores into a source that cannot be written
+            return out
+        takes, slot, place, sealed = plan
         if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
-                return self._seal(placed)
+                return self.dst.seal(placed) if sealed else placed
         if place is not None and (done := place(original, members, out)) is not None:
-            return self._seal(*done)
+            return self.dst.seal(*done) if sealed else done[0]
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, takes))
+
+    def _whole_plan(self, src: Dialect) -> _WholePlan:
+        """:meth:`_whole`'s facts for ``src`` into this target, found once: the members its residues
+        may take (:func:`~envglot.residue.take_paths`), the target's slot, the pair's
+        :func:`~envglot.residue.placer` and whether the target seals (:meth:`Dialect.seal`
+        overridden); :data:`_UNWRITTEN` for a source that cannot be written."""
+        if not src.shape.writable:
+            plan = _UNWRITTEN
+        else:
+            m = self.mappings
+            dst = m[self.dst.name]
+            takes = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
+            slot = _residue.slot_path(dst.shape.residue)
+            sealed = type(self.dst).seal is not Dialect.seal
+            plan = (takes, slot, _residue.placer(src.name, takes, slot), sealed)
+        self._takes[src.name] = plan
+        return plan
 
     def _place(self, out: bytes, top: dict[str, Any] | None, res: msgspec.Raw) -> bytes:
         """``out`` (``top``: its top level, when decoded) with the residue ``res`` at the target's

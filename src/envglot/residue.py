@@ -405,11 +405,22 @@ def _sha(head: bytes, form: Any, taken: Sequence[Any]) -> str:
     """SHA-256's first 128 bits (hex) of ``head``, ``form`` and each of ``taken``, each of the last
     after its length (so no two splits of the same bytes hash alike; bytes-like values are fed as
     they are: a large payload is not copied into one buffer first)."""
-    h = _hashlib().sha256(b"".join((head, len(form).to_bytes(8, "big"), form)))
+    h = (_SHA256 or _sha256())(b"".join((head, len(form).to_bytes(8, "big"), form)))
     for value in taken:
         h.update(len(value).to_bytes(8, "big"))
         h.update(value)
     return h.hexdigest()[:32]
+
+
+_SHA256: Any = None
+"""``hashlib.sha256`` once :func:`_sha256` has imported it (``preserve=True`` only)."""
+
+
+def _sha256() -> Any:
+    """``hashlib.sha256``, imported on first use and kept in :data:`_SHA256`."""
+    global _SHA256
+    _SHA256 = _hashlib().sha256
+    return _SHA256
 
 
 def matches(res: Residue, document: bytes) -> bool:
@@ -596,43 +607,69 @@ def _whole_of(
 ) -> Raw:
     """:func:`whole`; ``first``: the carrier's value at the first take's path when the caller
     found it (``out`` is not looked into for it)."""
+    if not takes:
+        return Raw(_untaken(dialect, original))
     kept: list[Paths] = []
     taken: list[Any] = []  # Raw or bytes: hashed through the buffer protocol, not copied
-    tree: dict[str, Any] | None = None
+    # keyed by any segment: a take's segments are keys (payload_paths), an int one finds nothing
+    tree: dict[Any, Any] = dict(members) if members is not None else _RAW_DICT.decode(original)
+    carrier: dict[Any, Any] | None = out
     for paths in takes:
-        if tree is None:
-            tree = dict(members) if members is not None else _RAW_DICT.decode(original)
         here, there = paths
-        key = here[0] if len(here) == 1 else None
-        if isinstance(key, str):  # a top-level member: _swap's answer without its walk
+        key = here[0]
+        if len(here) == 1:  # a top-level member: _swap's answer without its walk
             mine = tree.get(key)
-            if mine is not None:
-                tree[key] = _NULL
+            if mine is None:
+                continue
+            tree[key] = _NULL
+        elif tree.get(key, _NULL) == _NULL:  # _swap's answer when the first member on the way is absent or null
+            continue
         else:
             mine = _swap(tree, here)
-        if mine is None:  # not in the original (or inside a member taken before it)
-            continue
-        theirs = first if first is not None and paths is takes[0] else None
-        if theirs is None and out is not None:
-            at = there[0] if len(there) == 1 else None
-            theirs = out.get(at) if isinstance(at, str) else value_at(out, there)
+            if mine is None:  # not in the original (or inside a member taken before it)
+                continue
+        if first is not None and paths is takes[0]:
+            theirs = first
+        elif carrier is None:
+            theirs = None
+        elif len(there) == 1:
+            theirs = carrier.get(there[0])
+        else:  # value_at's answer, without its walk when the first member on the way is absent or null
+            theirs = None if carrier.get(there[0], _NULL) == _NULL else value_at(carrier, there)
         if theirs is not None and mine == theirs:  # Raw compares its bytes
             kept.append(paths)
             taken.append(theirs)
-        else:  # not carried unchanged: put back
-            set_path(tree, list(paths[0]), mine, create=False)
-    if tree is not None and kept:
+        elif len(here) == 1:  # not carried unchanged: put back
+            tree[key] = mine
+        else:
+            set_path(tree, list(here), mine, create=False)
+    if kept:
         rest = _ENC.encode(tree)
         if len(rest) - len(_NULL) * len(kept) + sum(map(len, taken)) == len(original):
             head, mid = _frame(dialect, takes if len(kept) == len(takes) else tuple(kept))
-            return Raw(b"".join((head, rest, mid, digest_bytes(dialect, rest, taken).encode(), b'"}')))
+            hashed = (_UNTAKEN.get(dialect) or _untaken_frame(dialect))[2]  # digest_bytes' head
+            return Raw(b"".join((head, rest, mid, _sha(hashed, rest, taken).encode(), b'"}')))
     return Raw(_untaken(dialect, original))
 
 
 def _untaken(dialect: str, original: bytes) -> bytes:
-    """The version 5 residue of ``original`` that takes nothing: the original whole."""
-    head, mid = _frame(dialect, ())
-    return b"".join((head, original, mid, digest_bytes(dialect, original, ()).encode(), b'"}'))
+    """The version 5 residue of ``original`` that takes nothing: the original whole (its digest
+    :func:`digest_bytes`'s, its head looked up with the frame)."""
+    head, mid, hashed = _UNTAKEN.get(dialect) or _untaken_frame(dialect)
+    return b"".join((head, original, mid, _sha(hashed, original, ()).encode(), b'"}'))
+
+
+_UNTAKEN: dict[str, tuple[bytes, bytes, bytes]] = {}
+"""Dialect -> :func:`_frame` of a residue taking nothing and what its digest hashes first
+(:func:`_head_5`), looked up without a call (:func:`_untaken_frame` fills it)."""
+
+
+def _untaken_frame(dialect: str) -> tuple[bytes, bytes, bytes]:
+    """:data:`_UNTAKEN`'s entry for ``dialect``, made and kept (at most 256 dialects)."""
+    if len(_UNTAKEN) >= 256:
+        _UNTAKEN.clear()
+    found = _UNTAKEN[dialect] = (*_frame(dialect, ()), _head_5(dialect))
+    return found
 
 
 Placer = Callable[[bytes, dict[str, Raw] | None, bytes], tuple[bytes, dict[str, Any]] | None]
@@ -807,25 +844,32 @@ def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -
     is used: so the key's text absent and no ``\\u`` escape (conservative; a key holding a
     character with a short escape of its own is never ruled out) means no residue.
     """
-    segs = slot_path(slot)
+    first_key, nested, key = _SLOTS.get(slot) or _slot_facts(slot)
     if members is not None:
-        first = members.get(segs[0]) if isinstance(segs[0], str) else None
+        first = members.get(first_key) if first_key is not None else None
         if first is None:
             return True
-        if len(segs) == 1:
+        if not nested:
             return False
         document = bytes(first)
-    key = _slot_key(slot)
     return key is not None and key not in document and b"\\u" not in document
 
 
-@cache
-def _slot_key(slot: str) -> bytes | None:
-    """The text of a residue slot's last key, ``None`` if it holds a character with a short escape."""
-    last = slot_path(slot)[-1]
-    if not isinstance(last, str) or any(ch in '"\\/' or ch < " " for ch in last):
-        return None
-    return last.encode()
+_SLOTS: dict[str, tuple[str | None, bool, bytes | None]] = {}
+"""Residue slot -> :func:`_slot_facts`, looked up without a call (every preserve conversion asks)."""
+
+
+def _slot_facts(slot: str) -> tuple[str | None, bool, bytes | None]:
+    """What :func:`none_in` needs of a residue slot, made and kept in :data:`_SLOTS` (at most 256
+    slots): its first key (``None`` if an index), whether it is deeper than one key, and the text
+    of its last key (``None`` if that holds a character with a short escape)."""
+    segs = slot_path(slot)
+    first, last = segs[0], segs[-1]
+    key = None if not isinstance(last, str) or any(ch in '"\\/' or ch < " " for ch in last) else last.encode()
+    if len(_SLOTS) >= 256:
+        _SLOTS.clear()
+    facts = _SLOTS[slot] = (first if isinstance(first, str) else None, len(segs) > 1, key)
+    return facts
 
 
 def encode(doc: dict[str, Any]) -> bytes:
