@@ -496,8 +496,18 @@ def _limits(limits: Raw | None, ctx: Context, dmap: DialectMap) -> Raw:
     return object_or_wrapped(limits, ctx, "limits", NAME)
 
 
-def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
-    """``approxTokens`` recomputed over the written envelope (a change reported), spliced in."""
+def _count_tokens(
+    doc: bytes,
+    ctx: Context,
+    stated_tokens: int | None,
+    limits_object: Raw,
+    suggestions: list[Suggestion] | None,
+) -> bytes:
+    """``approxTokens`` recomputed over the written envelope (a change reported), spliced in.
+
+    The writer's ``"meta":{"approxTokens":0`` is the last one in the document but those the
+    members written after it carry (``limits``, a suggestion's ``args``: objects the source
+    sent, which may spell the same bytes): it is found by skipping as many from the end."""
     if not ctx.compact:  # approxTokens counts the minified envelope
         doc = msgspec.json.format(doc, indent=-1)
     length = _stringified_length(doc)
@@ -511,12 +521,27 @@ def _count_tokens(doc: bytes, ctx: Context, stated_tokens: int | None) -> bytes:
             change=f"recomputed as {tokens} (the source said {stated_tokens})",
         )
     i = doc.rfind(_TOKENS_AT)
+    for _ in range(_spelled_after(limits_object, suggestions, ctx.compact)):
+        i = doc.rfind(_TOKENS_AT, 0, i)
     j = i + len(_TOKENS_AT) - 1
     mv = memoryview(doc)
     digits = str(tokens).encode()
     out = b"".join((mv[:j], digits, mv[j + 1 :]))
     _WRITTEN[0] = (out, length, j, len(digits))
     return out
+
+
+def _spelled_after(limits: Raw, suggestions: list[Suggestion] | None, compact: bool) -> int:
+    """How many times :data:`_TOKENS_AT` occurs in the source's objects the writer puts after
+    ``approxTokens`` (``meta.limits``, each suggestion's ``args``), spelled as the written
+    document spells them (minified unless the output is compact); nothing else written after
+    it can hold the bytes (a string's quotes are escaped)."""
+    n = 0
+    for raw in (limits, *(s.args for s in suggestions or ())):
+        text = bytes(raw)
+        if b"approxTokens" in text:  # the cheap test, whatever the spacing
+            n += (text if compact else msgspec.json.format(text, indent=-1)).count(_TOKENS_AT)
+    return n
 
 
 _WRITTEN: list[tuple[bytes, int, int, int] | None] = [None]

@@ -186,6 +186,34 @@ class TestCodeGraph(GoldenSuite):
             assert fast == code_graph.seal(doc), tail
             assert json.loads(fast)["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc), tail
 
+    @pytest.mark.parametrize("style", ["compact", "pretty"])
+    @pytest.mark.parametrize("preserve", [False, True])
+    @pytest.mark.parametrize("via", [None, "dotbot", "response-v2"])
+    def test_a_source_object_spelling_the_count_is_carried_unchanged(self, via, preserve, style) -> None:
+        """``meta.limits`` and a suggestion's ``args`` are the source's objects, written after
+        ``approxTokens``: when they spell ``"meta":{"approxTokens":0`` (compact or spaced) they
+        are carried byte for byte and the writer's own count is the one set (the rule of
+        ``counted_tokens``), from code-graph itself and through another dialect, fused or not."""
+        from envglot.dialects import code_graph
+
+        doc = json.loads(next(c for c in cases("code-graph") if c.stem == "spec-digest-ok").data)
+        spelled = {"meta": {"approxTokens": 0}, "x": [{"meta": {"approxTokens": 0}}]}
+        doc["data"]["meta"]["limits"] = spelled
+        doc["data"]["meta"]["nextQuerySuggestion"][0]["args"] = spelled
+        doc["data"]["result"] = {"meta": {"approxTokens": 0}}
+        for data in (json.dumps(doc, separators=(",", ":")).encode(), json.dumps(doc, indent=1).encode()):
+            if via is not None:
+                data = envglot.convert(data, to=via, unsupported="ignore", preserve=preserve)
+            out = envglot.convert(data, to="code-graph", unsupported="ignore", preserve=preserve, style=style)
+            if via is not None and preserve:
+                assert json.loads(out) == doc  # the round trip restores the original, its count too
+                continue
+            meta = json.loads(out)["data"]["meta"]
+            assert json.loads(out)["data"]["result"] == {"meta": {"approxTokens": 0}}
+            assert meta["limits"] in (spelled, {})  # {}: the limits the source dialect cannot carry
+            assert [s["args"] for s in meta.get("nextQuerySuggestion", ())] in ([spelled], [])
+            assert meta["approxTokens"] == code_graph.counted_tokens(out) > 0
+
     def test_a_stale_estimate_is_recomputed_and_reported(self) -> None:
         case = next(c for c in cases("code-graph") if c.stem == "spec-digest-ok")
         conv = envglot.conversion(case.data, to="code-graph", unsupported="ignore")
