@@ -855,6 +855,21 @@ def test_a_build_result_is_written_from_a_byte_template_as_msgspec_encodes_it() 
         assert fn2(docs[1], _Ctx()) == msgspec.json.encode(struct(False))  # type: ignore[arg-type]
 
 
+def test_a_pair_function_is_its_own_declarations_where_others_were_freed_before() -> None:
+    """Compiled pairs are keyed by the declarations themselves: a writing made where a freed one
+    lived (CPython reuses addresses at once) gets its own function, never the freed one's (keyed
+    by ``id()``, the test above failed now and then after another test's toy pair)."""
+    r = fields.Reading(_Decoder(), fields.Move("ok", "w.flag"))
+    for note in ("a", "b", "c", "d", "e", "f"):
+        w = fields.Writing(fields.Build.of("out", _Doc, success="ok", head=fields.Const(None), note=fields.Const(note)))
+        dst = _toy(r, w)
+        dst.name = "toy2"  # type: ignore[misc]
+        fn = fields.pair_function(_toy(r), dst)
+        assert fn is not None
+        assert fn(b'{"flag":true}', _Ctx()) == msgspec.json.encode(_Doc(True, None, note))  # type: ignore[arg-type]
+        del w, dst, fn
+
+
 def test_a_bound_pairs_constant_output_parts_are_joined_once() -> None:
     """A run of the template's parts that reads only the binding's constant steps is joined once
     when the pair is bound: msgspec's bytes, the unbound function's; a constant that cannot be

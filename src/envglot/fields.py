@@ -1441,8 +1441,15 @@ def _ident(name: str) -> str:
 
 _SOURCES: dict[Callable[..., Any], str] = {}
 _BINDERS: dict[Callable[..., Any], Callable[[Context], Callable[..., bytes | None] | None]] = {}
-_PAIRS: dict[tuple[str, str, int, int], Callable[[bytes, Context], bytes | None] | None] = {}
-_TALLIES: dict[tuple[str, str, int, int, DialectMap, DialectMap], Callable[..., bytes | None]] = {}
+_Declared = tuple[str, str, Reading | None, Writing | None]
+_PAIRS: dict[_Declared, Callable[[bytes, Context], bytes | None] | None] = {}
+_TALLIES: dict[
+    tuple[str, str, Reading | None, Writing | None, DialectMap, DialectMap], Callable[..., bytes | None]
+] = {}
+"""The compiled pair functions, keyed by the declarations themselves (compared by identity and
+held, so a declaration freed and another made at its address never finds the first's function;
+keyed by ``id()`` before, which could). Each starts over at :data:`_CACHED` entries."""
+_CACHED = 256
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
 
@@ -1479,9 +1486,11 @@ def pair_function(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
     """
     if not _fusable(src, dst):
         return None
-    key = (src.name, dst.name, id(src.reading), id(dst.writing))
+    key = (src.name, dst.name, src.reading, dst.writing)
     fn = _PAIRS.get(key, _MISSING)
     if fn is _MISSING:
+        if len(_PAIRS) >= _CACHED:  # many declarations in one process: start over
+            _PAIRS.clear()
         fn = _PAIRS[key] = _compile_pair(src, dst)
     return fn  # type: ignore[return-value]
 
@@ -1513,10 +1522,10 @@ def tallying_pair(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..
     building the plain function: a migration never calls it)."""
     if not _fusable(src, dst):
         return None
-    key = (src.name, dst.name, id(src.reading), id(dst.writing), mappings[src.name], mappings[dst.name])
+    key = (src.name, dst.name, src.reading, dst.writing, mappings[src.name], mappings[dst.name])
     found = _TALLIES.get(key)
     if found is None:
-        if len(_TALLIES) >= 256:  # tables of many Mappings in one process: start over
+        if len(_TALLIES) >= _CACHED:  # tables of many Mappings in one process: start over
             _TALLIES.clear()
         found = _TALLIES[key] = _compile_tally(src, dst, mappings)
     return found
