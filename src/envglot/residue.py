@@ -823,7 +823,7 @@ def placed_whole(
     if not nested and len(slot) == 1 and isinstance(slot[0], str) and slot[0] not in top:
         # the slot a new last member of ``out``'s object: encode's bytes, less its work (``out``
         # less the payload re-encodes to itself, so ``out`` does; the payload is ``out``'s own text)
-        return b"".join((out[:-1], b",", _key_text(slot[0]), res, b"}"))
+        return b"".join((memoryview(out)[:-1], b",", _key_text(slot[0]), res, b"}"))
     if not nested or slot[:1] != keys[:1]:
         parent[keys[-1]] = _NULL
         top[keys[0]] = kept if nested else _NULL
