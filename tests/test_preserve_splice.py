@@ -192,3 +192,24 @@ def test_a_one_key_slot_splices_at_the_end_or_declines(out: bytes, splices: bool
     assert (got is not None) is splices
     if got is not None:
         assert got == _decoded("dotbot", "problem-json", DOC, out)
+
+
+def test_a_failures_details_are_spliced_when_it_has_no_payload() -> None:
+    """A large problem-json failure (no ``data``, its ``details`` large) into result: the splice
+    places the residue at the details' place (``$.error_data.details``), the decoded placement's
+    bytes, and the converter's output is that placement."""
+    ignore = envglot.Converter(to="result", from_="problem-json", unsupported="ignore")
+    preserve = envglot.Converter(to="result", from_="problem-json", unsupported="ignore", preserve=True)
+    spliced = 0
+    for doc in LARGE.payloads("problem-json", "large"):
+        original = msgspec.json.format(doc, indent=-1)
+        members = members_of(original)
+        assert members is not None
+        if "data" in members or "details" not in members:
+            continue
+        out = ignore.convert_bytes(doc)
+        got = _spliced("problem-json", "result", original, out)
+        assert got is not None and got == _decoded("problem-json", "result", original, out)
+        assert preserve.convert_bytes(doc) == got
+        spliced += 1
+    assert spliced

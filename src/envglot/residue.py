@@ -604,9 +604,11 @@ def _whole_of(
     takes: Takes,
     out: dict[str, Raw] | None,
     first: Raw | bytes | None = None,
+    spliced: Paths | None = None,
 ) -> Raw:
     """:func:`whole`; ``first``: the carrier's value at the first take's path when the caller
-    found it (``out`` is not looked into for it)."""
+        found it (``out`` is not looked into for it): the value at ``spliced``, one of ``takes``, their
+    first when not given."""
     if not takes:
         return Raw(_untaken(dialect, original))
     kept: list[Paths] = []
@@ -628,7 +630,7 @@ def _whole_of(
             mine = _swap(tree, here)
             if mine is None:  # not in the original (or inside a member taken before it)
                 continue
-        if first is not None and paths is takes[0]:
+        if first is not None and paths is (spliced or takes[0]):
             theirs = first
         elif carrier is None:
             theirs = None
@@ -753,7 +755,8 @@ def placed_whole(
     encoding ``out``'s payload; ``None`` when that cannot be proven from ``out``'s text (the caller
     then places the residue through the decoded top level).
 
-    The payload (``takes``' first member, at one object key of the target, or at two from a
+    The payload (``takes``' first member, or the first present at the original's top level when
+    that one is absent or null there — a failure's details —, at one object key of the target, or at two from a
     top-level member of the source) is found in ``out`` as the source's payload bytes right after
     the first ``"KEY":`` of each key in turn (the second after the first): each is a member of the
     object the key before it opens (of the document, for the first) when the text from that
@@ -765,7 +768,12 @@ def placed_whole(
     and the residue."""
     if not takes:
         return None
-    here, there = takes[0]
+    paths = takes[0]
+    if members is not None and len(takes) > 1 and _absent(members, paths):
+        # the first member absent or null in the original (a failure has no payload): the next
+        # one present is the one spliced (a failure's details)
+        paths = next((p for p in takes[1:] if not _absent(members, p)), paths)
+    here, there = paths
     keys = _keys(there)
     if len(keys) != len(there) or not 1 <= len(keys) <= 2 or (len(keys) == 2 and len(here) != 1):
         # two keys deep only from a top-level member (a payload into code-graph): a deeper one (a
@@ -819,7 +827,7 @@ def placed_whole(
     kept = top[keys[0]]
     if nested:
         top[keys[0]] = parent
-    res = _whole_of(dialect, original, shared, takes, top, value)
+    res = _whole_of(dialect, original, shared, takes, top, value, paths)
     if not nested and len(slot) == 1 and isinstance(slot[0], str) and slot[0] not in top:
         # the slot a new last member of ``out``'s object: encode's bytes, less its work (``out``
         # less the payload re-encodes to itself, so ``out`` does; the payload is ``out``'s own text)
@@ -842,6 +850,12 @@ def placed_whole(
 def _keys(there: tuple[str | int, ...]) -> tuple[str, ...]:
     """The object keys among a carrier path's segments (all of them when it holds no index)."""
     return tuple(seg for seg in there if isinstance(seg, str))
+
+
+def _absent(members: dict[str, Raw], paths: Paths) -> bool:
+    """True if the first member on the way to a take's path is absent or null in ``members``."""
+    seg = paths[0][0]
+    return not isinstance(seg, str) or members.get(seg, _NULL) == _NULL
 
 
 def _member_start(out: bytes, keys: tuple[str, ...]) -> int | None:
