@@ -168,3 +168,48 @@ def test_a_payload_two_keys_deep_is_spliced_only_where_the_text_proves_it(out: b
     if got is not None:
         assert got == _decoded("problem-json", "code-graph", PJ, out)
         assert b'"take":' in got
+
+
+@pytest.mark.parametrize(
+    ("out", "splices"),
+    [
+        (b'{"type":"about:blank","status":200,"data":' + P + b"}", True),  # the slot a new last member
+        (b'{"type":"a,\\"data\\":","data":' + P + b',"warnings":[]}', True),  # the key's text in a string first
+        (b'{"type":"{[","data":' + P + b"}", True),  # a bracket before it: proven by decoding
+        (b'{"x":[{"data":' + P + b'}],"data":' + P + b"}", False),  # first found nested
+        (b'{"envglot":1,"data":' + P + b"}", True),  # the slot present: set in place, encoded
+        (b'{"data":' + P + b',"envglot":{"v":1}}', True),
+        (b'{"data":' + P + b',"data":null}', False),  # a repeated key: the last one counts
+        (b'{"type" :"x","data":' + P + b"}", False),  # spaced: does not re-encode to itself
+        (b'{"\\u0074ype":"x","data":' + P + b"}", False),  # a key msgspec spells otherwise
+    ],
+)
+def test_a_one_key_slot_splices_at_the_end_or_declines(out: bytes, splices: bool) -> None:
+    """Into a target whose slot is one key (problem-json's ``$.envglot``): the residue appended as
+    ``out``'s last member is the decoded placement's bytes, a key's place is proven with or without
+    a bracket before it, and whatever the text does not prove is ``None``."""
+    got = _spliced("dotbot", "problem-json", DOC, out)
+    assert (got is not None) is splices
+    if got is not None:
+        assert got == _decoded("dotbot", "problem-json", DOC, out)
+
+
+def test_a_failures_details_are_spliced_when_it_has_no_payload() -> None:
+    """A large problem-json failure (no ``data``, its ``details`` large) into result: the splice
+    places the residue at the details' place (``$.error_data.details``), the decoded placement's
+    bytes, and the converter's output is that placement."""
+    ignore = envglot.Converter(to="result", from_="problem-json", unsupported="ignore")
+    preserve = envglot.Converter(to="result", from_="problem-json", unsupported="ignore", preserve=True)
+    spliced = 0
+    for doc in LARGE.payloads("problem-json", "large"):
+        original = msgspec.json.format(doc, indent=-1)
+        members = members_of(original)
+        assert members is not None
+        if "data" in members or "details" not in members:
+            continue
+        out = ignore.convert_bytes(doc)
+        got = _spliced("problem-json", "result", original, out)
+        assert got is not None and got == _decoded("problem-json", "result", original, out)
+        assert preserve.convert_bytes(doc) == got
+        spliced += 1
+    assert spliced

@@ -604,9 +604,11 @@ def _whole_of(
     takes: Takes,
     out: dict[str, Raw] | None,
     first: Raw | bytes | None = None,
+    spliced: Paths | None = None,
 ) -> Raw:
     """:func:`whole`; ``first``: the carrier's value at the first take's path when the caller
-    found it (``out`` is not looked into for it)."""
+        found it (``out`` is not looked into for it): the value at ``spliced``, one of ``takes``, their
+    first when not given."""
     if not takes:
         return Raw(_untaken(dialect, original))
     kept: list[Paths] = []
@@ -628,7 +630,7 @@ def _whole_of(
             mine = _swap(tree, here)
             if mine is None:  # not in the original (or inside a member taken before it)
                 continue
-        if first is not None and paths is takes[0]:
+        if first is not None and paths is (spliced or takes[0]):
             theirs = first
         elif carrier is None:
             theirs = None
@@ -646,10 +648,32 @@ def _whole_of(
     if kept:
         rest = _ENC.encode(tree)
         if len(rest) - len(_NULL) * len(kept) + sum(map(len, taken)) == len(original):
-            head, mid = _frame(dialect, takes if len(kept) == len(takes) else tuple(kept))
+            if len(kept) == len(takes):  # a pair's takes, held by its plan: looked up by identity
+                found = _FRAMES.get(id(takes))
+                head, mid = (
+                    found[2]
+                    if found is not None and found[0] is takes and found[1] == dialect
+                    else _held_frame(dialect, takes)
+                )
+            else:
+                head, mid = _frame(dialect, tuple(kept))
             hashed = (_UNTAKEN.get(dialect) or _untaken_frame(dialect))[2]  # digest_bytes' head
             return Raw(b"".join((head, rest, mid, _sha(hashed, rest, taken).encode(), b'"}')))
     return Raw(_untaken(dialect, original))
+
+
+_FRAMES: dict[int, tuple[Takes, str, tuple[bytes, bytes]]] = {}
+"""``id(takes)`` -> ``(takes, dialect, _frame(dialect, takes))``: :func:`_frame` without hashing
+``takes`` (nested tuples hash anew at every call); the entry holds ``takes``, so its id is not reused."""
+
+
+def _held_frame(dialect: str, takes: Takes) -> tuple[bytes, bytes]:
+    """:func:`_frame`, kept in :data:`_FRAMES` (at most 256 entries)."""
+    if len(_FRAMES) >= 256:
+        _FRAMES.clear()
+    frame = _frame(dialect, takes)
+    _FRAMES[id(takes)] = (takes, dialect, frame)
+    return frame
 
 
 def _untaken(dialect: str, original: bytes) -> bytes:
@@ -731,7 +755,8 @@ def placed_whole(
     encoding ``out``'s payload; ``None`` when that cannot be proven from ``out``'s text (the caller
     then places the residue through the decoded top level).
 
-    The payload (``takes``' first member, at one object key of the target, or at two from a
+    The payload (``takes``' first member, or the first present at the original's top level when
+    that one is absent or null there — a failure's details —, at one object key of the target, or at two from a
     top-level member of the source) is found in ``out`` as the source's payload bytes right after
     the first ``"KEY":`` of each key in turn (the second after the first): each is a member of the
     object the key before it opens (of the document, for the first) when the text from that
@@ -743,8 +768,13 @@ def placed_whole(
     and the residue."""
     if not takes:
         return None
-    here, there = takes[0]
-    keys = tuple(seg for seg in there if isinstance(seg, str))
+    paths = takes[0]
+    if members is not None and len(takes) > 1 and _absent(members, paths):
+        # the first member absent or null in the original (a failure has no payload): the next
+        # one present is the one spliced (a failure's details)
+        paths = next((p for p in takes[1:] if not _absent(members, p)), paths)
+    here, there = paths
+    keys = _keys(there)
     if len(keys) != len(there) or not 1 <= len(keys) <= 2 or (len(keys) == 2 and len(here) != 1):
         # two keys deep only from a top-level member (a payload into code-graph): a deeper one (a
         # failure's details into google-rpc's error.details) is seldom carried unchanged, and the
@@ -753,7 +783,7 @@ def placed_whole(
     start = _member_start(out, keys)  # first: the source's member is opened only for a place found
     if start is None:
         return None
-    shared: dict[str, Any] | None = members
+    shared: dict[Any, Any] | None = members  # keyed by any segment, as _whole_of's tree
     if members is not None and len(here) > 1:
         # the objects on the way opened once, for value_at and _whole_of's _swap (fresh, so theirs to change)
         node = shared = dict(members)
@@ -765,7 +795,12 @@ def placed_whole(
                 break
             node[seg] = child
             node = child
-    value = value_at(original if shared is None else shared, here)
+    # value_at's answer (a top level's members are Raw), without its walk for a top-level member
+    value = (
+        shared.get(here[0])
+        if shared is not None and len(here) == 1
+        else value_at(original if shared is None else shared, here)
+    )
     if value is None:
         return None
     end = start + len(value)
@@ -792,7 +827,11 @@ def placed_whole(
     kept = top[keys[0]]
     if nested:
         top[keys[0]] = parent
-    res = _whole_of(dialect, original, shared, takes, top, value)
+    res = _whole_of(dialect, original, shared, takes, top, value, paths)
+    if not nested and len(slot) == 1 and isinstance(slot[0], str) and slot[0] not in top:
+        # the slot a new last member of ``out``'s object: encode's bytes, less its work (``out``
+        # less the payload re-encodes to itself, so ``out`` does; the payload is ``out``'s own text)
+        return b"".join((memoryview(out)[:-1], b",", _key_text(slot[0]), res, b"}"))
     if not nested or slot[:1] != keys[:1]:
         parent[keys[-1]] = _NULL
         top[keys[0]] = kept if nested else _NULL
@@ -807,6 +846,18 @@ def placed_whole(
     return _ENC.encode(top)
 
 
+@lru_cache(maxsize=256)
+def _keys(there: tuple[str | int, ...]) -> tuple[str, ...]:
+    """The object keys among a carrier path's segments (all of them when it holds no index)."""
+    return tuple(seg for seg in there if isinstance(seg, str))
+
+
+def _absent(members: dict[str, Raw], paths: Paths) -> bool:
+    """True if the first member on the way to a take's path is absent or null in ``members``."""
+    seg = paths[0][0]
+    return not isinstance(seg, str) or members.get(seg, _NULL) == _NULL
+
+
 def _member_start(out: bytes, keys: tuple[str, ...]) -> int | None:
     """Where the value at ``keys`` (one or two object keys) starts in ``out``, the first ``"KEY":``
     of each key in turn, when the text proves it a member of the object the key before opens (of
@@ -819,6 +870,12 @@ def _member_start(out: bytes, keys: tuple[str, ...]) -> int | None:
         if at < 1 or out[at - 1] not in _BEFORE_KEY or out[opened] != _OPEN:
             return None
         start = at + len(key)
+        if not opened and out.find(b"{", 1, at) < 0 and out.find(b"[", 1, at) < 0:
+            # no object or array opens before it: a key of ``out``'s own object, once the caller's
+            # decode of ``out`` less the value proves the text JSON (a quote after ``{`` or ``,``
+            # is no string's inside, and only a key's is followed by ``"``, then ``:``)
+            opened = start
+            continue
         try:
             _RAW_DICT.decode(out[opened:start] + b"null}")
         except msgspec.DecodeError:
