@@ -482,33 +482,3 @@ def test_a_file_in_memory_longer_than_a_record_may_be_is_left_to_the_reader() ->
     data = b"{}\n" + b"z" * 100 + b"\n"
     assert RecordReader.whole(data, source="x", style="compact", doc=False, max_record=50) is None
     assert RecordReader.whole(data, source="x", style="compact", doc=True, max_record=50) is None
-
-
-def _chunk_bytes() -> list[bytes]:
-    """Chunks of whole lines: every status, CRLF, blank and whitespace-led lines, a reject last."""
-    v2 = b'{"ok":true,"data":{"n":1}}'
-    recs = [legacy_variant(1), v2, b"{not json", b"", b"  \t", b" " + legacy_variant(2), b"\x0c" + v2, b"\xff{}"]
-    mixed = b"".join(r + (b"\r\n" if i % 3 == 0 else b"\n") for i, r in enumerate(recs * 5))
-    return [mixed, mixed + b"{not json\n", mixed + b"  \r\n\n", b"x" * 40 + b"\r\n", b"\n" + mixed]
-
-
-@pytest.mark.parametrize("details", [False, True])
-@pytest.mark.parametrize("data", _chunk_bytes())
-def test_a_chunk_split_at_once_converts_as_the_line_by_line_loop(
-    monkeypatch: pytest.MonkeyPatch, data: bytes, details: bool
-) -> None:
-    """A chunk cut by ``bytes.split`` gives the line-by-line loop's output, rejects (their lines),
-    tally, details and line terminators, byte for byte."""
-    from envglot.migration import workers
-
-    mig = Migrator(details=details)
-    task = Task("x", "lines", data, 3, "compact")
-    monkeypatch.setattr(workers, "_SPLIT_LINE", 1)  # these lines are short: split all the same
-    assert workers._splits(data)
-    split = migrate_chunk(mig, task)
-    monkeypatch.setattr(workers, "_SPLIT_MAX", 0)
-    assert not workers._splits(data)
-    loop = migrate_chunk(mig, task)
-    assert split.rejects and (split.out or data.startswith(b"x"))
-    assert msgspec.json.encode(split) == msgspec.json.encode(loop)
-    assert split.details == loop.details

@@ -138,9 +138,6 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
             res.out = body
         return res
     data = task.data
-    if _splits(data):
-        _convert_lines(mig, task, res)
-        return res
     out: list[bytes] = []  # joined once (no copy at all for a chunk of blank lines)
     add, find, tally = out.append, data.find, res.tally
     count, counted = mig.counter(tally)  # the chunk's counting state, built once
@@ -187,50 +184,6 @@ def _convert_chunk(mig: Migrator, task: Task) -> ChunkResult:
     res.lines = lineno - task.first_line - (pos > n)  # a last line without its terminator: not one
     res.out = out[0] if len(out) == 1 else b"".join(out)
     return res
-
-
-_SPLIT_MAX = 8 * 1024 * 1024
-"""The longest chunk cut by ``bytes.split`` (:func:`_convert_lines`): its lines are held at once."""
-_SPLIT_LINE = 32
-"""... when its lines are this long on average (blank runs: the loop that passes over them in C)."""
-
-
-def _splits(data: bytes) -> bool:
-    """Whether :func:`_convert_lines` converts ``data``: its last line ends with a terminator, it
-    is at most :data:`_SPLIT_MAX` long and its lines average at least :data:`_SPLIT_LINE` bytes
-    (its lines' objects stay within about twice its size)."""
-    n = len(data)
-    return n <= _SPLIT_MAX and data[n - 1 :] == b"\n" and data.count(b"\n") * _SPLIT_LINE <= n
-
-
-def _convert_lines(mig: Migrator, task: Task, res: ChunkResult) -> None:
-    """:func:`_convert_chunk` for a chunk of whole lines (:func:`_splits`): cut in C at once, each
-    line's output (without its terminator; none for a reject) joined by terminators."""
-    lines = task.data.split(b"\n")  # the last is empty: the chunk ends with a terminator
-    out: list[bytes] = []
-    add = out.append
-    count, counted = mig.counter(res.tally)  # the chunk's counting state, built once
-    for lineno, line in enumerate(lines, task.first_line):
-        if not line or (line[0] in _WHITESPACE and not line.strip()):  # blank: copied as it is
-            add(line)
-            continue
-        body = line if line[-1] != 13 else line[:-1]  # CRLF: the record without its CR
-        got = count(body)  # counted: the record's output, None (passed through) or its Outcome
-        if got is None:
-            add(line)
-        elif type(got) is bytes:
-            add(got if body is line else got + b"\r")
-        else:
-            assert isinstance(got, Outcome)
-            _note(mig, got, body, res, task, lineno)
-            if got.status == "converted":
-                assert got.output is not None
-                add(got.output if body is line else got.output + b"\r")
-            elif got.status == "passed":
-                add(line)
-    counted()
-    res.lines = len(lines) - 1
-    res.out = b"\n".join(out)
 
 
 _WHITESPACE = b" \t\n\r\x0b\x0c"
