@@ -606,9 +606,9 @@ def _whole_of(
     first: Raw | bytes | None = None,
     spliced: Paths | None = None,
 ) -> Raw:
-    """:func:`whole`; ``first``: the carrier's value at the first take's path when the caller
-        found it (``out`` is not looked into for it): the value at ``spliced``, one of ``takes``, their
-    first when not given."""
+    """:func:`whole`; ``first``: the carrier's value at a take's path when the caller found it
+    (``out`` is not looked into for it): at ``spliced``, one of ``takes``, or their first when
+    ``spliced`` is not given."""
     if not takes:
         return Raw(_untaken(dialect, original))
     kept: list[Paths] = []
