@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import typing
 
-import msgspec
 from msgspec import Raw, Struct
+
+from .introspect import struct_fields
 
 __all__ = [
     "ENVELOPE_FIELDS",
@@ -180,7 +181,7 @@ ENVELOPE_FIELDS: tuple[str, ...] = Envelope.__struct_fields__
 def _metadata() -> tuple[tuple[str, ...], dict[str, type[Struct]]]:
     scalars: list[str] = []
     groups: dict[str, type[Struct]] = {}
-    for f in msgspec.structs.fields(Envelope):  # its types are the annotations evaluated
+    for f in struct_fields(Envelope):  # its types are the annotations evaluated
         if f.name in ("ok", "payload", "residue") or typing.get_origin(f.type) is tuple:
             continue
         struct = [t for t in typing.get_args(f.type) if isinstance(t, type) and issubclass(t, Struct)]

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import msgspec
 
 from .excerpt import MESSAGE_LIMIT, excerpt
+from .introspect import struct_fields
 from .wire import is_timestamp
 
 __all__ = [
@@ -47,7 +48,7 @@ def optional_constants(wire: type) -> frozenset[str]:
     out: set[str] = set()
 
     def walk(tp: type, path: str, optional: bool) -> None:
-        for f in msgspec.structs.fields(tp):  # its types are the annotations evaluated, Annotated kept
+        for f in struct_fields(tp):  # its types are the annotations evaluated, Annotated kept
             hint = f.type
             rules = [a for a in getattr(hint, "__metadata__", ()) if isinstance(a, Rule)]
             if optional and any(r.const is not None for r in rules):
@@ -228,7 +229,7 @@ def _kind(t: Any) -> tuple[str, type[msgspec.Struct] | None, str | None, bool]:
 def _plan(struct: type[msgspec.Struct]) -> tuple[_Field, ...]:
     """The contract of one wire Struct's fields, read once from its annotations."""
     out = []
-    for f in msgspec.structs.fields(struct):  # its types are the annotations evaluated, Annotated kept
+    for f in struct_fields(struct):  # its types are the annotations evaluated, Annotated kept
         t, rule = _strip(f.type)
         kind, sub, items, null = _kind(t)
         if typing.get_origin(t) is Literal and (rule is None or rule.one_of is None):

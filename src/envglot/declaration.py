@@ -23,6 +23,7 @@ from . import canonical as c
 from .declare import Declare, Detect, Outcome
 from .errors import MappingError
 from .fields import ABSENT as _ABSENT
+from .introspect import struct_fields
 from .tables import DialectTable
 
 __all__ = [
@@ -68,14 +69,14 @@ def canonical_types() -> dict[str, Any]:
     """Canonical field -> the wire type of a declared member carrying it (derived from the
     canonical Structs on first use: only compiling a declaration needs it)."""
     out: dict[str, Any] = {"ok": bool, "payload": Raw}
-    hints = {f.name: f.type for f in msgspec.structs.fields(c.Envelope)}  # annotations evaluated once, by msgspec
+    hints = {f.name: f.type for f in struct_fields(c.Envelope)}  # annotations evaluated once, by msgspec
     out.update({name: _plain(hints[name]) for name in c.SCALARS})
     for g, tp in c.GROUPS.items():
-        out.update({f"{g}.{f.name}": _plain(f.type) for f in msgspec.structs.fields(tp) if f.name != "extra"})
-    out.update({f"problem.{f.name}": _plain(f.type) for f in msgspec.structs.fields(c.Problem)})
+        out.update({f"{g}.{f.name}": _plain(f.type) for f in struct_fields(tp) if f.name != "extra"})
+    out.update({f"problem.{f.name}": _plain(f.type) for f in struct_fields(c.Problem)})
     for k in _PROBLEM_SKIP:
         out.pop(f"problem.{k}")
-    out.update({f"warning.{f.name}": _plain(f.type) for f in msgspec.structs.fields(c.Notice)})
+    out.update({f"warning.{f.name}": _plain(f.type) for f in struct_fields(c.Notice)})
     return out
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .fields import CANONICAL, Build, Let, Move, Reading, Step, Writing
+from .introspect import struct_fields
 from .tables import DialectTable, decode_table, mappings_root
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def _walk(tp: Any, names: list[str], json: bool = True) -> tuple[list[str], Any,
         st = _struct(tp)
         if st is None:
             return None
-        hit = next((f for f in msgspec.structs.fields(st) if (f.encode_name if json else f.name) == n), None)
+        hit = next((f for f in struct_fields(st) if (f.encode_name if json else f.name) == n), None)
         if hit is None:
             return None
         out.append(hit.name if json else hit.encode_name)
@@ -154,7 +155,7 @@ def _places(writing: Writing) -> dict[str, str]:
         if b is None or name in place:
             continue
         place[name] = path
-        keys = {f.name: f.encode_name for f in msgspec.structs.fields(b.struct)}
+        keys = {f.name: f.encode_name for f in struct_fields(b.struct)}
         todo += [(v, f"{path}.{keys[k]}") for k, v in b.members.items() if isinstance(v, str) and k in keys]
     return place
 
@@ -171,7 +172,7 @@ def _writing(d: Dialect, writing: Writing, fields: dict[str, str]) -> Writing:
     for st in writing.steps:
         if isinstance(st, Build) and st.name in place:
             members = dict(st.members)
-            for m in msgspec.structs.fields(st.struct):
+            for m in struct_fields(st.struct):
                 copy = by_path.get(f"{place[st.name]}.{m.encode_name}")
                 if m.name not in members and copy is not None:
                     members[m.name] = copy
@@ -236,7 +237,7 @@ def copied_paths(d: Dialect) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for st in writing.steps:
         if isinstance(st, Build) and st.name in place:
-            keys = {f.name: f.encode_name for f in msgspec.structs.fields(st.struct)}
+            keys = {f.name: f.encode_name for f in struct_fields(st.struct)}
             for k, v in st.members.items():
                 if isinstance(v, str) and v in CANONICAL and k in keys:
                     out.setdefault(v, []).append(f"{place[st.name]}.{keys[k]}")

@@ -67,6 +67,7 @@ import msgspec
 from msgspec import Raw
 
 from . import canonical as c
+from .introspect import signature_of, struct_fields
 
 if TYPE_CHECKING:
     import inspect
@@ -107,9 +108,7 @@ CANONICAL: tuple[str, ...] = tuple(f for f in c.ENVELOPE_FIELDS if f not in ("ex
 @cache
 def _defaults() -> dict[str, Any]:
     """Each canonical field's default (``None`` for a factory's), read on first code generation."""
-    return {
-        f.name: (f.default if f.default is not msgspec.NODEFAULT else None) for f in msgspec.structs.fields(c.Envelope)
-    }
+    return {f.name: (f.default if f.default is not msgspec.NODEFAULT else None) for f in struct_fields(c.Envelope)}
 
 
 class Const(NamedTuple):
@@ -591,15 +590,13 @@ def _params(hook: Callable[..., Any]) -> list[inspect.Parameter]:
 
     return [
         p
-        for p in inspect.signature(hook).parameters.values()
+        for p in signature_of(hook).parameters.values()
         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     ]
 
 
 def _parameter_names(fn: Callable[..., Any]) -> Sequence[str]:
-    import inspect
-
-    return tuple(inspect.signature(fn).parameters)
+    return tuple(signature_of(fn).parameters)
 
 
 def inputs(step: Step) -> set[str]:
@@ -1032,7 +1029,7 @@ def _spelled(
     config = getattr(tp, "__struct_config__", None)
     if config is None or config.array_like or config.tag_field is not None or not config.omit_defaults:
         return None
-    fields = msgspec.structs.fields(tp)
+    fields = struct_fields(tp)
     if not set(st.members) <= {f.name for f in fields}:
         return None
     enc = side.unit.ref(_ENC.encode, "encode")

@@ -12,6 +12,8 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
+from .introspect import struct_fields
+
 __all__ = ["KeyedItems", "KeyedList", "details_members"]
 
 _ENC = msgspec.json.Encoder()
@@ -63,7 +65,7 @@ class KeyedItems:
         hints = typing.get_type_hints(item)
         specs: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         rename: dict[str, str] = {}
-        for f in msgspec.structs.fields(item):
+        for f in struct_fields(item):
             rename[f.name] = f.encode_name
             if f.name == place:
                 if hints[f.name] is not Raw:
@@ -73,7 +75,7 @@ class KeyedItems:
             if hints[f.name] not in _PLAIN_TEXT:
                 raise TypeError(f"{item.__name__}.{f.name}: only strings and booleans beside {place}")
             specs.append((f.name, f.type) if f.required else (f.name, f.type, f.default))
-        if not any(f.required and f.name != place for f in msgspec.structs.fields(item)):
+        if not any(f.required and f.name != place for f in struct_fields(item)):
             raise TypeError(f"{item.__name__} has no required field besides {place}")
         cfg = item.__struct_config__
         twin = msgspec.defstruct(

@@ -25,6 +25,7 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .errors import EnvglotError
+from .introspect import struct_fields
 from .mappings import Mappings, mappings_for
 
 __all__ = [
@@ -77,7 +78,7 @@ def _shadow_struct(cls: type[Struct], cache: dict[type, type]) -> type:
     info = cls.__struct_config__
     specs: list[tuple[str, Any] | tuple[str, Any, Any]] = []
     rename: dict[str, str] = {}
-    for f in msgspec.structs.fields(cls):
+    for f in struct_fields(cls):
         ftype = _shadow_type(hints[f.name], cache)
         rename[f.name] = f.encode_name
         if f.default is msgspec.NODEFAULT and f.default_factory is msgspec.NODEFAULT:

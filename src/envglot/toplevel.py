@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import Raw
 
+from .introspect import struct_fields
 from .keyed import KeyedItems
 
 __all__ = ["KEYED_TOP_MIN", "TopMembers", "top_parser"]
@@ -57,7 +58,7 @@ def top_parser(tp: type[msgspec.Struct], keyed: dict[str, KeyedItems]) -> Callab
     :meth:`KeyedItems.from_twins`, which refuses such keys. A refused proof raises
     ``msgspec.ValidationError`` (``tests/test_top_parse.py``).
     """
-    fields = msgspec.structs.fields(tp)
+    fields = struct_fields(tp)
     specs = [
         (f.name, (keyed[f.encode_name].twins if f.encode_name in keyed else Raw) | msgspec.UnsetType, msgspec.UNSET)
         for f in fields

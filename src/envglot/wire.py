@@ -18,6 +18,7 @@ from .diagnostics import Kind
 from .errors import ParseError
 from .excerpt import key_segment, quoted
 from .fields import ABSENT
+from .introspect import struct_fields
 from .keyed import KeyedItems
 from .tables import DialectMap
 from .toplevel import TopMembers, top_parser
@@ -155,7 +156,7 @@ def known_tree(tp: type[msgspec.Struct]) -> _Tree:
     """Wire names of ``tp`` (recursively through nested Structs) as a dict tree."""
     tree: _Tree = {}
     hints = typing.get_type_hints(tp)
-    for f in msgspec.structs.fields(tp):
+    for f in struct_fields(tp):
         sub = _struct_of(hints[f.name])
         if isinstance(sub, tuple):
             tree[f.encode_name] = ("[]", known_tree(sub[1]))
@@ -270,7 +271,7 @@ class WireDecoder:
         """Wire name -> the :class:`KeyedItems` reading that member (the constructor's ``keyed``)."""
         hints = typing.get_type_hints(self._tp)
         out: dict[str, KeyedItems] = {}
-        for f in msgspec.structs.fields(self._tp):
+        for f in struct_fields(self._tp):
             place = self._keyed.get(f.encode_name)
             if place is not None:
                 sub = _struct_of(hints[f.name])
@@ -284,7 +285,7 @@ class WireDecoder:
         hints = typing.get_type_hints(self._tp)
         keyed = self._keyed_items()
         out: dict[str, tuple[str, Callable[[Raw], Any] | None]] = {}
-        for f in msgspec.structs.fields(self._tp):
+        for f in struct_fields(self._tp):
             tp = hints[f.name]
             items = keyed.get(f.encode_name)
             if items is not None:

@@ -19,6 +19,7 @@ from ..canonical import Envelope
 from ..diagnostics import Diagnostic
 from ..errors import EnvglotError, MappingError, UnknownDialectError, UnsupportedError
 from ..excerpt import MESSAGE_LIMIT, excerpt
+from ..introspect import struct_fields
 from ..limits import MAX_DEPTH, MAX_DEPTH_CEILING
 from ..mappings import Mappings, mappings_for
 from ..options import Options
@@ -188,11 +189,11 @@ def context_keys() -> tuple[str, ...]:
     """Names accepted by ``--context``: canonical envelope fields and ``workspace.*``."""
     nested = ("workspace", "pagination", "fidelity")
     out: list[str] = []
-    for f in msgspec.structs.fields(Envelope):
+    for f in struct_fields(Envelope):
         if f.name in ("ok", "payload", "problems", "warnings", "next_steps", "extras", "residue"):
             continue
         if f.name in nested:
-            sub = msgspec.structs.fields(_nested_type(f.name))
+            sub = struct_fields(_nested_type(f.name))
             out += [f"{f.name}.{s.name}" for s in sub if s.name != "extra"]
         else:
             out.append(f.name)

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from ..introspect import struct_fields
 from .constants import ENCODER, EX_INTERRUPTED, EX_SOFTWARE, Mode
 from .tally import Tally
 
@@ -134,5 +135,5 @@ class MigrationReport(Tally, kw_only=True):
         return msgspec.json.format(ENCODER.encode(self.to_dict()), indent=2) + b"\n"
 
 
-HEAD = tuple(f.name for f in msgspec.structs.fields(MigrationReport) if f.required)
+HEAD = tuple(f.name for f in struct_fields(MigrationReport) if f.required)
 """The report's leading keys: the facts every run states (target, source, mode, jobs)."""
