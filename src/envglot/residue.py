@@ -777,9 +777,9 @@ def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
     every later take inside it."""
     outer, key, carried = (str(seg) for seg in (*takes[0][0], *takes[0][1]))  # keys (_whole_by)
     later = takes[1:]  # held here: _whole_of looks its frame up by identity
-    head, mid = _frame(dialect, takes[:1])
-    hashed = _head_5(dialect)
-    decode, encode_ = _RAW_DICT.decode, _ENC.encode
+    lead_frame = _frame(dialect, takes[:1])
+    next_frame = _frame(dialect, later[:1])
+    decode = _RAW_DICT.decode
 
     def whole_of(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
         parent = None if members is None else members.get(outer)
@@ -792,15 +792,31 @@ def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
         if theirs is not None and opened.get(key) == theirs:  # Raw compares its bytes
             # _whole_of's tree once the payload is taken (null in its place)
             opened[key] = _NULL
-            rest = encode_(tree)
-            if len(rest) - len(_NULL) + len(theirs) != len(original):
-                return Raw(_untaken(dialect, original))
-            return Raw(b"".join((head, rest, mid, _sha(hashed, rest, (theirs,)).encode(), b'"}')))
+            return _one_taken(dialect, original, tree, theirs, lead_frame)
         if not later:
             return Raw(_untaken(dialect, original))
-        return _whole_of(dialect, original, tree, later, out)
+        if len(later) > 1:
+            return _whole_of(dialect, original, tree, later, out)
+        # the payload put back (not carried unchanged): the one take inside it (a failure's
+        # details), the carrier first: nothing there, nothing taken, whatever the original holds
+        here, there = later[0]
+        theirs = value_at(out, there)
+        if theirs is None or _swap(tree, here) != theirs:
+            return Raw(_untaken(dialect, original))
+        return _one_taken(dialect, original, tree, theirs, next_frame)
 
     return whole_of
+
+
+def _one_taken(dialect: str, original: bytes, tree: dict[str, Any], theirs: Raw, frame: tuple[bytes, bytes]) -> Raw:
+    """:func:`_whole_of`'s residue once one member is taken: ``tree`` the original opened on the way
+    to it, ``null`` in its place, ``theirs`` its bytes in the carrier (the original's), ``frame``
+    :func:`_frame` of that take."""
+    rest = _ENC.encode(tree)
+    if len(rest) - len(_NULL) + len(theirs) != len(original):
+        return Raw(_untaken(dialect, original))
+    head, mid = frame
+    return Raw(b"".join((head, rest, mid, _sha(_head_5(dialect), rest, (theirs,)).encode(), b'"}')))
 
 
 SPLICE_MIN = 4096
