@@ -64,7 +64,7 @@ def counted(src: Path, script: Path, args: list[str], parts: int, out: Path) -> 
     """Run ``script args`` under callgrind with ``src`` on ``PYTHONPATH``; the instruction count
     between each of its ``parts`` pairs of marker calls, and its standard output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ENVGLOT_")}
-    env["PYTHONPATH"] = str(src)
+    env["PYTHONPATH"] = str(Path(src).resolve())  # the child runs elsewhere: a relative tree would miss
     env["PYTHONHASHSEED"] = "0"
     out.mkdir(parents=True, exist_ok=True)
     cmd = ["valgrind", "--tool=callgrind", f"--dump-before={MARKER}", f"--callgrind-out-file={out}/callgrind.out.%p"]

@@ -169,3 +169,69 @@ def test_large_envelopes_are_restored_exactly(src: str, dst: str) -> None:
 @given(data=st.data())
 def test_generated_envelopes_are_restored_exactly(src: str, dst: str, data: st.DataObject) -> None:
     _check(msgspec.json.encode(data.draw(ENVELOPES[src])), src, dst)
+
+
+_CG_HEAD = (
+    b'{"success":true,"data":{"tool":"t","version":"1.0","requestId":"r1","generatedAt":"2026-04-14T19:57:25.986Z",'
+)
+_CG_WS = b'"workspace":{"root":"/w","repoName":"p"},'
+_CG_META = b'"meta":{"approxTokens":30,"truncated":false,"limits":{}}}}'
+_CG_FAILED = (
+    b'{"success":false,"data":{"tool":"t","version":"1.0","requestId":"r2","generatedAt":"2026-04-14T19:57:25.986Z",'
+    + _CG_WS
+    + b'"result":{"error":{"code":"MISSING_PARAMS","message":"m",'
+    + b'"details":{"errors":[{"field":"a","received":null}]}}},'
+    + _CG_META
+)
+CODE_GRAPH_ODD = [
+    _CG_HEAD + _CG_WS + b'"result":{"count":2,"items":[1,2]},' + _CG_META,
+    _CG_HEAD + b'"workspace":{"root": "/w","repoName":"p"},"result":{"count":2},' + _CG_META,  # spaced inside data
+    _CG_HEAD + _CG_WS + b'"result":{"count": 2},' + _CG_META,  # spaced payload
+    _CG_HEAD + _CG_WS + b'"tool":"u","result":{"count":2},' + _CG_META,  # a key of data repeated
+    _CG_HEAD + _CG_WS + b'"result":{"count":1},"result":{"count":2},' + _CG_META,  # the payload's key repeated
+    _CG_HEAD + b'"w\\u006frkspace":{"root":"/w","repoName":"p"},"result":{"count":2},' + _CG_META,  # a key escaped
+    _CG_HEAD + _CG_WS + b'"result":[1,2,3],' + _CG_META,
+    _CG_HEAD + _CG_WS + b'"result":"text",' + _CG_META,
+    _CG_HEAD + _CG_WS + b'"result":null,' + _CG_META,
+    _CG_HEAD + _CG_WS + _CG_META,  # no payload
+    _CG_HEAD + _CG_WS + b'"result":{"error":{"details":{"a":1}}},' + _CG_META,  # a success shaped as a failure
+    _CG_HEAD + _CG_WS + b'"result":{"count":2},' + _CG_META[:-1] + b',"x":{"y":1}}',  # a member after data
+    _CG_FAILED,
+    _CG_FAILED.replace(b'"details":{"errors"', b'"details": {"errors"'),  # spaced details
+    _CG_FAILED.replace(b',"details":{"errors":[{"field":"a","received":null}]}', b""),  # no details
+    _CG_FAILED.replace(b'"requestId":"r2"', b'"requestId":"r2","requestId":"r3"'),
+    _CG_FAILED.replace(b'"result":{"error"', b'"result":{"error":null,"error"'),
+    _CG_FAILED.replace(  # details google-rpc carries unchanged
+        b'{"errors":[{"field":"a","received":null}]}',
+        b'[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"x"}]',
+    ),
+]
+
+
+@pytest.mark.parametrize("dst", [d for d in WRITABLE if d != "code-graph"])
+def test_a_code_graph_pairs_placer_gives_the_general_ways_bytes(dst: str) -> None:
+    """The pair's placer (its residue by ``residue.placer``'s own function: the payload two keys
+    deep taken without the loop over the takes, or nothing taken when the carrier has none) gives
+    the bytes of ``residue.whole`` set at the slot, with the original's top level or without."""
+    m = default_mappings()
+    there = m[dst]
+    takes = residue.take_paths(m["code-graph"].fields, there.fields, there.shape.residue)
+    slot = residue.slot_path(there.shape.residue)
+    place = residue.placer("code-graph", takes, slot)
+    assert place is not None
+    taken = 0
+    for doc in CODE_GRAPH_ODD:
+        try:
+            out = envglot.convert(doc, from_="code-graph", to=dst, unsupported="ignore")
+        except envglot.EnvglotError:
+            continue
+        members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
+        for top_level in (members, None):
+            top = residue.open_document(out)
+            res = residue.whole("code-graph", doc, top_level, residue.open_document(out), takes)
+            residue.set_path(top, list(slot), res)
+            assert place(doc, top_level, out) == (residue.encode(top), top), doc
+            taken += b'"take":' in bytes(res)
+        if b"\n" not in doc and b": " not in doc:
+            _check(doc, "code-graph", dst)
+    assert taken >= 2

@@ -716,10 +716,11 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
     if not isinstance(outer, str) or not isinstance(inner, str):
         return None
     decode, encode_ = _RAW_DICT.decode, _ENC.encode
+    residue_of = _whole_by(dialect, takes)
 
     def place(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, dict[str, Any]] | None:
         top: dict[str, Any] = decode(out)
-        value = _whole_of(dialect, original, members, takes, top)
+        value = residue_of(original, members, top)
         if not nested:
             top[inner] = value
         else:
@@ -735,6 +736,87 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
         return encode_(top), top
 
     return place
+
+
+WholeOf = Callable[[bytes, dict[str, Raw] | None, dict[str, Any]], Raw]
+"""A pair's :func:`_whole_of` given its takes: ``(original, its top level or None, the output's top
+level)`` -> the residue."""
+
+
+def _whole_by(dialect: str, takes: Takes) -> WholeOf:
+    """:func:`_whole_of` for ``dialect``'s documents and ``takes``, as one function giving its bytes.
+
+    - A payload two object keys deep in the source and one in the carrier, every other take inside
+      it (code-graph's ``$.data.result``, its details under it): the payload's parent is opened once;
+      carried unchanged, it is taken without the loop over the takes (the later ones lie inside a
+      member taken, so :func:`_whole_of` finds nothing there); otherwise :func:`_whole_of` goes on
+      with the later takes from that opened parent (the state its first take leaves, the payload
+      put back).
+    - A single take deeper than the source's top level: nothing is taken when the carrier has no
+      value there (no walk into the original: a code-graph success's payload is on the way to a
+      failure's details); otherwise :func:`_whole_of`, given that value.
+    - Anything else: :func:`_whole_of` itself."""
+    here, there = takes[0] if takes else ((), ())
+    keys = all(isinstance(seg, str) for seg in (*here, *there))
+    if keys and len(here) == 2 and len(there) == 1 and all(len(p[0]) > 2 and p[0][:2] == here for p in takes[1:]):
+        return _lead_whole(dialect, takes)
+    if keys and len(takes) == 1 and len(here) > 1 and there:
+
+        def single(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
+            theirs = value_at(out, there)
+            if theirs is None:  # never taken: _whole_of's answer without its walk
+                return Raw(_untaken(dialect, original))
+            return _whole_of(dialect, original, members, takes, out, theirs)
+
+        return single
+    return lambda original, members, out: _whole_of(dialect, original, members, takes, out)
+
+
+def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
+    """:func:`_whole_by`'s function for a payload two keys deep in the source, one in the carrier,
+    every later take inside it."""
+    outer, key, carried = (str(seg) for seg in (*takes[0][0], *takes[0][1]))  # keys (_whole_by)
+    later = takes[1:]  # held here: _whole_of looks its frame up by identity
+    lead_frame = _frame(dialect, takes[:1])
+    next_frame = _frame(dialect, later[:1])
+    decode = _RAW_DICT.decode
+
+    def whole_of(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
+        parent = None if members is None else members.get(outer)
+        if members is None or parent is None or memoryview(parent)[0] != _OPEN:
+            return _whole_of(dialect, original, members, takes, out)
+        opened = decode(parent)
+        theirs = out.get(carried)
+        tree: dict[str, Any] = dict(members)
+        tree[outer] = opened
+        if theirs is not None and opened.get(key) == theirs:  # Raw compares its bytes
+            # _whole_of's tree once the payload is taken (null in its place)
+            opened[key] = _NULL
+            return _one_taken(dialect, original, tree, theirs, lead_frame)
+        if not later:
+            return Raw(_untaken(dialect, original))
+        if len(later) > 1:
+            return _whole_of(dialect, original, tree, later, out)
+        # the payload put back (not carried unchanged): the one take inside it (a failure's
+        # details), the carrier first: nothing there, nothing taken, whatever the original holds
+        here, there = later[0]
+        theirs = value_at(out, there)
+        if theirs is None or _swap(tree, here) != theirs:
+            return Raw(_untaken(dialect, original))
+        return _one_taken(dialect, original, tree, theirs, next_frame)
+
+    return whole_of
+
+
+def _one_taken(dialect: str, original: bytes, tree: dict[str, Any], theirs: Raw, frame: tuple[bytes, bytes]) -> Raw:
+    """:func:`_whole_of`'s residue once one member is taken: ``tree`` the original opened on the way
+    to it, ``null`` in its place, ``theirs`` its bytes in the carrier (the original's), ``frame``
+    :func:`_frame` of that take."""
+    rest = _ENC.encode(tree)
+    if len(rest) - len(_NULL) + len(theirs) != len(original):
+        return Raw(_untaken(dialect, original))
+    head, mid = frame
+    return Raw(b"".join((head, rest, mid, _sha(_head_5(dialect), rest, (theirs,)).encode(), b'"}')))
 
 
 SPLICE_MIN = 4096
