@@ -712,9 +712,10 @@ def _appended_last(members_text: bytes, top: dict[str, Raw] | None) -> bool:
     if not top:
         return False
     key = next(reversed(top))
-    if key in _TOP_KEYS:
+    value = top[key]
+    if key in _TOP_KEYS or type(value) is not Raw:  # (a caller's opened object: the decode decides)
         return False
-    return members_text == b"".join((b"{", _ENC.encode(key), b":", top[key], b"}"))
+    return members_text == b"".join((b"{", _ENC.encode(key), b":", value, b"}"))
 
 
 def _spaced(text: bytes) -> bool:

@@ -218,6 +218,7 @@ class TestCodeGraph(GoldenSuite):
         doc = out[:-1] + added[1]
         envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
         assert code_graph._appended_last(b"{" + added[1][1:], open_document(doc))
+        assert not code_graph._appended_last(b'{"_envglot":{}}', {"_envglot": {}})  # not Raw: decoded
 
     @pytest.mark.parametrize("style", ["compact", "pretty"])
     @pytest.mark.parametrize("preserve", [False, True])
