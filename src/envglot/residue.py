@@ -991,7 +991,8 @@ def none_in(document: bytes, slot: str, members: dict[str, Raw] | None = None) -
         if not nested:
             return False
         document = bytes(first)
-    return key is not None and key not in document and b"\\u" not in document
+    # find: ``in`` raises and clears a TypeError first
+    return key is not None and document.find(key) < 0 and document.find(b"\\u") < 0
 
 
 _SLOTS: dict[str, tuple[str | None, bool, bytes | None]] = {}

@@ -636,13 +636,14 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     each level is decoded once for the count and the result.
 
     ``doc`` the writer's last document with members appended (the pipeline's residue at
-    ``$._envglot``): the writer's count plus theirs (:func:`_added`), nothing decoded but them.
+    ``$._envglot``): the writer's count plus theirs (:func:`_added`), nothing decoded but them
+    (nor those, when ``top`` shows the one member appended: :func:`_appended_last`).
     Otherwise the count is taken from ``doc`` itself (less the stated digits: one UTF-16 unit each, outside
     strings) when the levels, encoded, take exactly ``doc``'s length: msgspec spells each key in
     its shortest form and drops whitespace and repeated keys, so equal lengths leave only keys
     spelled otherwise at the same length (a control character's ``\\u001F`` for ``\\u001f``),
     which count alike. Otherwise the levels are encoded with ``approxTokens`` 0 and counted."""
-    added = _added(doc)
+    added = _added(doc, top)
     if added is not None:
         return added
     levels = _levels(doc, top)
@@ -661,10 +662,11 @@ _TOP_KEYS = frozenset(Envelope.__struct_encode_fields__)
 """Every top-level key the writer writes (in msgspec's spelling)."""
 
 
-def _added(doc: bytes) -> bytes | None:
+def _added(doc: bytes, top: dict[str, Raw] | None = None) -> bytes | None:
     """:func:`seal` of ``doc`` when it is the writer's last document (:data:`_WRITTEN`) with
     top-level members appended (a preserve residue), ``None`` otherwise: the writer's count plus
-    the members' own, without counting the whole document again.
+    the members' own, without counting the whole document again (``top``: ``doc``'s top level,
+    when decoded).
 
     The same bytes as the general way, since encoding ``doc``'s levels gives ``doc`` again: the
     writer's document does (keys in msgspec's spelling, none repeated, no whitespace at its top
@@ -680,12 +682,13 @@ def _added(doc: bytes) -> bytes | None:
     if len(doc) <= end + 2 or doc[end] != _COMMA or not doc.startswith(memoryview(before)[:end]):
         return None
     members_text = b"{" + doc[end + 1 :]
-    try:
-        members = _RAW_DICT.decode(members_text)
-    except msgspec.DecodeError:
-        return None
-    if not _TOP_KEYS.isdisjoint(members) or _ENC.encode(members) != members_text:
-        return None
+    if not _appended_last(members_text, top):
+        try:
+            members = _RAW_DICT.decode(members_text)
+        except msgspec.DecodeError:
+            return None
+        if not _TOP_KEYS.isdisjoint(members) or _ENC.encode(members) != members_text:
+            return None
     if _spaced(before):
         length -= len(before) - len(msgspec.json.format(before, indent=-1))
     if _spaced(members_text):
@@ -698,6 +701,21 @@ def _added(doc: bytes) -> bytes | None:
 
 
 _COMMA = ord(",")
+
+
+def _appended_last(members_text: bytes, top: dict[str, Raw] | None) -> bool:
+    """Whether ``members_text`` (the members :func:`_added` finds appended, as an object) is
+    ``top``'s last member alone, in msgspec's spelling, under a key the writer does not write:
+    :func:`_added`'s decode and encode of them give that answer then (``top`` being the
+    document's top level, that member's value is JSON), so they are skipped (the pipeline's
+    residue placed at ``$._envglot``)."""
+    if not top:
+        return False
+    key = next(reversed(top))
+    value = top[key]
+    if key in _TOP_KEYS or type(value) is not Raw:  # (a caller's opened object: the decode decides)
+        return False
+    return members_text == b"".join((b"{", _ENC.encode(key), b":", value, b"}"))
 
 
 def _spaced(text: bytes) -> bool:

@@ -186,6 +186,40 @@ class TestCodeGraph(GoldenSuite):
             assert fast == code_graph.seal(doc), tail
             assert json.loads(fast)["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc), tail
 
+    @pytest.mark.parametrize("source", cases(), ids=str)
+    def test_seal_given_the_top_level_adds_the_last_member_unparsed_the_bytes_of_the_general_way(self, source) -> None:
+        """With ``top`` given (the pipeline's placed residue), one member appended under a key the
+        writer does not write is counted without decoding it; anything else (two members, a key
+        the writer writes, a key spelled otherwise, whitespace, a repeated key) takes the decode
+        as before: the same bytes as counting the whole document."""
+        from envglot.dialects import code_graph
+        from envglot.residue import open_document
+
+        out = envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
+        added = [
+            b',"_envglot":{"from":"x","set":[["$",{"a": [1,  2], "b":"\\u00e9 \\/ \xc3\xa9 \xf0\x9f\x98\x80"}]]}}',
+            b',"_envglot":{"from":"x","v":5,"digest":"00"}}',
+            b',"_envglot":{"k":1},"other":"v"}',
+            b',"success":true}',
+            b',"\\u001F":1}',
+            b',"\\u005fenvglot":1}',
+            b', "_envglot":1}',
+            b',"_envglot":1,"_envglot":2}',
+            b',"_envglot":[1, 2]}',
+        ]
+        for tail in added:
+            doc = out[:-1] + tail
+            envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
+            fast = code_graph.seal(doc, open_document(doc))
+            code_graph._WRITTEN[0] = None
+            assert fast == code_graph.seal(doc), tail
+            assert json.loads(fast)["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc), tail
+        # the shortcut is taken where it applies (no decode of the appended member)
+        doc = out[:-1] + added[1]
+        envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
+        assert code_graph._appended_last(b"{" + added[1][1:], open_document(doc))
+        assert not code_graph._appended_last(b'{"_envglot":{}}', {"_envglot": {}})  # not Raw: decoded
+
     @pytest.mark.parametrize("style", ["compact", "pretty"])
     @pytest.mark.parametrize("preserve", [False, True])
     @pytest.mark.parametrize("via", [None, "dotbot", "response-v2"])
