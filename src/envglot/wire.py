@@ -17,7 +17,7 @@ from .context import Context
 from .diagnostics import Kind
 from .errors import ParseError
 from .excerpt import key_segment, quoted
-from .fields import ABSENT
+from .fields import ABSENT, Unit
 from .keyed import KeyedItems
 from .tables import DialectMap
 from .toplevel import TopMembers, top_parser
@@ -174,7 +174,7 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_fields", "_keyed", "_residue", "_top", "_tp", "_tree", "dialect")
+    __slots__ = ("_dec", "_fields", "_keyed", "_read", "_residue", "_top", "_tp", "_tree", "dialect")
 
     def __init__(
         self, tp: type[msgspec.Struct], dialect: str, residue_path: str, keyed: dict[str, str] | None = None
@@ -189,6 +189,7 @@ class WireDecoder:
         self._residue = residue_path
         self._keyed = keyed or {}
         self._top: Callable[[bytes], TopMembers] | None = None
+        self._read: Callable[[dict[str, Raw]], Any] | None = None  # generated on first use (see :meth:`_reader`)
 
     def decoder(self) -> msgspec.json.Decoder[Any]:
         """The strict decoder, built on first use: building one evaluates the Structs'
@@ -238,6 +239,8 @@ class WireDecoder:
         A repeated key is seen once here, with its last value, as the slow path sees it. Members
         :meth:`top_parser` decoded (:class:`TopMembers`) are taken as it decoded them.
         """
+        if type(members) is dict:
+            return (self._read or self._reader())(members)
         fields = self._fields if self._fields is not None else self._field_decoders()
         kw: dict[str, Any] = {}
         done = members.decoded if type(members) is TopMembers else None
@@ -256,6 +259,51 @@ class WireDecoder:
             return self._tp(**kw)
         except (msgspec.MsgspecError, TypeError):
             return None
+
+    def _reader(self) -> Callable[[dict[str, Raw]], Any]:
+        """:meth:`from_members` for a plain members dict, generated for the wire Struct: each
+        field's member looked up by its wire name and decoded by its type (a ``Raw`` field taken
+        as it is, an absent one given its default), the Struct built by position, without the
+        per-member loop and its keyword dict. The same answer as the loop: ``None`` for a
+        missing required member, an unknown one (the members outnumber the fields found) or a
+        value its type refuses."""
+        fields = self._fields if self._fields is not None else self._field_decoders()
+        tp = self._tp
+        u = Unit(f"from_members_{self.dialect}")
+        positional = len(getattr(tp, "__match_args__", ()))
+        required, optional, args = [], [], []
+        for i, f in enumerate(msgspec.structs.fields(tp)):
+            name, dec = fields[f.encode_name]
+            x = f"x{i}"
+            value = x if dec is None else f"{u.ref(dec, 'd_' + name)}({x})"
+            if f.default is not msgspec.NODEFAULT:
+                value = f"{u.ref(f.default, 'D_' + name)} if {x} is None else {value}"
+            elif f.default_factory is not msgspec.NODEFAULT:
+                value = f"{u.ref(f.default_factory, 'F_' + name)}() if {x} is None else {value}"
+            (
+                optional
+                if f.default is not msgspec.NODEFAULT or f.default_factory is not msgspec.NODEFAULT
+                else required
+            ).append((x, f.encode_name))
+            args.append(value if i < positional else f"{name}={value}")
+        u.emit("def from_members(m):", 0)
+        if required:  # a missing one: the Struct refuses it
+            u.emit("try:")
+            for x, key in required:
+                u.emit(f"{x} = m[{key!r}]", 2)
+            u.emit("except KeyError:")
+            u.emit("return None", 2)
+        for x, key in optional:
+            u.emit(f"{x} = m.get({key!r})")
+        count = " + ".join([str(len(required)), *(f"({x} is not None)" for x, _ in optional)])
+        u.emit(f"if len(m) != {count}:  # a member the Struct does not name")
+        u.emit("return None", 2)
+        u.emit("try:")
+        u.emit(f"return {u.ref(tp, tp.__name__)}({', '.join(args)})", 2)
+        u.emit(f"except {u.ref((msgspec.MsgspecError, TypeError), 'REFUSED')}:")
+        u.emit("return None", 2)
+        self._read = read = u.build("from_members")
+        return read
 
     def top_parser(self) -> Callable[[bytes], TopMembers] | None:
         """:func:`~envglot.toplevel.top_parser` of the wire Struct with the members the
