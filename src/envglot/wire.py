@@ -46,6 +46,7 @@ __all__ = [
 
 RAW_EMPTY_OBJECT = Raw(b"{}")
 RAW_NULL = Raw(b"null")
+_TRUE, _FALSE = Raw(b"true"), Raw(b"false")
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _ENC = msgspec.json.Encoder()
@@ -263,28 +264,31 @@ class WireDecoder:
     def _reader(self) -> Callable[[dict[str, Raw]], Any]:
         """:meth:`from_members` for a plain members dict, generated for the wire Struct: each
         field's member looked up by its wire name and decoded by its type (a ``Raw`` field taken
-        as it is, an absent one given its default), the Struct built by position, without the
-        per-member loop and its keyword dict. The same answer as the loop: ``None`` for a
-        missing required member, an unknown one (the members outnumber the fields found) or a
-        value its type refuses."""
+        as it is, a ``bool`` one compared with ``true`` and ``false``, an absent one given its
+        default), the Struct built by position, without the per-member loop and its keyword
+        dict. The same answer as the loop: ``None`` for a missing required member, an unknown one
+        (the members outnumber the fields found) or a value its type refuses."""
         fields = self._fields if self._fields is not None else self._field_decoders()
         tp = self._tp
         u = Unit(f"from_members_{self.dialect}")
         positional = len(getattr(tp, "__match_args__", ()))
-        required, optional, args = [], [], []
+        hints = typing.get_type_hints(tp)
+        required: list[tuple[str, str]] = []
+        optional: list[tuple[str, str]] = []
+        args = []
         for i, f in enumerate(msgspec.structs.fields(tp)):
             name, dec = fields[f.encode_name]
             x = f"x{i}"
             value = x if dec is None else f"{u.ref(dec, 'd_' + name)}({x})"
+            if hints[name] is bool:  # a span is the literal's one spelling: compared, not decoded
+                value = (
+                    f"True if {x} == {u.ref(_TRUE, 'TRUE')} else False if {x} == {u.ref(_FALSE, 'FALSE')} else {value}"
+                )
             if f.default is not msgspec.NODEFAULT:
                 value = f"{u.ref(f.default, 'D_' + name)} if {x} is None else {value}"
             elif f.default_factory is not msgspec.NODEFAULT:
                 value = f"{u.ref(f.default_factory, 'F_' + name)}() if {x} is None else {value}"
-            (
-                optional
-                if f.default is not msgspec.NODEFAULT or f.default_factory is not msgspec.NODEFAULT
-                else required
-            ).append((x, f.encode_name))
+            (required if f.required else optional).append((x, f.encode_name))
             args.append(value if i < positional else f"{name}={value}")
         u.emit("def from_members(m):", 0)
         if required:  # a missing one: the Struct refuses it
