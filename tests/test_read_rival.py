@@ -124,3 +124,42 @@ def test_a_team_dialects_probe_is_still_asked_after_a_read(
     docs += [{**m, "teamok": msgspec.Raw(b"1")} for m in docs]
     answers = [(after(m), plain(m)) for m in docs]
     assert all(a is b for a, b in answers)
+
+
+_FILL = b'"' + b"x" * 600 + b'"'
+"""A string that takes a ``data`` member past ``probetests.SCAN_MIN`` bytes."""
+
+
+@pytest.mark.parametrize(
+    ("data", "code_graph"),
+    [
+        (b'{"rows":%s}', False),
+        (b'{"rows":%s,"requestId":"r","generatedAt":"g"}', True),
+        (b'{"rows":%s,"requestId":"r"}', False),
+        (b'{"rows":%s,"note":"requestId generatedAt"}', False),
+        (b'{"rows":%s,"note":"\\"requestId\\",\\"generatedAt\\""}', False),
+        (b'{"rows":%s,"request\\u0049d":"r","generatedAt":"g"}', True),  # a key spelled with an escape
+        (b'{"rows":%s,"\\u0072equestId":"r","generatedAt":"g","note":"\\\\"}', True),
+        (b'{"rows":%s,"request\\u0049d":"r","generated\\u0041t":"g"}', True),  # neither spelled plainly
+        (b'{"rows":%s,"x":{"requestId":"r","generatedAt":"g"}}', False),  # not data's own keys
+        (b'[%s,{"requestId":"r","generatedAt":"g"}]', False),  # no object
+        (b"%s", False),
+    ],
+)
+def test_a_large_member_searched_for_its_keys_answers_as_decoded(
+    data: bytes, code_graph: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From ``SCAN_MIN`` bytes a member's object is searched for its keys' spellings before it is
+    decoded (none there and no backslash: none of its keys): the rival answers as when it is
+    decoded. Here an errorcode document whose ``data`` may hold code-graph's keys."""
+    import envglot.probetests as probetests
+
+    doc = b'{"success":true,"data":' + data % _FILL + b"}"
+    members = top_members(doc)
+    assert len(members["data"]) >= probetests.SCAN_MIN
+    reg = bundled()
+    rivals = read_rival(reg, get_dialect("errorcode"), _WRAPPER_KEYS), forced_rival(reg, "errorcode")
+    searched = [r(members) for r in rivals if r is not None]
+    monkeypatch.setattr(probetests, "SCAN_MIN", 1 << 30)
+    assert searched == [r(members) for r in rivals if r is not None]
+    assert all((d is not None and d.name == "code-graph") is code_graph for d in searched), searched

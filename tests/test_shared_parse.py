@@ -127,6 +127,51 @@ def test_from_members_is_the_decoders_struct(name: str) -> None:
     check()
 
 
+class _Loop(dict[str, msgspec.Raw]):
+    """Members that ``WireDecoder.from_members`` reads by its per-member loop (not a plain dict)."""
+
+
+@pytest.mark.parametrize("name", sorted(_WIRE))
+def test_generated_from_members_is_the_loop(name: str) -> None:
+    """A plain members dict is read by the reader generated for the wire Struct: the loop's
+    answer (the Struct, or ``None``) for whole documents, a member dropped, an unknown one added
+    and a member's value replaced by any JSON value."""
+    dec = _WIRE[name]
+
+    @SETTINGS
+    @given(
+        doc=documents(name) | st.dictionaries(_KEYS, json_values, max_size=4),
+        drop=st.integers(0, 15),
+        extra=st.none() | st.tuples(_KEYS, json_values),
+        other=st.none() | st.tuples(st.integers(0, 15), json_values),
+    )
+    def check(doc: dict[str, Any], drop: int, extra: tuple[str, Any] | None, other: tuple[int, Any] | None) -> None:
+        for members in _variants(top_members(msgspec.json.encode(doc)), drop, extra, other):
+            got = dec.from_members(members)
+            assert type(members) is dict
+            assert got == WireDecoder.from_members(dec, _Loop(members)), members
+            if got is not None:
+                assert type(got) is dec._tp
+
+    check()
+
+
+def _variants(
+    members: dict[str, msgspec.Raw], drop: int, extra: tuple[str, Any] | None, other: tuple[int, Any] | None
+) -> list[dict[str, msgspec.Raw]]:
+    """``members``, with its ``drop``-th member left out, with ``extra`` added and with the
+    ``other[0]``-th member's value replaced."""
+    keys = list(members)
+    out = [members]
+    if keys:
+        out.append({k: v for k, v in members.items() if k != keys[drop % len(keys)]})
+    if extra is not None:
+        out.append({**members, extra[0]: msgspec.Raw(msgspec.json.encode(extra[1]))})
+    if other is not None and keys:
+        out.append({**members, keys[other[0] % len(keys)]: msgspec.Raw(msgspec.json.encode(other[1]))})
+    return out
+
+
 def test_large_documents_convert_as_the_hub_converts_them() -> None:
     """Medium and large records take the fused reader on the members; the hub reads them whole."""
     records = bench_corpus.generate({"medium": 2, "large": 1}, seed=11)

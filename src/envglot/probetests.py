@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .dialect import Facts
     from .fields import Unit
 
-__all__ = ["DeclaredTest", "Item", "Lit", "TestCode", "needs_of"]
+__all__ = ["SCAN_MIN", "DeclaredTest", "Item", "Lit", "TestCode", "needs_of"]
 
 _NONE = Raw()
 """What a missing member reads as: no JSON text is empty."""
@@ -336,16 +336,36 @@ class _Tree:
             self.code.u.emit(line, at + indent)
 
 
+SCAN_MIN = 512
+"""Bytes from which a member's object is first searched for its keys (:func:`_object_member`):
+below them its decode costs less than the copy and the searches."""
+
+
 def _object_member(member: str, keys: dict[str, str]) -> Callable[[Raw], Any]:
     """The function that decodes the top-level member ``member`` (its JSON) into a Struct of
     ``keys`` (by field name; a missing one is ``NONE``): ``None`` when it is no object. Any
     other JSON value decodes without raising (one call, no test of its first character); only
-    what none of them takes (a number beyond a float) raises, and is no object either."""
+    what none of them takes (a number beyond a float) raises, and is no object either.
+
+    From :data:`SCAN_MIN` bytes on, an object (the members are valid JSON: one that starts with
+    ``{`` is one) holding no backslash, in which no key's JSON spelling occurs, holds none of
+    them: it reads as the Struct with every field ``NONE`` without being decoded (a payload's
+    bytes are not skipped a second time by the detection)."""
     fields = [(name, Raw, msgspec.field(default=_NONE, name=k)) for k, name in keys.items()]
     struct = msgspec.defstruct(f"{_var(member).title()}Keys", fields)
     decode = msgspec.json.Decoder(struct | None | str | bool | float | list[Raw]).decode  # type: ignore[operator]
+    spelled = tuple(msgspec.json.encode(k) for k in keys)
+    empty = struct()
 
     def read(r: Raw) -> Any:
+        if len(r) >= SCAN_MIN:  # an object none of whose keys' spellings occur holds none of them
+            b = bytes(r)
+            if b[0] == 123 and 92 not in b:  # (no backslash: every key spelled as encoded)
+                for k in spelled:
+                    if b.find(k) >= 0:  # (``k in b`` raises and clears a TypeError first)
+                        break
+                else:
+                    return empty
         try:
             v = decode(r)
         except msgspec.ValidationError:

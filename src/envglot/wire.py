@@ -1,4 +1,9 @@
-"""Wire helpers shared by the dialect modules and the declaration compiler (no dialect-specific knowledge here)."""
+"""Wire helpers shared by the dialect modules and the declaration compiler (no dialect-specific knowledge here).
+
+Over 500 lines: :class:`WireDecoder`'s strict decode, its slow path and the members reader it
+generates per wire Struct share its fields' decoders; the helpers beside it are what every
+dialect module imports from here.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from .context import Context
 from .diagnostics import Kind
 from .errors import ParseError
 from .excerpt import key_segment, quoted
-from .fields import ABSENT
+from .fields import ABSENT, Unit
 from .introspect import struct_fields
 from .keyed import KeyedItems
 from .tables import DialectMap
@@ -47,6 +52,7 @@ __all__ = [
 
 RAW_EMPTY_OBJECT = Raw(b"{}")
 RAW_NULL = Raw(b"null")
+_TRUE, _FALSE = Raw(b"true"), Raw(b"false")
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _ENC = msgspec.json.Encoder()
@@ -175,7 +181,7 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_fields", "_keyed", "_residue", "_top", "_tp", "_tree", "dialect")
+    __slots__ = ("_dec", "_fields", "_keyed", "_read", "_residue", "_top", "_tp", "_tree", "dialect")
 
     def __init__(
         self, tp: type[msgspec.Struct], dialect: str, residue_path: str, keyed: dict[str, str] | None = None
@@ -190,6 +196,7 @@ class WireDecoder:
         self._residue = residue_path
         self._keyed = keyed or {}
         self._top: Callable[[bytes], TopMembers] | None = None
+        self._read: Callable[[dict[str, Raw]], Any] | None = None  # generated on first use (see :meth:`_reader`)
 
     def decoder(self) -> msgspec.json.Decoder[Any]:
         """The strict decoder, built on first use: building one evaluates the Structs'
@@ -239,6 +246,8 @@ class WireDecoder:
         A repeated key is seen once here, with its last value, as the slow path sees it. Members
         :meth:`top_parser` decoded (:class:`TopMembers`) are taken as it decoded them.
         """
+        if type(members) is dict:
+            return (self._read or self._reader())(members)
         fields = self._fields if self._fields is not None else self._field_decoders()
         kw: dict[str, Any] = {}
         done = members.decoded if type(members) is TopMembers else None
@@ -257,6 +266,54 @@ class WireDecoder:
             return self._tp(**kw)
         except (msgspec.MsgspecError, TypeError):
             return None
+
+    def _reader(self) -> Callable[[dict[str, Raw]], Any]:
+        """:meth:`from_members` for a plain members dict, generated for the wire Struct: each
+        field's member looked up by its wire name and decoded by its type (a ``Raw`` field taken
+        as it is, a ``bool`` one compared with ``true`` and ``false``, an absent one given its
+        default), the Struct built by position, without the per-member loop and its keyword
+        dict. The same answer as the loop: ``None`` for a missing required member, an unknown one
+        (the members outnumber the fields found) or a value its type refuses."""
+        fields = self._fields if self._fields is not None else self._field_decoders()
+        tp = self._tp
+        u = Unit(f"from_members_{self.dialect}")
+        positional = len(getattr(tp, "__match_args__", ()))
+        hints = typing.get_type_hints(tp)
+        required: list[tuple[str, str]] = []
+        optional: list[tuple[str, str]] = []
+        args = []
+        for i, f in enumerate(struct_fields(tp)):
+            name, dec = fields[f.encode_name]
+            x = f"x{i}"
+            value = x if dec is None else f"{u.ref(dec, 'd_' + name)}({x})"
+            if hints[name] is bool:  # a span is the literal's one spelling: compared, not decoded
+                value = (
+                    f"True if {x} == {u.ref(_TRUE, 'TRUE')} else False if {x} == {u.ref(_FALSE, 'FALSE')} else {value}"
+                )
+            if f.default is not msgspec.NODEFAULT:
+                value = f"{u.ref(f.default, 'D_' + name)} if {x} is None else {value}"
+            elif f.default_factory is not msgspec.NODEFAULT:
+                value = f"{u.ref(f.default_factory, 'F_' + name)}() if {x} is None else {value}"
+            (required if f.required else optional).append((x, f.encode_name))
+            args.append(value if i < positional else f"{name}={value}")
+        u.emit("def from_members(m):", 0)
+        if required:  # a missing one: the Struct refuses it
+            u.emit("try:")
+            for x, key in required:
+                u.emit(f"{x} = m[{key!r}]", 2)
+            u.emit("except KeyError:")
+            u.emit("return None", 2)
+        for x, key in optional:
+            u.emit(f"{x} = m.get({key!r})")
+        count = " + ".join([str(len(required)), *(f"({x} is not None)" for x, _ in optional)])
+        u.emit(f"if len(m) != {count}:  # a member the Struct does not name")
+        u.emit("return None", 2)
+        u.emit("try:")
+        u.emit(f"return {u.ref(tp, tp.__name__)}({', '.join(args)})", 2)
+        u.emit(f"except {u.ref((msgspec.MsgspecError, TypeError), 'REFUSED')}:")
+        u.emit("return None", 2)
+        self._read = read = u.build("from_members")
+        return read
 
     def top_parser(self) -> Callable[[bytes], TopMembers] | None:
         """:func:`~envglot.toplevel.top_parser` of the wire Struct with the members the

@@ -66,43 +66,7 @@ class Envelope(_Wire):
     meta: ToolMeta | None = None
 
 
-_TRUE, _FALSE = Raw(b"true"), Raw(b"false")
-
-
-class _Decoder(WireDecoder):
-    """errorcode's :class:`~envglot.wire.WireDecoder`: a top level of ``success`` as a literal,
-    ``data`` and ``error`` / ``meta`` or neither (every errorcode document that follows the
-    contract) is made into an :class:`Envelope` directly, ``error`` and ``meta`` decoded by their
-    types, without the generic per-member loop; any other is read as the base class reads it."""
-
-    __slots__ = ("_error", "_meta")
-
-    def __init__(self) -> None:
-        super().__init__(Envelope, NAME, SHAPE.residue)
-        self._error: msgspec.json.Decoder[ToolError | None] | None = None  # built on first use
-        self._meta: msgspec.json.Decoder[ToolMeta | None] | None = None
-
-    def from_members(self, members: dict[str, Raw]) -> Any:
-        """What :meth:`WireDecoder.from_members` gives, for errorcode's usual members first."""
-        s, data = members.get("success"), members.get("data")
-        success = True if s == _TRUE else False if s == _FALSE else None
-        error, meta = members.get("error"), members.get("meta")
-        if success is None or data is None or len(members) != 2 + (error is not None) + (meta is not None):
-            return super().from_members(members)
-        if self._error is None or self._meta is None:
-            self._error, self._meta = msgspec.json.Decoder(ToolError | None), msgspec.json.Decoder(ToolMeta | None)
-        try:
-            return Envelope(
-                success,
-                data,
-                None if error is None else self._error.decode(error),
-                None if meta is None else self._meta.decode(meta),
-            )
-        except msgspec.MsgspecError:
-            return None  # a value its type refuses: the decoder's error, as the base class leaves it
-
-
-_DEC = _Decoder()
+_DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
 _ENC = msgspec.json.Encoder()
 
 

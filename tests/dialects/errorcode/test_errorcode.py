@@ -235,11 +235,22 @@ _MEMBER_CASES = [
 ]
 
 
-@pytest.mark.parametrize("buf", _MEMBER_CASES)
-def test_usual_members_read_as_the_generic_loop_reads_them(buf: bytes) -> None:
-    """errorcode's own ``from_members`` (its usual top level without the per-member loop) gives
-    the generic :class:`~envglot.wire.WireDecoder`'s Struct, or ``None`` where that gives none."""
-    generic = WireDecoder(errorcode.Envelope, "errorcode", "$")
+class _Loop(dict[str, msgspec.Raw]):
+    """Members :meth:`~envglot.wire.WireDecoder.from_members` reads by its per-member loop."""
+
+
+_MEMBER_SUCCESS = [True, True, True, False, None, True, None, None, None, None, None]
+"""Each of ``_MEMBER_CASES``' Struct's ``success`` (``None``: no Struct, the decoder decides)."""
+
+
+@pytest.mark.parametrize(("buf", "success"), zip(_MEMBER_CASES, _MEMBER_SUCCESS, strict=True))
+def test_usual_members_read_as_the_generic_loop_reads_them(buf: bytes, success: bool | None) -> None:
+    """errorcode's ``from_members`` (a plain members dict: the reader generated for its wire
+    Struct, ``success`` compared with the literals) gives the per-member loop's Struct, or
+    ``None`` where that gives none."""
+    decoder = errorcode.READING.decoder
+    assert isinstance(decoder, WireDecoder)
     members = top_members(buf)
-    got = errorcode.READING.decoder.from_members(members)
-    assert got == generic.from_members(members)
+    got = decoder.from_members(members)
+    assert got == WireDecoder.from_members(decoder, _Loop(members))
+    assert (None if got is None else got.success) is success
