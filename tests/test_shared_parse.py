@@ -204,7 +204,11 @@ def test_declared_large_documents_convert_as_the_hub_converts_them(monkeypatch: 
 
     monkeypatch.setattr(WireDecoder, "from_members", counted)
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
+    )
     @given(env=canonical_envelopes(), payload=_BIG, name=st.sampled_from(names))
     def check(env: Envelope, payload: dict[str, str], name: str) -> None:
         env = msgspec.structs.replace(env, payload=msgspec.Raw(msgspec.json.encode(payload)))
