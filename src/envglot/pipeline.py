@@ -1119,9 +1119,10 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 return slow(data)
             if not COMPILED[0]:
                 return slow(data)
-            if strict and not nested and len(data) < SPLIT_MIN and 92 not in data:
-                # No backslash: each key is spelled as it reads, so the outcome member's count is
-                # exact (Pipeline.convert's one_outcome refuses none below two).
+            if strict and not (nested or spaced) and len(data) < SPLIT_MIN and 92 not in data:
+                # (After a spaced document the next is tried as spaced first, below.) No backslash:
+                # each key is spelled as it reads, so the outcome member's count is exact
+                # (Pipeline.convert's one_outcome refuses none below two).
                 if data.count(outcome) > 1:
                     nested = True
                 elif minified(data):
