@@ -28,6 +28,7 @@ from envglot.fields import use_compiled
 from envglot.options import Options
 from envglot.pipeline import Pipeline, holds_any
 from envglot.registry import bundled
+from envglot.wire import may_be_loose, minified
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = next(
@@ -77,6 +78,10 @@ def _variants(doc: bytes) -> Iterator[bytes]:
     if not doc.startswith(b"{") or doc == b"{}":
         return
     yield doc.replace(b'":', b'": ', 1)  # one spaced member at the top
+    yield doc.replace(b'":', b'" :', 1)  # the first key spaced before its colon
+    yield b"{ " + doc[1:]  # a space after the brace
+    yield doc[:-1] + b',"zz":1}'  # a key the wire Struct does not have (its strict decode refuses it)
+    yield doc[:-1] + b',"zz":"\\u0041"}'  # a backslash
     yield b'{"ok":false,"success":false,' + doc[1:]  # outcome members repeated (where the dialect has them)
     yield doc[:-1] + b',"deep":' + b"[" * 300 + b"]" * 300 + b"}"
     yield doc[:-1] + b',"zz":"\\ud800"}'  # a lone surrogate escape
@@ -297,3 +302,63 @@ def test_the_generated_member_test_answers_as_isdisjoint() -> None:
         assert test is holds_any(keys)  # built once per key set
         for m in members:
             assert test(m) is (not keys.isdisjoint(m)), (keys, m)
+
+
+def test_a_short_document_read_strictly_takes_no_members_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forced code-graph source's compact tiny documents are read by the strict decode alone (no
+    members' parse), and answer as ``Pipeline.convert``; so do its documents in every odd shape
+    (which take the members' line or the general path), in any order."""
+    import envglot.pipeline as pipeline
+
+    parsed: list[bytes] = []
+    parse = pipeline.members_within_depth
+
+    def counted(buf: bytes, *args: Any) -> Any:
+        parsed.append(buf)
+        return parse(buf, *args)
+
+    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    tiny = [doc for doc in COMPACT_BY["code-graph"] if len(doc) < pipeline.SPLIT_MIN]
+    assert tiny
+    odd = [v for doc in tiny[:4] for v in _variants(doc)]
+    for to in ("errorcode", "result", "dotbot"):
+        general = _general(Pipeline("code-graph", to, IGNORE))
+        want = [general(doc) for doc in tiny]
+        p = Pipeline("code-graph", to, IGNORE)
+        del parsed[:]
+        assert [p.convert_bytes(doc) for doc in tiny] == want
+        assert parsed == []
+        mixed = [d for pair in zip(odd, tiny * 4, strict=False) for d in pair]
+        assert [_answer(p.convert_bytes, doc) for doc in mixed] == [_answer(general, doc) for doc in mixed]
+
+
+def test_a_source_whose_outcome_key_nests_takes_the_members_line() -> None:
+    """dotbot's tiny documents mostly show ``"status"`` in their payload too: counted twice, the
+    source's documents are read with their members from then on, with the same answers."""
+    docs = [doc for doc in COMPACT_BY["dotbot"] if len(doc) < 2048]
+    once = [doc for doc in docs if doc.count(b'"status"') < 2]
+    twice = [doc for doc in docs if doc.count(b'"status"') > 1]
+    assert twice
+    general = _general(Pipeline("dotbot", "response-v2", IGNORE))
+    p = Pipeline("dotbot", "response-v2", IGNORE)
+    order = once + twice + once
+    assert [_answer(p.convert_bytes, doc) for doc in order] == [_answer(general, doc) for doc in order]
+    repeated = b'{"status":"error",' + (once or twice)[0][1:]  # the outcome repeated at the top
+    assert _answer(p.convert_bytes, repeated) == _answer(general, repeated)
+
+
+def test_minified_answers_as_may_be_loose() -> None:
+    """``wire.minified`` is ``not may_be_loose`` for any document: spaced heads of every kind, a
+    backslash in the first key, short and odd documents."""
+    heads = [b'{"a":1}', b'{"a": 1}', b'{"a" :1}', b'{ "a":1}', b' {"a":1}', b'{"a":\x0b1}', b'{"a":\x0c1}']
+    heads += [b'{"a\\"b":1}', b'{"a\\"b": 1}', b'{"a\\\\": 1}', b'{"":1}', b'{"": 1}', b'{"a":', b'{"a"', b"{", b""]
+    heads += [
+        b'{"a":1,\n"b":2}',
+        b'{"a":"\t"}',
+        b"[1, 2]",
+        b'{"' + b"k" * 5000 + b'": 1}',
+        b'{"' + b"k" * 4092 + b'":1}',
+    ]
+    heads += [b'{"' + b"k" * n + b'": 1}' for n in range(4088, 4096)]
+    for doc in heads + DOCS + CORPUS + ODD_SHAPES:
+        assert minified(doc) is (not may_be_loose(doc)), doc[:80]

@@ -1015,3 +1015,32 @@ def test_dotbot_to_response_v2_writes_metas_constant_members_from_its_binder() -
     for name in ("w_page", "w_rate", "w_fid"):
         assert name not in per_document
     assert all(r.split("=", 1)[0].strip() in per_document for r in runs)
+
+
+@pytest.mark.parametrize("src", ["code-graph", "dotbot", "errorcode", "legacy-v1"])
+def test_a_bound_pair_read_strictly_gives_its_bytes_or_none(src: str) -> None:
+    """``members=STRICT_READ``: the document read by its reader's strict decode alone, the same
+    output as without members where that decode reads it, ``None`` (take the hub) where it refuses
+    it (a key its wire Struct does not have) or where there is no strict decode (legacy-v1)."""
+    m = default_mappings()
+    reader = get_dialect(src).steps()[0]
+    assert reader is not None
+    strict = getattr(reader.decoder, "decoder", None)
+    read = 0
+    for dst in ("response-v2", "result"):
+        fused = fields.bound_pair(get_dialect(src), get_dialect(dst), Context(m, DISCARD, m[src]))
+        assert fused is not None
+        for doc in [p.read_bytes() for p in sample_files(src)]:
+            tight = msgspec.json.format(doc, indent=-1)
+            if strict is None:
+                assert fused(tight, fields.STRICT_READ) is None
+                continue
+            try:
+                strict().decode(tight)
+            except msgspec.MsgspecError:  # an unknown key, ...: only the other decode reads it
+                assert fused(tight, fields.STRICT_READ) is None
+                continue
+            read += 1
+            assert fused(tight, fields.STRICT_READ) == fused(tight), (src, dst, doc[:80])
+            assert fused(tight[:-1] + b',"zz-unknown":1}', fields.STRICT_READ) is None
+    assert read or strict is None

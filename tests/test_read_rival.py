@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from envglot.detect import JSONRPC_MARKER, MCP_MARKERS, forced_rival, read_facts, read_rival
+from envglot.detect import JSONRPC_MARKER, MCP_MARKERS, forced_rival, read_facts, read_keys, read_rival
 from envglot.dialect import get_dialect
 from envglot.errors import EnvglotError
 from envglot.fields import source
@@ -83,6 +83,45 @@ def test_the_rival_after_a_read_answers_as_the_forced_rival(src: str, records: d
     ][:3]
     if read_facts(dialect) and after is not None:  # what the read proves leaves tests out
         assert len(source(after)) < len(source(plain))
+
+
+@pytest.mark.parametrize("src", bundled().names())
+def test_the_rival_after_a_strict_read_answers_as_the_forced_rival(src: str, records: dict[str, list[bytes]]) -> None:
+    """Asked only of documents the strict decode of ``src``'s reader reads (no key but its wire
+    Struct's: ``read_keys``), the rival planned knowing it answers as the forced rival."""
+    reg = bundled()
+    dialect = get_dialect(src)
+    keys = read_keys(dialect)
+    after, plain = read_rival(reg, dialect, _WRAPPER_KEYS, True), forced_rival(reg, src)
+    if keys is None:  # no wire Struct: nothing more proved than by any read
+        assert (after is None) is (read_rival(reg, dialect, _WRAPPER_KEYS) is None)
+        return
+    reader = dialect.steps()[0]
+    assert reader is not None
+    strict = reader.decoder.decoder().decode
+    docs = []
+    for m in _documents(src, records):
+        doc = msgspec.json.encode(m)
+        try:
+            strict(doc)
+        except msgspec.MsgspecError:
+            continue
+        assert set(m) <= keys
+        docs.append(m)
+    assert len(docs) >= 20, len(docs)
+    assert all((None if after is None else after(m)) is plain(m) for m in docs)
+
+
+def test_the_strict_read_leaves_no_rival_for_three_sources() -> None:
+    """code-graph's, dotbot's and problem-json's wire Structs hold no key another dialect's probe
+    needs before their own fires: no rival is asked of a document their strict decode reads."""
+    reg = bundled()
+    for src in ("code-graph", "dotbot", "problem-json"):
+        assert read_rival(reg, get_dialect(src), _WRAPPER_KEYS, True) is None, src
+    for src in ("errorcode", "response-v2", "result"):
+        assert read_rival(reg, get_dialect(src), _WRAPPER_KEYS, True) is not None, src
+    assert read_keys(get_dialect("legacy-v1")) is None  # a Python reader
+    assert read_keys(get_dialect("code-graph")) == {"success", "data"}
 
 
 def test_a_rival_that_can_name_no_dialect_is_not_asked() -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "forced_rival",
     "probe_table",
     "read_facts",
+    "read_keys",
     "read_rival",
     "top_level",
 ]
@@ -296,15 +297,36 @@ def _rival(
 
 
 def read_rival(
-    registry: Registry, dialect: Dialect, absent: frozenset[str] = frozenset()
+    registry: Registry, dialect: Dialect, absent: frozenset[str] = frozenset(), strict: bool = False
 ) -> Callable[[dict[str, Raw]], Dialect | None] | None:
     """:func:`forced_rival` for ``dialect``, asked only of a document its reader read without an
     error (:func:`read_facts`) and holding none of the members ``absent``; ``None`` when it
     would answer ``None`` for every such document (what the read proves leaves no test to make:
-    the caller asks nothing)."""
+    the caller asks nothing). ``strict``: read by the reader's strict decode, so its top level
+    holds none but :func:`read_keys` (when that names them)."""
     given = read_facts(dialect) | {Lit("has", k, None, False) for k in absent}
+    keys = read_keys(dialect) if strict else None
+    if keys is not None:
+        given |= {Lit("within", "", keys)}
     fn, silent = _rival(registry, dialect.name, given)
     return None if silent else fn
+
+
+def read_keys(dialect: Dialect) -> frozenset[str] | None:
+    """The top-level keys a document the strict decode of ``dialect``'s reader reads can hold:
+    its wire Struct's (a :class:`~envglot.wire.WireDecoder`'s, which forbids any other); ``None``
+    for another reader."""
+    import msgspec.inspect  # asked by a straight entry: ``import envglot`` leaves these unimported
+
+    from .wire import WireDecoder
+
+    reading = dialect.steps()[0]
+    if reading is None or not isinstance(reading.decoder, WireDecoder):
+        return None
+    top = msgspec.inspect.type_info(reading.decoder.decoder().type)
+    if not isinstance(top, msgspec.inspect.StructType) or top.array_like or not top.forbid_unknown_fields:
+        return None
+    return frozenset([f.encode_name for f in top.fields] + ([top.tag_field] if top.tag_field else []))
 
 
 def read_facts(dialect: Dialect) -> frozenset[Lit]:

@@ -61,7 +61,7 @@ import os
 import typing
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
 import msgspec
 from msgspec import Raw
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ABSENT",
+    "STRICT_READ",
     "Build",
     "Check",
     "Const",
@@ -100,6 +101,11 @@ __all__ = [
 
 ABSENT = Raw(b"")
 """Default of optional Raw wire fields (``Raw | None`` cannot be decoded by msgspec); omitted on encode."""
+
+STRICT_READ: Final = object()
+"""Passed as a bound pair function's ``members`` (:func:`bound_pair`): read the document by its
+reader's strict decode alone, ``None`` (take the hub) when that refuses it; with no members, so a
+document it gives an output for is one whose top level holds only its wire Struct's keys."""
 
 CANONICAL: tuple[str, ...] = tuple(f for f in c.ENVELOPE_FIELDS if f not in ("extras", "residue"))
 """Canonical fields a declaration can read or write (``extras`` and ``residue`` are special names)."""
@@ -1094,17 +1100,27 @@ def _emit_decode(u: Unit, decoder: Any, dec: str, split: bool, indent: int) -> N
 
     A :class:`~envglot.wire.WireDecoder`'s first step for a document without its members is
     its strict decoder's: that is called directly, and any error it raises sends the document
-    through ``decode`` (which decodes it again, and answers as it always does)."""
+    through ``decode`` (which decodes it again, and answers as it always does); ``split``:
+    ``members`` may be :data:`STRICT_READ` (that decode alone, ``None`` when it refuses)."""
     strict = getattr(decoder, "decoder", None)
     call = f"{dec}.decode(buf, members)" if split else f"{dec}.decode(buf)"
     if strict is None:
+        if split:
+            u.emit(f"if members is {u.ref(STRICT_READ, 'STRICT_READ')}:", indent)
+            u.emit("return None  # no strict decode to read it by", indent + 1)
         u.emit(f"w, extras, residue = {call}", indent)
         return
     first = u.ref(strict().decode, "strict")
     error = u.ref(msgspec.MsgspecError, "MsgspecError")
     if split:
         u.emit("if members is not None:", indent)
-        u.emit(f"w, extras, residue = {call}", indent + 1)
+        u.emit(f"if members is {u.ref(STRICT_READ, 'STRICT_READ')}:", indent + 1)
+        u.emit("try:", indent + 2)
+        u.emit(f"w, extras, residue = {first}(buf), (), None", indent + 3)
+        u.emit(f"except {error}:", indent + 2)
+        u.emit("return None", indent + 3)
+        u.emit("else:", indent + 1)
+        u.emit(f"w, extras, residue = {call}", indent + 2)
         u.emit("else:", indent)
         indent += 1
     u.emit("try:", indent)
@@ -1499,12 +1515,13 @@ def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes 
     ``None`` as for :func:`pair_function`.
 
     It is called ``(buf)`` or ``(buf, members)``: ``members`` is the document's top level
-    (``dict[str, Raw]``) from a parse that checked all of ``buf`` (its decoder's ``decode``)."""
+    (``dict[str, Raw]``) from a parse that checked all of ``buf`` (its decoder's ``decode``), or
+    :data:`STRICT_READ`."""
     fn = pair_function(src, dst)
     if fn is None:
         return None
     bound = _BINDERS[fn](ctx)
-    return bound if bound is not None else lambda buf, members=None: fn(buf, ctx)
+    return bound if bound is not None else lambda buf, members=None: None if members is STRICT_READ else fn(buf, ctx)
 
 
 def tallying_pair(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..., bytes | None] | None:

@@ -24,6 +24,7 @@ from .detect import (
     classify,
     classify_members,
     forced_rival,
+    read_keys,
     read_rival,
     top_level,
 )
@@ -31,7 +32,7 @@ from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Repo
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, Unit, bound_pair, bound_tally, tallying_pair
+from .fields import COMPILED, STRICT_READ, Unit, bound_pair, bound_tally, tallying_pair
 from .limits import (
     MAX_DEPTH,
     UTF8_CHUNK,
@@ -52,7 +53,7 @@ from .policy import Level
 from .registry import Registry, bundled
 from .toplevel import KEYED_TOP_MIN, TopMembers
 from .transport import unwrap_bytes, unwrap_jsonrpc
-from .wire import WireDecoder, may_be_loose
+from .wire import WireDecoder, may_be_loose, minified
 
 __all__ = [
     "Conversion",
@@ -1082,6 +1083,16 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         holds_wrapper = holds_any(wrapped)
         rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
         target = dst.name
+        # A short document is read first by the reader's strict decode alone, without its members,
+        # where that proves what they are parsed for: no key but the wire Struct's (no wrapper's),
+        # the rival then silent; the depth checked by that decode (within_depth).
+        keys = None if preserve else read_keys(src)
+        strict = keys is not None and wrapped.isdisjoint(keys) and read_rival(registry, src, wrapped, True) is None
+        outcome = msgspec.json.encode(src.outcome_key)
+
+        def strictly(buf: bytes) -> bytes | None:
+            return fused(buf, STRICT_READ)
+
         slot = m[src.name].shape.residue
         # (not with preserve: the residue rebuilds the original in its members' order, which a
         # Struct's parse does not keep)
@@ -1091,9 +1102,12 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         # tried as spaced first (a source's documents are laid out alike; either order gives the
         # same answer, the guess only saves the parse that does not fit).
         spaced = False
+        # Whether a document showed its outcome member's key more than once (nested in a value, or
+        # repeated): the source's documents then take the members' line without being counted.
+        nested = False
 
         def forced(data: bytes) -> bytes:
-            nonlocal spaced
+            nonlocal spaced, nested
             if data.isascii():  # check_input's answer: valid UTF-8 without a BOM
                 pass
             elif len(data) <= UTF8_CHUNK:  # check_input's one decode, without its calls; a BOM is
@@ -1105,6 +1119,23 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 return slow(data)
             if not COMPILED[0]:
                 return slow(data)
+            if strict and not (nested or spaced) and len(data) < SPLIT_MIN and 92 not in data:
+                # (After a spaced document the next is tried as spaced first, below.) No backslash:
+                # each key is spelled as it reads, so the outcome member's count is exact
+                # (Pipeline.convert's one_outcome refuses none below two).
+                if data.count(outcome) > 1:
+                    nested = True
+                elif minified(data):
+                    # What the members' line below gives for such a document, or (a top level not
+                    # laid end to end) the general path: the same fused output, as no test made on
+                    # the members there can refuse it. Anything else (a refusal, an error, the
+                    # depth) takes that line.
+                    try:
+                        out = within_depth(strictly, data, max_depth)
+                    except Exception:
+                        out = None
+                    if out is not None:
+                        return out
             buf = data
             if spaced and may_be_loose(buf):
                 tight = _minified(buf, max_depth)

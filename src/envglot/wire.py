@@ -88,6 +88,27 @@ def may_be_loose(buf: bytes, tight_top: bool = False) -> bool:
     return 10 in buf or 13 in buf or 9 in buf
 
 
+_SPACES = frozenset(b" \t\n\r\x0b\x0c")
+"""The bytes ``\\s`` matches in a bytes pattern."""
+
+
+def minified(buf: bytes) -> bool:
+    """``not may_be_loose(buf)``, without its pattern where the head shows it cannot match (a
+    match costs more than these tests): ``buf`` starts ``{"``, its first key holds no backslash
+    and is followed by ``:`` and a byte that is no space."""
+    end = buf.find(b'"', 2, _HEAD)
+    if (
+        0 < end < len(buf) - 2
+        and buf[1] == 34
+        and buf[end + 1] == 58
+        and buf[end + 2] not in _SPACES
+        and buf[0] == 123
+        and buf.find(b"\\", 2, end) < 0
+    ):
+        return not (10 in buf or 13 in buf or 9 in buf)
+    return not may_be_loose(buf)
+
+
 def drop_success_problems(problems: tuple[Problem, ...], ctx: Context, dialect: str, success: str) -> None:
     """Report a success's problems as dropped: ``dialect``'s success (``success`` says what it is)
     has no place for them."""
