@@ -333,3 +333,30 @@ def test_a_large_non_ascii_document_answers_as_convert() -> None:
     general = _general(Pipeline("dotbot", "response-v2", IGNORE))
     for doc in docs + docs:  # twice: after a spaced document the line tries the spaced layout first
         assert _answer(p.convert_bytes, doc) == _answer(general, doc), doc[:160]
+
+
+@pytest.mark.parametrize(
+    ("src", "doc"),
+    [
+        ("code-graph", _cg(_BIG).replace(b'"repoName":"n"}', b'"repoName":"n","rev":null}')),
+        ("code-graph", _cg(_BIG).replace(b'"tool":"t.x"', b'"tool":"t\\u00e9x"')),
+        ("dotbot", _failure(_BIG, b',"path":null')),
+    ],
+)
+def test_a_decoded_member_spelled_longer_keeps_the_straight_line(
+    src: str, doc: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member the top parse decoded, spelled longer than its encoding (an explicit default, a
+    longer escape), does not prove the top level: the members parse does, and the document is
+    converted on the straight line, not by the general path."""
+    want = _general(Pipeline(src, "response-v2", IGNORE))(doc)
+    calls: list[bytes] = []
+    convert = Pipeline.convert
+
+    def counted(self: Pipeline, buf: bytes, *args: Any, **kwargs: Any) -> Any:
+        calls.append(buf)
+        return convert(self, buf, *args, **kwargs)
+
+    monkeypatch.setattr(Pipeline, "convert", counted)
+    assert Pipeline(src, "response-v2", IGNORE).convert_bytes(doc) == want
+    assert calls == []
