@@ -4,8 +4,9 @@ The depth check finds CPython's per-thread recursion counter by measurement, and
 and counts it differently in 3.11, 3.12 and 3.13 (``envglot.limits._Budget``); the UTF-8 check
 decodes in pieces whose strings CPython builds per version. This module builds envglot's wheel
 from this checkout, installs it with its runtime dependencies and the test tools into a fresh
-virtual environment of each other CPython it finds, and runs the trust-boundary and entry suites
-there, after checking that the depth budget was found (an interpreter where the search failed
+virtual environment of each other CPython it finds, and runs the trust-boundary, entry and
+top-level parse suites there (the last: the depth answers of a top level parsed into Structs,
+typed levels included), after checking that the depth budget was found (an interpreter where the search failed
 would pass those suites on the slower exact count, so that is checked on its own).
 
 Interpreters: ``ENVGLOT_OTHER_PYTHONS`` (paths, separated by ``os.pathsep``), else ``python3.12``
@@ -25,7 +26,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 VERSIONS = ("3.12", "3.13")
-SUITES = ("tests/test_trust_boundary.py", "tests/test_entry.py")
+SUITES = ("tests/test_trust_boundary.py", "tests/test_entry.py", "tests/test_top_parse.py")
 TOOLS = ("pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6.100")
 """What the suites need beyond envglot's own dependencies (they import nothing else)."""
 

@@ -2,11 +2,12 @@
 
 ``WireDecoder.top_parser`` gives the members :func:`envglot.limits.top_members` gives, or
 refuses the document (the straight line then parses it as before); with ``keyed`` it decodes
-dotbot's ``errors`` in the same parse, so a failure's ``details`` are skipped once. What must
-hold: wherever its members prove the top level laid end to end (``spans_whole``), the members
-``top_members`` gives prove it too and are the same (a keyed member's span meaning the same,
-its items what ``KeyedItems`` decodes from the input's span), and every face answers as the
-general path answers: same bytes, or the same error, message and path (depth included).
+dotbot's ``errors`` in the same parse, so a failure's ``details`` are skipped once, with
+``typed`` code-graph's ``data``, so its payload is skipped once. What must hold: wherever its
+members prove the top level laid end to end (``spans_whole``), the members ``top_members``
+gives prove it too and are the same (a keyed or typed member's span meaning the same, its
+value what the reader decodes from the input's span), and every face answers as the general
+path answers: same bytes, or the same error, message and path (depth included).
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from envglot.dialects import dotbot
+from envglot.dialects import code_graph, dotbot
 from envglot.errors import EnvglotError
 from envglot.keyed import KeyedItems
 from envglot.limits import MAX_DEPTH, UTF8_CHUNK, spans_whole, top_members
 from envglot.options import Options
 from envglot.pipeline import Pipeline
 from envglot.registry import bundled
-from envglot.toplevel import KEYED_TOP_MIN, TopMembers
+from envglot.toplevel import KEYED_TOP_MIN, TopMembers, never_longer
 from envglot.wire import WireDecoder
 from test_entry import CORPUS_BY, DOCS
 
@@ -98,8 +99,14 @@ VARIANTS = list(_variants(_BIG))
 LARGE = [b for d in ("dotbot", "response-v2", "errorcode") for b in CORPUS_BY[d]] + VARIANTS
 
 
-def _same_members(buf: bytes, parse: Callable[[bytes], dict[str, msgspec.Raw]], keyed: dict[str, KeyedItems]) -> None:
-    """Where ``parse``'s members prove ``buf``'s top level, ``top_members``' prove it and match."""
+def _same_members(
+    buf: bytes,
+    parse: Callable[[bytes], dict[str, msgspec.Raw]],
+    keyed: dict[str, KeyedItems],
+    typed: dict[str, Callable[[msgspec.Raw], Any]] | None = None,
+) -> None:
+    """Where ``parse``'s members prove ``buf``'s top level, ``top_members``' prove it and match
+    (``typed``: a typed member's wire name -> the decode of its type)."""
     try:
         got = parse(buf)
     except (msgspec.DecodeError, RecursionError):
@@ -116,6 +123,10 @@ def _same_members(buf: bytes, parse: Callable[[bytes], dict[str, msgspec.Raw]], 
             items, plain = got.decoded[k], keyed[k].decode(want[k])
             assert items == plain
             assert [bytes(e.details) for e in items] == [bytes(e.details) for e in plain]
+        elif typed and k in typed:
+            assert _JSON.decode(v) == _JSON.decode(want[k])
+            assert type(got) is TopMembers
+            assert got.decoded[k] == typed[k](want[k])
         else:
             assert bytes(v) == bytes(want[k])
 
@@ -127,10 +138,120 @@ def test_the_top_parse_gives_the_members_or_refuses() -> None:
         _same_members(buf, parse, {"errors": _ITEMS})
 
 
-def test_only_a_reader_of_keyed_items_has_a_top_parse() -> None:
-    """The top level is parsed by a Struct only where the reader reads a member as keyed items."""
+def test_only_a_reader_of_keyed_items_or_typed_members_has_a_top_parse() -> None:
+    """The top level is parsed by a Struct only where the reader reads a member as keyed items
+    (dotbot) or decodes one by its type (code-graph)."""
     for name, dec in DECODERS:
-        assert (dec.top_parser() is not None) == (name == "dotbot")
+        assert (dec.top_parser() is not None) == (name in ("dotbot", "code-graph"))
+
+
+def test_a_typed_member_is_never_encoded_longer() -> None:
+    """Only types whose encoding is never longer than any spelling of the same value are typed."""
+    assert never_longer(code_graph.Data)
+    for tp in (float, int | float, dict[str, int], list[float], dotbot.Audit):
+        assert not never_longer(tp), tp
+
+    class Written(msgspec.Struct):  # writes a default the input may leave out
+        a: int = 0
+
+    class Tagged(msgspec.Struct, omit_defaults=True, tag=True):
+        a: int = 0
+
+    for tp in (Written, Tagged, list[Written] | None):
+        assert not never_longer(tp), tp
+    with pytest.raises(TypeError):
+        WireDecoder(dotbot.Envelope, "dotbot", "$._envglot", typed=frozenset({"audit"})).top_parser()
+
+
+_DATA_HEAD = (
+    b'"tool":"t.x","version":"1.0","requestId":"r1","generatedAt":"2026-11-27T10:00:00Z",'
+    b'"workspace":{"root":"/r","repoName":"n"}'
+)
+_META = b'{"approxTokens":0,"truncated":false,"limits":{}}'
+
+
+def _cg(result: bytes, data: bytes = b"", meta: bytes = _META, ok: bool = True, top: bytes = b"") -> bytes:
+    """A code-graph document (``data``: more members of ``data``, after its head; ``top``: more
+    top-level members, first)."""
+    head = b"{" + top + b'"success":' + (b"true" if ok else b"false") + b',"data":{' + _DATA_HEAD + data
+    return head + b',"result":' + result + b',"meta":' + meta + b"}}"
+
+
+def _cg_failure(details: bytes, error: bytes = b"") -> bytes:
+    return _cg(b'{"error":{"code":"NOT_FOUND","message":"gone"' + error + b',"details":' + details + b"}}", ok=False)
+
+
+def _cg_variants(big: bytes) -> Iterator[bytes]:
+    """Large code-graph documents, and the same in every spelling a length proof must see through."""
+    yield _cg(big)
+    yield _cg_failure(big)
+    yield _cg_failure(big, b',"hint":"x"')
+    yield _cg(big).replace(b'"data":{', b'"data":{"result":[],', 1)  # a repeated key inside data
+    yield _cg(big).replace(b'"data":{"tool":"t.x",', b'"data":{', 1).replace(b',"meta":', b',"tool":"t.x","meta":')
+    yield _cg(big).replace(b'"repoName":"n"}', b'"repoName":"n","rev":null}')  # an explicit default
+    yield _cg(big).replace(b'"repoName":"n"}', b'"repoName":"n","rev":"abc"}')
+    yield _cg(big).replace(b'"requestId"', b'"r\\u0065questId"')  # an escaped key inside data
+    yield _cg(big).replace(b'"tool":"t.x"', b'"tool":"t\\u001Fx"')  # a control character's escape, upper case
+    yield _cg(big).replace(b'"tool":"t.x"', b'"tool":"t\\u001fx"')
+    yield _cg(big).replace(b'"tool":"t.x"', b'"tool":"t\\u00e9x"')  # an escape msgspec writes shorter
+    yield _cg(big).replace(b'"tool":"t.x"', b'"tool":"t\\/x"')
+    yield _cg(big).replace(b'"tool":"t.x"', b'"tool": "t.x"')  # whitespace inside data
+    yield _cg(big, b',"extra":1')  # an unknown member inside data: parsed as before
+    yield _cg(big, top=b'"extra":1,')  # an unknown top-level member
+    yield _cg(big, top=b'"data":{},')  # a repeated top-level member (the last wins)
+    yield _cg(big, top=b'"data":5,')  # one the Struct refuses first
+    yield _cg(big, top=b'"d\\u0061ta":{},')  # an escaped top-level key
+    yield _cg(big, meta=_META.replace(b":0,", b":1e2,"))  # a number an int refuses
+    yield _cg(big, meta=_META.replace(b":0,", b":-0,"))  # an int spelled longer than msgspec's
+    yield _cg(big, meta=_META[:-1] + b',"page":{"hasMore":true,"cursor":null,"total":3}}')
+    args = b'{"q":' + big + b"}"
+    yield _cg(b"{}", meta=_META[:-1] + b',"nextQuerySuggestion":[{"tool":"a","args":' + args + b',"reason":null}]}')
+    pad = b',"pad":"' + b"x" * KEYED_TOP_MIN + b'"}'
+    for n in (5, 4, 3, 2):  # nested max_depth - 2 to max_depth + 1 levels, below typed levels too
+        deep = b'{"deep":' + b"[" * (MAX_DEPTH - n) + b"]" * (MAX_DEPTH - n) + pad
+        yield _cg(deep)
+        yield _cg(b"{}", meta=_META.replace(b'"limits":{}', b'"limits":' + deep))
+        deep_args = b'{"deep":' + b"[" * (MAX_DEPTH - n - 3) + b"]" * (MAX_DEPTH - n - 3) + pad
+        yield _cg(b"{}", meta=_META[:-1] + b',"nextQuerySuggestion":[{"tool":"a","args":' + deep_args + b"}]}")
+    yield _cg(b'{"deep":' + b"[" * 400 + b"]" * 400 + pad)
+
+
+CG_VARIANTS = list(_cg_variants(_BIG))
+_DATA = msgspec.json.Decoder(code_graph.Data).decode
+
+
+def test_the_code_graph_top_parse_gives_the_members_or_refuses() -> None:
+    parse = code_graph._DEC.top_parser()
+    assert parse is not None
+    for buf in DOCS + CG_VARIANTS + CORPUS_BY["code-graph"]:
+        _same_members(buf, parse, {}, {"data": _DATA})
+
+
+@pytest.mark.parametrize("to", ["response-v2", "errorcode", "dotbot", "result", "problem-json"])
+def test_a_large_code_graph_document_answers_as_convert(to: str) -> None:
+    """code-graph's typed ``data`` on the straight line: its bytes or error (message and path,
+    the depth's included, at typed levels too) are the general path's."""
+    assert all(len(doc) >= KEYED_TOP_MIN for doc in CG_VARIANTS)
+    entry = Pipeline("code-graph", to, IGNORE).convert_bytes
+    general = _general(Pipeline("code-graph", to, IGNORE))
+    for doc in CG_VARIANTS + CORPUS_BY["code-graph"]:
+        assert _answer(entry, doc) == _answer(general, doc), doc[:160]
+
+
+def test_a_large_code_graph_payload_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the straight line a large code-graph document's ``data`` is decoded by the top parse only."""
+    doc = CG_VARIANTS[0]
+    want = Pipeline("code-graph", "result", IGNORE).convert_bytes(doc)
+    seen: list[Any] = []
+    from_members = WireDecoder.from_members
+
+    def counted(self: WireDecoder, members: dict[str, msgspec.Raw]) -> Any:
+        seen.append(type(members) is TopMembers and "data" in members.decoded)
+        return from_members(self, members)
+
+    monkeypatch.setattr(WireDecoder, "from_members", counted)
+    assert Pipeline("code-graph", "result", IGNORE).convert_bytes(doc) == want
+    assert seen == [True]
 
 
 @given(
@@ -212,3 +333,30 @@ def test_a_large_non_ascii_document_answers_as_convert() -> None:
     general = _general(Pipeline("dotbot", "response-v2", IGNORE))
     for doc in docs + docs:  # twice: after a spaced document the line tries the spaced layout first
         assert _answer(p.convert_bytes, doc) == _answer(general, doc), doc[:160]
+
+
+@pytest.mark.parametrize(
+    ("src", "doc"),
+    [
+        ("code-graph", _cg(_BIG).replace(b'"repoName":"n"}', b'"repoName":"n","rev":null}')),
+        ("code-graph", _cg(_BIG).replace(b'"tool":"t.x"', b'"tool":"t\\u00e9x"')),
+        ("dotbot", _failure(_BIG, b',"path":null')),
+    ],
+)
+def test_a_decoded_member_spelled_longer_keeps_the_straight_line(
+    src: str, doc: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member the top parse decoded, spelled longer than its encoding (an explicit default, a
+    longer escape), does not prove the top level: the members parse does, and the document is
+    converted on the straight line, not by the general path."""
+    want = _general(Pipeline(src, "response-v2", IGNORE))(doc)
+    calls: list[bytes] = []
+    convert = Pipeline.convert
+
+    def counted(self: Pipeline, buf: bytes, *args: Any, **kwargs: Any) -> Any:
+        calls.append(buf)
+        return convert(self, buf, *args, **kwargs)
+
+    monkeypatch.setattr(Pipeline, "convert", counted)
+    assert Pipeline(src, "response-v2", IGNORE).convert_bytes(doc) == want
+    assert calls == []

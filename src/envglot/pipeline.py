@@ -1155,7 +1155,15 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     if found is None or not checked:
                         return slow(data)
                 members = found
-                if spans_whole(buf, members):
+                whole = spans_whole(buf, members)
+                if not whole and type(members) is TopMembers and not may_be_loose(buf):
+                    # a member the top parse decoded spelled longer than its encoding (an explicit
+                    # default, a longer escape, a repeated key): the members parse proves the rest
+                    found, checked = members_within_depth(buf, max_depth)
+                    if found is None or not checked:
+                        return slow(data)
+                    members, whole = found, spans_whole(buf, found)
+                if whole:
                     if may_be_loose(buf, True):
                         return slow(data)
                     spaced = False

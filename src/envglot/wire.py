@@ -202,13 +202,20 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_fields", "_keyed", "_read", "_residue", "_top", "_tp", "_tree", "dialect")
+    __slots__ = ("_dec", "_fields", "_keyed", "_read", "_residue", "_top", "_tp", "_tree", "_typed", "dialect")
 
     def __init__(
-        self, tp: type[msgspec.Struct], dialect: str, residue_path: str, keyed: dict[str, str] | None = None
+        self,
+        tp: type[msgspec.Struct],
+        dialect: str,
+        residue_path: str,
+        keyed: dict[str, str] | None = None,
+        typed: frozenset[str] = frozenset(),
     ) -> None:
         """``keyed``: a member (wire name) holding a list of Structs -> the ``Raw`` field of its
-        items that :meth:`from_members` reads as members too (:class:`KeyedItems`)."""
+        items that :meth:`from_members` reads as members too (:class:`KeyedItems`). ``typed``:
+        members (wire names) the top level's parse decodes by their own type (:meth:`top_parser`:
+        a member holding the payload one level down, code-graph's ``data``)."""
         self.dialect = dialect
         self._tp = tp
         self._dec: msgspec.json.Decoder[Any] | None = None  # built on first use (see :meth:`decoder`)
@@ -216,6 +223,7 @@ class WireDecoder:
         self._fields: dict[str, tuple[str, Callable[[Raw], Any] | None]] | None = None
         self._residue = residue_path
         self._keyed = keyed or {}
+        self._typed = typed
         self._top: Callable[[bytes], TopMembers] | None = None
         self._read: Callable[[dict[str, Raw]], Any] | None = None  # generated on first use (see :meth:`_reader`)
 
@@ -338,11 +346,11 @@ class WireDecoder:
 
     def top_parser(self) -> Callable[[bytes], TopMembers] | None:
         """:func:`~envglot.toplevel.top_parser` of the wire Struct with the members the
-        constructor's ``keyed`` names (``None`` when it names none), built on first use."""
-        if not self._keyed:
+        constructor's ``keyed`` and ``typed`` name (``None`` when they name none), built on first use."""
+        if not self._keyed and not self._typed:
             return None
         if self._top is None:
-            self._top = top_parser(self._tp, self._keyed_items())
+            self._top = top_parser(self._tp, self._keyed_items(), self._typed)
         return self._top
 
     def _keyed_items(self) -> dict[str, KeyedItems]:

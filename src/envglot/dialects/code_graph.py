@@ -122,7 +122,7 @@ class ResultError(Struct):
     details: Annotated[Raw, Rule(kind="object", nullable=False)] = ABSENT
 
 
-_DEC = WireDecoder(Envelope, NAME, SHAPE.residue)
+_DEC = WireDecoder(Envelope, NAME, SHAPE.residue, typed=frozenset({"data"}))  # its payload parsed once
 _ENC = msgspec.json.Encoder()
 _RAW_DICT = msgspec.json.Decoder(dict[str, Raw])
 _STR = msgspec.json.Decoder(str)
