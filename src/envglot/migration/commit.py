@@ -65,7 +65,8 @@ class CommitBatch(Generic[J]):
         self.staged.append((tmp, dst, job, durable))
         if backup is not None:
             self.backups.append(str(backup))
-        self.bytes += max(size, 0)
+        if size > 0:  # -1: unknown
+            self.bytes += size
 
     def full(self) -> bool:
         return (

@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,15 @@ class FileSpec(msgspec.Struct, frozen=True):
     """Permission bits given to the output (local inputs)."""
     shown: str | None = None
     """The output as named in the report (the ``out`` given, joined with the relative path)."""
+
+
+def known_bytes(files: Iterable[FileSpec]) -> int:
+    """The sizes of ``files`` summed, an unknown one (-1) as 0 (in C: no Python call per file)."""
+    return sum(filter(_POSITIVE, map(_SIZE, files)))
+
+
+_SIZE = attrgetter("size")
+_POSITIVE = (0).__lt__
 
 
 def kind_of(name: str) -> tuple[bool, bool]:
