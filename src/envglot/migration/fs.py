@@ -28,7 +28,8 @@ import re
 import secrets
 import shutil
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from operator import methodcaller
 from pathlib import Path
 from typing import IO, Any
 
@@ -121,14 +122,23 @@ def join(base: str, rel: str) -> str:
     return posixpath.join(base.rstrip("/") or "/", rel) if base else rel
 
 
+_WILD = re.compile(r"[*?\[]")
+"""What ``fnmatch`` reads as a wildcard (a ``[`` may be a literal one: taken as a wildcard here, to be safe)."""
+
+
 class Patterns:
     """Glob patterns compiled once: a pattern with a ``/`` matches the relative path, others the name."""
 
     def __init__(self, patterns: Sequence[str]) -> None:
         on_rel = [fnmatch.translate(p) for p in patterns if "/" in p]
-        on_base = [fnmatch.translate(p) for p in patterns if "/" not in p]
+        on_base = [p for p in patterns if "/" not in p]
         self.rel = re.compile("|".join(on_rel)).match if on_rel else None
-        self.base = re.compile("|".join(on_base)).match if on_base else None
+        self.base: Callable[[str], object] | None = None
+        ends = tuple(p[1:] for p in on_base if p.startswith("*") and not _WILD.search(p, 1))
+        if on_base and len(ends) == len(on_base):  # "*.json", ...: what fnmatch matches, a name's literal ending
+            self.base = methodcaller("endswith", ends)
+        elif on_base:
+            self.base = re.compile("|".join(map(fnmatch.translate, on_base))).match
 
     def match(self, rel: str, base: str) -> bool:
         return bool((self.base is not None and self.base(base)) or (self.rel is not None and self.rel(rel)))
