@@ -866,7 +866,22 @@ def test_include_exclude(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "patterns", [["*.jsonl", "*.log"], ["a/*", "skip"], ["*"], [], ["[ab]*/x.json?", "*.gz"], ["a/skip/*.jsonl"]]
+    "patterns",
+    [
+        ["*.jsonl", "*.log"],
+        ["a/*", "skip"],
+        ["*"],
+        [],
+        ["[ab]*/x.json?", "*.gz"],
+        ["a/skip/*.jsonl"],
+        ["*.j?on", "*.log"],
+        ["*[ab]"],
+        ["*.["],
+        ["**.json"],
+        ["", "*.gz"],
+        ["*.jsonl", "a/*.json"],
+        ["*\\x"],
+    ],
 )
 def test_compiled_patterns_match_as_fnmatch(patterns: list[str]) -> None:
     import fnmatch
@@ -874,10 +889,26 @@ def test_compiled_patterns_match_as_fnmatch(patterns: list[str]) -> None:
     from envglot.migration.fs import Patterns
 
     compiled = Patterns(patterns)
-    for rel in ("x.jsonl", "a/x.jsonl", "a/skip/y.jsonl", "b/z.log", "b/w.json", "skip", "c/d.json.gz", "é/ü.jsonl"):
+    rels = ("x.jsonl", "a/x.jsonl", "a/skip/y.jsonl", "b/z.log", "b/w.json", "skip", "c/d.json.gz", "é/ü.jsonl")
+    odd = ("", ".json", "x.JSON", "a[", "a.[", "ab", "a\nb.json", "x.json\n", "a\\x", "x.jsonl.gz", "a/.gz")
+    for rel in rels + odd:
         base = rel.rsplit("/", 1)[-1]
         expected = any(fnmatch.fnmatchcase(rel if "/" in p else base, p) for p in patterns)
         assert compiled.match(rel, base) is expected, (patterns, rel)
+
+
+def test_patterns_that_are_a_literal_ending_are_matched_without_a_regex() -> None:
+    """The default include (``*.json``, ``*.jsonl``, ...: a ``*`` then a literal ending) is matched by
+    ``str.endswith``, as fnmatch matches it (a case-sensitive ending, any name before it); a
+    wildcard after the first ``*`` keeps the regex."""
+    from operator import methodcaller
+
+    from envglot.migration.constants import DEFAULT_INCLUDE
+    from envglot.migration.fs import Patterns
+
+    assert isinstance(Patterns(DEFAULT_INCLUDE).base, methodcaller)
+    for wild in (["*.j?on"], ["*[ab]"], ["**.json"], ["x*.json"], ["*.json", "a.jsonl"]):
+        assert not isinstance(Patterns(wild).base, methodcaller), wild
 
 
 @pytest.mark.parametrize("spelling", [".", "./", "in/..", "{tmp}", "{tmp}/"])
