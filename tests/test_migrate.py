@@ -614,7 +614,7 @@ def test_a_short_write_of_a_small_temporary_is_written_on(tmp_path: Path, monkey
     assert (tmp_path / "t").read_bytes() == b"0123456789"
 
 
-@pytest.mark.parametrize("dst", ["a/b/c.jsonl", "/c.jsonl", "c.jsonl", "//c.jsonl", "a/caf\udce9.jsonl"])
+@pytest.mark.parametrize("dst", ["a/b/c.jsonl", "/c.jsonl", "c.jsonl", "//c.jsonl", "a/caf\udce9.jsonl", "a/", "/"])
 def test_a_temporary_and_its_directory_as_the_path_spells_them(dst: str) -> None:
     """fs.temp_path replaces the name after the last "/" (as os.path.split and join did for a path
     the walk spells); fs.parents is os.path.dirname, taken once per directory."""

@@ -257,8 +257,8 @@ def check_destinations(jobs: list[Job]) -> None:
     for j in jobs:
         if j.dst is None:
             continue
-        at = j.dst.rfind("/") + 1
-        head, name = j.dst[:at], j.dst[at:]  # the directory as the path spells it, and the name
+        d, sep, name = j.dst.rpartition("/")
+        head = d + sep  # the directory as the path spells it (with its "/"), and the name
         found = parents.get(head)
         if found is None:  # once per directory: where it really is (with a "/"), and what it holds already
             real = os.path.realpath(head or ".")
