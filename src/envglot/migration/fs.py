@@ -202,8 +202,8 @@ def parents(paths: Iterable[str]) -> set[str]:
 
 _SPLIT_NAME = methodcaller("rpartition", "/")
 """A path's ``(directory, "/", name)``, ``("", "", name)`` without a ``/``: its directory as it spells
-it is ``directory + "/"``. ``str.rpartition`` takes its argument without parsing an argument tuple:
-about 1,000 instructions less than ``rfind`` and two slices (a small file's path is cut four times)."""
+it is ``directory + "/"``. ``str.rpartition`` takes its argument without parsing an argument tuple,
+which ``rfind`` does: cheaper than ``rfind`` and two slices (a small file's path is cut four times)."""
 
 
 HOLD_BYTES = 64 * 1024
