@@ -122,10 +122,6 @@ def join(base: str, rel: str) -> str:
     return posixpath.join(base.rstrip("/") or "/", rel) if base else rel
 
 
-_WILD = re.compile(r"[*?\[]")
-"""What ``fnmatch`` reads as a wildcard (a ``[`` may be a literal one: taken as a wildcard here, to be safe)."""
-
-
 class Patterns:
     """Glob patterns compiled once: a pattern with a ``/`` matches the relative path, others the name."""
 
@@ -133,12 +129,12 @@ class Patterns:
         on_rel = [fnmatch.translate(p) for p in patterns if "/" in p]
         on_base = [p for p in patterns if "/" not in p]
         self.rel = re.compile("|".join(on_rel)).match if on_rel else None
-        self.base: Callable[[str], object] | None = None
-        ends = tuple(p[1:] for p in on_base if p.startswith("*") and not _WILD.search(p, 1))
-        if on_base and len(ends) == len(on_base):  # "*.json", ...: what fnmatch matches, a name's literal ending
-            self.base = methodcaller("endswith", ends)
-        elif on_base:
-            self.base = re.compile("|".join(map(fnmatch.translate, on_base))).match
+        # "*" and a literal ending ("*.json", ...; a "[" may be a literal one: taken as a wildcard, to be safe)
+        ends = tuple(p[1:] for p in on_base if p.startswith("*") and not {"*", "?", "["}.intersection(p[1:]))
+        if on_base and len(ends) == len(on_base):  # what fnmatch matches there: a name's literal ending
+            self.base: Callable[[str], object] | None = methodcaller("endswith", ends)
+        else:
+            self.base = re.compile("|".join(map(fnmatch.translate, on_base))).match if on_base else None
 
     def match(self, rel: str, base: str) -> bool:
         return bool((self.base is not None and self.base(base)) or (self.rel is not None and self.rel(rel)))
@@ -201,9 +197,8 @@ def parents(paths: Iterable[str]) -> set[str]:
 
 
 _SPLIT_NAME = methodcaller("rpartition", "/")
-"""A path's ``(directory, "/", name)``, ``("", "", name)`` without a ``/``: its directory as it spells
-it is ``directory + "/"``. ``str.rpartition`` takes its argument without parsing an argument tuple,
-which ``rfind`` does: cheaper than ``rfind`` and two slices (a small file's path is cut four times)."""
+"""A path's ``(directory, "/", name)`` (its directory as spelled: ``directory + "/"``): ``rpartition``
+parses no argument tuple, as ``rfind`` does; cheaper than it and two slices, four times a small file."""
 
 
 HOLD_BYTES = 64 * 1024
