@@ -614,7 +614,7 @@ def test_a_short_write_of_a_small_temporary_is_written_on(tmp_path: Path, monkey
     assert (tmp_path / "t").read_bytes() == b"0123456789"
 
 
-@pytest.mark.parametrize("dst", ["a/b/c.jsonl", "/c.jsonl", "c.jsonl", "//c.jsonl", "a/caf\udce9.jsonl"])
+@pytest.mark.parametrize("dst", ["a/b/c.jsonl", "/c.jsonl", "c.jsonl", "//c.jsonl", "a/caf\udce9.jsonl", "a/", "/"])
 def test_a_temporary_and_its_directory_as_the_path_spells_them(dst: str) -> None:
     """fs.temp_path replaces the name after the last "/" (as os.path.split and join did for a path
     the walk spells); fs.parents is os.path.dirname, taken once per directory."""
@@ -866,7 +866,22 @@ def test_include_exclude(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "patterns", [["*.jsonl", "*.log"], ["a/*", "skip"], ["*"], [], ["[ab]*/x.json?", "*.gz"], ["a/skip/*.jsonl"]]
+    "patterns",
+    [
+        ["*.jsonl", "*.log"],
+        ["a/*", "skip"],
+        ["*"],
+        [],
+        ["[ab]*/x.json?", "*.gz"],
+        ["a/skip/*.jsonl"],
+        ["*.j?on", "*.log"],
+        ["*[ab]"],
+        ["*.["],
+        ["**.json"],
+        ["", "*.gz"],
+        ["*.jsonl", "a/*.json"],
+        ["*\\x"],
+    ],
 )
 def test_compiled_patterns_match_as_fnmatch(patterns: list[str]) -> None:
     import fnmatch
@@ -874,10 +889,26 @@ def test_compiled_patterns_match_as_fnmatch(patterns: list[str]) -> None:
     from envglot.migration.fs import Patterns
 
     compiled = Patterns(patterns)
-    for rel in ("x.jsonl", "a/x.jsonl", "a/skip/y.jsonl", "b/z.log", "b/w.json", "skip", "c/d.json.gz", "é/ü.jsonl"):
+    rels = ("x.jsonl", "a/x.jsonl", "a/skip/y.jsonl", "b/z.log", "b/w.json", "skip", "c/d.json.gz", "é/ü.jsonl")
+    odd = ("", ".json", "x.JSON", "a[", "a.[", "ab", "a\nb.json", "x.json\n", "a\\x", "x.jsonl.gz", "a/.gz")
+    for rel in rels + odd:
         base = rel.rsplit("/", 1)[-1]
         expected = any(fnmatch.fnmatchcase(rel if "/" in p else base, p) for p in patterns)
         assert compiled.match(rel, base) is expected, (patterns, rel)
+
+
+def test_patterns_that_are_a_literal_ending_are_matched_without_a_regex() -> None:
+    """The default include (``*.json``, ``*.jsonl``, ...: a ``*`` then a literal ending) is matched by
+    ``str.endswith``, as fnmatch matches it (a case-sensitive ending, any name before it); a
+    wildcard after the first ``*`` keeps the regex."""
+    from operator import methodcaller
+
+    from envglot.migration.constants import DEFAULT_INCLUDE
+    from envglot.migration.fs import Patterns
+
+    assert isinstance(Patterns(DEFAULT_INCLUDE).base, methodcaller)
+    for wild in (["*.j?on"], ["*[ab]"], ["**.json"], ["x*.json"], ["*.json", "a.jsonl"]):
+        assert not isinstance(Patterns(wild).base, methodcaller), wild
 
 
 @pytest.mark.parametrize("spelling", [".", "./", "in/..", "{tmp}", "{tmp}/"])

@@ -419,9 +419,8 @@ def test_a_file_in_memory_is_converted_as_the_readers_chunks_are(data: bytes, do
     """``RecordReader.whole`` (a small file's bytes as one chunk) gives what reading them gives, cut
     into chunks of any size: the same output, counts, reject lines and line terminators."""
     mig = Migrator()
-    whole = RecordReader.whole(data, source="x", style="compact", doc=doc, max_record=1 << 20)
-    assert whole is not None
-    tasks, lines = whole
+    tasks = RecordReader.whole(data, source="x", style="compact", doc=doc, max_record=1 << 20)
+    assert tasks is not None
     for read_size in (1, 7, 1 << 20):
         reader = RecordReader(
             io.BytesIO(data), source="x", style="compact", doc=doc, read_size=read_size, max_record=1 << 20
@@ -430,7 +429,7 @@ def test_a_file_in_memory_is_converted_as_the_readers_chunks_are(data: bytes, do
         ours = [migrate_chunk(mig, t) for t in tasks]
         assert b"".join(c.out for c in ours) == b"".join(c.out for c in chunks)
         assert [r for c in ours for r in c.rejects] == [r for c in chunks for r in c.rejects]
-        assert lines == reader.lines
+        assert sum(c.lines for c in ours) == reader.lines  # the chunk loop's count: whole counts none
         if chunks:
             want, got = chunks[0].tally, ours[0].tally
             want.add_all([c.tally for c in chunks[1:]])

@@ -65,7 +65,8 @@ class CommitBatch(Generic[J]):
         self.staged.append((tmp, dst, job, durable))
         if backup is not None:
             self.backups.append(str(backup))
-        self.bytes += max(size, 0)
+        if size > 0:  # -1: unknown
+            self.bytes += size
 
     def full(self) -> bool:
         return (
@@ -107,8 +108,12 @@ class CommitBatch(Generic[J]):
 
     def move(self, tmp: str, dst: str) -> None:
         """Move a staged temporary over its destination (atomic per file; the directories are
-        fsynced once per batch by :meth:`commit`)."""
-        store.commit(self.fs, tmp, dst, sync_dir=False)
+        fsynced once per batch by :meth:`commit`): a local one by ``os.replace``, what
+        :func:`.fs.commit` does for it (its mode was given at its create), without its two calls."""
+        if self.fs is None:
+            os.replace(tmp, dst)
+        else:
+            store.commit(self.fs, tmp, dst, sync_dir=False)
 
     def flush(self, rep: MigrationReport, named: Callable[[J], tuple[str, str]]) -> None:
         """:meth:`commit`, counting each file written in ``rep``; if a sync or a rename fails, the

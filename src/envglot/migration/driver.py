@@ -34,7 +34,7 @@ from .report import FileFailure, MigrationReport, Progress, StopRunError
 from .session import session
 from .stream import Stream
 from .tally import Tally
-from .walk import FileSpec
+from .walk import FileSpec, known_bytes
 from .workers import ChunkResult
 
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
@@ -92,7 +92,7 @@ def run_pieces(
         writes = bool(out_dirs) and not spec.check
         if writes:
             rep.temp_files_removed += _sweep(spec, out_path, None, out_dirs)
-        total = sum(max(f.size, 0) for f in files)
+        total = known_bytes(files)
         ex: Executor | None = None
         try:
             ex = executor()

@@ -28,7 +28,8 @@ import re
 import secrets
 import shutil
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from operator import methodcaller
 from pathlib import Path
 from typing import IO, Any
 
@@ -126,9 +127,14 @@ class Patterns:
 
     def __init__(self, patterns: Sequence[str]) -> None:
         on_rel = [fnmatch.translate(p) for p in patterns if "/" in p]
-        on_base = [fnmatch.translate(p) for p in patterns if "/" not in p]
+        on_base = [p for p in patterns if "/" not in p]
         self.rel = re.compile("|".join(on_rel)).match if on_rel else None
-        self.base = re.compile("|".join(on_base)).match if on_base else None
+        # "*" and a literal ending ("*.json", ...; a "[" may be a literal one: taken as a wildcard, to be safe)
+        ends = tuple(p[1:] for p in on_base if p.startswith("*") and not {"*", "?", "["}.intersection(p[1:]))
+        if on_base and len(ends) == len(on_base):  # what fnmatch matches there: a name's literal ending
+            self.base: Callable[[str], object] | None = methodcaller("endswith", ends)
+        else:
+            self.base = re.compile("|".join(map(fnmatch.translate, on_base))).match if on_base else None
 
     def match(self, rel: str, base: str) -> bool:
         return bool((self.base is not None and self.base(base)) or (self.rel is not None and self.rel(rel)))
@@ -175,19 +181,24 @@ def run_id(dask: bool) -> str:
 def temp_path(dst: str, run: str, piece: str) -> str:
     """A temporary key beside ``dst`` for this run (:func:`run_id`) and piece, its name at most 255
     bytes (a file name's limit; a local name's bytes as walked, undecodable ones included)."""
-    at = dst.rfind("/") + 1  # the directory as ``dst`` spells it, then the temporary's name
+    d, sep, name = dst.rpartition("/")  # the directory as ``dst`` spells it, then the temporary's name
     head = f"{TEMP_PREFIX}{run}-{piece}-"
     room = 255 - len(head)
-    if 4 * (len(dst) - at) <= room:  # fits whatever its characters (at most 4 bytes each): not cut
-        return dst[:at] + head + dst[at:]
-    tail = dst[at:].encode("utf-8", "surrogateescape")[:room]
-    return dst[:at] + head + tail.decode("utf-8", "surrogateescape")
+    if 4 * len(name) <= room:  # fits whatever its characters (at most 4 bytes each): not cut
+        return d + sep + head + name
+    tail = name.encode("utf-8", "surrogateescape")[:room]
+    return d + sep + head + tail.decode("utf-8", "surrogateescape")
 
 
 def parents(paths: Iterable[str]) -> set[str]:
     """The distinct ``os.path.dirname`` of local ``paths``, taken once per directory (the files of
     one directory share their path up to its last ``/``, and only that part names the directory)."""
-    return {os.path.dirname(head) for head in {p[: p.rfind("/") + 1] for p in paths}}
+    return {os.path.dirname(head) for head in {d + sep for d, sep, _ in map(_SPLIT_NAME, paths)}}
+
+
+_SPLIT_NAME = methodcaller("rpartition", "/")
+"""A path's ``(directory, "/", name)`` (its directory as spelled: ``directory + "/"``): ``rpartition``
+parses no argument tuple, as ``rfind`` does; cheaper than it and two slices, four times a small file."""
 
 
 HOLD_BYTES = 64 * 1024
@@ -205,7 +216,8 @@ never taken for another's)."""
 def prepare_dir(path: str, root: str | None, run: str | None) -> None:
     """Make the local directory of the output ``path``, never through a symbolic link below
     ``root`` (:func:`refuse_links`); once per directory and ``run`` in this process."""
-    head = path[: path.rfind("/") + 1]
+    d, sep, _ = path.rpartition("/")
+    head = d + sep
     done = _PREPARED.get(run) if run is not None else None
     if done is not None and head in done:
         return

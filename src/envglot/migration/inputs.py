@@ -245,18 +245,17 @@ class RecordReader:
         return self._document() if self.doc else self._lines()
 
     @classmethod
-    def whole(
-        cls, data: bytes, *, source: str, style: str, doc: bool, max_record: int
-    ) -> tuple[list[Task], int] | None:
-        """An input already in memory as one task (none for empty JSON Lines) and its line
-        terminators: what iterating a reader over ``data`` gives, in one chunk (chunks of whole lines
-        convert to the same bytes and counts however they are cut). None when ``data`` is longer than
-        ``max_record`` (a record in it may be too long: read it with a reader)."""
+    def whole(cls, data: bytes, *, source: str, style: str, doc: bool, max_record: int) -> list[Task] | None:
+        """An input already in memory as one task (none for empty JSON Lines): what iterating a reader
+        over ``data`` gives, in one chunk (chunks of whole lines convert to the same bytes and counts
+        however they are cut; the chunk loop counts their line terminators, ``ChunkResult.lines``).
+        None when ``data`` is longer than ``max_record`` (a record in it may be too long: read it with
+        a reader)."""
         if len(data) > max_record:
             return None
         if doc:
-            return [Task(source, "doc", data, 1, style)], 0
-        return ([Task(source, "lines", data, 1, style)] if data else []), data.count(b"\n")
+            return [Task(source, "doc", data, 1, style)]
+        return [Task(source, "lines", data, 1, style)] if data else []
 
     def _oversize(self, size: int, whole: bool, line: int | None) -> Task:
         reason = _too_long(size, self.max_record, whole)

@@ -34,7 +34,7 @@ from .inputs import InputLimits, RecordReader, Task, open_fd, open_gzip
 from .pieceout import PieceOutput, WriteError
 from .records import Migrator, RecordError
 from .tally import Tally
-from .walk import FileSpec
+from .walk import FileSpec, known_bytes
 from .workers import ChunkResult, migrate_chunk, migrator_for
 
 
@@ -123,19 +123,23 @@ def plan(
     tasks: list[list[Piece]] = []
     group: list[Piece] = []
     group_bytes = 0
-    after = sum(max(f.size, 0) for f in files)  # input bytes from the current file to the end of the run
+    after = known_bytes(files)  # input bytes from the current file to the end of the run
     for f in files:
-        if cut and not f.gz and not f.doc and f.size > target:
+        size = f.size
+        if cut and size > target and not f.gz and not f.doc:
             if group:
                 tasks.append(group)
                 group, group_bytes = [], 0
-            bounds = ranges(f.size, target, after - f.size, taper, least)
+            bounds = ranges(size, target, after - size, taper, least)
             tasks.extend([Piece(f, i, len(bounds), a, b)] for i, (a, b) in enumerate(bounds))
-            after -= f.size
+            after -= size
             continue
-        after -= max(f.size, 0)
-        group.append(Piece(f, 0, 1, 0, f.size))
-        group_bytes += max(f.size, 1)
+        group.append(Piece(f, 0, 1, 0, size))
+        if size > 0:  # an unknown size (-1) counts as none, and a file as one byte at least
+            after -= size
+            group_bytes += size
+        else:
+            group_bytes += 1
         if group_bytes >= target or len(group) >= max_files:
             tasks.append(group)
             group, group_bytes = [], 0
@@ -330,8 +334,8 @@ def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChu
             continue
         assert isinstance(data, bytes)
         whole = RecordReader.whole(data, source=f.name, style=style, doc=f.doc, max_record=limit)
-        if whole is not None and whole[0]:  # one chunk, its result the file's (no reader, no output object)
-            res, output = _whole_chunk(mig, piece, whole[0][0], whole[1], on_chunk)
+        if whole:  # one chunk, its result the file's (no reader, no output object)
+            res, output = _whole_chunk(mig, piece, whole[0], on_chunk)
             results.append(res)
             changed = res.tally.differs
             if not changed:
@@ -368,15 +372,15 @@ def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChu
     return results
 
 
-def _whole_chunk(
-    mig: Migrator, piece: Piece, task: Task, lines: int, on_chunk: OnChunk | None
-) -> tuple[PieceResult, bytes]:
+def _whole_chunk(mig: Migrator, piece: Piece, task: Task, on_chunk: OnChunk | None) -> tuple[PieceResult, bytes]:
     """A whole small file's result from its one chunk, and the chunk's output: what :func:`_take`
-    makes of a first and only chunk, the chunk's counts, rejects and details taken, not copied."""
+    makes of a first and only chunk, the chunk's counts, rejects, details and line terminators taken,
+    not copied (nor counted again)."""
     c = migrate_chunk(mig, task)
     took = on_chunk is not None and on_chunk(piece, c)
-    f = piece.file  # positional: file, part, tally, disk, lines, omitted, details, kept, rejects
-    res = PieceResult(f.index, 0, c.tally, max(f.size, 0), lines, c.omitted, [] if took else c.details, None, c.rejects)
+    f = piece.file  # positional: file, part, tally, disk (walked: a small local file's size is known), lines,
+    # omitted, details, kept, rejects
+    res = PieceResult(f.index, 0, c.tally, f.size, c.lines, c.omitted, [] if took else c.details, None, c.rejects)
     return res, c.out
 
 

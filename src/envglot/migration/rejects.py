@@ -109,8 +109,10 @@ class RejectsFile:
         Raises:
             OSError: the rejects file cannot be written (it is left as it was).
         """
-        if self.path is None or (self.pending == 0 and not (replace and self._sources().get(source))):
-            return  # nothing collected (no spool), and no earlier line of ``source`` to replace
+        if self.path is None:
+            return
+        if self.pending == 0 and not (replace and (earlier := self._sources()) and earlier.get(source)):
+            return  # nothing collected, and no earlier line of ``source`` to replace (none at all: not looked up)
         try:
             sources = self._sources()
             if replace and sources.get(source) and self._regular():

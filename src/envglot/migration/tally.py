@@ -15,6 +15,7 @@ from operator import attrgetter
 from typing import Any
 
 import msgspec
+from msgspec.structs import astuple
 
 from .constants import INTERNAL_ERROR, UNDETECTED
 from .records import Outcome
@@ -56,19 +57,18 @@ class SourceCounts(msgspec.Struct):
 
     def add(self, other: SourceCounts) -> None:
         """Add ``other`` into this one."""
-        _sum_into(self, SOURCE_COUNTS, _SOURCE_COUNTS, (other,))
+        _sum_into(self, SOURCE_COUNTS, (other,))
 
 
 SOURCE_COUNTS = SourceCounts.__struct_fields__
-_SOURCE_COUNTS = attrgetter(*SOURCE_COUNTS)
 
 
-def _sum_into(
-    target: Any, names: Sequence[str], values: Callable[[Any], tuple[int, ...]], others: Sequence[Any]
-) -> None:
-    """Add the fields ``names`` (read together by ``values``) of each of ``others`` into ``target``:
-    summed column by column in C, one ``setattr`` per field however many ``others`` there are."""
-    for name, column in zip(names, zip(*map(values, others), strict=True), strict=True):
+def _sum_into(target: Any, names: Sequence[str], others: Sequence[msgspec.Struct]) -> None:
+    """Add the fields ``names`` (a struct's first fields, in order) of each of ``others`` into
+    ``target``: summed column by column in C, one ``setattr`` per field however many ``others``
+    there are. Each one's fields are read at once by ``msgspec.structs.astuple`` (its slots in
+    order, no attribute lookup by name); the columns after ``names`` are never taken."""
+    for name, column in zip(names, zip(*map(astuple, others), strict=True), strict=False):
         setattr(target, name, getattr(target, name) + sum(column))
 
 
@@ -179,7 +179,7 @@ class Tally(SourceCounts, gc=False):
         and kinds, in the same order, as one :meth:`add` each)."""
         if not others:
             return
-        _sum_into(self, COUNTS, _COUNTS, others)
+        _sum_into(self, COUNTS, others)
         # every tally's items in one flat iteration (no loop per tally: a small file's tally holds a
         # few sources and kinds, and a commit adds hundreds of them)
         per_source: dict[str, list[SourceCounts]] = {}
@@ -189,12 +189,13 @@ class Tally(SourceCounts, gc=False):
         for k, n in chain.from_iterable(map(dict.items, map(_DIAGNOSTICS, others))):
             kinds[k] = kinds.get(k, 0) + n
         for k, counts in per_source.items():
-            _sum_into(self.of(k), SOURCE_COUNTS, _SOURCE_COUNTS, counts)
+            _sum_into(self.of(k), SOURCE_COUNTS, counts)
 
 
-COUNTS = tuple(name for name in Tally.__struct_fields__ if name not in ("by_source", "diagnostics"))
-"""The plain counts of a :class:`Tally` (and so of the report), summed field by field."""
-_COUNTS = attrgetter(*COUNTS)
+COUNTS = Tally.__struct_fields__[: Tally.__struct_fields__.index("by_source")]
+"""The plain counts of a :class:`Tally` (and so of the report), summed field by field: its fields
+before its two dicts (``by_source``, ``diagnostics``: its last fields), in order."""
+assert (*COUNTS, "by_source", "diagnostics") == Tally.__struct_fields__
 _FEW_KINDS = 64
 """Up to this many kinds are counted by ``list.count`` per distinct kind, more by a ``Counter``
 (:meth:`Tally._count_kinds`)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,15 @@ class FileSpec(msgspec.Struct, frozen=True):
     """Permission bits given to the output (local inputs)."""
     shown: str | None = None
     """The output as named in the report (the ``out`` given, joined with the relative path)."""
+
+
+def known_bytes(files: Iterable[FileSpec]) -> int:
+    """The sizes of ``files`` summed, an unknown one (-1) as 0 (in C: no Python call per file)."""
+    return sum(filter(_POSITIVE, map(_SIZE, files)))
+
+
+_SIZE = attrgetter("size")
+_POSITIVE = (0).__lt__
 
 
 def kind_of(name: str) -> tuple[bool, bool]:
@@ -248,8 +257,8 @@ def check_destinations(jobs: list[Job]) -> None:
     for j in jobs:
         if j.dst is None:
             continue
-        at = j.dst.rfind("/") + 1
-        head, name = j.dst[:at], j.dst[at:]  # the directory as the path spells it, and the name
+        d, sep, name = j.dst.rpartition("/")
+        head = d + sep  # the directory as the path spells it (with its "/"), and the name
         found = parents.get(head)
         if found is None:  # once per directory: where it really is (with a "/"), and what it holds already
             real = os.path.realpath(head or ".")
