@@ -243,7 +243,7 @@ _MEMBER_SUCCESS = [True, True, True, False, None, True, None, None, None, None, 
 """Each of ``_MEMBER_CASES``' Struct's ``success`` (``None``: no Struct, the decoder decides)."""
 
 
-@pytest.mark.parametrize(("buf", "success"), zip(_MEMBER_CASES, _MEMBER_SUCCESS, strict=True))
+@pytest.mark.parametrize(("buf", "success"), list(zip(_MEMBER_CASES, _MEMBER_SUCCESS, strict=True)))
 def test_usual_members_read_as_the_generic_loop_reads_them(buf: bytes, success: bool | None) -> None:
     """errorcode's ``from_members`` (a plain members dict: the reader generated for its wire
     Struct, ``success`` compared with the literals) gives the per-member loop's Struct, or
