@@ -254,7 +254,7 @@ def _top_level_variants(src: str, doc: bytes) -> list[bytes]:
     unchanged, changed, absent or ``null``; each later take's first member present (``null``, an
     object holding the take's key, a value), absent; every take's first member the same object
     (a later take inside the carried payload, so carried too); a key escaped (the rest re-encodes
-    longer)."""
+    shorter)."""
     m = default_mappings()
     members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
     firsts = {paths[0][0] for dst in WRITABLE for paths in _takes(m, src, dst)}
