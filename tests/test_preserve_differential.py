@@ -235,3 +235,82 @@ def test_a_code_graph_pairs_placer_gives_the_general_ways_bytes(dst: str) -> Non
         if b"\n" not in doc and b": " not in doc:
             _check(doc, "code-graph", dst)
     assert taken >= 2
+
+
+def _top_level_pairs() -> list[tuple[str, str]]:
+    """The ordered pairs of writable dialects (code-graph's aside) whose first take is one object
+    key deep in the source and in the target (``residue._whole_by``'s ``_top_whole``)."""
+    m = default_mappings()
+    found = []
+    for src, dst in itertools.permutations(sorted(d for d in WRITABLE if d != "code-graph"), 2):
+        takes = residue.take_paths(m[src].fields, m[dst].fields, m[dst].shape.residue)
+        if takes and len(takes[0][0]) == 1 and len(takes[0][1]) == 1:
+            found.append((src, dst))
+    return found
+
+
+def _top_level_variants(src: str, doc: bytes) -> list[bytes]:
+    """``doc`` (minified) and documents made from it for the placer's rules: the payload carried
+    unchanged, changed, absent or ``null``; each later take's first member present (``null``, an
+    object holding the take's key, a value), absent; every take's first member the same object
+    (a later take inside the carried payload, so carried too); a key escaped (the rest re-encodes
+    shorter)."""
+    m = default_mappings()
+    members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
+    firsts = {paths[0][0] for dst in WRITABLE for paths in _takes(m, src, dst)}
+    out = [doc, b'{"\\u0078":1,' + doc[1:]]
+    for key in sorted(firsts):
+        for value in (None, b"null", b"[1,2]", b'"text"', b'{"details":{"a":1},"x":2}', b'{"a":1}'):
+            changed = dict(members)
+            if value is None:
+                changed.pop(key, None)
+            else:
+                changed[key] = msgspec.Raw(value)
+            out.append(msgspec.json.encode(changed))
+    for value in (b'{"details":{"a":1},"x":2}', b'{"a":1}'):  # every one the same: carried twice
+        out.append(msgspec.json.encode({**members, **{key: msgspec.Raw(value) for key in firsts}}))
+    for outer, inner in itertools.permutations(sorted(firsts), 2):  # one take's value inside another's
+        nested = {outer: msgspec.Raw(b'{"details":{"a":1}}'), inner: msgspec.Raw(b'{"a":1}')}
+        out.append(msgspec.json.encode({**members, **nested}))
+    return out
+
+
+def _takes(m: Any, src: str, dst: str) -> residue.Takes:
+    return residue.take_paths(m[src].fields, m[dst].fields, m[dst].shape.residue) if src != dst else ()
+
+
+@pytest.mark.parametrize(("src", "dst"), _top_level_pairs())
+def test_a_top_level_payloads_placer_gives_the_general_ways_bytes(src: str, dst: str) -> None:
+    """The pair's placer (a payload one key deep in both taken without the loop over the takes
+    when no later take is in the original) gives the bytes of ``residue.whole`` set at the slot,
+    with the original's top level or without, and each document converts and restores exactly."""
+    m = default_mappings()
+    there = m[dst]
+    takes = _takes(m, src, dst)
+    slot = residue.slot_path(there.shape.residue)
+    place = residue.placer(src, takes, slot)
+    assert place is not None
+    taken = placed = 0
+    for case in cases(src):
+        for doc in _top_level_variants(src, msgspec.json.format(case.data, indent=-1)):
+            try:
+                out = envglot.convert(doc, from_=src, to=dst, unsupported="ignore")
+            except envglot.EnvglotError:
+                continue
+            members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
+            # and a carrier holding every take's value of the original (none of the writers does)
+            every = residue.open_document(out)
+            for here, there in takes:
+                value = residue.value_at(members, here)
+                if value is not None:
+                    residue.set_path(every, list(there), value)
+            for carrier in (out, residue.encode(every)):
+                for top_level in (members, None):
+                    top = residue.open_document(carrier)
+                    res = residue.whole(src, doc, top_level, residue.open_document(carrier), takes)
+                    residue.set_path(top, list(slot), res)
+                    assert place(doc, top_level, carrier) == (residue.encode(top), top), doc
+                    taken += b'"take":' in bytes(res)
+                    placed += 1
+            _check(doc, src, dst)
+    assert placed >= 4 and taken >= 2

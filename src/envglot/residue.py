@@ -402,23 +402,36 @@ def digest_bytes(dialect: str, rest: Any, taken: Sequence[Any]) -> str:
 
 
 def _sha(head: bytes, form: Any, taken: Sequence[Any]) -> str:
-    """SHA-256's first 128 bits (hex) of ``head``, ``form`` and each of ``taken``, each of the last
-    after its length (so no two splits of the same bytes hash alike; bytes-like values are fed as
-    they are: a large payload is not copied into one buffer first)."""
+    """:func:`_sha_hex` as text (what :func:`digest` returns)."""
+    return _sha_hex(head, form, taken).decode()
+
+
+def _sha_hex(head: bytes, form: Any, taken: Sequence[Any]) -> bytes:
+    """SHA-256's first 128 bits (hex, ASCII bytes: what a residue's frame joins) of ``head``,
+    ``form`` and each of ``taken``, each of the last after its length (so no two splits of the same
+    bytes hash alike; bytes-like values are fed as they are: a large payload is not copied into one
+    buffer first). The hex of the digest's first half: ``hexdigest()[:32]``'s characters, without
+    the second half's text."""
     h = (_SHA256 or _sha256())(b"".join((head, len(form).to_bytes(8, "big"), form)))
     for value in taken:
         h.update(len(value).to_bytes(8, "big"))
         h.update(value)
-    return h.hexdigest()[:32]
+    return _HEXLIFY(h.digest()[:16])  # type: ignore[no-any-return]  # set with _SHA256
 
 
 _SHA256: Any = None
 """``hashlib.sha256`` once :func:`_sha256` has imported it (``preserve=True`` only)."""
+_HEXLIFY: Any = None
+"""``binascii.hexlify``, imported by :func:`_sha256` with :data:`_SHA256` (not with envglot)."""
 
 
 def _sha256() -> Any:
-    """``hashlib.sha256``, imported on first use and kept in :data:`_SHA256`."""
-    global _SHA256
+    """``hashlib.sha256``, imported on first use and kept in :data:`_SHA256` (and
+    ``binascii.hexlify`` in :data:`_HEXLIFY`)."""
+    global _SHA256, _HEXLIFY
+    import binascii
+
+    _HEXLIFY = binascii.hexlify
     _SHA256 = _hashlib().sha256
     return _SHA256
 
@@ -658,7 +671,7 @@ def _whole_of(
             else:
                 head, mid = _frame(dialect, tuple(kept))
             hashed = (_UNTAKEN.get(dialect) or _untaken_frame(dialect))[2]  # digest_bytes' head
-            return Raw(b"".join((head, rest, mid, _sha(hashed, rest, taken).encode(), b'"}')))
+            return Raw(b"".join((head, rest, mid, _sha_hex(hashed, rest, taken), b'"}')))
     return Raw(_untaken(dialect, original))
 
 
@@ -680,7 +693,7 @@ def _untaken(dialect: str, original: bytes) -> bytes:
     """The version 5 residue of ``original`` that takes nothing: the original whole (its digest
     :func:`digest_bytes`'s, its head looked up with the frame)."""
     head, mid, hashed = _UNTAKEN.get(dialect) or _untaken_frame(dialect)
-    return b"".join((head, original, mid, _sha(hashed, original, ()).encode(), b'"}'))
+    return b"".join((head, original, mid, _sha_hex(hashed, original, ()), b'"}'))
 
 
 _UNTAKEN: dict[str, tuple[bytes, bytes, bytes]] = {}
@@ -755,11 +768,15 @@ def _whole_by(dialect: str, takes: Takes) -> WholeOf:
     - A single take deeper than the source's top level: nothing is taken when the carrier has no
       value there (no walk into the original: a code-graph success's payload is on the way to a
       failure's details); otherwise :func:`_whole_of`, given that value.
+    - A payload one object key deep in both (:func:`_top_whole`): carried unchanged and no later
+      take present, taken without the loop over the takes.
     - Anything else: :func:`_whole_of` itself."""
     here, there = takes[0] if takes else ((), ())
     keys = all(isinstance(seg, str) for seg in (*here, *there))
     if keys and len(here) == 2 and len(there) == 1 and all(len(p[0]) > 2 and p[0][:2] == here for p in takes[1:]):
         return _lead_whole(dialect, takes)
+    if keys and len(here) == 1 and len(there) == 1 and all(isinstance(seg, str) for p in takes[1:] for seg in p[0]):
+        return _top_whole(dialect, takes)
     if keys and len(takes) == 1 and len(here) > 1 and there:
 
         def single(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
@@ -808,6 +825,42 @@ def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
     return whole_of
 
 
+def _top_whole(dialect: str, takes: Takes) -> WholeOf:
+    """:func:`_whole_by`'s function for a payload one object key deep in the source and in the
+    carrier (every later take's source path object keys): when the original's payload is the
+    carrier's bytes and :func:`_whole_of` would find none of the later takes in the original (a
+    top-level one absent, a deeper one under an absent or ``null`` member, or under the payload,
+    ``null`` once taken), the payload alone is taken (:func:`_one_taken`); any other document takes
+    :func:`_whole_of` (a failure, a payload not carried unchanged, a later take present)."""
+    key, carried = str(takes[0][0][0]), str(takes[0][1][0])  # keys (_whole_by)
+    # later takes one key deep: absent from the original's top level (a member present, even
+    # ``null``, is taken or put back by _whole_of); deeper: absent or ``null`` there, or under the payload
+    tops = tuple(str(p[0][0]) for p in takes[1:] if len(p[0]) == 1)
+    deep = tuple(str(p[0][0]) for p in takes[1:] if len(p[0]) > 1 and p[0][0] != key)
+    if key in tops:  # (two takes of one member: not a pair's takes today) the general rule
+        return lambda original, members, out: _whole_of(dialect, original, members, takes, out)
+    frame = _frame(dialect, takes[:1])
+
+    def whole_of(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
+        if members is None:
+            return _whole_of(dialect, original, members, takes, out)
+        mine = members.get(key)
+        theirs = out.get(carried)
+        if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
+            return _whole_of(dialect, original, members, takes, out)
+        for k in tops:
+            if k in members:
+                return _whole_of(dialect, original, members, takes, out)
+        for k in deep:
+            if members.get(k, _NULL) != _NULL:
+                return _whole_of(dialect, original, members, takes, out)
+        tree: dict[str, Any] = dict(members)
+        tree[key] = _NULL
+        return _one_taken(dialect, original, tree, theirs, frame)
+
+    return whole_of
+
+
 def _one_taken(dialect: str, original: bytes, tree: dict[str, Any], theirs: Raw, frame: tuple[bytes, bytes]) -> Raw:
     """:func:`_whole_of`'s residue once one member is taken: ``tree`` the original opened on the way
     to it, ``null`` in its place, ``theirs`` its bytes in the carrier (the original's), ``frame``
@@ -816,7 +869,7 @@ def _one_taken(dialect: str, original: bytes, tree: dict[str, Any], theirs: Raw,
     if len(rest) - len(_NULL) + len(theirs) != len(original):
         return Raw(_untaken(dialect, original))
     head, mid = frame
-    return Raw(b"".join((head, rest, mid, _sha(_head_5(dialect), rest, (theirs,)).encode(), b'"}')))
+    return Raw(b"".join((head, rest, mid, _sha_hex(_head_5(dialect), rest, (theirs,)), b'"}')))
 
 
 SPLICE_MIN = 4096
