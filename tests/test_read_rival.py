@@ -183,6 +183,13 @@ _FILL = b'"' + b"x" * 600 + b'"'
         (b'{"rows":%s,"x":{"requestId":"r","generatedAt":"g"}}', False),  # not data's own keys
         (b'[%s,{"requestId":"r","generatedAt":"g"}]', False),  # no object
         (b"%s", False),
+        (b'{"requestId":"r","generatedAt":"g","rows":%s}', True),  # first in the object
+        (b'{"rows":%s,"requestId":"a","requestId":"r","generatedAt":"g"}', True),  # repeated
+        (b'{"rows":%s,"requestId":"r","x":{"generatedAt":"g"}}', False),  # one of them only deeper
+        (b'{"rows":%s,"x":"requestId","generatedAt":"g"}', False),  # one of them only a value
+        (b'{ "rows" : %s , "requestId" : "r" , "generatedAt" : "g" }', True),  # spaced
+        (b'{"rows":%s,"IAIAIA":"IIIIIIIIIIAAAAAAAAAA","requestId":"r","generatedAt":"g"}', True),
+        (b'{"rows":%s,"IAIAIA":"IIIIIIIIIIAAAAAAAAAA","requestIdx":"r","generatedAtx":"g"}', False),
     ],
 )
 def test_a_large_member_searched_for_its_keys_answers_as_decoded(
@@ -202,3 +209,22 @@ def test_a_large_member_searched_for_its_keys_answers_as_decoded(
     monkeypatch.setattr(probetests, "SCAN_MIN", 1 << 30)
     assert searched == [r(members) for r in rivals if r is not None]
     assert all((d is not None and d.name == "code-graph") is code_graph for d in searched), searched
+
+
+def test_a_key_is_found_by_its_rarest_byte_as_bytes_find_finds_it() -> None:
+    """``occurs`` (a key searched by its rarest byte, then by ``bytes.find`` after ``_HITS``
+    places) answers as ``in`` on texts holding the key anywhere, partly, or the byte many times."""
+    from envglot.probetests import occurs, rarest
+
+    rnd = random.Random(28)
+    for key in (b'"requestId"', b'"generatedAt"', b'"code"', b'"x"', b'"\xc3\xa9t\xc3\xa9"', b'"a_b"'):
+        at = rarest(key)
+        assert 0 <= at < len(key)
+        pieces = [key, key[:-1], key[1:], key[at : at + 1] * 3, b'"', b"x", b" ", key[: at + 1]]
+        for _ in range(400):
+            text = b"".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 30)))
+            assert occurs(text, key, at) is (key in text), (key, text)
+        rare = key[at : at + 1] * 40
+        for text in (key + rare, rare + key, rare + key[:-1] + rare, rare + key + rare, rare):
+            assert occurs(text, key, at) is (key in text), (key, text)
+    assert rarest(b'"requestId"') == 8  # the capital I, not a lower-case letter or the quotes
