@@ -332,19 +332,53 @@ def test_a_short_document_read_strictly_takes_no_members_parse(monkeypatch: pyte
         assert [_answer(p.convert_bytes, doc) for doc in mixed] == [_answer(general, doc) for doc in mixed]
 
 
-def test_a_source_whose_outcome_key_nests_takes_the_members_line() -> None:
-    """dotbot's tiny documents mostly show ``"status"`` in their payload too: counted twice, the
-    source's documents are read with their members from then on, with the same answers."""
-    docs = [doc for doc in COMPACT_BY["dotbot"] if len(doc) < 2048]
-    once = [doc for doc in docs if doc.count(b'"status"') < 2]
+def _top_repeats(doc: bytes, key: bytes) -> Iterator[bytes]:
+    """``doc`` (a compact object holding ``"key"`` at its top and in a value) with that key's
+    spelling shown twice outside its top level's ``Raw`` values, or at the top only once, every
+    way the strict read's count must tell apart."""
+    quoted = b'"' + key + b'"'
+    value = bytes(_TOP.decode(doc)[key.decode()])  # a value its wire Struct reads
+    yield b"{" + quoted + b":" + value + b"," + doc[1:]  # repeated at the top, first
+    yield doc[:-1] + b"," + quoted + b":" + value + b"}"  # repeated at the top, last
+    yield doc[:-1] + b',"zz":' + quoted + b"}"  # a string value spelled as the key (a key the Struct refuses)
+    yield doc[:-1] + b',"zz":{' + quoted + b":1}}"  # nested in an unknown member's value
+    yield b'{"data":{' + quoted + b":1}," + doc[1:]  # a repeated payload: the first one's is not counted
+    yield b'{"data":{' + quoted + b':1},"data":{' + quoted + b":2}," + doc[1:]
+    yield b'{"summary":' + quoted + b"," + doc[1:]  # a decoded member's value spelled as the key
+    yield doc.replace(b'"data":{', b'"data":{"x":' + quoted + b",", 1)  # one more inside the payload
+
+
+@pytest.mark.parametrize("src", ["dotbot", "problem-json"])
+def test_an_outcome_key_nested_in_the_payload_keeps_the_strict_read(src: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """dotbot's and problem-json's tiny documents mostly show ``"status"`` in their payload too:
+    the strict read counts it outside the top level's ``Raw`` values, so they take no members'
+    parse; a document showing it twice outside them (repeated at the top, in a decoded member, in
+    an unknown member) answers as ``Pipeline.convert``, refused where the outcome repeats."""
+    import envglot.pipeline as pipeline
+
+    parsed: list[bytes] = []
+    parse = pipeline.members_within_depth
+
+    def counted(buf: bytes, *args: Any) -> Any:
+        parsed.append(buf)
+        return parse(buf, *args)
+
+    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    docs = [doc for doc in COMPACT_BY[src] if len(doc) < pipeline.SPLIT_MIN and b"\\" not in doc]
     twice = [doc for doc in docs if doc.count(b'"status"') > 1]
     assert twice
-    general = _general(Pipeline("dotbot", "response-v2", IGNORE))
-    p = Pipeline("dotbot", "response-v2", IGNORE)
-    order = once + twice + once
-    assert [_answer(p.convert_bytes, doc) for doc in order] == [_answer(general, doc) for doc in order]
-    repeated = b'{"status":"error",' + (once or twice)[0][1:]  # the outcome repeated at the top
-    assert _answer(p.convert_bytes, repeated) == _answer(general, repeated)
+    for to in ("response-v2", "errorcode"):
+        general = _general(Pipeline(src, to, IGNORE))
+        want = [_answer(general, doc) for doc in docs]
+        p = Pipeline(src, to, IGNORE)
+        del parsed[:]
+        assert [_answer(p.convert_bytes, doc) for doc in docs] == want
+        assert parsed == []
+        odd = [v for doc in twice[:4] for v in _top_repeats(doc, b"status")]
+        mixed = [d for pair in zip(odd, twice * 8, strict=False) for d in pair]
+        assert [_answer(p.convert_bytes, doc) for doc in mixed] == [_answer(general, doc) for doc in mixed]
+        refused = [_answer(p.convert_bytes, doc) for i, doc in enumerate(odd) if i % 8 < 2]  # repeated at the top
+        assert all(type(r) is tuple and "appears more than once" in r[1] for r in refused), refused
 
 
 def test_minified_answers_as_may_be_loose() -> None:
