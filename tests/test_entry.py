@@ -10,6 +10,7 @@ answer alike: the same bytes, or the same error with the same message and path.
 from __future__ import annotations
 
 import logging
+import random
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -394,5 +395,9 @@ def test_minified_answers_as_may_be_loose() -> None:
         b'{"' + b"k" * 4092 + b'":1}',
     ]
     heads += [b'{"' + b"k" * n + b'": 1}' for n in range(4088, 4096)]
+    heads += [b'{"' + b"k" * n + b'":' + end for n in range(4090, 4096) for end in (b"", b"1", b" ")]
+    rng = random.Random(28)  # short heads of the bytes either test looks at, in any order
+    heads += [bytes(rng.choice(b'{}":\\ \t\n\r\x0b\x0cak1') for _ in range(rng.randrange(12))) for _ in range(20000)]
+    heads += [b'{"' + h for h in heads[-20000:]]
     for doc in heads + DOCS + CORPUS + ODD_SHAPES:
         assert minified(doc) is (not may_be_loose(doc)), doc[:80]
