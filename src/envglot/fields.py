@@ -1155,8 +1155,10 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
     raw = u.ref(Raw, "Raw")
     inside = []
     for f in top.fields:
-        if isinstance(f.type, msgspec.inspect.RawType) and (f.required or isinstance(f.default, Raw)):
+        if isinstance(f.type, msgspec.inspect.RawType) and f.required:
             inside.append(f"bytes(w.{f.name}).count({quoted!r})")
+        elif isinstance(f.type, msgspec.inspect.RawType) and isinstance(f.default, Raw):  # ABSENT: empty
+            inside.append(f"(bytes(w.{f.name}).count({quoted!r}) if w.{f.name} else 0)")
         elif isinstance(f.type, msgspec.inspect.UnionType) and any(
             isinstance(t, msgspec.inspect.RawType) for t in f.type.types
         ):
