@@ -382,6 +382,40 @@ def test_an_outcome_key_nested_in_the_payload_keeps_the_strict_read(src: str, mo
         assert all(type(r) is tuple and "appears more than once" in r[1] for r in refused), refused
 
 
+def test_a_declared_source_with_its_outcome_key_in_the_payload_keeps_the_strict_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A TOML dialect read through a ``WireDecoder`` (quarry, outcome ``ok``) gets the same
+    generated count: ``"ok"`` inside its ``items`` takes no members' parse; shown twice at its top,
+    or in a member it does not have, the document answers as ``Pipeline.convert``."""
+    import envglot.pipeline as pipeline
+
+    parsed: list[bytes] = []
+    parse = pipeline.members_within_depth
+
+    def counted(buf: bytes, *args: Any) -> Any:
+        parsed.append(buf)
+        return parse(buf, *args)
+
+    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    quarry = Options(unsupported="ignore", mappings=[str(ROOT / "examples" / "declared" / "quarry.toml")])
+    nested = [
+        b'{"ok":true,"items":[{"sku":"q-1","ok":4},{"ok":true}],"errors":[],"trace_id":"t-1"}',
+        b'{"ok":true,"items":{"ok":{"ok":"ok"}},"errors":[],"trace_id":"t-2"}',
+    ]
+    odd = [v for doc in nested for v in _top_repeats(doc, b"ok")]
+    for to in ("response-v2", "dotbot"):
+        general = _general(Pipeline("quarry", to, quarry))
+        want = [_answer(general, doc) for doc in nested]
+        p = Pipeline("quarry", to, quarry)
+        p.convert_bytes(nested[0])  # (the entry is chosen on the first call)
+        del parsed[:]
+        assert [_answer(p.convert_bytes, doc) for doc in nested] == want
+        assert parsed == []
+        assert [_answer(p.convert_bytes, doc) for doc in odd] == [_answer(general, doc) for doc in odd]
+        assert all("appears more than once" in str(_answer(p.convert_bytes, doc)) for doc in odd[:2])
+
+
 def test_minified_answers_as_may_be_loose() -> None:
     """``wire.minified`` is ``not may_be_loose`` for any document: spaced heads of every kind, a
     backslash in the first key, short and odd documents."""
