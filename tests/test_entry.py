@@ -382,6 +382,41 @@ def test_an_outcome_key_nested_in_the_payload_keeps_the_strict_read(src: str, mo
         assert all(type(r) is tuple and "appears more than once" in r[1] for r in refused), refused
 
 
+def test_a_strict_read_refused_is_not_tried_again_on_a_document_showing_the_key_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """problem-json failures listing their problems show ``"status"`` in decoded entries, which the
+    strict read's count cannot set aside: after one is refused, the next such document takes the
+    members' line untried; one showing the key once is tried again, and its success resumes the
+    strict reads. Every answer is ``Pipeline.convert``'s."""
+    import envglot.pipeline as pipeline
+
+    tried: list[bytes] = []
+    within = pipeline.within_depth
+
+    def counted(fn: Any, buf: bytes, *args: Any) -> Any:
+        tried.append(buf)
+        return within(fn, buf, *args)
+
+    monkeypatch.setattr(pipeline, "within_depth", counted)
+    listed = [
+        b'{"type":"urn:x:bad","title":"Bad","status":400,"detail":"two %d","errors":[{"title":"A","status":400},'
+        b'{"title":"B","status":422}]}' % i
+        for i in range(3)
+    ]
+    once = [doc for doc in COMPACT_BY["problem-json"] if doc.count(b'"status"') == 1 and len(doc) < 2048][:1]
+    nested = [doc for doc in COMPACT_BY["problem-json"] if doc.count(b'"status"') > 1 and b"errors" not in doc][:1]
+    assert once and nested
+    order = listed + once + nested + listed[:1] + nested
+    general = _general(Pipeline("problem-json", "errorcode", IGNORE))
+    want = [_answer(general, doc) for doc in order]
+    p = Pipeline("problem-json", "errorcode", IGNORE)
+    p.convert_bytes(once[0])  # (the entry is chosen on the first call)
+    del tried[:]
+    assert [_answer(p.convert_bytes, doc) for doc in order] == want
+    assert tried == [listed[0], *once, *nested, listed[0]]  # (the last: twice, after a refusal)
+
+
 def test_a_declared_source_with_its_outcome_key_in_the_payload_keeps_the_strict_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

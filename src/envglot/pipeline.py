@@ -1088,6 +1088,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         # the rival then silent; the depth checked by that decode (within_depth).
         keys = None if preserve else read_keys(src)
         strict = keys is not None and wrapped.isdisjoint(keys) and read_rival(registry, src, wrapped, True) is None
+        outcome = msgspec.json.encode(src.outcome_key)
 
         def strictly(buf: bytes) -> bytes | None:
             return fused(buf, STRICT_READ)
@@ -1101,9 +1102,13 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         # tried as spaced first (a source's documents are laid out alike; either order gives the
         # same answer, the guess only saves the parse that does not fit).
         spaced = False
+        # Whether the last strict read tried was refused (a document showing its outcome member's
+        # key twice outside its top level's values, say in a list of problems): a document showing
+        # the key twice then takes the members' line untried, until a strict read succeeds again.
+        missed = False
 
         def forced(data: bytes) -> bytes:
-            nonlocal spaced
+            nonlocal spaced, missed
             if data.isascii():  # check_input's answer: valid UTF-8 without a BOM
                 pass
             elif len(data) <= UTF8_CHUNK:  # check_input's one decode, without its calls; a BOM is
@@ -1115,7 +1120,14 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 return slow(data)
             if not COMPILED[0]:
                 return slow(data)
-            if strict and not spaced and len(data) < SPLIT_MIN and 92 not in data and minified(data):
+            if (
+                strict
+                and not spaced
+                and len(data) < SPLIT_MIN
+                and 92 not in data
+                and not (missed and data.count(outcome) > 1)
+                and minified(data)
+            ):
                 # (After a spaced document the next is tried as spaced first, below.) No backslash:
                 # each key is spelled as it reads, so the strict read's count of the outcome
                 # member's key is exact (Pipeline.convert's one_outcome refuses none it reads).
@@ -1128,7 +1140,9 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 except Exception:
                     out = None
                 if out is not None:
+                    missed = False
                     return out
+                missed = True
             buf = data
             if spaced and may_be_loose(buf):
                 tight = _minified(buf, max_depth)
