@@ -10,6 +10,7 @@ answer alike: the same bytes, or the same error with the same message and path.
 from __future__ import annotations
 
 import logging
+import random
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -332,19 +333,122 @@ def test_a_short_document_read_strictly_takes_no_members_parse(monkeypatch: pyte
         assert [_answer(p.convert_bytes, doc) for doc in mixed] == [_answer(general, doc) for doc in mixed]
 
 
-def test_a_source_whose_outcome_key_nests_takes_the_members_line() -> None:
-    """dotbot's tiny documents mostly show ``"status"`` in their payload too: counted twice, the
-    source's documents are read with their members from then on, with the same answers."""
-    docs = [doc for doc in COMPACT_BY["dotbot"] if len(doc) < 2048]
-    once = [doc for doc in docs if doc.count(b'"status"') < 2]
+def _top_repeats(doc: bytes, key: bytes) -> Iterator[bytes]:
+    """``doc`` (a compact object holding ``"key"`` at its top and in a value) with that key's
+    spelling shown twice outside its top level's ``Raw`` values, or at the top only once, every
+    way the strict read's count must tell apart."""
+    quoted = b'"' + key + b'"'
+    value = bytes(_TOP.decode(doc)[key.decode()])  # a value its wire Struct reads
+    yield b"{" + quoted + b":" + value + b"," + doc[1:]  # repeated at the top, first
+    yield doc[:-1] + b"," + quoted + b":" + value + b"}"  # repeated at the top, last
+    yield doc[:-1] + b',"zz":' + quoted + b"}"  # a string value spelled as the key (a key the Struct refuses)
+    yield doc[:-1] + b',"zz":{' + quoted + b":1}}"  # nested in an unknown member's value
+    yield b'{"data":{' + quoted + b":1}," + doc[1:]  # a repeated payload: the first one's is not counted
+    yield b'{"data":{' + quoted + b':1},"data":{' + quoted + b":2}," + doc[1:]
+    yield b'{"summary":' + quoted + b"," + doc[1:]  # a decoded member's value spelled as the key
+    yield doc.replace(b'"data":{', b'"data":{"x":' + quoted + b",", 1)  # one more inside the payload
+
+
+@pytest.mark.parametrize("src", ["dotbot", "problem-json"])
+def test_an_outcome_key_nested_in_the_payload_keeps_the_strict_read(src: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """dotbot's and problem-json's tiny documents mostly show ``"status"`` in their payload too:
+    the strict read counts it outside the top level's ``Raw`` values, so they take no members'
+    parse; a document showing it twice outside them (repeated at the top, in a decoded member, in
+    an unknown member) answers as ``Pipeline.convert``, refused where the outcome repeats."""
+    import envglot.pipeline as pipeline
+
+    parsed: list[bytes] = []
+    parse = pipeline.members_within_depth
+
+    def counted(buf: bytes, *args: Any) -> Any:
+        parsed.append(buf)
+        return parse(buf, *args)
+
+    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    docs = [doc for doc in COMPACT_BY[src] if len(doc) < pipeline.SPLIT_MIN and b"\\" not in doc]
     twice = [doc for doc in docs if doc.count(b'"status"') > 1]
     assert twice
-    general = _general(Pipeline("dotbot", "response-v2", IGNORE))
-    p = Pipeline("dotbot", "response-v2", IGNORE)
-    order = once + twice + once
-    assert [_answer(p.convert_bytes, doc) for doc in order] == [_answer(general, doc) for doc in order]
-    repeated = b'{"status":"error",' + (once or twice)[0][1:]  # the outcome repeated at the top
-    assert _answer(p.convert_bytes, repeated) == _answer(general, repeated)
+    for to in ("response-v2", "errorcode"):
+        general = _general(Pipeline(src, to, IGNORE))
+        want = [_answer(general, doc) for doc in docs]
+        p = Pipeline(src, to, IGNORE)
+        del parsed[:]
+        assert [_answer(p.convert_bytes, doc) for doc in docs] == want
+        assert parsed == []
+        odd = [v for doc in twice[:4] for v in _top_repeats(doc, b"status")]
+        mixed = [d for pair in zip(odd, twice * 8, strict=False) for d in pair]
+        assert [_answer(p.convert_bytes, doc) for doc in mixed] == [_answer(general, doc) for doc in mixed]
+        refused = [_answer(p.convert_bytes, doc) for i, doc in enumerate(odd) if i % 8 < 2]  # repeated at the top
+        assert all(type(r) is tuple and "appears more than once" in r[1] for r in refused), refused
+
+
+def test_a_strict_read_refused_is_not_tried_again_on_a_document_showing_the_key_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """problem-json failures listing their problems show ``"status"`` in decoded entries, which the
+    strict read's count cannot set aside: after one is refused, the next such document takes the
+    members' line untried; one showing the key once is tried again, and its success resumes the
+    strict reads. Every answer is ``Pipeline.convert``'s."""
+    import envglot.pipeline as pipeline
+
+    tried: list[bytes] = []
+    within = pipeline.within_depth
+
+    def counted(fn: Any, buf: bytes, *args: Any) -> Any:
+        tried.append(buf)
+        return within(fn, buf, *args)
+
+    monkeypatch.setattr(pipeline, "within_depth", counted)
+    listed = [
+        b'{"type":"urn:x:bad","title":"Bad","status":400,"detail":"two %d","errors":[{"title":"A","status":400},'
+        b'{"title":"B","status":422}]}' % i
+        for i in range(3)
+    ]
+    once = [doc for doc in COMPACT_BY["problem-json"] if doc.count(b'"status"') == 1 and len(doc) < 2048][:1]
+    nested = [doc for doc in COMPACT_BY["problem-json"] if doc.count(b'"status"') > 1 and b"errors" not in doc][:1]
+    assert once and nested
+    order = listed + once + nested + listed[:1] + nested
+    general = _general(Pipeline("problem-json", "errorcode", IGNORE))
+    want = [_answer(general, doc) for doc in order]
+    p = Pipeline("problem-json", "errorcode", IGNORE)
+    p.convert_bytes(once[0])  # (the entry is chosen on the first call)
+    del tried[:]
+    assert [_answer(p.convert_bytes, doc) for doc in order] == want
+    assert tried == [listed[0], *once, *nested, listed[0]]  # (the last: twice, after a refusal)
+
+
+def test_a_declared_source_with_its_outcome_key_in_the_payload_keeps_the_strict_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A TOML dialect read through a ``WireDecoder`` (quarry, outcome ``ok``) gets the same
+    generated count: ``"ok"`` inside its ``items`` takes no members' parse; shown twice at its top,
+    or in a member it does not have, the document answers as ``Pipeline.convert``."""
+    import envglot.pipeline as pipeline
+
+    parsed: list[bytes] = []
+    parse = pipeline.members_within_depth
+
+    def counted(buf: bytes, *args: Any) -> Any:
+        parsed.append(buf)
+        return parse(buf, *args)
+
+    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    quarry = Options(unsupported="ignore", mappings=[str(ROOT / "examples" / "declared" / "quarry.toml")])
+    nested = [
+        b'{"ok":true,"items":[{"sku":"q-1","ok":4},{"ok":true}],"errors":[],"trace_id":"t-1"}',
+        b'{"ok":true,"items":{"ok":{"ok":"ok"}},"errors":[],"trace_id":"t-2"}',
+    ]
+    odd = [v for doc in nested for v in _top_repeats(doc, b"ok")]
+    for to in ("response-v2", "dotbot"):
+        general = _general(Pipeline("quarry", to, quarry))
+        want = [_answer(general, doc) for doc in nested]
+        p = Pipeline("quarry", to, quarry)
+        p.convert_bytes(nested[0])  # (the entry is chosen on the first call)
+        del parsed[:]
+        assert [_answer(p.convert_bytes, doc) for doc in nested] == want
+        assert parsed == []
+        assert [_answer(p.convert_bytes, doc) for doc in odd] == [_answer(general, doc) for doc in odd]
+        assert all("appears more than once" in str(_answer(p.convert_bytes, doc)) for doc in odd[:2])
 
 
 def test_minified_answers_as_may_be_loose() -> None:
@@ -360,5 +464,9 @@ def test_minified_answers_as_may_be_loose() -> None:
         b'{"' + b"k" * 4092 + b'":1}',
     ]
     heads += [b'{"' + b"k" * n + b'": 1}' for n in range(4088, 4096)]
+    heads += [b'{"' + b"k" * n + b'":' + end for n in range(4090, 4096) for end in (b"", b"1", b" ")]
+    rng = random.Random(28)  # short heads of the bytes either test looks at, in any order
+    heads += [bytes(rng.choice(b'{}":\\ \t\n\r\x0b\x0cak1') for _ in range(rng.randrange(12))) for _ in range(20000)]
+    heads += [b'{"' + h for h in heads[-20000:]]
     for doc in heads + DOCS + CORPUS + ODD_SHAPES:
         assert minified(doc) is (not may_be_loose(doc)), doc[:80]

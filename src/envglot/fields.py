@@ -103,9 +103,11 @@ ABSENT = Raw(b"")
 """Default of optional Raw wire fields (``Raw | None`` cannot be decoded by msgspec); omitted on encode."""
 
 STRICT_READ: Final = object()
-"""Passed as a bound pair function's ``members`` (:func:`bound_pair`): read the document by its
-reader's strict decode alone, ``None`` (take the hub) when that refuses it; with no members, so a
-document it gives an output for is one whose top level holds only its wire Struct's keys."""
+"""Passed as a bound pair function's ``members`` (:func:`bound_pair`) for a document holding no
+backslash: read it by its reader's strict decode alone, ``None`` (take the hub) when that refuses
+it or when the source's outcome key may show twice at its top (counted outside the top level's
+``Raw`` values); with no members, so a document it gives an output for is one whose top level
+holds only its wire Struct's keys, its outcome member once at most."""
 
 CANONICAL: tuple[str, ...] = tuple(f for f in c.ENVELOPE_FIELDS if f not in ("extras", "residue"))
 """Canonical fields a declaration can read or write (``extras`` and ``residue`` are special names)."""
@@ -918,7 +920,7 @@ def _emit_body(
     if fast is not None and not plans_bound:
         _emit_plans(u, indent)
     split = members and "members" in _parameter_names(reading.decoder.decode)
-    _emit_decode(u, reading.decoder, dec, split, indent)
+    _emit_decode(u, reading.decoder, dec, split, indent, src.outcome_key)
     if counting:
         u.emit("if residue is not None:", indent)
         u.emit("return None  # the hub reports an input residue left out", indent + 1)
@@ -1095,13 +1097,14 @@ def _may_be_unset(tp: Any) -> bool:
     return tp is msgspec.UnsetType or any(_may_be_unset(a) for a in typing.get_args(tp))
 
 
-def _emit_decode(u: Unit, decoder: Any, dec: str, split: bool, indent: int) -> None:
+def _emit_decode(u: Unit, decoder: Any, dec: str, split: bool, indent: int, outcome: str) -> None:
     """``w, extras, residue``: ``dec.decode(buf)`` (``split``: ``dec.decode(buf, members)``).
 
     A :class:`~envglot.wire.WireDecoder`'s first step for a document without its members is
     its strict decoder's: that is called directly, and any error it raises sends the document
     through ``decode`` (which decodes it again, and answers as it always does); ``split``:
-    ``members`` may be :data:`STRICT_READ` (that decode alone, ``None`` when it refuses)."""
+    ``members`` may be :data:`STRICT_READ` (that decode alone, ``None`` when it refuses, or when
+    the source's ``outcome`` key may show more than once at the top: :func:`_outcome_twice`)."""
     strict = getattr(decoder, "decoder", None)
     call = f"{dec}.decode(buf, members)" if split else f"{dec}.decode(buf)"
     if strict is None:
@@ -1119,6 +1122,8 @@ def _emit_decode(u: Unit, decoder: Any, dec: str, split: bool, indent: int) -> N
         u.emit(f"w, extras, residue = {first}(buf), (), None", indent + 3)
         u.emit(f"except {error}:", indent + 2)
         u.emit("return None", indent + 3)
+        u.emit(f"if {_outcome_twice(u, strict().type, outcome)}:", indent + 2)
+        u.emit("return None  # the members' parse decides whether it repeats", indent + 3)
         u.emit("else:", indent + 1)
         u.emit(f"w, extras, residue = {call}", indent + 2)
         u.emit("else:", indent)
@@ -1127,6 +1132,40 @@ def _emit_decode(u: Unit, decoder: Any, dec: str, split: bool, indent: int) -> N
     u.emit(f"w, extras, residue = {first}(buf), (), None", indent + 1)
     u.emit(f"except {error}:", indent)
     u.emit(f"w, extras, residue = {dec}.decode(buf)", indent + 1)
+
+
+_STRUCTURAL = frozenset(' \t\n\r:,{}[]"\\')
+"""Characters of a key whose quoted spelling could run across a value's edge in a document."""
+
+
+def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
+    """A test, on ``buf`` (no backslash in it) and ``w`` (its strict decode into the Struct
+    ``wire``), false only where the top level holds the member ``outcome`` at most once (so
+    :func:`~envglot.limits.repeated_member` finds none): its quoted spelling counted in ``buf``,
+    less its occurrences inside the top-level ``Raw`` values (each occurrence is a whole string
+    token, and one within a value is not at the top). Where the key could run across a value's
+    edge, no value is counted (a spelling shown twice takes the members' line)."""
+    import msgspec.inspect  # compiled once per pair: ``import envglot`` leaves it unimported
+
+    quoted = msgspec.json.encode(outcome)
+    count = f"buf.count({quoted!r})"
+    top = msgspec.inspect.type_info(wire)
+    if not isinstance(top, msgspec.inspect.StructType) or _STRUCTURAL.intersection(outcome):
+        return f"{count} > 1"
+    raw = u.ref(Raw, "Raw")
+    inside = []
+    for f in top.fields:
+        if isinstance(f.type, msgspec.inspect.RawType) and f.required:
+            inside.append(f"bytes(w.{f.name}).count({quoted!r})")
+        elif isinstance(f.type, msgspec.inspect.RawType) and isinstance(f.default, Raw):  # ABSENT: empty
+            inside.append(f"(bytes(w.{f.name}).count({quoted!r}) if w.{f.name} else 0)")
+        elif isinstance(f.type, msgspec.inspect.UnionType) and any(
+            isinstance(t, msgspec.inspect.RawType) for t in f.type.types
+        ):
+            inside.append(f"(bytes(w.{f.name}).count({quoted!r}) if type(w.{f.name}) is {raw} else 0)")
+    if not inside:
+        return f"{count} > 1"
+    return f"(t_seen := {count}) > 1 and t_seen - {' - '.join(inside)} > 1"
 
 
 def _reads(src: Dialect, dst: Dialect, losses: Losses | None, counting: bool) -> tuple[set[int], set[str]]:

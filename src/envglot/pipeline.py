@@ -1102,12 +1102,13 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         # tried as spaced first (a source's documents are laid out alike; either order gives the
         # same answer, the guess only saves the parse that does not fit).
         spaced = False
-        # Whether a document showed its outcome member's key more than once (nested in a value, or
-        # repeated): the source's documents then take the members' line without being counted.
-        nested = False
+        # Whether the last strict read tried was refused (a document showing its outcome member's
+        # key twice outside its top level's values, say in a list of problems): a document showing
+        # the key twice then takes the members' line untried, until a strict read succeeds again.
+        missed = False
 
         def forced(data: bytes) -> bytes:
-            nonlocal spaced, nested
+            nonlocal spaced, missed
             if data.isascii():  # check_input's answer: valid UTF-8 without a BOM
                 pass
             elif len(data) <= UTF8_CHUNK:  # check_input's one decode, without its calls; a BOM is
@@ -1119,23 +1120,29 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 return slow(data)
             if not COMPILED[0]:
                 return slow(data)
-            if strict and not (nested or spaced) and len(data) < SPLIT_MIN and 92 not in data:
+            if (
+                strict
+                and not spaced
+                and len(data) < SPLIT_MIN
+                and 92 not in data
+                and not (missed and data.count(outcome) > 1)
+                and minified(data)
+            ):
                 # (After a spaced document the next is tried as spaced first, below.) No backslash:
-                # each key is spelled as it reads, so the outcome member's count is exact
-                # (Pipeline.convert's one_outcome refuses none below two).
-                if data.count(outcome) > 1:
-                    nested = True
-                elif minified(data):
-                    # What the members' line below gives for such a document, or (a top level not
-                    # laid end to end) the general path: the same fused output, as no test made on
-                    # the members there can refuse it. Anything else (a refusal, an error, the
-                    # depth) takes that line.
-                    try:
-                        out = within_depth(strictly, data, max_depth)
-                    except Exception:
-                        out = None
-                    if out is not None:
-                        return out
+                # each key is spelled as it reads, so the strict read's count of the outcome
+                # member's key is exact (Pipeline.convert's one_outcome refuses none it reads).
+                # What the members' line below gives for such a document, or (a top level not laid
+                # end to end) the general path: the same fused output, as no test made on the
+                # members there can refuse it. Anything else (a refusal, an error, the depth, the
+                # outcome key shown twice outside the top level's values) takes that line.
+                try:
+                    out = within_depth(strictly, data, max_depth)
+                except Exception:
+                    out = None
+                if out is not None:
+                    missed = False
+                    return out
+                missed = True
             buf = data
             if spaced and may_be_loose(buf):
                 tight = _minified(buf, max_depth)

@@ -88,23 +88,15 @@ def may_be_loose(buf: bytes, tight_top: bool = False) -> bool:
     return 10 in buf or 13 in buf or 9 in buf
 
 
-_SPACES = frozenset(b" \t\n\r\x0b\x0c")
-"""The bytes ``\\s`` matches in a bytes pattern."""
+_TIGHT_HEAD = re.compile(rb'\{"[^"\\]*":\S').match
+"""Matches a head ``may_be_loose``'s pattern cannot: ``{"``, a first key without a backslash, ``:``
+and a byte that is no space (``\\s``: the bytes its pattern takes as spaces)."""
 
 
 def minified(buf: bytes) -> bool:
-    """``not may_be_loose(buf)``, without its pattern where the head shows it cannot match (a
-    match costs more than these tests): ``buf`` starts ``{"``, its first key holds no backslash
-    and is followed by ``:`` and a byte that is no space."""
-    end = buf.find(b'"', 2, _HEAD)
-    if (
-        0 < end < len(buf) - 2
-        and buf[1] == 34
-        and buf[end + 1] == 58
-        and buf[end + 2] not in _SPACES
-        and buf[0] == 123
-        and buf.find(b"\\", 2, end) < 0
-    ):
+    """``not may_be_loose(buf)``, without its pattern where the head shows it cannot match (one
+    match of :data:`_TIGHT_HEAD`, which costs less than that pattern's alternatives or byte tests)."""
+    if _TIGHT_HEAD(buf, 0, _HEAD) is not None:
         return not (10 in buf or 13 in buf or 9 in buf)
     return not may_be_loose(buf)
 
