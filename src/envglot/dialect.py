@@ -268,8 +268,9 @@ class Dialect:
         patched; a patch appends the keys it adds)."""
         return doc
 
-    def seal(self, doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
-        """Recompute what counts the whole written document (default: nothing; ``top``: its top level, if decoded)."""
+    def seal(self, doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False) -> bytes:
+        """Recompute what counts the whole written document (default: nothing; ``top``: its top level,
+        if decoded; ``minified``: the caller's word that ``doc`` holds no whitespace outside strings)."""
         return doc
 
     def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:

@@ -629,7 +629,7 @@ def counted_tokens(doc: bytes) -> int:
     return _count(_levels(doc))
 
 
-def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
+def seal(doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False) -> bytes:
     """Recount ``approxTokens`` after keys were added to a written document (a preserve residue,
     unknown fields put back): it counts the whole compact envelope as the client receives it.
     ``top``: ``doc``'s top level, when the caller decoded it (``doc`` is not decoded again);
@@ -642,8 +642,11 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     strings) when the levels, encoded, take exactly ``doc``'s length: msgspec spells each key in
     its shortest form and drops whitespace and repeated keys, so equal lengths leave only keys
     spelled otherwise at the same length (a control character's ``\\u001F`` for ``\\u001f``),
-    which count alike. Otherwise the levels are encoded with ``approxTokens`` 0 and counted."""
-    added = _added(doc, top)
+    which count alike. Otherwise the levels are encoded with ``approxTokens`` 0 and counted.
+    ``minified``: the caller's word that ``doc`` holds no whitespace outside strings (the pipeline's
+    residue placed into an output written from a minified document): nothing is formatted to count
+    its compact form."""
+    added = _added(doc, top, minified)
     if added is not None:
         return added
     levels = _levels(doc, top)
@@ -651,7 +654,8 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     if stated.isdigit():
         # counted from ``doc`` less its digits, without encoding the levels with 0 first: right
         # when encoding the levels gives ``doc`` again, which the lengths prove (below)
-        tokens = math.ceil((_stringified_length(msgspec.json.format(doc, indent=-1)) - len(stated) + 1) / 4)
+        compact = doc if minified else msgspec.json.format(doc, indent=-1)
+        tokens = math.ceil((_stringified_length(compact) - len(stated) + 1) / 4)
         sealed = _set_tokens(levels, tokens)
         if len(sealed) - len(str(tokens)) == len(doc) - len(stated):
             return sealed
@@ -662,7 +666,7 @@ _TOP_KEYS = frozenset(Envelope.__struct_encode_fields__)
 """Every top-level key the writer writes (in msgspec's spelling)."""
 
 
-def _added(doc: bytes, top: dict[str, Raw] | None = None) -> bytes | None:
+def _added(doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False) -> bytes | None:
     """:func:`seal` of ``doc`` when it is the writer's last document (:data:`_WRITTEN`) with
     top-level members appended (a preserve residue), ``None`` otherwise: the writer's count plus
     the members' own, without counting the whole document again (``top``: ``doc``'s top level,
@@ -673,7 +677,8 @@ def _added(doc: bytes, top: dict[str, Raw] | None = None) -> bytes | None:
     level, in ``data`` or in ``meta``), and so do the members, proven to re-encode to themselves
     with no key of the writer's among them. Whitespace inside carried values does not count
     (``counted_tokens`` counts the compact form): the writer's document is formatted to find
-    how much it holds only when it holds a whitespace byte at all."""
+    how much it holds only when it holds a whitespace byte at all, and not when ``minified`` (the
+    caller's word that ``doc`` holds none outside strings)."""
     written = _WRITTEN[0]
     if written is None:
         return None
@@ -689,10 +694,11 @@ def _added(doc: bytes, top: dict[str, Raw] | None = None) -> bytes | None:
             return None
         if not _TOP_KEYS.isdisjoint(members) or _ENC.encode(members) != members_text:
             return None
-    if _spaced(before):
-        length -= len(before) - len(msgspec.json.format(before, indent=-1))
-    if _spaced(members_text):
-        members_text = msgspec.json.format(members_text, indent=-1)
+    if not minified:
+        if _spaced(before):
+            length -= len(before) - len(msgspec.json.format(before, indent=-1))
+        if _spaced(members_text):
+            members_text = msgspec.json.format(members_text, indent=-1)
     # ``length`` counts approxTokens as 0 and the closing brace; the members add a comma and
     # their text (their own braces less the one already counted)
     length += _stringified_length(members_text) - 1
