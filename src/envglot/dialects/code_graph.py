@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Annotated, Any
 
 import msgspec
@@ -684,10 +685,14 @@ def _added(doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False
         return None
     before, length, at, digits = written
     end = len(before) - 1
-    if len(doc) <= end + 2 or doc[end] != _COMMA or not doc.startswith(memoryview(before)[:end]):
+    # (bytes slices, not memoryviews: a memoryview costs more than copying a small document)
+    if len(doc) <= end + 2 or doc[end] != _COMMA or not doc.startswith(before[:end]):
         return None
-    members_text = b"{" + doc[end + 1 :]
-    if not _appended_last(members_text, top):
+    tail = doc[end + 1 :]  # the members appended and the closing brace
+    if _appended_last(tail, top):
+        members_text = None
+    else:
+        members_text = b"{" + tail
         try:
             members = _RAW_DICT.decode(members_text)
         except msgspec.DecodeError:
@@ -697,31 +702,46 @@ def _added(doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False
     if not minified:
         if _spaced(before):
             length -= len(before) - len(msgspec.json.format(before, indent=-1))
-        if _spaced(members_text):
-            members_text = msgspec.json.format(members_text, indent=-1)
+        if _spaced(tail):
+            tail = msgspec.json.format(members_text or b"{" + tail, indent=-1)[1:]
     # ``length`` counts approxTokens as 0 and the closing brace; the members add a comma and
-    # their text (their own braces less the one already counted)
-    length += _stringified_length(members_text) - 1
-    view = memoryview(doc)
-    return b"".join((view[:at], str(math.ceil(length / 4)).encode(), view[at + digits :]))
+    # their text with its closing brace (the one already counted): ``tail``'s count
+    length += _stringified_length(tail)
+    return doc[:at] + str(math.ceil(length / 4)).encode() + doc[at + digits :]
 
 
 _COMMA = ord(",")
 
 
-def _appended_last(members_text: bytes, top: dict[str, Raw] | None) -> bool:
-    """Whether ``members_text`` (the members :func:`_added` finds appended, as an object) is
-    ``top``'s last member alone, in msgspec's spelling, under a key the writer does not write:
-    :func:`_added`'s decode and encode of them give that answer then (``top`` being the
+def _appended_last(tail: bytes, top: dict[str, Raw] | None) -> bool:
+    """Whether ``tail`` (the members :func:`_added` finds appended, up to the document's closing
+    brace) is ``top``'s last member alone, in msgspec's spelling, under a key the writer does not
+    write: :func:`_added`'s decode and encode of them give that answer then (``top`` being the
     document's top level, that member's value is JSON), so they are skipped (the pipeline's
-    residue placed at ``$._envglot``)."""
+    residue placed at ``$._envglot``). Compared in place, nothing joined."""
     if not top:
         return False
     key = next(reversed(top))
     value = top[key]
     if key in _TOP_KEYS or type(value) is not Raw:  # (a caller's opened object: the decode decides)
         return False
-    return members_text == b"".join((b"{", _ENC.encode(key), b":", value, b"}"))
+    text = _member_key(key)
+    size = len(text)
+    return (
+        len(tail) == size + len(value) + 1
+        and tail.startswith(text)
+        and tail.startswith(value, size)
+        and tail[-1] == _CLOSE
+    )
+
+
+_CLOSE = ord("}")
+
+
+@lru_cache(maxsize=64)
+def _member_key(key: str) -> bytes:
+    """A top-level member's text up to its value, as msgspec spells it (key and colon)."""
+    return _ENC.encode(key) + b":"
 
 
 def _spaced(text: bytes) -> bool:
