@@ -269,8 +269,7 @@ class Dialect:
         return doc
 
     def seal(self, doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False) -> bytes:
-        """Recompute what counts the whole written document (default: nothing; ``top``: its top level,
-        if decoded; ``minified``: the caller's word that ``doc`` holds no whitespace outside strings)."""
+        """Recount the written document (default: no-op; ``top``: its decoded top level; ``minified``: unspaced)."""
         return doc
 
     def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:
