@@ -268,8 +268,8 @@ class Dialect:
         patched; a patch appends the keys it adds)."""
         return doc
 
-    def seal(self, doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
-        """Recompute what counts the whole written document (default: nothing; ``top``: its top level, if decoded)."""
+    def seal(self, doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False) -> bytes:
+        """Recount the written document (default: no-op; ``top``: its decoded top level; ``minified``: unspaced)."""
         return doc
 
     def contract(self, d: dict[str, Any], c: Checker, m: Mappings) -> None:

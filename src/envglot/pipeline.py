@@ -882,7 +882,7 @@ class Pipeline:
         holds no input residue, and the reverse pair is found once per source (into its own
         dialect only: into another, the version 3 residue needs no conversion back)."""
         if src.name != self.dst.name:
-            return self._whole(buf, out, src, members)
+            return self._whole(buf, out, src, members, True)
         back_pair = self._preserving.get(src.name, _MISSING)
         if back_pair is _MISSING:
             back_pair = self._preserving[src.name] = (
@@ -915,10 +915,14 @@ class Pipeline:
             return out
         return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
 
-    def _whole(self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
+    def _whole(
+        self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None, fused: bool = False
+    ) -> bytes:
         """``out`` with the version 5 residue of ``original`` (minified, ``members`` its top level
         when decoded): the members ``out`` carries unchanged left out (taken); ``out`` itself for a
-        source that cannot be written (no residue restores into it)."""
+        source that cannot be written (no residue restores into it). ``fused``: ``out`` is the fused
+        path's compact output of ``original`` (so minified, as the residue made of ``original`` is:
+        the target's seal formats nothing)."""
         plan = self._takes.get(src.name) or self._whole_plan(src)
         if plan is _UNWRITTEN:  # no residue restores into a source that cannot be written
             return out
@@ -927,9 +931,9 @@ class Pipeline:
             # placed without decoding the payload again where the output's text proves it
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
-                return self.dst.seal(placed) if sealed else placed
+                return self.dst.seal(placed, None, fused) if sealed else placed
         if place is not None and (done := place(original, members, out)) is not None:
-            return self.dst.seal(*done) if sealed else done[0]
+            return self.dst.seal(*done, fused) if sealed else done[0]
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, takes))
 

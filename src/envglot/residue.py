@@ -335,8 +335,13 @@ def value_at(document: bytes | dict[str, Raw], segs: Sequence[str | int]) -> Raw
     ``None`` if there is none."""
     node: Any = document if isinstance(document, dict) else _open(Raw(document))
     for i, seg in enumerate(segs):
-        if i:
-            node = _open(node)
+        if i and isinstance(node, Raw):
+            # _open's answer where it matters (an object, or nothing to walk into), without its
+            # first-byte test: a value of a decoded document is JSON, so only its type can fail
+            try:
+                node = _RAW_DICT.decode(node)
+            except msgspec.ValidationError:
+                return None
         if not isinstance(node, dict) or not isinstance(seg, str) or seg not in node:
             return None
         node = node[seg]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Annotated, Any
 
 import msgspec
@@ -629,7 +630,7 @@ def counted_tokens(doc: bytes) -> int:
     return _count(_levels(doc))
 
 
-def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
+def seal(doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False) -> bytes:
     """Recount ``approxTokens`` after keys were added to a written document (a preserve residue,
     unknown fields put back): it counts the whole compact envelope as the client receives it.
     ``top``: ``doc``'s top level, when the caller decoded it (``doc`` is not decoded again);
@@ -642,8 +643,11 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     strings) when the levels, encoded, take exactly ``doc``'s length: msgspec spells each key in
     its shortest form and drops whitespace and repeated keys, so equal lengths leave only keys
     spelled otherwise at the same length (a control character's ``\\u001F`` for ``\\u001f``),
-    which count alike. Otherwise the levels are encoded with ``approxTokens`` 0 and counted."""
-    added = _added(doc, top)
+    which count alike. Otherwise the levels are encoded with ``approxTokens`` 0 and counted.
+    ``minified``: the caller's word that ``doc`` holds no whitespace outside strings (the pipeline's
+    residue placed into an output written from a minified document): nothing is formatted to count
+    its compact form."""
+    added = _added(doc, top, minified)
     if added is not None:
         return added
     levels = _levels(doc, top)
@@ -651,7 +655,8 @@ def seal(doc: bytes, top: dict[str, Raw] | None = None) -> bytes:
     if stated.isdigit():
         # counted from ``doc`` less its digits, without encoding the levels with 0 first: right
         # when encoding the levels gives ``doc`` again, which the lengths prove (below)
-        tokens = math.ceil((_stringified_length(msgspec.json.format(doc, indent=-1)) - len(stated) + 1) / 4)
+        compact = doc if minified else msgspec.json.format(doc, indent=-1)
+        tokens = math.ceil((_stringified_length(compact) - len(stated) + 1) / 4)
         sealed = _set_tokens(levels, tokens)
         if len(sealed) - len(str(tokens)) == len(doc) - len(stated):
             return sealed
@@ -662,7 +667,7 @@ _TOP_KEYS = frozenset(Envelope.__struct_encode_fields__)
 """Every top-level key the writer writes (in msgspec's spelling)."""
 
 
-def _added(doc: bytes, top: dict[str, Raw] | None = None) -> bytes | None:
+def _added(doc: bytes, top: dict[str, Raw] | None = None, minified: bool = False) -> bytes | None:
     """:func:`seal` of ``doc`` when it is the writer's last document (:data:`_WRITTEN`) with
     top-level members appended (a preserve residue), ``None`` otherwise: the writer's count plus
     the members' own, without counting the whole document again (``top``: ``doc``'s top level,
@@ -673,49 +678,70 @@ def _added(doc: bytes, top: dict[str, Raw] | None = None) -> bytes | None:
     level, in ``data`` or in ``meta``), and so do the members, proven to re-encode to themselves
     with no key of the writer's among them. Whitespace inside carried values does not count
     (``counted_tokens`` counts the compact form): the writer's document is formatted to find
-    how much it holds only when it holds a whitespace byte at all."""
+    how much it holds only when it holds a whitespace byte at all, and not when ``minified`` (the
+    caller's word that ``doc`` holds none outside strings)."""
     written = _WRITTEN[0]
     if written is None:
         return None
     before, length, at, digits = written
     end = len(before) - 1
-    if len(doc) <= end + 2 or doc[end] != _COMMA or not doc.startswith(memoryview(before)[:end]):
+    # (bytes slices, not memoryviews: a memoryview costs more than copying a small document)
+    if len(doc) <= end + 2 or doc[end] != _COMMA or not doc.startswith(before[:end]):
         return None
-    members_text = b"{" + doc[end + 1 :]
-    if not _appended_last(members_text, top):
+    tail = doc[end + 1 :]  # the members appended and the closing brace
+    if _appended_last(tail, top):
+        members_text = None
+    else:
+        members_text = b"{" + tail
         try:
             members = _RAW_DICT.decode(members_text)
         except msgspec.DecodeError:
             return None
         if not _TOP_KEYS.isdisjoint(members) or _ENC.encode(members) != members_text:
             return None
-    if _spaced(before):
-        length -= len(before) - len(msgspec.json.format(before, indent=-1))
-    if _spaced(members_text):
-        members_text = msgspec.json.format(members_text, indent=-1)
+    if not minified:
+        if _spaced(before):
+            length -= len(before) - len(msgspec.json.format(before, indent=-1))
+        if _spaced(tail):
+            tail = msgspec.json.format(members_text or b"{" + tail, indent=-1)[1:]
     # ``length`` counts approxTokens as 0 and the closing brace; the members add a comma and
-    # their text (their own braces less the one already counted)
-    length += _stringified_length(members_text) - 1
-    view = memoryview(doc)
-    return b"".join((view[:at], str(math.ceil(length / 4)).encode(), view[at + digits :]))
+    # their text with its closing brace (the one already counted): ``tail``'s count
+    length += _stringified_length(tail)
+    return doc[:at] + str(math.ceil(length / 4)).encode() + doc[at + digits :]
 
 
 _COMMA = ord(",")
 
 
-def _appended_last(members_text: bytes, top: dict[str, Raw] | None) -> bool:
-    """Whether ``members_text`` (the members :func:`_added` finds appended, as an object) is
-    ``top``'s last member alone, in msgspec's spelling, under a key the writer does not write:
-    :func:`_added`'s decode and encode of them give that answer then (``top`` being the
+def _appended_last(tail: bytes, top: dict[str, Raw] | None) -> bool:
+    """Whether ``tail`` (the members :func:`_added` finds appended, up to the document's closing
+    brace) is ``top``'s last member alone, in msgspec's spelling, under a key the writer does not
+    write: :func:`_added`'s decode and encode of them give that answer then (``top`` being the
     document's top level, that member's value is JSON), so they are skipped (the pipeline's
-    residue placed at ``$._envglot``)."""
+    residue placed at ``$._envglot``). Compared in place, nothing joined."""
     if not top:
         return False
     key = next(reversed(top))
     value = top[key]
     if key in _TOP_KEYS or type(value) is not Raw:  # (a caller's opened object: the decode decides)
         return False
-    return members_text == b"".join((b"{", _ENC.encode(key), b":", value, b"}"))
+    text = _member_key(key)
+    size = len(text)
+    return (
+        len(tail) == size + len(value) + 1
+        and tail.startswith(text)
+        and tail.startswith(value, size)
+        and tail[-1] == _CLOSE
+    )
+
+
+_CLOSE = ord("}")
+
+
+@lru_cache(maxsize=64)
+def _member_key(key: str) -> bytes:
+    """A top-level member's text up to its value, as msgspec spells it (key and colon)."""
+    return _ENC.encode(key) + b":"
 
 
 def _spaced(text: bytes) -> bool:

@@ -217,8 +217,39 @@ class TestCodeGraph(GoldenSuite):
         # the shortcut is taken where it applies (no decode of the appended member)
         doc = out[:-1] + added[1]
         envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
-        assert code_graph._appended_last(b"{" + added[1][1:], open_document(doc))
-        assert not code_graph._appended_last(b'{"_envglot":{}}', {"_envglot": {}})  # not Raw: decoded
+        assert code_graph._appended_last(added[1][1:], open_document(doc))
+
+    @pytest.mark.parametrize("source", cases(), ids=str)
+    def test_seal_of_a_minified_document_formats_nothing_the_bytes_of_the_general_way(self, source) -> None:
+        """``minified`` (the caller's word that the document holds no whitespace outside strings,
+        as the pipeline's fused path gives it) counts without formatting: for minified documents
+        (whitespace only inside strings, escapes, characters beyond the BMP), with the writer's
+        record and without it, with ``top`` and without, the bytes of counting the whole document."""
+        from envglot.dialects import code_graph
+        from envglot.residue import open_document
+
+        data = msgspec.json.format(source.data, indent=-1)
+        out = envglot.convert(data, from_=source.dialect, to="code-graph", unsupported="ignore")
+        added = [
+            b',"_envglot":{"from":"x","set":[["$",{"a":"1  2","b":"\\u00e9 \\/ \\n\xc3\xa9 \xf0\x9f\x98\x80"}]]}}',
+            b',"_envglot":{"from":"x","v":5,"digest":"00"}}',
+            b',"_envglot":{"k":1},"other":"v"}',
+            b',"success":true}',
+            b',"\\u001F":" "}',
+            b',"_envglot":1,"_envglot":2}',
+        ]
+        for tail in added:
+            doc = out[:-1] + tail
+            assert msgspec.json.format(doc, indent=-1) == doc
+            for top in (None, open_document(doc)):
+                for kept in (True, False):
+                    envglot.convert(data, from_=source.dialect, to="code-graph", unsupported="ignore")
+                    if not kept:
+                        code_graph._WRITTEN[0] = None
+                    fast = code_graph.seal(doc, top, minified=True)
+                    code_graph._WRITTEN[0] = None
+                    assert fast == code_graph.seal(doc), tail
+        assert not code_graph._appended_last(b'"_envglot":{}}', {"_envglot": {}})  # not Raw: decoded
 
     @pytest.mark.parametrize("style", ["compact", "pretty"])
     @pytest.mark.parametrize("preserve", [False, True])
