@@ -329,3 +329,37 @@ def test_a_probe_declaring_empty_needs_is_refused(install: Install, caplog: pyte
     assert "teamx" not in reg
     (msg,) = _skipped(caplog)
     assert "needs is empty" in msg
+
+
+OLD_SEAL = """
+SEALED = []
+
+
+def seal(doc, top=None):
+    SEALED.append(len(doc))
+    return doc
+
+"""
+"""A hooks module's ``seal`` as written before the hook took ``minified``."""
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_hooks_modules_seal_without_minified_is_still_called(install: Install, fused: bool) -> None:
+    """A preserve residue placed into a plugin dialect whose hooks module's ``seal(doc, top=None)``
+    predates ``minified``: the seal is called without it, and the residue restores the original."""
+    table = _table("teamx").replace('dialect = "teamx"\n', 'dialect = "teamx"\n' + HOOKS_DECLARE, 1)
+    source = HOOKS_MODULE.replace("WIRE = Envelope\n", OLD_SEAL + "WIRE = Envelope\n", 1)
+    install("teamx_seal", source, table=table)
+    import teamx_seal.dialect as hooks  # type: ignore[import-not-found]
+
+    m = load_mappings()
+    doc = (
+        b'{"schema_id":"dotbot-mcp-response@1","tool":"solution.structure","version":"1.0.0","status":"ok",'
+        b'"summary":"Found 1 project.","data":{"projects":[{"alias":"be","name":"Axiome.Bot"}]},'
+        b'"warnings":[],"errors":[],"audit":{"timestamp":"2026-01-02T13:57:00Z","duration_ms":45,"source":"s.ps1","host":"warp"}}'
+    )
+    conv = envglot.Converter(to="teamx", from_="dotbot", preserve=True, mappings=m)
+    out = conv.convert_bytes(doc) if fused else envglot.convert(doc, to="teamx", preserve=True, mappings=m)
+    assert hooks.SEALED, "the hooks module's seal was not called"
+    back = envglot.Converter(to="dotbot", from_="teamx", preserve=True, mappings=m).convert_bytes(out)
+    assert msgspec.json.decode(back) == msgspec.json.decode(doc)

@@ -33,6 +33,7 @@ from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
 from .fields import COMPILED, STRICT_READ, Unit, bound_pair, bound_tally, tallying_pair
+from .introspect import signature_of
 from .limits import (
     MAX_DEPTH,
     UTF8_CHUNK,
@@ -292,10 +293,14 @@ def locate(
     return buf, det, is_error
 
 
-_WholePlan = tuple[_residue.Takes, tuple[str | int, ...], _residue.Placer | None, bool]
-"""What :meth:`Pipeline._whole_plan` finds once per source: takes, slot, placer, whether the target seals."""
+_Seal = Callable[[bytes, Any, bool], bytes]
+"""A target's :meth:`Dialect.seal` called ``(doc, top, minified)``."""
 
-_UNWRITTEN: _WholePlan = ((), (), None, False)
+_WholePlan = tuple[_residue.Takes, tuple[str | int, ...], _residue.Placer | None, _Seal | None]
+"""What :meth:`Pipeline._whole_plan` finds once per source: takes, slot, placer, the target's seal
+(``None``: it seals nothing)."""
+
+_UNWRITTEN: _WholePlan = ((), (), None, None)
 """:meth:`Pipeline._whole_plan` of a source that cannot be written (compared by identity)."""
 
 SPLIT_MIN = 2048
@@ -926,22 +931,23 @@ class Pipeline:
         plan = self._takes.get(src.name) or self._whole_plan(src)
         if plan is _UNWRITTEN:  # no residue restores into a source that cannot be written
             return out
-        takes, slot, place, sealed = plan
+        takes, slot, place, seal = plan
         if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
-                return self.dst.seal(placed, None, fused) if sealed else placed
+                return seal(placed, None, fused) if seal is not None else placed
         if place is not None and (done := place(original, members, out)) is not None:
-            return self.dst.seal(*done, fused) if sealed else done[0]
+            return seal(*done, fused) if seal is not None else done[0]
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, takes))
 
     def _whole_plan(self, src: Dialect) -> _WholePlan:
         """:meth:`_whole`'s facts for ``src`` into this target, found once: the members its residues
         may take (:func:`~envglot.residue.take_paths`), the target's slot, the pair's
-        :func:`~envglot.residue.placer` and whether the target seals (:meth:`Dialect.seal`
-        overridden); :data:`_UNWRITTEN` for a source that cannot be written."""
+        :func:`~envglot.residue.placer` and the target's seal where it has one (:meth:`Dialect.seal`
+        overridden; a hooks module's ``seal(doc, top)`` written before its ``minified`` parameter
+        is called without it); :data:`_UNWRITTEN` for a source that cannot be written."""
         if not src.shape.writable:
             plan = _UNWRITTEN
         else:
@@ -949,8 +955,11 @@ class Pipeline:
             dst = m[self.dst.name]
             takes = _residue.take_paths(m[src.name].fields, dst.fields, dst.shape.residue)
             slot = _residue.slot_path(dst.shape.residue)
-            sealed = type(self.dst).seal is not Dialect.seal
-            plan = (takes, slot, _residue.placer(src.name, takes, slot), sealed)
+            own: Callable[..., bytes] | None = self.dst.seal if type(self.dst).seal is not Dialect.seal else None
+            seal: _Seal | None = own
+            if own is not None and "minified" not in signature_of(own).parameters:
+                seal = lambda doc, top, minified: own(doc, top)  # noqa: E731 - (an older hooks module)
+            plan = (takes, slot, _residue.placer(src.name, takes, slot), seal)
         self._takes[src.name] = plan
         return plan
 
