@@ -186,3 +186,53 @@ def test_what_the_members_form_cannot_read_is_decoded_as_before() -> None:
     with pytest.raises(msgspec.DecodeError) as keyed:
         _ITEMS.decode(msgspec.Raw(buf))
     assert str(keyed.value) == str(plain.value)
+
+
+class _CountingDecoder:
+    """``codes._RAW_DICT`` counting its decodes (a details object parsed again)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def decode(self, buf: Any) -> dict[str, msgspec.Raw]:
+        self.calls += 1
+        return _RAW_DICT.decode(buf)
+
+
+@pytest.mark.parametrize("rows", [1, 60, 420])  # read strictly, from the members dict, by the top parse
+@pytest.mark.parametrize("key", ["rows", "\x1f"])  # a control character's escape: spelled otherwise
+def test_a_carried_category_is_added_to_the_members_the_reader_read(
+    monkeypatch: pytest.MonkeyPatch, rows: int, key: str
+) -> None:
+    """A dotbot failure whose code response-v2 says as another category carries it in the
+    details: where the reader read the details' members and the details are their encoding,
+    the writer adds to those members without parsing the details again; the output is the
+    hub's either way (tight, spaced, an escape in upper case in the details' last key)."""
+    details = {"a": 1, key: ["x" * 40] * rows}
+    doc = {
+        "schema_id": "dotbot-mcp-response@1",
+        "tool": "t",
+        "version": "1.0.0",
+        "status": "error",
+        "summary": "s",
+        "data": {},
+        "warnings": [],
+        "errors": [{"code": "STATE_NOT_INITIALIZED", "message": "m", "details": details}],
+        "audit": {"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1, "source": "s"},
+    }
+    tight = msgspec.json.encode(doc).replace(b"\\u001f", b"\\u001F")
+    spaced = json.dumps(doc, indent=1).encode()
+    import envglot.codes
+
+    for to in ("response-v2", "result"):
+        conv = envglot.Converter(to=to, from_="dotbot", unsupported="ignore")
+        for buf in (tight, spaced):
+            want = envglot.convert(buf, to=to, from_="dotbot", report=Report())
+            spy = _CountingDecoder()
+            monkeypatch.setattr(envglot.codes, "_RAW_DICT", spy)
+            assert conv.convert_bytes(buf) == want
+            monkeypatch.undo()
+            if to == "response-v2":
+                assert b'"category"' in want  # the meaning carried: the branch under test
+            if buf is tight and key == "rows" and rows > 1:
+                assert spy.calls == 0, (to, rows)

@@ -540,13 +540,17 @@ def _carries(keys: tuple[str | None, str | None]) -> Callable[[Raw], bool]:
     return carries
 
 
-def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap) -> Raw | None:
+def carry_meaning(
+    p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap, members: dict[str, Raw] | None = None
+) -> Raw | None:
     """``details`` with the problem's category (and stated ``retryable``) added where the code
     ``dmap``'s writer chose (its :class:`Choice`, from :func:`write_plan`) reads as another
     category or implies another ``retryable`` (an unstated one is the category's default):
     the target's extension place (its table's ``problem.category`` row) carries what its codes
     cannot, and :func:`carried_meaning` reads it back. ``details`` unchanged otherwise, or when
-    it is no object (the writer wraps it first)."""
+    it is no object (the writer wraps it first). ``members``: the top level of ``details`` where
+    a reader decoded it already (:attr:`WireFailure.details_members`), taken instead of decoding
+    ``details`` again when ``details`` is their encoding byte for byte (their decode then)."""
     cat_key, retry_key = dmap.meaning_keys
     plan, implied = ch.plan, ch.implied
     if cat_key is None or plan is None:  # an unknown code written back verbatim: read back as it was read
@@ -577,7 +581,18 @@ def carry_meaning(p: Problem, ch: Choice, details: Raw | None, dmap: DialectMap)
         return Raw(_ENC.encode(add))
     if memoryview(details)[:1] != b"{":
         return details
-    return Raw(_ENC.encode({**_RAW_DICT.decode(details), **add}))
+    if members is None or not _spelled_as(members, details):
+        members = _RAW_DICT.decode(details)
+    return Raw(_ENC.encode({**members, **add}))
+
+
+def _spelled_as(members: dict[str, Raw], raw: Raw) -> bool:
+    """Whether ``raw`` is msgspec's encoding of ``members``, so that decoding it gives them (two
+    copies at memory speed, where the decode skips every value again)."""
+    try:
+        return Raw(_ENC.encode(members)) == raw
+    except UnicodeEncodeError:  # a lone surrogate in a key: the decode and its encoding decide
+        return False
 
 
 def carries_meaning(details: Raw | None, dmap: DialectMap, members: dict[str, Raw] | None = None) -> bool:
@@ -678,6 +693,10 @@ class WireFailure(msgspec.Struct, frozen=True, gc=False):
     type: str | None = None
     """The category word the source states beside its code (response-v2's ``error_type``): part
     of the problem its plan gives (a writer reads it), so part of the plan's key."""
+    details_members: dict[str, Raw] | None = None
+    """The top level of ``details`` where the reader decoded it in its own parse
+    (:class:`~envglot.keyed.KeyedItems`): a writer that adds members to the details
+    (:func:`carry_meaning`) takes them instead of parsing the details again."""
 
 
 class FailurePlan(NamedTuple):

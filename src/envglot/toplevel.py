@@ -10,12 +10,14 @@ a failure's ``details`` or a payload are skipped once, not twice.
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 from msgspec import Raw
 
+from .fields import Unit
 from .introspect import struct_fields
 from .keyed import KeyedItems
 
@@ -73,32 +75,34 @@ def top_parser(
     top = msgspec.defstruct(
         f"{tp.__name__}Top", specs, rename={f.name: f.encode_name for f in fields}, forbid_unknown_fields=True
     )
-    decode = msgspec.json.Decoder(top).decode
-    names = tuple(f.encode_name for f in fields)
-    values, unset = msgspec.structs.astuple, msgspec.UNSET
     if not keyed and not typed:
         raise TypeError(f"{tp.__name__}: no member to decode in the top level's parse")
-
-    def read(buf: bytes) -> TopMembers:
-        out = TopMembers()
-        out.decoded = {}
-        for k, v in zip(names, values(decode(buf)), strict=True):
-            if v is unset:
-                continue
-            items = keyed.get(k)
-            if items is None:
-                if k in typed:
-                    out[k], out.decoded[k] = Raw(_ENC.encode(v)), v
-                else:
-                    out[k] = v
-                continue
-            span = Raw(_ENC.encode(v))
-            found = items.from_twins(v, span, False)
-            if found is None:
-                raise msgspec.ValidationError(f"{k}: its spans are not proven")
-            out[k], out.decoded[k] = span, found
-        return out
-
+    # generated: each member read by its attribute, in field order, without a per-member loop
+    u = Unit(f"top_parser_{tp.__name__}")
+    unset, encode, raw = u.ref(msgspec.UNSET, "UNSET"), u.ref(_ENC.encode, "encode"), u.ref(Raw, "Raw")
+    u.emit("def read(buf):", 0)
+    u.emit(f"s = {u.ref(msgspec.json.Decoder(top).decode, 'decode')}(buf)")
+    u.emit(f"out = {u.ref(TopMembers, 'TopMembers')}()")
+    u.emit("out.decoded = done = {}")
+    for f in fields:
+        k = f.encode_name
+        get = f"s.{f.name}" if f.name.isidentifier() and not keyword.iskeyword(f.name) else f"getattr(s, {f.name!r})"
+        u.emit(f"v = {get}")
+        u.emit(f"if v is not {unset}:")
+        if k in keyed:
+            u.emit(f"span = {raw}({encode}(v))", 2)
+            u.emit(f"found = {u.ref(keyed[k].from_twins, 'from_twins')}(v, span, False)", 2)
+            u.emit("if found is None:", 2)
+            u.emit(f"raise {u.ref(msgspec.ValidationError, 'Refused')}({f'{k}: its spans are not proven'!r})", 3)
+            u.emit(f"out[{k!r}] = span", 2)
+            u.emit(f"done[{k!r}] = found", 2)
+        elif k in typed:
+            u.emit(f"out[{k!r}] = {raw}({encode}(v))", 2)
+            u.emit(f"done[{k!r}] = v", 2)
+        else:
+            u.emit(f"out[{k!r}] = v", 2)
+    u.emit("return out")
+    read: Callable[[bytes], TopMembers] = u.build("read")
     return read
 
 

@@ -194,7 +194,19 @@ class WireDecoder:
     :class:`Extra` values (and the residue key, if any) before the strict decode.
     """
 
-    __slots__ = ("_dec", "_fields", "_keyed", "_read", "_residue", "_top", "_tp", "_tree", "_typed", "dialect")
+    __slots__ = (
+        "_dec",
+        "_fields",
+        "_keyed",
+        "_read",
+        "_read_top",
+        "_residue",
+        "_top",
+        "_tp",
+        "_tree",
+        "_typed",
+        "dialect",
+    )
 
     def __init__(
         self,
@@ -218,6 +230,7 @@ class WireDecoder:
         self._typed = typed
         self._top: Callable[[bytes], TopMembers] | None = None
         self._read: Callable[[dict[str, Raw]], Any] | None = None  # generated on first use (see :meth:`_reader`)
+        self._read_top: Callable[[TopMembers], Any] | None = None  # the same for the top parse's members
 
     def decoder(self) -> msgspec.json.Decoder[Any]:
         """The strict decoder, built on first use: building one evaluates the Structs'
@@ -269,35 +282,34 @@ class WireDecoder:
         """
         if type(members) is dict:
             return (self._read or self._reader())(members)
+        if type(members) is TopMembers:
+            return (self._read_top or self._reader(True))(members)
         fields = self._fields if self._fields is not None else self._field_decoders()
         kw: dict[str, Any] = {}
-        done = members.decoded if type(members) is TopMembers else None
         try:
             for key, raw in members.items():
                 field = fields.get(key)
                 if field is None:
                     return None
                 name, dec = field
-                if dec is None:
-                    kw[name] = raw
-                elif done is None or key not in done:
-                    kw[name] = dec(raw)
-                else:
-                    kw[name] = done[key]
+                kw[name] = raw if dec is None else dec(raw)
             return self._tp(**kw)
         except (msgspec.MsgspecError, TypeError):
             return None
 
-    def _reader(self) -> Callable[[dict[str, Raw]], Any]:
+    def _reader(self, top: bool = False) -> Callable[[dict[str, Raw]], Any]:
         """:meth:`from_members` for a plain members dict, generated for the wire Struct: each
         field's member looked up by its wire name and decoded by its type (a ``Raw`` field taken
         as it is, a ``bool`` one compared with ``true`` and ``false``, an absent one given its
         default), the Struct built by position, without the per-member loop and its keyword
         dict. The same answer as the loop: ``None`` for a missing required member, an unknown one
-        (the members outnumber the fields found) or a value its type refuses."""
+        (the members outnumber the fields found) or a value its type refuses. ``top``: for the
+        members of :meth:`top_parser` (:class:`TopMembers`), a member it decoded taken from
+        ``decoded`` instead of decoding its span."""
         fields = self._fields if self._fields is not None else self._field_decoders()
         tp = self._tp
-        u = Unit(f"from_members_{self.dialect}")
+        decoded = (set(self._keyed) | self._typed) if top else set()
+        u = Unit(f"from_members_{self.dialect}" + ("_top" if top else ""))
         positional = len(getattr(tp, "__match_args__", ()))
         hints = typing.get_type_hints(tp)
         required: list[tuple[str, str]] = []
@@ -307,6 +319,8 @@ class WireDecoder:
             name, dec = fields[f.encode_name]
             x = f"x{i}"
             value = x if dec is None else f"{u.ref(dec, 'd_' + name)}({x})"
+            if f.encode_name in decoded:  # (the top parse's members: always there for such a member)
+                value = f"(done[{f.encode_name!r}] if {f.encode_name!r} in done else {value})"
             if hints[name] is bool:  # a span is the literal's one spelling: compared, not decoded
                 value = (
                     f"True if {x} == {u.ref(_TRUE, 'TRUE')} else False if {x} == {u.ref(_FALSE, 'FALSE')} else {value}"
@@ -318,6 +332,8 @@ class WireDecoder:
             (required if f.required else optional).append((x, f.encode_name))
             args.append(value if i < positional else f"{name}={value}")
         u.emit("def from_members(m):", 0)
+        if decoded:
+            u.emit("done = m.decoded")
         if required:  # a missing one: the Struct refuses it
             u.emit("try:")
             for x, key in required:
@@ -333,7 +349,11 @@ class WireDecoder:
         u.emit(f"return {u.ref(tp, tp.__name__)}({', '.join(args)})", 2)
         u.emit(f"except {u.ref((msgspec.MsgspecError, TypeError), 'REFUSED')}:")
         u.emit("return None", 2)
-        self._read = read = u.build("from_members")
+        read = u.build("from_members")
+        if top:
+            self._read_top = read
+        else:
+            self._read = read
         return read
 
     def top_parser(self) -> Callable[[bytes], TopMembers] | None:

@@ -210,10 +210,10 @@ def _wire_failure(w: Envelope, dmap: DialectMap) -> WireFailure | None:
     if len(w.errors) != 1:
         return None
     e = w.errors[0]
-    details = opt(e.details)
-    if carries_meaning(details, dmap, details_members(w.errors, 0)):
+    details, members = opt(e.details), details_members(w.errors, 0)
+    if carries_meaning(details, dmap, members):
         return None
-    return WireFailure(e.code, message=e.message, path=e.path, details=details)
+    return WireFailure(e.code, message=e.message, path=e.path, details=details, details_members=members)
 
 
 @common(When("w.warnings", "falsy"), value=Const(()))

@@ -536,10 +536,12 @@ def _failure_data(
     retry_after_ms: int | None,
     ctx: Context,
     dmap: DialectMap,
+    members: dict[str, Raw] | None = None,
 ) -> Raw:
     """A failure's ``data``: ``body`` with the error's fields (``p``'s code written as ``ch``
     says, beside ``etype``; its own fields given apart: a failure written from its plan has
-    no problem of its own, ``p`` is then its code's row problem)."""
+    no problem of its own, ``p`` is then its code's row problem). ``members``: the top level
+    of ``details`` where the reader decoded it (:attr:`~envglot.codes.WireFailure.details_members`)."""
     d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else {}
     for k in _ERROR_KEYS:
         if k in d:
@@ -555,7 +557,8 @@ def _failure_data(
     d["error_type"] = Raw(_ENC.encode(etype))
     if remediation is not None:
         d["remediation"] = Raw(_ENC.encode(remediation))
-    details = carry_meaning(p, ch, error_details(details, ctx, NAME), dmap)
+    shown = error_details(details, ctx, NAME)
+    details = carry_meaning(p, ch, shown, dmap, members if shown is details else None)
     if details is not None:
         d["details"] = details
     retry_ms = count_for(retry_after_ms, ctx, "problem.retry_after_ms", NAME)
@@ -599,6 +602,7 @@ def _planned_failure(
         failure.retry_after_ms,
         ctx,
         dmap,
+        failure.details_members,
     )
     return data, written_message(failure.message, summary, ctx, dmap, 0, fallback=f"{ch.code} ({p.category})")
 
