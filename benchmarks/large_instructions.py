@@ -2,13 +2,14 @@
 """Instructions per large document, by stage, for one pair on one or more source trees (callgrind).
 
     python benchmarks/large_instructions.py SRC [SRC ...] [--pair dotbot:response-v2] [--count 40]
-        [--only success|failure] [--keep DIR]
+        [--only success|failure] [--size large|medium|tiny] [--keep DIR]
 
 Timings of a 50 KB conversion swing by tens of percent on a shared machine; instruction counts
 do not. Each tree runs in one child under callgrind as ``tiny_instructions.py`` runs it
 (:func:`tiny_instructions.counted`), on the benchmark corpus's ``--count`` large records of the
 source (``breakdown.documents``; ``--only``: those the Converter answers as a success, or as a
-failure). Each stage runs over the records once, then five times between two marker calls, so
+failure; ``--size``: that size's records instead of the large ones). Each stage
+runs over the records once, then five times between two marker calls, so
 start-up, construction and the first pass cancel out. The stages are ``breakdown.py``'s, as
 ``Pipeline.convert`` runs them for a known source: the whole ``Converter.convert_bytes``; the
 UTF-8 check (``check_input(depth=False)``); the top level's members parsed under the lowered
@@ -44,7 +45,7 @@ PARTS = ("UTF-8 check", "members parse", "spans + probe", "fused function")
 """The stages that make up the Converter (its ``rest`` is the pipeline's own code)."""
 
 
-def child(src: str, dst: str, count: int, only: str) -> None:
+def child(src: str, dst: str, count: int, only: str, size: str = "large") -> None:
     """Run every stage once, then PASSES times between two markers (``only``: the successes or
     the failures among the records, as the Converter's output says; ``""``: all)."""
     import gc
@@ -63,7 +64,7 @@ def child(src: str, dst: str, count: int, only: str) -> None:
     from envglot.wire import may_be_loose
 
     dialect = get_dialect(src)
-    items = breakdown.documents(src, "large", count * 20)
+    items = breakdown.documents(src, size, count * 20)
     conv = envglot.Converter(to=dst, from_=src, unsupported="ignore")
     if only:
         items = [b for b in items if (b'{"success":true' == conv.convert_bytes(b)[:15]) == (only == "success")]
@@ -118,9 +119,9 @@ def child(src: str, dst: str, count: int, only: str) -> None:
         os.getppid()
 
 
-def measure(tree: Path, pair: str, count: int, only: str, out: Path) -> tuple[list[int], int]:
+def measure(tree: Path, pair: str, count: int, only: str, out: Path, size: str = "large") -> tuple[list[int], int]:
     """The instruction count of each stage's PASSES passes on ``tree``, and the records counted."""
-    args = ["--child", pair, "--count", str(count), "--only", only]
+    args = ["--child", pair, "--count", str(count), "--only", only, "--size", size]
     totals, stdout = counted(tree, Path(__file__).resolve(), args, len(STAGES), out)
     return totals, int(stdout.split()[-1])
 
@@ -132,25 +133,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pair", default="dotbot:response-v2", help="SOURCE:TARGET")
     ap.add_argument("--count", type=int, default=40, help="large records")
     ap.add_argument("--only", choices=("", "success", "failure"), default="", help="only the successes or failures")
+    ap.add_argument("--size", choices=("large", "medium", "tiny"), default="large", help="the records' size class")
     ap.add_argument("--keep", type=Path, help="keep the callgrind dumps under this folder")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(*args.child.split(":", 1), args.count, args.only)
+        child(*args.child.split(":", 1), args.count, args.only, args.size)
         return
     if not args.trees:
         ap.error("one or more source trees are required")
     src, dst = args.pair.split(":", 1)
     with tempfile.TemporaryDirectory() as tmp:
         work = args.keep or Path(tmp)
-        runs = [measure(t, args.pair, args.count, args.only, work / str(i)) for i, t in enumerate(args.trees)]
+        runs = [
+            measure(t, args.pair, args.count, args.only, work / str(i), args.size) for i, t in enumerate(args.trees)
+        ]
     per = [dict(zip(STAGES, (n / (PASSES * docs) / 1000 for n in c), strict=True)) for c, docs in runs]
     for p in per:
         p["rest"] = p["Converter"] - sum(p[k] for k in PARTS)
         p["fused: Python and output"] = p["fused function"] - p["wire Struct"]
         p["floor / Converter"] = p["floor"] / p["Converter"]
         p["limit / Converter"] = p["limit"] / p["Converter"]
-    print(f"{src} → {dst}, large ({args.only or 'all'}: {runs[0][1]} records), K instructions per document")
+    print(f"{src} → {dst}, {args.size} ({args.only or 'all'}: {runs[0][1]} records), K instructions per document")
     print("| stage | " + " | ".join(map(str, args.trees)) + " |")
     print("|---|" + "---:|" * len(args.trees))
     for name in per[0]:

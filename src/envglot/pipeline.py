@@ -1096,9 +1096,11 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         holds_wrapper = holds_any(wrapped)
         rival = read_rival(registry, src, wrapped)  # asked only of what the fused function read
         target = dst.name
-        # A short document is read first by the reader's strict decode alone, without its members,
-        # where that proves what they are parsed for: no key but the wire Struct's (no wrapper's),
-        # the rival then silent; the depth checked by that decode (within_depth).
+        # A document below KEYED_TOP_MIN bytes is read first by the reader's strict decode alone,
+        # without its members, where that proves what they are parsed for: no key but the wire
+        # Struct's (no wrapper's), the rival then silent, the outcome key at most once outside the
+        # top level's Raw values (the generated count); the depth checked by that decode
+        # (within_depth). (From KEYED_TOP_MIN on the top parser reads the members below.)
         keys = None if preserve else read_keys(src)
         strict = keys is not None and wrapped.isdisjoint(keys) and read_rival(registry, src, wrapped, True) is None
         outcome = msgspec.json.encode(src.outcome_key)
@@ -1136,7 +1138,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             if (
                 strict
                 and not spaced
-                and len(data) < SPLIT_MIN
+                and len(data) < KEYED_TOP_MIN
                 and 92 not in data
                 and not (missed and data.count(outcome) > 1)
                 and minified(data)

@@ -1,0 +1,157 @@
+"""A longer document read by its reader's strict decode alone, its outcome member counted outside its payload.
+
+The forced straight line (``pipeline._straight``) reads a strict source's documents below
+``KEYED_TOP_MIN`` bytes by the strict decode alone (``fields.STRICT_READ``), the generated
+function counting the outcome key outside the top level's ``Raw`` values; from ``SPLIT_MIN``
+bytes on too (h-med10's cases, on h-tiny10's count). Every answer must be ``Pipeline.convert``'s.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from envglot.dialect import get_dialect
+from envglot.errors import EnvglotError
+from envglot.limits import repeated_member
+from envglot.options import Options
+from envglot.pipeline import SPLIT_MIN, Pipeline
+
+ROOT = Path(__file__).resolve().parents[1]
+IGNORE = Options(unsupported="ignore")
+STRICT_SOURCES = ("code-graph", "dotbot", "problem-json")
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+def _medium(dialect: str) -> list[bytes]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import corpus
+    finally:
+        sys.path.pop(0)
+    docs = corpus.generate({"medium": 24}, dialects=(dialect,)).payloads(dialect, "medium")
+    return [d for d in docs if len(d) >= SPLIT_MIN and msgspec.json.format(d, indent=-1) == d]
+
+
+MEDIUM = {d: _medium(d) for d in STRICT_SOURCES}
+
+
+def _encode(members: dict[str, bytes]) -> bytes:
+    return msgspec.json.encode({k: msgspec.Raw(v) for k, v in members.items()})
+
+
+def _variants(doc: bytes, key: str, again: bool = True) -> Iterator[bytes]:
+    """``doc`` and the shapes that test the count: the outcome repeated (before, after, escaped),
+    in another member's value, the payload's key spaced, repeated, or its value copied into an
+    earlier member, another value under its key earlier, a backslash in the payload; ``again``:
+    also each shape with a long payload that does not hold the key."""
+    quoted = msgspec.json.encode(key)
+    members = {k: bytes(v) for k, v in _TOP.decode(doc).items()}
+    yield doc
+    yield b"{" + quoted + b':"error",' + doc[1:]
+    yield doc[:-1] + b"," + quoted + b':"error"}'
+    yield b'{"' + key[:-1].encode() + b"\\u00" + b"%02x" % ord(key[-1]) + b'":"error",' + doc[1:]
+    yield b"{" + quoted + b":" + members[key] + b"," + doc[1:]  # the same outcome twice
+    for name, value in members.items():
+        if name == key or value[:1] != b'"':
+            continue
+        yield _encode({**members, name: quoted})  # the key's spelling as another member's value
+        break
+    for name, value in members.items():
+        if value[:1] not in (b"{", b"["):
+            continue
+        if again and value[:1] == b"{" and len(value) > 500:  # the same shapes with a payload not holding the key
+            yield from _variants(_encode({**members, name: b'{"x":"' + b"y" * len(value) + b'"}'}), key, False)
+        yield doc.replace(msgspec.json.encode(name) + b":", msgspec.json.encode(name) + b": ", 1)
+        yield doc[:-1] + b"," + msgspec.json.encode(name) + b":" + value + b"}"  # repeated, the same bytes
+        yield doc[:-1] + b"," + msgspec.json.encode(name) + b':{"a":1}}'  # repeated, the last one holds
+        yield doc[:-1] + b"," + msgspec.json.encode(name) + b":{" + quoted + b":1}}"
+        if value[:1] == b"{" and len(value) > 2:
+            yield doc.replace(value, value[:-1] + b',"zz":"\\u0041"}', 1)  # a backslash inside it
+            yield doc.replace(value, value[:-1] + b"," + quoted + b":1}", 1)
+        # the same bytes as an earlier member's nested value, under the same key
+        for other, v in members.items():
+            if other != name and v[:1] == b"[" and len(v) > 2 and v[1:2] == b"{":
+                copy = v[:2] + msgspec.json.encode(name) + b":" + value + b"," + v[2:]
+                yield _encode({other: copy, **{k: x for k, x in members.items() if k != other}})
+                yield (
+                    _encode({other: copy, **{k: x for k, x in members.items() if k != other}})[:-1]
+                    + b","
+                    + quoted
+                    + b':"error"}'
+                )
+            if other != name and v[:1] == b"{" and len(v) > 2:
+                copy = b"{" + msgspec.json.encode(name) + b":" + value + b"," + v[1:]
+                rest = _encode({k: x for k, x in members.items() if k != other})
+                yield _encode({other: copy, **{k: x for k, x in members.items() if k != other}})
+                # another value under the same key earlier, the outcome repeated right after it
+                other_value = b"{" + msgspec.json.encode(name) + b':{"a":1},' + v[1:]
+                head = b"{" + msgspec.json.encode(other) + b":" + other_value + b","
+                yield head + quoted + b':"error",' + rest[1:]
+
+
+def _answer(fn: Any, doc: bytes) -> Any:
+    try:
+        return fn(doc)
+    except EnvglotError as exc:
+        return type(exc).__name__, str(exc), exc.path
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+
+
+def _general(p: Pipeline) -> Any:
+    """``p``'s general path, with the report a call gets."""
+    return lambda doc: p.convert(doc, p.report())[0]
+
+
+@pytest.mark.parametrize("src", STRICT_SOURCES)
+def test_a_longer_document_takes_no_members_parse(src: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A strict source's plain documents from ``SPLIT_MIN`` bytes on are read without the members'
+    parse and answer as ``Pipeline.convert``; so do the shapes that test the count, mixed in."""
+    import envglot.pipeline as pipeline
+
+    parsed: list[bytes] = []
+    parse = pipeline.members_within_depth
+
+    def counted(buf: bytes, *args: Any) -> Any:
+        parsed.append(buf)
+        return parse(buf, *args)
+
+    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    key = get_dialect(src).outcome_key
+    docs = [d for d in MEDIUM[src] if 92 not in d]
+    assert docs
+    odd = [v for doc in docs[:4] for v in _variants(doc, key)]
+    for to in ("response-v2", "errorcode", "result"):
+        general = Pipeline(src, to, IGNORE)
+        want = [_answer(_general(general), doc) for doc in docs]
+        p = Pipeline(src, to, IGNORE)
+        del parsed[:]
+        assert [_answer(p.convert_bytes, doc) for doc in docs] == want
+        assert parsed == []
+        mixed = [d for pair in zip(odd, docs * 8, strict=False) for d in pair]
+        for doc in mixed:  # a fresh pipeline each time: the line's guesses do not hide a case
+            fresh = Pipeline(src, to, IGNORE)
+            assert _answer(fresh.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])
+        assert [_answer(p.convert_bytes, doc) for doc in mixed] == [_answer(_general(general), doc) for doc in mixed]
+
+
+def test_a_payload_key_found_earlier_with_other_bytes_is_not_taken_for_the_payload() -> None:
+    """dotbot's first ``"data":`` inside an earlier error's ``details`` (another value), the
+    outcome repeated right after it: refused as ``Pipeline.convert`` refuses it."""
+    members = {k: bytes(v) for k, v in _TOP.decode(MEDIUM["dotbot"][0]).items()}
+    members["data"] = b'{"x":"' + b"y" * 3000 + b'"}'
+    members["status"] = b'"error"'
+    error = b'[{"code":"E","message":"m","details":{"data":{"a":1}}}]'
+    rest = _encode({k: v for k, v in members.items() if k != "errors"})
+    doc = b'{"errors":' + error + b',"status":"ok",' + rest[1:]
+    assert repeated_member(doc, "status")
+    general = Pipeline("dotbot", "response-v2", IGNORE)
+    p = Pipeline("dotbot", "response-v2", IGNORE)
+    assert _answer(p.convert_bytes, doc) == _answer(_general(general), doc)
+    assert _answer(p.convert_bytes, doc)[0] == "ParseError"
