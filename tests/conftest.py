@@ -84,3 +84,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return module if module in GROUPED else nodeid
 
     return ByTestAndGroupedModule(config, log)
+
+
+@pytest.fixture
+def members_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The documents handed to the top level's members parse (``pipeline.members_within_depth``)
+    while the test runs, recorded in order: a test of the straight entry's strict read asserts
+    which documents took that parse."""
+    import envglot.pipeline as pipeline
+
+    parsed: list[bytes] = []
+    parse = pipeline.members_within_depth
+
+    def counted(buf: bytes, *args: Any) -> Any:
+        parsed.append(buf)
+        return parse(buf, *args)
+
+    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    return parsed

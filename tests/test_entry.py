@@ -305,20 +305,13 @@ def test_the_generated_member_test_answers_as_isdisjoint() -> None:
             assert test(m) is (not keys.isdisjoint(m)), (keys, m)
 
 
-def test_a_short_document_read_strictly_takes_no_members_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_short_document_read_strictly_takes_no_members_parse(members_parses: list[bytes]) -> None:
     """A forced code-graph source's compact tiny documents are read by the strict decode alone (no
     members' parse), and answer as ``Pipeline.convert``; so do its documents in every odd shape
     (which take the members' line or the general path), in any order."""
     import envglot.pipeline as pipeline
 
-    parsed: list[bytes] = []
-    parse = pipeline.members_within_depth
-
-    def counted(buf: bytes, *args: Any) -> Any:
-        parsed.append(buf)
-        return parse(buf, *args)
-
-    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    parsed = members_parses
     tiny = [doc for doc in COMPACT_BY["code-graph"] if len(doc) < pipeline.SPLIT_MIN]
     assert tiny
     odd = [v for doc in tiny[:4] for v in _variants(doc)]
@@ -350,21 +343,14 @@ def _top_repeats(doc: bytes, key: bytes) -> Iterator[bytes]:
 
 
 @pytest.mark.parametrize("src", ["dotbot", "problem-json"])
-def test_an_outcome_key_nested_in_the_payload_keeps_the_strict_read(src: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_outcome_key_nested_in_the_payload_keeps_the_strict_read(src: str, members_parses: list[bytes]) -> None:
     """dotbot's and problem-json's tiny documents mostly show ``"status"`` in their payload too:
     the strict read counts it outside the top level's ``Raw`` values, so they take no members'
     parse; a document showing it twice outside them (repeated at the top, in a decoded member, in
     an unknown member) answers as ``Pipeline.convert``, refused where the outcome repeats."""
     import envglot.pipeline as pipeline
 
-    parsed: list[bytes] = []
-    parse = pipeline.members_within_depth
-
-    def counted(buf: bytes, *args: Any) -> Any:
-        parsed.append(buf)
-        return parse(buf, *args)
-
-    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    parsed = members_parses
     docs = [doc for doc in COMPACT_BY[src] if len(doc) < pipeline.SPLIT_MIN and b"\\" not in doc]
     twice = [doc for doc in docs if doc.count(b'"status"') > 1]
     assert twice
@@ -418,21 +404,12 @@ def test_a_strict_read_refused_is_not_tried_again_on_a_document_showing_the_key_
 
 
 def test_a_declared_source_with_its_outcome_key_in_the_payload_keeps_the_strict_read(
-    monkeypatch: pytest.MonkeyPatch,
+    members_parses: list[bytes],
 ) -> None:
     """A TOML dialect read through a ``WireDecoder`` (quarry, outcome ``ok``) gets the same
     generated count: ``"ok"`` inside its ``items`` takes no members' parse; shown twice at its top,
     or in a member it does not have, the document answers as ``Pipeline.convert``."""
-    import envglot.pipeline as pipeline
-
-    parsed: list[bytes] = []
-    parse = pipeline.members_within_depth
-
-    def counted(buf: bytes, *args: Any) -> Any:
-        parsed.append(buf)
-        return parse(buf, *args)
-
-    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    parsed = members_parses
     quarry = Options(unsupported="ignore", mappings=[str(ROOT / "examples" / "declared" / "quarry.toml")])
     nested = [
         b'{"ok":true,"items":[{"sku":"q-1","ok":4},{"ok":true}],"errors":[],"trace_id":"t-1"}',

@@ -110,19 +110,10 @@ def _general(p: Pipeline) -> Any:
 
 
 @pytest.mark.parametrize("src", STRICT_SOURCES)
-def test_a_longer_document_takes_no_members_parse(src: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_longer_document_takes_no_members_parse(src: str, members_parses: list[bytes]) -> None:
     """A strict source's plain documents from ``SPLIT_MIN`` bytes on are read without the members'
     parse and answer as ``Pipeline.convert``; so do the shapes that test the count, mixed in."""
-    import envglot.pipeline as pipeline
-
-    parsed: list[bytes] = []
-    parse = pipeline.members_within_depth
-
-    def counted(buf: bytes, *args: Any) -> Any:
-        parsed.append(buf)
-        return parse(buf, *args)
-
-    monkeypatch.setattr(pipeline, "members_within_depth", counted)
+    parsed = members_parses
     key = get_dialect(src).outcome_key
     docs = [d for d in MEDIUM[src] if 92 not in d]
     assert docs
