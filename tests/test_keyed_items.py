@@ -149,11 +149,9 @@ def test_carried_meaning_from_members_is_from_bytes(buf: bytes) -> None:
         assert said.report.diagnostics == said_report.report.diagnostics
 
 
-def test_a_large_failure_reads_its_carried_category_from_the_members() -> None:
-    """A large dotbot failure (read from the members) whose details carry a category converts
-    as its spaced twin (read by the decoder, its details then parsed again)."""
-    details = {"category": "unavailable", "retryable": True, "rows": ["x" * 40] * 80}
-    doc = {
+def _dotbot_failure(code: str, details: dict[str, Any]) -> dict[str, Any]:
+    """A dotbot failure of one error ``code`` with ``details``."""
+    return {
         "schema_id": "dotbot-mcp-response@1",
         "tool": "t",
         "version": "1.0.0",
@@ -161,9 +159,15 @@ def test_a_large_failure_reads_its_carried_category_from_the_members() -> None:
         "summary": "s",
         "data": {},
         "warnings": [],
-        "errors": [{"code": "INTERNAL", "message": "m", "details": details}],
+        "errors": [{"code": code, "message": "m", "details": details}],
         "audit": {"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1, "source": "s"},
     }
+
+
+def test_a_large_failure_reads_its_carried_category_from_the_members() -> None:
+    """A large dotbot failure (read from the members) whose details carry a category converts
+    as its spaced twin (read by the decoder, its details then parsed again)."""
+    doc = _dotbot_failure("INTERNAL", {"category": "unavailable", "retryable": True, "rows": ["x" * 40] * 80})
     tight = msgspec.json.encode(doc)
     spaced = json.dumps(doc, indent=1).encode()
     assert len(tight) > 2048
@@ -208,18 +212,7 @@ def test_a_carried_category_is_added_to_the_members_the_reader_read(
     details: where the reader read the details' members and the details are their encoding,
     the writer adds to those members without parsing the details again; the output is the
     hub's either way (tight, spaced, an escape in upper case in the details' last key)."""
-    details = {"a": 1, key: ["x" * 40] * rows}
-    doc = {
-        "schema_id": "dotbot-mcp-response@1",
-        "tool": "t",
-        "version": "1.0.0",
-        "status": "error",
-        "summary": "s",
-        "data": {},
-        "warnings": [],
-        "errors": [{"code": "STATE_NOT_INITIALIZED", "message": "m", "details": details}],
-        "audit": {"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1, "source": "s"},
-    }
+    doc = _dotbot_failure("STATE_NOT_INITIALIZED", {"a": 1, key: ["x" * 40] * rows})
     tight = msgspec.json.encode(doc).replace(b"\\u001f", b"\\u001F")
     spaced = json.dumps(doc, indent=1).encode()
     import envglot.codes
