@@ -77,6 +77,23 @@ envelopes = st.builds(_code_graph, st.just(True), json_values, _cg_data) | st.bu
 """Valid documents of this dialect, including a newer emitter's unknown keys (``test_properties``)."""
 
 
+def _sealed_as_counted(
+    data: bytes, dialect: str, doc: bytes, tail: bytes, top: Any = None, minified: bool = False, kept: bool = True
+) -> bytes:
+    """code-graph's ``seal(doc, top, minified=...)`` right after the writer wrote ``data`` (its
+    record of that document kept, or cleared), checked against ``seal(doc)`` with no record (the
+    whole document counted): the sealed bytes (``tail``: what was appended, for the message)."""
+    from envglot.dialects import code_graph
+
+    envglot.convert(data, from_=dialect, to="code-graph", unsupported="ignore")
+    if not kept:
+        code_graph._WRITTEN[0] = None
+    fast = code_graph.seal(doc, top, minified=minified)
+    code_graph._WRITTEN[0] = None
+    assert fast == code_graph.seal(doc), tail
+    return fast
+
+
 class TestCodeGraph(GoldenSuite):
     dialect = "code-graph"
     native = frozenset(
@@ -180,10 +197,7 @@ class TestCodeGraph(GoldenSuite):
         ]
         for tail in added:
             doc = out[:-1] + tail
-            envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
-            fast = code_graph.seal(doc)
-            code_graph._WRITTEN[0] = None
-            assert fast == code_graph.seal(doc), tail
+            fast = _sealed_as_counted(source.data, source.dialect, doc, tail)
             assert json.loads(fast)["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc), tail
 
     @pytest.mark.parametrize("source", cases(), ids=str)
@@ -209,10 +223,7 @@ class TestCodeGraph(GoldenSuite):
         ]
         for tail in added:
             doc = out[:-1] + tail
-            envglot.convert(source.data, from_=source.dialect, to="code-graph", unsupported="ignore")
-            fast = code_graph.seal(doc, open_document(doc))
-            code_graph._WRITTEN[0] = None
-            assert fast == code_graph.seal(doc), tail
+            fast = _sealed_as_counted(source.data, source.dialect, doc, tail, open_document(doc))
             assert json.loads(fast)["data"]["meta"]["approxTokens"] == code_graph.counted_tokens(doc), tail
         # the shortcut is taken where it applies (no decode of the appended member)
         doc = out[:-1] + added[1]
@@ -243,12 +254,7 @@ class TestCodeGraph(GoldenSuite):
             assert msgspec.json.format(doc, indent=-1) == doc
             for top in (None, open_document(doc)):
                 for kept in (True, False):
-                    envglot.convert(data, from_=source.dialect, to="code-graph", unsupported="ignore")
-                    if not kept:
-                        code_graph._WRITTEN[0] = None
-                    fast = code_graph.seal(doc, top, minified=True)
-                    code_graph._WRITTEN[0] = None
-                    assert fast == code_graph.seal(doc), tail
+                    _sealed_as_counted(data, source.dialect, doc, tail, top, minified=True, kept=kept)
         assert not code_graph._appended_last(b'"_envglot":{}}', {"_envglot": {}})  # not Raw: decoded
 
     @pytest.mark.parametrize("style", ["compact", "pretty"])
