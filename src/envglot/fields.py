@@ -92,6 +92,7 @@ __all__ = [
     "Unit",
     "When",
     "Writing",
+    "attribute",
     "common",
     "pair_function",
     "source",
@@ -425,6 +426,12 @@ _WRITE_SPECIAL = frozenset({"ctx", "dmap", "doc"})
 _ENC = msgspec.json.Encoder()
 _RESERVED = frozenset({*CANONICAL, *_READ_SPECIAL, *_WRITE_SPECIAL, "buf", "env", "r_dmap", "w_dmap"})
 """Names a generated function uses for its locals: never given to a module-level object."""
+
+
+def attribute(obj: str, name: str) -> str:
+    """Generated code reading attribute ``name`` of ``obj`` (``getattr`` for a name that is no
+    plain identifier: a keyword, say)."""
+    return f"{obj}.{name}" if name.isidentifier() and not keyword.iskeyword(name) else f"getattr({obj}, {name!r})"
 
 
 class Unit:
@@ -1155,14 +1162,15 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
     raw = u.ref(Raw, "Raw")
     inside = []
     for f in top.fields:
+        v = attribute("w", f.name)
         if isinstance(f.type, msgspec.inspect.RawType) and f.required:
-            inside.append(f"bytes(w.{f.name}).count({quoted!r})")
+            inside.append(f"bytes({v}).count({quoted!r})")
         elif isinstance(f.type, msgspec.inspect.RawType) and isinstance(f.default, Raw):  # ABSENT: empty
-            inside.append(f"(bytes(w.{f.name}).count({quoted!r}) if w.{f.name} else 0)")
+            inside.append(f"(bytes({v}).count({quoted!r}) if {v} else 0)")
         elif isinstance(f.type, msgspec.inspect.UnionType) and any(
             isinstance(t, msgspec.inspect.RawType) for t in f.type.types
         ):
-            inside.append(f"(bytes(w.{f.name}).count({quoted!r}) if type(w.{f.name}) is {raw} else 0)")
+            inside.append(f"(bytes({v}).count({quoted!r}) if type({v}) is {raw} else 0)")
     if not inside:
         return f"{count} > 1"
     return f"(t_seen := {count}) > 1 and t_seen - {' - '.join(inside)} > 1"

@@ -10,14 +10,13 @@ a failure's ``details`` or a payload are skipped once, not twice.
 
 from __future__ import annotations
 
-import keyword
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 from msgspec import Raw
 
-from .fields import Unit
+from .fields import Unit, attribute
 from .introspect import struct_fields
 from .keyed import KeyedItems
 
@@ -86,8 +85,7 @@ def top_parser(
     u.emit("out.decoded = done = {}")
     for f in fields:
         k = f.encode_name
-        get = f"s.{f.name}" if f.name.isidentifier() and not keyword.iskeyword(f.name) else f"getattr(s, {f.name!r})"
-        u.emit(f"v = {get}")
+        u.emit(f"v = {attribute('s', f.name)}")
         u.emit(f"if v is not {unset}:")
         if k in keyed:
             u.emit(f"span = {raw}({encode}(v))", 2)
