@@ -14,7 +14,7 @@ from msgspec import Raw
 
 from .introspect import struct_fields
 
-__all__ = ["KeyedItems", "KeyedList", "details_members"]
+__all__ = ["CONTROL_CHAR", "KeyedItems", "KeyedList", "details_members"]
 
 _ENC = msgspec.json.Encoder()
 
@@ -37,7 +37,9 @@ def details_members(items: list[Any], i: int) -> dict[str, Raw] | None:
 _PLAIN_TEXT = (str, str | None, bool, bool | None)
 """The types of an item's other fields :class:`KeyedItems` allows: no spelling of their values
 is shorter than msgspec's encoding of them (a number's could be: ``1E2`` is ``100.0``)."""
-_CONTROL = re.compile("[\x00-\x1f]").search
+CONTROL_CHAR = re.compile("[\x00-\x1f]").search
+"""A control character in a key: its ``\\u00XX`` escape is the one shortest spelling that is not
+unique (either case of its hex digits), so a length proof cannot tell its spelling."""
 
 
 class KeyedItems:
@@ -119,7 +121,7 @@ class KeyedItems:
         size = 0
         for t, d in zip(twins, found, strict=True):
             if d is not msgspec.UNSET:  # ``{"k":v,...}`` spelled as msgspec would, counted without copying
-                if not spans and any(_CONTROL(k) for k in d):
+                if not spans and any(CONTROL_CHAR(k) for k in d):
                     return None
                 size += sep + len(_ENC.encode(list(d))) + len(d) + sum(map(len, d.values()))
                 setattr(t, place, msgspec.UNSET)  # measured apart
@@ -135,7 +137,7 @@ class KeyedItems:
             if last:
                 kw[place] = Raw(span[end - size + sep : end])
             elif d is not msgspec.UNSET:
-                if spans and any(_CONTROL(k) for k in d):
+                if spans and any(CONTROL_CHAR(k) for k in d):
                     return None
                 kw[place] = Raw(_ENC.encode(d))
             out.append(self._item(**kw))

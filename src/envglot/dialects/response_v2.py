@@ -34,6 +34,7 @@ from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Failure, Formatted, Let, Move, Reading, Texts, When, Writing, common
+from ..keyed import CONTROL_CHAR
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -213,6 +214,68 @@ class _Failure(Struct, frozen=True):
     remediation: str | None
     details: Raw | None
     retry_after_ms: int | None
+    details_members: dict[str, Raw] | None = None
+    """The top level of ``details`` where :func:`_data_members` read it with ``data``."""
+
+
+_ErrorMembers = msgspec.defstruct(
+    "_ErrorMembers",
+    [(k, (dict[str, Raw] if k == "details" else Raw) | UnsetType, UNSET) for k in _ERROR_KEYS],
+    forbid_unknown_fields=True,
+)
+_ERROR_MEMBERS = msgspec.json.Decoder(_ErrorMembers)
+_KEY_BYTES = {k: len(_ENC.encode(k)) + 2 for k in _ERROR_KEYS}  # '"key":' and the comma before the next
+DATA_MEMBERS_MIN = 4096
+"""Size of a failure's ``data`` from which :func:`_data_members` reads its ``details``' members
+in the same parse (below it the members dict alone, and the carried-meaning test's decode of the
+details, cost less than the proof)."""
+
+
+def _data_members(data: Raw) -> tuple[dict[str, Raw], dict[str, Raw] | None]:
+    """A failure's ``data`` as ``{key: Raw}`` (``_RAW_DICT``'s decode), and the top level of its
+    ``details`` where they were read in the same parse (``None``: not read).
+
+    From :data:`DATA_MEMBERS_MIN` bytes, ``data`` holding only the error's fields and an object
+    ``details`` is decoded once with ``details`` as ``{key: Raw}`` (the carried-meaning test then
+    skips them no second time) and the details' span is msgspec's encoding of those members. Exact
+    where the lengths prove it: every part of msgspec's encoding is at most as long as any spelling
+    of the same value (no whitespace, a repeated key once, each key in its shortest escapes;
+    ``Raw`` values are the input's spans), so the encoding's length (counted without copying)
+    equal to ``data``'s proves ``data`` spelled as encoded, but for a control character's
+    ``\\u00XX`` in either case, ruled out by looking at the details' keys (as
+    :class:`~envglot.keyed.KeyedItems` proves an error list). Anything else: ``_RAW_DICT``'s decode.
+    The members come in field order, not the document's: the reader looks them up by key and
+    keeps none but the error's fields, which such a ``data`` alone holds.
+    """
+    if len(data) < DATA_MEMBERS_MIN:
+        return _RAW_DICT.decode(data), None
+    try:
+        s = _ERROR_MEMBERS.decode(data)
+    except msgspec.MsgspecError:
+        return _RAW_DICT.decode(data), None
+    members: dict[str, Raw] = {}
+    size = 1  # the closing brace (the opening one stands for the first member's comma)
+    found = None
+    for k in _ERROR_KEYS:
+        v = getattr(s, k)
+        if v is UNSET:
+            continue
+        if k == "details":
+            if any(CONTROL_CHAR(x) for x in v):
+                return _RAW_DICT.decode(data), None
+            found = v
+            try:
+                size += _KEY_BYTES[k] + len(_ENC.encode(list(v))) + len(v) + sum(map(len, v.values()))
+            except UnicodeEncodeError:  # a lone surrogate in a key: the members dict decides
+                return _RAW_DICT.decode(data), None
+            continue
+        members[k] = v
+        size += _KEY_BYTES[k] + len(v)
+    if size + (not members and found is None) != len(data):  # '{}': two bytes, no member
+        return _RAW_DICT.decode(data), None
+    if found is not None:
+        members["details"] = Raw(_ENC.encode(found))
+    return members, found
 
 
 @common(When("w.success", "truthy"))
@@ -221,7 +284,7 @@ def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure
     read (and checked) in this order, a ``null`` one as absent; ``None`` on success."""
     if w.success:
         return None
-    members = _RAW_DICT.decode(w.data)
+    members, inner = _data_members(w.data)
     if extras:
         extras = _codes_from_meta(members, extras, ctx)
     details = members.get("details")
@@ -234,6 +297,7 @@ def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure
         _opt_str(members, "remediation", "$.data.remediation"),
         None if details == RAW_NULL else details,
         None if ras is None or ras == RAW_NULL else _retry_ms(ras),
+        inner,
     )
 
 
@@ -308,14 +372,15 @@ def _problems(w: Envelope, failure: _Failure | None, dmap: DialectMap, ctx: Cont
         p = problem_of(trow, code, NAME, **fields)
     else:
         p = read_planned(dmap, code, plan, ctx, "$.data.error_code", **fields)
-    return (carried_meaning(p, dmap, ctx),)
+    inner = failure.details_members if p.details is failure.details else None
+    return (carried_meaning(p, dmap, ctx, inner),)
 
 
 def _wire_failure(w: Envelope, failure: _Failure | None, dmap: DialectMap) -> WireFailure | None:
     """The fused form of :func:`_problems` (``Reading.failure``): a failure with a code whose
     details carry no meaning, its ``error_type`` beside it (its plan's key: an unknown code or
     word has none, and the hook reads it, reporting); ``None`` otherwise."""
-    if failure is None or failure.code is None or carries_meaning(failure.details, dmap):
+    if failure is None or failure.code is None or carries_meaning(failure.details, dmap, failure.details_members):
         return None
     return WireFailure(
         failure.code,
@@ -324,6 +389,7 @@ def _wire_failure(w: Envelope, failure: _Failure | None, dmap: DialectMap) -> Wi
         details=failure.details,
         retry_after_ms=failure.retry_after_ms,
         type=failure.type,
+        details_members=failure.details_members,
     )
 
 
