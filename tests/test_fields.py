@@ -1044,3 +1044,50 @@ def test_a_bound_pair_read_strictly_gives_its_bytes_or_none(src: str) -> None:
             assert fused(tight, fields.STRICT_READ) == fused(tight), (src, dst, doc[:80])
             assert fused(tight[:-1] + b',"zz-unknown":1}', fields.STRICT_READ) is None
     assert read or strict is None
+
+
+@pytest.mark.parametrize("src", ["code-graph", "dotbot", "legacy-v1"])
+def test_a_strict_reader_is_the_bound_pair_called_with_strict_read(src: str) -> None:
+    """``strict_reader(fused)(buf)`` answers as ``fused(buf, STRICT_READ)`` (bytes, ``None``, the
+    same error), through the same code with that default where ``fused`` is a bound pair function
+    (generated, or the wrapper of one that is not: legacy-v1's), without a frame of its own;
+    ``fused`` itself keeps its default; a function of another signature is wrapped."""
+    m = default_mappings()
+    for dst in ("response-v2", "errorcode"):
+        fused = fields.bound_pair(get_dialect(src), get_dialect(dst), Context(m, DISCARD, m[src]))
+        assert fused is not None
+        strictly = fields.strict_reader(fused)
+        assert strictly.__code__ is fused.__code__ and strictly.__defaults__ == (fields.STRICT_READ,)
+        docs = [msgspec.json.format(p.read_bytes(), indent=-1) for p in sample_files(src)]
+        docs += [doc[:-1] + b',"zz-unknown":1}' for doc in docs[:3]] + [b'{"a":', b"[]", b'{"status":"ok"}']
+        for doc in docs:
+            want: Any
+            try:
+                want = fused(doc, fields.STRICT_READ)
+            except Exception as exc:  # (an error is an answer too)
+                want = (type(exc), str(exc))
+            try:
+                got: Any = strictly(doc)
+            except Exception as exc:
+                got = (type(exc), str(exc))
+            assert got == want, (src, dst, doc[:80])
+        assert fused.__defaults__ == (None,)
+    seen: list[tuple[bytes, object]] = []
+
+    def other(buf: bytes, members: object, extra: int = 0) -> None:
+        seen.append((buf, members))
+
+    fields.strict_reader(other)(b"{}")
+    assert seen == [(b"{}", fields.STRICT_READ)]
+
+
+def test_the_encoder_gives_a_raw_value_as_it_is() -> None:
+    """The strict read's count takes a ``Raw`` member's bytes by the encoder (cheaper than
+    ``bytes()``): it must give them as they are, spaced, escaped or not UTF-8-minimal alike."""
+    encode = msgspec.json.Encoder().encode
+    values = [b'{"status":1}', b'{ "a" : [1, 2] }', b'"\\u00e9\\""', b'"\xc3\xa9"', b"[]", b"1e2", b"null", b""]
+    for text in values:
+        raw = Raw(text)
+        assert encode(raw) == bytes(raw) == text
+    top = msgspec.json.Decoder(dict[str, Raw]).decode(b'{"data":{ "status" : "ok" },"x":"\\u00e9"}')
+    assert [encode(v) for v in top.values()] == [b'{ "status" : "ok" }', b'"\\u00e9"']

@@ -58,6 +58,7 @@ from __future__ import annotations
 import functools
 import keyword
 import os
+import types
 import typing
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -96,6 +97,7 @@ __all__ = [
     "common",
     "pair_function",
     "source",
+    "strict_reader",
     "tallying_pair",
     "use_compiled",
 ]
@@ -1150,8 +1152,9 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
     ``wire``), false only where the top level holds the member ``outcome`` at most once (so
     :func:`~envglot.limits.repeated_member` finds none): its quoted spelling counted in ``buf``,
     less its occurrences inside the top-level ``Raw`` values (each occurrence is a whole string
-    token, and one within a value is not at the top). Where the key could run across a value's
-    edge, no value is counted (a spelling shown twice takes the members' line)."""
+    token, and one within a value is not at the top; a ``Raw``'s bytes taken by the encoder, which
+    writes them as they are, at less than ``bytes()``'s cost). Where the key could run across a
+    value's edge, no value is counted (a spelling shown twice takes the members' line)."""
     import msgspec.inspect  # compiled once per pair: ``import envglot`` leaves it unimported
 
     quoted = msgspec.json.encode(outcome)
@@ -1160,17 +1163,18 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
     if not isinstance(top, msgspec.inspect.StructType) or _STRUCTURAL.intersection(outcome):
         return f"{count} > 1"
     raw = u.ref(Raw, "Raw")
+    enc = u.ref(_ENC.encode, "encode")
     inside = []
     for f in top.fields:
         v = attribute("w", f.name)
         if isinstance(f.type, msgspec.inspect.RawType) and f.required:
-            inside.append(f"bytes({v}).count({quoted!r})")
+            inside.append(f"{enc}({v}).count({quoted!r})")
         elif isinstance(f.type, msgspec.inspect.RawType) and isinstance(f.default, Raw):  # ABSENT: empty
-            inside.append(f"(bytes({v}).count({quoted!r}) if {v} else 0)")
+            inside.append(f"({enc}({v}).count({quoted!r}) if {v} else 0)")
         elif isinstance(f.type, msgspec.inspect.UnionType) and any(
             isinstance(t, msgspec.inspect.RawType) for t in f.type.types
         ):
-            inside.append(f"(bytes({v}).count({quoted!r}) if type({v}) is {raw} else 0)")
+            inside.append(f"({enc}({v}).count({quoted!r}) if type({v}) is {raw} else 0)")
     if not inside:
         return f"{count} > 1"
     return f"(t_seen := {count}) > 1 and t_seen - {' - '.join(inside)} > 1"
@@ -1569,6 +1573,20 @@ def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes 
         return None
     bound = _BINDERS[fn](ctx)
     return bound if bound is not None else lambda buf, members=None: None if members is STRICT_READ else fn(buf, ctx)
+
+
+def strict_reader(fn: Callable[..., bytes | None]) -> Callable[[bytes], bytes | None]:
+    """``fn`` (a :func:`bound_pair` function) called ``(buf)`` as ``fn(buf, STRICT_READ)``: the same
+    code and closure with :data:`STRICT_READ` as ``members``' default, so no frame of a wrapper
+    stands between the caller and it (a function of another signature is wrapped)."""
+    if not isinstance(fn, types.FunctionType) or fn.__defaults__ != (None,) or fn.__kwdefaults__:
+        return lambda buf: fn(buf, STRICT_READ)
+    code = fn.__code__
+    if code.co_argcount != 2 or code.co_varnames[:2] != ("buf", "members") or code.co_flags & 0x0C:
+        return lambda buf: fn(buf, STRICT_READ)  # (0x0C: *args, **kwargs)
+    out = types.FunctionType(code, fn.__globals__, fn.__name__, (STRICT_READ,), fn.__closure__)
+    out.__qualname__ = fn.__qualname__
+    return out
 
 
 def tallying_pair(src: Dialect, dst: Dialect, mappings: Mappings) -> Callable[..., bytes | None] | None:

@@ -32,7 +32,7 @@ from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Repo
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, STRICT_READ, Unit, bound_pair, bound_tally, tallying_pair
+from .fields import COMPILED, Unit, bound_pair, bound_tally, strict_reader, tallying_pair
 from .introspect import signature_of
 from .limits import (
     MAX_DEPTH,
@@ -1105,8 +1105,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         strict = keys is not None and wrapped.isdisjoint(keys) and read_rival(registry, src, wrapped, True) is None
         outcome = msgspec.json.encode(src.outcome_key)
 
-        def strictly(buf: bytes) -> bytes | None:
-            return fused(buf, STRICT_READ)
+        strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
 
         slot = m[src.name].shape.residue
         # (not with preserve: the residue rebuilds the original in its members' order, which a
