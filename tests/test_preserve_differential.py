@@ -314,3 +314,27 @@ def test_a_top_level_payloads_placer_gives_the_general_ways_bytes(src: str, dst:
                     placed += 1
             _check(doc, src, dst)
     assert placed >= 4 and taken >= 2
+
+
+@pytest.mark.parametrize("meta", [b"null", b"[]", b'"m"', b"1", b"{}", b'{"version":"response-v2"}'])
+def test_a_nested_slots_placer_declines_a_parent_that_is_no_object(meta: bytes) -> None:
+    """Into response-v2 (slot ``$.meta._envglot``) the placer sets the residue inside an object
+    ``meta`` (the general way's bytes) and declines any other value there (``None``: the general
+    way decides), as before it opened ``meta`` by decoding it."""
+    m = default_mappings()
+    takes = _takes(m, "dotbot", "response-v2")
+    slot = residue.slot_path(m["response-v2"].shape.residue)
+    place = residue.placer("dotbot", takes, slot)
+    assert place is not None and slot == ("meta", "_envglot")
+    doc = b'{"status":"ok","data":{"x":1},"version":"1.0.0"}'
+    members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
+    out = b'{"success":true,"data":{"x":1},"error":null,"meta":' + meta + b"}"
+    got = place(doc, members, out)
+    if not meta.startswith(b"{"):
+        assert got is None
+        return
+    top = residue.open_document(out)
+    res = residue.whole("dotbot", doc, members, residue.open_document(out), takes)
+    residue.set_path(top, list(slot), res)
+    assert got == (residue.encode(top), top)
+    assert b'"take":[["$.data","$.data"]]' in bytes(res)

@@ -364,3 +364,17 @@ def test_none_in_rules_out_only_what_cannot_be_a_residue() -> None:
     assert not none_in(b"", "$.meta._envglot", meta)
     assert none_in(b"", "$.meta._envglot", {"meta": msgspec.Raw(b'{"version":"response-v2"}')})
     assert none_in(b"", "$.meta._envglot", {"data": msgspec.Raw(b"{}")})
+
+
+@pytest.mark.parametrize("size", [0, 1, residue.FED_WHOLE - 1, residue.FED_WHOLE, residue.FED_WHOLE + 1, 50_000])
+def test_version_5_digest_is_the_same_fed_whole_or_in_parts(size: int) -> None:
+    """A single taken member up to ``FED_WHOLE`` bytes is hashed in one buffer with the rest, a
+    larger one fed after it: the digest is version 5's either way (a Raw taken as bytes are)."""
+    rest = b'{"a":"\\u00e9","data":null}'
+    data = b'"' + b"x" * max(size - 2, 0) + b'"' if size >= 2 else b"1"[:size]
+    h = hashlib.sha256(b"envglot-residue/5\0dotbot\0")
+    for part in (rest, data):
+        h.update(len(part).to_bytes(8, "big") + part)
+    assert residue.digest_bytes("dotbot", rest, [data]) == h.hexdigest()[:32]
+    if size >= 2:
+        assert residue.digest_bytes("dotbot", rest, [msgspec.Raw(data)]) == h.hexdigest()[:32]

@@ -417,11 +417,21 @@ def _sha_hex(head: bytes, form: Any, taken: Sequence[Any]) -> bytes:
     bytes hash alike; bytes-like values are fed as they are: a large payload is not copied into one
     buffer first). The hex of the digest's first half: ``hexdigest()[:32]``'s characters, without
     the second half's text."""
-    h = (_SHA256 or _sha256())(b"".join((head, len(form).to_bytes(8, "big"), form)))
-    for value in taken:
-        h.update(len(value).to_bytes(8, "big"))
-        h.update(value)
+    sha = _SHA256 or _sha256()
+    if len(taken) == 1 and len(taken[0]) <= FED_WHOLE:  # one buffer: no update calls
+        value = taken[0]
+        h = sha(b"".join((head, len(form).to_bytes(8, "big"), form, len(value).to_bytes(8, "big"), value)))
+    else:
+        h = sha(b"".join((head, len(form).to_bytes(8, "big"), form)))
+        for value in taken:
+            h.update(len(value).to_bytes(8, "big"))
+            h.update(value)
     return _HEXLIFY(h.digest()[:16])  # type: ignore[no-any-return]  # set with _SHA256
+
+
+FED_WHOLE = 4096
+"""Size up to which :func:`_sha_hex` joins a single taken member into the buffer it hashes (a copy
+costs less than two ``update`` calls there; a larger one is fed as it is)."""
 
 
 _SHA256: Any = None
@@ -745,12 +755,13 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
             parent = top.get(outer)
             if parent is None:
                 top[outer] = {inner: value}
-            elif memoryview(parent)[0] == _OPEN:
-                opened = decode(parent)
+            else:
+                try:  # a member of a decoded document is JSON: only its type can fail
+                    opened = decode(parent)
+                except msgspec.ValidationError:  # present but no object
+                    return None
                 opened[inner] = value
                 top[outer] = opened
-            else:
-                return None
         return encode_(top), top
 
     return place
@@ -799,15 +810,18 @@ def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
     every later take inside it."""
     outer, key, carried = (str(seg) for seg in (*takes[0][0], *takes[0][1]))  # keys (_whole_by)
     later = takes[1:]  # held here: _whole_of looks its frame up by identity
-    lead_frame = _frame(dialect, takes[:1])
-    next_frame = _frame(dialect, later[:1])
+    lead_frame = _taken_frame(dialect, takes[:1])
+    next_frame = _taken_frame(dialect, later[:1])
     decode = _RAW_DICT.decode
 
     def whole_of(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
         parent = None if members is None else members.get(outer)
-        if members is None or parent is None or memoryview(parent)[0] != _OPEN:
+        if members is None or parent is None:
             return _whole_of(dialect, original, members, takes, out)
-        opened = decode(parent)
+        try:  # a member of a decoded document is JSON: only its type can fail
+            opened = decode(parent)
+        except msgspec.ValidationError:  # no object: nothing inside it to take
+            return _whole_of(dialect, original, members, takes, out)
         theirs = out.get(carried)
         tree: dict[str, Any] = dict(members)
         tree[outer] = opened
@@ -844,7 +858,7 @@ def _top_whole(dialect: str, takes: Takes) -> WholeOf:
     deep = tuple(str(p[0][0]) for p in takes[1:] if len(p[0]) > 1 and p[0][0] != key)
     if key in tops:  # (two takes of one member: not a pair's takes today) the general rule
         return lambda original, members, out: _whole_of(dialect, original, members, takes, out)
-    frame = _frame(dialect, takes[:1])
+    frame = _taken_frame(dialect, takes[:1])
 
     def whole_of(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
         if members is None:
@@ -866,15 +880,23 @@ def _top_whole(dialect: str, takes: Takes) -> WholeOf:
     return whole_of
 
 
-def _one_taken(dialect: str, original: bytes, tree: dict[str, Any], theirs: Raw, frame: tuple[bytes, bytes]) -> Raw:
+def _one_taken(
+    dialect: str, original: bytes, tree: dict[str, Any], theirs: Raw, frame: tuple[bytes, bytes, bytes]
+) -> Raw:
     """:func:`_whole_of`'s residue once one member is taken: ``tree`` the original opened on the way
     to it, ``null`` in its place, ``theirs`` its bytes in the carrier (the original's), ``frame``
-    :func:`_frame` of that take."""
+    :func:`_taken_frame` of that take."""
     rest = _ENC.encode(tree)
     if len(rest) - len(_NULL) + len(theirs) != len(original):
         return Raw(_untaken(dialect, original))
-    head, mid = frame
-    return Raw(b"".join((head, rest, mid, _sha_hex(_head_5(dialect), rest, (theirs,)), b'"}')))
+    head, mid, hashed = frame
+    return Raw(b"".join((head, rest, mid, _sha_hex(hashed, rest, (theirs,)), b'"}')))
+
+
+def _taken_frame(dialect: str, takes: Takes) -> tuple[bytes, bytes, bytes]:
+    """:func:`_frame` of ``takes`` and what the digest hashes first (:func:`_head_5`), for
+    :func:`_one_taken`."""
+    return (*_frame(dialect, takes), _head_5(dialect))
 
 
 SPLICE_MIN = 4096
