@@ -214,9 +214,15 @@ def _holds(lit: Lit, known: _Known) -> bool:
         if _kinds(lit.ref, known) == {"object"} and Lit("has", lit.ref, None) in known:
             held += [set(k.arg[1]) for k in known if k.kind == "shape" and k.ref == lit.ref]
         return any(need <= h if lit.kind == "holds" else not need.isdisjoint(h) for h in held)
-    if lit.kind == "value" and lit.pos and lit.arg[0] == "types" and "." not in lit.ref:  # of fewer types
-        kinds = _kinds(lit.ref, known)
-        return kinds is not None and kinds <= set(lit.arg[1]) and Lit("has", lit.ref, None) in known
+    if lit.kind == "value" and lit.pos and lit.arg[0] == "types":  # a member known of fewer types
+        kinds = set(lit.arg[1])
+        if any(
+            k.kind == "value" and k.pos and k.ref == lit.ref and k.arg[0] == "types" and kinds.issuperset(k.arg[1])
+            for k in known
+        ):
+            return True
+        left = None if "." in lit.ref else _kinds(lit.ref, known)  # (from its shape too)
+        return left is not None and left <= kinds and Lit("has", lit.ref, None) in known
     return False
 
 
