@@ -5,6 +5,10 @@ One emitter for every function that runs them: the detections :mod:`envglot.dete
 (inlined there, each object member decoded at most once per document into a tiny Struct of the
 keys the tests read, shared between the probes) and a declared probe's own test
 (:class:`DeclaredTest`, what :attr:`envglot.dialect.Probe.test` runs on :class:`~envglot.dialect.Facts`).
+
+Over 500 lines: the conditions (:class:`Lit`), what a set of known ones implies (``_holds``,
+``_fails``, ``_simpler``), the planner built on them and the emitter rendering them are one
+vocabulary; split apart, each part would read the others' private rules.
 """
 
 from __future__ import annotations
