@@ -228,3 +228,103 @@ def test_a_key_is_found_by_its_rarest_byte_as_bytes_find_finds_it() -> None:
         for text in (key + rare, rare + key, rare + key[:-1] + rare, rare + key + rare, rare):
             assert occurs(text, key, at) is (key in text), (key, text)
     assert rarest(b'"requestId"') == 8  # the capital I, not a lower-case letter or the quotes
+
+
+_EC_DOCS = [
+    b'{"success":true,"data":{"a":1}}',
+    b'{"success":true,"data":{"a":1},"error":null}',
+    b'{"success":true,"data":[1],"error":null}',
+    b'{"success":true,"data":"s","error":null,"meta":null}',
+    b'{"success":true,"data":{},"meta":null}',
+    b'{"success":false,"data":null,"error":{"code":"E","message":"m","retryable":false}}',
+    b'{"success":true,"data":{"requestId":"r","generatedAt":"g"}}',
+    b'{"success":true,"data":{"requestId":"r","generatedAt":"g"},"error":null}',
+    b'{"success":true,"data":{"request\\u0049d":"r","generatedAt":"g"},"error":null}',  # an escaped key
+    b'{"success":true,"data":{"x":{"requestId":"r","generatedAt":"g"}}}',  # only deeper
+    b'{"success":true,"data":{"requestId":"r"},"data":{"generatedAt":"g"}}',  # data repeated
+    b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":1}}',
+    b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":1,"version":"response-v2"}}',
+    b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":1,"ver\\u0073ion":"response-v2"}}',
+    b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":1,"request_id":"q"}}',
+    b'{"success":true,"data":{},"meta":{"version":"response-v2"},"meta":{"tool_version":"1.0","elapsed_ms":1}}',
+    b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":1},"meta":null}',  # meta repeated
+    b'{"success":true,"data":{},"error":null,"meta":{"tool_version":"1.0","elapsed_ms":1}}',
+    b'{"success":true,"data":{"version":"response-v2","meta":{"version":"response-v2"}},"meta":null}',
+    b'{"success":false,"data":{},"error":{"code":"E","message":"m","retryable":true,"x":1}}',
+    b'{"success":false,"data":{},"error":{"c\\u006fde":"E","message":"m","retryable":true}}',
+    b'{ "success" : true , "data" : { "requestId" : "r" , "generatedAt" : "g" } , "error" : null }',
+    b'{"success":true,"data":{"a":1},"error":null,"x":1}',  # a key the wire Struct does not name
+    b'{"success":true,"data":1e400}',
+]
+"""errorcode documents (and near ones) for the rival's facts: escaped keys, repeated keys, spaces,
+nested objects holding the same key names, non-object ``data``, a ``meta`` holding another
+dialect's keys (the read that sets unknown members aside reads it, the strict decode does not)."""
+
+
+def test_the_errorcode_rivals_answer_as_the_forced_rival_on_edge_documents(tmp_path: Path) -> None:
+    """Each document errorcode's reader reads: ``read_rival`` answers as ``forced_rival``; each
+    its strict decode reads: the strict ``read_rival`` too (the bundled registry, and one with a
+    team's probe testing keys inside errorcode's ``meta`` and ``error``)."""
+    from test_probe_tests import PROBE, _team
+
+    dialect = get_dialect("errorcode")
+    reader = dialect.steps()[0]
+    assert reader is not None
+    team = _team(
+        tmp_path,
+        PROBE
+        + 'when = [{ evidence = "e", equals = { "meta.teamok" = 1 } }, '
+        + '{ evidence = "f", holds = { error = ["code", "teamid"] } }, '
+        + '{ evidence = "g", holds_any = { meta = ["mode", "teama"] } }]\n',
+    )
+    read = strict = 0
+    for reg in (bundled(), bundled().adding(team())):
+        plain = forced_rival(reg, "errorcode")
+        after, after_strict = read_rival(reg, dialect, _WRAPPER_KEYS), read_rival(reg, dialect, _WRAPPER_KEYS, True)
+        assert after is not None and after_strict is not None
+        docs = [*_EC_DOCS, *(d.replace(b'"e"', b'"e","teamid":1') for d in _EC_DOCS if b'"code"' in d)]
+        docs += [d.replace(b'"elapsed_ms":1', b'"elapsed_ms":1,"teamok":1') for d in _EC_DOCS if b"elapsed" in d]
+        for doc in docs:
+            members = top_members(doc)
+            try:
+                reader.decoder.decode(doc)
+            except (EnvglotError, msgspec.MsgspecError):
+                continue
+            read += 1
+            assert after(members) is plain(members), doc
+            try:
+                reader.decoder.decoder().decode(doc)
+            except msgspec.MsgspecError:
+                continue
+            strict += 1
+            assert after_strict(members) is plain(members), doc
+    assert read >= 40 and strict >= 20, (read, strict)
+
+
+def test_the_strict_facts_bound_a_nested_structs_keys() -> None:
+    """errorcode's ``meta`` and ``error`` are Structs that forbid unknown keys: read strictly, an
+    object there holds its Struct's required keys and none but its fields (``shape``), so the
+    rival neither decodes them nor tests response-v2's marker in ``meta``; read by the decode that
+    sets unknown members aside, only the required keys are known and ``meta`` is still decoded."""
+    dialect = get_dialect("errorcode")
+    loose, strict = read_facts(dialect), read_facts(dialect, True)
+    meta = [f for f in strict if f.kind == "shape" and f.ref == "meta"]
+    assert meta == [
+        Lit(
+            "shape",
+            "meta",
+            (
+                ("null", "object"),
+                ("tool_version", "elapsed_ms"),
+                ("tool_version", "elapsed_ms", "mode", "approval_mode", "pagination", "correlation_id"),
+            ),
+        )
+    ]
+    assert Lit("shape", "meta", (("null", "object"), ("tool_version", "elapsed_ms"), None)) in loose
+    assert not any(f.kind == "shape" and f.ref == "data" for f in strict)  # a Raw: any JSON
+    reg = bundled()
+    after, after_strict = read_rival(reg, dialect, _WRAPPER_KEYS), read_rival(reg, dialect, _WRAPPER_KEYS, True)
+    assert after is not None and after_strict is not None
+    assert "obj_m_meta" in source(after) and "obj_m_error" not in source(after)
+    assert "obj_m_meta" not in source(after_strict) and "obj_m_error" not in source(after_strict)
+    assert "obj_m_data" in source(after_strict)  # code-graph's keys in the payload: still tested

@@ -146,3 +146,55 @@ def test_a_payload_key_found_earlier_with_other_bytes_is_not_taken_for_the_paylo
     p = Pipeline("dotbot", "response-v2", IGNORE)
     assert _answer(p.convert_bytes, doc) == _answer(_general(general), doc)
     assert _answer(p.convert_bytes, doc)[0] == "ParseError"
+
+
+def _tiny(dialect: str) -> list[bytes]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import corpus
+    finally:
+        sys.path.pop(0)
+    return corpus.generate({"tiny": 24}, dialects=(dialect,)).payloads(dialect, "tiny")
+
+
+_ERRORCODE_ODD = [
+    b'{"success":true,"data":{"requestId":"r","generatedAt":"g"}}',
+    b'{"success":true,"data":{"requestId":"r","generatedAt":"g","error":{"code":"E"}},"error":null}',
+    b'{"success":true,"data":{"requestId":"r","generatedAt":"g","success":false}}',
+    b'{"success":true,"data":{"request\\u0049d":"r","generatedAt":"g"}}',
+    b'{"success":true,"data":{"requestId":"r"},"data":{"requestId":"r","generatedAt":"g"}}',
+    b'{"success":true,"data":{"a":1},"error":null}',
+    b'{"success":true,"data":{"error":"boom"},"error":null}',
+    b'{"success":true,"data":[1],"error":null}',
+    b'{"success":true,"data":{},"meta":{"tool_version":"1.0","elapsed_ms":1,"version":"response-v2"}}',
+    b'{"success":true,"data":{},"meta":null,"error":null}',
+    b'{ "success" : true , "data" : { "requestId" : "r" , "generatedAt" : "g" } }',
+]
+"""errorcode documents another dialect's probe may name (code-graph's keys in ``data``,
+legacy-v1's shape), with escapes, repeated and spaced members."""
+
+
+@pytest.mark.parametrize("src", ["errorcode", "response-v2"])
+def test_a_short_document_read_strictly_asks_its_rival_as_the_members_line_does(
+    src: str, members_parses: list[bytes]
+) -> None:
+    """A source whose rival is not silent after a strict read (errorcode, response-v2) reads its
+    short plain documents by the strict decode alone, the rival asked of their members after it:
+    no members parse, every answer ``Pipeline.convert``'s, on the corpus's tiny records, the odd
+    documents above and the count's shapes."""
+    docs = [d for d in _tiny(src) if 92 not in d and len(d) < SPLIT_MIN]
+    assert docs
+    key = get_dialect(src).outcome_key
+    odd = (_ERRORCODE_ODD if src == "errorcode" else []) + [v for doc in docs[:3] for v in _variants(doc, key)]
+    for to in ("code-graph", "dotbot", "problem-json", "result"):
+        if to == src:
+            continue
+        general = Pipeline(src, to, IGNORE)
+        want = [_answer(_general(general), doc) for doc in docs]
+        p = Pipeline(src, to, IGNORE)
+        del members_parses[:]
+        assert [_answer(p.convert_bytes, doc) for doc in docs] == want
+        assert members_parses == []
+        for doc in odd:
+            fresh = Pipeline(src, to, IGNORE)
+            assert _answer(fresh.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])

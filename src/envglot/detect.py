@@ -304,7 +304,7 @@ def read_rival(
     would answer ``None`` for every such document (what the read proves leaves no test to make:
     the caller asks nothing). ``strict``: read by the reader's strict decode, so its top level
     holds none but :func:`read_keys` (when that names them)."""
-    given = read_facts(dialect) | {Lit("has", k, None, False) for k in absent}
+    given = read_facts(dialect, strict) | {Lit("has", k, None, False) for k in absent}
     keys = read_keys(dialect) if strict else None
     if keys is not None:
         given |= {Lit("within", "", keys)}
@@ -329,12 +329,16 @@ def read_keys(dialect: Dialect) -> frozenset[str] | None:
     return frozenset([f.encode_name for f in top.fields] + ([top.tag_field] if top.tag_field else []))
 
 
-def read_facts(dialect: Dialect) -> frozenset[Lit]:
+def read_facts(dialect: Dialect, strict: bool = False) -> frozenset[Lit]:
     """What every document ``dialect``'s reader reads without an error holds, as conditions on
     its top-level members: each member its wire Struct requires (``has``), of the JSON type its
     field's type allows alone (``value`` types), and an object member's own required keys
-    (``holds``). From the Struct of a :class:`~envglot.wire.WireDecoder` (its strict decode and
-    the one that sets unknown members aside both require them); none for another reader."""
+    (``holds``); every member whose field's types are all JSON types a test names (a Struct, a
+    string, a bool, a list, a dict, ``None``) of one of them when present, and when an object
+    (a Struct's) holding the Struct's required keys (``shape``). From the Struct of a
+    :class:`~envglot.wire.WireDecoder` (its strict decode and the one that sets unknown members
+    aside both require them); none for another reader. ``strict``: read by the strict decode,
+    whose nested Structs also forbid unknown keys: such an object holds none but its Struct's."""
     import msgspec.inspect  # asked by a straight entry: ``import envglot`` leaves these unimported
 
     from .wire import WireDecoder
@@ -352,22 +356,35 @@ def read_facts(dialect: Dialect) -> frozenset[Lit]:
         msgspec.inspect.DictType: "object",
         msgspec.inspect.ListType: "array",
     }
+
+    def kind_of(t: msgspec.inspect.Type) -> str | None:
+        if isinstance(t, msgspec.inspect.LiteralType) and all(isinstance(v, str) for v in t.values):
+            return "string"
+        if isinstance(t, msgspec.inspect.StructType) and t.array_like:
+            return "array"
+        return "null" if isinstance(t, msgspec.inspect.NoneType) else json_kind.get(type(t))
+
     facts: set[Lit] = set()
     for f in top.fields:
+        t = f.type
+        union = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
+        kinds = tuple(sorted({kind_of(u) or "" for u in union}))
+        objects = [u for u in union if kind_of(u) == "object"]  # a Struct alone among them: its keys
+        if "" not in kinds:
+            sub = objects[0] if len(objects) == 1 and isinstance(objects[0], msgspec.inspect.StructType) else None
+            required = () if sub is None else tuple(g.encode_name for g in sub.fields if g.required)
+            allowed = None
+            if strict and sub is not None and sub.forbid_unknown_fields and not sub.tag_field:
+                allowed = tuple(g.encode_name for g in sub.fields)
+            facts.add(Lit("shape", f.encode_name, (kinds, required, allowed)))
         if not f.required:
             continue
         facts.add(Lit("has", f.encode_name, None))
-        t = f.type
-        kind = json_kind.get(type(t))
-        if isinstance(t, msgspec.inspect.LiteralType) and all(isinstance(v, str) for v in t.values):
-            kind = "string"
-        if isinstance(t, msgspec.inspect.StructType):
-            if t.array_like:
-                kind = "array"
-            else:
-                keys = tuple(g.encode_name for g in t.fields if g.required)
-                if keys:
-                    facts.add(Lit("holds", f.encode_name, keys))
+        kind = kind_of(t)
+        if isinstance(t, msgspec.inspect.StructType) and not t.array_like:
+            keys = tuple(g.encode_name for g in t.fields if g.required)
+            if keys:
+                facts.add(Lit("holds", f.encode_name, keys))
         if kind is not None:
             facts.add(Lit("value", f.encode_name, ("types", (kind,))))
     return frozenset(facts)

@@ -45,6 +45,7 @@ from .limits import (
     members_within_depth,
     repeated_member,
     spans_whole,
+    top_members,
     utf8_error,
     within_depth,
 )
@@ -1098,11 +1099,16 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         target = dst.name
         # A document below KEYED_TOP_MIN bytes is read first by the reader's strict decode alone,
         # without its members, where that proves what they are parsed for: no key but the wire
-        # Struct's (no wrapper's), the rival then silent, the outcome key at most once outside the
-        # top level's Raw values (the generated count); the depth checked by that decode
-        # (within_depth). (From KEYED_TOP_MIN on the top parser reads the members below.)
+        # Struct's (no wrapper's), the outcome key at most once outside the top level's Raw values
+        # (the generated count); the depth checked by that decode (within_depth). The rival is
+        # planned knowing the strict read (read_rival's strict facts); when it is not silent, the
+        # members are parsed for it alone, after the read, and only below SPLIT_MIN bytes (where
+        # the members' line parses the document twice too: its fused function decodes it whole).
+        # (From KEYED_TOP_MIN on the top parser reads the members below.)
         keys = None if preserve else read_keys(src)
-        strict = keys is not None and wrapped.isdisjoint(keys) and read_rival(registry, src, wrapped, True) is None
+        strict = keys is not None and wrapped.isdisjoint(keys)
+        strict_rival = read_rival(registry, src, wrapped, True) if strict else None
+        strict_below = KEYED_TOP_MIN if strict_rival is None else SPLIT_MIN
         outcome = msgspec.json.encode(src.outcome_key)
 
         strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
@@ -1137,7 +1143,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             if (
                 strict
                 and not spaced
-                and len(data) < KEYED_TOP_MIN
+                and len(data) < strict_below
                 and 92 not in data
                 and not (missed and data.count(outcome) > 1)
                 and minified(data)
@@ -1155,6 +1161,10 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                     out = None
                 if out is not None:
                     missed = False
+                    if strict_rival is not None:  # (a document read strictly is an object: parsed)
+                        other = strict_rival(top_members(data))
+                        if other is not None and not dst.failed(out) and _failure_of(data, other, m) is not None:
+                            return slow(data)
                     return out
                 missed = True
             buf = data

@@ -5,6 +5,10 @@ One emitter for every function that runs them: the detections :mod:`envglot.dete
 (inlined there, each object member decoded at most once per document into a tiny Struct of the
 keys the tests read, shared between the probes) and a declared probe's own test
 (:class:`DeclaredTest`, what :attr:`envglot.dialect.Probe.test` runs on :class:`~envglot.dialect.Facts`).
+
+Over 500 lines: the conditions (:class:`Lit`), what a set of known ones implies (``_holds``,
+``_fails``, ``_simpler``), the planner built on them and the emitter rendering them are one
+vocabulary; split apart, each part would read the others' private rules.
 """
 
 from __future__ import annotations
@@ -42,7 +46,10 @@ class Lit(NamedTuple):
     ``kind``: ``has`` (``ref`` a top-level key), ``any`` (``arg`` the keys), ``within`` (``arg``
     the keys), ``value`` (``ref`` a member, ``arg`` the test: ``("types", kinds)``,
     ``("equals", json)``, ``("integer", low, high)``), ``holds``/``holds_any`` (``ref`` a top-level
-    object, ``arg`` its keys), ``expr`` (``arg`` an opaque expression: a Python probe's needs)."""
+    object, ``arg`` its keys), ``expr`` (``arg`` an opaque expression: a Python probe's needs),
+    ``shape`` (a fact only, never tested: ``ref`` a top-level member, ``arg`` ``(kinds, required,
+    allowed)``: when present its JSON type is one of ``kinds``, and when an object it holds every
+    key of ``required`` and none outside ``allowed``, ``None`` for any)."""
 
     kind: str
     ref: str
@@ -202,19 +209,58 @@ def _holds(lit: Lit, known: _Known) -> bool:
         return any(k.kind == "within" and k.pos and lit.ref not in k.arg for k in known)
     if lit.kind == "any" and lit.pos:
         return any(Lit("has", key, None) in known for key in lit.arg)
-    if lit.kind == "within" and lit.pos:
-        return any(k.kind == "within" and k.pos and k.arg <= lit.arg for k in known)
+    if lit.kind == "within" and lit.pos:  # (keys known absent left out of a known bound)
+        absent = {k.ref for k in known if k.kind == "has" and not k.pos}
+        return any(k.kind == "within" and k.pos and k.arg - absent <= lit.arg for k in known)
     if lit.kind in ("holds", "holds_any") and lit.pos:  # an object known to hold (all of) its keys
         need = set(lit.arg)
-        held = (set(k.arg) for k in known if k.kind == "holds" and k.pos and k.ref == lit.ref)
+        held = [set(k.arg) for k in known if k.kind == "holds" and k.pos and k.ref == lit.ref]
+        if _kinds(lit.ref, known) == {"object"} and Lit("has", lit.ref, None) in known:
+            held += [set(k.arg[1]) for k in known if k.kind == "shape" and k.ref == lit.ref]
         return any(need <= h if lit.kind == "holds" else not need.isdisjoint(h) for h in held)
     if lit.kind == "value" and lit.pos and lit.arg[0] == "types":  # a member known of fewer types
         kinds = set(lit.arg[1])
-        return any(
+        if any(
             k.kind == "value" and k.pos and k.ref == lit.ref and k.arg[0] == "types" and kinds.issuperset(k.arg[1])
             for k in known
-        )
+        ):
+            return True
+        left = None if "." in lit.ref else _kinds(lit.ref, known)  # (from its shape too)
+        return left is not None and left <= kinds and Lit("has", lit.ref, None) in known
     return False
+
+
+def _kinds(ref: str, known: _Known) -> set[str] | None:
+    """The JSON types ``known`` (closed) leaves the top-level member ``ref`` when present (``None``:
+    any), from its ``value`` type tests either way and its ``shape``."""
+    kinds: set[str] | None = None
+    for k in known:
+        if k.ref != ref or not (k.kind == "shape" or (k.kind == "value" and k.pos and k.arg[0] == "types")):
+            continue
+        these = set(k.arg[0] if k.kind == "shape" else k.arg[1])
+        kinds = these if kinds is None else kinds & these
+    for k in known:
+        if k.ref == ref and k.kind == "value" and not k.pos and k.arg[0] == "types":
+            kinds = (set(_FIRST) | {"bool", "null", "number"} if kinds is None else kinds) - set(k.arg[1])
+    return kinds
+
+
+def _allowed(ref: str, known: _Known) -> set[str] | None:
+    """The keys ``known`` (closed) allows the top-level object ``ref`` (``None``: any)."""
+    bounds = [set(k.arg[2]) for k in known if k.kind == "shape" and k.ref == ref and k.arg[2] is not None]
+    return set.intersection(*bounds) if bounds else None
+
+
+def _simpler(lit: Lit, known: _Known) -> Lit:
+    """``lit``, or the cheaper condition that holds exactly when it does under ``known`` (closed): a
+    ``holds``/``holds_any`` test its ``shape``'s required keys decide, the object's type test."""
+    if lit.kind in ("holds", "holds_any") and lit.pos:
+        need = set(lit.arg)
+        for k in known:
+            if k.kind == "shape" and k.ref == lit.ref and "object" in k.arg[0]:
+                if need <= set(k.arg[1]) if lit.kind == "holds" else not need.isdisjoint(k.arg[1]):
+                    return Lit("value", lit.ref, ("types", ("object",)))
+    return lit
 
 
 def _fails(lit: Lit, known: _Known) -> bool:
@@ -230,7 +276,20 @@ def _fails(lit: Lit, known: _Known) -> bool:
     if lit.kind == "within":
         return any(k.kind == "has" and k.pos and k.ref not in lit.arg for k in known)
     top = lit.top()
-    return top is not None and _holds(Lit("has", top, None, False), known)
+    if top is None:
+        return False
+    if _holds(Lit("has", top, None, False), known):
+        return True
+    kinds, allowed = _kinds(top, known), _allowed(top, known)
+    if lit.kind == "value" and "." not in lit.ref:
+        return lit.arg[0] == "types" and kinds is not None and kinds.isdisjoint(lit.arg[1])
+    if kinds is not None and "object" not in kinds:  # (a nested value, held keys: an object's)
+        return True
+    if allowed is None:
+        return False
+    if lit.kind == "value":  # a key the object cannot hold reads as missing: no value test passes
+        return lit.ref.partition(".")[2] not in allowed
+    return not set(lit.arg) <= allowed if lit.kind == "holds" else allowed.isdisjoint(lit.arg)
 
 
 class _Tree:
@@ -297,7 +356,7 @@ class _Tree:
         for item in items:
             if any(_fails(lit, known) for lit in item.lits):
                 continue
-            lits = tuple(dict.fromkeys(lit for lit in item.lits if not _holds(lit, known)))
+            lits = tuple(dict.fromkeys(_simpler(lit, known) for lit in item.lits if not _holds(lit, known)))
             out.append(Item(lits, item.body, item.terminal))
             if not lits and item.terminal:
                 break
