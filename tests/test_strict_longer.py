@@ -158,7 +158,7 @@ def _outcome_test(src: str) -> tuple[Any, Any]:
     strict = get_dialect(src).steps()[0].decoder.decoder()  # type: ignore[union-attr]
     u = fields.Unit("outcome_test")
     expr = fields._outcome_twice(u, strict.type, get_dialect(src).outcome_key)
-    return strict.decode, eval(f"lambda buf, w: {expr}", u.ns)  # noqa: S307 (the compiler's own expression)
+    return strict.decode, eval(f"lambda buf, w: {expr}", u.ns)  # the compiler's own expression
 
 
 def _counted_apart(buf: bytes, w: Any, quoted: bytes) -> int:
