@@ -1196,9 +1196,11 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
 
 def _count_outside(quoted: bytes, value: str, key: bytes) -> str:
     """The count of ``quoted`` in ``buf`` less its occurrences in the top-level ``Raw``
-    ``value`` (the only one present) of the member spelled ``key``: counted before and after the
-    bytes that follow the first ``key`` and ``:`` where they are ``value``'s (no copy, and the
-    value not scanned), else in all of ``buf`` less in a copy of ``value``.
+    ``value`` (the only one present) of the member spelled ``key``: where ``value`` is more than
+    half of ``buf``, counted before and after the bytes that follow the first ``key`` and ``:``
+    where they are ``value``'s (no copy, the value not scanned: less than ``buf``'s length
+    searched); else, and where those bytes are not ``value``'s, in all of ``buf`` less in a copy
+    of ``value``.
 
     Without a backslash each ``"`` delimits a string, so the first ``key`` and ``:`` is a key
     whose value starts right after it; a JSON value ends where its bytes say, and no occurrence
@@ -1208,7 +1210,7 @@ def _count_outside(quoted: bytes, value: str, key: bytes) -> str:
     at = f"buf.find({key + b':'!r}) + {len(key) + 1}"
     return (
         f"(buf.count({quoted!r}, 0, t_at) + buf.count({quoted!r}, t_at + len({value})) "
-        f"if (t_at := {at}) > {len(key)} and buf.startswith({value}, t_at) "
+        f"if len({value}) << 1 > len(buf) and (t_at := {at}) > {len(key)} and buf.startswith({value}, t_at) "
         f"else buf.count({quoted!r}) - bytes({value}).count({quoted!r}))"
     )
 
