@@ -1155,15 +1155,14 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
 
     Where one ``Raw`` value is present the count is taken around its span in ``buf``
     (:func:`_count_outside`): the same number without scanning the value twice (a byte search
-    costs more time than its instructions say); where no value is counted, a search as far as a
-    second occurrence (:func:`_twice`)."""
+    costs more time than its instructions say)."""
     import msgspec.inspect  # compiled once per pair: ``import envglot`` leaves it unimported
 
     quoted = msgspec.json.encode(outcome)
     count = f"buf.count({quoted!r})"
     top = msgspec.inspect.type_info(wire)
     if not isinstance(top, msgspec.inspect.StructType) or _STRUCTURAL.intersection(outcome):
-        return _twice(quoted)
+        return f"{count} > 1"
     raw = u.ref(Raw, "Raw")
     inside: list[tuple[str, str, bytes]] = []  # (a value, a test that it is present, its key's spelling)
     for f in top.fields:
@@ -1178,7 +1177,7 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
         ):
             inside.append((v, f"type({v}) is {raw}", key))
     if not inside:
-        return _twice(quoted)
+        return f"{count} > 1"
     each = " - ".join(
         f"(bytes({v}).count({quoted!r}) if {present} else 0)" if present else f"bytes({v}).count({quoted!r})"
         for v, present, _ in inside
@@ -1213,12 +1212,6 @@ def _count_outside(quoted: bytes, value: str, key: bytes) -> str:
         f"if len({value}) << 1 > len(buf) and (t_at := {at}) > {len(key)} and buf.startswith({value}, t_at) "
         f"else buf.count({quoted!r}) - bytes({value}).count({quoted!r}))"
     )
-
-
-def _twice(quoted: bytes) -> str:
-    """A test on ``buf``: ``quoted`` shows there at least twice (``buf.count(quoted) > 1``),
-    searched only as far as its second occurrence (:func:`bytes.count`'s non-overlapping one)."""
-    return f"buf.find({quoted!r}, buf.find({quoted!r}) + {len(quoted)}) >= 0"
 
 
 def _reads(src: Dialect, dst: Dialect, losses: Losses | None, counting: bool) -> tuple[set[int], set[str]]:

@@ -1104,7 +1104,6 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         keys = None if preserve else read_keys(src)
         strict = keys is not None and wrapped.isdisjoint(keys) and read_rival(registry, src, wrapped, True) is None
         outcome = msgspec.json.encode(src.outcome_key)
-        after = len(outcome)  # shown twice: a second occurrence after the first (bytes.count's non-overlapping)
 
         def strictly(buf: bytes) -> bytes | None:
             return fused(buf, STRICT_READ)
@@ -1141,7 +1140,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 and not spaced
                 and len(data) < KEYED_TOP_MIN
                 and 92 not in data
-                and not (missed and data.find(outcome, data.find(outcome) + after) >= 0)
+                and not (missed and data.count(outcome) > 1)
                 and minified(data)
             ):
                 # (After a spaced document the next is tried as spaced first, below.) No backslash:
