@@ -170,10 +170,11 @@ def _counted_apart(buf: bytes, w: Any, quoted: bytes) -> int:
 @pytest.mark.parametrize("src", _WIRED)
 def test_the_outcome_count_around_a_raw_value_is_the_count_less_its_copy(src: str) -> None:
     """The generated test (the key counted around the one present ``Raw`` value's span in the
-    document, or searched up to its second occurrence) answers as the whole count less each value's
+    document, else the whole count, as main counts it) answers as the whole count less each value's
     copy, on the corpus's documents and the shapes that test it: the outcome repeated, a value's
     key spaced or repeated, its bytes copied under its key into an earlier member, another value
-    under its key first; problem-json with ``details`` and ``data`` both present, each alone."""
+    under its key first (dotbot: inside an error's details, the outcome repeated after it);
+    problem-json with ``details`` and ``data`` both present, each alone."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import corpus
@@ -185,6 +186,12 @@ def test_the_outcome_count_around_a_raw_value_is_the_count_less_its_copy(src: st
     generated = corpus.generate({"tiny": 30, "medium": 12}, seed=11, dialects=(src,))
     docs = [msgspec.json.format(d, indent=-1) for s in ("tiny", "medium") for d in generated.payloads(src, s)]
     docs = [v for doc in docs[:6] + docs[-4:] for v in _variants(doc, key)] + docs
+    if src == "dotbot":  # the payload's key first inside an error's details, the outcome repeated after it
+        members = {k: bytes(v) for k, v in _TOP.decode(MEDIUM["dotbot"][0]).items()}
+        members["data"] = b'{"x":"' + b"y" * 3000 + b'"}'
+        error = b'[{"code":"E","message":"m","details":{"data":{"a":1}}}]'
+        rest = _encode({k: v for k, v in members.items() if k != "errors"})
+        docs += [b'{"errors":' + error + b',"status":"ok",' + rest[1:], b'{"errors":' + error + b"," + rest[1:]]
     if src == "problem-json":
         both = b'{"type":"urn:x:a","title":"A","status":400,"details":{"status":1},"data":{"status":2,"x":[1]}}'
         docs += [
