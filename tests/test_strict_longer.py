@@ -198,3 +198,68 @@ def test_a_short_document_read_strictly_asks_its_rival_as_the_members_line_does(
         for doc in odd:
             fresh = Pipeline(src, to, IGNORE)
             assert _answer(fresh.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])
+
+
+_WIRED = ("code-graph", "dotbot", "problem-json", "result", "response-v2", "errorcode")
+
+
+def _outcome_test(src: str) -> tuple[Any, Any]:
+    """``src``'s strict decode and the generated ``(buf, w)`` test of its outcome key shown twice."""
+    from envglot import fields
+
+    strict = get_dialect(src).steps()[0].decoder.decoder()  # type: ignore[union-attr]
+    u = fields.Unit("outcome_test")
+    expr = fields._outcome_twice(u, strict.type, get_dialect(src).outcome_key)
+    return strict.decode, eval(f"lambda buf, w: {expr}", u.ns)  # the compiler's own expression
+
+
+def _counted_apart(buf: bytes, w: Any, quoted: bytes) -> int:
+    """The outcome key's count in ``buf`` less its count in a copy of each top-level ``Raw`` value."""
+    values = [v for v in (getattr(w, f) for f in w.__struct_fields__) if type(v) is msgspec.Raw and v]
+    return buf.count(quoted) - sum(bytes(v).count(quoted) for v in values)
+
+
+@pytest.mark.parametrize("src", _WIRED)
+def test_the_outcome_count_around_a_raw_value_is_the_count_less_its_copy(src: str) -> None:
+    """The generated test (the key counted around the one present ``Raw`` value's span in the
+    document, else the whole count, as main counts it) answers as the whole count less each value's
+    copy, on the corpus's documents and the shapes that test it: the outcome repeated, a value's
+    key spaced or repeated, its bytes copied under its key into an earlier member, another value
+    under its key first (dotbot: inside an error's details, the outcome repeated after it);
+    problem-json with ``details`` and ``data`` both present, each alone."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import corpus
+    finally:
+        sys.path.pop(0)
+    decode, twice = _outcome_test(src)
+    key = get_dialect(src).outcome_key
+    quoted = msgspec.json.encode(key)
+    generated = corpus.generate({"tiny": 30, "medium": 12}, seed=11, dialects=(src,))
+    docs = [msgspec.json.format(d, indent=-1) for s in ("tiny", "medium") for d in generated.payloads(src, s)]
+    docs = [v for doc in docs[:6] + docs[-4:] for v in _variants(doc, key)] + docs
+    if src == "dotbot":  # the payload's key first inside an error's details, the outcome repeated after it
+        members = {k: bytes(v) for k, v in _TOP.decode(MEDIUM["dotbot"][0]).items()}
+        members["data"] = b'{"x":"' + b"y" * 3000 + b'"}'
+        error = b'[{"code":"E","message":"m","details":{"data":{"a":1}}}]'
+        rest = _encode({k: v for k, v in members.items() if k != "errors"})
+        docs += [b'{"errors":' + error + b',"status":"ok",' + rest[1:], b'{"errors":' + error + b"," + rest[1:]]
+    if src == "problem-json":
+        both = b'{"type":"urn:x:a","title":"A","status":400,"details":{"status":1},"data":{"status":2,"x":[1]}}'
+        docs += [
+            both,
+            both.replace(b',"data":{"status":2,"x":[1]}', b""),
+            both.replace(b'"details":{"status":1},', b""),
+        ]
+        docs += [both.replace(b'"status":400,', b""), b'{"data":{"status":2,"x":[1]},' + both[1:]]
+    checked = 0
+    for doc in docs:
+        if 92 in doc:
+            continue
+        try:
+            w = decode(doc)
+        except msgspec.MsgspecError:
+            continue
+        assert bool(twice(doc, w)) == (_counted_apart(doc, w, quoted) > 1), doc[:200]
+        checked += 1
+    assert checked > 40

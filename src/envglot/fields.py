@@ -1154,7 +1154,11 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
     less its occurrences inside the top-level ``Raw`` values (each occurrence is a whole string
     token, and one within a value is not at the top; a ``Raw``'s bytes taken by the encoder, which
     writes them as they are, at less than ``bytes()``'s cost). Where the key could run across a
-    value's edge, no value is counted (a spelling shown twice takes the members' line)."""
+    value's edge, no value is counted (a spelling shown twice takes the members' line).
+
+    Where one ``Raw`` value is present the count is taken around its span in ``buf``
+    (:func:`_count_outside`): the same number without scanning the value twice (a byte search
+    costs more time than its instructions say)."""
     import msgspec.inspect  # compiled once per pair: ``import envglot`` leaves it unimported
 
     quoted = msgspec.json.encode(outcome)
@@ -1164,20 +1168,54 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
         return f"{count} > 1"
     raw = u.ref(Raw, "Raw")
     enc = u.ref(_ENC.encode, "encode")
-    inside = []
+    inside: list[tuple[str, str, bytes]] = []  # (a value, a test that it is present, its key's spelling)
     for f in top.fields:
         v = attribute("w", f.name)
+        key = b"" if _STRUCTURAL.intersection(f.encode_name) else msgspec.json.encode(f.encode_name)
         if isinstance(f.type, msgspec.inspect.RawType) and f.required:
-            inside.append(f"{enc}({v}).count({quoted!r})")
+            inside.append((v, "", key))
         elif isinstance(f.type, msgspec.inspect.RawType) and isinstance(f.default, Raw):  # ABSENT: empty
-            inside.append(f"({enc}({v}).count({quoted!r}) if {v} else 0)")
+            inside.append((v, v, key))
         elif isinstance(f.type, msgspec.inspect.UnionType) and any(
             isinstance(t, msgspec.inspect.RawType) for t in f.type.types
         ):
-            inside.append(f"({enc}({v}).count({quoted!r}) if type({v}) is {raw} else 0)")
+            inside.append((v, f"type({v}) is {raw}", key))
     if not inside:
         return f"{count} > 1"
-    return f"(t_seen := {count}) > 1 and t_seen - {' - '.join(inside)} > 1"
+    each = " - ".join(
+        f"({enc}({v}).count({quoted!r}) if {present} else 0)" if present else f"{enc}({v}).count({quoted!r})"
+        for v, present, _ in inside
+    )
+    test = f"(t_seen := {count}) > 1 and t_seen - {each} > 1"
+    for v, present, key in reversed(inside):  # a value present alone: counted outside its span
+        others = [p for other, p, _ in inside if other != v]
+        if not key or "" in others:
+            continue
+        alone = " and ".join(([present] if present else []) + [f"not {p}" for p in others])
+        outside = _count_outside(quoted, v, key, enc)
+        test = f"{outside} > 1" if not alone else f"({outside} > 1 if {alone} else {test})"
+    return test
+
+
+def _count_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
+    """The count of ``quoted`` in ``buf`` less its occurrences in the top-level ``Raw``
+    ``value`` (the only one present) of the member spelled ``key``: where ``value`` is more than
+    half of ``buf``, counted before and after the bytes that follow the first ``key`` and ``:``
+    where they are ``value``'s (no copy, the value not scanned: less than ``buf``'s length
+    searched); else, and where those bytes are not ``value``'s, in all of ``buf`` less in a copy
+    of ``value`` (taken by the encoder named ``enc``).
+
+    Without a backslash each ``"`` delimits a string, so the first ``key`` and ``:`` is a key
+    whose value starts right after it; a JSON value ends where its bytes say, and no occurrence
+    of ``quoted`` (whose inner spelling holds no structural byte) runs across either edge of it,
+    so the bytes there that are ``value``'s hold ``value``'s own count. That value is the
+    member's or another with the same bytes, disjoint from it: the number is the same either way."""
+    at = f"buf.find({key + b':'!r}) + {len(key) + 1}"
+    return (
+        f"(buf.count({quoted!r}, 0, t_at) + buf.count({quoted!r}, t_at + len({value})) "
+        f"if len({value}) << 1 > len(buf) and (t_at := {at}) > {len(key)} and buf.startswith({value}, t_at) "
+        f"else buf.count({quoted!r}) - {enc}({value}).count({quoted!r}))"
+    )
 
 
 def _reads(src: Dialect, dst: Dialect, losses: Losses | None, counting: bool) -> tuple[set[int], set[str]]:
