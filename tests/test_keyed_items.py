@@ -229,3 +229,65 @@ def test_a_carried_category_is_added_to_the_members_the_reader_read(
                 assert b'"category"' in want  # the meaning carried: the branch under test
             if buf is tight and key == "rows" and rows > 1:
                 assert spy.calls == 0, (to, rows)
+
+
+def _refuse(keys: Any) -> Any:
+    raise AssertionError("the details decoded a second time by the carried-meaning test")
+
+
+@pytest.mark.parametrize("rows", [0, 1, 20])  # tiny and medium: read by the strict decode alone
+def test_the_strict_reads_failure_decodes_its_details_once(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    """A dotbot failure read by the strict decode (its ``errors`` a plain list) decodes its
+    details' members once: the carried-meaning test looks them up (no ``_carries`` decode) and a
+    writer that adds the category takes them; the output is the hub's."""
+    import envglot.codes
+
+    doc = _dotbot_failure("STATE_NOT_INITIALIZED", {"a": 1, "rows": ["x" * 40] * rows})
+    buf = msgspec.json.encode(doc)
+    for to in ("response-v2", "result", "code-graph", "errorcode", "problem-json"):
+        conv = envglot.Converter(to=to, from_="dotbot", unsupported="ignore")
+        want = envglot.convert(buf, to=to, from_="dotbot", report=Report())
+        spy = _CountingDecoder()
+        monkeypatch.setattr(envglot.codes, "_RAW_DICT", spy)
+        monkeypatch.setattr(envglot.codes, "_carries", _refuse)
+        assert conv.convert_bytes(buf) == want
+        monkeypatch.undo()
+        assert spy.calls == 1, to
+        if to == "response-v2":
+            assert b'"category"' in want  # the writer added to the members it was given
+
+
+_FAILURE_DETAILS = [
+    None,  # absent
+    b"null",
+    b"[1]",
+    b'"text"',
+    b"{}",
+    b'{"a":1}',
+    b'{"a":1,"a":2}',  # a repeated key: the members are not the details' spelling
+    b'{"a": 1}',  # spaced
+    b'{"category":"unavailable"}',  # carries a category: the hooks read it
+    b'{"retryable":true,"a":[1]}',
+    b'{"x":"\\u0063ategory"}',  # an escape: not the strict read
+    b'{"errors":[{"field":"a.b","received":null}],"n":1.50}',
+]
+
+
+@pytest.mark.parametrize("details", _FAILURE_DETAILS)
+@pytest.mark.parametrize("data", [b"{}", b'{"error_code":"x","k":1}'])  # empty; a payload key replaced
+@pytest.mark.parametrize("code", ["STATE_NOT_INITIALIZED", "PROJECT_NOT_FOUND", "NOT_A_CODE"])
+def test_a_fused_dotbot_failure_converts_as_the_hub_does(details: bytes | None, data: bytes, code: str) -> None:
+    """Every target: a dotbot failure's fused conversion (its plan, the details' members read
+    once, response-v2's data written as bytes for an empty payload) gives the hub's output."""
+    doc = _dotbot_failure(code, {})
+    tight = msgspec.json.encode(doc).replace(b',"data":{}', b',"data":' + data)
+    tight = tight.replace(b',"details":{}', b"" if details is None else b',"details":' + details)
+    for to in ("response-v2", "result", "code-graph", "errorcode", "problem-json"):
+        conv = envglot.Converter(to=to, from_="dotbot", unsupported="ignore")
+        try:
+            want = envglot.convert(tight, to=to, from_="dotbot", report=Report())
+        except envglot.EnvglotError as exc:
+            with pytest.raises(type(exc)):
+                conv.convert_bytes(tight)
+            continue
+        assert conv.convert_bytes(tight) == want, to

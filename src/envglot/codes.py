@@ -31,6 +31,7 @@ __all__ = [
     "carries_meaning",
     "carry_meaning",
     "choice",
+    "details_object",
     "failure_plans",
     "missing_problem",
     "planned",
@@ -609,6 +610,20 @@ def carries_meaning(details: Raw | None, dmap: DialectMap, members: dict[str, Ra
         return _carries(dmap.meaning_keys)(details)
     except msgspec.ValidationError:  # details that are no object carry nothing
         return False
+
+
+def details_object(details: Raw | None, dmap: DialectMap) -> dict[str, Raw] | None:
+    """The top level of ``details`` where ``dmap``'s writer carries meaning there, for a reader's
+    fused failure whose reader did not decode it (``None`` when ``details`` is absent or no
+    object, or ``dmap`` carries none): one decode that both the carried-meaning test
+    (:func:`carries_meaning`, a lookup then) and a writer's :func:`carry_meaning` take, where
+    each decoded ``details`` once before (it skips what :func:`carries_meaning`'s decode skips)."""
+    if details is None or dmap.meaning_keys[0] is None:
+        return None
+    try:
+        return _RAW_DICT.decode(details)
+    except msgspec.ValidationError:  # no object: it carries nothing, a writer wraps it
+        return None
 
 
 def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context, members: dict[str, Raw] | None = None) -> Problem:

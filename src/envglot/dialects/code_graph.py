@@ -333,7 +333,9 @@ def _planned_result(
     """``first`` and ``result`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
     what :func:`_first` and :func:`_result` give, without a problem of its own."""
     f = failure
-    result = _failure_result(plan.problem, plan.choice, f.extra, f.message, f.details, payload, summary, ctx, dmap)
+    result = _failure_result(
+        plan.problem, plan.choice, f.extra, f.message, f.details, payload, summary, ctx, dmap, f.details_members
+    )
     return (f.code, f.message), result
 
 
@@ -347,13 +349,17 @@ def _failure_result(
     summary: str | None,
     ctx: Context,
     dmap: DialectMap,
+    members: dict[str, Raw] | None = None,
 ) -> Raw:
     """A failure's ``data.result``: ``p``'s code written as ``chosen`` says, its own fields given
-    apart (a failure written from its plan has no problem of its own: ``p`` is then its code's row problem)."""
+    apart (a failure written from its plan has no problem of its own: ``p`` is then its code's row problem).
+    ``members``: the top level of ``details`` where the reader decoded it
+    (:attr:`~envglot.codes.WireFailure.details_members`)."""
     err: dict[str, Raw] = _RAW_DICT.decode(extra) if extra is not None else {}
     err["code"] = Raw(_ENC.encode(chosen.code))
     err["message"] = Raw(_ENC.encode(written_message(message, summary, ctx, dmap, 0)))
-    details = carry_meaning(p, chosen, error_details(details, ctx, NAME), dmap)
+    shown = error_details(details, ctx, NAME)
+    details = carry_meaning(p, chosen, shown, dmap, members if shown is details else None)
     if details is not None:
         err["details"] = details
     res: dict[str, Raw] = {}

@@ -21,6 +21,7 @@ from ..codes import (
     carried_meaning,
     carries_meaning,
     carry_meaning,
+    details_object,
     missing_problem,
     read_problem,
     write_plan,
@@ -206,11 +207,17 @@ def _problems(w: Envelope, dmap: DialectMap, ctx: Context) -> tuple[c.Problem, .
 
 def _wire_failure(w: Envelope, dmap: DialectMap) -> WireFailure | None:
     """The fused form of :func:`_problems` (``Reading.failure``): the one error of a failure
-    whose ``details`` carry no meaning; ``None`` otherwise."""
+    whose ``details`` carry no meaning; ``None`` otherwise. The details' members are read once
+    (by the reader's parse, else :func:`~envglot.codes.details_object`): the test looks them
+    up, and a writer that adds to the details takes them."""
     if len(w.errors) != 1:
         return None
     e = w.errors[0]
     details, members = opt(e.details), details_members(w.errors, 0)
+    if members is None:
+        members = details_object(details, dmap)
+        if members is None:  # absent, no object, or no meaning carried: nothing to test
+            return WireFailure(e.code, message=e.message, path=e.path, details=details)
     if carries_meaning(details, dmap, members):
         return None
     return WireFailure(e.code, message=e.message, path=e.path, details=details, details_members=members)

@@ -608,25 +608,51 @@ def _failure_data(
     says, beside ``etype``; its own fields given apart: a failure written from its plan has
     no problem of its own, ``p`` is then its code's row problem). ``members``: the top level
     of ``details`` where the reader decoded it (:attr:`~envglot.codes.WireFailure.details_members`)."""
-    d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else {}
-    for k in _ERROR_KEYS:
-        if k in d:
-            ctx.report.add(
-                Kind.VALUE_COERCED,
-                ctx.failure_payload_path() + "." + k,
-                NAME,
-                value=f"payload key {quoted(k)}",
-                change="replaced by the error field",
-            )
-            del d[k]
-    d["error_code"] = Raw(_ENC.encode(ch.code))
-    d["error_type"] = Raw(_ENC.encode(etype))
-    if remediation is not None:
-        d["remediation"] = Raw(_ENC.encode(remediation))
+    d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else None
+    if d is not None:
+        for k in _ERROR_KEYS:
+            if k in d:
+                ctx.report.add(
+                    Kind.VALUE_COERCED,
+                    ctx.failure_payload_path() + "." + k,
+                    NAME,
+                    value=f"payload key {quoted(k)}",
+                    change="replaced by the error field",
+                )
+                del d[k]
+    code, word = _ENC.encode(ch.code), _ENC.encode(etype)
+    said = None if remediation is None else _ENC.encode(remediation)
     shown = error_details(details, ctx, NAME)
     details = carry_meaning(p, ch, shown, dmap, members if shown is details else None)
+    retry = _retry_seconds(retry_after_ms, ctx)
+    if d is None:  # an empty payload: the error's members alone, as the dict below is encoded
+        return Raw(
+            b"".join(
+                (
+                    b'{"error_code":',
+                    code,
+                    b',"error_type":',
+                    word,
+                    b"" if said is None else b',"remediation":' + said,
+                    b"" if details is None else b',"details":' + details,
+                    b"" if retry is None else b',"retry_after_seconds":' + retry,
+                    b"}",
+                )
+            )
+        )
+    d["error_code"], d["error_type"] = Raw(code), Raw(word)
+    if said is not None:
+        d["remediation"] = Raw(said)
     if details is not None:
         d["details"] = details
+    if retry is not None:
+        d["retry_after_seconds"] = retry
+    return Raw(_ENC.encode(d))
+
+
+def _retry_seconds(retry_after_ms: int | None, ctx: Context) -> Raw | None:
+    """A failure's ``retry_after_seconds`` from its delay in milliseconds (a negative one left
+    out, a fraction too large for a float written as whole seconds: reported)."""
     retry_ms = count_for(retry_after_ms, ctx, "problem.retry_after_ms", NAME)
     if retry_ms is not None:
         if retry_ms % 1000 and retry_ms >= _MAX_FLOAT_SECONDS * 1000:  # a fraction no reader can hold
@@ -640,8 +666,7 @@ def _failure_data(
                 because="a fraction of seconds this large does not survive a float",
             )
             retry_ms = whole
-        d["retry_after_seconds"] = _seconds(retry_ms)
-    return Raw(_ENC.encode(d))
+    return None if retry_ms is None else _seconds(retry_ms)
 
 
 @common(When("wire_error", "is", None))
