@@ -203,7 +203,7 @@ class _CountingDecoder:
         return _RAW_DICT.decode(buf)
 
 
-@pytest.mark.parametrize("rows", [1, 60, 420])  # read strictly, from the members dict, by the top parse
+@pytest.mark.parametrize("rows", [1, 60, 420])  # read strictly (tiny and medium), by the top parse
 @pytest.mark.parametrize("key", ["rows", "\x1f"])  # a control character's escape: spelled otherwise
 def test_a_carried_category_is_added_to_the_members_the_reader_read(
     monkeypatch: pytest.MonkeyPatch, rows: int, key: str
@@ -228,7 +228,11 @@ def test_a_carried_category_is_added_to_the_members_the_reader_read(
             if to == "response-v2":
                 assert b'"category"' in want  # the meaning carried: the branch under test
             if buf is tight and key == "rows" and rows > 1:
-                assert spy.calls == 0, (to, rows)
+                # by the top parse (420 rows) the reader read the details' members: no decode; 60
+                # rows are read strictly (its errors a plain list: the details decoded once, for
+                # the carried-meaning test and the writer together) or, where the converter's last
+                # document was spaced, by the members' line (read there: no decode)
+                assert spy.calls <= (rows != 420), (to, rows)
 
 
 def _refuse(keys: Any) -> Any:
