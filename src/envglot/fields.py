@@ -1156,9 +1156,10 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
     writes them as they are, at less than ``bytes()``'s cost). Where the key could run across a
     value's edge, no value is counted (a spelling shown twice takes the members' line).
 
-    Where one ``Raw`` value is present the count is taken around its span in ``buf``
-    (:func:`_count_outside`): the same number without scanning the value twice (a byte search
-    costs more time than its instructions say)."""
+    Where one ``Raw`` value is present the count is taken around its span in ``buf``, or the
+    whole count first (:func:`_twice_outside`): the same answer without scanning the value twice,
+    or a value's copy where the whole count shows the key once (a byte search costs more time
+    than its instructions say)."""
     import msgspec.inspect  # compiled once per pair: ``import envglot`` leaves it unimported
 
     quoted = msgspec.json.encode(outcome)
@@ -1192,18 +1193,20 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
         if not key or "" in others:
             continue
         alone = " and ".join(([present] if present else []) + [f"not {p}" for p in others])
-        outside = _count_outside(quoted, v, key, enc)
-        test = f"{outside} > 1" if not alone else f"({outside} > 1 if {alone} else {test})"
+        outside = _twice_outside(quoted, v, key, enc)
+        test = outside if not alone else f"({outside} if {alone} else {test})"
     return test
 
 
-def _count_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
-    """The count of ``quoted`` in ``buf`` less its occurrences in the top-level ``Raw``
-    ``value`` (the only one present) of the member spelled ``key``: where ``value`` is more than
-    half of ``buf``, counted before and after the bytes that follow the first ``key`` and ``:``
-    where they are ``value``'s (no copy, the value not scanned: less than ``buf``'s length
-    searched); else, and where those bytes are not ``value``'s, in all of ``buf`` less in a copy
-    of ``value`` (taken by the encoder named ``enc``).
+def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
+    """A test that the count of ``quoted`` in ``buf`` less its occurrences in the top-level
+    ``Raw`` ``value`` (the only one present) of the member spelled ``key`` is more than one: where
+    ``value`` is more than half of ``buf``, counted before and after the bytes that follow the
+    first ``key`` and ``:`` where they are ``value``'s (no copy, the value not scanned: less than
+    ``buf``'s length searched); else, and where those bytes are not ``value``'s, in all of ``buf``
+    and, only where that count is more than one (a failure's document seldom shows it twice), less
+    in a copy of ``value`` (taken by the encoder named ``enc``): a count of at most one less
+    anything is at most one.
 
     Without a backslash each ``"`` delimits a string, so the first ``key`` and ``:`` is a key
     whose value starts right after it; a JSON value ends where its bytes say, and no occurrence
@@ -1212,9 +1215,9 @@ def _count_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
     member's or another with the same bytes, disjoint from it: the number is the same either way."""
     at = f"buf.find({key + b':'!r}) + {len(key) + 1}"
     return (
-        f"(buf.count({quoted!r}, 0, t_at) + buf.count({quoted!r}, t_at + len({value})) "
+        f"(buf.count({quoted!r}, 0, t_at) + buf.count({quoted!r}, t_at + len({value})) > 1 "
         f"if len({value}) << 1 > len(buf) and (t_at := {at}) > {len(key)} and buf.startswith({value}, t_at) "
-        f"else buf.count({quoted!r}) - {enc}({value}).count({quoted!r}))"
+        f"else (t_seen := buf.count({quoted!r})) > 1 and t_seen - {enc}({value}).count({quoted!r}) > 1)"
     )
 
 
