@@ -14,7 +14,7 @@ from msgspec import Raw
 
 from .introspect import struct_fields
 
-__all__ = ["CONTROL_CHAR", "KeyedItems", "KeyedList", "details_members"]
+__all__ = ["CONTROL_CHAR", "KeyedItems", "KeyedList", "details_members", "encoded_length"]
 
 _ENC = msgspec.json.Encoder()
 
@@ -40,6 +40,13 @@ is shorter than msgspec's encoding of them (a number's could be: ``1E2`` is ``10
 CONTROL_CHAR = re.compile("[\x00-\x1f]").search
 """A control character in a key: its ``\\u00XX`` escape is the one shortest spelling that is not
 unique (either case of its hex digits), so a length proof cannot tell its spelling."""
+
+
+def encoded_length(members: dict[str, Raw]) -> int:
+    """The length of msgspec's encoding of ``members`` (``{"k":v,...}``), counted without encoding
+    their values: the keys' list (brackets for braces, its commas the members'), a colon per key,
+    each value's span. Raises ``UnicodeEncodeError`` for a lone surrogate in a key."""
+    return len(_ENC.encode(list(members))) + len(members) + sum(map(len, members.values()))
 
 
 class KeyedItems:
@@ -123,7 +130,7 @@ class KeyedItems:
             if d is not msgspec.UNSET:  # ``{"k":v,...}`` spelled as msgspec would, counted without copying
                 if not spans and any(CONTROL_CHAR(k) for k in d):
                     return None
-                size += sep + len(_ENC.encode(list(d))) + len(d) + sum(map(len, d.values()))
+                size += sep + encoded_length(d)
                 setattr(t, place, msgspec.UNSET)  # measured apart
         if len(_ENC.encode(twins)) + size != len(raw):
             return None

@@ -34,7 +34,7 @@ from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
 from ..fields import Build, Check, Const, Failure, Formatted, Let, Move, Reading, Texts, When, Writing, common
-from ..keyed import CONTROL_CHAR
+from ..keyed import CONTROL_CHAR, encoded_length
 from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
@@ -265,7 +265,7 @@ def _data_members(data: Raw) -> tuple[dict[str, Raw], dict[str, Raw] | None]:
                 return _RAW_DICT.decode(data), None
             found = v
             try:
-                size += _KEY_BYTES[k] + len(_ENC.encode(list(v))) + len(v) + sum(map(len, v.values()))
+                size += _KEY_BYTES[k] + encoded_length(v)
             except UnicodeEncodeError:  # a lone surrogate in a key: the members dict decides
                 return _RAW_DICT.decode(data), None
             continue
