@@ -164,8 +164,11 @@ def machine() -> dict[str, Any]:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count() or 1
-    commit = _git("rev-parse", "--short", "HEAD")
-    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    # The commit of the envglot tree measured, which is not this script's when PYTHONPATH names
+    # another one (an A/B run against a tree extracted with ``git archive`` has none: ``None``).
+    tree = Path(envglot.__file__).resolve().parent
+    commit = _git("rev-parse", "--short", "HEAD", cwd=tree)
+    dirty = _git("status", "--porcelain", "--untracked-files=no", cwd=tree)
     return {
         "nproc": usable,
         "cpu_count": os.cpu_count(),
@@ -179,6 +182,7 @@ def machine() -> dict[str, Any]:
         "envglot": envglot.__version__,
         "git_commit": commit,
         "git_dirty": bool(dirty) if commit else None,
+        "envglot_path": str(tree),
         "loadavg_at_start": _loadavg(),
     }
 
@@ -191,9 +195,9 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-def _git(*args: str) -> str | None:
+def _git(*args: str, cwd: Path = HERE.parent) -> str | None:
     try:
-        out = subprocess.run(["git", *args], cwd=HERE.parent, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
@@ -1317,10 +1321,12 @@ def markdown(results: dict[str, Any]) -> str:
 
     m = results["machine"]
     dirty = "+dirty" if m["git_dirty"] else ""
+    source = m.get("envglot_path")
+    elsewhere = f" from {source}" if source and Path(source) != HERE.parent / "src" / "envglot" else ""
     lines = [
         f"Run {results['timestamp']} ({results['mode']}), {m['nproc']} cores, {m['cpu_model']}, "
         f"Python {m['python']}, msgspec {m['msgspec']}, orjson {m['orjson']}, pydantic {m['pydantic'] or '-'}, "
-        f"envglot {m['envglot']} ({m['git_commit'] or '?'}{dirty}); load average "
+        f"envglot {m['envglot']} ({m['git_commit'] or '?'}{dirty}){elsewhere}; load average "
         f"{_load(m.get('loadavg_at_start'))} at the start, {_load(m.get('loadavg_at_end'))} at the end. "
         f"In-memory clock: {results['config'].get('clock', 'wall')}"
         f"{' (CPU time of the measuring thread)' if results['config'].get('clock') == 'cpu' else ' time'}.",
