@@ -967,7 +967,7 @@ class Pipeline:
             # the fused path's outputs are the writer's encoding of its result (fields.bound_pair)
             written = (
                 _residue.written_placer(src.name, takes, slot, place)
-                if place is not None and slot_after_last(self.dst.steps()[1], slot)
+                if place is not None and self.dst.writing is not None and slot_after_last(self.dst.steps()[1], slot)
                 else None
             )
             plan = (takes, slot, place, seal, written or place)
