@@ -1093,21 +1093,21 @@ def test_the_encoder_gives_a_raw_value_as_it_is() -> None:
     assert [encode(v) for v in top.values()] == [b'{ "status" : "ok" }', b'"\\u00e9"']
 
 
-class _Inner(msgspec.Struct, omit_defaults=True):
+class _SlotMeta(msgspec.Struct, omit_defaults=True):
     version: str
     note: str | None = None
 
 
-class _Outer(msgspec.Struct, omit_defaults=True):
+class _SlotDoc(msgspec.Struct, omit_defaults=True):
     ok: bool
-    meta: _Inner
+    meta: _SlotMeta
 
 
-class _Tagged(msgspec.Struct, omit_defaults=True, tag=True):
+class _SlotTagged(msgspec.Struct, omit_defaults=True, tag=True):
     ok: bool
 
 
-def _touch(meta: _Inner) -> int:
+def _slot_touch(meta: _SlotMeta) -> int:
     return 0
 
 
@@ -1117,8 +1117,8 @@ def test_slot_after_last_reads_the_writings_declaration() -> None:
     written, a Build's; refused after a ``finish`` hook, for a Build another step reads (a hook may
     change it), for a result that is no Build, a Struct not written as an object of its fields,
     and a slot the Build writes or not at the object's end."""
-    meta = fields.Build.of("meta", _Inner, version=fields.Const("1"))
-    out = fields.Build.of("out", _Outer, ok=fields.Const(True), meta="meta")
+    meta = fields.Build.of("meta", _SlotMeta, version=fields.Const("1"))
+    out = fields.Build.of("out", _SlotDoc, ok=fields.Const(True), meta="meta")
     writing = fields.Writing(meta, out)
     assert fields.slot_after_last(writing, ("meta", "_envglot"))
     assert fields.slot_after_last(writing, ("meta", "note"))  # never given: left out
@@ -1126,18 +1126,18 @@ def test_slot_after_last_reads_the_writings_declaration() -> None:
     assert not fields.slot_after_last(writing, ("meta", "version"))
     assert not fields.slot_after_last(writing, ("ok", "x"))  # not the last field
     assert not fields.slot_after_last(writing, ("ok",))
-    noted = fields.Writing(fields.Build.of("meta", _Inner, version=fields.Const("1"), note="x"), out)
+    noted = fields.Writing(fields.Build.of("meta", _SlotMeta, version=fields.Const("1"), note="x"), out)
     assert not fields.slot_after_last(noted, ("meta", "note"))
     assert not fields.slot_after_last(fields.Writing(meta, out, finish=lambda doc: doc), ("_envglot",))
-    read = fields.Writing(meta, fields.Let("seen", _touch), out)
+    read = fields.Writing(meta, fields.Let("seen", _slot_touch), out)
     assert not fields.slot_after_last(read, ("meta", "_envglot"))
     assert fields.slot_after_last(read, ("_envglot",))  # a nested Struct changed: no key of the top level
 
-    def _seal(out: _Outer) -> int:
+    def _slot_seal(out: _SlotDoc) -> int:
         return 0
 
-    assert not fields.slot_after_last(fields.Writing(meta, out, fields.Let("sealed", _seal)), ("_envglot",))
-    hooked = fields.Writing(meta, fields.Let("out", _touch))
+    assert not fields.slot_after_last(fields.Writing(meta, out, fields.Let("sealed", _slot_seal)), ("_envglot",))
+    hooked = fields.Writing(meta, fields.Let("out", _slot_touch))
     assert not fields.slot_after_last(hooked, ("_envglot",))
-    tagged = fields.Writing(fields.Build.of("out", _Tagged, ok=fields.Const(True)))
+    tagged = fields.Writing(fields.Build.of("out", _SlotTagged, ok=fields.Const(True)))
     assert not fields.slot_after_last(tagged, ("_envglot",))
