@@ -1091,3 +1091,53 @@ def test_the_encoder_gives_a_raw_value_as_it_is() -> None:
         assert encode(raw) == bytes(raw) == text
     top = msgspec.json.Decoder(dict[str, Raw]).decode(b'{"data":{ "status" : "ok" },"x":"\\u00e9"}')
     assert [encode(v) for v in top.values()] == [b'{ "status" : "ok" }', b'"\\u00e9"']
+
+
+class _SlotMeta(msgspec.Struct, omit_defaults=True):
+    version: str
+    note: str | None = None
+
+
+class _SlotDoc(msgspec.Struct, omit_defaults=True):
+    ok: bool
+    meta: _SlotMeta
+
+
+class _SlotTagged(msgspec.Struct, omit_defaults=True, tag=True):
+    ok: bool
+
+
+def _slot_touch(meta: _SlotMeta) -> int:
+    return 0
+
+
+def test_slot_after_last_reads_the_writings_declaration() -> None:
+    """``fields.slot_after_last``: a slot the result Build's Struct never writes (a field given no
+    member, left out at its default), or two keys whose first is the object's last field, always
+    written, a Build's; refused after a ``finish`` hook, for a Build another step reads (a hook may
+    change it), for a result that is no Build, a Struct not written as an object of its fields,
+    and a slot the Build writes or not at the object's end."""
+    meta = fields.Build.of("meta", _SlotMeta, version=fields.Const("1"))
+    out = fields.Build.of("out", _SlotDoc, ok=fields.Const(True), meta="meta")
+    writing = fields.Writing(meta, out)
+    assert fields.slot_after_last(writing, ("meta", "_envglot"))
+    assert fields.slot_after_last(writing, ("meta", "note"))  # never given: left out
+    assert fields.slot_after_last(writing, ("_envglot",))
+    assert not fields.slot_after_last(writing, ("meta", "version"))
+    assert not fields.slot_after_last(writing, ("ok", "x"))  # not the last field
+    assert not fields.slot_after_last(writing, ("ok",))
+    noted = fields.Writing(fields.Build.of("meta", _SlotMeta, version=fields.Const("1"), note="x"), out)
+    assert not fields.slot_after_last(noted, ("meta", "note"))
+    assert not fields.slot_after_last(fields.Writing(meta, out, finish=lambda doc: doc), ("_envglot",))
+    read = fields.Writing(meta, fields.Let("seen", _slot_touch), out)
+    assert not fields.slot_after_last(read, ("meta", "_envglot"))
+    assert fields.slot_after_last(read, ("_envglot",))  # a nested Struct changed: no key of the top level
+
+    def _slot_seal(out: _SlotDoc) -> int:
+        return 0
+
+    assert not fields.slot_after_last(fields.Writing(meta, out, fields.Let("sealed", _slot_seal)), ("_envglot",))
+    hooked = fields.Writing(meta, fields.Let("out", _slot_touch))
+    assert not fields.slot_after_last(hooked, ("_envglot",))
+    tagged = fields.Writing(fields.Build.of("out", _SlotTagged, ok=fields.Const(True)))
+    assert not fields.slot_after_last(tagged, ("_envglot",))

@@ -34,7 +34,9 @@ from hypothesis import strategies as st
 import envglot
 from envelopes import documents
 from envglot import residue
+from envglot.dialect import get_dialect
 from envglot.dialects import WRITABLE, code_graph
+from envglot.fields import slot_after_last
 from envglot.mappings import default_mappings
 from golden import cases, json_key
 from roundtrip import upstream_files
@@ -314,6 +316,74 @@ def test_a_top_level_payloads_placer_gives_the_general_ways_bytes(src: str, dst:
                     placed += 1
             _check(doc, src, dst)
     assert placed >= 4 and taken >= 2
+
+
+def _written_pairs() -> list[tuple[str, str]]:
+    """The top-level pairs whose target's writer states its output's shape
+    (``fields.slot_after_last``): a written placer places their residue."""
+    m = default_mappings()
+    return [
+        (src, dst)
+        for src, dst in _top_level_pairs()
+        if slot_after_last(get_dialect(dst).steps()[1], residue.slot_path(m[dst].shape.residue))
+    ]
+
+
+def test_the_writers_that_state_their_shape() -> None:
+    """A writer states its output's shape for a slot it never writes, one key, or two whose first
+    is its object's last member and always written: dotbot's, errorcode's, problem-json's and
+    response-v2's for their residue slots; not result's or google-rpc's (the result a hook's
+    value), code-graph's (a ``finish`` hook), nor a slot a Build writes or not at its object's end."""
+    m = default_mappings()
+    stated = {d for d in WRITABLE if slot_after_last(get_dialect(d).steps()[1], residue.slot_path(m[d].shape.residue))}
+    assert stated == {"dotbot", "errorcode", "problem-json", "response-v2"}
+    writing = get_dialect("response-v2").steps()[1]
+    assert slot_after_last(writing, ("meta", "_envglot"))
+    assert slot_after_last(writing, ("_envglot",))
+    assert not slot_after_last(writing, ("meta", "version"))  # written
+    assert not slot_after_last(writing, ("success",))
+    assert not slot_after_last(writing, ("data", "_envglot"))  # not the last member
+    assert not slot_after_last(writing, ("meta", 0))
+    assert not slot_after_last(writing, ())
+    assert not slot_after_last(None, ("_envglot",))
+
+
+@pytest.mark.parametrize(("src", "dst"), _written_pairs())
+def test_a_written_placer_gives_the_general_placers_bytes(src: str, dst: str) -> None:
+    """Where the target's writer states its output's shape, the residue is written before the fused
+    output's last closing brace(s) without decoding it: the bytes of the pair's placer (which
+    decodes it, sets the residue and encodes it), on the fused outputs of the golden documents and
+    their variants, with the original's top level or without (then the placer decides), and an
+    object at the slot's parent left empty; each document converts and restores exactly."""
+    m = default_mappings()
+    takes = _takes(m, src, dst)
+    slot = residue.slot_path(m[dst].shape.residue)
+    place = residue.placer(src, takes, slot)
+    assert place is not None
+    written = residue.written_placer(src, takes, slot, place)
+    assert written is not None
+    spliced = 0
+    for case in cases(src):
+        for doc in _top_level_variants(src, msgspec.json.format(case.data, indent=-1)):
+            try:
+                out = envglot.convert(doc, from_=src, to=dst, unsupported="ignore")
+            except envglot.EnvglotError:
+                continue
+            members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
+            outs = [out]
+            if len(slot) == 2:  # the slot's parent an empty object: no comma before the residue
+                top = residue.open_document(out)
+                top[str(slot[0])] = msgspec.Raw(b"{}")
+                outs.append(residue.encode(top))
+            for carrier in outs:
+                for top_level in (members, None):
+                    want = place(doc, top_level, carrier)
+                    got = written(doc, top_level, carrier)
+                    assert want is not None and got is not None
+                    assert got[0] == want[0], doc
+                    spliced += got[1] is None
+            _check(doc, src, dst)
+    assert spliced >= 2
 
 
 @pytest.mark.parametrize("meta", [b"null", b"[]", b'"m"', b"1", b"{}", b'{"version":"response-v2"}'])

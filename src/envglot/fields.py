@@ -56,6 +56,7 @@ A dialect declared in a TOML file alone gets its steps from its declaration
 from __future__ import annotations
 
 import functools
+import itertools
 import keyword
 import os
 import types
@@ -1099,6 +1100,72 @@ def _spelled(
     parts.append(b"}")
     taken.add(builds[name])
     return parts
+
+
+def slot_after_last(writing: Writing | None, slot: tuple[str | int, ...]) -> bool:
+    """True when every document ``writing`` writes is msgspec's encoding of its result Build's
+    Struct (no ``finish`` hook, no other step reading a Build on the way), an object that never
+    holds ``slot`` (one or two object keys): for two, the first key's member is the object's last
+    field, always written, and a Build's object never holding the second. The document with a
+    member set at ``slot`` (decoded, set, encoded) is then its text with that member written before
+    its last closing brace, or the two last (:func:`envglot.residue.written_placer`): a Struct's
+    encoding re-encodes to itself once decoded (its keys are its fields', each once, in msgspec's
+    spelling; every value as msgspec wrote it)."""
+    if writing is None or writing.finish is not None or not 1 <= len(slot) <= 2:
+        return False
+    keys = [seg for seg in slot if isinstance(seg, str)]
+    if len(keys) != len(slot):
+        return False
+    last: dict[str, Step] = {}
+    for st in writing.steps:
+        name = getattr(st, "name", None)
+        if isinstance(name, str):
+            last[name] = st
+    chain: list[Build] = []
+    build = last.get(writing.result)
+    for i, key in enumerate(keys):
+        if not isinstance(build, Build):
+            return False
+        chain.append(build)
+        fields = _object_fields(build.struct)
+        if fields is None:
+            return False
+        if i == len(keys) - 1:
+            return _never_written(build, fields, key) and _read_only_by(writing, chain)
+        tail = fields[-1] if fields else None
+        inner = None if tail is None else build.members.get(tail.name)
+        if tail is None or tail.encode_name != key or tail.default is not msgspec.NODEFAULT:
+            return False
+        if not isinstance(inner, str):
+            return False
+        build = last.get(inner)
+    return False
+
+
+def _object_fields(tp: type) -> tuple[Any, ...] | None:
+    """``tp``'s fields when msgspec encodes it as an object of them with its defaults left out
+    (no array, no tag); ``None`` otherwise (not a Struct)."""
+    config = getattr(tp, "__struct_config__", None)
+    if config is None or config.array_like or config.tag_field is not None or not config.omit_defaults:
+        return None
+    return tuple(struct_fields(tp))
+
+
+def _never_written(build: Build, fields: tuple[Any, ...], key: str) -> bool:
+    """True if ``build``'s object never holds ``key``: no field encodes as it, or its field is given
+    no member and left out at its default (``None`` or :data:`ABSENT`)."""
+    return all(
+        f.encode_name != key or (f.name not in build.members and (f.default is None or f.default is ABSENT))
+        for f in fields
+    )
+
+
+def _read_only_by(writing: Writing, chain: list[Build]) -> bool:
+    """True if no step reads a Build of ``chain`` (the result, then the member each nests) but the
+    Build before it in ``chain`` (a hook could change a Struct it is given)."""
+    names = {b.name for b in chain}
+    nests = {id(b): {inner.name} for b, inner in itertools.pairwise(chain)}
+    return all((inputs(st) & names) <= nests.get(id(st), set()) for st in writing.steps)
 
 
 def _may_be_unset(tp: Any) -> bool:

@@ -32,7 +32,7 @@ from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Repo
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, Unit, bound_pair, bound_tally, strict_reader, tallying_pair
+from .fields import COMPILED, Unit, bound_pair, bound_tally, slot_after_last, strict_reader, tallying_pair
 from .introspect import signature_of
 from .limits import (
     MAX_DEPTH,
@@ -297,11 +297,12 @@ def locate(
 _Seal = Callable[[bytes, Any, bool], bytes]
 """A target's :meth:`Dialect.seal` called ``(doc, top, minified)``."""
 
-_WholePlan = tuple[_residue.Takes, tuple[str | int, ...], _residue.Placer | None, _Seal | None]
+_WholePlan = tuple[_residue.Takes, tuple[str | int, ...], _residue.Placer | None, _Seal | None, _residue.Placer | None]
 """What :meth:`Pipeline._whole_plan` finds once per source: takes, slot, placer, the target's seal
-(``None``: it seals nothing)."""
+(``None``: it seals nothing), and the placer for the fused path's outputs (the first where the
+writer states nothing of their shape)."""
 
-_UNWRITTEN: _WholePlan = ((), (), None, None)
+_UNWRITTEN: _WholePlan = ((), (), None, None, None)
 """:meth:`Pipeline._whole_plan` of a source that cannot be written (compared by identity)."""
 
 SPLIT_MIN = 2048
@@ -932,7 +933,9 @@ class Pipeline:
         plan = self._takes.get(src.name) or self._whole_plan(src)
         if plan is _UNWRITTEN:  # no residue restores into a source that cannot be written
             return out
-        takes, slot, place, seal = plan
+        takes, slot, place, seal, written = plan
+        if fused and len(out) >= _residue.WRITTEN_MIN:
+            place = written
         if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
@@ -960,7 +963,14 @@ class Pipeline:
             seal: _Seal | None = own
             if own is not None and "minified" not in signature_of(own).parameters:
                 seal = lambda doc, top, minified: own(doc, top)  # noqa: E731 - (an older hooks module)
-            plan = (takes, slot, _residue.placer(src.name, takes, slot), seal)
+            place = _residue.placer(src.name, takes, slot)
+            # the fused path's outputs are the writer's encoding of its result (fields.bound_pair)
+            written = (
+                _residue.written_placer(src.name, takes, slot, place)
+                if place is not None and self.dst.writing is not None and slot_after_last(self.dst.steps()[1], slot)
+                else None
+            )
+            plan = (takes, slot, place, seal, written or place)
         self._takes[src.name] = plan
         return plan
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import Raw, Struct
@@ -724,9 +724,9 @@ def _untaken_frame(dialect: str) -> tuple[bytes, bytes, bytes]:
     return found
 
 
-Placer = Callable[[bytes, dict[str, Raw] | None, bytes], tuple[bytes, dict[str, Any]] | None]
+Placer = Callable[[bytes, dict[str, Raw] | None, bytes], tuple[bytes, dict[str, Any] | None] | None]
 """A pair's :func:`placer`: ``(original, its top level or None, output)`` -> ``(the output with the
-residue at its slot, that output's top level)``, or ``None``."""
+residue at its slot, that output's top level, or None when not decoded)``, or ``None``."""
 
 
 def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | None:
@@ -767,6 +767,52 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
     return place
 
 
+def written_placer(dialect: str, takes: Takes, slot: tuple[str | int, ...], general: Placer) -> Placer | None:
+    """The pair's placer for an output whose writer states its shape
+    (:func:`envglot.fields.slot_after_last`: msgspec's encoding of an object never holding ``slot``,
+    one or two object keys, the first of two its last member, an object), for a payload one object
+    key deep in the source and in the carrier (:func:`_top_whole`); ``None`` for other takes.
+
+    The output is not decoded: the carrier's payload is found in its text (:func:`_member_start`:
+    the first ``"KEY":`` of the object, whose keys are unique) and compared with the original's
+    bytes there; where they are the same and :func:`_top_whole` takes the payload alone, the
+    residue is written before the output's last closing brace (or two): the bytes of ``general``,
+    which decodes the output, sets the residue at ``slot`` (a new last member) and encodes it again.
+    Any other document takes ``general``."""
+    if not _one_key_deep(takes) or not 1 <= len(slot) <= 2:
+        return None
+    key, carried = str(takes[0][0][0]), (str(takes[0][1][0]),)
+    taken = _top_whole(dialect, takes)
+    member = _key_text(str(slot[-1]))
+    closing = len(slot)  # the object's brace, and its last member's for a nested slot
+
+    def place(
+        original: bytes, members: dict[str, Raw] | None, out: bytes
+    ) -> tuple[bytes, dict[str, Any] | None] | None:
+        mine = None if members is None else members.get(key)
+        start = None if mine is None else _member_start(out, carried)
+        if start is not None and mine is not None and out.startswith(mine, start):
+            end = start + len(mine)
+            res = taken(original, members, None, mine) if out[end : end + 1] in _AFTER else None
+            if res is not None:
+                head = memoryview(out)[:-closing]
+                lead = b"" if out[-closing - 1] == _OPEN else b","  # an empty object: no comma
+                return b"".join((head, lead, member, res, b"}" * closing)), None
+        return general(original, members, out)
+
+    return place
+
+
+WRITTEN_MIN = 1024
+"""Output size from which a fused output's residue is placed by :func:`written_placer`: below it,
+decoding the output's top level and encoding it again costs less than finding the payload in its
+text (a few Python steps against a decode that grows with the payload)."""
+
+
+_AFTER = (b",", b"}")
+"""What follows a member's value in a minified object."""
+
+
 WholeOf = Callable[[bytes, dict[str, Raw] | None, dict[str, Any]], Raw]
 """A pair's :func:`_whole_of` given its takes: ``(original, its top level or None, the output's top
 level)`` -> the residue."""
@@ -791,8 +837,8 @@ def _whole_by(dialect: str, takes: Takes) -> WholeOf:
     keys = all(isinstance(seg, str) for seg in (*here, *there))
     if keys and len(here) == 2 and len(there) == 1 and all(len(p[0]) > 2 and p[0][:2] == here for p in takes[1:]):
         return _lead_whole(dialect, takes)
-    if keys and len(here) == 1 and len(there) == 1 and all(isinstance(seg, str) for p in takes[1:] for seg in p[0]):
-        return _top_whole(dialect, takes)
+    if _one_key_deep(takes):
+        return cast(WholeOf, _top_whole(dialect, takes))  # given the output's top level: a residue
     if keys and len(takes) == 1 and len(here) > 1 and there:
 
         def single(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
@@ -803,6 +849,21 @@ def _whole_by(dialect: str, takes: Takes) -> WholeOf:
 
         return single
     return lambda original, members, out: _whole_of(dialect, original, members, takes, out)
+
+
+def _one_key_deep(takes: Takes) -> bool:
+    """True for a pair's takes whose payload is one object key deep in the source and in the
+    carrier, every later take's source path object keys (:func:`_top_whole`'s)."""
+    if not takes:
+        return False
+    here, there = takes[0]
+    return (
+        len(here) == 1
+        and len(there) == 1
+        and isinstance(here[0], str)
+        and isinstance(there[0], str)
+        and all(isinstance(seg, str) for p in takes[1:] for seg in p[0])
+    )
 
 
 def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
@@ -844,40 +905,57 @@ def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
     return whole_of
 
 
-def _top_whole(dialect: str, takes: Takes) -> WholeOf:
+def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
     """:func:`_whole_by`'s function for a payload one object key deep in the source and in the
     carrier (every later take's source path object keys): when the original's payload is the
     carrier's bytes and :func:`_whole_of` would find none of the later takes in the original (a
     top-level one absent, a deeper one under an absent or ``null`` member, or under the payload,
     ``null`` once taken), the payload alone is taken (:func:`_one_taken`); any other document takes
-    :func:`_whole_of` (a failure, a payload not carried unchanged, a later take present)."""
+    :func:`_whole_of` (a failure, a payload not carried unchanged, a later take present).
+
+    Called without the output's top level (``out`` ``None``) and with the carrier's payload
+    (``theirs``, :func:`written_placer`), it returns ``None`` where :func:`_whole_of` would decide."""
     key, carried = str(takes[0][0][0]), str(takes[0][1][0])  # keys (_whole_by)
     # later takes one key deep: absent from the original's top level (a member present, even
     # ``null``, is taken or put back by _whole_of); deeper: absent or ``null`` there, or under the payload
     tops = tuple(str(p[0][0]) for p in takes[1:] if len(p[0]) == 1)
     deep = tuple(str(p[0][0]) for p in takes[1:] if len(p[0]) > 1 and p[0][0] != key)
     if key in tops:  # (two takes of one member: not a pair's takes today) the general rule
-        return lambda original, members, out: _whole_of(dialect, original, members, takes, out)
+
+        def general(
+            original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, theirs: Raw | None = None
+        ) -> Raw | None:
+            return None if out is None else _whole_of(dialect, original, members, takes, out)
+
+        return general
     frame = _taken_frame(dialect, takes[:1])
 
-    def whole_of(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
+    def whole_of(
+        original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, theirs: Raw | None = None
+    ) -> Raw | None:
         if members is None:
-            return _whole_of(dialect, original, members, takes, out)
+            return None if out is None else _whole_of(dialect, original, members, takes, out)
         mine = members.get(key)
-        theirs = out.get(carried)
+        if out is not None:
+            theirs = out.get(carried)
         if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
-            return _whole_of(dialect, original, members, takes, out)
+            return None if out is None else _whole_of(dialect, original, members, takes, out)
         for k in tops:
             if k in members:
-                return _whole_of(dialect, original, members, takes, out)
+                return None if out is None else _whole_of(dialect, original, members, takes, out)
         for k in deep:
             if members.get(k, _NULL) != _NULL:
-                return _whole_of(dialect, original, members, takes, out)
+                return None if out is None else _whole_of(dialect, original, members, takes, out)
         tree: dict[str, Any] = dict(members)
         tree[key] = _NULL
         return _one_taken(dialect, original, tree, theirs, frame)
 
     return whole_of
+
+
+TopWholeOf = Callable[[bytes, dict[str, Raw] | None, dict[str, Any] | None, Raw | None], Raw | None]
+""":func:`_top_whole`'s function: a :data:`WholeOf` given the output's top level; given ``None``
+and the carrier's payload, the residue taking the payload alone, or ``None``."""
 
 
 def _one_taken(
