@@ -26,6 +26,8 @@ from envglot.dialect import get_dialect
 from envglot.dialects import NAMES
 from envglot.limits import WHOLE_BY_ENCODING, repeated_member, spans_whole, top_members
 from envglot.mappings import mappings_for
+from envglot.options import Options
+from envglot.pipeline import Pipeline
 from envglot.wire import WireDecoder
 from test_fields import bench_corpus
 
@@ -230,3 +232,45 @@ def test_a_repeated_outcome_member_in_a_large_document_is_refused() -> None:
     doc = b'{"success":false,"data":' + big + b',"success":true}'
     with pytest.raises(ParseError, match="appears more than once"):
         envglot.convert(doc, from_="result", to="dotbot", unsupported="ignore")
+
+
+_TARGETS = ("response-v2", "dotbot", "result", "errorcode")
+
+
+@pytest.mark.parametrize("name", sorted(_WIRE))
+def test_the_fused_function_given_members_answers_as_without_them(name: str) -> None:
+    """The bound pair function handed the document's top-level members (its decoder's
+    ``from_members`` called without ``decode``'s frame; a top parse's members where the source
+    has one) answers as it does decoding the document itself: the same bytes, or the same error.
+    A member ``from_members`` refuses (an unknown one) sends the document to the decoder."""
+    pairs = []
+    for to in _TARGETS:
+        if to != name:
+            p = Pipeline(name, to, Options(unsupported="ignore"))
+            fused = p._fused_from(p.src, True)
+            if fused is not None:
+                pairs.append(fused)
+    assert pairs
+    top = _WIRE[name].top_parser()
+
+    def answer(fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except Exception as exc:  # the same error either way
+            return type(exc), str(exc)
+
+    @SETTINGS
+    @given(doc=documents(name), extra=st.none() | st.tuples(_KEYS, json_values))
+    def check(doc: dict[str, Any], extra: tuple[str, Any] | None) -> None:
+        buf = msgspec.json.encode(doc if extra is None else {**doc, extra[0]: extra[1]})
+        found = [top_members(buf)]
+        if top is not None:
+            try:
+                found.append(top(buf))
+            except msgspec.MsgspecError:
+                pass
+        for members in found:
+            for fused in pairs:
+                assert answer(fused, buf, members) == answer(fused, buf), (name, members)
+
+    check()

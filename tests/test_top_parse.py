@@ -138,6 +138,24 @@ def test_the_top_parse_gives_the_members_or_refuses() -> None:
         _same_members(buf, parse, {"errors": _ITEMS})
 
 
+def test_an_empty_keyed_member_is_what_its_encoding_and_from_twins_give() -> None:
+    """A success's ``"errors":[]``: the top parse gives msgspec's encoding of the empty list as
+    its span and the items ``from_twins`` gives (without calling it); spaced, the span proof
+    fails as for any other member."""
+    parse = dotbot._DEC.top_parser()
+    assert parse is not None
+    doc = _failure(b"{}").replace(b'"errors":[{"code":"NOT_FOUND","message":"gone","details":{}}]', b'"errors":[]')
+    assert b'"errors":[]' in doc
+    got = parse(doc)
+    assert bytes(got["errors"]) == msgspec.json.encode([]) == bytes(top_members(doc)["errors"])
+    twins = msgspec.json.decode(b"[]", type=_ITEMS.twins)
+    assert got.decoded["errors"] == _ITEMS.from_twins(twins, msgspec.Raw(b"[]"), False) == []
+    assert spans_whole(doc, got)
+    spaced = doc.replace(b'"errors":[]', b'"errors":[ ]')
+    assert not spans_whole(spaced, parse(spaced))
+    _same_members(doc, parse, {"errors": _ITEMS})
+
+
 def test_only_a_reader_of_keyed_items_or_typed_members_has_a_top_parse() -> None:
     """The top level is parsed by a Struct only where the reader reads a member as keyed items
     (dotbot) or decodes one by its type (code-graph)."""

@@ -1201,13 +1201,28 @@ def _emit_decode(u: Unit, decoder: Any, dec: str, split: bool, indent: int, outc
         u.emit(f"if {_outcome_twice(u, strict().type, outcome)}:", indent + 2)
         u.emit("return None  # the members' parse decides whether it repeats", indent + 3)
         u.emit("else:", indent + 1)
-        u.emit(f"w, extras, residue = {call}", indent + 2)
+        _emit_from_members(u, decoder, dec, indent + 2)
         u.emit("else:", indent)
         indent += 1
     u.emit("try:", indent)
     u.emit(f"w, extras, residue = {first}(buf), (), None", indent + 1)
     u.emit(f"except {error}:", indent)
     u.emit(f"w, extras, residue = {dec}.decode(buf)", indent + 1)
+
+
+def _emit_from_members(u: Unit, decoder: Any, dec: str, indent: int) -> None:
+    """``w, extras, residue`` as ``dec.decode(buf, members)`` gives them, for ``members`` that are
+    the top level's (not :data:`STRICT_READ`): a :class:`~envglot.wire.WireDecoder`'s
+    ``from_members`` called directly, ``decode(buf)`` where it answers ``None`` (what ``decode``
+    itself does then), without ``decode``'s frame in between."""
+    if not callable(getattr(decoder, "from_members", None)):
+        u.emit(f"w, extras, residue = {dec}.decode(buf, members)", indent)
+        return
+    u.emit(f"w = {dec}.from_members(members)", indent)
+    u.emit("if w is None:", indent)
+    u.emit(f"w, extras, residue = {dec}.decode(buf)", indent + 1)
+    u.emit("else:", indent)
+    u.emit("extras, residue = (), None", indent + 1)
 
 
 _STRUCTURAL = frozenset(' \t\n\r:,{}[]"\\')

@@ -30,6 +30,11 @@ members dict is built in Python (about 8 K instructions a document), which costs
 second skip of a smaller failure's ``details`` (docs/performance.md, "the top level's parse")."""
 
 
+_EMPTY_LIST = Raw(b"[]")
+"""msgspec's encoding of an empty list, the span :func:`top_parser` gives an empty keyed member
+(``Raw`` holds its bytes and nothing changes them: one object serves every document)."""
+
+
 class TopMembers(dict[str, Raw]):
     """A document's top-level members as :func:`top_parser` read them: ``decoded`` holds the
     values of the members that parse decoded itself (wire name -> value), which
@@ -87,13 +92,17 @@ def top_parser(
         k = f.encode_name
         u.emit(f"v = {attribute('s', f.name)}")
         u.emit(f"if v is not {unset}:")
-        if k in keyed:
-            u.emit(f"span = {raw}({encode}(v))", 2)
-            u.emit(f"found = {u.ref(keyed[k].from_twins, 'from_twins')}(v, span, False)", 2)
-            u.emit("if found is None:", 2)
-            u.emit(f"raise {u.ref(msgspec.ValidationError, 'Refused')}({f'{k}: its spans are not proven'!r})", 3)
-            u.emit(f"out[{k!r}] = span", 2)
-            u.emit(f"done[{k!r}] = found", 2)
+        if k in keyed:  # (an empty list, a success's: its encoding and items as from_twins gives them)
+            u.emit("if not v:", 2)
+            u.emit(f"out[{k!r}] = {u.ref(_EMPTY_LIST, 'EMPTY_LIST')}", 3)
+            u.emit(f"done[{k!r}] = v", 3)
+            u.emit("else:", 2)
+            u.emit(f"span = {raw}({encode}(v))", 3)
+            u.emit(f"found = {u.ref(keyed[k].from_twins, 'from_twins')}(v, span, False)", 3)
+            u.emit("if found is None:", 3)
+            u.emit(f"raise {u.ref(msgspec.ValidationError, 'Refused')}({f'{k}: its spans are not proven'!r})", 4)
+            u.emit(f"out[{k!r}] = span", 3)
+            u.emit(f"done[{k!r}] = found", 3)
         elif k in typed:
             u.emit(f"out[{k!r}] = {raw}({encode}(v))", 2)
             u.emit(f"done[{k!r}] = v", 2)
