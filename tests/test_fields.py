@@ -33,7 +33,7 @@ from envelopes import documents, json_values, sample_files
 from envglot import codes, fields, mcp, pipeline
 from envglot.canonical import Envelope, Notice, Problem
 from envglot.context import Context
-from envglot.diagnostics import DISCARD
+from envglot.diagnostics import DISCARD, Report
 from envglot.dialect import Dialect, get_dialect, registered
 from envglot.dialects import WRITABLE
 from envglot.errors import EnvglotError
@@ -730,6 +730,102 @@ def test_a_hooks_common_case_is_written_inline_and_its_body_called_otherwise() -
     text = fields.source(fn)
     assert "if not (w.flag and w.blob is ABSENT):" in text
     assert "duration_ms = 0 if w.inner is None else depth(w)" in text
+
+
+def test_a_hooks_further_cases_are_tested_in_turn_inline_and_by_a_direct_call() -> None:
+    """``also``: each further case is tested after the ones before fail, its value taken without
+    a call; the body only when none holds; a check's cases make one condition. The direct call
+    and the generated code agree on every input."""
+    calls: list[str] = []
+
+    @fields.common(
+        fields.When("w.inner", "is", None),
+        value=fields.Const(0),
+        also=[
+            fields.Case((fields.When("w.flag", "falsy"),), fields.Const(-1)),
+            fields.Case((fields.When("w.blob", "is not", fields.ABSENT),), "w.inner.value"),
+        ],
+    )
+    def depth(w: _Outer) -> int:
+        calls.append("depth")
+        assert w.inner is not None
+        return w.inner.value + 1
+
+    @fields.common(
+        fields.When("w.flag", "truthy"),
+        fields.When("w.blob", "is", fields.ABSENT),
+        also=[fields.Case((fields.When("w.inner", "is not", None),))],
+    )
+    def refuse(w: _Outer) -> None:
+        calls.append("refuse")
+        raise ValueError("refused")
+
+    assert depth(_Outer(flag=False)) == 0 and calls == []  # the first case before the second
+    assert depth(_Outer(flag=False, inner=_Inner(value=4))) == -1 and calls == []
+    assert depth(_Outer(flag=True, inner=_Inner(value=4), blob=Raw(b"[]"))) == 4 and calls == []
+    assert depth(_Outer(flag=True, inner=_Inner(value=4))) == 5 and calls == ["depth"]
+    assert refuse(_Outer(flag=False, inner=_Inner(value=1))) is None and calls == ["depth"]
+    with pytest.raises(ValueError, match="refused"):
+        refuse(_Outer(flag=False))
+
+    r = fields.Reading(_Decoder(), fields.Move("ok", "w.flag"), fields.Check(refuse), fields.Let("duration_ms", depth))
+    w = fields.Writing(fields.Build.of("out", _Out, success="ok", value="duration_ms"))
+    src, dst = _toy(r), _toy(r, w)
+    dst.name = "toy2"  # type: ignore[misc]
+    fn = fields._compile_pair(src, dst)
+    text = fields.source(fn)
+    assert "if not ((w.flag and w.blob is ABSENT) or (w.inner is not None)):" in text
+    assert (
+        "duration_ms = 0 if w.inner is None else -1 if not w.flag else w.inner.value if w.blob is not ABSENT "
+        "else depth(w)" in text
+    )
+    calls.clear()
+    assert fn(b'{"flag":true}', _Ctx()) == b'{"success":true,"value":0}'
+    assert fn(b'{"flag":false,"inner":{"value":2}}', _Ctx()) == b'{"success":false,"value":-1}'
+    assert fn(b'{"flag":true,"inner":{"value":2},"blob":[]}', _Ctx()) == b'{"success":true,"value":2}'
+    assert calls == []
+    assert fn(b'{"flag":true,"inner":{"value":2}}', _Ctx()) == b'{"success":true,"value":3}' and calls == ["depth"]
+    with pytest.raises(ValueError, match="refused"):
+        fn(b'{"flag":false}', _Ctx())
+    with pytest.raises(TypeError, match="takes no further cases"):
+        fields.common(fields.When("w", "falsy"), holds=True, also=[fields.Case((fields.When("w", "truthy"),))])
+    with pytest.raises(TypeError, match="unknown test 'in'"):
+        fields.common(fields.When("w", "falsy"), also=[fields.Case((fields.When("w", "in", ()),))])
+
+
+def test_dotbots_status_and_outcome_cases_answer_as_their_bodies() -> None:
+    """dotbot's ``_status_agrees`` and ``_ok``: on every combination of status, errors and
+    warnings, each case that holds gives what the hook's body gives (and the body reports nothing there)."""
+    from envglot.dialects import dotbot
+
+    issue = dotbot.Issue(code="X", message="m")
+    audit = dotbot.Audit(timestamp="2026-01-01T00:00:00Z", duration_ms=1, source="s")
+    for hook in (dotbot._status_agrees, dotbot._ok):
+        c = hook.__envglot_common__  # type: ignore[attr-defined]
+        assert c.also, hook
+        for status in ("ok", "warning", "error"):
+            for errors in ([], [issue]):
+                for warnings in ([], ["w"]):
+                    w = dotbot.Envelope(
+                        dotbot.SCHEMA_ID, "t", "1.0.0", status, "s", Raw(b"{}"), warnings, errors, audit
+                    )  # type: ignore[arg-type]
+                    for case in (fields.Case(c.when, c.value), *c.also):
+                        env = {"w": w}
+                        if not all(_holds(t, env) for t in case.when):
+                            continue
+                        ctx = Context(default_mappings(), Report())
+                        args = (w, ctx) if hook is dotbot._status_agrees else (w,)
+                        assert c.body(*args) == case.value.value, (hook, status, errors, warnings)
+                        assert not ctx.report.diagnostics
+
+
+def _holds(t: fields.When, env: dict[str, Any]) -> bool:
+    """One ``==`` / ``falsy`` / ``truthy`` test of a common case, evaluated on ``env``."""
+    head, *rest = t.path.split(".")
+    v = env[head]
+    for a in rest:
+        v = getattr(v, a)
+    return {"==": lambda: v == t.value, "falsy": lambda: not v, "truthy": lambda: bool(v)}[t.op]()
 
 
 def test_a_common_case_tests_an_exact_type_and_a_bound() -> None:

@@ -23,6 +23,7 @@ from envglot.codes import carried_meaning, carries_meaning
 from envglot.context import Context
 from envglot.diagnostics import Report
 from envglot.dialects.dotbot import Issue
+from envglot.fields import use_compiled
 from envglot.keyed import KeyedItems, KeyedList, details_members
 from envglot.mappings import mappings_for
 
@@ -295,3 +296,81 @@ def test_a_fused_dotbot_failure_converts_as_the_hub_does(details: bytes | None, 
                 conv.convert_bytes(tight)
             continue
         assert conv.convert_bytes(tight) == want, to
+
+
+def _shaped_failure(shape: str, code: str, details: bytes | None) -> bytes:
+    """A tight dotbot failure of one ``code`` with ``details`` in one of :data:`_FAILURE_SHAPES`."""
+    doc = _dotbot_failure(code, {})
+    if shape == "warned":
+        doc["warnings"] = ["w"]
+    elif shape == "warned objects":
+        doc["warnings"] = [{"code": "W", "message": "w", "details": {"a": 1}}]
+    elif shape == "status warning":
+        doc["status"] = "warning"
+    elif shape == "status ok":
+        doc["status"] = "ok"
+    elif shape == "no errors":
+        doc["errors"] = []
+    elif shape == "two errors":
+        doc["errors"].append({"code": "IO_ERROR", "message": "n"})
+    elif shape == "empty message":
+        doc["errors"][0]["message"] = ""
+    elif shape == "empty message and summary":
+        doc["errors"][0]["message"], doc["summary"] = "", ""
+    elif shape == "path":
+        doc["errors"][0]["path"] = "src/a.py"
+    elif shape == "spaced":
+        return json.dumps(doc, indent=1).encode().replace(b'"details": {}', b'"details": ' + (details or b"{}"))
+    tight = msgspec.json.encode(doc)
+    return tight.replace(b',"details":{}', b"" if details is None else b',"details":' + details)
+
+
+_FAILURE_SHAPES = [
+    "plain",
+    "warned",
+    "warned objects",
+    "status warning",
+    "status ok",
+    "no errors",
+    "two errors",
+    "empty message",
+    "empty message and summary",
+    "path",
+    "spaced",
+]
+
+
+@pytest.mark.parametrize("shape", _FAILURE_SHAPES)
+def test_every_dotbot_code_fails_on_the_fused_path_as_the_hub_does(shape: str) -> None:
+    """Every code of dotbot's table (and an unknown one), in each failure shape and with details
+    absent, null, a string, an object, or one carrying a category or ``retryable``, to each of
+    dotbot's targets: the fused output (the status and outcome hooks' failure cases inline, the
+    plan's carried members computed once, response-v2's error details, delay, error type and
+    message taken inline) is the hub's (fused paths off), or both refuse alike; so is the fused
+    path's with a collecting report (the hooks, not the plan), diagnostics and all."""
+    details_shapes = [None, b"null", b'"text"', b'{"a":1}', b'{"category":"unavailable"}', b'{"retryable":false}']
+    docs = [_shaped_failure(shape, code, d) for code in [*_DMAP.codes, "NOT_A_CODE"] for d in details_shapes]
+    for to in ("response-v2", "result", "code-graph", "errorcode", "problem-json"):
+        use_compiled(False)
+        try:
+            hub = [_answer(doc, to) for doc in docs]
+        finally:
+            use_compiled(True)
+        assert [_answer(doc, to) for doc in docs] == hub, to
+        conv = envglot.Converter(to=to, from_="dotbot", unsupported="ignore")
+        for doc, (want, _) in zip(docs, hub, strict=True):
+            try:
+                got: bytes | str = conv.convert_bytes(doc)
+            except envglot.EnvglotError as exc:
+                got = f"{type(exc).__name__}: {exc}"
+            assert got == want, (to, doc)
+
+
+def _answer(doc: bytes, to: str) -> tuple[bytes | str, list[tuple[str, str, str]]]:
+    """``convert``'s output (or error) for ``doc`` with a collecting report, and its diagnostics."""
+    report = Report()
+    try:
+        out: bytes | str = envglot.convert(doc, to=to, from_="dotbot", report=report)
+    except envglot.EnvglotError as exc:
+        out = f"{type(exc).__name__}: {exc}"
+    return out, [(str(d.kind), d.path, d.message) for d in report.diagnostics]

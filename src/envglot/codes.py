@@ -33,6 +33,7 @@ __all__ = [
     "choice",
     "details_object",
     "failure_plans",
+    "meaning_to_carry",
     "missing_problem",
     "planned",
     "problem_message",
@@ -43,6 +44,7 @@ __all__ = [
     "retryable_implied",
     "row_problem",
     "stated_word",
+    "with_carried",
     "worded_problem",
     "write_code",
     "write_plan",
@@ -552,12 +554,19 @@ def carry_meaning(
     it is no object (the writer wraps it first). ``members``: the top level of ``details`` where
     a reader decoded it already (:attr:`WireFailure.details_members`), taken instead of decoding
     ``details`` again when ``details`` is their encoding byte for byte (their decode then)."""
+    return with_carried(details, meaning_to_carry(p, ch, dmap), members)
+
+
+def meaning_to_carry(p: Problem, ch: Choice, dmap: DialectMap) -> dict[str, Raw]:
+    """The members :func:`carry_meaning` adds to the details of ``p`` written as ``ch`` says
+    (empty: none), a function of the three alone (a :class:`FailurePlan` keeps them: do not change
+    the dict)."""
     cat_key, retry_key = dmap.meaning_keys
     plan, implied = ch.plan, ch.implied
-    if cat_key is None or plan is None:  # an unknown code written back verbatim: read back as it was read
-        return details
-    read_as = plan.category
     add: dict[str, Raw] = {}
+    if cat_key is None or plan is None:  # an unknown code written back verbatim: read back as it was read
+        return add
+    read_as = plan.category
     if read_as != p.category:
         add[cat_key] = Raw(_ENC.encode(p.category))
         if p.retryable is not None and retry_key is not None:
@@ -576,6 +585,12 @@ def carry_meaning(
         # an unstated retryable is the category's default; a code whose row implies another
         # would flip it on the way back (response-v2 INTERNAL_ERROR is retryable, internal is not)
         add[retry_key] = _FALSE if implied else _TRUE
+    return add
+
+
+def with_carried(details: Raw | None, add: dict[str, Raw], members: dict[str, Raw] | None = None) -> Raw | None:
+    """``details`` with the members ``add`` (:func:`meaning_to_carry`) put after its own, as
+    :func:`carry_meaning` writes them (``members`` as there)."""
     if not add:
         return details
     if details is None or details == Raw(b"null"):
@@ -723,6 +738,9 @@ class FailurePlan(NamedTuple):
     category, ``retryable`` and hints; a failure's own fields are in its :class:`WireFailure`."""
     choice: Choice
     """The target writer's :class:`Choice` for it: its code, what that implies, what is reported."""
+    carried: dict[str, Raw]
+    """What :func:`carry_meaning` adds to the failure's details for them (:func:`meaning_to_carry`,
+    computed once: a writer passes it to :func:`with_carried`); not to be changed."""
 
 
 class FailurePlans(dict[tuple[str | None, bool | None, str | None], FailurePlan | None]):
@@ -755,7 +773,8 @@ class FailurePlans(dict[tuple[str | None, bool | None, str | None], FailurePlan 
                 row: CodeRow | TypeRow = word if word is not None and stated_word(plan.row, word) else plan.row
                 p = worded_problem(row, word, code, src.name, retryable, **stated)
         if p is not None and tables is not None:
-            hit = FailurePlan(p, choice(p, self.target, tables))
+            ch = choice(p, self.target, tables)
+            hit = FailurePlan(p, ch, meaning_to_carry(p, ch, self.target))
         if len(self) >= self.limit:
             self.clear()
         self[key] = hit

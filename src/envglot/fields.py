@@ -83,6 +83,7 @@ __all__ = [
     "ABSENT",
     "STRICT_READ",
     "Build",
+    "Case",
     "Check",
     "Const",
     "Failure",
@@ -200,14 +201,24 @@ class When(NamedTuple):
     value: object = None
 
 
+class Case(NamedTuple):
+    """A further common case of a hook (:func:`common`'s ``also``): when every test of ``when``
+    holds (and no earlier case's all do), the hook's value is ``value``."""
+
+    when: tuple[When, ...]
+    value: str | Const | Formatted = Const(None)
+
+
 class Common(NamedTuple):
     """A hook's common case: when every test holds, its value is ``value`` (``body`` is called
-    otherwise); ``holds``: the body raises unless every test holds (see :func:`common`)."""
+    otherwise); ``holds``: the body raises unless every test holds (see :func:`common`);
+    ``also``: further cases, tried in order after the first."""
 
     when: tuple[When, ...]
     value: str | Const | Formatted
     body: Callable[..., Any]
     holds: bool = False
+    also: tuple[Case, ...] = ()
 
 
 _OPS = frozenset({"is", "is not", "==", "!=", ">=", "falsy", "truthy", "type is", "int in", "matches", "no match"})
@@ -216,10 +227,14 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _NONE = Const(None)
 
 
-def common(*when: When, value: str | Const | Formatted = _NONE, holds: bool = False) -> Callable[[_F], _F]:
+def common(
+    *when: When, value: str | Const | Formatted = _NONE, holds: bool = False, also: Sequence[Case] = ()
+) -> Callable[[_F], _F]:
     """Declare a hook's common case, taken without a call: when every test of ``when`` holds,
     the hook's value is ``value`` (a parameter or a member path from one, a :class:`Const`, or a
-    :class:`Formatted`; a :class:`Check`'s is ``None``: nothing raised or reported).
+    :class:`Formatted`; a :class:`Check`'s is ``None``: nothing raised or reported). ``also``:
+    further cases (:class:`Case`), each tested in turn when the ones before fail (e.g. a
+    failure's value of a hook whose first case is a success's); the body is called when none holds.
 
     ``holds`` (a :class:`Check`'s): the body raises whenever a test fails, so the generated code
     after the check knows the tests hold. A later common case whose tests are those, on a value
@@ -231,7 +246,9 @@ def common(*when: When, value: str | Const | Formatted = _NONE, holds: bool = Fa
     code (:func:`pair_function`, the hub) writes the tests inline and calls the body only when
     one fails.
     """
-    for t in when:
+    if holds and also:
+        raise TypeError("common: a case that holds (a check's) takes no further cases")
+    for t in (*when, *(t for case in also for t in case.when)):
         if t.op not in _OPS:
             raise TypeError(f"common: unknown test {t.op!r} (one of {', '.join(sorted(_OPS))})")
         if t.op == "type is":
@@ -255,26 +272,26 @@ def common(*when: When, value: str | Const | Formatted = _NONE, holds: bool = Fa
             ns[name] = obj
             return name
 
-        cond, val = _common_exprs(Common(when, value, body), lambda p: p if p in pos or p in kw else None, ref)
-        if cond is None:
+        cases = _cases_exprs(
+            Common(when, value, body, also=tuple(also)), lambda p: p if p in pos or p in kw else None, ref
+        )
+        if cases is None:
             raise TypeError(f"common: {body.__qualname__} has no parameter for every test and value")
+        tests = "".join(f"    if {cond}:\n        return {val}\n" for cond, val in cases)
         made: list[Callable[..., Any]] = []
 
         def fn(*args: Any, **kwargs: Any) -> Any:
             if not made:  # compiled on the first direct call, not at import (generated code inlines the tests)
                 params = ", ".join((*pos, *(("*", *kw) if kw else ())))
                 bound = ", ".join((*pos, *(f"{k}={k}" for k in kw)))
-                text = (
-                    f"def {body.__name__}({params}):\n    if {cond}:\n        return {val}\n"
-                    f"    return _envglot_body({bound})\n"
-                )
+                text = f"def {body.__name__}({params}):\n{tests}    return _envglot_body({bound})\n"
                 exec(compile(text, f"<envglot.fields common {body.__qualname__}>", "exec"), ns)
                 made.append(ns[body.__name__])
                 made[0].__defaults__, made[0].__kwdefaults__ = body.__defaults__, body.__kwdefaults__
             return made[0](*args, **kwargs)
 
         functools.update_wrapper(fn, body)
-        fn.__envglot_common__ = Common(when, value, body, holds)  # type: ignore[attr-defined]
+        fn.__envglot_common__ = Common(when, value, body, holds, tuple(also))  # type: ignore[attr-defined]
         return fn  # type: ignore[return-value]
 
     return wrap
@@ -323,6 +340,20 @@ def _common_exprs(
     else:
         val = path(c.value)
     return (None, "") if val is None else (" and ".join(tests), val)
+
+
+def _cases_exprs(
+    c: Common, var: Callable[[str], str | None], ref: Callable[[object, str], str]
+) -> list[tuple[str, str]] | None:
+    """``(condition, value)`` of each case of ``c`` (its first, then ``also``), as
+    :func:`_common_exprs` gives them; ``None`` when any reads an unbound parameter."""
+    out = []
+    for case in (c, *(Common(a.when, a.value, c.body) for a in c.also)):
+        cond, val = _common_exprs(case, var, ref)
+        if cond is None:
+            return None
+        out.append((cond, val))
+    return out
 
 
 class Reading:
@@ -531,13 +562,15 @@ class _Side:
         c: Common | None = getattr(hook, "__envglot_common__", None)
         if c is None:
             return None, self.call(hook, bind)
-        cond, val = _common_exprs(c, lambda p: self.bound(p, bind), self.unit.ref)
-        if cond is None:
+        cases = _cases_exprs(c, lambda p: self.bound(p, bind), self.unit.ref)
+        if cases is None:
             return None, self.call(hook, bind)
         same = self.known(c, bind)
         if same is not None:
-            cond = f"{same} or {cond}"
-        return f"({cond})", f"{val} if {cond} else {self.call(c.body, bind)}"
+            cases[0] = (f"{same} or {cases[0][0]}", cases[0][1])
+        any_case = " or ".join(f"({cond})" if len(cases) > 1 else cond for cond, _ in cases)
+        value = "".join(f"{val} if {cond} else " for cond, val in cases)
+        return f"({any_case})", f"{value}{self.call(c.body, bind)}"
 
     def paths(self, c: Common, bind: tuple[tuple[str, str], ...] = ()) -> list[str] | None:
         """The expression each test of ``c`` reads (``None``: a parameter is unbound)."""

@@ -21,9 +21,10 @@ from ..codes import (
     WireFailure,
     carried_meaning,
     carries_meaning,
-    carry_meaning,
+    meaning_to_carry,
     missing_problem,
     read_problem,
+    with_carried,
     write_plan,
     written_message,
 )
@@ -334,7 +335,17 @@ def _planned_result(
     what :func:`_first` and :func:`_result` give, without a problem of its own."""
     f = failure
     result = _failure_result(
-        plan.problem, plan.choice, f.extra, f.message, f.details, payload, summary, ctx, dmap, f.details_members
+        plan.problem,
+        plan.choice,
+        f.extra,
+        f.message,
+        f.details,
+        payload,
+        summary,
+        ctx,
+        dmap,
+        f.details_members,
+        plan.carried,
     )
     return (f.code, f.message), result
 
@@ -350,16 +361,20 @@ def _failure_result(
     ctx: Context,
     dmap: DialectMap,
     members: dict[str, Raw] | None = None,
+    carried: dict[str, Raw] | None = None,
 ) -> Raw:
     """A failure's ``data.result``: ``p``'s code written as ``chosen`` says, its own fields given
     apart (a failure written from its plan has no problem of its own: ``p`` is then its code's row problem).
     ``members``: the top level of ``details`` where the reader decoded it
-    (:attr:`~envglot.codes.WireFailure.details_members`)."""
+    (:attr:`~envglot.codes.WireFailure.details_members`); ``carried``: what
+    :func:`~envglot.codes.carry_meaning` adds for ``p`` and ``chosen`` where a plan keeps it
+    (:attr:`~envglot.codes.FailurePlan.carried`)."""
     err: dict[str, Raw] = _RAW_DICT.decode(extra) if extra is not None else {}
     err["code"] = Raw(_ENC.encode(chosen.code))
     err["message"] = Raw(_ENC.encode(written_message(message, summary, ctx, dmap, 0)))
     shown = error_details(details, ctx, NAME)
-    details = carry_meaning(p, chosen, shown, dmap, members if shown is details else None)
+    add = meaning_to_carry(p, chosen, dmap) if carried is None else carried
+    details = with_carried(shown, add, members if shown is details else None)
     if details is not None:
         err["details"] = details
     res: dict[str, Raw] = {}

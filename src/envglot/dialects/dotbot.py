@@ -32,7 +32,7 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Failure, Let, Reading, Texts, When, Writing, common
+from ..fields import Build, Case, Check, Const, Failure, Let, Reading, Texts, When, Writing, common
 from ..keyed import details_members
 from ..mappings import DialectMap, Mappings
 from ..wire import (
@@ -156,10 +156,16 @@ def _data_is_object(w: Envelope) -> None:
         raise ParseError("data must be an object", path="$.data", dialect=NAME)
 
 
-@common(When("w.status", "==", "ok"), When("w.errors", "falsy"), When("w.warnings", "falsy"))
+@common(
+    When("w.status", "==", "ok"),
+    When("w.errors", "falsy"),
+    When("w.warnings", "falsy"),
+    also=[Case((When("w.status", "==", "error"), When("w.errors", "truthy")))],  # a failure's
+)
 def _status_agrees(w: Envelope, ctx: Context) -> None:
     """A ``status`` that disagrees with what ``errors``/``warnings`` compute is reported; where
-    the two disagree on the outcome, the failure wins (see :func:`_ok`), elsewhere ``status``."""
+    the two disagree on the outcome, the failure wins (see :func:`_ok`), elsewhere ``status``.
+    Non-empty ``errors`` compute ``"error"`` whatever the warnings: a failure's common case."""
     computed = "error" if w.errors else "warning" if w.warnings else "ok"
     if computed != w.status:
         wins = "the failure wins" if "error" in (computed, w.status) else "status wins"
@@ -172,7 +178,12 @@ def _status_agrees(w: Envelope, ctx: Context) -> None:
         )
 
 
-@common(When("w.status", "==", "ok"), When("w.errors", "falsy"), value=Const(True))
+@common(
+    When("w.status", "==", "ok"),
+    When("w.errors", "falsy"),
+    value=Const(True),
+    also=[Case((When("w.status", "==", "error"),), Const(False))],
+)
 def _ok(w: Envelope) -> bool:
     """A success only when ``status`` says so and ``errors`` is empty: any failure marker makes a failure."""
     return w.status != "error" and not w.errors
@@ -213,7 +224,8 @@ def _wire_failure(w: Envelope, dmap: DialectMap) -> WireFailure | None:
     if len(w.errors) != 1:
         return None
     e = w.errors[0]
-    details, members = opt(e.details), details_members(w.errors, 0)
+    details = None if e.details is ABSENT else e.details
+    members = details_members(w.errors, 0)
     if members is None:
         members = details_object(details, dmap)
         if members is None:  # absent, no object, or no meaning carried: nothing to test

@@ -19,11 +19,12 @@ from ..codes import (
     WireFailure,
     carried_meaning,
     carries_meaning,
-    carry_meaning,
+    meaning_to_carry,
     missing_problem,
     problem_of,
     read_planned,
     stated_word,
+    with_carried,
     worded_problem,
     write_plan,
     written_message,
@@ -603,11 +604,14 @@ def _failure_data(
     ctx: Context,
     dmap: DialectMap,
     members: dict[str, Raw] | None = None,
+    carried: dict[str, Raw] | None = None,
 ) -> Raw:
     """A failure's ``data``: ``body`` with the error's fields (``p``'s code written as ``ch``
     says, beside ``etype``; its own fields given apart: a failure written from its plan has
     no problem of its own, ``p`` is then its code's row problem). ``members``: the top level
-    of ``details`` where the reader decoded it (:attr:`~envglot.codes.WireFailure.details_members`)."""
+    of ``details`` where the reader decoded it (:attr:`~envglot.codes.WireFailure.details_members`);
+    ``carried``: what :func:`~envglot.codes.carry_meaning` adds for ``p`` and ``ch`` where a plan
+    keeps it (:attr:`~envglot.codes.FailurePlan.carried`)."""
     d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else None
     if d is not None:
         for k in _ERROR_KEYS:
@@ -622,9 +626,11 @@ def _failure_data(
                 del d[k]
     code, word = _ENC.encode(ch.code), _ENC.encode(etype)
     said = None if remediation is None else _ENC.encode(remediation)
-    shown = error_details(details, ctx, NAME)
-    details = carry_meaning(p, ch, shown, dmap, members if shown is details else None)
-    retry = _retry_seconds(retry_after_ms, ctx)
+    # (error_details' and _retry_seconds' common cases inline: an object, no delay)
+    shown = details if details is None or OBJECT_AT(details) is not None else error_details(details, ctx, NAME)
+    add = meaning_to_carry(p, ch, dmap) if carried is None else carried
+    details = with_carried(shown, add, members if shown is details else None)
+    retry = None if retry_after_ms is None else _retry_seconds(retry_after_ms, ctx)
     if d is None:  # an empty payload: the error's members alone, as the dict below is encoded
         return Raw(
             b"".join(
@@ -687,15 +693,18 @@ def _planned_failure(
         body,
         p,
         ch,
-        _error_type_for(p, ch, ctx),
+        # (a problem stating neither type nor retryable: _error_type_for reports nothing)
+        ch.word if p.type is None and p.retryable is None and ch.word is not None else _error_type_for(p, ch, ctx),
         failure.remediation,
         failure.details,
         failure.retry_after_ms,
         ctx,
         dmap,
         failure.details_members,
+        plan.carried,
     )
-    return data, written_message(failure.message, summary, ctx, dmap, 0, fallback=f"{ch.code} ({p.category})")
+    message = failure.message  # (its own message: written_message's common case)
+    return data, message or written_message(message, summary, ctx, dmap, 0, fallback=f"{ch.code} ({p.category})")
 
 
 @common(When("warnings", "falsy"))

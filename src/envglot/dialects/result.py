@@ -18,6 +18,7 @@ from ..codes import (
     missing_problem,
     planned,
     read_problem,
+    with_carried,
     write_code,
 )
 from ..context import Context
@@ -276,7 +277,7 @@ def _planned_failure(
     code's plan (:class:`~envglot.fields.Failure`): what :func:`_exception`, :func:`_error_type`
     and :func:`_failure_data` write, without a problem of its own."""
     f = failure
-    details = carry_meaning(plan.problem, plan.choice, f.details, dmap, f.details_members)
+    details = with_carried(f.details, plan.carried, f.details_members)
     return (
         _exception_pair(f.exception_type, f.exception_message, ctx),
         plan.choice.code,
