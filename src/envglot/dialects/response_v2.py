@@ -609,7 +609,8 @@ def _failure_data(
     """A failure's ``data``: ``body`` with the error's fields (``p``'s code written as ``ch``
     says, ``code``, beside the word ``word``, both encoded; its own fields given apart: a failure
     written from its plan has no problem of its own, ``p`` is then its code's row problem). ``members``: the top level
-    of ``details`` where the reader decoded it (:attr:`~envglot.codes.WireFailure.details_members`);
+    of ``details`` where the reader decoded it (:attr:`~envglot.codes.WireFailure.details_members`:
+    the details are then an object);
     ``carried``: what :func:`~envglot.codes.carry_meaning` adds for ``p`` and ``ch`` where a plan
     keeps it (:attr:`~envglot.codes.FailurePlan.carried`)."""
     d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else None
@@ -625,8 +626,13 @@ def _failure_data(
                 )
                 del d[k]
     said = None if remediation is None else _ENC.encode(remediation)
-    # (error_details' and _retry_seconds' common cases inline: an object, no delay)
-    shown = details if details is None or OBJECT_AT(details) is not None else error_details(details, ctx, NAME)
+    # (error_details' and _retry_seconds' common cases inline: an object, no delay; details
+    # whose members the reader decoded are an object)
+    shown = (
+        details
+        if details is None or members is not None or OBJECT_AT(details) is not None
+        else error_details(details, ctx, NAME)
+    )
     add = meaning_to_carry(p, ch, dmap) if carried is None else carried
     # (with_carried's common case inline: nothing to add)
     details = with_carried(shown, add, members if shown is details else None) if add else shown
