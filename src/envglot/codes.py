@@ -784,8 +784,8 @@ class FailurePlans(dict[tuple[str | None, bool | None, str | None], FailurePlan 
                 p = worded_problem(row, word, code, src.name, retryable, **stated)
         if p is not None and tables is not None:
             ch = choice(p, self.target, tables)
-            word = None if ch.word is None else _ENC.encode(ch.word)
-            hit = FailurePlan(p, ch, meaning_to_carry(p, ch, self.target), _ENC.encode(ch.code), word)
+            word_json = None if ch.word is None else _ENC.encode(ch.word)
+            hit = FailurePlan(p, ch, meaning_to_carry(p, ch, self.target), _ENC.encode(ch.code), word_json)
         if len(self) >= self.limit:
             self.clear()
         self[key] = hit
