@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import envglot
 from envelopes import json_values, text
-from envglot.codes import carried_meaning, carries_meaning
+from envglot.codes import carried_meaning, carries_meaning, details_object, failure_plans
 from envglot.context import Context
 from envglot.diagnostics import Report
 from envglot.dialects.dotbot import Issue
@@ -374,3 +374,38 @@ def _answer(doc: bytes, to: str) -> tuple[bytes | str, list[tuple[str, str, str]
     except envglot.EnvglotError as exc:
         out = f"{type(exc).__name__}: {exc}"
     return out, [(str(d.kind), d.path, d.message) for d in report.diagnostics]
+
+
+@pytest.mark.parametrize("details", _FAILURE_DETAILS)
+def test_details_object_makes_the_carried_meaning_test_with_its_decode(details: bytes | None) -> None:
+    """``details_object`` (the strict read's one decode of a failure's details): ``None`` where
+    there is nothing to test (absent, no object), ``False`` exactly where ``carries_meaning``
+    says the details carry meaning, else their members as ``dict[str, Raw]`` decodes them; a
+    dialect that carries nothing decodes nothing."""
+    raw = None if details is None else msgspec.Raw(details)
+    got = details_object(raw, _DMAP)
+    if raw is None or details[:1] != b"{":
+        assert got is None
+        assert not carries_meaning(raw, _DMAP)
+    elif carries_meaning(raw, _DMAP):
+        assert got is False
+    else:
+        assert got == msgspec.json.decode(details, type=dict[str, msgspec.Raw])
+    quiet = next(d for d in mappings_for(None).dialects.values() if d.meaning_keys[0] is None)
+    assert details_object(raw, quiet) is None
+
+
+@pytest.mark.parametrize("to", ["response-v2", "result", "code-graph", "errorcode", "problem-json"])
+def test_a_failure_plan_spells_its_code_and_word_as_msgspec_encodes_them(to: str) -> None:
+    """Every dotbot code's plan (with ``retryable`` unstated, true, false) keeps its choice's
+    code and word encoded once: what encoding them for each failure gave."""
+    target = mappings_for(None).dialects[to]
+    plans = failure_plans(_DMAP, target)
+    for code in [*_DMAP.codes, "NOT_A_CODE"]:
+        for retryable in (None, True, False):
+            plan = plans[code, retryable, None]
+            if plan is None:
+                continue
+            assert plan.code_json == msgspec.json.encode(plan.choice.code)
+            word = plan.choice.word
+            assert plan.word_json == (None if word is None else msgspec.json.encode(word))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import msgspec
 from msgspec import Raw
@@ -627,18 +627,23 @@ def carries_meaning(details: Raw | None, dmap: DialectMap, members: dict[str, Ra
         return False
 
 
-def details_object(details: Raw | None, dmap: DialectMap) -> dict[str, Raw] | None:
+def details_object(details: Raw | None, dmap: DialectMap) -> dict[str, Raw] | Literal[False] | None:
     """The top level of ``details`` where ``dmap``'s writer carries meaning there, for a reader's
-    fused failure whose reader did not decode it (``None`` when ``details`` is absent or no
-    object, or ``dmap`` carries none): one decode that both the carried-meaning test
-    (:func:`carries_meaning`, a lookup then) and a writer's :func:`carry_meaning` take, where
-    each decoded ``details`` once before (it skips what :func:`carries_meaning`'s decode skips)."""
-    if details is None or dmap.meaning_keys[0] is None:
+    fused failure whose reader did not decode it, once the carried-meaning test
+    (:func:`carries_meaning`) has looked its keys up: ``False`` when ``details`` carries meaning
+    (the failure takes the problem hooks), ``None`` when ``details`` is absent or no object, or
+    ``dmap`` carries none (nothing to test). One decode that both the test and a writer's
+    :func:`carry_meaning` take, where each decoded ``details`` once before (it skips what
+    :func:`carries_meaning`'s decode skips)."""
+    cat_key, retry_key = dmap.meaning_keys
+    if details is None or cat_key is None:
         return None
     try:
-        return _RAW_DICT.decode(details)
+        members = _RAW_DICT.decode(details)
     except msgspec.ValidationError:  # no object: it carries nothing, a writer wraps it
         return None
+    # (carries_meaning's lookup, without its call)
+    return False if cat_key in members or (retry_key is not None and retry_key in members) else members
 
 
 def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context, members: dict[str, Raw] | None = None) -> Problem:
@@ -741,6 +746,11 @@ class FailurePlan(NamedTuple):
     carried: dict[str, Raw]
     """What :func:`carry_meaning` adds to the failure's details for them (:func:`meaning_to_carry`,
     computed once: a writer passes it to :func:`with_carried`); not to be changed."""
+    code_json: bytes
+    """``choice.code`` as msgspec encodes it (a JSON string), encoded once for a writer that
+    writes its output's members as bytes."""
+    word_json: bytes | None
+    """``choice.word`` encoded likewise (``None`` where the target writes no word)."""
 
 
 class FailurePlans(dict[tuple[str | None, bool | None, str | None], FailurePlan | None]):
@@ -774,7 +784,8 @@ class FailurePlans(dict[tuple[str | None, bool | None, str | None], FailurePlan 
                 p = worded_problem(row, word, code, src.name, retryable, **stated)
         if p is not None and tables is not None:
             ch = choice(p, self.target, tables)
-            hit = FailurePlan(p, ch, meaning_to_carry(p, ch, self.target))
+            word_json = None if ch.word is None else _ENC.encode(ch.word)
+            hit = FailurePlan(p, ch, meaning_to_carry(p, ch, self.target), _ENC.encode(ch.code), word_json)
         if len(self) >= self.limit:
             self.clear()
         self[key] = hit

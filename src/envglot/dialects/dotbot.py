@@ -227,12 +227,15 @@ def _wire_failure(w: Envelope, dmap: DialectMap) -> WireFailure | None:
     details = None if e.details is ABSENT else e.details
     members = details_members(w.errors, 0)
     if members is None:
-        members = details_object(details, dmap)
-        if members is None:  # absent, no object, or no meaning carried: nothing to test
-            return WireFailure(e.code, message=e.message, path=e.path, details=details)
-    if carries_meaning(details, dmap, members):
+        read = details_object(details, dmap)  # (the carried-meaning test made with its decode)
+        if read is None:  # absent, no object, or no meaning carried: nothing to test
+            return WireFailure(e.code, None, e.message, e.path, details)
+        if read is False:
+            return None
+        members = read
+    elif carries_meaning(details, dmap, members):
         return None
-    return WireFailure(e.code, message=e.message, path=e.path, details=details, details_members=members)
+    return WireFailure(e.code, None, e.message, e.path, details, details_members=members)
 
 
 @common(When("w.warnings", "falsy"), value=Const(()))

@@ -587,17 +587,17 @@ def _error_type_for(p: c.Problem, ch: Choice, ctx: Context) -> str:
 def _data(body: Raw, wire_error: _WireError | None, ctx: Context, dmap: DialectMap) -> Raw:
     """``data``; a failure's carries the error's fields (a payload key they replace is reported)."""
     assert wire_error is not None  # a success's is the common case
-    p = wire_error.problem
-    return _failure_data(
-        body, p, wire_error.choice, wire_error.type, p.remediation, p.details, p.retry_after_ms, ctx, dmap
-    )
+    p, ch = wire_error.problem, wire_error.choice
+    word = _ENC.encode(wire_error.type)
+    return _failure_data(body, p, ch, _ENC.encode(ch.code), word, p.remediation, p.details, p.retry_after_ms, ctx, dmap)
 
 
 def _failure_data(
     body: Raw,
     p: c.Problem,
     ch: Choice,
-    etype: str,
+    code: bytes,
+    word: bytes,
     remediation: str | None,
     details: Raw | None,
     retry_after_ms: int | None,
@@ -607,9 +607,10 @@ def _failure_data(
     carried: dict[str, Raw] | None = None,
 ) -> Raw:
     """A failure's ``data``: ``body`` with the error's fields (``p``'s code written as ``ch``
-    says, beside ``etype``; its own fields given apart: a failure written from its plan has
-    no problem of its own, ``p`` is then its code's row problem). ``members``: the top level
-    of ``details`` where the reader decoded it (:attr:`~envglot.codes.WireFailure.details_members`);
+    says, ``code``, beside the word ``word``, both encoded; its own fields given apart: a failure
+    written from its plan has no problem of its own, ``p`` is then its code's row problem). ``members``: the top level
+    of ``details`` where the reader decoded it (:attr:`~envglot.codes.WireFailure.details_members`:
+    the details are then an object);
     ``carried``: what :func:`~envglot.codes.carry_meaning` adds for ``p`` and ``ch`` where a plan
     keeps it (:attr:`~envglot.codes.FailurePlan.carried`)."""
     d = _RAW_DICT.decode(body) if body != RAW_EMPTY_OBJECT else None
@@ -624,12 +625,17 @@ def _failure_data(
                     change="replaced by the error field",
                 )
                 del d[k]
-    code, word = _ENC.encode(ch.code), _ENC.encode(etype)
     said = None if remediation is None else _ENC.encode(remediation)
-    # (error_details' and _retry_seconds' common cases inline: an object, no delay)
-    shown = details if details is None or OBJECT_AT(details) is not None else error_details(details, ctx, NAME)
+    # (error_details' and _retry_seconds' common cases inline: an object, no delay; details
+    # whose members the reader decoded are an object)
+    shown = (
+        details
+        if details is None or members is not None or OBJECT_AT(details) is not None
+        else error_details(details, ctx, NAME)
+    )
     add = meaning_to_carry(p, ch, dmap) if carried is None else carried
-    details = with_carried(shown, add, members if shown is details else None)
+    # (with_carried's common case inline: nothing to add)
+    details = with_carried(shown, add, members if shown is details else None) if add else shown
     retry = None if retry_after_ms is None else _retry_seconds(retry_after_ms, ctx)
     if d is None:  # an empty payload: the error's members alone, as the dict below is encoded
         return Raw(
@@ -693,8 +699,12 @@ def _planned_failure(
         body,
         p,
         ch,
-        # (a problem stating neither type nor retryable: _error_type_for reports nothing)
-        ch.word if p.type is None and p.retryable is None and ch.word is not None else _error_type_for(p, ch, ctx),
+        plan.code_json,
+        # (a problem stating neither type nor retryable: _error_type_for reports nothing and
+        # gives the plan's word, encoded once in its plan)
+        plan.word_json
+        if p.type is None and p.retryable is None and plan.word_json is not None
+        else _ENC.encode(_error_type_for(p, ch, ctx)),
         failure.remediation,
         failure.details,
         failure.retry_after_ms,
