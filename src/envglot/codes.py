@@ -620,7 +620,7 @@ def carries_meaning(details: Raw | None, dmap: DialectMap, members: dict[str, Ra
     if cat_key is None or details is None:
         return False
     if members is not None:
-        return cat_key in members or (retry_key is not None and retry_key in members)
+        return _meaning_in(members, cat_key, retry_key)
     try:
         return _carries(dmap.meaning_keys)(details)
     except msgspec.ValidationError:  # details that are no object carry nothing
@@ -642,8 +642,13 @@ def details_object(details: Raw | None, dmap: DialectMap) -> dict[str, Raw] | Li
         members = _RAW_DICT.decode(details)
     except msgspec.ValidationError:  # no object: it carries nothing, a writer wraps it
         return None
-    # (carries_meaning's lookup, without its call)
-    return False if cat_key in members or (retry_key is not None and retry_key in members) else members
+    return False if _meaning_in(members, cat_key, retry_key) else members
+
+
+def _meaning_in(members: dict[str, Raw], cat_key: str, retry_key: str | None) -> bool:
+    """Whether a details object's top level ``members`` has a key its writer carries meaning in
+    (the carried-meaning test of :func:`carries_meaning` and :func:`details_object`)."""
+    return cat_key in members or (retry_key is not None and retry_key in members)
 
 
 def carried_meaning(p: Problem, dmap: DialectMap, ctx: Context, members: dict[str, Raw] | None = None) -> Problem:
