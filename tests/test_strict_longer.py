@@ -304,3 +304,79 @@ def test_a_value_is_copied_for_the_outcome_count_only_where_the_whole_count_show
             once += 1
         seen += bool(copied)
     assert once and (seen or src == "code-graph")
+
+
+def _top_count(doc: bytes, key: str) -> int:
+    """How many times the top level of ``doc`` holds the member ``key`` (repeats counted)."""
+    import json
+
+    pairs: list[list[tuple[str, Any]]] = []
+    json.loads(doc, object_pairs_hook=lambda p: pairs.append(p) or dict(p))
+    return sum(k == key for k, _ in pairs[-1])
+
+
+def _dotbot_failures() -> list[bytes]:
+    """dotbot failures whose first error's details are more than half of the document, and the
+    shapes that test the count around them: the outcome key inside the details (once, twice),
+    repeated at the top before and after the errors, inside the payload, escaped at the top,
+    another ``"details":`` first (an earlier warning's, other bytes; the same bytes), a second
+    error, the details' key spaced."""
+    failure = b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"error",'
+    failure += b'"summary":"s","data":{},"warnings":[],"errors":[{"code":"NOT_FOUND","message":"m",'
+    failure += b'"details":DETAILS}],"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":1,"source":"x"}}'
+    long = b'{"items":[' + b",".join(b'{"n":%d,"s":"v"}' % i for i in range(200)) + b"]}"
+    docs = []
+    for details in (
+        long,
+        long[:-1] + b',"status":"ok"}',
+        long[:-1] + b',"status":1,"x":{"status":2}}',
+        b'{"a":"' + b"status" * 500 + b'"}',
+    ):
+        doc = failure.replace(b"DETAILS", details)
+        docs += [doc, doc.replace(b'"details":', b'"details": ', 1)]
+        docs.append(doc.replace(b'"status":"error",', b'"status":"error","status":"error",', 1))
+        docs.append(doc[:-1] + b',"status":"error"}')
+        docs.append(doc.replace(b'"data":{}', b'"data":{"status":"error"}', 1))
+        docs.append(doc.replace(b'"status":"error"', b'"st\\u0061tus":"error","status":"error"', 1))
+        docs.append(doc.replace(b'"warnings":[]', b'"warnings":[{"code":"W","message":"w","details":{"z":1}}]', 1))
+        warning = b'"warnings":[{"code":"W","message":"w","details":' + details + b"}]"
+        docs.append(doc.replace(b'"warnings":[]', warning, 1))  # the same bytes first
+        docs.append(doc.replace(b'"errors":[{', b'"errors":[{"code":"E","message":"e"},{', 1))
+        docs.append(doc.replace(b"}],", b'},{"code":"E","message":"e","details":{"status":1}}],', 1))
+    return docs
+
+
+def test_a_failure_is_counted_around_its_first_errors_details() -> None:
+    """dotbot's generated outcome test counts around a long first error's ``details`` (a nested
+    ``Raw``) before the rest: false only where the top level holds ``status`` at most once (a
+    parse's count), true only where main's test (the count less the top-level values') is; a long
+    details holding the key, shown nowhere else but once at the top, no longer sends a failure to
+    the members' line; and every answer of
+    the converter on these documents is the general path's."""
+    decode, twice = _outcome_test("dotbot")
+    quoted = msgspec.json.encode("status")
+    checked = inside = 0
+    for doc in _dotbot_failures():
+        if 92 in doc:
+            continue
+        try:
+            w = decode(doc)
+        except msgspec.MsgspecError:
+            continue
+        answer = bool(twice(doc, w))
+        if not answer:
+            assert _top_count(doc, "status") <= 1, doc[:200]
+        if answer:
+            assert _counted_apart(doc, w, quoted) > 1, doc[:200]
+        details = bytes(w.errors[0].details) if w.errors else b""
+        if quoted in details and len(details) * 2 > len(doc) and doc.count(quoted) - details.count(quoted) == 1:
+            if doc.find(b'"details":') + 10 == doc.find(details):
+                assert not answer, doc[:200]
+                inside += 1
+        checked += 1
+    assert checked > 30 and inside >= 4
+    for to in ("response-v2", "errorcode", "result", "problem-json", "code-graph"):
+        general = Pipeline("dotbot", to, IGNORE)
+        p = Pipeline("dotbot", to, IGNORE)
+        for doc in _dotbot_failures():
+            assert _answer(p.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])

@@ -1297,7 +1297,7 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
         ):
             inside.append((v, f"type({v}) is {raw}", key))
     if not inside:
-        return f"{count} > 1"
+        return _around_first_items(quoted, top, f"{count} > 1")
     each = " - ".join(
         f"({enc}({v}).count({quoted!r}) if {present} else 0)" if present else f"{enc}({v}).count({quoted!r})"
         for v, present, _ in inside
@@ -1310,7 +1310,51 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
         alone = " and ".join(([present] if present else []) + [f"not {p}" for p in others])
         outside = _twice_outside(quoted, v, key, enc)
         test = outside if not alone else f"({outside} if {alone} else {test})"
+    return _around_first_items(quoted, top, test)
+
+
+def _around_first_items(quoted: bytes, top: Any, test: str) -> str:
+    """``test`` (an outcome count's, false only where the top level holds ``quoted`` at most once)
+    preceded by the count around each long ``Raw`` value in a list member's first item
+    (:func:`_first_items_raw`, :func:`_counted_around`): either at most one is enough, and a
+    failure's document, whose long value is its first error's details, is not counted whole."""
+    for v, key in _first_items_raw(top):
+        test = f"({_counted_around(quoted, v, key)} > 1 and {test})"
     return test
+
+
+def _first_items_raw(top: Any) -> list[tuple[str, bytes]]:
+    """``(value, its key's spelling)`` for each ``Raw`` field of the Struct items of a list member
+    of the Struct ``top`` (``msgspec.inspect``'s): the value of the list's first item, ``b""``
+    (ABSENT) where the list is empty (a failure's ``errors[0].details``)."""
+    import msgspec.inspect
+
+    found = []
+    for f in top.fields:
+        item = f.type.item_type if isinstance(f.type, msgspec.inspect.ListType) else None
+        if not isinstance(item, msgspec.inspect.StructType) or _STRUCTURAL.intersection(f.encode_name):
+            continue
+        for g in item.fields:
+            if isinstance(g.type, msgspec.inspect.RawType) and not _STRUCTURAL.intersection(g.encode_name):
+                first = f"{attribute('w', f.name)}[0]"
+                v = f"({attribute(first, g.name)} if {attribute('w', f.name)} else b'')"
+                found.append((v, msgspec.json.encode(g.encode_name)))
+    return found
+
+
+def _counted_around(quoted: bytes, value: str, key: bytes) -> str:
+    """The count of ``quoted`` in ``buf`` outside a span of the ``Raw`` ``value`` nested in it
+    under the member spelled ``key``, where that value is more than half of ``buf`` and its bytes
+    follow the first ``key`` and ``:`` (the count before and after them, less than ``buf``'s length
+    searched); else a number above one (nothing counted). No top-level member lies inside a nested
+    value's span, so the number is at least the top level's count of ``quoted`` (the reasoning of
+    :func:`_twice_outside`, whose same count this is)."""
+    at = f"buf.find({key + b':'!r}) + {len(key) + 1}"
+    return (
+        f"(buf.count({quoted!r}, 0, t_at) + buf.count({quoted!r}, t_at + len(t_v)) "
+        f"if len(t_v := {value}) << 1 > len(buf) and (t_at := {at}) > {len(key)} and buf.startswith(t_v, t_at) "
+        f"else 2)"
+    )
 
 
 def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
