@@ -380,3 +380,62 @@ def test_a_failure_is_counted_around_its_first_errors_details() -> None:
         p = Pipeline("dotbot", to, IGNORE)
         for doc in _dotbot_failures():
             assert _answer(p.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])
+
+
+def _large(dialect: str) -> list[bytes]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import corpus
+    finally:
+        sys.path.pop(0)
+    docs = corpus.generate({"large": 8}, seed=5, dialects=(dialect,)).payloads(dialect, "large")
+    return [msgspec.json.format(d, indent=-1) for d in docs]
+
+
+@pytest.mark.parametrize("src", STRICT_SOURCES)
+def test_a_large_document_is_read_strictly_where_its_ends_show_a_success(src: str, members_parses: list[bytes]) -> None:
+    """From ``KEYED_TOP_MIN`` bytes on, a silent rival's strict source reads a document strictly
+    where the outcome member within ``OUTCOME_PEEK`` bytes of an end is no failure
+    (``shows_success``), else on the members' line: every answer is ``Pipeline.convert``'s, the
+    documents guessed a success take no members parse, those guessed a failure take it; so do the
+    shapes that test the count (the outcome repeated, escaped, in another value, moved to the end
+    after a long payload, a failure's outcome after a success's spelling in the head)."""
+    from envglot import fields
+    from envglot.pipeline import OUTCOME_PEEK, shows_success
+    from envglot.toplevel import KEYED_TOP_MIN
+
+    d = get_dialect(src)
+    key = d.outcome_key
+    seen = msgspec.json.encode(key) + b":"
+    docs = [doc for doc in _large(src) if 92 not in doc and len(doc) >= KEYED_TOP_MIN]
+    assert docs
+    peeks = fields.counted_around(d)  # code-graph's count is the whole document's: no strict read
+    assert peeks == (src != "code-graph")
+    guessed = [peeks and shows_success(doc, seen, d.failure_value) for doc in docs]
+    assert src != "dotbot" or (any(guessed) and not all(guessed))  # (problem-json: no failure spelling)
+    for to in ("response-v2", "errorcode", "result"):
+        if to == src:
+            continue
+        general = Pipeline(src, to, IGNORE)
+        p = Pipeline(src, to, IGNORE)
+        for doc, success in zip(docs, guessed, strict=True):
+            want = _answer(_general(general), doc)
+            del members_parses[:]
+            assert _answer(p.convert_bytes, doc) == want
+            assert (members_parses == []) == success, (to, doc[:160])
+    members = {k: bytes(v) for k, v in _TOP.decode(docs[0]).items()}
+    last = _encode({**{k: v for k, v in members.items() if k != key}, key: members[key]})
+    odd = [v for doc in docs[:2] for v in _variants(doc, key)] + [last]
+    odd += [seen + d.failure_value + b"," + doc[1:] for doc in docs[:2]]  # a failure's spelling first
+    odd += [doc[:-1] + b"," + seen + d.failure_value + b"}" for doc in docs[:2]]
+    odd += [b'{"x":{' + seen + b'"ok"},' + doc[1:] for doc in docs[:2]]  # (an unknown member: refused)
+    assert any(len(doc) >= KEYED_TOP_MIN and doc.rfind(seen) > len(doc) - OUTCOME_PEEK for doc in odd)
+    for to in ("response-v2", "dotbot", "problem-json"):
+        if to == src:
+            continue
+        general = Pipeline(src, to, IGNORE)
+        p = Pipeline(src, to, IGNORE)
+        for doc in odd:
+            fresh = Pipeline(src, to, IGNORE)
+            assert _answer(fresh.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])
+            assert _answer(p.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])
