@@ -316,21 +316,21 @@ def _top_count(doc: bytes, key: str) -> int:
 
 
 def _dotbot_failures() -> list[bytes]:
-    """dotbot failures whose first error's details are more than half of the document, and the
-    shapes that test the count around them: the outcome key inside the details (once, twice),
-    repeated at the top before and after the errors, inside the payload, escaped at the top,
-    another ``"details":`` first (an earlier warning's, other bytes; the same bytes), a second
-    error, the details' key spaced."""
+    """dotbot failures of ``KEYED_TOP_MIN`` bytes or more whose first error's details are more
+    than half of the document, and the shapes that test the count around them: the outcome key
+    inside the details (once, twice), repeated at the top before and after the errors, inside the
+    payload, escaped at the top, another ``"details":`` first (an earlier warning's, other bytes;
+    the same bytes), a second error, the details' key spaced."""
     failure = b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"error",'
     failure += b'"summary":"s","data":{},"warnings":[],"errors":[{"code":"NOT_FOUND","message":"m",'
     failure += b'"details":DETAILS}],"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":1,"source":"x"}}'
-    long = b'{"items":[' + b",".join(b'{"n":%d,"s":"v"}' % i for i in range(200)) + b"]}"
+    long = b'{"items":[' + b",".join(b'{"n":%d,"s":"v"}' % i for i in range(1200)) + b"]}"
     docs = []
     for details in (
         long,
         long[:-1] + b',"status":"ok"}',
         long[:-1] + b',"status":1,"x":{"status":2}}',
-        b'{"a":"' + b"status" * 500 + b'"}',
+        b'{"a":"' + b"status" * 3000 + b'"}',
     ):
         doc = failure.replace(b"DETAILS", details)
         docs += [doc, doc.replace(b'"details":', b'"details": ', 1)]

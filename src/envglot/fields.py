@@ -1344,12 +1344,17 @@ def counted_around(src: Dialect) -> bool:
 
 def _around_first_items(quoted: bytes, top: Any, test: str) -> str:
     """``test`` (an outcome count's, false only where the top level holds ``quoted`` at most once)
-    preceded by the count around each long ``Raw`` value in a list member's first item
-    (:func:`_first_items_raw`, :func:`_counted_around`): either at most one is enough, and a
-    failure's document, whose long value is its first error's details, is not counted whole."""
-    for v, key in _first_items_raw(top):
-        test = f"({_counted_around(quoted, v, key)} > 1 and {test})"
-    return test
+    preceded, in a document of :data:`~envglot.toplevel.KEYED_TOP_MIN` bytes or more, by the count
+    around each long ``Raw`` value in a list member's first item (:func:`_first_items_raw`,
+    :func:`_counted_around`): either at most one is enough, and a large failure's document, whose
+    long value is its first error's details, is not counted whole. (Below that size the whole
+    count of a few KB costs less than the calls that go around the value.)"""
+    from .toplevel import KEYED_TOP_MIN  # (toplevel imports this module)
+
+    around = [f"{_counted_around(quoted, v, key)} > 1" for v, key in _first_items_raw(top)]
+    if not around:
+        return test
+    return f"((len(buf) < {KEYED_TOP_MIN} or {' and '.join(around)}) and {test})"
 
 
 def _first_items_raw(top: Any) -> list[tuple[str, bytes]]:
