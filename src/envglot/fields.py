@@ -1295,21 +1295,22 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
             inside.append((v, v, key))
         else:
             inside.append((v, f"type({v}) is {raw}", key))
+    first = _around_first_items(quoted, top)
     if not inside:
-        return _around_first_items(quoted, top, f"{count} > 1")
+        return f"{first}{count} > 1"
     each = " - ".join(
         f"({enc}({v}).count({quoted!r}) if {present} else 0)" if present else f"{enc}({v}).count({quoted!r})"
         for v, present, _ in inside
     )
-    test = f"(t_seen := {count}) > 1 and t_seen - {each} > 1"
+    test = f"{first}(t_seen := {count}) > 1 and t_seen - {each} > 1"
     for v, present, key in reversed(inside):  # a value present alone: counted outside its span
         others = [p for other, p, _ in inside if other != v]
         if not key or "" in others:
             continue
         alone = " and ".join(([present] if present else []) + [f"not {p}" for p in others])
-        outside = _twice_outside(quoted, v, key, enc)
+        outside = _twice_outside(quoted, v, key, enc, first)
         test = outside if not alone else f"({outside} if {alone} else {test})"
-    return _around_first_items(quoted, top, test)
+    return test
 
 
 def _raw_fields(top: Any) -> list[Any]:
@@ -1342,19 +1343,17 @@ def counted_around(src: Dialect) -> bool:
     return any(not _STRUCTURAL.intersection(n) for n in spelled) or bool(_first_items_raw(top))
 
 
-def _around_first_items(quoted: bytes, top: Any, test: str) -> str:
-    """``test`` (an outcome count's, false only where the top level holds ``quoted`` at most once)
-    preceded, in a document of :data:`~envglot.toplevel.KEYED_TOP_MIN` bytes or more, by the count
-    around each long ``Raw`` value in a list member's first item (:func:`_first_items_raw`,
-    :func:`_counted_around`): either at most one is enough, and a large failure's document, whose
-    long value is its first error's details, is not counted whole. (Below that size the whole
+def _around_first_items(quoted: bytes, top: Any) -> str:
+    """A condition and ``and`` put before an outcome test's whole count of ``quoted`` (``""``
+    where there is none): in a document of :data:`~envglot.toplevel.KEYED_TOP_MIN` bytes or more,
+    the count around each long ``Raw`` value in a list member's first item (:func:`_first_items_raw`,
+    :func:`_counted_around`), either count at most one being enough, so a large failure's document
+    (its long value its first error's details) is not counted whole. (Below that size the whole
     count of a few KB costs less than the calls that go around the value.)"""
     from .toplevel import KEYED_TOP_MIN  # (toplevel imports this module)
 
     around = [f"{_counted_around(quoted, v, key)} > 1" for v, key in _first_items_raw(top)]
-    if not around:
-        return test
-    return f"((len(buf) < {KEYED_TOP_MIN} or {' and '.join(around)}) and {test})"
+    return f"(len(buf) < {KEYED_TOP_MIN} or {' and '.join(around)}) and " if around else ""
 
 
 def _first_items_raw(top: Any) -> list[tuple[str, bytes]]:
@@ -1391,7 +1390,7 @@ def _counted_around(quoted: bytes, value: str, key: bytes) -> str:
     )
 
 
-def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
+def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str, first: str = "") -> str:
     """A test that the count of ``quoted`` in ``buf`` less its occurrences in the top-level
     ``Raw`` ``value`` (the only one present) of the member spelled ``key`` is more than one: where
     ``value`` is more than half of ``buf``, counted before and after the bytes that follow the
@@ -1399,7 +1398,8 @@ def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
     ``buf``'s length searched); else, and where those bytes are not ``value``'s, in all of ``buf``
     and, only where that count is more than one (a failure's document seldom shows it twice), less
     in a copy of ``value`` (taken by the encoder named ``enc``): a count of at most one less
-    anything is at most one.
+    anything is at most one. ``first``: a condition and ``and`` put before that whole count
+    (:func:`_around_first_items`).
 
     Without a backslash each ``"`` delimits a string, so the first ``key`` and ``:`` is a key
     whose value starts right after it; a JSON value ends where its bytes say, and no occurrence
@@ -1410,7 +1410,7 @@ def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
     return (
         f"(buf.count({quoted!r}, 0, t_at) + buf.count({quoted!r}, t_at + len({value})) > 1 "
         f"if len({value}) << 1 > len(buf) and (t_at := {at}) > {len(key)} and buf.startswith({value}, t_at) "
-        f"else (t_seen := buf.count({quoted!r})) > 1 and t_seen - {enc}({value}).count({quoted!r}) > 1)"
+        f"else {first}(t_seen := buf.count({quoted!r})) > 1 and t_seen - {enc}({value}).count({quoted!r}) > 1)"
     )
 
 
