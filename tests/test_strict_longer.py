@@ -346,16 +346,14 @@ def _dotbot_failures() -> list[bytes]:
     return docs
 
 
-def test_a_failure_is_counted_around_its_first_errors_details() -> None:
-    """dotbot's generated outcome test counts around a long first error's ``details`` (a nested
-    ``Raw``) before the rest: false only where the top level holds ``status`` at most once (a
-    parse's count), true only where main's test (the count less the top-level values') is; a long
-    details holding the key, shown nowhere else but once at the top, no longer sends a failure to
-    the members' line; and every answer of
-    the converter on these documents is the general path's."""
+def test_a_large_failures_outcome_test_and_answers_hold(members_parses: list[bytes]) -> None:
+    """On large dotbot failures whose details are long and the shapes around them (the outcome key
+    inside the details, repeated at the top, in the payload, escaped, another ``"details":``
+    first), the generated outcome test is false only where the top level holds ``status`` at most
+    once (a parse's count); a failure's spelling at the start takes the members' line (no strict
+    read); every answer of the converter is the general path's."""
     decode, twice = _outcome_test("dotbot")
-    quoted = msgspec.json.encode("status")
-    checked = inside = 0
+    checked = 0
     for doc in _dotbot_failures():
         if 92 in doc:
             continue
@@ -363,23 +361,18 @@ def test_a_failure_is_counted_around_its_first_errors_details() -> None:
             w = decode(doc)
         except msgspec.MsgspecError:
             continue
-        answer = bool(twice(doc, w))
-        if not answer:
+        if not twice(doc, w):
             assert _top_count(doc, "status") <= 1, doc[:200]
-        if answer:
-            assert _counted_apart(doc, w, quoted) > 1, doc[:200]
-        details = bytes(w.errors[0].details) if w.errors else b""
-        if quoted in details and len(details) * 2 > len(doc) and doc.count(quoted) - details.count(quoted) == 1:
-            if doc.find(b'"details":') + 10 == doc.find(details):
-                assert not answer, doc[:200]
-                inside += 1
         checked += 1
-    assert checked > 30 and inside >= 4
+    assert checked > 30
     for to in ("response-v2", "errorcode", "result", "problem-json", "code-graph"):
         general = Pipeline("dotbot", to, IGNORE)
         p = Pipeline("dotbot", to, IGNORE)
         for doc in _dotbot_failures():
-            assert _answer(p.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])
+            want = _answer(_general(general), doc)
+            del members_parses[:]
+            assert _answer(p.convert_bytes, doc) == want, (to, doc[:160])
+            assert members_parses or 92 in doc or b'"status":"error","status"' in doc, doc[:160]
 
 
 def _large(dialect: str) -> list[bytes]:

@@ -1295,20 +1295,19 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
             inside.append((v, v, key))
         else:
             inside.append((v, f"type({v}) is {raw}", key))
-    first = _around_first_items(quoted, top)
     if not inside:
-        return f"{first}{count} > 1"
+        return f"{count} > 1"
     each = " - ".join(
         f"({enc}({v}).count({quoted!r}) if {present} else 0)" if present else f"{enc}({v}).count({quoted!r})"
         for v, present, _ in inside
     )
-    test = f"{first}(t_seen := {count}) > 1 and t_seen - {each} > 1"
+    test = f"(t_seen := {count}) > 1 and t_seen - {each} > 1"
     for v, present, key in reversed(inside):  # a value present alone: counted outside its span
         others = [p for other, p, _ in inside if other != v]
         if not key or "" in others:
             continue
         alone = " and ".join(([present] if present else []) + [f"not {p}" for p in others])
-        outside = _twice_outside(quoted, v, key, enc, first)
+        outside = _twice_outside(quoted, v, key, enc)
         test = outside if not alone else f"({outside} if {alone} else {test})"
     return test
 
@@ -1339,58 +1338,10 @@ def counted_around(src: Dialect) -> bool:
     top = None if strict is None else msgspec.inspect.type_info(strict().type)
     if not isinstance(top, msgspec.inspect.StructType) or _STRUCTURAL.intersection(src.outcome_key):
         return False
-    spelled = [f.encode_name for f in _raw_fields(top)]
-    return any(not _STRUCTURAL.intersection(n) for n in spelled) or bool(_first_items_raw(top))
+    return any(not _STRUCTURAL.intersection(f.encode_name) for f in _raw_fields(top))
 
 
-def _around_first_items(quoted: bytes, top: Any) -> str:
-    """A condition and ``and`` put before an outcome test's whole count of ``quoted`` (``""``
-    where there is none): in a document of :data:`~envglot.toplevel.KEYED_TOP_MIN` bytes or more,
-    the count around each long ``Raw`` value in a list member's first item (:func:`_first_items_raw`,
-    :func:`_counted_around`), either count at most one being enough, so a large failure's document
-    (its long value its first error's details) is not counted whole. (Below that size the whole
-    count of a few KB costs less than the calls that go around the value.)"""
-    from .toplevel import KEYED_TOP_MIN  # (toplevel imports this module)
-
-    around = [f"{_counted_around(quoted, v, key)} > 1" for v, key in _first_items_raw(top)]
-    return f"(len(buf) < {KEYED_TOP_MIN} or {' and '.join(around)}) and " if around else ""
-
-
-def _first_items_raw(top: Any) -> list[tuple[str, bytes]]:
-    """``(value, its key's spelling)`` for each ``Raw`` field of the Struct items of a list member
-    of the Struct ``top`` (``msgspec.inspect``'s): the value of the list's first item, ``b""``
-    (ABSENT) where the list is empty (a failure's ``errors[0].details``)."""
-    import msgspec.inspect
-
-    found = []
-    for f in top.fields:
-        item = f.type.item_type if isinstance(f.type, msgspec.inspect.ListType) else None
-        if not isinstance(item, msgspec.inspect.StructType) or _STRUCTURAL.intersection(f.encode_name):
-            continue
-        for g in item.fields:
-            if isinstance(g.type, msgspec.inspect.RawType) and not _STRUCTURAL.intersection(g.encode_name):
-                first = f"{attribute('w', f.name)}[0]"
-                v = f"({attribute(first, g.name)} if {attribute('w', f.name)} else b'')"
-                found.append((v, msgspec.json.encode(g.encode_name)))
-    return found
-
-
-def _counted_around(quoted: bytes, value: str, key: bytes) -> str:
-    """The count of ``quoted`` in ``buf`` outside a span of the ``Raw`` ``value`` nested in it
-    under the member spelled ``key``, where that value is more than half of ``buf`` and its bytes
-    follow the first ``key`` and ``:`` (the count before and after them, less than ``buf``'s length
-    searched); else a number above one (nothing counted). No top-level member lies inside a nested
-    value's span, so the number is at least the top level's count of ``quoted`` (the reasoning of
-    :func:`_twice_outside`, whose same count this is)."""
-    at = f"buf.find({key + b':'!r}) + {len(key) + 1}"
-    return (
-        f"(buf.count({quoted!r}, 0, t_at) + buf.count({quoted!r}, t_at + len(t_v)) "
-        f"if len(t_v := {value}) << 1 > len(buf) and (t_at := {at}) > {len(key)} and buf.startswith(t_v, t_at) "
-        f"else 2)"
-    )
-
-
-def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str, first: str = "") -> str:
+def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:
     """A test that the count of ``quoted`` in ``buf`` less its occurrences in the top-level
     ``Raw`` ``value`` (the only one present) of the member spelled ``key`` is more than one: where
     ``value`` is more than half of ``buf``, counted before and after the bytes that follow the
@@ -1398,8 +1349,7 @@ def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str, first: str =
     ``buf``'s length searched); else, and where those bytes are not ``value``'s, in all of ``buf``
     and, only where that count is more than one (a failure's document seldom shows it twice), less
     in a copy of ``value`` (taken by the encoder named ``enc``): a count of at most one less
-    anything is at most one. ``first``: a condition and ``and`` put before that whole count
-    (:func:`_around_first_items`).
+    anything is at most one.
 
     Without a backslash each ``"`` delimits a string, so the first ``key`` and ``:`` is a key
     whose value starts right after it; a JSON value ends where its bytes say, and no occurrence
@@ -1410,7 +1360,7 @@ def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str, first: str =
     return (
         f"(buf.count({quoted!r}, 0, t_at) + buf.count({quoted!r}, t_at + len({value})) > 1 "
         f"if len({value}) << 1 > len(buf) and (t_at := {at}) > {len(key)} and buf.startswith({value}, t_at) "
-        f"else {first}(t_seen := buf.count({quoted!r})) > 1 and t_seen - {enc}({value}).count({quoted!r}) > 1)"
+        f"else (t_seen := buf.count({quoted!r})) > 1 and t_seen - {enc}({value}).count({quoted!r}) > 1)"
     )
 
 
