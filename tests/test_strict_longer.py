@@ -304,3 +304,131 @@ def test_a_value_is_copied_for_the_outcome_count_only_where_the_whole_count_show
             once += 1
         seen += bool(copied)
     assert once and (seen or src == "code-graph")
+
+
+def _top_count(doc: bytes, key: str) -> int:
+    """How many times the top level of ``doc`` holds the member ``key`` (repeats counted)."""
+    import json
+
+    pairs: list[list[tuple[str, Any]]] = []
+    json.loads(doc, object_pairs_hook=lambda p: pairs.append(p) or dict(p))
+    return sum(k == key for k, _ in pairs[-1])
+
+
+def _dotbot_failures() -> list[bytes]:
+    """dotbot failures of ``KEYED_TOP_MIN`` bytes or more whose first error's details are more
+    than half of the document, and the shapes that test the count around them: the outcome key
+    inside the details (once, twice), repeated at the top before and after the errors, inside the
+    payload, escaped at the top, another ``"details":`` first (an earlier warning's, other bytes;
+    the same bytes), a second error, the details' key spaced."""
+    failure = b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"error",'
+    failure += b'"summary":"s","data":{},"warnings":[],"errors":[{"code":"NOT_FOUND","message":"m",'
+    failure += b'"details":DETAILS}],"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":1,"source":"x"}}'
+    long = b'{"items":[' + b",".join(b'{"n":%d,"s":"v"}' % i for i in range(1200)) + b"]}"
+    docs = []
+    for details in (
+        long,
+        long[:-1] + b',"status":"ok"}',
+        long[:-1] + b',"status":1,"x":{"status":2}}',
+        b'{"a":"' + b"status" * 3000 + b'"}',
+    ):
+        doc = failure.replace(b"DETAILS", details)
+        docs += [doc, doc.replace(b'"details":', b'"details": ', 1)]
+        docs.append(doc.replace(b'"status":"error",', b'"status":"error","status":"error",', 1))
+        docs.append(doc[:-1] + b',"status":"error"}')
+        docs.append(doc.replace(b'"data":{}', b'"data":{"status":"error"}', 1))
+        docs.append(doc.replace(b'"status":"error"', b'"st\\u0061tus":"error","status":"error"', 1))
+        docs.append(doc.replace(b'"warnings":[]', b'"warnings":[{"code":"W","message":"w","details":{"z":1}}]', 1))
+        warning = b'"warnings":[{"code":"W","message":"w","details":' + details + b"}]"
+        docs.append(doc.replace(b'"warnings":[]', warning, 1))  # the same bytes first
+        docs.append(doc.replace(b'"errors":[{', b'"errors":[{"code":"E","message":"e"},{', 1))
+        docs.append(doc.replace(b"}],", b'},{"code":"E","message":"e","details":{"status":1}}],', 1))
+    return docs
+
+
+def test_a_large_failures_outcome_test_and_answers_hold(members_parses: list[bytes]) -> None:
+    """On large dotbot failures whose details are long and the shapes around them (the outcome key
+    inside the details, repeated at the top, in the payload, escaped, another ``"details":``
+    first), the generated outcome test is false only where the top level holds ``status`` at most
+    once (a parse's count); a failure's spelling at the start takes the members' line (no strict
+    read); every answer of the converter is the general path's."""
+    decode, twice = _outcome_test("dotbot")
+    checked = 0
+    for doc in _dotbot_failures():
+        if 92 in doc:
+            continue
+        try:
+            w = decode(doc)
+        except msgspec.MsgspecError:
+            continue
+        if not twice(doc, w):
+            assert _top_count(doc, "status") <= 1, doc[:200]
+        checked += 1
+    assert checked > 30
+    for to in ("response-v2", "errorcode", "result", "problem-json", "code-graph"):
+        general = Pipeline("dotbot", to, IGNORE)
+        p = Pipeline("dotbot", to, IGNORE)
+        for doc in _dotbot_failures():
+            want = _answer(_general(general), doc)
+            del members_parses[:]
+            assert _answer(p.convert_bytes, doc) == want, (to, doc[:160])
+            assert members_parses or 92 in doc or b'"status":"error","status"' in doc, doc[:160]
+
+
+def _large(dialect: str) -> list[bytes]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import corpus
+    finally:
+        sys.path.pop(0)
+    docs = corpus.generate({"large": 8}, seed=5, dialects=(dialect,)).payloads(dialect, "large")
+    return [msgspec.json.format(d, indent=-1) for d in docs]
+
+
+@pytest.mark.parametrize("src", STRICT_SOURCES)
+def test_a_large_document_is_read_strictly_where_its_ends_show_a_success(src: str, members_parses: list[bytes]) -> None:
+    """From ``KEYED_TOP_MIN`` bytes on, a silent rival's strict source reads a document strictly
+    where the outcome member within ``OUTCOME_PEEK`` bytes of an end is no failure
+    (``shows_success``), else on the members' line: every answer is ``Pipeline.convert``'s, the
+    documents guessed a success take no members parse, those guessed a failure take it; so do the
+    shapes that test the count (the outcome repeated, escaped, in another value, moved to the end
+    after a long payload, a failure's outcome after a success's spelling in the head)."""
+    from envglot import fields
+    from envglot.pipeline import OUTCOME_PEEK, shows_success
+    from envglot.toplevel import KEYED_TOP_MIN
+
+    d = get_dialect(src)
+    key = d.outcome_key
+    seen = msgspec.json.encode(key) + b":"
+    docs = [doc for doc in _large(src) if 92 not in doc and len(doc) >= KEYED_TOP_MIN]
+    assert docs
+    peeks = fields.counted_around(d)  # code-graph's count is the whole document's: no strict read
+    assert peeks == (src != "code-graph")
+    guessed = [peeks and shows_success(doc, seen, d.failure_value) for doc in docs]
+    assert src != "dotbot" or (any(guessed) and not all(guessed))  # (problem-json: no failure spelling)
+    for to in ("response-v2", "errorcode", "result"):
+        if to == src:
+            continue
+        general = Pipeline(src, to, IGNORE)
+        p = Pipeline(src, to, IGNORE)
+        for doc, success in zip(docs, guessed, strict=True):
+            want = _answer(_general(general), doc)
+            del members_parses[:]
+            assert _answer(p.convert_bytes, doc) == want
+            assert (members_parses == []) == success, (to, doc[:160])
+    members = {k: bytes(v) for k, v in _TOP.decode(docs[0]).items()}
+    last = _encode({**{k: v for k, v in members.items() if k != key}, key: members[key]})
+    odd = [v for doc in docs[:2] for v in _variants(doc, key)] + [last]
+    odd += [seen + d.failure_value + b"," + doc[1:] for doc in docs[:2]]  # a failure's spelling first
+    odd += [doc[:-1] + b"," + seen + d.failure_value + b"}" for doc in docs[:2]]
+    odd += [b'{"x":{' + seen + b'"ok"},' + doc[1:] for doc in docs[:2]]  # (an unknown member: refused)
+    assert any(len(doc) >= KEYED_TOP_MIN and doc.rfind(seen) > len(doc) - OUTCOME_PEEK for doc in odd)
+    for to in ("response-v2", "dotbot", "problem-json"):
+        if to == src:
+            continue
+        general = Pipeline(src, to, IGNORE)
+        p = Pipeline(src, to, IGNORE)
+        for doc in odd:
+            fresh = Pipeline(src, to, IGNORE)
+            assert _answer(fresh.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])
+            assert _answer(p.convert_bytes, doc) == _answer(_general(general), doc), (to, doc[:160])

@@ -97,6 +97,7 @@ __all__ = [
     "Writing",
     "attribute",
     "common",
+    "counted_around",
     "pair_function",
     "source",
     "strict_reader",
@@ -1285,16 +1286,14 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
     raw = u.ref(Raw, "Raw")
     enc = u.ref(_ENC.encode, "encode")
     inside: list[tuple[str, str, bytes]] = []  # (a value, a test that it is present, its key's spelling)
-    for f in top.fields:
+    for f in _raw_fields(top):
         v = attribute("w", f.name)
         key = b"" if _STRUCTURAL.intersection(f.encode_name) else msgspec.json.encode(f.encode_name)
         if isinstance(f.type, msgspec.inspect.RawType) and f.required:
             inside.append((v, "", key))
-        elif isinstance(f.type, msgspec.inspect.RawType) and isinstance(f.default, Raw):  # ABSENT: empty
+        elif isinstance(f.type, msgspec.inspect.RawType):  # ABSENT: empty
             inside.append((v, v, key))
-        elif isinstance(f.type, msgspec.inspect.UnionType) and any(
-            isinstance(t, msgspec.inspect.RawType) for t in f.type.types
-        ):
+        else:
             inside.append((v, f"type({v}) is {raw}", key))
     if not inside:
         return f"{count} > 1"
@@ -1311,6 +1310,35 @@ def _outcome_twice(u: Unit, wire: Any, outcome: str) -> str:
         outside = _twice_outside(quoted, v, key, enc)
         test = outside if not alone else f"({outside} if {alone} else {test})"
     return test
+
+
+def _raw_fields(top: Any) -> list[Any]:
+    """The fields of the Struct ``top`` (``msgspec.inspect``'s) whose values may be ``Raw``: a
+    required ``Raw``, one defaulting to a ``Raw`` (:data:`ABSENT`), a union holding ``Raw``."""
+    import msgspec.inspect
+
+    return [
+        f
+        for f in top.fields
+        if (isinstance(f.type, msgspec.inspect.RawType) and (f.required or isinstance(f.default, Raw)))
+        or (
+            isinstance(f.type, msgspec.inspect.UnionType)
+            and any(isinstance(t, msgspec.inspect.RawType) for t in f.type.types)
+        )
+    ]
+
+
+def counted_around(src: Dialect) -> bool:
+    """Whether ``src``'s strict read counts its outcome key around a ``Raw`` value's span where
+    that value is long (:func:`_outcome_twice`), not always in the whole document."""
+    import msgspec.inspect
+
+    reading = src.steps()[0]
+    strict = getattr(getattr(reading, "decoder", None), "decoder", None)
+    top = None if strict is None else msgspec.inspect.type_info(strict().type)
+    if not isinstance(top, msgspec.inspect.StructType) or _STRUCTURAL.intersection(src.outcome_key):
+        return False
+    return any(not _STRUCTURAL.intersection(f.encode_name) for f in _raw_fields(top))
 
 
 def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:

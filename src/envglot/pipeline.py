@@ -32,7 +32,16 @@ from .diagnostics import DISCARD, Counting, Diagnostic, Kind, RefusedError, Repo
 from .dialect import Dialect
 from .errors import DetectError, EnvglotError, ParseError
 from .excerpt import excerpt
-from .fields import COMPILED, Unit, bound_pair, bound_tally, slot_after_last, strict_reader, tallying_pair
+from .fields import (
+    COMPILED,
+    Unit,
+    bound_pair,
+    bound_tally,
+    counted_around,
+    slot_after_last,
+    strict_reader,
+    tallying_pair,
+)
 from .introspect import signature_of
 from .limits import (
     MAX_DEPTH,
@@ -309,6 +318,23 @@ SPLIT_MIN = 2048
 """Size from which a fused reader builds its wire Struct from the members the checks decoded
 (no second pass over the payload); below it, one more decode costs less than a decoder call
 per member."""
+
+OUTCOME_PEEK = 512
+"""Bytes at either end of a document from :data:`~envglot.toplevel.KEYED_TOP_MIN` on searched
+for its outcome member (:func:`shows_success`): where a success is seen there, a strict source
+whose rival is silent reads it strictly (a failure's details are read once on the members' line,
+twice on the strict read)."""
+
+
+def shows_success(buf: bytes, key: bytes, failure: bytes) -> bool:
+    """Whether ``key`` (the outcome member's quoted key and ``:``) is found within
+    :data:`OUTCOME_PEEK` bytes of ``buf``'s start (else of its end), its value not ``failure``: a
+    guess at the outcome, which only picks the line (either gives the same answer)."""
+    at = buf.find(key, 0, OUTCOME_PEEK)
+    if at < 0:
+        at = buf.rfind(key, len(buf) - OUTCOME_PEEK)
+    return at >= 0 and not buf.startswith(failure, at + len(key))
+
 
 _BACK_OPTIONS = Options(unsupported=Level.IGNORE)
 """The options of the target -> source writer a preserve residue is computed with."""
@@ -1120,6 +1146,12 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         strict_rival = read_rival(registry, src, wrapped, True) if strict else None
         strict_below = KEYED_TOP_MIN if strict_rival is None else SPLIT_MIN
         outcome = msgspec.json.encode(src.outcome_key)
+        # From KEYED_TOP_MIN on, a silent rival's source whose outcome count goes around a long
+        # value (counted_around: not the whole document) reads a document strictly where its ends
+        # show a success (shows_success): a success's members' line builds the wire Struct from
+        # the members in Python, while a failure's strict read decodes its long details twice.
+        peek = strict and strict_rival is None and counted_around(src)
+        failure, seen = src.failure_value, outcome + b":"
 
         strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
 
@@ -1153,7 +1185,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             if (
                 strict
                 and not spaced
-                and len(data) < strict_below
+                and (len(data) < strict_below or (peek and shows_success(data, seen, failure)))
                 and 92 not in data
                 and not (missed and data.count(outcome) > 1)
                 and minified(data)
