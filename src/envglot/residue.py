@@ -941,6 +941,7 @@ def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
 
         return general
     frame = _taken_frame(dialect, takes[:1])
+    alone = len(takes) == 1  # the payload the only take: not carried unchanged, nothing is taken
 
     def whole_of(
         original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, theirs: Raw | None = None
@@ -951,7 +952,10 @@ def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
         if out is not None:
             theirs = out.get(carried)
         if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
-            return None if out is None else _whole_of(dialect, original, members, takes, out)
+            if out is None:
+                return None
+            # _whole_of's answer without its copy of the members and its loop (a failure's payload)
+            return Raw(_untaken(dialect, original)) if alone else _whole_of(dialect, original, members, takes, out)
         for k in tops:
             if k in members:
                 return None if out is None else _whole_of(dialect, original, members, takes, out)
