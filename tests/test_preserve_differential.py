@@ -360,7 +360,7 @@ def test_a_written_placer_gives_the_general_placers_bytes(src: str, dst: str) ->
     slot = residue.slot_path(m[dst].shape.residue)
     place = residue.placer(src, takes, slot)
     assert place is not None
-    written = residue.written_placer(src, takes, slot, place)
+    written = residue.written_placer(src, takes, slot)
     assert written is not None
     spliced = 0
     for case in cases(src):
@@ -384,6 +384,57 @@ def test_a_written_placer_gives_the_general_placers_bytes(src: str, dst: str) ->
                     spliced += got[1] is None
             _check(doc, src, dst)
     assert spliced >= 2
+
+
+def _stated_pairs() -> list[tuple[str, str]]:
+    """Every ordered pair of writable dialects whose target's writer states its output's shape
+    (``fields.slot_after_last``), the payload at any depth: a written placer places their residue."""
+    m = default_mappings()
+    return [
+        (src, dst)
+        for src, dst in itertools.permutations(sorted(WRITABLE), 2)
+        if slot_after_last(get_dialect(dst).steps()[1], residue.slot_path(m[dst].shape.residue))
+    ]
+
+
+@pytest.mark.parametrize(("src", "dst"), _stated_pairs())
+def test_a_written_placer_joins_the_general_placers_bytes_at_every_size(src: str, dst: str) -> None:
+    """Into a target whose writer states its shape the residue is joined before the output's last
+    closing brace(s) for every pair, whatever it takes (code-graph's payload two keys deep,
+    google-rpc's details, nothing): the pair's placer's bytes (output decoded, residue set,
+    encoded), below ``WRITTEN_MIN`` and above it (the payload padded: the carrier's payload then
+    looked for in the output's text), for successes and failures, with the original's top level or
+    without; each document converts and restores exactly."""
+    m = default_mappings()
+    takes = _takes(m, src, dst)
+    slot = residue.slot_path(m[dst].shape.residue)
+    place = residue.placer(src, takes, slot)
+    written = residue.written_placer(src, takes, slot)
+    assert place is not None and written is not None
+    sizes = {"small": 0, "large": 0}
+    for case in cases(src):
+        doc = msgspec.json.format(case.data, indent=-1)
+        pad = msgspec.Raw(b'{"pad":"' + b"p" * residue.WRITTEN_MIN + b'"}')
+        top = residue.open_document(doc)
+        for here, _ in takes:  # each present take's value an object of more than WRITTEN_MIN bytes
+            residue.set_path(top, list(here), pad, create=False)
+        padded = residue.encode(top) if takes else doc.replace(b'"}', b"p" * residue.WRITTEN_MIN + b'"}')
+        for data in (doc, padded):
+            try:
+                out = envglot.convert(data, from_=src, to=dst, unsupported="ignore")
+            except envglot.EnvglotError:
+                continue
+            members = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+            for top_level in (members, None):
+                want = place(data, top_level, out)
+                got = written(data, top_level, out)
+                assert want is not None and got is not None
+                assert got[0] == want[0], data
+                assert got[1] is None
+                sizes["small" if len(out) < residue.WRITTEN_MIN else "large"] += 1
+            _check(data, src, dst)
+    one_key = bool(takes) and len(takes[0][0]) == len(takes[0][1]) == 1  # the payload looked for in the text
+    assert sizes["small"] >= 2 and (sizes["large"] >= 2 or not one_key), sizes
 
 
 @pytest.mark.parametrize("meta", [b"null", b"[]", b'"m"', b"1", b"{}", b'{"version":"response-v2"}'])

@@ -960,7 +960,7 @@ class Pipeline:
         if plan is _UNWRITTEN:  # no residue restores into a source that cannot be written
             return out
         takes, slot, place, seal, written = plan
-        if fused and len(out) >= _residue.WRITTEN_MIN:
+        if fused:
             place = written
         if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
@@ -992,7 +992,7 @@ class Pipeline:
             place = _residue.placer(src.name, takes, slot)
             # the fused path's outputs are the writer's encoding of its result (fields.bound_pair)
             written = (
-                _residue.written_placer(src.name, takes, slot, place)
+                _residue.written_placer(src.name, takes, slot)
                 if place is not None and self.dst.writing is not None and slot_after_last(self.dst.steps()[1], slot)
                 else None
             )

@@ -767,46 +767,58 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
     return place
 
 
-def written_placer(dialect: str, takes: Takes, slot: tuple[str | int, ...], general: Placer) -> Placer | None:
+def written_placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | None:
     """The pair's placer for an output whose writer states its shape
     (:func:`envglot.fields.slot_after_last`: msgspec's encoding of an object never holding ``slot``,
-    one or two object keys, the first of two its last member, an object), for a payload one object
-    key deep in the source and in the carrier (:func:`_top_whole`); ``None`` for other takes.
+    one or two object keys, the first of two its last member, an object); ``None`` for another slot.
 
-    The output is not decoded: the carrier's payload is found in its text (:func:`_member_start`:
-    the first ``"KEY":`` of the object, whose keys are unique) and compared with the original's
-    bytes there; where they are the same and :func:`_top_whole` takes the payload alone, the
-    residue is written before the output's last closing brace (or two): the bytes of ``general``,
-    which decodes the output, sets the residue at ``slot`` (a new last member) and encodes it again.
-    Any other document takes ``general``."""
-    if not _one_key_deep(takes) or not 1 <= len(slot) <= 2:
+    The residue is written before the output's last closing brace (or two), with a comma unless that
+    object is empty: the bytes of the pair's :func:`placer`, which decodes the output, sets the
+    residue at ``slot`` (a new last member) and encodes it again (a Struct's encoding decoded as members and encoded
+    again is itself). The residue is :func:`_whole_by`'s, given the output's top level decoded;
+    from :data:`WRITTEN_MIN` bytes, for a payload one object key deep in the source and in the
+    carrier (:func:`_top_whole`), the output is not decoded where its text shows the payload: the
+    carrier's payload is found there (:func:`_member_start`: the first ``"KEY":`` of the object,
+    whose keys are unique) and compared with the original's bytes, and where they are the same and
+    :func:`_top_whole` takes the payload alone, that is the residue."""
+    if not 1 <= len(slot) <= 2 or not all(isinstance(seg, str) for seg in slot):
         return None
-    key, carried = str(takes[0][0][0]), (str(takes[0][1][0]),)
-    taken = _top_whole(dialect, takes)
     member = _key_text(str(slot[-1]))
     closing = len(slot)  # the object's brace, and its last member's for a nested slot
+    closed = b"}" * closing
+    residue_of = _whole_by(dialect, takes)
+    decode = _RAW_DICT.decode
 
-    def place(
-        original: bytes, members: dict[str, Raw] | None, out: bytes
-    ) -> tuple[bytes, dict[str, Any] | None] | None:
+    def decoded(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, None]:
+        res = residue_of(original, members, decode(out))
+        lead = b"" if out[-closing - 1] == _OPEN else b","  # an empty object: no comma
+        return b"".join((out[:-closing], lead, member, res, closed)), None
+
+    if not _one_key_deep(takes):
+        return decoded
+    key, carried = str(takes[0][0][0]), (str(takes[0][1][0]),)
+    taken = _top_whole(dialect, takes)
+
+    def place(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, None]:
+        if len(out) < WRITTEN_MIN:
+            return decoded(original, members, out)
         mine = None if members is None else members.get(key)
         start = None if mine is None else _member_start(out, carried)
         if start is not None and mine is not None and out.startswith(mine, start):
             end = start + len(mine)
             res = taken(original, members, None, mine) if out[end : end + 1] in _AFTER else None
             if res is not None:
-                head = memoryview(out)[:-closing]
                 lead = b"" if out[-closing - 1] == _OPEN else b","  # an empty object: no comma
-                return b"".join((head, lead, member, res, b"}" * closing)), None
-        return general(original, members, out)
+                return b"".join((out[:-closing], lead, member, res, closed)), None
+        return decoded(original, members, out)
 
     return place
 
 
 WRITTEN_MIN = 1024
-"""Output size from which a fused output's residue is placed by :func:`written_placer`: below it,
-decoding the output's top level and encoding it again costs less than finding the payload in its
-text (a few Python steps against a decode that grows with the payload)."""
+"""Output size from which :func:`written_placer` looks for the carrier's payload in the output's
+text: below it, decoding the output's top level costs less than finding the payload there (a few
+Python steps against a decode that grows with the payload)."""
 
 
 _AFTER = (b",", b"}")
@@ -929,6 +941,7 @@ def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
 
         return general
     frame = _taken_frame(dialect, takes[:1])
+    alone = len(takes) == 1  # the payload the only take: not carried unchanged, nothing is taken
 
     def whole_of(
         original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, theirs: Raw | None = None
@@ -939,7 +952,10 @@ def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
         if out is not None:
             theirs = out.get(carried)
         if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
-            return None if out is None else _whole_of(dialect, original, members, takes, out)
+            if out is None:
+                return None
+            # _whole_of's answer without its copy of the members and its loop (a failure's payload)
+            return Raw(_untaken(dialect, original)) if alone else _whole_of(dialect, original, members, takes, out)
         for k in tops:
             if k in members:
                 return None if out is None else _whole_of(dialect, original, members, takes, out)
