@@ -22,6 +22,7 @@ import importlib.util
 import itertools
 import re
 import sys
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -281,6 +282,18 @@ def _takes(m: Any, src: str, dst: str) -> residue.Takes:
     return residue.take_paths(m[src].fields, m[dst].fields, m[dst].shape.residue) if src != dst else ()
 
 
+def _converted_variants(src: str, dst: str) -> Iterator[tuple[bytes, bytes, dict[str, msgspec.Raw]]]:
+    """Each golden ``src`` document's :func:`_top_level_variants` that converts to ``dst``, with its
+    output and its top level."""
+    for case in cases(src):
+        for doc in _top_level_variants(src, msgspec.json.format(case.data, indent=-1)):
+            try:
+                out = envglot.convert(doc, from_=src, to=dst, unsupported="ignore")
+            except envglot.EnvglotError:
+                continue
+            yield doc, out, msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
+
+
 @pytest.mark.parametrize(("src", "dst"), _top_level_pairs())
 def test_a_top_level_payloads_placer_gives_the_general_ways_bytes(src: str, dst: str) -> None:
     """The pair's placer (a payload one key deep in both taken without the loop over the takes
@@ -293,28 +306,22 @@ def test_a_top_level_payloads_placer_gives_the_general_ways_bytes(src: str, dst:
     place = residue.placer(src, takes, slot)
     assert place is not None
     taken = placed = 0
-    for case in cases(src):
-        for doc in _top_level_variants(src, msgspec.json.format(case.data, indent=-1)):
-            try:
-                out = envglot.convert(doc, from_=src, to=dst, unsupported="ignore")
-            except envglot.EnvglotError:
-                continue
-            members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
-            # and a carrier holding every take's value of the original (none of the writers does)
-            every = residue.open_document(out)
-            for here, there in takes:
-                value = residue.value_at(members, here)
-                if value is not None:
-                    residue.set_path(every, list(there), value)
-            for carrier in (out, residue.encode(every)):
-                for top_level in (members, None):
-                    top = residue.open_document(carrier)
-                    res = residue.whole(src, doc, top_level, residue.open_document(carrier), takes)
-                    residue.set_path(top, list(slot), res)
-                    assert place(doc, top_level, carrier) == (residue.encode(top), top), doc
-                    taken += b'"take":' in bytes(res)
-                    placed += 1
-            _check(doc, src, dst)
+    for doc, out, members in _converted_variants(src, dst):
+        # and a carrier holding every take's value of the original (none of the writers does)
+        every = residue.open_document(out)
+        for here, there in takes:
+            value = residue.value_at(members, here)
+            if value is not None:
+                residue.set_path(every, list(there), value)
+        for carrier in (out, residue.encode(every)):
+            for top_level in (members, None):
+                top = residue.open_document(carrier)
+                res = residue.whole(src, doc, top_level, residue.open_document(carrier), takes)
+                residue.set_path(top, list(slot), res)
+                assert place(doc, top_level, carrier) == (residue.encode(top), top), doc
+                taken += b'"take":' in bytes(res)
+                placed += 1
+        _check(doc, src, dst)
     assert placed >= 4 and taken >= 2
 
 
@@ -363,26 +370,20 @@ def test_a_written_placer_gives_the_general_placers_bytes(src: str, dst: str) ->
     written = residue.written_placer(src, takes, slot)
     assert written is not None
     spliced = 0
-    for case in cases(src):
-        for doc in _top_level_variants(src, msgspec.json.format(case.data, indent=-1)):
-            try:
-                out = envglot.convert(doc, from_=src, to=dst, unsupported="ignore")
-            except envglot.EnvglotError:
-                continue
-            members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
-            outs = [out]
-            if len(slot) == 2:  # the slot's parent an empty object: no comma before the residue
-                top = residue.open_document(out)
-                top[str(slot[0])] = msgspec.Raw(b"{}")
-                outs.append(residue.encode(top))
-            for carrier in outs:
-                for top_level in (members, None):
-                    want = place(doc, top_level, carrier)
-                    got = written(doc, top_level, carrier)
-                    assert want is not None and got is not None
-                    assert got[0] == want[0], doc
-                    spliced += got[1] is None
-            _check(doc, src, dst)
+    for doc, out, members in _converted_variants(src, dst):
+        outs = [out]
+        if len(slot) == 2:  # the slot's parent an empty object: no comma before the residue
+            top = residue.open_document(out)
+            top[str(slot[0])] = msgspec.Raw(b"{}")
+            outs.append(residue.encode(top))
+        for carrier in outs:
+            for top_level in (members, None):
+                want = place(doc, top_level, carrier)
+                got = written(doc, top_level, carrier)
+                assert want is not None and got is not None
+                assert got[0] == want[0], doc
+                spliced += got[1] is None
+        _check(doc, src, dst)
     assert spliced >= 2
 
 

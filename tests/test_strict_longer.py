@@ -9,7 +9,7 @@ bytes on too (h-med10's cases, on h-tiny10's count). Every answer must be ``Pipe
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -253,13 +253,7 @@ def test_the_outcome_count_around_a_raw_value_is_the_count_less_its_copy(src: st
         ]
         docs += [both.replace(b'"status":400,', b""), b'{"data":{"status":2,"x":[1]},' + both[1:]]
     checked = 0
-    for doc in docs:
-        if 92 in doc:
-            continue
-        try:
-            w = decode(doc)
-        except msgspec.MsgspecError:
-            continue
+    for doc, w in _strictly_read(docs, decode):
         assert bool(twice(doc, w)) == (_counted_apart(doc, w, quoted) > 1), doc[:200]
         checked += 1
     assert checked > 40
@@ -290,13 +284,7 @@ def test_a_value_is_copied_for_the_outcome_count_only_where_the_whole_count_show
     twice = eval(f"lambda buf, w: {expr}", u.ns)
     once = seen = 0
     docs = _tiny(src) + [v for doc in _tiny(src)[:4] for v in _variants(doc, key)]
-    for doc in docs:
-        if 92 in doc:
-            continue
-        try:
-            w = strict.decode(doc)
-        except msgspec.MsgspecError:
-            continue
+    for doc, w in _strictly_read(docs, strict.decode):
         del copied[:]
         assert bool(twice(doc, w)) == (_counted_apart(doc, w, quoted) > 1), doc[:200]
         if doc.count(quoted) <= 1:
@@ -304,6 +292,19 @@ def test_a_value_is_copied_for_the_outcome_count_only_where_the_whole_count_show
             once += 1
         seen += bool(copied)
     assert once and (seen or src == "code-graph")
+
+
+def _strictly_read(docs: Iterable[bytes], decode: Any) -> Iterator[tuple[bytes, Any]]:
+    """Each of ``docs`` without a backslash (the strict read takes none) that ``decode`` reads,
+    with what it read."""
+    for doc in docs:
+        if 92 in doc:
+            continue
+        try:
+            w = decode(doc)
+        except msgspec.MsgspecError:
+            continue
+        yield doc, w
 
 
 def _top_count(doc: bytes, key: str) -> int:
@@ -354,13 +355,7 @@ def test_a_large_failures_outcome_test_and_answers_hold(members_parses: list[byt
     read); every answer of the converter is the general path's."""
     decode, twice = _outcome_test("dotbot")
     checked = 0
-    for doc in _dotbot_failures():
-        if 92 in doc:
-            continue
-        try:
-            w = decode(doc)
-        except msgspec.MsgspecError:
-            continue
+    for doc, w in _strictly_read(_dotbot_failures(), decode):
         if not twice(doc, w):
             assert _top_count(doc, "status") <= 1, doc[:200]
         checked += 1
