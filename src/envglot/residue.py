@@ -946,25 +946,22 @@ def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
     def whole_of(
         original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, theirs: Raw | None = None
     ) -> Raw | None:
-        if members is None:
-            return None if out is None else _whole_of(dialect, original, members, takes, out)
-        mine = members.get(key)
-        if out is not None:
-            theirs = out.get(carried)
-        if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
-            if out is None:
-                return None
-            # _whole_of's answer without its copy of the members and its loop (a failure's payload)
-            return Raw(_untaken(dialect, original)) if alone else _whole_of(dialect, original, members, takes, out)
-        for k in tops:
-            if k in members:
-                return None if out is None else _whole_of(dialect, original, members, takes, out)
-        for k in deep:
-            if members.get(k, _NULL) != _NULL:
-                return None if out is None else _whole_of(dialect, original, members, takes, out)
-        tree: dict[str, Any] = dict(members)
-        tree[key] = _NULL
-        return _one_taken(dialect, original, tree, theirs, frame)
+        if members is not None:
+            mine = members.get(key)
+            if out is not None:
+                theirs = out.get(carried)
+            if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
+                if alone and out is not None:
+                    # _whole_of's answer without its copy of the members and its loop (a failure's payload)
+                    return Raw(_untaken(dialect, original))
+            elif (not tops or all(k not in members for k in tops)) and (
+                not deep or all(members.get(k, _NULL) == _NULL for k in deep)
+            ):
+                tree: dict[str, Any] = dict(members)
+                tree[key] = _NULL
+                return _one_taken(dialect, original, tree, theirs, frame)
+        # any other document: the general rule (without the output's top level, it decides)
+        return None if out is None else _whole_of(dialect, original, members, takes, out)
 
     return whole_of
 
