@@ -320,3 +320,70 @@ def test_the_small_files_row_in_a_chosen_working_directory(tmp_path: Path) -> No
         timeout=600,
     )
     assert missing.returncode != 0 and "not a directory" in missing.stderr
+
+
+def _bench_module(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _set_details(doc: Any, steps: list[str], key: str, value: Any) -> bool:
+    """``doc`` with ``key: value`` added to the details object at ``steps`` (``x[]`` takes the
+    first item of ``x``), the details made an object if absent; ``False`` where the path is not
+    there or the details are no object."""
+    node = doc
+    for step in steps[:-1]:
+        many = step.endswith("[]")
+        node = node.get(step[:-2] if many else step) if isinstance(node, dict) else None
+        if many:
+            node = node[0] if isinstance(node, list) and node else None
+        if not isinstance(node, dict):
+            return False
+    details = node.setdefault(steps[-1], {})
+    if not isinstance(details, dict):
+        return False
+    details[key] = value
+    return True
+
+
+def test_a_floor_refuses_or_matches_an_error_whose_details_carry_meaning() -> None:
+    """A floor is exact: where an error's ``details`` hold a key its source's reader takes a
+    category or ``retryable`` from (``DialectMap.meaning_keys``), envglot writes another code than
+    the code's row, so the floor either gives envglot's bytes or refuses the record
+    (``OutsideError``). Every floored pair from such a source, its failures of the small corpus
+    with each such key added (a category the code does not imply, and ``retryable``)."""
+    import orjson
+
+    from envglot import Converter
+    from envglot.mappings import default_mappings
+
+    corpus = _bench_module("corpus").generate({"tiny": 16, "medium": 4}, seed=20260101)
+    dialects = default_mappings().dialects
+    checked = refused = 0
+    for src, dst in FLOORED:
+        keys = [k for k in dialects[src].meaning_keys if k is not None]
+        if not keys:
+            continue
+        steps = dialects[src].fields["problem.details"].removeprefix("$.").split(".")
+        floor = _floors.build(src, dst)
+        conv = Converter(to=dst, from_=src, unsupported="ignore").convert_bytes
+        for rec in corpus:
+            if rec.dialect != src or rec.ok:
+                continue
+            for key, value in zip(keys, ("internal", True), strict=False):
+                doc = orjson.loads(rec.data)
+                if not _set_details(doc, steps, key, value):
+                    continue
+                b = orjson.dumps(doc)
+                checked += 1
+                try:
+                    got = floor(b)
+                except _floors.OutsideError:
+                    refused += 1
+                    continue
+                assert got == conv(b), (src, dst, b)
+    assert checked >= 100 and refused == checked  # every such record is refused: the test is made
