@@ -456,8 +456,6 @@ def test_every_dotbot_code_counts_on_the_counting_path_what_the_hub_reports(shap
     text, obj = (
         _counted_by_the_chunk_loop(p, _shaped_failure(shape, "PROJECT_NOT_FOUND", d))[1] for d in details_shapes[2:4]
     )
+    wrapped = ("payload_wrapped", "$.errors[].details")
     if shape != "no errors":  # (no error there)
-        assert ("payload_wrapped", "$.errors[].details") in text and (
-            "payload_wrapped",
-            "$.errors[].details",
-        ) not in obj
+        assert wrapped in text and wrapped not in obj
