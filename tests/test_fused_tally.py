@@ -211,6 +211,43 @@ def test_generated_documents_count_what_the_hub_reports(src: str, data: st.DataO
     _check(doc, dst)
 
 
+def _errorcode_failure(**error: object) -> bytes:
+    """An errorcode failure of one code and stated ``retryable`` (one failure plan's key), ``error``'s
+    members added."""
+    e = {"code": "x_rate_limited", "message": "Rate limit exceeded", "retryable": True, **error}
+    return msgspec.json.encode(
+        {"success": False, "data": None, "error": e, "meta": {"tool_version": "1.0", "elapsed_ms": 3}}
+    )
+
+
+def _ordered(p: Pipeline, doc: bytes) -> list[tuple[str, str]]:
+    """The ``(kind, path)`` list, in order, the chunk loop's counter gives ``doc`` (a fresh counter)."""
+    clean, bom = check_input(doc, p.max_depth, depth=False)
+    top = within_depth(top_level, clean, p.max_depth, bom)
+    out = p.counter()(doc, (clean, bom, classify_members(top, p.registry)), top)
+    return [(str(k), path) for k, path in out[3]]
+
+
+def test_a_failure_counts_what_its_values_decide() -> None:
+    """Failures of one failure plan (code, stated ``retryable``) whose error members are all present
+    and truthy but whose values differ count what the hub reports, and count differently: a failure's
+    ``(kind, path)`` list is not a function of its plan and which members it has (a negative
+    ``retry_after_ms`` is dropped, 2**62 coerced), so counting a failure from its plan must
+    take its values into account (docs/performance.md, "the failure plans on the counting path")."""
+    docs = [_errorcode_failure(retry_after_ms=ms, rate_limit_reset="soon") for ms in (5, -5, 2**62)]
+    for doc in docs:
+        for dst in TARGETS:
+            _check(doc, dst, src="errorcode")
+            _check(doc, dst)
+    p = _pipe(None, "response-v2", "ignore")
+    before = _CALLS["done"]
+    lists = [_ordered(p, doc) for doc in docs]
+    assert _CALLS["done"] - before == len(docs), "the fused counting path was not taken"
+    assert lists[0] == [("field_dropped", "$.error.rate_limit_reset"), ("code_respelled", "$.error.code")]
+    assert lists[1] == [*lists[0], ("field_dropped", "$.error.retry_after_ms")]
+    assert lists[2] == [*lists[0], ("value_coerced", "$.error.retry_after_ms")]
+
+
 def _outcomes(m: Migrator, records: list[bytes]) -> list[tuple[Any, ...]]:
     return [
         (o.status, o.output, o.source, o.lossy, o.unwrapped, sorted(o.kinds), o.error, o.error_type, o.path)

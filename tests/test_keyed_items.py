@@ -21,11 +21,15 @@ import envglot
 from envelopes import json_values, text
 from envglot.codes import carried_meaning, carries_meaning, details_object, failure_plans
 from envglot.context import Context
+from envglot.detect import classify_members, top_level
 from envglot.diagnostics import Report
 from envglot.dialects.dotbot import Issue
 from envglot.fields import use_compiled
 from envglot.keyed import KeyedItems, KeyedList, details_members
+from envglot.limits import check_input, within_depth
 from envglot.mappings import mappings_for
+from envglot.options import Options
+from envglot.pipeline import Pipeline
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -409,3 +413,49 @@ def test_a_failure_plan_spells_its_code_and_word_as_msgspec_encodes_them(to: str
             assert plan.code_json == msgspec.json.encode(plan.choice.code)
             word = plan.choice.word
             assert plan.word_json == (None if word is None else msgspec.json.encode(word))
+
+
+def _counted_by_the_chunk_loop(p: Pipeline, doc: bytes) -> tuple[bytes | str, list[tuple[str, str]]]:
+    """``doc`` through the counting path ``migrate``'s chunk loop takes (``Pipeline.counter`` given the
+    detection): its output (or error) and its ``(kind, path)`` entries, sorted."""
+    try:
+        clean, bom = check_input(doc, p.max_depth, depth=False)
+        top = within_depth(top_level, clean, p.max_depth, bom)
+        out = p.counter()(doc, (clean, bom, classify_members(top, p.registry)), top)
+    except envglot.EnvglotError as exc:
+        return f"{type(exc).__name__}: {exc}", []
+    return out[0], sorted((str(k), path) for k, path in out[3])
+
+
+def _by_the_hub(p: Pipeline, doc: bytes) -> tuple[bytes | str, list[tuple[str, str]]]:
+    """``doc`` converted by the hub (fused paths off) with a full report: output (or error) and sorted
+    ``(kind, path)`` entries."""
+    use_compiled(False)
+    try:
+        conv = p.run(doc, Report(p.policy))
+    except envglot.EnvglotError as exc:
+        return f"{type(exc).__name__}: {exc}", []
+    finally:
+        use_compiled(True)
+    return conv.output, sorted((str(d.kind), d.path) for d in conv.diagnostics)
+
+
+@pytest.mark.parametrize("shape", _FAILURE_SHAPES)
+def test_every_dotbot_code_counts_on_the_counting_path_what_the_hub_reports(shape: str) -> None:
+    """The variants of :func:`test_every_dotbot_code_fails_on_the_fused_path_as_the_hub_does` through
+    the counting path ``migrate`` takes (``Pipeline.counter``, detected): the hub's output and
+    ``(kind, path)`` entries, or its error, for each target; a failure's count depends on its details'
+    JSON type, not only on its code (docs/performance.md, h-cnt15)."""
+    details_shapes = [None, b"null", b'"text"', b'{"a":1}', b'{"category":"unavailable"}', b'{"retryable":false}']
+    docs = [_shaped_failure(shape, code, d) for code in [*_DMAP.codes, "NOT_A_CODE"] for d in details_shapes]
+    for to in ("response-v2", "result", "code-graph", "errorcode", "problem-json"):
+        p = Pipeline(None, to, Options(unsupported="ignore"))
+        for doc in docs:
+            assert _counted_by_the_chunk_loop(p, doc) == _by_the_hub(p, doc), (to, doc)
+    p = Pipeline(None, "response-v2", Options(unsupported="ignore"))
+    text, obj = (
+        _counted_by_the_chunk_loop(p, _shaped_failure(shape, "PROJECT_NOT_FOUND", d))[1] for d in details_shapes[2:4]
+    )
+    wrapped = ("payload_wrapped", "$.errors[].details")
+    if shape != "no errors":  # (no error there)
+        assert wrapped in text and wrapped not in obj
