@@ -320,3 +320,29 @@ def test_the_small_files_row_in_a_chosen_working_directory(tmp_path: Path) -> No
         timeout=600,
     )
     assert missing.returncode != 0 and "not a directory" in missing.stderr
+
+
+def test_preserve_instructions_counts_successes_and_failures_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``preserve_instructions.py --outcomes``: the child splits a pair's records by the target's
+    ``failed`` of their ``ignore`` output and reports each group's size (run here without callgrind)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_preserve_instructions", ROOT / "benchmarks" / "preserve_instructions.py"
+    )
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # (puts benchmarks/ on sys.path)
+    from compare_commits import write_corpus
+
+    import envglot
+
+    corpus = tmp_path / "corpus.json"
+    write_corpus(corpus, ROOT / "src", {"tiny": 12}, seed=20260101)
+    mod.child(corpus, [("dotbot", "response-v2")], False, True)
+    successes, failures = json.loads(capsys.readouterr().out.splitlines()[0])
+    records = next(g["records"] for g in json.loads(corpus.read_text())["groups"] if g["dialect"] == "dotbot")
+    ignore = envglot.Converter(to="response-v2", from_="dotbot", unsupported="ignore")
+    failed = [ignore.pipeline.dst.failed(ignore.convert_bytes(bytes.fromhex(h))) for h in records]
+    assert (successes, failures) == (failed.count(False), failed.count(True))
+    assert successes and failures  # the corpus's tiny dotbot records hold both
