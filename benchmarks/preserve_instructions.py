@@ -2,7 +2,7 @@
 """Instructions per document of ``preserve=True`` against ``"ignore"``, by part, on source trees (callgrind).
 
     python benchmarks/preserve_instructions.py SRC [MORE_SRC ...] [--pairs dotbot:response-v2,...]
-        [--size tiny|medium|large] [--count 100] [--parts]
+        [--size tiny|medium|large] [--count 100] [--parts | --outcomes]
 
 Timed ratios at tiny move with a shared machine's load by more than a change does; instruction
 counts do not. For each tree and ordered pair, in one child process under ``valgrind
@@ -13,8 +13,9 @@ over ``5 * count`` documents is the figure. ``--parts`` (the last tree only, whi
 tree's :mod:`envglot.residue` API) adds the version 3-5 residue's parts, each called alone on the
 same records: the digest the residue records, the residue (``residue.whole``, the digest
 included), its placement in the output (opened, set at the target's slot, encoded) and the
-target's ``seal`` of the placed output. Prints a Markdown table, thousands of instructions per
-document.
+target's ``seal`` of the placed output. ``--outcomes``: successes and failures apart (a record
+is a failure when the target's ``failed`` says so of its ``ignore`` output), each group counted as
+above. Prints a Markdown table, thousands of instructions per document.
 """
 
 from __future__ import annotations
@@ -95,15 +96,31 @@ def part_functions(src: str, dst: str, items: list[bytes]) -> list[Callable[[byt
     ]
 
 
-def child(corpus_file: Path, pairs: list[tuple[str, str]], parts: bool) -> None:
+OUTCOMES = ("success", "failure")
+
+
+def child(corpus_file: Path, pairs: list[tuple[str, str]], parts: bool, outcomes: bool = False) -> None:
+    """Each pair's ``ignore`` and ``preserve`` passes (and its parts); ``outcomes``: for its
+    successes, then its failures, printing each group's size (one JSON list a pair)."""
     import envglot
 
     groups = json.loads(corpus_file.read_text())["groups"]
     records = {g["dialect"]: [bytes.fromhex(h) for h in g["records"]] for g in groups}
     for src, dst in pairs:
+        ignore = envglot.Converter(to=dst, from_=src, unsupported="ignore")
+        preserve = envglot.Converter(to=dst, from_=src, unsupported="ignore", preserve=True)
         items = records[src]
-        _passes(envglot.Converter(to=dst, from_=src, unsupported="ignore").convert_bytes, items)
-        _passes(envglot.Converter(to=dst, from_=src, unsupported="ignore", preserve=True).convert_bytes, items)
+        if outcomes:
+            failed = ignore.pipeline.dst.failed
+            failures = [x for x in items if failed(ignore.convert_bytes(x))]
+            split = ([x for x in items if x not in failures], failures)
+            print(json.dumps([len(g) for g in split]), flush=True)
+            for group in split:
+                _passes(ignore.convert_bytes, group)
+                _passes(preserve.convert_bytes, group)
+            continue
+        _passes(ignore.convert_bytes, items)
+        _passes(preserve.convert_bytes, items)
         if parts:
             for fn in part_functions(src, dst, items):
                 _passes(fn, items)
@@ -115,16 +132,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pairs", default="dotbot:response-v2", help="SOURCE:TARGET,...")
     ap.add_argument("--count", type=int, default=100, help="records per source")
     ap.add_argument("--size", choices=("tiny", "medium", "large"), default="tiny")
-    ap.add_argument("--parts", action="store_true", help="the residue's parts too (the last tree)")
+    apart = ap.add_mutually_exclusive_group()
+    apart.add_argument("--parts", action="store_true", help="the residue's parts too (the last tree)")
+    apart.add_argument("--outcomes", action="store_true", help="successes and failures apart")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     pairs = [tuple(p.split(":", 1)) for p in args.pairs.split(",") if p]
     if args.child:
-        child(args.child, pairs, args.parts)  # type: ignore[arg-type]
+        child(args.child, pairs, args.parts, args.outcomes)  # type: ignore[arg-type]
         return
     if not args.trees:
         ap.error("one or more source trees are required")
     from compare_commits import write_corpus
+
+    if args.outcomes:
+        _by_outcome(args.trees, pairs, args.size, args.count)
+        return
 
     per_pair = 2 + (len(PARTS) if args.parts else 0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,6 +179,35 @@ def main(argv: list[str] | None = None) -> None:
             if args.parts and not with_parts:
                 cells += [""] * len(PARTS)
             print(f"| {s} → {d} | {tree} | " + " | ".join(cells) + " |")
+
+
+def _by_outcome(trees: list[Path], pairs: list[tuple[str, str]], size: str, count: int) -> None:
+    """``--outcomes``: each tree's counts, successes and failures apart, as a Markdown table."""
+    from compare_commits import write_corpus
+
+    spec = ",".join(f"{s}:{d}" for s, d in pairs)
+    rows: list[tuple[list[int], list[list[int]]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus_file = Path(tmp) / "corpus.json"
+        write_corpus(corpus_file, trees[0], {size: count}, seed=20260101)
+        for i, tree in enumerate(trees):
+            args = ["--child", str(corpus_file), "--pairs", spec, "--outcomes"]
+            got, out = counted(tree, Path(__file__).resolve(), args, 4 * len(pairs), Path(tmp) / str(i))
+            rows.append((got, [json.loads(line) for line in out.splitlines() if line.startswith("[")]))
+    print("| pair | tree | outcome | records | ignore | preserve | preserve / ignore |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for p, (s, d) in enumerate(pairs):
+        for tree, (got, sizes) in zip(trees, rows, strict=True):
+            for g, outcome in enumerate(OUTCOMES):
+                docs = PASSES * sizes[p][g]
+                if not docs:
+                    print(f"| {s} → {d} | {tree} | {outcome} | 0 | – | – | – |")
+                    continue
+                ignore, preserve = (n / docs / 1000 for n in got[4 * p + 2 * g : 4 * p + 2 * g + 2])
+                print(
+                    f"| {s} → {d} | {tree} | {outcome} | {sizes[p][g]} | {ignore:.1f} | {preserve:.1f} | "
+                    f"{preserve / ignore:.2f} |"
+                )
 
 
 if __name__ == "__main__":

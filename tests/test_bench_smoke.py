@@ -19,16 +19,22 @@ from envglot.dialects import NAMES, WRITABLE
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = ("tiny", "medium", "large")
 PAIRS = [(s, t) for s in NAMES for t in WRITABLE if s != t]
-_spec = importlib.util.spec_from_file_location("bench_handwritten", ROOT / "benchmarks" / "handwritten.py")
-assert _spec is not None and _spec.loader is not None
-_handwritten = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_handwritten)
+
+
+def _bench_module(name: str) -> Any:
+    """``benchmarks/<name>.py`` loaded as a module (the harness is no package)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_handwritten = _bench_module("handwritten")
 HANDWRITTEN = sorted(_handwritten.CONVERSIONS)
 """The pairs the hand-written orjson baselines cover (the harness's own list)."""
-_floors_spec = importlib.util.spec_from_file_location("bench_floors", ROOT / "benchmarks" / "floors.py")
-assert _floors_spec is not None and _floors_spec.loader is not None
-_floors = importlib.util.module_from_spec(_floors_spec)
-_floors_spec.loader.exec_module(_floors)
+_floors = _bench_module("floors")
 FLOORED = sorted(_floors.FLOORS)
 """The pairs with a hand-written floor (``benchmarks/floors.py``'s own list)."""
 HAS_PYDANTIC = importlib.util.find_spec("pydantic") is not None
@@ -322,15 +328,6 @@ def test_the_small_files_row_in_a_chosen_working_directory(tmp_path: Path) -> No
     assert missing.returncode != 0 and "not a directory" in missing.stderr
 
 
-def _bench_module(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _set_details(doc: Any, steps: list[str], key: str, value: Any) -> bool:
     """``doc`` with ``key: value`` added to the details object at ``steps`` (``x[]`` takes the
     first item of ``x``), the details made an object if absent; ``False`` where the path is not
@@ -387,3 +384,24 @@ def test_a_floor_refuses_or_matches_an_error_whose_details_carry_meaning() -> No
                     continue
                 assert got == conv(b), (src, dst, b)
     assert checked >= 100 and refused == checked  # every such record is refused: the test is made
+
+
+def test_preserve_instructions_counts_successes_and_failures_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``preserve_instructions.py --outcomes``: the child splits a pair's records by the target's
+    ``failed`` of their ``ignore`` output and reports each group's size (run here without callgrind)."""
+    mod = _bench_module("preserve_instructions")  # (puts benchmarks/ on sys.path)
+    from compare_commits import write_corpus
+
+    import envglot
+
+    corpus = tmp_path / "corpus.json"
+    write_corpus(corpus, ROOT / "src", {"tiny": 12}, seed=20260101)
+    mod.child(corpus, [("dotbot", "response-v2")], False, True)
+    successes, failures = json.loads(capsys.readouterr().out.splitlines()[0])
+    records = next(g["records"] for g in json.loads(corpus.read_text())["groups"] if g["dialect"] == "dotbot")
+    ignore = envglot.Converter(to="response-v2", from_="dotbot", unsupported="ignore")
+    failed = [ignore.pipeline.dst.failed(ignore.convert_bytes(bytes.fromhex(h))) for h in records]
+    assert (successes, failures) == (failed.count(False), failed.count(True))
+    assert successes and failures  # the corpus's tiny dotbot records hold both
