@@ -50,7 +50,7 @@ import envglot
 from envglot.dialect import get_dialect
 from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
 from envglot.errors import EnvglotError
-from envglot.limits import MAX_DEPTH, check_input, repeated_member, within_depth
+from envglot.limits import MAX_DEPTH, check_input, members_of, repeated_member, within_depth
 from envglot.mappings import default_mappings
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
@@ -1973,12 +1973,17 @@ def build(src: str, dst: str, checked: bool = True) -> Conv | None:
         return bare
     outcome = get_dialect(src).outcome_key
 
+    def once(buf: bytes) -> bytes:
+        # envglot's own test given the top level's members, as its pipeline makes it: the
+        # cheapest exact way measured (byte scans first: dearer at medium on every source)
+        if repeated_member(buf, outcome, members_of(buf)):
+            raise OutsideError(f"the outcome member {outcome!r} repeated (envglot refuses the document)")
+        return bare(buf)
+
     def floor(b: bytes) -> bytes:
         buf, bom = check_input(b, MAX_DEPTH, depth=False)
-        if repeated_member(buf, outcome):
-            raise OutsideError(f"the outcome member {outcome!r} repeated (envglot refuses the document)")
         try:
-            return within_depth(bare, buf, MAX_DEPTH, bom)
+            return within_depth(once, buf, MAX_DEPTH, bom)
         except EnvglotError:
             raise
         except (KeyError, TypeError, ValueError, msgspec.MsgspecError) as exc:
