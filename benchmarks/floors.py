@@ -47,8 +47,10 @@ import orjson
 from msgspec import Raw
 
 import envglot
+from envglot.dialect import get_dialect
 from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
-from envglot.limits import MAX_DEPTH, check_input, within_depth
+from envglot.errors import EnvglotError
+from envglot.limits import MAX_DEPTH, check_input, members_of, repeated_member, within_depth
 from envglot.mappings import default_mappings
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
@@ -175,16 +177,18 @@ def _members(details: dict[str, Any] | None) -> bytes:
 
 def _carry(details: bytes | None, carried: bytes) -> bytes | None:
     """``details`` with the ``carried`` members (:func:`code_table`) added, as envglot's writer
-    adds them (``context.carry_meaning``): into an object, as the object when unset; other
-    values are left as they are."""
+    adds them (``context.carry_meaning``): into an object (its top level written again from
+    its decoded members, as envglot writes it), as the object when unset; other values are
+    left as they are."""
     if not carried or (details is not None and details != RAW_NULL and _OBJECT(details) is None):
         return details
     if details is None or details == RAW_NULL or details == RAW_EMPTY:
         return b"{" + carried + b"}"
-    d = bytes(details)
-    if b'"category"' in d or b'"retryable"' in d:
+    members = _RAW_DICT(details)
+    if "category" in members or "retryable" in members:
         raise OutsideError("details holding a member envglot's writer may replace")
-    return d[:-1] + b"," + carried + b"}"
+    # envglot writes the details' top level again (escaped keys unescaped, a repeated key once)
+    return _enc(members)[:-1] + b"," + carried + b"}" if members else b"{" + carried + b"}"
 
 
 _TARGET_CODE: dict[str, Callable[[Any], tuple[Any, ...]]] = {
@@ -363,7 +367,7 @@ def dotbot_to_response_v2() -> Conv:
         code, etype, carried = codes[e.code]
         data = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
         details = _carry(_object(e.details) if e.details else None, carried)
-        if details is not None:
+        if details is not None and details != RAW_NULL:
             data += b',"details":' + details
         message = e.message or w.summary
         if not message:
@@ -431,7 +435,7 @@ def dotbot_to_code_graph() -> Conv:
             message = e.message or w.summary
             err = b'{"error":{"code":' + _enc(code) + b',"message":' + _enc(message)
             details = _carry(_object(e.details) if e.details else None, carried)
-            if details is not None:
+            if details is not None and details != RAW_NULL:
                 err += b',"details":' + details
             result = err + b"}}"
             rid = au.correlation_id or _request_id(w.tool, False, w.data, e.code, e.message)
@@ -441,16 +445,13 @@ def dotbot_to_code_graph() -> Conv:
             steps.append((it.recommended_next, it.parameters, it.reason))
         for a in w.actions or ():
             steps.append((a.tool, a.parameters, a.reason))
+        if any(tool is None for tool, _, _ in steps):
+            raise OutsideError("a next step without a tool (envglot drops it)")
         tail = b',"truncated":false,"limits":{}'
         if steps:
             tail += b',"nextQuerySuggestion":['
             for i, (tool, args, reason) in enumerate(steps):
-                s = (
-                    b'{"tool":'
-                    + _enc(tool or "")
-                    + b',"args":'
-                    + (_object(args) if args and args != RAW_NULL else b"{}")
-                )
+                s = b'{"tool":' + _enc(tool) + b',"args":' + (_object(args) if args and args != RAW_NULL else b"{}")
                 if reason is not None:
                     s += b',"reason":' + _enc(reason)
                 tail += (b"," if i else b"") + s + b"}"
@@ -512,8 +513,8 @@ def _errorcode_in(b: bytes) -> errorcode.Envelope:
     elif w.error is None or not w.error.message:
         raise OutsideError("a failure without an error message")
     m = w.meta
-    if m is not None and (m.correlation_id is not None or m.tool_version != errorcode.TOOL_VERSION):
-        raise OutsideError("meta fields outside the corpus")
+    if m is not None and (m.correlation_id is not None or m.tool_version != errorcode.TOOL_VERSION or m.elapsed_ms < 0):
+        raise OutsideError("meta fields outside the corpus (a negative elapsed_ms envglot writes as 0)")
     return w
 
 
@@ -679,6 +680,8 @@ def errorcode_to_code_graph() -> Conv:
         m = w.meta
         if m is not None and m.pagination is not None:
             pg = m.pagination
+            if pg.has_more is None:
+                raise OutsideError("pagination without has_more (envglot derives it)")
             tail += b',"page":{"hasMore":' + (b"true" if pg.has_more else b"false")
             if pg.next_token is not None:
                 tail += b',"cursor":' + _enc(pg.next_token)
@@ -942,7 +945,7 @@ def response_v2_to_code_graph() -> Conv:
         r = _rv2_in(_compact(b))
         if r.ok:
             result = r.data
-            rid = r.request_id or _request_id("", True, r.data, None, None)
+            rid = r.request_id if r.request_id is not None else _request_id("", True, r.data, None, None)
         else:
             assert r.key is not None
             code, carried = codes[r.key]
@@ -951,10 +954,14 @@ def response_v2_to_code_graph() -> Conv:
             if details is not None and details != RAW_NULL:
                 err += b',"details":' + details
             result = err + b"}}"
-            rid = r.request_id or _request_id("", False, RAW_EMPTY, r.key[0], r.message)
+            rid = r.request_id
+            if rid is None:
+                rid = _request_id("", False, RAW_EMPTY, r.key[0], r.message)
         tail = b',"truncated":' + (b"true" if r.truncated else b"false") + b',"limits":{}'
         pg = r.pagination
         if pg is not None:
+            if pg.has_more is None:
+                raise OutsideError("pagination without has_more (envglot derives it)")
             tail += b',"page":{"hasMore":' + (b"true" if pg.has_more else b"false")
             if pg.cursor is not None:
                 tail += b',"cursor":' + _enc(pg.cursor)
@@ -1084,7 +1091,7 @@ def result_to_response_v2() -> Conv:
         d["error_code"] = Raw(_enc(code))
         d["error_type"] = Raw(_enc(etype))
         details = _carry(_object(r.details) if r.details is not None else None, carried)
-        if details is not None:
+        if details is not None and details != RAW_NULL:
             d["details"] = Raw(details)
         return b"".join(
             (b'{"success":false,"data":', _enc(d), b',"error":', _enc(r.message), b',"meta":{"version":"response-v2"}}')
@@ -1266,7 +1273,7 @@ def code_graph_to_response_v2() -> Conv:
         code, etype, carried = codes[r.code]  # type: ignore[index]
         data = b'{"error_code":' + _enc(code) + b',"error_type":' + _enc(etype)
         details = _carry(_object(r.details) if r.details is not None else None, carried)
-        if details is not None:
+        if details is not None and details != RAW_NULL:
             data += b',"details":' + details
         return b'{"success":false,"data":' + data + b'},"error":' + _enc(r.message) + meta
 
@@ -1415,6 +1422,8 @@ def _legacy_in(b: bytes) -> _Legacy:
             and (doc["error"] == RAW_NULL or bytes(doc["error"])[:1] == b'"')
         ):
             ok = _BOOL(doc["success"])
+            if ok and error:
+                raise OutsideError("a success with an error (read as a failure)")
             data = _RAW_DICT(doc["data"])
             meta_raw = data.pop("_meta", None)
             warn_raw = data.pop("_warnings", None)
@@ -1601,6 +1610,8 @@ def legacy_v1_to_code_graph() -> Conv:
         tail = b',"truncated":false,"limits":{}'
         pg = r.pagination
         if pg is not None:
+            if pg.has_more is None:
+                raise OutsideError("pagination without has_more (envglot derives it)")
             tail += b',"page":{"hasMore":' + (b"true" if pg.has_more else b"false")
             total = pg.total
             if total is not None:
@@ -1706,7 +1717,7 @@ def problem_json_to_response_v2() -> Conv:
         details = _carry(_object(w.details) if w.details else None, carried)
         if payload == RAW_EMPTY:
             data = b'{"error_code":' + code + b',"error_type":' + etype
-            if details is not None:
+            if details is not None and details != RAW_NULL:
                 data += b',"details":' + details
             if w.retry_after_ms is not None and w.retry_after_ms >= 0:
                 data += b',"retry_after_seconds":' + _seconds(w.retry_after_ms)
@@ -1717,7 +1728,7 @@ def problem_json_to_response_v2() -> Conv:
                 d.pop(k, None)
             d["error_code"] = code
             d["error_type"] = etype
-            if details is not None:
+            if details is not None and details != RAW_NULL:
                 d["details"] = Raw(details)
             if w.retry_after_ms is not None and w.retry_after_ms >= 0:
                 d["retry_after_seconds"] = Raw(_seconds(w.retry_after_ms))
@@ -1816,7 +1827,7 @@ def problem_json_to_dotbot() -> Conv:
         opening, carried = _coded(codes, key)
         error = opening + _enc(w.detail or "")
         details = _carry(_object(w.details) if w.details else None, carried)
-        if details is not None:
+        if details is not None and details != RAW_NULL:
             error += b',"details":' + details
         return b"".join(
             (
@@ -1948,8 +1959,11 @@ def build(src: str, dst: str, checked: bool = True) -> Conv | None:
 
     ``checked``: the floor makes the input checks every document must pass (valid UTF-8 by
     ``envglot.limits.check_input``, nesting within ``MAX_DEPTH`` by running the pair code through
-    ``envglot.limits.within_depth``), which envglot's trust-boundary rules require of any
-    conversion; ``False`` gives the bare pair code.
+    ``envglot.limits.within_depth``, the source's outcome member not repeated by
+    ``envglot.limits.repeated_member``), which envglot's trust-boundary rules require of any
+    conversion, and refuses (:class:`OutsideError`) a record the pair code raises on (a code
+    outside the tables, a member of another type than the floor reads); ``False`` gives the
+    bare pair code.
     """
     make = FLOORS.get((src, dst))
     if make is None:
@@ -1957,9 +1971,22 @@ def build(src: str, dst: str, checked: bool = True) -> Conv | None:
     bare = make()
     if not checked:
         return bare
+    outcome = get_dialect(src).outcome_key
+
+    def once(buf: bytes) -> bytes:
+        # envglot's own test given the top level's members, as its pipeline makes it: the
+        # cheapest exact way measured (byte scans first: dearer at medium on every source)
+        if repeated_member(buf, outcome, members_of(buf)):
+            raise OutsideError(f"the outcome member {outcome!r} repeated (envglot refuses the document)")
+        return bare(buf)
 
     def floor(b: bytes) -> bytes:
         buf, bom = check_input(b, MAX_DEPTH, depth=False)
-        return within_depth(bare, buf, MAX_DEPTH, bom)
+        try:
+            return within_depth(once, buf, MAX_DEPTH, bom)
+        except EnvglotError:
+            raise
+        except (KeyError, TypeError, ValueError, msgspec.MsgspecError) as exc:
+            raise OutsideError(f"the pair code raised {type(exc).__name__}: {exc}") from None
 
     return floor
