@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bench_harness import bench_module
 from envglot.dialects import NAMES, WRITABLE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,20 +22,10 @@ SIZES = ("tiny", "medium", "large")
 PAIRS = [(s, t) for s in NAMES for t in WRITABLE if s != t]
 
 
-def _bench_module(name: str) -> Any:
-    """``benchmarks/<name>.py`` loaded as a module (the harness is no package)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_handwritten = _bench_module("handwritten")
+_handwritten = bench_module("handwritten")
 HANDWRITTEN = sorted(_handwritten.CONVERSIONS)
 """The pairs the hand-written orjson baselines cover (the harness's own list)."""
-_floors = _bench_module("floors")
+_floors = bench_module("floors")
 FLOORED = sorted(_floors.FLOORS)
 """The pairs with a hand-written floor (``benchmarks/floors.py``'s own list)."""
 HAS_PYDANTIC = importlib.util.find_spec("pydantic") is not None
@@ -358,7 +349,7 @@ def test_a_floor_refuses_or_matches_an_error_whose_details_carry_meaning() -> No
     from envglot import Converter
     from envglot.mappings import default_mappings
 
-    corpus = _bench_module("corpus").generate({"tiny": 16, "medium": 4}, seed=20260101)
+    corpus = bench_module("corpus").generate({"tiny": 16, "medium": 4}, seed=20260101)
     dialects = default_mappings().dialects
     checked = refused = 0
     for src, dst in FLOORED:
@@ -391,7 +382,7 @@ def test_preserve_instructions_counts_successes_and_failures_apart(
 ) -> None:
     """``preserve_instructions.py --outcomes``: the child splits a pair's records by the target's
     ``failed`` of their ``ignore`` output and reports each group's size (run here without callgrind)."""
-    mod = _bench_module("preserve_instructions")  # (puts benchmarks/ on sys.path)
+    mod = bench_module("preserve_instructions")  # (puts benchmarks/ on sys.path)
     from compare_commits import write_corpus
 
     import envglot

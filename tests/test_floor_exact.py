@@ -14,7 +14,6 @@ seeded sample of them for the medium records.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import sys
@@ -28,23 +27,15 @@ import orjson
 import pytest
 
 import envglot
+from bench_harness import bench_module
 from envglot.errors import EnvglotError
 from envglot.mappings import default_mappings
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _bench_module(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-_floors = _bench_module("floors")
-_corpus = _bench_module("corpus")
+_floors = bench_module("floors")
+_corpus = bench_module("corpus")
 FLOORED = sorted(_floors.FLOORS)
 
 COUNTS = {"tiny": 10, "medium": 5}
