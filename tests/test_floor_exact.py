@@ -222,6 +222,52 @@ def source_mutants(dialect: str) -> tuple[bytes, ...]:
     return tuple(out)
 
 
+def _grafted(into: Obj, other: Obj) -> Iterator[Obj]:
+    """``into`` with each member of ``other`` added (last) or put in place of its own, at the
+    top level and in each object both hold under the same key."""
+    for k, x in other:
+        mine = next((i for i, (j, _) in enumerate(into) if j == k), None)
+        if mine is None:
+            yield Obj([*into, (k, x)])
+            continue
+        yield Obj([*into[:mine], (k, x), *into[mine + 1 :]])
+        if isinstance(x, Obj) and isinstance(into[mine][1], Obj):
+            for inner in _grafted(into[mine][1], x):
+                yield Obj([*into[:mine], (k, inner), *into[mine + 1 :]])
+
+
+def _outcome_set(doc: Obj, key: str, value: Any) -> Obj:
+    return Obj([(k, value if k == key else x) for k, x in doc])
+
+
+@cache
+def cross_mutants(dialect: str) -> tuple[bytes, ...]:
+    """Each tiny success record with each member of each tiny failure record grafted in
+    (:func:`_grafted`) and vice versa, the outcome member as it is and set to each value the
+    source's records hold for it (a seeded sample of :data:`CROSS_SAMPLE`), deduplicated."""
+    key = envglot.dialect.get_dialect(dialect).outcome_key
+    recs = [r for r in records(dialect) if r.size == "tiny"]
+    trees = [(r.ok, _loads(r.data)) for r in recs]
+    outcomes = list(dict.fromkeys(orjson.dumps(x) for _, t in trees for k, x in t if k == key))
+    out: dict[bytes, None] = {}
+    for ok, tree in trees:
+        for other_ok, other in trees:
+            if ok == other_ok:
+                continue
+            for graft in _grafted(tree, other):
+                for value in (None, *outcomes):
+                    doc = graft if value is None else _outcome_set(graft, key, Lit(value))
+                    out[dump(doc)] = None
+    found = list(out)
+    if len(found) > CROSS_SAMPLE:
+        found = random.Random(SEED).sample(found, CROSS_SAMPLE)
+    return tuple(found)
+
+
+CROSS_SAMPLE = 3000
+"""Cross-outcome mutants kept per source (a seeded sample)."""
+
+
 class Mismatch(msgspec.Struct):
     """A mutant the floor handles otherwise than envglot."""
 
@@ -273,6 +319,25 @@ def test_a_floor_refuses_or_matches_every_mutant(src: str, dst: str) -> None:
     bad, counts = audit(src, dst, docs)
     assert not bad, (len(bad), bad[:3])
     assert counts["same bytes"] >= len(docs) // 20, counts  # the floor still converts many of them
+
+
+@pytest.mark.parametrize(("src", "dst"), FLOORED, ids=[f"{s}->{t}" for s, t in FLOORED])
+def test_a_floor_refuses_or_matches_every_cross_outcome_mutant(src: str, dst: str) -> None:
+    """A failure's members grafted into a success and the reverse, the outcome member set to
+    each value: no floor may turn a failure into a success (or the reverse)."""
+    docs = cross_mutants(src)
+    bad, _ = audit(src, dst, docs)
+    assert not bad, (len(bad), bad[:3])
+
+
+def test_the_cross_outcome_mutants_hold_a_success_status_with_errors() -> None:
+    """Among dotbot's: ``"status":"ok"`` with a non-empty ``errors`` list (a failure to envglot)."""
+    docs = cross_mutants("dotbot")
+    assert len(docs) > 100
+    for b in docs:
+        json.loads(b)
+    assert any(b'"status":"ok"' in b and b'"errors":[{' in b for b in docs)
+    assert any(b'"status":"error"' in b and b'"errors":[]' in b for b in docs)
 
 
 def test_the_mutants_are_json_and_hold_what_they_are_meant_to() -> None:
