@@ -322,7 +322,8 @@ _DOTBOT = msgspec.json.Decoder(dotbot.Envelope).decode
 
 
 def _dotbot_in(b: bytes) -> dotbot.Envelope:
-    """The checks of envglot's dotbot reader (the wire types, ``schema_id``, ``data`` an object)."""
+    """The checks of envglot's dotbot reader (the wire types, ``schema_id``, ``data`` an object;
+    errors make a failure whatever the status says)."""
     try:
         w = _DOTBOT(b)
     except msgspec.DecodeError as exc:
@@ -331,6 +332,8 @@ def _dotbot_in(b: bytes) -> dotbot.Envelope:
         raise OutsideError("not a dotbot envelope envglot reads")
     if _WRAPPED(w.data) is not None:
         raise OutsideError('a {"value": ...} payload')
+    if w.errors and w.status != "error":
+        raise OutsideError("a success status with errors (a failure to envglot)")
     return w
 
 

@@ -242,12 +242,11 @@ def _outcome_set(doc: Obj, key: str, value: Any) -> Obj:
 
 @cache
 def cross_mutants(dialect: str) -> tuple[bytes, ...]:
-    """Each tiny success record with each member of each tiny failure record grafted in
+    """Each success record with each member of each failure record grafted in
     (:func:`_grafted`) and vice versa, the outcome member as it is and set to each value the
     source's records hold for it (a seeded sample of :data:`CROSS_SAMPLE`), deduplicated."""
     key = envglot.dialect.get_dialect(dialect).outcome_key
-    recs = [r for r in records(dialect) if r.size == "tiny"]
-    trees = [(r.ok, _loads(r.data)) for r in recs]
+    trees = [(r.ok, _loads(r.data)) for r in records(dialect)]
     outcomes = list(dict.fromkeys(orjson.dumps(x) for _, t in trees for k, x in t if k == key))
     out: dict[bytes, None] = {}
     for ok, tree in trees:
