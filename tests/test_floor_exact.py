@@ -353,6 +353,33 @@ def test_the_mutants_are_json_and_hold_what_they_are_meant_to() -> None:
     assert any(b'"details":{' in b and b'"retryable":true}' in b for b in found)
 
 
+@pytest.mark.parametrize(
+    ("doc", "repeated"),
+    [
+        (b'{"status":"ok","data":{"status":1,"status":2,"k":"status"}}', False),  # inside the payload
+        (b'{"status":"ok","data":{"status":1,"status":2,"k":"status"},"status":"error"}', True),
+        (b'{"status":"ok","data":{},"summary":"status","status":"error"}', True),
+        (b'{"status":"ok","data":{"a":"\\"status\\""}}', False),  # a backslash: repeated_member decides
+        (b'{"status":"ok","data":{},"st\\u0061tus":"error"}', True),
+        (b'{"status":"ok","data":{"x":1},"data":{"status":1,"status":2}}', False),
+        (b'{"status":"ok","data":{"status":1},"data":{},"status":"error"}', True),
+    ],
+)
+def test_the_outcome_counted_around_the_decoded_value(doc: bytes, repeated: bool) -> None:
+    """A floor's repeated-outcome test (around the payload it decoded) answers as envglot's
+    ``repeated_member`` does, by the span searched, the copy counted or the fallback."""
+    from envglot.limits import repeated_member
+
+    assert repeated_member(doc, "status") is repeated
+    data = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])["data"]
+    try:
+        _floors._outcome_once(doc, b'"status"', data, b'"data":')
+    except _floors.OutsideError:
+        assert repeated
+    else:
+        assert not repeated
+
+
 def test_the_audit_finds_a_floor_without_the_carried_meaning_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """The floors before ``73c87e7`` made no carried-meaning test: the audit shows the bytes
     they wrote where envglot writes another code."""
