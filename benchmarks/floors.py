@@ -49,7 +49,7 @@ from msgspec import Raw
 import envglot
 from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
 from envglot.errors import EnvglotError
-from envglot.limits import MAX_DEPTH, check_input, repeated_member, within_depth
+from envglot.limits import MAX_DEPTH, check_input, members_of, repeated_member, within_depth
 from envglot.mappings import default_mappings
 
 __all__ = ["FLOORS", "NOT_WRITTEN", "OutsideError", "build", "code_table"]
@@ -90,24 +90,30 @@ def _object(raw: Raw) -> Raw:
     return Raw(b'{"value":' + raw + b"}")
 
 
+_LONG = 2048
+"""Size above which a document's repeated-outcome test searches around the payload's span (below
+it one whole count costs less) and its fallback is given the top level's members (below it the
+byte scans cost less): measured on the benchmark corpus (docs/performance.md, h-floor16)."""
+
+
 def _outcome_once(buf: bytes, quoted: bytes, value: Raw | None, spelt: bytes) -> None:
     """Refuse ``buf`` where its top level may hold the outcome member (``quoted``: its key in
     quotes, plain letters) more than once, as envglot's strict read decides it
-    (``envglot.fields.counted_around``): without a backslash (no escaped key), the key's occurrences counted
-    outside the decoded ``Raw`` ``value`` (the member spelt ``spelt`` and ``:``; its span
-    searched where it is more than half of ``buf``, else its copy counted where the whole count
-    shows the key twice): at most one there is no repeat (a top-level key lies outside every
-    value, and no occurrence runs across a value's edge). Otherwise ``repeated_member`` decides
-    (exact)."""
+    (``envglot.fields.counted_around``): without a backslash (no escaped key), the key's
+    occurrences counted outside the decoded ``Raw`` ``value`` (the member spelt ``spelt`` and
+    ``:``; its span searched around in a long document where it is more than half of it, else
+    its copy counted where the whole count shows the key twice): at most one there is no repeat
+    (a top-level key lies outside every value, and no occurrence runs across a value's edge).
+    Otherwise ``repeated_member`` decides (exact)."""
     if b"\\" not in buf:
-        if value and len(value) << 1 > len(buf):
+        if value and len(buf) > _LONG and len(value) << 1 > len(buf):
             at = buf.find(spelt) + len(spelt)
             if at >= len(spelt) and buf.startswith(value, at):
                 if buf.count(quoted, 0, at) + buf.count(quoted, at + len(value)) < 2:
                     return
         elif (seen := buf.count(quoted)) < 2 or (value and seen - bytes(value).count(quoted) < 2):
             return
-    if repeated_member(buf, quoted[1:-1].decode()):
+    if repeated_member(buf, quoted[1:-1].decode(), members_of(buf) if len(buf) > _LONG else None):
         raise OutsideError(f"the outcome member {quoted.decode()} repeated (envglot refuses the document)")
 
 
