@@ -47,7 +47,6 @@ import orjson
 from msgspec import Raw
 
 import envglot
-from envglot.dialect import get_dialect
 from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
 from envglot.errors import EnvglotError
 from envglot.limits import MAX_DEPTH, check_input, members_of, repeated_member, within_depth
@@ -89,6 +88,33 @@ def _object(raw: Raw) -> Raw:
     if raw == RAW_NULL or _OBJECT(raw) is not None:
         return raw
     return Raw(b'{"value":' + raw + b"}")
+
+
+_LONG = 2048
+"""Size above which a document's repeated-outcome test searches around the payload's span (below
+it one whole count costs less) and its fallback is given the top level's members (below it the
+byte scans cost less): measured on the benchmark corpus (docs/performance.md, h-floor16)."""
+
+
+def _outcome_once(buf: bytes, quoted: bytes, value: Raw | None, spelt: bytes) -> None:
+    """Refuse ``buf`` where its top level may hold the outcome member (``quoted``: its key in
+    quotes, plain letters) more than once, as envglot's strict read decides it
+    (``envglot.fields.counted_around``): without a backslash (no escaped key), the key's
+    occurrences counted outside the decoded ``Raw`` ``value`` (the member spelt ``spelt`` and
+    ``:``; its span searched around in a long document where it is more than half of it, else
+    its copy counted where the whole count shows the key twice): at most one there is no repeat
+    (a top-level key lies outside every value, and no occurrence runs across a value's edge).
+    Otherwise ``repeated_member`` decides (exact)."""
+    if b"\\" not in buf:
+        if value and len(buf) > _LONG and len(value) << 1 > len(buf):
+            at = buf.find(spelt) + len(spelt)
+            if at >= len(spelt) and buf.startswith(value, at):
+                if buf.count(quoted, 0, at) + buf.count(quoted, at + len(value)) < 2:
+                    return
+        elif (seen := buf.count(quoted)) < 2 or (value and seen - bytes(value).count(quoted) < 2):
+            return
+    if repeated_member(buf, quoted[1:-1].decode(), members_of(buf) if len(buf) > _LONG else None):
+        raise OutsideError(f"the outcome member {quoted.decode()} repeated (envglot refuses the document)")
 
 
 def _timestamp(value: str) -> bool:
@@ -322,15 +348,19 @@ _DOTBOT = msgspec.json.Decoder(dotbot.Envelope).decode
 
 
 def _dotbot_in(b: bytes) -> dotbot.Envelope:
-    """The checks of envglot's dotbot reader (the wire types, ``schema_id``, ``data`` an object)."""
+    """The checks of envglot's dotbot reader (the wire types, ``schema_id``, ``data`` an object;
+    errors make a failure whatever the status says)."""
     try:
         w = _DOTBOT(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
+    _outcome_once(b, b'"status"', w.data, b'"data":')
     if w.schema_id != dotbot.SCHEMA_ID or _OBJECT(w.data) is None:
         raise OutsideError("not a dotbot envelope envglot reads")
     if _WRAPPED(w.data) is not None:
         raise OutsideError('a {"value": ...} payload')
+    if w.errors and w.status != "error":
+        raise OutsideError("a success status with errors (a failure to envglot)")
     return w
 
 
@@ -507,6 +537,7 @@ def _errorcode_in(b: bytes) -> errorcode.Envelope:
         w = _ERRORCODE(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
+    _outcome_once(b, b'"success"', w.data, b'"data":')
     if w.success:
         if w.error is not None:
             raise OutsideError("a success with an error")
@@ -777,6 +808,7 @@ def _rv2_in(b: bytes) -> _Rv2:
         w = _RV2(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
+    _outcome_once(b, b'"success"', w.data, b'"data":')
     m = w.meta
     if m.version != "response-v2" or _OBJECT(w.data) is None:
         raise OutsideError("not a response-v2 document envglot reads")
@@ -1030,6 +1062,10 @@ def _result_in(b: bytes) -> _Res:
         w = _RESULT(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
+    if w.value:
+        _outcome_once(b, b'"success"', w.value, b'"value":')
+    else:
+        _outcome_once(b, b'"success"', w.error_data, b'"error_data":')
     if w.success:
         if w.error is not None or w.error_type is not None:
             raise OutsideError("a success with an error")
@@ -1226,6 +1262,7 @@ def _cg_in(b: bytes) -> _Cg:
         w = _CG(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
+    _outcome_once(b, b'"success"', w.data.result, b'"result":')
     d = w.data
     if d.version != code_graph.VERSION:
         raise OutsideError("another version (kept as an unknown field)")
@@ -1412,6 +1449,8 @@ def _legacy_in(b: bytes) -> _Legacy:
     """The checks of envglot's legacy-v1 reader (shape A or the interim shape B)."""
     try:
         doc = _RAW_DICT(b)
+        if repeated_member(b, "success", doc):  # envglot's test, given the members parsed here
+            raise OutsideError('the outcome member "success" repeated (envglot refuses the document)')
         if "_envglot" in doc:
             raise OutsideError("a residue")
         raw_error = doc.get("error")
@@ -1667,6 +1706,10 @@ def _problem_json_in(b: bytes) -> tuple[problem_json.Envelope, str | None]:
         w = _PROBLEM_JSON(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
+    if w.data:
+        _outcome_once(b, b'"status"', w.data, b'"data":')
+    else:
+        _outcome_once(b, b'"status"', w.details, b'"details":')
     status = w.status
     if status is not None and status < 400:
         if status < 200:
@@ -1959,11 +2002,12 @@ def build(src: str, dst: str, checked: bool = True) -> Conv | None:
 
     ``checked``: the floor makes the input checks every document must pass (valid UTF-8 by
     ``envglot.limits.check_input``, nesting within ``MAX_DEPTH`` by running the pair code through
-    ``envglot.limits.within_depth``, the source's outcome member not repeated by
-    ``envglot.limits.repeated_member``), which envglot's trust-boundary rules require of any
+    ``envglot.limits.within_depth``), which envglot's trust-boundary rules require of any
     conversion, and refuses (:class:`OutsideError`) a record the pair code raises on (a code
     outside the tables, a member of another type than the floor reads); ``False`` gives the
-    bare pair code.
+    bare pair code. The source's outcome member not repeated is tested by each source's reader
+    (:func:`_outcome_once`, around the values it decoded, as envglot's strict read), so the bare
+    pair code makes that test too.
     """
     make = FLOORS.get((src, dst))
     if make is None:
@@ -1971,19 +2015,11 @@ def build(src: str, dst: str, checked: bool = True) -> Conv | None:
     bare = make()
     if not checked:
         return bare
-    outcome = get_dialect(src).outcome_key
-
-    def once(buf: bytes) -> bytes:
-        # envglot's own test given the top level's members, as its pipeline makes it: the
-        # cheapest exact way measured (byte scans first: dearer at medium on every source)
-        if repeated_member(buf, outcome, members_of(buf)):
-            raise OutsideError(f"the outcome member {outcome!r} repeated (envglot refuses the document)")
-        return bare(buf)
 
     def floor(b: bytes) -> bytes:
         buf, bom = check_input(b, MAX_DEPTH, depth=False)
         try:
-            return within_depth(once, buf, MAX_DEPTH, bom)
+            return within_depth(bare, buf, MAX_DEPTH, bom)
         except EnvglotError:
             raise
         except (KeyError, TypeError, ValueError, msgspec.MsgspecError) as exc:

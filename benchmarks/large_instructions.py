@@ -17,7 +17,8 @@ recursion budget (``members_within_depth``: the depth check; from ``KEYED_TOP_MI
 the source's ``WireDecoder.top_parser`` where it has one, as the straight line parses it); the
 repeated-member arithmetic and the whitespace probe; the fused function (on the members from
 ``SPLIT_MIN``) and, inside it, the source's wire Struct (``WireDecoder.decode``); beside them
-the pair's floor, its bare pair code (no input checks) and the limit (the source's msgspec
+the pair's floor, its bare pair code (no UTF-8 or depth check; its reader
+still makes the repeated-outcome test, since h-floor16) and the limit (the source's msgspec
 pass-through), its decode and encode apart. Prints a Markdown table of thousands of instructions per
 document: ``rest`` is the Converter less its stages (the pipeline's own code), ``fused: Python
 and output`` the fused function less its wire Struct (the hooks and the output's bytes, which

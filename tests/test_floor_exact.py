@@ -222,6 +222,51 @@ def source_mutants(dialect: str) -> tuple[bytes, ...]:
     return tuple(out)
 
 
+def _grafted(into: Obj, other: Obj) -> Iterator[Obj]:
+    """``into`` with each member of ``other`` added (last) or put in place of its own, at the
+    top level and in each object both hold under the same key."""
+    for k, x in other:
+        mine = next((i for i, (j, _) in enumerate(into) if j == k), None)
+        if mine is None:
+            yield Obj([*into, (k, x)])
+            continue
+        yield Obj([*into[:mine], (k, x), *into[mine + 1 :]])
+        if isinstance(x, Obj) and isinstance(into[mine][1], Obj):
+            for inner in _grafted(into[mine][1], x):
+                yield Obj([*into[:mine], (k, inner), *into[mine + 1 :]])
+
+
+def _outcome_set(doc: Obj, key: str, value: Any) -> Obj:
+    return Obj([(k, value if k == key else x) for k, x in doc])
+
+
+@cache
+def cross_mutants(dialect: str) -> tuple[bytes, ...]:
+    """Each success record with each member of each failure record grafted in
+    (:func:`_grafted`) and vice versa, the outcome member as it is and set to each value the
+    source's records hold for it (a seeded sample of :data:`CROSS_SAMPLE`), deduplicated."""
+    key = envglot.dialect.get_dialect(dialect).outcome_key
+    trees = [(r.ok, _loads(r.data)) for r in records(dialect)]
+    outcomes = list(dict.fromkeys(orjson.dumps(x) for _, t in trees for k, x in t if k == key))
+    out: dict[bytes, None] = {}
+    for ok, tree in trees:
+        for other_ok, other in trees:
+            if ok == other_ok:
+                continue
+            for graft in _grafted(tree, other):
+                for value in (None, *outcomes):
+                    doc = graft if value is None else _outcome_set(graft, key, Lit(value))
+                    out[dump(doc)] = None
+    found = list(out)
+    if len(found) > CROSS_SAMPLE:
+        found = random.Random(SEED).sample(found, CROSS_SAMPLE)
+    return tuple(found)
+
+
+CROSS_SAMPLE = 3000
+"""Cross-outcome mutants kept per source (a seeded sample)."""
+
+
 class Mismatch(msgspec.Struct):
     """A mutant the floor handles otherwise than envglot."""
 
@@ -275,6 +320,25 @@ def test_a_floor_refuses_or_matches_every_mutant(src: str, dst: str) -> None:
     assert counts["same bytes"] >= len(docs) // 20, counts  # the floor still converts many of them
 
 
+@pytest.mark.parametrize(("src", "dst"), FLOORED, ids=[f"{s}->{t}" for s, t in FLOORED])
+def test_a_floor_refuses_or_matches_every_cross_outcome_mutant(src: str, dst: str) -> None:
+    """A failure's members grafted into a success and the reverse, the outcome member set to
+    each value: no floor may turn a failure into a success (or the reverse)."""
+    docs = cross_mutants(src)
+    bad, _ = audit(src, dst, docs)
+    assert not bad, (len(bad), bad[:3])
+
+
+def test_the_cross_outcome_mutants_hold_a_success_status_with_errors() -> None:
+    """Among dotbot's: ``"status":"ok"`` with a non-empty ``errors`` list (a failure to envglot)."""
+    docs = cross_mutants("dotbot")
+    assert len(docs) > 100
+    for b in docs:
+        json.loads(b)
+    assert any(b'"status":"ok"' in b and b'"errors":[{' in b for b in docs)
+    assert any(b'"status":"error"' in b and b'"errors":[]' in b for b in docs)
+
+
 def test_the_mutants_are_json_and_hold_what_they_are_meant_to() -> None:
     """Every mutant of a record parses; among them a removed member, an escaped key, a repeated
     key, a replaced value and a member added to an error's details that carries meaning."""
@@ -287,6 +351,33 @@ def test_the_mutants_are_json_and_hold_what_they_are_meant_to() -> None:
     assert any(b.count(b'"status":') == 2 for b in found)  # the outcome member repeated
     assert any(b'"summary":2.0' in b or b'"summary":1.5' in b for b in found)
     assert any(b'"details":{' in b and b'"retryable":true}' in b for b in found)
+
+
+@pytest.mark.parametrize(
+    ("doc", "repeated"),
+    [
+        (b'{"status":"ok","data":{"status":1,"status":2,"k":"status"}}', False),  # inside the payload
+        (b'{"status":"ok","data":{"status":1,"status":2,"k":"status"},"status":"error"}', True),
+        (b'{"status":"ok","data":{},"summary":"status","status":"error"}', True),
+        (b'{"status":"ok","data":{"a":"\\"status\\""}}', False),  # a backslash: repeated_member decides
+        (b'{"status":"ok","data":{},"st\\u0061tus":"error"}', True),
+        (b'{"status":"ok","data":{"x":1},"data":{"status":1,"status":2}}', False),
+        (b'{"status":"ok","data":{"status":1},"data":{},"status":"error"}', True),
+    ],
+)
+def test_the_outcome_counted_around_the_decoded_value(doc: bytes, repeated: bool) -> None:
+    """A floor's repeated-outcome test (around the payload it decoded) answers as envglot's
+    ``repeated_member`` does, by the span searched, the copy counted or the fallback."""
+    from envglot.limits import repeated_member
+
+    assert repeated_member(doc, "status") is repeated
+    data = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])["data"]
+    try:
+        _floors._outcome_once(doc, b'"status"', data, b'"data":')
+    except _floors.OutsideError:
+        assert repeated
+    else:
+        assert not repeated
 
 
 def test_the_audit_finds_a_floor_without_the_carried_meaning_test(monkeypatch: pytest.MonkeyPatch) -> None:
