@@ -405,7 +405,7 @@ def test_an_input_that_changes_before_its_unchanged_part_is_copied_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The unchanged part is read again to be copied: if its bytes differ, the file fails (66), nothing is written."""
-    from envglot.migration import overlap  # a piece's chunk loop
+    from envglot.migration import partitions
 
     src = tmp_path / "in" / "a.jsonl"
     src.parent.mkdir()
@@ -413,7 +413,7 @@ def test_an_input_that_changes_before_its_unchanged_part_is_copied_fails(
     other = tmp_path / "in" / "b.jsonl"
     other.write_bytes(legacy_variant(2) + b"\n")
     changed: list[bool] = []
-    real = overlap.migrate_chunk
+    real = partitions.migrate_chunk
 
     def first_chunk_then_edit(mig: Any, task: Any) -> Any:
         res = real(mig, task)
@@ -423,7 +423,7 @@ def test_an_input_that_changes_before_its_unchanged_part_is_copied_fails(
             src.write_bytes(data.replace(b'"a":1', b'"a":2', 1))
         return res
 
-    monkeypatch.setattr(overlap, "migrate_chunk", first_chunk_then_edit)
+    monkeypatch.setattr(partitions, "migrate_chunk", first_chunk_then_edit)
     rep = migrate([src.parent], out=tmp_path / "out", jobs=1, chunk_bytes=16 * 1024)
     assert [(f.file, f.exit_code) for f in rep.failed] == [(str(src), 66)] and rep.exit_code == 66
     assert "changed while it was being migrated" in rep.failed[0].error

@@ -23,8 +23,7 @@ outputs, backups), ``deferred`` (the unchanged part of an output),
 ``--out``), ``session`` (a run's lock, report and rejects file), ``tally``
 (the counts, one shape for chunk, file and report), ``report`` (the summary), ``run``
 (:func:`migrate`: the options, then a driver), ``driver`` with ``partitions`` (the piece
-driver and its pieces, for every executor) and ``overlap`` (a piece's chunk loop; with ``-j 1``
-its reads and writes in threads), ``stream`` (stdin's pieces, on the same driver),
+driver and its pieces, for every executor), ``stream`` (stdin's pieces, on the same driver),
 ``engine`` (the local front: Inline or Pool) and ``dask_engine`` (the Dask front).
 """
 

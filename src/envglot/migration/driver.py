@@ -99,8 +99,6 @@ def run_pieces(
             rep.jobs = ex.jobs
             if ex.on_this_machine and store.is_local(spec.dst_fs):  # one sync per commit batch, here
                 spec = msgspec.structs.replace(spec, sync=False)
-            if ex.overlaps:  # the tasks run here one at a time: a file's reads and writes beside them
-                spec = msgspec.structs.replace(spec, overlap=True)
             most = partition_bytes or DEFAULT_PARTITION_BYTES
             least = min(MIN_PARTITION_BYTES, spec.chunk_bytes) if ex.cheap_tasks else MIN_PARTITION_BYTES
             target = min(most, max(least, total // max(1, ex.spread * ex.jobs)))

@@ -56,10 +56,6 @@ class Executor(Protocol):
     tapers: bool
     """Idle workers take the next task as they free up: the last ranges are cut small
     (:func:`.partitions.ranges`' ``taper``) so the workers end together."""
-    overlaps: bool
-    """A local file's reads and writes run in threads beside its conversion
-    (:attr:`.partitions.RunSpec.overlap`): the tasks run here one at a time, and a second core
-    would otherwise be idle."""
 
     def submit(self, fn: Callable[..., Any], *args: Any, tag: Any) -> None:
         """Run ``fn(*args)``; its outcome comes back from :meth:`next` with ``tag``."""
@@ -96,7 +92,6 @@ class Inline:
     on_this_machine = True
     spread = 4
     tapers = False
-    overlaps = True
 
     def __init__(self) -> None:
         self.queue: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
@@ -141,7 +136,6 @@ class Pool:
     on_this_machine = True
     spread = 4
     tapers = True
-    overlaps = False
 
     def __init__(self, jobs: int, options: dict[str, Any]) -> None:
         import multiprocessing  # here: a run in this process (-j 1) imports no process pool
@@ -276,7 +270,6 @@ class DaskSynchronous(Inline):
     cuts = True
     in_process = False
     on_this_machine = False
-    overlaps = False
 
     def call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         import dask
@@ -320,7 +313,6 @@ class DaskCluster:
     tapers = True
     """A worker takes a task when it frees up (the scheduler queues the rest): the last ranges
     small, as the pool's, so that neither worker converts the last large range alone."""
-    overlaps = False
 
     def __init__(
         self,

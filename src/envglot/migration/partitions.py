@@ -22,7 +22,7 @@ import io
 import os
 import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -31,7 +31,6 @@ from . import fs as store
 from .deferred import InputChangedError
 from .files import read_error
 from .inputs import InputLimits, RecordReader, Task, open_fd, open_gzip
-from .overlap import ReadAhead, Sink, WriteBehind, convert_chunks
 from .pieceout import PieceOutput, WriteError
 from .records import Migrator, RecordError
 from .tally import Tally
@@ -105,9 +104,6 @@ class RunSpec(msgspec.Struct, frozen=True):
     """The output replaces the input: an unchanged file is left as it is (no temporary)."""
     keep: bool = False
     """A dry run whose outputs are wanted (``migrate(on_output=...)``): they come back in memory."""
-    overlap: bool = False
-    """A local file of more than one chunk is read and written by threads beside its conversion
-    (:mod:`.overlap`): set by :func:`.driver.run_pieces` from :attr:`.executors.Executor.overlaps`."""
 
 
 TASK_FILES = 5000
@@ -271,9 +267,8 @@ def _run_piece(spec: RunSpec, mig: Migrator, piece: Piece, on_chunk: OnChunk | N
         if not spec.check and f.dst is not None:
             tmp = store.temp_path(f.dst, spec.run, f"{f.index}.{piece.part}" if ranged else str(f.index))
             out = PieceOutput(spec, f, tmp, res.begin, gz=f.gz and not ranged)
-        overlap = spec.overlap and store.is_local(spec.src_fs) and store.is_local(spec.dst_fs)
         try:
-            _stream(spec, mig, piece, fh, res, out, on_chunk, overlap and not 0 <= f.size <= spec.chunk_bytes)
+            _stream(spec, mig, piece, fh, res, out, on_chunk)
         except InputChangedError as exc:
             res.error, res.error_code = str(exc), 66
             return res
@@ -378,9 +373,9 @@ def _run_small(spec: RunSpec, mig: Migrator, group: list[Piece], on_chunk: OnChu
 
 
 def _whole_chunk(mig: Migrator, piece: Piece, task: Task, on_chunk: OnChunk | None) -> tuple[PieceResult, bytes]:
-    """A whole small file's result from its one chunk, and the chunk's output: what
-    :func:`.overlap.convert_chunks` makes of a first and only chunk, the chunk's counts, rejects, details and line
-    terminators taken, not copied (nor counted again)."""
+    """A whole small file's result from its one chunk, and the chunk's output: what :func:`_take`
+    makes of a first and only chunk, the chunk's counts, rejects, details and line terminators taken,
+    not copied (nor counted again)."""
     c = migrate_chunk(mig, task)
     took = on_chunk is not None and on_chunk(piece, c)
     f = piece.file  # positional: file, part, tally, disk (walked: a small local file's size is known), lines,
@@ -422,34 +417,78 @@ def _finish_piece(spec: RunSpec, f: FileSpec, out: PieceOutput, res: PieceResult
         res.digest = out.output.unchanged.digest()
 
 
+class _Sink(Protocol):
+    """Where :func:`_stream` writes a piece's output (``changed``: the bytes differ from the input's)."""
+
+    def write(self, b: bytes, changed: bool) -> None: ...
+
+
 def _stream(
     spec: RunSpec,
     mig: Migrator,
     piece: Piece,
     fh: Any,
     res: PieceResult,
-    out: Sink | None,
+    out: _Sink | None,
     on_chunk: OnChunk | None,
-    overlap: bool = False,
 ) -> None:
-    """Read whole-line chunks (or the document) with the shared reader, migrate them, write the
-    output (``overlap``: the reads and writes in threads beside the conversion, :mod:`.overlap`)."""
+    """Read whole-line chunks (or the document) with the shared reader, migrate them, write the output."""
     f = piece.file
-    ahead = ReadAhead(fh, spec.chunk_bytes) if overlap else None
-    behind = WriteBehind(out) if overlap and out is not None else None
-    try:
-        reader = RecordReader(
-            ahead or fh,
-            source=f.name,
-            style=spec.style,
-            doc=f.doc,
-            read_size=spec.chunk_bytes,
-            max_record=spec.limits.max_record_bytes,
-        )
-        convert_chunks(spec.keep, mig, piece, reader, res, behind or out, on_chunk)
-        res.lines = reader.lines
-    finally:
-        if behind is not None:
-            behind.close()
-        if ahead is not None:
-            ahead.close()
+    reader = RecordReader(
+        fh,
+        source=f.name,
+        style=spec.style,
+        doc=f.doc,
+        read_size=spec.chunk_bytes,
+        max_record=spec.limits.max_record_bytes,
+    )
+    _convert(spec, mig, piece, reader, res, out, on_chunk)
+    res.lines = reader.lines
+
+
+def _convert(
+    spec: RunSpec,
+    mig: Migrator,
+    piece: Piece,
+    reader: RecordReader,
+    res: PieceResult,
+    out: _Sink | None,
+    on_chunk: OnChunk | None,
+) -> None:
+    """Migrate a piece's chunks into ``res``, writing the output to ``out`` (each chunk's lines,
+    counted by the chunk loop, told to the reader: it does not count them again)."""
+    kept: list[bytes] | None = [] if spec.keep else None
+    first = True
+    for task in reader:
+        reader.took(task, _take(mig, piece, task, res, first, out, kept, on_chunk).lines)
+        first = False
+    if kept is not None and (piece.parts > 1 or res.tally.differs):
+        res.kept = b"".join(kept)
+
+
+def _take(
+    mig: Migrator,
+    piece: Piece,
+    task: Task,
+    res: PieceResult,
+    first: bool,
+    out: _Sink | None,
+    kept: list[bytes] | None,
+    on_chunk: OnChunk | None,
+) -> ChunkResult:
+    """Migrate one chunk of a piece into ``res`` (the first chunk's counts are the piece's so far:
+    a small file has no other chunk), its output written to ``out`` and kept in ``kept``."""
+    c = migrate_chunk(mig, task)
+    if first:
+        res.tally = c.tally
+    else:
+        res.tally.add(c.tally)
+    res.rejects.extend(c.rejects)
+    res.omitted += c.omitted
+    if out is not None:
+        out.write(c.out, c.tally.differs)
+    if kept is not None:
+        kept.append(c.out)
+    if not (on_chunk is not None and on_chunk(piece, c)):
+        res.details.extend(c.details)
+    return c
