@@ -47,6 +47,7 @@ import orjson
 from msgspec import Raw
 
 import envglot
+from envglot.dialect import get_dialect
 from envglot.dialects import code_graph, dotbot, errorcode, legacy_v1, problem_json, response_v2, result
 from envglot.errors import EnvglotError
 from envglot.limits import MAX_DEPTH, check_input, members_of, repeated_member, within_depth
@@ -94,6 +95,12 @@ _LONG = 2048
 """Size above which a document's repeated-outcome test searches around the payload's span (below
 it one whole count costs less) and its fallback is given the top level's members (below it the
 byte scans cost less): measured on the benchmark corpus (docs/performance.md, h-floor16)."""
+
+
+def _outcome_quoted(src: str) -> bytes:
+    """``src``'s outcome member's key in quotes, as :func:`_outcome_once` searches it (the
+    dialect's ``outcome_key``)."""
+    return b'"%s"' % get_dialect(src).outcome_key.encode()
 
 
 def _outcome_once(buf: bytes, quoted: bytes, value: Raw | None, spelt: bytes) -> None:
@@ -347,6 +354,9 @@ def _problem_tail(request_id: str | None, payload: Raw | None, warnings: list[st
 _DOTBOT = msgspec.json.Decoder(dotbot.Envelope).decode
 
 
+_DOTBOT_OUTCOME = _outcome_quoted("dotbot")
+
+
 def _dotbot_in(b: bytes) -> dotbot.Envelope:
     """The checks of envglot's dotbot reader (the wire types, ``schema_id``, ``data`` an object;
     errors make a failure whatever the status says)."""
@@ -354,7 +364,7 @@ def _dotbot_in(b: bytes) -> dotbot.Envelope:
         w = _DOTBOT(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
-    _outcome_once(b, b'"status"', w.data, b'"data":')
+    _outcome_once(b, _DOTBOT_OUTCOME, w.data, b'"data":')
     if w.schema_id != dotbot.SCHEMA_ID or _OBJECT(w.data) is None:
         raise OutsideError("not a dotbot envelope envglot reads")
     if _WRAPPED(w.data) is not None:
@@ -531,13 +541,16 @@ _ERRORCODE = msgspec.json.Decoder(errorcode.Envelope).decode
 _RV2_ERROR_KEYS = ("error_code", "error_type", "remediation", "details", "retry_after_seconds")
 
 
+_ERRORCODE_OUTCOME = _outcome_quoted("errorcode")
+
+
 def _errorcode_in(b: bytes) -> errorcode.Envelope:
     """The checks of envglot's errorcode reader (the wire types; no ``error`` on a success)."""
     try:
         w = _ERRORCODE(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
-    _outcome_once(b, b'"success"', w.data, b'"data":')
+    _outcome_once(b, _ERRORCODE_OUTCOME, w.data, b'"data":')
     if w.success:
         if w.error is not None:
             raise OutsideError("a success with an error")
@@ -802,13 +815,16 @@ class _Rv2(msgspec.Struct):
 _RV2_MEANING = _meaning_keys("response-v2")
 
 
+_RV2_OUTCOME = _outcome_quoted("response-v2")
+
+
 def _rv2_in(b: bytes) -> _Rv2:
     """The checks of envglot's response-v2 reader, and the fields the floors use."""
     try:
         w = _RV2(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
-    _outcome_once(b, b'"success"', w.data, b'"data":')
+    _outcome_once(b, _RV2_OUTCOME, w.data, b'"data":')
     m = w.meta
     if m.version != "response-v2" or _OBJECT(w.data) is None:
         raise OutsideError("not a response-v2 document envglot reads")
@@ -1056,6 +1072,9 @@ class _Res(msgspec.Struct):
 _RESULT_MEANING = _meaning_keys("result")
 
 
+_RESULT_OUTCOME = _outcome_quoted("result")
+
+
 def _result_in(b: bytes) -> _Res:
     """The checks of envglot's Result reader, and the fields the floors use."""
     try:
@@ -1063,9 +1082,9 @@ def _result_in(b: bytes) -> _Res:
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
     if w.value:
-        _outcome_once(b, b'"success"', w.value, b'"value":')
+        _outcome_once(b, _RESULT_OUTCOME, w.value, b'"value":')
     else:
-        _outcome_once(b, b'"success"', w.error_data, b'"error_data":')
+        _outcome_once(b, _RESULT_OUTCOME, w.error_data, b'"error_data":')
     if w.success:
         if w.error is not None or w.error_type is not None:
             raise OutsideError("a success with an error")
@@ -1256,13 +1275,16 @@ class _Cg(msgspec.Struct):
 _CG_MEANING = _meaning_keys("code-graph")
 
 
+_CG_OUTCOME = _outcome_quoted("code-graph")
+
+
 def _cg_in(b: bytes) -> _Cg:
     """The checks of envglot's code-graph reader, and the fields the floors use."""
     try:
         w = _CG(b)
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
-    _outcome_once(b, b'"success"', w.data.result, b'"result":')
+    _outcome_once(b, _CG_OUTCOME, w.data.result, b'"result":')
     d = w.data
     if d.version != code_graph.VERSION:
         raise OutsideError("another version (kept as an unknown field)")
@@ -1445,12 +1467,15 @@ class _Legacy(msgspec.Struct):
     duration: int | float | None
 
 
+_LEGACY_OUTCOME = get_dialect("legacy-v1").outcome_key
+
+
 def _legacy_in(b: bytes) -> _Legacy:
     """The checks of envglot's legacy-v1 reader (shape A or the interim shape B)."""
     try:
         doc = _RAW_DICT(b)
-        if repeated_member(b, "success", doc):  # envglot's test, given the members parsed here
-            raise OutsideError('the outcome member "success" repeated (envglot refuses the document)')
+        if repeated_member(b, _LEGACY_OUTCOME, doc):  # envglot's test, given the members parsed here
+            raise OutsideError(f"the outcome member {_LEGACY_OUTCOME!r} repeated (envglot refuses the document)")
         if "_envglot" in doc:
             raise OutsideError("a residue")
         raw_error = doc.get("error")
@@ -1698,6 +1723,9 @@ def legacy_v1_to_problem_json() -> Conv:
 _PROBLEM_JSON = msgspec.json.Decoder(problem_json.Envelope).decode
 
 
+_PROBLEM_JSON_OUTCOME = _outcome_quoted("problem-json")
+
+
 def _problem_json_in(b: bytes) -> tuple[problem_json.Envelope, str | None]:
     """The checks of envglot's problem-json reader (the wire types; ``status`` the outcome, a
     success without problem members) and a failure's code-table key: its ``code`` member, else
@@ -1707,9 +1735,9 @@ def _problem_json_in(b: bytes) -> tuple[problem_json.Envelope, str | None]:
     except msgspec.DecodeError as exc:
         raise OutsideError(str(exc)) from None
     if w.data:
-        _outcome_once(b, b'"status"', w.data, b'"data":')
+        _outcome_once(b, _PROBLEM_JSON_OUTCOME, w.data, b'"data":')
     else:
-        _outcome_once(b, b'"status"', w.details, b'"details":')
+        _outcome_once(b, _PROBLEM_JSON_OUTCOME, w.details, b'"details":')
     status = w.status
     if status is not None and status < 400:
         if status < 200:
