@@ -64,8 +64,8 @@ _CHECKS: dict[str, Any] = {"success": bool, "error": str | None}
 """The top-level members every reading decodes by these types when present (:func:`_ok`,
 :func:`_error`), refusing any other JSON (``Reading.checks``)."""
 _STRS = msgspec.json.Decoder(list[str])
-_STR = msgspec.json.Decoder(_CHECKS["error"])
-_BOOL = msgspec.json.Decoder(_CHECKS["success"])
+_STR: msgspec.json.Decoder[str | None] = msgspec.json.Decoder(_CHECKS["error"])
+_BOOL: msgspec.json.Decoder[bool] = msgspec.json.Decoder(_CHECKS["success"])
 _ENC = msgspec.json.Encoder()
 _INTERIM_KEYS = frozenset({"success", "data", "error"})
 _NOT_PAYLOAD = ("success", "error", "schema_version")
