@@ -447,3 +447,35 @@ def test_minified_answers_as_may_be_loose() -> None:
     heads += [b'{"' + h for h in heads[-20000:]]
     for doc in heads + DOCS + CORPUS + ODD_SHAPES:
         assert minified(doc) is (not may_be_loose(doc)), doc[:80]
+
+
+def test_a_reader_without_a_strict_decode_is_handed_the_members_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """legacy-v1's reader (a Python decoder, no strict decode) takes the members the straight line
+    parsed at every size (``split_min`` 0), so its tiny documents' top level is not decoded a second
+    time; a wire reader takes them from ``SPLIT_MIN`` bytes on. Answers as ``Pipeline.convert``."""
+    import envglot.pipeline as pipeline
+    from envglot.dialects import legacy_v1
+
+    reg = bundled()
+    assert pipeline.split_min(reg.get("legacy-v1")) == 0
+    for src in ("dotbot", "errorcode", "response-v2", "code-graph"):
+        assert pipeline.split_min(reg.get(src)) == pipeline.SPLIT_MIN, src
+    tiny = [doc for doc in COMPACT_BY["legacy-v1"] if len(doc) < pipeline.SPLIT_MIN]
+    assert len(tiny) >= 10
+    decoded: list[bytes] = []
+
+    class Counting:
+        def decode(self, buf: Any) -> Any:
+            decoded.append(bytes(buf))
+            return real.decode(buf)
+
+    real = legacy_v1._RAW_DICT
+    for to in ("dotbot", "response-v2", "errorcode"):
+        want = [_answer(_general(Pipeline("legacy-v1", to, IGNORE)), doc) for doc in tiny]
+        p = Pipeline("legacy-v1", to, IGNORE)
+        monkeypatch.setattr(legacy_v1, "_RAW_DICT", Counting())
+        del decoded[:]
+        assert [_answer(p.convert_bytes, doc) for doc in tiny] == want
+        monkeypatch.setattr(legacy_v1, "_RAW_DICT", real)
+        assert not set(decoded) & set(tiny), to  # (an interim document's data is decoded: not the document)
+        assert decoded  # the interim documents' data

@@ -15,7 +15,9 @@ from __future__ import annotations
 import importlib.util
 import random
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -65,9 +67,22 @@ def _documents(src: str, records: dict[str, list[bytes]]) -> list[dict[str, msgs
         except (EnvglotError, msgspec.MsgspecError):
             continue
         members = top_members(doc)
+        if not _checked(members, reader.checks):  # the reading's steps refuse it
+            continue
         if _WRAPPER_KEYS.isdisjoint(members):
             out.append(members)
     return out
+
+
+def _checked(members: dict[str, msgspec.Raw], checks: Mapping[str, Any]) -> bool:
+    """Whether each member ``checks`` names, when present, decodes by its type."""
+    try:
+        for key, t in checks.items():
+            if key in members:
+                msgspec.json.decode(members[key], type=t)
+    except msgspec.ValidationError:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("src", bundled().names())
@@ -141,7 +156,11 @@ def test_the_read_facts_of_the_bundled_sources() -> None:
     facts = read_facts(get_dialect("code-graph"))
     assert Lit("value", "success", ("types", ("bool",))) in facts
     assert any(f.kind == "holds" and f.ref == "data" and {"requestId", "generatedAt"} <= set(f.arg) for f in facts)
-    assert read_facts(get_dialect("legacy-v1")) == frozenset()  # no wire Struct: nothing proved
+    # no wire Struct: what the reading's steps check (Reading.checks), each member when present
+    assert read_facts(get_dialect("legacy-v1")) == {
+        Lit("shape", "success", (("bool",), (), None)),
+        Lit("shape", "error", (("null", "string"), (), None)),
+    }
     # dotbot's reader requires schema_id, its own probe's key: no other dialect's probe can come
     # first, so no rival is asked at all
     assert read_rival(bundled(), get_dialect("dotbot"), _WRAPPER_KEYS) is None
@@ -328,3 +347,31 @@ def test_the_strict_facts_bound_a_nested_structs_keys() -> None:
     assert "obj_m_meta" in source(after) and "obj_m_error" not in source(after)
     assert "obj_m_meta" not in source(after_strict) and "obj_m_error" not in source(after_strict)
     assert "obj_m_data" in source(after_strict)  # code-graph's keys in the payload: still tested
+
+
+@pytest.mark.parametrize("target", ["dotbot", "response-v2", "errorcode", "result", "code-graph"])
+def test_legacy_v1_refuses_what_its_checks_name(target: str, records: dict[str, list[bytes]]) -> None:
+    """``Reading.checks`` of legacy-v1 (what ``read_facts`` takes as proven): a document whose
+    ``success`` or ``error`` is of another JSON type is refused by every conversion from it, forced
+    (the straight entry's fused line) or on the general path."""
+    from envglot import Converter, ParseError
+
+    reading = get_dialect("legacy-v1").steps()[0]
+    assert reading is not None and set(reading.checks) == {"success", "error"}
+    wrong = {
+        "success": [b"null", b"1", b'"true"', b"{}", b"[]"],
+        "error": [b"1", b"true", b"{}", b"[]", b'{"code":404}'],
+    }
+    conv = Converter(to=target, from_="legacy-v1", unsupported="ignore")
+    refused = 0
+    for base in records["legacy-v1"][:20]:
+        top = top_members(base)
+        for key, values in wrong.items():
+            for v in values:
+                doc = msgspec.json.encode({**top, key: msgspec.Raw(v)})
+                with pytest.raises(ParseError):
+                    conv.convert_bytes(doc)
+                with pytest.raises(ParseError):
+                    conv.conversion(doc)  # with its diagnostics: the general path
+                refused += 1
+    assert refused == 200

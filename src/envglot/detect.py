@@ -337,17 +337,16 @@ def read_facts(dialect: Dialect, strict: bool = False) -> frozenset[Lit]:
     string, a bool, a list, a dict, ``None``) of one of them when present, and when an object
     (a Struct's) holding the Struct's required keys (``shape``). From the Struct of a
     :class:`~envglot.wire.WireDecoder` (its strict decode and the one that sets unknown members
-    aside both require them); none for another reader. ``strict``: read by the strict decode,
-    whose nested Structs also forbid unknown keys: such an object holds none but its Struct's."""
+    aside both require them); for another reader, each member of its
+    :attr:`~envglot.fields.Reading.checks` of one of its type's JSON types when present
+    (``shape``). ``strict``: read by the strict decode, whose nested Structs also forbid unknown
+    keys: such an object holds none but its Struct's."""
     import msgspec.inspect  # asked by a straight entry: ``import envglot`` leaves these unimported
 
     from .wire import WireDecoder
 
     reading = dialect.steps()[0]
-    if reading is None or not isinstance(reading.decoder, WireDecoder):
-        return frozenset()
-    top = msgspec.inspect.type_info(reading.decoder.decoder().type)
-    if not isinstance(top, msgspec.inspect.StructType) or top.array_like:
+    if reading is None:
         return frozenset()
     json_kind: dict[type, str] = {  # the JSON type a wire field of each msgspec type takes
         msgspec.inspect.BoolType: "bool",
@@ -364,11 +363,22 @@ def read_facts(dialect: Dialect, strict: bool = False) -> frozenset[Lit]:
             return "array"
         return "null" if isinstance(t, msgspec.inspect.NoneType) else json_kind.get(type(t))
 
+    def kinds_of(t: msgspec.inspect.Type) -> tuple[str, ...]:  # ("" for a type no test names)
+        return tuple(
+            sorted({kind_of(u) or "" for u in (t.types if isinstance(t, msgspec.inspect.UnionType) else (t,))})
+        )
+
+    if not isinstance(reading.decoder, WireDecoder):
+        checked = ((k, kinds_of(msgspec.inspect.type_info(t))) for k, t in reading.checks.items())
+        return frozenset(Lit("shape", k, (kinds, (), None)) for k, kinds in checked if "" not in kinds)
+    top = msgspec.inspect.type_info(reading.decoder.decoder().type)
+    if not isinstance(top, msgspec.inspect.StructType) or top.array_like:
+        return frozenset()
     facts: set[Lit] = set()
     for f in top.fields:
         t = f.type
         union = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
-        kinds = tuple(sorted({kind_of(u) or "" for u in union}))
+        kinds = kinds_of(t)
         objects = [u for u in union if kind_of(u) == "object"]  # a Struct alone among them: its keys
         if "" not in kinds:
             sub = objects[0] if len(objects) == 1 and isinstance(objects[0], msgspec.inspect.StructType) else None

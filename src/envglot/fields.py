@@ -61,7 +61,7 @@ import keyword
 import os
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
@@ -364,7 +364,7 @@ class Reading:
     derived by the compiler (:mod:`envglot.derive`); the steps are then the hooks only.
     """
 
-    __slots__ = ("decoder", "derive", "failure", "steps", "texts")
+    __slots__ = ("checks", "decoder", "derive", "failure", "steps", "texts")
 
     def __init__(
         self,
@@ -373,6 +373,7 @@ class Reading:
         derive: bool = False,
         failure: Callable[..., Any] | None = None,
         texts: Callable[..., Any] | None = None,
+        checks: Mapping[str, Any] | None = None,
     ) -> None:
         self.decoder = decoder
         """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`);
@@ -391,6 +392,11 @@ class Reading:
         document's warnings as a non-empty list of their messages where each is nothing but a
         message (as the step would read them, in order), else ``None`` (the step reads them). It
         neither raises nor reports (see :class:`Texts`)."""
+        self.checks: Mapping[str, Any] = checks or {}
+        """For a decoder that is no :class:`~envglot.wire.WireDecoder`: top-level members, each
+        with the msgspec type a step that every reading (fused or not) runs decodes it by when
+        present, refusing any other JSON: what :func:`~envglot.detect.read_facts` knows of every
+        document read without an error."""
 
 
 class Writing:

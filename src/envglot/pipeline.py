@@ -83,6 +83,7 @@ __all__ = [
     "one_outcome",
     "one_shot",
     "reconcile",
+    "split_min",
     "styled",
     "to_bytes",
 ]
@@ -326,6 +327,15 @@ whose rival is silent reads it strictly (a failure's details are read once on th
 twice on the strict read)."""
 
 
+def split_min(src: Dialect) -> int:
+    """Size from which the straight line hands ``src``'s fused reader the members it parsed:
+    :data:`SPLIT_MIN` for a reader with a strict decode (a :class:`~envglot.wire.WireDecoder`'s);
+    from any size for one without, whose ``decode`` takes the members as they are (a copy of the
+    dict, where the document would otherwise be decoded again) or ignores them."""
+    reading = src.steps()[0]
+    return SPLIT_MIN if reading is None or getattr(reading.decoder, "decoder", None) is not None else 0
+
+
 def shows_success(buf: bytes, key: bytes, failure: bytes) -> bool:
     """Whether ``key`` (the outcome member's quoted key and ``:``) is found within
     :data:`OUTCOME_PEEK` bytes of ``buf``'s start (else of its end), its value not ``failure``: a
@@ -485,15 +495,16 @@ class Pipeline:
         registry, m, synth, dst, strict = self.registry, self.mappings, self.synth, self.dst, self.strict
         raising = policy.level is Level.RAISE
         selects_any = policy.selects_any  # Counting.selected without a carried diagnostic (no preserve here)
-        paths: dict[str, tuple[str, Callable[..., bytes | None]] | None] = {MCP: None, JSONRPC: None}
+        paths: dict[str, tuple[str, Callable[..., bytes | None], int] | None] = {MCP: None, JSONRPC: None}
 
-        def bind(dialect: str) -> tuple[str, Callable[..., bytes | None]] | None:
+        def bind(dialect: str) -> tuple[str, Callable[..., bytes | None], int] | None:
             src = registry.get(dialect)
             fn = self._tallying_from(src)
             if fn is None:
                 paths[dialect] = None
                 return None
-            bound = paths[dialect] = (src.name, bound_tally(fn, Context(m, counting, m[src.name], synth, True)))
+            tally = bound_tally(fn, Context(m, counting, m[src.name], synth, True))
+            bound = paths[dialect] = (src.name, tally, split_min(src))
             return bound
 
         def count(buf: bytes, checked: tuple[bytes, bool, Detection] | None, members: Any) -> Counted:
@@ -514,8 +525,8 @@ class Pipeline:
             seen.clear()
             if det.evidence is None:  # locate's report
                 seen.append((Kind.WEAK_DETECTION, "$"))
-            name, fused = path
-            out = _run_fused(fused, clean, members, dst.name)
+            name, fused, split = path
+            out = _run_fused(fused, clean, members, dst.name, split)
             if out is None:  # the hub
                 return slow(buf, checked, members)
             selected = bool(seen) and selects_any(seen)
@@ -1027,13 +1038,14 @@ class Pipeline:
 
 
 def _run_fused(
-    fused: Callable[..., bytes | None], buf: bytes, members: dict[str, msgspec.Raw], target: str
+    fused: Callable[..., bytes | None], buf: bytes, members: dict[str, msgspec.Raw], target: str, split: int
 ) -> bytes | None:
     """``fused``'s output for ``buf`` (checked, minified, ``members`` its top level laid end to
-    end; handed over from :data:`SPLIT_MIN` bytes on), ``None``: take the general path (the hub).
-    A lone surrogate the target cannot encode is the :class:`ParseError` :func:`_surrogate` names."""
+    end; handed over from ``split`` bytes on, :func:`split_min`), ``None``: take the general path
+    (the hub). A lone surrogate the target cannot encode is the :class:`ParseError`
+    :func:`_surrogate` names."""
     try:
-        return fused(buf) if len(buf) < SPLIT_MIN else fused(buf, members)
+        return fused(buf) if len(buf) < split else fused(buf, members)
     except UnicodeEncodeError as exc:
         raise _surrogate(exc, target) from None
 
@@ -1111,17 +1123,18 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
     preserve = p.preserve  # a document holding no input residue gets one (Pipeline._add_fused_residue)
 
     def fast(
-        buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None], source: str
+        buf: bytes, members: dict[str, msgspec.Raw], fused: Callable[..., bytes | None], source: str, split: int
     ) -> bytes | None:
-        """:func:`call` for ``buf`` (checked, ``members`` its top level), ``None``: take the
-        general path (a top level not laid end to end, whitespace, or the hub)."""
+        """:func:`call` for ``buf`` (checked, ``members`` its top level, ``split`` the source's
+        :func:`split_min`), ``None``: take the general path (a top level not laid end to end,
+        whitespace, or the hub)."""
         if not spans_whole(buf, members) or may_be_loose(buf, True):
             return None
         if not preserve:
-            return _run_fused(fused, buf, members, dst.name)
+            return _run_fused(fused, buf, members, dst.name, split)
         if not _residue.none_in(buf, m[source].shape.residue, members):
             return None
-        out = _run_fused(fused, buf, members, dst.name)
+        out = _run_fused(fused, buf, members, dst.name, split)
         return None if out is None else p._add_fused_residue(buf, out, registry.get(source), members)
 
     if p.src is not None:
@@ -1152,6 +1165,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         # the members in Python, while a failure's strict read decodes its long details twice.
         peek = strict and strict_rival is None and counted_around(src)
         failure, seen = src.failure_value, outcome + b":"
+        split = split_min(src)
 
         strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
 
@@ -1254,7 +1268,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             if holds_wrapper(members) or (preserve and not _residue.none_in(buf, slot, members)):
                 return slow(data)
             try:  # _run_fused's call, without its frame
-                out = fused(buf) if len(buf) < SPLIT_MIN else fused(buf, members)
+                out = fused(buf) if len(buf) < split else fused(buf, members)
             except UnicodeEncodeError as exc:
                 raise _surrogate(exc, target) from None
             if out is None:
@@ -1268,6 +1282,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         return forced
 
     paths: dict[str, Callable[..., bytes | None] | None] = {MCP: None, JSONRPC: None}
+    splits: dict[str, int] = {}  # each source's split_min, found with its fused function
     strict = p.strict
 
     def detected(data: bytes) -> bytes:
@@ -1278,10 +1293,12 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         det = classify_members(members, registry)
         fused = paths.get(det.dialect, _MISSING)
         if fused is _MISSING:
-            fused = paths[det.dialect] = p._fused_from(registry.get(det.dialect), True)
+            source = registry.get(det.dialect)
+            fused = paths[det.dialect] = p._fused_from(source, True)
+            splits[det.dialect] = split_min(source)
         if fused is None or (strict and det.evidence is None):
             return slow(data)
-        out = fast(buf, members, fused, det.dialect)
+        out = fast(buf, members, fused, det.dialect, splits[det.dialect])
         return slow(data) if out is None else out
 
     return detected

@@ -60,9 +60,12 @@ def _meta_decoder() -> msgspec.json.Decoder[InterimMeta]:
     return msgspec.json.Decoder(InterimMeta)
 
 
+_CHECKS: dict[str, Any] = {"success": bool, "error": str | None}
+"""The top-level members every reading decodes by these types when present (:func:`_ok`,
+:func:`_error`), refusing any other JSON (``Reading.checks``)."""
 _STRS = msgspec.json.Decoder(list[str])
-_STR = msgspec.json.Decoder(str | None)
-_BOOL = msgspec.json.Decoder(bool)
+_STR: msgspec.json.Decoder[str | None] = msgspec.json.Decoder(_CHECKS["error"])
+_BOOL: msgspec.json.Decoder[bool] = msgspec.json.Decoder(_CHECKS["success"])
 _ENC = msgspec.json.Encoder()
 _INTERIM_KEYS = frozenset({"success", "data", "error"})
 _NOT_PAYLOAD = ("success", "error", "schema_version")
@@ -272,6 +275,7 @@ READING = Reading(
     derive=True,  # duration_ms: a plain move of [fields] (from data._meta)
     failure=_wire_failure,
     texts=_texts,
+    checks=_CHECKS,
 )
 
 
