@@ -333,7 +333,7 @@ def split_min(src: Dialect) -> int:
     from any size for one without, whose ``decode`` takes the members as they are (a copy of the
     dict, where the document would otherwise be decoded again) or ignores them."""
     reading = src.steps()[0]
-    return SPLIT_MIN if reading is None or getattr(reading.decoder, "decoder", None) is not None else 0
+    return SPLIT_MIN if reading is None or isinstance(reading.decoder, WireDecoder) else 0
 
 
 def shows_success(buf: bytes, key: bytes, failure: bytes) -> bool:
