@@ -82,3 +82,48 @@ def test_generated_chains_of_one_to_three_hops_restore_the_original(src: str) ->
         _check(data, src, tuple(hops))
 
     check()
+
+
+def _foreign_residues(src: str, dst: str) -> dict[str, bytes]:
+    """Well-formed residues a ``src`` document may hold that restore nothing into ``dst`` and nest
+    into nothing: for a dialect that cannot be written (or no dialect at all), for ``src`` itself,
+    and for ``dst`` with a digest of no document (so rejected)."""
+    read_only = [d for d in envglot.dialects.NAMES if d not in WRITABLE]
+    forged = {
+        "unknown": {"from": "no-such-dialect", "set": [], "digest": ""},
+        "self": {"from": src, "set": [['$["x y"]', "error"]], "digest": "0" * 32, "v": 2},
+        "target": {"from": dst, "set": [["$", {}]], "digest": "0" * 32, "v": 5},
+    }
+    forged.update({f"read-only {d}": {"from": d, "set": [['$["x y"]', "error"]], "digest": ""} for d in read_only})
+    return {k: msgspec.json.encode(v) for k, v in forged.items()}
+
+
+@pytest.mark.parametrize("dst", WRITABLE)
+@pytest.mark.parametrize("src", WRITABLE)
+def test_a_residue_that_restores_nothing_leaves_the_output_of_the_document_without_it(src: str, dst: str) -> None:
+    """An input residue that is dropped or rejected (reported) changes nothing: the output, its new
+    residue included, is what the same document without it gets (so code-graph's ``approxTokens``,
+    which counts the residue, too), and the way back restores that document. (A fuzz finding: such
+    a residue was digested with the document yet left out of the diff, so the way back rejected
+    its own residue, and the output differed from the bare document's.)"""
+    from envglot.mappings import default_mappings
+    from envglot.residue import parse_path, set_path
+
+    slot = parse_path(default_mappings()[src].shape.residue)
+    residues = _foreign_residues(src, dst)
+    for golden in _goldens(src)[:6]:
+        # its top level re-encoded as the held documents' are (the members' own spacing kept)
+        data = msgspec.json.encode(msgspec.json.decode(golden, type=dict[str, msgspec.Raw]))
+        bare = envglot.convert(data, from_=src, to=dst, preserve=True, unsupported="ignore")
+        for name, res in residues.items():
+            doc = msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+            assert set_path(doc, slot, msgspec.Raw(res))
+            held = msgspec.json.encode(doc)
+            out = envglot.convert(held, from_=src, to=dst, preserve=True, unsupported="ignore")
+            assert out == bare, f"{name}: {src} -> {dst}"
+            conv = envglot.conversion(held, from_=src, to=dst, preserve=True, unsupported="ignore")
+            kinds = {str(d.kind) for d in conv.diagnostics}
+            assert kinds & {"residue_dropped", "residue_rejected"}, f"{name}: {src} -> {dst}: {kinds}"
+            if dst != src:
+                back = envglot.convert(out, from_=dst, to=src, preserve=True, unsupported="ignore")
+                assert json_key(back) == json_key(data), f"{name}: {src} -> {dst} -> {src}"

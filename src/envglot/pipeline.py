@@ -895,6 +895,12 @@ class Pipeline:
         ``members`` its top level when the caller decoded it (:func:`~envglot.limits.members_of`)."""
         if not src.shape.writable:
             return out
+        if env is not None and env.residue is not None and not self._nests(env, src):
+            # the input's residue was dropped or rejected (reported by write_envelope): the new
+            # residue restores the document without it, as if it had never held one (the same
+            # residue, and so the same output, as that document gets)
+            stripped = _residue.without(buf, self.mappings[src.name].shape.residue)
+            return self._add_residue(stripped, out, src, None)
         if src.name != self.dst.name and (env is None or env.residue is None):
             if may_be_loose(buf):
                 return self._whole(msgspec.json.format(buf, indent=-1), out, src, None)
@@ -914,9 +920,9 @@ class Pipeline:
             original, members = msgspec.json.format(buf, indent=-1), None
         else:
             original = buf
-        # an input residue for a third dialect travels on inside the new one (nested); one that was
-        # for this target and was rejected does not
-        nests = env is not None and self._nests(env, src)
+        # an input residue for a third dialect travels on inside the new one (nested); any other
+        # was taken out above
+        nests = env is not None and env.residue is not None
         skip = () if nests else _residue.slot_path(m[src.name].shape.residue)
         return self._placed(out, src, original, back, skip, members, top)
 
@@ -973,15 +979,20 @@ class Pipeline:
         takes, slot, place, seal, written = plan
         if fused:
             place = written
+        # the seal's ``minified``: in the compact style the input was minified or is taken as
+        # minified (wire.may_be_loose), and what the output and the residue carry of it byte for
+        # byte counts as written, as the writer counts it (the Known limit of
+        # docs/dialects/code-graph.md) -- on the fused path and the hub's alike, however placed
+        tight = self.style == "compact"
         if takes and len(out) >= _residue.SPLICE_MIN:
             # placed without decoding the payload again where the output's text proves it
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
-                return seal(placed, None, fused) if seal is not None else placed
+                return seal(placed, None, tight) if seal is not None else placed
         if place is not None and (done := place(original, members, out)) is not None:
-            return seal(*done, fused) if seal is not None else done[0]
+            return seal(*done, tight) if seal is not None else done[0]
         top = _residue.open_document(out)
-        return self._place(out, top, _residue.whole(src.name, original, members, top, takes))
+        return self._place(out, top, _residue.whole(src.name, original, members, top, takes), seal, tight)
 
     def _whole_plan(self, src: Dialect) -> _WholePlan:
         """:meth:`_whole`'s facts for ``src`` into this target, found once: the members its residues
@@ -1011,12 +1022,16 @@ class Pipeline:
         self._takes[src.name] = plan
         return plan
 
-    def _place(self, out: bytes, top: dict[str, Any] | None, res: msgspec.Raw) -> bytes:
+    def _place(
+        self, out: bytes, top: dict[str, Any] | None, res: msgspec.Raw, seal: _Seal | None = None, tight: bool = False
+    ) -> bytes:
         """``out`` (``top``: its top level, when decoded) with the residue ``res`` at the target's
-        slot, sealed."""
+        slot, sealed (by ``seal``, the target's from :meth:`_whole_plan`, with ``tight`` as its
+        ``minified`` when given: see :meth:`_whole`)."""
         doc = top if top is not None else _residue.open_document(out)
         _residue.set_path(doc, list(_residue.slot_path(self.mappings[self.dst.name].shape.residue)), res)
-        return self._seal(_residue.encode(doc), doc)
+        placed = _residue.encode(doc)
+        return self._seal(placed, doc) if seal is None else seal(placed, doc, tight)
 
     def _back(self, src: Dialect) -> Pipeline:
         """The pipeline writing this one's target back as ``src`` (built once per source dialect)."""

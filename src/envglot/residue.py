@@ -65,6 +65,7 @@ __all__ = [
     "take_paths",
     "value_at",
     "whole",
+    "without",
 ]
 
 _SEG = re.compile(r'\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d{1,9})\]|\[("(?:[^"\\]|\\.)*")\]')
@@ -1186,3 +1187,13 @@ def _slot_facts(slot: str) -> tuple[str | None, bool, bytes | None]:
 def encode(doc: dict[str, Any]) -> bytes:
     """A patched tree back to JSON bytes."""
     return _ENC.encode(doc)
+
+
+def without(document: bytes, slot: str) -> bytes:
+    """``document`` (a JSON object) without the member at ``slot`` (a dialect's residue path),
+    minified; ``document`` itself when it holds none there."""
+    doc = open_document(document)
+    before = encode(doc)
+    delete(doc, parse_path(slot))
+    after = encode(doc)
+    return document if after == before else after
