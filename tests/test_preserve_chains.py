@@ -127,3 +127,32 @@ def test_a_residue_that_restores_nothing_leaves_the_output_of_the_document_witho
             if dst != src:
                 back = envglot.convert(out, from_=dst, to=src, preserve=True, unsupported="ignore")
                 assert json_key(back) == json_key(data), f"{name}: {src} -> {dst} -> {src}"
+
+
+@pytest.mark.parametrize(
+    ("doc", "slot", "bare"),
+    [
+        (b'{"a":1,"_envglot":{"x":[1,{"y":"}"}]},"b":"s,t"}', "$._envglot", b'{"a":1,"b":"s,t"}'),
+        (b'{"_envglot":1,"a":1}', "$._envglot", b'{"a":1}'),
+        (b'{"_envglot":1}', "$._envglot", b"{}"),
+        (b'{"a": 1, "_envglot": 2, "a": 3, "_envglot" : "x"}', "$._envglot", b'{"a": 1, "a": 3}'),
+        (b'{"_envglot":1,"_envglot":2,"a":1}', "$._envglot", b'{"a":1}'),
+        (b' {"meta":{"v":1},"meta":{"_envglot":{},"k":2}}', "$.meta._envglot", b' {"meta":{"v":1},"meta":{"k":2}}'),
+        (b'{"meta":5}', "$.meta._envglot", b'{"meta":5}'),
+        (b'{"\\u005fenvglot":1,"a":"\\"_envglot\\":"}', "$._envglot", b'{"a":"\\"_envglot\\":"}'),
+        (b'{"a":true,"_envglot":null}', "$._envglot", b'{"a":true}'),
+    ],
+)
+def test_the_document_without_its_residue_keeps_every_other_byte(doc: bytes, slot: str, bare: bytes) -> None:
+    """A repeated key and the spacing stay (the residue restores the document byte for byte)."""
+    from envglot.residue import without
+
+    assert without(doc, slot) == bare
+
+
+def test_a_dropped_residue_beside_a_repeated_member_leaves_the_bare_documents_output() -> None:
+    bare = b'{"success":false,"error":"x","exception_message":"a","exception_message":"b"}'
+    held = bare[:-1] + b',"_envglot":{"from":"nope","digest":""}}'
+    for dst in WRITABLE:
+        want = envglot.convert(bare, from_="result", to=dst, preserve=True, unsupported="ignore")
+        assert envglot.convert(held, from_="result", to=dst, preserve=True, unsupported="ignore") == want, dst

@@ -1189,11 +1189,81 @@ def encode(doc: dict[str, Any]) -> bytes:
     return _ENC.encode(doc)
 
 
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{},:]')
+"""A JSON string or a structural byte (what :func:`_member_spans` walks)."""
+_WS = b" \t\r\n"
+_SPACES = re.compile(rb"[ \t\r\n]*").match
+
+
+def _member_spans(doc: bytes, start: int) -> list[tuple[int, int, int]]:
+    """``(key start, value start, value end)`` of each member of the object whose ``{`` is at
+    ``start``, in the order written (a repeated key each time); the text between is whitespace
+    and separators."""
+    spans: list[tuple[int, int, int]] = []
+    depth = 0
+    key = value = -1
+    for m in _TOKEN.finditer(doc, start):
+        at = m.start()
+        b = doc[at]
+        if depth == 1:
+            if b == 0x22:  # '"': a key, or a string value
+                if key < 0:
+                    key = at
+                continue
+            if b == 0x3A:  # ':'
+                value = _SPACES(doc, m.end()).end()  # type: ignore[union-attr]
+                continue
+            if b in b",}" and value >= 0:  # the member's value ends before the separator
+                spans.append((key, value, value + len(doc[value:at].rstrip(_WS))))
+                key = value = -1
+        if b in b"{[":
+            depth += 1
+        elif b in b"}]":
+            depth -= 1
+            if depth == 0:
+                break
+    return spans
+
+
 def without(document: bytes, slot: str) -> bytes:
     """``document`` (a JSON object) without the member at ``slot`` (a dialect's residue path),
-    minified; ``document`` itself when it holds none there."""
-    doc = open_document(document)
-    before = encode(doc)
-    delete(doc, parse_path(slot))
-    after = encode(doc)
-    return document if after == before else after
+    every other byte kept (a repeated key, the spacing): each occurrence of the slot's key in
+    the object it names (the last occurrence of each parent key) is cut with one separator;
+    ``document`` itself when it holds none there."""
+    segs = parse_path(slot)
+    at = len(document) - len(document.lstrip(_WS))
+    for depth, seg in enumerate(segs):
+        if not isinstance(seg, str) or document[at : at + 1] != b"{":
+            return document
+        spans = _member_spans(document, at)
+        keyed = [i for i, (k, v, _) in enumerate(spans) if _key_at(document, k, v) == seg]
+        if not keyed:
+            return document
+        if depth < len(segs) - 1:
+            at = spans[keyed[-1]][1]
+            continue
+        cuts: list[tuple[int, int]] = []
+        gone = set(keyed)
+        for i in keyed:
+            if any(j not in gone for j in range(i)):  # the separator before it goes with it
+                cuts.append((spans[i - 1][2], spans[i][2]))
+            elif i + 1 < len(spans):  # the first one left: the separator after it
+                cuts.append((spans[i][0], spans[i + 1][0]))
+            else:
+                cuts.append((spans[i][0], spans[i][2]))
+        out, pos = [], 0
+        for a, b in cuts:
+            out.append(document[pos:a])
+            pos = b
+        out.append(document[pos:])
+        return b"".join(out)
+    return document
+
+
+def _key_at(doc: bytes, key: int, value: int) -> str | None:
+    """The key whose string starts at ``key`` (its member's value at ``value``), decoded."""
+    end = doc.rindex(b":", key, value)
+    try:
+        return _STR.decode(doc[key:end].rstrip(_WS))
+    except msgspec.DecodeError:
+        return None
