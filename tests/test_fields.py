@@ -820,12 +820,54 @@ def test_dotbots_status_and_outcome_cases_answer_as_their_bodies() -> None:
 
 
 def _holds(t: fields.When, env: dict[str, Any]) -> bool:
-    """One ``==`` / ``falsy`` / ``truthy`` test of a common case, evaluated on ``env``."""
+    """One ``==`` / ``falsy`` / ``truthy`` / ``is`` / ``matches`` test of a common case, evaluated on ``env``."""
     head, *rest = t.path.split(".")
     v = env[head]
     for a in rest:
         v = getattr(v, a)
-    return {"==": lambda: v == t.value, "falsy": lambda: not v, "truthy": lambda: bool(v)}[t.op]()
+    return {
+        "==": lambda: v == t.value,
+        "falsy": lambda: not v,
+        "truthy": lambda: bool(v),
+        "is": lambda: v is t.value,
+        "matches": lambda: t.value(v) is not None,  # type: ignore[operator]
+    }[t.op]()
+
+
+def test_dotbots_status_and_notices_and_response_v2s_checks_answer_as_their_bodies() -> None:
+    """dotbot's ``_status`` (a failure's case: ``"error"``) and ``_notices`` (none: an empty
+    sequence, encoded as the body's list), response-v2's ``_valid`` (a failure's case) and
+    ``_version`` (its tests hold: the body raises exactly when they fail): on every combination,
+    each case that holds gives what the body gives, and the body raises nothing there."""
+    from envglot.dialects import dotbot, response_v2
+    from envglot.errors import ParseError
+
+    issue = dotbot.Issue(code="X", message="m")
+    for errors in ([], [issue]):
+        for notices in ([], ["w"]):
+            c = dotbot._status.__envglot_common__  # type: ignore[attr-defined]
+            for case in (fields.Case(c.when, c.value), *c.also):
+                if all(_holds(t, {"errors": errors, "notices": notices}) for t in case.when):
+                    assert c.body(errors, notices) == case.value.value
+    c = dotbot._notices.__envglot_common__  # type: ignore[attr-defined]
+    ctx = Context(default_mappings(), Report())
+    assert msgspec.json.encode(c.value.value) == msgspec.json.encode(c.body((), ctx, None)) == b"[]"
+    for hook in (response_v2._valid, response_v2._version):
+        c = hook.__envglot_common__  # type: ignore[attr-defined]
+        for version in ("response-v2", "response-v1", ""):
+            for data in (Raw(b"{}"), Raw(b'{"a":1}'), Raw(b"[]"), Raw(b"null")):
+                for success in (True, False):
+                    for error in (None, "", "m"):
+                        meta = response_v2.Meta(version=version)
+                        w = response_v2.Envelope(success=success, data=data, error=error, meta=meta)
+                        held = [all(_holds(t, {"w": w}) for t in case.when) for case in (c, *c.also)]
+                        if c.holds or any(held):
+                            try:
+                                c.body(w)
+                                raised = False
+                            except ParseError:
+                                raised = True
+                            assert raised is (not any(held)) if c.holds else not raised, (hook, w)
 
 
 def test_a_common_case_tests_an_exact_type_and_a_bound() -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from envglot import Converter
 from envglot.detect import JSONRPC_MARKER, MCP_MARKERS, forced_rival, read_facts, read_keys, read_rival
 from envglot.dialect import get_dialect
 from envglot.errors import EnvglotError
@@ -125,6 +126,60 @@ def test_the_rival_after_a_strict_read_answers_as_the_forced_rival(src: str, rec
         docs.append(m)
     assert len(docs) >= 20, len(docs)
     assert all((None if after is None else after(m)) is plain(m) for m in docs)
+
+
+@pytest.mark.parametrize("src", bundled().names())
+def test_the_rival_after_a_plain_strict_read_answers_as_the_forced_rival(
+    src: str, records: dict[str, list[bytes]]
+) -> None:
+    """Asked only of documents without a backslash that ``src``'s strict decode reads and whose
+    reading raises nothing (its checks' held values known: ``read_facts(..., plain=True)``), the
+    rival answers as the forced rival; response-v2's is then silent (its version marker holds)."""
+    reg = bundled()
+    dialect = get_dialect(src)
+    if read_keys(dialect) is None:
+        return
+    after, plain = read_rival(reg, dialect, _WRAPPER_KEYS, True, plain=True), forced_rival(reg, src)
+    strict = dialect.steps()[0].decoder.decoder().decode  # type: ignore[union-attr]
+    read = Converter(to="result" if src != "result" else "errorcode", from_=src, unsupported="ignore").convert_bytes
+    docs = []
+    for m in _documents(src, records):
+        doc = msgspec.json.encode(m)
+        try:
+            strict(doc)
+            read(doc)
+        except (EnvglotError, msgspec.MsgspecError):
+            continue
+        if 92 not in doc:
+            docs.append(m)
+    assert len(docs) >= 20, len(docs)
+    assert all((None if after is None else after(m)) is plain(m) for m in docs)
+
+
+def test_a_checks_held_value_is_known_to_the_rival_where_no_escape_can_spell_it() -> None:
+    """response-v2's ``_version`` check (its common case holds: the body raises otherwise) proves
+    ``meta.version`` is ``"response-v2"`` in every document read; detection compares the member's
+    JSON text, which is the value's encoding only in a document holding no backslash: there the
+    marked probe (response-v2's own, the first) fires for every document read and the rival after
+    a strict read asks nothing; with an escape (``"response\\u002dv2"`` reads the same) it still
+    tests, and names code-graph for a payload holding code-graph's keys, as the forced rival does."""
+    reg = bundled()
+    dialect = get_dialect("response-v2")
+    held = Lit("value", "meta.version", ("equals", b'"response-v2"'))
+    assert held in read_facts(dialect, True, True) and held in read_facts(dialect, False, True)
+    assert held not in read_facts(dialect, True) and held not in read_facts(dialect)
+    assert read_rival(reg, dialect, _WRAPPER_KEYS, True, plain=True) is None
+    after = read_rival(reg, dialect, _WRAPPER_KEYS, True)
+    assert after is not None
+    doc = (
+        b'{"success":true,"data":{"requestId":"r1","generatedAt":"2026-01-01T00:00:00Z"},"error":null,'
+        b'"meta":{"version":"response\\u002dv2"}}'
+    )
+    Converter(to="result", from_="response-v2").convert_bytes(doc)  # read without an error
+    assert after(top_members(doc)) is forced_rival(reg, "response-v2")(top_members(doc)) is get_dialect("code-graph")
+    for src in reg.names():  # no other bundled check's held value is a string the rival tests
+        if src != "response-v2":
+            assert read_facts(get_dialect(src), True, True) == read_facts(get_dialect(src), True), src
 
 
 def test_the_strict_read_leaves_no_rival_for_three_sources() -> None:

@@ -178,10 +178,11 @@ legacy-v1's shape), with escapes, repeated and spaced members."""
 def test_a_short_document_read_strictly_asks_its_rival_as_the_members_line_does(
     src: str, members_parses: list[bytes]
 ) -> None:
-    """A source whose rival is not silent after a strict read (errorcode, response-v2) reads its
-    short plain documents by the strict decode alone, the rival asked of their members after it:
-    no members parse, every answer ``Pipeline.convert``'s, on the corpus's tiny records, the odd
-    documents above and the count's shapes."""
+    """A source whose rival is not silent after a strict read (errorcode; response-v2's is, after a
+    plain one: its version check's value known) reads its short plain documents by the strict
+    decode alone, the rival asked of their members after it: no members parse, every answer
+    ``Pipeline.convert``'s, on the corpus's tiny records, the odd documents above and the count's
+    shapes."""
     docs = [d for d in _tiny(src) if 92 not in d and len(d) < SPLIT_MIN]
     assert docs
     key = get_dialect(src).outcome_key

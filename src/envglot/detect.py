@@ -9,8 +9,8 @@ is documented in ``docs/python-api.md`` ("Detection")."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import Raw, Struct
@@ -20,6 +20,11 @@ from .dialect import Dialect, Facts, Probe
 from .errors import DetectError
 from .probetests import DeclaredTest, Item, Lit, TestCode, needs_of
 from .registry import Registry, bundled
+
+if TYPE_CHECKING:
+    import msgspec.inspect
+
+    from .fields import Reading
 
 __all__ = [
     "JSONRPC",
@@ -297,14 +302,19 @@ def _rival(
 
 
 def read_rival(
-    registry: Registry, dialect: Dialect, absent: frozenset[str] = frozenset(), strict: bool = False
+    registry: Registry,
+    dialect: Dialect,
+    absent: frozenset[str] = frozenset(),
+    strict: bool = False,
+    plain: bool = False,
 ) -> Callable[[dict[str, Raw]], Dialect | None] | None:
     """:func:`forced_rival` for ``dialect``, asked only of a document its reader read without an
     error (:func:`read_facts`) and holding none of the members ``absent``; ``None`` when it
     would answer ``None`` for every such document (what the read proves leaves no test to make:
     the caller asks nothing). ``strict``: read by the reader's strict decode, so its top level
-    holds none but :func:`read_keys` (when that names them)."""
-    given = read_facts(dialect, strict) | {Lit("has", k, None, False) for k in absent}
+    holds none but :func:`read_keys` (when that names them). ``plain``: the document holds no
+    backslash (:func:`read_facts`)."""
+    given = read_facts(dialect, strict, plain) | {Lit("has", k, None, False) for k in absent}
     keys = read_keys(dialect) if strict else None
     if keys is not None:
         given |= {Lit("within", "", keys)}
@@ -329,7 +339,7 @@ def read_keys(dialect: Dialect) -> frozenset[str] | None:
     return frozenset([f.encode_name for f in top.fields] + ([top.tag_field] if top.tag_field else []))
 
 
-def read_facts(dialect: Dialect, strict: bool = False) -> frozenset[Lit]:
+def read_facts(dialect: Dialect, strict: bool = False, plain: bool = False) -> frozenset[Lit]:
     """What every document ``dialect``'s reader reads without an error holds, as conditions on
     its top-level members: each member its wire Struct requires (``has``), of the JSON type its
     field's type allows alone (``value`` types), and an object member's own required keys
@@ -340,7 +350,8 @@ def read_facts(dialect: Dialect, strict: bool = False) -> frozenset[Lit]:
     aside both require them); for another reader, each member of its
     :attr:`~envglot.fields.Reading.checks` of one of its type's JSON types when present
     (``shape``). ``strict``: read by the strict decode, whose nested Structs also forbid unknown
-    keys: such an object holds none but its Struct's."""
+    keys: such an object holds none but its Struct's. And the values the reading's checks prove
+    (:func:`_held_values`; a string's only where ``plain``: the document holds no backslash)."""
     import msgspec.inspect  # asked by a straight entry: ``import envglot`` leaves these unimported
 
     from .wire import WireDecoder
@@ -397,7 +408,50 @@ def read_facts(dialect: Dialect, strict: bool = False) -> frozenset[Lit]:
                 facts.add(Lit("holds", f.encode_name, keys))
         if kind is not None:
             facts.add(Lit("value", f.encode_name, ("types", (kind,))))
+    facts.update(_held_values(reading, top, plain))
     return frozenset(facts)
+
+
+def _held_values(reading: Reading, top: msgspec.inspect.StructType, plain: bool) -> Iterator[Lit]:
+    """What each :class:`~envglot.fields.Check` of ``reading`` whose common case holds
+    (:func:`~envglot.fields.common`'s ``holds``: its body raises unless every test holds) proves
+    of a document read without an error, as detection's ``equals`` tests compare a member's JSON
+    text: each ``==`` test of a member of the wire Struct ``top`` (or of a member of a required
+    nested Struct) against ``true``, ``false``, ``null`` or, where ``plain`` (no backslash in the
+    document: a string's text is its value's encoding), a string."""
+    import msgspec.inspect  # (see read_facts)
+
+    from .fields import Check
+
+    for step in reading.steps:
+        c = getattr(step.hook, "__envglot_common__", None) if isinstance(step, Check) else None
+        if c is None or not c.holds:
+            continue
+        for t in c.when:
+            head, *path = t.path.split(".")
+            if t.op != "==" or head != "w" or not 1 <= len(path) <= 2:
+                continue
+            if not (t.value is None or isinstance(t.value, bool) or (plain and isinstance(t.value, str))):
+                continue
+            names: list[str] = []
+            struct = top
+            for name in path:
+                f = next((f for f in struct.fields if f.name == name), None)
+                if f is None or (len(names) < len(path) - 1 and not _nested(f)):
+                    break
+                names.append(f.encode_name)
+                if isinstance(f.type, msgspec.inspect.StructType):
+                    struct = f.type
+            else:
+                yield Lit("value", ".".join(names), ("equals", msgspec.json.encode(t.value)))
+
+
+def _nested(f: msgspec.inspect.Field) -> bool:
+    """Whether the wire field ``f`` is a required object of one Struct (its members then read as keys)."""
+    import msgspec.inspect
+
+    t = f.type
+    return f.required and isinstance(t, msgspec.inspect.StructType) and not t.array_like
 
 
 def _met(needs: tuple[frozenset[str], ...]) -> str:

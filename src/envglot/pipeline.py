@@ -1171,7 +1171,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         # (From KEYED_TOP_MIN on the top parser reads the members below.)
         keys = None if preserve else read_keys(src)
         strict = keys is not None and wrapped.isdisjoint(keys)
-        strict_rival = read_rival(registry, src, wrapped, True) if strict else None
+        strict_rival = read_rival(registry, src, wrapped, True, plain=True) if strict else None  # (no backslash)
         strict_below = KEYED_TOP_MIN if strict_rival is None else SPLIT_MIN
         outcome = msgspec.json.encode(src.outcome_key)
         # From KEYED_TOP_MIN on, a silent rival's source whose outcome count goes around a long

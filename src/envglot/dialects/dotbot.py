@@ -388,7 +388,8 @@ def _plain_notices(texts: list[str]) -> list[str | Issue]:
     return list(texts)
 
 
-def _notices(warnings: tuple[c.Notice, ...], ctx: Context, dmap: DialectMap) -> list[str | Issue]:
+@common(When("warnings", "falsy"), value=Const(()))
+def _notices(warnings: tuple[c.Notice, ...], ctx: Context, dmap: DialectMap) -> Sequence[str | Issue]:
     """A bare message as a plain string, anything more as an ``Issue``, whose required ``code``
     is synthesized (reported) when the warning has none."""
     return [
@@ -501,8 +502,13 @@ def _version(tool_version: str | None, ctx: Context, dmap: DialectMap) -> str:
     return tool_version if tool_version is not None else ctx.synth_value(dmap, "tool_version", "a tool version")  # type: ignore[return-value]
 
 
-@common(When("errors", "falsy"), When("notices", "falsy"), value=Const("ok"))
-def _status(errors: list[Any], notices: list[Any]) -> str:
+@common(
+    When("errors", "falsy"),
+    When("notices", "falsy"),
+    value=Const("ok"),
+    also=[Case((When("errors", "truthy"),), Const("error"))],  # a failure's
+)
+def _status(errors: Sequence[Any], notices: Sequence[Any]) -> str:
     """Computed from ``errors`` and ``warnings`` (the writer and the contract share this rule)."""
     return "error" if errors else "warning" if notices else "ok"
 

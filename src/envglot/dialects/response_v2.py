@@ -34,7 +34,7 @@ from ..diagnostics import Kind
 from ..dialect import name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Check, Const, Failure, Formatted, Let, Move, Reading, Texts, When, Writing, common
+from ..fields import Build, Case, Check, Const, Failure, Formatted, Let, Move, Reading, Texts, When, Writing, common
 from ..keyed import CONTROL_CHAR, encoded_length
 from ..mappings import DialectMap, Mappings
 from ..wire import (
@@ -144,18 +144,24 @@ _ERROR_KEY_SET = frozenset(_ERROR_KEYS)
 # object (for its ``duration_ms``) are decoded further, once each, as ``{key: Raw}``.
 
 
-@common(
-    When("w.meta.version", "==", VERSION),
-    When("w.data", "matches", OBJECT_AT),
-    When("w.success", "truthy"),
-    When("w.error", "is", None),
-)
-def _valid(w: Envelope) -> None:
-    """What the decode cannot check: the version marker, an object ``data``, ``error`` as ``success`` says."""
+@common(When("w.meta.version", "==", VERSION), holds=True)
+def _version(w: Envelope) -> None:
+    """The version marker, which the decode reads as any string (a document read holds it:
+    :func:`~envglot.detect.read_facts` tells the rival test so)."""
     if w.meta.version != VERSION:
         raise ParseError(
             f"meta.version must be {VERSION!r}, got {quoted(w.meta.version)}", path="$.meta.version", dialect=NAME
         )
+
+
+@common(
+    When("w.data", "matches", OBJECT_AT),
+    When("w.success", "truthy"),
+    When("w.error", "is", None),
+    also=[Case((When("w.data", "matches", OBJECT_AT), When("w.success", "falsy"), When("w.error", "truthy")))],
+)
+def _valid(w: Envelope) -> None:
+    """What the decode cannot check besides the version: an object ``data``, ``error`` as ``success`` says."""
     if not raw_is_object(w.data):
         raise ParseError("data must be an object", path="$.data", dialect=NAME)
     if w.success:
@@ -510,6 +516,7 @@ def _fidelity(w: Envelope) -> c.Fidelity | None:
 
 READING = Reading(
     _DEC,
+    Check(_version),
     Check(_valid),
     Let("failure", _failure),
     Let("extras", _extras, pure=True),
