@@ -277,9 +277,11 @@ _PROBLEM_LAYERS = (
     codes.planned,
     codes.choice,
     codes.row_problem,
+    codes.meaning_to_carry,
 )
 """What reads a failure into a canonical ``Problem`` and writes one: not called for a failure
-whose code has a :class:`~envglot.codes.FailurePlan` on a fused pair with failure forms."""
+whose code has a :class:`~envglot.codes.FailurePlan` on a fused pair with failure forms (what the
+code carries in the details is the plan's, :attr:`~envglot.codes.FailurePlan.carried`)."""
 
 
 def _into(out: list[object], fn: Callable[[bytes], object], doc: bytes) -> None:

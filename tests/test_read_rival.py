@@ -23,11 +23,14 @@ import msgspec
 import pytest
 
 from envglot import Converter
+from envglot.context import Context
 from envglot.detect import JSONRPC_MARKER, MCP_MARKERS, forced_rival, read_facts, read_keys, read_rival
+from envglot.diagnostics import DISCARD
 from envglot.dialect import get_dialect
 from envglot.errors import EnvglotError
 from envglot.fields import source
 from envglot.limits import top_members
+from envglot.mappings import default_mappings
 from envglot.probetests import Lit
 from envglot.registry import bundled
 
@@ -94,11 +97,71 @@ def test_the_rival_after_a_read_answers_as_the_forced_rival(src: str, records: d
     docs = _documents(src, records)
     assert len(docs) >= 60, len(docs)
     answers = [(None if after is None else after(m), plain(m)) for m in docs]  # None: the entry asks nothing
-    assert all(a is b for a, b in answers), [
-        (sorted(m), a, b) for m, (a, b) in zip(docs, answers, strict=True) if a is not b
+    assert all(_same_answer(src, m, a, b) for m, (a, b) in zip(docs, answers, strict=True)), [
+        (sorted(m), a, b) for m, (a, b) in zip(docs, answers, strict=True) if not _same_answer(src, m, a, b)
     ][:3]
     if read_facts(dialect) and after is not None:  # what the read proves leaves tests out
         assert len(source(after)) < len(source(plain))
+
+
+def _read_ok(dialect: str, doc: bytes) -> bool | None:
+    """Whether ``dialect``'s reader reads ``doc`` as a success (``None``: it refuses it)."""
+    m = default_mappings()
+    try:
+        return get_dialect(dialect).read(doc, Context(m, DISCARD, m[dialect])).ok
+    except EnvglotError:
+        return None
+
+
+def _reads_failure(dialect: str, doc: bytes) -> bool:
+    """Whether ``dialect``'s reader reads ``doc`` as a failure (not when it refuses it)."""
+    return _read_ok(dialect, doc) is False
+
+
+def _same_answer(src: str, m: dict[str, msgspec.Raw], a: Any, b: Any) -> bool:
+    """The read's rival ``a`` and the forced rival ``b`` decide alike: the same dialect, or (the
+    entry asks only where ``src``'s reader read a success, ``Reading.succeeds``) ``None`` where
+    ``src`` reads a failure or ``b`` reads none."""
+    if a is b:
+        return True
+    doc = msgspec.json.encode(m)
+    return a is None and (_reads_failure(src, doc) or not _reads_failure(b.name, doc))
+
+
+def test_legacy_successes_hold_what_its_reading_declares(records: dict[str, list[bytes]]) -> None:
+    """Every document legacy-v1's reader reads as a success holds each member of its
+    ``Reading.succeeds`` with that value when present (what its rival is planned knowing); the
+    documents: ``_documents``'s, each also with ``success`` set to each JSON boolean."""
+    reading = get_dialect("legacy-v1").steps()[0]
+    assert reading is not None and reading.succeeds == {"success": True}
+    seen = {True: 0, False: 0}
+    for m in _documents("legacy-v1", records):
+        for flag in (None, b"true", b"false"):
+            top = dict(m) if flag is None else {**m, "success": msgspec.Raw(flag)}
+            doc = msgspec.json.encode(top)
+            ok = _read_ok("legacy-v1", doc)
+            if ok is None:
+                continue
+            seen[ok] += 1
+            if ok:
+                assert all(k not in top or msgspec.json.decode(top[k]) == v for k, v in reading.succeeds.items())
+    assert seen[True] > 50 and seen[False] > 50, seen
+
+
+def test_legacy_rival_skips_dialects_that_read_no_failure_in_its_successes() -> None:
+    """code-graph, errorcode, response-v2 and result read their outcome from ``success`` as it
+    is: in a document legacy-v1 reads as a success, holding ``success``, it is ``true`` and none
+    of them reads a failure. legacy-v1's rival after a read names none of them there, and no
+    longer decodes ``data`` for code-graph's evidence; the forced rival (the general path's) does."""
+    reg = bundled()
+    after, plain = read_rival(reg, get_dialect("legacy-v1"), _WRAPPER_KEYS), forced_rival(reg, "legacy-v1")
+    assert after is not None
+    cg = top_members(b'{"success":true,"data":{"requestId":"r","generatedAt":"2026-01-01T00:00:00Z"}}')
+    assert plain(cg) is get_dialect("code-graph")
+    assert after(cg) is None
+    assert "obj_m_data" in source(plain) and "obj_m_data" not in source(after)
+    dotbot = top_members(b'{"schema_id":"dotbot-mcp-response@1","status":"error"}')  # dotbot's outcome: status
+    assert after(dotbot) is plain(dotbot) is get_dialect("dotbot")
 
 
 @pytest.mark.parametrize("src", bundled().names())
@@ -430,3 +493,41 @@ def test_legacy_v1_refuses_what_its_checks_name(target: str, records: dict[str, 
                     conv.conversion(doc)  # with its diagnostics: the general path
                 refused += 1
     assert refused == 200
+
+
+def test_legacy_documents_holding_other_dialects_members_convert_as_the_general_path(
+    records: dict[str, list[bytes]],
+) -> None:
+    """The straight entry (which asks the read's rival) answers as ``Pipeline.convert`` (which
+    asks the forced rival) for legacy-v1 documents holding other dialects' members, failures
+    among them, with ``success`` true, false or absent: the rival left out where the other
+    dialect reads no failure changes no answer."""
+    from envglot.dialects import WRITABLE
+    from envglot.options import Options
+    from envglot.pipeline import Pipeline
+
+    rnd = random.Random(28)
+    others = [r for d, rs in records.items() if d != "legacy-v1" for r in rs[:12]]
+    docs = []
+    for other in others:
+        top = top_members(other)
+        for flag in (None, b"true", b"false"):
+            merged = {**top_members(rnd.choice(records["legacy-v1"])), **top}
+            merged.pop("success", None)
+            if flag is not None:
+                merged["success"] = msgspec.Raw(flag)
+            docs.append(msgspec.json.encode(merged))
+    options = Options(unsupported="ignore")
+
+    def answer(fn: Any, doc: bytes) -> Any:
+        try:
+            return fn(doc)
+        except EnvglotError as exc:
+            return type(exc).__name__, str(exc), exc.path
+
+    for to in WRITABLE:
+        entry = Pipeline("legacy-v1", to, options).convert_bytes
+        general = Pipeline("legacy-v1", to, options)
+        for doc in docs:
+            want = answer(lambda d, p=general: p.convert(d, p.report())[0], doc)
+            assert answer(entry, doc) == want, (to, doc[:160])

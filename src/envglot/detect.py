@@ -18,7 +18,7 @@ from msgspec import Raw, Struct
 from .declare import When
 from .dialect import Dialect, Facts, Probe
 from .errors import DetectError
-from .probetests import DeclaredTest, Item, Lit, TestCode, needs_of
+from .probetests import DeclaredTest, Item, Lit, TestCode, implies, needs_of, rules_out
 from .registry import Registry, bundled
 
 if TYPE_CHECKING:
@@ -199,10 +199,12 @@ class _Gen:
         self.silent = False
         """Whether no step can return otherwise than the last statement (known once built)."""
 
-    def declared(self, probe: Probe, found: Sequence[tuple[object, str]]) -> None:
+    def declared(self, probe: Probe, found: Sequence[tuple[object, str]], kept: Sequence[bool] | None = None) -> None:
         """The steps of a declared probe: each alternative returning its object of ``found``
-        (with the name to give it)."""
-        for w, (obj, hint) in zip(probe.when, found, strict=True):
+        (with the name to give it); ``kept``: which alternatives to test (default: all)."""
+        for j, (w, (obj, hint)) in enumerate(zip(probe.when, found, strict=True)):
+            if kept is not None and not kept[j]:
+                continue
             ref = "None" if obj is None else self.u.ref(obj, hint)
             self.items.append(Item(self.code.lits(w), ((f"return {ref}", 0),), True))
 
@@ -274,31 +276,108 @@ def forced_rival(
 
 @functools.lru_cache(maxsize=256)
 def _rival(
-    registry: Registry, dialect: str, given: frozenset[Lit]
+    registry: Registry, dialect: str, given: frozenset[Lit], succeeds: frozenset[tuple[str, bytes]] = frozenset()
 ) -> tuple[Callable[[dict[str, Raw]], Dialect | None], bool]:
-    """``(forced_rival's function, whether it answers None for every document)``."""
+    """``(forced_rival's function, whether it answers None for every document)``. ``succeeds``:
+    asked only where ``dialect``'s reader read a success, each ``(key, json)`` a top-level member
+    such a document holds with that value when present (:func:`_success_facts`): a probe naming a
+    dialect that reads no failure where its condition holds answers ``None`` (:func:`_no_failure`)."""
     plan = _plan(registry)
-    probes = list(plan.probes)
-    while probes and probes[-1][1] in (dialect, MCP, JSONRPC):  # nothing after the last rival's probe matters
-        probes.pop()
     g = _Gen(
         f"rival_{_ident(registry, dialect)}",
         plan,
         f"The other dialect detection names in a document read as {dialect}.",
     )
-    for probe, name in probes:
+    steps: list[tuple[Probe, str, list[Dialect | None], tuple[Lit, ...]]] = []
+    for probe, name in plan.probes:
         found = None if name in (dialect, MCP, JSONRPC) else registry.get(name)
-        if probe.when:
-            g.declared(probe, [(found, name)] * len(probe.when))
-            continue
         lits: tuple[Lit, ...] = ()
-        if probe.needs is not None and len(probe.needs) == 1:
-            lits = tuple(Lit("has", k, None) for k in sorted(probe.needs[0]))
-        elif probe.needs is not None:
-            lits = (Lit("expr", "", _met(probe.needs)),)
-        g.hook(probe, name, lits, "return None" if found is None else f"return {g.u.ref(found, name)}")
+        if probe.when:
+            answers = [_no_failure(found, g.code.lits(w), given, succeeds) for w in probe.when]
+        else:
+            if probe.needs is not None and len(probe.needs) == 1:
+                lits = tuple(Lit("has", k, None) for k in sorted(probe.needs[0]))
+            elif probe.needs is not None:
+                lits = (Lit("expr", "", _met(probe.needs)),)
+            answers = [_no_failure(found, lits, given, succeeds)]
+        steps.append((probe, name, answers, lits))
+    # Each step as its alternatives' conditions and answers (and whether it ends the search).
+    # One answering None where no later step can answer otherwise is left out: the search ends
+    # with None either way. (Nothing after the last rival's probe matters.)
+    alts = [
+        [(g.code.lits(w), a, True) for w, a in zip(probe.when, answers, strict=True)]
+        if probe.when
+        else [(lits, answers[0], False)]
+        for probe, _, answers, lits in steps
+    ]
+    flat = [alt for step in alts for alt in step]
+
+    def needed(at: int, cond: tuple[Lit, ...]) -> bool:
+        """Whether a later alternative than ``at`` may answer otherwise than None in a document
+        meeting ``cond``: one not ruled out, before any that surely ends the search with None."""
+        known = [*given, *cond]
+        for c, a, ends in flat[at + 1 :]:
+            if rules_out(known, c):
+                continue
+            if a is not None:
+                return True
+            if ends and implies(known, c):
+                return False
+        return False
+
+    at = 0
+    for (probe, name, answers, lits), step in zip(steps, alts, strict=True):
+        kept = [a is not None or needed(at + j, c) for j, (c, a, _) in enumerate(step)]
+        at += len(step)
+        if not any(kept):
+            continue
+        if probe.when:
+            g.declared(probe, [(a, name) for a in answers], kept)
+            continue
+        g.hook(probe, name, lits, "return None" if answers[0] is None else f"return {g.u.ref(answers[0], name)}")
     fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None", tuple(given))
     return fn, g.silent
+
+
+def _no_failure(
+    found: Dialect | None, lits: Sequence[Lit], given: frozenset[Lit], succeeds: frozenset[tuple[str, bytes]]
+) -> Dialect | None:
+    """``found`` (the dialect a probe names where ``lits`` hold, in a document meeting ``given``),
+    or ``None`` where its reader cannot read a failure there: its ``ok`` is a plain move of a
+    top-level member (:func:`_ok_member`) that the document holds (by ``lits`` or ``given``) and
+    that ``succeeds`` says is ``true`` when present."""
+    if found is None or not succeeds:
+        return found
+    key = _ok_member(found)
+    if key is None or (key, _TRUE) not in succeeds:
+        return found
+    held = Lit("has", key, None) in given or any(lit.top() == key for lit in lits)
+    return None if held else found
+
+
+_TRUE = msgspec.json.encode(True)
+
+
+def _ok_member(dialect: Dialect) -> str | None:
+    """The top-level member whose value ``dialect``'s reading reads as its outcome, as it is (its
+    ``ok`` a plain move of it, :func:`~envglot.derive.moved_paths`): a document holding ``true``
+    there reads as a success or not at all. ``None`` for a reading with an outcome rule of its own."""
+    from .derive import moved_paths  # asked by a straight entry's rival, with the compiled readings
+
+    path = moved_paths(dialect).get("ok")
+    if path is None or not path.startswith("$."):
+        return None
+    key = path[2:]
+    return None if "." in key or "[" in key else key
+
+
+def _success_facts(dialect: Dialect) -> frozenset[tuple[str, bytes]]:
+    """``(key, json)``: a top-level member every document ``dialect``'s reader reads as a success
+    holds with that value when present (:attr:`~envglot.fields.Reading.succeeds`)."""
+    reading = dialect.steps()[0]
+    if reading is None:
+        return frozenset()
+    return frozenset((k, msgspec.json.encode(v)) for k, v in reading.succeeds.items())
 
 
 def read_rival(
@@ -313,12 +392,14 @@ def read_rival(
     would answer ``None`` for every such document (what the read proves leaves no test to make:
     the caller asks nothing). ``strict``: read by the reader's strict decode, so its top level
     holds none but :func:`read_keys` (when that names them). ``plain``: the document holds no
-    backslash (:func:`read_facts`)."""
+    backslash (:func:`read_facts`). Asked only where the reader read a success (another
+    dialect's failure wins over a success alone): a dialect that reads no failure there is not
+    named (:func:`_success_facts`)."""
     given = read_facts(dialect, strict, plain) | {Lit("has", k, None, False) for k in absent}
     keys = read_keys(dialect) if strict else None
     if keys is not None:
         given |= {Lit("within", "", keys)}
-    fn, silent = _rival(registry, dialect.name, given)
+    fn, silent = _rival(registry, dialect.name, given, _success_facts(dialect))
     return None if silent else fn
 
 

@@ -364,7 +364,7 @@ class Reading:
     derived by the compiler (:mod:`envglot.derive`); the steps are then the hooks only.
     """
 
-    __slots__ = ("checks", "decoder", "derive", "failure", "steps", "texts")
+    __slots__ = ("checks", "decoder", "derive", "failure", "steps", "succeeds", "texts")
 
     def __init__(
         self,
@@ -374,6 +374,7 @@ class Reading:
         failure: Callable[..., Any] | None = None,
         texts: Callable[..., Any] | None = None,
         checks: Mapping[str, Any] | None = None,
+        succeeds: Mapping[str, Any] | None = None,
     ) -> None:
         self.decoder = decoder
         """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`);
@@ -397,6 +398,11 @@ class Reading:
         with the msgspec type a step that every reading (fused or not) runs decodes it by when
         present, refusing any other JSON: what :func:`~envglot.detect.read_facts` knows of every
         document read without an error."""
+        self.succeeds: Mapping[str, Any] = succeeds or {}
+        """Top-level members, each with the one value (as decoded JSON) every document the reading
+        reads as a success holds there when present (a step reads any other as a failure or
+        refuses it): what :func:`~envglot.detect.read_rival` knows of the documents it is asked
+        about (another dialect's failure wins over a success alone)."""
 
 
 class Writing:

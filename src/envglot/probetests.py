@@ -25,7 +25,18 @@ if TYPE_CHECKING:
     from .dialect import Facts
     from .fields import Unit
 
-__all__ = ["SCAN_MIN", "DeclaredTest", "Item", "Lit", "TestCode", "needs_of", "occurs", "rarest"]
+__all__ = [
+    "SCAN_MIN",
+    "DeclaredTest",
+    "Item",
+    "Lit",
+    "TestCode",
+    "implies",
+    "needs_of",
+    "occurs",
+    "rarest",
+    "rules_out",
+]
 
 _NONE = Raw()
 """What a missing member reads as: no JSON text is empty."""
@@ -199,6 +210,18 @@ def _closed(known: _Known, lits: Sequence[Lit]) -> _Known:
     """``known`` with ``lits`` and the top-level keys they imply."""
     tops = (Lit("has", t, None) for lit in lits if (t := lit.top()) is not None)
     return known.union(lits, tops)
+
+
+def rules_out(known: Sequence[Lit], lits: Sequence[Lit]) -> bool:
+    """Whether no document meeting every condition of ``known`` meets every one of ``lits``."""
+    closed = _closed(frozenset(), known)
+    return any(_fails(lit, closed) for lit in lits)
+
+
+def implies(known: Sequence[Lit], lits: Sequence[Lit]) -> bool:
+    """Whether every document meeting every condition of ``known`` meets every one of ``lits``."""
+    closed = _closed(frozenset(), known)
+    return all(_holds(lit, closed) for lit in lits)
 
 
 def _holds(lit: Lit, known: _Known) -> bool:

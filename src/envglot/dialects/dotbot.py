@@ -20,10 +20,11 @@ from ..codes import (
     WireFailure,
     carried_meaning,
     carries_meaning,
-    carry_meaning,
     details_object,
+    meaning_to_carry,
     missing_problem,
     read_problem,
+    with_carried,
     write_plan,
     written_message,
 )
@@ -345,26 +346,32 @@ def _failures(
 
 @common(When("failures", "falsy"), value=Const(()))
 def _errors(failures: tuple[c.Problem, ...], summary: str | None, ctx: Context, dmap: DialectMap) -> Sequence[Issue]:
-    return [
-        _issue(p, write_plan(p, dmap, ctx, i), p.message, p.path, p.details, summary, i, ctx, dmap)
-        for i, p in enumerate(failures)
-    ]
+    issues: list[Issue] = []
+    for i, p in enumerate(failures):
+        chosen = write_plan(p, dmap, ctx, i)
+        add = meaning_to_carry(p, chosen, dmap)
+        issues.append(_issue(chosen, add, p.message, p.path, p.details, None, summary, i, ctx, dmap))
+    return issues
 
 
 def _issue(
-    p: c.Problem,
     chosen: Choice,
+    add: dict[str, Raw],
     message: str | None,
     path: str | None,
     details: Raw | None,
+    members: dict[str, Raw] | None,
     summary: str | None,
     i: int,
     ctx: Context,
     dmap: DialectMap,
 ) -> Issue:
-    """Error ``i``: ``p``'s code written as ``chosen`` says, its own fields given apart (a failure
-    written from its plan has no problem of its own: ``p`` is then its code's row problem)."""
-    carried = carry_meaning(p, chosen, error_details(details, ctx, NAME, i), dmap)
+    """Error ``i`` of the code ``chosen`` (its own fields given apart: a failure written from its
+    plan has no problem of its own), its details carrying ``add``
+    (:func:`~envglot.codes.meaning_to_carry`; ``members``: the details' top level where a
+    reader decoded it, as :func:`~envglot.codes.with_carried` takes them)."""
+    shown = error_details(details, ctx, NAME, i)
+    carried = with_carried(shown, add, members if shown is details else None) if add else shown
     return Issue(
         code=chosen.code,
         message=written_message(message, summary, ctx, dmap, i),
@@ -377,9 +384,10 @@ def _planned_errors(
     plan: FailurePlan, failure: WireFailure, summary: str | None, ctx: Context, dmap: DialectMap
 ) -> list[Issue]:
     """``errors`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
-    what :func:`_failures` and :func:`_errors` write, without a problem of its own."""
-    p = plan.problem
-    return [_issue(p, plan.choice, failure.message, failure.path, failure.details, summary, 0, ctx, dmap)]
+    what :func:`_failures` and :func:`_errors` write, without a problem of its own (what the code
+    carries in the details computed once, :attr:`~envglot.codes.FailurePlan.carried`)."""
+    f = failure
+    return [_issue(plan.choice, plan.carried, f.message, f.path, f.details, f.details_members, summary, 0, ctx, dmap)]
 
 
 def _plain_notices(texts: list[str]) -> list[str | Issue]:

@@ -63,6 +63,9 @@ def _meta_decoder() -> msgspec.json.Decoder[InterimMeta]:
 _CHECKS: dict[str, Any] = {"success": bool, "error": str | None}
 """The top-level members every reading decodes by these types when present (:func:`_ok`,
 :func:`_error`), refusing any other JSON (``Reading.checks``)."""
+_SUCCEEDS: dict[str, Any] = {"success": True}
+"""A document read as a success holds ``success: true`` when it holds ``success`` (:func:`_ok`;
+``Reading.succeeds``)."""
 _STRS = msgspec.json.Decoder(list[str])
 _STR: msgspec.json.Decoder[str | None] = msgspec.json.Decoder(_CHECKS["error"])
 _BOOL: msgspec.json.Decoder[bool] = msgspec.json.Decoder(_CHECKS["success"])
@@ -186,7 +189,7 @@ def _ok(w: Parsed, error: str | None, ctx: Context) -> bool:
                 resolved="the failure wins",
             )
         return False
-    return flag is not False
+    return flag is None or flag is _SUCCEEDS["success"]
 
 
 @common(When("w.warnings", "is", None), value=Const(()))
@@ -276,6 +279,7 @@ READING = Reading(
     failure=_wire_failure,
     texts=_texts,
     checks=_CHECKS,
+    succeeds=_SUCCEEDS,
 )
 
 
