@@ -32,6 +32,7 @@ __all__ = [
     "detect_bytes",
     "detector",
     "forced_rival",
+    "outcome_member",
     "probe_table",
     "read_facts",
     "read_keys",
@@ -269,9 +270,11 @@ def forced_rival(
 
 @functools.lru_cache(maxsize=256)
 def _rival(
-    registry: Registry, dialect: str, given: frozenset[Lit]
+    registry: Registry, dialect: str, given: frozenset[Lit], outcome: str | None = None
 ) -> tuple[Callable[[dict[str, Raw]], Dialect | None], bool]:
-    """``(forced_rival's function, whether it answers None for every document)``."""
+    """``(forced_rival's function, whether it answers None for every document)``. ``outcome``:
+    the source's :func:`outcome_member`, the document read as a success: a rival with the same
+    one reads no failure in it, so its probe, firing, ends the search with ``None``."""
     plan = _plan(registry)
     probes = list(plan.probes)
     while probes and probes[-1][1] in (dialect, MCP, JSONRPC):  # nothing after the last rival's probe matters
@@ -281,8 +284,14 @@ def _rival(
         plan,
         f"The other dialect detection names in a document read as {dialect}.",
     )
+    quiet: dict[str, bool] = {}  # a rival's name -> whether it cannot read a failure here
     for probe, name in probes:
         found = None if name in (dialect, MCP, JSONRPC) else registry.get(name)
+        if found is not None and outcome is not None:
+            if name not in quiet:
+                quiet[name] = outcome_member(found) == outcome
+            if quiet[name]:
+                found = None
         if probe.when:
             g.declared(probe, [(found, name)] * len(probe.when))
             continue
@@ -299,17 +308,46 @@ def _rival(
 def read_rival(
     registry: Registry, dialect: Dialect, absent: frozenset[str] = frozenset(), strict: bool = False
 ) -> Callable[[dict[str, Raw]], Dialect | None] | None:
-    """:func:`forced_rival` for ``dialect``, asked only of a document its reader read without an
-    error (:func:`read_facts`) and holding none of the members ``absent``; ``None`` when it
-    would answer ``None`` for every such document (what the read proves leaves no test to make:
-    the caller asks nothing). ``strict``: read by the reader's strict decode, so its top level
-    holds none but :func:`read_keys` (when that names them)."""
+    """:func:`forced_rival` for ``dialect``, asked only of a document its reader read as a
+    success without an error (:func:`read_facts`) and holding none of the members ``absent``,
+    for the dialect whose failure would win over that success; ``None`` when it would answer
+    ``None`` for every such document (what the read proves leaves no test to make: the caller
+    asks nothing). A rival whose reader's outcome is the same member as ``dialect``'s
+    (:func:`outcome_member`) reads that success too: where its probe fires, ``None`` (the search
+    ends there, as the forced rival's does). ``strict``: read by the reader's strict decode, so
+    its top level holds none but :func:`read_keys` (when that names them)."""
     given = read_facts(dialect, strict) | {Lit("has", k, None, False) for k in absent}
     keys = read_keys(dialect) if strict else None
     if keys is not None:
         given |= {Lit("within", "", keys)}
-    fn, silent = _rival(registry, dialect.name, given)
+    fn, silent = _rival(registry, dialect.name, given, outcome_member(dialect))
     return None if silent else fn
+
+
+def outcome_member(dialect: Dialect) -> str | None:
+    """The top-level member whose JSON alone says whether ``dialect``'s reader reads a failure:
+    its reading's ``ok`` the one plain move of a required ``bool`` field of the wire Struct (a
+    :class:`~envglot.wire.WireDecoder`'s), so every document it reads is a failure exactly where
+    that member is ``false``; ``None`` for any other reading (a hook deciding ``ok``)."""
+    import msgspec.inspect  # asked by a straight entry: ``import envglot`` leaves these unimported
+
+    from .fields import Move
+    from .wire import WireDecoder
+
+    reading = dialect.steps()[0]
+    if reading is None or not isinstance(reading.decoder, WireDecoder):
+        return None
+    ok = [st for st in reading.steps if getattr(st, "name", None) == "ok"]
+    if len(ok) != 1 or not isinstance(ok[0], Move):
+        return None
+    head, _, attr = ok[0].path.partition(".")
+    top = msgspec.inspect.type_info(reading.decoder.decoder().type)
+    if head != "w" or "." in attr or not isinstance(top, msgspec.inspect.StructType):
+        return None
+    for f in top.fields:
+        if f.name == attr and f.required and isinstance(f.type, msgspec.inspect.BoolType):
+            return f.encode_name
+    return None
 
 
 def read_keys(dialect: Dialect) -> frozenset[str] | None:

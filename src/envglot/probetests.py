@@ -292,6 +292,26 @@ def _fails(lit: Lit, known: _Known) -> bool:
     return not set(lit.arg) <= allowed if lit.kind == "holds" else allowed.isdisjoint(lit.arg)
 
 
+def _decodes(item: Item) -> bool:
+    """Whether testing ``item``'s conditions may decode an object member (a nested key's test)."""
+    return any(lit.kind in ("holds", "holds_any") or (lit.kind == "value" and "." in lit.ref) for lit in item.lits)
+
+
+def _cheap_first(items: list[Item]) -> list[Item]:
+    """``items`` with each run of consecutive steps that return alike (terminal, the same body)
+    in the order that tests the conditions decoding no member first: within such a run the first
+    step whose conditions hold and the last give one answer, so their order is free."""
+    out: list[Item] = []
+    run: list[Item] = []
+    for item in [*items, None]:
+        if run and (item is None or not item.terminal or item.body != run[0].body):
+            out += sorted(run, key=_decodes) if len(run) > 1 else run
+            run = []
+        if item is not None:
+            (run if item.terminal else out).append(item)
+    return out
+
+
 class _Tree:
     """:meth:`TestCode.emit`'s planner: steps in order, each test where it is decided."""
 
@@ -303,7 +323,7 @@ class _Tree:
         """Emit ``items`` under what ``known`` says holds (``tail``: the function's last statement
         follows them); whether the code emitted always returns."""
         while items:
-            items = self._reduce(items, known, tail)
+            items = _cheap_first(self._reduce(items, known, tail))
             if not items:
                 return False
             head = items[0]
