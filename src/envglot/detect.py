@@ -215,12 +215,12 @@ class _Gen:
         )
         self.items.append(Item(lits, body, False))
 
-    def build(self, last: str, given: Sequence[Lit] = ()) -> Callable[[dict[str, Raw]], Any]:
+    def build(self, last: str, given: Sequence[Lit] = (), cheap_first: bool = False) -> Callable[[dict[str, Raw]], Any]:
         """The function, ending with the statement ``last`` when no probe returned (``given``:
-        conditions every document it is called with meets, :meth:`TestCode.emit`)."""
+        conditions every document it is called with meets; ``cheap_first``: :meth:`TestCode.emit`'s)."""
         self.u.emit("try:")
         lines = len(self.u.lines)
-        self.code.emit(self.items, 2, last, given)
+        self.code.emit(self.items, 2, last, given, cheap_first)
         self.silent = len(self.u.lines) == lines
         if self.silent:
             self.u.emit("pass", 2)
@@ -270,11 +270,12 @@ def forced_rival(
 
 @functools.lru_cache(maxsize=256)
 def _rival(
-    registry: Registry, dialect: str, given: frozenset[Lit], outcome: str | None = None
+    registry: Registry, dialect: str, given: frozenset[Lit], read: bool = False, outcome: str | None = None
 ) -> tuple[Callable[[dict[str, Raw]], Dialect | None], bool]:
-    """``(forced_rival's function, whether it answers None for every document)``. ``outcome``:
-    the source's :func:`outcome_member`, the document read as a success: a rival with the same
-    one reads no failure in it, so its probe, firing, ends the search with ``None``."""
+    """``(forced_rival's function, whether it answers None for every document)``. ``read``: for
+    :func:`read_rival`, asked of a success only, the steps that return alike tested cheapest
+    first; ``outcome``: the source's :func:`outcome_member`: a rival with the same one reads no
+    failure in that success, so its probe, firing, ends the search with ``None``."""
     plan = _plan(registry)
     probes = list(plan.probes)
     while probes and probes[-1][1] in (dialect, MCP, JSONRPC):  # nothing after the last rival's probe matters
@@ -301,7 +302,7 @@ def _rival(
         elif probe.needs is not None:
             lits = (Lit("expr", "", _met(probe.needs)),)
         g.hook(probe, name, lits, "return None" if found is None else f"return {g.u.ref(found, name)}")
-    fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None", tuple(given))
+    fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None", tuple(given), read)
     return fn, g.silent
 
 
@@ -320,7 +321,7 @@ def read_rival(
     keys = read_keys(dialect) if strict else None
     if keys is not None:
         given |= {Lit("within", "", keys)}
-    fn, silent = _rival(registry, dialect.name, given, outcome_member(dialect))
+    fn, silent = _rival(registry, dialect.name, given, True, outcome_member(dialect))
     return None if silent else fn
 
 
