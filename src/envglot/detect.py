@@ -4,7 +4,12 @@ Each dialect declares its probes (``Dialect.probes``; a bundled one in ``[declar
 of its table, the test functions in its module); this module adds the two
 transport wrappers (JSON-RPC and MCP), decodes the document's top level once into
 :class:`~envglot.dialect.Facts`, and returns the first probe that names evidence. The order
-is documented in ``docs/python-api.md`` ("Detection")."""
+is documented in ``docs/python-api.md`` ("Detection").
+
+Over 500 lines: detection and the rival tests asked of a forced source (:func:`forced_rival`,
+:func:`read_rival` with what a read proves, :func:`read_facts`, :func:`outcome_member`) are one
+generator over one probe plan (``_plan``, ``_Gen``); split, each half would need the other's
+private planner made public."""
 
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ __all__ = [
     "detect_bytes",
     "detector",
     "forced_rival",
+    "outcome_member",
     "probe_table",
     "read_facts",
     "read_keys",
@@ -221,12 +227,12 @@ class _Gen:
         )
         self.items.append(Item(lits, body, False))
 
-    def build(self, last: str, given: Sequence[Lit] = ()) -> Callable[[dict[str, Raw]], Any]:
+    def build(self, last: str, given: Sequence[Lit] = (), cheap_first: bool = False) -> Callable[[dict[str, Raw]], Any]:
         """The function, ending with the statement ``last`` when no probe returned (``given``:
-        conditions every document it is called with meets, :meth:`TestCode.emit`)."""
+        conditions every document it is called with meets; ``cheap_first``: :meth:`TestCode.emit`'s)."""
         self.u.emit("try:")
         lines = len(self.u.lines)
-        self.code.emit(self.items, 2, last, given)
+        self.code.emit(self.items, 2, last, given, cheap_first)
         self.silent = len(self.u.lines) == lines
         if self.silent:
             self.u.emit("pass", 2)
@@ -276,12 +282,17 @@ def forced_rival(
 
 @functools.lru_cache(maxsize=256)
 def _rival(
-    registry: Registry, dialect: str, given: frozenset[Lit], succeeds: frozenset[tuple[str, bytes]] = frozenset()
+    registry: Registry,
+    dialect: str,
+    given: frozenset[Lit],
+    succeeds: frozenset[tuple[str, bytes]] = frozenset(),
+    read: bool = False,
 ) -> tuple[Callable[[dict[str, Raw]], Dialect | None], bool]:
     """``(forced_rival's function, whether it answers None for every document)``. ``succeeds``:
     asked only where ``dialect``'s reader read a success, each ``(key, json)`` a top-level member
     such a document holds with that value when present (:func:`_success_facts`): a probe naming a
-    dialect that reads no failure where its condition holds answers ``None`` (:func:`_no_failure`)."""
+    dialect that reads no failure where its condition holds answers ``None`` (:func:`_no_failure`).
+    ``read``: for :func:`read_rival`, the steps that return alike tested cheapest first."""
     plan = _plan(registry)
     g = _Gen(
         f"rival_{_ident(registry, dialect)}",
@@ -335,7 +346,7 @@ def _rival(
             g.declared(probe, [(a, name) for a in answers], kept)
             continue
         g.hook(probe, name, lits, "return None" if answers[0] is None else f"return {g.u.ref(answers[0], name)}")
-    fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None", tuple(given))
+    fn: Callable[[dict[str, Raw]], Dialect | None] = g.build("return None", tuple(given), read)
     return fn, g.silent
 
 
@@ -373,11 +384,16 @@ def _ok_member(dialect: Dialect) -> str | None:
 
 def _success_facts(dialect: Dialect) -> frozenset[tuple[str, bytes]]:
     """``(key, json)``: a top-level member every document ``dialect``'s reader reads as a success
-    holds with that value when present (:attr:`~envglot.fields.Reading.succeeds`)."""
+    holds with that value when present: what its reading declares
+    (:attr:`~envglot.fields.Reading.succeeds`), and its :func:`outcome_member` as ``true``."""
     reading = dialect.steps()[0]
     if reading is None:
         return frozenset()
-    return frozenset((k, msgspec.json.encode(v)) for k, v in reading.succeeds.items())
+    facts = {(k, msgspec.json.encode(v)) for k, v in reading.succeeds.items()}
+    key = outcome_member(dialect)
+    if key is not None:
+        facts.add((key, _TRUE))
+    return frozenset(facts)
 
 
 def read_rival(
@@ -394,13 +410,34 @@ def read_rival(
     holds none but :func:`read_keys` (when that names them). ``plain``: the document holds no
     backslash (:func:`read_facts`). Asked only where the reader read a success (another
     dialect's failure wins over a success alone): a dialect that reads no failure there is not
-    named (:func:`_success_facts`)."""
+    named (:func:`_success_facts`: a rival whose reader's outcome is the source's own member,
+    :func:`outcome_member`, reads that success too)."""
     given = read_facts(dialect, strict, plain) | {Lit("has", k, None, False) for k in absent}
     keys = read_keys(dialect) if strict else None
     if keys is not None:
         given |= {Lit("within", "", keys)}
-    fn, silent = _rival(registry, dialect.name, given, _success_facts(dialect))
+    fn, silent = _rival(registry, dialect.name, given, _success_facts(dialect), True)
     return None if silent else fn
+
+
+def outcome_member(dialect: Dialect) -> str | None:
+    """The top-level member whose JSON alone says whether ``dialect``'s reader reads a failure:
+    its reading's ``ok`` the plain move (:func:`_ok_member`) of a required ``bool`` field of the
+    wire Struct (a :class:`~envglot.wire.WireDecoder`'s), so every document it reads is a failure
+    exactly where that member is ``false``; ``None`` for any other reading (a hook deciding ``ok``)."""
+    import msgspec.inspect  # asked by a straight entry: ``import envglot`` leaves these unimported
+
+    from .wire import WireDecoder
+
+    key = _ok_member(dialect)
+    reading = dialect.steps()[0]
+    if key is None or reading is None or not isinstance(reading.decoder, WireDecoder):
+        return None
+    top = msgspec.inspect.type_info(reading.decoder.decoder().type)
+    if not isinstance(top, msgspec.inspect.StructType):
+        return None
+    f = next((f for f in top.fields if f.encode_name == key), None)
+    return key if f is not None and f.required and isinstance(f.type, msgspec.inspect.BoolType) else None
 
 
 def read_keys(dialect: Dialect) -> frozenset[str] | None:

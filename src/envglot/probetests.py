@@ -156,15 +156,19 @@ class TestCode:
             return f"{member} is not None and " + test.replace("{r}", field)
         return f"{member} is not None and (r := {field}) is not NONE and {test}"
 
-    def emit(self, items: Sequence[Item], at: int, last: str, given: Sequence[Lit] = ()) -> None:
+    def emit(
+        self, items: Sequence[Item], at: int, last: str, given: Sequence[Lit] = (), cheap_first: bool = False
+    ) -> None:
         """Emit ``items`` at indent ``at``, the first whose conditions hold running its body, as
         a tree of tests (``last``: the statement the function runs when none returns): a condition
         consecutive steps share (or exclude) is tested once for them all, what an enclosing test
         implies is not tested again, a step it rules out is left out, and so is a step that
         returns as ``last`` does when nothing but ``last`` follows it. ``given``: conditions that
         hold for every document the function is called with (the caller's to prove), implied
-        from the start."""
-        _Tree(self, ((last, 0),)).emit(list(items), _closed(frozenset(), given), at, True)
+        from the start. ``cheap_first``: consecutive steps that return alike are tested in the
+        order that decodes no member first (:func:`_cheap_first`; otherwise in the given order,
+        which keeps their shared conditions together)."""
+        _Tree(self, ((last, 0),), cheap_first).emit(list(items), _closed(frozenset(), given), at, True)
 
     def locals(self) -> str | None:
         """The statement that marks every decoded member unread (``None``: no member is decoded)."""
@@ -315,18 +319,41 @@ def _fails(lit: Lit, known: _Known) -> bool:
     return not set(lit.arg) <= allowed if lit.kind == "holds" else allowed.isdisjoint(lit.arg)
 
 
+def _decodes(item: Item) -> bool:
+    """Whether testing ``item``'s conditions may decode an object member (a nested key's test)."""
+    return any(lit.kind in ("holds", "holds_any") or (lit.kind == "value" and "." in lit.ref) for lit in item.lits)
+
+
+def _cheap_first(items: list[Item]) -> list[Item]:
+    """``items`` with each run of consecutive steps that return alike (terminal, the same body)
+    in the order that tests the conditions decoding no member first: within such a run the first
+    step whose conditions hold and the last give one answer, so their order is free."""
+    out: list[Item] = []
+    run: list[Item] = []
+    for item in [*items, None]:
+        if run and (item is None or not item.terminal or item.body != run[0].body):
+            out += sorted(run, key=_decodes) if len(run) > 1 else run
+            run = []
+        if item is not None:
+            (run if item.terminal else out).append(item)
+    return out
+
+
 class _Tree:
     """:meth:`TestCode.emit`'s planner: steps in order, each test where it is decided."""
 
-    def __init__(self, code: TestCode, last: tuple[tuple[str, int], ...]) -> None:
+    def __init__(self, code: TestCode, last: tuple[tuple[str, int], ...], cheap_first: bool = False) -> None:
         self.code = code
         self.last = last
+        self.cheap_first = cheap_first
 
     def emit(self, items: list[Item], known: _Known, at: int, tail: bool) -> bool:
         """Emit ``items`` under what ``known`` says holds (``tail``: the function's last statement
         follows them); whether the code emitted always returns."""
         while items:
             items = self._reduce(items, known, tail)
+            if self.cheap_first:
+                items = _cheap_first(items)
             if not items:
                 return False
             head = items[0]
