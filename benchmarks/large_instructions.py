@@ -68,7 +68,8 @@ def child(src: str, dst: str, count: int, only: str, size: str = "large") -> Non
     items = breakdown.documents(src, size, count * 20)
     conv = envglot.Converter(to=dst, from_=src, unsupported="ignore")
     if only:
-        items = [b for b in items if (b'{"success":true' == conv.convert_bytes(b)[:15]) == (only == "success")]
+        target = get_dialect(dst)  # a success as the target's own outcome flag says (dotbot's is ``status``)
+        items = [b for b in items if target.failed(conv.convert_bytes(b)) == (only == "failure")]
     conv.convert_bytes(items[0])
     pipe = conv.pipeline
     ctx = Context(pipe.mappings, DISCARD, pipe.mappings[src], pipe.synth, pipe.style == "compact")
