@@ -20,10 +20,11 @@ from ..codes import (
     WireFailure,
     carried_meaning,
     carries_meaning,
-    carry_meaning,
     details_object,
+    meaning_to_carry,
     missing_problem,
     read_problem,
+    with_carried,
     write_plan,
     written_message,
 )
@@ -32,7 +33,7 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Case, Check, Const, Failure, Let, Reading, Texts, When, Writing, common
+from ..fields import Build, Case, Check, Const, Failure, Let, Reading, Rounded, Texts, When, Writing, common
 from ..keyed import details_members
 from ..mappings import DialectMap, Mappings
 from ..wire import (
@@ -361,15 +362,19 @@ def _issue(
     i: int,
     ctx: Context,
     dmap: DialectMap,
+    carried: dict[str, Raw] | None = None,
 ) -> Issue:
     """Error ``i``: ``p``'s code written as ``chosen`` says, its own fields given apart (a failure
-    written from its plan has no problem of its own: ``p`` is then its code's row problem)."""
-    carried = carry_meaning(p, chosen, error_details(details, ctx, NAME, i), dmap)
+    written from its plan has no problem of its own: ``p`` is then its code's row problem).
+    ``carried``: what :func:`~envglot.codes.carry_meaning` adds for ``p`` and ``chosen``, where a
+    plan keeps it (:attr:`~envglot.codes.FailurePlan.carried`)."""
+    add = meaning_to_carry(p, chosen, dmap) if carried is None else carried
+    out = with_carried(None if details is None else error_details(details, ctx, NAME, i), add)
     return Issue(
         code=chosen.code,
-        message=written_message(message, summary, ctx, dmap, i),
+        message=message if message else written_message(message, summary, ctx, dmap, i),  # its common case inline
         path=path,
-        details=raw_or_absent(carried),
+        details=ABSENT if out is None else out,
     )
 
 
@@ -378,8 +383,8 @@ def _planned_errors(
 ) -> list[Issue]:
     """``errors`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
     what :func:`_failures` and :func:`_errors` write, without a problem of its own."""
-    p = plan.problem
-    return [_issue(p, plan.choice, failure.message, failure.path, failure.details, summary, 0, ctx, dmap)]
+    f = failure
+    return [_issue(plan.problem, plan.choice, f.message, f.path, f.details, summary, 0, ctx, dmap, plan.carried)]
 
 
 def _plain_notices(texts: list[str]) -> list[str | Issue]:
@@ -483,7 +488,21 @@ def _audit_stamp(timestamp: str | None, ctx: Context, dmap: DialectMap) -> str:
     return stamp if stamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp")  # type: ignore[return-value]
 
 
-@common(When("duration_ms", "type is", int), When("duration_ms", ">=", 0), value="duration_ms")
+@common(
+    When("duration_ms", "type is", int),
+    When("duration_ms", ">=", 0),
+    value="duration_ms",
+    also=[  # a float's, rounded where nothing is reported (whole_ms's)
+        Case(
+            (
+                When("duration_ms", "type is", float),
+                When("duration_ms", ">=", 0),
+                When("ctx.report.collecting", "falsy"),
+            ),
+            Rounded("duration_ms"),
+        )
+    ],
+)
 def _audit_ms(duration_ms: int | float | None, ctx: Context, dmap: DialectMap) -> int:
     """``audit.duration_ms`` (required): whole milliseconds, else synthesized."""
     return whole_ms(duration_ms, dmap, ctx, "audit.duration_ms")
