@@ -873,12 +873,11 @@ def test_dotbots_status_and_notices_and_response_v2s_checks_answer_as_their_bodi
                             assert raised is (not any(held)) if c.holds else not raised, (hook, w)
 
 
-def test_dotbots_audit_ms_and_planned_errors_and_response_v2s_payload_answer_as_before() -> None:
+def test_dotbots_audit_ms_and_response_v2s_failure_payload_answer_as_before() -> None:
     """dotbot's ``_audit_ms`` (a float's case, :class:`~envglot.fields.Rounded`, where nothing is
-    reported) gives the body's value and the body reports nothing there; its ``_planned_errors``
-    (the plan's ``carried``, the message inline) gives the errors and diagnostics of ``_issue``
-    computing them per document; response-v2's failure ``payload`` (made by ``_failure``, taken
-    inline by ``_payload``'s case) is ``data`` without the error's fields, as encoded before."""
+    reported) gives the body's value and the body reports nothing there; response-v2's failure
+    ``payload`` (made by ``_failure``, taken inline by ``_payload``'s case) is ``data`` without
+    the error's fields, as encoded before."""
     from envglot.dialects import dotbot, response_v2
 
     m = default_mappings()
@@ -898,29 +897,6 @@ def test_dotbots_audit_ms_and_planned_errors_and_response_v2s_payload_answer_as_
             assert dotbot._audit_ms(v, Context(m, DISCARD), m["dotbot"]) == c.body(v, Context(m, DISCARD), m["dotbot"])
     with pytest.raises(OverflowError):  # as the body's round() raises
         dotbot._audit_ms(inf, Context(m, DISCARD), m["dotbot"])
-
-    plans = codes.failure_plans(m["response-v2"], m["dotbot"])
-    details = (None, Raw(b"null"), Raw(b"{}"), Raw(b'{"a":1,"category":"x"}'), Raw(b"[1]"), Raw(b'"s"'))
-    for code in m["response-v2"].codes:
-        for retryable in (None, True, False):
-            plan = plans[code, retryable, None]
-            if plan is None:
-                continue
-            for det in details:
-                for message in ("m", "", None):
-                    for summary in (None, "s"):
-                        f = codes.WireFailure(code, retryable=retryable, message=message, details=det, path="$.x")
-                        r1, r2 = Report(), Report()
-                        got = dotbot._planned_errors(plan, f, summary, Context(m, r1), m["dotbot"])
-                        want = [
-                            dotbot._issue(
-                                plan.problem, plan.choice, message, "$.x", det, summary, 0, Context(m, r2), m["dotbot"]
-                            )
-                        ]
-                        assert msgspec.json.encode(got) == msgspec.json.encode(want), (code, det, message)
-                        assert [(d.kind, d.path, d.message) for d in r1.diagnostics] == [
-                            (d.kind, d.path, d.message) for d in r2.diagnostics
-                        ]
 
     for data in (
         b"{}",

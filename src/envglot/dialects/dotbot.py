@@ -20,11 +20,10 @@ from ..codes import (
     WireFailure,
     carried_meaning,
     carries_meaning,
+    carry_meaning,
     details_object,
-    meaning_to_carry,
     missing_problem,
     read_problem,
-    with_carried,
     write_plan,
     written_message,
 )
@@ -362,19 +361,15 @@ def _issue(
     i: int,
     ctx: Context,
     dmap: DialectMap,
-    carried: dict[str, Raw] | None = None,
 ) -> Issue:
     """Error ``i``: ``p``'s code written as ``chosen`` says, its own fields given apart (a failure
-    written from its plan has no problem of its own: ``p`` is then its code's row problem).
-    ``carried``: what :func:`~envglot.codes.carry_meaning` adds for ``p`` and ``chosen``, where a
-    plan keeps it (:attr:`~envglot.codes.FailurePlan.carried`)."""
-    add = meaning_to_carry(p, chosen, dmap) if carried is None else carried
-    out = with_carried(None if details is None else error_details(details, ctx, NAME, i), add)
+    written from its plan has no problem of its own: ``p`` is then its code's row problem)."""
+    carried = carry_meaning(p, chosen, error_details(details, ctx, NAME, i), dmap)
     return Issue(
         code=chosen.code,
-        message=message if message else written_message(message, summary, ctx, dmap, i),  # its common case inline
+        message=written_message(message, summary, ctx, dmap, i),
         path=path,
-        details=ABSENT if out is None else out,
+        details=raw_or_absent(carried),
     )
 
 
@@ -383,8 +378,8 @@ def _planned_errors(
 ) -> list[Issue]:
     """``errors`` of a failure written from its code's plan (:class:`~envglot.fields.Failure`):
     what :func:`_failures` and :func:`_errors` write, without a problem of its own."""
-    f = failure
-    return [_issue(plan.problem, plan.choice, f.message, f.path, f.details, summary, 0, ctx, dmap, plan.carried)]
+    p = plan.problem
+    return [_issue(p, plan.choice, failure.message, failure.path, failure.details, summary, 0, ctx, dmap)]
 
 
 def _plain_notices(texts: list[str]) -> list[str | Issue]:
