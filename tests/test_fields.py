@@ -822,7 +822,8 @@ def test_dotbots_status_and_outcome_cases_answer_as_their_bodies() -> None:
 
 
 def _holds(t: fields.When, env: dict[str, Any]) -> bool:
-    """One ``==`` / ``falsy`` / ``truthy`` / ``is`` / ``matches`` test of a common case, evaluated on ``env``."""
+    """One ``==`` / ``falsy`` / ``truthy`` / ``is`` / ``matches`` / ``type is`` / ``>=`` test of a
+    common case, evaluated on ``env``."""
     head, *rest = t.path.split(".")
     v = env[head]
     for a in rest:
@@ -833,6 +834,8 @@ def _holds(t: fields.When, env: dict[str, Any]) -> bool:
         "truthy": lambda: bool(v),
         "is": lambda: v is t.value,
         "matches": lambda: t.value(v) is not None,  # type: ignore[operator]
+        "type is": lambda: type(v) is t.value,
+        ">=": lambda: v >= t.value,  # type: ignore[operator]
     }[t.op]()
 
 
@@ -870,6 +873,44 @@ def test_dotbots_status_and_notices_and_response_v2s_checks_answer_as_their_bodi
                             except ParseError:
                                 raised = True
                             assert raised is (not any(held)) if c.holds else not raised, (hook, w)
+
+
+def test_dotbots_audit_ms_and_response_v2s_failure_payload_answer_as_before() -> None:
+    """dotbot's ``_audit_ms`` (a float's case, :class:`~envglot.fields.Rounded`, where nothing is
+    reported) gives the body's value and the body reports nothing there; response-v2's failure
+    ``payload`` (made by ``_failure``, taken inline by ``_payload``'s case) is ``data`` without
+    the error's fields, as encoded before."""
+    from envglot.dialects import dotbot, response_v2
+
+    m = default_mappings()
+    c = dotbot._audit_ms.__envglot_common__  # type: ignore[attr-defined]
+    nan, inf = float("nan"), float("inf")
+    for v in (0, 7, -3, 0.0, -0.0, 0.5, 1.5, 2.5, 352.27, 1e20, -1.5, nan, None, True):
+        for report in (Report(), DISCARD):
+            ctx = Context(m, report)
+            env = {"duration_ms": v, "ctx": ctx}
+            for case in (fields.Case(c.when, c.value), *c.also):
+                if all(_holds(t, env) for t in case.when):
+                    want = c.body(v, ctx, m["dotbot"])
+                    got = round(v) if isinstance(case.value, fields.Rounded) else v  # type: ignore[arg-type]
+                    assert got == want and type(got) is type(want), v
+                    assert not (isinstance(report, Report) and report.diagnostics), v
+                    break
+            assert dotbot._audit_ms(v, Context(m, DISCARD), m["dotbot"]) == c.body(v, Context(m, DISCARD), m["dotbot"])
+    with pytest.raises(OverflowError):  # as the body's round() raises
+        dotbot._audit_ms(inf, Context(m, DISCARD), m["dotbot"])
+
+    for data in (
+        b"{}",
+        b'{"error_code":"X","error_type":"internal"}',
+        b'{"error_code":"X","a":1,"b":[2]}',
+        b'{"z":{}}',
+    ):
+        w = response_v2.Envelope(success=False, data=Raw(data), error="m", meta=response_v2.Meta(version="response-v2"))
+        failure = response_v2._failure(w, (), Context(m, DISCARD))
+        rest = {k: v for k, v in msgspec.json.decode(data).items() if k not in response_v2._ERROR_KEY_SET}
+        assert bytes(failure.payload) == (msgspec.json.encode(rest) if rest else b"{}")
+        assert response_v2._payload(w, failure, Context(m, DISCARD)) is failure.payload
 
 
 def test_a_common_case_tests_an_exact_type_and_a_bound() -> None:

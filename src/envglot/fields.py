@@ -91,6 +91,7 @@ __all__ = [
     "Let",
     "Move",
     "Reading",
+    "Rounded",
     "Texts",
     "Unit",
     "When",
@@ -136,6 +137,13 @@ class Formatted(NamedTuple):
     written into a fixed object (``Formatted(b'{"duration_ms":%d}', "duration_ms")``)."""
 
     pattern: bytes
+    path: str
+
+
+class Rounded(NamedTuple):
+    """A common case's value (:func:`common`): ``round(<path>)``, e.g. a float's nearest whole
+    number of milliseconds (``Rounded("duration_ms")``)."""
+
     path: str
 
 
@@ -207,7 +215,7 @@ class Case(NamedTuple):
     holds (and no earlier case's all do), the hook's value is ``value``."""
 
     when: tuple[When, ...]
-    value: str | Const | Formatted = Const(None)
+    value: str | Const | Formatted | Rounded = Const(None)
 
 
 class Common(NamedTuple):
@@ -216,7 +224,7 @@ class Common(NamedTuple):
     ``also``: further cases, tried in order after the first."""
 
     when: tuple[When, ...]
-    value: str | Const | Formatted
+    value: str | Const | Formatted | Rounded
     body: Callable[..., Any]
     holds: bool = False
     also: tuple[Case, ...] = ()
@@ -229,11 +237,11 @@ _NONE = Const(None)
 
 
 def common(
-    *when: When, value: str | Const | Formatted = _NONE, holds: bool = False, also: Sequence[Case] = ()
+    *when: When, value: str | Const | Formatted | Rounded = _NONE, holds: bool = False, also: Sequence[Case] = ()
 ) -> Callable[[_F], _F]:
     """Declare a hook's common case, taken without a call: when every test of ``when`` holds,
-    the hook's value is ``value`` (a parameter or a member path from one, a :class:`Const`, or a
-    :class:`Formatted`; a :class:`Check`'s is ``None``: nothing raised or reported). ``also``:
+    the hook's value is ``value`` (a parameter or a member path from one, a :class:`Const`, a
+    :class:`Formatted` or a :class:`Rounded`; a :class:`Check`'s is ``None``: nothing raised or reported). ``also``:
     further cases (:class:`Case`), each tested in turn when the ones before fail (e.g. a
     failure's value of a hook whose first case is a success's); the body is called when none holds.
 
@@ -338,6 +346,9 @@ def _common_exprs(
     if isinstance(c.value, Formatted):
         arg = path(c.value.path)
         val = None if arg is None else f"{ref(Raw, 'Raw')}({c.value.pattern!r} % {arg})"
+    elif isinstance(c.value, Rounded):
+        arg = path(c.value.path)
+        val = None if arg is None else f"{ref(round, 'round')}({arg})"
     else:
         val = path(c.value)
     return (None, "") if val is None else (" and ".join(tests), val)

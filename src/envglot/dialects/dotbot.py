@@ -33,7 +33,7 @@ from ..diagnostics import Kind
 from ..dialect import Dialect, name_of, shape_of
 from ..errors import ParseError
 from ..excerpt import quoted
-from ..fields import Build, Case, Check, Const, Failure, Let, Reading, Texts, When, Writing, common
+from ..fields import Build, Case, Check, Const, Failure, Let, Reading, Rounded, Texts, When, Writing, common
 from ..keyed import details_members
 from ..mappings import DialectMap, Mappings
 from ..wire import (
@@ -491,7 +491,21 @@ def _audit_stamp(timestamp: str | None, ctx: Context, dmap: DialectMap) -> str:
     return stamp if stamp is not None else ctx.synth_value(dmap, "timestamp", "audit.timestamp")  # type: ignore[return-value]
 
 
-@common(When("duration_ms", "type is", int), When("duration_ms", ">=", 0), value="duration_ms")
+@common(
+    When("duration_ms", "type is", int),
+    When("duration_ms", ">=", 0),
+    value="duration_ms",
+    also=[  # a float's, rounded where nothing is reported (whole_ms's)
+        Case(
+            (
+                When("duration_ms", "type is", float),
+                When("duration_ms", ">=", 0),
+                When("ctx.report.collecting", "falsy"),
+            ),
+            Rounded("duration_ms"),
+        )
+    ],
+)
 def _audit_ms(duration_ms: int | float | None, ctx: Context, dmap: DialectMap) -> int:
     """``audit.duration_ms`` (required): whole milliseconds, else synthesized."""
     return whole_ms(duration_ms, dmap, ctx, "audit.duration_ms")

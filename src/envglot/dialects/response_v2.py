@@ -221,6 +221,8 @@ class _Failure(Struct, frozen=True):
     remediation: str | None
     details: Raw | None
     retry_after_ms: int | None
+    payload: Raw
+    """``data`` without the error's fields (:func:`_payload`'s value for a failure), made here once."""
     details_members: dict[str, Raw] | None = None
     """The top level of ``details`` where :func:`_data_members` read it with ``data``."""
 
@@ -304,25 +306,36 @@ def _failure(w: Envelope, extras: tuple[c.Extra, ...], ctx: Context) -> _Failure
         _opt_str(members, "remediation", "$.data.remediation"),
         None if details == RAW_NULL else details,
         None if ras is None or ras == RAW_NULL else _retry_ms(ras),
+        RAW_EMPTY_OBJECT if members.keys() <= _ERROR_KEY_SET else _rest(members),
         inner,
     )
+
+
+def _rest(members: dict[str, Raw]) -> Raw:
+    """A failure's ``data`` members other than the error's fields, encoded (``{}`` when none)."""
+    rest = {k: v for k, v in members.items() if k not in _ERROR_KEY_SET}
+    return Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
 
 
 def _extras(failure: _Failure | None, extras: tuple[c.Extra, ...]) -> tuple[c.Extra, ...]:
     return extras if failure is None else failure.extras
 
 
-@common(When("failure", "is", None), When("w.data", "no match", WRAPPED_AT), value="w.data")
+@common(
+    When("failure", "is", None),
+    When("w.data", "no match", WRAPPED_AT),
+    value="w.data",
+    also=[Case((When("failure", "is not", None),), "failure.payload")],  # a failure's, made by _failure
+)
 def _payload(w: Envelope, failure: _Failure | None, ctx: Context) -> Raw:
     """``data``, or the payload a ``{"value": ...}`` wraps (reported); a failure's without the error's fields."""
-    if failure is None:
-        inner = unwrap_payload(w.data)
-        if inner is None:
-            return w.data
-        ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", NAME)
-        return inner
-    rest = {k: v for k, v in failure.members.items() if k not in _ERROR_KEY_SET}
-    return Raw(_ENC.encode(rest)) if rest else RAW_EMPTY_OBJECT
+    if failure is not None:
+        return failure.payload
+    inner = unwrap_payload(w.data)
+    if inner is None:
+        return w.data
+    ctx.report.add(Kind.PAYLOAD_UNWRAPPED, "$.data", NAME)
+    return inner
 
 
 @common(When("failure", "is", None), value=Const(()))
