@@ -147,6 +147,7 @@ def _reading(d: Dialect, reading: Reading, fields: dict[str, str]) -> Reading:
         texts=reading.texts,
         checks=reading.checks,
         succeeds=reading.succeeds,
+        fails=reading.fails,
     )
 
 

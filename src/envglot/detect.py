@@ -356,14 +356,44 @@ def _no_failure(
     """``found`` (the dialect a probe names where ``lits`` hold, in a document meeting ``given``),
     or ``None`` where its reader cannot read a failure there: its ``ok`` is a plain move of a
     top-level member (:func:`_ok_member`) that the document holds (by ``lits`` or ``given``) and
-    that ``succeeds`` says is ``true`` when present."""
+    that ``succeeds`` says is ``true`` when present; or, for a reading declaring where it reads
+    failures (:func:`_failure_facts`), none of them can hold there (``succeeds``' values of the
+    members held known)."""
     if found is None or not succeeds:
         return found
+    held = {k for k, _ in succeeds if Lit("has", k, None) in given or any(lit.top() == k for lit in lits)}
     key = _ok_member(found)
-    if key is None or (key, _TRUE) not in succeeds:
+    if key is not None:
+        return None if key in held and (key, _TRUE) in succeeds else found
+    fails = _failure_facts(found)
+    if not fails:
         return found
-    held = Lit("has", key, None) in given or any(lit.top() == key for lit in lits)
-    return None if held else found
+    known = [*given, *lits, *(Lit("value", k, ("equals", v)) for k, v in succeeds if k in held)]
+    return None if all(rules_out(known, (lit,)) for lit in fails) else found
+
+
+_JSON_KINDS: dict[type, tuple[str, ...]] = {
+    str: ("string",),
+    bool: ("bool",),
+    int: ("number",),
+    float: ("number",),
+    dict: ("object",),
+    list: ("array",),
+}
+"""A :attr:`~envglot.fields.Reading.fails` type's JSON types, as detection's ``types`` tests name them."""
+
+
+def _failure_facts(dialect: Dialect) -> tuple[Lit, ...]:
+    """What a document ``dialect``'s reader reads as a failure holds, one of them at least
+    (:attr:`~envglot.fields.Reading.fails`, as detection's tests: empty where nothing is declared)."""
+    reading = dialect.steps()[0]
+    if reading is None:
+        return ()
+    return tuple(
+        Lit("value", k, ("types", _JSON_KINDS[v]) if isinstance(v, type) else ("equals", msgspec.json.encode(v)))
+        for k, vs in reading.fails.items()
+        for v in vs
+    )
 
 
 _TRUE = msgspec.json.encode(True)

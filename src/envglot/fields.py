@@ -375,7 +375,7 @@ class Reading:
     derived by the compiler (:mod:`envglot.derive`); the steps are then the hooks only.
     """
 
-    __slots__ = ("checks", "decoder", "derive", "failure", "steps", "succeeds", "texts")
+    __slots__ = ("checks", "decoder", "derive", "fails", "failure", "steps", "succeeds", "texts")
 
     def __init__(
         self,
@@ -386,6 +386,7 @@ class Reading:
         texts: Callable[..., Any] | None = None,
         checks: Mapping[str, Any] | None = None,
         succeeds: Mapping[str, Any] | None = None,
+        fails: Mapping[str, tuple[Any, ...]] | None = None,
     ) -> None:
         self.decoder = decoder
         """``decoder.decode(buf) -> (wire, extras, residue)`` (:class:`~envglot.wire.WireDecoder`);
@@ -414,6 +415,12 @@ class Reading:
         reads as a success holds there when present (a step reads any other as a failure or
         refuses it): what :func:`~envglot.detect.read_rival` knows of the documents it is asked
         about (another dialect's failure wins over a success alone)."""
+        self.fails: Mapping[str, tuple[Any, ...]] = fails or {}
+        """For a reading whose outcome no plain move decides: top-level members, each with what
+        it holds in a document the reading reads as a failure (a JSON value, as decoded, or a
+        Python type: ``str``, ``bool``, ``int``, ``float``, ``dict``, ``list`` for its JSON type),
+        every such document holding at least one of them (empty: nothing declared): what
+        :func:`~envglot.detect.read_rival` knows of where this dialect cannot read a failure."""
 
 
 class Writing:

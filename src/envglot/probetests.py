@@ -309,6 +309,9 @@ def _fails(lit: Lit, known: _Known) -> bool:
         return True
     kinds, allowed = _kinds(top, known), _allowed(top, known)
     if lit.kind == "value" and "." not in lit.ref:
+        if lit.arg[0] == "equals":  # another text known there
+            texts = (k.arg for k in known if k.kind == "value" and k.pos and k.ref == lit.ref)
+            return any(arg[0] == "equals" and arg != lit.arg for arg in texts)
         return lit.arg[0] == "types" and kinds is not None and kinds.isdisjoint(lit.arg[1])
     if kinds is not None and "object" not in kinds:  # (a nested value, held keys: an object's)
         return True

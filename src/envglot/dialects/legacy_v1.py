@@ -66,6 +66,9 @@ _CHECKS: dict[str, Any] = {"success": bool, "error": str | None}
 _SUCCEEDS: dict[str, Any] = {"success": True}
 """A document read as a success holds ``success: true`` when it holds ``success`` (:func:`_ok`;
 ``Reading.succeeds``)."""
+_FAILS: dict[str, tuple[Any, ...]] = {"success": (False,), "error": (str,)}
+"""A document read as a failure holds ``success: false`` or a string ``error`` (:func:`_ok`;
+``Reading.fails``)."""
 _STRS = msgspec.json.Decoder(list[str])
 _STR: msgspec.json.Decoder[str | None] = msgspec.json.Decoder(_CHECKS["error"])
 _BOOL: msgspec.json.Decoder[bool] = msgspec.json.Decoder(_CHECKS["success"])
@@ -280,6 +283,7 @@ READING = Reading(
     texts=_texts,
     checks=_CHECKS,
     succeeds=_SUCCEEDS,
+    fails=_FAILS,
 )
 
 
