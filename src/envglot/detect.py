@@ -372,28 +372,25 @@ def _no_failure(
     return None if all(rules_out(known, (lit,)) for lit in fails) else found
 
 
-_JSON_KINDS: dict[type, tuple[str, ...]] = {
-    str: ("string",),
-    bool: ("bool",),
-    int: ("number",),
-    float: ("number",),
-    dict: ("object",),
-    list: ("array",),
-}
-"""A :attr:`~envglot.fields.Reading.fails` type's JSON types, as detection's ``types`` tests name them."""
-
-
 def _failure_facts(dialect: Dialect) -> tuple[Lit, ...]:
     """What a document ``dialect``'s reader reads as a failure holds, one of them at least
     (:attr:`~envglot.fields.Reading.fails`, as detection's tests: empty where nothing is declared)."""
+    import msgspec.inspect  # (see read_facts)
+
     reading = dialect.steps()[0]
     if reading is None:
         return ()
-    return tuple(
-        Lit("value", k, ("types", _JSON_KINDS[v]) if isinstance(v, type) else ("equals", msgspec.json.encode(v)))
-        for k, vs in reading.fails.items()
-        for v in vs
-    )
+    facts = []
+    for k, vs in reading.fails.items():
+        for v in vs:
+            if not isinstance(v, type):
+                facts.append(Lit("value", k, ("equals", msgspec.json.encode(v))))
+                continue
+            kinds = _kinds_of(msgspec.inspect.type_info(v))
+            if "" in kinds:  # a type no test names: nothing can be ruled out
+                return ()
+            facts.append(Lit("value", k, ("types", kinds)))
+    return tuple(facts)
 
 
 _TRUE = msgspec.json.encode(True)
@@ -487,6 +484,41 @@ def read_keys(dialect: Dialect) -> frozenset[str] | None:
     return frozenset([f.encode_name for f in top.fields] + ([top.tag_field] if top.tag_field else []))
 
 
+@functools.cache
+def _json_kinds() -> dict[type, str]:
+    """The JSON type a value of each msgspec type takes (built on first use: ``import envglot``
+    leaves ``msgspec.inspect`` unimported)."""
+    import msgspec.inspect
+
+    return {
+        msgspec.inspect.BoolType: "bool",
+        msgspec.inspect.StrType: "string",
+        msgspec.inspect.StructType: "object",  # unless laid out as an array: _kind_of
+        msgspec.inspect.DictType: "object",
+        msgspec.inspect.ListType: "array",
+    }
+
+
+def _kind_of(t: msgspec.inspect.Type) -> str | None:
+    """The JSON type a value of msgspec type ``t`` takes, as detection's tests name it (``None``: no
+    test names it)."""
+    import msgspec.inspect
+
+    if isinstance(t, msgspec.inspect.LiteralType) and all(isinstance(v, str) for v in t.values):
+        return "string"
+    if isinstance(t, msgspec.inspect.StructType) and t.array_like:
+        return "array"
+    return "null" if isinstance(t, msgspec.inspect.NoneType) else _json_kinds().get(type(t))
+
+
+def _kinds_of(t: msgspec.inspect.Type) -> tuple[str, ...]:
+    """:func:`_kind_of` of each type of the union ``t`` (or of ``t``), sorted (``""`` for a type no
+    test names)."""
+    import msgspec.inspect
+
+    return tuple(sorted({_kind_of(u) or "" for u in (t.types if isinstance(t, msgspec.inspect.UnionType) else (t,))}))
+
+
 def read_facts(dialect: Dialect, strict: bool = False, plain: bool = False) -> frozenset[Lit]:
     """What every document ``dialect``'s reader reads without an error holds, as conditions on
     its top-level members: each member its wire Struct requires (``has``), of the JSON type its
@@ -507,28 +539,8 @@ def read_facts(dialect: Dialect, strict: bool = False, plain: bool = False) -> f
     reading = dialect.steps()[0]
     if reading is None:
         return frozenset()
-    json_kind: dict[type, str] = {  # the JSON type a wire field of each msgspec type takes
-        msgspec.inspect.BoolType: "bool",
-        msgspec.inspect.StrType: "string",
-        msgspec.inspect.StructType: "object",  # unless laid out as an array: below
-        msgspec.inspect.DictType: "object",
-        msgspec.inspect.ListType: "array",
-    }
-
-    def kind_of(t: msgspec.inspect.Type) -> str | None:
-        if isinstance(t, msgspec.inspect.LiteralType) and all(isinstance(v, str) for v in t.values):
-            return "string"
-        if isinstance(t, msgspec.inspect.StructType) and t.array_like:
-            return "array"
-        return "null" if isinstance(t, msgspec.inspect.NoneType) else json_kind.get(type(t))
-
-    def kinds_of(t: msgspec.inspect.Type) -> tuple[str, ...]:  # ("" for a type no test names)
-        return tuple(
-            sorted({kind_of(u) or "" for u in (t.types if isinstance(t, msgspec.inspect.UnionType) else (t,))})
-        )
-
     if not isinstance(reading.decoder, WireDecoder):
-        checked = ((k, kinds_of(msgspec.inspect.type_info(t))) for k, t in reading.checks.items())
+        checked = ((k, _kinds_of(msgspec.inspect.type_info(t))) for k, t in reading.checks.items())
         return frozenset(Lit("shape", k, (kinds, (), None)) for k, kinds in checked if "" not in kinds)
     top = msgspec.inspect.type_info(reading.decoder.decoder().type)
     if not isinstance(top, msgspec.inspect.StructType) or top.array_like:
@@ -537,8 +549,8 @@ def read_facts(dialect: Dialect, strict: bool = False, plain: bool = False) -> f
     for f in top.fields:
         t = f.type
         union = t.types if isinstance(t, msgspec.inspect.UnionType) else (t,)
-        kinds = kinds_of(t)
-        objects = [u for u in union if kind_of(u) == "object"]  # a Struct alone among them: its keys
+        kinds = _kinds_of(t)
+        objects = [u for u in union if _kind_of(u) == "object"]  # a Struct alone among them: its keys
         if "" not in kinds:
             sub = objects[0] if len(objects) == 1 and isinstance(objects[0], msgspec.inspect.StructType) else None
             required = () if sub is None else tuple(g.encode_name for g in sub.fields if g.required)
@@ -549,7 +561,7 @@ def read_facts(dialect: Dialect, strict: bool = False, plain: bool = False) -> f
         if not f.required:
             continue
         facts.add(Lit("has", f.encode_name, None))
-        kind = kind_of(t)
+        kind = _kind_of(t)
         if isinstance(t, msgspec.inspect.StructType) and not t.array_like:
             keys = tuple(g.encode_name for g in t.fields if g.required)
             if keys:

@@ -40,6 +40,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_DEPTH_CEILING",
     "OUTPUT_DEPTH_MARGIN",
+    "TOKENS",
     "UTF8_CHUNK",
     "WHOLE_BY_ENCODING",
     "bad_value",
@@ -76,7 +77,9 @@ keep more of a document one byte a character; each piece costs a call and a stri
 docs/performance.md, "The UTF-8 check in 4 KiB pieces")."""
 
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
-_TOKENS = re.compile(_STRING + rb'|"|[\[\]{}:,]', re.S)
+TOKENS = re.compile(_STRING + rb'|"|[\[\]{}:,]', re.S)
+"""A JSON string (a lone quote in broken JSON) or a structural byte: what a scan of a document's
+structure walks."""
 _STRUCTURE_ONLY = bytes(b for b in range(256) if b not in b'[]{}"')
 _NOT_OPENING = bytes(b for b in range(256) if b not in b"[{")
 _PARENS = bytes.maketrans(b"[{]}", b"(())")
@@ -587,7 +590,7 @@ def _budget() -> _Budget:
 
 def _too_deep_at(buf: bytes, max_depth: int) -> int:
     depth = 0
-    for m in _TOKENS.finditer(buf):
+    for m in TOKENS.finditer(buf):
         c = buf[m.start()]
         if c in b"[{":
             depth += 1
@@ -606,7 +609,7 @@ def path_at(buf: bytes, offset: int) -> str:
     # one entry per open container: [is_object, key span or index, expecting a key]
     stack: list[list[Any]] = []
     push, pop = stack.append, stack.pop
-    for m in _TOKENS.finditer(buf):
+    for m in TOKENS.finditer(buf):
         start = m.start()
         if start > offset:
             break

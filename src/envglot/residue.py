@@ -39,7 +39,7 @@ from msgspec import Raw, Struct
 
 from .errors import ParseError
 from .excerpt import excerpt, key_segment
-from .limits import MAX_DEPTH
+from .limits import MAX_DEPTH, TOKENS
 
 __all__ = [
     "SPLICE_MIN",
@@ -1189,8 +1189,6 @@ def encode(doc: dict[str, Any]) -> bytes:
     return _ENC.encode(doc)
 
 
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[][{},:]')
-"""A JSON string or a structural byte (what :func:`_member_spans` walks)."""
 _WS = b" \t\r\n"
 _SPACES = re.compile(rb"[ \t\r\n]*").match
 
@@ -1202,7 +1200,7 @@ def _member_spans(doc: bytes, start: int) -> list[tuple[int, int, int]]:
     spans: list[tuple[int, int, int]] = []
     depth = 0
     key = value = -1
-    for m in _TOKEN.finditer(doc, start):
+    for m in TOKENS.finditer(doc, start):
         at = m.start()
         b = doc[at]
         if depth == 1:
