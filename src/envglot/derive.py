@@ -140,15 +140,7 @@ def _reading(d: Dialect, reading: Reading, fields: dict[str, str]) -> Reading:
     for i, st in enumerate(steps):
         out.append(st)
         out.extend(after.get(i, ()))
-    return Reading(
-        reading.decoder,
-        *out,
-        failure=reading.failure,
-        texts=reading.texts,
-        checks=reading.checks,
-        succeeds=reading.succeeds,
-        fails=reading.fails,
-    )
+    return reading.derived(out)
 
 
 def _places(writing: Writing) -> dict[str, str]:

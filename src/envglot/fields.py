@@ -422,6 +422,15 @@ class Reading:
         every such document holding at least one of them (empty: nothing declared): what
         :func:`~envglot.detect.read_rival` knows of where this dialect cannot read a failure."""
 
+    def derived(self, steps: Sequence[Step]) -> Reading:
+        """This reading with ``steps`` (the compiler's, plain moves added: :mod:`envglot.derive`)
+        instead of its own, every other declaration kept and nothing left to derive."""
+        out = object.__new__(Reading)
+        for name in Reading.__slots__:
+            setattr(out, name, getattr(self, name))
+        out.steps, out.derive = tuple(steps), False
+        return out
+
 
 class Writing:
     """How canonical fields become a dialect's document: steps ending in ``result``, encoded.
