@@ -2,11 +2,11 @@
 
 Two reused ``Converter`` objects per pair (both ``unsupported="ignore"``, one with
 ``preserve=True``) are timed interleaved on the same documents with this thread's CPU clock
-(the machine is shared: waiting for a core is not the conversion's cost), median over the
-rounds. A screening pass at tiny over every ordered pair of writable dialects (a writable
-source is the only kind that gets a residue) finds the worst pair; dotbot -> response-v2 and
-that pair are then timed at every size. The cost is the preserve median over the ignore median
-(issue 28: at most 2).
+(the machine is shared: waiting for a core is not the conversion's cost). A screening pass at
+tiny over every ordered pair of writable dialects (a writable source is the only kind that gets
+a residue) finds the worst pair; dotbot -> response-v2 and that pair are then timed at every
+size. The cost is the median over the rounds of each round's preserve time over its ignore
+time (``rate_ratio`` of ``run.py``; issue 28: at most 2).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ def run_preserve(
     rounds: int,
     measure: Callable[..., None],
     timing: Callable[..., Any],
+    rate_ratio: Callable[[dict[str, Any], dict[str, Any]], float | None],
     log: Callable[[str], None],
 ) -> dict[str, Any]:
     """Rows per pair and size (ignore and preserve), the screening costs and the worst cost."""
@@ -47,8 +48,7 @@ def run_preserve(
         got = {k: t.row() for k, t in timings.items()}
         if rows is not None:
             rows += got.values()
-        a, b = got["ignore"].get("median_s"), got["preserve"].get("median_s")
-        return round(b / a, 3) if a and b else None
+        return rate_ratio(got["ignore"], got["preserve"])
 
     screen: dict[str, float] = {}
     for src in WRITABLE:

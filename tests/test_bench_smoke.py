@@ -113,6 +113,28 @@ def test_ratios_and_targets(run: tuple[dict[str, Any], str]) -> None:
     assert next(t for t in targets if t["target"].startswith("Converter >= 0.7"))["holds"] is not None
 
 
+def test_ratios_are_medians_of_the_rounds_ratios(
+    run: tuple[dict[str, Any], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = run[0]
+    rows = {(r["method"], r["source"], r["target"], r["size"]): r for r in results["inmemory"]}
+    r = next(r for r in results["ratios"] if r.get("converter_vs_floor"))
+    conv, floor = (
+        rows[("converter", r["source"], r["target"], r["size"])],
+        rows[("floor", r["source"], r["target"], r["size"])],
+    )
+    assert len(conv["times"]) == len(floor["times"]) == conv["rounds"]
+    per_round = sorted(f / c for c, f in zip(conv["times"], floor["times"], strict=True))
+    assert min(per_round) - 1e-3 <= r["converter_vs_floor"] <= max(per_round) + 1e-3
+    assert r["of_medians"]["converter_vs_floor"] == round(conv["envelopes_per_s"] / floor["envelopes_per_s"], 3)
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # run.py imports its neighbours
+    rate_ratio = bench_module("run").rate_ratio
+    one = {"records": 10, "times": [1.0, 2.0, 4.0]}
+    other = {"records": 10, "times": [2.0, 2.0, 2.0]}
+    assert rate_ratio(one, other) == 1.0  # per round: 2.0, 1.0, 0.5; their median
+    assert rate_ratio(one, {"records": 10, "times": [1.0]}) is None  # rounds that do not pair
+
+
 def test_declared_section(run: tuple[dict[str, Any], str]) -> None:
     """acme (TOML) and its Python twin are timed on every pair of the section, and write the same bytes."""
     declared = run[0]["declared"]
