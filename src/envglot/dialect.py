@@ -30,9 +30,8 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .declare import Hooked, ProbeDoc, Shape, When
-from .diagnostics import Kind
 from .errors import MappingError, ParseError
-from .probetests import DeclaredTest, needs_of
+from .kinds import Kind
 from .registry import (
     Deferred,
     defer,
@@ -434,6 +433,8 @@ def defer_hooks(module: str, load: Callable[[], object]) -> Deferred:
 
 def _probe(file: str, module: ModuleType, fn: str, p: ProbeDoc, dialect: str) -> Probe:
     """``[declare.probes.<fn>]``: its declared test (``when``), or the module's function ``fn``."""
+    from .probetests import DeclaredTest, needs_of  # on first compile: loading the tables never needs it
+
     test = getattr(module, fn, None)
     p.check(file, fn, f"{module.__name__} has a function {fn!r}" if callable(test) else None, module.__name__)
     if p.when or test is None:
