@@ -387,6 +387,28 @@ def test_read_regular_caps_what_it_reads(tmp_path: Path) -> None:
         read_regular(f, "test file", limit=10)
 
 
+@pytest.mark.parametrize("size", [0, 1, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, 200_000])
+def test_read_regular_reads_the_whole_file_in_reads_sized_by_it(tmp_path: Path, size: int) -> None:
+    """Read in reads sized by ``fstat``, up to ``limit + 1`` bytes: a file of any size within the
+    limit is read whole, one byte more is refused, at and across the 64 KiB of one read."""
+    f = tmp_path / "f"
+    data = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
+    f.write_bytes(data)
+    assert read_regular(f, "test file", limit=max(size, 1)) == data
+    if size:
+        with pytest.raises(EnvglotError, match=f"larger than {size - 1:,} bytes"):
+            read_regular(f, "test file", limit=size - 1)
+
+
+def test_read_regular_reads_a_file_whose_size_fstat_does_not_know(tmp_path: Path) -> None:
+    """A regular file whose ``st_size`` is 0 but that holds bytes (``/proc``) is read to its end."""
+    proc = Path("/proc/self/status")
+    if not proc.is_file():
+        pytest.skip("no /proc here")
+    got = read_regular(proc, "test file")
+    assert got.startswith(b"Name:") and got.endswith(b"\n")
+
+
 # --------------------------------------------------------------------------- envglot config
 
 

@@ -33,9 +33,11 @@ id or a residue hashlib (the tables' cache compares the TOML bytes instead of ha
 an overlay pathlib (the bundled tables' paths are strings)."""
 
 
-_KIT_ON_FIRST_USE = ("envglot.checker",)
+_KIT_ON_FIRST_USE = ("envglot.checker", "envglot.detect", "envglot.diagnostics", "envglot.policy", "envglot.probetests")
 """envglot modules loading the tables does not need: the contract checker (a dialect's hooks
-module, ``validate`` and a table's contract constants import it)."""
+module, ``validate`` and a table's contract constants import it), detection and its probe tests
+(a conversion, ``envglot.detect`` or a compiled dialect imports them), the diagnostics and the
+policy (``envglot.Diagnostic``, ``Report``, ``Level``, ``Policy`` are imported by their first use)."""
 
 _API_ON_FIRST_USE = ("envglot.api", "envglot.canonical", "envglot.fields", "envglot.options", "envglot.pipeline")
 """The conversion API (``envglot.convert``, ``Converter``, ``Options``, ``Envelope``, ...) and what
@@ -103,6 +105,27 @@ def test_the_api_is_imported_on_first_use_and_kept() -> None:
     # the submodule envglot.detect, imported first, does not take the name of the API's function
     detect = "import envglot.detect, envglot.pipeline, envglot\nassert envglot.detect is envglot.api.detect"
     subprocess.run([sys.executable, "-c", detect], check=True)
+
+
+def test_the_diagnostics_and_the_policy_are_imported_on_first_use() -> None:
+    """``envglot.Diagnostic``, ``Report``, ``Level`` and ``Policy`` are their modules' objects, imported
+    by the first use; ``Kind`` is imported with the package (it is the kinds module's); the modules
+    are found as attributes; the detection module never takes the name of the API's function."""
+    code = (
+        "import sys, envglot\n"
+        "assert 'envglot.diagnostics' not in sys.modules and 'envglot.policy' not in sys.modules\n"
+        "assert 'envglot.detect' not in sys.modules\n"
+        "from envglot import Diagnostic, Policy\n"
+        "import envglot.diagnostics as d, envglot.policy as p, envglot.kinds as k\n"
+        "assert Diagnostic is d.Diagnostic and envglot.Report is d.Report and Policy is p.Policy\n"
+        "assert envglot.Level is p.Level and envglot.Kind is k.Kind is d.Kind\n"
+        "assert envglot.policy is p and envglot.diagnostics is d\n"
+        "import envglot.detect\n"
+        "assert envglot.detect is envglot.api.detect and sys.modules['envglot.detect'].Detection\n"
+        "envglot.other = 1\n"
+        "assert envglot.other == 1 and isinstance(envglot, type(sys))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 _FIRST_CONVERSION_ON_FIRST_USE = ("logging", "pathlib")

@@ -277,6 +277,16 @@ def test_envglot_no_plugins_loads_none(install: Install, monkeypatch: pytest.Mon
     assert "teamx" in bundled()
 
 
+@pytest.mark.parametrize(("padding", "found"), [(100_000, True), ((1 << 20) + 10, False)])
+def test_the_plugin_scan_reads_the_first_mib_of_entry_points(install: Install, padding: int, found: bool) -> None:
+    """The scan that decides whether to import ``importlib.metadata`` reads an ``entry_points.txt``
+    in reads of 64 KiB up to its first MiB: a group named after 100 kB is found, after a MiB not."""
+    root = install("teamx_far", MODULE, table=_table("teamx"))
+    info = root / "teamx_far-1.0.dist-info" / "entry_points.txt"
+    info.write_text("# " + "x" * padding + "\n" + info.read_text())
+    assert ("teamx" in bundled()) is found
+
+
 def test_a_plugin_probe_runs_after_every_bundled_one(install: Install) -> None:
     """Even a plugin probe of priority 1 that claims any ``success`` document never takes a
     bundled dialect's document: plugin probes run after every bundled one."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING
 
-from . import detect as _detection
-from .diagnostics import Diagnostic, Kind, Report
 from .dialects import NAMES as DIALECTS
 from .errors import (
     DetectError,
@@ -16,21 +16,31 @@ from .errors import (
     UnknownDialectError,
     UnsupportedError,
 )
+from .kinds import Kind
 from .mappings import load_mappings
-from .policy import Level, Policy
 from .registry import Registry
 from .version import __version__
 
-# The detection module is imported with the package because its first import sets ``detect`` on
-# the package; the name is the API's function (imported on first use, with the rest of the API).
-globals().pop("detect")
-del _detection
+
+class _Package(ModuleType):
+    """The package's module type: the first import of the detection module (``envglot.detect``)
+    does not set the package's name ``detect``, which is the API's function."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "detect" and isinstance(value, ModuleType):
+            return  # (found in sys.modules by ``import envglot.detect``)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:  # imported on first use at run time (keeps ``import envglot`` fast), typed for checkers
     from .api import Conversion, Converter, answer, conversion, convert, detect, read, refusal, write
     from .canonical import Envelope, Problem
+    from .diagnostics import Diagnostic, Report
     from .migration import MigrationReport, Migrator, migrate
     from .options import Options
+    from .policy import Level, Policy
     from .pyresult import Result
     from .schema import json_schema
     from .validation import Violation, validate
@@ -39,6 +49,10 @@ _LAZY = {
     **dict.fromkeys(
         ("Conversion", "Converter", "answer", "conversion", "convert", "detect", "read", "refusal", "write"), "api"
     ),
+    "Diagnostic": "diagnostics",
+    "Report": "diagnostics",
+    "Level": "policy",
+    "Policy": "policy",
     "Envelope": "canonical",
     "Problem": "canonical",
     "Options": "options",
@@ -52,7 +66,8 @@ _LAZY = {
 }
 
 _SUBMODULES = frozenset(
-    "api canonical checker codes context fields limits options pipeline residue transport wire".split()
+    "api canonical checker codes context diagnostics fields limits options pipeline policy probetests"
+    " residue transport wire".split()
 )
 """The modules ``import envglot`` imported before they were deferred: ``envglot.<name>`` still
 finds them after a bare ``import envglot``."""

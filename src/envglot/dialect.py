@@ -1,16 +1,15 @@
 """The dialect unit: one declaration and one hooks module own everything about a wire format.
 
-A bundled dialect is its table's ``[declare]`` (``mappings/<name>.toml``: its description,
-aliases, the shape facts the pipeline needs (:class:`Shape`), native indent, its probes'
-priorities and docs, ...) plus its hooks module ``envglot.dialects.<name>`` (wire Structs, the
-field declarations, probe functions, the contract's ``invariants`` and the few methods a
-declaration cannot say, by the names in :data:`HOOKS`). :func:`compile_hooks` builds the
-:class:`Dialect` from the two and so adds it to the base registry
-(:func:`~envglot.registry.bundled`); ``envglot.dialects`` compiles every module of its package,
-so a new dialect is its table and one new module (plus its tests and docs page) and no module
-outside them names it. See ``docs/adding-a-dialect.md``. A plugin may be the same (its module
-compiles itself with its ``table_file``) or a :class:`Dialect` subclass stating the facts as
-class attributes.
+A bundled dialect is its table's ``[declare]`` (``mappings/<name>.toml``: its description, aliases,
+the shape facts the pipeline needs (:class:`Shape`), native indent, its probes' priorities and
+docs, ...) plus its hooks module ``envglot.dialects.<name>`` (wire Structs, the field declarations,
+probe functions, the contract's ``invariants`` and the few methods a declaration cannot say, by the
+names in :data:`HOOKS`). :func:`compile_hooks` builds the :class:`Dialect` from the two and so adds
+it to the base registry (:func:`~envglot.registry.bundled`); ``envglot.dialects`` compiles every
+module of its package, so a new dialect is its table and one new module (plus its tests and docs
+page) and no module outside them names it. See ``docs/adding-a-dialect.md``. A plugin may be the
+same (its module compiles itself with its ``table_file``) or a :class:`Dialect` subclass stating
+the facts as class attributes.
 
 A dialect declared in a TOML file alone (``envglot.declared``) is never added to the base: it
 lives only in the registries built with it (:meth:`~envglot.registry.Registry.adding`), which a
@@ -30,9 +29,8 @@ import msgspec
 from msgspec import Raw, Struct
 
 from .declare import Hooked, ProbeDoc, Shape, When
-from .diagnostics import Kind
 from .errors import MappingError, ParseError
-from .probetests import DeclaredTest, needs_of
+from .kinds import Kind
 from .registry import (
     Deferred,
     defer,
@@ -434,6 +432,8 @@ def defer_hooks(module: str, load: Callable[[], object]) -> Deferred:
 
 def _probe(file: str, module: ModuleType, fn: str, p: ProbeDoc, dialect: str) -> Probe:
     """``[declare.probes.<fn>]``: its declared test (``when``), or the module's function ``fn``."""
+    from .probetests import DeclaredTest, needs_of  # on first compile: loading the tables never needs it
+
     test = getattr(module, fn, None)
     p.check(file, fn, f"{module.__name__} has a function {fn!r}" if callable(test) else None, module.__name__)
     if p.when or test is None:

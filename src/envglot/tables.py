@@ -14,6 +14,7 @@ lookups compiled from it change together (one row kind added touches all four).
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import msgspec
@@ -327,9 +328,14 @@ class CodePlan(NamedTuple):
 _Choice = TypeVar("_Choice", WriteRow, ErrorTypeRow)
 
 
+_CONDITIONS = attrgetter(*HINTS, "partial")
+"""A writer-choice row's hints and ``partial``, as a tuple (``None`` where the row says nothing)."""
+
+
 def conditions(row: WriteRow | ErrorTypeRow) -> int:
     """How many hints (and ``partial``) a writer-choice row requires: the more, the more specific."""
-    return sum(getattr(row, h) is not None for h in (*HINTS, "partial"))
+    said: tuple[object, ...] = _CONDITIONS(row)
+    return len(said) - said.count(None)
 
 
 def most_specific_first(rows: Iterable[_Choice]) -> tuple[_Choice, ...]:

@@ -90,18 +90,28 @@ def read_regular(
 ) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them (more is an ``error``).
 
-    ``check`` sees the opened file's ``fstat`` before anything is read (and may raise).
+    ``check`` sees the opened file's ``fstat`` before anything is read (and may raise). Read
+    until the end of the file or ``limit + 1`` bytes, in reads sized by ``fstat`` (a read of
+    ``limit + 1`` bytes at once would allocate that much for a file of a few kilobytes).
     """
     fd = open_regular(path, what, error)
     try:
+        st = os.fstat(fd)
         if check is not None:
-            check(os.fstat(fd))
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            buf = fh.read(limit + 1)
+            check(st)
+        chunks: list[bytes] = []
+        got, want = 0, limit + 1
+        while got < want:
+            chunk = os.read(fd, min(want - got, max(st.st_size + 1 - got, 1 << 16)))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
     except OSError as exc:
         raise error(f"cannot read {what}: {exc.strerror or exc}", source=str(path)) from None
     finally:
         os.close(fd)
+    buf = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(buf) > limit:
         raise error(f"{what} is larger than {limit:,} bytes (the limit for a TOML file)", source=str(path))
     return buf
