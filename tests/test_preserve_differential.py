@@ -465,6 +465,63 @@ def test_a_written_placer_joins_the_general_placers_bytes_at_every_size(src: str
     assert sizes["small"] >= 2 and (sizes["large"] >= 2 or not one_key), sizes
 
 
+_CARRIERS = [
+    b'{"success":true,"data":PAYLOAD,"error":null}',  # found after a scalar: taken from the text
+    b'{"success":true,"data":OTHER,"error":null}',  # other bytes there: nothing taken
+    b'{"success":true,"error":null}',  # no carrier member: nothing taken
+    b'{"note":"{[","data":PAYLOAD}',  # an opening byte in a string before it: decoded
+    b'{"meta":{"data":PAYLOAD},"data":OTHER}',  # a nested member of the key first: decoded
+    b'{"meta":{"data":OTHER},"data":PAYLOAD}',
+    b'{"list":[1],"data":PAYLOAD}',
+    b'{"a\\"data":1,"data":PAYLOAD}',  # the key's text inside another key: not after { or ,
+    b'{"data":PAYLOAD1}',  # a number continuing past the payload's bytes: another value
+    b'{"data":PAYLOAD}',
+]
+
+
+@pytest.mark.parametrize(
+    ("src", "dst"), [("dotbot", "errorcode"), ("problem-json", "errorcode"), ("code-graph", "errorcode")]
+)
+@pytest.mark.parametrize(
+    ("payload", "carrier"),
+    [
+        (payload, carrier)
+        for payload in (b'{"x":[1,2]}', b"12", b'"s"', b"[]")
+        for carrier in _CARRIERS
+        if payload.isdigit() or b"PAYLOAD1" not in carrier  # (JSON only for a number)
+    ],
+)
+def test_a_written_placer_finds_the_carriers_payload_in_the_text_or_decodes(
+    src: str, dst: str, payload: bytes, carrier: bytes
+) -> None:
+    """A pair whose carrier holds the payload one key deep (into errorcode's ``$.data``) reads the
+    carrier's payload from the output's text where its first ``"data":`` follows ``{`` or ``,`` with
+    no object or array before it, and decodes the output otherwise: either way the general placer's
+    bytes (output decoded, residue set, encoded), for payloads carried unchanged, other bytes there,
+    a number continuing past the payload's bytes, and no carrier member; the output's text can mislead
+    the search (a string or a nested object before the member), never the residue."""
+    m = default_mappings()
+    takes = _takes(m, src, dst)
+    slot = residue.slot_path(m[dst].shape.residue)
+    place = residue.placer(src, takes, slot)
+    written = residue.written_placer(src, takes, slot)
+    assert place is not None and written is not None
+    key = {"dotbot": b"data", "problem-json": b"data", "code-graph": b"result"}[src]
+    inner = b'{"' + key + b'":' + payload + b',"k":1}'
+    original = b'{"data":' + inner + b',"status":"ok"}' if src == "code-graph" else inner
+    members = msgspec.json.decode(original, type=dict[str, msgspec.Raw])
+    out = carrier.replace(b"PAYLOAD", payload).replace(b"OTHER", b'{"x":0}')
+    want = place(original, members, out)
+    got = written(original, members, out)
+    assert want is not None and got is not None
+    assert got[0] == want[0]
+    res = residue.decode_residue(msgspec.Raw(residue.open_document(got[0])["_envglot"]), "$")
+    carried = out.startswith(b'{"success":true,"data":' + payload + b",") or (
+        out == b'{"data":' + payload + b"}" or out.endswith(b',"data":' + payload + b"}")
+    )
+    assert bool(res.take) == carried
+
+
 @pytest.mark.parametrize("meta", [b"null", b"[]", b'"m"', b"1", b"{}", b'{"version":"response-v2"}'])
 def test_a_nested_slots_placer_declines_a_parent_that_is_no_object(meta: bytes) -> None:
     """Into response-v2 (slot ``$.meta._envglot``) the placer sets the residue inside an object

@@ -281,6 +281,8 @@ def diff(
 
 _OPEN = ord("{")
 """The first byte of an object's JSON text (a decoded value's text is never empty)."""
+_BRACKET = ord("[")
+"""The first byte of an array's JSON text."""
 
 
 _key_segment = lru_cache(maxsize=4096)(key_segment)
@@ -776,50 +778,65 @@ def written_placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> P
     The residue is written before the output's last closing brace (or two), with a comma unless that
     object is empty: the bytes of the pair's :func:`placer`, which decodes the output, sets the
     residue at ``slot`` (a new last member) and encodes it again (a Struct's encoding decoded as members and encoded
-    again is itself). The residue is :func:`_whole_by`'s, given the output's top level decoded;
-    from :data:`WRITTEN_MIN` bytes, for a payload one object key deep in the source and in the
-    carrier (:func:`_top_whole`), the output is not decoded where its text shows the payload: the
-    carrier's payload is found there (:func:`_member_start`: the first ``"KEY":`` of the object,
-    whose keys are unique) and compared with the original's bytes, and where they are the same and
-    :func:`_top_whole` takes the payload alone, that is the residue."""
+    again is itself). The residue is :func:`_whole_by`'s; for a payload one object key deep in the
+    carrier (:func:`_found_by`) it is given the output's text instead of its top level, decoded only
+    where the carrier's payload is not found in the text (:func:`_carries`) or the residue needs more
+    of the output than its payload."""
     if not 1 <= len(slot) <= 2 or not all(isinstance(seg, str) for seg in slot):
         return None
     member = _key_text(str(slot[-1]))
     closing = len(slot)  # the object's brace, and its last member's for a nested slot
     closed = b"}" * closing
-    residue_of = _whole_by(dialect, takes)
-    decode = _RAW_DICT.decode
+    whole_of, decode = _whole_by(dialect, takes), _RAW_DICT.decode
+    found_of = _found_by(dialect, takes)
+    if found_of is not None:
+        # the payload the only take: the text settles every document it finds the carrier in (a
+        # failure's residue takes nothing); with later takes, a failure's output is decoded after
+        # the search, which only pays from WRITTEN_MIN
+        small = 0 if len(takes) == 1 else WRITTEN_MIN
 
-    def decoded(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, None]:
-        res = residue_of(original, members, decode(out))
-        lead = b"" if out[-closing - 1] == _OPEN else b","  # an empty object: no comma
-        return b"".join((out[:-closing], lead, member, res, closed)), None
+        def found(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, None]:
+            if len(out) < small:
+                res = whole_of(original, members, decode(out))
+            else:
+                res = found_of(original, members, None, out)
+            lead = b"" if out[-closing - 1] == _OPEN else b","  # an empty object: no comma
+            return b"".join((out[:-closing], lead, member, res, closed)), None
 
-    if not _one_key_deep(takes):
-        return decoded
-    key, carried = str(takes[0][0][0]), (str(takes[0][1][0]),)
-    taken = _top_whole(dialect, takes)
+        return found
 
     def place(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, None]:
-        if len(out) < WRITTEN_MIN:
-            return decoded(original, members, out)
-        mine = None if members is None else members.get(key)
-        start = None if mine is None else _member_start(out, carried)
-        if start is not None and mine is not None and out.startswith(mine, start):
-            end = start + len(mine)
-            res = taken(original, members, None, mine) if out[end : end + 1] in _AFTER else None
-            if res is not None:
-                lead = b"" if out[-closing - 1] == _OPEN else b","  # an empty object: no comma
-                return b"".join((out[:-closing], lead, member, res, closed)), None
-        return decoded(original, members, out)
+        res = whole_of(original, members, decode(out))
+        lead = b"" if out[-closing - 1] == _OPEN else b","  # an empty object: no comma
+        return b"".join((out[:-closing], lead, member, res, closed)), None
 
     return place
 
 
+def _carries(out: bytes, text: bytes, mine: Raw) -> bool | None:
+    """Whether the member of a stating writer's output (minified, an object of unique keys) whose
+    key and colon are ``text`` holds ``mine``'s bytes: ``False`` when ``text`` is nowhere in ``out``
+    (no such member); ``None`` when its first ``text`` is not proven a member of ``out``'s own
+    object, which it is when preceded by ``{`` or ``,`` with no ``{`` or ``[`` before it (an
+    unescaped quote after either opens a string, and a string followed by ``:`` is a key). The
+    value there is ``mine`` when ``mine``'s bytes start there and a member's end follows (a JSON
+    value's text ends where its own bytes say, but for a number's)."""
+    at = out.find(text)
+    if at < 0:
+        return False
+    # (ints: ``in`` with a bytes operand raises and clears a TypeError first)
+    if at == 0 or out[at - 1] not in _BEFORE_KEY or _OPEN in (head := out[1:at]) or _BRACKET in head:
+        return None
+    start = at + len(text)
+    end = start + len(mine)
+    return out.startswith(mine, start) and out[end : end + 1] in _AFTER
+
+
 WRITTEN_MIN = 1024
 """Output size from which :func:`written_placer` looks for the carrier's payload in the output's
-text: below it, decoding the output's top level costs less than finding the payload there (a few
-Python steps against a decode that grows with the payload)."""
+text for a pair taking more than the payload: below it, a failure's search (its output decoded
+after it for the later takes) costs more than a success's saves (the decode of a small output
+costs about as much as the search)."""
 
 
 _AFTER = (b",", b"}")
@@ -829,6 +846,10 @@ _AFTER = (b",", b"}")
 WholeOf = Callable[[bytes, dict[str, Raw] | None, dict[str, Any]], Raw]
 """A pair's :func:`_whole_of` given its takes: ``(original, its top level or None, the output's top
 level)`` -> the residue."""
+
+FoundWholeOf = Callable[[bytes, dict[str, Raw] | None, dict[str, Any] | None, bytes | None], Raw]
+""":func:`_found_by`'s function: a :data:`WholeOf` given the output's top level, or given ``None``
+and a stating writer's output (:func:`written_placer`), decoded only where needed."""
 
 
 def _whole_by(dialect: str, takes: Takes) -> WholeOf:
@@ -846,12 +867,11 @@ def _whole_by(dialect: str, takes: Takes) -> WholeOf:
     - A payload one object key deep in both (:func:`_top_whole`): carried unchanged and no later
       take present, taken without the loop over the takes.
     - Anything else: :func:`_whole_of` itself."""
+    found = _found_by(dialect, takes)
+    if found is not None:
+        return cast(WholeOf, found)  # given the output's top level
     here, there = takes[0] if takes else ((), ())
     keys = all(isinstance(seg, str) for seg in (*here, *there))
-    if keys and len(here) == 2 and len(there) == 1 and all(len(p[0]) > 2 and p[0][:2] == here for p in takes[1:]):
-        return _lead_whole(dialect, takes)
-    if _one_key_deep(takes):
-        return cast(WholeOf, _top_whole(dialect, takes))  # given the output's top level: a residue
     if keys and len(takes) == 1 and len(here) > 1 and there:
 
         def single(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
@@ -862,6 +882,28 @@ def _whole_by(dialect: str, takes: Takes) -> WholeOf:
 
         return single
     return lambda original, members, out: _whole_of(dialect, original, members, takes, out)
+
+
+def _found_by(dialect: str, takes: Takes) -> FoundWholeOf | None:
+    """:func:`_whole_by`'s function for a payload one object key deep in the carrier, which can be
+    given a stating writer's output instead of its top level (:func:`_lead_whole`,
+    :func:`_top_whole`); ``None`` for other takes."""
+    here, there = takes[0] if takes else ((), ())
+    keys = all(isinstance(seg, str) for seg in (*here, *there))
+    if keys and len(here) == 2 and len(there) == 1 and all(len(p[0]) > 2 and p[0][:2] == here for p in takes[1:]):
+        return _lead_whole(dialect, takes)
+    if _one_key_deep(takes):
+        return _top_whole(dialect, takes)
+    return None
+
+
+def _top_of(out: dict[str, Any] | None, written: bytes | None) -> dict[str, Any]:
+    """The output's top level: ``out``, or ``written`` decoded (one of them is given)."""
+    if out is not None:
+        return out
+    assert written is not None
+    top: dict[str, Any] = _RAW_DICT.decode(written)
+    return top
 
 
 def _one_key_deep(takes: Takes) -> bool:
@@ -879,32 +921,47 @@ def _one_key_deep(takes: Takes) -> bool:
     )
 
 
-def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
-    """:func:`_whole_by`'s function for a payload two keys deep in the source, one in the carrier,
+def _lead_whole(dialect: str, takes: Takes) -> FoundWholeOf:
+    """:func:`_found_by`'s function for a payload two keys deep in the source, one in the carrier,
     every later take inside it."""
     outer, key, carried = (str(seg) for seg in (*takes[0][0], *takes[0][1]))  # keys (_whole_by)
+    text = _key_text(carried)
     later = takes[1:]  # held here: _whole_of looks its frame up by identity
     lead_frame = _taken_frame(dialect, takes[:1])
     next_frame = _taken_frame(dialect, later[:1])
     decode = _RAW_DICT.decode
 
-    def whole_of(original: bytes, members: dict[str, Raw] | None, out: dict[str, Any]) -> Raw:
+    def whole_of(
+        original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, written: bytes | None = None
+    ) -> Raw:
         parent = None if members is None else members.get(outer)
         if members is None or parent is None:
-            return _whole_of(dialect, original, members, takes, out)
+            return _whole_of(dialect, original, members, takes, _top_of(out, written))
         try:  # a member of a decoded document is JSON: only its type can fail
             opened = decode(parent)
         except msgspec.ValidationError:  # no object: nothing inside it to take
-            return _whole_of(dialect, original, members, takes, out)
-        theirs = out.get(carried)
-        tree: dict[str, Any] = dict(members)
-        tree[outer] = opened
-        if theirs is not None and opened.get(key) == theirs:  # Raw compares its bytes
+            return _whole_of(dialect, original, members, takes, _top_of(out, written))
+        mine = opened.get(key)
+        if out is not None:
+            theirs = out.get(carried)
+        elif mine is None or written is None:
+            theirs = None
+        elif (same := _carries(written, text, mine)) is None:  # not found in the text: decoded
+            out = decode(written)
+            theirs = out.get(carried)
+        else:
+            theirs = mine if same else None
+        if theirs is not None and mine == theirs:  # Raw compares its bytes
             # _whole_of's tree once the payload is taken (null in its place)
+            tree: dict[str, Any] = dict(members)
+            tree[outer] = opened
             opened[key] = _NULL
             return _one_taken(dialect, original, tree, theirs, lead_frame)
         if not later:
             return Raw(_untaken(dialect, original))
+        out = _top_of(out, written)  # the later takes are looked up in the output's top level
+        tree = dict(members)
+        tree[outer] = opened
         if len(later) > 1:
             return _whole_of(dialect, original, tree, later, out)
         # the payload put back (not carried unchanged): the one take inside it (a failure's
@@ -918,17 +975,18 @@ def _lead_whole(dialect: str, takes: Takes) -> WholeOf:
     return whole_of
 
 
-def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
-    """:func:`_whole_by`'s function for a payload one object key deep in the source and in the
+def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
+    """:func:`_found_by`'s function for a payload one object key deep in the source and in the
     carrier (every later take's source path object keys): when the original's payload is the
     carrier's bytes and :func:`_whole_of` would find none of the later takes in the original (a
     top-level one absent, a deeper one under an absent or ``null`` member, or under the payload,
-    ``null`` once taken), the payload alone is taken (:func:`_one_taken`); any other document takes
-    :func:`_whole_of` (a failure, a payload not carried unchanged, a later take present).
-
-    Called without the output's top level (``out`` ``None``) and with the carrier's payload
-    (``theirs``, :func:`written_placer`), it returns ``None`` where :func:`_whole_of` would decide."""
+    ``null`` once taken), the payload alone is taken (:func:`_one_taken`); where the payload is the
+    only take and is not carried unchanged (a failure), nothing is taken (:func:`_whole_of`'s
+    answer); any other document takes :func:`_whole_of` (a later take present, or not the only
+    take and not carried unchanged)."""
     key, carried = str(takes[0][0][0]), str(takes[0][1][0])  # keys (_whole_by)
+    text = _key_text(carried)
+    decode = _RAW_DICT.decode
     # later takes one key deep: absent from the original's top level (a member present, even
     # ``null``, is taken or put back by _whole_of); deeper: absent or ``null`` there, or under the payload
     tops = tuple(str(p[0][0]) for p in takes[1:] if len(p[0]) == 1)
@@ -936,23 +994,30 @@ def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
     if key in tops:  # (two takes of one member: not a pair's takes today) the general rule
 
         def general(
-            original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, theirs: Raw | None = None
-        ) -> Raw | None:
-            return None if out is None else _whole_of(dialect, original, members, takes, out)
+            original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, written: bytes | None = None
+        ) -> Raw:
+            return _whole_of(dialect, original, members, takes, _top_of(out, written))
 
         return general
     frame = _taken_frame(dialect, takes[:1])
     alone = len(takes) == 1  # the payload the only take: not carried unchanged, nothing is taken
 
     def whole_of(
-        original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, theirs: Raw | None = None
-    ) -> Raw | None:
+        original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, written: bytes | None = None
+    ) -> Raw:
         if members is not None:
             mine = members.get(key)
             if out is not None:
                 theirs = out.get(carried)
+            elif mine is None or written is None:
+                theirs = None
+            elif (same := _carries(written, text, mine)) is None:  # not found in the text: decoded
+                out = decode(written)
+                theirs = out.get(carried)
+            else:
+                theirs = mine if same else None
             if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
-                if alone and out is not None:
+                if alone:
                     # _whole_of's answer without its copy of the members and its loop (a failure's payload)
                     return Raw(_untaken(dialect, original))
             elif (not tops or all(k not in members for k in tops)) and (
@@ -961,15 +1026,10 @@ def _top_whole(dialect: str, takes: Takes) -> TopWholeOf:
                 tree: dict[str, Any] = dict(members)
                 tree[key] = _NULL
                 return _one_taken(dialect, original, tree, theirs, frame)
-        # any other document: the general rule (without the output's top level, it decides)
-        return None if out is None else _whole_of(dialect, original, members, takes, out)
+        # any other document: the general rule
+        return _whole_of(dialect, original, members, takes, _top_of(out, written))
 
     return whole_of
-
-
-TopWholeOf = Callable[[bytes, dict[str, Raw] | None, dict[str, Any] | None, Raw | None], Raw | None]
-""":func:`_top_whole`'s function: a :data:`WholeOf` given the output's top level; given ``None``
-and the carrier's payload, the residue taking the payload alone, or ``None``."""
 
 
 def _one_taken(
