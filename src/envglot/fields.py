@@ -1226,9 +1226,8 @@ def _spelled(
             parts += [lead + key, _Fixed(value) if held else value]
         else:
             default = "None" if f.default is None else side.unit.ref(ABSENT, "ABSENT")
-            # two items of the join, not a concatenation: no bytes object made for the member
-            head, tail = f"(b'' if {x} is {default} else {(lead + key)!r})", f"(b'' if {x} is {default} else {value})"
-            parts += [_Fixed(head), _Fixed(tail)] if held else [head, tail]
+            part = f"(b'' if {x} is {default} else {(lead + key)!r} + {value})"
+            parts.append(_Fixed(part) if held else part)
     parts.append(b"}")
     taken.add(builds[name])
     return parts
