@@ -1108,6 +1108,42 @@ def test_a_common_case_tests_a_pattern_inline() -> None:
         fields.common(fields.When("raw", "is", OBJECT_AT))
 
 
+def test_generated_code_tests_a_one_byte_pattern_by_its_first_byte_and_others_negated() -> None:
+    """In generated code a pattern of one literal byte (``OBJECT_AT``) is read as the value's first
+    byte (no regex call), any other ``matches`` by its negated pattern (no match object made where
+    it holds); both answer as the pattern's ``match`` for every value, as the direct call's form
+    (the ``match`` call, kept) does."""
+    import re
+
+    from envglot.wire import OBJECT_AT, WRAPPED_AT
+
+    assert fields._first_byte(OBJECT_AT) == ord("{")
+    others = (WRAPPED_AT, re.compile(rb"a|b").match, re.compile(rb"\d").match, re.compile(rb"a", re.I).match)
+    for other in (*others, re.compile("a").match, re.compile(rb"a").search, re.compile(rb"").match, len):
+        assert fields._first_byte(other) is None
+    assert fields._negated(re.compile(rb"(?s)a").match) is None  # a global flag cannot be wrapped
+    values = [Raw(b""), Raw(b"{}"), Raw(b'{"value":1}'), Raw(b'{ "value" :2}'), Raw(b"[1]"), Raw(b" {}")]
+    values += [b"{", b"", b"x", bytearray(b"{x"), memoryview(b"[")]
+    for pattern in (OBJECT_AT, WRAPPED_AT, re.compile(rb"x").match, re.compile(rb"\[").match):
+        for op in ("matches", "no match"):
+            ns: dict[str, Any] = {}
+
+            def ref(obj: object, hint: str, ns: dict[str, Any] = ns) -> str:
+                ns[f"{hint}_{len(ns)}"] = obj
+                return f"{hint}_{len(ns) - 1}"
+
+            c = fields.Common((fields.When("v", op, pattern),), fields.Const(True), lambda v: None)
+            inline, _ = fields._common_exprs(c, lambda p: p, ref)
+            plain, _ = fields._common_exprs(c, lambda p: p, ref, False)
+            assert ("FIRST_BYTE" in inline) is (pattern is not WRAPPED_AT), inline
+            assert ("is None" in inline) is (pattern is WRAPPED_AT), inline  # negated, or "no match" as it was
+            assert "FIRST_BYTE" not in plain and plain.endswith("is not None" if op == "matches" else "is None")
+            for v in values:
+                want = (pattern(v) is not None) is (op == "matches")
+                assert bool(eval(inline, ns, {"v": v})) is want, (inline, v)
+                assert bool(eval(plain, ns, {"v": v})) is want, (plain, v)
+
+
 def test_a_holding_checks_tests_are_known_to_a_later_common_case_on_the_value_it_gave() -> None:
     """After a ``holds`` check, a common case whose tests are the check's, on a value a path-valued
     common case gave (``payload`` from ``w.blob``), is taken by ``payload is w.blob`` first; any

@@ -59,6 +59,7 @@ import functools
 import itertools
 import keyword
 import os
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -282,7 +283,7 @@ def common(
             return name
 
         cases = _cases_exprs(
-            Common(when, value, body, also=tuple(also)), lambda p: p if p in pos or p in kw else None, ref
+            Common(when, value, body, also=tuple(also)), lambda p: p if p in pos or p in kw else None, ref, False
         )
         if cases is None:
             raise TypeError(f"common: {body.__qualname__} has no parameter for every test and value")
@@ -306,6 +307,56 @@ def common(
     return wrap
 
 
+@cache
+def _byte_reader() -> Callable[[Any], tuple[int]]:
+    """A bytes-like value's first byte (as a 1-tuple), without a regex's state, stack and match
+    object (``struct`` imported by the first pair compiled, not by ``import envglot``)."""
+    import struct
+
+    return struct.Struct("B").unpack_from
+
+
+_SPECIAL = frozenset(b".^$*+?[]\\|()")
+
+
+@cache
+def _first_byte(match: Callable[..., Any]) -> int | None:
+    """The byte a compiled bytes pattern's ``match`` tests where the pattern is that one literal
+    byte (``rb"\\{"``): ``match(x)`` finds one exactly where ``x`` is not empty and starts with it,
+    what ``x and _byte_reader()(x)[0] == byte`` tests; ``None`` for any other pattern."""
+    pattern = getattr(match, "__self__", None)
+    if not isinstance(pattern, re.Pattern) or getattr(match, "__name__", None) != "match" or pattern.flags:
+        return None
+    text = pattern.pattern
+    if not isinstance(text, bytes):
+        return None
+    if len(text) == 2 and text[0] == 0x5C and not bytes(text[1:]).isalnum():  # an escaped punctuation byte
+        byte = text[1]
+    elif len(text) == 1 and text[0] not in _SPECIAL:
+        byte = text[0]
+    else:
+        return None
+    one = [bool(pattern.match(bytes((b,)) + b"x")) for b in range(256)]  # what the pattern says, checked
+    return byte if pattern.match(b"") is None and one == [b == byte for b in range(256)] else None
+
+
+@cache
+def _negated(match: Callable[..., Any]) -> Callable[..., Any] | None:
+    """The ``match`` of ``(?!pattern)`` for a compiled pattern's ``match``: ``None`` exactly where
+    ``match`` finds one (an anchored lookahead fails where the pattern matches), and no match
+    object made there; ``None`` for anything else, or a pattern that cannot be so wrapped (an
+    inline global flag)."""
+    pattern = getattr(match, "__self__", None)
+    if not isinstance(pattern, re.Pattern) or getattr(match, "__name__", None) != "match":
+        return None
+    text = pattern.pattern
+    try:
+        wrapped = b"(?!" + text + b")" if isinstance(text, bytes) else "(?!" + text + ")"
+        return re.compile(wrapped, pattern.flags).match
+    except re.error:
+        return None
+
+
 def _literal(v: object, ref: Callable[[object, str], str]) -> str:
     if v is ABSENT:
         return "ABSENT"
@@ -315,10 +366,12 @@ def _literal(v: object, ref: Callable[[object, str], str]) -> str:
 
 
 def _common_exprs(
-    c: Common, var: Callable[[str], str | None], ref: Callable[[object, str], str]
+    c: Common, var: Callable[[str], str | None], ref: Callable[[object, str], str], inline: bool = True
 ) -> tuple[str | None, str]:
     """``(condition, value)`` expressions of a common case, its parameters named by ``var``
-    (``None`` for an unbound one: then the condition is ``None``, take the call)."""
+    (``None`` for an unbound one: then the condition is ``None``, take the call). ``inline``: a
+    pattern's test in generated code's cheaper forms (:func:`_first_byte`, :func:`_negated`); a
+    decorated hook's direct call (built at import) keeps the ``match`` call."""
 
     def path(p: str) -> str | None:
         head, *rest = p.split(".")
@@ -330,7 +383,12 @@ def _common_exprs(
         e = path(t.path)
         if e is None:
             return None, ""
-        if t.op in _MATCH:
+        if inline and t.op in _MATCH and (byte := _first_byte(t.value)) is not None:  # no regex: one C call
+            held = f"({e} and {ref(_byte_reader(), 'FIRST_BYTE')}({e})[0] == {byte})"
+            tests.append(held if t.op == "matches" else f"not {held}")
+        elif inline and t.op == "matches" and (unmatched := _negated(t.value)) is not None:
+            tests.append(f"{ref(unmatched, 'MATCH')}({e}) is None")  # no match object made where it holds
+        elif t.op in _MATCH:
             tests.append(f"{ref(t.value, 'MATCH')}({e}) {_MATCH[t.op]}")
         elif t.op == "type is":
             tests.append(f"type({e}) is {ref(t.value, 'TYPE')}")
@@ -355,13 +413,13 @@ def _common_exprs(
 
 
 def _cases_exprs(
-    c: Common, var: Callable[[str], str | None], ref: Callable[[object, str], str]
+    c: Common, var: Callable[[str], str | None], ref: Callable[[object, str], str], inline: bool = True
 ) -> list[tuple[str, str]] | None:
     """``(condition, value)`` of each case of ``c`` (its first, then ``also``), as
     :func:`_common_exprs` gives them; ``None`` when any reads an unbound parameter."""
     out = []
     for case in (c, *(Common(a.when, a.value, c.body) for a in c.also)):
-        cond, val = _common_exprs(case, var, ref)
+        cond, val = _common_exprs(case, var, ref, inline)
         if cond is None:
             return None
         out.append((cond, val))

@@ -88,15 +88,16 @@ def may_be_loose(buf: bytes, tight_top: bool = False) -> bool:
     return 10 in buf or 13 in buf or 9 in buf
 
 
-_TIGHT_HEAD = re.compile(rb'\{"[^"\\]*":\S').match
-"""Matches a head ``may_be_loose``'s pattern cannot: ``{"``, a first key without a backslash, ``:``
-and a byte that is no space (``\\s``: the bytes its pattern takes as spaces)."""
+_LOOSE_HEAD = re.compile(rb'(?!\{"[^"\\]*":\S)').match
+"""Matches (an empty match) unless the head is one ``may_be_loose``'s pattern cannot match: ``{"``, a
+first key without a backslash, ``:`` and a byte that is no space (``\\s``: the bytes its pattern
+takes as spaces). Negated, so the common, tight head answers ``None``: no match object is made."""
 
 
 def minified(buf: bytes) -> bool:
     """``not may_be_loose(buf)``, without its pattern where the head shows it cannot match (one
-    match of :data:`_TIGHT_HEAD`, which costs less than that pattern's alternatives or byte tests)."""
-    if _TIGHT_HEAD(buf, 0, _HEAD) is not None:
+    match of :data:`_LOOSE_HEAD`, which costs less than that pattern's alternatives or byte tests)."""
+    if _LOOSE_HEAD(buf, 0, _HEAD) is None:
         return not (10 in buf or 13 in buf or 9 in buf)
     return not may_be_loose(buf)
 
