@@ -264,6 +264,7 @@ def _fidelity(meta: Meta) -> c.Fidelity:
     return c.Fidelity(truncated=meta.truncated)
 
 
+@common(When("meta.next_query_suggestion", "falsy"), value=Const(()))
 def _next_steps(meta: Meta) -> tuple[c.NextStep, ...]:
     return tuple(
         c.NextStep(kind="query", tool=s.tool, args=s.args, reason=s.reason) for s in (meta.next_query_suggestion or ())
@@ -370,13 +371,19 @@ def _failure_result(
     :func:`~envglot.codes.carry_meaning` adds for ``p`` and ``chosen`` where a plan keeps it
     (:attr:`~envglot.codes.FailurePlan.carried`)."""
     err: dict[str, Raw] = _RAW_DICT.decode(extra) if extra is not None else {}
-    err["code"] = Raw(_ENC.encode(chosen.code))
-    err["message"] = Raw(_ENC.encode(written_message(message, summary, ctx, dmap, 0)))
+    code = _ENC.encode(chosen.code)
+    said = _ENC.encode(written_message(message, summary, ctx, dmap, 0))
     shown = error_details(details, ctx, NAME)
     add = meaning_to_carry(p, chosen, dmap) if carried is None else carried
     details = with_carried(shown, add, members if shown is details else None)
-    if details is not None:
-        err["details"] = details
+    if not err:  # no other members: the object's bytes joined as the encoder writes them
+        tail = b"}" if details is None else b',"details":' + details + b"}"
+        written = b'{"code":' + code + b',"message":' + said + tail
+    else:
+        err["code"], err["message"] = Raw(code), Raw(said)
+        if details is not None:
+            err["details"] = details
+        written = _ENC.encode(err)
     res: dict[str, Raw] = {}
     if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
         if raw_is_object(payload):
@@ -391,7 +398,9 @@ def _failure_result(
                 )
         else:
             ctx.dropped("payload", NAME, what="a non-object payload of a failure")
-    res["error"] = Raw(_ENC.encode(err))
+    if not res:
+        return Raw(b'{"error":' + written + b"}")
+    res["error"] = Raw(written)
     return Raw(_ENC.encode(res))
 
 
