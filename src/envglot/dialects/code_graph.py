@@ -150,16 +150,16 @@ def _stringified_length(compact: bytes) -> int:
 
 
 def _utf16_length(text: bytes) -> int:
-    """The UTF-16 length of ``text`` (UTF-8): its code points when none is beyond the BMP (no
-    four-byte sequence, led by F0-F4: a fast scan for each lead), without building the UTF-16 text."""
+    """The UTF-16 length of ``text`` (UTF-8), without building the UTF-16 text: its code points,
+    and one more for each beyond the BMP (each led by a byte F0-F4, which the one ``translate``
+    keeps alone)."""
     if text.isascii():
         return len(text)
-    if any(text.find(lead) >= 0 for lead in _ASTRAL_LEADS):  # find: ``in`` raises and clears a TypeError first
-        return len(text.decode("utf-8").encode("utf-16-le")) // 2
-    return len(text.decode("utf-8"))
+    return len(text.decode("utf-8")) + len(text.translate(None, _NOT_ASTRAL_LEAD))
 
 
-_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+_NOT_ASTRAL_LEAD = bytes(b for b in range(256) if not 0xF0 <= b <= 0xF4)
+"""Every byte but the leads of a four-byte UTF-8 sequence (``translate``'s bytes to delete)."""
 
 
 _STRINGIFY_ESCAPES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|/|.)", re.S)
@@ -568,7 +568,7 @@ def _spelled_after(limits: Raw, suggestions: list[Suggestion] | None, compact: b
     document spells them (minified unless the output is compact); nothing else written after
     it can hold the bytes (a string's quotes are escaped)."""
     n = 0
-    for raw in (limits, *(s.args for s in suggestions or ())):
+    for raw in (limits, *(s.args for s in suggestions)) if suggestions else (limits,):
         text = bytes(raw)
         if b"approxTokens" in text:  # the cheap test, whatever the spacing
             n += (text if compact else msgspec.json.format(text, indent=-1)).count(_TOKENS_AT)
