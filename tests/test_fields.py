@@ -915,9 +915,10 @@ def test_dotbots_audit_ms_and_response_v2s_failure_payload_answer_as_before() ->
 
 
 def test_next_steps_and_tool_cases_and_code_graphs_failure_result_answer_as_before() -> None:
-    """dotbot's ``_next`` (no steps) and ``_tool`` (a tool given), code-graph's ``_next_steps``
-    (no suggestions): each case that holds gives the body's value and the body reports nothing
-    there; code-graph's failure ``result`` joined as bytes is what encoding its members gives."""
+    """dotbot's ``_next`` (no steps), ``_tool`` (a tool given) and ``_data`` (none), code-graph's
+    ``_next_steps`` (no suggestions): each case that holds gives the body's value and the body
+    reports nothing there; code-graph's failure ``result`` joined as bytes is what encoding its
+    members gives."""
     from envglot import canonical as c
     from envglot.dialects import code_graph, dotbot
 
@@ -935,6 +936,16 @@ def test_next_steps_and_tool_cases_and_code_graphs_failure_result_answer_as_befo
                     got = env[common.value] if isinstance(common.value, str) else common.value.value
                     assert got == want and type(got) is type(want), (hook, args)
                     assert not ctx.report.diagnostics
+    common = dotbot._data.__envglot_common__  # type: ignore[attr-defined]
+    for payload in (None, Raw(b"null"), Raw(b"{}"), Raw(b"[]")):
+        for ok in (True, False):
+            for case in (fields.Case(common.when, common.value), *common.also):
+                if all(_holds(t, {"payload": payload}) for t in case.when):
+                    ctx = Context(m, Report())
+                    want = common.body(payload, ok, ctx)
+                    got = payload if isinstance(case.value, str) else case.value.value
+                    assert bytes(got) == bytes(want) and not ctx.report.diagnostics, (payload, ok)
+                    break
     meta = code_graph.Meta(approx_tokens=0, truncated=False, limits=Raw(b"{}"))
     common = code_graph._next_steps.__envglot_common__  # type: ignore[attr-defined]
     for suggestions in (None, []):
