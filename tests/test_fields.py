@@ -916,9 +916,9 @@ def test_dotbots_audit_ms_and_response_v2s_failure_payload_answer_as_before() ->
 
 def test_next_steps_and_tool_cases_and_code_graphs_failure_result_answer_as_before() -> None:
     """dotbot's ``_next`` (no steps), ``_tool`` (a tool given) and ``_data`` (none), code-graph's
-    ``_next_steps`` (no suggestions): each case that holds gives the body's value and the body
-    reports nothing there; code-graph's failure ``result`` joined as bytes is what encoding its
-    members gives."""
+    ``_data_request_id`` (one given) and ``_next_steps`` (no suggestions): each case that holds
+    gives the body's value and the body reports nothing there; code-graph's failure ``result``
+    joined as bytes is what encoding its members gives."""
     from envglot import canonical as c
     from envglot.dialects import code_graph, dotbot
 
@@ -936,6 +936,12 @@ def test_next_steps_and_tool_cases_and_code_graphs_failure_result_answer_as_befo
                     got = env[common.value] if isinstance(common.value, str) else common.value.value
                     assert got == want and type(got) is type(want), (hook, args)
                     assert not ctx.report.diagnostics
+    common = code_graph._data_request_id.__envglot_common__  # type: ignore[attr-defined]
+    for rid in ("r-1", ""):
+        assert all(_holds(t, {"request_id": rid}) for t in common.when)
+        ctx = Context(m, Report())
+        assert common.body(rid, "t", True, None, None, ctx, m["code-graph"]) == rid and not ctx.report.diagnostics
+    assert not all(_holds(t, {"request_id": None}) for t in common.when)
     common = dotbot._data.__envglot_common__  # type: ignore[attr-defined]
     for payload in (None, Raw(b"null"), Raw(b"{}"), Raw(b"[]")):
         for ok in (True, False):

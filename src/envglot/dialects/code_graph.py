@@ -474,6 +474,7 @@ def _first(problems: tuple[c.Problem, ...]) -> tuple[str | None, str | None] | N
     return (problems[0].code, problems[0].message) if problems else None
 
 
+@common(When("request_id", "is not", None), value="request_id")
 def _data_request_id(
     request_id: str | None,
     tool: str | None,
