@@ -553,8 +553,9 @@ def _count_tokens(
             change=f"recomputed as {tokens} (the source said {stated_tokens})",
         )
     i = doc.rfind(_TOKENS_AT)
-    for _ in range(_spelled_after(limits_object, suggestions, ctx.compact)):
-        i = doc.rfind(_TOKENS_AT, 0, i)
+    if suggestions or bytes(limits_object).find(b"approxTokens") >= 0:  # else _spelled_after gives 0
+        for _ in range(_spelled_after(limits_object, suggestions, ctx.compact)):
+            i = doc.rfind(_TOKENS_AT, 0, i)
     j = i + len(_TOKENS_AT) - 1
     mv = memoryview(doc)
     digits = str(tokens).encode()
@@ -569,7 +570,7 @@ def _spelled_after(limits: Raw, suggestions: list[Suggestion] | None, compact: b
     document spells them (minified unless the output is compact); nothing else written after
     it can hold the bytes (a string's quotes are escaped)."""
     n = 0
-    for raw in (limits, *(s.args for s in suggestions)) if suggestions else (limits,):
+    for raw in (limits, *(s.args for s in suggestions or ())):
         text = bytes(raw)
         if b"approxTokens" in text:  # the cheap test, whatever the spacing
             n += (text if compact else msgspec.json.format(text, indent=-1)).count(_TOKENS_AT)
