@@ -39,7 +39,6 @@ from ..mappings import DialectMap, Mappings
 from ..wire import (
     ABSENT,
     OBJECT_AT,
-    RAW_EMPTY_OBJECT,
     WRAPPED_AT,
     WireDecoder,
     error_details,
@@ -321,12 +320,7 @@ def _action(st: c.NextStep, i: int, taken: set[str], dmap: DialectMap, ctx: Cont
     return Action(id=aid, type=atype, label=label, reason=st.reason, tool=st.tool, parameters=raw_or_absent(args))
 
 
-@common(
-    When("payload", "is not", None),
-    When("payload", "matches", OBJECT_AT),
-    value="payload",
-    also=[Case((When("payload", "is", None),), Const(RAW_EMPTY_OBJECT))],  # none (a failure's): {}, unreported
-)
+@common(When("payload", "is not", None), When("payload", "matches", OBJECT_AT), value="payload")
 def _data(payload: Raw | None, ok: bool, ctx: Context) -> Raw:
     return object_payload(payload, ok, ctx, NAME)
 
