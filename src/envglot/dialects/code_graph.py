@@ -150,16 +150,14 @@ def _stringified_length(compact: bytes) -> int:
 
 
 def _utf16_length(text: bytes) -> int:
-    """The UTF-16 length of ``text`` (UTF-8), without building the UTF-16 text: its code points,
-    and one more for each beyond the BMP (each led by a byte F0-F4, which the one ``translate``
-    keeps alone)."""
+    """The UTF-16 length of ``text`` (UTF-8): its code points when none is beyond the BMP (no
+    four-byte sequence, led by F0-F4: a fast scan for each lead), without building the UTF-16 text."""
     if text.isascii():
         return len(text)
-    return len(text.decode("utf-8")) + len(text.translate(None, _NOT_ASTRAL_LEAD))
-
-
-_NOT_ASTRAL_LEAD = bytes(b for b in range(256) if not 0xF0 <= b <= 0xF4)
-"""Every byte but the leads of a four-byte UTF-8 sequence (``translate``'s bytes to delete)."""
+    find = text.find  # ``in`` raises and clears a TypeError first; one byte is a fast scan; no generator
+    if find(b"\xf0") < 0 and find(b"\xf1") < 0 and find(b"\xf2") < 0 and find(b"\xf3") < 0 and find(b"\xf4") < 0:
+        return len(text.decode("utf-8"))
+    return len(text.decode("utf-8").encode("utf-16-le")) // 2
 
 
 _STRINGIFY_ESCAPES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|/|.)", re.S)
