@@ -822,7 +822,7 @@ def test_dotbots_status_and_outcome_cases_answer_as_their_bodies() -> None:
 
 
 def _holds(t: fields.When, env: dict[str, Any]) -> bool:
-    """One ``==`` / ``falsy`` / ``truthy`` / ``is`` / ``matches`` / ``type is`` / ``>=`` test of a
+    """One ``==`` / ``falsy`` / ``truthy`` / ``is`` / ``is not`` / ``matches`` / ``type is`` / ``>=`` test of a
     common case, evaluated on ``env``."""
     head, *rest = t.path.split(".")
     v = env[head]
@@ -833,6 +833,7 @@ def _holds(t: fields.When, env: dict[str, Any]) -> bool:
         "falsy": lambda: not v,
         "truthy": lambda: bool(v),
         "is": lambda: v is t.value,
+        "is not": lambda: v is not t.value,
         "matches": lambda: t.value(v) is not None,  # type: ignore[operator]
         "type is": lambda: type(v) is t.value,
         ">=": lambda: v >= t.value,  # type: ignore[operator]
@@ -911,6 +912,69 @@ def test_dotbots_audit_ms_and_response_v2s_failure_payload_answer_as_before() ->
         rest = {k: v for k, v in msgspec.json.decode(data).items() if k not in response_v2._ERROR_KEY_SET}
         assert bytes(failure.payload) == (msgspec.json.encode(rest) if rest else b"{}")
         assert response_v2._payload(w, failure, Context(m, DISCARD)) is failure.payload
+
+
+def test_next_steps_and_tool_cases_and_code_graphs_failure_result_answer_as_before() -> None:
+    """dotbot's ``_next`` (no steps) and ``_tool`` (a tool given), code-graph's
+    ``_data_request_id`` (one given) and ``_next_steps`` (no suggestions): each case that holds
+    gives the body's value and the body reports nothing there; code-graph's failure ``result``
+    joined as bytes is what encoding its members gives."""
+    from envglot import canonical as c
+    from envglot.dialects import code_graph, dotbot
+
+    m = default_mappings()
+    for tool in (None, "t", ""):
+        for steps in ((), (c.NextStep(kind="query", tool="x"),)):
+            for hook, args, env in (
+                (dotbot._tool, (tool,), {"tool": tool}),
+                (dotbot._next, (steps,), {"next_steps": steps}),
+            ):
+                common = hook.__envglot_common__  # type: ignore[attr-defined]
+                ctx = Context(m, Report())
+                if all(_holds(t, env) for t in common.when):
+                    want = common.body(*args, ctx, m["dotbot"])
+                    got = env[common.value] if isinstance(common.value, str) else common.value.value
+                    assert got == want and type(got) is type(want), (hook, args)
+                    assert not ctx.report.diagnostics
+    common = code_graph._data_request_id.__envglot_common__  # type: ignore[attr-defined]
+    for rid in ("r-1", ""):
+        assert all(_holds(t, {"request_id": rid}) for t in common.when)
+        ctx = Context(m, Report())
+        assert common.body(rid, "t", True, None, None, ctx, m["code-graph"]) == rid and not ctx.report.diagnostics
+    assert not all(_holds(t, {"request_id": None}) for t in common.when)
+    meta = code_graph.Meta(approx_tokens=0, truncated=False, limits=Raw(b"{}"))
+    common = code_graph._next_steps.__envglot_common__  # type: ignore[attr-defined]
+    for suggestions in (None, []):
+        meta.next_query_suggestion = suggestions
+        assert all(_holds(t, {"meta": meta}) for t in common.when)
+        assert common.body(meta) == common.value.value == ()
+
+    from envglot.wire import error_details
+
+    dmap = m["code-graph"]
+    for category in ("not_found", "cancelled", "internal"):  # a category the codes say, one they carry
+        problem = Problem(category=category, code="NF", message="m")  # type: ignore[arg-type]
+        chosen = code_graph.write_plan(problem, dmap, Context(m, DISCARD), 0)
+        for extra in (None, Raw(b"{}"), Raw(b'{"hint":"h"}'), Raw(b'{"message":"x","a":1}')):
+            for details in (None, Raw(b"null"), Raw(b'{"k":1}'), Raw(b"[1]")):
+                for payload in (None, Raw(b"null"), Raw(b"{}"), Raw(b'{"a":1}'), Raw(b'{"error":1}'), Raw(b"[]")):
+                    for message in ("m", ""):
+                        ctx = Context(m, DISCARD)
+                        args = (problem, chosen, extra, message, details, payload, "s", ctx, dmap)
+                        got = code_graph._failure_result(*args)
+                        err = msgspec.json.decode(extra, type=dict[str, Raw]) if extra is not None else {}
+                        err["code"] = Raw(msgspec.json.encode(chosen.code))
+                        err["message"] = Raw(msgspec.json.encode(message or "s"))
+                        shown = error_details(details, ctx, "code-graph")
+                        carried = codes.with_carried(shown, codes.meaning_to_carry(problem, chosen, dmap))
+                        if carried is not None:
+                            err["details"] = carried
+                        res = {}
+                        if payload is not None and bytes(payload)[:1] == b"{":
+                            res = msgspec.json.decode(payload, type=dict[str, Raw])
+                            res.pop("error", None)
+                        res["error"] = Raw(msgspec.json.encode(err))
+                        assert bytes(got) == msgspec.json.encode(res), (category, extra, details, payload, message)
 
 
 def test_a_common_case_tests_an_exact_type_and_a_bound() -> None:

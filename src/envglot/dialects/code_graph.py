@@ -154,12 +154,10 @@ def _utf16_length(text: bytes) -> int:
     four-byte sequence, led by F0-F4: a fast scan for each lead), without building the UTF-16 text."""
     if text.isascii():
         return len(text)
-    if any(text.find(lead) >= 0 for lead in _ASTRAL_LEADS):  # find: ``in`` raises and clears a TypeError first
-        return len(text.decode("utf-8").encode("utf-16-le")) // 2
-    return len(text.decode("utf-8"))
-
-
-_ASTRAL_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+    find = text.find  # ``in`` raises and clears a TypeError first; one byte is a fast scan; no generator
+    if find(b"\xf0") < 0 and find(b"\xf1") < 0 and find(b"\xf2") < 0 and find(b"\xf3") < 0 and find(b"\xf4") < 0:
+        return len(text.decode("utf-8"))
+    return len(text.decode("utf-8").encode("utf-16-le")) // 2
 
 
 _STRINGIFY_ESCAPES = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|/|.)", re.S)
@@ -264,6 +262,7 @@ def _fidelity(meta: Meta) -> c.Fidelity:
     return c.Fidelity(truncated=meta.truncated)
 
 
+@common(When("meta.next_query_suggestion", "falsy"), value=Const(()))
 def _next_steps(meta: Meta) -> tuple[c.NextStep, ...]:
     return tuple(
         c.NextStep(kind="query", tool=s.tool, args=s.args, reason=s.reason) for s in (meta.next_query_suggestion or ())
@@ -370,13 +369,19 @@ def _failure_result(
     :func:`~envglot.codes.carry_meaning` adds for ``p`` and ``chosen`` where a plan keeps it
     (:attr:`~envglot.codes.FailurePlan.carried`)."""
     err: dict[str, Raw] = _RAW_DICT.decode(extra) if extra is not None else {}
-    err["code"] = Raw(_ENC.encode(chosen.code))
-    err["message"] = Raw(_ENC.encode(written_message(message, summary, ctx, dmap, 0)))
+    code = _ENC.encode(chosen.code)
+    said = _ENC.encode(written_message(message, summary, ctx, dmap, 0))
     shown = error_details(details, ctx, NAME)
     add = meaning_to_carry(p, chosen, dmap) if carried is None else carried
     details = with_carried(shown, add, members if shown is details else None)
-    if details is not None:
-        err["details"] = details
+    if not err:  # no other members: the object's bytes joined as the encoder writes them
+        tail = b"}" if details is None else b',"details":' + details + b"}"
+        written = b'{"code":' + code + b',"message":' + said + tail
+    else:
+        err["code"], err["message"] = Raw(code), Raw(said)
+        if details is not None:
+            err["details"] = details
+        written = _ENC.encode(err)
     res: dict[str, Raw] = {}
     if payload is not None and payload != RAW_NULL and payload != RAW_EMPTY_OBJECT:
         if raw_is_object(payload):
@@ -391,7 +396,9 @@ def _failure_result(
                 )
         else:
             ctx.dropped("payload", NAME, what="a non-object payload of a failure")
-    res["error"] = Raw(_ENC.encode(err))
+    if not res:
+        return Raw(b'{"error":' + written + b"}")
+    res["error"] = Raw(written)
     return Raw(_ENC.encode(res))
 
 
@@ -465,6 +472,7 @@ def _first(problems: tuple[c.Problem, ...]) -> tuple[str | None, str | None] | N
     return (problems[0].code, problems[0].message) if problems else None
 
 
+@common(When("request_id", "is not", None), value="request_id")
 def _data_request_id(
     request_id: str | None,
     tool: str | None,
@@ -543,8 +551,9 @@ def _count_tokens(
             change=f"recomputed as {tokens} (the source said {stated_tokens})",
         )
     i = doc.rfind(_TOKENS_AT)
-    for _ in range(_spelled_after(limits_object, suggestions, ctx.compact)):
-        i = doc.rfind(_TOKENS_AT, 0, i)
+    if suggestions or bytes(limits_object).find(b"approxTokens") >= 0:  # else _spelled_after gives 0
+        for _ in range(_spelled_after(limits_object, suggestions, ctx.compact)):
+            i = doc.rfind(_TOKENS_AT, 0, i)
     j = i + len(_TOKENS_AT) - 1
     mv = memoryview(doc)
     digits = str(tokens).encode()

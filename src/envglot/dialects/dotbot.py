@@ -420,6 +420,11 @@ class _Next(NamedTuple):
     actions: list[Action] | None
 
 
+_NO_NEXT = _Next(None, None)
+"""``_next`` of a document without next steps."""
+
+
+@common(When("next_steps", "falsy"), value=Const(_NO_NEXT))
 def _next(next_steps: tuple[c.NextStep, ...], ctx: Context, dmap: DialectMap) -> _Next:
     """The first intent as ``intent``, every other step as an action (in one pass: what each
     reports stays in the order of the steps).
@@ -429,7 +434,7 @@ def _next(next_steps: tuple[c.NextStep, ...], ctx: Context, dmap: DialectMap) ->
     actions, those of later actions included.
     """
     if not next_steps:
-        return _Next(None, None)
+        return _NO_NEXT
     first = next((i for i, st in enumerate(next_steps) if st.kind == "intent"), None)
     taken = {st.id for i, st in enumerate(next_steps) if i != first and st.id is not None}
     intent = None
@@ -516,6 +521,7 @@ def _audit_source(source: str | None, ctx: Context, dmap: DialectMap) -> str:
     return source if source is not None else ctx.synth_value(dmap, "source", "audit.source")  # type: ignore[return-value]
 
 
+@common(When("tool", "is not", None), value="tool")
 def _tool(tool: str | None, ctx: Context, dmap: DialectMap) -> str:
     return tool if tool is not None else ctx.synth_value(dmap, "tool", "a tool name")  # type: ignore[return-value]
 
