@@ -313,6 +313,18 @@ def _takes(m: Any, src: str, dst: str) -> residue.Takes:
     return residue.take_paths(m[src].fields, m[dst].fields, m[dst].shape.residue) if src != dst else ()
 
 
+def _placers(src: str, dst: str) -> tuple[residue.Takes, tuple[str | int, ...], residue.Placer, residue.Placer]:
+    """The pair's takes, the target's residue slot, the pair's general placer (output decoded,
+    residue set, encoded) and its written placer."""
+    m = default_mappings()
+    takes = _takes(m, src, dst)
+    slot = residue.slot_path(m[dst].shape.residue)
+    place = residue.placer(src, takes, slot)
+    written = residue.written_placer(src, takes, slot)
+    assert place is not None and written is not None
+    return takes, slot, place, written
+
+
 def _converted_variants(src: str, dst: str) -> Iterator[tuple[bytes, bytes, dict[str, msgspec.Raw]]]:
     """Each golden ``src`` document's :func:`_top_level_variants` that converts to ``dst``, with its
     output and its top level."""
@@ -400,13 +412,7 @@ def test_a_written_placer_gives_the_general_placers_bytes(src: str, dst: str) ->
     decodes it, sets the residue and encodes it), on the fused outputs of the golden documents and
     their variants, with the original's top level or without (then the placer decides), and an
     object at the slot's parent left empty; each document converts and restores exactly."""
-    m = default_mappings()
-    takes = _takes(m, src, dst)
-    slot = residue.slot_path(m[dst].shape.residue)
-    place = residue.placer(src, takes, slot)
-    assert place is not None
-    written = residue.written_placer(src, takes, slot)
-    assert written is not None
+    _, slot, place, written = _placers(src, dst)
     spliced = 0
     for doc, out, members in _converted_variants(src, dst):
         outs = [out]
@@ -433,12 +439,7 @@ def test_a_written_placer_joins_the_general_placers_bytes_at_every_size(src: str
     encoded), below ``WRITTEN_MIN`` and above it (the payload padded: the carrier's payload then
     looked for in the output's text), for successes and failures, with the original's top level or
     without; each document converts and restores exactly."""
-    m = default_mappings()
-    takes = _takes(m, src, dst)
-    slot = residue.slot_path(m[dst].shape.residue)
-    place = residue.placer(src, takes, slot)
-    written = residue.written_placer(src, takes, slot)
-    assert place is not None and written is not None
+    takes, _, place, written = _placers(src, dst)
     sizes = {"small": 0, "large": 0}
     for case in cases(src):
         doc = msgspec.json.format(case.data, indent=-1)
@@ -500,12 +501,7 @@ def test_a_written_placer_finds_the_carriers_payload_in_the_text_or_decodes(
     bytes (output decoded, residue set, encoded), for payloads carried unchanged, other bytes there,
     a number continuing past the payload's bytes, and no carrier member; the output's text can mislead
     the search (a string or a nested object before the member), never the residue."""
-    m = default_mappings()
-    takes = _takes(m, src, dst)
-    slot = residue.slot_path(m[dst].shape.residue)
-    place = residue.placer(src, takes, slot)
-    written = residue.written_placer(src, takes, slot)
-    assert place is not None and written is not None
+    _, _, place, written = _placers(src, dst)
     key = {"dotbot": b"data", "problem-json": b"data", "code-graph": b"result"}[src]
     inner = b'{"' + key + b'":' + payload + b',"k":1}'
     original = b'{"data":' + inner + b',"status":"ok"}' if src == "code-graph" else inner

@@ -897,6 +897,24 @@ def _found_by(dialect: str, takes: Takes) -> FoundWholeOf | None:
     return None
 
 
+def _theirs(
+    out: dict[str, Any] | None, written: bytes | None, text: bytes, carried: str, mine: Raw | None
+) -> tuple[Raw | None, dict[str, Any] | None]:
+    """The carrier's payload where it is ``mine`` (or, given the output's top level ``out``, the
+    carrier's member ``carried``), and the output's top level if known: from ``out``, else from a
+    stating writer's output ``written`` (``text`` the member's key and colon) by :func:`_carries`,
+    decoded only where the text does not settle it."""
+    if out is not None:
+        return out.get(carried), out
+    if mine is None or written is None:
+        return None, None
+    same = _carries(written, text, mine)
+    if same is None:  # not found in the text: decoded
+        top = _top_of(None, written)
+        return top.get(carried), top
+    return (mine if same else None), None
+
+
 def _top_of(out: dict[str, Any] | None, written: bytes | None) -> dict[str, Any]:
     """The output's top level: ``out``, or ``written`` decoded (one of them is given)."""
     if out is not None:
@@ -942,15 +960,7 @@ def _lead_whole(dialect: str, takes: Takes) -> FoundWholeOf:
         except msgspec.ValidationError:  # no object: nothing inside it to take
             return _whole_of(dialect, original, members, takes, _top_of(out, written))
         mine = opened.get(key)
-        if out is not None:
-            theirs = out.get(carried)
-        elif mine is None or written is None:
-            theirs = None
-        elif (same := _carries(written, text, mine)) is None:  # not found in the text: decoded
-            out = decode(written)
-            theirs = out.get(carried)
-        else:
-            theirs = mine if same else None
+        theirs, out = _theirs(out, written, text, carried, mine)
         if theirs is not None and mine == theirs:  # Raw compares its bytes
             # _whole_of's tree once the payload is taken (null in its place)
             tree: dict[str, Any] = dict(members)
@@ -986,7 +996,6 @@ def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
     take and not carried unchanged)."""
     key, carried = str(takes[0][0][0]), str(takes[0][1][0])  # keys (_whole_by)
     text = _key_text(carried)
-    decode = _RAW_DICT.decode
     # later takes one key deep: absent from the original's top level (a member present, even
     # ``null``, is taken or put back by _whole_of); deeper: absent or ``null`` there, or under the payload
     tops = tuple(str(p[0][0]) for p in takes[1:] if len(p[0]) == 1)
@@ -1007,15 +1016,7 @@ def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
     ) -> Raw:
         if members is not None:
             mine = members.get(key)
-            if out is not None:
-                theirs = out.get(carried)
-            elif mine is None or written is None:
-                theirs = None
-            elif (same := _carries(written, text, mine)) is None:  # not found in the text: decoded
-                out = decode(written)
-                theirs = out.get(carried)
-            else:
-                theirs = mine if same else None
+            theirs, out = _theirs(out, written, text, carried, mine)
             if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
                 if alone:
                     # _whole_of's answer without its copy of the members and its loop (a failure's payload)
