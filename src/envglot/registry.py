@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from .errors import MappingError, UnknownDialectError
+from .tomlfile import read_upto
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -296,24 +297,13 @@ def _any_declared() -> bool:
             except OSError:
                 continue
             try:
-                if marker in _head(fd, 1 << 20):
+                if marker in read_upto(fd, 1 << 20):
                     return True
             except OSError:
                 continue
             finally:
                 os.close(fd)
     return False
-
-
-def _head(fd: int, size: int) -> bytes:
-    """The first ``size`` bytes of the file open at ``fd`` (fewer at its end)."""
-    head = os.read(fd, min(size, 1 << 16))
-    while head and len(head) < size:
-        more = os.read(fd, min(size - len(head), 1 << 16))
-        if not more:
-            break
-        head += more
-    return head
 
 
 def _plugin(ep: EntryPoint, taken: Registry) -> Dialect | str:

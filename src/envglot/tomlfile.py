@@ -80,6 +80,22 @@ def open_regular(path: str | os.PathLike[str], what: str, error: type[EnvglotErr
     return fd
 
 
+def read_upto(fd: int, size: int, first: int = 1 << 16) -> bytes:
+    """At most ``size`` bytes of the file open at ``fd``, from its position to its end: a first
+    read of ``first`` bytes (a regular file's size and one, where known), then reads of 64 KiB (a
+    read of ``size`` at once would allocate that much however small the file)."""
+    chunks: list[bytes] = []
+    got, ask = 0, max(first, 1 << 16)
+    while got < size:
+        chunk = os.read(fd, min(size - got, ask))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        ask = 1 << 16
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
 def read_regular(
     path: str | os.PathLike[str],
     what: str,
@@ -99,19 +115,11 @@ def read_regular(
         st = os.fstat(fd)
         if check is not None:
             check(st)
-        chunks: list[bytes] = []
-        got, want = 0, limit + 1
-        while got < want:
-            chunk = os.read(fd, min(want - got, max(st.st_size + 1 - got, 1 << 16)))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
+        buf = read_upto(fd, limit + 1, st.st_size + 1)
     except OSError as exc:
         raise error(f"cannot read {what}: {exc.strerror or exc}", source=str(path)) from None
     finally:
         os.close(fd)
-    buf = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(buf) > limit:
         raise error(f"{what} is larger than {limit:,} bytes (the limit for a TOML file)", source=str(path))
     return buf
