@@ -5,11 +5,11 @@ the shape facts the pipeline needs (:class:`Shape`), native indent, its probes' 
 docs, ...) plus its hooks module ``envglot.dialects.<name>`` (wire Structs, the field declarations,
 probe functions, the contract's ``invariants`` and the few methods a declaration cannot say, by the
 names in :data:`HOOKS`). :func:`compile_hooks` builds the :class:`Dialect` from the two and so adds
-it to the base registry (:func:`~envglot.registry.bundled`); ``envglot.dialects`` compiles every
-module of its package, so a new dialect is its table and one new module (plus its tests and docs
-page) and no module outside them names it. See ``docs/adding-a-dialect.md``. A plugin may be the
-same (its module compiles itself with its ``table_file``) or a :class:`Dialect` subclass stating
-the facts as class attributes.
+it to the base registry (:func:`~envglot.registry.bundled`); ``envglot.dialects`` makes every
+module of its package known and compiles each on first use, so a new dialect is its table and one
+new module (plus its tests and docs page) and no module outside them names it. See
+``docs/adding-a-dialect.md``. A plugin may be the same (its module compiles itself with its
+``table_file``) or a :class:`Dialect` subclass stating the facts as class attributes.
 
 A dialect declared in a TOML file alone (``envglot.declared``) is never added to the base: it
 lives only in the registries built with it (:meth:`~envglot.registry.Registry.adding`), which a
