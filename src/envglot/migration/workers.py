@@ -67,7 +67,10 @@ def worker_init(options: dict[str, Any]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a handler inherited from the parent must not run here
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by start_workers
-    _die_with_parent()
+    libc = _libc()
+    if libc is not None:
+        _die_with_parent(libc)
+        _keep_freed_buffers(libc)
     migrator_for(options)
 
 
@@ -100,19 +103,24 @@ TRIM_THRESHOLD = 2 * MMAP_THRESHOLD
 """A worker's glibc ``M_TRIM_THRESHOLD``: twice the mmap threshold, as that rule sets it."""
 
 
-def _die_with_parent() -> None:
-    """On Linux, have the kernel end this worker if the parent process dies (e.g. SIGKILL), and
-    with glibc keep its freed chunk buffers (:func:`_keep_freed_buffers`)."""
+def _libc() -> Any:
+    """The C library on Linux (``None`` elsewhere, or where it cannot be loaded)."""
     if not sys.platform.startswith("linux"):
-        return
+        return None
     import ctypes
 
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def _die_with_parent(libc: Any) -> None:
+    """Have the kernel end this worker if the parent process dies (e.g. SIGKILL)."""
+    try:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: workers hold no files, nothing to clean
-    except (OSError, AttributeError):
+    except AttributeError:
         return
-    _keep_freed_buffers(libc)
 
 
 def _keep_freed_buffers(libc: Any) -> None:
