@@ -81,6 +81,8 @@ class Mode:
     counts: dict[str, int]
     rounds: int
     migrate_mb: float
+    migrate_rounds: int
+    """Alternated rounds of the migrate section's ``-j 1``, ``-j 2`` and in-memory baseline."""
     import_runs: int
     jsonl_per_dialect: int
     small_files: int
@@ -96,6 +98,7 @@ MODES: dict[str, Mode] = {
         {"tiny": 2000, "medium": 1000, "large": 200},
         rounds=15,
         migrate_mb=200,
+        migrate_rounds=3,
         import_runs=9,
         jsonl_per_dialect=2000,
         small_files=20_000,
@@ -106,6 +109,7 @@ MODES: dict[str, Mode] = {
         {"tiny": 500, "medium": 250, "large": 50},
         rounds=5,
         migrate_mb=32,
+        migrate_rounds=2,
         import_runs=5,
         jsonl_per_dialect=500,
         small_files=5_000,
@@ -116,6 +120,7 @@ MODES: dict[str, Mode] = {
         {"tiny": 10, "medium": 5, "large": 3},
         rounds=2,
         migrate_mb=0.5,
+        migrate_rounds=1,
         import_runs=2,
         jsonl_per_dialect=20,
         small_files=100,
@@ -731,6 +736,103 @@ def run_migrate_once(
     return res
 
 
+def inmemory_passes(records: int, cycle: int) -> int:
+    """Passes over a cycle of ``cycle`` records that convert at least the migration file's ``records``."""
+    return max(1, -(-records // cycle))
+
+
+def time_inmemory(fn: Conv, items: Sequence[bytes], passes: int) -> float:
+    """Wall seconds of ``passes`` passes of ``fn`` over ``items``, timed as one block (a collection
+    first, none between the passes: the block pays its own garbage, as a migrate process does)."""
+    gc.collect()
+    t0 = time.perf_counter()
+    for _ in range(passes):
+        for b in items:
+            fn(b)
+    return time.perf_counter() - t0
+
+
+def combine_runs(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row of the same ``run_migrate_once`` command timed in several rounds: its wall time the
+    median of the rounds' (the rates from it), the peaks the largest, the exit code the first
+    non-zero one, the output counted in the first round (``outputs_agree``: the same in every round)."""
+    walls = [r["wall_s"] for r in rounds]
+    med = statistics.median(walls)
+    row = dict(rounds[0])
+    row.update(
+        wall_s=round(med, 3),
+        mb_per_s=round(row["bytes"] / med / MB, 2),
+        records_per_s=round(row["records"] / med, 1),
+        rounds_wall_s=walls,
+        spread_pct=round(100 * (max(walls) - min(walls)) / med, 1),
+        exit_code=next((r["exit_code"] for r in rounds if r["exit_code"] != 0), 0),
+        outputs_agree=all(
+            (r["output_files"], r["output_records"]) == (row["output_files"], row["output_records"]) for r in rounds
+        ),
+    )
+    for key in ("peak_rss_mb", "peak_rss_tree_sampled_mb", "peak_rss_process_sampled_mb"):
+        if row.get(key) is not None:
+            row[key] = max(r[key] for r in rounds)
+    failed = next((r for r in rounds if r["exit_code"] != 0), None)
+    if failed is not None:
+        row["stderr_tail"] = failed.get("stderr_tail", "")
+    return row
+
+
+def paired_ratio(num: Sequence[float], den: Sequence[float]) -> float:
+    """The median over rounds of ``num[i] / den[i]`` (rates of the same round: see :func:`rate_ratio`)."""
+    return round(statistics.median(a / b for a, b in zip(num, den, strict=True)), 3)
+
+
+def time_local_runs(
+    cmd: list[str],
+    src: Path,
+    work: Path,
+    records: int,
+    nbytes: int,
+    rounds: int,
+    baseline: Timing,
+    fn: Conv,
+    items: Sequence[bytes],
+    passes: int,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """``-j 1``, ``-j 2`` and the in-memory baseline (``passes`` passes of ``fn`` over ``items``, its
+    times appended to ``baseline``) in ``rounds`` alternated rounds, their order rotated each round
+    so drift and load hit all three alike. Returns the two combined rows (:func:`combine_runs`) and
+    the target's ratios: the medians over rounds of each round's ``-j 1`` rate over the baseline's
+    and ``-j 1`` wall time over ``-j 2``'s."""
+    done: dict[int, list[dict[str, Any]]] = {1: [], 2: []}
+    order: list[int] = [0, 1, 2]  # 0: the in-memory baseline
+    for r in range(rounds):
+        k = r % len(order)
+        for what in order[k:] + order[:k]:
+            if what == 0:
+                baseline.times.append(time_inmemory(fn, items, passes))
+                log(f"  round {r + 1}, in-memory: {baseline.records / baseline.times[-1]:,.0f} env/s")
+                continue
+            res = run_migrate_once(cmd, src, work / f"out-j{what}", what, records, nbytes)
+            log(
+                f"  round {r + 1}, -j {what}: {res['wall_s']}s, {res['mb_per_s']} MB/s, exit {res['exit_code']}, "
+                f"RSS {res['peak_rss_mb']} MB"
+            )
+            done[what].append(res)
+    j1, j2 = (combine_runs(done[j]) for j in (1, 2))
+    inm = [baseline.records / t for t in baseline.times]
+    j1_rates = [records / x["wall_s"] for x in done[1]]
+    vs_inm = [a / b for a, b in zip(j1_rates, inm, strict=True)]
+    j2_vs = [a["wall_s"] / b["wall_s"] for a, b in zip(done[1], done[2], strict=True)]
+    j1["vs_inmemory"] = round(statistics.median(vs_inm), 3)
+    j2["vs_inmemory"] = paired_ratio([records / x["wall_s"] for x in done[2]], inm)
+    return {
+        "runs": [j1, j2],
+        "j1_vs_inmemory": j1["vs_inmemory"],
+        "j1_vs_inmemory_rounds": [round(x, 3) for x in vs_inm],
+        "j2_vs_j1": round(statistics.median(j2_vs), 3),
+        "j2_vs_j1_rounds": [round(x, 3) for x in j2_vs],
+    }
+
+
 def migrate_mix(corp: corpus_mod.Corpus, mode: Mode) -> tuple[tuple[str, ...], list[bytes]]:
     """The migrate section's sources and one cycle of its records (migrate detects every record: a
     dialect whose successes carry no marker cannot be in the mix)."""
@@ -806,7 +908,11 @@ def run_migrate(
     under: Path | None,
     cmd: list[str],
     log: Callable[[str], None],
+    m_rounds: int | None = None,
 ) -> dict[str, Any]:
+    """The migrate section: ``-j 1``, ``-j 2`` and the in-memory baseline in alternated rounds
+    (:func:`time_local_runs`; ``m_rounds``, else the mode's), then the unchanged, Dask and
+    small-files rows."""
     ok, why = migrate_available(cmd)
     if not ok:
         return {"status": "unavailable", "reason": f"`envglot migrate --help` failed: {why}"}
@@ -818,25 +924,23 @@ def run_migrate(
         records, nbytes = write_jsonl(src, cycle, int(size_mb * MB))
         log(f"  wrote {nbytes / MB:.1f} MB, {records} records to {src}")
         # the in-memory rate on the same records: one auto-detecting Converter, as migrate has to
-        # detect; convert_bytes (the target's baseline) and conversion() (diagnostics kept, which
-        # migrate needs to count lossy records) side by side
+        # detect. conversion() (diagnostics kept) is shown beside it, by `measure` over the cycle;
+        # convert_bytes, the target's baseline, converts as many records as the file holds in each
+        # round of -j 1 and -j 2, alternated with them: always wall time, as the migrate process's
         conv = envglot.Converter(to="response-v2", unsupported="ignore")
         nb = sum(map(len, cycle))
-        tms = {
-            "convert_bytes": Timing("converter", "mixed", "response-v2", "mixed", len(cycle), nb),
-            "conversion": Timing("conversion", "mixed", "response-v2", "mixed", len(cycle), nb),
-        }
-        # always wall time: it is compared with the wall time of the migrate process
-        methods = {"convert_bytes": conv.convert_bytes, "conversion": conv.conversion}
-        measure(methods, cycle, rounds, tms, time.perf_counter)  # type: ignore[arg-type]
-        inmem = tms["convert_bytes"].row()
-        inmem_diag = tms["conversion"].row()
-        runs = []
-        for jobs in (1, 2):
-            r = run_migrate_once(cmd, src, work / f"out-j{jobs}", jobs, records, nbytes)
-            log(f"  -j {jobs}: {r['wall_s']}s, {r['mb_per_s']} MB/s, exit {r['exit_code']}, RSS {r['peak_rss_mb']} MB")
-            runs.append(r)
-        j1, j2 = runs[:2]
+        passes = inmemory_passes(records, len(cycle))
+        diag = Timing("conversion", "mixed", "response-v2", "mixed", len(cycle), nb)
+        measure({"conversion": conv.conversion}, cycle, rounds, {"conversion": diag}, time.perf_counter)  # type: ignore[dict-item]
+        inmem_diag = diag.row()
+        base = Timing("converter", "mixed", "response-v2", "mixed", passes * len(cycle), passes * nb)
+        for b in cycle:  # warm: the baseline is the Converter's steady state
+            conv.convert_bytes(b)
+        n = mode.migrate_rounds if m_rounds is None else m_rounds
+        local = time_local_runs(cmd, src, work, records, nbytes, n, base, conv.convert_bytes, cycle, passes, log)
+        inmem = base.row()
+        runs = local.pop("runs")
+        j1 = runs[0]
         # the -j 1 output again: every record already response-v2, so the file is copied, not rewritten
         migrated = work / "out-j1" / src.name
         again = run_migrate_once(cmd, migrated, work / "out-unchanged", 1, records, migrated.stat().st_size)
@@ -857,17 +961,19 @@ def run_migrate(
             "sources": list(sources),
             "size_mix": corpus_mod.JSONL_MIX,
             "inmemory": inmem,
+            "inmemory_passes": passes,
             "inmemory_conversion": inmem_diag,
+            "rounds": len(inmem["times"]),
             "runs": runs,
+            **local,
         }
         res["unchanged"] = again
         if again["exit_code"] != 0 or again["output_records"] != j1["output_records"]:
             res["status"] = "failed"
-        if "records_per_s" in j1 and inmem.get("envelopes_per_s"):
-            res["j1_vs_inmemory"] = round(j1["records_per_s"] / inmem["envelopes_per_s"], 3)
-            res["j2_vs_j1"] = round(j2["records_per_s"] / j1["records_per_s"], 3)
-            if dask_ok:  # the CLI's run, its cluster's start and stop included
-                res["dask_cli_vs_j1"] = round(runs[2]["records_per_s"] / j1["records_per_s"], 3)
+        if not all(r.get("outputs_agree", True) for r in runs):
+            res["status"] = "failed"
+        if dask_ok:  # the CLI's run, its cluster's start and stop included
+            res["dask_cli_vs_j1"] = round(runs[2]["records_per_s"] / j1["records_per_s"], 3)
         res["local_small_files"], failed = _small_files_row(cycle, work, cmd, mode, log)
         if failed:
             res["status"] = "failed"
@@ -1335,6 +1441,41 @@ def _local_small_files_lines(lsf: dict[str, Any], fs: dict[str, str] | None) -> 
     ]
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _baseline_words(mig: dict[str, Any]) -> str:
+    """How the migrate section's in-memory baseline was timed (empty for a results file without rounds)."""
+    inm, passes = mig["inmemory"], mig.get("inmemory_passes")
+    if passes is None or not inm.get("rounds"):
+        return ""
+    return (
+        f": {passes} passes over the cycle, as many records as the file, timed as one block in each of "
+        f"{_n(inm['rounds'], 'round')} beside the runs below, wall time, median; spread {inm['spread_pct']} %"
+    )
+
+
+def _rounds_lines(mig: dict[str, Any]) -> list[str]:
+    """The sentence under the migrate table: how ``-j 1`` and ``-j 2`` were timed, the target's ratios."""
+    if "j2_vs_j1_rounds" not in mig:
+        return []
+    j1, j2 = mig["runs"][:2]
+
+    def each(xs: Sequence[float]) -> str:
+        return ", ".join(f"{x:.2f}" for x in xs)
+
+    return [
+        "",
+        f"`-j 1`, `-j 2` and the in-memory baseline ran in {_n(mig['rounds'], 'alternated round')} (their order "
+        f"rotated each round); wall s is the median of the rounds' (`-j 1` {each(j1['rounds_wall_s'])} s, "
+        f"spread {j1['spread_pct']} %; `-j 2` {each(j2['rounds_wall_s'])} s, spread {j2['spread_pct']} %), "
+        f"peak RSS the largest. The ratios are the medians of the rounds' ratios: `-j 1` / in-memory "
+        f"**{mig['j1_vs_inmemory']:.2f}** ({each(mig['j1_vs_inmemory_rounds'])}), `-j 2` / `-j 1` "
+        f"**{mig['j2_vs_j1']:.2f}** ({each(mig['j2_vs_j1_rounds'])}).",
+    ]
+
+
 def markdown(results: dict[str, Any]) -> str:
     """The result tables as Markdown (what docs/performance.md shows)."""
     rows = results["inmemory"]
@@ -1422,13 +1563,15 @@ def markdown(results: dict[str, Any]) -> str:
             f"File: {mig['file_mb']} MB, {mig['records']:,} records ({', '.join(mig['sources'])}; sizes by count: "
             f"{mix}). In-memory auto-detecting Converter on the same records: `convert_bytes` "
             f"{_fmt(inm.get('envelopes_per_s'), 0)} env/s, {_fmt(inm.get('mb_per_s'), 1)} MB/s (the baseline of "
-            f"'vs in-memory'); `conversion()` with diagnostics "
+            f"'vs in-memory'{_baseline_words(mig)}); `conversion()` with diagnostics "
             f"{_fmt(mig.get('inmemory_conversion', {}).get('envelopes_per_s'), 0)} env/s.",
             "",
         ]
         body = []
         for r in mig["runs"]:
-            vs = r["records_per_s"] / inm["envelopes_per_s"] if inm.get("envelopes_per_s") else None
+            vs = r.get("vs_inmemory")
+            if vs is None and inm.get("envelopes_per_s"):
+                vs = r["records_per_s"] / inm["envelopes_per_s"]
             per_proc = max(r["peak_rss_mb"], r.get("peak_rss_process_sampled_mb") or 0)
             if r.get("peak_rss_worker_sampled_mb") is not None:
                 per_proc = r["peak_rss_worker_sampled_mb"]
@@ -1446,6 +1589,7 @@ def markdown(results: dict[str, Any]) -> str:
             )
         head = ["run", "exit", "wall s", "MB/s", "records/s", "vs in-memory", "peak RSS MB (per process)"]
         lines += _table([*head, "peak RSS MB (all processes, sampled)"], "lrrrrrrr", body)
+        lines += _rounds_lines(mig)
         unch = mig.get("unchanged")
         if unch:
             lines += [
@@ -1623,6 +1767,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--migrate-mb", type=float, help="size of the migration JSONL file in MB (default: 200 full, 32 quick)"
     )
     p.add_argument(
+        "--migrate-rounds",
+        type=int,
+        help="alternated rounds of migrate -j 1, -j 2 and the in-memory baseline (default: 3 full, 2 quick, 1 smoke)",
+    )
+    p.add_argument(
         "--sections",
         default="inmemory,migrate,import,proxy,policy,declared,preserve",
         help="comma-separated subset of inmemory,migrate,import,proxy,policy,declared,preserve "
@@ -1729,7 +1878,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         size_mb = args.migrate_mb if args.migrate_mb is not None else mode.migrate_mb
         log(f"migrate: {size_mb} MB JSONL ...")
         cmd = [args.envglot] if args.envglot else envglot_command()
-        results["migrate"] = run_migrate(corp, mode, size_mb, rounds, args.keep_files, args.work_dir, cmd, log)
+        results["migrate"] = run_migrate(
+            corp, mode, size_mb, rounds, args.keep_files, args.work_dir, cmd, log, args.migrate_rounds
+        )
     elif "smallfiles" in sections:
         log(f"migrate: the small-files row alone ({mode.small_files:,} files of ~1 KB) ...")
         cmd = [args.envglot] if args.envglot else envglot_command()

@@ -213,6 +213,53 @@ def test_the_pools_workers_are_forked_on_linux(monkeypatch: pytest.MonkeyPatch) 
         pool.close()
 
 
+def _buffer_faults() -> int:
+    """Minor page faults of 10 rounds of eight buffers just under 1 MiB made and freed together
+    (as a chunk's input, output and their pieces are), after one such round."""
+    import resource
+
+    def round_() -> None:
+        held = [b"x" * (1024 * 1024 - 4096) for _ in range(8)]  # written: every page touched
+        del held
+
+    round_()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(10):
+        round_()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+def _glibc() -> bool:
+    try:
+        return bool(os.confstr("CS_GNU_LIBC_VERSION"))
+    except (ValueError, OSError):
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not _glibc(), reason="glibc's malloc on Linux only")
+def test_a_pool_worker_keeps_its_freed_chunk_buffers() -> None:
+    """A worker sets glibc's malloc thresholds where their sliding rule ends (``workers.MMAP_THRESHOLD``):
+    freed buffers of a chunk's size stay in its heap for the next one instead of being handed back
+    to the kernel and faulted in again. A fresh interpreter with the defaults faults them afresh."""
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import test_migrate_executors as t; print(t._buffer_faults())"
+    import subprocess
+
+    fresh = int(
+        subprocess.run(
+            [sys.executable, "-c", code, str(Path(__file__).parent)], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    pool = Pool(1, {"to": "response-v2", "from_": None, "options": resolve(None)})
+    try:
+        pool.submit(_buffer_faults, tag="faults")
+        tag, worker, exc = pool.next()
+    finally:
+        pool.close()
+    assert exc is None and tag == "faults"
+    assert fresh > 10 * 8 * 200  # the defaults: each round's pages given back and faulted again
+    assert worker < 1000, (worker, fresh)
+
+
 _SLOW_START = 3.0
 
 
