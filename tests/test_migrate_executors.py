@@ -260,6 +260,37 @@ def test_a_pool_worker_keeps_its_freed_chunk_buffers() -> None:
     assert worker < 1000, (worker, fresh)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not _glibc(), reason="glibc's malloc on Linux only")
+def test_the_migrate_commands_process_keeps_its_freed_chunk_buffers(tmp_path: Path) -> None:
+    """``envglot migrate`` with the local engine converts (``-j 1``) and appends (``-j N``) in its own
+    process, which takes the pool workers' malloc setting; a library call's process is never set
+    (the control: ``envglot.migrate`` leaves the defaults)."""
+    import subprocess
+
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b'{"status": "ok", "data": {"n": 1}}\n')
+    run = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import test_migrate_executors as t\n"
+        "from envglot.cli import main\n"
+        "if sys.argv[2] == 'cli':\n"
+        "    try:\n"
+        "        main(['migrate', sys.argv[3], '--out', sys.argv[4], '-j', '1', '-q'])\n"
+        "    except SystemExit as e:\n"
+        "        assert e.code == 0, e.code\n"
+        "else:\n"
+        "    import envglot.migration as m; m.migrate([sys.argv[3]], to='response-v2', out=sys.argv[4], jobs=1)\n"
+        "print(t._buffer_faults())\n"
+    )
+
+    def faults(how: str, out: str) -> int:
+        args = [sys.executable, "-c", run, str(Path(__file__).parent), how, str(src), str(tmp_path / out)]
+        return int(subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()[-1])
+
+    command, library = faults("cli", "out-cli"), faults("api", "out-api")
+    assert library > 10 * 8 * 200, library
+    assert command < 1000, (command, library)
+
+
 _SLOW_START = 3.0
 
 

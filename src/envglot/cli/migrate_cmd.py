@@ -32,6 +32,7 @@ from ..migration import (
     RecordError,
     migrate,
 )
+from ..migration.workers import keep_freed_buffers
 from . import exits
 from .common import (
     DialectType,
@@ -490,6 +491,8 @@ def migrate_command(
     log = LogWriter(log_path) if log_path is not None else None
     per_record = _PerRecord(log, verbose, line, findings) if log is not None or verbose or machine else None
     rep: MigrationReport | None = None
+    if engine == "local":
+        keep_freed_buffers()  # this process is the command's: -j 1 converts here, -j N appends here
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         rep = migrate(

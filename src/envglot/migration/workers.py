@@ -70,7 +70,7 @@ def worker_init(options: dict[str, Any]) -> None:
     libc = _libc()
     if libc is not None:
         _die_with_parent(libc)
-        _keep_freed_buffers(libc)
+        keep_freed_buffers(libc)
     migrator_for(options)
 
 
@@ -123,14 +123,20 @@ def _die_with_parent(libc: Any) -> None:
         return
 
 
-def _keep_freed_buffers(libc: Any) -> None:
-    """Start glibc's malloc where its sliding thresholds end: buffers up to :data:`MMAP_THRESHOLD`
+def keep_freed_buffers(libc: Any = None) -> None:
+    """In a process of envglot's own (a pool worker; the ``envglot migrate`` command's process),
+    start glibc's malloc where its sliding thresholds end: buffers up to :data:`MMAP_THRESHOLD`
     come from the heap and freed ones stay there for the next chunk (:data:`TRIM_THRESHOLD`).
 
     By default a buffer over 128 KiB is mapped afresh until one is freed, and a free heap top of
     twice the threshold is handed back to the kernel: a worker's 1 MiB chunks and outputs then
     fault their pages in again and again (10,000-21,000 minor faults a worker on the benchmark's
-    200 MB file; 4,700 with these). Nothing else changes; a worker lives for one run."""
+    200 MB file; 4,700 with these). Nothing else changes; a worker lives for one run, the command's
+    process for one command. ``libc`` is the C library if the caller has it loaded."""
+    if libc is None:
+        libc = _libc()
+        if libc is None:
+            return
     try:
         glibc = os.confstr("CS_GNU_LIBC_VERSION")  # glibc only: elsewhere mallopt's numbers mean other things
         mallopt = libc.mallopt
