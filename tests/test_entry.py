@@ -29,7 +29,7 @@ from envglot.fields import use_compiled
 from envglot.options import Options
 from envglot.pipeline import Pipeline, holds_any
 from envglot.registry import bundled
-from envglot.wire import may_be_loose, minified
+from envglot.wire import may_be_loose, minified, minified_alike
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = next(
@@ -447,6 +447,26 @@ def test_minified_answers_as_may_be_loose() -> None:
     heads += [b'{"' + h for h in heads[-20000:]]
     for doc in heads + DOCS + CORPUS + ODD_SHAPES:
         assert minified(doc) is (not may_be_loose(doc)), doc[:80]
+
+
+def test_minified_alike_answers_as_minified_after_any_heads() -> None:
+    """``wire.minified_alike`` (the kept heads tested first) answers as ``minified`` whatever it kept
+    before: tight heads that differ only in the first value's byte (``t``/``f``), in the key's
+    length, a kept head followed by a spaced, a tabbed or a newline document, more heads than it
+    keeps, a head of 64 bytes and one longer, a document that is a kept head's prefix."""
+    tight = [b'{"success":true}', b'{"success":false}', b'{"audit":{"a":1}}', b'{"a":1}', b'{"ab":[1]}']
+    near = [b'{"success": true}', b'{"success":\ttrue}', b'{"success":true,\n"x":1}', b'{"success":\x0btrue}']
+    near += [b'{"success"', b'{"success":', b'{"succes":true}', b'{"successes":1}', b'{"":0}', b'{"":0 }', b'{"": 0}']
+    near += [b'{"' + b"k" * n + b'":1}' for n in (58, 59, 60, 61)] + [b'{"' + b"k" * n + b'": 1}' for n in (59, 60)]
+    rng = random.Random(1828)
+    pool = tight + near + DOCS + CORPUS + ODD_SHAPES
+    rounds = [tight + near, near + tight, pool, [rng.choice(pool) for _ in range(5000)]]
+    rounds.append([bytes(rng.choice(b'{}":\\ \t\n\x0bsa1') for _ in range(rng.randrange(9))) for _ in range(5000)])
+    rounds.append([b'{"' + bytes(rng.choice(b'{}":\\ \t\n\x0bsa1') for _ in range(rng.randrange(9))) for _ in range(5000)])
+    for docs in rounds:
+        alike = minified_alike()
+        for doc in docs:
+            assert alike(doc) is minified(doc), doc[:80]
 
 
 def test_a_reader_without_a_strict_decode_is_handed_the_members_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:

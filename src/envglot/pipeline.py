@@ -64,7 +64,7 @@ from .policy import Level
 from .registry import Registry, bundled
 from .toplevel import KEYED_TOP_MIN, TopMembers
 from .transport import unwrap_bytes, unwrap_jsonrpc
-from .wire import WireDecoder, may_be_loose, minified
+from .wire import WireDecoder, may_be_loose, minified_alike
 
 __all__ = [
     "Conversion",
@@ -1183,6 +1183,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         split = split_min(src)
 
         strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
+        minified = minified_alike()  # (this source's documents' first key, kept)
 
         slot = m[src.name].shape.residue
         # (not with preserve: the residue rebuilds the original in its members' order, which a
