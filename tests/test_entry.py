@@ -499,3 +499,54 @@ def test_a_reader_without_a_strict_decode_is_handed_the_members_at_any_size(monk
         monkeypatch.setattr(legacy_v1, "_RAW_DICT", real)
         assert not set(decoded) & set(tiny), to  # (an interim document's data is decoded: not the document)
         assert decoded  # the interim documents' data
+
+
+def test_a_document_the_strict_read_accepts_within_its_floor_is_read_without_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Up to ``2 * max_depth + strict_floor(src)`` bytes the straight line reads strictly without
+    ``within_depth`` (an accepted document there nests within the limit); every answer is
+    ``Pipeline.convert``'s: accepted documents in and past that window, nesting at and past the limit
+    (arrays in ``data``, brackets inside strings, unclosed, a top level missing members), non-ASCII."""
+    import envglot.pipeline as pipeline
+    from envglot.fields import strict_floor
+
+    floor = strict_floor(bundled().get("dotbot"))
+    assert floor > len('"schema_id":"","tool":"","version":"","status":"ok","summary":"","data":,')
+    tried: list[bytes] = []
+    within = pipeline.within_depth
+
+    def counted(fn: Any, buf: bytes, *args: Any) -> Any:
+        tried.append(buf)
+        return within(fn, buf, *args)
+
+    monkeypatch.setattr(pipeline, "within_depth", counted)
+
+    def doc(data: bytes, summary: str = "s") -> bytes:
+        return (
+            b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":%s,'
+            b'"data":%s,"warnings":[],"errors":[],"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":1,'
+            b'"source":"s"}}' % (msgspec.json.encode(summary), data)
+        )
+
+    for max_depth in (40, 64, 256):
+        window = 2 * max_depth + floor
+        docs = [doc(b'{"a":%s}' % (b"[" * k + b"]" * k)) for k in range(max_depth - 4, max_depth + 2)]
+        docs += [doc(b"{}", "[{" * n + "é" * (n % 3)) for n in range(0, window, 7)]  # brackets in a string
+        base = len(doc(b"{}", ""))
+        docs += [doc(b"{}", "x" * (window - base + d)) for d in (-1, 0, 1)]  # at the window's edge
+        docs += [b'{"data":' + b"[" * n + b"]" * n + b"}" for n in range(max_depth - 2, max_depth + 80, 3)]
+        docs += [b'{"data":' + b"[" * n for n in (max_depth, max_depth + 1, window)]  # unclosed
+        docs += [doc(b'{"a":%s}' % (b"[" * n + b"]" * n)) for n in (max_depth - 3, max_depth - 2, max_depth - 1)]
+        docs += [d for d in COMPACT_BY["dotbot"] if len(d) < 2048][:20]
+        opts = Options(unsupported="ignore", max_depth=max_depth)
+        general = _general(Pipeline("dotbot", "response-v2", opts))
+        want = [_answer(general, d) for d in docs]
+        p = Pipeline("dotbot", "response-v2", opts)
+        p.convert_bytes(docs[-1])  # (the entry is chosen on the first call)
+        del tried[:]
+        assert [_answer(p.convert_bytes, d) for d in docs] == want
+        assert any("nesting deeper" in str(w) for w in want)
+        read = [d for d in docs if 2 * max_depth < len(d) <= window and not isinstance(_answer(general, d), tuple)]
+        assert read and not set(read) & set(tried)  # read strictly, without the budget
+        assert any(len(d) > window for d in tried)

@@ -39,6 +39,7 @@ from .fields import (
     bound_tally,
     counted_around,
     slot_after_last,
+    strict_floor,
     strict_reader,
     tallying_pair,
 )
@@ -1184,6 +1185,10 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
 
         strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
         minified = minified_alike()  # (this source's documents' first key, kept)
+        # A document the strict read accepts this short nests within max_depth (strict_floor): read
+        # without lowering the recursion budget. Its answer is within_depth's: accepted, the same
+        # output; refused (None, or anything raised: too deep, say) out is None either way.
+        shallow = 2 * max_depth + strict_floor(src)
 
         slot = m[src.name].shape.residue
         # (not with preserve: the residue rebuilds the original in its members' order, which a
@@ -1228,7 +1233,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 # members there can refuse it. Anything else (a refusal, an error, the depth, the
                 # outcome key shown twice outside the top level's values) takes that line.
                 try:
-                    out = within_depth(strictly, data, max_depth)
+                    out = strictly(data) if len(data) <= shallow else within_depth(strictly, data, max_depth)
                 except Exception:
                     out = None
                 if out is not None:
