@@ -374,17 +374,23 @@ def test_a_strict_read_refused_is_not_tried_again_on_a_document_showing_the_key_
     """problem-json failures listing their problems show ``"status"`` in decoded entries, which the
     strict read's count cannot set aside: after one is refused, the next such document takes the
     members' line untried; one showing the key once is tried again, and its success resumes the
-    strict reads. Every answer is ``Pipeline.convert``'s."""
+    strict reads (each seen as the straight line's strict reader is called). Every answer is
+    ``Pipeline.convert``'s."""
     import envglot.pipeline as pipeline
 
     tried: list[bytes] = []
-    within = pipeline.within_depth
+    reader = pipeline.strict_reader
 
-    def counted(fn: Any, buf: bytes, *args: Any) -> Any:
-        tried.append(buf)
-        return within(fn, buf, *args)
+    def counted(fn: Any) -> Callable[[bytes], bytes | None]:
+        strictly = reader(fn)
 
-    monkeypatch.setattr(pipeline, "within_depth", counted)
+        def read(buf: bytes) -> bytes | None:
+            tried.append(buf)
+            return strictly(buf)
+
+        return read
+
+    monkeypatch.setattr(pipeline, "strict_reader", counted)
     listed = [
         b'{"type":"urn:x:bad","title":"Bad","status":400,"detail":"two %d","errors":[{"title":"A","status":400},'
         b'{"title":"B","status":422}]}' % i
