@@ -1511,7 +1511,7 @@ def counted_around(src: Dialect) -> bool:
 
 def strict_floor(src: Dialect) -> int:
     """The fewest bytes that are not brackets outside strings in any document the strict decode of
-    ``src``'s reader accepts (0 for another reader): its wire Struct's required members' keys
+    ``src``'s reader accepts (0 for another reader or a lax decode): its wire Struct's required members' keys
     (each at least its name's UTF-8 bytes and two quotes, as an escape is never shorter), their
     colons and the commas between them, and their values' least such bytes (:func:`_least_outside`).
 
@@ -1522,7 +1522,10 @@ def strict_floor(src: Dialect) -> int:
 
     reading = src.steps()[0]
     strict = getattr(getattr(reading, "decoder", None), "decoder", None)
-    return 0 if strict is None else _least_outside(msgspec.inspect.type_info(strict().type), set())
+    decoder = None if strict is None else strict()
+    if decoder is None or not getattr(decoder, "strict", False):  # (lax: ``"0"`` may read as a bool)
+        return 0
+    return _least_outside(msgspec.inspect.type_info(decoder.type), set())
 
 
 def _least_outside(t: Any, seen: set[int]) -> int:
