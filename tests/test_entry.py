@@ -29,7 +29,7 @@ from envglot.fields import use_compiled
 from envglot.options import Options
 from envglot.pipeline import Pipeline, holds_any
 from envglot.registry import bundled
-from envglot.wire import may_be_loose, minified
+from envglot.wire import may_be_loose, minified, minified_alike
 
 ROOT = Path(__file__).resolve().parents[1]
 UPSTREAM = next(
@@ -374,17 +374,23 @@ def test_a_strict_read_refused_is_not_tried_again_on_a_document_showing_the_key_
     """problem-json failures listing their problems show ``"status"`` in decoded entries, which the
     strict read's count cannot set aside: after one is refused, the next such document takes the
     members' line untried; one showing the key once is tried again, and its success resumes the
-    strict reads. Every answer is ``Pipeline.convert``'s."""
+    strict reads (each seen as the straight line's strict reader is called). Every answer is
+    ``Pipeline.convert``'s."""
     import envglot.pipeline as pipeline
 
     tried: list[bytes] = []
-    within = pipeline.within_depth
+    reader = pipeline.strict_reader
 
-    def counted(fn: Any, buf: bytes, *args: Any) -> Any:
-        tried.append(buf)
-        return within(fn, buf, *args)
+    def counted(fn: Any) -> Callable[[bytes], bytes | None]:
+        strictly = reader(fn)
 
-    monkeypatch.setattr(pipeline, "within_depth", counted)
+        def read(buf: bytes) -> bytes | None:
+            tried.append(buf)
+            return strictly(buf)
+
+        return read
+
+    monkeypatch.setattr(pipeline, "strict_reader", counted)
     listed = [
         b'{"type":"urn:x:bad","title":"Bad","status":400,"detail":"two %d","errors":[{"title":"A","status":400},'
         b'{"title":"B","status":422}]}' % i
@@ -449,6 +455,26 @@ def test_minified_answers_as_may_be_loose() -> None:
         assert minified(doc) is (not may_be_loose(doc)), doc[:80]
 
 
+def test_minified_alike_answers_as_minified_after_any_heads() -> None:
+    """``wire.minified_alike`` (the kept heads tested first) answers as ``minified`` whatever it kept
+    before: tight heads that differ only in the first value's byte (``t``/``f``), in the key's
+    length, a kept head followed by a spaced, a tabbed or a newline document, more heads than it
+    keeps, a head of 64 bytes and one longer, a document that is a kept head's prefix."""
+    tight = [b'{"success":true}', b'{"success":false}', b'{"audit":{"a":1}}', b'{"a":1}', b'{"ab":[1]}']
+    near = [b'{"success": true}', b'{"success":\ttrue}', b'{"success":true,\n"x":1}', b'{"success":\x0btrue}']
+    near += [b'{"success"', b'{"success":', b'{"succes":true}', b'{"successes":1}', b'{"":0}', b'{"":0 }', b'{"": 0}']
+    near += [b'{"' + b"k" * n + b'":1}' for n in (58, 59, 60, 61)] + [b'{"' + b"k" * n + b'": 1}' for n in (59, 60)]
+    rng = random.Random(1828)
+    pool = tight + near + DOCS + CORPUS + ODD_SHAPES
+    rounds = [tight + near, near + tight, pool, [rng.choice(pool) for _ in range(5000)]]
+    odd = [bytes(rng.choice(b'{}":\\ \t\n\x0bsa1') for _ in range(rng.randrange(9))) for _ in range(5000)]
+    rounds += [odd, [b'{"' + doc for doc in odd]]
+    for docs in rounds:
+        alike = minified_alike()
+        for doc in docs:
+            assert alike(doc) is minified(doc), doc[:80]
+
+
 def test_a_reader_without_a_strict_decode_is_handed_the_members_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """legacy-v1's reader (a Python decoder, no strict decode) takes the members the straight line
     parsed at every size (``split_min`` 0), so its tiny documents' top level is not decoded a second
@@ -479,3 +505,54 @@ def test_a_reader_without_a_strict_decode_is_handed_the_members_at_any_size(monk
         monkeypatch.setattr(legacy_v1, "_RAW_DICT", real)
         assert not set(decoded) & set(tiny), to  # (an interim document's data is decoded: not the document)
         assert decoded  # the interim documents' data
+
+
+def test_a_document_the_strict_read_accepts_within_its_floor_is_read_without_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Up to ``2 * max_depth + strict_floor(src)`` bytes the straight line reads strictly without
+    ``within_depth`` (an accepted document there nests within the limit); every answer is
+    ``Pipeline.convert``'s: accepted documents in and past that window, nesting at and past the limit
+    (arrays in ``data``, brackets inside strings, unclosed, a top level missing members), non-ASCII."""
+    import envglot.pipeline as pipeline
+    from envglot.fields import strict_floor
+
+    floor = strict_floor(bundled().get("dotbot"))
+    assert floor > len('"schema_id":"","tool":"","version":"","status":"ok","summary":"","data":,')
+    tried: list[bytes] = []
+    within = pipeline.within_depth
+
+    def counted(fn: Any, buf: bytes, *args: Any) -> Any:
+        tried.append(buf)
+        return within(fn, buf, *args)
+
+    monkeypatch.setattr(pipeline, "within_depth", counted)
+
+    def doc(data: bytes, summary: str = "s") -> bytes:
+        return (
+            b'{"schema_id":"dotbot-mcp-response@1","tool":"t","version":"1.0.0","status":"ok","summary":%s,'
+            b'"data":%s,"warnings":[],"errors":[],"audit":{"timestamp":"2026-01-01T00:00:00Z","duration_ms":1,'
+            b'"source":"s"}}' % (msgspec.json.encode(summary), data)
+        )
+
+    for max_depth in (40, 64, 256):
+        window = 2 * max_depth + floor
+        docs = [doc(b'{"a":%s}' % (b"[" * k + b"]" * k)) for k in range(max_depth - 4, max_depth + 2)]
+        docs += [doc(b"{}", "[{" * n + "é" * (n % 3)) for n in range(0, window, 7)]  # brackets in a string
+        base = len(doc(b"{}", ""))
+        docs += [doc(b"{}", "x" * (window - base + d)) for d in (-1, 0, 1)]  # at the window's edge
+        docs += [b'{"data":' + b"[" * n + b"]" * n + b"}" for n in range(max_depth - 2, max_depth + 80, 3)]
+        docs += [b'{"data":' + b"[" * n for n in (max_depth, max_depth + 1, window)]  # unclosed
+        docs += [doc(b'{"a":%s}' % (b"[" * n + b"]" * n)) for n in (max_depth - 3, max_depth - 2, max_depth - 1)]
+        docs += [d for d in COMPACT_BY["dotbot"] if len(d) < 2048][:20]
+        opts = Options(unsupported="ignore", max_depth=max_depth)
+        general = _general(Pipeline("dotbot", "response-v2", opts))
+        want = [_answer(general, d) for d in docs]
+        p = Pipeline("dotbot", "response-v2", opts)
+        p.convert_bytes(docs[-1])  # (the entry is chosen on the first call)
+        del tried[:]
+        assert [_answer(p.convert_bytes, d) for d in docs] == want
+        assert any("nesting deeper" in str(w) for w in want)
+        read = [d for d in docs if 2 * max_depth < len(d) <= window and not isinstance(_answer(general, d), tuple)]
+        assert read and not set(read) & set(tried)  # read strictly, without the budget
+        assert any(len(d) > window for d in tried)

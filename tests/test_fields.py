@@ -1208,6 +1208,52 @@ def test_generated_code_tests_a_one_byte_pattern_by_its_first_byte_and_others_ne
                 assert bool(eval(plain, ns, {"v": v})) is want, (plain, v)
 
 
+def test_generated_code_tests_no_match_of_a_byte_class_literal_head_by_its_first_bytes() -> None:
+    """A ``no match`` of a pattern that is a byte, a class repeated ``*`` and literal bytes
+    (``WRAPPED_AT``) is first decided on the value's first bytes (``_head_rule``), the ``match``
+    call taken only where they cannot say; it answers as the pattern's ``match`` for every value:
+    spaced heads, a changed byte at every place, short values, ``Raw``, ``bytearray``, ``memoryview``."""
+    import random
+    import re
+
+    from envglot.wire import OBJECT_AT, WRAPPED_AT
+
+    assert fields._head_rule(WRAPPED_AT) == (b'{"value"', frozenset(b" \t\r\n"))
+    assert fields._head_rule(re.compile(rb"a[ ]*bc").match) == (b"abc", frozenset(b" "))
+    for other in (
+        OBJECT_AT,
+        re.compile(rb"a[ ]*b|c").match,  # an alternation
+        re.compile(rb"a[^ ]*bc").match,  # a negated class
+        re.compile(rb"a[ ]+bc").match,  # not ``*``
+        re.compile(rb"a[ ]*b*c").match,  # the literal repeated: one byte left
+        re.compile(rb"a[b]*bc").match,  # the literal's first byte in the class
+        re.compile(rb"a[ ]*bc", re.I).match,
+        re.compile(r"a[ ]*bc").match,
+        re.compile(rb"a[ ]*bc").search,
+        re.compile(rb"\d[ ]*bc").match,
+        len,
+    ):
+        assert fields._head_rule(other) is None, other
+    rng = random.Random(1828)
+    heads = [b'{"value":1}', b'{ "value" :2}', b'{\t"value":3}', b'{"values":1}', b'{"valu"', b"{}", b"[1]", b""]
+    heads += [b'{"value":1}'[:i] + bytes((b,)) + b'{"value":1}'[i + 1 :] for i in range(9) for b in b'{ "\tvx:}\x00']
+    heads += [bytes(rng.choice(b'{ \t"value:x}') for _ in range(rng.randrange(14))) for _ in range(3000)]
+    values: list[Any] = [f(h) for h in heads for f in (Raw, bytes)] + [bytearray(h) for h in heads[:40]]
+    values += [memoryview(h) for h in heads[:40]]
+    for pattern in (WRAPPED_AT, re.compile(rb"a[ ]*bc").match):
+        ns: dict[str, Any] = {}
+
+        def ref(obj: object, hint: str, ns: dict[str, Any] = ns) -> str:
+            ns[f"{hint}_{len(ns)}"] = obj
+            return f"{hint}_{len(ns) - 1}"
+
+        c = fields.Common((fields.When("v", "no match", pattern),), fields.Const(True), lambda v: None)
+        inline, _ = fields._common_exprs(c, lambda p: p, ref)
+        assert "HEAD" in inline, inline
+        for v in values:
+            assert bool(eval(inline, ns, {"v": v})) is (pattern(v) is None), (inline, v)
+
+
 def test_a_holding_checks_tests_are_known_to_a_later_common_case_on_the_value_it_gave() -> None:
     """After a ``holds`` check, a common case whose tests are the check's, on a value a path-valued
     common case gave (``payload`` from ``w.blob``), is taken by ``payload is w.blob`` first; any

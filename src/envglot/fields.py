@@ -316,6 +316,14 @@ def _byte_reader() -> Callable[[Any], tuple[int]]:
     return struct.Struct("B").unpack_from
 
 
+@cache
+def _head_reader(width: int) -> Callable[[Any], tuple[bytes]]:
+    """A bytes-like value's first ``width`` bytes (as a 1-tuple; ``struct.error`` where it is shorter)."""
+    import struct
+
+    return struct.Struct(f"{width}s").unpack_from
+
+
 _SPECIAL = frozenset(b".^$*+?[]\\|()")
 
 
@@ -338,6 +346,62 @@ def _first_byte(match: Callable[..., Any]) -> int | None:
         return None
     one = [bool(pattern.match(bytes((b,)) + b"x")) for b in range(256)]  # what the pattern says, checked
     return byte if pattern.match(b"") is None and one == [b == byte for b in range(256)] else None
+
+
+_QUANTIFIERS = b"*+?{"
+
+
+def _one_byte(text: bytes, i: int) -> tuple[int, int] | None:
+    """``(byte, next index)`` where ``text[i:]`` (a pattern's) starts with one literal byte: an
+    escaped punctuation byte or a byte no regex syntax takes; ``None`` otherwise."""
+    if i < len(text) and text[i] == 0x5C:
+        return (text[i + 1], i + 2) if i + 1 < len(text) and not bytes(text[i + 1 : i + 2]).isalnum() else None
+    if i < len(text) and text[i] not in _SPECIAL and text[i] not in b"{}":
+        return text[i], i + 1
+    return None
+
+
+@cache
+def _head_rule(match: Callable[..., Any]) -> tuple[bytes, frozenset[int]] | None:
+    """``(head, spaces)`` where a compiled bytes pattern (no flags, no ``|``) is one literal byte,
+    a class repeated ``*`` (its bytes ``spaces``), literal bytes, then anything (``WRAPPED_AT``:
+    ``{``, ``[ \\t\\r\\n]*``, ``"value"``, ...), ``head`` the first byte and those literal ones:
+    ``match(x)`` finds none where ``x`` holds at least ``len(head)`` bytes, ``x[1]`` is not in
+    ``spaces`` and ``x[:len(head)] != head`` (a match starts with the first byte; where ``x[1]``
+    is not in the class the repeat takes no byte, so the literal bytes follow it at once);
+    ``None`` for any other pattern."""
+    pattern = getattr(match, "__self__", None)
+    if not isinstance(pattern, re.Pattern) or getattr(match, "__name__", None) != "match" or pattern.flags:
+        return None
+    text = pattern.pattern
+    if not isinstance(text, bytes) or b"|" in text or (first := _one_byte(text, 0)) is None:
+        return None
+    byte, i = first
+    if text[i : i + 1] != b"[" or text[i + 1 : i + 2] in (b"]", b"^", b""):
+        return None
+    j = i + 1
+    while j < len(text) and text[j] != 0x5D:  # the class's closing ``]`` (an escaped byte skipped)
+        j += 2 if text[j] == 0x5C else 1
+    if text[j + 1 : j + 2] != b"*" or text[j + 2 : j + 3] in (b"+",):
+        return None
+    cls = re.compile(text[i : j + 1])
+    spaces = frozenset(b for b in range(256) if cls.fullmatch(bytes((b,))))
+    head, k = bytearray((byte,)), j + 2
+    if text[k : k + 1] == b"?":  # lazy: the same bytes can start a match
+        k += 1
+    while (lit := _one_byte(text, k)) is not None:
+        head.append(lit[0])
+        k = lit[1]
+    if k < len(text) and text[k] in _QUANTIFIERS:  # the last literal byte is repeated
+        head.pop()
+    if len(head) < 2 or not spaces or head[1] in spaces:
+        return None
+    # what the pattern says, checked: the head with any one byte after the first changed (the
+    # second not to a byte of the class) is refused
+    one_off = (head[:i] + bytes((b,)) + head[i + 1 :] for i in range(1, len(head)) for b in range(256) if b != head[i])
+    if pattern.match(b"") is not None or any(pattern.match(x) for x in one_off if x[1] not in spaces):
+        return None
+    return bytes(head), spaces
 
 
 @cache
@@ -386,6 +450,13 @@ def _common_exprs(
         if inline and t.op in _MATCH and (byte := _first_byte(t.value)) is not None:  # no regex: one C call
             held = f"({e} and {ref(_byte_reader(), 'FIRST_BYTE')}({e})[0] == {byte})"
             tests.append(held if t.op == "matches" else f"not {held}")
+        elif inline and t.op == "no match" and (rule := _head_rule(t.value)) is not None:  # mostly one C call
+            head, spaces = rule
+            reader = ref(_head_reader(len(head)), "HEAD")
+            tests.append(
+                f"(len({e}) >= {len(head)} and (t_head := {reader}({e})[0])[1] not in {ref(spaces, 'SPACES')} "
+                f"and t_head != {head!r} or {ref(t.value, 'MATCH')}({e}) is None)"
+            )
         elif inline and t.op == "matches" and (unmatched := _negated(t.value)) is not None:
             tests.append(f"{ref(unmatched, 'MATCH')}({e}) is None")  # no match object made where it holds
         elif t.op in _MATCH:
@@ -1436,6 +1507,48 @@ def counted_around(src: Dialect) -> bool:
     if not isinstance(top, msgspec.inspect.StructType) or _STRUCTURAL.intersection(src.outcome_key):
         return False
     return any(not _STRUCTURAL.intersection(f.encode_name) for f in _raw_fields(top))
+
+
+def strict_floor(src: Dialect) -> int:
+    """The fewest bytes that are not brackets outside strings in any document the strict decode of
+    ``src``'s reader accepts (0 for another reader or a lax decode): its wire Struct's required members' keys
+    (each at least its name's UTF-8 bytes and two quotes, as an escape is never shorter), their
+    colons and the commas between them, and their values' least such bytes (:func:`_least_outside`).
+
+    A document the strict decode accepts is valid JSON, each of its levels two brackets: it nests
+    at most ``(len(buf) - strict_floor(src)) // 2`` levels (the straight line reads a document up
+    to ``2 * max_depth`` bytes longer than this without lowering the recursion budget)."""
+    import msgspec.inspect
+
+    reading = src.steps()[0]
+    strict = getattr(getattr(reading, "decoder", None), "decoder", None)
+    decoder = None if strict is None else strict()
+    if decoder is None or not getattr(decoder, "strict", False):  # (lax: ``"0"`` may read as a bool)
+        return 0
+    return _least_outside(msgspec.inspect.type_info(decoder.type), set())
+
+
+def _least_outside(t: Any, seen: set[int]) -> int:
+    """The fewest bytes that are not brackets outside strings of a JSON value msgspec decodes as
+    the type ``t`` (``msgspec.inspect``'s): an object's required members' keys, colons, commas and
+    values, a string's two quotes, a number's digit, ``true``/``null``'s four letters, a union's
+    least member; 0 for anything else (an array may be ``[]``, a ``Raw`` anything)."""
+    import msgspec.inspect as mi
+
+    if isinstance(t, mi.StructType) and not t.array_like and id(t.cls) not in seen:
+        required = [f for f in t.fields if f.required]
+        inner = seen | {id(t.cls)}
+        keys = sum(len(f.encode_name.encode()) + 3 + _least_outside(f.type, inner) for f in required)
+        return keys + max(len(required) - 1, 0)
+    if isinstance(t, mi.UnionType):
+        return min(_least_outside(u, seen) for u in t.types)
+    if isinstance(t, mi.StrType):
+        return 2
+    if isinstance(t, mi.LiteralType):
+        return min(len(v.encode()) + 2 if isinstance(v, str) else 1 for v in t.values)
+    if isinstance(t, mi.IntType | mi.FloatType):
+        return 1
+    return 4 if isinstance(t, mi.BoolType | mi.NoneType) else 0
 
 
 def _twice_outside(quoted: bytes, value: str, key: bytes, enc: str) -> str:

@@ -39,6 +39,7 @@ from .fields import (
     bound_tally,
     counted_around,
     slot_after_last,
+    strict_floor,
     strict_reader,
     tallying_pair,
 )
@@ -64,7 +65,7 @@ from .policy import Level
 from .registry import Registry, bundled
 from .toplevel import KEYED_TOP_MIN, TopMembers
 from .transport import unwrap_bytes, unwrap_jsonrpc
-from .wire import WireDecoder, may_be_loose, minified
+from .wire import WireDecoder, may_be_loose, minified_alike
 
 __all__ = [
     "Conversion",
@@ -1183,6 +1184,11 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         split = split_min(src)
 
         strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
+        minified = minified_alike()  # (this source's documents' first key, kept)
+        # A document the strict read accepts this short nests within max_depth (strict_floor): read
+        # without lowering the recursion budget. Its answer is within_depth's: accepted, the same
+        # output; refused (None, or anything raised: too deep, say) out is None either way.
+        shallow = 2 * max_depth + strict_floor(src)
 
         slot = m[src.name].shape.residue
         # (not with preserve: the residue rebuilds the original in its members' order, which a
@@ -1227,7 +1233,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 # members there can refuse it. Anything else (a refusal, an error, the depth, the
                 # outcome key shown twice outside the top level's values) takes that line.
                 try:
-                    out = within_depth(strictly, data, max_depth)
+                    out = strictly(data) if len(data) <= shallow else within_depth(strictly, data, max_depth)
                 except Exception:
                     out = None
                 if out is not None:
