@@ -283,6 +283,27 @@ def _top_level_pairs() -> list[tuple[str, str]]:
     return found
 
 
+def _deeper_carrier_pairs() -> list[tuple[str, str]]:
+    """The ordered pairs of writable dialects whose first take is one object key deep in the source
+    and more than one in the target (into code-graph's ``$.data.result``, problem-json's details
+    into google-rpc's ``$.error.details``): ``residue._whole_by``'s ``_top_whole``, given the
+    output's top level."""
+    m = default_mappings()
+    found = []
+    for src, dst in itertools.permutations(sorted(WRITABLE), 2):
+        takes = residue.take_paths(m[src].fields, m[dst].fields, m[dst].shape.residue)
+        if takes and len(takes[0][0]) == 1 and len(takes[0][1]) > 1:
+            found.append((src, dst))
+    return found
+
+
+def test_the_deeper_carrier_pairs_are_the_ones_expected() -> None:
+    """The payload of every writable source holding one at its top level into code-graph, and
+    problem-json's details into google-rpc (google-rpc's first take, its details, is two keys deep)."""
+    into_code_graph = {(src, "code-graph") for src in ("dotbot", "errorcode", "problem-json", "response-v2", "result")}
+    assert set(_deeper_carrier_pairs()) == into_code_graph | {("problem-json", "google-rpc")}
+
+
 def _top_level_variants(src: str, doc: bytes) -> list[bytes]:
     """``doc`` (minified) and documents made from it for the placer's rules: the payload carried
     unchanged, changed, absent or ``null``; each later take's first member present (``null``, an
@@ -337,11 +358,12 @@ def _converted_variants(src: str, dst: str) -> Iterator[tuple[bytes, bytes, dict
             yield doc, out, msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
 
 
-@pytest.mark.parametrize(("src", "dst"), _top_level_pairs())
+@pytest.mark.parametrize(("src", "dst"), _top_level_pairs() + _deeper_carrier_pairs())
 def test_a_top_level_payloads_placer_gives_the_general_ways_bytes(src: str, dst: str) -> None:
-    """The pair's placer (a payload one key deep in both taken without the loop over the takes
-    when no later take is in the original) gives the bytes of ``residue.whole`` set at the slot,
-    with the original's top level or without, and each document converts and restores exactly."""
+    """The pair's placer (a payload one key deep in the source, at one key of the target or more,
+    taken without the loop over the takes when no later take is in the original) gives the bytes
+    of ``residue.whole`` set at the slot, with the original's top level or without, and each
+    document converts and restores exactly."""
     m = default_mappings()
     there = m[dst]
     takes = _takes(m, src, dst)

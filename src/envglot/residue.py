@@ -864,10 +864,14 @@ def _whole_by(dialect: str, takes: Takes) -> WholeOf:
     - A single take deeper than the source's top level: nothing is taken when the carrier has no
       value there (no walk into the original: a code-graph success's payload is on the way to a
       failure's details); otherwise :func:`_whole_of`, given that value.
-    - A payload one object key deep in both (:func:`_top_whole`): carried unchanged and no later
-      take present, taken without the loop over the takes.
+    - A payload one object key deep in the source, at object keys of the carrier (one: also given a
+      stating writer's output, :func:`_found_by`; more: a payload into code-graph's
+      ``$.data.result``) (:func:`_top_whole`): carried unchanged and no later take present, taken
+      without the loop over the takes.
     - Anything else: :func:`_whole_of` itself."""
     found = _found_by(dialect, takes)
+    if found is None and _one_key_deep(takes, deeper=True):
+        found = _top_whole(dialect, takes)
     if found is not None:
         return cast(WholeOf, found)  # given the output's top level
     here, there = takes[0] if takes else ((), ())
@@ -924,17 +928,18 @@ def _top_of(out: dict[str, Any] | None, written: bytes | None) -> dict[str, Any]
     return top
 
 
-def _one_key_deep(takes: Takes) -> bool:
+def _one_key_deep(takes: Takes, deeper: bool = False) -> bool:
     """True for a pair's takes whose payload is one object key deep in the source and in the
-    carrier, every later take's source path object keys (:func:`_top_whole`'s)."""
+    carrier (``deeper``: at more than one object key of the carrier), every later take's source
+    path object keys (:func:`_top_whole`'s)."""
     if not takes:
         return False
     here, there = takes[0]
     return (
         len(here) == 1
-        and len(there) == 1
+        and (len(there) > 1 if deeper else len(there) == 1)
         and isinstance(here[0], str)
-        and isinstance(there[0], str)
+        and all(isinstance(seg, str) for seg in there)
         and all(isinstance(seg, str) for p in takes[1:] for seg in p[0])
     )
 
@@ -987,15 +992,17 @@ def _lead_whole(dialect: str, takes: Takes) -> FoundWholeOf:
 
 def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
     """:func:`_found_by`'s function for a payload one object key deep in the source and in the
-    carrier (every later take's source path object keys): when the original's payload is the
-    carrier's bytes and :func:`_whole_of` would find none of the later takes in the original (a
+    carrier (every later take's source path object keys), and :func:`_whole_by`'s for one at
+    deeper object keys of the carrier (given the output's top level only): when the original's
+    payload is the carrier's bytes and :func:`_whole_of` would find none of the later takes in the original (a
     top-level one absent, a deeper one under an absent or ``null`` member, or under the payload,
     ``null`` once taken), the payload alone is taken (:func:`_one_taken`); where the payload is the
     only take and is not carried unchanged (a failure), nothing is taken (:func:`_whole_of`'s
     answer); any other document takes :func:`_whole_of` (a later take present, or not the only
     take and not carried unchanged)."""
     key, carried = str(takes[0][0][0]), str(takes[0][1][0])  # keys (_whole_by)
-    text = _key_text(carried)
+    there = takes[0][1]
+    text = _key_text(carried) if len(there) == 1 else None  # a deeper carrier: never given a text
     # later takes one key deep: absent from the original's top level (a member present, even
     # ``null``, is taken or put back by _whole_of); deeper: absent or ``null`` there, or under the payload
     tops = tuple(str(p[0][0]) for p in takes[1:] if len(p[0]) == 1)
@@ -1014,9 +1021,17 @@ def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
     def whole_of(
         original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, written: bytes | None = None
     ) -> Raw:
+        found = None  # a deeper carrier's payload, looked up: handed to _whole_of
         if members is not None:
             mine = members.get(key)
-            theirs, out = _theirs(out, written, text, carried, mine)
+            if text is not None:
+                theirs, out = _theirs(out, written, text, carried, mine)
+            elif mine is None:  # nothing to compare: not looked up
+                theirs = None
+            else:  # _whole_of's lookup of a deeper carrier path
+                if out is None:
+                    out = _top_of(out, written)
+                theirs = found = None if out.get(carried, _NULL) == _NULL else value_at(out, there)
             if mine is None or theirs is None or mine != theirs:  # Raw compares its bytes
                 if alone:
                     # _whole_of's answer without its copy of the members and its loop (a failure's payload)
@@ -1028,7 +1043,7 @@ def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
                 tree[key] = _NULL
                 return _one_taken(dialect, original, tree, theirs, frame)
         # any other document: the general rule
-        return _whole_of(dialect, original, members, takes, _top_of(out, written))
+        return _whole_of(dialect, original, members, takes, out if out is not None else _top_of(out, written), found)
 
     return whole_of
 
