@@ -37,6 +37,7 @@ from .fields import (
     Unit,
     bound_pair,
     bound_tally,
+    carrying_pair,
     counted_around,
     slot_after_last,
     strict_reader,
@@ -882,6 +883,21 @@ class Pipeline:
             fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
         return fused
 
+    def _carrying_from(self, src: Dialect) -> Callable[..., tuple[bytes, Any] | None] | None:
+        """The compact fused path from ``src`` returning ``(doc, value)``, ``value`` what it wrote
+        at the carrier's member whose payload the written placer can be handed
+        (:func:`~envglot.residue.handed_key`; :meth:`_add_fused_residue` passes it on), for a
+        ``preserve=True`` pipeline; ``None`` where the plain fused path serves (the caller's
+        choice: built anew at each call)."""
+        if src.name == self.dst.name or not self.preserve:
+            return None
+        takes, _, place, _, written = self._takes.get(src.name) or self._whole_plan(src)
+        key = _residue.handed_key(takes) if written is not place else None
+        if key is None or self._fused_from(src, True) is None:
+            return None
+        ctx = Context(self.mappings, DISCARD, self.mappings[src.name], self.synth, True)
+        return carrying_pair(src, self.dst, ctx, key)
+
     def _add_residue(
         self,
         buf: bytes,
@@ -926,13 +942,16 @@ class Pipeline:
         skip = () if nests else _residue.slot_path(m[src.name].shape.residue)
         return self._placed(out, src, original, back, skip, members, top)
 
-    def _add_fused_residue(self, buf: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
+    def _add_fused_residue(
+        self, buf: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None, carried: Any = None
+    ) -> bytes:
         """:meth:`_add_residue` on the fused path in the compact style, the same bytes with less
         looked up: ``buf`` is minified there (:meth:`convert` minified it or proved it minified),
         holds no input residue, and the reverse pair is found once per source (into its own
-        dialect only: into another, the version 3 residue needs no conversion back)."""
+        dialect only: into another, the version 3 residue needs no conversion back). ``carried``:
+        what :meth:`_carrying_from`'s function wrote at the carrier's member, when it wrote ``out``."""
         if src.name != self.dst.name:
-            return self._whole(buf, out, src, members, True)
+            return self._whole(buf, out, src, members, True, carried)
         back_pair = self._preserving.get(src.name, _MISSING)
         if back_pair is _MISSING:
             back_pair = self._preserving[src.name] = (
@@ -966,13 +985,20 @@ class Pipeline:
         return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
 
     def _whole(
-        self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None, fused: bool = False
+        self,
+        original: bytes,
+        out: bytes,
+        src: Dialect,
+        members: dict[str, msgspec.Raw] | None,
+        fused: bool = False,
+        carried: Any = None,
     ) -> bytes:
         """``out`` with the version 5 residue of ``original`` (minified, ``members`` its top level
         when decoded): the members ``out`` carries unchanged left out (taken); ``out`` itself for a
         source that cannot be written (no residue restores into it). ``fused``: ``out`` is the fused
         path's compact output of ``original`` (so minified, as the residue made of ``original`` is:
-        the target's seal formats nothing)."""
+        the target's seal formats nothing); ``carried``: what it wrote at the carrier's member
+        (:meth:`_carrying_from`), handed to the placer."""
         plan = self._takes.get(src.name) or self._whole_plan(src)
         if plan is _UNWRITTEN:  # no residue restores into a source that cannot be written
             return out
@@ -989,7 +1015,7 @@ class Pipeline:
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
                 return seal(placed, None, tight) if seal is not None else placed
-        if place is not None and (done := place(original, members, out)) is not None:
+        if place is not None and (done := place(original, members, out, carried)) is not None:
             return seal(*done, tight) if seal is not None else done[0]
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, takes), seal, tight)
@@ -1183,6 +1209,10 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         split = split_min(src)
 
         strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
+        # preserve: the fused path handing the residue's placer the carrier's payload as it wrote it
+        carrying = p._carrying_from(src)
+        if carrying is not None:
+            fused = carrying
 
         slot = m[src.name].shape.residue
         # (not with preserve: the residue rebuilds the original in its members' order, which a
@@ -1288,11 +1318,15 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 raise _surrogate(exc, target) from None
             if out is None:
                 return slow(data)
+            if carrying is None:
+                carried = None
+            else:  # (preserve) the output and what it wrote at the carrier's member
+                out, carried = out
             if rival is not None:
                 other = rival(members)
                 if other is not None and not dst.failed(out) and _failure_of(buf, other, m) is not None:
                     return slow(data)
-            return p._add_fused_residue(buf, out, src, members) if preserve else out
+            return p._add_fused_residue(buf, out, src, members, carried) if preserve else out
 
         return forced
 
