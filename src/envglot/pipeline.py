@@ -966,6 +966,25 @@ class Pipeline:
         skip = _residue.slot_path(self.mappings[src.name].shape.residue)
         return self._placed(out, src, buf, back, skip, members, top)
 
+    def _fused_residue(self, src: Dialect) -> Callable[[bytes, bytes, dict[str, msgspec.Raw] | None, Any], bytes]:
+        """:meth:`_add_fused_residue` for ``src`` as one function ``(buf, out, members, carried)``,
+        built once by an entry: an output below :data:`~envglot.residue.SPLICE_MIN` bytes of a
+        target that seals nothing goes to the pair's written placer without :meth:`_whole`'s
+        lookups (the bytes :meth:`_whole` gives it: no splice below that size, the placer's own)."""
+        add = self._add_fused_residue
+        plan = self._takes.get(src.name) or self._whole_plan(src) if src.name != self.dst.name else _UNWRITTEN
+        _, _, place, seal, written = plan
+        if seal is not None or written is None or written is place:
+            return lambda buf, out, members, carried: add(buf, out, src, members, carried)
+        whole, small = self._whole, _residue.SPLICE_MIN
+
+        def placed(buf: bytes, out: bytes, members: dict[str, msgspec.Raw] | None, carried: Any) -> bytes:
+            if len(out) < small and (done := written(buf, members, out, carried)) is not None:
+                return done[0]
+            return whole(buf, out, src, members, True, carried)
+
+        return placed
+
     def _placed(
         self,
         out: bytes,
@@ -1211,8 +1230,8 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
         # preserve: the fused path handing the residue's placer the carrier's payload as it wrote it
         carrying = p._carrying_from(src)
-        if carrying is not None:
-            fused = carrying
+        call: Callable[..., Any] = fused if carrying is None else carrying
+        add_residue = p._fused_residue(src) if preserve else None
 
         slot = m[src.name].shape.residue
         # (not with preserve: the residue rebuilds the original in its members' order, which a
@@ -1313,20 +1332,20 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             if holds_wrapper(members) or (preserve and not _residue.none_in(buf, slot, members)):
                 return slow(data)
             try:  # _run_fused's call, without its frame
-                out = fused(buf) if len(buf) < split else fused(buf, members)
+                got = call(buf) if len(buf) < split else call(buf, members)
             except UnicodeEncodeError as exc:
                 raise _surrogate(exc, target) from None
-            if out is None:
+            if got is None:
                 return slow(data)
             if carrying is None:
-                carried = None
+                out, carried = got, None
             else:  # (preserve) the output and what it wrote at the carrier's member
-                out, carried = out
+                out, carried = got
             if rival is not None:
                 other = rival(members)
                 if other is not None and not dst.failed(out) and _failure_of(buf, other, m) is not None:
                     return slow(data)
-            return p._add_fused_residue(buf, out, src, members, carried) if preserve else out
+            return out if add_residue is None else add_residue(buf, out, members, carried)
 
         return forced
 
