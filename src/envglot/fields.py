@@ -1112,9 +1112,7 @@ def _emit_body(
         _emit_steps(wr, writing.steps, keep=emitted, indent=indent)
     else:
         _emit_failure_write(wr, writing, emitted, fast, indent)
-    carry = None
-    if carried is not None:
-        carry = (None if template is None else _carried(wr, writing, carried, fixed)) or "None"
+    carry = None if carried is None else _carried(wr, writing, carried, fixed) or "None"
     _finish(wr, writing, indent, None if template is None else template[1], carry)
 
 
@@ -1173,13 +1171,17 @@ def _template(
 
 def _carrier(writing: Writing, key: str) -> str | None:
     """The member (a local's name, or a path into one) that the result Build gives its Struct's
-    field encoded as ``key``, which :func:`_spelled` writes as that member's value (a ``Raw`` as
-    its bytes); ``None`` for a constant, a nested Build, or no such field."""
-    builds = {st.name: st for st in writing.steps if isinstance(st, Build)}
-    st = builds.get(writing.result)
-    if st is None:
+    field encoded as ``key``, where every document ``writing`` writes is that Struct's encoding (as
+    msgspec or :func:`_template` writes it: no ``finish`` hook, no step reading the Build, an object
+    of its fields), so a ``Raw`` value is written there as its bytes; ``None`` for a constant, a
+    nested Build, no such field, or another writer."""
+    last = {getattr(st, "name", None): st for st in writing.steps}
+    st = last.get(writing.result)
+    if writing.finish is not None or not isinstance(st, Build) or not _read_only_by(writing, [st]):
         return None
-    for f in struct_fields(st.struct):
+    fields = _object_fields(st.struct)
+    builds = {b.name for b in writing.steps if isinstance(b, Build)}
+    for f in fields or ():
         if f.encode_name == key:
             v = st.members.get(f.name)
             return v if isinstance(v, str) and v not in builds else None
@@ -1187,9 +1189,9 @@ def _carrier(writing: Writing, key: str) -> str | None:
 
 
 def _carried(side: _Side, writing: Writing, key: str, fixed: frozenset[str]) -> str | None:
-    """The expression :func:`_template` writes as the output's top-level member ``key``
-    (:func:`_carrier`'s member), ``None`` where the template does not compute it per document
-    (a part made once per binding, or none)."""
+    """The expression the body writes as the output's top-level member ``key`` (:func:`_carrier`'s
+    member, by the template or the result Build), ``None`` where it is not computed per document
+    (a template's part made once per binding, or none)."""
     v = _carrier(writing, key)
     if v is None or v.split(".", 1)[0] in fixed:
         return None
@@ -1895,12 +1897,13 @@ def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes 
 
 def carrying_pair(src: Dialect, dst: Dialect, ctx: Context, key: str) -> Callable[..., tuple[bytes, Any] | None] | None:
     """:func:`bound_pair`'s function for ``ctx`` returning ``(doc, value)``: ``value`` is what the
-    target's template wrote as ``doc``'s top-level member ``key`` (a ``Raw`` written as its bytes,
-    so a residue finds its carrier's payload without searching the output: ``preserve=True``).
-    ``None`` where the pair has no bound function or its template writes no such member from a
-    value computed per document (compiled on first use, cached beside :func:`pair_function`'s)."""
+    target's writer wrote as ``doc``'s top-level member ``key`` (a ``Raw`` written as its bytes,
+    :data:`ABSENT` as no member), so a residue finds its carrier's payload without searching the
+    output (``preserve=True``). ``None`` where the pair has no bound function or its writer's
+    result is not a Struct giving that member a value computed per document (:func:`_carrier`;
+    compiled on first use, cached beside :func:`pair_function`'s)."""
     writing = dst.steps()[1]
-    if not _fusable(src, dst) or writing is None or writing.finish is not None or _carrier(writing, key) is None:
+    if not _fusable(src, dst) or writing is None or _carrier(writing, key) is None:
         return None
     cache = (src.name, dst.name, src.reading, dst.writing, key)
     fn = _CARRYING.get(cache)

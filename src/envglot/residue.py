@@ -792,7 +792,8 @@ def written_placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> P
     where the carrier's payload is not found in the text (:func:`_carries`) or the residue needs more
     of the output than its payload. Where it is one key deep in the original too (:func:`handed_key`),
     a ``Raw`` given as ``carried`` (what the fused function wrote at the carrier's member, so those
-    bytes) is taken for the carrier's payload, at every size, without the search."""
+    bytes; empty where it wrote none, ``fields.ABSENT``: never a payload's bytes, so nothing is taken,
+    as for no member) is taken for the carrier's payload, at every size, without the search."""
     if not 1 <= len(slot) <= 2 or not all(isinstance(seg, str) for seg in slot):
         return None
     member = _key_text(str(slot[-1]))
