@@ -888,12 +888,12 @@ class Pipeline:
         at the carrier's member whose payload the written placer can be handed
         (:func:`~envglot.residue.handed_key`; :meth:`_add_fused_residue` passes it on), for a
         ``preserve=True`` pipeline; ``None`` where the plain fused path serves (the caller's
-        choice: built anew at each call)."""
+        choice: built anew at each call, compiled once by :func:`~envglot.fields.carrying_pair`)."""
         if src.name == self.dst.name or not self.preserve:
             return None
         takes, _, place, _, written = self._takes.get(src.name) or self._whole_plan(src)
         key = _residue.handed_key(takes) if written is not place else None
-        if key is None or self._fused_from(src, True) is None:
+        if key is None or not COMPILED[0]:
             return None
         ctx = Context(self.mappings, DISCARD, self.mappings[src.name], self.synth, True)
         return carrying_pair(src, self.dst, ctx, key)
@@ -1199,7 +1199,10 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
 
     if p.src is not None:
         src = p.src
-        fused = p._fused_from(src, True)
+        # preserve: the fused path handing the residue's placer the carrier's payload as it wrote
+        # it, compiled instead of the plain one (which only a document the general path takes needs)
+        carrying = p._carrying_from(src)
+        fused: Callable[..., Any] | None = p._fused_from(src, True) if carrying is None else carrying
         if fused is None:
             return slow
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
@@ -1227,10 +1230,8 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         failure, seen = src.failure_value, outcome + b":"
         split = split_min(src)
 
-        strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
-        # preserve: the fused path handing the residue's placer the carrier's payload as it wrote it
-        carrying = p._carrying_from(src)
-        call: Callable[..., Any] = fused if carrying is None else carrying
+        # fused(buf, STRICT_READ), called (buf) without a frame between (never with preserve: not strict)
+        strictly = strict_reader(fused)
         add_residue = p._fused_residue(src) if preserve else None
 
         slot = m[src.name].shape.residue
@@ -1332,7 +1333,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             if holds_wrapper(members) or (preserve and not _residue.none_in(buf, slot, members)):
                 return slow(data)
             try:  # _run_fused's call, without its frame
-                got = call(buf) if len(buf) < split else call(buf, members)
+                got = fused(buf) if len(buf) < split else fused(buf, members)
             except UnicodeEncodeError as exc:
                 raise _surrogate(exc, target) from None
             if got is None:
