@@ -966,16 +966,19 @@ class Pipeline:
         skip = _residue.slot_path(self.mappings[src.name].shape.residue)
         return self._placed(out, src, buf, back, skip, members, top)
 
-    def _fused_residue(self, src: Dialect) -> Callable[[bytes, bytes, dict[str, msgspec.Raw] | None, Any], bytes]:
+    def _fused_residue(
+        self, src: Dialect
+    ) -> Callable[[bytes, bytes, dict[str, msgspec.Raw] | None, Any], bytes] | None:
         """:meth:`_add_fused_residue` for ``src`` as one function ``(buf, out, members, carried)``,
-        built once by an entry: an output below :data:`~envglot.residue.SPLICE_MIN` bytes of a
-        target that seals nothing goes to the pair's written placer without :meth:`_whole`'s
-        lookups (the bytes :meth:`_whole` gives it: no splice below that size, the placer's own)."""
-        add = self._add_fused_residue
-        plan = self._takes.get(src.name) or self._whole_plan(src) if src.name != self.dst.name else _UNWRITTEN
-        _, _, place, seal, written = plan
+        built once by an entry, where it places with less: an output below
+        :data:`~envglot.residue.SPLICE_MIN` bytes of a target that seals nothing goes to the pair's
+        written placer without :meth:`_whole`'s lookups (the bytes :meth:`_whole` gives it: no
+        splice below that size, the placer's own); ``None`` elsewhere (:meth:`_add_fused_residue`)."""
+        if src.name == self.dst.name:
+            return None
+        _, _, place, seal, written = self._takes.get(src.name) or self._whole_plan(src)
         if seal is not None or written is None or written is place:
-            return lambda buf, out, members, carried: add(buf, out, src, members, carried)
+            return None
         whole, small = self._whole, _residue.SPLICE_MIN
 
         def placed(buf: bytes, out: bytes, members: dict[str, msgspec.Raw] | None, carried: Any) -> bytes:
@@ -1232,7 +1235,7 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
 
         # fused(buf, STRICT_READ), called (buf) without a frame between (never with preserve: not strict)
         strictly = strict_reader(fused)
-        add_residue = p._fused_residue(src) if preserve else None
+        placed = p._fused_residue(src) if preserve else None
 
         slot = m[src.name].shape.residue
         # (not with preserve: the residue rebuilds the original in its members' order, which a
@@ -1346,7 +1349,9 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
                 other = rival(members)
                 if other is not None and not dst.failed(out) and _failure_of(buf, other, m) is not None:
                     return slow(data)
-            return out if add_residue is None else add_residue(buf, out, members, carried)
+            if placed is None:
+                return p._add_fused_residue(buf, out, src, members, carried) if preserve else out
+            return placed(buf, out, members, carried)
 
         return forced
 
