@@ -35,9 +35,11 @@ from hypothesis import strategies as st
 import envglot
 from envelopes import documents
 from envglot import residue
+from envglot.context import Context
+from envglot.diagnostics import DISCARD
 from envglot.dialect import get_dialect
 from envglot.dialects import WRITABLE, code_graph
-from envglot.fields import slot_after_last
+from envglot.fields import bound_pair, carrying_pair, slot_after_last
 from envglot.mappings import default_mappings
 from golden import cases, json_key
 from roundtrip import upstream_files
@@ -538,6 +540,59 @@ def test_a_written_placer_finds_the_carriers_payload_in_the_text_or_decodes(
         out == b'{"data":' + payload + b"}" or out.endswith(b',"data":' + payload + b"}")
     )
     assert bool(res.take) == carried
+
+
+def _handed_pairs() -> list[tuple[str, str]]:
+    """The stating pairs whose payload is one key deep in source and carrier: the fused function
+    hands the written placer what it wrote at the carrier's member (``fields.carrying_pair``)."""
+    m = default_mappings()
+    return [(src, dst) for src, dst in _stated_pairs() if residue.handed_key(_takes(m, src, dst)) is not None]
+
+
+@pytest.mark.parametrize(("src", "dst"), _handed_pairs())
+def test_a_carrying_fused_function_hands_the_written_placer_the_carriers_payload(src: str, dst: str) -> None:
+    """A preserve pipeline's fused function (``fields.carrying_pair``) returns the plain fused
+    function's bytes and what its writer wrote at the carrier's member: a ``Raw`` there is that
+    member's bytes in the output (an empty one, ``ABSENT``, none). Handed it, the written placer
+    gives the general placer's bytes without searching the output, for successes (the payload
+    carried unchanged) and failures (other bytes there), on the golden documents, their variants
+    and the benchmark's medium and large ones; a value that is no ``Raw`` (handed by no fused
+    function) leaves the placer to the text."""
+    m = default_mappings()
+    takes, _, place, written = _placers(src, dst)
+    key = residue.handed_key(takes)
+    assert key is not None
+    source, target = get_dialect(src), get_dialect(dst)
+    ctx = Context(m, DISCARD, m[src], None, True)
+    plain, carrying = bound_pair(source, target, ctx), carrying_pair(source, target, ctx, key)
+    assert plain is not None and carrying is not None
+    docs = [doc for doc, _, _ in _converted_variants(src, dst)] + _benchmark_documents()[src]
+    seen = {"taken": 0, "other": 0}
+    for doc in docs:
+        want_out = plain(doc)
+        got = carrying(doc)
+        if want_out is None:
+            assert got is None
+            continue
+        assert got is not None
+        out, carried = got
+        assert out == want_out
+        if type(carried) is not msgspec.Raw:
+            continue
+        top = residue.open_document(out)
+        if carried:  # (empty: ABSENT, the member left out)
+            assert bytes(top[key]) == bytes(carried)
+        else:
+            assert key not in top
+        members = msgspec.json.decode(doc, type=dict[str, msgspec.Raw])
+        for top_level in (members, None):
+            want = place(doc, top_level, out)
+            assert want is not None
+            for handed in (carried, None, bytes(carried)):
+                placed = written(doc, top_level, out, handed)
+                assert placed is not None and placed[0] == want[0], doc
+        seen["taken" if members.get(str(takes[0][0][0])) == carried else "other"] += 1
+    assert seen["taken"] >= 2 and seen["other"] >= 1, seen
 
 
 @pytest.mark.parametrize("meta", [b"null", b"[]", b'"m"', b"1", b"{}", b'{"version":"response-v2"}'])

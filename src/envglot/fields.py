@@ -925,7 +925,11 @@ def _writer_inputs(writing: Writing) -> list[str]:
     return out
 
 
-def _finish(side: _Side, writing: Writing, indent: int = 1, template: list[str] | None = None) -> None:
+def _finish(
+    side: _Side, writing: Writing, indent: int = 1, template: list[str] | None = None, carry: str | None = None
+) -> None:
+    """The result encoded (by ``template``'s parts where given) and returned; ``carry``: an
+    expression returned beside it, ``(doc, carry)`` (:func:`carrying_pair`)."""
     enc = side.unit.ref(_ENC.encode, "encode")
     if template is not None:
         side.unit.emit(f"doc = b''.join(({', '.join(template)},))", indent)
@@ -933,7 +937,7 @@ def _finish(side: _Side, writing: Writing, indent: int = 1, template: list[str] 
         side.unit.emit(f"doc = {enc}({side.var(writing.result)})", indent)
     if writing.finish is not None:
         side.unit.emit(f"doc = {side.call(writing.finish)}", indent)
-    side.unit.emit("return doc", indent)
+    side.unit.emit("return doc" if carry is None else f"return doc, {carry}", indent)
 
 
 def _compile_read(d: Dialect) -> tuple[Callable[..., c.Envelope], Callable[..., c.Envelope]]:
@@ -1111,13 +1115,16 @@ def _emit_body(
     counting: bool = False,
     plans_bound: bool = False,
     hoist: list[tuple[str, str]] | None = None,
+    carried: str | None = None,
 ) -> None:
     """A fused pair's body: decode, the reading steps, then the target's writing steps but
     ``skip``; ``counting``: also what the hub would report (``losses``: the pair of tables'
     facts for the writer's loss check, ``None`` when the target has none). A failure's code is
     planned (:func:`_fast_failure`) with ``t_plans`` (bound once, ``plans_bound``, else here).
     ``hoist``: given for a bound body (``skip`` done once), it receives the ``(name, expression)``
-    of the output's parts constant for the binding, which the caller computes before the body."""
+    of the output's parts constant for the binding, which the caller computes before the body.
+    ``carried``: a top-level key of the output; the body returns ``(doc, the value its template
+    wrote there)`` (:func:`_carried`; ``None`` for a value it does not name)."""
     reading, writing = src.steps()[0], dst.steps()[1]
     assert reading is not None and writing is not None
     same = src.name == dst.name
@@ -1176,7 +1183,8 @@ def _emit_body(
         _emit_steps(wr, writing.steps, keep=emitted, indent=indent)
     else:
         _emit_failure_write(wr, writing, emitted, fast, indent)
-    _finish(wr, writing, indent, None if template is None else template[1])
+    carry = None if carried is None else _carried(wr, writing, carried, fixed) or "None"
+    _finish(wr, writing, indent, None if template is None else template[1], carry)
 
 
 class _Fixed(NamedTuple):
@@ -1230,6 +1238,35 @@ def _template(
             hoisted.append((name, f"b''.join(({', '.join(_fixed_expr(p) for p in run)},))"))
             out.append(name)
     return taken, out, hoisted
+
+
+def _carrier(writing: Writing, key: str) -> str | None:
+    """The member (a local's name, or a path into one) that the result Build gives its Struct's
+    field encoded as ``key``, where every document ``writing`` writes is that Struct's encoding (as
+    msgspec or :func:`_template` writes it: no ``finish`` hook, no step reading the Build, an object
+    of its fields), so a ``Raw`` value is written there as its bytes; ``None`` for a constant, a
+    nested Build, no such field, or another writer."""
+    last = {getattr(st, "name", None): st for st in writing.steps}
+    st = last.get(writing.result)
+    if writing.finish is not None or not isinstance(st, Build) or not _read_only_by(writing, [st]):
+        return None
+    fields = _object_fields(st.struct)
+    builds = {b.name for b in writing.steps if isinstance(b, Build)}
+    for f in fields or ():
+        if f.encode_name == key:
+            v = st.members.get(f.name)
+            return v if isinstance(v, str) and v not in builds else None
+    return None
+
+
+def _carried(side: _Side, writing: Writing, key: str, fixed: frozenset[str]) -> str | None:
+    """The expression the body writes as the output's top-level member ``key`` (:func:`_carrier`'s
+    member, by the template or the result Build), ``None`` where it is not computed per document
+    (a template's part made once per binding, or none)."""
+    v = _carrier(writing, key)
+    if v is None or v.split(".", 1)[0] in fixed:
+        return None
+    return _member(side, v)
 
 
 def _fixed_expr(p: bytes | str | _Fixed) -> str:
@@ -1781,12 +1818,13 @@ def _texts_forms(r: _Side, wr: _Side, reading: Reading, writing: Writing, texts:
         wr.subst[texts.replaced.start] = write
 
 
-def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], bytes | None]:
+def _compile_pair(src: Dialect, dst: Dialect, carried: str | None = None) -> Callable[[bytes, Context], bytes | None]:
     """The fused function ``(buf, ctx)``; its ``bind(ctx)`` gives a one-argument version for a
-    fixed context with the pair's constant writing steps done once (see :func:`bound_pair`)."""
+    fixed context with the pair's constant writing steps done once (see :func:`bound_pair`);
+    ``carried``: that version returns ``(doc, value)`` (:func:`carrying_pair`)."""
     reading, writing = src.steps()[0], dst.steps()[1]
     assert reading is not None and writing is not None
-    fn = f"{_ident(src.name)}_to_{_ident(dst.name)}"
+    fn = f"{_ident(src.name)}_to_{_ident(dst.name)}" + ("" if carried is None else "_carrying")
     u = Unit(fn)
     keep = _keep(reading, writing, src.name == dst.name)
     produced = set(defined(reading.steps)) & {getattr(reading.steps[i], "name", None) for i in keep}
@@ -1815,7 +1853,7 @@ def _compile_pair(src: Dialect, dst: Dialect) -> Callable[[bytes, Context], byte
         names = ", ".join(wc.var(writing.steps[i].name) for i in sorted(folded))  # type: ignore[union-attr]
         u.emit(f"if not {u.ref(_shareable, 'shareable')}(({names},)):")
         u.emit("return None", 2)
-    _emit_bound(u, fn, src, dst, folded, plans_bound=fast is not None)
+    _emit_bound(u, fn, src, dst, folded, plans_bound=fast is not None, carried=carried)
     out = u.build(fn)
     _BINDERS[out] = u.ns["bind"]
     return out
@@ -1904,6 +1942,7 @@ _PAIRS: dict[_Declared, Callable[[bytes, Context], bytes | None] | None] = {}
 _TALLIES: dict[
     tuple[str, str, Reading | None, Writing | None, DialectMap, DialectMap], Callable[..., bytes | None]
 ] = {}
+_CARRYING: dict[tuple[str, str, Reading | None, Writing | None, str], Callable[[bytes, Context], bytes | None]] = {}
 """The compiled pair functions, keyed by the declarations themselves (compared by identity and
 held, so a declaration freed and another made at its address never finds the first's function;
 keyed by ``id()`` before, which could). Each starts over at :data:`_CACHED` entries."""
@@ -1967,6 +2006,25 @@ def bound_pair(src: Dialect, dst: Dialect, ctx: Context) -> Callable[..., bytes 
         return None
     bound = _BINDERS[fn](ctx)
     return bound if bound is not None else lambda buf, members=None: None if members is STRICT_READ else fn(buf, ctx)
+
+
+def carrying_pair(src: Dialect, dst: Dialect, ctx: Context, key: str) -> Callable[..., tuple[bytes, Any] | None] | None:
+    """:func:`bound_pair`'s function for ``ctx`` returning ``(doc, value)``: ``value`` is what the
+    target's writer wrote as ``doc``'s top-level member ``key`` (a ``Raw`` written as its bytes,
+    :data:`ABSENT` as no member), so a residue finds its carrier's payload without searching the
+    output (``preserve=True``). ``None`` where the pair has no bound function or its writer's
+    result is not a Struct giving that member a value computed per document (:func:`_carrier`;
+    compiled on first use, cached beside :func:`pair_function`'s)."""
+    writing = dst.steps()[1]
+    if not _fusable(src, dst) or writing is None or _carrier(writing, key) is None:
+        return None
+    cache = (src.name, dst.name, src.reading, dst.writing, key)
+    fn = _CARRYING.get(cache)
+    if fn is None:
+        if len(_CARRYING) >= _CACHED:
+            _CARRYING.clear()
+        fn = _CARRYING[cache] = _compile_pair(src, dst, key)
+    return _BINDERS[fn](ctx)  # type: ignore[return-value]
 
 
 def strict_reader(fn: Callable[..., bytes | None]) -> Callable[[bytes], bytes | None]:

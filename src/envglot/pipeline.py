@@ -37,6 +37,7 @@ from .fields import (
     Unit,
     bound_pair,
     bound_tally,
+    carrying_pair,
     counted_around,
     slot_after_last,
     strict_floor,
@@ -883,6 +884,21 @@ class Pipeline:
             fused = self._fused[src.name] = bound_pair(src, self.dst, ctx)
         return fused
 
+    def _carrying_from(self, src: Dialect) -> Callable[..., tuple[bytes, Any] | None] | None:
+        """The compact fused path from ``src`` returning ``(doc, value)``, ``value`` what it wrote
+        at the carrier's member whose payload the written placer can be handed
+        (:func:`~envglot.residue.handed_key`; :meth:`_add_fused_residue` passes it on), for a
+        ``preserve=True`` pipeline; ``None`` where the plain fused path serves (the caller's
+        choice: built anew at each call, compiled once by :func:`~envglot.fields.carrying_pair`)."""
+        if src.name == self.dst.name or not self.preserve:
+            return None
+        takes, _, place, _, written = self._takes.get(src.name) or self._whole_plan(src)
+        key = _residue.handed_key(takes) if written is not place else None
+        if key is None or not COMPILED[0]:
+            return None
+        ctx = Context(self.mappings, DISCARD, self.mappings[src.name], self.synth, True)
+        return carrying_pair(src, self.dst, ctx, key)
+
     def _add_residue(
         self,
         buf: bytes,
@@ -927,13 +943,16 @@ class Pipeline:
         skip = () if nests else _residue.slot_path(m[src.name].shape.residue)
         return self._placed(out, src, original, back, skip, members, top)
 
-    def _add_fused_residue(self, buf: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None) -> bytes:
+    def _add_fused_residue(
+        self, buf: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None, carried: Any = None
+    ) -> bytes:
         """:meth:`_add_residue` on the fused path in the compact style, the same bytes with less
         looked up: ``buf`` is minified there (:meth:`convert` minified it or proved it minified),
         holds no input residue, and the reverse pair is found once per source (into its own
-        dialect only: into another, the version 3 residue needs no conversion back)."""
+        dialect only: into another, the version 3 residue needs no conversion back). ``carried``:
+        what :meth:`_carrying_from`'s function wrote at the carrier's member, when it wrote ``out``."""
         if src.name != self.dst.name:
-            return self._whole(buf, out, src, members, True)
+            return self._whole(buf, out, src, members, True, carried)
         back_pair = self._preserving.get(src.name, _MISSING)
         if back_pair is _MISSING:
             back_pair = self._preserving[src.name] = (
@@ -947,6 +966,28 @@ class Pipeline:
             return self._add_residue(buf, out, src, None, members)
         skip = _residue.slot_path(self.mappings[src.name].shape.residue)
         return self._placed(out, src, buf, back, skip, members, top)
+
+    def _fused_residue(
+        self, src: Dialect
+    ) -> Callable[[bytes, bytes, dict[str, msgspec.Raw] | None, Any], bytes] | None:
+        """:meth:`_add_fused_residue` for ``src`` as one function ``(buf, out, members, carried)``,
+        built once by an entry, where it places with less: an output below
+        :data:`~envglot.residue.SPLICE_MIN` bytes of a target that seals nothing goes to the pair's
+        written placer without :meth:`_whole`'s lookups (the bytes :meth:`_whole` gives it: no
+        splice below that size, the placer's own); ``None`` elsewhere (:meth:`_add_fused_residue`)."""
+        if src.name == self.dst.name:
+            return None
+        _, _, place, seal, written = self._takes.get(src.name) or self._whole_plan(src)
+        if seal is not None or written is None or written is place:
+            return None
+        whole, small = self._whole, _residue.SPLICE_MIN
+
+        def placed(buf: bytes, out: bytes, members: dict[str, msgspec.Raw] | None, carried: Any) -> bytes:
+            if len(out) < small and (done := written(buf, members, out, carried)) is not None:
+                return done[0]
+            return whole(buf, out, src, members, True, carried)
+
+        return placed
 
     def _placed(
         self,
@@ -967,13 +1008,20 @@ class Pipeline:
         return self._place(out, top, _residue.encode_residue(src.name, original, sets, dels))
 
     def _whole(
-        self, original: bytes, out: bytes, src: Dialect, members: dict[str, msgspec.Raw] | None, fused: bool = False
+        self,
+        original: bytes,
+        out: bytes,
+        src: Dialect,
+        members: dict[str, msgspec.Raw] | None,
+        fused: bool = False,
+        carried: Any = None,
     ) -> bytes:
         """``out`` with the version 5 residue of ``original`` (minified, ``members`` its top level
         when decoded): the members ``out`` carries unchanged left out (taken); ``out`` itself for a
         source that cannot be written (no residue restores into it). ``fused``: ``out`` is the fused
         path's compact output of ``original`` (so minified, as the residue made of ``original`` is:
-        the target's seal formats nothing)."""
+        the target's seal formats nothing); ``carried``: what it wrote at the carrier's member
+        (:meth:`_carrying_from`), handed to the placer."""
         plan = self._takes.get(src.name) or self._whole_plan(src)
         if plan is _UNWRITTEN:  # no residue restores into a source that cannot be written
             return out
@@ -990,7 +1038,7 @@ class Pipeline:
             placed = _residue.placed_whole(src.name, original, members, out, takes, slot)
             if placed is not None:
                 return seal(placed, None, tight) if seal is not None else placed
-        if place is not None and (done := place(original, members, out)) is not None:
+        if place is not None and (done := place(original, members, out, carried)) is not None:
             return seal(*done, tight) if seal is not None else done[0]
         top = _residue.open_document(out)
         return self._place(out, top, _residue.whole(src.name, original, members, top, takes), seal, tight)
@@ -1155,7 +1203,10 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
 
     if p.src is not None:
         src = p.src
-        fused = p._fused_from(src, True)
+        # preserve: the fused path handing the residue's placer the carrier's payload as it wrote
+        # it, compiled instead of the plain one (which only a document the general path takes needs)
+        carrying = p._carrying_from(src)
+        fused: Callable[..., Any] | None = p._fused_from(src, True) if carrying is None else carrying
         if fused is None:
             return slow
         wrapped = _WRAPPER_KEYS if p.unwrap else frozenset()
@@ -1183,7 +1234,9 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
         failure, seen = src.failure_value, outcome + b":"
         split = split_min(src)
 
-        strictly = strict_reader(fused)  # fused(buf, STRICT_READ), called (buf) without a frame between
+        # fused(buf, STRICT_READ), called (buf) without a frame between (never with preserve: not strict)
+        strictly = strict_reader(fused)
+        placed = p._fused_residue(src) if preserve else None
         minified = minified_alike()  # (this source's documents' first key, kept)
         # A document the strict read accepts this short nests within max_depth (strict_floor): read
         # without lowering the recursion budget. Its answer is within_depth's: accepted, the same
@@ -1289,16 +1342,22 @@ def _straight(p: Pipeline) -> Callable[[bytes], bytes]:
             if holds_wrapper(members) or (preserve and not _residue.none_in(buf, slot, members)):
                 return slow(data)
             try:  # _run_fused's call, without its frame
-                out = fused(buf) if len(buf) < split else fused(buf, members)
+                got = fused(buf) if len(buf) < split else fused(buf, members)
             except UnicodeEncodeError as exc:
                 raise _surrogate(exc, target) from None
-            if out is None:
+            if got is None:
                 return slow(data)
+            if carrying is None:
+                out, carried = got, None
+            else:  # (preserve) the output and what it wrote at the carrier's member
+                out, carried = got
             if rival is not None:
                 other = rival(members)
                 if other is not None and not dst.failed(out) and _failure_of(buf, other, m) is not None:
                     return slow(data)
-            return p._add_fused_residue(buf, out, src, members) if preserve else out
+            if placed is None:
+                return p._add_fused_residue(buf, out, src, members, carried) if preserve else out
+            return placed(buf, out, members, carried)
 
         return forced
 

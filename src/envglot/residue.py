@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import cache, lru_cache
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import msgspec
 from msgspec import Raw, Struct
@@ -53,6 +53,7 @@ __all__ = [
     "digest_bytes",
     "digest_parts",
     "format_path",
+    "handed_key",
     "matches",
     "none_in",
     "parse_path",
@@ -727,9 +728,15 @@ def _untaken_frame(dialect: str) -> tuple[bytes, bytes, bytes]:
     return found
 
 
-Placer = Callable[[bytes, dict[str, Raw] | None, bytes], tuple[bytes, dict[str, Any] | None] | None]
-"""A pair's :func:`placer`: ``(original, its top level or None, output)`` -> ``(the output with the
-residue at its slot, that output's top level, or None when not decoded)``, or ``None``."""
+class Placer(Protocol):
+    """A pair's :func:`placer`: ``(original, its top level or None, output[, carried])`` -> ``(the
+    output with the residue at its slot, that output's top level, or None when not decoded)``, or
+    ``None``. ``carried``: what the fused function wrote at the carrier's member
+    (:func:`handed_key`), which :func:`written_placer`'s function takes for the carrier's payload."""
+
+    def __call__(
+        self, original: bytes, members: dict[str, Raw] | None, out: bytes, carried: Any = None, /
+    ) -> tuple[bytes, dict[str, Any] | None] | None: ...
 
 
 def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | None:
@@ -749,7 +756,9 @@ def placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> Placer | 
     decode, encode_ = _RAW_DICT.decode, _ENC.encode
     residue_of = _whole_by(dialect, takes)
 
-    def place(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, dict[str, Any]] | None:
+    def place(
+        original: bytes, members: dict[str, Raw] | None, out: bytes, carried: Any = None
+    ) -> tuple[bytes, dict[str, Any]] | None:
         top: dict[str, Any] = decode(out)
         value = residue_of(original, members, top)
         if not nested:
@@ -781,7 +790,10 @@ def written_placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> P
     again is itself). The residue is :func:`_whole_by`'s; for a payload one object key deep in the
     carrier (:func:`_found_by`) it is given the output's text instead of its top level, decoded only
     where the carrier's payload is not found in the text (:func:`_carries`) or the residue needs more
-    of the output than its payload."""
+    of the output than its payload. Where it is one key deep in the original too (:func:`handed_key`),
+    a ``Raw`` given as ``carried`` (what the fused function wrote at the carrier's member, so those
+    bytes; empty where it wrote none, ``fields.ABSENT``: never a payload's bytes, so nothing is taken,
+    as for no member) is taken for the carrier's payload, at every size, without the search."""
     if not 1 <= len(slot) <= 2 or not all(isinstance(seg, str) for seg in slot):
         return None
     member = _key_text(str(slot[-1]))
@@ -794,9 +806,14 @@ def written_placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> P
         # failure's residue takes nothing); with later takes, a failure's output is decoded after
         # the search, which only pays from WRITTEN_MIN
         small = 0 if len(takes) == 1 else WRITTEN_MIN
+        handed = cast(HandedWholeOf, found_of) if handed_key(takes) is not None else None  # _top_whole's
 
-        def found(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, None]:
-            if len(out) < small:
+        def found(
+            original: bytes, members: dict[str, Raw] | None, out: bytes, carried: Any = None
+        ) -> tuple[bytes, None]:
+            if handed is not None and type(carried) is Raw:  # those bytes at the carrier's member
+                res = handed(original, members, None, out, carried)
+            elif len(out) < small:
                 res = whole_of(original, members, decode(out))
             else:
                 res = found_of(original, members, None, out)
@@ -805,7 +822,7 @@ def written_placer(dialect: str, takes: Takes, slot: tuple[str | int, ...]) -> P
 
         return found
 
-    def place(original: bytes, members: dict[str, Raw] | None, out: bytes) -> tuple[bytes, None]:
+    def place(original: bytes, members: dict[str, Raw] | None, out: bytes, carried: Any = None) -> tuple[bytes, None]:
         res = whole_of(original, members, decode(out))
         lead = b"" if out[-closing - 1] == _OPEN else b","  # an empty object: no comma
         return b"".join((out[:-closing], lead, member, res, closed)), None
@@ -850,6 +867,29 @@ level)`` -> the residue."""
 FoundWholeOf = Callable[[bytes, dict[str, Raw] | None, dict[str, Any] | None, bytes | None], Raw]
 """:func:`_found_by`'s function: a :data:`WholeOf` given the output's top level, or given ``None``
 and a stating writer's output (:func:`written_placer`), decoded only where needed."""
+
+
+class HandedWholeOf(Protocol):
+    """:func:`_top_whole`'s function: a :data:`FoundWholeOf` that may also be handed ``carried``,
+    the carrier's payload as the fused function wrote it (a ``Raw``: its bytes are the member's),
+    for which the output is not searched."""
+
+    def __call__(
+        self,
+        original: bytes,
+        members: dict[str, Raw] | None,
+        out: dict[str, Any] | None,
+        written: bytes | None = None,
+        carried: Raw | None = None,
+        /,
+    ) -> Raw: ...
+
+
+def handed_key(takes: Takes) -> str | None:
+    """The carrier's top-level key whose value :func:`written_placer`'s function can be handed
+    (``carried``) for a pair's ``takes``: the payload one object key deep in the source and in the
+    carrier (:func:`_top_whole`); ``None`` for other takes."""
+    return str(takes[0][1][0]) if _one_key_deep(takes) else None
 
 
 def _whole_by(dialect: str, takes: Takes) -> WholeOf:
@@ -990,7 +1030,7 @@ def _lead_whole(dialect: str, takes: Takes) -> FoundWholeOf:
     return whole_of
 
 
-def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
+def _top_whole(dialect: str, takes: Takes) -> HandedWholeOf:
     """:func:`_found_by`'s function for a payload one object key deep in the source and in the
     carrier (every later take's source path object keys), and :func:`_whole_by`'s for one at
     deeper object keys of the carrier (given the output's top level only): when the original's
@@ -999,7 +1039,8 @@ def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
     ``null`` once taken), the payload alone is taken (:func:`_one_taken`); where the payload is the
     only take and is not carried unchanged (a failure), nothing is taken (:func:`_whole_of`'s
     answer); any other document takes :func:`_whole_of` (a later take present, or not the only
-    take and not carried unchanged)."""
+    take and not carried unchanged). ``handed``, when given, is the carrier's payload (neither
+    the output's top level nor its text is read for it)."""
     key, carried = str(takes[0][0][0]), str(takes[0][1][0])  # keys (_whole_by)
     there = takes[0][1]
     text = _key_text(carried) if len(there) == 1 else None  # a deeper carrier: never given a text
@@ -1010,7 +1051,11 @@ def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
     if key in tops:  # (two takes of one member: not a pair's takes today) the general rule
 
         def general(
-            original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, written: bytes | None = None
+            original: bytes,
+            members: dict[str, Raw] | None,
+            out: dict[str, Any] | None,
+            written: bytes | None = None,
+            handed: Raw | None = None,
         ) -> Raw:
             return _whole_of(dialect, original, members, takes, _top_of(out, written))
 
@@ -1019,12 +1064,18 @@ def _top_whole(dialect: str, takes: Takes) -> FoundWholeOf:
     alone = len(takes) == 1  # the payload the only take: not carried unchanged, nothing is taken
 
     def whole_of(
-        original: bytes, members: dict[str, Raw] | None, out: dict[str, Any] | None, written: bytes | None = None
+        original: bytes,
+        members: dict[str, Raw] | None,
+        out: dict[str, Any] | None,
+        written: bytes | None = None,
+        handed: Raw | None = None,
     ) -> Raw:
         found = None  # a deeper carrier's payload, looked up: handed to _whole_of
         if members is not None:
             mine = members.get(key)
-            if text is not None:
+            if handed is not None:  # the carrier's payload, handed by the fused function
+                theirs = handed
+            elif text is not None:
                 theirs, out = _theirs(out, written, text, carried, mine)
             elif mine is None:  # nothing to compare: not looked up
                 theirs = None
