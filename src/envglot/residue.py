@@ -1074,7 +1074,7 @@ def _top_whole(dialect: str, takes: Takes) -> HandedWholeOf:
         if members is not None:
             mine = members.get(key)
             if handed is not None:  # the carrier's payload, handed by the fused function
-                theirs = handed
+                theirs: Raw | None = handed
             elif text is not None:
                 theirs, out = _theirs(out, written, text, carried, mine)
             elif mine is None:  # nothing to compare: not looked up
