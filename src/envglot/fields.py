@@ -1942,10 +1942,11 @@ _PAIRS: dict[_Declared, Callable[[bytes, Context], bytes | None] | None] = {}
 _TALLIES: dict[
     tuple[str, str, Reading | None, Writing | None, DialectMap, DialectMap], Callable[..., bytes | None]
 ] = {}
-_CARRYING: dict[tuple[str, str, Reading | None, Writing | None, str], Callable[[bytes, Context], bytes | None]] = {}
 """The compiled pair functions, keyed by the declarations themselves (compared by identity and
 held, so a declaration freed and another made at its address never finds the first's function;
 keyed by ``id()`` before, which could). Each starts over at :data:`_CACHED` entries."""
+_CARRYING: dict[tuple[str, str, Reading | None, Writing | None, str], Callable[[bytes, Context], bytes | None]] = {}
+""":func:`carrying_pair`'s compiled functions, keyed as :data:`_PAIRS` and by the carrier's key."""
 _CACHED = 256
 COMPILED = [os.environ.get("ENVGLOT_NO_COMPILED", "") in ("", "0")]
 """Read by the pipeline on every conversion (one list index), so :func:`use_compiled` acts at once."""
